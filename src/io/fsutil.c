@@ -1,0 +1,208 @@
+#include "io/fsutil.h"
+
+#include "core/alloc.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/strutil.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err)
+{
+	char chunk[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
+				    "%s: %s", path, strerror(errno));
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			pg_error_set(err, PG_ERR, "%s: read: %s", path, strerror(errno));
+			close(fd);
+			return PG_ERR;
+		}
+		pg_buf_add(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static char *dir_of(const char *path)
+{
+	char *copy = pg_xstrdup(path);
+	char *d = pg_xstrdup(dirname(copy));
+	free(copy);
+	return d;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err)
+{
+	char *dir = dir_of(path);
+	struct pg_buf tmp = PG_BUF_INIT;
+	int fd, ret = PG_ERR;
+	bool linked = false;
+
+	pg_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		/* no O_TMPFILE here: a named temporary, removed on failure */
+		pg_buf_reset(&tmp);
+		pg_buf_printf(&tmp, "%s.tmp.XXXXXX", path);
+		fd = mkstemp(tmp.ptr);
+		if (fd < 0) {
+			pg_error_set(err, PG_ERR, "%s: %s", path, strerror(errno));
+			goto done;
+		}
+		fchmod(fd, 0644);
+		linked = true;
+	}
+	if (write_all(fd, data, len) || fsync(fd)) {
+		pg_error_set(err, PG_ERR, "%s: write: %s", path, strerror(errno));
+		goto done;
+	}
+	if (!linked) {
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		unlink(tmp.ptr); /* a stale one from a killed run with our pid */
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp.ptr, AT_SYMLINK_FOLLOW)) {
+			pg_error_set(err, PG_ERR, "%s: link: %s", path, strerror(errno));
+			goto done;
+		}
+		linked = true;
+	}
+	if (rename(tmp.ptr, path)) {
+		pg_error_set(err, PG_ERR, "%s: rename: %s", path, strerror(errno));
+		goto done;
+	}
+	linked = false;
+	if (fsync_dir(dir)) {
+		pg_error_set(err, PG_ERR, "%s: fsync: %s", dir, strerror(errno));
+		goto done;
+	}
+	ret = 0;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (linked)
+		unlink(tmp.ptr);
+	pg_buf_release(&tmp);
+	free(dir);
+	return ret;
+}
+
+int pg_mkdir_p(const char *path, struct pg_error *err)
+{
+	char *copy = pg_xstrdup(path);
+	int ret = 0;
+
+	for (char *p = copy + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char saved = *p;
+			*p = '\0';
+			if (mkdir(copy, 0755) && errno != EEXIST) {
+				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", copy, strerror(errno));
+				break;
+			}
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	if (!ret) {
+		struct stat st;
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			ret = pg_error_set(err, PG_ERR, "%s: not a directory", path);
+	}
+	free(copy);
+	return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t first = out->n;
+
+	if (!d)
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
+				    "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK)
+			continue;
+		if (suffix && !pg_str_has_suffix(e->d_name, suffix))
+			continue;
+		pg_strv_push(out, e->d_name);
+	}
+	closedir(d);
+	qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+	return 0;
+}
+
+char *pg_path_join(const char *a, const char *b)
+{
+	struct pg_buf buf = PG_BUF_INIT;
+
+	if (b[0] == '/' || !a || !*a)
+		return pg_xstrdup(b);
+	pg_buf_puts(&buf, a);
+	if (!pg_str_has_suffix(a, "/"))
+		pg_buf_putc(&buf, '/');
+	pg_buf_puts(&buf, b);
+	return pg_buf_detach(&buf);
+}
+
+char *pg_path_stem(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	const char *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	return pg_xstrndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}

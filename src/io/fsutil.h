@@ -1,0 +1,35 @@
+#ifndef PERFGATE_IO_FSUTIL_H
+#define PERFGATE_IO_FSUTIL_H
+
+#include <stddef.h>
+
+struct pg_buf;
+struct pg_error;
+struct pg_strv;
+
+/* Read a whole file into out (appends). PG_ENOTFOUND if it does not exist. */
+int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err);
+
+/*
+ * Write a file so that readers (and a SIGKILL at any instant) only ever see
+ * the old content or the whole new content: the data goes to an unnamed
+ * O_TMPFILE in the target directory (a named temporary where the file
+ * system lacks O_TMPFILE), is fsync'ed, linked under a temporary name,
+ * renamed over the target, and the directory is fsync'ed.
+ */
+int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err);
+
+/* mkdir -p; existing directories are fine. */
+int pg_mkdir_p(const char *path, struct pg_error *err);
+
+/* Names (not paths) of regular entries in dir ending in suffix (NULL: all),
+ * dotfiles excluded, sorted bytewise. Appends to out. */
+int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err);
+
+/* "a" + "/" + "b" as a new string ("b" alone when it is absolute). */
+char *pg_path_join(const char *a, const char *b);
+
+/* The final component without its extension: "r/x_qps_1.json" -> "x_qps_1". */
+char *pg_path_stem(const char *path);
+
+#endif

@@ -1,0 +1,73 @@
+#ifndef PERFGATE_IO_RESULTS_H
+#define PERFGATE_IO_RESULTS_H
+
+#include <jansson.h>
+
+#include "core/suite.h"
+
+struct pg_error;
+
+/*
+ * A results directory: one <point>.json per test point, in vLLM's key layout,
+ * plus a <point>.commands sidecar as vLLM writes it (server_command,
+ * client_command or latency_command/throughput_command, gpu_type). perfgate's
+ * own data sits under one top-level "perfgate" object so vLLM tooling reads
+ * the files unchanged. See docs/results.md for every key.
+ */
+struct pg_result {
+	char *path;                 /* the .json file */
+	char *name;                 /* file stem: the test point name */
+	enum pg_suite_kind kind;
+	json_t *json;               /* the whole result (owned reference) */
+	json_t *commands;           /* the .commands sidecar, or NULL (owned) */
+};
+
+struct pg_result_set {
+	struct pg_result *items;    /* sorted by name */
+	size_t n;
+	size_t cap;
+};
+
+#define PG_RESULT_SET_INIT { NULL, 0, 0 }
+
+/*
+ * Load every result in dir. Files that are JSON but not benchmark results
+ * (benchmark_results.json, verdicts, *.pytorch.json) are skipped; a .json
+ * file that does not parse is an error naming the file, line and column.
+ * PG_ENOTFOUND when dir does not exist.
+ */
+int pg_results_load_dir(struct pg_result_set *out, const char *dir, struct pg_error *err);
+
+/* Load one result file (and its sidecar). PG_ENOTFOUND when the file parses
+ * but is not a benchmark result. */
+int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err);
+
+void pg_result_release(struct pg_result *r);
+void pg_result_set_release(struct pg_result_set *s);
+/* Append r (moved in). */
+void pg_result_set_add(struct pg_result_set *s, struct pg_result *r);
+
+/*
+ * The GPU string recorded for a result, raw: the sidecar's gpu_type (vLLM:
+ * one short name per line, "H100\nH100"), else perfgate.gpu.name, else a
+ * top-level "gpu" (llm-d: "4xNVIDIA_L40S"). NULL when unknown. Borrowed.
+ */
+const char *pg_result_gpu(const struct pg_result *r);
+
+/* perfgate.status: "ok" (also when absent), "error", "skipped", "cancelled". */
+const char *pg_result_status(const struct pg_result *r);
+
+/*
+ * Write <dir>/<name>.json (indented 4, as vLLM writes) and, when commands is
+ * not NULL, <dir>/<name>.commands, each atomically.
+ */
+int pg_result_write(const char *dir, const char *name, const json_t *result,
+		    const json_t *commands, struct pg_error *err);
+
+/* Parse JSON text with jansson, with errors as "<source>:<line>:<col>: <text>". */
+json_t *pg_json_parse(const char *text, size_t len, const char *source, struct pg_error *err);
+
+/* Read and parse a JSON file. */
+json_t *pg_json_load_file(const char *path, struct pg_error *err);
+
+#endif
