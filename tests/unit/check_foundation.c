@@ -240,6 +240,35 @@ START_TEST(gpu_label_matches_vllm_converter)
 }
 END_TEST
 
+START_TEST(gpu_key_normalises_every_shape)
+{
+	static const char *const cases[][2] = {
+		{ "NVIDIA H100 80GB HBM3", "H100" },
+		{ "NVIDIA H200", "H200" },
+		{ "NVIDIA A100-SXM4-80GB", "A100" },
+		{ "NVIDIA L40S", "L40S" },
+		{ "8xH100", "H100" },
+		{ "4xNVIDIA_L40S", "L40S" },
+		{ "H100\nH100\nH100", "H100" },
+		{ "A100-SXM4-80GB\nA100-SXM4-80GB", "A100" },
+		{ "1xA100-SXM4-80GB", "A100" },
+		{ "NVIDIA H100 PCIe", "H100" },
+		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2" },
+		{ "Tesla T4", "Tesla T4" },
+		{ "mock", "mock" },
+	};
+	char out[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_str_eq(pg_gpu_key(out, sizeof(out), cases[i][0]), cases[i][1]);
+	ck_assert_int_eq(pg_gpu_count("8xH100"), 8);
+	ck_assert_int_eq(pg_gpu_count("4xNVIDIA_L40S"), 4);
+	ck_assert_int_eq(pg_gpu_count("H100\nH100\n"), 2);
+	ck_assert_int_eq(pg_gpu_count("NVIDIA L40S"), 1);
+	ck_assert_int_eq(pg_gpu_count(""), 0);
+}
+END_TEST
+
 START_TEST(results_round_trip_through_a_directory)
 {
 	char *dir = tu_mkdtemp();
@@ -301,6 +330,7 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, json_writer_is_python_compatible);
 	tcase_add_test(tc, metric_registry_reads_results);
 	tcase_add_test(tc, gpu_label_matches_vllm_converter);
+	tcase_add_test(tc, gpu_key_normalises_every_shape);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("io");
 	tcase_add_test(tc, results_round_trip_through_a_directory);
