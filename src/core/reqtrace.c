@@ -418,7 +418,8 @@ static int fail_with_text(struct pg_reqtrace *t, enum pg_fail f, const char *pre
 	return -1;
 }
 
-static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool error_event)
+static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool error_event,
+		      bool whole_body)
 {
 	struct pg_reqtrace *t = r->t;
 	struct pg_chunk_info ci;
@@ -443,7 +444,10 @@ static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool 
 			t->n_chunk_usage++;
 		}
 		t->n_chunks++;
-	} else if (ci.usage) {
+	}
+	/* vLLM reads usage from the choice-less final message only; a
+	 * non-streaming body carries both in one object */
+	if (ci.usage && (!ci.choices || whole_body)) {
 		if (ci.completion_tokens >= 0)
 			t->usage_completion_tokens = ci.completion_tokens;
 		if (ci.prompt_tokens >= 0)
@@ -457,7 +461,7 @@ static int on_event(void *ctx, const struct pg_sse_event *ev)
 	struct pg_oai_resp *r = ctx;
 	bool error_event = ev->type_len == 5 && !memcmp(ev->type, "error", 5);
 
-	return on_message(r, ev->data, ev->data_len, error_event);
+	return on_message(r, ev->data, ev->data_len, error_event, false);
 }
 
 void pg_oai_resp_init(struct pg_oai_resp *r)
@@ -558,7 +562,7 @@ void pg_oai_resp_end(struct pg_oai_resp *r, int64_t now_ns, enum pg_fail transpo
 			pg_reqtrace_fail(t, PG_FAIL_MALFORMED, "an SSE event larger than %zu bytes",
 					 r->sse.max_event);
 	} else if (r->mode == MODE_JSON) {
-		on_message(r, r->body.ptr, r->body.len, false);
+		on_message(r, r->body.ptr, r->body.len, false, true);
 	}
 	if (t->fail == PG_FAIL_NONE && t->n_chunks == 0)
 		pg_reqtrace_fail(t, PG_FAIL_NO_CONTENT,
