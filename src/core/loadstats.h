@@ -31,7 +31,8 @@ int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg
 void pg_percentile_word(char out[32], double p);
 
 /* Above this schedule lag p99 (or busy fraction) the client, not the
- * server, set the pace: the result says client_bound. */
+ * server, set the pace: the result says client_bound. (The lag does not
+ * count for a burst, where it is the time to send the burst.) */
 #define PG_CLIENT_BOUND_LAG_MS 1.0
 #define PG_CLIENT_BOUND_BUSY 0.95
 
@@ -39,6 +40,9 @@ void pg_percentile_word(char out[32], double p);
 struct pg_client_health {
 	double busy_fraction;     /* event-loop time not spent waiting / duration; <0 unknown */
 	long new_connections;     /* connections opened during the measured run; <0 unknown */
+	bool burst;               /* every request was due at once (rate inf): there
+	                             is no schedule to keep, the lag only says how
+	                             long sending the burst took */
 };
 
 struct pg_serve_stats_opts {

@@ -12,7 +12,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,8 +32,7 @@ struct slot {
 struct pg_hl {
 	CURLM *multi;
 	int epfd;
-	int curl_timer;     /* libcurl's timeout */
-	int sched_timer;    /* the next arrival */
+	int64_t curl_deadline; /* libcurl's timeout, absolute ns; -1: none */
 	struct slot **slots;
 	size_t n_slots, cap_slots;
 	struct slot *free;
@@ -42,7 +40,6 @@ struct pg_hl {
 	uint64_t messages;
 	long connects;      /* new connections, summed over finished transfers */
 	int64_t origin;
-	bool timer_armed;
 };
 
 int64_t pg_hl_now_ns(void)
@@ -51,19 +48,6 @@ int64_t pg_hl_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void arm(int tfd, int64_t abs_ns)
-{
-	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-
-	if (abs_ns >= 0) {
-		if (abs_ns == 0)
-			abs_ns = 1; /* 0 would disarm */
-		its.it_value.tv_sec = abs_ns / 1000000000;
-		its.it_value.tv_nsec = abs_ns % 1000000000;
-	}
-	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
@@ -95,13 +79,9 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 	struct pg_hl *h = userp;
 	(void)multi;
 
-	if (timeout_ms < 0) {
-		arm(h->curl_timer, -1);
-		h->timer_armed = false;
-	} else {
-		arm(h->curl_timer, pg_hl_now_ns() + (int64_t)timeout_ms * 1000000);
-		h->timer_armed = true;
-	}
+	/* only remembered: the loop folds it into its epoll deadline, so a
+	 * callback (several per message) costs no system call */
+	h->curl_deadline = timeout_ms < 0 ? -1 : pg_hl_now_ns() + (int64_t)timeout_ms * 1000000;
 	return 0;
 }
 
@@ -131,22 +111,16 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 {
 	struct pg_hl *h = pg_xcalloc(1, sizeof(*h));
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct rlimit rl;
 
+	h->curl_deadline = -1;
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
-	h->curl_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	h->sched_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	h->multi = curl_multi_init();
-	if (h->epfd < 0 || h->curl_timer < 0 || h->sched_timer < 0 || !h->multi) {
+	if (h->epfd < 0 || !h->multi) {
 		pg_error_set(err, PG_ERR, "cannot set up the HTTP client: %s", strerror(errno));
 		pg_hl_free(h);
 		return NULL;
 	}
-	ev.data.fd = h->curl_timer;
-	epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->curl_timer, &ev);
-	ev.data.fd = h->sched_timer;
-	epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->sched_timer, &ev);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -160,7 +134,7 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	/* timerfd deadlines within 1 ns instead of the default 50 us slack */
+	/* epoll deadlines within 1 ns instead of the default 50 us slack */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	return h;
 }
@@ -186,10 +160,6 @@ void pg_hl_free(struct pg_hl *h)
 		curl_multi_cleanup(h->multi);
 	if (h->epfd >= 0)
 		close(h->epfd);
-	if (h->curl_timer >= 0)
-		close(h->curl_timer);
-	if (h->sched_timer >= 0)
-		close(h->sched_timer);
 	free(h);
 }
 
@@ -333,13 +303,70 @@ static void cancel_all(struct pg_hl *h)
 	}
 }
 
+/* The state of one run's dispatch. */
+struct dispatch {
+	struct pg_hl_request *reqs;
+	size_t n, next, maxc;
+	int64_t release_ns;   /* when the last concurrency slot was freed */
+	const struct pg_hl_run_opts *o;
+};
+
+static int64_t due_ns(const struct dispatch *d)
+{
+	return (int64_t)llround(d->reqs[d->next].due_s * 1e9);
+}
+
+/* Send everything that is due, in order, while slots are free. */
+static void dispatch_due(struct pg_hl *h, struct dispatch *d)
+{
+	int running;
+
+	while (d->next < d->n && h->in_flight < d->maxc) {
+		int64_t due = due_ns(d);
+		struct pg_reqtrace *t = d->reqs[d->next].trace;
+
+		if (due > pg_hl_now_ns() - h->origin)
+			return;
+		t->scheduled_ns = due;
+		t->eligible_ns = due > d->release_ns ? due : d->release_ns;
+		start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
+		d->next++;
+		/* write the request now (a warm connection sends at once), so
+		 * sent_ns is when it left, not when a whole batch did */
+		curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+}
+
+/* Wait for socket events until the next arrival or libcurl timeout. */
+static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_event *ev, int max)
+{
+	int64_t now = pg_hl_now_ns(), deadline = now + 100000000; /* notice *stop */
+	struct timespec ts;
+	int nev;
+
+	if (d->next < d->n && h->in_flight < d->maxc && h->origin + due_ns(d) < deadline)
+		deadline = h->origin + due_ns(d);
+	if (h->curl_deadline >= 0 && h->curl_deadline < deadline)
+		deadline = h->curl_deadline;
+	if (deadline < now)
+		deadline = now;
+	ts.tv_sec = (deadline - now) / 1000000000;
+	ts.tv_nsec = (deadline - now) % 1000000000;
+	/* epoll_pwait2 takes a nanosecond timeout: arrivals are paced to the
+	 * microsecond without a timerfd to re-arm */
+	nev = epoll_pwait2(h->epfd, ev, max, &ts, NULL);
+	if (nev < 0 && errno == ENOSYS)
+		nev = epoll_wait(h->epfd, ev, max, (int)((deadline - now + 999999) / 1000000));
+	return nev;
+}
+
 int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err)
 {
 	struct epoll_event events[256];
-	size_t next = 0, done = 0, failed = 0;
-	size_t maxc = o->max_concurrency ? o->max_concurrency : SIZE_MAX;
-	int64_t release_ns = 0, busy_ns = 0, last_progress = 0, end_ns = 0;
+	struct dispatch d = { reqs, n, 0, o->max_concurrency ? o->max_concurrency : SIZE_MAX, 0, o };
+	size_t done = 0, failed = 0;
+	int64_t busy_ns = 0, last_progress = 0, end_ns, mark;
 	int64_t interval = (int64_t)((o->progress_interval_s > 0 ? o->progress_interval_s : 1) * 1e9);
 	uint64_t messages0 = h->messages;
 	long connects0 = h->connects;
@@ -347,89 +374,68 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 
 	memset(stats, 0, sizeof(*stats));
 	h->origin = pg_hl_now_ns();
+	mark = h->origin;
 	while (done < n) {
-		int64_t now = pg_hl_now_ns() - h->origin, loop_start = now;
-		bool added = false;
+		int64_t now;
 		int nev;
 
 		if (o->stop && *o->stop) {
 			cancel_all(h);
-			for (size_t i = next; i < n; i++)
+			for (size_t i = d.next; i < n; i++)
 				pg_reqtrace_fail(reqs[i].trace, PG_FAIL_CANCELLED, "cancelled before it was sent");
 			rc = pg_error_set(err, PG_ECANCEL, "stopped by a signal");
 			break;
 		}
-		/* send everything that is due, in order, while slots are free */
-		while (next < n && h->in_flight < maxc) {
-			int64_t due = (int64_t)llround(reqs[next].due_s * 1e9);
-			if (due > now)
-				break;
-			reqs[next].trace->scheduled_ns = due;
-			reqs[next].trace->eligible_ns = due > release_ns ? due : release_ns;
-			start(h, slot_get(h), &reqs[next], next, o);
-			next++;
-			added = true;
-		}
-		if (added)
-			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-		if (next < n && h->in_flight < maxc)
-			arm(h->sched_timer, h->origin + (int64_t)llround(reqs[next].due_s * 1e9));
-		else
-			arm(h->sched_timer, -1);
-		done += reap(h, &release_ns, &failed);
+		dispatch_due(h, &d);
+		done += reap(h, &d.release_ns, &failed);
 		if (done >= n)
 			break;
+		if (d.next < n && h->in_flight < d.maxc &&
+		    h->origin + due_ns(&d) <= pg_hl_now_ns())
+			continue; /* a slot just freed for a request already due */
 
-		now = pg_hl_now_ns() - h->origin;
-		busy_ns += now - loop_start;
-		nev = epoll_wait(h->epfd, events, 256, 100);
-		loop_start = pg_hl_now_ns() - h->origin;
+		busy_ns += pg_hl_now_ns() - mark;
+		nev = wait_events(h, &d, events, 256);
+		mark = pg_hl_now_ns();
 		if (nev < 0 && errno != EINTR) {
-			rc = pg_error_set(err, PG_ERR, "epoll_wait: %s", strerror(errno));
+			rc = pg_error_set(err, PG_ERR, "epoll: %s", strerror(errno));
 			cancel_all(h);
 			break;
 		}
 		for (int i = 0; i < nev; i++) {
-			int fd = events[i].data.fd;
-			uint64_t expirations;
-
-			if (fd == h->sched_timer) {
-				if (read(fd, &expirations, sizeof(expirations)) < 0) {
-					/* EAGAIN: already consumed */
-				}
-				continue;
-			}
-			if (fd == h->curl_timer) {
-				if (read(fd, &expirations, sizeof(expirations)) < 0) {
-					/* EAGAIN: already consumed */
-				}
-				curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-				continue;
-			}
 			int flags = 0;
+
 			if (events[i].events & EPOLLIN)
 				flags |= CURL_CSELECT_IN;
 			if (events[i].events & EPOLLOUT)
 				flags |= CURL_CSELECT_OUT;
 			if (events[i].events & (EPOLLERR | EPOLLHUP))
 				flags |= CURL_CSELECT_ERR;
-			curl_multi_socket_action(h->multi, fd, flags, &running);
+			curl_multi_socket_action(h->multi, events[i].data.fd, flags, &running);
+			/* a long batch of reads must not hold back an arrival */
+			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= pg_hl_now_ns())
+				dispatch_due(h, &d);
 		}
-		done += reap(h, &release_ns, &failed);
+		if (h->curl_deadline >= 0 && h->curl_deadline <= pg_hl_now_ns()) {
+			h->curl_deadline = -1;
+			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		}
+		done += reap(h, &d.release_ns, &failed);
 		now = pg_hl_now_ns() - h->origin;
-		busy_ns += now - loop_start;
 		if (o->progress && now - last_progress >= interval) {
 			struct pg_hl_progress p = { done, n, failed, h->messages - messages0, (double)now / 1e9 };
 			last_progress = now;
 			o->progress(o->progress_ctx, &p);
 		}
 	}
-	end_ns = pg_hl_now_ns() - h->origin;
-	arm(h->sched_timer, -1);
+	end_ns = pg_hl_now_ns();
+	busy_ns += end_ns - mark;
+	end_ns -= h->origin;
 	stats->duration_s = (double)end_ns / 1e9;
 	stats->busy_fraction = end_ns > 0 ? (double)busy_ns / (double)end_ns : 0;
 	stats->messages = h->messages - messages0;
 	stats->new_connections = h->connects - connects0;
+	stats->origin_ns = h->origin;
 	if (o->progress) {
 		struct pg_hl_progress p = { done, n, failed, stats->messages, stats->duration_s };
 		o->progress(o->progress_ctx, &p);

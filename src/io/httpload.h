@@ -63,6 +63,7 @@ struct pg_hl_stats {
 	double busy_fraction;       /* share of duration the loop was not waiting in epoll */
 	long new_connections;       /* connections libcurl opened during the run */
 	uint64_t messages;
+	int64_t origin_ns;          /* CLOCK_MONOTONIC of the origin trace times count from */
 };
 
 /* max_connections sizes libcurl's connection cache (CURLMOPT_MAXCONNECTS). */
