@@ -199,14 +199,14 @@ static void run_opts(struct pg_hl_run_opts *ho, const struct run *r, size_t max_
 	}
 }
 
-/* Requests for prompts [0, n) (prompt i % n_prompts), all due at `due`
- * offsets (NULL: all at once); traces initialised and sized. */
+/* Requests for prompts [first, first + n) (modulo the prompt count), due
+ * at `due` offsets (NULL: all at once); traces initialised and sized. */
 static void make_requests(struct pg_hl_request *reqs, struct pg_reqtrace *traces, size_t n,
-			  const struct run *r, const double *due)
+			  size_t first, const struct run *r, const double *due)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct pg_prompt *p = &r->prompts.v[i % r->prompts.n];
-		const struct pg_buf *body = &r->bodies[i % r->prompts.n];
+		const struct pg_prompt *p = &r->prompts.v[(first + i) % r->prompts.n];
+		const struct pg_buf *body = &r->bodies[(first + i) % r->prompts.n];
 
 		pg_reqtrace_init(&traces[i]);
 		traces[i].prompt_len = p->prompt_len;
@@ -245,7 +245,7 @@ static int warm_up(struct run *r, size_t connections, size_t requests, size_t ma
 		struct pg_hl_stats st;
 
 		/* vLLM's warm-ups are copies of the first request */
-		make_requests(q, t, requests, r, NULL);
+		make_requests(q, t, requests, 0, r, NULL);
 		for (size_t i = 0; i < requests; i++) {
 			q[i].body = r->bodies[0].ptr;
 			q[i].body_len = r->bodies[0].len;
@@ -321,7 +321,7 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 	if ((rc = warm_up(r, min_size(in_flight, PRECONNECT_MAX), (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, err)))
 		goto done;
 
-	make_requests(reqs, traces, n, r, due);
+	make_requests(reqs, traces, n, 0, r, due);
 	run_opts(&ho, r, maxc, true);
 	rc = pg_hl_run(r->engine, reqs, n, &ho, &st, err);
 	if (rc)
@@ -367,7 +367,7 @@ static int run_throughput(struct run *r, json_t *out, struct pg_error *err)
 	if ((rc = warm_up(r, min_size(maxc ? maxc : n, PRECONNECT_MAX),
 			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, err)))
 		goto done;
-	make_requests(reqs, traces, n, r, NULL);
+	make_requests(reqs, traces, n, 0, r, NULL);
 	run_opts(&ho, r, maxc, true);
 	if ((rc = pg_hl_run(r->engine, reqs, n, &ho, &st, err)))
 		goto done;
@@ -412,7 +412,9 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 		struct pg_hl_stats st;
 		bool ok = true;
 
-		make_requests(reqs, tr, batch, r, NULL);
+		/* fresh prompts every iteration: a server's prefix cache must
+		 * not turn later iterations into cache hits */
+		make_requests(reqs, tr, batch, it * batch, r, NULL);
 		run_opts(&ho, r, 0, false);
 		rc = pg_hl_run(r->engine, reqs, batch, &ho, &st, err);
 		if (!measured) {
@@ -470,7 +472,8 @@ int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, j
 			rc = pg_error_set(err, PG_ECONFIG, "%s: batch_size and iterations must be >= 1", t->name);
 			goto done;
 		}
-		n_prompts = (size_t)t->batch_size;
+		n_prompts = (size_t)t->batch_size *
+			    (size_t)(t->iterations + (t->warmup_iterations > 0 ? t->warmup_iterations : 0));
 		break;
 	default:
 		if (t->num_prompts < 1) {

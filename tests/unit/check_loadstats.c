@@ -53,7 +53,7 @@ END_TEST
 START_TEST(gamma_has_the_right_mean_and_cv)
 {
 	static const double shapes[] = { 0.25, 0.5, 1.0, 2.0, 4.0 };
-	const size_t n = 200000;
+	const size_t n = 100000;
 
 	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
 		struct pg_rng r;
