@@ -194,42 +194,66 @@ static int skim_literal(struct skim *s, const char *lit)
 
 static int skim_value(struct skim *s);
 
-static int skim_container(struct skim *s, char close, bool is_object)
+/* A member name and its colon; k and klen get the raw name (NULL: unwanted). */
+static int member_key(struct skim *s, const char **k, size_t *klen)
 {
-	s->p++; /* the opening bracket */
-	if (++s->depth > SKIM_MAX_DEPTH)
+	if (skim_string(s, k, klen))
 		return -1;
+	ws(s);
+	if (s->p >= s->end || *s->p != ':')
+		return -1;
+	s->p++;
+	ws(s);
+	return s->p < s->end ? 0 : -1;
+}
+
+/* After an item: 1 and past the comma when another follows, 0 and past
+ * the closing bracket at the end, -1 on anything else. */
+static int after_item(struct skim *s, char close)
+{
+	ws(s);
+	if (s->p >= s->end)
+		return -1;
+	if (*s->p == ',') {
+		s->p++;
+		ws(s);
+		return 1;
+	}
+	if (*s->p != close)
+		return -1;
+	s->p++;
+	return 0;
+}
+
+/* Past the opening bracket: 1 when an item follows, 0 (past the closing
+ * bracket) for an empty container. */
+static int open_container(struct skim *s, char close)
+{
+	s->p++;
 	ws(s);
 	if (s->p < s->end && *s->p == close) {
 		s->p++;
-		s->depth--;
 		return 0;
 	}
-	for (;;) {
-		if (is_object) {
-			if (skim_string(s, NULL, NULL))
-				return -1;
-			ws(s);
-			if (s->p >= s->end || *s->p != ':')
-				return -1;
-			s->p++;
-		}
+	return 1;
+}
+
+static int skim_container(struct skim *s, char close, bool is_object)
+{
+	int more;
+
+	if (++s->depth > SKIM_MAX_DEPTH)
+		return -1;
+	more = open_container(s, close);
+	while (more > 0) {
+		if (is_object && member_key(s, NULL, NULL))
+			return -1;
 		if (skim_value(s))
 			return -1;
-		ws(s);
-		if (s->p >= s->end)
-			return -1;
-		if (*s->p == ',') {
-			s->p++;
-			ws(s);
-			continue;
-		}
-		if (*s->p != close)
-			return -1;
-		s->p++;
-		s->depth--;
-		return 0;
+		more = after_item(s, close);
 	}
+	s->depth--;
+	return more;
 }
 
 static int skim_value(struct skim *s)
@@ -255,24 +279,15 @@ static bool key_is(const char *k, size_t klen, const char *want)
 
 static int skim_usage(struct skim *s, struct pg_chunk_info *out)
 {
-	s->p++;
-	ws(s);
-	if (s->p < s->end && *s->p == '}') {
-		s->p++;
-		return 0;
-	}
-	for (;;) {
+	int more = open_container(s, '}');
+
+	while (more > 0) {
 		const char *k;
 		size_t klen;
 
-		if (skim_string(s, &k, &klen))
+		if (member_key(s, &k, &klen))
 			return -1;
-		ws(s);
-		if (s->p >= s->end || *s->p != ':')
-			return -1;
-		s->p++;
-		ws(s);
-		if (s->p < s->end && (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) &&
+		if ((*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) &&
 		    (key_is(k, klen, "prompt_tokens") || key_is(k, klen, "completion_tokens"))) {
 			long v;
 			if (skim_number(s, &v))
@@ -284,48 +299,27 @@ static int skim_usage(struct skim *s, struct pg_chunk_info *out)
 		} else if (skim_value(s)) {
 			return -1;
 		}
-		ws(s);
-		if (s->p >= s->end)
-			return -1;
-		if (*s->p == ',') {
-			s->p++;
-			ws(s);
-			continue;
-		}
-		if (*s->p != '}')
-			return -1;
-		s->p++;
-		return 0;
+		more = after_item(s, '}');
 	}
+	return more;
 }
 
 int pg_chunk_skim(struct pg_chunk_info *out, const char *json, size_t len)
 {
 	struct skim s = { json, json + len, 0 };
+	int more;
 
 	memset(out, 0, sizeof(*out));
 	out->prompt_tokens = out->completion_tokens = -1;
 	ws(&s);
 	if (s.p >= s.end || *s.p != '{')
 		return -1;
-	s.p++;
-	ws(&s);
-	if (s.p < s.end && *s.p == '}') {
-		s.p++;
-		goto tail;
-	}
-	for (;;) {
+	more = open_container(&s, '}');
+	while (more > 0) {
 		const char *k;
 		size_t klen;
 
-		if (skim_string(&s, &k, &klen))
-			return -1;
-		ws(&s);
-		if (s.p >= s.end || *s.p != ':')
-			return -1;
-		s.p++;
-		ws(&s);
-		if (s.p >= s.end)
+		if (member_key(&s, &k, &klen))
 			return -1;
 		if (key_is(k, klen, "choices") && *s.p == '[') {
 			const char *open = s.p;
@@ -355,20 +349,10 @@ int pg_chunk_skim(struct pg_chunk_info *out, const char *json, size_t len)
 		} else if (skim_value(&s)) {
 			return -1;
 		}
-		ws(&s);
-		if (s.p >= s.end)
-			return -1;
-		if (*s.p == ',') {
-			s.p++;
-			ws(&s);
-			continue;
-		}
-		if (*s.p != '}')
-			return -1;
-		s.p++;
-		break;
+		more = after_item(&s, '}');
 	}
-tail:
+	if (more < 0)
+		return -1;
 	ws(&s);
 	return s.p == s.end ? 0 : -1;
 }

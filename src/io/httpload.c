@@ -85,6 +85,18 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
+/* The headers are in: start reading the response of the slot's request. */
+static void slot_begin(struct slot *s)
+{
+	long code = 0;
+	char *ctype = NULL;
+
+	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(s->easy, CURLINFO_CONTENT_TYPE, &ctype);
+	pg_oai_resp_begin(&s->resp, s->trace, (int)code, ctype);
+	s->begun = true;
+}
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct slot *s = userdata;
@@ -93,15 +105,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	int64_t now = pg_hl_now_ns() - s->h->origin;
 	size_t before = s->trace->n_chunks;
 
-	if (!s->begun) {
-		long code = 0;
-		char *ctype = NULL;
-
-		curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
-		curl_easy_getinfo(s->easy, CURLINFO_CONTENT_TYPE, &ctype);
-		pg_oai_resp_begin(&s->resp, s->trace, (int)code, ctype);
-		s->begun = true;
-	}
+	if (!s->begun)
+		slot_begin(s);
 	if (pg_oai_resp_feed(&s->resp, now, ptr, len))
 		return 0; /* the request failed (recorded): stop the transfer */
 	s->h->messages += s->trace->n_chunks - before;
@@ -261,13 +266,8 @@ static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
 		now = pg_hl_now_ns() - h->origin;
 		f = transport_fail(m->data.result);
-		if (!s->begun) {
-			long code = 0;
-			char *ctype = NULL;
-			curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
-			curl_easy_getinfo(s->easy, CURLINFO_CONTENT_TYPE, &ctype);
-			pg_oai_resp_begin(&s->resp, s->trace, (int)code, ctype);
-		}
+		if (!s->begun)
+			slot_begin(s);
 		pg_oai_resp_end(&s->resp, now, f,
 				s->errbuf[0] ? s->errbuf : curl_easy_strerror(m->data.result));
 		if (!pg_reqtrace_ok(s->trace))
