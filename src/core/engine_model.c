@@ -227,6 +227,22 @@ static void schedule(struct pg_engine *e, struct pg_engine_seq *s, int64_t m, in
 	heap_push(e, s);
 }
 
+/* Move the heap's top sequence to its next message: its deadline only
+ * grows, so one sift down replaces a pop and a push. */
+static void reschedule(struct pg_engine *e, struct pg_engine_seq *s, int64_t m, int64_t deadline)
+{
+	s->next_message = m;
+	s->deadline_ns = deadline;
+	if (s->fault == PG_ENGINE_FAULT_STALL && m == s->fault_at) {
+		if (e->p.stall_ns == 0) {
+			heap_remove(e, s);
+			return;
+		}
+		s->deadline_ns += e->p.stall_ns;
+	}
+	heap_down(e, s->heap_index);
+}
+
 static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 {
 	int64_t first = at_ns + e->p.ttft_ns;
@@ -381,7 +397,6 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 	if (!e->heap_len || e->heap[0]->deadline_ns > now_ns)
 		return false;
 	s = e->heap[0];
-	heap_remove(e, s);
 	m = s->next_message;
 
 	memset(ev, 0, sizeof(*ev));
@@ -404,7 +419,7 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 		release(e, s, ev->deadline_ns);
 		return true;
 	}
-	schedule(e, s, m + 1, ev->deadline_ns + tokens_in_message(e, s, m + 1) * itl_now(e));
+	reschedule(e, s, m + 1, ev->deadline_ns + tokens_in_message(e, s, m + 1) * itl_now(e));
 	return true;
 }
 
