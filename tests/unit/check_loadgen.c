@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/strutil.h"
@@ -13,7 +14,13 @@
 #include "io/loadgen.h"
 
 #include <curl/curl.h>
+#include <ctype.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +301,229 @@ START_TEST(sharegpt_counts_with_tokenize)
 }
 END_TEST
 
+
+/*
+ * A loopback server that records what the client sends (request line,
+ * the headers that matter, body) and answers /v1/models and generation
+ * requests with a stream written one byte per send(): the SSE parser's
+ * split-anywhere handling, end to end through libcurl and TCP.
+ */
+struct capture {
+	int fd;
+	char url[64];
+	volatile int stop;
+	pthread_t accept_thread;
+	pthread_t conn[16];
+	int n_conn;
+	pthread_mutex_t mu;
+	struct pg_buf log;
+};
+
+struct conn_arg {
+	struct capture *cap;
+	int fd;
+};
+
+static const char capture_stream[] =
+	": hello\r\n\r\n"
+	"data:{\"id\":\"c\",\"choices\":[{\"index\":0,\"text\":\"caf\xC3\xA9\"}],\"usage\":null}\r\n\r\n"
+	"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"text\":\" \xE2\x82\xAC\"}],\"usage\":null}\n\n"
+	"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"text\":\"!\"}],\"usage\":null}\r\r"
+	"data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":3}}\n\n"
+	"data: [DONE]\n\n";
+
+static void send_all(int fd, const char *p, size_t len, bool trickle)
+{
+	while (len) {
+		ssize_t k = send(fd, p, trickle ? 1 : len, MSG_NOSIGNAL);
+		if (k <= 0)
+			return;
+		p += k;
+		len -= (size_t)k;
+	}
+}
+
+static void *serve_conn(void *argp)
+{
+	struct conn_arg *a = argp;
+	struct pg_buf in = PG_BUF_INIT;
+	char buf[4096];
+	int one = 1;
+
+	setsockopt(a->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (;;) {
+		char *end = strstr(in.ptr, "\r\n\r\n");
+		if (end) {
+			size_t head = (size_t)(end - in.ptr) + 4, body_len = 0;
+			char *cl = strcasestr(in.ptr, "\r\ncontent-length:");
+			if (cl && cl < end)
+				body_len = strtoul(cl + 17, NULL, 10);
+			if (in.len >= head + body_len) {
+				bool post = pg_str_has_prefix(in.ptr, "POST");
+				pthread_mutex_lock(&a->cap->mu);
+				if (post) {
+					/* the request line and the headers that matter, names lowercased */
+					char *line = in.ptr;
+					while (line < end) {
+						char *eol = strstr(line, "\r\n");
+						struct pg_buf l = PG_BUF_INIT;
+						pg_buf_add(&l, line, (size_t)(eol - line));
+						for (char *q = l.ptr; line != in.ptr && *q && *q != ':'; q++)
+							*q = (char)tolower((unsigned char)*q);
+						if (line == in.ptr || pg_str_has_prefix(l.ptr, "authorization:") ||
+						    pg_str_has_prefix(l.ptr, "content-type:") ||
+						    pg_str_has_prefix(l.ptr, "expect:") ||
+						    pg_str_has_prefix(l.ptr, "x-custom:")) {
+							pg_buf_add(&a->cap->log, l.ptr, l.len);
+							pg_buf_putc(&a->cap->log, '\n');
+						} else if (pg_str_has_prefix(l.ptr, "x-request-id: perfgate-")) {
+							/* the 8 hex digits differ per run */
+							pg_buf_printf(&a->cap->log, "x-request-id: perfgate-XXXXXXXX-%s\n",
+								      l.ptr + strlen("x-request-id: perfgate-12345678-"));
+						}
+						pg_buf_release(&l);
+						line = eol + 2;
+					}
+					pg_buf_add(&a->cap->log, in.ptr + head, body_len);
+					pg_buf_puts(&a->cap->log, "\n\n");
+				}
+				pthread_mutex_unlock(&a->cap->mu);
+				if (post) {
+					char hdr[160];
+					snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+						 "Content-Length: %zu\r\n\r\n", sizeof(capture_stream) - 1);
+					send_all(a->fd, hdr, strlen(hdr), false);
+					send_all(a->fd, capture_stream, sizeof(capture_stream) - 1, true);
+				} else {
+					const char *models = "{\"object\":\"list\",\"data\":[{\"id\":\"capture-model\"}]}";
+					char hdr[160];
+					snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+						 "Content-Length: %zu\r\n\r\n", strlen(models));
+					send_all(a->fd, hdr, strlen(hdr), false);
+					send_all(a->fd, models, strlen(models), false);
+				}
+				memmove(in.ptr, in.ptr + head + body_len, in.len - head - body_len);
+				pg_buf_truncate(&in, in.len - head - body_len);
+				continue;
+			}
+		}
+		ssize_t k = recv(a->fd, buf, sizeof(buf), 0);
+		if (k <= 0)
+			break;
+		pg_buf_add(&in, buf, (size_t)k);
+	}
+	close(a->fd);
+	pg_buf_release(&in);
+	free(a);
+	return NULL;
+}
+
+static void *accept_loop(void *argp)
+{
+	struct capture *cap = argp;
+
+	while (!cap->stop) {
+		struct pollfd p = { cap->fd, POLLIN, 0 };
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		int fd = accept(cap->fd, NULL, NULL);
+		if (fd < 0 || cap->n_conn == 16) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		struct conn_arg *a = malloc(sizeof(*a));
+		a->cap = cap;
+		a->fd = fd;
+		pthread_create(&cap->conn[cap->n_conn++], NULL, serve_conn, a);
+	}
+	return NULL;
+}
+
+static void capture_start(struct capture *cap)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+
+	memset(cap, 0, sizeof(*cap));
+	pg_buf_init(&cap->log);
+	pthread_mutex_init(&cap->mu, NULL);
+	cap->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(cap->fd, 0);
+	ck_assert_int_eq(bind(cap->fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	ck_assert_int_eq(listen(cap->fd, 16), 0);
+	getsockname(cap->fd, (struct sockaddr *)&addr, &len);
+	snprintf(cap->url, sizeof(cap->url), "http://127.0.0.1:%d", ntohs(addr.sin_port));
+	pthread_create(&cap->accept_thread, NULL, accept_loop, cap);
+}
+
+/* Call after the client has closed its connections (pg_loadgen_run returned). */
+static void capture_stop(struct capture *cap)
+{
+	cap->stop = 1;
+	pthread_join(cap->accept_thread, NULL);
+	for (int i = 0; i < cap->n_conn; i++)
+		pthread_join(cap->conn[i], NULL);
+	close(cap->fd);
+	pthread_mutex_destroy(&cap->mu);
+}
+
+START_TEST(requests_look_like_vllms_and_keep_the_key_secret)
+{
+	struct capture cap;
+	struct pg_test t;
+	struct pg_point pt;
+	struct pg_loadgen_opts o = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *out = NULL;
+	char *text;
+	struct pg_buf all = PG_BUF_INIT;
+
+	capture_start(&cap);
+	/* completions: random token ids, no model given (from /v1/models) */
+	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
+	free(t.model);
+	t.model = NULL;
+	t.num_prompts = 1;
+	t.dataset.input_len = 4;
+	t.dataset.output_len = 3;
+	pt = (struct pg_point){ &t, "capture", INFINITY, 0 };
+	o.base_url = cap.url;
+	o.api_key = "sk-test-SECRET-4242";
+	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq((long)num(out, "completed"), 1);
+	ck_assert_int_eq((long)num(out, "total_output_tokens"), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(out, "model_id")), "capture-model");
+	text = json_dumps(out, 0);
+	ck_assert_ptr_null(strstr(text, "SECRET"));
+	free(text);
+	json_decref(out);
+	pg_test_release(&t);
+
+	/* chat: words, temperature, extra body, continuous usage, a header */
+	test_init(&t, PG_SUITE_SERVING, "/v1/chat/completions");
+	t.num_prompts = 1;
+	t.dataset.input_len = 5;
+	t.dataset.output_len = 3;
+	t.client.temperature = 0;
+	t.client.continuous_usage = true;
+	t.client.extra_body = json_pack("{s:f, s:i}", "top_p", 0.9, "max_completion_tokens", 7);
+	pg_kvlist_set(&t.client.headers, "X-Custom", "yes");
+	pt.test = &t;
+	o.api_key = NULL;
+	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq((long)num(out, "completed"), 1);
+	json_decref(out);
+	pg_test_release(&t);
+
+	capture_stop(&cap);
+	pg_buf_add(&all, cap.log.ptr, cap.log.len);
+	tu_assert_golden("golden/loadgen/requests.txt", all.ptr);
+	pg_buf_release(&all);
+	pg_buf_release(&cap.log);
+}
+END_TEST
+
 static volatile sig_atomic_t stop_flag;
 
 static void stop_on_progress(void *ctx, const struct pg_progress *p)
@@ -344,6 +574,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, latency_and_throughput_suites);
 	tcase_add_test(tc, sharegpt_counts_with_tokenize);
 	tcase_add_test(tc, stop_flag_cancels_the_run);
+	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
 	suite_add_tcase(s, tc);
 	return s;
 }
