@@ -604,6 +604,8 @@ static int apply_client(struct vctx *c, struct pg_test *t, const struct vparams 
 	 * the right defaults whatever order the file lists them in */
 	static const char *const first[] = { "dataset_name", "backend", NULL };
 
+	/* vllm bench serve's defaults where they differ from perfgate's */
+	t->client.ignore_eos = false;
 	for (size_t f = 0; first[f]; f++) {
 		const struct vparam *v = vparams_get(ps, first[f]);
 		if (!v)
