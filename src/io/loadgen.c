@@ -330,7 +330,7 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 		struct pg_serve_stats_opts so = {
 			.percentiles = t->client.percentiles,
 			.n_percentiles = t->client.n_percentiles,
-			.goodput = t->client.goodput,
+			.goodput = t->goodput,
 			.duration_s = st.duration_s,
 			.detailed = r->o->save_detailed,
 			.dataset_input_source = r->prompts.input_source,

@@ -136,7 +136,7 @@ START_TEST(serving_completions_against_the_mock)
 	memcpy(t.client.percentiles, pct, sizeof(pct));
 	t.client.n_percentiles = 2;
 	pg_strv_push(&t.client.percentile_metrics, "e2el");
-	t.client.goodput.ttft_ms = 1000;
+	t.goodput.ttft_ms = 1000;
 
 	r = run_point(&t, INFINITY, 0, &m, true);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "backend")), "openai");
