@@ -43,7 +43,11 @@ struct pg_client_health {
 	bool burst;               /* every request was due at once (rate inf): there
 	                             is no schedule to keep, the lag only says how
 	                             long sending the burst took */
+	double duration_s;        /* the busy fraction only judges runs of at least
+	                             PG_CLIENT_BOUND_MIN_S (a 1 ms run is all work) */
 };
+
+#define PG_CLIENT_BOUND_MIN_S 1.0
 
 struct pg_serve_stats_opts {
 	const double *percentiles;   /* default {99} when n_percentiles == 0 */

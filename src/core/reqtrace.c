@@ -468,7 +468,9 @@ void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_st
 	t->http_status = http_status;
 	pg_sse_reset(&r->sse);
 	pg_buf_reset(&r->body);
-	if (http_status != 200) {
+	if (http_status == 0) {
+		r->mode = MODE_NONE; /* no response at all: the transport says why */
+	} else if (http_status != 200) {
 		r->mode = MODE_ERROR_BODY;
 	} else if (content_type && !strncasecmp(content_type, "application/json", 16)) {
 		r->mode = MODE_JSON;
@@ -537,6 +539,10 @@ void pg_oai_resp_end(struct pg_oai_resp *r, int64_t now_ns, enum pg_fail transpo
 	}
 	if (transport != PG_FAIL_NONE) {
 		pg_reqtrace_fail(t, transport, "%s", transport_msg ? transport_msg : pg_fail_name(transport));
+		return;
+	}
+	if (t->http_status == 0) {
+		pg_reqtrace_fail(t, PG_FAIL_OTHER, "no HTTP response");
 		return;
 	}
 	if (t->fail != PG_FAIL_NONE)

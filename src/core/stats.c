@@ -119,7 +119,8 @@ void pg_stats_summary(struct pg_summary *out, const double *x, size_t n, double 
 {
 	double *s = sorted_out ? sorted_out : pg_xmalloc((n ? n : 1) * sizeof(*s));
 
-	memcpy(s, x, n * sizeof(*s));
+	if (n)
+		memcpy(s, x, n * sizeof(*s));
 	pg_stats_sort(s, n);
 	out->mean = pg_stats_mean(x, n);
 	out->median = pg_stats_median_sorted(s, n);

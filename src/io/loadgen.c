@@ -334,7 +334,8 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 			.duration_s = st.duration_s,
 			.detailed = r->o->save_detailed,
 			.dataset_input_source = r->prompts.input_source,
-			.health = { st.busy_fraction, st.new_connections, isinf(pt->qps) || isnan(pt->qps) },
+			.health = { st.busy_fraction, st.new_connections, isinf(pt->qps) || isnan(pt->qps),
+				    st.duration_s },
 		};
 		if ((rc = pg_stat_metrics_parse(&so.metrics, &t->client.percentile_metrics, err)))
 			goto done;
@@ -373,7 +374,7 @@ static int run_throughput(struct run *r, json_t *out, struct pg_error *err)
 		goto done;
 	pg_throughput_metrics(out, traces, n, st.duration_s);
 	{
-		struct pg_client_health h = { st.busy_fraction, st.new_connections, true };
+		struct pg_client_health h = { st.busy_fraction, st.new_connections, true, st.duration_s };
 		pg_client_keys(out, traces, n, &h);
 	}
 done:
@@ -443,7 +444,7 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 	pg_latency_metrics(out, lat, n_lat);
 	json_object_set_new(out, "failed_iterations", json_integer((json_int_t)failed_iters));
 	{
-		struct pg_client_health h = { dur > 0 ? busy / dur : 0, conns, true };
+		struct pg_client_health h = { dur > 0 ? busy / dur : 0, conns, true, dur };
 		pg_client_keys(out, traces, total, &h);
 	}
 done:

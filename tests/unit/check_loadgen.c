@@ -562,6 +562,40 @@ START_TEST(stop_flag_cancels_the_run)
 }
 END_TEST
 
+
+START_TEST(no_server_is_a_result_not_an_error)
+{
+	struct pg_test t;
+	struct pg_point pt;
+	struct pg_loadgen_opts o = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	char url[64];
+	json_t *out = NULL;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	/* a port that was free a moment ago and has no listener */
+	bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+	getsockname(fd, (struct sockaddr *)&addr, &len);
+	close(fd);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(addr.sin_port));
+
+	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
+	t.num_prompts = 5;
+	pt = (struct pg_point){ &t, "e2e", INFINITY, 0 };
+	o.base_url = url;
+	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq((long)num(out, "completed"), 0);
+	ck_assert_int_eq((long)num(out, "failed"), 5);
+	ck_assert_msg(json_integer_value(json_object_get(json_object_get(out, "failed_by_category"), "connect")) == 5,
+		      "%s", json_dumps(out, 0));
+	ck_assert(num(out, "request_throughput") == 0 && num(out, "mean_ttft_ms") == 0);
+	json_decref(out);
+	pg_test_release(&t);
+}
+END_TEST
+
 static Suite *loadgen_suite(void)
 {
 	Suite *s = suite_create("loadgen");
@@ -575,6 +609,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, sharegpt_counts_with_tokenize);
 	tcase_add_test(tc, stop_flag_cancels_the_run);
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
+	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -312,7 +312,12 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	json_decref(o);
 	o = json_object();
 	opts.goodput = (struct pg_goodput){ NAN, NAN, NAN };
-	opts.health.busy_fraction = 0.99; /* the client could not keep up */
+	opts.health.busy_fraction = 0.99; /* the client could not keep up... */
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert(json_is_false(json_object_get(o, "client_bound"))); /* ...in 0 s: no judgement */
+	json_decref(o);
+	o = json_object();
+	opts.health.duration_s = 10;
 	pg_serve_metrics(o, t, n, &opts);
 	ck_assert(json_is_null(json_object_get(o, "request_goodput")));
 	ck_assert(json_is_true(json_object_get(o, "client_bound")));
