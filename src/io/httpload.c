@@ -65,10 +65,14 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 	}
 	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
 	ev.data.fd = s;
+	/* the kernel forgets a closed descriptor by itself, so a number libcurl
+	 * reuses may or may not still be registered: either way works */
 	if (socketp) {
-		epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+		if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev) && errno == ENOENT)
+			epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev);
 	} else {
-		epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev);
+		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev) && errno == EEXIST)
+			epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
 		curl_multi_assign(h->multi, s, (void *)1);
 	}
 	return 0;

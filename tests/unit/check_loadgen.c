@@ -123,7 +123,7 @@ static json_t *run_point(const struct pg_test *t, double qps, long maxc, const s
 
 START_TEST(serving_completions_against_the_mock)
 {
-	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "20", "--itl-ms", "2", NULL };
+	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "20", "--itl-ms", "5", NULL };
 	struct mock m;
 	struct pg_test t;
 	json_t *r;
@@ -148,10 +148,13 @@ START_TEST(serving_completions_against_the_mock)
 	ck_assert_int_eq((long)num(r, "total_input_tokens"), 40 * 16);
 	ck_assert_int_eq((long)num(r, "total_output_tokens"), 40 * 8);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "input_tokens_source")), "server_usage");
-	/* the server's fixed timing, seen through loopback and ASan */
-	ck_assert_msg(num(r, "median_ttft_ms") >= 20 && num(r, "median_ttft_ms") < 80, "ttft %g",
+	/* the server's fixed timing comes through (loosely: a loaded CI
+	 * machine and ASan; bench/loadgen measures the accuracy). The mean
+	 * ITL survives a late read that coalesces messages, a median not. */
+	ck_assert_msg(num(r, "median_ttft_ms") >= 20 && num(r, "median_ttft_ms") < 500, "ttft %g",
 		      num(r, "median_ttft_ms"));
-	ck_assert_msg(fabs(num(r, "median_itl_ms") - 2) < 1.0, "itl %g", num(r, "median_itl_ms"));
+	ck_assert_msg(num(r, "mean_itl_ms") >= 4.5 && num(r, "mean_itl_ms") < 10, "itl %g",
+		      num(r, "mean_itl_ms"));
 	ck_assert(json_object_get(r, "p99.9_itl_ms") && json_object_get(r, "p50_e2el_ms"));
 	ck_assert_double_eq_tol(num(r, "request_goodput"), num(r, "request_throughput"), 1e-9);
 	ck_assert_int_le((long)num(r, "max_concurrent_requests"), 40);
@@ -252,7 +255,7 @@ START_TEST(latency_and_throughput_suites)
 	r = run_point(&t, NAN, 0, &m, false);
 	ck_assert_uint_eq(json_array_size(json_object_get(r, "latencies")), 3);
 	/* 10 ms + 7 x 2 ms per request, the batch in parallel */
-	ck_assert_msg(num(r, "avg_latency") >= 0.024 && num(r, "avg_latency") < 0.2, "latency %g",
+	ck_assert_msg(num(r, "avg_latency") >= 0.024 && num(r, "avg_latency") < 2, "latency %g",
 		      num(r, "avg_latency"));
 	ck_assert_uint_eq(json_object_size(json_object_get(r, "percentiles")), 6);
 	ck_assert_int_eq((long)num(r, "failed_iterations"), 0);
