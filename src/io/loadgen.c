@@ -397,6 +397,7 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 	size_t n_lat = 0, failed_iters = 0;
 	double busy = 0, dur = 0;
 	long conns = 0;
+	uint64_t messages = 0;
 	int rc = 0;
 
 	r->engine = pg_hl_new(batch, err);
@@ -436,8 +437,9 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 		busy += st.busy_fraction * st.duration_s;
 		dur += st.duration_s;
 		conns += st.new_connections;
+		messages += st.messages;
 		if (r->o->progress) {
-			struct pg_progress p = { it - warm + 1, iters, failed_iters, dur, 0 };
+			struct pg_progress p = { it - warm + 1, iters, failed_iters, dur, messages };
 			r->o->progress(r->o->progress_ctx, &p);
 		}
 	}
