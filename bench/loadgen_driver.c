@@ -7,7 +7,10 @@
  *
  *   perfgate_bench_loadgen --url URL --requests N [--rate R] [--input-len I]
  *       [--output-len L] [--max-concurrency C] [--request-id-prefix P]
- *       [--trace FILE] [--preconnect C]
+ *       [--trace FILE] [--preconnect C] [--poll]
+ *
+ * --poll drives libcurl with curl_multi_poll + curl_multi_perform instead of
+ * curl_multi_socket_action on epoll, for the comparison in bench/loadgen.
  */
 #include "core/alloc.h"
 #include "core/arrivals.h"
@@ -136,6 +139,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "perfgate_bench_loadgen: %s\n", err.msg);
 		return 3;
 	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--poll"))
+			pg_hl_set_poll_mode(h);
 	{
 		struct pg_buf models = PG_BUF_INIT;
 		size_t opened;

@@ -40,6 +40,7 @@ struct pg_hl {
 	uint64_t messages;
 	long connects;      /* new connections, summed over finished transfers */
 	int64_t origin;
+	bool poll_mode;     /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
 };
 
 int64_t pg_hl_now_ns(void)
@@ -337,7 +338,10 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 		d->next++;
 		/* write the request now (a warm connection sends at once), so
 		 * sent_ns is when it left, not when a whole batch did */
-		curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		if (h->poll_mode)
+			curl_multi_perform(h->multi, &running);
+		else
+			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
 }
 
@@ -362,6 +366,30 @@ static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_e
 	if (nev < 0 && errno == ENOSYS)
 		nev = epoll_wait(h->epfd, ev, max, (int)((deadline - now + 999999) / 1000000));
 	return nev;
+}
+
+void pg_hl_set_poll_mode(struct pg_hl *h)
+{
+	h->poll_mode = true;
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, NULL);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, NULL);
+}
+
+/* curl_multi_poll's wait: milliseconds only, and every wake-up makes
+ * curl_multi_perform visit all transfers. */
+static int poll_events(struct pg_hl *h, const struct dispatch *d)
+{
+	int64_t now = pg_hl_now_ns(), wait_ns = 100000000;
+	int numfds, running;
+
+	if (d->next < d->n && h->in_flight < d->maxc && h->origin + due_ns(d) - now < wait_ns)
+		wait_ns = h->origin + due_ns(d) - now;
+	if (wait_ns < 0)
+		wait_ns = 0;
+	if (curl_multi_poll(h->multi, NULL, 0, (int)((wait_ns + 999999) / 1000000), &numfds) != CURLM_OK)
+		return -1;
+	curl_multi_perform(h->multi, &running);
+	return 0;
 }
 
 int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
@@ -399,6 +427,17 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 			continue; /* a slot just freed for a request already due */
 
 		busy_ns += pg_hl_now_ns() - mark;
+		if (h->poll_mode) {
+			/* (busy time is not separable from curl's own wait here) */
+			if (poll_events(h, &d)) {
+				rc = pg_error_set(err, PG_ERR, "curl_multi_poll failed");
+				cancel_all(h);
+				break;
+			}
+			mark = pg_hl_now_ns();
+			done += reap(h, &d.release_ns, &failed);
+			continue;
+		}
 		nev = wait_events(h, &d, events, 256);
 		mark = pg_hl_now_ns();
 		if (nev < 0 && errno != EINTR) {

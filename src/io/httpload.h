@@ -71,6 +71,14 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err);
 void pg_hl_free(struct pg_hl *h);
 
 /*
+ * Drive transfers with curl_multi_poll + curl_multi_perform instead (call
+ * before the first run). Only for bench/loadgen's comparison of the two
+ * libcurl event loops: it paces arrivals to the millisecond and visits
+ * every transfer on each wake-up.
+ */
+void pg_hl_set_poll_mode(struct pg_hl *h);
+
+/*
  * Send n requests and wait for all of them. Traces are filled in place.
  * Returns 0 (failed requests are recorded in their traces, not errors),
  * PG_ECANCEL when *stop became set (in-flight requests are ended and
