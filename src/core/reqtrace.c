@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 static const char *const fail_names[PG_FAIL_COUNT] = {
 	[PG_FAIL_NONE] = "none",
@@ -472,13 +471,12 @@ void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_st
 		r->mode = MODE_NONE; /* no response at all: the transport says why */
 	} else if (http_status != 200) {
 		r->mode = MODE_ERROR_BODY;
-	} else if (content_type && !strncasecmp(content_type, "application/json", 16)) {
-		r->mode = MODE_JSON;
-	} else if (content_type && !strncasecmp(content_type, "text/event-stream", 17)) {
-		r->mode = MODE_SSE;
 	} else {
-		r->mode = MODE_NONE; /* decided by the first body byte */
+		/* decided by the first body byte, not the content type: servers
+		 * label SSE as application/json and the other way round */
+		r->mode = MODE_NONE;
 	}
+	(void)content_type;
 }
 
 int pg_oai_resp_feed(struct pg_oai_resp *r, int64_t now_ns, const char *bytes, size_t len)

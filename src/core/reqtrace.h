@@ -103,7 +103,9 @@ struct pg_oai_resp {
 void pg_oai_resp_init(struct pg_oai_resp *r);
 void pg_oai_resp_release(struct pg_oai_resp *r);
 /*
- * Headers are in: begin a response for trace t. content_type may be NULL.
+ * Headers are in: begin a response for trace t. content_type may be NULL;
+ * it is not trusted (a 200 body is SSE unless its first non-blank byte
+ * opens a JSON object).
  */
 void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_status,
 		       const char *content_type);

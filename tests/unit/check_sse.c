@@ -268,7 +268,10 @@ START_TEST(responses_become_traces)
 	ck_assert_int_eq(pg_reqtrace_input_tokens(&t), 4);
 	pg_reqtrace_release(&t);
 
-	/* without a content type the first byte decides */
+	/* SSE mislabelled as JSON is still SSE; the first byte decides */
+	replay(&t, 200, "application/json", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 0, PG_FAIL_NONE);
+	ck_assert(pg_reqtrace_ok(&t));
+	pg_reqtrace_release(&t);
 	replay(&t, 200, NULL, full, 0, PG_FAIL_NONE);
 	ck_assert(pg_reqtrace_ok(&t));
 	pg_reqtrace_release(&t);
