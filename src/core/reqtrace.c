@@ -460,8 +460,7 @@ void pg_oai_resp_release(struct pg_oai_resp *r)
 	pg_buf_release(&r->body);
 }
 
-void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_status,
-		       const char *content_type)
+void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_status)
 {
 	r->t = t;
 	t->http_status = http_status;
@@ -472,11 +471,8 @@ void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_st
 	} else if (http_status != 200) {
 		r->mode = MODE_ERROR_BODY;
 	} else {
-		/* decided by the first body byte, not the content type: servers
-		 * label SSE as application/json and the other way round */
-		r->mode = MODE_NONE;
+		r->mode = MODE_NONE; /* decided by the first body byte */
 	}
-	(void)content_type;
 }
 
 int pg_oai_resp_feed(struct pg_oai_resp *r, int64_t now_ns, const char *bytes, size_t len)

@@ -103,12 +103,11 @@ struct pg_oai_resp {
 void pg_oai_resp_init(struct pg_oai_resp *r);
 void pg_oai_resp_release(struct pg_oai_resp *r);
 /*
- * Headers are in: begin a response for trace t. content_type may be NULL;
- * it is not trusted (a 200 body is SSE unless its first non-blank byte
- * opens a JSON object).
+ * Headers are in: begin a response for trace t (status 0: none came). The
+ * content type is not consulted: servers mislabel both ways, so a 200 body
+ * is SSE unless its first non-blank byte opens a JSON object.
  */
-void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_status,
-		       const char *content_type);
+void pg_oai_resp_begin(struct pg_oai_resp *r, struct pg_reqtrace *t, int http_status);
 /* Body bytes that arrived at now_ns. Returns -1 when the request has
  * failed and the transfer should be stopped, else 0. */
 int pg_oai_resp_feed(struct pg_oai_resp *r, int64_t now_ns, const char *bytes, size_t len);

@@ -94,11 +94,9 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 static void slot_begin(struct slot *s)
 {
 	long code = 0;
-	char *ctype = NULL;
 
 	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_getinfo(s->easy, CURLINFO_CONTENT_TYPE, &ctype);
-	pg_oai_resp_begin(&s->resp, s->trace, (int)code, ctype);
+	pg_oai_resp_begin(&s->resp, s->trace, (int)code);
 	s->begun = true;
 }
 
@@ -300,7 +298,7 @@ static void cancel_all(struct pg_hl *h)
 			continue;
 		curl_multi_remove_handle(h->multi, s->easy);
 		if (!s->begun)
-			pg_oai_resp_begin(&s->resp, s->trace, 0, NULL);
+			pg_oai_resp_begin(&s->resp, s->trace, 0);
 		pg_reqtrace_fail(s->trace, PG_FAIL_CANCELLED, "cancelled");
 		s->trace->end_ns = pg_hl_now_ns() - h->origin;
 		h->in_flight--;

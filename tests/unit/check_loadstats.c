@@ -199,8 +199,7 @@ static struct pg_reqtrace *load_trace(size_t *n, double *duration_s)
 		t[i].scheduled_ns = json_integer_value(json_object_get(r, "scheduled_ns"));
 		t[i].sent_ns = json_integer_value(json_object_get(r, "sent_ns"));
 		pg_oai_resp_init(&resp);
-		pg_oai_resp_begin(&resp, &t[i], (int)json_integer_value(json_object_get(r, "status")),
-				  json_string_value(json_object_get(r, "content_type")));
+		pg_oai_resp_begin(&resp, &t[i], (int)json_integer_value(json_object_get(r, "status")));
 		json_array_foreach(json_object_get(r, "body"), k, part) {
 			const char *bytes = json_string_value(json_array_get(part, 1));
 			pg_oai_resp_feed(&resp, json_integer_value(json_array_get(part, 0)), bytes, strlen(bytes));
