@@ -338,6 +338,55 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 }
 END_TEST
 
+
+/* A request of chunks at the given ms after a send at sent_ms, with usage. */
+static void synth(struct pg_reqtrace *t, double sent_ms, const double *chunks_ms, size_t n, long tokens)
+{
+	pg_reqtrace_init(t);
+	t->sent_ns = t->scheduled_ns = (int64_t)(sent_ms * 1e6);
+	pg_reqtrace_reserve(t, n);
+	for (size_t i = 0; i < n; i++) {
+		t->chunk_ns[i] = (int64_t)(chunks_ms[i] * 1e6);
+		t->chunk_tokens[i] = 0;
+	}
+	t->n_chunks = n;
+	t->usage_completion_tokens = tokens;
+	t->usage_prompt_tokens = 10;
+}
+
+START_TEST(peaks_sweep_and_bucket_like_vllm)
+{
+	struct pg_reqtrace t[3];
+	/* back to back: [0, 1000) then [1000, 2500) ms -- a departure and an
+	 * arrival at the same instant are not concurrent */
+	const double a[] = { 100, 600, 1000 }, b[] = { 1200, 1300, 1400, 2500 };
+	/* overlapping the second: [1100, 1900) */
+	const double c[] = { 1150, 1250, 1350, 1450, 1900 };
+	struct pg_serve_stats_opts o = { .duration_s = 3 };
+	json_t *r = json_object();
+
+	synth(&t[0], 0, a, 3, 3);
+	synth(&t[1], 1000, b, 4, 4);
+	synth(&t[2], 1100, c, 5, 5);
+	pg_serve_metrics(r, t, 3, &o);
+	ck_assert_int_eq((long)num(r, "max_concurrent_requests"), 2);
+	/* one-second buckets from the first start: [0,1) holds 2 messages of
+	 * the first request, [1,2) holds 1 + 3 + 5 = 9, [2,3) holds 1 */
+	ck_assert_double_eq_tol(num(r, "max_output_tokens_per_s"), 9, TOL);
+	json_decref(r);
+
+	r = json_object();
+	pg_reqtrace_release(&t[1]);
+	synth(&t[1], 1000, b, 4, 4);
+	t[1].sent_ns = 999 * 1000000; /* now overlapping by 1 ms */
+	pg_serve_metrics(r, t, 2, &o);
+	ck_assert_int_eq((long)num(r, "max_concurrent_requests"), 2);
+	json_decref(r);
+	for (size_t i = 0; i < 3; i++)
+		pg_reqtrace_release(&t[i]);
+}
+END_TEST
+
 START_TEST(latency_keys_like_vllm_bench_latency)
 {
 	const double lat[] = { 1.0, 2.0, 4.0, 3.0 };
@@ -493,6 +542,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, arrivals_are_rescaled_and_reproducible);
 	tcase_add_test(tc, stats_match_numpy);
 	tcase_add_test(tc, serving_metrics_from_a_recorded_trace);
+	tcase_add_test(tc, peaks_sweep_and_bucket_like_vllm);
 	tcase_add_test(tc, latency_keys_like_vllm_bench_latency);
 	tcase_add_test(tc, random_dataset_like_vllm);
 	tcase_add_test(tc, sharegpt_filters_like_vllm);
