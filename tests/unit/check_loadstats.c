@@ -368,6 +368,10 @@ START_TEST(peaks_sweep_and_bucket_like_vllm)
 	synth(&t[0], 0, a, 3, 3);
 	synth(&t[1], 1000, b, 4, 4);
 	synth(&t[2], 1100, c, 5, 5);
+	pg_serve_metrics(r, t, 2, &o);
+	ck_assert_int_eq((long)num(r, "max_concurrent_requests"), 1);
+	json_decref(r);
+	r = json_object();
 	pg_serve_metrics(r, t, 3, &o);
 	ck_assert_int_eq((long)num(r, "max_concurrent_requests"), 2);
 	/* one-second buckets from the first start: [0,1) holds 2 messages of
