@@ -223,14 +223,22 @@ static void release_traces(struct pg_reqtrace *t, size_t n)
 	free(t);
 }
 
-/* Open connections and run unmeasured requests: warm-up. */
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Open connections and run unmeasured requests: warm-up. *e2el_s (may be
+ * NULL) gets the longest warm-up request, 0 when there was none. */
 static int warm_up(struct run *r, size_t connections, size_t requests, size_t max_concurrency,
-		   struct pg_error *err)
+		   double *e2el_s, struct pg_error *err)
 {
 	struct pg_buf url = PG_BUF_INIT;
 	size_t ok;
 	int rc = 0;
 
+	if (e2el_s)
+		*e2el_s = 0;
 	if (connections) {
 		pg_buf_printf(&url, "%s/v1/models", r->o->base_url);
 		rc = pg_hl_preconnect(r->engine, url.ptr, connections, 30, r->o->stop, &ok, err);
@@ -252,15 +260,14 @@ static int warm_up(struct run *r, size_t connections, size_t requests, size_t ma
 		}
 		run_opts(&ho, r, max_concurrency, false);
 		rc = pg_hl_run(r->engine, q, requests, &ho, &st, err);
+		for (size_t i = 0; e2el_s && i < requests; i++)
+			if (pg_reqtrace_ok(&t[i]) && t[i].end_ns > t[i].sent_ns &&
+			    (double)(t[i].end_ns - t[i].sent_ns) / 1e9 > *e2el_s)
+				*e2el_s = (double)(t[i].end_ns - t[i].sent_ns) / 1e9;
 		release_traces(t, requests);
 		free(q);
 	}
 	return rc;
-}
-
-static size_t min_size(size_t a, size_t b)
-{
-	return a < b ? a : b;
 }
 
 /* Connections to open before measuring: as many as can be in flight. */
@@ -305,6 +312,7 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 	struct pg_hl_run_opts ho;
 	struct pg_hl_stats st;
 	size_t in_flight = maxc ? min_size(maxc, n) : n;
+	double warm_e2el = 0;
 	int rc;
 
 	if ((rc = pg_arrivals(due, n, isnan(pt->qps) ? INFINITY : pt->qps, t->burstiness, t->client.seed, err)))
@@ -318,8 +326,16 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 		rc = PG_ERR;
 		goto done;
 	}
-	if ((rc = warm_up(r, min_size(in_flight, PRECONNECT_MAX), (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, err)))
+	if ((rc = warm_up(r, min_size(in_flight, PRECONNECT_MAX),
+			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, &warm_e2el, err)))
 		goto done;
+	/* a warm-up request says how long requests last: at this rate about
+	 * qps x e2el are in flight, so open that many (with room) up front */
+	if (!maxc && !isinf(pt->qps) && warm_e2el > 0) {
+		size_t want = min_size(min_size((size_t)ceil(pt->qps * warm_e2el * 1.5) + 8, n), PRECONNECT_MAX);
+		if (want > in_flight && (rc = warm_up(r, want, 0, 0, NULL, err)))
+			goto done;
+	}
 
 	make_requests(reqs, traces, n, 0, r, due);
 	run_opts(&ho, r, maxc, true);
@@ -366,7 +382,7 @@ static int run_throughput(struct run *r, json_t *out, struct pg_error *err)
 		goto done;
 	}
 	if ((rc = warm_up(r, min_size(maxc ? maxc : n, PRECONNECT_MAX),
-			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, err)))
+			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, NULL, err)))
 		goto done;
 	make_requests(reqs, traces, n, 0, r, NULL);
 	run_opts(&ho, r, maxc, true);
@@ -405,7 +421,7 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 		rc = PG_ERR;
 		goto done;
 	}
-	if ((rc = warm_up(r, batch, 0, 0, err)))
+	if ((rc = warm_up(r, batch, 0, 0, NULL, err)))
 		goto done;
 	for (size_t it = 0; it < warm + iters; it++) {
 		bool measured = it >= warm;
