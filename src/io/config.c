@@ -118,26 +118,14 @@ static int classify(const struct pg_ydoc *d, struct pg_error *err, enum input_ki
 			*out = IN_PIPELINE;
 			return 0;
 		}
-		{
-			struct pg_buf got = PG_BUF_INIT;
-			pg_ynode_describe(&got, first);
-			pg_yerr(d, first, NULL, err,
-				"expected vLLM tests (objects with 'test_name') or Buildkite pipeline "
-				"steps, got %s; a perfgate suite is a mapping (defaults, latency, "
-				"throughput, serving)", got.ptr);
-			pg_buf_release(&got);
-			return PG_ECONFIG;
-		}
+		return pg_yexpected(d, first, NULL, err,
+				    "vLLM tests (objects with 'test_name') or Buildkite pipeline steps "
+				    "(a perfgate suite is a mapping: defaults, latency, throughput, "
+				    "serving)");
 	}
-	{
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, root);
-		pg_yerr(d, root, NULL, err,
-			"expected a suite (a mapping with latency, throughput or serving tests), "
-			"a Buildkite pipeline or a vLLM *-tests.json file, got %s", got.ptr);
-		pg_buf_release(&got);
-	}
-	return PG_ECONFIG;
+	return pg_yexpected(d, root, NULL, err,
+			    "a suite (a mapping with latency, throughput or serving tests), a "
+			    "Buildkite pipeline or a vLLM *-tests.json file");
 }
 
 static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,

@@ -63,6 +63,11 @@ int pg_yerr(const struct pg_ydoc *d, const yaml_node_t *at, const struct pg_ypat
 char *pg_ymsg(const struct pg_ydoc *d, const yaml_node_t *at, const struct pg_ypath *path,
 	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* "expected <what>, got <how n reads>" at n (what is a printf format).
+ * Returns PG_ECONFIG. */
+int pg_yexpected(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *path,
+		 struct pg_error *err, const char *what_fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* "12:5" style position of a node (1-based). */
 int pg_ynode_line(const yaml_node_t *n);
 int pg_ynode_column(const yaml_node_t *n);
