@@ -1289,8 +1289,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 			return PG_ECONFIG;
 		}
 		t.loc.file = pg_xstrdup(c->d->file);
-		t.loc.line = pg_ynode_line(node);
-		t.loc.column = pg_ynode_column(node);
+		t.loc.line = pg_ydoc_line(c->d, node);
+		t.loc.column = pg_ydoc_column(c->d, node);
 		if (pg_cfg_add_test(c->cfg, &t, c->d, pg_ymap_get(c->d, node, "name"), &np)) {
 			pg_test_release(&t);
 			return PG_ECONFIG;

@@ -938,8 +938,8 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	pg_test_init(&t, (enum pg_suite_kind)kind);
 	t.name = pg_xstrdup(pg_ynode_text(name_node));
 	t.loc.file = pg_xstrdup(c->d->file);
-	t.loc.line = pg_ynode_line(node);
-	t.loc.column = pg_ynode_column(node);
+	t.loc.line = pg_ydoc_line(c->d, node);
+	t.loc.column = pg_ydoc_column(c->d, node);
 
 	if (kind == PG_SUITE_SERVING) {
 		struct pg_ypath dsp = { dp, "server_parameters", 0 }, tsp = { p, "server_parameters", 0 };

@@ -98,10 +98,20 @@ int pg_ynode_column(const yaml_node_t *n)
 	return n ? (int)n->start_mark.column + 1 : 0;
 }
 
+int pg_ydoc_line(const struct pg_ydoc *d, const yaml_node_t *n)
+{
+	return d->no_positions ? 0 : pg_ynode_line(n);
+}
+
+int pg_ydoc_column(const struct pg_ydoc *d, const yaml_node_t *n)
+{
+	return d->no_positions ? 0 : pg_ynode_column(n);
+}
+
 static void vmsg(struct pg_buf *b, const struct pg_ydoc *d, const yaml_node_t *at,
 		 const struct pg_ypath *path, const char *fmt, va_list ap)
 {
-	if (at)
+	if (at && !d->no_positions)
 		pg_buf_printf(b, "%s:%d:%d: ", d->file, pg_ynode_line(at), pg_ynode_column(at));
 	else
 		pg_buf_printf(b, "%s: ", d->file);
