@@ -179,7 +179,9 @@ int pg_import_json(struct pg_import_ctx *ctx)
 		}
 		v = json_loadb(lj.text + off, lj.len - off, JSON_DISABLE_EOF_CHECK, &jerr);
 		if (!v) {
-			size_t at = off + (jerr.position > 0 ? (size_t)jerr.position : 0);
+			/* jansson's position is just past the offending token;
+			 * point at its last character, as jansson's column does */
+			size_t at = off + (jerr.position > 0 ? (size_t)jerr.position - 1 : 0);
 			ret = pg_import_fail(ctx, pg_lenient_json_orig(&lj, at), "record %zu: %s",
 					     ctx->records + 1, jerr.text);
 			break;

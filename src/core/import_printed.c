@@ -120,6 +120,8 @@ static int stat_key(const char *label, struct pg_buf *key)
 		pg_buf_puts(key, "median");
 	else if (stat_len == 3 && !strncasecmp(label, "Std", 3))
 		pg_buf_puts(key, "std");
+	else if (stat_len == 3 && !strncasecmp(label, "Max", 3))
+		pg_buf_puts(key, "max");
 	else if ((label[0] == 'P' || label[0] == 'p') && stat_len > 1 &&
 		 strspn(label + 1, "0123456789.") == stat_len - 1) {
 		pg_buf_putc(key, 'p');
@@ -162,7 +164,8 @@ static int parse_value(const char *text, enum value_type type, json_t **out)
 		*out = json_string(text);
 		return 0;
 	case V_CONC:
-		if (!strcmp(text, "None")) {
+		/* vLLM prints None, SGLang "not set" */
+		if (!strcmp(text, "None") || !strcmp(text, "not set")) {
 			*out = json_null();
 			return 0;
 		}
@@ -216,6 +219,7 @@ static int row(struct pg_import_ctx *ctx, json_t *into, json_t **unparsed, const
 	const struct label_map *m;
 	struct pg_buf key = PG_BUF_INIT;
 	json_t *v = NULL;
+	size_t value_at;
 	int ret = 0;
 
 	for (size_t i = 0; i < len; i++)
@@ -223,6 +227,9 @@ static int row(struct pg_import_ctx *ctx, json_t *into, json_t **unparsed, const
 			colon = line + i;
 	if (!colon || colon == line)
 		return 1;
+	value_at = (size_t)(colon + 1 - line);
+	while (value_at < len && (line[value_at] == ' ' || line[value_at] == '\t'))
+		value_at++;
 	label = pg_xstrndup(line, (size_t)(colon - line));
 	value = pg_xstrndup(colon + 1, len - (size_t)(colon + 1 - line));
 	/* trim the value ({:<10} pads it) and the label */
@@ -241,15 +248,16 @@ static int row(struct pg_import_ctx *ctx, json_t *into, json_t **unparsed, const
 	m = find_label(label);
 	if (m) {
 		if (parse_value(value, m->type, &v))
-			ret = !strict ? 1 : pg_import_fail(ctx, line_off + (size_t)(colon + 1 - line),
-					     "'%s': expected %s, got '%s'", label,
+			ret = !strict ? 1 : pg_import_fail(ctx, line_off + value_at,
+					     "block %zu: '%s': expected %s, got '%s'", ctx->records + 1, label,
 					     m->type == V_STR ? "text" : "a number", value);
 		else
 			json_object_set_new(into, m->key, v);
 	} else if (stat_key(label, &key)) {
 		if (parse_value(value, V_NUM, &v))
-			ret = !strict ? 1 : pg_import_fail(ctx, line_off + (size_t)(colon + 1 - line),
-					     "'%s': expected a number, got '%s'", label, value);
+			ret = !strict ? 1 : pg_import_fail(ctx, line_off + value_at,
+					     "block %zu: '%s': expected a number, got '%s'", ctx->records + 1,
+					     label, value);
 		else
 			json_object_set_new(into, key.ptr, v);
 	} else if (strict) {

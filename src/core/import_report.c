@@ -256,8 +256,9 @@ int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, 
 		switch (m.type) {
 		case C_NUM:
 		case C_INT:
-			if (json_is_string(v) && !strcmp(json_string_value(v), "inf"))
-				break; /* Infinity: not a measurement */
+			if (json_is_string(v) && (!strcmp(json_string_value(v), "inf") ||
+						   !strcmp(json_string_value(v), "-inf")))
+				break; /* Python's Infinity: not a measurement */
 			if (!json_is_number(v))
 				goto bad_number;
 			pg_import_set_path(result, m.key, number_value(v, m.type, m.scale));
@@ -417,6 +418,9 @@ int pg_import_report(struct pg_import_ctx *ctx)
 		tables = json_loadb(lj.text, lj.len, 0, &jerr);
 		if (!tables) {
 			size_t bad = at + pg_lenient_json_orig(&lj, jerr.position > 0 ? (size_t)jerr.position : 0);
+
+			if (bad > at)
+				bad--; /* the offending token's last character */
 			pg_lenient_json_release(&lj);
 			return pg_import_fail(ctx, bad, "report %zu: JSON section: %s", reports + 1, jerr.text);
 		}
