@@ -58,6 +58,19 @@ static int target_cmp(const void *a, const void *b, void *arg)
 	return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
+static void add_file(struct pg_file_out *files, struct pg_buf *texts, size_t *n, const char *dir,
+		     const char *name, const char *ext, const json_t *json)
+{
+	struct pg_buf path = PG_BUF_INIT;
+
+	pg_buf_printf(&path, "%s/%s%s", dir, name, ext);
+	pg_result_text(&texts[*n], json);
+	files[*n].path = pg_buf_detach(&path);
+	files[*n].data = texts[*n].ptr;
+	files[*n].len = texts[*n].len;
+	(*n)++;
+}
+
 static long record_of(const struct pg_result *r)
 {
 	json_t *v = json_object_get(json_object_get(json_object_get(r->json, "perfgate"), "import"),
@@ -73,6 +86,9 @@ int cmd_import(int argc, char **argv)
 	struct pg_import_opts iopts = { 0 };
 	struct target *targets = NULL;
 	char (*keys)[128] = NULL;
+	struct pg_file_out *files = NULL;
+	struct pg_buf *texts = NULL;
+	size_t n_files = 0;
 	int split = 0, rc;
 
 	outdir = NULL;
@@ -129,15 +145,21 @@ int cmd_import(int argc, char **argv)
 		goto fail;
 	}
 
+	/* all files in one batch: one sync for thousands of results */
+	files = pg_xcalloc(2 * rs.n + 1, sizeof(*files));
+	texts = pg_xcalloc(2 * rs.n + 1, sizeof(*texts));
 	for (size_t i = 0; i < rs.n; i++) {
 		const struct pg_result *r = &rs.items[targets[i].index];
 
 		if (i == 0 || strcmp(targets[i - 1].dir, targets[i].dir))
 			if ((rc = pg_mkdir_p(targets[i].dir, &err)) != 0)
 				goto fail;
-		if ((rc = pg_result_write(targets[i].dir, r->name, r->json, r->commands, &err)) != 0)
-			goto fail;
+		add_file(files, texts, &n_files, targets[i].dir, r->name, ".json", r->json);
+		if (r->commands)
+			add_file(files, texts, &n_files, targets[i].dir, r->name, ".commands", r->commands);
 	}
+	if ((rc = pg_files_write_atomic(files, n_files, &err)) != 0)
+		goto fail;
 	for (size_t i = 0, start = 0; i < rs.n; i++) {
 		if (i + 1 < rs.n && !strcmp(targets[i + 1].dir, targets[i].dir))
 			continue;
@@ -153,6 +175,12 @@ done:
 		free(targets[i].dir);
 	free(targets);
 	free(keys);
+	for (size_t i = 0; i < n_files; i++) {
+		free((char *)files[i].path);
+		pg_buf_release(&texts[i]);
+	}
+	free(files);
+	free(texts);
 	pg_result_set_release(&rs);
 	pg_strv_release(&pos);
 	return rc;
