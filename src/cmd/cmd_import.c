@@ -22,11 +22,10 @@ static const char *outdir;
 static const char *gpu;
 
 static const struct pg_opt opts[] = {
-	{ PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)" },
-	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
-	  "GPU of records whose source names none (\"8xH100\", \"H100\")" },
-	{ PG_OPT_END }
-};
+    {PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)"},
+    {PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
+     "GPU of records whose source names none (\"8xH100\", \"H100\")"},
+    {PG_OPT_END}};
 
 static const struct pg_cmd_help help = {
 	"import", "[options] FILE...",
@@ -101,7 +100,8 @@ int cmd_import(int argc, char **argv)
 	if (rc)
 		goto fail;
 	if (!pos.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
+		rc =
+		    pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
 		goto fail;
 	}
 	if (!outdir)
@@ -138,10 +138,11 @@ int cmd_import(int argc, char **argv)
 
 		if (strcmp(targets[i - 1].dir, targets[i].dir) || strcmp(a->name, b->name))
 			continue;
-		rc = pg_error_set(&err, PG_ECONFIG,
-				  "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
-				  "import them into different directories (-o)",
-				  targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
+		rc = pg_error_set(
+		    &err, PG_ECONFIG,
+		    "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
+		    "import them into different directories (-o)",
+		    targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
 		goto fail;
 	}
 
@@ -156,7 +157,8 @@ int cmd_import(int argc, char **argv)
 				goto fail;
 		add_file(files, texts, &n_files, targets[i].dir, r->name, ".json", r->json);
 		if (r->commands)
-			add_file(files, texts, &n_files, targets[i].dir, r->name, ".commands", r->commands);
+			add_file(files, texts, &n_files, targets[i].dir, r->name, ".commands",
+				 r->commands);
 	}
 	if ((rc = pg_files_write_atomic(files, n_files, &err)) != 0)
 		goto fail;

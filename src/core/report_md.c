@@ -390,8 +390,9 @@ static void bullet_qps(struct pg_buf *out, const struct pg_report_table *t)
 			pg_buf_puts(out, " arrival time of each query is determined using a random "
 					 "Poisson process (with fixed random seed).");
 		} else {
-			pg_buf_puts(out, " arrival time of each query is determined using a random gamma "
-					 "process with burstiness ");
+			pg_buf_puts(
+			    out, " arrival time of each query is determined using a random gamma "
+				 "process with burstiness ");
 			for (size_t i = 0; i < n_burst && i < LIST_MAX; i++) {
 				join_begin(out, i, n_burst);
 				pg_buf_puts(out, pg_fmt_g(num, burst[i]));
@@ -516,7 +517,8 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 			const char *f2;
 			size_t l2;
 
-			if (!t->shown[d] || !split_header(t->metrics[d]->header, s2, sizeof(s2), &f2, &l2) ||
+			if (!t->shown[d] ||
+			    !split_header(t->metrics[d]->header, s2, sizeof(s2), &f2, &l2) ||
 			    l2 != family_len || strncmp(f2, family, l2))
 				continue;
 			n_stats++;
@@ -527,13 +529,16 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 			const char *f2;
 			size_t l2;
 
-			if (!t->shown[d] || !split_header(t->metrics[d]->header, s2, sizeof(s2), &f2, &l2) ||
+			if (!t->shown[d] ||
+			    !split_header(t->metrics[d]->header, s2, sizeof(s2), &f2, &l2) ||
 			    l2 != family_len || strncmp(f2, family, l2))
 				continue;
 			/* vLLM writes "(mean, median, p99)" for latency and
 			 * "with mean, median and p99" for the serving families */
 			if (k)
-				pg_buf_puts(out, t->kind != PG_SUITE_LATENCY && k + 1 == n_stats ? " and " : ", ");
+				pg_buf_puts(out, t->kind != PG_SUITE_LATENCY && k + 1 == n_stats
+						     ? " and "
+						     : ", ");
 			pg_buf_puts(out, s2);
 			k++;
 		}
@@ -710,7 +715,8 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 			cell->len = arena.len - cell->off;
 			if (!cols[c].numeric)
 				trim_cell(&arena, cell);
-			cell->dec = cols[c].numeric ? afterpoint(arena.ptr + cell->off, cell->len) : -1;
+			cell->dec =
+			    cols[c].numeric ? afterpoint(arena.ptr + cell->off, cell->len) : -1;
 			if (cell->dec > cols[c].maxdec)
 				cols[c].maxdec = cell->dec;
 		}
@@ -781,32 +787,33 @@ static const char *const section_titles[PG_SUITE_COUNT] = {
 
 static void json_section(struct pg_buf *out, const struct pg_report *r)
 {
-	pg_buf_puts(out,
-		    "## json version of the benchmarking tables\n"
-		    "\n"
-		    "This section contains the data of the markdown tables above in JSON format.\n"
-		    "You can load the benchmarking tables into pandas dataframes as follows:\n"
-		    "\n"
-		    "```python\n"
-		    "import json\n"
-		    "import pandas as pd\n"
-		    "\n"
-		    "benchmarking_results_json = \"\"\"The json string\"\"\"\n"
-		    "benchmarking_results = json.loads(benchmarking_results_json)\n"
-		    "latency_results = pd.DataFrame.from_dict(benchmarking_results[\"latency\"])\n"
-		    "throughput_results = pd.DataFrame.from_dict(benchmarking_results[\"throughput\"])\n"
-		    "serving_results = pd.DataFrame.from_dict(benchmarking_results[\"serving\"])\n"
-		    "```\n"
-		    "\n"
-		    "The json string for all benchmarking tables:\n"
-		    "\n"
-		    "```json\n");
+	pg_buf_puts(
+	    out,
+	    "## json version of the benchmarking tables\n"
+	    "\n"
+	    "This section contains the data of the markdown tables above in JSON format.\n"
+	    "You can load the benchmarking tables into pandas dataframes as follows:\n"
+	    "\n"
+	    "```python\n"
+	    "import json\n"
+	    "import pandas as pd\n"
+	    "\n"
+	    "benchmarking_results_json = \"\"\"The json string\"\"\"\n"
+	    "benchmarking_results = json.loads(benchmarking_results_json)\n"
+	    "latency_results = pd.DataFrame.from_dict(benchmarking_results[\"latency\"])\n"
+	    "throughput_results = pd.DataFrame.from_dict(benchmarking_results[\"throughput\"])\n"
+	    "serving_results = pd.DataFrame.from_dict(benchmarking_results[\"serving\"])\n"
+	    "```\n"
+	    "\n"
+	    "The json string for all benchmarking tables:\n"
+	    "\n"
+	    "```json\n");
 	pg_report_json_tables(out, r);
-	pg_buf_puts(out,
-		    "\n"
-		    "```\n"
-		    "\n"
-		    "You can also check the raw experiment data in the Artifact tab of the Buildkite page.\n");
+	pg_buf_puts(out, "\n"
+			 "```\n"
+			 "\n"
+			 "You can also check the raw experiment data in the Artifact tab of the "
+			 "Buildkite page.\n");
 }
 
 void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned flags)
@@ -817,7 +824,8 @@ void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned 
 
 			pg_buf_printf(out, "## %s\n\n", section_titles[k]);
 			if (!t->n) {
-				pg_buf_printf(out, "No %s results.\n\n", pg_suite_kind_name(t->kind));
+				pg_buf_printf(out, "No %s results.\n\n",
+					      pg_suite_kind_name(t->kind));
 				continue;
 			}
 			if (flags & PG_REPORT_DESCRIPTIONS) {

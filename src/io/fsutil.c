@@ -163,7 +163,8 @@ int pg_files_write_atomic(const struct pg_file_out *files, size_t n, struct pg_e
 		char *dir;
 
 		if (rename(tmps.v[renamed], files[renamed].path)) {
-			pg_error_set(err, PG_ERR, "%s: rename: %s", files[renamed].path, strerror(errno));
+			pg_error_set(err, PG_ERR, "%s: rename: %s", files[renamed].path,
+				     strerror(errno));
 			goto done;
 		}
 		dir = dir_of(files[renamed].path);
@@ -197,7 +198,8 @@ int pg_mkdir_p(const char *path, struct pg_error *err)
 			char saved = *p;
 			*p = '\0';
 			if (mkdir(copy, 0755) && errno != EEXIST) {
-				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", copy, strerror(errno));
+				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", copy,
+						   strerror(errno));
 				break;
 			}
 			*p = saved;
