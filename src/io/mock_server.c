@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +106,8 @@ struct server {
 	struct pg_buf model_json;
 	struct pg_engine *engine;
 	int epfd, listen_fd, signal_fd, spare_fd;
+	int timer_fd;                /* only where epoll_pwait2 is missing */
+	int64_t timer_armed;
 	bool listening, listener_closed;
 	int port;
 	int64_t start_ns, ready_at, exit_at, stop_at;
@@ -1040,7 +1043,7 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	sigset_t mask;
 
 	s->cfg = cfg;
-	s->listen_fd = s->signal_fd = s->epfd = s->spare_fd = -1;
+	s->listen_fd = s->signal_fd = s->epfd = s->spare_fd = s->timer_fd = -1;
 	s->start_ns = mono_ns();
 	s->created = (int64_t)time(NULL);
 	s->model.name = cfg->model;
@@ -1103,6 +1106,8 @@ static void teardown(struct server *s)
 		close(s->epfd);
 	if (s->spare_fd >= 0)
 		close(s->spare_fd);
+	if (s->timer_fd >= 0)
+		close(s->timer_fd);
 	if (s->signal_fd >= 0 || s->epfd >= 0)
 		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	for (size_t i = 0; i < s->n_records; i++)
@@ -1143,13 +1148,57 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * Wait for I/O until the absolute deadline wake. epoll_pwait2 takes a
+ * nanosecond timeout; where it is missing (kernels before 5.11, valgrind)
+ * an absolute CLOCK_MONOTONIC timerfd in the epoll set does the same.
+ */
+static int wait_events(struct server *s, struct epoll_event *events, int64_t wake)
+{
+	struct timespec ts, *tsp = NULL;
+	int n;
+
+	if (s->timer_fd < 0) {
+		if (wake != INT64_MAX) {
+			int64_t d = wake - mono_ns();
+			if (d < 0)
+				d = 0;
+			ts.tv_sec = d / 1000000000;
+			ts.tv_nsec = d % 1000000000;
+			tsp = &ts;
+		}
+		n = epoll_pwait2(s->epfd, events, MAX_EVENTS, tsp, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (s->timer_fd < 0)
+			return -1;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->timer_fd };
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timer_fd, &ev) != 0)
+			return -1;
+		s->timer_armed = INT64_MAX;
+	}
+	if (wake != s->timer_armed) {
+		struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+		if (wake != INT64_MAX) {
+			/* 0 would disarm: a deadline at the clock's origin is 1 ns */
+			int64_t w = wake > 0 ? wake : 1;
+			its.it_value.tv_sec = w / 1000000000;
+			its.it_value.tv_nsec = w % 1000000000;
+		}
+		if (timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+			return -1;
+		s->timer_armed = wake;
+	}
+	return epoll_wait(s->epfd, events, MAX_EVENTS, -1);
+}
+
 static int loop(struct server *s, struct pg_error *err)
 {
 	struct epoll_event events[MAX_EVENTS];
 
 	while (!s->stopping) {
 		int64_t now = mono_ns(), wake;
-		struct timespec ts, *tsp = NULL;
 		int n;
 
 		if (now >= s->exit_at) {
@@ -1172,19 +1221,11 @@ static int loop(struct server *s, struct pg_error *err)
 		wake = min64(wake, s->stop_at);
 		if (!s->listening && !s->listener_closed)
 			wake = min64(wake, s->ready_at);
-		if (wake != INT64_MAX) {
-			int64_t d = wake - mono_ns();
-			if (d < 0)
-				d = 0;
-			ts.tv_sec = d / 1000000000;
-			ts.tv_nsec = d % 1000000000;
-			tsp = &ts;
-		}
-		n = epoll_pwait2(s->epfd, events, MAX_EVENTS, tsp, NULL);
+		n = wait_events(s, events, wake);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return pg_error_set(err, PG_EINFRA, "epoll_pwait2: %s", strerror(errno));
+			return pg_error_set(err, PG_EINFRA, "epoll_wait: %s", strerror(errno));
 		}
 		for (int i = 0; i < n; i++) {
 			void *p = events[i].data.ptr;
@@ -1198,6 +1239,14 @@ static int loop(struct server *s, struct pg_error *err)
 			}
 			if (p == &s->signal_fd) {
 				on_signal(s);
+				continue;
+			}
+			if (p == &s->timer_fd) {
+				uint64_t expirations;
+				if (read(s->timer_fd, &expirations, sizeof(expirations)) < 0)
+					s->timer_armed = INT64_MIN; /* re-arm next time */
+				else
+					s->timer_armed = INT64_MAX;
 				continue;
 			}
 			c = p;
