@@ -132,26 +132,22 @@ int cmd_mock_server(int argc, char **argv)
 	cfg.engine.vocab_size = (uint32_t)vocab_size;
 
 	{
-		const struct { const char *name; double v; } probs[] = {
-			{ "eos-prob", eos_prob }, { "fault-500", fault_500 },
-			{ "fault-disconnect", fault_disconnect }, { "fault-stall", fault_stall },
+		const struct { const char *name; double v, max; const char *what; } ranges[] = {
+			{ "eos-prob", eos_prob, 1, "a probability in [0, 1]" },
+			{ "fault-500", fault_500, 1, "a probability in [0, 1]" },
+			{ "fault-disconnect", fault_disconnect, 1, "a probability in [0, 1]" },
+			{ "fault-stall", fault_stall, 1, "a probability in [0, 1]" },
+			{ "ttft-ms", ttft_ms, 1e9, "a finite number >= 0" },
+			{ "itl-ms", itl_ms, 1e9, "a finite number >= 0" },
+			{ "prefill-us-per-token", isnan(prefill_us) ? 0 : prefill_us, 1e9, "a finite number >= 0" },
+			{ "itl-growth", isnan(itl_growth) ? 0 : itl_growth, 1e9, "a finite number >= 0" },
+			{ "stall-ms", stall_ms, 1e9, "a finite number >= 0" },
+			{ "max-seconds", max_seconds, 1e9, "a finite number >= 0" },
 		};
-		const struct { const char *name; double v; } nonneg[] = {
-			{ "ttft-ms", ttft_ms }, { "itl-ms", itl_ms },
-			{ "prefill-us-per-token", isnan(prefill_us) ? 0 : prefill_us },
-			{ "itl-growth", isnan(itl_growth) ? 0 : itl_growth },
-			{ "stall-ms", stall_ms }, { "max-seconds", max_seconds },
-		};
-		for (size_t i = 0; i < sizeof(probs) / sizeof(probs[0]); i++)
-			if (!(probs[i].v >= 0 && probs[i].v <= 1)) {
-				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected a probability in [0, 1]",
-					     probs[i].name, probs[i].v);
-				goto fail;
-			}
-		for (size_t i = 0; i < sizeof(nonneg) / sizeof(nonneg[0]); i++)
-			if (!(nonneg[i].v >= 0 && isfinite(nonneg[i].v))) {
-				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected a finite number >= 0",
-					     nonneg[i].name, nonneg[i].v);
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			if (!(ranges[i].v >= 0 && ranges[i].v <= ranges[i].max)) {
+				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected %s", ranges[i].name,
+					     ranges[i].v, ranges[i].what);
 				goto fail;
 			}
 	}

@@ -403,16 +403,12 @@ static void begin_close(struct server *s, struct conn *c)
 	pg_buf_release(&c->in);
 }
 
-static void conn_write(struct server *s, struct conn *c, const char *data, size_t len)
+/* Send as much of data as the kernel takes now. Returns the bytes sent, or
+ * -1 when the connection failed (it is closed then). */
+static ssize_t send_some(struct server *s, struct conn *c, const char *data, size_t len)
 {
 	size_t done = 0;
 
-	if (c->dead)
-		return;
-	if (out_pending(c)) {
-		pg_buf_add(&c->out, data, len);
-		return;
-	}
 	while (done < len) {
 		ssize_t n = send(c->fd, data + done, len - done, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -421,32 +417,45 @@ static void conn_write(struct server *s, struct conn *c, const char *data, size_
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			conn_close(s, c, "client_closed");
-			return;
+			return -1;
 		}
 		done += (size_t)n;
 	}
-	if (done < len) {
+	return (ssize_t)done;
+}
+
+static void conn_write(struct server *s, struct conn *c, const char *data, size_t len)
+{
+	ssize_t done;
+
+	if (c->dead)
+		return;
+	if (out_pending(c)) {
+		pg_buf_add(&c->out, data, len);
+		return;
+	}
+	done = send_some(s, c, data, len);
+	if (done >= 0 && (size_t)done < len) {
 		s->st.writes_blocked++;
 		pg_buf_reset(&c->out);
 		c->out_off = 0;
-		pg_buf_add(&c->out, data + done, len - done);
+		pg_buf_add(&c->out, data + done, len - (size_t)done);
 	}
 }
 
 static void conn_flush(struct server *s, struct conn *c)
 {
-	while (out_pending(c)) {
-		ssize_t n = send(c->fd, c->out.ptr + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			conn_close(s, c, "client_closed");
-			return;
-		}
-		c->out_off += (size_t)n;
-	}
+	ssize_t done;
+
+	if (!out_pending(c))
+		goto drained;
+	done = send_some(s, c, c->out.ptr + c->out_off, c->out.len - c->out_off);
+	if (done < 0)
+		return;
+	c->out_off += (size_t)done;
+	if (out_pending(c))
+		return;
+drained:
 	c->out_off = 0;
 	if (c->out.cap > OUT_KEEP_CAP)
 		pg_buf_release(&c->out);

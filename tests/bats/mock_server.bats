@@ -153,6 +153,15 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 	  "$(grep -a -n '"count":1' "$BATS_TEST_TMPDIR/pipe.txt" | cut -d: -f1)" ]
 }
 
+@test "large prompts arrive over many reads; Expect: 100-continue is honoured" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --max-model-len 300000
+	py 'import json,sys; json.dump({"prompt": [i % 32000 for i in range(200000)], "max_tokens": 2}, open(sys.argv[1], "w"))' "$BATS_TEST_TMPDIR/big.json"
+	run curl -sS -H 'Expect: 100-continue' -H 'content-type: application/json' --data-binary @"$BATS_TEST_TMPDIR/big.json" "$URL/v1/completions"
+	py 'import json,sys; u=json.loads(sys.argv[1])["usage"]; assert u["prompt_tokens"]==200000 and u["completion_tokens"]==2, u' "$output"
+	curl -sS -H 'content-type: application/json' --data-binary @"$BATS_TEST_TMPDIR/big.json" "$URL/tokenize" >"$BATS_TEST_TMPDIR/tok.json"
+	py 'import json,sys; t=json.load(open(sys.argv[1])); assert t["count"]==200000 and t["tokens"][-1]==199999 % 32000' "$BATS_TEST_TMPDIR/tok.json"
+}
+
 @test "errors are OpenAI error JSON with the right status" {
 	start_server
 	run curl -sS -w ' %{http_code}' -d '{bad' "$URL/v1/completions"
