@@ -59,6 +59,8 @@ const char *pg_engine_fault_name(enum pg_engine_fault f)
 	case PG_ENGINE_FAULT_HTTP_500: return "http_500";
 	case PG_ENGINE_FAULT_DISCONNECT: return "disconnect";
 	case PG_ENGINE_FAULT_STALL: return "stall";
+	case PG_ENGINE_FAULT_MALFORMED: return "malformed";
+	case PG_ENGINE_FAULT_STREAM_ERROR: return "stream_error";
 	}
 	return "unknown";
 }
@@ -323,13 +325,25 @@ static void plan_request(const struct pg_engine *e, uint64_t serial,
 	plan->messages = 1 + (plan->output_tokens - 1 + p->tokens_per_message - 1) /
 			 p->tokens_per_message;
 
-	if (u < p->fault_500)
-		plan->fault = PG_ENGINE_FAULT_HTTP_500;
-	else if (u < p->fault_500 + p->fault_disconnect)
-		plan->fault = PG_ENGINE_FAULT_DISCONNECT;
-	else if (u < p->fault_500 + p->fault_disconnect + p->fault_stall)
-		plan->fault = PG_ENGINE_FAULT_STALL;
-	if (plan->fault == PG_ENGINE_FAULT_DISCONNECT || plan->fault == PG_ENGINE_FAULT_STALL)
+	/* One draw against cumulative probabilities, in a fixed order (new
+	 * kinds go last, so a seed keeps its meaning for the old ones). */
+	{
+		const double prob[] = { p->fault_500, p->fault_disconnect, p->fault_stall,
+					p->fault_malformed, p->fault_stream_error };
+		const enum pg_engine_fault kind[] = {
+			PG_ENGINE_FAULT_HTTP_500, PG_ENGINE_FAULT_DISCONNECT, PG_ENGINE_FAULT_STALL,
+			PG_ENGINE_FAULT_MALFORMED, PG_ENGINE_FAULT_STREAM_ERROR,
+		};
+		double edge = 0;
+		for (size_t k = 0; k < sizeof(prob) / sizeof(prob[0]); k++) {
+			edge += prob[k];
+			if (u < edge) {
+				plan->fault = kind[k];
+				break;
+			}
+		}
+	}
+	if (plan->fault != PG_ENGINE_FAULT_NONE && plan->fault != PG_ENGINE_FAULT_HTTP_500)
 		plan->fault_at_message = (int64_t)(draw(p, serial, STREAM_FAULT_AT, 0) %
 					   (uint64_t)plan->messages);
 }

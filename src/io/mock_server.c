@@ -82,6 +82,8 @@ struct conn {
 	bool streaming;
 	bool chunked;
 	struct pg_engine_seq *seq;
+	enum pg_engine_fault fault;
+	int64_t fault_at;
 	struct pg_mock_stream stream;
 	int64_t received_ns;
 	int64_t tokens_sent;
@@ -94,8 +96,8 @@ struct conn {
 
 struct stats {
 	uint64_t accepted, open, peak_open;
-	uint64_t received, finished, ok, rejected, http_500, disconnects, stalls, client_closed,
-		shutdown_cut, other_requests;
+	uint64_t received, finished, ok, rejected, http_500, disconnects, stalls, malformed,
+		stream_errors, client_closed, shutdown_cut, other_requests;
 	uint64_t in_flight, peak_in_flight;
 	uint64_t tokens_sent, messages_sent, writes_blocked;
 };
@@ -526,6 +528,8 @@ static void stats_json(struct server *s, struct pg_buf *out)
 	json_object_set_new(o, "http_500", json_integer((json_int_t)s->st.http_500));
 	json_object_set_new(o, "disconnects", json_integer((json_int_t)s->st.disconnects));
 	json_object_set_new(o, "stalls", json_integer((json_int_t)s->st.stalls));
+	json_object_set_new(o, "malformed", json_integer((json_int_t)s->st.malformed));
+	json_object_set_new(o, "stream_errors", json_integer((json_int_t)s->st.stream_errors));
 	json_object_set_new(o, "client_closed", json_integer((json_int_t)s->st.client_closed));
 	json_object_set_new(o, "in_flight", json_integer((json_int_t)s->st.in_flight));
 	json_object_set_new(o, "peak_in_flight", json_integer((json_int_t)s->st.peak_in_flight));
@@ -642,6 +646,8 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 		r->status = 200;
 		record_reserve(r, plan.messages);
 	}
+	c->fault = plan.fault;
+	c->fault_at = plan.fault_at_message;
 	if (plan.fault == PG_ENGINE_FAULT_STALL)
 		s->st.stalls++;
 	if (!c->seq) {
@@ -668,10 +674,38 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 	}
 }
 
+/* The fault_stream_error fault: vLLM's in-stream error event, or a 500 for
+ * a non-streaming request, in place of this message. The request ends. */
+static void stream_error(struct server *s, struct conn *c, const struct pg_engine_event *ev)
+{
+	struct pg_mock_error e = { 0 };
+
+	if (c->seq)
+		pg_engine_cancel(s->engine, c->seq, ev->deadline_ns);
+	c->seq = NULL;
+	s->st.stream_errors++;
+	pg_mock_error_set(&e, 500, NULL, "simulated generation error (--fault-stream-error)");
+	if (c->streaming) {
+		pg_buf_reset(&s->out);
+		pg_mock_stream_error(&e, c->chunked, &s->scratch, &s->out);
+		conn_write(s, c, s->out.ptr, s->out.len);
+		finish_request(s, c, "stream_error", 200);
+		if (!c->keep_alive) {
+			c->want_close = true;
+			if (!out_pending(c))
+				begin_close(s, c);
+		}
+	} else {
+		finish_request(s, c, "stream_error", 500);
+		respond_error(s, c, &e, c->keep_alive, NULL);
+	}
+}
+
 static void handle_engine_event(struct server *s, const struct pg_engine_event *ev)
 {
 	struct conn *c = ev->user;
 	int64_t now = mono_ns();
+	const char *outcome = "ok";
 
 	if (c->dead || !c->active)
 		return;
@@ -685,10 +719,18 @@ static void handle_engine_event(struct server *s, const struct pg_engine_event *
 		conn_close(s, c, "disconnect");
 		return;
 	}
+	if (c->fault == PG_ENGINE_FAULT_STREAM_ERROR && ev->message_index == c->fault_at) {
+		stream_error(s, c, ev);
+		return;
+	}
 	if (c->streaming) {
 		pg_buf_reset(&s->out);
-		pg_mock_stream_message(&c->stream, ev->first_token, ev->n_tokens, ev->last, c->chunked,
-				       &s->scratch, &s->out);
+		if (c->fault == PG_ENGINE_FAULT_MALFORMED && ev->message_index == c->fault_at)
+			pg_mock_stream_message_malformed(&c->stream, ev->first_token, ev->n_tokens,
+							 ev->last, c->chunked, &s->scratch, &s->out);
+		else
+			pg_mock_stream_message(&c->stream, ev->first_token, ev->n_tokens, ev->last,
+					       c->chunked, &s->scratch, &s->out);
 		now = mono_ns();
 		conn_write(s, c, s->out.ptr, s->out.len);
 		s->st.messages_sent++;
@@ -700,16 +742,22 @@ static void handle_engine_event(struct server *s, const struct pg_engine_event *
 	if (!ev->last || c->dead)
 		return;
 
+	if (c->fault == PG_ENGINE_FAULT_MALFORMED) {
+		s->st.malformed++;
+		outcome = "malformed";
+	} else {
+		s->st.ok++;
+	}
 	if (!c->streaming) {
 		pg_buf_reset(&s->body);
 		pg_mock_full_response(&c->stream, &s->body);
+		if (c->fault == PG_ENGINE_FAULT_MALFORMED)
+			pg_buf_truncate(&s->body, s->body.len / 2);
 		lateness_add(s, mono_ns() - ev->deadline_ns);
-		s->st.ok++;
-		finish_request(s, c, "ok", 200);
+		finish_request(s, c, outcome, 200);
 		respond_json(s, c, 200, &s->body, c->keep_alive, NULL);
 	} else {
-		s->st.ok++;
-		finish_request(s, c, "ok", 200);
+		finish_request(s, c, outcome, 200);
 		if (!c->keep_alive) {
 			c->want_close = true;
 			if (!out_pending(c))

@@ -201,6 +201,29 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 	py 'import json,sys; s=json.loads(sys.argv[1])["requests"]; assert s["stalls"]==1 and s["client_closed"]==1, s' "$output"
 }
 
+@test "fault injection: a malformed chunk, an in-stream error event" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --fault-malformed 1 --seed 2
+	run post /v1/completions '{"prompt":"a","max_tokens":6,"stream":true}' -N
+	py 'import json,sys
+bad = 0
+for l in sys.argv[1].splitlines():
+    if l.startswith("data: {"):
+        try: json.loads(l[6:])
+        except ValueError: bad += 1
+assert bad == 1 and sys.argv[1].rstrip().endswith("data: [DONE]"), sys.argv[1]' "$output"
+	kill "$SERVER_PID"
+	wait_exit 5
+
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --fault-stream-error 1 --seed 2
+	run post /v1/chat/completions '{"messages":[{"role":"user","content":"a"}],"max_tokens":6,"stream":true}' -N
+	[[ "$output" == *'data: {"error":{"message":"simulated generation error (--fault-stream-error)","type":"InternalServerError","param":null,"code":500}}'* ]]
+	[[ "$output" == *'data: [DONE]'* ]]
+	run curl -sS -w ' %{http_code}' -d '{"prompt":"a","max_tokens":3}' "$URL/v1/completions"
+	[[ "$output" == *'"code":500}} 500' ]]
+	run curl -sS "$URL/mock/stats"
+	py 'import json,sys; s=json.loads(sys.argv[1])["requests"]; assert s["stream_errors"]==2, s' "$output"
+}
+
 @test "faults are reproducible by seed" {
 	outcomes() {
 		start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --fault-500 0.3 --fault-disconnect 0.3 --seed "$1"
@@ -330,7 +353,8 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	run -0 "$PERFGATE_BIN" mock-server --help
 	for flag in --host --port --allow-remote --port-file --model --max-model-len --seed --fixed-timing \
 		--ttft-ms --itl-ms --prefill-us-per-token --itl-growth --max-running --tokens-per-message \
-		--eos-prob --fault-500 --fault-disconnect --fault-stall --stall-ms --max-seconds \
+		--eos-prob --fault-500 --fault-disconnect --fault-stall --fault-malformed --fault-stream-error \
+		--stall-ms --max-seconds \
 		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log; do
 		[[ "$output" == *"$flag"* ]] || { echo "missing $flag"; return 1; }
 	done

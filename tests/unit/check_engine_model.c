@@ -253,7 +253,9 @@ static void plans(uint64_t seed, struct pg_engine_plan *out, int n)
 	p.seed = seed;
 	p.fault_500 = 0.1;
 	p.fault_disconnect = 0.2;
-	p.fault_stall = 0.3;
+	p.fault_stall = 0.2;
+	p.fault_malformed = 0.05;
+	p.fault_stream_error = 0.05;
 	e = pg_engine_new(&p);
 	for (int i = 0; i < n; i++)
 		pg_engine_cancel(e, pg_engine_submit(e, 0, &req, NULL, &out[i]), 0);
@@ -264,7 +266,7 @@ START_TEST(faults_are_reproducible_by_seed)
 {
 	enum { N = 10000 };
 	static struct pg_engine_plan a[N], b[N], c[N];
-	int count[4] = { 0 }, differ = 0;
+	int count[6] = { 0 }, differ = 0;
 
 	plans(7, a, N);
 	plans(7, b, N);
@@ -279,7 +281,10 @@ START_TEST(faults_are_reproducible_by_seed)
 	/* Binomial, n = 10000: 5 sigma is at most 230. */
 	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_HTTP_500] - 1000), 160);
 	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_DISCONNECT] - 2000), 200);
-	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_STALL] - 3000), 230);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_STALL] - 2000), 200);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_MALFORMED] - 500), 110);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_STREAM_ERROR] - 500), 110);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_NONE] - 4000), 250);
 	ck_assert_int_gt(differ, 3000);
 }
 END_TEST
