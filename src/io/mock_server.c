@@ -124,6 +124,7 @@ struct server {
 	struct stats st;
 	struct record **records;
 	size_t n_records, cap_records;
+	uint64_t records_bytes;
 	uint32_t *late_hist;
 	uint64_t late_n;
 	int64_t late_max;
@@ -182,6 +183,7 @@ static struct record *record_new(struct server *s, const char *endpoint, const c
 	if (!s->cfg->timing_log)
 		return NULL;
 	r = pg_xcalloc(1, sizeof(*r));
+	s->records_bytes += sizeof(*r) + sizeof(r) + request_id_len;
 	r->endpoint = endpoint;
 	r->request_id = request_id ? pg_xstrndup(request_id, request_id_len) : NULL;
 	r->admitted_ns = INT64_MIN;
@@ -190,10 +192,11 @@ static struct record *record_new(struct server *s, const char *endpoint, const c
 	return r;
 }
 
-static void record_reserve(struct record *r, int64_t messages)
+static void record_reserve(struct server *s, struct record *r, int64_t messages)
 {
 	size_t cap = (size_t)(messages > 0 ? messages : 1);
 
+	s->records_bytes += cap * (2 * sizeof(int64_t) + sizeof(int32_t));
 	r->cap = cap;
 	r->deadline_ns = pg_xmalloc(cap * sizeof(*r->deadline_ns));
 	r->sent_ns = pg_xmalloc(cap * sizeof(*r->sent_ns));
@@ -544,6 +547,7 @@ static void stats_json(struct server *s, struct pg_buf *out)
 	json_object_set_new(root, "tokens_sent", json_integer((json_int_t)s->st.tokens_sent));
 	json_object_set_new(root, "messages_sent", json_integer((json_int_t)s->st.messages_sent));
 	json_object_set_new(root, "writes_blocked", json_integer((json_int_t)s->st.writes_blocked));
+	json_object_set_new(root, "timing_log_bytes", json_integer((json_int_t)s->records_bytes));
 	o = json_object();
 	json_object_set_new(o, "messages", json_integer((json_int_t)s->late_n));
 	json_object_set_new(o, "p50_us", json_real(lateness_percentile(s, 50)));
@@ -644,7 +648,7 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 		r->fault = plan.fault;
 		r->prompt_tokens = g.prompt_tokens;
 		r->status = 200;
-		record_reserve(r, plan.messages);
+		record_reserve(s, r, plan.messages);
 	}
 	c->fault = plan.fault;
 	c->fault_at = plan.fault_at_message;
