@@ -136,6 +136,15 @@ assert sizes == [1, 4, 4, 1], sizes
 assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 }
 
+@test "HTTP/1.0 clients get a plain SSE body ended by closing the connection" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0
+	run curl -sS -i --http1.0 -N -d '{"prompt":"a","max_tokens":3,"stream":true}' "$URL/v1/completions"
+	[[ "$output" != *'transfer-encoding'* ]]
+	[[ "$output" == *'connection: close'* ]]
+	[ "$(grep -c '^data: {' <<<"$output")" -eq 3 ]
+	[[ "$output" == *'data: [DONE]'* ]]
+}
+
 @test "pipelined requests are answered in order on one connection" {
 	start_server --fixed-timing --ttft-ms 2 --itl-ms 1
 	body='{"prompt":"a b","max_tokens":2,"stream":true}'
@@ -314,6 +323,14 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	"$PERFGATE_BIN" mock-server --port 0 --port-file "$BATS_TEST_TMPDIR/never" --never-ready --max-seconds 0.5 2>"$BATS_TEST_TMPDIR/never.log"
 	[ ! -e "$BATS_TEST_TMPDIR/never" ]
 	grep -q 'never becoming ready' "$BATS_TEST_TMPDIR/never.log"
+
+	# SIGTERM while still starting: exit 0 at once
+	"$PERFGATE_BIN" mock-server --port 0 --never-ready --max-seconds 30 2>/dev/null &
+	SERVER_PID=$!
+	sleep 0.2
+	kill -TERM "$SERVER_PID"
+	wait_exit 2
+	[ "$EXIT_CODE" -eq 0 ]
 
 	run -7 "$PERFGATE_BIN" mock-server --port 0 --startup-delay-ms 2000 --exit-after-ms 100 --exit-code 7
 	[[ "$output" == *'simulated crash after 100 ms'* ]]
