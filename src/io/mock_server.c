@@ -513,47 +513,30 @@ static void respond_error(struct server *s, struct conn *c, const struct pg_mock
 static void stats_json(struct server *s, struct pg_buf *out)
 {
 	struct pg_engine_counts ec;
-	json_t *root = json_object(), *o;
+	const struct stats *st = &s->st;
+	json_t *root;
 
+#define I(v) ((json_int_t)(v))
 	pg_engine_counts(s->engine, &ec);
-	json_object_set_new(root, "model", json_string(s->cfg->model));
-	json_object_set_new(root, "uptime_s", json_real((double)(mono_ns() - s->start_ns) / 1e9));
-	o = json_object();
-	json_object_set_new(o, "open", json_integer((json_int_t)s->st.open));
-	json_object_set_new(o, "peak", json_integer((json_int_t)s->st.peak_open));
-	json_object_set_new(o, "accepted", json_integer((json_int_t)s->st.accepted));
-	json_object_set_new(root, "connections", o);
-	o = json_object();
-	json_object_set_new(o, "received", json_integer((json_int_t)s->st.received));
-	json_object_set_new(o, "finished", json_integer((json_int_t)s->st.finished));
-	json_object_set_new(o, "ok", json_integer((json_int_t)s->st.ok));
-	json_object_set_new(o, "rejected", json_integer((json_int_t)s->st.rejected));
-	json_object_set_new(o, "http_500", json_integer((json_int_t)s->st.http_500));
-	json_object_set_new(o, "disconnects", json_integer((json_int_t)s->st.disconnects));
-	json_object_set_new(o, "stalls", json_integer((json_int_t)s->st.stalls));
-	json_object_set_new(o, "malformed", json_integer((json_int_t)s->st.malformed));
-	json_object_set_new(o, "stream_errors", json_integer((json_int_t)s->st.stream_errors));
-	json_object_set_new(o, "client_closed", json_integer((json_int_t)s->st.client_closed));
-	json_object_set_new(o, "in_flight", json_integer((json_int_t)s->st.in_flight));
-	json_object_set_new(o, "peak_in_flight", json_integer((json_int_t)s->st.peak_in_flight));
-	json_object_set_new(o, "other", json_integer((json_int_t)s->st.other_requests));
-	json_object_set_new(root, "requests", o);
-	o = json_object();
-	json_object_set_new(o, "running", json_integer(ec.running));
-	json_object_set_new(o, "queued", json_integer(ec.queued));
-	json_object_set_new(o, "peak_running", json_integer(ec.peak_running));
-	json_object_set_new(o, "peak_queued", json_integer(ec.peak_queued));
-	json_object_set_new(root, "engine", o);
-	json_object_set_new(root, "tokens_sent", json_integer((json_int_t)s->st.tokens_sent));
-	json_object_set_new(root, "messages_sent", json_integer((json_int_t)s->st.messages_sent));
-	json_object_set_new(root, "writes_blocked", json_integer((json_int_t)s->st.writes_blocked));
-	json_object_set_new(root, "timing_log_bytes", json_integer((json_int_t)s->records_bytes));
-	o = json_object();
-	json_object_set_new(o, "messages", json_integer((json_int_t)s->late_n));
-	json_object_set_new(o, "p50_us", json_real(lateness_percentile(s, 50)));
-	json_object_set_new(o, "p99_us", json_real(lateness_percentile(s, 99)));
-	json_object_set_new(o, "max_us", json_real((double)s->late_max / 1e3));
-	json_object_set_new(root, "lateness", o);
+	root = json_pack(
+		"{s:s, s:f, s:{s:I, s:I, s:I},"
+		" s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+		" s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f}}",
+		"model", s->cfg->model, "uptime_s", (double)(mono_ns() - s->start_ns) / 1e9,
+		"connections", "open", I(st->open), "peak", I(st->peak_open), "accepted", I(st->accepted),
+		"requests", "received", I(st->received), "finished", I(st->finished), "ok", I(st->ok),
+		"rejected", I(st->rejected), "http_500", I(st->http_500),
+		"disconnects", I(st->disconnects), "stalls", I(st->stalls),
+		"malformed", I(st->malformed), "stream_errors", I(st->stream_errors),
+		"client_closed", I(st->client_closed), "in_flight", I(st->in_flight),
+		"peak_in_flight", I(st->peak_in_flight), "other", I(st->other_requests),
+		"engine", "running", I(ec.running), "queued", I(ec.queued),
+		"peak_running", I(ec.peak_running), "peak_queued", I(ec.peak_queued),
+		"tokens_sent", I(st->tokens_sent), "messages_sent", I(st->messages_sent),
+		"writes_blocked", I(st->writes_blocked), "timing_log_bytes", I(s->records_bytes),
+		"lateness", "messages", I(s->late_n), "p50_us", lateness_percentile(s, 50),
+		"p99_us", lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
+#undef I
 	pg_json_write(out, root, 0);
 	json_decref(root);
 }

@@ -106,6 +106,14 @@ assert (u["prompt_tokens"],u["completion_tokens"],u["total_tokens"])==(3,5,8), u
 	py 'import json,sys; r=json.loads(sys.argv[1]); m=r["choices"][0]["message"]
 assert r["object"]=="chat.completion" and m["role"]=="assistant" and len(m["content"].split())==2, r
 assert r["usage"]["completion_tokens"]==2, r' "$output"
+	# /mock/stats, with the values that depend on timing zeroed (golden)
+	curl -sS "$URL/mock/stats" | py 'import json,sys
+s = json.load(sys.stdin)
+s["uptime_s"] = 0.0
+s["lateness"].update(p50_us=0.0, p99_us=0.0, max_us=0.0)
+s["connections"].update(open=0, peak=0)  # closes race the next connect
+print(json.dumps(s, indent=1))' >"$BATS_TEST_TMPDIR/stats.json"
+	golden stats.json "$BATS_TEST_TMPDIR/stats.json"
 }
 
 @test "without ignore_eos a seeded EOS ends the output early with finish_reason stop" {
