@@ -97,7 +97,7 @@ struct conn {
 struct stats {
 	uint64_t accepted, open, peak_open;
 	uint64_t received, finished, ok, rejected, http_500, disconnects, stalls, malformed,
-		stream_errors, client_closed, shutdown_cut, other_requests;
+		stream_errors, client_closed, other_requests;
 	uint64_t in_flight, peak_in_flight;
 	uint64_t tokens_sent, messages_sent, writes_blocked;
 };
@@ -1127,16 +1127,21 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	return 0;
 }
 
-static void teardown(struct server *s)
+static void close_all(struct server *s)
 {
 	struct conn *c, *next;
 
 	for (c = s->conns; c; c = next) {
 		next = c->next;
-		if (c->active)
-			s->st.shutdown_cut++;
 		conn_close(s, c, "shutdown");
 	}
+}
+
+static void teardown(struct server *s)
+{
+	struct conn *c, *next;
+
+	close_all(s);
 	for (c = s->dead; c; c = next) {
 		next = c->dead_next;
 		conn_free(c);
@@ -1335,14 +1340,8 @@ int pg_mock_server_run(const struct pg_mock_server_config *cfg, struct pg_error 
 		      (unsigned long long)(s.st.received - s.st.ok),
 		      (unsigned long long)s.st.tokens_sent, (unsigned long long)s.st.peak_in_flight);
 	}
-	/* Close connections first so cut streams are recorded, then log. */
-	{
-		struct conn *c, *next;
-		for (c = s.conns; c; c = next) {
-			next = c->next;
-			conn_close(&s, c, "shutdown");
-		}
-	}
+	/* Streams cut by the stop are recorded as such before the log is written. */
+	close_all(&s);
 	if (!rc && cfg->timing_log)
 		rc = write_timing_log(&s, err);
 	teardown(&s);
