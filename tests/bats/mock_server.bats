@@ -60,6 +60,20 @@ py() {
 	"$PERFGATE_PYTHON" -c "$@"
 }
 
+# wait_stats EXPR: poll /mock/stats until the Python expression EXPR (over
+# the stats object `s`) holds; fail after 10 s.
+wait_stats() {
+	local deadline=$((SECONDS + 10))
+	until curl -sS "$URL/mock/stats" 2>/dev/null | py "import json,sys; s=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "stats never satisfied: $1"
+			curl -sS "$URL/mock/stats"
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
 post() { # PATH BODY [curl options]
 	local path=$1 body=$2
 	shift 2
@@ -214,8 +228,7 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 
 	start_server --fixed-timing --ttft-ms 2 --itl-ms 1 --fault-stall 1
 	run -28 curl -sS -N -m 1 -d '{"prompt":"a","max_tokens":50,"stream":true}' "$URL/v1/completions"
-	run curl -sS "$URL/mock/stats"
-	py 'import json,sys; s=json.loads(sys.argv[1])["requests"]; assert s["stalls"]==1 and s["client_closed"]==1, s' "$output"
+	wait_stats 's["requests"]["stalls"] == 1 and s["requests"]["client_closed"] == 1'
 }
 
 @test "fault injection: a malformed chunk, an in-stream error event" {
@@ -276,7 +289,7 @@ assert bad == 1 and sys.argv[1].rstrip().endswith("data: [DONE]"), sys.argv[1]' 
 		start_server --fixed-timing --ttft-ms 1 --itl-ms 100 --timing-log "$BATS_TEST_TMPDIR/t.jsonl"
 		curl -sS -N -d '{"prompt":"a","max_tokens":1000,"stream":true}' "$URL/v1/completions" >/dev/null 2>&1 &
 		client=$!
-		sleep 0.3
+		wait_stats 's["tokens_sent"] >= 2'
 		kill -"$sig" "$SERVER_PID"
 		wait_exit 2
 		[ "$EXIT_CODE" -eq 0 ]
@@ -307,15 +320,16 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 }
 
 @test "the engine model queues beyond --max-running and reports it in /mock/stats" {
-	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 10 --itl-growth 0 --max-running 2
+	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 5 --itl-growth 0 --max-running 2
 	clients=()
 	for i in 1 2 3 4; do
-		post /v1/completions '{"prompt":"a","max_tokens":20,"stream":true}' -N >/dev/null &
+		post /v1/completions '{"prompt":"a","max_tokens":200,"stream":true}' -N >/dev/null &
 		clients+=($!)
 	done
-	sleep 0.1
+	# each runs 1 s: while all four are in, two run and two wait
+	wait_stats 's["requests"]["in_flight"] == 4'
 	run curl -sS "$URL/mock/stats"
-	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["running"]==2 and s["engine"]["queued"]==2, s; assert s["requests"]["in_flight"]==4, s' "$output"
+	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["running"]==2 and s["engine"]["queued"]==2, s' "$output"
 	wait "${clients[@]}"
 	run curl -sS "$URL/mock/stats"
 	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["peak_running"]==2 and s["engine"]["peak_queued"]==2 and s["requests"]["ok"]==4 and s["requests"]["peak_in_flight"]==4, s' "$output"
@@ -343,9 +357,9 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	run -7 "$PERFGATE_BIN" mock-server --port 0 --startup-delay-ms 2000 --exit-after-ms 100 --exit-code 7
 	[[ "$output" == *'simulated crash after 100 ms'* ]]
 
-	start_server --exit-after-ms 500 --exit-code 9 --fixed-timing --ttft-ms 1 --itl-ms 100
+	start_server --exit-after-ms 1500 --exit-code 9 --fixed-timing --ttft-ms 1 --itl-ms 100
 	run -18 curl -sS -N -d '{"prompt":"a","max_tokens":100,"stream":true}' "$URL/v1/completions"
-	wait_exit 2
+	wait_exit 5
 	[ "$EXIT_CODE" -eq 9 ]
 }
 
