@@ -319,12 +319,20 @@ static int64_t due_ns(const struct dispatch *d)
 	return (int64_t)llround(d->reqs[d->next].due_s * 1e9);
 }
 
-/* Send everything that is due, in order, while slots are free. */
+/*
+ * Send what is due, in order, while slots are free -- at most
+ * DISPATCH_BATCH at a time: starting a transfer costs tens of microseconds
+ * (libcurl looks for an idle connection among all of the host's), so a
+ * burst of thousands is interleaved with reading the responses already
+ * streaming, whose timestamps would otherwise wait for the whole burst.
+ */
+#define DISPATCH_BATCH 32
+
 static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 {
 	int running;
 
-	while (d->next < d->n && h->in_flight < d->maxc) {
+	for (int k = 0; k < DISPATCH_BATCH && d->next < d->n && h->in_flight < d->maxc; k++) {
 		int64_t due = due_ns(d);
 		struct pg_reqtrace *t = d->reqs[d->next].trace;
 
@@ -420,10 +428,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 		done += reap(h, &d.release_ns, &failed);
 		if (done >= n)
 			break;
-		if (d.next < n && h->in_flight < d.maxc &&
-		    h->origin + due_ns(&d) <= pg_hl_now_ns())
-			continue; /* a slot just freed for a request already due */
-
+		/* (with a request already due, the wait below does not block: it
+		 * only picks up what the sockets have, then dispatch goes on) */
 		busy_ns += pg_hl_now_ns() - mark;
 		if (h->poll_mode) {
 			/* (busy time is not separable from curl's own wait here) */
