@@ -181,6 +181,39 @@ START_TEST(serving_completions_against_the_mock)
 }
 END_TEST
 
+
+START_TEST(slow_responses_never_delay_arrivals)
+{
+	/* every response takes 300 ms; 20 requests at 50/s are due over 0.4 s */
+	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "300", "--itl-ms", "1", NULL };
+	struct mock m;
+	struct pg_test t;
+	json_t *r, *starts;
+	double last = 0;
+
+	mock_start(&m, flags);
+	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
+	t.num_prompts = 20;
+	t.dataset.output_len = 2;
+	r = run_point(&t, 50, 0, &m, true);
+	ck_assert_int_eq((long)num(r, "completed"), 20);
+	starts = json_object_get(r, "start_times");
+	for (size_t i = 0; i < json_array_size(starts); i++) {
+		double s = json_number_value(json_array_get(starts, i));
+		ck_assert(s >= last);
+		last = s;
+	}
+	/* the last request left on its schedule (0.4 s, exactly, after the
+	 * rescale), not after the responses before it (20 x 0.3 s) */
+	ck_assert_msg(last >= 0.4 && last < 0.5, "last start %g", last);
+	ck_assert_int_ge((long)num(r, "max_concurrent_requests"), 10);
+	ck_assert_msg(num(r, "schedule_lag_p99_ms") < 50, "lag %g", num(r, "schedule_lag_p99_ms"));
+	json_decref(r);
+	pg_test_release(&t);
+	mock_stop(&m);
+}
+END_TEST
+
 START_TEST(chat_with_multi_token_messages)
 {
 	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "2",
@@ -606,6 +639,7 @@ static Suite *loadgen_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, serving_completions_against_the_mock);
+	tcase_add_test(tc, slow_responses_never_delay_arrivals);
 	tcase_add_test(tc, chat_with_multi_token_messages);
 	tcase_add_test(tc, faults_are_counted_by_category);
 	tcase_add_test(tc, latency_and_throughput_suites);
