@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/jsonw.h"
 #include "io/fsutil.h"
+#include "io/httpload.h"
 #include "io/results.h"
 
 #include <curl/curl.h>
@@ -83,7 +84,7 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 		    struct pg_error *err)
 {
 	struct tokenizer tk = { 0 };
-	struct pg_buf file = PG_BUF_INIT, auth = PG_BUF_INIT;
+	struct pg_buf file = PG_BUF_INIT;
 	json_t *root = NULL;
 	int rc;
 
@@ -102,10 +103,7 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 		tk.easy = curl_easy_init();
 		tk.headers = curl_slist_append(NULL, "Content-Type: application/json");
 		tk.headers = curl_slist_append(tk.headers, "Expect:");
-		if (api_key) {
-			pg_buf_printf(&auth, "Authorization: Bearer %s", api_key);
-			tk.headers = curl_slist_append(tk.headers, auth.ptr);
-		}
+		tk.headers = pg_hl_add_bearer(tk.headers, api_key);
 		curl_easy_setopt(tk.easy, CURLOPT_URL, tk.url);
 		curl_easy_setopt(tk.easy, CURLOPT_HTTPHEADER, tk.headers);
 		curl_easy_setopt(tk.easy, CURLOPT_WRITEFUNCTION, collect);
@@ -137,12 +135,8 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 done:
 	json_decref(root);
 	pg_buf_release(&file);
-	/* the key may be in the buffer: clear it before freeing */
-	if (auth.len)
-		memset(auth.ptr, 0, auth.len);
-	pg_buf_release(&auth);
 	pg_buf_release(&tk.resp);
-	curl_slist_free_all(tk.headers);
+	pg_hl_free_headers(tk.headers);
 	if (tk.easy)
 		curl_easy_cleanup(tk.easy);
 	free(tk.url);

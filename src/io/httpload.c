@@ -1,6 +1,7 @@
 #include "io/httpload.h"
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/error.h"
 
 #include <curl/curl.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -42,6 +44,27 @@ struct pg_hl {
 	int64_t origin;
 	bool poll_mode;     /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
 };
+
+struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key)
+{
+	struct pg_buf line = PG_BUF_INIT;
+
+	if (!api_key || !*api_key)
+		return headers;
+	pg_buf_printf(&line, "Authorization: Bearer %s", api_key);
+	headers = curl_slist_append(headers, line.ptr);
+	memset(line.ptr, 0, line.len);
+	pg_buf_release(&line);
+	return headers;
+}
+
+void pg_hl_free_headers(struct curl_slist *headers)
+{
+	for (struct curl_slist *h = headers; h; h = h->next)
+		if (!strncasecmp(h->data, "Authorization:", 14))
+			memset(h->data, 0, strlen(h->data));
+	curl_slist_free_all(headers);
+}
 
 int64_t pg_hl_now_ns(void)
 {

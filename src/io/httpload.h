@@ -95,6 +95,15 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_s,
 		     const volatile sig_atomic_t *stop, size_t *ok, struct pg_error *err);
 
+/*
+ * Header lists that carry the API key: pg_hl_add_bearer appends
+ * "Authorization: Bearer <key>" (nothing for a NULL or empty key) and
+ * leaves no copy behind; pg_hl_free_headers zeroes that line before
+ * freeing the list, so the key does not linger in freed memory.
+ */
+struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key);
+void pg_hl_free_headers(struct curl_slist *headers);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t pg_hl_now_ns(void);
 

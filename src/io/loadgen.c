@@ -27,8 +27,7 @@ struct run {
 	bool chat;
 	char *model;                 /* the "model" of request bodies */
 	char *url;                   /* the endpoint */
-	struct curl_slist *headers;
-	char *auth;                  /* the Authorization header line (secret) */
+	struct curl_slist *headers;  /* one holds the API key */
 	char id_prefix[32];
 	struct pg_prompts prompts;
 	struct pg_buf *bodies;       /* one per prompt */
@@ -131,11 +130,7 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 	r->headers = curl_slist_append(NULL, "Content-Type: application/json");
 	/* no "Expect: 100-continue" wait (up to 1 s) before long prompts */
 	r->headers = curl_slist_append(r->headers, "Expect:");
-	if (o->api_key && *o->api_key) {
-		pg_buf_printf(&b, "Authorization: Bearer %s", o->api_key);
-		r->auth = pg_buf_detach(&b);
-		r->headers = curl_slist_append(r->headers, r->auth);
-	}
+	r->headers = pg_hl_add_bearer(r->headers, o->api_key);
 	for (size_t i = 0; i < t->client.headers.n; i++) {
 		pg_buf_reset(&b);
 		pg_buf_printf(&b, "%s: %s", t->client.headers.items[i].key, t->client.headers.items[i].value);
@@ -166,11 +161,7 @@ static void release(struct run *r)
 		pg_buf_release(&r->bodies[i]);
 	free(r->bodies);
 	pg_prompts_release(&r->prompts);
-	curl_slist_free_all(r->headers);
-	if (r->auth) {
-		memset(r->auth, 0, strlen(r->auth));
-		free(r->auth);
-	}
+	pg_hl_free_headers(r->headers);
 	free(r->model);
 	free(r->url);
 }
