@@ -639,19 +639,31 @@ static bool server_died(struct runner *r, struct outcome *oc, const char *when)
 
 /* ---- measuring -------------------------------------------------------- */
 
-/* Every request failed: the numbers describe nothing. */
+/* Nothing the point measured succeeded: the numbers describe nothing.
+ * Serving says so with completed == 0, throughput with num_requests == 0,
+ * latency with no latencies but failed iterations. */
 static bool all_failed(const json_t *res, struct pg_buf *why)
 {
 	json_t *completed = json_object_get(res, "completed");
 	json_t *failed = json_object_get(res, "failed");
+	json_t *num_requests = json_object_get(res, "num_requests");
+	json_t *latencies = json_object_get(res, "latencies");
+	json_t *failed_iters = json_object_get(res, "failed_iterations");
 	json_t *samples = json_object_get(res, "error_samples");
 	const char *key;
 	json_t *v;
 
-	if (!json_is_integer(completed) || json_integer_value(completed) != 0 ||
-	    json_integer_value(failed) <= 0)
+	if (json_is_integer(completed) && json_integer_value(completed) == 0 &&
+	    json_integer_value(failed) > 0)
+		pg_buf_printf(why, "all %lld requests failed", (long long)json_integer_value(failed));
+	else if (json_is_integer(num_requests) && json_integer_value(num_requests) == 0)
+		pg_buf_puts(why, "all requests failed");
+	else if (json_is_array(latencies) && json_array_size(latencies) == 0 &&
+		 json_integer_value(failed_iters) > 0)
+		pg_buf_printf(why, "all %lld iterations failed",
+			      (long long)json_integer_value(failed_iters));
+	else
 		return false;
-	pg_buf_printf(why, "all %lld requests failed", (long long)json_integer_value(failed));
 	json_object_foreach(samples, key, v) {
 		if (json_is_string(v)) {
 			pg_buf_printf(why, " (%s: %s)", key, json_string_value(v));

@@ -8,12 +8,29 @@
 #include "core/redact.h"
 #include "core/repeats.h"
 #include "core/runfmt.h"
+#include "core/secret.h"
 #include "core/suite.h"
 #include "core/vllmcmd.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+START_TEST(secret_flags)
+{
+	static const char *const secret[] = { "--api-key", "--hf-token", "--hf-token=x",
+					      "--auth_token", "--db-password", "-key" };
+	static const char *const visible[] = { "--tokenizer", "--max-num-batched-tokens",
+					       "--api-key-file", "--long-prefill-token-threshold",
+					       "--prefill-us-per-token", "--keyboard", "model",
+					       "--skip-tokenizer-init" };
+
+	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
+		ck_assert_msg(pg_secret_flag(secret[i]), "%s", secret[i]);
+	for (size_t i = 0; i < sizeof(visible) / sizeof(visible[0]); i++)
+		ck_assert_msg(!pg_secret_flag(visible[i]), "%s", visible[i]);
+}
+END_TEST
 
 START_TEST(redact_command_hides_every_secret)
 {
@@ -302,6 +319,7 @@ int main(void)
 	Suite *s = suite_create("runfmt");
 	TCase *tc = tcase_create("redact");
 
+	tcase_add_test(tc, secret_flags);
 	tcase_add_test(tc, redact_command_hides_every_secret);
 	tcase_add_test(tc, redact_prefers_the_longest_secret);
 	suite_add_tcase(s, tc);
