@@ -15,6 +15,7 @@
 #include "core/suite.h"
 #include "io/config.h"
 #include "io/gpu_detect.h"
+#include "io/report_write.h"
 #include "io/runner.h"
 
 #include <limits.h>
@@ -105,15 +106,21 @@ static void print_gpu(const struct pg_gpu_info *g)
 }
 
 /*
- * Where the report goes once the run is over, whatever its outcome: the
- * results that finished are reported even after a failure or a cancel.
- * The report renderer (perfgate report) is not merged yet; until it is,
- * this names the results directory, which `perfgate report` reads.
+ * The report, once the run is over whatever its outcome: what finished is
+ * reported after a failure or a cancel too, with the failed points as
+ * marked rows. A report that cannot be written is a warning: the results
+ * are there, and `perfgate report` can render them again.
  */
 static void report(const char *dir)
 {
-	fprintf(stderr, "perfgate: results in %s/ (render the report with: perfgate report %s)\n",
-		dir, dir);
+	struct pg_report_files files = PG_REPORT_FILES_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (pg_report_write_dir(&files, dir, dir, &err))
+		fprintf(stderr, "perfgate: warning: no report: %s; results in %s/\n", err.msg, dir);
+	else
+		fprintf(stderr, "perfgate: results in %s/, report in %s\n", dir, files.md_path);
+	pg_report_files_release(&files);
 }
 
 static int run(const struct pg_suite *suite, const struct pg_plan *plan)

@@ -18,7 +18,10 @@ bats_require_minimum_version 1.5.0
 	[[ "$stderr" == *"--- serving_mock_tp1_random_128_128 qps inf (5/5)"* ]]
 	# the last line says where to look
 	last=$(printf '%s\n' "$stderr" | tail -n 1)
-	[[ "$last" == *"results"* ]]
+	[ "$last" = "perfgate: results in results/, report in results/benchmark_results.md" ]
+	grep -q "^## Serving tests" results/benchmark_results.md
+	grep -q "^| serving_mock_tp1_random_128_128_qps_inf " results/benchmark_results.md
+	[ -s results/benchmark_results.json ]
 	for f in latency_mock_tp1 throughput_mock_tp1 serving_mock_tp1_random_128_128_qps_8 \
 		serving_mock_tp1_random_128_128_qps_32 serving_mock_tp1_random_128_128_qps_inf; do
 		[ -s "results/$f.json" ]
