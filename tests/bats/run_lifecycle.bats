@@ -277,3 +277,40 @@ EOF
 	grep -q "^| latency_external " "$RESULTS/benchmark_results.md"
 	grep -q "^| latency_external_fails — \*\*error\*\*: command exited with status 2" "$RESULTS/benchmark_results.md"
 }
+
+@test "a second Ctrl-C kills the server group at once and exits 130" {
+	# a server whose group ignores SIGTERM: after the first signal perfgate
+	# would wait 4 s for it; the second signal's SIGKILL ends it at once
+	cat >"$DIR/suite.yml" <<EOF
+serving:
+  - name: serving_twice
+    model: $MARK
+    server:
+      command: >-
+        /bin/sh -c 'trap "" TERM; "\$0" mock-server --port {port} --model {model} &
+        while :; do sleep 1; done' $PERFGATE_BIN
+      ready: /health
+      stop_timeout: 60
+    qps: [20, 21, 22]
+    num_prompts: 100
+    dataset: {name: random, input_len: 16, output_len: 16}
+EOF
+	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
+	PG_PID=$!
+	for _ in $(seq 1 200); do
+		grep -q "server ready" "$DIR/stderr" && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -INT "$PG_PID"
+	sleep 0.05
+	kill -INT "$PG_PID"
+	start=$SECONDS
+	code=0
+	wait "$PG_PID" || code=$?
+	PG_PID=
+	cat "$DIR/stderr"
+	[ "$code" -eq 130 ]
+	[ $((SECONDS - start)) -le 2 ]
+	no_procs_left 5
+}
