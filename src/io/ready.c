@@ -49,7 +49,7 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 	char curl_err[CURL_ERROR_SIZE];
 	double start = o->proc ? o->proc->started : pg_monotonic();
 	double deadline = pg_monotonic() + o->timeout;
-	double interval = 0.1;
+	double elapsed;
 	int ret;
 
 	if (!curl)
@@ -109,11 +109,12 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 			pg_buf_printf(&last, "HTTP %ld", code);
 		else
 			pg_buf_puts(&last, curl_err[0] ? curl_err : curl_easy_strerror(rc));
-		pause_for(o, interval);
-		/* quick at first (a mock server is up in milliseconds), then
-		 * once a second (vLLM takes minutes) */
-		if (interval < 1.0)
-			interval *= 1.5;
+		/* often at first -- a small server is up in milliseconds, and
+		 * the startup time recorded is only as exact as the polling --
+		 * then calmer for engines that load weights for minutes: a
+		 * refused loopback connection costs microseconds either way */
+		elapsed = pg_monotonic() - start;
+		pause_for(o, elapsed < 10 ? 0.05 : elapsed < 60 ? 0.25 : 1.0);
 	}
 done:
 	curl_slist_free_all(headers);

@@ -622,7 +622,6 @@ static void stop_server(struct runner *r)
  * point" or "before the point". */
 static bool server_died(struct runner *r, struct outcome *oc, const char *when)
 {
-
 	struct pg_buf how = PG_BUF_INIT;
 
 	if (!r->server_running || !pg_proc_exited(&r->server))
