@@ -164,20 +164,9 @@ static const char *const statuses[] = { "ok", "error", "skipped", "cancelled", "
 
 #define DETAIL_MAX 90
 
-/* Display width of UTF-8 text (one column per code point: close enough for
- * test names and messages). */
-static size_t width(const char *s, size_t len)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			w++;
-	return w;
-}
-
 static void pad_to(struct pg_buf *out, const char *s, size_t col)
 {
-	size_t w = width(s, strlen(s));
+	size_t w = pg_utf8_width(s, strlen(s));
 	pg_buf_puts(out, s);
 	pg_buf_pad(out, ' ', col > w ? col - w : 0);
 }
@@ -197,8 +186,8 @@ void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
 			counts[k]++;
 		else
 			other++;
-		if (width(rows[i].point, strlen(rows[i].point)) > w_point)
-			w_point = width(rows[i].point, strlen(rows[i].point));
+		if (pg_utf8_width(rows[i].point, strlen(rows[i].point)) > w_point)
+			w_point = pg_utf8_width(rows[i].point, strlen(rows[i].point));
 		if (strlen(rows[i].status) > w_status)
 			w_status = strlen(rows[i].status);
 		pg_buf_reset(&tmp);
@@ -239,7 +228,7 @@ void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
 		pg_buf_reset(&tmp);
 		pg_fmt_duration(&tmp, rows[i].seconds);
 		pad_to(out, tmp.ptr, w_time + 2);
-		if (width(d, len) > DETAIL_MAX) {
+		if (pg_utf8_width(d, len) > DETAIL_MAX) {
 			/* cut at a character boundary, leaving room for the ellipsis */
 			size_t w = 0;
 			for (cut = 0; cut < len; cut++) {
