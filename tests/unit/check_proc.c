@@ -11,6 +11,7 @@
 #include "io/proc.h"
 #include "io/ready.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <git2.h>
 #include <math.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -323,6 +326,20 @@ END_TEST
 
 /* ---- readiness ---- */
 
+/* A port nothing listens on now (the kernel's choice for port 0). */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
 static const char *py(void)
 {
 	return tu_env("PERFGATE_PYTHON");
@@ -334,7 +351,7 @@ START_TEST(ready_when_the_server_answers)
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_buf cmd = PG_BUF_INIT, url = PG_BUF_INIT;
 	double waited = -1;
-	int port = 20000 + (int)(getpid() % 20000);
+	int port = free_port();
 
 	/* a real HTTP server that starts listening after 0.3 s */
 	pg_buf_printf(&cmd, "sleep 0.3; exec %s -m http.server --bind 127.0.0.1 %d", py(), port);
