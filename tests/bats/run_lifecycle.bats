@@ -15,6 +15,8 @@ setup() {
 	MARK="pgbats$$x${BATS_TEST_NUMBER}x$RANDOM"
 	PG_PID=
 	unset BUILDKITE PERFGATE_GPU
+	# a perfgate killed with SIGKILL cannot remove its temporary directory
+	export TMPDIR="$BATS_TEST_TMPDIR"
 }
 
 teardown() {
