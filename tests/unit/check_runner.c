@@ -570,6 +570,15 @@ START_TEST(external_commands_write_their_result)
 	command_test(&s, "latency_wrong_kind",
 		     "echo '{{\"elapsed_time\": 1, \"requests_per_second\": 2}}' > {result}");
 	command_test(&s, "latency_slow", "sleep 30")->command_timeout = 0.5;
+	/* a serving command per point: {qps} and {max_concurrency}, and vLLM's
+	 * old "request_goodput:" key, which the importer renames */
+	struct pg_test *sv = add_test(&s, PG_SUITE_SERVING, "serving_ext", NULL);
+	sv->command = strdup("printf '{{\"request_rate\": %s, \"max_concurrency\": null, "
+			     "\"completed\": 10, \"failed\": 0, \"request_throughput\": 2.5, "
+			     "\"request_goodput:\": null, \"mean_ttft_ms\": 12.0}}' {qps} > {result}");
+	sv->command_shell = true;
+	sv->command_timeout = 10;
+	serving_points(sv, 2);
 	ck_assert_int_eq(run(&s, &rep), 3);
 	assert_no_children();
 
@@ -602,6 +611,16 @@ START_TEST(external_commands_write_their_result)
 		      pgs(r, "error"));
 	json_decref(r);
 	ck_assert(exists("latency_ext.command.log"));
+	r = result("serving_ext_qps_2.json");
+	ck_assert_str_eq(pgs(r, "status"), "ok");
+	ck_assert(json_number_value(json_object_get(r, "request_rate")) == 2);
+	ck_assert(json_is_null(json_object_get(r, "request_goodput")));
+	ck_assert_ptr_null(json_object_get(r, "request_goodput:"));
+	json_decref(r);
+	sc = result("serving_ext_qps_2.commands");
+	ck_assert_msg(strstr(json_string_value(json_object_get(sc, "client_command")), "' 2 > "), "%s",
+		      json_string_value(json_object_get(sc, "client_command")));
+	json_decref(sc);
 	pg_run_report_release(&rep);
 	pg_suite_release(&s);
 }
