@@ -27,7 +27,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -476,6 +479,35 @@ static const char *api_key(const struct pg_test *t)
 	return v && *v ? v : NULL;
 }
 
+/* Whether a file contains any known secret: a memory-mapped scan, so a
+ * multi-gigabyte server log costs a moment and no memory, even during a
+ * cancel's few seconds. */
+static bool file_has_secret(struct runner *r, const char *path)
+{
+	struct stat st;
+	void *map;
+	bool found = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || st.st_size == 0) {
+		close(fd);
+		return false;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return true; /* cannot tell: let the rewrite decide */
+	for (size_t i = 0; i < r->redact.values.n && !found; i++) {
+		const char *v = r->redact.values.v[i];
+		size_t n = strlen(v);
+		found = n >= PG_REDACT_MIN_SUBSTRING && memmem(map, (size_t)st.st_size, v, n);
+	}
+	munmap(map, (size_t)st.st_size);
+	return found;
+}
+
 /* Rewrite a log with every known secret hidden: servers print their
  * arguments (vLLM logs its api_key) and logs become build artifacts. */
 static void redact_file(struct runner *r, const char *path)
@@ -483,7 +515,8 @@ static void redact_file(struct runner *r, const char *path)
 	struct pg_buf text = PG_BUF_INIT, clean = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 
-	if (!path || !r->redact.values.n || pg_file_read(path, &text, &err))
+	if (!path || !r->redact.values.n || !file_has_secret(r, path) ||
+	    pg_file_read(path, &text, &err))
 		goto done;
 	pg_redact(&r->redact, &clean, text.ptr);
 	if (clean.len != text.len || memcmp(clean.ptr, text.ptr, text.len))
