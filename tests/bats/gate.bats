@@ -5,6 +5,7 @@
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+bats_require_minimum_version 1.5.0
 
 # Compare a file with tests/golden/<name>; PERFGATE_UPDATE_GOLDEN=1 rewrites it.
 golden() {
