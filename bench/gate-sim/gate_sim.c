@@ -28,6 +28,7 @@
 #include "core/compare_stats.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/rng.h"
 #include "io/thresholds.h"
 
 #include <math.h>
@@ -55,45 +56,11 @@ static struct sim_metric metrics[] = {
 };
 #define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
 
-/* xoshiro256** with a splitmix64 seed: fast, reproducible, good enough. */
-static uint64_t rng_s[4];
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(void)
-{
-	uint64_t r = rotl(rng_s[1] * 5, 7) * 9, t = rng_s[1] << 17;
-	rng_s[2] ^= rng_s[0];
-	rng_s[3] ^= rng_s[1];
-	rng_s[1] ^= rng_s[2];
-	rng_s[0] ^= rng_s[3];
-	rng_s[2] ^= t;
-	rng_s[3] = rotl(rng_s[3], 45);
-	return r;
-}
-
-static void rng_seed(uint64_t seed)
-{
-	for (int i = 0; i < 4; i++) {
-		uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-		rng_s[i] = z ^ (z >> 31);
-	}
-}
-
-static double uniform(void)
-{
-	return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0;
-}
+static struct pg_rng rng;
 
 static double gauss(void)
 {
-	/* Box-Muller; the second value is dropped for simplicity */
-	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+	return pg_rng_normal(&rng);
 }
 
 /* One job's repeats of metric sm, worse by delta. */
@@ -351,7 +318,7 @@ int main(int argc, char **argv)
 	printf("noise (within-run sd / per-job sd): throughput 2%%/1%%, median TTFT 3%%/1.5%%,\n"
 	       "median TPOT 2.5%%/1%%, p99 6%%/2%%; failure rate [95%% Wilson interval]\n");
 
-	rng_seed(seed);
+	pg_rng_seed(&rng, seed);
 	snprintf(title, sizeof(title),
 		 "git baseline (median of the last %ld main runs), with confirmation re-run", history);
 	run_setup(&(struct setup){ MODE_GIT, true, (int)repeats, (int)history, &policy }, title, trials,

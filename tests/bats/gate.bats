@@ -155,3 +155,23 @@ print(df.groupby("verdict").size().to_dict())'
 	assert_success
 	assert_line --index 0 "usage: perfgate baseline <update|record|show|history> [options]"
 }
+
+@test "results that do not name their GPU: nvidia-smi on this machine decides" {
+	mkdir anon bin
+	for f in runs/slow/*.json; do
+		/usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1])); del r["perfgate"]["gpu"]
+json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
+	done
+	printf '#!/bin/sh\necho "NVIDIA H100 80GB HBM3, 81559 MiB"\n' >bin/nvidia-smi
+	chmod +x bin/nvidia-smi
+	PATH="$PWD/bin:$PATH" run "$PERFGATE_BIN" gate anon -o out -q
+	assert_failure 1
+	grep -q '^\*\*perfgate: FAIL\*\* — 3 regressions on H100$' out/comparison.md
+	# no nvidia-smi, nothing forced: say so, exit 2
+	PATH="/usr/bin:/bin" run --separate-stderr "$PERFGATE_BIN" gate anon -o out -q
+	assert_failure 2
+	[ "$stderr" = "perfgate gate: the results do not say which GPU ran them and nvidia-smi found none: pass --gpu (or set PERFGATE_GPU)" ]
+	PERFGATE_GPU=8xH100 run "$PERFGATE_BIN" gate anon -o out -q
+	assert_failure 1
+}
