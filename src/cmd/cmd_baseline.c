@@ -41,6 +41,24 @@ static const char baseline_usage[] =
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * Parse a subcommand's options; exactly `positionals` positional arguments
+ * (what, for the message). PG_OPT_HELP when --help was printed.
+ */
+static int parse(const struct pg_cmd_help *help, int argc, char **argv, struct pg_strv *pos,
+		 size_t positionals, const char *what, struct pg_error *err)
+{
+	int rc = pg_opt_parse(help, argc, argv, pos, err);
+
+	if (rc)
+		return rc;
+	if (pos->n > positionals)
+		return pg_error_set(err, PG_ECONFIG, "unexpected argument '%s'", pos->v[positionals]);
+	if (pos->n < positionals)
+		return pg_error_set(err, PG_ECONFIG, "expected %s", what);
+	return 0;
+}
+
 /* A source of results: a directory, or one file `perfgate import` reads
  * (a report, vllm bench JSON, llm-d records, printed result blocks). */
 static int load_source(struct pg_result_set *out, const char *path, struct pg_error *err)
@@ -121,15 +139,13 @@ static int baseline_update(int argc, char **argv)
 	char gpu[128] = "", *path = NULL, *regenerate = NULL;
 	int rc, exit_code = PG_EXIT_OK;
 
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	rc = parse(&help, argc, argv, &pos, 1, "a thresholds PATH and at least one --from", &err);
 	if (rc == PG_OPT_HELP)
 		goto done;
+	if (rc == 0 && !from.n)
+		rc = pg_error_set(&err, PG_ECONFIG, "expected a thresholds PATH and at least one --from");
 	if (rc)
 		goto fail;
-	if (pos.n != 1 || !from.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "expected a thresholds PATH and at least one --from");
-		goto fail;
-	}
 	sets = pg_xcalloc(from.n, sizeof(*sets));
 	points = pg_xcalloc(from.n, sizeof(*points));
 	runs = pg_xcalloc(from.n, sizeof(*runs));
@@ -248,15 +264,11 @@ static int baseline_record(int argc, char **argv)
 	int attempts = 0, rc, exit_code = PG_EXIT_OK;
 	const char *date;
 
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	rc = parse(&help, argc, argv, &pos, 1, "one results directory", &err);
 	if (rc == PG_OPT_HELP)
 		goto done;
 	if (rc)
 		goto fail;
-	if (pos.n != 1) {
-		rc = pg_error_set(&err, PG_ECONFIG, "expected one results directory");
-		goto fail;
-	}
 	rc = pg_results_load_dir(&set, pos.v[0], &err);
 	if (rc == PG_ENOTFOUND)
 		rc = pg_error_set(&err, PG_EINFRA, "%s: no such results directory", pos.v[0]);
@@ -346,33 +358,22 @@ static int baseline_show(int argc, char **argv)
 					  NULL, opts };
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_policy policy;
+	struct pg_policy policy = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_buf out = PG_BUF_INIT;
 	char gpu[128] = "";
 	int rc, exit_code = PG_EXIT_OK;
 
-	pg_policy_init(&policy);
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	rc = parse(&help, argc, argv, &pos, 0, "no arguments", &err);
 	if (rc == PG_OPT_HELP)
 		goto done;
 	if (rc)
 		goto fail;
-	if (pos.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "unexpected argument '%s'", pos.v[0]);
-		goto fail;
-	}
-	if (strcmp(baseline, "thresholds") && strcmp(baseline, "git")) {
-		rc = pg_error_set(&err, PG_ECONFIG, "option '--baseline': expected thresholds or git, got '%s'",
-				  baseline);
-		goto fail;
-	}
 	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, thresholds, &err)))
 		goto fail;
-	pg_policy_release(&policy);
 	rc = pg_gate_load(&policy, &base,
 			  &(struct pg_gate_source){ .thresholds = thresholds, .gpu = gpu,
-						    .git = !strcmp(baseline, "git"), .repo = repo,
+						    .baseline = baseline, .repo = repo,
 						    .ref = ref, .base_branch = base_branch },
 			  &err);
 	if (rc)
@@ -419,15 +420,11 @@ static int baseline_history(int argc, char **argv)
 	char gpu[128] = "";
 	int rc, exit_code = PG_EXIT_OK;
 
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	rc = parse(&help, argc, argv, &pos, 0, "no arguments", &err);
 	if (rc == PG_OPT_HELP)
 		goto done;
 	if (rc)
 		goto fail;
-	if (pos.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "unexpected argument '%s'", pos.v[0]);
-		goto fail;
-	}
 	if (last < 1) {
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must be at least 1");
 		goto fail;

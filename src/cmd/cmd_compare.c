@@ -76,7 +76,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set run = PG_RESULT_SET_INIT, again = PG_RESULT_SET_INIT;
-	struct pg_policy policy;
+	struct pg_policy policy = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp = PG_COMPARISON_INIT;
 	struct pg_run_point *points = NULL, *confirm_points = NULL;
@@ -84,7 +84,6 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	char gpu[128];
 	int rc, exit_code = PG_EXIT_OK;
 
-	pg_policy_init(&policy);
 	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
 	if (rc == PG_OPT_HELP) {
 		exit_code = PG_EXIT_OK;
@@ -96,21 +95,15 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		rc = pg_error_set(&err, PG_ECONFIG, "expected one results directory, got %zu arguments", pos.n);
 		goto fail;
 	}
-	if (strcmp(baseline, "thresholds") && strcmp(baseline, "git")) {
-		rc = pg_error_set(&err, PG_ECONFIG, "option '--baseline': expected thresholds or git, got '%s'",
-				  baseline);
-		goto fail;
-	}
 	if ((rc = load_run(&run, pos.v[0], &err)))
 		goto fail;
 	if (confirm_dir && (rc = load_run(&again, confirm_dir, &err)))
 		goto fail;
 	if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &run, &err)))
 		goto fail;
-	pg_policy_release(&policy);
 	rc = pg_gate_load(&policy, &base,
 			  &(struct pg_gate_source){ .thresholds = thresholds, .gpu = gpu,
-						    .git = !strcmp(baseline, "git"), .repo = repo,
+						    .baseline = baseline, .repo = repo,
 						    .ref = ref, .base_branch = base_branch },
 			  &err);
 	if (rc)

@@ -11,15 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *json_str(const json_t *obj, const char *path)
-{
-	json_t *v = pg_json_path(obj, path);
-	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
-}
-
 void pg_result_date(char out[16], const json_t *result)
 {
-	const char *s = json_str(result, "perfgate.started_at");
+	const char *s = pg_json_path_str(result, "perfgate.started_at");
 
 	out[0] = '\0';
 	if (s && strlen(s) >= 10 && s[4] == '-' && s[7] == '-') {
@@ -27,35 +21,13 @@ void pg_result_date(char out[16], const json_t *result)
 		out[10] = '\0';
 		return;
 	}
-	s = json_str(result, "date");
+	s = pg_json_path_str(result, "date");
 	if (s && strlen(s) >= 8) {
 		for (int i = 0; i < 8; i++)
 			if (!isdigit((unsigned char)s[i]))
 				return;
 		snprintf(out, 16, "%.4s-%.2s-%.2s", s, s + 4, s + 6);
 	}
-}
-
-static double point_qps(const json_t *result)
-{
-	json_t *v = pg_json_path(result, "perfgate.params.qps");
-	double d;
-
-	if (!v || json_is_null(v))
-		v = json_object_get(result, "request_rate");
-	if (json_is_number(v))
-		return json_number_value(v);
-	if (json_is_string(v) && pg_parse_double(json_string_value(v), &d) == 0)
-		return d;
-	return NAN;
-}
-
-static long point_concurrency(const json_t *result)
-{
-	json_t *v = pg_json_path(result, "perfgate.params.max_concurrency");
-	if (!v)
-		v = json_object_get(result, "max_concurrency");
-	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
 }
 
 static int cmp_cstr(const void *a, const void *b)
@@ -121,10 +93,10 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 		last = pts[n_pts - 1];
 		bp = pg_baseline_add(out, names[k], last->suite);
 		bp->runs = (long)n_pts;
-		bp->test = pg_xstrdup(json_str(last->result, "perfgate.test"));
+		bp->test = pg_xstrdup(pg_json_path_str(last->result, "perfgate.test"));
 		if (last->suite == PG_SUITE_SERVING) {
-			bp->qps = point_qps(last->result);
-			bp->max_concurrency = point_concurrency(last->result);
+			bp->qps = pg_result_qps(last->result);
+			bp->max_concurrency = pg_result_max_concurrency(last->result);
 		}
 		if (last->gpu) {
 			char label[128];
@@ -146,7 +118,7 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 				break;
 			}
 		}
-		bp->commit = pg_xstrdup(json_str(last->result, "perfgate.git.commit"));
+		bp->commit = pg_xstrdup(pg_json_path_str(last->result, "perfgate.git.commit"));
 
 		for (size_t m = 0; m < nm; m++) {
 			double *medians, *xs;

@@ -326,6 +326,38 @@ void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_dire
 	out->fails = out->verdict == PG_VERDICT_REGRESSED && (rule->gate || out->escalated);
 }
 
+double pg_result_qps(const json_t *result)
+{
+	json_t *v = pg_json_path(result, "perfgate.params.qps");
+	double d;
+
+	if (!v || json_is_null(v))
+		v = json_object_get(result, "request_rate");
+	if (json_is_number(v))
+		return json_number_value(v);
+	if (json_is_string(v) && pg_parse_double(json_string_value(v), &d) == 0)
+		return d;
+	return NAN;
+}
+
+long pg_result_max_concurrency(const json_t *result)
+{
+	json_t *params = pg_json_path(result, "perfgate.params");
+	json_t *v = json_is_object(params) ? json_object_get(params, "max_concurrency") : NULL;
+
+	if (!v)
+		v = json_object_get(result, "max_concurrency");
+	if (json_is_integer(v))
+		return (long)json_integer_value(v);
+	return json_is_null(v) ? 0 : -1;
+}
+
+const char *pg_json_path_str(const json_t *obj, const char *dotted)
+{
+	json_t *v = pg_json_path(obj, dotted);
+	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
+}
+
 size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out)
 {
 	json_t *repeats = pg_json_path(result, "perfgate.repeats");

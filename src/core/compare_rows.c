@@ -29,41 +29,6 @@ static bool status_failed(const struct pg_run_point *rp)
 	return status_is(rp, "error") || status_is(rp, "cancelled");
 }
 
-/* qps from perfgate.params.qps or vLLM's request_rate (a number or "inf"). */
-static double run_qps(const json_t *result)
-{
-	json_t *v = pg_json_path(result, "perfgate.params.qps");
-	double d;
-
-	if (!v || json_is_null(v))
-		v = json_object_get(result, "request_rate");
-	if (json_is_number(v))
-		return json_number_value(v);
-	if (json_is_string(v) && pg_parse_double(json_string_value(v), &d) == 0)
-		return d;
-	return NAN;
-}
-
-static long run_concurrency(const json_t *result)
-{
-	json_t *params = pg_json_path(result, "perfgate.params");
-	json_t *v = json_is_object(params) ? json_object_get(params, "max_concurrency") : NULL;
-
-	if (!v)
-		v = json_object_get(result, "max_concurrency");
-	if (json_is_integer(v))
-		return (long)json_integer_value(v);
-	if (json_is_null(v))
-		return 0;
-	return -1;
-}
-
-static const char *json_str(const json_t *obj, const char *path)
-{
-	json_t *v = pg_json_path(obj, path);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
 				  const struct pg_base_point *bp, const struct pg_run_point *rp,
 				  enum pg_suite_kind suite)
@@ -79,10 +44,10 @@ static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
 	row->qps = NAN;
 	row->max_concurrency = -1;
 	if (rp && rp->result) {
-		row->test = pg_xstrdup(json_str(rp->result, "perfgate.test"));
+		row->test = pg_xstrdup(pg_json_path_str(rp->result, "perfgate.test"));
 		if (suite == PG_SUITE_SERVING) {
-			row->qps = run_qps(rp->result);
-			row->max_concurrency = run_concurrency(rp->result);
+			row->qps = pg_result_qps(rp->result);
+			row->max_concurrency = pg_result_max_concurrency(rp->result);
 		}
 	}
 	if (bp) {
@@ -362,7 +327,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 			continue;
 		}
 		if (status_failed(rp)) {
-			const char *why = json_str(rp->result, "perfgate.error");
+			const char *why = pg_json_path_str(rp->result, "perfgate.error");
 			struct pg_buf note = PG_BUF_INIT;
 			pg_buf_printf(&note, "%s%s%s", status_is(rp, "cancelled") ? "cancelled" : "failed",
 				      why ? ": " : "", why ? why : "");
@@ -372,7 +337,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 			continue;
 		}
 		if (status_is(rp, "skipped")) {
-			const char *why = json_str(rp->result, "perfgate.error");
+			const char *why = pg_json_path_str(rp->result, "perfgate.error");
 			struct pg_buf note = PG_BUF_INIT;
 			pg_buf_printf(&note, "skipped%s%s", why ? ": " : "", why ? why : "");
 			point_row(out, policy, name, bp, rp, suite, PG_VERDICT_MISSING, PG_OUTCOME_WARN,

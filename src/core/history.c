@@ -16,12 +16,6 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-static const char *json_str(const json_t *obj, const char *path)
-{
-	json_t *v = pg_json_path(obj, path);
-	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
-}
-
 json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_meta *meta)
 {
 	json_t *o = json_object(), *metrics = json_object(), *v;
@@ -58,7 +52,7 @@ json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_me
 					     : json_null());
 	json_object_set_new(o, "suite", json_string(pg_suite_kind_name(p->suite)));
 	json_object_set_new(o, "point", json_string(p->name));
-	json_object_set_new(o, "test", str_or_null(json_str(p->result, "perfgate.test")));
+	json_object_set_new(o, "test", str_or_null(pg_json_path_str(p->result, "perfgate.test")));
 	v = pg_json_path(p->result, "perfgate.params.qps");
 	if (!v || json_is_null(v))
 		v = json_object_get(p->result, "request_rate");
@@ -126,11 +120,11 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 			return pg_error_set(err, PG_EINFRA, "%s:%d: not a perfgate history record", source, line);
 		}
 		memset(&r, 0, sizeof(r));
-		r.commit = pg_xstrdup(json_str(o, "commit"));
-		r.date = pg_xstrdup(json_str(o, "date"));
-		r.build_url = pg_xstrdup(json_str(o, "build_url"));
-		r.gpu = pg_xstrdup(json_str(o, "gpu"));
-		r.test = pg_xstrdup(json_str(o, "test"));
+		r.commit = pg_xstrdup(pg_json_path_str(o, "commit"));
+		r.date = pg_xstrdup(pg_json_path_str(o, "date"));
+		r.build_url = pg_xstrdup(pg_json_path_str(o, "build_url"));
+		r.gpu = pg_xstrdup(pg_json_path_str(o, "gpu"));
+		r.test = pg_xstrdup(pg_json_path_str(o, "test"));
 		r.suite = (enum pg_suite_kind)suite;
 		r.qps = NAN;
 		v = json_object_get(o, "qps");

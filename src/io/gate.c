@@ -86,11 +86,20 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struct pg_gate_source *src,
 		 struct pg_error *err)
 {
-	char *path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
-	int rc = pg_thresholds_load(path, policy, base, err);
+	bool git = src->baseline && !strcmp(src->baseline, "git");
+	char *path;
+	int rc;
 
+	if (src->baseline && !git && strcmp(src->baseline, "thresholds")) {
+		pg_policy_init(policy);
+		memset(base, 0, sizeof(*base));
+		return pg_error_set(err, PG_ECONFIG, "option '--baseline': expected thresholds or git, got '%s'",
+				    src->baseline);
+	}
+	path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
+	rc = pg_thresholds_load(path, policy, base, err);
 	if (rc == PG_ENOTFOUND) {
-		if (!src->git) {
+		if (!git) {
 			pg_error_set(err, PG_ENOTFOUND,
 				     "%s: no thresholds file for %s; create it with 'perfgate baseline update %s --gpu %s --from <results dir or report>'",
 				     path, src->gpu, path, src->gpu);
@@ -111,7 +120,7 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struc
 			goto done;
 		}
 	}
-	if (!src->git)
+	if (!git)
 		goto done;
 
 	pg_baseline_release(base);

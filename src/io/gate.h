@@ -1,7 +1,6 @@
 #ifndef PERFGATE_IO_GATE_H
 #define PERFGATE_IO_GATE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/compare.h"
@@ -41,7 +40,8 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 struct pg_gate_source {
 	const char *thresholds;   /* thresholds file or directory; NULL: "thresholds" */
 	const char *gpu;          /* baseline key */
-	bool git;                 /* baseline from the git history instead of the file */
+	const char *baseline;     /* "thresholds" (NULL too): the file's baselines; "git": the
+				   * recorded run history (anything else is PG_ECONFIG) */
 	const char *repo;         /* git: history repository path or URL; NULL: the current one */
 	const char *ref;          /* git: history ref; NULL: refs/perfgate/history */
 	const char *base_branch;  /* git: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH or main */
@@ -50,8 +50,9 @@ struct pg_gate_source {
 
 /*
  * Load the policy (from the thresholds file; registry defaults when the file
- * does not exist and the baseline comes from git) and the baseline. A
- * missing thresholds file with a thresholds baseline is PG_ENOTFOUND with a
+ * does not exist and the baseline comes from git) and the baseline, both
+ * initialised here (zeroed structs are fine to release before). A missing
+ * thresholds file with a thresholds baseline is PG_ENOTFOUND with a
  * message saying how to create it.
  */
 int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struct pg_gate_source *src,
