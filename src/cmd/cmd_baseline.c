@@ -259,9 +259,9 @@ static int baseline_record(int argc, char **argv)
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set set = PG_RESULT_SET_INIT;
 	struct pg_run_point *points = NULL;
-	char gpu[128], sha[41], now[32];
-	size_t lines = 0;
-	int attempts = 0, rc, exit_code = PG_EXIT_OK;
+	char gpu[128], now[32];
+	struct pg_history_recorded done_rec;
+	int rc, exit_code = PG_EXIT_OK;
 	const char *date;
 
 	rc = parse(&help, argc, argv, &pos, 1, "one results directory", &err);
@@ -298,12 +298,13 @@ static int baseline_record(int argc, char **argv)
 				  .branch = env_or(branch, "BUILDKITE_BRANCH")
 						    ? env_or(branch, "BUILDKITE_BRANCH")
 						    : first_result_str(&set, "perfgate.git.branch") } },
-		&lines, &attempts, sha, &err);
+		&done_rec, &err);
 	if (rc)
 		goto fail;
-	printf("recorded %zu test point%s for %s in %s (commit %.12s, %d attempt%s)\n", lines,
-	       lines == 1 ? "" : "s", gpu, ref ? ref : PG_HISTORY_DEFAULT_REF, sha, attempts,
-	       attempts == 1 ? "" : "s");
+	printf("recorded %zu test point%s of %.12s for %s in %s (history commit %.12s, %d attempt%s)\n",
+	       done_rec.lines, done_rec.lines == 1 ? "" : "s", done_rec.measured, gpu,
+	       ref ? ref : PG_HISTORY_DEFAULT_REF, done_rec.commit, done_rec.attempts,
+	       done_rec.attempts == 1 ? "" : "s");
 	goto done;
 fail:
 	exit_code = pg_cmd_fail("baseline record", &err);

@@ -4,6 +4,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/jsonw.h"
+#include "core/redact.h"
 #include "core/strutil.h"
 
 #include <errno.h>
@@ -21,10 +22,62 @@ struct store {
 	git_remote *remote;       /* URL mode: the real repository */
 	char *tmpdir;             /* URL mode: our temporary bare clone */
 	const char *ref;
-	const char *where;        /* for messages: the path or URL */
+	char *where;              /* for messages: the path, or the URL without a password */
 	int cred_tries;
 	bool push_rejected;       /* the server refused our ref update */
 };
+
+/* url with the password of its user part ("https://u:pw@host") as ***;
+ * anything else as it is. New string. */
+static char *safe_url(const char *url)
+{
+	const char *scheme = strstr(url, "://"), *start, *at, *colon, *slash;
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!scheme)
+		return pg_xstrdup(url);
+	start = scheme + 3;
+	slash = strchr(start, '/');
+	at = strchr(start, '@');
+	colon = strchr(start, ':');
+	if (!at || (slash && at > slash) || !colon || colon > at)
+		return pg_xstrdup(url);
+	pg_buf_add(&b, url, (size_t)(colon + 1 - url));
+	pg_buf_puts(&b, "***");
+	pg_buf_puts(&b, at);
+	return pg_buf_detach(&b);
+}
+
+/*
+ * A git error can quote a URL or a server's message: before it reaches the
+ * user, hide every secret value perfgate knows of (secret-named variables
+ * of the environment, PERFGATE_GIT_TOKEN, the URL's password).
+ */
+static void redact_error(struct pg_error *err, const char *url)
+{
+	extern char **environ;
+	struct pg_redactor r = PG_REDACTOR_INIT;
+	struct pg_buf b = PG_BUF_INIT;
+	char *masked = url ? safe_url(url) : NULL;
+
+	if (!err || !err->code)
+		goto done;
+	pg_redactor_add_environ(&r, environ);
+	pg_redactor_add(&r, getenv("PERFGATE_GIT_TOKEN"));
+	if (url && strcmp(url, masked)) {
+		/* the password is what lies between "u:" and "@" */
+		const char *colon = strchr(strstr(url, "://") + 3, ':'), *at = strchr(colon, '@');
+		char *pw = pg_xstrndup(colon + 1, (size_t)(at - colon - 1));
+		pg_redactor_add(&r, pw);
+		free(pw);
+	}
+	pg_redact(&r, &b, err->msg);
+	snprintf(err->msg, sizeof(err->msg), "%s", b.ptr);
+done:
+	free(masked);
+	pg_buf_release(&b);
+	pg_redactor_release(&r);
+}
 
 static int git_fail(struct pg_error *err, const char *what, const char *where)
 {
@@ -71,6 +124,7 @@ static void store_close(struct store *s)
 {
 	git_remote_free(s->remote);
 	git_repository_free(s->repo);
+	free(s->where);
 	if (s->tmpdir) {
 		nftw(s->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		free(s->tmpdir);
@@ -82,7 +136,7 @@ static int store_open(struct store *s, const char *repo, const char *ref, struct
 {
 	memset(s, 0, sizeof(*s));
 	s->ref = ref ? ref : PG_HISTORY_DEFAULT_REF;
-	s->where = repo ? repo : "the current repository";
+	s->where = safe_url(repo ? repo : "the current repository");
 	if (!git_reference_is_valid_name(s->ref))
 		return pg_error_set(err, PG_ECONFIG, "'%s' is not a valid git ref name", s->ref);
 	if (!repo) {
@@ -380,6 +434,12 @@ done:
 	return rc;
 }
 
+static bool is_full_sha(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	return n == 40 && !s[n];
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -387,9 +447,12 @@ static void sleep_ms(long ms)
 		;
 }
 
-int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o, size_t *lines,
-		      int *attempts, char commit[41], struct pg_error *err)
+int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o,
+		      struct pg_history_recorded *out, struct pg_error *err)
 {
+	size_t *lines = &out->lines;
+	int *attempts = &out->attempts;
+	char *commit = out->commit;
 	struct store s;
 	int max = o->max_attempts > 0 ? o->max_attempts : 10;
 	const char *delay = getenv("PERFGATE_HISTORY_TEST_DELAY_MS");
@@ -399,31 +462,38 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 	char head_hex[41];
 	int rc;
 
-	*lines = 0;
-	*attempts = 0;
-	commit[0] = '\0';
+	memset(out, 0, sizeof(*out));
 	/* test hook: widen the window between reading the tip and moving it,
 	 * so tests can make two writers collide */
 	if (delay)
 		pg_parse_long(delay, &delay_ms);
-	if (!meta.commit) {
-		/* the commit measured: HEAD of the repository we run in */
+	if (!meta.commit || !is_full_sha(meta.commit)) {
+		/* the commit measured, as a full id: HEAD of the repository we
+		 * run in, or a name (a branch, "HEAD~1") resolved there */
+		const char *given = meta.commit;
 		git_repository *here = NULL;
-		git_oid head;
+		git_object *obj = NULL, *peeled = NULL;
+
+		meta.commit = NULL;
 		if (git_repository_open_ext(&here, ".", 0, NULL) == 0 &&
-		    git_reference_name_to_id(&head, here, "HEAD") == 0) {
-			git_oid_tostr(head_hex, sizeof(head_hex), &head);
+		    git_revparse_single(&obj, here, given ? given : "HEAD") == 0 &&
+		    git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) == 0) {
+			git_oid_tostr(head_hex, sizeof(head_hex), git_object_id(peeled));
 			meta.commit = head_hex;
 		}
+		git_object_free(peeled);
+		git_object_free(obj);
 		git_repository_free(here);
 		git_error_clear();
 		if (!meta.commit) {
 			memset(&s, 0, sizeof(s));
-			rc = pg_error_set(err, PG_ECONFIG, "which commit did this run measure? pass --commit");
+			rc = given ? pg_error_set(err, PG_ECONFIG, "--commit '%s' is not a commit of this repository (give the full id)", given)
+				   : pg_error_set(err, PG_ECONFIG, "which commit did this run measure? pass --commit");
 			goto done;
 		}
 	}
 	opts.meta = meta;
+	snprintf(out->measured, sizeof(out->measured), "%s", meta.commit);
 	if ((rc = store_open(&s, o->repo, o->ref, err)))
 		goto done;
 	for (int attempt = 1; attempt <= max; attempt++) {
@@ -454,6 +524,8 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 			  s.where, s.ref, max);
 done:
 	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
 	return rc;
 }
 
@@ -547,6 +619,8 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 	if (rc == 0)
 		rc = read_histories(&s, gpu, point, out, n, err);
 	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
 	return rc;
 }
 
@@ -663,8 +737,12 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 		free(use);
 	}
 	pg_baseline_sort(out);
-	pg_buf_printf(&where, "%s %s, runs at or before %.12s (merge-base of HEAD and %s)",
-		      o->repo ? o->repo : "git", o->ref ? o->ref : PG_HISTORY_DEFAULT_REF, mb_hex, branch);
+	{
+		char *repo = safe_url(o->repo ? o->repo : "git");
+		pg_buf_printf(&where, "%s %s, runs at or before %.12s (merge-base of HEAD and %s)", repo,
+			      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF, mb_hex, branch);
+		free(repo);
+	}
 	out->source = pg_buf_detach(&where);
 done:
 	for (size_t i = 0; i < n_hs; i++)

@@ -55,13 +55,22 @@ struct pg_history_record_opts {
 	int max_attempts;         /* 0: 10 */
 };
 
+/* What pg_history_record did. */
+struct pg_history_recorded {
+	size_t lines;             /* points recorded */
+	int attempts;             /* tries it took (other writers moved the ref) */
+	char commit[41];          /* the new history commit */
+	char measured[41];        /* the source commit the lines name */
+};
+
 /*
  * Append one line per "ok" point of run and commit it to the ref (pushing
- * when the repository is a URL). *lines gets the number of lines written,
- * *attempts how many tries it took, commit (41 bytes) the new commit id.
- * PG_EINFRA when git fails or every attempt was rejected.
+ * when the repository is a URL). The measured commit is o->meta.commit
+ * resolved to a full id in the repository around the cwd (a name like
+ * "HEAD" works), or HEAD there when not given. PG_EINFRA when git fails or
+ * every attempt was rejected; PG_ECONFIG for an unknown commit.
  */
-int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o, size_t *lines,
-		      int *attempts, char commit[41], struct pg_error *err);
+int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o,
+		      struct pg_history_recorded *out, struct pg_error *err);
 
 #endif

@@ -57,7 +57,7 @@ record() {
 @test "record: one commit per run, one line per point, history in the current repository" {
 	run record base m1
 	assert_success
-	assert_output --regexp '^recorded 4 test points for H100 in refs/perfgate/history \(commit [0-9a-f]{12}, 1 attempt\)$'
+	assert_output --regexp "^recorded 4 test points of $(cut -c1-12 ../m1) for H100 in refs/perfgate/history \\(history commit [0-9a-f]{12}, 1 attempt\\)$"
 	record same m2 >/dev/null
 	[ "$(git rev-list --count refs/perfgate/history)" = 2 ]
 	run git ls-tree -r --name-only refs/perfgate/history
@@ -221,4 +221,32 @@ teardown() {
 	grep -q "^Baseline: $url refs/perfgate/history, runs at or before $(cut -c1-12 ../m5)" out/comparison.md
 	# no temporary clone is left behind
 	[ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'perfgate-history-*' -newer ../m1 2>/dev/null)" ]
+}
+
+@test "an unreachable history: exit 3, and no password in the message" {
+	port=$(free_port) # nothing listens there
+	PERFGATE_GIT_TOKEN=tok-9f8e7d6c5b run --separate-stderr record base m1 --repo "http://ci:hunter2secret@127.0.0.1:$port/perf.git"
+	assert_failure 3
+	[[ "$stderr" == "perfgate baseline record: http://ci:***@127.0.0.1:$port/perf.git: fetching the history: "* ]]
+	[[ "$stderr" != *hunter2secret* ]]
+	[[ "$stderr" != *tok-9f8e7d6c5b* ]]
+	run --separate-stderr "$PERFGATE_BIN" baseline record ../runs/base --repo ../nowhere --commit "$(cat ../m1)"
+	assert_failure 3
+	[[ "$stderr" == "perfgate baseline record: ../nowhere: opening the repository: "* ]]
+}
+
+@test "the measured commit: a name is resolved, the results' by default, nonsense refused" {
+	run "$PERFGATE_BIN" baseline record ../runs/base --commit main
+	assert_success
+	assert_output --partial "of $(cut -c1-12 ../m7) for H100"
+	# without --commit: the commit the results name (HEAD when they do not)
+	run "$PERFGATE_BIN" baseline record ../runs/base
+	assert_success
+	assert_output --partial "of 0123456789ab for H100"
+	BUILDKITE_COMMIT="$(cat ../m2)" run "$PERFGATE_BIN" baseline record ../runs/base
+	assert_output --partial "of $(cut -c1-12 ../m2) for H100"
+	run --separate-stderr "$PERFGATE_BIN" baseline record ../runs/base --commit nope
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline record: --commit 'nope' is not a commit of this repository (give the full id)" ]
+	[ "$(git rev-list --count refs/perfgate/history)" = 3 ]
 }
