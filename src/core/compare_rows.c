@@ -225,7 +225,11 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 			row->outcome = decided_outcome(&d, &row->rule, opts, true);
 			explain(row, &d, &row->rule);
 			fmt_pct(pct, sizeof(pct), first.change);
-			if (d.fails || (d.flagged && d.verdict == PG_VERDICT_REGRESSED))
+			if (d.fails && !row->rule.gate) {
+				fmt_pct(pct, sizeof(pct), row->rule.escalate);
+				set_note(row, "worse than the %s escalation threshold, confirmed by the re-run (%zu samples pooled)",
+					 pct, n_cur);
+			} else if (d.fails || (d.flagged && d.verdict == PG_VERDICT_REGRESSED))
 				set_note(row, "confirmed by the re-run (%zu samples pooled)", n_cur);
 			else
 				set_note(row, "first run %s%s; the re-run did not confirm it",
