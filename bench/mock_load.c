@@ -4,8 +4,10 @@
  * running streaming completions back to back, over raw non-blocking
  * sockets and one epoll loop, so the client costs as little as possible.
  *
- * usage: mock_load PORT CONNECTIONS SECONDS MAX_TOKENS
- * prints one line of key=value figures on stdout.
+ * usage: mock_load PORT CONNECTIONS SECONDS MAX_TOKENS [RAMP_SECONDS]
+ * Connections open evenly over RAMP_SECONDS (default 2), so the streams'
+ * token deadlines are spread in time as independent users' would be, not
+ * all due in the same instant. Prints one line of key=value figures.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -77,18 +79,19 @@ int main(int argc, char **argv)
 	struct epoll_event events[1024];
 	struct conn *conns;
 	int ep, port, nconn, started = 0;
-	double seconds, t0, end;
+	double seconds, t0, end, ramp;
 	long max_tokens;
 	char body[256];
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: mock_load PORT CONNECTIONS SECONDS MAX_TOKENS\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: mock_load PORT CONNECTIONS SECONDS MAX_TOKENS [RAMP_SECONDS]\n");
 		return 2;
 	}
 	port = (int)strtol(argv[1], NULL, 10);
 	nconn = (int)strtol(argv[2], NULL, 10);
 	seconds = strtod(argv[3], NULL);
 	max_tokens = strtol(argv[4], NULL, 10);
+	ramp = argc == 6 ? strtod(argv[5], NULL) : 2.0;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -108,9 +111,8 @@ int main(int argc, char **argv)
 	end = t0 + seconds;
 
 	while (now_s() < end) {
-		/* Open connections in steps of 500 per millisecond-ish, so the
-		 * listen backlog (somaxconn) never overflows. */
-		for (int k = 0; k < 500 && started < nconn; k++, started++) {
+		double due = ramp > 0 ? (now_s() - t0) / ramp * nconn : nconn;
+		for (; started < nconn && started < due; started++) {
 			struct conn *c = &conns[started];
 			struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = c };
 			int one = 1;
@@ -129,7 +131,7 @@ int main(int argc, char **argv)
 			}
 			epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
 		}
-		int n = epoll_wait(ep, events, 1024, 10);
+		int n = epoll_wait(ep, events, 1024, started < nconn ? 1 : 10);
 		for (int i = 0; i < n; i++) {
 			struct conn *c = events[i].data.ptr;
 			if (c->fd < 0)

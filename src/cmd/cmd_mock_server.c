@@ -37,6 +37,7 @@ int cmd_mock_server(int argc, char **argv)
 	long vocab_size = 32000;
 	double ttft_ms = 20, itl_ms = 10, prefill_us = NAN, itl_growth = NAN, eos_prob = 0;
 	double fault_500 = 0, fault_disconnect = 0, fault_stall = 0, stall_ms = 0, max_seconds = 0;
+	double fault_malformed = 0, fault_stream_error = 0;
 	bool allow_remote = false, fixed_timing = false, never_ready = false, log_requests = false;
 	int rc;
 
@@ -60,6 +61,8 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "fault-500", 0, &fault_500, "P", "probability a generation request fails with HTTP 500" },
 		{ PG_OPT_DOUBLE, "fault-disconnect", 0, &fault_disconnect, "P", "probability the connection drops mid-stream" },
 		{ PG_OPT_DOUBLE, "fault-stall", 0, &fault_stall, "P", "probability the stream stalls before a random message" },
+		{ PG_OPT_DOUBLE, "fault-malformed", 0, &fault_malformed, "P", "probability one chunk's JSON is cut short" },
+		{ PG_OPT_DOUBLE, "fault-stream-error", 0, &fault_stream_error, "P", "probability the stream ends in an error event (vLLM's)" },
 		{ PG_OPT_DOUBLE, "stall-ms", 0, &stall_ms, "MS", "how long a stall lasts (default 0: until the client gives up)" },
 		{ PG_OPT_DOUBLE, "max-seconds", 0, &max_seconds, "S", "exit 0 after S seconds" },
 		{ PG_OPT_LONG, "max-requests", 0, &max_requests, "N", "after N generation requests stop accepting, finish them, exit 0" },
@@ -127,38 +130,37 @@ int cmd_mock_server(int argc, char **argv)
 	cfg.engine.fault_500 = fault_500;
 	cfg.engine.fault_disconnect = fault_disconnect;
 	cfg.engine.fault_stall = fault_stall;
+	cfg.engine.fault_malformed = fault_malformed;
+	cfg.engine.fault_stream_error = fault_stream_error;
 	cfg.engine.stall_ns = llround(stall_ms * 1e6);
 	cfg.engine.seed = (uint64_t)seed;
 	cfg.engine.vocab_size = (uint32_t)vocab_size;
 
 	{
-		const struct { const char *name; double v; } probs[] = {
-			{ "eos-prob", eos_prob }, { "fault-500", fault_500 },
-			{ "fault-disconnect", fault_disconnect }, { "fault-stall", fault_stall },
+		const struct { const char *name; double v, max; const char *what; } ranges[] = {
+			{ "eos-prob", eos_prob, 1, "a probability in [0, 1]" },
+			{ "fault-500", fault_500, 1, "a probability in [0, 1]" },
+			{ "fault-disconnect", fault_disconnect, 1, "a probability in [0, 1]" },
+			{ "fault-stall", fault_stall, 1, "a probability in [0, 1]" },
+			{ "fault-malformed", fault_malformed, 1, "a probability in [0, 1]" },
+			{ "fault-stream-error", fault_stream_error, 1, "a probability in [0, 1]" },
+			{ "ttft-ms", ttft_ms, 1e9, "a finite number >= 0" },
+			{ "itl-ms", itl_ms, 1e9, "a finite number >= 0" },
+			{ "prefill-us-per-token", isnan(prefill_us) ? 0 : prefill_us, 1e9, "a finite number >= 0" },
+			{ "itl-growth", isnan(itl_growth) ? 0 : itl_growth, 1e9, "a finite number >= 0" },
+			{ "stall-ms", stall_ms, 1e9, "a finite number >= 0" },
+			{ "max-seconds", max_seconds, 1e9, "a finite number >= 0" },
 		};
-		const struct { const char *name; double v; } nonneg[] = {
-			{ "ttft-ms", ttft_ms }, { "itl-ms", itl_ms },
-			{ "prefill-us-per-token", isnan(prefill_us) ? 0 : prefill_us },
-			{ "itl-growth", isnan(itl_growth) ? 0 : itl_growth },
-			{ "stall-ms", stall_ms }, { "max-seconds", max_seconds },
-		};
-		for (size_t i = 0; i < sizeof(probs) / sizeof(probs[0]); i++)
-			if (!(probs[i].v >= 0 && probs[i].v <= 1)) {
-				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected a probability in [0, 1]",
-					     probs[i].name, probs[i].v);
-				goto fail;
-			}
-		for (size_t i = 0; i < sizeof(nonneg) / sizeof(nonneg[0]); i++)
-			if (!(nonneg[i].v >= 0 && isfinite(nonneg[i].v))) {
-				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected a finite number >= 0",
-					     nonneg[i].name, nonneg[i].v);
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			if (!(ranges[i].v >= 0 && ranges[i].v <= ranges[i].max)) {
+				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected %s", ranges[i].name,
+					     ranges[i].v, ranges[i].what);
 				goto fail;
 			}
 	}
-	if (fault_500 + fault_disconnect + fault_stall > 1) {
-		pg_error_set(&err, PG_ECONFIG, "--fault-500 + --fault-disconnect + --fault-stall = %g: "
-			     "the probabilities must add up to at most 1",
-			     fault_500 + fault_disconnect + fault_stall);
+	if (fault_500 + fault_disconnect + fault_stall + fault_malformed + fault_stream_error > 1) {
+		pg_error_set(&err, PG_ECONFIG, "the --fault-* probabilities add up to %g: at most 1, please",
+			     fault_500 + fault_disconnect + fault_stall + fault_malformed + fault_stream_error);
 		goto fail;
 	}
 	if (tokens_per_message < 1 || tokens_per_message > 65536) {

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOT_IN_HEAP SIZE_MAX
-
 struct pg_engine_seq {
 	void *user;
 	uint64_t serial;
@@ -19,16 +17,31 @@ struct pg_engine_seq {
 	int64_t messages;
 	enum pg_engine_fault fault;
 	int64_t fault_at;
-	size_t heap_index;
+	uint64_t sched;              /* bumped whenever its heap entry goes stale */
+	bool scheduled;              /* has a live heap entry */
 	bool running;
 	struct pg_engine_seq *prev;  /* queue links; next doubles as free list link */
 	struct pg_engine_seq *next;
 };
 
+/*
+ * The deadline heap: 4-ary, min on (deadline, serial), with the keys stored
+ * in the entries so sifting never touches the sequences (with 10,000
+ * streams the sequences are cache misses; the heap array is not). Entries
+ * are removed lazily: a cancelled or stalled sequence bumps `sched`, and an
+ * entry whose sched differs is dropped when it reaches the top.
+ */
+struct heap_entry {
+	int64_t deadline_ns;
+	uint64_t serial;
+	struct pg_engine_seq *seq;
+	uint64_t sched;
+};
+
 struct pg_engine {
 	struct pg_engine_params p;
 	uint64_t serial;
-	struct pg_engine_seq **heap;
+	struct heap_entry *heap;
 	size_t heap_len, heap_cap;
 	struct pg_engine_seq *queue_head, *queue_tail;
 	struct pg_engine_seq *free_list;
@@ -59,6 +72,8 @@ const char *pg_engine_fault_name(enum pg_engine_fault f)
 	case PG_ENGINE_FAULT_HTTP_500: return "http_500";
 	case PG_ENGINE_FAULT_DISCONNECT: return "disconnect";
 	case PG_ENGINE_FAULT_STALL: return "stall";
+	case PG_ENGINE_FAULT_MALFORMED: return "malformed";
+	case PG_ENGINE_FAULT_STREAM_ERROR: return "stream_error";
 	}
 	return "unknown";
 }
@@ -115,74 +130,83 @@ void pg_engine_free(struct pg_engine *e)
 	free(e);
 }
 
-/* ---- the deadline heap: min on (deadline, serial) ---- */
+/* ---- the deadline heap ---- */
 
-static bool before(const struct pg_engine_seq *a, const struct pg_engine_seq *b)
+static bool before(const struct heap_entry *a, const struct heap_entry *b)
 {
 	if (a->deadline_ns != b->deadline_ns)
 		return a->deadline_ns < b->deadline_ns;
 	return a->serial < b->serial;
 }
 
-static void heap_set(struct pg_engine *e, size_t i, struct pg_engine_seq *s)
-{
-	e->heap[i] = s;
-	s->heap_index = i;
-}
-
 static void heap_up(struct pg_engine *e, size_t i)
 {
-	struct pg_engine_seq *s = e->heap[i];
+	struct heap_entry x = e->heap[i];
 
 	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!before(s, e->heap[parent]))
+		size_t parent = (i - 1) / 4;
+		if (!before(&x, &e->heap[parent]))
 			break;
-		heap_set(e, i, e->heap[parent]);
+		e->heap[i] = e->heap[parent];
 		i = parent;
 	}
-	heap_set(e, i, s);
+	e->heap[i] = x;
 }
 
 static void heap_down(struct pg_engine *e, size_t i)
 {
-	struct pg_engine_seq *s = e->heap[i];
+	struct heap_entry x = e->heap[i];
 
 	for (;;) {
-		size_t child = 2 * i + 1;
-		if (child >= e->heap_len)
+		size_t first = 4 * i + 1, best, end;
+		if (first >= e->heap_len)
 			break;
-		if (child + 1 < e->heap_len && before(e->heap[child + 1], e->heap[child]))
-			child++;
-		if (!before(e->heap[child], s))
+		end = first + 4 < e->heap_len ? first + 4 : e->heap_len;
+		best = first;
+		for (size_t c = first + 1; c < end; c++)
+			if (before(&e->heap[c], &e->heap[best]))
+				best = c;
+		if (!before(&e->heap[best], &x))
 			break;
-		heap_set(e, i, e->heap[child]);
-		i = child;
+		e->heap[i] = e->heap[best];
+		i = best;
 	}
-	heap_set(e, i, s);
+	e->heap[i] = x;
 }
 
 static void heap_push(struct pg_engine *e, struct pg_engine_seq *s)
 {
 	pg_grow((void **)&e->heap, &e->heap_cap, e->heap_len + 1, sizeof(*e->heap));
-	e->heap[e->heap_len++] = s;
+	s->scheduled = true;
+	e->heap[e->heap_len++] = (struct heap_entry){ s->deadline_ns, s->serial, s, s->sched };
 	heap_up(e, e->heap_len - 1);
 }
 
-static void heap_remove(struct pg_engine *e, struct pg_engine_seq *s)
+static void heap_pop(struct pg_engine *e)
 {
-	size_t i = s->heap_index;
-	struct pg_engine_seq *last;
+	e->heap[0] = e->heap[--e->heap_len];
+	if (e->heap_len)
+		heap_down(e, 0);
+}
 
-	if (i == NOT_IN_HEAP)
-		return;
-	s->heap_index = NOT_IN_HEAP;
-	last = e->heap[--e->heap_len];
-	if (last == s)
-		return;
-	heap_set(e, i, last);
-	heap_up(e, i);
-	heap_down(e, last->heap_index);
+static bool entry_live(const struct heap_entry *h)
+{
+	return h->seq->scheduled && h->seq->sched == h->sched;
+}
+
+/* Keep the top live, so the next deadline is always a real one. */
+static void drop_stale(struct pg_engine *e)
+{
+	while (e->heap_len && !entry_live(&e->heap[0]))
+		heap_pop(e);
+}
+
+static void unschedule(struct pg_engine_seq *s)
+{
+	if (s->scheduled) {
+		s->scheduled = false;
+		s->sched++;
+	}
 }
 
 /* ---- sequences ---- */
@@ -229,18 +253,21 @@ static void schedule(struct pg_engine *e, struct pg_engine_seq *s, int64_t m, in
 
 /* Move the heap's top sequence to its next message: its deadline only
  * grows, so one sift down replaces a pop and a push. */
-static void reschedule(struct pg_engine *e, struct pg_engine_seq *s, int64_t m, int64_t deadline)
+static void reschedule_top(struct pg_engine *e, struct pg_engine_seq *s, int64_t m,
+			   int64_t deadline)
 {
 	s->next_message = m;
 	s->deadline_ns = deadline;
 	if (s->fault == PG_ENGINE_FAULT_STALL && m == s->fault_at) {
 		if (e->p.stall_ns == 0) {
-			heap_remove(e, s);
+			unschedule(s);
+			heap_pop(e);
 			return;
 		}
 		s->deadline_ns += e->p.stall_ns;
 	}
-	heap_down(e, s->heap_index);
+	e->heap[0].deadline_ns = s->deadline_ns;
+	heap_down(e, 0);
 }
 
 static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
@@ -287,7 +314,7 @@ static void admit_waiting(struct pg_engine *e, int64_t at_ns)
 
 static void release(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 {
-	heap_remove(e, s);
+	unschedule(s);
 	if (s->running) {
 		e->counts.running--;
 		s->running = false;
@@ -323,13 +350,25 @@ static void plan_request(const struct pg_engine *e, uint64_t serial,
 	plan->messages = 1 + (plan->output_tokens - 1 + p->tokens_per_message - 1) /
 			 p->tokens_per_message;
 
-	if (u < p->fault_500)
-		plan->fault = PG_ENGINE_FAULT_HTTP_500;
-	else if (u < p->fault_500 + p->fault_disconnect)
-		plan->fault = PG_ENGINE_FAULT_DISCONNECT;
-	else if (u < p->fault_500 + p->fault_disconnect + p->fault_stall)
-		plan->fault = PG_ENGINE_FAULT_STALL;
-	if (plan->fault == PG_ENGINE_FAULT_DISCONNECT || plan->fault == PG_ENGINE_FAULT_STALL)
+	/* One draw against cumulative probabilities, in a fixed order (new
+	 * kinds go last, so a seed keeps its meaning for the old ones). */
+	{
+		const double prob[] = { p->fault_500, p->fault_disconnect, p->fault_stall,
+					p->fault_malformed, p->fault_stream_error };
+		const enum pg_engine_fault kind[] = {
+			PG_ENGINE_FAULT_HTTP_500, PG_ENGINE_FAULT_DISCONNECT, PG_ENGINE_FAULT_STALL,
+			PG_ENGINE_FAULT_MALFORMED, PG_ENGINE_FAULT_STREAM_ERROR,
+		};
+		double edge = 0;
+		for (size_t k = 0; k < sizeof(prob) / sizeof(prob[0]); k++) {
+			edge += prob[k];
+			if (u < edge) {
+				plan->fault = kind[k];
+				break;
+			}
+		}
+	}
+	if (plan->fault != PG_ENGINE_FAULT_NONE && plan->fault != PG_ENGINE_FAULT_HTTP_500)
 		plan->fault_at_message = (int64_t)(draw(p, serial, STREAM_FAULT_AT, 0) %
 					   (uint64_t)plan->messages);
 }
@@ -344,14 +383,18 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 	if (plan->fault == PG_ENGINE_FAULT_HTTP_500)
 		return NULL;
 
+	uint64_t sched = 0;
+
 	s = e->free_list;
-	if (s)
+	if (s) {
 		e->free_list = s->next;
-	else {
+		sched = s->sched; /* stale entries may still name this record */
+	} else {
 		s = pg_xmalloc(sizeof(*s));
 		PG_ARRAY_PUSH(e->allocated, e->n_allocated, e->cap_allocated, s);
 	}
 	memset(s, 0, sizeof(*s));
+	s->sched = sched;
 	s->user = user;
 	s->serial = plan->serial;
 	s->prompt_tokens = req->prompt_tokens;
@@ -359,7 +402,6 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 	s->messages = plan->messages;
 	s->fault = plan->fault;
 	s->fault_at = plan->fault_at_message;
-	s->heap_index = NOT_IN_HEAP;
 	s->admitted_ns = INT64_MIN;
 
 	if (has_free_slot(e) && !e->queue_head) {
@@ -380,13 +422,15 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 
 void pg_engine_cancel(struct pg_engine *e, struct pg_engine_seq *seq, int64_t now_ns)
 {
-	if (seq)
+	if (seq) {
 		release(e, seq, now_ns);
+		drop_stale(e);
+	}
 }
 
 int64_t pg_engine_next_deadline(const struct pg_engine *e)
 {
-	return e->heap_len ? e->heap[0]->deadline_ns : INT64_MAX;
+	return e->heap_len ? e->heap[0].deadline_ns : INT64_MAX;
 }
 
 bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event *ev)
@@ -394,9 +438,9 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 	struct pg_engine_seq *s;
 	int64_t m;
 
-	if (!e->heap_len || e->heap[0]->deadline_ns > now_ns)
+	if (!e->heap_len || e->heap[0].deadline_ns > now_ns)
 		return false;
-	s = e->heap[0];
+	s = e->heap[0].seq;
 	m = s->next_message;
 
 	memset(ev, 0, sizeof(*ev));
@@ -404,22 +448,24 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 	ev->serial = s->serial;
 	ev->deadline_ns = s->deadline_ns;
 	ev->message_index = m;
+	ev->first_token = first_token_of(e, m);
 	if (s->fault == PG_ENGINE_FAULT_DISCONNECT && m == s->fault_at) {
 		ev->kind = PG_ENGINE_DISCONNECT;
-		ev->first_token = first_token_of(e, m);
 		ev->last = true;
-		release(e, s, ev->deadline_ns);
-		return true;
+	} else {
+		ev->kind = PG_ENGINE_MESSAGE;
+		ev->n_tokens = tokens_in_message(e, s, m);
+		ev->last = m + 1 >= s->messages;
 	}
-	ev->kind = PG_ENGINE_MESSAGE;
-	ev->first_token = first_token_of(e, m);
-	ev->n_tokens = tokens_in_message(e, s, m);
-	if (m + 1 >= s->messages) {
-		ev->last = true;
+	if (ev->last) {
+		heap_pop(e);
+		s->scheduled = false;
 		release(e, s, ev->deadline_ns);
-		return true;
+	} else {
+		reschedule_top(e, s, m + 1,
+			       ev->deadline_ns + tokens_in_message(e, s, m + 1) * itl_now(e));
 	}
-	reschedule(e, s, m + 1, ev->deadline_ns + tokens_in_message(e, s, m + 1) * itl_now(e));
+	drop_stale(e);
 	return true;
 }
 

@@ -44,7 +44,10 @@
  * uniformly chosen number of messages, 0 .. messages-1), or a stall with
  * probability fault_stall (before a uniformly chosen message, 0 ..
  * messages-1, for stall_ns, or for ever when stall_ns is 0; a stall before
- * message 0 delays the first token).
+ * message 0 delays the first token), a malformed message (fault_malformed:
+ * the server sends broken JSON in place of that message's chunk) or an
+ * error event (fault_stream_error: vLLM's in-stream error, then the end).
+ * The model only plans the last two; the server renders them.
  *
  * No allocation per token or message: sequence records are pooled.
  */
@@ -61,6 +64,8 @@ struct pg_engine_params {
 	double fault_500;
 	double fault_disconnect;
 	double fault_stall;
+	double fault_malformed;
+	double fault_stream_error;
 	int64_t stall_ns;            /* 0: stall until cancelled */
 	uint64_t seed;
 	uint32_t vocab_size;         /* token ids are 0 .. vocab_size-1 */
@@ -74,6 +79,8 @@ enum pg_engine_fault {
 	PG_ENGINE_FAULT_HTTP_500,
 	PG_ENGINE_FAULT_DISCONNECT,
 	PG_ENGINE_FAULT_STALL,
+	PG_ENGINE_FAULT_MALFORMED,
+	PG_ENGINE_FAULT_STREAM_ERROR,
 };
 
 const char *pg_engine_fault_name(enum pg_engine_fault f); /* "none", "http_500"... */
@@ -91,7 +98,7 @@ struct pg_engine_plan {
 	int64_t output_tokens;       /* tokens the sequence will produce */
 	bool eos;                    /* ends on EOS ("stop"), else "length" */
 	int64_t messages;            /* messages the sequence will send */
-	int64_t fault_at_message;    /* disconnect/stall: index of the message it hits */
+	int64_t fault_at_message;    /* all but http_500: index of the message it hits */
 };
 
 enum pg_engine_event_kind {

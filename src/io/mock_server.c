@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +82,8 @@ struct conn {
 	bool streaming;
 	bool chunked;
 	struct pg_engine_seq *seq;
+	enum pg_engine_fault fault;
+	int64_t fault_at;
 	struct pg_mock_stream stream;
 	int64_t received_ns;
 	int64_t tokens_sent;
@@ -93,8 +96,8 @@ struct conn {
 
 struct stats {
 	uint64_t accepted, open, peak_open;
-	uint64_t received, finished, ok, rejected, http_500, disconnects, stalls, client_closed,
-		shutdown_cut, other_requests;
+	uint64_t received, finished, ok, rejected, http_500, disconnects, stalls, malformed,
+		stream_errors, client_closed, other_requests;
 	uint64_t in_flight, peak_in_flight;
 	uint64_t tokens_sent, messages_sent, writes_blocked;
 };
@@ -105,6 +108,8 @@ struct server {
 	struct pg_buf model_json;
 	struct pg_engine *engine;
 	int epfd, listen_fd, signal_fd, spare_fd;
+	int timer_fd;                /* only where epoll_pwait2 is missing */
+	int64_t timer_armed;
 	bool listening, listener_closed;
 	int port;
 	int64_t start_ns, ready_at, exit_at, stop_at;
@@ -119,6 +124,7 @@ struct server {
 	struct stats st;
 	struct record **records;
 	size_t n_records, cap_records;
+	uint64_t records_bytes;
 	uint32_t *late_hist;
 	uint64_t late_n;
 	int64_t late_max;
@@ -177,6 +183,7 @@ static struct record *record_new(struct server *s, const char *endpoint, const c
 	if (!s->cfg->timing_log)
 		return NULL;
 	r = pg_xcalloc(1, sizeof(*r));
+	s->records_bytes += sizeof(*r) + sizeof(r) + request_id_len;
 	r->endpoint = endpoint;
 	r->request_id = request_id ? pg_xstrndup(request_id, request_id_len) : NULL;
 	r->admitted_ns = INT64_MIN;
@@ -185,10 +192,11 @@ static struct record *record_new(struct server *s, const char *endpoint, const c
 	return r;
 }
 
-static void record_reserve(struct record *r, int64_t messages)
+static void record_reserve(struct server *s, struct record *r, int64_t messages)
 {
 	size_t cap = (size_t)(messages > 0 ? messages : 1);
 
+	s->records_bytes += cap * (2 * sizeof(int64_t) + sizeof(int32_t));
 	r->cap = cap;
 	r->deadline_ns = pg_xmalloc(cap * sizeof(*r->deadline_ns));
 	r->sent_ns = pg_xmalloc(cap * sizeof(*r->sent_ns));
@@ -400,16 +408,12 @@ static void begin_close(struct server *s, struct conn *c)
 	pg_buf_release(&c->in);
 }
 
-static void conn_write(struct server *s, struct conn *c, const char *data, size_t len)
+/* Send as much of data as the kernel takes now. Returns the bytes sent, or
+ * -1 when the connection failed (it is closed then). */
+static ssize_t send_some(struct server *s, struct conn *c, const char *data, size_t len)
 {
 	size_t done = 0;
 
-	if (c->dead)
-		return;
-	if (out_pending(c)) {
-		pg_buf_add(&c->out, data, len);
-		return;
-	}
 	while (done < len) {
 		ssize_t n = send(c->fd, data + done, len - done, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -418,32 +422,45 @@ static void conn_write(struct server *s, struct conn *c, const char *data, size_
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			conn_close(s, c, "client_closed");
-			return;
+			return -1;
 		}
 		done += (size_t)n;
 	}
-	if (done < len) {
+	return (ssize_t)done;
+}
+
+static void conn_write(struct server *s, struct conn *c, const char *data, size_t len)
+{
+	ssize_t done;
+
+	if (c->dead)
+		return;
+	if (out_pending(c)) {
+		pg_buf_add(&c->out, data, len);
+		return;
+	}
+	done = send_some(s, c, data, len);
+	if (done >= 0 && (size_t)done < len) {
 		s->st.writes_blocked++;
 		pg_buf_reset(&c->out);
 		c->out_off = 0;
-		pg_buf_add(&c->out, data + done, len - done);
+		pg_buf_add(&c->out, data + done, len - (size_t)done);
 	}
 }
 
 static void conn_flush(struct server *s, struct conn *c)
 {
-	while (out_pending(c)) {
-		ssize_t n = send(c->fd, c->out.ptr + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			conn_close(s, c, "client_closed");
-			return;
-		}
-		c->out_off += (size_t)n;
-	}
+	ssize_t done;
+
+	if (!out_pending(c))
+		goto drained;
+	done = send_some(s, c, c->out.ptr + c->out_off, c->out.len - c->out_off);
+	if (done < 0)
+		return;
+	c->out_off += (size_t)done;
+	if (out_pending(c))
+		return;
+drained:
 	c->out_off = 0;
 	if (c->out.cap > OUT_KEEP_CAP)
 		pg_buf_release(&c->out);
@@ -496,44 +513,30 @@ static void respond_error(struct server *s, struct conn *c, const struct pg_mock
 static void stats_json(struct server *s, struct pg_buf *out)
 {
 	struct pg_engine_counts ec;
-	json_t *root = json_object(), *o;
+	const struct stats *st = &s->st;
+	json_t *root;
 
+#define I(v) ((json_int_t)(v))
 	pg_engine_counts(s->engine, &ec);
-	json_object_set_new(root, "model", json_string(s->cfg->model));
-	json_object_set_new(root, "uptime_s", json_real((double)(mono_ns() - s->start_ns) / 1e9));
-	o = json_object();
-	json_object_set_new(o, "open", json_integer((json_int_t)s->st.open));
-	json_object_set_new(o, "peak", json_integer((json_int_t)s->st.peak_open));
-	json_object_set_new(o, "accepted", json_integer((json_int_t)s->st.accepted));
-	json_object_set_new(root, "connections", o);
-	o = json_object();
-	json_object_set_new(o, "received", json_integer((json_int_t)s->st.received));
-	json_object_set_new(o, "finished", json_integer((json_int_t)s->st.finished));
-	json_object_set_new(o, "ok", json_integer((json_int_t)s->st.ok));
-	json_object_set_new(o, "rejected", json_integer((json_int_t)s->st.rejected));
-	json_object_set_new(o, "http_500", json_integer((json_int_t)s->st.http_500));
-	json_object_set_new(o, "disconnects", json_integer((json_int_t)s->st.disconnects));
-	json_object_set_new(o, "stalls", json_integer((json_int_t)s->st.stalls));
-	json_object_set_new(o, "client_closed", json_integer((json_int_t)s->st.client_closed));
-	json_object_set_new(o, "in_flight", json_integer((json_int_t)s->st.in_flight));
-	json_object_set_new(o, "peak_in_flight", json_integer((json_int_t)s->st.peak_in_flight));
-	json_object_set_new(o, "other", json_integer((json_int_t)s->st.other_requests));
-	json_object_set_new(root, "requests", o);
-	o = json_object();
-	json_object_set_new(o, "running", json_integer(ec.running));
-	json_object_set_new(o, "queued", json_integer(ec.queued));
-	json_object_set_new(o, "peak_running", json_integer(ec.peak_running));
-	json_object_set_new(o, "peak_queued", json_integer(ec.peak_queued));
-	json_object_set_new(root, "engine", o);
-	json_object_set_new(root, "tokens_sent", json_integer((json_int_t)s->st.tokens_sent));
-	json_object_set_new(root, "messages_sent", json_integer((json_int_t)s->st.messages_sent));
-	json_object_set_new(root, "writes_blocked", json_integer((json_int_t)s->st.writes_blocked));
-	o = json_object();
-	json_object_set_new(o, "messages", json_integer((json_int_t)s->late_n));
-	json_object_set_new(o, "p50_us", json_real(lateness_percentile(s, 50)));
-	json_object_set_new(o, "p99_us", json_real(lateness_percentile(s, 99)));
-	json_object_set_new(o, "max_us", json_real((double)s->late_max / 1e3));
-	json_object_set_new(root, "lateness", o);
+	root = json_pack(
+		"{s:s, s:f, s:{s:I, s:I, s:I},"
+		" s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+		" s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f}}",
+		"model", s->cfg->model, "uptime_s", (double)(mono_ns() - s->start_ns) / 1e9,
+		"connections", "open", I(st->open), "peak", I(st->peak_open), "accepted", I(st->accepted),
+		"requests", "received", I(st->received), "finished", I(st->finished), "ok", I(st->ok),
+		"rejected", I(st->rejected), "http_500", I(st->http_500),
+		"disconnects", I(st->disconnects), "stalls", I(st->stalls),
+		"malformed", I(st->malformed), "stream_errors", I(st->stream_errors),
+		"client_closed", I(st->client_closed), "in_flight", I(st->in_flight),
+		"peak_in_flight", I(st->peak_in_flight), "other", I(st->other_requests),
+		"engine", "running", I(ec.running), "queued", I(ec.queued),
+		"peak_running", I(ec.peak_running), "peak_queued", I(ec.peak_queued),
+		"tokens_sent", I(st->tokens_sent), "messages_sent", I(st->messages_sent),
+		"writes_blocked", I(st->writes_blocked), "timing_log_bytes", I(s->records_bytes),
+		"lateness", "messages", I(s->late_n), "p50_us", lateness_percentile(s, 50),
+		"p99_us", lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
+#undef I
 	pg_json_write(out, root, 0);
 	json_decref(root);
 }
@@ -628,8 +631,10 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 		r->fault = plan.fault;
 		r->prompt_tokens = g.prompt_tokens;
 		r->status = 200;
-		record_reserve(r, plan.messages);
+		record_reserve(s, r, plan.messages);
 	}
+	c->fault = plan.fault;
+	c->fault_at = plan.fault_at_message;
 	if (plan.fault == PG_ENGINE_FAULT_STALL)
 		s->st.stalls++;
 	if (!c->seq) {
@@ -656,10 +661,38 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 	}
 }
 
+/* The fault_stream_error fault: vLLM's in-stream error event, or a 500 for
+ * a non-streaming request, in place of this message. The request ends. */
+static void stream_error(struct server *s, struct conn *c, const struct pg_engine_event *ev)
+{
+	struct pg_mock_error e = { 0 };
+
+	if (c->seq)
+		pg_engine_cancel(s->engine, c->seq, ev->deadline_ns);
+	c->seq = NULL;
+	s->st.stream_errors++;
+	pg_mock_error_set(&e, 500, NULL, "simulated generation error (--fault-stream-error)");
+	if (c->streaming) {
+		pg_buf_reset(&s->out);
+		pg_mock_stream_error(&e, c->chunked, &s->scratch, &s->out);
+		conn_write(s, c, s->out.ptr, s->out.len);
+		finish_request(s, c, "stream_error", 200);
+		if (!c->keep_alive) {
+			c->want_close = true;
+			if (!out_pending(c))
+				begin_close(s, c);
+		}
+	} else {
+		finish_request(s, c, "stream_error", 500);
+		respond_error(s, c, &e, c->keep_alive, NULL);
+	}
+}
+
 static void handle_engine_event(struct server *s, const struct pg_engine_event *ev)
 {
 	struct conn *c = ev->user;
 	int64_t now = mono_ns();
+	const char *outcome = "ok";
 
 	if (c->dead || !c->active)
 		return;
@@ -673,10 +706,18 @@ static void handle_engine_event(struct server *s, const struct pg_engine_event *
 		conn_close(s, c, "disconnect");
 		return;
 	}
+	if (c->fault == PG_ENGINE_FAULT_STREAM_ERROR && ev->message_index == c->fault_at) {
+		stream_error(s, c, ev);
+		return;
+	}
 	if (c->streaming) {
 		pg_buf_reset(&s->out);
-		pg_mock_stream_message(&c->stream, ev->first_token, ev->n_tokens, ev->last, c->chunked,
-				       &s->scratch, &s->out);
+		if (c->fault == PG_ENGINE_FAULT_MALFORMED && ev->message_index == c->fault_at)
+			pg_mock_stream_message_malformed(&c->stream, ev->first_token, ev->n_tokens,
+							 ev->last, c->chunked, &s->scratch, &s->out);
+		else
+			pg_mock_stream_message(&c->stream, ev->first_token, ev->n_tokens, ev->last,
+					       c->chunked, &s->scratch, &s->out);
 		now = mono_ns();
 		conn_write(s, c, s->out.ptr, s->out.len);
 		s->st.messages_sent++;
@@ -688,16 +729,22 @@ static void handle_engine_event(struct server *s, const struct pg_engine_event *
 	if (!ev->last || c->dead)
 		return;
 
+	if (c->fault == PG_ENGINE_FAULT_MALFORMED) {
+		s->st.malformed++;
+		outcome = "malformed";
+	} else {
+		s->st.ok++;
+	}
 	if (!c->streaming) {
 		pg_buf_reset(&s->body);
 		pg_mock_full_response(&c->stream, &s->body);
+		if (c->fault == PG_ENGINE_FAULT_MALFORMED)
+			pg_buf_truncate(&s->body, s->body.len / 2);
 		lateness_add(s, mono_ns() - ev->deadline_ns);
-		s->st.ok++;
-		finish_request(s, c, "ok", 200);
+		finish_request(s, c, outcome, 200);
 		respond_json(s, c, 200, &s->body, c->keep_alive, NULL);
 	} else {
-		s->st.ok++;
-		finish_request(s, c, "ok", 200);
+		finish_request(s, c, outcome, 200);
 		if (!c->keep_alive) {
 			c->want_close = true;
 			if (!out_pending(c))
@@ -1040,7 +1087,7 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	sigset_t mask;
 
 	s->cfg = cfg;
-	s->listen_fd = s->signal_fd = s->epfd = s->spare_fd = -1;
+	s->listen_fd = s->signal_fd = s->epfd = s->spare_fd = s->timer_fd = -1;
 	s->start_ns = mono_ns();
 	s->created = (int64_t)time(NULL);
 	s->model.name = cfg->model;
@@ -1080,16 +1127,21 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	return 0;
 }
 
-static void teardown(struct server *s)
+static void close_all(struct server *s)
 {
 	struct conn *c, *next;
 
 	for (c = s->conns; c; c = next) {
 		next = c->next;
-		if (c->active)
-			s->st.shutdown_cut++;
 		conn_close(s, c, "shutdown");
 	}
+}
+
+static void teardown(struct server *s)
+{
+	struct conn *c, *next;
+
+	close_all(s);
 	for (c = s->dead; c; c = next) {
 		next = c->dead_next;
 		conn_free(c);
@@ -1103,6 +1155,8 @@ static void teardown(struct server *s)
 		close(s->epfd);
 	if (s->spare_fd >= 0)
 		close(s->spare_fd);
+	if (s->timer_fd >= 0)
+		close(s->timer_fd);
 	if (s->signal_fd >= 0 || s->epfd >= 0)
 		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	for (size_t i = 0; i < s->n_records; i++)
@@ -1143,13 +1197,57 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * Wait for I/O until the absolute deadline wake. epoll_pwait2 takes a
+ * nanosecond timeout; where it is missing (kernels before 5.11, valgrind)
+ * an absolute CLOCK_MONOTONIC timerfd in the epoll set does the same.
+ */
+static int wait_events(struct server *s, struct epoll_event *events, int64_t wake)
+{
+	struct timespec ts, *tsp = NULL;
+	int n;
+
+	if (s->timer_fd < 0) {
+		if (wake != INT64_MAX) {
+			int64_t d = wake - mono_ns();
+			if (d < 0)
+				d = 0;
+			ts.tv_sec = d / 1000000000;
+			ts.tv_nsec = d % 1000000000;
+			tsp = &ts;
+		}
+		n = epoll_pwait2(s->epfd, events, MAX_EVENTS, tsp, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (s->timer_fd < 0)
+			return -1;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->timer_fd };
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timer_fd, &ev) != 0)
+			return -1;
+		s->timer_armed = INT64_MAX;
+	}
+	if (wake != s->timer_armed) {
+		struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+		if (wake != INT64_MAX) {
+			/* 0 would disarm: a deadline at the clock's origin is 1 ns */
+			int64_t w = wake > 0 ? wake : 1;
+			its.it_value.tv_sec = w / 1000000000;
+			its.it_value.tv_nsec = w % 1000000000;
+		}
+		if (timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+			return -1;
+		s->timer_armed = wake;
+	}
+	return epoll_wait(s->epfd, events, MAX_EVENTS, -1);
+}
+
 static int loop(struct server *s, struct pg_error *err)
 {
 	struct epoll_event events[MAX_EVENTS];
 
 	while (!s->stopping) {
 		int64_t now = mono_ns(), wake;
-		struct timespec ts, *tsp = NULL;
 		int n;
 
 		if (now >= s->exit_at) {
@@ -1172,19 +1270,11 @@ static int loop(struct server *s, struct pg_error *err)
 		wake = min64(wake, s->stop_at);
 		if (!s->listening && !s->listener_closed)
 			wake = min64(wake, s->ready_at);
-		if (wake != INT64_MAX) {
-			int64_t d = wake - mono_ns();
-			if (d < 0)
-				d = 0;
-			ts.tv_sec = d / 1000000000;
-			ts.tv_nsec = d % 1000000000;
-			tsp = &ts;
-		}
-		n = epoll_pwait2(s->epfd, events, MAX_EVENTS, tsp, NULL);
+		n = wait_events(s, events, wake);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return pg_error_set(err, PG_EINFRA, "epoll_pwait2: %s", strerror(errno));
+			return pg_error_set(err, PG_EINFRA, "epoll_wait: %s", strerror(errno));
 		}
 		for (int i = 0; i < n; i++) {
 			void *p = events[i].data.ptr;
@@ -1198,6 +1288,14 @@ static int loop(struct server *s, struct pg_error *err)
 			}
 			if (p == &s->signal_fd) {
 				on_signal(s);
+				continue;
+			}
+			if (p == &s->timer_fd) {
+				uint64_t expirations;
+				if (read(s->timer_fd, &expirations, sizeof(expirations)) < 0)
+					s->timer_armed = INT64_MIN; /* re-arm next time */
+				else
+					s->timer_armed = INT64_MAX;
 				continue;
 			}
 			c = p;
@@ -1242,14 +1340,8 @@ int pg_mock_server_run(const struct pg_mock_server_config *cfg, struct pg_error 
 		      (unsigned long long)(s.st.received - s.st.ok),
 		      (unsigned long long)s.st.tokens_sent, (unsigned long long)s.st.peak_in_flight);
 	}
-	/* Close connections first so cut streams are recorded, then log. */
-	{
-		struct conn *c, *next;
-		for (c = s.conns; c; c = next) {
-			next = c->next;
-			conn_close(&s, c, "shutdown");
-		}
-	}
+	/* Streams cut by the stop are recorded as such before the log is written. */
+	close_all(&s);
 	if (!rc && cfg->timing_log)
 		rc = write_timing_log(&s, err);
 	teardown(&s);

@@ -481,9 +481,45 @@ static const char *finish_reason(const struct pg_mock_stream *s)
 	return s->eos ? "\"stop\"" : "\"length\"";
 }
 
+static void stream_message(const struct pg_mock_stream *s, int64_t first_token, int64_t n_tokens,
+			   bool last, bool chunked, bool malformed, struct pg_buf *scratch,
+			   struct pg_buf *out);
+
 void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
 			    int64_t n_tokens, bool last, bool chunked, struct pg_buf *scratch,
 			    struct pg_buf *out)
+{
+	stream_message(s, first_token, n_tokens, last, chunked, false, scratch, out);
+}
+
+void pg_mock_stream_message_malformed(const struct pg_mock_stream *s, int64_t first_token,
+				      int64_t n_tokens, bool last, bool chunked,
+				      struct pg_buf *scratch, struct pg_buf *out)
+{
+	stream_message(s, first_token, n_tokens, last, chunked, true, scratch, out);
+}
+
+static void end_stream(struct pg_buf *scratch, bool chunked, struct pg_buf *out)
+{
+	pg_buf_puts(scratch, "data: [DONE]");
+	emit(scratch, chunked, out);
+	if (chunked)
+		pg_buf_puts(out, "0\r\n\r\n");
+}
+
+void pg_mock_stream_error(const struct pg_mock_error *err, bool chunked, struct pg_buf *scratch,
+			  struct pg_buf *out)
+{
+	pg_buf_reset(scratch);
+	pg_buf_puts(scratch, "data: ");
+	pg_mock_error_body(err, scratch);
+	emit(scratch, chunked, out);
+	end_stream(scratch, chunked, out);
+}
+
+static void stream_message(const struct pg_mock_stream *s, int64_t first_token, int64_t n_tokens,
+			   bool last, bool chunked, bool malformed, struct pg_buf *scratch,
+			   struct pg_buf *out)
 {
 	int64_t done_tokens = first_token + n_tokens;
 
@@ -503,7 +539,12 @@ void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
 	}
 
 	chunk_head(s, scratch);
-	if (s->api == PG_MOCK_CHAT) {
+	if (malformed) {
+		/* the chunk's JSON breaks off inside the choices */
+		pg_buf_puts(scratch, s->api == PG_MOCK_CHAT ? "[{\"index\":0,\"delta\":{\"content\":\""
+							    : "[{\"index\":0,\"text\":\"");
+		pg_mock_token_text(s, first_token, n_tokens, scratch);
+	} else if (s->api == PG_MOCK_CHAT) {
 		pg_buf_puts(scratch, "[{\"index\":0,\"delta\":{\"content\":\"");
 		pg_mock_token_text(s, first_token, n_tokens, scratch);
 		pg_buf_puts(scratch, "\"},\"logprobs\":null,\"finish_reason\":");
@@ -526,7 +567,8 @@ void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
 		else
 			pg_buf_puts(scratch, "null");
 	}
-	pg_buf_putc(scratch, '}');
+	if (!malformed)
+		pg_buf_putc(scratch, '}');
 	emit(scratch, chunked, out);
 
 	if (!last)
@@ -538,10 +580,7 @@ void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
 		pg_buf_putc(scratch, '}');
 		emit(scratch, chunked, out);
 	}
-	pg_buf_puts(scratch, "data: [DONE]");
-	emit(scratch, chunked, out);
-	if (chunked)
-		pg_buf_puts(out, "0\r\n\r\n");
+	end_stream(scratch, chunked, out);
 }
 
 void pg_mock_full_response(const struct pg_mock_stream *s, struct pg_buf *out)

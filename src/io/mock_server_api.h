@@ -108,6 +108,18 @@ void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
 			    int64_t n_tokens, bool last, bool chunked, struct pg_buf *scratch,
 			    struct pg_buf *out);
 
+/* The same with the token chunk's JSON cut short (a malformed-stream fault). */
+void pg_mock_stream_message_malformed(const struct pg_mock_stream *s, int64_t first_token,
+				      int64_t n_tokens, bool last, bool chunked,
+				      struct pg_buf *scratch, struct pg_buf *out);
+
+/*
+ * vLLM's in-stream error: `data: {"error":{...}}`, `data: [DONE]` and the
+ * closing chunk. The stream ends there.
+ */
+void pg_mock_stream_error(const struct pg_mock_error *err, bool chunked, struct pg_buf *scratch,
+			  struct pg_buf *out);
+
 /* The whole non-streaming response body for output_tokens tokens. */
 void pg_mock_full_response(const struct pg_mock_stream *s, struct pg_buf *out);
 

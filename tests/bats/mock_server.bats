@@ -60,6 +60,20 @@ py() {
 	"$PERFGATE_PYTHON" -c "$@"
 }
 
+# wait_stats EXPR: poll /mock/stats until the Python expression EXPR (over
+# the stats object `s`) holds; fail after 10 s.
+wait_stats() {
+	local deadline=$((SECONDS + 10))
+	until curl -sS "$URL/mock/stats" 2>/dev/null | py "import json,sys; s=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "stats never satisfied: $1"
+			curl -sS "$URL/mock/stats"
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
 post() { # PATH BODY [curl options]
 	local path=$1 body=$2
 	shift 2
@@ -106,6 +120,14 @@ assert (u["prompt_tokens"],u["completion_tokens"],u["total_tokens"])==(3,5,8), u
 	py 'import json,sys; r=json.loads(sys.argv[1]); m=r["choices"][0]["message"]
 assert r["object"]=="chat.completion" and m["role"]=="assistant" and len(m["content"].split())==2, r
 assert r["usage"]["completion_tokens"]==2, r' "$output"
+	# /mock/stats, with the values that depend on timing zeroed (golden)
+	curl -sS "$URL/mock/stats" | py 'import json,sys
+s = json.load(sys.stdin)
+s["uptime_s"] = 0.0
+s["lateness"].update(p50_us=0.0, p99_us=0.0, max_us=0.0)
+s["connections"].update(open=0, peak=0)  # closes race the next connect
+print(json.dumps(s, indent=1))' >"$BATS_TEST_TMPDIR/stats.json"
+	golden stats.json "$BATS_TEST_TMPDIR/stats.json"
 }
 
 @test "without ignore_eos a seeded EOS ends the output early with finish_reason stop" {
@@ -136,6 +158,15 @@ assert sizes == [1, 4, 4, 1], sizes
 assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 }
 
+@test "HTTP/1.0 clients get a plain SSE body ended by closing the connection" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0
+	run curl -sS -i --http1.0 -N -d '{"prompt":"a","max_tokens":3,"stream":true}' "$URL/v1/completions"
+	[[ "$output" != *'transfer-encoding'* ]]
+	[[ "$output" == *'connection: close'* ]]
+	[ "$(grep -c '^data: {' <<<"$output")" -eq 3 ]
+	[[ "$output" == *'data: [DONE]'* ]]
+}
+
 @test "pipelined requests are answered in order on one connection" {
 	start_server --fixed-timing --ttft-ms 2 --itl-ms 1
 	body='{"prompt":"a b","max_tokens":2,"stream":true}'
@@ -151,6 +182,15 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 	# the tokenize answer comes after the stream's end
 	[ "$(grep -a -n 'DONE' "$BATS_TEST_TMPDIR/pipe.txt" | cut -d: -f1)" -lt \
 	  "$(grep -a -n '"count":1' "$BATS_TEST_TMPDIR/pipe.txt" | cut -d: -f1)" ]
+}
+
+@test "large prompts arrive over many reads; Expect: 100-continue is honoured" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --max-model-len 300000
+	py 'import json,sys; json.dump({"prompt": [i % 32000 for i in range(200000)], "max_tokens": 2}, open(sys.argv[1], "w"))' "$BATS_TEST_TMPDIR/big.json"
+	run curl -sS -H 'Expect: 100-continue' -H 'content-type: application/json' --data-binary @"$BATS_TEST_TMPDIR/big.json" "$URL/v1/completions"
+	py 'import json,sys; u=json.loads(sys.argv[1])["usage"]; assert u["prompt_tokens"]==200000 and u["completion_tokens"]==2, u' "$output"
+	curl -sS -H 'content-type: application/json' --data-binary @"$BATS_TEST_TMPDIR/big.json" "$URL/tokenize" >"$BATS_TEST_TMPDIR/tok.json"
+	py 'import json,sys; t=json.load(open(sys.argv[1])); assert t["count"]==200000 and t["tokens"][-1]==199999 % 32000' "$BATS_TEST_TMPDIR/tok.json"
 }
 
 @test "errors are OpenAI error JSON with the right status" {
@@ -188,8 +228,30 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 
 	start_server --fixed-timing --ttft-ms 2 --itl-ms 1 --fault-stall 1
 	run -28 curl -sS -N -m 1 -d '{"prompt":"a","max_tokens":50,"stream":true}' "$URL/v1/completions"
+	wait_stats 's["requests"]["stalls"] == 1 and s["requests"]["client_closed"] == 1'
+}
+
+@test "fault injection: a malformed chunk, an in-stream error event" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --fault-malformed 1 --seed 2
+	run post /v1/completions '{"prompt":"a","max_tokens":6,"stream":true}' -N
+	py 'import json,sys
+bad = 0
+for l in sys.argv[1].splitlines():
+    if l.startswith("data: {"):
+        try: json.loads(l[6:])
+        except ValueError: bad += 1
+assert bad == 1 and sys.argv[1].rstrip().endswith("data: [DONE]"), sys.argv[1]' "$output"
+	kill "$SERVER_PID"
+	wait_exit 5
+
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --fault-stream-error 1 --seed 2
+	run post /v1/chat/completions '{"messages":[{"role":"user","content":"a"}],"max_tokens":6,"stream":true}' -N
+	[[ "$output" == *'data: {"error":{"message":"simulated generation error (--fault-stream-error)","type":"InternalServerError","param":null,"code":500}}'* ]]
+	[[ "$output" == *'data: [DONE]'* ]]
+	run curl -sS -w ' %{http_code}' -d '{"prompt":"a","max_tokens":3}' "$URL/v1/completions"
+	[[ "$output" == *'"code":500}} 500' ]]
 	run curl -sS "$URL/mock/stats"
-	py 'import json,sys; s=json.loads(sys.argv[1])["requests"]; assert s["stalls"]==1 and s["client_closed"]==1, s' "$output"
+	py 'import json,sys; s=json.loads(sys.argv[1])["requests"]; assert s["stream_errors"]==2, s' "$output"
 }
 
 @test "faults are reproducible by seed" {
@@ -227,7 +289,7 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 		start_server --fixed-timing --ttft-ms 1 --itl-ms 100 --timing-log "$BATS_TEST_TMPDIR/t.jsonl"
 		curl -sS -N -d '{"prompt":"a","max_tokens":1000,"stream":true}' "$URL/v1/completions" >/dev/null 2>&1 &
 		client=$!
-		sleep 0.3
+		wait_stats 's["tokens_sent"] >= 2'
 		kill -"$sig" "$SERVER_PID"
 		wait_exit 2
 		[ "$EXIT_CODE" -eq 0 ]
@@ -258,15 +320,16 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 }
 
 @test "the engine model queues beyond --max-running and reports it in /mock/stats" {
-	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 10 --itl-growth 0 --max-running 2
+	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 5 --itl-growth 0 --max-running 2
 	clients=()
 	for i in 1 2 3 4; do
-		post /v1/completions '{"prompt":"a","max_tokens":20,"stream":true}' -N >/dev/null &
+		post /v1/completions '{"prompt":"a","max_tokens":200,"stream":true}' -N >/dev/null &
 		clients+=($!)
 	done
-	sleep 0.1
+	# each runs 1 s: while all four are in, two run and two wait
+	wait_stats 's["requests"]["in_flight"] == 4'
 	run curl -sS "$URL/mock/stats"
-	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["running"]==2 and s["engine"]["queued"]==2, s; assert s["requests"]["in_flight"]==4, s' "$output"
+	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["running"]==2 and s["engine"]["queued"]==2, s' "$output"
 	wait "${clients[@]}"
 	run curl -sS "$URL/mock/stats"
 	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["peak_running"]==2 and s["engine"]["peak_queued"]==2 and s["requests"]["ok"]==4 and s["requests"]["peak_in_flight"]==4, s' "$output"
@@ -283,12 +346,20 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	[ ! -e "$BATS_TEST_TMPDIR/never" ]
 	grep -q 'never becoming ready' "$BATS_TEST_TMPDIR/never.log"
 
+	# SIGTERM while still starting: exit 0 at once
+	"$PERFGATE_BIN" mock-server --port 0 --never-ready --max-seconds 30 2>/dev/null &
+	SERVER_PID=$!
+	sleep 0.2
+	kill -TERM "$SERVER_PID"
+	wait_exit 2
+	[ "$EXIT_CODE" -eq 0 ]
+
 	run -7 "$PERFGATE_BIN" mock-server --port 0 --startup-delay-ms 2000 --exit-after-ms 100 --exit-code 7
 	[[ "$output" == *'simulated crash after 100 ms'* ]]
 
-	start_server --exit-after-ms 500 --exit-code 9 --fixed-timing --ttft-ms 1 --itl-ms 100
+	start_server --exit-after-ms 1500 --exit-code 9 --fixed-timing --ttft-ms 1 --itl-ms 100
 	run -18 curl -sS -N -d '{"prompt":"a","max_tokens":100,"stream":true}' "$URL/v1/completions"
-	wait_exit 2
+	wait_exit 5
 	[ "$EXIT_CODE" -eq 9 ]
 }
 
@@ -321,7 +392,8 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	run -0 "$PERFGATE_BIN" mock-server --help
 	for flag in --host --port --allow-remote --port-file --model --max-model-len --seed --fixed-timing \
 		--ttft-ms --itl-ms --prefill-us-per-token --itl-growth --max-running --tokens-per-message \
-		--eos-prob --fault-500 --fault-disconnect --fault-stall --stall-ms --max-seconds \
+		--eos-prob --fault-500 --fault-disconnect --fault-stall --fault-malformed --fault-stream-error \
+		--stall-ms --max-seconds \
 		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log; do
 		[[ "$output" == *"$flag"* ]] || { echo "missing $flag"; return 1; }
 	done

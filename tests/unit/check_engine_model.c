@@ -253,7 +253,9 @@ static void plans(uint64_t seed, struct pg_engine_plan *out, int n)
 	p.seed = seed;
 	p.fault_500 = 0.1;
 	p.fault_disconnect = 0.2;
-	p.fault_stall = 0.3;
+	p.fault_stall = 0.2;
+	p.fault_malformed = 0.05;
+	p.fault_stream_error = 0.05;
 	e = pg_engine_new(&p);
 	for (int i = 0; i < n; i++)
 		pg_engine_cancel(e, pg_engine_submit(e, 0, &req, NULL, &out[i]), 0);
@@ -264,7 +266,7 @@ START_TEST(faults_are_reproducible_by_seed)
 {
 	enum { N = 10000 };
 	static struct pg_engine_plan a[N], b[N], c[N];
-	int count[4] = { 0 }, differ = 0;
+	int count[6] = { 0 }, differ = 0;
 
 	plans(7, a, N);
 	plans(7, b, N);
@@ -279,7 +281,10 @@ START_TEST(faults_are_reproducible_by_seed)
 	/* Binomial, n = 10000: 5 sigma is at most 230. */
 	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_HTTP_500] - 1000), 160);
 	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_DISCONNECT] - 2000), 200);
-	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_STALL] - 3000), 230);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_STALL] - 2000), 200);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_MALFORMED] - 500), 110);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_STREAM_ERROR] - 500), 110);
+	ck_assert_int_lt(abs(count[PG_ENGINE_FAULT_NONE] - 4000), 250);
 	ck_assert_int_gt(differ, 3000);
 }
 END_TEST
@@ -385,6 +390,64 @@ START_TEST(cancelling_a_queued_sequence_keeps_the_order)
 }
 END_TEST
 
+START_TEST(cancels_and_reuse_never_leak_stale_events)
+{
+	enum { N = 2000 };
+	struct pg_engine_params p;
+	struct pg_engine *e;
+	struct pg_engine_plan plan;
+	static struct pg_engine_seq *seqs[N];
+	static int got[N];
+	static bool cancelled[N], finished[N];
+	struct pg_engine_event ev;
+	int64_t now = 0, last_deadline = 0;
+	uint64_t r = 1;
+
+	base_params(&p);
+	p.max_running = 50;
+	p.itl_growth = 0.01;
+	e = pg_engine_new(&p);
+	for (int i = 0; i < N; i++) {
+		struct pg_engine_request req = { .prompt_tokens = 1 + i % 7, .max_tokens = 1 + i % 13,
+						 .ignore_eos = true };
+		seqs[i] = pg_engine_submit(e, now, &req, (void *)(uintptr_t)i, &plan);
+		got[i] = 0;
+		/* every few submissions: run the clock a little, cancel one */
+		now += 3 * MS;
+		while (pg_engine_poll(e, now, &ev)) {
+			uintptr_t k = (uintptr_t)ev.user;
+			ck_assert(!cancelled[k] && !finished[k]);
+			ck_assert_int_ge(ev.deadline_ns, last_deadline);
+			last_deadline = ev.deadline_ns;
+			ck_assert_int_eq(ev.message_index, got[k]);
+			got[k]++;
+			if (ev.last)
+				finished[k] = true;
+		}
+		r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+		int victim = (int)((r >> 33) % (uint64_t)(i + 1));
+		if (!cancelled[victim] && !finished[victim]) {
+			pg_engine_cancel(e, seqs[victim], now);
+			cancelled[victim] = true;
+		}
+	}
+	while (pg_engine_next_deadline(e) != INT64_MAX) {
+		now = pg_engine_next_deadline(e);
+		while (pg_engine_poll(e, now, &ev)) {
+			uintptr_t k = (uintptr_t)ev.user;
+			ck_assert(!cancelled[k] && !finished[k]);
+			ck_assert_int_eq(ev.message_index, got[k]);
+			got[k]++;
+			if (ev.last)
+				finished[k] = true;
+		}
+	}
+	for (int i = 0; i < N; i++)
+		ck_assert(cancelled[i] != finished[i]);
+	pg_engine_free(e);
+}
+END_TEST
+
 START_TEST(token_ids_are_seeded_and_in_vocabulary)
 {
 	struct pg_engine_params p;
@@ -451,6 +514,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, faults_are_reproducible_by_seed);
 	tcase_add_test(tc, fault_events_follow_the_plan);
 	tcase_add_test(tc, cancelling_a_queued_sequence_keeps_the_order);
+	tcase_add_test(tc, cancels_and_reuse_never_leak_stale_events);
 	tcase_add_test(tc, token_ids_are_seeded_and_in_vocabulary);
 	tcase_add_test(tc, vocabulary_round_trips);
 	suite_add_tcase(s, tc);
