@@ -2,6 +2,7 @@
 
 #include "core/buf.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one
@@ -72,9 +73,42 @@ static void escape_with(struct pg_buf *out, const char *s, const char *special)
 	}
 }
 
+static bool is_alnum_byte(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
 void pg_escape_md_cell(struct pg_buf *out, const char *s)
 {
-	escape_with(out, s, "|<>&`\\*_[]~");
+	struct pg_buf clean = PG_BUF_INIT;
+	const unsigned char *p;
+
+	/* first make it valid UTF-8 on one line, then escape the syntax */
+	escape_with(&clean, s, "");
+	p = (const unsigned char *)clean.ptr;
+	for (size_t i = 0; i < clean.len; i++) {
+		unsigned char c = p[i];
+
+		switch (c) {
+		case '&': pg_buf_puts(out, "&amp;"); break;
+		case '<': pg_buf_puts(out, "&lt;"); break;
+		case '>': pg_buf_puts(out, "&gt;"); break;
+		case '|': case '\\': case '`': case '*': case '[': case ']': case '~':
+			pg_buf_putc(out, '\\');
+			pg_buf_putc(out, (char)c);
+			break;
+		case '_':
+			/* intraword underscores cannot start emphasis (GFM), and
+			 * test names are full of them: keep those readable */
+			if (i == 0 || i + 1 >= clean.len || !is_alnum_byte(p[i - 1]) ||
+			    !is_alnum_byte(p[i + 1]))
+				pg_buf_putc(out, '\\');
+			pg_buf_putc(out, '_');
+			break;
+		default: pg_buf_putc(out, (char)c);
+		}
+	}
+	pg_buf_release(&clean);
 }
 
 void pg_escape_html(struct pg_buf *out, const char *s)

@@ -17,8 +17,9 @@ struct pg_buf;
  * One GFM table cell: the text reads the same but cannot end the cell
  * ('|'), start HTML ('<', '>', '&'), open a code span ('`'), escape the next
  * character ('\\'), start emphasis or a link ('*', '_', '[', ']', '~'), or
- * end the row (newline -> space). Uses numeric character references, which
- * GFM decodes after it has split the row into cells.
+ * end the row (newline -> space). Markdown punctuation is backslash-escaped
+ * (GFM splits rows only at unescaped pipes), HTML's with entities;
+ * underscores inside words stay as they are (they cannot open emphasis).
  */
 void pg_escape_md_cell(struct pg_buf *out, const char *s);
 
