@@ -344,7 +344,7 @@ START_TEST(golden_degraded)
 		a.charts = many;
 		a.n_charts = PG_ANNOTATION_MAX_CHARTS + 3;
 		pg_buf_reset(&b);
-		ck_assert_int_eq(pg_annotation_render(&b, &a, 900, &res), 0);
+		ck_assert_int_eq(pg_annotation_render(&b, &a, 2500, &res), 0);
 		ck_assert_int_eq(res.level, PG_ANNOTATION_ROWS_TRIMMED);
 		ck_assert_uint_le(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
 	}
