@@ -33,30 +33,6 @@ json_t *pg_json_load_file(const char *path, struct pg_error *err)
 	return v;
 }
 
-void pg_result_release(struct pg_result *r)
-{
-	free(r->path);
-	free(r->name);
-	json_decref(r->json);
-	json_decref(r->commands);
-	memset(r, 0, sizeof(*r));
-}
-
-void pg_result_set_release(struct pg_result_set *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		pg_result_release(&s->items[i]);
-	free(s->items);
-	memset(s, 0, sizeof(*s));
-}
-
-void pg_result_set_add(struct pg_result_set *s, struct pg_result *r)
-{
-	pg_grow((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items));
-	s->items[s->n++] = *r;
-	memset(r, 0, sizeof(*r));
-}
-
 int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err)
 {
 	json_t *json = pg_json_load_file(path, err);
@@ -109,27 +85,6 @@ int pg_results_load_dir(struct pg_result_set *out, const char *dir, struct pg_er
 	}
 	pg_strv_release(&names);
 	return ret;
-}
-
-const char *pg_result_gpu(const struct pg_result *r)
-{
-	json_t *v = r->commands ? json_object_get(r->commands, "gpu_type") : NULL;
-
-	if (json_is_string(v) && json_string_length(v))
-		return json_string_value(v);
-	v = pg_json_path(r->json, "perfgate.gpu.name");
-	if (json_is_string(v))
-		return json_string_value(v);
-	v = json_object_get(r->json, "gpu");
-	if (json_is_string(v))
-		return json_string_value(v);
-	return NULL;
-}
-
-const char *pg_result_status(const struct pg_result *r)
-{
-	json_t *v = pg_json_path(r->json, "perfgate.status");
-	return json_is_string(v) ? json_string_value(v) : "ok";
 }
 
 int pg_result_write(const char *dir, const char *name, const json_t *result,

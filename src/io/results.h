@@ -3,7 +3,7 @@
 
 #include <jansson.h>
 
-#include "core/suite.h"
+#include "core/result.h"
 
 struct pg_error;
 
@@ -12,23 +12,10 @@ struct pg_error;
  * plus a <point>.commands sidecar as vLLM writes it (server_command,
  * client_command or latency_command/throughput_command, gpu_type). perfgate's
  * own data sits under one top-level "perfgate" object so vLLM tooling reads
- * the files unchanged. See docs/results.md for every key.
+ * the files unchanged. See docs/results.md for every key. The structures
+ * (struct pg_result, struct pg_result_set) and their pure accessors are in
+ * core/result.h.
  */
-struct pg_result {
-	char *path;                 /* the .json file */
-	char *name;                 /* file stem: the test point name */
-	enum pg_suite_kind kind;
-	json_t *json;               /* the whole result (owned reference) */
-	json_t *commands;           /* the .commands sidecar, or NULL (owned) */
-};
-
-struct pg_result_set {
-	struct pg_result *items;    /* sorted by name */
-	size_t n;
-	size_t cap;
-};
-
-#define PG_RESULT_SET_INIT { NULL, 0, 0 }
 
 /*
  * Load every result in dir. Files that are JSON but not benchmark results
@@ -41,21 +28,6 @@ int pg_results_load_dir(struct pg_result_set *out, const char *dir, struct pg_er
 /* Load one result file (and its sidecar). PG_ENOTFOUND when the file parses
  * but is not a benchmark result. */
 int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err);
-
-void pg_result_release(struct pg_result *r);
-void pg_result_set_release(struct pg_result_set *s);
-/* Append r (moved in). */
-void pg_result_set_add(struct pg_result_set *s, struct pg_result *r);
-
-/*
- * The GPU string recorded for a result, raw: the sidecar's gpu_type (vLLM:
- * one short name per line, "H100\nH100"), else perfgate.gpu.name, else a
- * top-level "gpu" (llm-d: "4xNVIDIA_L40S"). NULL when unknown. Borrowed.
- */
-const char *pg_result_gpu(const struct pg_result *r);
-
-/* perfgate.status: "ok" (also when absent), "error", "skipped", "cancelled". */
-const char *pg_result_status(const struct pg_result *r);
 
 /*
  * Write <dir>/<name>.json (indented 4, as vLLM writes) and, when commands is
