@@ -1,0 +1,150 @@
+"""plugin.yml, README examples, example pipelines and generated pipelines
+against Buildkite's schemas (copies in tests/data/schemas, see README there)
+and against the plugin's own configuration schema: the checks the
+buildkite-plugin-linter makes, without Docker."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import jsonschema
+import yaml
+
+SRC = os.environ.get("PERFGATE_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
+TESTS = os.environ.get("PERFGATE_TESTS", os.path.join(SRC, "tests"))
+PERFGATE = os.environ.get("PERFGATE_BIN")
+SCHEMAS = os.path.join(TESTS, "data", "schemas")
+PLUGIN_ID = "perfgate/perfgate"
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_plugin_yml():
+    with open(os.path.join(SRC, "plugin.yml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def is_our_plugin(source):
+    """The linter's matching: shorthand id, github.com/<id>, full URLs with
+    or without .git and the -buildkite-plugin suffix; a #ref is required."""
+    if "#" not in source:
+        return False
+    location = source.split("#", 1)[0]
+    candidates = {
+        PLUGIN_ID,
+        "github.com/" + PLUGIN_ID,
+        "github.com/%s-buildkite-plugin" % PLUGIN_ID,
+    }
+    location = re.sub(r"^(https?|ssh)://(git@)?", "", location)
+    location = re.sub(r"\.git$", "", location)
+    return location in candidates
+
+
+def plugin_configs(steps):
+    """(label, config) for every use of our plugin in a list of steps,
+    group steps flattened."""
+    for step in steps or []:
+        if not isinstance(step, dict):
+            continue
+        if "group" in step:
+            yield from plugin_configs(step.get("steps"))
+            continue
+        plugins = step.get("plugins")
+        if not isinstance(plugins, list):
+            continue
+        for entry in plugins:
+            if isinstance(entry, dict):
+                for source, config in entry.items():
+                    if is_our_plugin(source):
+                        yield step.get("label", step.get("key", "?")), config or {}
+
+
+class PluginYml(unittest.TestCase):
+    def test_plugin_yml_is_a_valid_plugin_definition(self):
+        plugin = load_plugin_yml()
+        jsonschema.validate(plugin, load_json(os.path.join(SCHEMAS, "buildkite-plugin.schema.json")))
+        config = plugin["configuration"]
+        jsonschema.Draft7Validator.check_schema(config)
+        self.assertIs(config["additionalProperties"], False)
+        for name, prop in config["properties"].items():
+            self.assertRegex(name, r"^[a-z][a-z0-9-]*$", "options are kebab-case")
+            self.assertTrue(prop.get("description"), name + " has no description")
+
+    def test_configuration_rejects_typos_and_bad_values(self):
+        validator = jsonschema.Draft7Validator(load_plugin_yml()["configuration"])
+        self.assertEqual(list(validator.iter_errors({"suites": "perf.yml", "gpu": "H100"})), [])
+        for bad in ({"suites": "p.yml", "treshold": 1}, {"gpu": "H100"},
+                    {"suites": "p.yml", "mode": "fast"}, {"suites": "p.yml", "repeat": 0},
+                    {"suites": "p.yml", "shard": "one"}):
+            self.assertTrue(list(validator.iter_errors(bad)), bad)
+
+    @unittest.skipUnless(PERFGATE, "PERFGATE_BIN not set")
+    def test_plugin_yml_matches_the_option_table(self):
+        """plugin.yml's configuration is what perfgate renders from the
+        option table it validates with, so the two cannot drift."""
+        out = subprocess.run([PERFGATE, "buildkite", "--print-schema"], check=True,
+                             capture_output=True, text=True).stdout
+        self.assertEqual(json.loads(out), load_plugin_yml()["configuration"])
+
+
+def readme_examples():
+    with open(os.path.join(SRC, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    return re.findall(r"^```ya?ml\n(.*?)^```", text, re.S | re.M)
+
+
+class ReadmeExamples(unittest.TestCase):
+    def test_every_readme_example_uses_valid_configuration(self):
+        config_schema = load_plugin_yml()["configuration"]
+        pipeline_schema = load_json(os.path.join(SCHEMAS, "buildkite-pipeline.schema.json"))
+        found = 0
+        for block in readme_examples():
+            doc = yaml.safe_load(block)
+            steps = doc.get("steps") if isinstance(doc, dict) else doc
+            if isinstance(doc, dict) and "steps" in doc:
+                jsonschema.validate(doc, pipeline_schema)
+            for label, config in plugin_configs(steps):
+                jsonschema.validate(config, config_schema)
+                found += 1
+        # the linter fails when no example uses the plugin id
+        self.assertGreater(found, 0, "no README example uses " + PLUGIN_ID)
+
+
+class Pipelines(unittest.TestCase):
+    def check_pipeline(self, doc, where):
+        jsonschema.validate(doc, load_json(os.path.join(SCHEMAS, "buildkite-pipeline.schema.json")))
+        config_schema = load_plugin_yml()["configuration"]
+        for label, config in plugin_configs(doc["steps"]):
+            try:
+                jsonschema.validate(config, config_schema)
+            except jsonschema.ValidationError as e:
+                self.fail("%s: step %s: %s" % (where, label, e.message))
+
+    def test_golden_generated_pipelines(self):
+        files = glob.glob(os.path.join(TESTS, "golden", "pipelines", "*.yml"))
+        self.assertTrue(files)
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            # Buildkite interpolates at upload; $$ is a literal $
+            doc = yaml.safe_load(text.replace("$$", "$"))
+            self.check_pipeline(doc, path)
+
+    def test_example_pipelines(self):
+        files = glob.glob(os.path.join(SRC, "pipelines", "*.yml"))
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                doc = yaml.safe_load(f)
+            if isinstance(doc, dict) and "steps" in doc:
+                self.check_pipeline(doc, path)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
