@@ -1,22 +1,80 @@
-/* perfgate buildkite: placeholder until its issue lands; see docs/status. */
+/*
+ * perfgate buildkite: the plugin's entry point, run by hooks/command. It
+ * reads the step's plugin configuration from the agent's environment,
+ * validates it, and runs the step (src/io/buildkite.c).
+ */
 #include "cmd/cmd.h"
 #include "cmd/opt.h"
+#include "core/bkenv.h"
+#include "core/buf.h"
 #include "core/error.h"
+#include "io/buildkite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
 
 static const struct pg_opt opts[] = { { PG_OPT_END } };
-static const struct pg_cmd_help help = { "buildkite", "[options]", "not implemented yet", NULL, opts };
+
+static const struct pg_cmd_help help = {
+	"buildkite", "",
+	"the plugin's entry point: run, report, compare, annotate, upload",
+	"Run by the plugin's command hook. Reads the step's plugin configuration\n"
+	"from BUILDKITE_PLUGIN_CONFIGURATION (or perfgate's entry in\n"
+	"BUILDKITE_PLUGINS), validates it, and runs the step as its `mode` says:\n"
+	"run -> report -> compare -> annotate -> upload. Outside Buildkite the\n"
+	"annotation is written to <results-dir>/annotation.md.\n"
+	"\n"
+	"Exit codes: 0 pass (or skipped by only-on-labels), 1 confirmed regression,\n"
+	"2 configuration error, 3 infrastructure failure.",
+	opts,
+};
+
+static const char *env_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
 
 int cmd_buildkite(int argc, char **argv)
 {
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	int rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	struct pg_bkenv env;
+	struct pg_bk_opts o = { 0 };
+	json_t *config = NULL;
+	char *source = NULL;
+	int rc;
 
-	pg_strv_release(&pos);
-	if (rc == PG_OPT_HELP)
-		return PG_EXIT_OK;
+	pg_bkenv_load(&env, env_lookup, NULL);
+	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	if (rc == PG_OPT_HELP) {
+		rc = PG_EXIT_OK;
+		goto done;
+	}
 	if (rc)
-		return pg_cmd_fail("buildkite", &err);
-	pg_error_set(&err, PG_ERR, "not implemented yet");
-	return pg_cmd_fail("buildkite", &err);
+		goto fail;
+	if (pos.n) {
+		rc = pg_error_set(&err, PG_ECONFIG, "no arguments expected (the configuration comes "
+						    "from BUILDKITE_PLUGIN_CONFIGURATION)");
+		goto fail;
+	}
+	config = pg_bk_config_from_env(&env, &source, &err);
+	if (!config) {
+		rc = err.code;
+		goto fail;
+	}
+	o.log = stderr;
+	o.plugin_source = source;
+	rc = pg_buildkite_main(&env, config, &o, &err);
+	if (err.code)
+		pg_cmd_fail("buildkite", &err);
+	goto done;
+fail:
+	rc = pg_cmd_fail("buildkite", &err);
+done:
+	json_decref(config);
+	free(source);
+	pg_bkenv_release(&env);
+	pg_strv_release(&pos);
+	return rc;
 }

@@ -163,12 +163,15 @@ static bool is_ours(const char *source)
 	return !strcmp(name, "perfgate") || pg_str_has_suffix(name, "-perfgate");
 }
 
-json_t *pg_bk_plugins_find(const char *plugins_json, struct pg_error *err)
+json_t *pg_bk_plugins_find(const char *plugins_json, char **source_out, struct pg_error *err)
 {
 	json_error_t jerr;
 	json_t *all = json_loads(plugins_json, 0, &jerr);
 	json_t *found = NULL;
 	size_t i;
+
+	if (source_out)
+		*source_out = NULL;
 	json_t *entry;
 
 	if (!json_is_array(all)) {
@@ -182,6 +185,8 @@ json_t *pg_bk_plugins_find(const char *plugins_json, struct pg_error *err)
 
 		if (json_is_string(entry) && is_ours(json_string_value(entry))) {
 			found = json_object();
+			if (source_out)
+				*source_out = pg_xstrdup(json_string_value(entry));
 			goto done;
 		}
 		if (!json_is_object(entry) || json_object_size(entry) != 1)
@@ -190,6 +195,8 @@ json_t *pg_bk_plugins_find(const char *plugins_json, struct pg_error *err)
 			if (!is_ours(source))
 				continue;
 			found = json_is_null(config) ? json_object() : json_incref(config);
+			if (source_out)
+				*source_out = pg_xstrdup(source);
 			goto done;
 		}
 	}

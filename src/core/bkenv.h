@@ -65,9 +65,10 @@ char *pg_bk_plugin_name(char *out, size_t size, const char *source);
  * Find perfgate's entry in BUILDKITE_PLUGINS (a JSON array of one-key
  * objects {source: config}, or bare strings): the first whose plugin name
  * is "perfgate" or ends in "-perfgate". Returns a new reference to its
- * configuration object (an empty object for a bare string), or NULL with
- * PG_ENOTFOUND / PG_ECONFIG in err.
+ * configuration (an empty object for a bare string or null), or NULL with
+ * PG_ENOTFOUND / PG_ECONFIG in err. *source (may be NULL) gets a copy of
+ * the plugin source as the step wrote it; caller frees.
  */
-json_t *pg_bk_plugins_find(const char *plugins_json, struct pg_error *err);
+json_t *pg_bk_plugins_find(const char *plugins_json, char **source, struct pg_error *err);
 
 #endif

@@ -261,7 +261,14 @@ static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input
 			}
 			pg_buf_printf(&title, "%s: %s sweep", group[0].test,
 				      by_conc ? "concurrency" : "QPS");
-			pg_buf_printf(&stem, "serving_%s", group[0].test);
+			/* the test's own name ("serving_llama8B_..."), unless it would
+			 * clash with a shared figure's stem */
+			pg_buf_printf(&stem, "%s%s", strcmp(group[0].test, "serving") &&
+							     strcmp(group[0].test, "latency") &&
+							     strcmp(group[0].test, "throughput")
+							 ? ""
+							 : "sweep_",
+				      group[0].test);
 			figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics),
 				   PG_PANEL_LINES, idx, labels, g,
 				   by_conc ? "Max concurrency (requests in flight)"

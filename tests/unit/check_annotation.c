@@ -499,22 +499,25 @@ END_TEST
 START_TEST(our_entry_in_buildkite_plugins)
 {
 	struct pg_error err = PG_ERROR_INIT;
+	char *source = NULL;
 	json_t *c;
 
 	c = pg_bk_plugins_find("[{\"github.com/buildkite-plugins/docker-buildkite-plugin#v3\":{\"image\":\"x\"}},"
 			       "{\"github.com/acme/perfgate-buildkite-plugin#v1.0.0\":{\"gpu\":\"H100\"}}]",
-			       &err);
+			       &source, &err);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_str_eq(json_string_value(json_object_get(c, "gpu")), "H100");
+	ck_assert_str_eq(source, "github.com/acme/perfgate-buildkite-plugin#v1.0.0");
+	free(source);
 	json_decref(c);
 
-	c = pg_bk_plugins_find("[\"./.buildkite/plugins/perfgate\"]", &err);
+	c = pg_bk_plugins_find("[\"./.buildkite/plugins/perfgate\"]", NULL, &err);
 	ck_assert(json_is_object(c) && json_object_size(c) == 0);
 	json_decref(c);
 
-	ck_assert_ptr_null(pg_bk_plugins_find("[{\"github.com/x/other-buildkite-plugin#v1\":{}}]", &err));
+	ck_assert_ptr_null(pg_bk_plugins_find("[{\"github.com/x/other-buildkite-plugin#v1\":{}}]", NULL, &err));
 	ck_assert_int_eq(err.code, PG_ENOTFOUND);
-	ck_assert_ptr_null(pg_bk_plugins_find("{not json", &err));
+	ck_assert_ptr_null(pg_bk_plugins_find("{not json", NULL, &err));
 	ck_assert_int_eq(err.code, PG_ECONFIG);
 	ck_assert_msg(strstr(err.msg, "BUILDKITE_PLUGINS") != NULL, "%s", err.msg);
 }

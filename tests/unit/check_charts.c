@@ -114,7 +114,7 @@ START_TEST(golden_figures)
 	pg_charts_build(&set, &in);
 
 	ck_assert_uint_eq(set.n, 4);
-	ck_assert_str_eq(set.items[0].stem, "serving_serving_llama8B_tp1_sharegpt");
+	ck_assert_str_eq(set.items[0].stem, "serving_llama8B_tp1_sharegpt");
 	ck_assert_uint_eq(set.items[0].points.n, 4);
 	/* inf sorts last on the sweep */
 	ck_assert_str_eq(set.items[0].points.v[3], "serving_llama8B_tp1_sharegpt_qps_inf");

@@ -1,0 +1,493 @@
+/*
+ * perfgate buildkite: the plugin's flow. Each stage is a function of the
+ * step state; stages that fail after the run started do not end the step
+ * early -- the annotation says what happened and the exit code decides.
+ */
+#include "io/buildkite.h"
+
+#include "core/alloc.h"
+#include "core/annotation.h"
+#include "core/bkpipeline.h"
+#include "core/buf.h"
+#include "core/charts.h"
+#include "core/error.h"
+#include "core/exitcode.h"
+#include "core/report.h"
+#include "core/result.h"
+#include "io/bkagent.h"
+#include "io/fsutil.h"
+#include "io/gpu_detect.h"
+#include "io/results.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Everything one step works with. */
+struct step {
+	const struct pg_bkenv *env;
+	const struct pg_bk_opts *o;
+	struct pg_bk_settings s;
+	FILE *log;
+	const char *name;            /* for messages: the label, else the key */
+	struct pg_gpu_info gpu;
+	struct pg_bkagent agent;
+	bool have_agent;
+	char *artifact_cwd;          /* where artifact upload runs */
+	char *artifact_prefix;       /* the results directory as artifact paths begin */
+
+	struct pg_result_set results;
+	struct pg_strv notes;        /* errors and warnings for the annotation */
+	int run_exit;                /* the runner's exit code (3, 128+N) or 0 */
+	bool compared;
+};
+
+static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct step *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(st->log, fmt, ap);
+	va_end(ap);
+	fflush(st->log);
+}
+
+static const char *step_label(const struct pg_bkenv *env)
+{
+	if (env->step_label)
+		return env->step_label;
+	return pg_bkenv_step_name(env);
+}
+
+/* ---- pull-request gating ---- */
+
+/* true: the step has nothing to do on this build (logged once). */
+static bool skip_for_labels(struct step *st)
+{
+	struct pg_buf want = PG_BUF_INIT, have = PG_BUF_INIT;
+
+	if (!st->s.only_on_labels.n || !pg_bkenv_is_pr(st->env))
+		return false;
+	if (pg_bkenv_has_label(st->env, (const char *const *)st->s.only_on_labels.v,
+			       st->s.only_on_labels.n))
+		return false;
+	for (size_t i = 0; i < st->s.only_on_labels.n; i++)
+		pg_buf_printf(&want, "%s%s", i ? ", " : "", st->s.only_on_labels.v[i]);
+	for (size_t i = 0; i < st->env->labels.n; i++)
+		pg_buf_printf(&have, "%s%s", i ? ", " : "", st->env->labels.v[i]);
+	say(st, "perfgate: skipped: pull request #%s has no label %s (labels: %s)\n",
+	    st->env->pull_request, want.ptr, have.len ? have.ptr : "none");
+	pg_buf_release(&want);
+	pg_buf_release(&have);
+	return true;
+}
+
+/* ---- artifact paths ---- */
+
+/*
+ * Artifact paths are stored as the upload names them, and annotation
+ * links must match them exactly: upload from the results directory's
+ * parent, so artifacts are "<dir name>/..." for a relative or absolute
+ * results directory alike ("results/charts/x.svg").
+ */
+static void artifact_layout(struct step *st)
+{
+	char *copy = pg_xstrdup(st->s.results_dir);
+	size_t len = strlen(copy);
+	char *d, *b;
+
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	if (copy[0] != '/') {
+		/* relative: keep the path as written, minus "./" */
+		const char *p = copy;
+		while (pg_str_has_prefix(p, "./"))
+			p += 2;
+		st->artifact_cwd = NULL;
+		st->artifact_prefix = pg_xstrdup(p);
+		free(copy);
+		return;
+	}
+	d = pg_xstrdup(copy);
+	b = pg_xstrdup(copy);
+	st->artifact_cwd = pg_xstrdup(dirname(d));
+	st->artifact_prefix = pg_xstrdup(basename(b));
+	free(d);
+	free(b);
+	free(copy);
+}
+
+static char *artifact_path(const struct step *st, const char *rel)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_printf(&b, "%s/%s", st->artifact_prefix, rel);
+	return pg_buf_detach(&b);
+}
+
+/* ---- outputs ---- */
+
+static int write_file(struct step *st, const char *rel, const char *data, size_t len)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	char *path = pg_path_join(st->s.results_dir, rel);
+	char *dir = pg_xstrdup(path);
+	int rc;
+
+	rc = pg_mkdir_p(dirname(dir), &err);
+	if (!rc)
+		rc = pg_file_write_atomic(path, data, len, &err);
+	if (rc) {
+		say(st, "perfgate: warning: %s\n", err.msg);
+		pg_strv_push(&st->notes, err.msg);
+	}
+	free(dir);
+	free(path);
+	return rc;
+}
+
+struct finish {
+	struct pg_report *report;
+	struct pg_buf report_md, report_tables, records, json_section;
+	struct pg_chart_set charts;
+	struct pg_annotation_chart *chart_refs;
+	char **chart_paths;
+	enum pg_annotation_status status;
+	size_t n_errors;
+};
+
+static void write_reports(struct step *st, struct finish *f)
+{
+	f->report = pg_report_new(&st->results);
+	pg_report_markdown(&f->report_md, f->report, PG_REPORT_ALL);
+	pg_report_markdown(&f->report_tables, f->report, PG_REPORT_DESCRIPTIONS | PG_REPORT_TABLES);
+	pg_report_records(&f->records, f->report);
+	pg_report_json_tables(&f->json_section, f->report);
+	write_file(st, "benchmark_results.md", f->report_md.ptr, f->report_md.len);
+	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
+}
+
+static void write_charts(struct step *st, struct finish *f)
+{
+	size_t n = st->results.n;
+	const json_t **results = pg_xcalloc(n + 1, sizeof(*results));
+	const char **names = pg_xcalloc(n + 1, sizeof(*names));
+	struct pg_chart_input in = { 0 };
+	struct pg_buf subtitle = PG_BUF_INIT;
+	size_t k = 0;
+
+	/* a point that failed has no numbers worth drawing */
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(pg_result_status(&st->results.items[i]), "ok"))
+			continue;
+		results[k] = st->results.items[i].json;
+		names[k++] = st->results.items[i].name;
+	}
+	n = k;
+	pg_buf_puts(&subtitle, st->gpu.label[0] ? st->gpu.label : st->gpu.key);
+	if (st->env->commit)
+		pg_buf_printf(&subtitle, " · commit %.12s", st->env->commit);
+	in.results = results;
+	in.names = names;
+	in.n = n;
+	in.subtitle = subtitle.ptr;
+	pg_charts_build(&f->charts, &in);
+	f->chart_refs = pg_xcalloc(f->charts.n + 1, sizeof(*f->chart_refs));
+	f->chart_paths = pg_xcalloc(f->charts.n + 1, sizeof(char *));
+	for (size_t i = 0; i < f->charts.n; i++) {
+		struct pg_buf rel = PG_BUF_INIT;
+		pg_buf_printf(&rel, "charts/%s.svg", f->charts.items[i].stem);
+		write_file(st, rel.ptr, f->charts.items[i].svg, f->charts.items[i].svg_len);
+		f->chart_paths[i] = artifact_path(st, rel.ptr);
+		f->chart_refs[i].artifact_path = f->chart_paths[i];
+		f->chart_refs[i].title = f->charts.items[i].title;
+		pg_buf_release(&rel);
+	}
+	free(results);
+	free(names);
+	pg_buf_release(&subtitle);
+}
+
+static void finish_release(struct finish *f)
+{
+	pg_report_free(f->report);
+	pg_buf_release(&f->report_md);
+	pg_buf_release(&f->report_tables);
+	pg_buf_release(&f->records);
+	pg_buf_release(&f->json_section);
+	for (size_t i = 0; i < f->charts.n; i++)
+		free(f->chart_paths[i]);
+	free(f->chart_paths);
+	free(f->chart_refs);
+	pg_chart_set_release(&f->charts);
+}
+
+static char *annotation_context(const struct step *st)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	const char *stepname = pg_bkenv_step_name(st->env);
+
+	if (st->s.context)
+		return pg_xstrdup(st->s.context);
+	pg_buf_printf(&b, "perfgate-%s-", st->gpu.key);
+	/* contexts are identifiers: keep them to [A-Za-z0-9._-] */
+	for (const char *p = stepname; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		pg_buf_putc(&b, (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+					(c >= 'A' && c <= 'Z') || c == '.' || c == '_' || c == '-'
+				? (char)c
+				: '-');
+	}
+	if (b.len > 100)
+		pg_buf_truncate(&b, 100);
+	return pg_buf_detach(&b);
+}
+
+static bool should_annotate(const struct step *st, enum pg_annotation_status status)
+{
+	if (!strcmp(st->s.annotate, "never"))
+		return false;
+	if (!strcmp(st->s.annotate, "on-change"))
+		return status != PG_ANNOTATION_PASS;
+	return true;
+}
+
+static void post_annotation(struct step *st, struct finish *f)
+{
+	struct pg_annotation a = { 0 };
+	struct pg_annotation_result res;
+	struct pg_buf body = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char *report_art = artifact_path(st, "benchmark_results.md");
+	char *json_art = artifact_path(st, "benchmark_results.json");
+	char *job_url = pg_bkenv_job_url(st->env);
+	char *context = annotation_context(st);
+	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
+	struct pg_strv facts = PG_STRV_INIT;
+	struct pg_buf fact = PG_BUF_INIT;
+
+	pg_buf_printf(&fact, "step %s", st->name);
+	pg_strv_push(&facts, fact.ptr);
+	if (st->env->commit) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "commit %.12s", st->env->commit);
+		pg_strv_push(&facts, fact.ptr);
+	}
+	if (st->gpu.label[0] && strcmp(st->gpu.label, "none")) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "GPU %s", st->gpu.label);
+		pg_strv_push(&facts, fact.ptr);
+	}
+
+	a.gpu = st->gpu.key;
+	a.status = f->status;
+	a.compared = st->compared;
+	a.n_tests = st->results.n;
+	a.n_errors = f->n_errors;
+	a.facts = (const char *const *)facts.v;
+	a.n_facts = facts.n;
+	a.notes = (const char *const *)st->notes.v;
+	a.n_notes = st->notes.n;
+	a.charts = f->chart_refs;
+	a.n_charts = f->charts.n;
+	a.report_md = f->report_tables.ptr;
+	a.json_section = f->json_section.ptr;
+	a.report_artifact = st->s.artifacts ? report_art : NULL;
+	a.json_artifact = st->s.artifacts ? json_art : NULL;
+	a.job_url = job_url;
+
+	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
+		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");
+		goto done;
+	}
+	if (res.level != PG_ANNOTATION_FULL)
+		say(st, "perfgate: the annotation was shortened to fit Buildkite's 1 MiB limit "
+			"(%zu of %zu rows shown); everything is in the artifacts\n",
+		    res.rows_shown, a.n_rows);
+	write_file(st, "annotation.md", body.ptr, body.len);
+	if (!st->env->in_buildkite) {
+		say(st, "perfgate: not running in Buildkite: annotation written to %s\n", annotation_file);
+		goto done;
+	}
+	if (!should_annotate(st, f->status))
+		goto done;
+	if (!st->have_agent) {
+		say(st, "perfgate: warning: cannot annotate: no buildkite-agent (annotation in %s)\n",
+		    annotation_file);
+		goto done;
+	}
+	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style(f->status), body.ptr, body.len,
+				&err))
+		/* the exit code still says what happened: a regression stays red */
+		say(st, "perfgate: warning: annotation failed: %s (annotation in %s)\n", err.msg,
+		    annotation_file);
+done:
+	pg_buf_release(&body);
+	pg_buf_release(&fact);
+	pg_strv_release(&facts);
+	free(report_art);
+	free(json_art);
+	free(job_url);
+	free(context);
+	free(annotation_file);
+}
+
+static void upload_artifacts(struct step *st)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf pattern = PG_BUF_INIT;
+
+	if (!st->env->in_buildkite || !st->s.artifacts)
+		return;
+	if (!st->have_agent) {
+		say(st, "perfgate: warning: cannot upload artifacts: no buildkite-agent\n");
+		return;
+	}
+	pg_buf_printf(&pattern, "%s/**/*", st->artifact_prefix);
+	say(st, "--- perfgate: uploading %s\n", pattern.ptr);
+	if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, pattern.ptr, &err))
+		say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
+	pg_buf_release(&pattern);
+}
+
+static void set_meta_data(struct step *st, enum pg_annotation_status status)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf key = PG_BUF_INIT;
+
+	if (!st->env->in_buildkite || !st->have_agent)
+		return;
+	pg_buf_printf(&key, "perfgate:%s:verdict", st->gpu.key);
+	if (pg_bkagent_meta_data_set(&st->agent, key.ptr, pg_annotation_status_name(status), &err))
+		say(st, "perfgate: warning: meta-data failed: %s\n", err.msg);
+	pg_buf_release(&key);
+}
+
+/* After the results exist: report, compare, charts, annotate, upload. */
+static int finish_step(struct step *st)
+{
+	struct finish f = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf headline = PG_BUF_INIT;
+	int exit_code, rc;
+
+	say(st, "--- perfgate: report\n");
+	rc = pg_results_load_dir(&st->results, st->s.results_dir, &err);
+	if (rc == PG_ENOTFOUND)
+		pg_error_set(&err, PG_EINFRA, "%s: no results directory", st->s.results_dir);
+	if (rc) {
+		pg_strv_push(&st->notes, err.msg);
+		say(st, "perfgate: %s\n", err.msg);
+	}
+	for (size_t i = 0; i < st->results.n; i++) {
+		const struct pg_result *r = &st->results.items[i];
+		const char *status = pg_result_status(r);
+		if (!strcmp(status, "ok") || !strcmp(status, "skipped"))
+			continue;
+		f.n_errors++;
+		pg_buf_reset(&headline);
+		pg_buf_printf(&headline, "%s: %s%s%s", r->name, status, pg_result_error(r) ? ": " : "",
+			      pg_result_error(r) ? pg_result_error(r) : "");
+		pg_strv_push(&st->notes, headline.ptr);
+	}
+
+	write_reports(st, &f);
+	write_charts(st, &f);
+
+	if (rc || f.n_errors || st->run_exit || !st->results.n)
+		f.status = PG_ANNOTATION_ERROR;
+	else
+		f.status = PG_ANNOTATION_PASS;
+
+	post_annotation(st, &f);
+	upload_artifacts(st);
+	set_meta_data(st, f.status);
+
+	if (st->run_exit > 128)
+		exit_code = st->run_exit;
+	else if (f.status == PG_ANNOTATION_ERROR)
+		exit_code = PG_EXIT_INFRA;
+	else if (f.status == PG_ANNOTATION_REGRESSION && strcmp(st->s.mode, "run"))
+		exit_code = PG_EXIT_REGRESSION;
+	else
+		exit_code = PG_EXIT_OK;
+
+	pg_buf_reset(&headline);
+	{
+		struct pg_annotation a = { 0 };
+		a.gpu = st->gpu.key;
+		a.status = f.status;
+		a.compared = st->compared;
+		a.n_tests = st->results.n;
+		a.n_errors = f.n_errors;
+		pg_annotation_headline(&headline, &a);
+	}
+	say(st, "+++ perfgate: %s (exit %d)\n", headline.ptr, exit_code);
+	finish_release(&f);
+	pg_buf_release(&headline);
+	return exit_code;
+}
+
+/* ---- the step ---- */
+
+static int resolve_gpu(struct step *st, struct pg_error *err)
+{
+	if (strcmp(st->s.gpu, "auto")) {
+		pg_gpu_force(&st->gpu, st->s.gpu, "plugin");
+		return 0;
+	}
+	return pg_gpu_resolve(&st->gpu, NULL, NULL, err);
+}
+
+int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const struct pg_bk_opts *o,
+		      struct pg_error *err)
+{
+	struct step st;
+	int rc, exit_code = PG_EXIT_USAGE;
+
+	memset(&st, 0, sizeof(st));
+	st.env = env;
+	st.o = o;
+	st.log = o && o->log ? o->log : stderr;
+	st.name = step_label(env);
+	pg_gpu_info_init(&st.gpu);
+
+	if ((rc = pg_bk_settings_parse(&st.s, config, st.name, err)))
+		goto fail;
+	if (skip_for_labels(&st)) {
+		exit_code = PG_EXIT_OK;
+		goto done;
+	}
+	if (env->in_buildkite) {
+		struct pg_error aerr = PG_ERROR_INIT;
+		st.have_agent = pg_bkagent_find(&st.agent, &aerr) == 0;
+		if (!st.have_agent)
+			say(&st, "perfgate: warning: %s\n", aerr.msg);
+	}
+	artifact_layout(&st);
+	if ((rc = resolve_gpu(&st, err)))
+		goto fail;
+
+	if (!strcmp(st.s.mode, "report")) {
+		exit_code = finish_step(&st);
+		goto done;
+	}
+	rc = pg_error_set(err, PG_ECONFIG, "step \"%s\": mode: %s is not available yet", st.name,
+			  st.s.mode);
+fail:
+	exit_code = pg_error_exit_code(rc);
+done:
+	pg_bk_settings_release(&st.s);
+	pg_gpu_info_release(&st.gpu);
+	pg_bkagent_release(&st.agent);
+	pg_result_set_release(&st.results);
+	pg_strv_release(&st.notes);
+	free(st.artifact_cwd);
+	free(st.artifact_prefix);
+	return exit_code;
+}
