@@ -223,14 +223,17 @@ static void render_charts(struct pg_buf *out, const struct pg_annotation *a, siz
 
 /* A <details> block holding markdown; blank lines around the content let
  * CommonMark render tables inside the HTML block. */
-static void render_details(struct pg_buf *out, const char *summary, const char *md)
+static void render_details(struct pg_buf *out, const char *summary, const char *md, bool trusted)
 {
 	size_t len = strlen(md);
 
 	pg_buf_puts(out, "<details>\n<summary>");
 	pg_escape_html(out, summary);
 	pg_buf_puts(out, "</summary>\n\n");
-	pg_buf_add(out, md, len);
+	if (trusted)
+		pg_buf_add(out, md, len);
+	else
+		pg_md_neutralize_html(out, md);
 	if (len && md[len - 1] != '\n')
 		pg_buf_putc(out, '\n');
 	pg_buf_puts(out, "\n</details>\n\n");
@@ -256,13 +259,13 @@ static void render_sections(struct pg_buf *out, const struct pg_annotation *a,
 		if (level >= PG_ANNOTATION_TABLES_LINKED)
 			render_linked(out, "The full report", a->report_artifact);
 		else
-			render_details(out, "Full report", a->report_md);
+			render_details(out, "Full report", a->report_md, false);
 	}
 	if (a->comparison_md && *a->comparison_md) {
 		if (level >= PG_ANNOTATION_TABLES_LINKED)
 			render_linked(out, "The comparison with the baseline", a->comparison_artifact);
 		else
-			render_details(out, "Comparison with the baseline", a->comparison_md);
+			render_details(out, "Comparison with the baseline", a->comparison_md, false);
 	}
 	if (a->json_section && *a->json_section) {
 		if (level >= PG_ANNOTATION_JSON_LINKED) {
@@ -270,7 +273,8 @@ static void render_sections(struct pg_buf *out, const struct pg_annotation *a,
 		} else {
 			struct pg_buf fenced = PG_BUF_INIT;
 			pg_md_fenced(&fenced, "json", a->json_section);
-			render_details(out, "JSON (pandas.read_json)", fenced.ptr);
+			/* a fence shows its content literally: nothing to neutralise */
+			render_details(out, "JSON (pandas.read_json)", fenced.ptr, true);
 			pg_buf_release(&fenced);
 		}
 	}

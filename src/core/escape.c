@@ -146,3 +146,32 @@ size_t pg_utf8_prefix(const char *s, size_t max)
 	}
 	return i;
 }
+
+/* The inline HTML perfgate's own renderers use in tables. */
+static const char *const allowed_tags[] = {
+	"<span class=\"red\">", "<span class=\"green\">", "<span class=\"muted\">",
+	"<span class=\"orange\">", "</span>", "<code>", "</code>", "<br>",
+};
+
+void pg_md_neutralize_html(struct pg_buf *out, const char *md)
+{
+	for (const char *p = md; *p; p++) {
+		bool ok = false;
+
+		if (*p != '<') {
+			pg_buf_putc(out, *p);
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(allowed_tags) / sizeof(allowed_tags[0]); i++) {
+			size_t n = strlen(allowed_tags[i]);
+			if (!strncmp(p, allowed_tags[i], n)) {
+				pg_buf_add(out, p, n);
+				p += n - 1;
+				ok = true;
+				break;
+			}
+		}
+		if (!ok)
+			pg_buf_puts(out, "&lt;");
+	}
+}

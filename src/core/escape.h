@@ -29,6 +29,15 @@ void pg_escape_md_cell(struct pg_buf *out, const char *s);
 /* HTML/XML text and attribute values: & < > " ' escaped (also for SVG). */
 void pg_escape_html(struct pg_buf *out, const char *s);
 
+/*
+ * Markdown rendered elsewhere (report tables, comparison) made safe to
+ * embed in an annotation: every '<' that does not start one of the few
+ * inline tags perfgate's renderers emit (<span class="red|green|muted|
+ * orange">, </span>, <code>, </code>, <br>) becomes &lt;, so a test name
+ * cannot close a <details> block or open a tag of its own.
+ */
+void pg_md_neutralize_html(struct pg_buf *out, const char *md);
+
 /* The length of the longest prefix of s that is at most max bytes and does
  * not cut a UTF-8 sequence. */
 size_t pg_utf8_prefix(const char *s, size_t max);

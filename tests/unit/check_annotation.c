@@ -376,10 +376,17 @@ START_TEST(hostile_names_stay_in_their_cells)
 	a.n_rows = 1;
 	a.charts = c;
 	a.n_charts = 1;
-	a.report_md = a.comparison_md = a.json_section = NULL;
+	/* other renderers' markdown: their own inline HTML stays, a name's does not */
+	a.report_md = "| x </details><script>alert(1)</script><img src=x> | <span class=\"red\">+5%</span> |\n";
+	a.comparison_md = "<span class=\"green\">-3%</span> <b>bold</b>\n";
+	a.json_section = "{\"t\": \"</details><script>\"}";
 	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
-	ck_assert_ptr_null(strstr(b.ptr, "<script"));
-	ck_assert_ptr_null(strstr(b.ptr, "</details><"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "| x &lt;/details>&lt;script>alert(1)&lt;/script>&lt;img src=x> | "
+					    "<span class=\"red\">+5%</span> |"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "<span class=\"green\">-3%</span> &lt;b>bold&lt;/b>"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "```json\n{\"t\": \"</details><script>\"}\n```"));
+	ck_assert_ptr_null(strstr(b.ptr, "<script>alert"));
+	ck_assert_ptr_null(strstr(b.ptr, "</details><script>alert"));
 	ck_assert_ptr_null(strstr(b.ptr, "onerror=\""));
 	ck_assert_ptr_null(strstr(b.ptr, "<b>"));
 	/* the row is one line with exactly 8 cell separators */

@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# perfgate buildkite, the plugin's entry point, driven as the agent drives
+# it: configuration in BUILDKITE_PLUGIN_CONFIGURATION, a buildkite-agent
+# shim on PATH that records its arguments and stdin.
+
+load helpers
+
+setup() {
+	common_setup
+	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
+	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
+	WORK="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${WORK}"
+	cd "${WORK}"
+	make_shim buildkite-agent
+	export SHIM_STDIN=1
+	# what the agent sets for a job
+	export BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
+	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
+	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false BUILDKITE_COMMIT=1a2b3c4d5e6f7a8b9c0d
+}
+
+results() {
+	"${PYTHON}" "${PLUGIN_DIR}/tests/bats/make_results.py" "${WORK}/results" "$@"
+}
+
+config() {
+	export BUILDKITE_PLUGIN_CONFIGURATION="$1"
+}
+
+# The stdin the shim got on its n-th call (0-based).
+agent_stdin() {
+	cat "${CALLS}.buildkite-agent.$1"
+}
+
+@test "no configuration at all is a configuration error" {
+	unset BUILDKITE_PLUGIN_CONFIGURATION
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "perfgate buildkite: no plugin configuration: BUILDKITE_PLUGIN_CONFIGURATION is not set"
+}
+
+@test "the configuration is found in BUILDKITE_PLUGINS when the agent gives only that" {
+	results
+	export BUILDKITE_PLUGINS='[{"github.com/buildkite-plugins/docker-buildkite-plugin#v5":{"image":"x"}},{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{"mode":"report","gpu":"H100"}}]'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: 6 tests ran, no baseline comparison (exit 0)"
+}
+
+@test "configuration errors name the option and the step, exit 2, nothing runs" {
+	local cases=(
+		'{"suites":"perf.yml","treshold":"t"}|step ":h100: perf": unknown option "treshold" (did you mean "thresholds"?)'
+		'{"suites":"perf.yml","repeat":"three"}|step ":h100: perf": repeat: expected an integer >= 1, got three'
+		'{"suites":"perf.yml","repeat":0}|step ":h100: perf": repeat: expected an integer >= 1, got a number'
+		'{"suites":"perf.yml","mode":"fast"}|step ":h100: perf": mode: expected one of run, report, gate, merge, pipeline, got fast'
+		'{"suites":"perf.yml","confirm":"yes"}|step ":h100: perf": confirm: expected true or false, got yes'
+		'{"suites":"perf.yml","only-on-labels":[]}|step ":h100: perf": only-on-labels: expected a string or a non-empty list of strings, got a list'
+		'{"suites":42}|step ":h100: perf": suites: expected a suite file path, a list of paths or an inline suite, got a number'
+		'{"gpu":"H100"}|step ":h100: perf": suites: missing (the suites to run)'
+		'{"suites":"a.yml","suites":"b.yml"}|BUILDKITE_PLUGIN_CONFIGURATION: duplicate object key'
+		'[1]|BUILDKITE_PLUGIN_CONFIGURATION: expected an object'
+	)
+	for c in "${cases[@]}"; do
+		config "${c%%|*}"
+		run "${PERFGATE}" buildkite
+		assert_equal "${status}" 2
+		assert_output --partial "perfgate buildkite: ${c#*|}"
+	done
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "only-on-labels skips a pull request without the label: one line, exit 0" {
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs,ci"
+	config '{"suites":"perf.yml","only-on-labels":["perf-benchmarks"]}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output "perfgate: skipped: pull request #4711 has no label perf-benchmarks (labels: docs, ci)"
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "only-on-labels runs a pull request that has the label, and every non-PR build" {
+	results
+	config '{"mode":"report","gpu":"H100","only-on-labels":"perf-benchmarks"}'
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs,Perf-Benchmarks"
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "skipped"
+	export BUILDKITE_PULL_REQUEST=false BUILDKITE_PULL_REQUEST_LABELS=""
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "skipped"
+}
+
+@test "report mode: annotation on stdin, artifacts uploaded, verdict in meta-data" {
+	results
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	assert_line --index 1 'buildkite-agent artifact upload results/\*\*/\*'
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
+	assert_equal "${#lines[@]}" 3
+	# the body came on stdin, and is what was written to annotation.md
+	agent_stdin 0 >"${BATS_TEST_TMPDIR}/body"
+	assert_files_equal "${BATS_TEST_TMPDIR}/body" results/annotation.md
+	run head -1 results/annotation.md
+	assert_output "#### H100: 6 tests ran, no baseline comparison"
+	grep -q '<img src="artifact://results/charts/serving_llama8B_tp1_sharegpt.svg"' results/annotation.md
+	assert_file_exists results/benchmark_results.md
+	assert_file_exists results/benchmark_results.json
+	assert_file_exists results/charts/serving_llama8B_tp1_sharegpt.svg
+	assert_file_exists results/charts/latency.svg
+}
+
+@test "a failed point makes an error annotation and exit 3" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100","context":"nightly-h100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "+++ perfgate: H100: 1 of 6 tests failed to run (exit 3)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context nightly-h100 --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict error"
+	grep -qF -- "- throughput_llama8B_tp1: error: server exited with status 1 before it was ready" results/annotation.md
+}
+
+@test "annotate failure is a warning and does not change the outcome" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100"}'
+	SHIM_EXIT_buildkite_agent=1 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "perfgate: warning: annotation failed: buildkite-agent annotate exited with status 1 (annotation in results/annotation.md)"
+}
+
+@test "annotate: never and on-change, artifacts: false" {
+	results
+	config '{"mode":"report","gpu":"H100","annotate":"on-change","artifacts":false}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_equal "$(cat "${CALLS}")" "buildkite-agent meta-data set perfgate:H100:verdict pass"
+	: >"${CALLS}"
+	results --error latency_llama8B_tp1
+	config '{"mode":"report","gpu":"H100","annotate":"never"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	run cat "${CALLS}"
+	refute_line --partial "annotate"
+	assert_line --partial "artifact upload"
+}
+
+@test "outside Buildkite the annotation goes to a file and the command says so" {
+	unset BUILDKITE
+	results
+	config '{"mode":"report","gpu":"H100","results-dir":"out/h100"}'
+	mv results out-h100 && mkdir out && mv out-h100 out/h100
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: not running in Buildkite: annotation written to out/h100/annotation.md"
+	assert_file_exists out/h100/annotation.md
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "an absolute results-dir uploads from its parent so artifact links match" {
+	results
+	config "{\"mode\":\"report\",\"gpu\":\"H100\",\"results-dir\":\"${WORK}/results\"}"
+	cd /
+	run "${PERFGATE}" buildkite
+	assert_success
+	run cat "${CALLS}"
+	assert_line --index 1 'buildkite-agent artifact upload results/\*\*/\*'
+	grep -q 'artifact://results/charts/latency.svg' "${WORK}/results/annotation.md"
+}
+
+@test "the buildkite-agent shim is found through BUILDKITE_AGENT_PATH too" {
+	results
+	config '{"mode":"report","gpu":"H100"}'
+	mkdir -p "${BATS_TEST_TMPDIR}/agent"
+	mv "${SHIMS}/buildkite-agent" "${BATS_TEST_TMPDIR}/agent/bk"
+	export BUILDKITE_AGENT_PATH="${BATS_TEST_TMPDIR}/agent/bk"
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_equal "$(wc -l <"${CALLS}")" 3
+}
+
+@test "hostile test names cannot break the tables or inject HTML" {
+	results --hostile
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	agent_stdin 0 >"${BATS_TEST_TMPDIR}/body"
+	# outside code blocks (which show text literally) no markup of the name
+	"${PYTHON}" - "${BATS_TEST_TMPDIR}/body" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+outside = re.sub(r"^(`{3,})json\n.*?^\1$", "", text, flags=re.S | re.M)
+for bad in ("<script>", "<img src=x", "</details></script>", "<details><script>"):
+    assert bad not in outside, bad
+assert "&lt;script>" in outside
+PY
+	# the charts escape it too
+	run grep -l '<script>' results/charts/*.svg
+	assert_failure
+	# every table row of the serving table has the same number of cells
+	"${PYTHON}" - "${BATS_TEST_TMPDIR}/body" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+rows = [l for l in text.splitlines() if l.startswith("| serving_")]
+assert rows, "no serving rows"
+counts = {len(re.findall(r"(?<!\\)\|", l)) for l in rows}
+assert len(counts) == 1, counts
+PY
+}
+
+@test "10,000 test points: the annotation degrades to fit under 1 MiB" {
+	results --points 10000
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: the annotation was shortened to fit Buildkite's 1 MiB limit"
+	local size
+	size="$(wc -c <"${CALLS}.buildkite-agent.0")"
+	[ "${size}" -lt 1048576 ]
+	grep -q "The full report is too large for an annotation: it is in <code>benchmark_results.md</code> in the artifacts." "${CALLS}.buildkite-agent.0"
+	grep -q "The JSON section is too large for an annotation" "${CALLS}.buildkite-agent.0"
+	# the full report is still complete on disk
+	run grep -c '^| serving_llama8B_tp1_sharegpt_variant_' results/benchmark_results.md
+	assert_output 10000
+}
