@@ -1,22 +1,145 @@
-/* perfgate run: placeholder until its issue lands; see docs/status. */
+/*
+ * perfgate run: load the suites (suite file, Buildkite pipeline step, or
+ * vLLM *-tests.json files), choose the points, and run them -- or, with
+ * --dry-run, print what would run.
+ *
+ * Loading and selection live in src/io/config*.c and src/core/plan*.c;
+ * this file only wires options to them.
+ */
 #include "cmd/cmd.h"
 #include "cmd/opt.h"
+#include "core/buf.h"
 #include "core/error.h"
+#include "core/plan.h"
+#include "core/suite.h"
+#include "io/config.h"
 
-static const struct pg_opt opts[] = { { PG_OPT_END } };
-static const struct pg_cmd_help help = { "run", "[options]", "not implemented yet", NULL, opts };
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *results_dir;
+static const char *step_key;
+static const char *filter;
+static const char *only;
+static long repeat = LONG_MIN; /* LONG_MIN: not given */
+static const char *gpu;
+static bool dry_run;
+static bool save_detailed;
+
+static const struct pg_opt opts[] = {
+	{ PG_OPT_STRING, "results-dir", 'o', &results_dir, "DIR",
+	  "write result files to DIR (default: results, or the step's results-dir)" },
+	{ PG_OPT_STRING, "step", 0, &step_key, "KEY",
+	  "with a Buildkite pipeline: the perfgate step to run (its key, or its label)" },
+	{ PG_OPT_STRING, "filter", 0, &filter, "REGEX",
+	  "run only test points whose names match REGEX (POSIX extended)" },
+	{ PG_OPT_STRING, "only", 0, &only, "KIND", "run only latency, throughput or serving tests" },
+	{ PG_OPT_LONG, "repeat", 0, &repeat, "N", "run every point N times (median of runs)" },
+	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME", "the GPU the results belong to (default: detect)" },
+	{ PG_OPT_FLAG, "dry-run", 'n', &dry_run, NULL,
+	  "print every test point with its exact commands and settings; start nothing" },
+	{ PG_OPT_FLAG, "save-detailed", 0, &save_detailed, NULL,
+	  "keep per-request arrays in serving results (as vllm bench serve --save-detailed)" },
+	{ PG_OPT_END },
+};
+
+static const struct pg_cmd_help help = {
+	"run",
+	"[options] INPUT...",
+	"run benchmark suites against an inference server and write results",
+	"INPUT is a perfgate suite file, a Buildkite pipeline (the step that uses the\n"
+	"perfgate plugin; --step chooses among several) or vLLM's latency-tests.json,\n"
+	"throughput-tests.json and serving-tests.json (several make one suite).\n"
+	"Command-line options win over the pipeline step's options.",
+	opts,
+};
+
+static void print_warnings(const struct pg_suite *suite)
+{
+	for (size_t i = 0; i < suite->warnings.n; i++)
+		fprintf(stderr, "perfgate run: warning: %s\n", suite->warnings.v[i]);
+}
+
+static int parse_only(const char *s, int *out, struct pg_error *err)
+{
+	*out = -1;
+	if (!s)
+		return 0;
+	*out = pg_suite_kind_parse(s);
+	if (*out < 0)
+		return pg_error_set(err, PG_ECONFIG,
+				    "option '--only': expected latency, throughput or serving, got '%s'", s);
+	return 0;
+}
 
 int cmd_run(int argc, char **argv)
 {
-	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_strv inputs = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	int rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_config_step step;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+	const struct pg_plugin_config *pc = &step.plugin;
+	struct pg_buf out = PG_BUF_INIT;
+	size_t total;
+	int rc;
 
-	pg_strv_release(&pos);
-	if (rc == PG_OPT_HELP)
-		return PG_EXIT_OK;
+	memset(&step, 0, sizeof(step));
+	rc = pg_opt_parse(&help, argc, argv, &inputs, &err);
+	if (rc == PG_OPT_HELP) {
+		rc = PG_EXIT_OK;
+		goto done;
+	}
 	if (rc)
-		return pg_cmd_fail("run", &err);
-	pg_error_set(&err, PG_ERR, "not implemented yet");
-	return pg_cmd_fail("run", &err);
+		goto fail;
+	if (repeat != LONG_MIN && repeat < 1) {
+		pg_error_set(&err, PG_ECONFIG, "option '--repeat': expected N >= 1, got %ld", repeat);
+		goto fail;
+	}
+	if (parse_only(only, &sel.only, &err))
+		goto fail;
+	if (pg_config_load_step(&suite, &step, (const char *const *)inputs.v, inputs.n, step_key,
+				&err))
+		goto fail;
+	print_warnings(&suite);
+
+	/* the command line wins over the pipeline step's options */
+	sel.filter = filter ? filter : pc->filter;
+	if (sel.only < 0)
+		sel.only = pc->only;
+	sel.repeat = repeat > 0 ? repeat : pc->repeat;
+	if (!results_dir)
+		results_dir = step.from_pipeline && pc->results_dir ? pc->results_dir : "results";
+	if (!gpu && pc->gpu && strcmp(pc->gpu, "auto"))
+		gpu = pc->gpu;
+	if (!gpu)
+		gpu = suite.gpu;
+
+	pg_plan_build(&plan, &suite);
+	total = plan.n;
+	pg_plan_release(&plan);
+	if (pg_plan_select(&plan, &suite, &sel, &err))
+		goto fail;
+
+	if (dry_run) {
+		struct pg_dryrun_opts o = { results_dir, gpu, total };
+		pg_dryrun_render(&out, &suite, &plan, &o);
+		fwrite(out.ptr, 1, out.len, stdout);
+		rc = fflush(stdout) == 0 ? PG_EXIT_OK : PG_EXIT_INFRA;
+		goto done;
+	}
+	(void)save_detailed;
+	/* The runner (pg_runner_run, branch runner) takes the plan from here. */
+	pg_error_set(&err, PG_ERR, "running is not integrated yet (runner not merged): use --dry-run");
+fail:
+	rc = pg_cmd_fail("run", &err);
+done:
+	pg_buf_release(&out);
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	pg_config_step_release(&step);
+	pg_strv_release(&inputs);
+	return rc;
 }

@@ -97,6 +97,9 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->burstiness = 1.0;
 	t->repeat = 1;
 	t->command_timeout = 3600;
+	t->goodput.ttft_ms = NAN;
+	t->goodput.tpot_ms = NAN;
+	t->goodput.e2el_ms = NAN;
 }
 
 void pg_test_release(struct pg_test *t)
@@ -119,6 +122,7 @@ void pg_test_release(struct pg_test *t)
 	free(t->qps);
 	free(t->max_concurrency);
 	free(t->command);
+	pg_kvlist_release(&t->command_env);
 	free(t->loc.file);
 	memset(t, 0, sizeof(*t));
 }
@@ -137,6 +141,7 @@ void pg_suite_release(struct pg_suite *s)
 	free(s->tests);
 	free(s->gpu);
 	free(s->source);
+	pg_strv_release(&s->warnings);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -57,7 +57,11 @@ struct pg_srcloc {
 
 /* How the inference server is provided for a test. */
 struct pg_server_spec {
-	char *command;          /* template, "{model}" etc.; NULL with remote or external command */
+	/* template, "{model}" etc. NULL: perfgate starts no server (remote, or
+	 * an external command that needs none). With both command and an
+	 * external pg_test.command, the server is started first and the
+	 * command reaches it through {base_url}. */
+	char *command;
 	bool shell;             /* run through /bin/sh -c instead of execvp */
 	struct pg_kvlist env;   /* added to the server's environment */
 	char *ready_path;       /* GET until 200; default "/v1/models" */
@@ -133,6 +137,9 @@ struct pg_test {
 	/* throughput: optional cap on in-flight requests, 0 = all at once */
 	long throughput_max_concurrency;
 
+	/* serving: SLOs for request_goodput (vLLM's --goodput), ms; NAN = unset */
+	struct pg_goodput goodput;
+
 	long repeat;            /* runs per point, summarised by the median; default 1 */
 
 	/* external benchmark command instead of the native client, e.g.
@@ -140,6 +147,7 @@ struct pg_test {
 	char *command;
 	bool command_shell;
 	double command_timeout; /* seconds; default 3600 */
+	struct pg_kvlist command_env; /* added to the external command's environment */
 
 	struct pg_srcloc loc;   /* where the test was defined */
 };
@@ -150,9 +158,13 @@ struct pg_suite {
 	size_t cap_tests;
 	char *gpu;              /* forced GPU name from the suite, or NULL */
 	char *source;           /* the file (or "inline") it was loaded from */
+	/* Non-fatal notes from loading, one line each, already prefixed with
+	 * file:line:col ("a vLLM flag perfgate's client ignores"). The command
+	 * layer prints them. */
+	struct pg_strv warnings;
 };
 
-#define PG_SUITE_INIT { NULL, 0, 0, NULL, NULL }
+#define PG_SUITE_INIT { NULL, 0, 0, NULL, NULL, PG_STRV_INIT }
 
 /* Fill t with every default listed above (strings NULL unless noted). */
 void pg_test_init(struct pg_test *t, enum pg_suite_kind kind);

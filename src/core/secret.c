@@ -1,0 +1,90 @@
+#include "core/secret.h"
+
+#include "core/buf.h"
+#include "core/strutil.h"
+#include "core/suite.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+bool pg_secret_name(const char *name)
+{
+	static const char *const words[] = {
+		"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE",
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcasestr(name, words[i]))
+			return true;
+	return false;
+}
+
+bool pg_secret_flag(const char *flag)
+{
+	static const char *const words[] = {
+		"token", "secret", "key", "password", "passwd", "credentials",
+	};
+	const char *p = flag;
+
+	if (p[0] != '-')
+		return false;
+	while (*p == '-')
+		p++;
+	while (*p && *p != '=') {
+		size_t len = strcspn(p, "-_=");
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (len == strlen(words[i]) && !strncasecmp(p, words[i], len))
+				return true;
+		p += len;
+		if (*p == '-' || *p == '_')
+			p++;
+	}
+	return false;
+}
+
+void pg_argv_display_redacted(struct pg_buf *out, char *const *argv)
+{
+	bool hide_next = false;
+
+	for (size_t i = 0; argv[i]; i++) {
+		const char *a = argv[i];
+		const char *eq;
+
+		if (i)
+			pg_buf_putc(out, ' ');
+		if (hide_next) {
+			pg_buf_puts(out, PG_SECRET_MASK);
+			hide_next = false;
+			continue;
+		}
+		if (a[0] == '-' && pg_secret_flag(a)) {
+			eq = strchr(a, '=');
+			if (eq) {
+				struct pg_buf flag = PG_BUF_INIT;
+				pg_buf_add(&flag, a, (size_t)(eq - a));
+				pg_shell_quote(out, flag.ptr);
+				pg_buf_puts(out, "=" PG_SECRET_MASK);
+				pg_buf_release(&flag);
+			} else {
+				pg_shell_quote(out, a);
+				hide_next = true;
+			}
+			continue;
+		}
+		pg_shell_quote(out, a);
+	}
+}
+
+void pg_env_display(struct pg_buf *out, const struct pg_kvlist *env)
+{
+	for (size_t i = 0; i < env->n; i++) {
+		if (i)
+			pg_buf_putc(out, ' ');
+		pg_buf_printf(out, "%s=", env->items[i].key);
+		if (pg_secret_name(env->items[i].key))
+			pg_buf_puts(out, PG_SECRET_MASK);
+		else
+			pg_shell_quote(out, env->items[i].value);
+	}
+}

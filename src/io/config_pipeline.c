@@ -1,0 +1,342 @@
+/*
+ * A Buildkite pipeline as input: `perfgate run pipeline.yml --step KEY`
+ * runs on a laptop exactly what that step runs in CI.
+ *
+ * The perfgate steps are those with a plugin whose source names perfgate
+ * (org/perfgate#v1.0.0, a full git URL, a vendored ./path), in the
+ * plugins array or the legacy plugins map, also inside group steps. The
+ * chosen step's options are validated by core/plugin_config (with the
+ * position of each option), and its `suites:` is loaded: a path (or list of
+ * paths) relative to the repository checkout -- the current directory --
+ * falling back to the pipeline file's directory, or the suite inline.
+ */
+#include "io/config_internal.h"
+
+#include "core/alloc.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/strutil.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+struct candidate {
+	yaml_node_t *step;
+	yaml_node_t *config;   /* the plugin's configuration, or NULL */
+	char *key;             /* key (or identifier, id), or NULL */
+	char *label;           /* label (or name), or NULL */
+	char *where;           /* "steps[2].steps[0]" */
+};
+
+struct pctx {
+	struct pg_cfg *cfg;
+	const struct pg_ydoc *d;
+	struct candidate *c;
+	size_t n;
+	size_t cap;
+};
+
+static char *scalar_or_null(const struct pg_ydoc *d, yaml_node_t *step, const char *key)
+{
+	yaml_node_t *v = pg_ymap_get(d, step, key);
+	return pg_ynode_is_scalar(v) && !pg_ynode_is_null(v) ? pg_xstrdup(pg_ynode_text(v)) : NULL;
+}
+
+static void add_candidate(struct pctx *p, yaml_node_t *step, yaml_node_t *config,
+			  const char *where)
+{
+	struct candidate c = { step, config, NULL, NULL, pg_xstrdup(where) };
+
+	c.key = scalar_or_null(p->d, step, "key");
+	if (!c.key)
+		c.key = scalar_or_null(p->d, step, "identifier");
+	if (!c.key)
+		c.key = scalar_or_null(p->d, step, "id");
+	c.label = scalar_or_null(p->d, step, "label");
+	if (!c.label)
+		c.label = scalar_or_null(p->d, step, "name");
+	PG_ARRAY_PUSH(p->c, p->n, p->cap, c);
+}
+
+static bool is_perfgate(const char *source)
+{
+	return strcasestr(source, "perfgate") != NULL;
+}
+
+static void scan_plugins(struct pctx *p, yaml_node_t *step, const char *where)
+{
+	yaml_node_t *plugins = pg_ymap_get(p->d, step, "plugins");
+
+	if (pg_ynode_is_seq(plugins)) {
+		for (size_t i = 0; i < pg_yseq_len(plugins); i++) {
+			yaml_node_t *entry = pg_yseq_item(p->d, plugins, i);
+			if (pg_ynode_is_scalar(entry) && is_perfgate(pg_ynode_text(entry))) {
+				add_candidate(p, step, NULL, where);
+				continue;
+			}
+			if (!pg_ynode_is_map(entry))
+				continue;
+			for (yaml_node_pair_t *pr = entry->data.mapping.pairs.start;
+			     pr < entry->data.mapping.pairs.top; pr++) {
+				yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->key);
+				yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->value);
+				if (pg_ynode_is_scalar(k) && is_perfgate(pg_ynode_text(k)))
+					add_candidate(p, step, v, where);
+			}
+		}
+	} else if (pg_ynode_is_map(plugins)) {
+		/* the legacy form: plugins as a mapping of source -> config */
+		for (yaml_node_pair_t *pr = plugins->data.mapping.pairs.start;
+		     pr < plugins->data.mapping.pairs.top; pr++) {
+			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->key);
+			yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->value);
+			if (pg_ynode_is_scalar(k) && is_perfgate(pg_ynode_text(k)))
+				add_candidate(p, step, v, where);
+		}
+	}
+}
+
+static void scan_steps(struct pctx *p, yaml_node_t *steps, const char *prefix, int depth)
+{
+	if (depth > 8)
+		return;
+	for (size_t i = 0; i < pg_yseq_len(steps); i++) {
+		yaml_node_t *step = pg_yseq_item(p->d, steps, i);
+		yaml_node_t *sub;
+		char where[256];
+
+		snprintf(where, sizeof(where), "%s[%zu]", prefix, i);
+		if (!pg_ynode_is_map(step))
+			continue;
+		sub = pg_ymap_get(p->d, step, "steps");
+		if (pg_ynode_is_seq(sub)) {
+			char nested[300];
+			snprintf(nested, sizeof(nested), "%s.steps", where);
+			scan_steps(p, sub, nested, depth + 1);
+		}
+		scan_plugins(p, step, where);
+	}
+}
+
+static const char *display_name(const struct candidate *c)
+{
+	return c->key ? c->key : c->label ? c->label : c->where;
+}
+
+static void list_names(struct pg_buf *b, const struct pctx *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		pg_buf_printf(b, "%s'%s'", i ? ", " : "", display_name(&p->c[i]));
+}
+
+static int choose(struct pctx *p, const char *step_key, const char *file, struct candidate **out)
+{
+	struct pg_buf names = PG_BUF_INIT;
+	int ret = 0;
+
+	list_names(&names, p);
+	if (p->n == 0) {
+		ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+				   "%s: no step uses the perfgate plugin (a plugin whose source "
+				   "names perfgate, e.g. org/perfgate#v1.0.0)", file);
+		goto done;
+	}
+	if (!step_key) {
+		if (p->n == 1) {
+			*out = &p->c[0];
+			goto done;
+		}
+		ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+				   "%s: %zu steps use the perfgate plugin (%s): choose one with --step KEY",
+				   file, p->n, names.ptr);
+		goto done;
+	}
+	for (int pass = 0; pass < 2 && !*out; pass++) {
+		for (size_t i = 0; i < p->n; i++) {
+			const char *s = pass == 0 ? p->c[i].key : p->c[i].label;
+			if (s && !strcmp(s, step_key)) {
+				if (*out) {
+					ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+							   "%s: more than one perfgate step is called '%s'",
+							   file, step_key);
+					goto done;
+				}
+				*out = &p->c[i];
+			}
+		}
+	}
+	if (!*out) {
+		const char *cands[64];
+		size_t n = 0;
+		const char *near;
+
+		for (size_t i = 0; i < p->n && n < 64; i++)
+			cands[n++] = display_name(&p->c[i]);
+		near = pg_nearest(step_key, cands, n);
+		if (near)
+			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+					   "%s: no perfgate step with key or label '%s' (did you mean '%s'?)",
+					   file, step_key, near);
+		else
+			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+					   "%s: no perfgate step with key or label '%s'; the perfgate steps "
+					   "are %s", file, step_key, names.ptr);
+	}
+done:
+	pg_buf_release(&names);
+	return ret;
+}
+
+struct locate_ctx {
+	const struct pg_ydoc *d;
+	const struct candidate *c;
+};
+
+static const char *locate(void *vctx, const char *option, char *buf, size_t size)
+{
+	const struct locate_ctx *l = vctx;
+	const yaml_node_t *at = l->c->config ? l->c->config : l->c->step;
+
+	if (option && pg_ynode_is_map(l->c->config)) {
+		yaml_node_t *map = l->c->config;
+		for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&l->d->doc, pr->key);
+			if (pg_ynode_is_scalar(k) && !strcmp(pg_ynode_text(k), option))
+				at = k;
+		}
+	}
+	snprintf(buf, size, "%s:%d:%d", l->d->file, pg_ynode_line(at), pg_ynode_column(at));
+	return buf;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static int load_suite_paths(struct pctx *p, const struct candidate *c, const struct pg_strv *paths)
+{
+	yaml_node_t *node = pg_ymap_get(p->d, c->config, "suites");
+	struct pg_ypath sp = { NULL, "suites", 0 };
+	char *copy = pg_xstrdup(p->d->file);
+	const char *pipeline_dir = dirname(copy);
+	int ret = 0;
+
+	for (size_t i = 0; i < paths->n && !ret; i++) {
+		const char *rel = paths->v[i];
+		char *alt = NULL;
+		const char *use = rel;
+
+		if (!exists(rel) && rel[0] != '/') {
+			struct pg_buf b = PG_BUF_INIT;
+			pg_buf_printf(&b, "%s/%s", pipeline_dir, rel);
+			alt = pg_buf_detach(&b);
+			if (exists(alt)) {
+				use = alt;
+			} else {
+				if (!strcmp(pipeline_dir, "."))
+					ret = pg_yerr(p->d, node, &sp, p->cfg->err,
+						      "suite file '%s' not found", rel);
+				else
+					ret = pg_yerr(p->d, node, &sp, p->cfg->err,
+						      "suite file '%s' not found (looked in the current "
+						      "directory and in %s)", rel, pipeline_dir);
+				free(alt);
+				break;
+			}
+		}
+		ret = pg_cfg_load_file(p->cfg, use, p->cfg->err);
+		free(alt);
+	}
+	free(copy);
+	return ret;
+}
+
+int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
+		    const char *step_key, struct pg_config_step *step)
+{
+	struct pctx p = { cfg, d, NULL, 0, 0 };
+	struct candidate *chosen = NULL;
+	yaml_node_t *steps = pg_ynode_is_map(root) ? pg_ymap_get(d, root, "steps") : root;
+	struct pg_plugin_config pc;
+	json_t *config = NULL;
+	struct locate_ctx lc;
+	char label[300];
+	int ret;
+
+	if (!pg_ynode_is_seq(steps)) {
+		struct pg_ypath sp = { NULL, "steps", 0 };
+		struct pg_buf got = PG_BUF_INIT;
+		pg_ynode_describe(&got, steps);
+		ret = pg_yerr(d, steps, &sp, cfg->err, "expected a list of steps, got %s", got.ptr);
+		pg_buf_release(&got);
+		return ret;
+	}
+	scan_steps(&p, steps, pg_ynode_is_map(root) ? "steps" : "", 0);
+	if ((ret = choose(&p, step_key, d->file, &chosen)))
+		goto done;
+
+	snprintf(label, sizeof(label), "%s", display_name(chosen));
+	config = pg_ynode_to_json(d, chosen->config);
+	lc = (struct locate_ctx){ d, chosen };
+	if (chosen->config && !pg_ynode_is_null(chosen->config)) {
+		/* duplicate keys in the options are reported with their line */
+		struct pg_ypair *pairs = NULL;
+		size_t n = 0;
+		struct pg_ypath op = { NULL, label, 0 };
+		if ((ret = pg_ymap_pairs(d, chosen->config, &op, "a mapping of plugin options", &pairs,
+					 &n, cfg->err)))
+			goto done;
+		free(pairs);
+	}
+	if ((ret = pg_plugin_config_parse_at(&pc, config, label, locate, &lc, cfg->err))) {
+		pg_plugin_config_release(&pc);
+		goto done;
+	}
+	pg_plugin_config_release(&step->plugin);
+	step->plugin = pc;
+	step->from_pipeline = true;
+	free(step->file);
+	step->file = pg_xstrdup(d->file);
+	free(step->name);
+	step->name = pg_xstrdup(label);
+
+	if (step->plugin.gpu && strstr(step->plugin.gpu, "{{")) {
+		pg_cfg_warn(cfg, pg_ymsg(d, pg_ymap_get(d, chosen->config, "gpu"), NULL,
+					 "step '%s': gpu '%s' is filled in by Buildkite (a matrix); "
+					 "perfgate detects the GPU instead (or give --gpu)",
+					 label, step->plugin.gpu));
+		free(step->plugin.gpu);
+		step->plugin.gpu = pg_xstrdup("auto");
+	}
+
+	if (step->plugin.suites.inline_suite) {
+		struct pg_ypath sp = { NULL, "suites", 0 };
+		ret = pg_cfg_suite(cfg, d, pg_ymap_get(d, chosen->config, "suites"), &sp);
+	} else if (step->plugin.suites.paths.n) {
+		ret = load_suite_paths(&p, chosen, &step->plugin.suites.paths);
+	} else {
+		ret = pg_error_set(cfg->err, PG_ECONFIG,
+				   "%s: step '%s' has mode 'report': it runs no suites", d->file, label);
+	}
+	if (!ret) {
+		struct pg_buf src = PG_BUF_INIT;
+		pg_buf_printf(&src, "%s, step '%s'", d->file, label);
+		free(cfg->suite->source);
+		cfg->suite->source = pg_buf_detach(&src);
+	}
+done:
+	json_decref(config);
+	for (size_t i = 0; i < p.n; i++) {
+		free(p.c[i].key);
+		free(p.c[i].label);
+		free(p.c[i].where);
+	}
+	free(p.c);
+	return ret;
+}

@@ -1,0 +1,185 @@
+/* A Buildkite pipeline as input: the perfgate steps are found wherever and
+ * however the plugin is written, and the chosen step's options and suites
+ * are what `perfgate run pipeline.yml --step KEY` runs. */
+#include "testutil.h"
+
+#include "core/error.h"
+#include "core/plugin_config.h"
+#include "core/suite.h"
+#include "io/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void enter(const char *rel)
+{
+	char *dir = tu_test_path(rel);
+	ck_assert_int_eq(chdir(dir), 0);
+	free(dir);
+}
+
+START_TEST(step_by_key_with_options)
+{
+	const char *paths[] = { "pipeline.yml" };
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_config_step step;
+	struct pg_error err = PG_ERROR_INIT;
+	const struct pg_plugin_config *pc = &step.plugin;
+
+	enter("data/pipeline");
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf-h100", &err) == 0, "%s", err.msg);
+	ck_assert(step.from_pipeline);
+	ck_assert_str_eq(step.file, "pipeline.yml");
+	ck_assert_str_eq(step.name, "perf-h100");
+	ck_assert_str_eq(s.source, "pipeline.yml, step 'perf-h100'");
+	ck_assert_uint_eq(s.n_tests, 3);
+	ck_assert_str_eq(s.tests[0].loc.file, "suites/gpu.yml");
+
+	ck_assert_str_eq(pc->gpu, "H100");
+	ck_assert_str_eq(pc->filter, "_tp1");
+	ck_assert_int_eq(pc->only, PG_SUITE_SERVING);
+	ck_assert_int_eq(pc->repeat, 3);
+	ck_assert_str_eq(pc->results_dir, "results/h100");
+	ck_assert_int_eq(pc->annotate, PG_ANNOTATE_ON_CHANGE);
+	ck_assert_uint_eq(pc->only_on_labels.n, 2);
+	ck_assert_str_eq(pc->only_on_labels.v[1], "perf-full");
+	ck_assert_int_eq(pc->mode, PG_MODE_GATE);
+	ck_assert_uint_eq(pc->suites.paths.n, 1);
+	ck_assert_str_eq(pc->suites.paths.v[0], "suites/gpu.yml");
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+}
+END_TEST
+
+START_TEST(full_url_source_with_a_list_of_vllm_files)
+{
+	const char *paths[] = { "pipeline.yml" };
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_config_step step;
+	struct pg_error err = PG_ERROR_INIT;
+
+	enter("data/pipeline");
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf-a100", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(step.plugin.mode, PG_MODE_RUN);
+	ck_assert_uint_eq(s.n_tests, 3 + 4);
+	ck_assert_str_eq(s.tests[0].loc.file, "../vllm/latency-tests.json");
+	ck_assert_uint_eq(s.warnings.n, 2);
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+}
+END_TEST
+
+START_TEST(legacy_map_vendored_plugin_by_label_inline_suite)
+{
+	const char *paths[] = { "pipeline.yml" };
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_config_step step;
+	struct pg_error err = PG_ERROR_INIT;
+
+	enter("data/pipeline");
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf on a small model", &err) == 0,
+		      "%s", err.msg);
+	ck_assert_str_eq(step.name, "perf on a small model");
+	ck_assert_uint_eq(s.n_tests, 1);
+	ck_assert_str_eq(s.tests[0].name, "serving_opt125m_random");
+	ck_assert_str_eq(s.tests[0].loc.file, "pipeline.yml");
+	ck_assert_int_eq(s.tests[0].loc.line, 53);
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+}
+END_TEST
+
+START_TEST(suite_path_falls_back_to_the_pipeline_directory)
+{
+	char *pipeline = tu_test_path("data/pipeline/pipeline.yml");
+	char *tmp = tu_mkdtemp();
+	const char *paths[] = { pipeline };
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_config_step step;
+	struct pg_error err = PG_ERROR_INIT;
+
+	/* from elsewhere: suites/gpu.yml is not in the current directory */
+	ck_assert_int_eq(chdir(tmp), 0);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf-matrix", &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(s.n_tests, 3);
+	ck_assert(pg_str_has_suffix(s.tests[0].loc.file, "data/pipeline/suites/gpu.yml"));
+	/* a matrix value is Buildkite's to fill: detected instead, and said so */
+	ck_assert_str_eq(step.plugin.gpu, "auto");
+	ck_assert_uint_eq(s.warnings.n, 1);
+	ck_assert(strstr(s.warnings.v[0], "pipeline.yml:66:16: step 'perf-matrix': gpu "
+					  "'{{matrix.gpu}}' is filled in by Buildkite"));
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+
+	/* the current directory (the repository checkout) wins */
+	tu_write_file("pipeline.yml", "steps:\n"
+				      "  - key: perf\n"
+				      "    plugins:\n"
+				      "      - perfgate#v1:\n"
+				      "          suites: here.yml\n");
+	tu_write_file("here.yml", "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+				  "latency:\n  - {name: latency_here, model: m}\n");
+	paths[0] = "pipeline.yml";
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(s.tests[0].name, "latency_here");
+	ck_assert_str_eq(step.name, "perf");
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+
+	tu_rm_rf(tmp);
+	free(tmp);
+	free(pipeline);
+}
+END_TEST
+
+START_TEST(pipeline_as_a_bare_list_of_steps)
+{
+	char *tmp = tu_mkdtemp();
+	const char *paths[] = { "steps.yml" };
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_int_eq(chdir(tmp), 0);
+	tu_write_file("steps.yml",
+		      "- command: make\n"
+		      "- wait\n"
+		      "- label: perf\n"
+		      "  plugins:\n"
+		      "    - ssh://git@github.com/acme/perfgate-buildkite-plugin.git#main:\n"
+		      "        suites:\n"
+		      "          defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+		      "          latency: [{name: latency_a, model: m}]\n");
+	ck_assert_msg(pg_config_load(&s, paths, 1, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(s.n_tests, 1);
+	ck_assert_str_eq(s.source, "steps.yml, step 'perf'");
+	pg_suite_release(&s);
+
+	/* a plugin with no configuration at all */
+	tu_write_file("steps.yml", "steps:\n  - label: perf\n    plugins: [acme/perfgate#v1]\n");
+	ck_assert_int_eq(pg_config_load(&s, paths, 1, NULL, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "steps.yml:2:5: step 'perf': option 'suites' is required (mode "
+				  "'gate' runs suites)");
+	tu_rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
+static Suite *pipeline_suite(void)
+{
+	Suite *s = suite_create("config_pipeline");
+	TCase *tc = tcase_create("pipeline");
+
+	tcase_add_test(tc, step_by_key_with_options);
+	tcase_add_test(tc, full_url_source_with_a_list_of_vllm_files);
+	tcase_add_test(tc, legacy_map_vendored_plugin_by_label_inline_suite);
+	tcase_add_test(tc, suite_path_falls_back_to_the_pipeline_directory);
+	tcase_add_test(tc, pipeline_as_a_bare_list_of_steps);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(pipeline_suite());
+}

@@ -1,0 +1,307 @@
+/* Choosing points (--filter, --only, --repeat), runtime placeholders,
+ * secret redaction, and the --dry-run listing (golden files). */
+#include "testutil.h"
+
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/plan.h"
+#include "core/secret.h"
+#include "core/suite.h"
+#include "core/template.h"
+#include "io/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char suite_yaml[] =
+	"defaults:\n"
+	"  server:\n"
+	"    command: vllm serve {model} --tensor-parallel-size {tp} --port {port} --disable-log-requests\n"
+	"    env: {VLLM_USAGE_SOURCE: ci-test}\n"
+	"  client:\n"
+	"    temperature: 0\n"
+	"latency:\n"
+	"  - name: latency_llama8B_tp1\n"
+	"    model: meta-llama/Llama-3.1-8B-Instruct\n"
+	"    warmup_iterations: 5\n"
+	"    iterations: 15\n"
+	"throughput:\n"
+	"  - name: throughput_llama8B_tp1\n"
+	"    model: meta-llama/Llama-3.1-8B-Instruct\n"
+	"    dataset: {name: sharegpt, path: ShareGPT_V3_unfiltered_cleaned_split.json}\n"
+	"    num_prompts: 200\n"
+	"serving:\n"
+	"  - name: serving_llama8B_tp1_sharegpt\n"
+	"    model: meta-llama/Llama-3.1-8B-Instruct\n"
+	"    qps: [1, 4, 16, inf]\n"
+	"    dataset: {name: sharegpt, path: ShareGPT_V3_unfiltered_cleaned_split.json}\n"
+	"    num_prompts: 200\n"
+	"  - name: serving_llama70B_tp4_random_128_128\n"
+	"    model: meta-llama/Llama-3.3-70B-Instruct\n"
+	"    tp: 4\n"
+	"    qps: [1, inf]\n"
+	"    max_concurrency: [16, 64]\n"
+	"    dataset: {input_len: 128, output_len: 128}\n"
+	"    num_prompts: 200\n";
+
+static void load_text(struct pg_suite *s, const char *text, const char *name)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	ck_assert_msg(pg_config_load_text(s, text, strlen(text), name, &err) == 0, "%s", err.msg);
+}
+
+static size_t select_n(const struct pg_selection *sel, struct pg_plan *plan, struct pg_suite *s,
+		       struct pg_error *err)
+{
+	int rc = pg_plan_select(plan, s, sel, err);
+	return rc ? (size_t)-1 : plan->n;
+}
+
+START_TEST(filter_only_and_repeat)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+
+	load_text(&s, suite_yaml, "suite.yml");
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 2 + 4 + 4);
+	pg_plan_release(&plan);
+
+	sel.filter = "_qps_inf";
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 3);
+	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_sharegpt_qps_inf");
+	ck_assert_str_eq(plan.points[2].name, "serving_llama70B_tp4_random_128_128_qps_inf_concurrency_64");
+	pg_plan_release(&plan);
+
+	/* vLLM's TEST_SELECTOR habit: a test name selects all its points */
+	sel.filter = "^serving_llama70B";
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 4);
+	pg_plan_release(&plan);
+
+	sel.filter = "tp1";
+	sel.only = PG_SUITE_LATENCY;
+	sel.repeat = 5;
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 1);
+	ck_assert_str_eq(plan.points[0].name, "latency_llama8B_tp1");
+	ck_assert_int_eq(plan.points[0].test->repeat, 5);
+	ck_assert_int_eq(s.tests[3].repeat, 5);
+	pg_plan_release(&plan);
+
+	/* nothing left is an error: a CI step that runs nothing would pass */
+	sel.filter = "mixtral";
+	sel.only = PG_SUITE_SERVING;
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
+	ck_assert_int_eq(err.code, PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "no test point is left after only serving, filter 'mixtral' (of 10 "
+				  "in suite.yml)");
+	ck_assert_uint_eq(plan.n, 0);
+	pg_plan_release(&plan);
+
+	sel.filter = "qps_(1";
+	sel.only = -1;
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
+	ck_assert(pg_str_has_prefix(err.msg, "filter 'qps_(1' is not a valid regular expression: "));
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+}
+END_TEST
+
+START_TEST(point_variables)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_point_vars v;
+
+	load_text(&s,
+		  "serving:\n"
+		  "  - name: serving_a\n"
+		  "    model: \"a b'$(touch x)\"\n"
+		  "    vars: {quant: fp8}\n"
+		  "    server: {command: 'serve {model} --port {port}'}\n"
+		  "    command: \"bench --url {base_url} --host {host} --out {result} --dir {results_dir} -q {quant}\"\n",
+		  "vars.yml");
+	memset(&v, 0, sizeof(v));
+	v.test = &s.tests[0];
+	v.port = "8123";
+	v.host = "127.0.0.1";
+	v.base_url = "http://127.0.0.1:8123";
+	v.result = "results/serving_a_qps_inf.json";
+	v.results_dir = "results";
+	ck_assert_int_eq(pg_template_argv(&argv, s.tests[0].command, pg_point_var, &v, &err), 0);
+	ck_assert_uint_eq(argv.n, 11);
+	ck_assert_str_eq(argv.v[2], "http://127.0.0.1:8123");
+	ck_assert_str_eq(argv.v[6], "results/serving_a_qps_inf.json");
+	ck_assert_str_eq(argv.v[10], "fp8");
+	pg_strv_release(&argv);
+	ck_assert_int_eq(pg_template_argv(&argv, s.tests[0].server.command, pg_point_var, &v, &err), 0);
+	ck_assert_str_eq(argv.v[1], "a b'$(touch x)"); /* one literal word */
+	ck_assert_str_eq(argv.v[3], "8123");
+	ck_assert_ptr_null(pg_point_var(&v, "nope"));
+	pg_strv_release(&argv);
+	pg_suite_release(&s);
+}
+END_TEST
+
+START_TEST(secrets_are_redacted)
+{
+	char *argv[] = { "vllm", "serve", "m", "--api-key", "sk-123", "--hf-token=hf_abc",
+			 "--max-num-batched-tokens", "8192", "--tokenizer", "t", NULL };
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_kvlist env = { 0 };
+
+	ck_assert(pg_secret_name("HF_TOKEN"));
+	ck_assert(pg_secret_name("OPENAI_API_KEY"));
+	ck_assert(pg_secret_name("db_password"));
+	ck_assert(pg_secret_name("Authorization"));
+	ck_assert(pg_secret_name("AWS_SECRET_ACCESS_KEY"));
+	ck_assert(!pg_secret_name("VLLM_USAGE_SOURCE"));
+	ck_assert(!pg_secret_name("CUDA_VISIBLE_DEVICES"));
+	ck_assert(pg_secret_flag("--api-key"));
+	ck_assert(pg_secret_flag("--hf_token=x"));
+	ck_assert(!pg_secret_flag("--max-num-batched-tokens"));
+	ck_assert(!pg_secret_flag("--tokenizer"));
+	ck_assert(!pg_secret_flag("api-key"));
+
+	pg_argv_display_redacted(&b, argv);
+	ck_assert_str_eq(b.ptr, "vllm serve m --api-key *** --hf-token=*** --max-num-batched-tokens "
+				"8192 --tokenizer t");
+	pg_buf_reset(&b);
+	pg_kvlist_set(&env, "HF_TOKEN", "hf_abc");
+	pg_kvlist_set(&env, "VLLM_LOGGING_LEVEL", "WARNING");
+	pg_kvlist_set(&env, "X", "a b");
+	pg_env_display(&b, &env);
+	ck_assert_str_eq(b.ptr, "HF_TOKEN=*** VLLM_LOGGING_LEVEL=WARNING X='a b'");
+	pg_kvlist_release(&env);
+	pg_buf_release(&b);
+}
+END_TEST
+
+static void dryrun_golden(struct pg_suite *s, const struct pg_selection *sel,
+			  const struct pg_dryrun_opts *o_in, const char *golden)
+{
+	struct pg_plan all = PG_PLAN_INIT, plan = PG_PLAN_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_dryrun_opts o = *o_in;
+
+	pg_plan_build(&all, s);
+	o.total_points = all.n;
+	pg_plan_release(&all);
+	ck_assert_msg(pg_plan_select(&plan, s, sel, &err) == 0, "%s", err.msg);
+	pg_dryrun_render(&out, s, &plan, &o);
+	tu_assert_golden(golden, out.ptr);
+	pg_buf_release(&out);
+	pg_plan_release(&plan);
+}
+
+START_TEST(dryrun_suite_file)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 0 };
+
+	load_text(&s, suite_yaml, "suite.yml");
+	dryrun_golden(&s, &sel, &o, "golden/dryrun-suite.txt");
+	pg_suite_release(&s);
+}
+END_TEST
+
+START_TEST(dryrun_vllm_files)
+{
+	const char *paths[] = { "latency-tests.json", "throughput-tests.json", "serving-tests.json" };
+	char *dir = tu_test_path("data/vllm");
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+	struct pg_dryrun_opts o = { "out/h100", "H100", 0 };
+
+	ck_assert_int_eq(chdir(dir), 0);
+	free(dir);
+	ck_assert_msg(pg_config_load(&s, paths, 3, NULL, &err) == 0, "%s", err.msg);
+	sel.filter = "^latency_llama8B|^throughput_llama70B|sharegpt_qps_inf_concurrency_(12|200)$|"
+		     "2048_qps_4.5|gemma";
+	dryrun_golden(&s, &sel, &o, "golden/dryrun-vllm.txt");
+	pg_suite_release(&s);
+}
+END_TEST
+
+/* Remote servers, external commands with and without a server, shell
+ * templates, secrets in env, headers and flags, every client setting. */
+START_TEST(dryrun_every_shape)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 0 };
+
+	load_text(&s,
+		  "defaults:\n"
+		  "  server:\n"
+		  "    command: vllm serve {model} --port {port} --api-key sk-live-123 --hf-token=hf_abc\n"
+		  "    env: {HF_TOKEN: hf_abc, VLLM_LOGGING_LEVEL: WARNING}\n"
+		  "    ready_timeout: 600\n"
+		  "latency:\n"
+		  "  - name: latency_external\n"
+		  "    model: meta-llama/Llama-3.1-8B-Instruct\n"
+		  "    command: vllm bench latency --model {model} --output-json {result}\n"
+		  "    command_env: {VLLM_RPC_TIMEOUT: '180000', WANDB_API_KEY: abc}\n"
+		  "    command_timeout: 900\n"
+		  "throughput:\n"
+		  "  - name: throughput_jsonl\n"
+		  "    model: m\n"
+		  "    dataset: {name: jsonl, path: prompts.jsonl}\n"
+		  "    num_prompts: 64\n"
+		  "    max_concurrency: 8\n"
+		  "serving:\n"
+		  "  - name: serving_remote\n"
+		  "    model: m\n"
+		  "    server: {remote: 'http://[::1]:8000'}\n"
+		  "    client:\n"
+		  "      endpoint: /v1/chat/completions\n"
+		  "      served_model: llama\n"
+		  "      api_key_env: OPENAI_API_KEY\n"
+		  "      headers: {Authorization: Bearer xyz, X-Team: infra}\n"
+		  "      extra_body: {top_p: 0.9}\n"
+		  "      percentiles: [50, 99.9]\n"
+		  "      percentile_metrics: [ttft, e2el]\n"
+		  "      warmups: 2\n"
+		  "      continuous_usage: true\n"
+		  "      timeout: 30\n"
+		  "    dataset: {input_len: 256, output_len: 32, range_ratio: 0.5, prefix_len: 64}\n"
+		  "    qps: [0.5]\n"
+		  "    burstiness: 0.25\n"
+		  "    goodput: {ttft: 500, e2el: 2000}\n"
+		  "    repeat: 3\n"
+		  "  - name: serving_own_bench\n"
+		  "    model: m\n"
+		  "    server:\n"
+		  "      command: \"VLLM_X=1 exec vllm serve '{model}' --port {port} > \\\"{results_dir}/server.log\\\"\"\n"
+		  "      shell: true\n"
+		  "    command: my-bench --url {base_url} --out {result}\n",
+		  "shapes.yml");
+	dryrun_golden(&s, &sel, &o, "golden/dryrun-shapes.txt");
+	pg_suite_release(&s);
+}
+END_TEST
+
+static Suite *plan_suite(void)
+{
+	Suite *s = suite_create("plan");
+	TCase *tc = tcase_create("plan");
+
+	tcase_add_test(tc, filter_only_and_repeat);
+	tcase_add_test(tc, point_variables);
+	tcase_add_test(tc, secrets_are_redacted);
+	tcase_add_test(tc, dryrun_suite_file);
+	tcase_add_test(tc, dryrun_vllm_files);
+	tcase_add_test(tc, dryrun_every_shape);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(plan_suite());
+}
