@@ -106,6 +106,7 @@ struct runner {
 	char *base_url;
 	char port[16];
 	double startup;            /* seconds to ready; NAN without a server */
+	bool server_death_told;    /* its log tail was shown once */
 
 	/* progress of the point in flight */
 	double last_print;
@@ -641,12 +642,13 @@ static void stop_server(struct runner *r)
 			say(r, "perfgate: warning: %s\n", err.msg);
 		pg_proc_describe(&how, r->server.status);
 		if (was_running)
-			say(r, "  server stopped (%s)\n", how.ptr);
+			say(r, "  server stopped: %s\n", how.ptr);
 		pg_proc_release(&r->server);
 		redact_file(r, r->server_log);
 	}
 	r->server = (struct pg_proc)PG_PROC_INIT;
 	r->server_running = false;
+	r->server_death_told = false;
 	free(r->server_log);
 	free(r->server_cmd);
 	free(r->base_url);
@@ -656,16 +658,21 @@ static void stop_server(struct runner *r)
 	pg_buf_release(&how);
 }
 
-/* After a point: if the server died, say so (with its log tail). */
-static bool server_died(struct runner *r, struct outcome *oc)
+/* If the server died, say so (with its log tail); when is "during the
+ * point" or "before the point". */
+static bool server_died(struct runner *r, struct outcome *oc, const char *when)
 {
+
 	struct pg_buf how = PG_BUF_INIT;
 
 	if (!r->server_running || !pg_proc_exited(&r->server))
 		return false;
 	pg_proc_describe(&how, r->server.status);
-	fail(oc, "error", "server %s during the point", how.ptr);
-	add_tail(&oc->error, r->server_log);
+	fail(oc, "error", "server %s %s", how.ptr, when);
+	/* the first point to see it carries the log tail */
+	if (!r->server_death_told)
+		add_tail(&oc->error, r->server_log);
+	r->server_death_told = true;
 	pg_buf_release(&how);
 	return true;
 }
@@ -719,7 +726,7 @@ static int run_native_once(struct runner *r, const struct pg_point *pt, json_t *
 	if (pg_run_cancelled) {
 		fail(oc, "cancelled", "cancelled by signal %d", (int)pg_run_cancelled);
 		rc = PG_ECANCEL;
-	} else if (server_died(r, oc)) {
+	} else if (server_died(r, oc, "during the point")) {
 		rc = PG_EINFRA;
 	} else if (rc) {
 		fail(oc, "error", "%s", err.msg[0] ? err.msg : "the load generator failed");
@@ -788,7 +795,7 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 			rc = PG_ECANCEL;
 			break;
 		}
-		if (server_died(r, oc)) {
+		if (server_died(r, oc, "during the point")) {
 			rc = PG_EINFRA;
 			break;
 		}
@@ -825,9 +832,12 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	}
 	kind = json_is_object(json) ? pg_result_kind(json) : -1;
 	if (kind != (int)t->kind) {
-		fail(oc, "error", "command wrote %s%s, not a %s result",
-		     kind >= 0 ? "a " : "", kind >= 0 ? pg_suite_kind_name(kind) : "unrecognised JSON",
-		     pg_suite_kind_name(t->kind));
+		if (kind >= 0)
+			fail(oc, "error", "command wrote a %s result, not a %s result",
+			     pg_suite_kind_name(kind), pg_suite_kind_name(t->kind));
+		else
+			fail(oc, "error", "command wrote JSON that is not a %s result",
+			     pg_suite_kind_name(t->kind));
 		rc = PG_EINFRA;
 		goto done;
 	}
@@ -910,8 +920,9 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 		pg_buf_release(&km);
 		return;
 	}
-	say(r, "  %s: ", oc->status);
-	say_block(r, oc->error.ptr, "");
+	say(r, "  %s: %.*s\n", oc->status, (int)strcspn(oc->error.ptr, "\n"), oc->error.ptr);
+	if (strchr(oc->error.ptr, '\n'))
+		say_block(r, strchr(oc->error.ptr, '\n') + 1, "    ");
 	if (r->buildkite && !strcmp(oc->status, "error"))
 		say(r, "^^^ +++\n"); /* open this group in the Buildkite log */
 }
@@ -995,6 +1006,8 @@ static void run_test(struct runner *r, size_t first, size_t end)
 			else
 				say(r, "  %s: server not available (see %s)\n", oc.status,
 				    r->plan->points[first].name);
+		} else if (server_died(r, &oc, "before the point")) {
+			show_outcome(r, pt, &oc);
 		} else {
 			measure(r, pt, &oc);
 			show_outcome(r, pt, &oc);
