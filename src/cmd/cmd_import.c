@@ -1,22 +1,159 @@
-/* perfgate import: placeholder until its issue lands; see docs/status. */
+/*
+ * perfgate import FILE... [-o DIR]: other tools' output -> perfgate result
+ * files. Every file is read and checked before anything is written, so a
+ * bad input leaves the results directory as it was.
+ */
 #include "cmd/cmd.h"
 #include "cmd/opt.h"
+#include "core/alloc.h"
+#include "core/buf.h"
 #include "core/error.h"
+#include "core/gpu.h"
+#include "io/fsutil.h"
+#include "io/import.h"
+#include "io/results.h"
 
-static const struct pg_opt opts[] = { { PG_OPT_END } };
-static const struct pg_cmd_help help = { "import", "[options]", "not implemented yet", NULL, opts };
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *outdir;
+static const char *gpu;
+
+static const struct pg_opt opts[] = {
+	{ PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)" },
+	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
+	  "GPU of records whose source names none (\"8xH100\", \"H100\")" },
+	{ PG_OPT_END }
+};
+
+static const struct pg_cmd_help help = {
+	"import", "[options] FILE...",
+	"turn vllm bench / llm-d / printed results into perfgate result files",
+	"Reads vllm bench serve/latency/throughput JSON (one object, JSON lines, or\n"
+	"objects back to back, as llm-d writes them), text holding printed\n"
+	"\"Serving Benchmark Result\" blocks, and benchmark_results.md reports or\n"
+	"benchmark_results.json records, and writes one result file per point\n"
+	"into DIR. When the inputs span several GPUs, each GPU gets its own\n"
+	"directory, DIR/<GPU> (H100, L40S, ...). Nothing is written unless every\n"
+	"input is readable.",
+	opts,
+};
+
+struct target {
+	size_t index;        /* into the result set */
+	char *dir;           /* output directory */
+};
+
+static int target_cmp(const void *a, const void *b, void *arg)
+{
+	const struct target *x = a, *y = b;
+	const struct pg_result_set *rs = arg;
+	int c = strcmp(x->dir, y->dir);
+
+	if (c)
+		return c;
+	c = strcmp(rs->items[x->index].name, rs->items[y->index].name);
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static long record_of(const struct pg_result *r)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(r->json, "perfgate"), "import"),
+				    "record");
+	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
+}
 
 int cmd_import(int argc, char **argv)
 {
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	int rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_import_opts iopts = { 0 };
+	struct target *targets = NULL;
+	char (*keys)[128] = NULL;
+	int split = 0, rc;
 
-	pg_strv_release(&pos);
-	if (rc == PG_OPT_HELP)
-		return PG_EXIT_OK;
+	outdir = NULL;
+	gpu = NULL;
+	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	if (rc == PG_OPT_HELP) {
+		rc = PG_EXIT_OK;
+		goto done;
+	}
 	if (rc)
-		return pg_cmd_fail("import", &err);
-	pg_error_set(&err, PG_ERR, "not implemented yet");
-	return pg_cmd_fail("import", &err);
+		goto fail;
+	if (!pos.n) {
+		rc = pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
+		goto fail;
+	}
+	if (!outdir)
+		outdir = "results";
+	iopts.gpu = gpu && *gpu ? gpu : NULL;
+
+	for (size_t i = 0; i < pos.n; i++) {
+		if ((rc = pg_import_file(&rs, pos.v[i], &iopts, &err)) != 0) {
+			if (rc == PG_ENOTFOUND)
+				err.code = PG_ECONFIG; /* a missing input is a usage error */
+			goto fail;
+		}
+	}
+
+	/* one directory per GPU when the inputs hold several */
+	keys = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*keys));
+	for (size_t i = 0; i < rs.n; i++) {
+		pg_gpu_key(keys[i], sizeof(keys[i]), pg_result_gpu(&rs.items[i]));
+		for (char *c = keys[i]; *c; c++)
+			if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
+				*c = '_';
+		if (i && strcmp(keys[i], keys[0]))
+			split = 1;
+	}
+	targets = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*targets));
+	for (size_t i = 0; i < rs.n; i++) {
+		targets[i].index = i;
+		targets[i].dir = split ? pg_path_join(outdir, keys[i]) : pg_xstrdup(outdir);
+	}
+	qsort_r(targets, rs.n, sizeof(*targets), target_cmp, &rs);
+	for (size_t i = 1; i < rs.n; i++) {
+		const struct pg_result *a = &rs.items[targets[i - 1].index];
+		const struct pg_result *b = &rs.items[targets[i].index];
+
+		if (strcmp(targets[i - 1].dir, targets[i].dir) || strcmp(a->name, b->name))
+			continue;
+		rc = pg_error_set(&err, PG_ECONFIG,
+				  "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
+				  "import them into different directories (-o)",
+				  targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
+		goto fail;
+	}
+
+	for (size_t i = 0; i < rs.n; i++) {
+		const struct pg_result *r = &rs.items[targets[i].index];
+
+		if (i == 0 || strcmp(targets[i - 1].dir, targets[i].dir))
+			if ((rc = pg_mkdir_p(targets[i].dir, &err)) != 0)
+				goto fail;
+		if ((rc = pg_result_write(targets[i].dir, r->name, r->json, r->commands, &err)) != 0)
+			goto fail;
+	}
+	for (size_t i = 0, start = 0; i < rs.n; i++) {
+		if (i + 1 < rs.n && !strcmp(targets[i + 1].dir, targets[i].dir))
+			continue;
+		printf("%s: %zu result%s\n", targets[i].dir, i + 1 - start, i == start ? "" : "s");
+		start = i + 1;
+	}
+	rc = PG_EXIT_OK;
+	goto done;
+fail:
+	rc = pg_cmd_fail("import", &err);
+done:
+	for (size_t i = 0; targets && i < rs.n; i++)
+		free(targets[i].dir);
+	free(targets);
+	free(keys);
+	pg_result_set_release(&rs);
+	pg_strv_release(&pos);
+	return rc;
 }

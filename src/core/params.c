@@ -178,7 +178,10 @@ static void from_command(struct pg_params *p, const char *command, const char *w
 
 	if (!command || pg_cmdline_split(&argv, command))
 		goto done;
-	guess_engine(p, command);
+	/* the engine runs in the server, or in-process for vllm bench
+	 * latency/throughput; the serving client says nothing about it */
+	if (strcmp(which, "client_command"))
+		guess_engine(p, command);
 	set_str(&p->model, pg_cmdline_flag(&argv, "--model"));
 	v = pg_cmdline_flag(&argv, "--tensor-parallel-size");
 	set_long_str(&p->tp, v ? v : pg_cmdline_flag(&argv, "-tp"));

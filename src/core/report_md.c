@@ -210,60 +210,132 @@ static int is_sharegpt(const char *s)
 	return s && strcasestr(s, "sharegpt") != NULL;
 }
 
-static void bullets_workload(struct pg_buf *out, const struct pg_report_table *t)
+/* The distinct values of a field over the rows of one dataset (NULL:
+ * every row). */
+static size_t group_longs(const struct pg_report_table *t, const char *dataset, enum long_field f,
+			  long **out)
 {
-	long *in, *outl, *prompts;
-	struct str_at *datasets;
-	size_t n_in = distinct_longs(t, F_INPUT, &in);
-	size_t n_out = distinct_longs(t, F_OUTPUT, &outl);
-	size_t n_prompts = distinct_longs(t, F_PROMPTS, &prompts);
-	size_t n_ds = distinct_strs(t, S_DATASET, &datasets);
+	long *v = pg_xmalloc((t->n ? t->n : 1) * sizeof(*v));
+	size_t n = 0;
 
-	if (n_ds == 1 && is_sharegpt(datasets[0].s) && !n_in) {
-		/* vLLM's wording for its ShareGPT suites */
-		pg_buf_puts(out, "- Input length: randomly sample ");
-		if (n_prompts) {
-			put_longs(out, prompts, n_prompts);
+	for (size_t i = 0; i < t->n; i++) {
+		long x = row_long(&t->rows[i], f);
+		if (x >= 0 && (!dataset || pg_str_eq(t->rows[i].params.dataset, dataset)))
+			v[n++] = x;
+	}
+	*out = v;
+	return uniq(v, n, sizeof(*v), cmp_long);
+}
+
+struct workload {
+	const char *dataset;     /* NULL: the rows do not say */
+	long *in, *out, *prompts;
+	size_t n_in, n_out, n_prompts;
+};
+
+static void input_text(struct pg_buf *out, const struct workload *w, int with_dataset)
+{
+	if (is_sharegpt(w->dataset) && !w->n_in) {
+		pg_buf_puts(out, "randomly sample ");
+		if (w->n_prompts) {
+			put_longs(out, w->prompts, w->n_prompts);
 			pg_buf_putc(out, ' ');
 		}
-		pg_buf_puts(out, "prompts from ShareGPT dataset (with fixed random seed).\n");
-		if (n_out) {
-			pg_buf_puts(out, "- Output length: ");
-			put_longs(out, outl, n_out);
-			pg_buf_puts(out, " tokens.\n");
-		} else {
-			pg_buf_puts(out, "- Output length: the corresponding output length of these ");
-			if (n_prompts) {
-				put_longs(out, prompts, n_prompts);
-				pg_buf_putc(out, ' ');
-			}
-			pg_buf_puts(out, "prompts.\n");
-		}
-	} else {
-		if (n_in) {
-			pg_buf_puts(out, "- Input length: ");
-			put_longs(out, in, n_in);
-			pg_buf_puts(out, " tokens.\n");
-		}
-		if (n_out) {
-			pg_buf_puts(out, "- Output length: ");
-			put_longs(out, outl, n_out);
-			pg_buf_puts(out, " tokens.\n");
-		}
-		if (n_ds) {
-			pg_buf_puts(out, n_ds > 1 ? "- Datasets: " : "- Dataset: ");
-			put_strs(out, datasets, n_ds);
-			pg_buf_puts(out, ".\n");
-		}
-		if (n_prompts) {
-			pg_buf_puts(out, "- Number of prompts: ");
-			put_longs(out, prompts, n_prompts);
-			pg_buf_puts(out, ".\n");
-		}
+		pg_buf_puts(out, "prompts from ShareGPT dataset (with fixed random seed)");
+		return;
 	}
-	free(in);
-	free(outl);
-	free(prompts);
+	put_longs(out, w->in, w->n_in);
+	pg_buf_puts(out, " tokens");
+	if (with_dataset && w->dataset)
+		pg_buf_printf(out, " (%s dataset)", w->dataset);
+}
+
+static void output_text(struct pg_buf *out, const struct workload *w, int with_dataset)
+{
+	if (is_sharegpt(w->dataset) && !w->n_out) {
+		pg_buf_puts(out, "the corresponding output length of these ");
+		if (w->n_prompts) {
+			put_longs(out, w->prompts, w->n_prompts);
+			pg_buf_putc(out, ' ');
+		}
+		pg_buf_puts(out, "prompts");
+		return;
+	}
+	put_longs(out, w->out, w->n_out);
+	pg_buf_puts(out, " tokens");
+	if (with_dataset && w->dataset)
+		pg_buf_printf(out, " (%s dataset)", w->dataset);
+}
+
+static int has_input(const struct workload *w)
+{
+	return w->n_in || (is_sharegpt(w->dataset) && !w->n_in);
+}
+
+static int has_output(const struct workload *w)
+{
+	return w->n_out || is_sharegpt(w->dataset);
+}
+
+/* Input and output lengths, dataset and prompt counts. One dataset reads
+ * like vLLM's descriptions; several get one clause each. */
+static void bullets_workload(struct pg_buf *out, const struct pg_report_table *t)
+{
+	struct str_at *datasets;
+	size_t n_ds = distinct_strs(t, S_DATASET, &datasets);
+	size_t n_groups = n_ds ? n_ds : 1;
+	struct workload *w = pg_xcalloc(n_groups, sizeof(*w));
+	int any_in = 0, any_out = 0, sharegpt_only = n_ds == 1 && is_sharegpt(datasets[0].s);
+
+	for (size_t g = 0; g < n_groups; g++) {
+		w[g].dataset = n_ds ? datasets[g].s : NULL;
+		w[g].n_in = group_longs(t, w[g].dataset, F_INPUT, &w[g].in);
+		w[g].n_out = group_longs(t, w[g].dataset, F_OUTPUT, &w[g].out);
+		w[g].n_prompts = group_longs(t, w[g].dataset, F_PROMPTS, &w[g].prompts);
+		any_in |= has_input(&w[g]);
+		any_out |= has_output(&w[g]);
+	}
+	if (any_in) {
+		size_t k = 0;
+		pg_buf_puts(out, "- Input length: ");
+		for (size_t g = 0; g < n_groups; g++)
+			if (has_input(&w[g])) {
+				pg_buf_puts(out, k++ ? "; " : "");
+				input_text(out, &w[g], n_groups > 1);
+			}
+		pg_buf_puts(out, ".\n");
+	}
+	if (any_out) {
+		size_t k = 0;
+		pg_buf_puts(out, "- Output length: ");
+		for (size_t g = 0; g < n_groups; g++)
+			if (has_output(&w[g])) {
+				pg_buf_puts(out, k++ ? "; " : "");
+				output_text(out, &w[g], n_groups > 1);
+			}
+		pg_buf_puts(out, ".\n");
+	}
+	if (n_ds == 1 && !sharegpt_only) {
+		pg_buf_puts(out, n_ds > 1 ? "- Datasets: " : "- Dataset: ");
+		put_strs(out, datasets, n_ds);
+		pg_buf_puts(out, ".\n");
+	}
+	if (!sharegpt_only) {
+		long *prompts;
+		size_t n = group_longs(t, NULL, F_PROMPTS, &prompts);
+		if (n) {
+			pg_buf_puts(out, "- Number of prompts: ");
+			put_longs(out, prompts, n);
+			pg_buf_puts(out, ".\n");
+		}
+		free(prompts);
+	}
+	for (size_t g = 0; g < n_groups; g++) {
+		free(w[g].in);
+		free(w[g].out);
+		free(w[g].prompts);
+	}
+	free(w);
 	free(datasets);
 }
 

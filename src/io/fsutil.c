@@ -180,7 +180,8 @@ int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct
 		pg_strv_push(out, e->d_name);
 	}
 	closedir(d);
-	qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+	if (out->n > first) /* v is NULL while empty: qsort(NULL, 0) is undefined */
+		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
 	return 0;
 }
 

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# perfgate report and perfgate import as a user runs them: files written,
+# what is printed, exit codes, and nothing written on bad input.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+load '/usr/lib/bats/bats-file/load'
+
+REF="$PERFGATE_TESTS/data/reference"
+DATA="$PERFGATE_TESTS/data/import"
+
+setup() {
+	TMP="$(mktemp -d)"
+	cd "$TMP"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+@test "report: results/ by default, files next to the results, paths on stdout" {
+	mkdir results
+	cp "$DATA"/serving_llama8B_tp1_sharegpt_qps_4.* "$DATA"/latency_llama8B_tp1.* results/
+	run "$PERFGATE_BIN" report
+	assert_success
+	assert_output $'results/benchmark_results.md\nresults/benchmark_results.json'
+	assert_file_exists results/benchmark_results.md
+	run grep -c '^| serving_llama8B_tp1_sharegpt_qps_4 | 8xH100 |' results/benchmark_results.md
+	assert_output 1
+	run /usr/bin/python3 -c 'import json,sys; r=json.load(open("results/benchmark_results.json")); print(len(r), r[0]["Test name"])'
+	assert_output "2 latency_llama8B_tp1"
+}
+
+@test "report: -o writes elsewhere and creates the directory" {
+	mkdir in
+	cp "$DATA"/throughput_llama8B_tp1.* in/
+	run "$PERFGATE_BIN" report in -o out/deep
+	assert_success
+	assert_file_exists out/deep/benchmark_results.md
+	assert_file_exists out/deep/benchmark_results.json
+	assert_file_not_exists in/benchmark_results.md
+}
+
+@test "report: an empty directory gives a report with empty sections and a warning" {
+	mkdir empty
+	run "$PERFGATE_BIN" report empty
+	assert_success
+	assert_line --partial "no results in empty"
+	run grep -c 'No serving results.' empty/benchmark_results.md
+	assert_output 1
+}
+
+@test "report: a missing directory is an infrastructure failure (exit 3)" {
+	run "$PERFGATE_BIN" report nowhere
+	assert_failure 3
+	assert_output "perfgate report: nowhere: no such results directory"
+}
+
+@test "report: a broken result file is named with line and column (exit 2)" {
+	mkdir results
+	printf '{"completed": 1,\n "request_throughput": }\n' > results/serving_x_qps_1.json
+	run "$PERFGATE_BIN" report results
+	assert_failure 2
+	assert_output --regexp '^perfgate report: results/serving_x_qps_1.json:2:[0-9]+: '
+	assert_file_not_exists results/benchmark_results.md
+}
+
+@test "report: failed points are counted on stderr and marked in the table" {
+	mkdir results
+	echo '{"perfgate": {"suite": "serving", "status": "error", "error": "server never ready"}}' > results/serving_x_qps_1.json
+	echo '{"completed": 5, "request_throughput": 1.5}' > results/serving_x_qps_2.json
+	run "$PERFGATE_BIN" report results
+	assert_success
+	assert_line "perfgate report: 1 of 2 points did not complete (marked in the report)"
+	run grep -c 'serving_x_qps_1 — \*\*error\*\*: server never ready' results/benchmark_results.md
+	assert_output 1
+}
+
+@test "report: unknown option and too many directories are usage errors" {
+	run "$PERFGATE_BIN" report --fromat x
+	assert_failure 2
+	run "$PERFGATE_BIN" report a b
+	assert_failure 2
+	assert_output --partial "one results directory expected"
+}
+
+@test "report --help and import --help" {
+	run "$PERFGATE_BIN" report --help
+	assert_success
+	assert_output --partial "-o, --output OUTDIR"
+	run "$PERFGATE_BIN" import --help
+	assert_success
+	assert_output --partial "--gpu NAME"
+}
+
+@test "import: llm-d records into results/, then a report" {
+	run "$PERFGATE_BIN" import "$REF/llmd-results-sample.json"
+	assert_success
+	assert_output "results: 2 results"
+	assert_file_exists results/llmd-results-sample_1_qps_5.json
+	assert_file_exists results/llmd-results-sample_2_qps_10.json
+	run "$PERFGATE_BIN" report
+	assert_success
+	run grep -c '| 4xNVIDIA_L40S |' results/benchmark_results.md
+	assert_output 2
+}
+
+@test "import: several GPUs go to one directory each" {
+	run "$PERFGATE_BIN" import "$REF/vllm-report-h100-h200-a100.md" -o res
+	assert_success
+	assert_output $'res/A100: 18 results\nres/H100: 18 results\nres/H200: 18 results'
+	assert_file_exists res/H200/serving_llama8B_tp1_sharegpt_qps_inf.json
+}
+
+@test "import: a vLLM result keeps its name and its .commands sidecar" {
+	run "$PERFGATE_BIN" import "$DATA/serving_llama8B_tp1_sharegpt_qps_4.json" -o r
+	assert_success
+	assert_file_exists r/serving_llama8B_tp1_sharegpt_qps_4.json
+	assert_file_exists r/serving_llama8B_tp1_sharegpt_qps_4.commands
+}
+
+@test "import: --gpu names the GPU of printed blocks" {
+	run "$PERFGATE_BIN" import --gpu 8xH100 "$REF/vllm-bench-serve-stdout-sample.txt" -o r
+	assert_success
+	run "$PERFGATE_BIN" report r
+	run grep -c '| 8xH100 |' r/benchmark_results.md
+	assert_output 2
+}
+
+@test "import: one bad file among good ones writes nothing (exit 2)" {
+	printf '{"completed": 1, "request_throughput": 2}\n{"completed": "x"' > bad.jsonl
+	run "$PERFGATE_BIN" import "$REF/llmd-results-sample.json" bad.jsonl -o out
+	assert_failure 2
+	assert_output "perfgate import: bad.jsonl:2:17: record 2: '}' expected near end of file"
+	assert_not_exists out
+}
+
+@test "import: a missing input is a usage error (exit 2)" {
+	run "$PERFGATE_BIN" import nothing.json
+	assert_failure 2
+	assert_output --partial "nothing.json"
+	run "$PERFGATE_BIN" import
+	assert_failure 2
+	assert_output --partial "no input files"
+}
+
+@test "import: two results with one name are refused before writing" {
+	cp "$REF/llmd-results-sample.json" a.json
+	mkdir sub
+	cp "$REF/llmd-results-sample.json" sub/a.json
+	run "$PERFGATE_BIN" import a.json sub/a.json -o out
+	assert_failure 2
+	assert_output --partial "two results would be out/a_1_qps_5.json: a.json (record 1) and sub/a.json (record 1)"
+	assert_not_exists out
+}
