@@ -8,12 +8,21 @@
 #include "core/bkenv.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/jsonw.h"
+#include "core/plugin_config.h"
 #include "io/buildkite.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static const struct pg_opt opts[] = { { PG_OPT_END } };
+static bool print_schema;
+
+static const struct pg_opt opts[] = {
+	{ PG_OPT_FLAG, "print-schema", 0, &print_schema, NULL,
+	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
+	{ PG_OPT_END }
+};
 
 static const struct pg_cmd_help help = {
 	"buildkite", "",
@@ -45,6 +54,7 @@ int cmd_buildkite(int argc, char **argv)
 	char *source = NULL;
 	int rc;
 
+	print_schema = false;
 	pg_bkenv_load(&env, env_lookup, NULL);
 	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
 	if (rc == PG_OPT_HELP) {
@@ -53,6 +63,17 @@ int cmd_buildkite(int argc, char **argv)
 	}
 	if (rc)
 		goto fail;
+	if (print_schema) {
+		struct pg_buf out = PG_BUF_INIT;
+		json_t *schema = pg_plugin_config_schema();
+		pg_json_write(&out, schema, 2);
+		fwrite(out.ptr, 1, out.len, stdout);
+		putchar('\n');
+		pg_buf_release(&out);
+		json_decref(schema);
+		rc = PG_EXIT_OK;
+		goto done;
+	}
 	if (pos.n) {
 		rc = pg_error_set(&err, PG_ECONFIG, "no arguments expected (the configuration comes "
 						    "from BUILDKITE_PLUGIN_CONFIGURATION)");
@@ -62,6 +83,11 @@ int cmd_buildkite(int argc, char **argv)
 	if (!config) {
 		rc = err.code;
 		goto fail;
+	}
+	if (!source && env.plugins) {
+		/* how the step refers to the plugin, for generated pipelines */
+		struct pg_error ignored = PG_ERROR_INIT;
+		json_decref(pg_bk_plugins_find(env.plugins, &source, &ignored));
 	}
 	o.log = stderr;
 	o.plugin_source = source;

@@ -27,7 +27,7 @@ int pg_shard_parse(const char *text, size_t *index, size_t *count, struct pg_err
 	return 0;
 bad:
 	return pg_error_set(err, PG_ECONFIG,
-			    "shard: expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got \"%s\"",
+			    "expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got \"%s\"",
 			    text ? text : "");
 }
 

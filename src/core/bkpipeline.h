@@ -17,7 +17,8 @@ struct pg_error;
  * one combined annotation.
  */
 
-/* "2/4" -> index 2 (1-based), count 4. PG_ECONFIG naming the text. */
+/* "2/4" -> index 2 (1-based), count 4. PG_ECONFIG quoting the text (the
+ * caller names the option). */
 int pg_shard_parse(const char *text, size_t *index, size_t *count, struct pg_error *err);
 
 /*

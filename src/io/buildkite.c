@@ -10,11 +10,13 @@
 #include "core/bkpipeline.h"
 #include "core/buf.h"
 #include "core/charts.h"
+#include "core/plugin_config.h"
 #include "core/error.h"
 #include "core/exitcode.h"
 #include "core/report.h"
 #include "core/result.h"
 #include "io/bkagent.h"
+#include "io/buildkite_impl.h"
 #include "io/fsutil.h"
 #include "io/gpu_detect.h"
 #include "io/results.h"
@@ -30,7 +32,7 @@
 struct step {
 	const struct pg_bkenv *env;
 	const struct pg_bk_opts *o;
-	struct pg_bk_settings s;
+	struct pg_plugin_config s;
 	FILE *log;
 	const char *name;            /* for messages: the label, else the key */
 	struct pg_gpu_info gpu;
@@ -128,6 +130,36 @@ static char *artifact_path(const struct step *st, const char *rel)
 
 	pg_buf_printf(&b, "%s/%s", st->artifact_prefix, rel);
 	return pg_buf_detach(&b);
+}
+
+/* ---- the GPU ---- */
+
+static int resolve_gpu(struct step *st, const char *suite_gpu, struct pg_error *err)
+{
+	pg_gpu_info_release(&st->gpu);
+	pg_gpu_info_init(&st->gpu);
+	if (strcmp(st->s.gpu, "auto")) {
+		pg_gpu_force(&st->gpu, st->s.gpu, "plugin");
+		return 0;
+	}
+	return pg_gpu_resolve(&st->gpu, NULL, suite_gpu, err);
+}
+
+/* Report and merge steps may run on an agent without GPUs: with gpu auto,
+ * the results say which GPU they measured. */
+static void gpu_from_results(struct step *st)
+{
+	const char *raw = NULL;
+
+	if (strcmp(st->s.gpu, "auto") || strcmp(st->gpu.key, "none"))
+		return;
+	for (size_t i = 0; i < st->results.n && !raw; i++)
+		raw = pg_result_gpu(&st->results.items[i]);
+	if (raw) {
+		pg_gpu_info_release(&st->gpu);
+		pg_gpu_info_init(&st->gpu);
+		pg_gpu_force(&st->gpu, raw, "results");
+	}
 }
 
 /* ---- outputs ---- */
@@ -250,11 +282,11 @@ static char *annotation_context(const struct step *st)
 
 static bool should_annotate(const struct step *st, enum pg_annotation_status status)
 {
-	if (!strcmp(st->s.annotate, "never"))
-		return false;
-	if (!strcmp(st->s.annotate, "on-change"))
-		return status != PG_ANNOTATION_PASS;
-	return true;
+	switch (st->s.annotate) {
+	case PG_ANNOTATE_NEVER: return false;
+	case PG_ANNOTATE_ON_CHANGE: return status != PG_ANNOTATION_PASS;
+	default: return true;
+	}
 }
 
 static void post_annotation(struct step *st, struct finish *f)
@@ -348,7 +380,10 @@ static void upload_artifacts(struct step *st)
 		say(st, "perfgate: warning: cannot upload artifacts: no buildkite-agent\n");
 		return;
 	}
-	pg_buf_printf(&pattern, "%s/**/*", st->artifact_prefix);
+	/* the results, their logs and sidecars, charts, confirmation runs; not
+	 * the shard-* copies a merge step downloaded */
+	pg_buf_printf(&pattern, "%s/*;%s/charts/*;%s/confirm/*", st->artifact_prefix,
+		      st->artifact_prefix, st->artifact_prefix);
 	say(st, "--- perfgate: uploading %s\n", pattern.ptr);
 	if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, pattern.ptr, &err))
 		say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
@@ -396,6 +431,7 @@ static int finish_step(struct step *st)
 		pg_strv_push(&st->notes, headline.ptr);
 	}
 
+	gpu_from_results(st);
 	write_reports(st, &f);
 	write_charts(st, &f);
 
@@ -412,7 +448,7 @@ static int finish_step(struct step *st)
 		exit_code = st->run_exit;
 	else if (f.status == PG_ANNOTATION_ERROR)
 		exit_code = PG_EXIT_INFRA;
-	else if (f.status == PG_ANNOTATION_REGRESSION && strcmp(st->s.mode, "run"))
+	else if (f.status == PG_ANNOTATION_REGRESSION && st->s.mode != PG_MODE_RUN)
 		exit_code = PG_EXIT_REGRESSION;
 	else
 		exit_code = PG_EXIT_OK;
@@ -435,13 +471,91 @@ static int finish_step(struct step *st)
 
 /* ---- the step ---- */
 
-static int resolve_gpu(struct step *st, struct pg_error *err)
+/* run and gate: the suite, narrowed to this step's selection and shard. */
+static int run_step(struct step *st, struct pg_error *err)
 {
-	if (strcmp(st->s.gpu, "auto")) {
-		pg_gpu_force(&st->gpu, st->s.gpu, "plugin");
-		return 0;
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	int rc;
+
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
+		goto done;
+	if ((rc = resolve_gpu(st, suite.gpu, err)))
+		goto done;
+	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
+	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
+	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
+	if (rc) {
+		/* the run never started (results directory not writable): infra */
+		pg_strv_push(&st->notes, err->msg);
+		say(st, "perfgate: %s\n", err->msg);
+		pg_error_clear(err);
+		st->run_exit = PG_EXIT_INFRA;
+		rc = 0;
 	}
-	return pg_gpu_resolve(&st->gpu, NULL, NULL, err);
+done:
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	return rc;
+}
+
+/* merge: the shards' results, from the artifacts, into one set. */
+static int merge_step(struct step *st, struct pg_error *err)
+{
+	struct pg_error merr = PG_ERROR_INIT;
+	size_t shards = 0;
+	int rc;
+
+	if ((rc = resolve_gpu(st, NULL, err)))
+		return rc;
+	if (pg_bk_merge(st->have_agent ? &st->agent : NULL, st->artifact_cwd, st->artifact_prefix,
+			st->s.results_dir, &shards, st->log, &merr)) {
+		pg_strv_push(&st->notes, merr.msg);
+		say(st, "perfgate: %s\n", merr.msg);
+		st->run_exit = PG_EXIT_INFRA;
+	} else {
+		say(st, "perfgate: merged the results of %zu shard%s\n", shards, shards == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/* pipeline: generate the fan-out and hand it to the agent. */
+static int pipeline_step(struct step *st, const json_t *config, struct pg_error *err)
+{
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_buf yaml = PG_BUF_INIT;
+	int rc;
+
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
+	    (rc = pg_bk_pipeline_yaml(&yaml, &suite, &st->s, config, st->o ? st->o->plugin_source : NULL,
+				      err))) {
+		rc = pg_error_exit_code(rc);
+		goto done;
+	}
+	if (!st->env->in_buildkite || !st->have_agent) {
+		if (st->env->in_buildkite)
+			say(st, "perfgate: warning: no buildkite-agent to upload the pipeline\n");
+		fwrite(yaml.ptr, 1, yaml.len, stdout);
+		fflush(stdout);
+		rc = st->env->in_buildkite ? PG_EXIT_INFRA : PG_EXIT_OK;
+		goto done;
+	}
+	{
+		const char *args[] = { "pipeline", "upload", NULL };
+		say(st, "--- perfgate: uploading the pipeline (%zu GPU%s x %ld shard%s)\n", st->s.gpus.n,
+		    st->s.gpus.n == 1 ? "" : "s", st->s.shards, st->s.shards == 1 ? "" : "s");
+		if (pg_bkagent_exec(&st->agent, args, NULL, yaml.ptr, yaml.len, NULL, err)) {
+			rc = PG_EXIT_INFRA;
+			goto done;
+		}
+	}
+	rc = PG_EXIT_OK;
+done:
+	pg_buf_release(&yaml);
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	return rc;
 }
 
 int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const struct pg_bk_opts *o,
@@ -457,7 +571,7 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	st.name = step_label(env);
 	pg_gpu_info_init(&st.gpu);
 
-	if ((rc = pg_bk_settings_parse(&st.s, config, st.name, err)))
+	if ((rc = pg_plugin_config_parse(&st.s, config, st.name, err)))
 		goto fail;
 	if (skip_for_labels(&st)) {
 		exit_code = PG_EXIT_OK;
@@ -470,19 +584,36 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 			say(&st, "perfgate: warning: %s\n", aerr.msg);
 	}
 	artifact_layout(&st);
-	if ((rc = resolve_gpu(&st, err)))
-		goto fail;
-
-	if (!strcmp(st.s.mode, "report")) {
-		exit_code = finish_step(&st);
-		goto done;
+	if (st.s.shard) {
+		size_t i, n;
+		if ((rc = pg_shard_parse(st.s.shard, &i, &n, err))) {
+			pg_error_prefix(err, "step '%s': option 'shard': ", st.name);
+			goto fail;
+		}
 	}
-	rc = pg_error_set(err, PG_ECONFIG, "step \"%s\": mode: %s is not available yet", st.name,
-			  st.s.mode);
+
+	switch (st.s.mode) {
+	case PG_MODE_PIPELINE:
+		exit_code = pipeline_step(&st, config, err);
+		goto done;
+	case PG_MODE_REPORT:
+		rc = resolve_gpu(&st, NULL, err);
+		break;
+	case PG_MODE_MERGE:
+		rc = merge_step(&st, err);
+		break;
+	default:
+		rc = run_step(&st, err);
+		break;
+	}
+	if (rc)
+		goto fail;
+	exit_code = finish_step(&st);
+	goto done;
 fail:
 	exit_code = pg_error_exit_code(rc);
 done:
-	pg_bk_settings_release(&st.s);
+	pg_plugin_config_release(&st.s);
 	pg_gpu_info_release(&st.gpu);
 	pg_bkagent_release(&st.agent);
 	pg_result_set_release(&st.results);

@@ -21,40 +21,6 @@ struct pg_error;
  * 3 an infrastructure failure, 128+N when cancelled by signal N.
  */
 
-/* The plugin options, as perfgate uses them (validated). */
-struct pg_bk_settings {
-	json_t *suites;             /* string, array of strings, or inline object (owned) */
-	char *gpu;                  /* "auto" or a name */
-	char *thresholds;           /* directory */
-	char *baseline;             /* "thresholds" or "git" */
-	char *mode;                 /* run, report, gate, merge, pipeline */
-	char *filter;               /* regex or NULL */
-	struct pg_strv only;
-	long repeat;                /* 0: the suite's own */
-	bool confirm;
-	char *annotate;             /* always, on-change, never */
-	char *context;              /* NULL: perfgate-<gpu>-<step> */
-	bool artifacts;
-	char *results_dir;
-	struct pg_strv only_on_labels;
-	bool record_history;
-	char *history_repo;
-	char *base_branch;
-	char *shard;                /* "i/N" or NULL */
-	struct pg_strv gpus;        /* mode pipeline */
-	long shards;                /* mode pipeline */
-	char *queue;                /* mode pipeline */
-	char *binary;               /* used by the hooks only */
-};
-
-/*
- * Validate a plugin configuration object into s. step names the step in
- * messages. PG_ECONFIG: "step \"<step>\": <option>: <what is wrong>".
- */
-int pg_bk_settings_parse(struct pg_bk_settings *s, const json_t *config, const char *step,
-			 struct pg_error *err);
-void pg_bk_settings_release(struct pg_bk_settings *s);
-
 /*
  * The step's plugin configuration from the environment:
  * BUILDKITE_PLUGIN_CONFIGURATION, else perfgate's entry in

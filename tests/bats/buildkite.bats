@@ -50,14 +50,15 @@ agent_stdin() {
 
 @test "configuration errors name the option and the step, exit 2, nothing runs" {
 	local cases=(
-		'{"suites":"perf.yml","treshold":"t"}|step ":h100: perf": unknown option "treshold" (did you mean "thresholds"?)'
-		'{"suites":"perf.yml","repeat":"three"}|step ":h100: perf": repeat: expected an integer >= 1, got three'
-		'{"suites":"perf.yml","repeat":0}|step ":h100: perf": repeat: expected an integer >= 1, got a number'
-		'{"suites":"perf.yml","mode":"fast"}|step ":h100: perf": mode: expected one of run, report, gate, merge, pipeline, got fast'
-		'{"suites":"perf.yml","confirm":"yes"}|step ":h100: perf": confirm: expected true or false, got yes'
-		'{"suites":"perf.yml","only-on-labels":[]}|step ":h100: perf": only-on-labels: expected a string or a non-empty list of strings, got a list'
-		'{"suites":42}|step ":h100: perf": suites: expected a suite file path, a list of paths or an inline suite, got a number'
-		'{"gpu":"H100"}|step ":h100: perf": suites: missing (the suites to run)'
+		'{"suites":"perf.yml","treshold":"t"}|step '"'"':h100: perf'"'"': unknown option '"'"'treshold'"'"' (did you mean '"'"'thresholds'"'"'?)'
+		'{"suites":"perf.yml","repeat":"three"}|option '"'"'repeat'"'"': expected an integer >= 1, got '"'"'three'"'"''
+		'{"suites":"perf.yml","repeat":0}|option '"'"'repeat'"'"': expected an integer >= 1, got 0'
+		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"' or '"'"'pipeline'"'"', got '"'"'fast'"'"''
+		'{"suites":"perf.yml","confirm":"yes"}|option '"'"'confirm'"'"': expected true or false, got '"'"'yes'"'"''
+		'{"suites":"perf.yml","filter":"(("}|option '"'"'filter'"'"': bad regular expression'
+		'{"suites":"perf.yml","shard":"5/4"}|option '"'"'shard'"'"': expected "INDEX/COUNT" with 1 <= INDEX <= COUNT, got "5/4"'
+		'{"suites":42}|option '"'"'suites'"'"': expected a path, a list of paths or a suite mapping, got 42'
+		'{"gpu":"H100"}|option '"'"'suites'"'"' is required'
 		'{"suites":"a.yml","suites":"b.yml"}|BUILDKITE_PLUGIN_CONFIGURATION: duplicate object key'
 		'[1]|BUILDKITE_PLUGIN_CONFIGURATION: expected an object'
 	)
@@ -65,7 +66,8 @@ agent_stdin() {
 		config "${c%%|*}"
 		run "${PERFGATE}" buildkite
 		assert_equal "${status}" 2
-		assert_output --partial "perfgate buildkite: ${c#*|}"
+		assert_output --partial "${c#*|}"
+		assert_output --regexp "^perfgate buildkite: (step ':h100: perf'|BUILDKITE_PLUGIN_CONFIGURATION)"
 	done
 	assert_equal "$(cat "${CALLS}")" ""
 }
@@ -99,7 +101,7 @@ agent_stdin() {
 	assert_success
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
-	assert_line --index 1 'buildkite-agent artifact upload results/\*\*/\*'
+	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
 	assert_equal "${#lines[@]}" 3
 	# the body came on stdin, and is what was written to annotation.md
@@ -169,7 +171,7 @@ agent_stdin() {
 	run "${PERFGATE}" buildkite
 	assert_success
 	run cat "${CALLS}"
-	assert_line --index 1 'buildkite-agent artifact upload results/\*\*/\*'
+	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
 	grep -q 'artifact://results/charts/latency.svg' "${WORK}/results/annotation.md"
 }
 
