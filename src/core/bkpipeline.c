@@ -4,6 +4,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/jsonw.h"
+#include "core/plugin_config.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -225,6 +226,17 @@ static char *queue_for(const char *tmpl, const char *gpu)
 	return pg_buf_detach(&b);
 }
 
+/* Every generated step must pass the plugin's own validation: a typo in
+ * an option fails here, not in N jobs on N GPUs. */
+static int check_config(const json_t *config, const char *label, struct pg_error *err)
+{
+	struct pg_plugin_config c;
+	int rc = pg_plugin_config_parse(&c, config, label, err);
+
+	pg_plugin_config_release(&c);
+	return rc;
+}
+
 static json_t *step_new(const struct pg_pipeline_spec *spec, const char *label, const char *key,
 			const char *gpu, json_t *config)
 {
@@ -315,6 +327,15 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 				json_object_set_new(config, "annotate", json_string("never"));
 			}
 			json_object_set_new(config, "results-dir", json_string(dir.ptr));
+			if (check_config(config, label.ptr, err)) {
+				json_decref(config);
+				free(kp);
+				pg_buf_release(&label);
+				pg_buf_release(&key);
+				pg_buf_release(&dir);
+				pg_buf_release(&shard);
+				goto done;
+			}
 			json_array_append_new(steps, step_new(spec, label.ptr, key.ptr, gpu, config));
 			pg_buf_release(&label);
 			pg_buf_release(&key);

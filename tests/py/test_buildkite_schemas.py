@@ -137,6 +137,29 @@ class Pipelines(unittest.TestCase):
             doc = yaml.safe_load(text.replace("$$", "$"))
             self.check_pipeline(doc, path)
 
+    @unittest.skipUnless(PERFGATE, "PERFGATE_BIN not set")
+    def test_perfgate_pipeline_output(self):
+        suite = os.path.join(TESTS, "data", "buildkite", "suite.yml")
+        for args in (["--gpus", "H100"],
+                     ["--gpus", "H100,H200,A100,L40S", "--shards", "3", "--queue", "gpu-{gpu_lower}",
+                      "-o", "baseline=git", "-o", 'only-on-labels=["perf-$benchmarks"]']):
+            out = subprocess.run([PERFGATE, "pipeline", suite, "--plugin", PLUGIN_ID + "#v0.1.0"] + args,
+                                 check=True, capture_output=True, text=True).stdout
+            self.assertNotIn("$b", out.replace("$$", ""), "a lone $ would be interpolated")
+            doc = yaml.safe_load(out.replace("$$", "$"))
+            self.check_pipeline(doc, " ".join(args))
+            steps = [s for s in doc["steps"] if "plugins" in s]
+            if "--shards" in args:
+                self.assertEqual(len(steps), 4 * 3 + 4)
+                self.assertIn({"wait": None, "continue_on_failure": True}, doc["steps"])
+                configs = [c for _, c in plugin_configs(steps)]
+                self.assertEqual(sorted({c.get("shard") for c in configs if "shard" in c}),
+                                 ["1/3", "2/3", "3/3"])
+                self.assertEqual([c["mode"] for c in configs].count("merge"), 4)
+                self.assertEqual(configs[0]["only-on-labels"], ["perf-$benchmarks"])
+            else:
+                self.assertEqual(len(steps), 1)
+
     def test_example_pipelines(self):
         files = glob.glob(os.path.join(SRC, "pipelines", "*.yml"))
         for path in files:

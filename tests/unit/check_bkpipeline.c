@@ -158,6 +158,11 @@ START_TEST(golden_pipelines)
 	ck_assert_int_eq(pg_pipeline_render(&b, &spec, &s, &err), PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "shard: the pipeline sets this option for each step");
 	json_object_del(opts, "shard");
+	/* options are validated as the plugin will */
+	json_object_set_new(opts, "treshold", json_string("t"));
+	ck_assert_int_eq(pg_pipeline_render(&b, &spec, &s, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "step 'perfgate H100 1/3': unknown option 'treshold' (did you mean 'thresholds'?)");
+	json_object_del(opts, "treshold");
 	spec.shards = 7;
 	ck_assert_int_eq(pg_pipeline_render(&b, &spec, &s, &err), PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "--shards 7: the suite has 6 tests");
