@@ -15,7 +15,10 @@
 
 static const char *const baseline_values[] = { "thresholds", "git", NULL };
 static const char *const mode_values[] = { "run", "report", "gate", "merge", "pipeline", NULL };
+/* `only` is stored as the index, which must be the enum pg_suite_kind */
 static const char *const only_values[] = { "latency", "throughput", "serving", NULL };
+_Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SERVING == 2,
+	       "only_values follows enum pg_suite_kind");
 static const char *const annotate_values[] = { "always", "on-change", "never", NULL };
 
 const struct pg_plugin_option pg_plugin_options[] = {

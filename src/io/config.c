@@ -33,6 +33,10 @@ int pg_cfg_add_test(struct pg_cfg *c, struct pg_test *t, const struct pg_ydoc *d
 		const struct pg_test *o = &c->suite->tests[i];
 		if (strcmp(o->name, t->name))
 			continue;
+		if (o->loc.line == 0)
+			return pg_yerr(d, name_node, path, c->err,
+				       "duplicate test name '%s' (first defined in %s)", t->name,
+				       o->loc.file);
 		return pg_yerr(d, name_node, path, c->err,
 			       "duplicate test name '%s' (first defined at %s:%d:%d)", t->name,
 			       o->loc.file, o->loc.line, o->loc.column);
@@ -118,26 +122,14 @@ static int classify(const struct pg_ydoc *d, struct pg_error *err, enum input_ki
 			*out = IN_PIPELINE;
 			return 0;
 		}
-		{
-			struct pg_buf got = PG_BUF_INIT;
-			pg_ynode_describe(&got, first);
-			pg_yerr(d, first, NULL, err,
-				"expected vLLM tests (objects with 'test_name') or Buildkite pipeline "
-				"steps, got %s; a perfgate suite is a mapping (defaults, latency, "
-				"throughput, serving)", got.ptr);
-			pg_buf_release(&got);
-			return PG_ECONFIG;
-		}
+		return pg_yexpected(d, first, NULL, err,
+				    "vLLM tests (objects with 'test_name') or Buildkite pipeline steps "
+				    "(a perfgate suite is a mapping: defaults, latency, throughput, "
+				    "serving)");
 	}
-	{
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, root);
-		pg_yerr(d, root, NULL, err,
-			"expected a suite (a mapping with latency, throughput or serving tests), "
-			"a Buildkite pipeline or a vLLM *-tests.json file, got %s", got.ptr);
-		pg_buf_release(&got);
-	}
-	return PG_ECONFIG;
+	return pg_yexpected(d, root, NULL, err,
+			    "a suite (a mapping with latency, throughput or serving tests), a "
+			    "Buildkite pipeline or a vLLM *-tests.json file");
 }
 
 static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,
@@ -280,6 +272,52 @@ int pg_config_load(struct pg_suite *out, const char *const *paths, size_t n_path
 		   const char *step_key, struct pg_error *err)
 {
 	return pg_config_load_step(out, NULL, paths, n_paths, step_key, err);
+}
+
+int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *plugin,
+			  struct pg_error *err)
+{
+	static const char source[] = "BUILDKITE_PLUGIN_CONFIGURATION";
+	const struct pg_plugin_suites *suites = &plugin->suites;
+	struct pg_ydoc d = PG_YDOC_INIT;
+	struct pg_cfg c = { out, err };
+	char *text = NULL;
+	int ret;
+
+	if (suites->paths.n)
+		return pg_config_load(out, (const char *const *)suites->paths.v, suites->paths.n, NULL,
+				      err);
+	if (!suites->inline_suite)
+		return pg_error_set(err, PG_ECONFIG, "%s: option 'suites' is not given", source);
+	text = json_dumps(suites->inline_suite, JSON_PRESERVE_ORDER | JSON_COMPACT);
+	if ((ret = pg_ydoc_load(&d, text, strlen(text), source, err)))
+		goto done;
+	d.no_positions = true;
+	{
+		struct pg_ypath base = { NULL, "suites", 0 };
+		enum input_kind kind;
+		if ((ret = classify(&d, err, &kind)))
+			goto done;
+		if (kind == IN_SUITE)
+			ret = pg_cfg_suite(&c, &d, pg_ydoc_root(&d), &base);
+		else if (kind == IN_VLLM)
+			ret = pg_cfg_vllm(&c, &d, pg_ydoc_root(&d), -1);
+		else
+			ret = pg_error_set(err, PG_ECONFIG, "%s: suites: a pipeline cannot be a suite",
+					   source);
+	}
+	if (ret)
+		goto done;
+	free(out->source);
+	out->source = pg_xstrdup(source);
+	if (out->n_tests == 0)
+		ret = pg_error_set(err, PG_ECONFIG, "no tests in %s: nothing to run", source);
+done:
+	free(text);
+	pg_ydoc_release(&d);
+	if (ret)
+		pg_suite_release(out);
+	return ret;
 }
 
 int pg_config_load_text(struct pg_suite *out, const char *text, size_t len,

@@ -38,6 +38,7 @@ struct pg_config_step {
 	struct pg_plugin_config plugin; /* its options (all defaults when !from_pipeline) */
 };
 
+/* out must be empty (PG_SUITE_INIT). */
 int pg_config_load(struct pg_suite *out, const char *const *paths, size_t n_paths,
 		   const char *step_key, struct pg_error *err);
 
@@ -48,6 +49,16 @@ int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
 			const char *const *paths, size_t n_paths, const char *step_key,
 			struct pg_error *err);
 void pg_config_step_release(struct pg_config_step *step);
+
+/*
+ * The suites a plugin step's options name (BUILDKITE_PLUGIN_CONFIGURATION,
+ * parsed by pg_plugin_config_parse): its paths, relative to the current
+ * directory (the checkout), or its inline mapping. Messages about the
+ * inline suite name "BUILDKITE_PLUGIN_CONFIGURATION" and the key path
+ * ("suites.serving[0].qps[1]"): the JSON's lines mean nothing to the user.
+ */
+int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *plugin,
+			  struct pg_error *err);
 
 /*
  * A suite (or vLLM test file content) given as text, e.g. the inline

@@ -271,11 +271,7 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 
 	if (!pg_ynode_is_seq(steps)) {
 		struct pg_ypath sp = { NULL, "steps", 0 };
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, steps);
-		ret = pg_yerr(d, steps, &sp, cfg->err, "expected a list of steps, got %s", got.ptr);
-		pg_buf_release(&got);
-		return ret;
+		return pg_yexpected(d, steps, &sp, cfg->err, "a list of steps");
 	}
 	scan_steps(&p, steps, pg_ynode_is_map(root) ? "steps" : "", 0);
 	if ((ret = choose(&p, step_key, d->file, &chosen)))

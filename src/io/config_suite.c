@@ -131,13 +131,8 @@ static int read_doubles(struct sctx *c, yaml_node_t *v, const struct pg_ypath *p
 	size_t n = pg_ynode_is_seq(v) ? pg_yseq_len(v) : 1;
 	double *vals;
 
-	if (pg_ynode_is_map(v) || pg_ynode_is_null(v)) {
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, v);
-		pg_yerr(c->d, v, p, E(c), "expected a list of numbers, got %s", got.ptr);
-		pg_buf_release(&got);
-		return PG_ECONFIG;
-	}
+	if (pg_ynode_is_map(v) || pg_ynode_is_null(v))
+		return pg_yexpected(c->d, v, p, E(c), "a list of numbers");
 	if (n == 0)
 		return pg_yerr(c->d, v, p, E(c), "the list is empty");
 	vals = pg_xcalloc(n, sizeof(double));
@@ -717,14 +712,7 @@ static int read_concurrency(struct sctx *c, yaml_node_t *v, const struct pg_ypat
 			}
 		}
 	}
-	{
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, v);
-		pg_yerr(c->d, v, p, E(c),
-			"expected a positive whole number or null (unbounded), got %s", got.ptr);
-		pg_buf_release(&got);
-	}
-	return PG_ECONFIG;
+	return pg_yexpected(c->d, v, p, E(c), "a positive whole number or null (unbounded)");
 }
 
 static int t_max_concurrency(struct sctx *c, struct pg_test *t, yaml_node_t *v,
@@ -1288,14 +1276,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 {
 	if (pg_ynode_is_null(list))
 		return 0;
-	if (!pg_ynode_is_seq(list)) {
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, list);
-		pg_yerr(c->d, list, sp, E(c), "expected a list of tests (each starting with '- '), got %s",
-			got.ptr);
-		pg_buf_release(&got);
-		return PG_ECONFIG;
-	}
+	if (!pg_ynode_is_seq(list))
+		return pg_yexpected(c->d, list, sp, E(c), "a list of tests (each starting with '- ')");
 	for (size_t i = 0; i < pg_yseq_len(list); i++) {
 		yaml_node_t *node = pg_yseq_item(c->d, list, i);
 		struct pg_ypath tp = { sp, NULL, i };
@@ -1307,8 +1289,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 			return PG_ECONFIG;
 		}
 		t.loc.file = pg_xstrdup(c->d->file);
-		t.loc.line = pg_ynode_line(node);
-		t.loc.column = pg_ynode_column(node);
+		t.loc.line = pg_ydoc_line(c->d, node);
+		t.loc.column = pg_ydoc_column(c->d, node);
 		if (pg_cfg_add_test(c->cfg, &t, c->d, pg_ymap_get(c->d, node, "name"), &np)) {
 			pg_test_release(&t);
 			return PG_ECONFIG;

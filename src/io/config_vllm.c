@@ -201,13 +201,8 @@ static int vlong(struct vctx *c, const struct vparam *v, long min, long *out)
 	struct pg_ypath p = { v->parent, v->key, 0 };
 	long x;
 
-	if (!pg_ynode_is_scalar(v->value) || pg_parse_long(pg_ynode_text(v->value), &x) || x < min) {
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, v->value);
-		pg_yerr(c->d, v->value, &p, E(c), "expected a whole number >= %ld, got %s", min, got.ptr);
-		pg_buf_release(&got);
-		return PG_ECONFIG;
-	}
+	if (!pg_ynode_is_scalar(v->value) || pg_parse_long(pg_ynode_text(v->value), &x) || x < min)
+		return pg_yexpected(c->d, v->value, &p, E(c), "a whole number >= %ld", min);
 	*out = x;
 	return 0;
 }
@@ -218,14 +213,8 @@ static int vdouble(struct vctx *c, const struct vparam *v, bool inf_ok, double *
 	double x;
 
 	if (!pg_ynode_is_scalar(v->value) || pg_parse_double(pg_ynode_text(v->value), &x) ||
-	    (isinf(x) && !inf_ok) || x < 0) {
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, v->value);
-		pg_yerr(c->d, v->value, &p, E(c), "expected a number%s, got %s",
-			inf_ok ? " or 'inf'" : "", got.ptr);
-		pg_buf_release(&got);
-		return PG_ECONFIG;
-	}
+	    (isinf(x) && !inf_ok) || x < 0)
+		return pg_yexpected(c->d, v->value, &p, E(c), "a number%s", inf_ok ? " or 'inf'" : "");
 	*out = x;
 	return 0;
 }
@@ -793,14 +782,9 @@ static int read_qps(struct vctx *c, struct pg_test *t, yaml_node_t *list, const 
 {
 	size_t n = pg_yseq_len(list);
 
-	if (!pg_ynode_is_seq(list) || n == 0) {
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, list);
-		pg_yerr(c->d, list, p, E(c), "expected a non-empty list of request rates (numbers or 'inf'), got %s",
-			got.ptr);
-		pg_buf_release(&got);
-		return PG_ECONFIG;
-	}
+	if (!pg_ynode_is_seq(list) || n == 0)
+		return pg_yexpected(c->d, list, p, E(c),
+				    "a non-empty list of request rates (numbers or 'inf')");
 	free(t->qps);
 	t->qps = pg_xcalloc(n, sizeof(double));
 	t->n_qps = n;
@@ -820,13 +804,8 @@ static int read_qps(struct vctx *c, struct pg_test *t, yaml_node_t *list, const 
 				pg_ynode_text(item));
 			return PG_ECONFIG;
 		}
-		if (!pg_ynode_is_scalar(item) || pg_parse_double(pg_ynode_text(item), &x)) {
-			struct pg_buf got = PG_BUF_INIT;
-			pg_ynode_describe(&got, item);
-			pg_yerr(c->d, item, &ip, E(c), "expected a number or 'inf', got %s", got.ptr);
-			pg_buf_release(&got);
-			return PG_ECONFIG;
-		}
+		if (!pg_ynode_is_scalar(item) || pg_parse_double(pg_ynode_text(item), &x))
+			return pg_yexpected(c->d, item, &ip, E(c), "a number or 'inf'");
 		t->qps[i] = x;
 	}
 	return 0;
@@ -847,13 +826,8 @@ static int read_concurrencies(struct vctx *c, struct pg_test *t, yaml_node_t *li
 		struct pg_ypath ip = { p, NULL, i };
 		long x;
 
-		if (!pg_ynode_is_scalar(item) || pg_parse_long(pg_ynode_text(item), &x) || x < 1) {
-			struct pg_buf got = PG_BUF_INIT;
-			pg_ynode_describe(&got, item);
-			pg_yerr(c->d, item, &ip, E(c), "expected a positive whole number, got %s", got.ptr);
-			pg_buf_release(&got);
-			return PG_ECONFIG;
-		}
+		if (!pg_ynode_is_scalar(item) || pg_parse_long(pg_ynode_text(item), &x) || x < 1)
+			return pg_yexpected(c->d, item, &ip, E(c), "a positive whole number");
 		t->max_concurrency[i] = x;
 	}
 	return 0;
@@ -943,13 +917,8 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	struct pg_test t;
 	int kind = 0, ret;
 
-	if (!pg_ynode_is_map(node)) {
-		struct pg_buf got = PG_BUF_INIT;
-		pg_ynode_describe(&got, node);
-		pg_yerr(c->d, node, p, E(c), "expected a test object, got %s", got.ptr);
-		pg_buf_release(&got);
-		return PG_ECONFIG;
-	}
+	if (!pg_ynode_is_map(node))
+		return pg_yexpected(c->d, node, p, E(c), "a test object");
 	name_node = pg_ymap_get(c->d, node, "test_name");
 	if (!name_node)
 		return pg_yerr(c->d, node, p, E(c), "missing 'test_name'");
@@ -969,8 +938,8 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	pg_test_init(&t, (enum pg_suite_kind)kind);
 	t.name = pg_xstrdup(pg_ynode_text(name_node));
 	t.loc.file = pg_xstrdup(c->d->file);
-	t.loc.line = pg_ynode_line(node);
-	t.loc.column = pg_ynode_column(node);
+	t.loc.line = pg_ydoc_line(c->d, node);
+	t.loc.column = pg_ydoc_column(c->d, node);
 
 	if (kind == PG_SUITE_SERVING) {
 		struct pg_ypath dsp = { dp, "server_parameters", 0 }, tsp = { p, "server_parameters", 0 };
@@ -1064,13 +1033,8 @@ int pg_cfg_vllm(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root, 
 		if (pg_ynode_is_null(defaults))
 			defaults = NULL;
 		base = &tests_path;
-		if (!pg_ynode_is_seq(tests)) {
-			struct pg_buf got = PG_BUF_INIT;
-			pg_ynode_describe(&got, tests);
-			pg_yerr(d, tests, &tests_path, cfg->err, "expected a list of tests, got %s", got.ptr);
-			pg_buf_release(&got);
-			return PG_ECONFIG;
-		}
+		if (!pg_ynode_is_seq(tests))
+			return pg_yexpected(d, tests, &tests_path, cfg->err, "a list of tests");
 		if (defaults && !pg_ynode_is_map(defaults))
 			return pg_yerr(d, defaults, &defaults_path, cfg->err, "expected a mapping");
 	}

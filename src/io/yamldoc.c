@@ -98,10 +98,20 @@ int pg_ynode_column(const yaml_node_t *n)
 	return n ? (int)n->start_mark.column + 1 : 0;
 }
 
+int pg_ydoc_line(const struct pg_ydoc *d, const yaml_node_t *n)
+{
+	return d->no_positions ? 0 : pg_ynode_line(n);
+}
+
+int pg_ydoc_column(const struct pg_ydoc *d, const yaml_node_t *n)
+{
+	return d->no_positions ? 0 : pg_ynode_column(n);
+}
+
 static void vmsg(struct pg_buf *b, const struct pg_ydoc *d, const yaml_node_t *at,
 		 const struct pg_ypath *path, const char *fmt, va_list ap)
 {
-	if (at)
+	if (at && !d->no_positions)
 		pg_buf_printf(b, "%s:%d:%d: ", d->file, pg_ynode_line(at), pg_ynode_column(at));
 	else
 		pg_buf_printf(b, "%s: ", d->file);
@@ -283,6 +293,21 @@ static int expected(const struct pg_ydoc *d, const yaml_node_t *n, const struct 
 	pg_ynode_describe(&got, n);
 	ret = pg_yerr(d, n, p, err, "expected %s, got %s%s", what, got.ptr, hint ? hint : "");
 	pg_buf_release(&got);
+	return ret;
+}
+
+int pg_yexpected(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *path,
+		 struct pg_error *err, const char *what_fmt, ...)
+{
+	struct pg_buf what = PG_BUF_INIT;
+	va_list ap;
+	int ret;
+
+	va_start(ap, what_fmt);
+	pg_buf_vprintf(&what, what_fmt, ap);
+	va_end(ap);
+	ret = expected(d, n, path, err, what.ptr, NULL);
+	pg_buf_release(&what);
 	return ret;
 }
 
@@ -480,14 +505,20 @@ int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_
 	return 0;
 }
 
-json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
+/* Aliases share nodes, so a small document can stand for a huge tree
+ * ("billion laughs"): the conversion stops expanding after a budget of
+ * nodes, far beyond any real configuration. */
+#define TO_JSON_BUDGET 1000000
+
+static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *budget)
 {
-	if (!n)
+	if (!n || *budget == 0)
 		return json_null();
+	(*budget)--;
 	if (n->type == YAML_SEQUENCE_NODE) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < pg_yseq_len(n); i++)
-			json_array_append_new(a, pg_ynode_to_json(d, pg_yseq_item(d, n, i)));
+			json_array_append_new(a, to_json(d, pg_yseq_item(d, n, i), budget));
 		return a;
 	}
 	if (n->type == YAML_MAPPING_NODE) {
@@ -498,7 +529,7 @@ json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
 		 * the first occurrence simply wins */
 		if (pg_ymap_pairs(d, (yaml_node_t *)n, NULL, "a mapping", &pairs, &np, NULL) == 0)
 			for (size_t i = 0; i < np; i++)
-				json_object_set_new(o, pairs[i].key, pg_ynode_to_json(d, pairs[i].value));
+				json_object_set_new(o, pairs[i].key, to_json(d, pairs[i].value, budget));
 		free(pairs);
 		return o;
 	}
@@ -518,4 +549,10 @@ json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
 			return json_real(v);
 	}
 	return json_string(pg_ynode_text(n));
+}
+
+json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
+{
+	size_t budget = TO_JSON_BUDGET;
+	return to_json(d, n, &budget);
 }

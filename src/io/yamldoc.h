@@ -26,6 +26,10 @@ struct pg_ydoc {
 	yaml_document_t doc;
 	bool loaded;
 	char *file;          /* as given, for messages (owned) */
+	/* Text a program made (JSON re-serialised from
+	 * BUILDKITE_PLUGIN_CONFIGURATION): its lines mean nothing to the user,
+	 * so messages name the key path only. Set after loading. */
+	bool no_positions;
 };
 
 #define PG_YDOC_INIT { .loaded = false, .file = NULL }
@@ -63,7 +67,15 @@ int pg_yerr(const struct pg_ydoc *d, const yaml_node_t *at, const struct pg_ypat
 char *pg_ymsg(const struct pg_ydoc *d, const yaml_node_t *at, const struct pg_ypath *path,
 	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* "12:5" style position of a node (1-based). */
+/* "expected <what>, got <how n reads>" at n (what is a printf format).
+ * Returns PG_ECONFIG. */
+int pg_yexpected(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *path,
+		 struct pg_error *err, const char *what_fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Position of a node, 1-based (0 when unknown or d->no_positions). */
+int pg_ydoc_line(const struct pg_ydoc *d, const yaml_node_t *n);
+int pg_ydoc_column(const struct pg_ydoc *d, const yaml_node_t *n);
+/* The same, regardless of no_positions. */
 int pg_ynode_line(const yaml_node_t *n);
 int pg_ynode_column(const yaml_node_t *n);
 

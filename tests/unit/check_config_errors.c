@@ -58,7 +58,7 @@ static const struct {
 	{ "latency-tests-tp.json", NULL,
 	  "latency-tests-tp.json:6:37: [0].parameters.tensor_parallel_size: expected a whole number >= 1, got 'one'" },
 	{ "list-root.yml", NULL,
-	  "list-root.yml:1:3: expected vLLM tests (objects with 'test_name') or Buildkite pipeline steps, got 'serving_a'; a perfgate suite is a mapping (defaults, latency, throughput, serving)" },
+	  "list-root.yml:1:3: expected vLLM tests (objects with 'test_name') or Buildkite pipeline steps (a perfgate suite is a mapping: defaults, latency, throughput, serving), got 'serving_a'" },
 	{ "missing-model.yml", NULL,
 	  "missing-model.yml:5:5: serving[0]: test 'serving_a': missing required key 'model'" },
 	{ "missing-name.yml", NULL,
@@ -169,6 +169,8 @@ static const struct {
 	  "pipeline-two-steps.yml:13:19: suites: suite file 'suite.yml' not found" },
 	{ "qps-fast.yml", "perf-h100",
 	  "--step chooses a step of a Buildkite pipeline, and qps-fast.yml is not one" },
+	{ "alias-bomb.yml", NULL,
+	  "alias-bomb.yml:15:11: step 'perf': unknown option 'bomb'" },
 	{ "does-not-exist.yml", NULL,
 	  "does-not-exist.yml: No such file or directory" },
 };

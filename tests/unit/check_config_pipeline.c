@@ -165,6 +165,63 @@ START_TEST(pipeline_as_a_bare_list_of_steps)
 }
 END_TEST
 
+/* In CI the step's options arrive as BUILDKITE_PLUGIN_CONFIGURATION JSON. */
+START_TEST(plugin_configuration_json)
+{
+	static const char good[] =
+		"{\"suites\": {\"defaults\": {\"server\": {\"command\": \"serve {model} --port {port}\"}},"
+		" \"serving\": [{\"name\": \"serving_a\", \"model\": \"m\", \"qps\": [1, \"inf\"]},"
+		"               {\"name\": \"serving_b\", \"model\": \"m\"}]}}";
+	static const char bad[] =
+		"{\"suites\": {\"defaults\": {\"server\": {\"command\": \"serve {model} --port {port}\"}},"
+		" \"serving\": [{\"name\": \"serving_a\", \"model\": \"m\", \"qps\": [1, \"fast\"]}]}}";
+	static const char dup[] =
+		"{\"suites\": {\"defaults\": {\"server\": {\"command\": \"serve {model} --port {port}\"}},"
+		" \"serving\": [{\"name\": \"serving_a\", \"model\": \"m\"}, {\"name\": \"serving_a\", \"model\": \"m\"}]}}";
+	static const char paths[] = "{\"suites\": [\"latency-tests.json\", \"throughput-tests.json\"]}";
+	struct pg_plugin_config pc;
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *cfg;
+
+	cfg = json_loads(good, 0, NULL);
+	ck_assert_int_eq(pg_plugin_config_parse(&pc, cfg, "perf", &err), 0);
+	ck_assert_msg(pg_config_load_plugin(&s, &pc, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(s.n_tests, 2);
+	ck_assert_str_eq(s.source, "BUILDKITE_PLUGIN_CONFIGURATION");
+	ck_assert_str_eq(s.tests[0].loc.file, "BUILDKITE_PLUGIN_CONFIGURATION");
+	ck_assert_int_eq(s.tests[0].loc.line, 0);
+	pg_suite_release(&s);
+	pg_plugin_config_release(&pc);
+	json_decref(cfg);
+
+	cfg = json_loads(bad, 0, NULL);
+	ck_assert_int_eq(pg_plugin_config_parse(&pc, cfg, "perf", &err), 0);
+	ck_assert_int_eq(pg_config_load_plugin(&s, &pc, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[0].qps[1]: expected "
+				  "a number or 'inf', got 'fast'");
+	pg_plugin_config_release(&pc);
+	json_decref(cfg);
+
+	cfg = json_loads(dup, 0, NULL);
+	ck_assert_int_eq(pg_plugin_config_parse(&pc, cfg, "perf", &err), 0);
+	ck_assert_int_eq(pg_config_load_plugin(&s, &pc, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[1].name: duplicate "
+				  "test name 'serving_a' (first defined in BUILDKITE_PLUGIN_CONFIGURATION)");
+	pg_plugin_config_release(&pc);
+	json_decref(cfg);
+
+	enter("data/vllm");
+	cfg = json_loads(paths, 0, NULL);
+	ck_assert_int_eq(pg_plugin_config_parse(&pc, cfg, "perf", &err), 0);
+	ck_assert_msg(pg_config_load_plugin(&s, &pc, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(s.n_tests, 5);
+	pg_suite_release(&s);
+	pg_plugin_config_release(&pc);
+	json_decref(cfg);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("config_pipeline");
@@ -175,6 +232,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, legacy_map_vendored_plugin_by_label_inline_suite);
 	tcase_add_test(tc, suite_path_falls_back_to_the_pipeline_directory);
 	tcase_add_test(tc, pipeline_as_a_bare_list_of_steps);
+	tcase_add_test(tc, plugin_configuration_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

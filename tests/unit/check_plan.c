@@ -14,41 +14,24 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char suite_yaml[] =
-	"defaults:\n"
-	"  server:\n"
-	"    command: vllm serve {model} --tensor-parallel-size {tp} --port {port} --disable-log-requests\n"
-	"    env: {VLLM_USAGE_SOURCE: ci-test}\n"
-	"  client:\n"
-	"    temperature: 0\n"
-	"latency:\n"
-	"  - name: latency_llama8B_tp1\n"
-	"    model: meta-llama/Llama-3.1-8B-Instruct\n"
-	"    warmup_iterations: 5\n"
-	"    iterations: 15\n"
-	"throughput:\n"
-	"  - name: throughput_llama8B_tp1\n"
-	"    model: meta-llama/Llama-3.1-8B-Instruct\n"
-	"    dataset: {name: sharegpt, path: ShareGPT_V3_unfiltered_cleaned_split.json}\n"
-	"    num_prompts: 200\n"
-	"serving:\n"
-	"  - name: serving_llama8B_tp1_sharegpt\n"
-	"    model: meta-llama/Llama-3.1-8B-Instruct\n"
-	"    qps: [1, 4, 16, inf]\n"
-	"    dataset: {name: sharegpt, path: ShareGPT_V3_unfiltered_cleaned_split.json}\n"
-	"    num_prompts: 200\n"
-	"  - name: serving_llama70B_tp4_random_128_128\n"
-	"    model: meta-llama/Llama-3.3-70B-Instruct\n"
-	"    tp: 4\n"
-	"    qps: [1, inf]\n"
-	"    max_concurrency: [16, 64]\n"
-	"    dataset: {input_len: 128, output_len: 128}\n"
-	"    num_prompts: 200\n";
-
 static void load_text(struct pg_suite *s, const char *text, const char *name)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	ck_assert_msg(pg_config_load_text(s, text, strlen(text), name, &err) == 0, "%s", err.msg);
+}
+
+/* tests/data/pipeline/suites/gpu.yml: latency_llama8B_tp1 (1 point),
+ * serving_llama8B_tp1_random_128_128 (qps 1, 4, inf) and
+ * serving_llama70B_tp4_random_128_128 (qps 1, inf). */
+static void load_gpu_suite(struct pg_suite *s)
+{
+	char *dir = tu_test_path("data/pipeline");
+	const char *paths[] = { "suites/gpu.yml" };
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_int_eq(chdir(dir), 0);
+	free(dir);
+	ck_assert_msg(pg_config_load(s, paths, 1, NULL, &err) == 0, "%s", err.msg);
 }
 
 static size_t select_n(const struct pg_selection *sel, struct pg_plan *plan, struct pg_suite *s,
@@ -65,19 +48,19 @@ START_TEST(filter_only_and_repeat)
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_selection sel = PG_SELECTION_INIT;
 
-	load_text(&s, suite_yaml, "suite.yml");
-	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 2 + 4 + 4);
+	load_gpu_suite(&s);
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 1 + 3 + 2);
 	pg_plan_release(&plan);
 
 	sel.filter = "_qps_inf";
-	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 3);
-	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_sharegpt_qps_inf");
-	ck_assert_str_eq(plan.points[2].name, "serving_llama70B_tp4_random_128_128_qps_inf_concurrency_64");
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 2);
+	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_random_128_128_qps_inf");
+	ck_assert_str_eq(plan.points[1].name, "serving_llama70B_tp4_random_128_128_qps_inf");
 	pg_plan_release(&plan);
 
 	/* vLLM's TEST_SELECTOR habit: a test name selects all its points */
 	sel.filter = "^serving_llama70B";
-	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 4);
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 2);
 	pg_plan_release(&plan);
 
 	sel.filter = "tp1";
@@ -86,7 +69,7 @@ START_TEST(filter_only_and_repeat)
 	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), 1);
 	ck_assert_str_eq(plan.points[0].name, "latency_llama8B_tp1");
 	ck_assert_int_eq(plan.points[0].test->repeat, 5);
-	ck_assert_int_eq(s.tests[3].repeat, 5);
+	ck_assert_int_eq(s.tests[2].repeat, 5);
 	pg_plan_release(&plan);
 
 	/* nothing left is an error: a CI step that runs nothing would pass */
@@ -94,8 +77,8 @@ START_TEST(filter_only_and_repeat)
 	sel.only = PG_SUITE_SERVING;
 	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
 	ck_assert_int_eq(err.code, PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "no test point is left after only serving, filter 'mixtral' (of 10 "
-				  "in suite.yml)");
+	ck_assert_str_eq(err.msg, "no test point is left after only serving, filter 'mixtral' (of 6 "
+				  "in suites/gpu.yml)");
 	ck_assert_uint_eq(plan.n, 0);
 	pg_plan_release(&plan);
 
@@ -203,7 +186,7 @@ START_TEST(dryrun_suite_file)
 	struct pg_selection sel = PG_SELECTION_INIT;
 	struct pg_dryrun_opts o = { NULL, NULL, 0 };
 
-	load_text(&s, suite_yaml, "suite.yml");
+	load_gpu_suite(&s);
 	dryrun_golden(&s, &sel, &o, "golden/dryrun-suite.txt");
 	pg_suite_release(&s);
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# perfgate run --dry-run on the three ways in (suite file, pipeline step,
+# vLLM's files): exit codes, stdout, and the one-line error on stderr.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+setup() {
+	cd "$PERFGATE_SRC"
+}
+
+@test "a suite file: every point, exact commands, exit 0" {
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml
+	assert_success
+	assert_line --index 0 "perfgate run --dry-run: 48 test points from pipelines/suites/vllm-gpu.yml; nothing is started."
+	assert_line "[48/48] serving_llama70B_tp4_random_128_128_qps_inf_concurrency_200"
+	assert_line "  command    vllm bench latency --model meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy --input-len 32 --output-len 128 --batch-size 8 --num-iters-warmup 5 --num-iters 15 --output-json results/latency_llama8B_tp1.json"
+	assert_line "  server     vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --dtype bfloat16 --host 127.0.0.1 --port {port}"
+	[ -z "$stderr" ]
+
+	# nothing is run and nothing is written
+	cd "$(mktemp -d "$BATS_TEST_TMPDIR/empty.XXXXXX")"
+	run "$PERFGATE_BIN" run --dry-run "$PERFGATE_SRC/pipelines/suites/vllm-gpu.yml"
+	assert_success
+	[ -z "$(ls -A)" ]
+}
+
+@test "--filter, --only, --repeat, -o and --gpu shape the listing" {
+	run --separate-stderr "$PERFGATE_BIN" run -n pipelines/suites/vllm-gpu.yml \
+		--filter 'llama8B_tp1_(sharegpt|random_128_128)_qps_inf_concurrency_(12|16)$' \
+		--only serving --repeat 3 -o out/h100 --gpu H100
+	assert_success
+	assert_line --index 0 "perfgate run --dry-run: 4 of 48 test points from pipelines/suites/vllm-gpu.yml; nothing is started."
+	assert_line --index 1 --partial "GPU: H100 (given). Results go to out/h100/."
+	assert_line "[4/4] serving_llama8B_tp1_random_128_128_qps_inf_concurrency_16"
+	assert_line "  repeat     3 runs, summarised by the median"
+}
+
+@test "a pipeline step with --step applies the step's options" {
+	cd tests/data/pipeline
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml --step perf-h100
+	assert_success
+	assert_line --index 0 "perfgate run --dry-run: 3 of 6 test points from pipeline.yml, step 'perf-h100'; nothing is started."
+	assert_line --index 1 --partial "GPU: H100 (given). Results go to results/h100/."
+	assert_line "  repeat     3 runs, summarised by the median"
+
+	# the command line wins over the step
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml --step perf-h100 --only latency --filter . -o mine
+	assert_success
+	assert_line --index 0 --partial "1 of 6 test points"
+	assert_line --index 1 --partial "Results go to mine/."
+}
+
+@test "a pipeline with several perfgate steps needs --step" {
+	cd tests/data/pipeline
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml
+	assert_failure 2
+	[ -z "$output" ]
+	[ "$stderr" = "perfgate run: pipeline.yml: 4 steps use the perfgate plugin ('perf-h100', 'perf-a100', 'perf on a small model', 'perf-matrix'): choose one with --step KEY" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml --step perf-h10
+	assert_failure 2
+	[ "$stderr" = "perfgate run: pipeline.yml: no perfgate step with key or label 'perf-h10' (did you mean 'perf-h100'?)" ]
+}
+
+@test "vLLM's three files make one suite; warnings go to stderr" {
+	cd tests/data/vllm
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run latency-tests.json throughput-tests.json serving-tests.json
+	assert_success
+	assert_line --index 0 "perfgate run --dry-run: 24 test points from latency-tests.json, throughput-tests.json, serving-tests.json; nothing is started."
+	assert_line "[6/24] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_12"
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 2 ]
+	[[ "$stderr" == *"perfgate run: warning: serving-tests.json:84:9: tests[3].client_parameters.tokenizer: perfgate's client does not tokenize; ignored"* ]]
+	# secrets in the environment never reach the output
+	[[ "$output" != *hf_not_a_real_token* ]]
+	assert_line "  env        VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 HF_TOKEN=***"
+}
+
+@test "bad configuration: exit 2 and one line naming file, line, column and key" {
+	cd tests/data/config
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run qps-fast.yml
+	assert_failure 2
+	[ -z "$output" ]
+	[ "$stderr" = "perfgate run: qps-fast.yml:7:14: serving[0].qps[1]: expected a number or 'inf', got 'fast'" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run unknown-key.yml
+	assert_failure 2
+	[ "$stderr" = "perfgate run: unknown-key.yml:7:5: serving[0]: unknown key 'num_prompt' (did you mean 'num_prompts'?)" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run serving-tests-bad-qps.json
+	assert_failure 2
+	[ "$stderr" = "perfgate run: serving-tests-bad-qps.json:4:25: [0].qps_list[1]: expected a number or 'inf', got 'fast'" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run no-such-file.yml
+	assert_failure 2
+	[ "$stderr" = "perfgate run: no-such-file.yml: No such file or directory" ]
+}
+
+@test "usage errors: exit 2" {
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run
+	assert_failure 2
+	[ "$stderr" = "perfgate run: no input: give a suite file, a Buildkite pipeline or vLLM *-tests.json files" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml --only servng
+	assert_failure 2
+	[ "$stderr" = "perfgate run: option '--only': expected latency, throughput or serving, got 'servng'" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml --filter mixtral8x22B
+	assert_failure 2
+	[ "$stderr" = "perfgate run: no test point is left after filter 'mixtral8x22B' (of 48 in pipelines/suites/vllm-gpu.yml)" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml --repeat 0
+	assert_failure 2
+	[ "$stderr" = "perfgate run: option '--repeat': expected N >= 1, got 0" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml --step perf
+	assert_failure 2
+	[ "$stderr" = "perfgate run: --step chooses a step of a Buildkite pipeline, and pipelines/suites/vllm-gpu.yml is not one" ]
+}
+
+@test "run --help documents the inputs and options" {
+	run "$PERFGATE_BIN" run --help
+	assert_success
+	assert_line --index 0 "usage: perfgate run [options] INPUT..."
+	assert_output --partial "--dry-run"
+	assert_output --partial "--step KEY"
+}
+
+@test "the README's suite example loads as written" {
+	awk '/^## Suite file/{f=1} f&&/^```yaml/{g=1;next} g&&/^```/{exit} g' README.md > "$BATS_TEST_TMPDIR/readme.yml"
+	run "$PERFGATE_BIN" run --dry-run "$BATS_TEST_TMPDIR/readme.yml"
+	assert_success
+	assert_line --partial "10 test points from"
+	assert_line "[10/10] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_64"
+}
