@@ -2,59 +2,11 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/secret.h"
 #include "core/suite.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-static const char *const secret_words[] = {
-	"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL",
-};
-
-/* Case-insensitive "does word[0..len) contain needle". */
-static bool word_contains(const char *word, size_t len, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (size_t i = 0; i + n <= len; i++)
-		if (!strncasecmp(word + i, needle, n))
-			return true;
-	return false;
-}
-
-static bool secret_word(const char *word, size_t len)
-{
-	/* tokens as units of text, not credentials */
-	if (len >= 7 && !strncasecmp(word, "TOKENIZ", 7))
-		return false;
-	if (len == 6 && !strncasecmp(word, "TOKENS", 6))
-		return false;
-	for (size_t i = 0; i < sizeof(secret_words) / sizeof(secret_words[0]); i++)
-		if (word_contains(word, len, secret_words[i]))
-			return true;
-	return false;
-}
-
-bool pg_secret_name(const char *name)
-{
-	const char *p = name;
-
-	if (!name)
-		return false;
-	while (*p) {
-		size_t len = strcspn(p, "_-.=");
-		if (len && secret_word(p, len))
-			return true;
-		if (p[len] == '=')
-			break;
-		p += len;
-		if (*p)
-			p++;
-	}
-	return false;
-}
 
 void pg_redactor_release(struct pg_redactor *r)
 {
@@ -93,8 +45,14 @@ void pg_redactor_add_environ(struct pg_redactor *r, char *const *environ_v)
 {
 	for (size_t i = 0; environ_v && environ_v[i]; i++) {
 		const char *eq = strchr(environ_v[i], '=');
-		if (eq && pg_secret_name(environ_v[i]))
+		char *name;
+		if (!eq)
+			continue;
+		/* the name alone: a value may contain "key" anywhere */
+		name = pg_xstrndup(environ_v[i], (size_t)(eq - environ_v[i]));
+		if (pg_secret_name(name))
 			pg_redactor_add(r, eq + 1);
+		free(name);
 	}
 }
 
@@ -110,7 +68,7 @@ void pg_redact(const struct pg_redactor *r, struct pg_buf *out, const char *s)
 				hit = n;
 		}
 		if (hit) {
-			pg_buf_puts(out, PG_REDACTED);
+			pg_buf_puts(out, PG_SECRET_MASK);
 			p += hit;
 		} else {
 			pg_buf_putc(out, *p++);
@@ -120,54 +78,20 @@ void pg_redact(const struct pg_redactor *r, struct pg_buf *out, const char *s)
 
 static void env_prefix(struct pg_buf *b, const struct pg_kvlist *env)
 {
-	for (size_t i = 0; env && i < env->n; i++) {
-		pg_buf_puts(b, env->items[i].key);
-		pg_buf_putc(b, '=');
-		if (pg_secret_name(env->items[i].key))
-			pg_buf_puts(b, PG_REDACTED);
-		else
-			pg_shell_quote(b, env->items[i].value);
+	if (env && env->n) {
+		pg_env_display(b, env);
 		pg_buf_putc(b, ' ');
 	}
-}
-
-/* A value that is known in full to be secret, short or not. */
-static bool known_secret(const struct pg_redactor *r, const char *word)
-{
-	for (size_t i = 0; r && i < r->values.n; i++)
-		if (!strcmp(r->values.v[i], word))
-			return true;
-	return false;
 }
 
 void pg_redact_command(const struct pg_redactor *r, struct pg_buf *out,
 		       const struct pg_kvlist *env, char *const *argv)
 {
 	struct pg_buf plain = PG_BUF_INIT;
-	bool hide_next = false;
 
 	env_prefix(&plain, env);
-	for (size_t i = 0; argv && argv[i]; i++) {
-		const char *w = argv[i];
-		const char *eq = strchr(w, '=');
-
-		if (i)
-			pg_buf_putc(&plain, ' ');
-		if ((hide_next && w[0] != '-') || known_secret(r, w)) {
-			pg_buf_puts(&plain, PG_REDACTED);
-			hide_next = false;
-			continue;
-		}
-		hide_next = false;
-		if (w[0] == '-' && eq && pg_secret_name(w)) {
-			pg_buf_add(&plain, w, (size_t)(eq - w) + 1);
-			pg_buf_puts(&plain, PG_REDACTED);
-			continue;
-		}
-		if (w[0] == '-' && !eq && pg_secret_name(w))
-			hide_next = true;
-		pg_shell_quote(&plain, w);
-	}
+	if (argv)
+		pg_argv_display_redacted(&plain, argv);
 	pg_redact(r, out, plain.ptr);
 	pg_buf_release(&plain);
 }

@@ -1,35 +1,26 @@
 #ifndef PERFGATE_CORE_REDACT_H
 #define PERFGATE_CORE_REDACT_H
 
-#include <stdbool.h>
-
 #include "core/strutil.h"
 
 struct pg_buf;
 struct pg_kvlist;
 
 /*
- * Secrets never reach a log line, a result file or an annotation. The runner
- * collects every secret value it knows (the values of secret-named variables
- * in the suite's env and in perfgate's own environment, the API key) into a
- * redactor, and every command line or log text it records or prints goes
- * through it.
- *
- * A variable or flag name is secret when one of its words (split at '_',
- * '-' and '.') contains TOKEN, SECRET, KEY, PASSWORD, PASSWD or CREDENTIAL,
- * in any case: HF_TOKEN, OPENAI_API_KEY, --api-key, AWS_SECRET_ACCESS_KEY,
- * DB_PASSWORD. Words about tokens as text units are not secrets, so
- * TOKENIZERS_PARALLELISM, --tokenizer and --max-num-batched-tokens keep
- * their values (redacting them would also hide common numbers everywhere).
+ * Secrets never reach a log line, a result file or an annotation. Which
+ * names are secret is core/secret.h's rule (HF_TOKEN, OPENAI_API_KEY,
+ * --api-key ...); this adds the values: the runner collects every secret
+ * value it knows (the values of secret-named variables in the suite's env
+ * and in perfgate's own environment, the API key) into a redactor, and
+ * every command line or log text it records or prints goes through it, so
+ * a value is hidden wherever it appears -- in a server's log, where vLLM
+ * prints its api_key, or inside a longer argument.
  */
-bool pg_secret_name(const char *name);
-
 /* Values shorter than this are hidden only where they stand as a whole
  * (K=V, a flag's argument), never as a substring of other text: replacing
  * every "1" of a log would destroy it and protect nothing. */
 #define PG_REDACT_MIN_SUBSTRING 6
 
-#define PG_REDACTED "***"
 
 struct pg_redactor {
 	struct pg_strv values; /* secret values, longest first once sorted */
@@ -38,7 +29,7 @@ struct pg_redactor {
 #define PG_REDACTOR_INIT { PG_STRV_INIT }
 
 void pg_redactor_release(struct pg_redactor *r);
-/* Add one secret value (empty strings are ignored). */
+/* Add one secret value (NULL and empty strings are ignored). */
 void pg_redactor_add(struct pg_redactor *r, const char *value);
 /* Add the values of every secret-named variable of a list. */
 void pg_redactor_add_env(struct pg_redactor *r, const struct pg_kvlist *env);
@@ -53,9 +44,9 @@ void pg_redact(const struct pg_redactor *r, struct pg_buf *out, const char *s);
 /*
  * A command as recorded and displayed: "K=V ... argv", every word
  * shell-quoted where needed, values of secret-named variables as K=***,
- * the argument of a secret-named flag ("--api-key X", "--hf-token=X") as
- * ***, then every known secret value hidden wherever it appears. env may
- * be NULL.
+ * the argument of a secret flag ("--api-key X", "--hf-token=X") as ***
+ * (core/secret.h), then every known secret value hidden wherever it
+ * appears. env may be NULL.
  */
 void pg_redact_command(const struct pg_redactor *r, struct pg_buf *out,
 		       const struct pg_kvlist *env, char *const *argv);

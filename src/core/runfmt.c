@@ -66,7 +66,7 @@ static void rate(struct pg_buf *out, double v)
 		pg_buf_printf(out, "%.3g", v);
 }
 
-static void progress_figures(struct pg_buf *out, const struct pg_progress *p)
+static void progress_figures(struct pg_buf *out, const struct pg_run_progress *p)
 {
 	double el = p->elapsed > 0 ? p->elapsed : 0;
 	const char *unit = p->unit ? p->unit : "requests";
@@ -87,14 +87,14 @@ static void progress_figures(struct pg_buf *out, const struct pg_progress *p)
 	pg_fmt_duration(out, el);
 }
 
-void pg_fmt_progress_line(struct pg_buf *out, const struct pg_progress *p)
+void pg_fmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p)
 {
 	pg_buf_puts(out, "  ");
 	progress_figures(out, p);
 	pg_buf_putc(out, '\n');
 }
 
-void pg_fmt_progress_bar(struct pg_buf *out, const struct pg_progress *p, int bar_width)
+void pg_fmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width)
 {
 	pg_buf_putc(out, '\r');
 	if (p->total > 0 && bar_width > 2) {

@@ -23,7 +23,7 @@ void pg_point_label(struct pg_buf *out, const struct pg_point *pt);
 void pg_fmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t index, size_t n);
 
 /* Progress of the point being measured, as the load generator reports it. */
-struct pg_progress {
+struct pg_run_progress {
 	long done;            /* requests (or latency iterations) finished, failed included */
 	long total;           /* planned; 0 when unknown */
 	long failed;
@@ -33,11 +33,11 @@ struct pg_progress {
 };
 
 /* One line for logs: "  120/200 requests  45.1 req/s  5773 tok/s  0 errors  2.7s\n". */
-void pg_fmt_progress_line(struct pg_buf *out, const struct pg_progress *p);
+void pg_fmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p);
 
 /* The live single-line bar for a terminal, starting with '\r' and ending
  * with "erase to end of line" (no newline): "\r[=====>    ] 120/200 ...". */
-void pg_fmt_progress_bar(struct pg_buf *out, const struct pg_progress *p, int bar_width);
+void pg_fmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width);
 
 /* "0.4s", "48.2s", "3m12s", "1h02m". */
 void pg_fmt_duration(struct pg_buf *out, double seconds);

@@ -73,6 +73,7 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->client.temperature = NAN;
 	t->client.ignore_eos = true;
 	t->client.timeout = 600;
+	t->client.goodput.ttft_ms = t->client.goodput.tpot_ms = t->client.goodput.e2el_ms = NAN;
 	t->client.percentiles = pg_xmalloc(sizeof(double));
 	t->client.percentiles[0] = 99;
 	t->client.n_percentiles = 1;

@@ -106,6 +106,7 @@ struct pg_client_spec {
 	struct pg_strv percentile_metrics; /* default ttft,tpot,itl */
 	long num_warmups;       /* unmeasured requests before timing; default 0 */
 	bool continuous_usage;  /* ask for stream_options.continuous_usage_stats */
+	struct pg_goodput goodput; /* SLOs in ms for request_goodput; all NAN = none */
 };
 
 struct pg_test {

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/jsonw.h"
 #include "core/metrics.h"
+#include "core/plan.h"
 #include "core/redact.h"
 #include "core/repeats.h"
 #include "core/strutil.h"
@@ -196,7 +197,7 @@ static void say_block(struct runner *r, const char *text, const char *indent)
 	}
 }
 
-static void on_progress(void *ctx, const struct pg_progress *p)
+static void on_progress(void *ctx, const struct pg_run_progress *p)
 {
 	struct runner *r = ctx;
 	double now = pg_monotonic();
@@ -229,55 +230,13 @@ static void on_progress(void *ctx, const struct pg_progress *p)
 
 /* ---- templates -------------------------------------------------------- */
 
-struct tvars {
-	const struct pg_test *t;
-	const struct pg_point *pt;      /* NULL for a server command */
-	const char *port;
-	const char *base_url;
-	const char *result;
-	const char *results_dir;
-	char qps[PG_FMT_DOUBLE_SIZE];
-	char conc[32];
-	char scratch[32];
-};
-
-static const char *lookup(void *ctx, const char *name)
-{
-	struct tvars *v = ctx;
-
-	if (!strcmp(name, "port"))
-		return v->port;
-	if (!strcmp(name, "host"))
-		return v->port ? "127.0.0.1" : NULL;
-	if (!strcmp(name, "base_url"))
-		return v->base_url;
-	if (!strcmp(name, "result"))
-		return v->result;
-	if (!strcmp(name, "results_dir"))
-		return v->results_dir;
-	if (v->pt && !strcmp(name, "point"))
-		return v->pt->name;
-	if (v->pt && v->t->kind == PG_SUITE_SERVING) {
-		if (!strcmp(name, "qps"))
-			return pg_fmt_g(v->qps, v->pt->qps);
-		if (!strcmp(name, "max_concurrency")) {
-			if (v->pt->max_concurrency > 0)
-				snprintf(v->conc, sizeof(v->conc), "%ld", v->pt->max_concurrency);
-			else
-				snprintf(v->conc, sizeof(v->conc), "inf");
-			return v->conc;
-		}
-	}
-	return pg_test_var(v->t, name, v->scratch);
-}
-
 /*
  * Expand a command template into argv (or /bin/sh -c SCRIPT with shell) and
  * its redacted display. A first word "perfgate" means this very binary, so
  * the demo and tests run the perfgate they were started with, not whatever
  * is first on PATH.
  */
-static int render(struct runner *r, const char *tmpl, bool shell, struct tvars *v,
+static int render(struct runner *r, const char *tmpl, bool shell, struct pg_point_vars *v,
 		  const struct pg_kvlist *env, struct pg_strv *argv, struct pg_buf *display,
 		  struct pg_error *err)
 {
@@ -285,7 +244,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct tvars *
 
 	if (shell) {
 		struct pg_buf script = PG_BUF_INIT, exec = PG_BUF_INIT;
-		if ((ret = pg_template_shell(&script, tmpl, lookup, v, err))) {
+		if ((ret = pg_template_shell(&script, tmpl, pg_point_var, v, err))) {
 			pg_buf_release(&script);
 			return ret;
 		}
@@ -303,7 +262,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct tvars *
 		pg_buf_release(&script);
 		return 0;
 	}
-	if ((ret = pg_template_argv(argv, tmpl, lookup, v, err)))
+	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
 		return ret;
 	pg_redact_command(&r->redact, display, env, argv->v);
 	if (!strcmp(argv->v[0], "perfgate")) {
@@ -559,7 +518,7 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 	struct pg_buf display = PG_BUF_INIT, header = PG_BUF_INIT, url = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_ready_opts ro;
-	struct tvars v;
+	struct pg_point_vars v;
 	int ret = 0;
 
 	r->startup = NAN;
@@ -579,8 +538,9 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		pg_buf_printf(&url, "http://127.0.0.1:%s", r->port);
 		r->base_url = pg_buf_detach(&url);
 		memset(&v, 0, sizeof(v));
-		v.t = t;
+		v.test = t;
 		v.port = r->port;
+		v.host = "127.0.0.1";
 		v.base_url = r->base_url;
 		v.results_dir = r->o->results_dir;
 		if ((ret = render(r, t->server.command, t->server.shell, &v, &t->server.env, &argv,
@@ -679,19 +639,31 @@ static bool server_died(struct runner *r, struct outcome *oc, const char *when)
 
 /* ---- measuring -------------------------------------------------------- */
 
-/* Every request failed: the numbers describe nothing. */
+/* Nothing the point measured succeeded: the numbers describe nothing.
+ * Serving says so with completed == 0, throughput with num_requests == 0,
+ * latency with no latencies but failed iterations. */
 static bool all_failed(const json_t *res, struct pg_buf *why)
 {
 	json_t *completed = json_object_get(res, "completed");
 	json_t *failed = json_object_get(res, "failed");
+	json_t *num_requests = json_object_get(res, "num_requests");
+	json_t *latencies = json_object_get(res, "latencies");
+	json_t *failed_iters = json_object_get(res, "failed_iterations");
 	json_t *samples = json_object_get(res, "error_samples");
 	const char *key;
 	json_t *v;
 
-	if (!json_is_integer(completed) || json_integer_value(completed) != 0 ||
-	    json_integer_value(failed) <= 0)
+	if (json_is_integer(completed) && json_integer_value(completed) == 0 &&
+	    json_integer_value(failed) > 0)
+		pg_buf_printf(why, "all %lld requests failed", (long long)json_integer_value(failed));
+	else if (json_is_integer(num_requests) && json_integer_value(num_requests) == 0)
+		pg_buf_puts(why, "all requests failed");
+	else if (json_is_array(latencies) && json_array_size(latencies) == 0 &&
+		 json_integer_value(failed_iters) > 0)
+		pg_buf_printf(why, "all %lld iterations failed",
+			      (long long)json_integer_value(failed_iters));
+	else
 		return false;
-	pg_buf_printf(why, "all %lld requests failed", (long long)json_integer_value(failed));
 	json_object_foreach(samples, key, v) {
 		if (json_is_string(v)) {
 			pg_buf_printf(why, " (%s: %s)", key, json_string_value(v));
@@ -751,7 +723,7 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_proc proc = PG_PROC_INIT;
 	double interval = r->o->progress_interval > 0 ? r->o->progress_interval : 5;
-	struct tvars v;
+	struct pg_point_vars v;
 	json_t *json = NULL;
 	int rc = 0, kind;
 
@@ -759,13 +731,14 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	pg_buf_printf(&result, "%s/%s.json", r->tmpdir, pt->name);
 	unlink(result.ptr);
 	memset(&v, 0, sizeof(v));
-	v.t = t;
-	v.pt = pt;
+	v.test = t;
+	v.point = pt;
 	v.port = r->port[0] ? r->port : NULL;
+	v.host = r->port[0] ? "127.0.0.1" : NULL;
 	v.base_url = r->base_url;
 	v.result = result.ptr;
 	v.results_dir = r->o->results_dir;
-	if ((rc = render(r, t->command, t->command_shell, &v, &t->server.env, &argv, &display,
+	if ((rc = render(r, t->command, t->command_shell, &v, &t->command_env, &argv, &display,
 			 &err))) {
 		fail(oc, "error", "command: %s", err.msg);
 		goto done;
@@ -780,7 +753,7 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	pg_buf_printf(&header, "$ %s\n", display.ptr);
 	say(r, "  command: %s\n  command log: %s\n", display.ptr, log.ptr);
 
-	struct pg_proc_spec spec = { argv.v, &t->server.env, log.ptr, header.ptr, CANCEL_GRACE };
+	struct pg_proc_spec spec = { argv.v, &t->command_env, log.ptr, header.ptr, CANCEL_GRACE };
 	if ((rc = pg_proc_start(&proc, &spec, &err))) {
 		fail(oc, "error", "command: %s", err.msg);
 		goto done;
@@ -1134,6 +1107,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 	pg_redactor_add_environ(&r.redact, environ);
 	for (size_t k = 0; k < suite->n_tests; k++) {
 		pg_redactor_add_env(&r.redact, &suite->tests[k].server.env);
+		pg_redactor_add_env(&r.redact, &suite->tests[k].command_env);
 		pg_redactor_add(&r.redact, api_key(&suite->tests[k]));
 	}
 

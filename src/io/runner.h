@@ -29,7 +29,7 @@ struct pg_point_io {
 	const volatile sig_atomic_t *stop;    /* non-zero: stop sending, end streams, return PG_ECANCEL */
 	/* called by the load generator every so often (it may be called often:
 	 * the runner rate-limits what it prints) */
-	void (*progress)(void *ctx, const struct pg_progress *p);
+	void (*progress)(void *ctx, const struct pg_run_progress *p);
 	void *progress_ctx;
 	bool save_detailed;                   /* keep per-request arrays */
 };

@@ -8,6 +8,7 @@
 #include "core/redact.h"
 #include "core/repeats.h"
 #include "core/runfmt.h"
+#include "core/secret.h"
 #include "core/suite.h"
 #include "core/vllmcmd.h"
 
@@ -15,35 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	bool secret;
-} secret_names_table[] = {
-	{ "HF_TOKEN", true },
-	{ "HUGGING_FACE_HUB_TOKEN", true },
-	{ "OPENAI_API_KEY", true },
-	{ "AWS_SECRET_ACCESS_KEY", true },
-	{ "DB_PASSWORD", true },
-	{ "GOOGLE_APPLICATION_CREDENTIALS", true },
-	{ "BUILDKITE_AGENT_ACCESS_TOKEN", true },
-	{ "--api-key", true },
-	{ "--hf-token", true },
-	{ "hf_token", true },
-	{ "MYTOKEN", true },
-	{ "TOKENIZERS_PARALLELISM", false },
-	{ "--tokenizer", false },
-	{ "--tokenizer-mode", false },
-	{ "--max-num-batched-tokens", false },
-	{ "VLLM_RPC_TIMEOUT", false },
-	{ "PATH", false },
-	{ "PWD", false },
-	{ "CUDA_VISIBLE_DEVICES", false },
-};
-
-START_TEST(secret_names)
+START_TEST(secret_flags)
 {
-	for (size_t i = 0; i < sizeof(secret_names_table) / sizeof(secret_names_table[0]); i++)
-		ck_assert_msg(pg_secret_name(secret_names_table[i].name) == secret_names_table[i].secret, "%s", secret_names_table[i].name);
+	static const char *const secret[] = { "--api-key", "--hf-token", "--hf-token=x",
+					      "--auth_token", "--db-password", "-key" };
+	static const char *const visible[] = { "--tokenizer", "--max-num-batched-tokens",
+					       "--api-key-file", "--long-prefill-token-threshold",
+					       "--prefill-us-per-token", "--keyboard", "model",
+					       "--skip-tokenizer-init" };
+
+	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
+		ck_assert_msg(pg_secret_flag(secret[i]), "%s", secret[i]);
+	for (size_t i = 0; i < sizeof(visible) / sizeof(visible[0]); i++)
+		ck_assert_msg(!pg_secret_flag(visible[i]), "%s", visible[i]);
 }
 END_TEST
 
@@ -52,7 +37,8 @@ START_TEST(redact_command_hides_every_secret)
 	struct pg_redactor r = PG_REDACTOR_INIT;
 	struct pg_kvlist env = { 0 };
 	struct pg_buf out = PG_BUF_INIT;
-	char *env_v[] = { "HOME=/root", "HF_TOKEN=hf_abcdefghijkl", "SHORT_KEY=ab", NULL };
+	char *env_v[] = { "HOME=/root", "HF_TOKEN=hf_abcdefghijkl", "SHORT_KEY=ab",
+			  "PATH=/opt/keys/bin:/usr/bin", NULL };
 	char *argv[] = { "vllm", "serve", "m", "--api-key", "sk-live-123456", "--hf-token=hf_zzzzzz99",
 			 "--tokenizer", "tok/x", "--download-dir", "/cache/hf_abcdefghijkl/x",
 			 "--hf-token", "--port", "8000", "it's", NULL };
@@ -65,13 +51,13 @@ START_TEST(redact_command_hides_every_secret)
 	ck_assert_str_eq(out.ptr,
 			 "VLLM_RPC_TIMEOUT=100000 MY_SECRET=*** vllm serve m --api-key *** "
 			 "--hf-token=*** --tokenizer tok/x --download-dir /cache/***/x --hf-token "
-			 "--port 8000 'it'\\''s'");
+			 "*** 8000 'it'\\''s'");
 	ck_assert(!strstr(out.ptr, "s3cr3t"));
 
 	/* the same secrets inside free text (a log line, an error) */
 	pg_buf_reset(&out);
-	pg_redact(&r, &out, "token hf_abcdefghijkl and s3cr3t-value; ab stays");
-	ck_assert_str_eq(out.ptr, "token *** and ***; ab stays");
+	pg_redact(&r, &out, "token hf_abcdefghijkl and s3cr3t-value; ab stays; /opt/keys/bin too");
+	ck_assert_str_eq(out.ptr, "token *** and ***; ab stays; /opt/keys/bin too");
 
 	pg_buf_reset(&out);
 	pg_redact_shell_command(&r, &out, NULL, "vllm serve m --api-key \"$KEY\" # s3cr3t-value");
@@ -144,9 +130,9 @@ START_TEST(log_groups_progress_and_durations)
 	struct pg_point sp = { &serving_test, "serving_x_qps_4_concurrency_16", 4, 16 };
 	struct pg_point si = { &serving_test, "serving_x_qps_inf_concurrency_inf", INFINITY, 0 };
 	struct pg_point lp = { &latency_test, "latency_llama8B_tp1", NAN, 0 };
-	struct pg_progress p = { 120, 200, 0, 2.7, 15590, NULL };
-	struct pg_progress it = { 3, 30, 1, 4.5, 0, "iterations" };
-	struct pg_progress unknown = { 7, 0, 0, 0, 0, NULL };
+	struct pg_run_progress p = { 120, 200, 0, 2.7, 15590, NULL };
+	struct pg_run_progress it = { 3, 30, 1, 4.5, 0, "iterations" };
+	struct pg_run_progress unknown = { 7, 0, 0, 0, 0, NULL };
 	double durations[] = { 0, 0.04, 48.25, 59.96, 192, 3599, 3600, 7322, -1 };
 
 	make_tests();
@@ -333,7 +319,7 @@ int main(void)
 	Suite *s = suite_create("runfmt");
 	TCase *tc = tcase_create("redact");
 
-	tcase_add_test(tc, secret_names);
+	tcase_add_test(tc, secret_flags);
 	tcase_add_test(tc, redact_command_hides_every_secret);
 	tcase_add_test(tc, redact_prefers_the_longest_secret);
 	suite_add_tcase(s, tc);

@@ -69,7 +69,7 @@ static int stub_native(const struct pg_point *pt, const struct pg_point_io *io, 
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 2000L);
 	for (int i = 0; i < requests_per_point; i++) {
 		long code = 0;
-		struct pg_progress p;
+		struct pg_run_progress p;
 		struct timespec gap = { 0, (long)(request_gap * 1e9) };
 
 		if (i == sigterm_at_request && calls == sigterm_on_call)
@@ -83,7 +83,7 @@ static int stub_native(const struct pg_point *pt, const struct pg_point_io *io, 
 			ok++;
 		else
 			failed++;
-		p = (struct pg_progress){ i + 1, requests_per_point, failed, pg_monotonic() - t0,
+		p = (struct pg_run_progress){ i + 1, requests_per_point, failed, pg_monotonic() - t0,
 					  (double)ok * 10, NULL };
 		io->progress(io->progress_ctx, &p);
 		nanosleep(&gap, NULL);

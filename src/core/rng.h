@@ -1,0 +1,39 @@
+#ifndef PERFGATE_CORE_RNG_H
+#define PERFGATE_CORE_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A small, well-known seeded generator: xoshiro256** (Blackman & Vigna),
+ * its state filled from the seed by splitmix64 as the authors recommend.
+ * Everything perfgate draws at random (arrival gaps, dataset lengths and
+ * offsets, shuffles) comes from one of these, so a seed reproduces a run's
+ * workload bit for bit on any machine. (numpy's MT19937 stream is not
+ * reproduced: a perfgate seed and a vLLM seed give the same distributions,
+ * not the same draws.)
+ */
+struct pg_rng {
+	uint64_t s[4];
+};
+
+/* One splitmix64 step: advances *state, returns the next output. */
+uint64_t pg_splitmix64(uint64_t *state);
+
+void pg_rng_seed(struct pg_rng *r, uint64_t seed);
+uint64_t pg_rng_next(struct pg_rng *r);
+/* Uniform in [0, 1) with 53 random bits. */
+double pg_rng_uniform(struct pg_rng *r);
+/* Uniform integer in [lo, hi] (inclusive), without modulo bias. */
+long pg_rng_range(struct pg_rng *r, long lo, long hi);
+/* Standard normal (Marsaglia's polar method). */
+double pg_rng_normal(struct pg_rng *r);
+/* Exponential with mean 1. */
+double pg_rng_exponential(struct pg_rng *r);
+/* Gamma(shape, scale), Marsaglia & Tsang (2000); shape < 1 by the
+ * U^(1/shape) boost; shape == 1 is the exponential. shape, scale > 0. */
+double pg_rng_gamma(struct pg_rng *r, double shape, double scale);
+/* Fisher-Yates shuffle of an index array. */
+void pg_rng_shuffle(struct pg_rng *r, size_t *idx, size_t n);
+
+#endif

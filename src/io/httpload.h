@@ -1,0 +1,93 @@
+#ifndef PERFGATE_IO_HTTPLOAD_H
+#define PERFGATE_IO_HTTPLOAD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/reqtrace.h"
+
+struct pg_error;
+struct curl_slist;
+
+/*
+ * The load generator's HTTP engine: one thread, libcurl's multi interface
+ * driven by curl_multi_socket_action from an epoll loop (sockets through
+ * CURLMOPT_SOCKETFUNCTION, libcurl's timeout and the arrival schedule each
+ * on a timerfd). Work per event is O(active sockets), never a scan of all
+ * transfers as curl_multi_perform does, which is what keeps the client off
+ * the critical path at thousands of concurrent streams.
+ *
+ * HTTP/1.1 with keep-alive: the connection pool belongs to the multi
+ * handle and lives as long as the engine, so warm-up, repeats and points
+ * reuse connections (pg_hl_preconnect opens them up front so TCP setup
+ * never lands in a TTFT). Easy handles and SSE parsers are pooled too:
+ * once warm, nothing is allocated per request except its trace's chunk
+ * array, and nothing per content message.
+ *
+ * Requests are sent on their absolute schedule (origin + due): a slow
+ * response never delays a later arrival. max_concurrency is a FIFO
+ * semaphore whose waiting time is not part of TTFT (as vLLM's), and is
+ * recorded as eligible_ns so schedule lag measures only the client.
+ */
+struct pg_hl;
+
+struct pg_hl_request {
+	const char *body;           /* POST body (borrowed), or NULL for a GET */
+	size_t body_len;
+	double due_s;               /* send time, seconds after the origin; non-decreasing */
+	struct pg_reqtrace *trace;  /* filled in (times relative to the origin) */
+};
+
+struct pg_hl_progress {
+	size_t done, total, failed;
+	uint64_t messages;          /* content messages received so far */
+	double elapsed_s;
+};
+
+struct pg_hl_run_opts {
+	const char *url;                  /* the endpoint */
+	const struct curl_slist *headers; /* shared headers (Content-Type, Authorization...) */
+	const char *request_id_prefix;    /* x-request-id: <prefix><index>; NULL: none */
+	size_t max_concurrency;           /* 0 = unbounded */
+	double timeout_s;                 /* per request; <= 0: none */
+	const volatile sig_atomic_t *stop;
+	void (*progress)(void *ctx, const struct pg_hl_progress *p);
+	void *progress_ctx;
+	double progress_interval_s;
+};
+
+struct pg_hl_stats {
+	double duration_s;          /* dispatch-loop start to the end of the last request */
+	double busy_fraction;       /* share of duration the loop was not waiting in epoll */
+	long new_connections;       /* connections libcurl opened during the run */
+	uint64_t messages;
+	int64_t origin_ns;          /* CLOCK_MONOTONIC of the origin trace times count from */
+};
+
+/* max_connections sizes libcurl's connection cache (CURLMOPT_MAXCONNECTS). */
+struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err);
+void pg_hl_free(struct pg_hl *h);
+
+/*
+ * Send n requests and wait for all of them. Traces are filled in place.
+ * Returns 0 (failed requests are recorded in their traces, not errors),
+ * PG_ECANCEL when *stop became set (in-flight requests are ended and
+ * marked cancelled, the rest never sent), or PG_ERR for a system failure.
+ */
+int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
+	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err);
+
+/*
+ * Open n keep-alive connections to the server of url (n concurrent GETs
+ * of url), so the measured run finds them in the pool. Returns how many
+ * succeeded in *ok.
+ */
+int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_s,
+		     const volatile sig_atomic_t *stop, size_t *ok, struct pg_error *err);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t pg_hl_now_ns(void);
+
+#endif

@@ -1,0 +1,329 @@
+#!/usr/bin/env bats
+# perfgate mock-server end to end: the real binary on a free loopback port,
+# spoken to with curl(1) and raw sockets (tests/bats/mock_raw.py).
+
+bats_require_minimum_version 1.5.0
+
+RAW="$BATS_TEST_DIRNAME/mock_raw.py"
+
+start_server() {
+	PORT_FILE="$BATS_TEST_TMPDIR/port"
+	SERVER_LOG="$BATS_TEST_TMPDIR/server.log"
+	rm -f "$PORT_FILE"
+	"$PERFGATE_BIN" mock-server --port 0 --port-file "$PORT_FILE" --max-seconds 60 "$@" \
+		2>"$SERVER_LOG" &
+	SERVER_PID=$!
+	for _ in $(seq 1 200); do
+		[ -s "$PORT_FILE" ] && break
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ ! -s "$PORT_FILE" ]; then
+		cat "$SERVER_LOG"
+		return 1
+	fi
+	PORT=$(cat "$PORT_FILE")
+	URL="http://127.0.0.1:$PORT"
+}
+
+# wait_exit SECONDS: wait for the server to exit by itself; sets EXIT_CODE.
+wait_exit() {
+	local deadline=$((SECONDS + $1))
+	while kill -0 "$SERVER_PID" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "server $SERVER_PID still running after $1 s"
+			return 1
+		fi
+		sleep 0.02
+	done
+	EXIT_CODE=0
+	wait "$SERVER_PID" || EXIT_CODE=$?
+	SERVER_PID=
+}
+
+teardown() {
+	if [ -n "${SERVER_PID:-}" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+}
+
+golden() {
+	local g="$PERFGATE_TESTS/golden/mock-server/$1"
+	if [ "${PERFGATE_UPDATE_GOLDEN:-}" = 1 ]; then
+		cp "$2" "$g"
+	fi
+	diff -u "$g" "$2"
+}
+
+py() {
+	"$PERFGATE_PYTHON" -c "$@"
+}
+
+post() { # PATH BODY [curl options]
+	local path=$1 body=$2
+	shift 2
+	curl -sS "$@" -H 'content-type: application/json' -d "$body" "$URL$path"
+}
+
+@test "health, models, version, tokenize and detokenize answer like vLLM" {
+	start_server --model demo-7b --max-model-len 4096
+	run curl -sS -o /dev/null -w '%{http_code} %{size_download}' "$URL/health"
+	[ "$output" = "200 0" ]
+	run curl -sS "$URL/v1/models"
+	py 'import json,sys; m=json.loads(sys.argv[1]); d=m["data"][0]; assert m["object"]=="list"; assert (d["id"],d["root"],d["object"],d["max_model_len"])==("demo-7b","demo-7b","model",4096), m' "$output"
+	run curl -sS "$URL/version"
+	[[ "$output" == '{"version":"perfgate-mock-'* ]]
+	run post /tokenize '{"model":"demo-7b","prompt":"bababa bababe Hello, world","add_special_tokens":false}'
+	py 'import json,sys; t=json.loads(sys.argv[1]); assert t["count"]==4 and t["tokens"][:2]==[0,1] and t["max_model_len"]==4096, t' "$output"
+	run post /detokenize '{"model":"demo-7b","tokens":[0,1,2]}'
+	[ "$output" = '{"prompt":"bababa bababe bababi"}' ]
+}
+
+@test "a streamed completion is byte for byte vLLM's SSE over chunked HTTP (golden)" {
+	start_server --fixed-timing --ttft-ms 5 --itl-ms 1 --seed 3
+	body='{"model":"perfgate-mock","prompt":[1,2,3,4,5],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true}'
+	printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: golden-1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
+		"${#body}" "$body" | "$PERFGATE_PYTHON" "$RAW" "$PORT" --normalise >"$BATS_TEST_TMPDIR/stream.txt"
+	golden completions-stream.txt "$BATS_TEST_TMPDIR/stream.txt"
+}
+
+@test "a streamed chat opens with a role-only chunk, continuous usage on every chunk (golden)" {
+	start_server --fixed-timing --ttft-ms 5 --itl-ms 1 --seed 3 --tokens-per-message 2
+	post /v1/chat/completions '{"messages":[{"role":"user","content":[{"type":"text","text":"say three words"}]}],"max_completion_tokens":3,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}' \
+		-N -H 'x-request-id: golden-2' | sed -E 's/"created":[0-9]+/"created":0/' >"$BATS_TEST_TMPDIR/chat.txt"
+	golden chat-stream.txt "$BATS_TEST_TMPDIR/chat.txt"
+}
+
+@test "non-streaming completions and chat carry the whole text and usage" {
+	start_server --fixed-timing --ttft-ms 2 --itl-ms 1
+	run post /v1/completions '{"prompt":"one two three","max_tokens":5}'
+	py 'import json,sys; r=json.loads(sys.argv[1]); c=r["choices"][0]; u=r["usage"]
+assert r["object"]=="text_completion" and r["id"].startswith("cmpl-"), r
+assert len(c["text"].split())==5 and c["finish_reason"]=="length", c
+assert (u["prompt_tokens"],u["completion_tokens"],u["total_tokens"])==(3,5,8), u' "$output"
+	run post /v1/chat/completions '{"messages":[{"role":"user","content":"hi"}],"max_tokens":2}'
+	py 'import json,sys; r=json.loads(sys.argv[1]); m=r["choices"][0]["message"]
+assert r["object"]=="chat.completion" and m["role"]=="assistant" and len(m["content"].split())==2, r
+assert r["usage"]["completion_tokens"]==2, r' "$output"
+}
+
+@test "without ignore_eos a seeded EOS ends the output early with finish_reason stop" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --eos-prob 0.2 --seed 1
+	for i in 1 2 3 4 5; do
+		post /v1/completions '{"prompt":"a","max_tokens":200,"stream":true,"stream_options":{"include_usage":true}}' -N \
+			>"$BATS_TEST_TMPDIR/eos$i.txt"
+	done
+	post /v1/completions '{"prompt":"a","max_tokens":200,"ignore_eos":true}' >"$BATS_TEST_TMPDIR/ignore.json"
+	py 'import json,sys,glob
+for f in glob.glob(sys.argv[1] + "/eos*.txt"):
+    ev = [json.loads(l[6:]) for l in open(f) if l.startswith("data: {")]
+    usage = ev[-1]["usage"]["completion_tokens"]
+    tokens = [e for e in ev if e["choices"]]
+    assert usage == len(tokens) < 200, (f, usage, len(tokens))
+    assert tokens[-1]["choices"][0]["finish_reason"] == "stop" and tokens[-1]["choices"][0]["text"] == "", tokens[-1]
+r = json.load(open(sys.argv[1] + "/ignore.json"))
+assert r["usage"]["completion_tokens"] == 200 and r["choices"][0]["finish_reason"] == "length"' "$BATS_TEST_TMPDIR"
+}
+
+@test "tokens-per-message groups tokens after the first, and usage still counts tokens" {
+	start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --tokens-per-message 4
+	run post /v1/completions '{"prompt":"a","max_tokens":10,"stream":true,"stream_options":{"include_usage":true}}' -N
+	py 'import json,sys
+ev = [json.loads(l[6:]) for l in sys.argv[1].splitlines() if l.startswith("data: {")]
+sizes = [len(e["choices"][0]["text"].split()) for e in ev if e["choices"]]
+assert sizes == [1, 4, 4, 1], sizes
+assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
+}
+
+@test "pipelined requests are answered in order on one connection" {
+	start_server --fixed-timing --ttft-ms 2 --itl-ms 1
+	body='{"prompt":"a b","max_tokens":2,"stream":true}'
+	{
+		printf 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n'
+		printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s' "${#body}" "$body"
+		printf 'POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 14\r\n\r\n{"prompt":"x"}'
+		printf 'GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+	} | "$PERFGATE_PYTHON" "$RAW" "$PORT" >"$BATS_TEST_TMPDIR/pipe.txt"
+	run grep -a -o -E 'HTTP/1.1 [0-9]+' "$BATS_TEST_TMPDIR/pipe.txt"
+	[ "${lines[*]}" = "HTTP/1.1 200 HTTP/1.1 200 HTTP/1.1 200 HTTP/1.1 404" ]
+	grep -a -q 'data: \[DONE\]' "$BATS_TEST_TMPDIR/pipe.txt"
+	# the tokenize answer comes after the stream's end
+	[ "$(grep -a -n 'DONE' "$BATS_TEST_TMPDIR/pipe.txt" | cut -d: -f1)" -lt \
+	  "$(grep -a -n '"count":1' "$BATS_TEST_TMPDIR/pipe.txt" | cut -d: -f1)" ]
+}
+
+@test "errors are OpenAI error JSON with the right status" {
+	start_server
+	run curl -sS -w ' %{http_code}' -d '{bad' "$URL/v1/completions"
+	[[ "$output" == '{"error":{"message":"invalid JSON body:'*'"code":400}} 400' ]]
+	run curl -sS -w ' %{http_code}' -d '{"model":"gpt-9","prompt":"a"}' "$URL/v1/completions"
+	[ "$output" = '{"error":{"message":"The model `gpt-9` does not exist.","type":"NotFoundError","param":"model","code":404}} 404' ]
+	run curl -sS -o /dev/null -w '%{http_code}' "$URL/v1/nothing"
+	[ "$output" = 404 ]
+	run curl -sS -o /dev/null -w '%{http_code}' "$URL/v1/completions"
+	[ "$output" = 405 ]
+	run curl -sS -w ' %{http_code}' -d '{"prompt":"a b","max_tokens":9000}' "$URL/v1/completions"
+	[[ "$output" == *"maximum context length is 8192 tokens"*' 400' ]]
+	run bash -c "printf 'NOT HTTP AT ALL\r\n\r\n' | '$PERFGATE_PYTHON' '$RAW' $PORT"
+	[[ "$output" == 'HTTP/1.1 400 Bad Request'* ]]
+	[[ "$output" == *'connection: close'* ]]
+	# the server is still healthy
+	run curl -sS -o /dev/null -w '%{http_code}' "$URL/health"
+	[ "$output" = 200 ]
+}
+
+@test "fault injection: HTTP 500, mid-stream disconnect, stall" {
+	start_server --fixed-timing --ttft-ms 2 --itl-ms 1 --fault-500 1
+	run curl -sS -w ' %{http_code}' -d '{"prompt":"a","stream":true}' "$URL/v1/completions"
+	[[ "$output" == *'"type":"InternalServerError"'*' 500' ]]
+	kill "$SERVER_PID"
+	wait_exit 5
+
+	start_server --fixed-timing --ttft-ms 2 --itl-ms 1 --fault-disconnect 1 --seed 5
+	run -18 curl -sS -N -d '{"prompt":"a","max_tokens":50,"stream":true}' "$URL/v1/completions"
+	[[ "$output" != *'[DONE]'* ]]
+	kill "$SERVER_PID"
+	wait_exit 5
+
+	start_server --fixed-timing --ttft-ms 2 --itl-ms 1 --fault-stall 1
+	run -28 curl -sS -N -m 1 -d '{"prompt":"a","max_tokens":50,"stream":true}' "$URL/v1/completions"
+	run curl -sS "$URL/mock/stats"
+	py 'import json,sys; s=json.loads(sys.argv[1])["requests"]; assert s["stalls"]==1 and s["client_closed"]==1, s' "$output"
+}
+
+@test "faults are reproducible by seed" {
+	outcomes() {
+		start_server --fixed-timing --ttft-ms 1 --itl-ms 0 --fault-500 0.3 --fault-disconnect 0.3 --seed "$1"
+		for i in $(seq 1 20); do
+			curl -sS -o /dev/null -w '%{http_code}' -d '{"prompt":"a","max_tokens":5,"stream":true}' "$URL/v1/completions" 2>/dev/null || echo -n x
+			echo -n ' '
+		done
+		kill "$SERVER_PID"
+		wait_exit 5
+	}
+	a=$(outcomes 11)
+	b=$(outcomes 11)
+	c=$(outcomes 12)
+	echo "$a / $b / $c"
+	[ "$a" = "$b" ]
+	[ "$a" != "$c" ]
+	[[ "$a" == *500* ]]
+}
+
+@test "--max-requests: stops accepting, finishes in-flight requests, exits 0" {
+	start_server --fixed-timing --ttft-ms 2 --itl-ms 1 --max-requests 2
+	curl -sS -o /dev/null "$URL/health"
+	post /v1/completions '{"prompt":"a","max_tokens":3}' >/dev/null
+	post /v1/chat/completions '{"messages":[{"role":"user","content":"a"}],"max_tokens":3,"stream":true}' -N >"$BATS_TEST_TMPDIR/last.txt"
+	grep -q '\[DONE\]' "$BATS_TEST_TMPDIR/last.txt"
+	wait_exit 5
+	[ "$EXIT_CODE" -eq 0 ]
+	grep -q 'stopping (max-requests)' "$SERVER_LOG"
+}
+
+@test "SIGTERM and SIGINT mid-stream: exit 0 at once, the timing log records the cut" {
+	for sig in TERM INT; do
+		start_server --fixed-timing --ttft-ms 1 --itl-ms 100 --timing-log "$BATS_TEST_TMPDIR/t.jsonl"
+		curl -sS -N -d '{"prompt":"a","max_tokens":1000,"stream":true}' "$URL/v1/completions" >/dev/null 2>&1 &
+		client=$!
+		sleep 0.3
+		kill -"$sig" "$SERVER_PID"
+		wait_exit 2
+		[ "$EXIT_CODE" -eq 0 ]
+		wait "$client" || true
+		grep -q "stopping (SIG$sig)" "$SERVER_LOG"
+		py 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==1 and r[0]["outcome"]=="shutdown" and r[0]["completion_tokens"]>=2, r' "$BATS_TEST_TMPDIR/t.jsonl"
+	done
+}
+
+@test "the timing log holds the true deadlines and send times (fixed timing is exact)" {
+	start_server --fixed-timing --ttft-ms 20 --itl-ms 5 --timing-log "$BATS_TEST_TMPDIR/t.jsonl" --max-requests 3
+	post /v1/completions '{"prompt":"a b c","max_tokens":6,"stream":true}' -N -H 'x-request-id: r-1' >/dev/null
+	post /v1/chat/completions '{"messages":[{"role":"user","content":"a"}],"max_tokens":3,"stream":true}' -N >/dev/null
+	post /v1/completions '{"prompt":"a","max_tokens":2}' >/dev/null
+	wait_exit 5
+	py 'import json,sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["serial"] for r in recs] == [1, 2, 3]
+r = recs[0]
+assert r["request_id"] == "r-1" and r["endpoint"] == "/v1/completions" and r["stream"] and r["outcome"] == "ok"
+assert r["prompt_tokens"] == 3 and r["completion_tokens"] == 6 and r["tokens"] == [1] * 6
+d = r["deadline_ns"]
+assert d[0] - r["received_ns"] == 20_000_000, d[0] - r["received_ns"]
+assert all(b - a == 5_000_000 for a, b in zip(d, d[1:])), d
+assert all(s >= t for s, t in zip(r["sent_ns"], d)) and r["first_token_ns"] == r["sent_ns"][0]
+assert recs[1]["endpoint"] == "/v1/chat/completions" and len(recs[1]["sent_ns"]) == 3
+assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_TEST_TMPDIR/t.jsonl"
+}
+
+@test "the engine model queues beyond --max-running and reports it in /mock/stats" {
+	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 10 --itl-growth 0 --max-running 2
+	clients=()
+	for i in 1 2 3 4; do
+		post /v1/completions '{"prompt":"a","max_tokens":20,"stream":true}' -N >/dev/null &
+		clients+=($!)
+	done
+	sleep 0.1
+	run curl -sS "$URL/mock/stats"
+	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["running"]==2 and s["engine"]["queued"]==2, s; assert s["requests"]["in_flight"]==4, s' "$output"
+	wait "${clients[@]}"
+	run curl -sS "$URL/mock/stats"
+	py 'import json,sys; s=json.loads(sys.argv[1]); assert s["engine"]["peak_running"]==2 and s["engine"]["peak_queued"]==2 and s["requests"]["ok"]==4 and s["requests"]["peak_in_flight"]==4, s' "$output"
+}
+
+@test "readiness: a slow start refuses connections, --never-ready never listens, --exit-after-ms crashes" {
+	start_server --startup-delay-ms 400
+	grep -q 'listening on' "$SERVER_LOG"
+	grep -q 'listening in 400 ms' "$SERVER_LOG"
+	kill "$SERVER_PID"
+	wait_exit 5
+
+	"$PERFGATE_BIN" mock-server --port 0 --port-file "$BATS_TEST_TMPDIR/never" --never-ready --max-seconds 0.5 2>"$BATS_TEST_TMPDIR/never.log"
+	[ ! -e "$BATS_TEST_TMPDIR/never" ]
+	grep -q 'never becoming ready' "$BATS_TEST_TMPDIR/never.log"
+
+	run -7 "$PERFGATE_BIN" mock-server --port 0 --startup-delay-ms 2000 --exit-after-ms 100 --exit-code 7
+	[[ "$output" == *'simulated crash after 100 ms'* ]]
+
+	start_server --exit-after-ms 500 --exit-code 9 --fixed-timing --ttft-ms 1 --itl-ms 100
+	run -18 curl -sS -N -d '{"prompt":"a","max_tokens":100,"stream":true}' "$URL/v1/completions"
+	wait_exit 2
+	[ "$EXIT_CODE" -eq 9 ]
+}
+
+@test "a slow start refuses connections until ready; a port in use is an error" {
+	port=$(py 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$PERFGATE_BIN" mock-server --port "$port" --startup-delay-ms 1500 --max-seconds 10 2>"$BATS_TEST_TMPDIR/slow.log" &
+	SERVER_PID=$!
+	sleep 0.3
+	run -7 curl -sS "http://127.0.0.1:$port/health"
+	for _ in $(seq 1 100); do
+		curl -sS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break
+		sleep 0.05
+	done
+	run curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health"
+	[ "$output" = 200 ]
+	run -3 "$PERFGATE_BIN" mock-server --port "$port" --max-seconds 1
+	[[ "$output" == *"cannot bind 127.0.0.1:$port"* ]]
+}
+
+@test "flags: loopback only unless --allow-remote, bad values exit 2, --help documents them" {
+	run -2 "$PERFGATE_BIN" mock-server --host 0.0.0.0 --port 0 --max-seconds 1
+	[[ "$output" == *'not a loopback address; pass --allow-remote'* ]]
+	run -2 "$PERFGATE_BIN" mock-server --fault-500 1.5
+	[[ "$output" == *'--fault-500 1.5: expected a probability'* ]]
+	run -2 "$PERFGATE_BIN" mock-server --fault-500 0.6 --fault-stall 0.6
+	run -2 "$PERFGATE_BIN" mock-server --fixed-timing --max-running 4
+	[[ "$output" == *'--fixed-timing has no engine model: drop --max-running'* ]]
+	run -2 "$PERFGATE_BIN" mock-server --tft-ms 5
+	[[ "$output" == *"did you mean '--ttft-ms'"* ]]
+	run -0 "$PERFGATE_BIN" mock-server --help
+	for flag in --host --port --allow-remote --port-file --model --max-model-len --seed --fixed-timing \
+		--ttft-ms --itl-ms --prefill-us-per-token --itl-growth --max-running --tokens-per-message \
+		--eos-prob --fault-500 --fault-disconnect --fault-stall --stall-ms --max-seconds \
+		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log; do
+		[[ "$output" == *"$flag"* ]] || { echo "missing $flag"; return 1; }
+	done
+	run -0 "$PERFGATE_BIN" mock-server --host ::1 --port 0 --max-seconds 0.2
+}

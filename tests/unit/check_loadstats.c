@@ -1,0 +1,503 @@
+/* The pure half of the load generator: the random generator, arrivals,
+ * numpy-exact statistics, every serving metric from a recorded event
+ * trace, and the datasets. */
+#include "testutil.h"
+
+#include "core/arrivals.h"
+#include "core/buf.h"
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/jsonw.h"
+#include "core/loadstats.h"
+#include "core/reqtrace.h"
+#include "core/rng.h"
+#include "core/stats.h"
+#include "io/results.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-9
+
+START_TEST(rng_matches_reference_vectors)
+{
+	/* published outputs: splitmix64 from 0, xoshiro256** from {1,2,3,4} */
+	uint64_t sm = 0;
+	ck_assert_uint_eq(pg_splitmix64(&sm), 0xe220a8397b1dcdafULL);
+	ck_assert_uint_eq(pg_splitmix64(&sm), 0x6e789e6aa1b965f4ULL);
+	ck_assert_uint_eq(pg_splitmix64(&sm), 0x06c45d188009454fULL);
+
+	struct pg_rng r = { { 1, 2, 3, 4 } };
+	static const uint64_t want[] = { 11520ULL, 0ULL, 1509978240ULL, 1215971899390074240ULL,
+					 1216172134540287360ULL, 607988272756665600ULL };
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_uint_eq(pg_rng_next(&r), want[i]);
+
+	struct pg_rng a, b;
+	pg_rng_seed(&a, 42);
+	pg_rng_seed(&b, 42);
+	for (int i = 0; i < 1000; i++) {
+		long x = pg_rng_range(&a, -3, 3);
+		ck_assert_int_eq(x, pg_rng_range(&b, -3, 3));
+		ck_assert(x >= -3 && x <= 3);
+		double u = pg_rng_uniform(&a);
+		ck_assert(u >= 0 && u < 1);
+		pg_rng_uniform(&b);
+	}
+}
+END_TEST
+
+/* Mean and coefficient of variation of many gamma draws: mean = shape *
+ * scale, CV = 1/sqrt(shape). Bounds are ~6 standard errors wide. */
+START_TEST(gamma_has_the_right_mean_and_cv)
+{
+	static const double shapes[] = { 0.25, 0.5, 1.0, 2.0, 4.0 };
+	const size_t n = 100000;
+
+	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+		struct pg_rng r;
+		double scale = 1.0 / (8.0 * shapes[k]); /* rate 8 req/s */
+		double *x = malloc(n * sizeof(double));
+
+		pg_rng_seed(&r, 7 + k);
+		for (size_t i = 0; i < n; i++) {
+			x[i] = pg_rng_gamma(&r, shapes[k], scale);
+			ck_assert(x[i] >= 0);
+		}
+		double mean = pg_stats_mean(x, n), sd = pg_stats_std(x, n);
+		double cv = sd / mean, want_cv = 1.0 / sqrt(shapes[k]);
+		ck_assert_msg(fabs(mean - 0.125) < 0.125 * 6 * want_cv / sqrt((double)n),
+			      "shape %g: mean %g", shapes[k], mean);
+		ck_assert_msg(fabs(cv - want_cv) < 0.03 * want_cv + 0.01, "shape %g: cv %g want %g",
+			      shapes[k], cv, want_cv);
+		free(x);
+	}
+}
+END_TEST
+
+START_TEST(arrivals_are_rescaled_and_reproducible)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	double a[500], b[500];
+
+	ck_assert_int_eq(pg_arrivals(a, 500, 10, 1.0, 3, &err), 0);
+	ck_assert_int_eq(pg_arrivals(b, 500, 10, 1.0, 3, &err), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	/* the last request is due at exactly n / rate (vLLM's rescale) */
+	ck_assert_double_eq_tol(a[499], 50.0, 1e-12);
+	ck_assert(a[0] > 0);
+	for (int i = 1; i < 500; i++)
+		ck_assert(a[i] >= a[i - 1]);
+	ck_assert_int_eq(pg_arrivals(b, 500, 10, 1.0, 4, &err), 0);
+	ck_assert(memcmp(a, b, sizeof(a)));
+
+	/* bursty arrivals have a larger spread of gaps than smooth ones */
+	double cv[2];
+	const double shapes[2] = { 0.5, 8 };
+	for (int k = 0; k < 2; k++) {
+		double gaps[499];
+		ck_assert_int_eq(pg_arrivals(a, 500, 10, shapes[k], 1, &err), 0);
+		for (int i = 0; i < 499; i++)
+			gaps[i] = a[i + 1] - a[i];
+		cv[k] = pg_stats_std(gaps, 499) / pg_stats_mean(gaps, 499);
+	}
+	ck_assert_msg(cv[0] > 1.2 && cv[1] < 0.5, "cv %g %g", cv[0], cv[1]);
+
+	ck_assert_int_eq(pg_arrivals(a, 5, INFINITY, 1.0, 0, &err), 0);
+	for (int i = 0; i < 5; i++)
+		ck_assert(a[i] == 0);
+	ck_assert_int_eq(pg_arrivals(a, 4, 2, INFINITY, 0, &err), 0);
+	ck_assert_double_eq_tol(a[0], 0.5, 1e-15);
+	ck_assert_double_eq_tol(a[3], 2.0, 1e-15);
+	ck_assert_int_eq(pg_arrivals(a, 4, 0, 1, 0, &err), PG_ECONFIG);
+	ck_assert_int_eq(pg_arrivals(a, 4, 1, -1, 0, &err), PG_ECONFIG);
+}
+END_TEST
+
+/* Statistics of deterministic arrays, written to a golden file that
+ * tests/py/test_numpy_parity.py recomputes with numpy and compares for
+ * exact equality. */
+static double parity_value(size_t i)
+{
+	return (double)((i * 7919) % 1009) / 997.0 + (double)i * 1e-3 + 1.0 / (double)(i + 3);
+}
+
+START_TEST(stats_match_numpy)
+{
+	static const size_t sizes[] = { 1, 2, 3, 7, 8, 9, 100, 128, 129, 1000, 4097 };
+	static const double pct[] = { 0, 10, 25, 50, 75, 90, 99, 99.9, 100 };
+	json_t *root = json_array();
+	struct pg_buf out = PG_BUF_INIT;
+	char word[32];
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		double *x = malloc(n * sizeof(double)), *s = malloc(n * sizeof(double));
+		struct pg_summary sum;
+		json_t *o = json_object(), *p = json_object();
+
+		for (size_t i = 0; i < n; i++)
+			x[i] = parity_value(i);
+		pg_stats_summary(&sum, x, n, s);
+		json_object_set_new(o, "n", json_integer((json_int_t)n));
+		json_object_set_new(o, "sum", json_real(pg_stats_sum(x, n)));
+		json_object_set_new(o, "mean", json_real(sum.mean));
+		json_object_set_new(o, "median", json_real(sum.median));
+		json_object_set_new(o, "std", json_real(sum.std));
+		for (size_t j = 0; j < sizeof(pct) / sizeof(pct[0]); j++) {
+			pg_percentile_word(word, pct[j]);
+			json_object_set_new(p, word, json_real(pg_stats_percentile_sorted(s, n, pct[j])));
+		}
+		json_object_set_new(o, "percentiles", p);
+		json_array_append_new(root, o);
+		free(x);
+		free(s);
+	}
+	pg_json_write(&out, root, 1);
+	pg_buf_putc(&out, '\n');
+	tu_assert_golden("golden/loadgen/numpy_parity.json", out.ptr);
+	pg_buf_release(&out);
+	json_decref(root);
+
+	/* empty -> 0, as vLLM replaces an empty list by 0 */
+	ck_assert(pg_stats_mean(NULL, 0) == 0);
+	ck_assert(pg_stats_std(NULL, 0) == 0);
+	ck_assert(pg_stats_percentile_sorted(NULL, 0, 99) == 0);
+	ck_assert(pg_stats_median_sorted(NULL, 0) == 0);
+	pg_percentile_word(word, 99);
+	ck_assert_str_eq(word, "99");
+	pg_percentile_word(word, 99.9);
+	ck_assert_str_eq(word, "99.9");
+	pg_percentile_word(word, 50.0);
+	ck_assert_str_eq(word, "50");
+}
+END_TEST
+
+/* Replay the recorded trace through the same response reader the HTTP
+ * client uses. */
+static struct pg_reqtrace *load_trace(size_t *n, double *duration_s)
+{
+	char *path = tu_test_path("data/loadgen/trace.json");
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *root = pg_json_load_file(path, &err), *reqs;
+	struct pg_reqtrace *t;
+
+	ck_assert_msg(root != NULL, "%s", err.msg);
+	reqs = json_object_get(root, "requests");
+	*n = json_array_size(reqs);
+	*duration_s = (double)json_integer_value(json_object_get(root, "duration_ns")) / 1e9;
+	t = calloc(*n, sizeof(*t));
+	for (size_t i = 0; i < *n; i++) {
+		json_t *r = json_array_get(reqs, i), *part;
+		struct pg_oai_resp resp;
+		size_t k;
+		const char *transport = json_string_value(json_object_get(r, "transport"));
+
+		pg_reqtrace_init(&t[i]);
+		t[i].prompt_len = (long)json_integer_value(json_object_get(r, "prompt_len"));
+		t[i].scheduled_ns = json_integer_value(json_object_get(r, "scheduled_ns"));
+		t[i].sent_ns = json_integer_value(json_object_get(r, "sent_ns"));
+		pg_oai_resp_init(&resp);
+		pg_oai_resp_begin(&resp, &t[i], (int)json_integer_value(json_object_get(r, "status")),
+				  json_string_value(json_object_get(r, "content_type")));
+		json_array_foreach(json_object_get(r, "body"), k, part) {
+			const char *bytes = json_string_value(json_array_get(part, 1));
+			pg_oai_resp_feed(&resp, json_integer_value(json_array_get(part, 0)), bytes, strlen(bytes));
+		}
+		pg_oai_resp_end(&resp, json_integer_value(json_object_get(r, "end_ns")),
+				!strcmp(transport, "disconnect") ? PG_FAIL_DISCONNECT : PG_FAIL_NONE,
+				"transfer closed with outstanding read data remaining");
+		pg_oai_resp_release(&resp);
+	}
+	json_decref(root);
+	free(path);
+	return t;
+}
+
+static double num(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	ck_assert_msg(json_is_number(v), "missing %s", key);
+	return json_number_value(v);
+}
+
+START_TEST(serving_metrics_from_a_recorded_trace)
+{
+	size_t n;
+	double dur;
+	struct pg_reqtrace *t = load_trace(&n, &dur);
+	json_t *o = json_object();
+	static const double pct[] = { 50, 99 };
+	struct pg_serve_stats_opts opts = {
+		.percentiles = pct, .n_percentiles = 2,
+		.metrics = PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL | PG_STAT_E2EL,
+		.goodput = { 20, 10, NAN }, .duration_s = dur, .detailed = true,
+		.dataset_input_source = "token_ids", .health = { 0.25, 0 },
+	};
+	struct pg_buf out = PG_BUF_INIT;
+
+	pg_serve_metrics(o, t, n, &opts);
+
+	/* hand-computed: ttft 10, 20, 50 ms; itl 10, 15 | 5 ms; tpot
+	 * (35-10)/2, (25-20)/3 ms; e2el 35, 25, 50 ms; 2 failures */
+	ck_assert_int_eq((long)num(o, "completed"), 3);
+	ck_assert_int_eq((long)num(o, "failed"), 2);
+	ck_assert_int_eq((long)num(o, "total_input_tokens"), 5 + 7 + 6); /* server usage wins */
+	ck_assert_int_eq((long)num(o, "total_output_tokens"), 3 + 4 + 1);
+	ck_assert_double_eq_tol(num(o, "duration"), 0.1, TOL);
+	ck_assert_double_eq_tol(num(o, "request_throughput"), 30, TOL);
+	ck_assert_double_eq_tol(num(o, "output_throughput"), 80, TOL);
+	ck_assert_double_eq_tol(num(o, "total_token_throughput"), 260, TOL);
+	/* goodput ttft<=20 ms and tpot<=10 ms: only request 1, whose TTFT is
+	 * exactly 20 ms (inclusive) */
+	ck_assert_double_eq_tol(num(o, "request_goodput"), 10, TOL);
+	ck_assert_double_eq_tol(num(o, "max_output_tokens_per_s"), 6, TOL);
+	ck_assert_int_eq((long)num(o, "max_concurrent_requests"), 3);
+
+	ck_assert_double_eq_tol(num(o, "mean_ttft_ms"), 80.0 / 3, TOL);
+	ck_assert_double_eq_tol(num(o, "median_ttft_ms"), 20, TOL);
+	ck_assert_double_eq_tol(num(o, "std_ttft_ms"), sqrt(((16 + 2.0 / 3) * (16 + 2.0 / 3) +
+							    (6 + 2.0 / 3) * (6 + 2.0 / 3) +
+							    (23 + 1.0 / 3) * (23 + 1.0 / 3)) / 3), TOL);
+	ck_assert_double_eq_tol(num(o, "p50_ttft_ms"), 20, TOL);
+	ck_assert_double_eq_tol(num(o, "p99_ttft_ms"), 20 + 30 * 0.98, TOL);
+
+	ck_assert_double_eq_tol(num(o, "mean_tpot_ms"), (12.5 + 5.0 / 3) / 2, TOL);
+	ck_assert_double_eq_tol(num(o, "median_tpot_ms"), (12.5 + 5.0 / 3) / 2, TOL);
+	ck_assert_double_eq_tol(num(o, "std_tpot_ms"), (12.5 - 5.0 / 3) / 2, TOL);
+	ck_assert_double_eq_tol(num(o, "p99_tpot_ms"), 5.0 / 3 + (12.5 - 5.0 / 3) * 0.99, TOL);
+
+	ck_assert_double_eq_tol(num(o, "mean_itl_ms"), 10, TOL);
+	ck_assert_double_eq_tol(num(o, "median_itl_ms"), 10, TOL);
+	ck_assert_double_eq_tol(num(o, "std_itl_ms"), sqrt(50.0 / 3), TOL);
+	ck_assert_double_eq_tol(num(o, "p99_itl_ms"), 14.9, TOL);
+
+	ck_assert_double_eq_tol(num(o, "mean_e2el_ms"), 110.0 / 3, TOL);
+	ck_assert_double_eq_tol(num(o, "median_e2el_ms"), 35, TOL);
+	ck_assert_double_eq_tol(num(o, "p99_e2el_ms"), 35 + 15 * 0.98, TOL);
+
+	/* the 5 ms gap carried 3 tokens: 3 samples of 5/3 ms */
+	ck_assert_double_eq_tol(num(o, "mean_token_itl_ms"), 5.0 / 3, TOL);
+	ck_assert_double_eq_tol(num(o, "std_token_itl_ms"), 0, TOL);
+	ck_assert_int_eq((long)num(o, "token_itl_requests"), 1);
+
+	/* lags 0, 0.2, 0, 0.5, 1.0 ms */
+	ck_assert_double_eq_tol(num(o, "schedule_lag_p50_ms"), 0.2, TOL);
+	ck_assert_double_eq_tol(num(o, "schedule_lag_p99_ms"), 0.98, TOL);
+	ck_assert_double_eq_tol(num(o, "schedule_lag_max_ms"), 1.0, TOL);
+	ck_assert(json_is_false(json_object_get(o, "client_bound")));
+
+	json_t *cats = json_object_get(o, "failed_by_category");
+	ck_assert_int_eq((long)num(cats, "http_500"), 1);
+	ck_assert_int_eq((long)num(cats, "disconnect"), 1);
+	ck_assert_int_eq((long)num(cats, "timeout"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error_samples"), "http_500")),
+			 "HTTP 500: injected fault");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "input_tokens_source")), "server_usage");
+
+	pg_json_write(&out, o, 4);
+	pg_buf_putc(&out, '\n');
+	tu_assert_golden("golden/loadgen/trace_metrics.json", out.ptr);
+	pg_buf_release(&out);
+	json_decref(o);
+
+	/* goodput by e2el alone, inclusive at exactly 35 ms; no goodput -> null */
+	o = json_object();
+	opts.goodput = (struct pg_goodput){ NAN, NAN, 35 };
+	opts.detailed = false;
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert_double_eq_tol(num(o, "request_goodput"), 20, TOL);
+	ck_assert(!json_object_get(o, "ttfts"));
+	json_decref(o);
+	o = json_object();
+	opts.goodput = (struct pg_goodput){ NAN, NAN, NAN };
+	opts.health.busy_fraction = 0.99; /* the client could not keep up */
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert(json_is_null(json_object_get(o, "request_goodput")));
+	ck_assert(json_is_true(json_object_get(o, "client_bound")));
+	json_decref(o);
+
+	/* latency and throughput suites over the same trace */
+	o = json_object();
+	pg_throughput_metrics(o, t, n, 0.5);
+	ck_assert_int_eq((long)num(o, "num_requests"), 3);
+	ck_assert_int_eq((long)num(o, "total_num_tokens"), 26);
+	ck_assert_double_eq_tol(num(o, "requests_per_second"), 6, TOL);
+	ck_assert_double_eq_tol(num(o, "tokens_per_second"), 52, TOL);
+	ck_assert_double_eq_tol(num(o, "output_tokens_per_second"), 16, TOL);
+	json_decref(o);
+
+	for (size_t i = 0; i < n; i++)
+		pg_reqtrace_release(&t[i]);
+	free(t);
+}
+END_TEST
+
+START_TEST(latency_keys_like_vllm_bench_latency)
+{
+	const double lat[] = { 1.0, 2.0, 4.0, 3.0 };
+	json_t *o = json_object();
+	json_t *p;
+
+	pg_latency_metrics(o, lat, 4);
+	ck_assert_double_eq_tol(num(o, "avg_latency"), 2.5, TOL);
+	ck_assert_double_eq_tol(num(o, "std_latency"), sqrt(1.25), TOL);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "latencies")), 4);
+	p = json_object_get(o, "percentiles");
+	ck_assert_uint_eq(json_object_size(p), 6);
+	ck_assert_double_eq_tol(num(p, "10"), 1.3, TOL);
+	ck_assert_double_eq_tol(num(p, "25"), 1.75, TOL);
+	ck_assert_double_eq_tol(num(p, "50"), 2.5, TOL);
+	ck_assert_double_eq_tol(num(p, "99"), 3.97, TOL);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(random_dataset_like_vllm)
+{
+	struct pg_dataset_spec d = { PG_DATASET_RANDOM, NULL, 100, 20, 0.5, 8 };
+	struct pg_prompts p = { 0 }, q = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_int_eq(pg_dataset_random(&p, 200, &d, false, 1, &err), 0);
+	ck_assert_uint_eq(p.n, 200);
+	ck_assert_str_eq(p.input_source, "token_ids");
+	for (size_t k = 0; k < p.n; k++) {
+		long body = p.v[k].prompt_len - 8;
+		ck_assert_msg(body >= 50 && body <= 150, "input %ld", body);
+		ck_assert(p.v[k].output_len >= 10 && p.v[k].output_len <= 30);
+		ck_assert_uint_eq(p.v[k].n_ids, (size_t)p.v[k].prompt_len);
+		/* a shared prefix, then consecutive vocabulary entries */
+		for (size_t i = 0; i < 8; i++)
+			ck_assert_int_eq(p.v[k].ids[i], p.v[0].ids[i]);
+		for (size_t i = 9; i < p.v[k].n_ids; i++) {
+			long a = p.v[k].ids[i - 1] - PG_RANDOM_VOCAB_BASE, b = p.v[k].ids[i] - PG_RANDOM_VOCAB_BASE;
+			ck_assert_int_eq(b, (a + 1) % PG_RANDOM_VOCAB_SPAN);
+		}
+	}
+	ck_assert_int_eq(pg_dataset_random(&q, 200, &d, false, 1, &err), 0);
+	for (size_t k = 0; k < p.n; k++)
+		ck_assert(p.v[k].prompt_len == q.v[k].prompt_len &&
+			  !memcmp(p.v[k].ids, q.v[k].ids, p.v[k].n_ids * sizeof(long)));
+	pg_prompts_release(&q);
+
+	/* exact lengths with range_ratio 0; words for chat */
+	d = (struct pg_dataset_spec){ PG_DATASET_RANDOM, NULL, 32, 128, 0, 0 };
+	ck_assert_int_eq(pg_dataset_random(&q, 3, &d, true, 0, &err), 0);
+	for (size_t k = 0; k < 3; k++) {
+		size_t words = 1;
+		for (const char *c = q.v[k].text; *c; c++)
+			words += *c == ' ';
+		ck_assert_uint_eq(words, 32);
+		ck_assert_int_eq(q.v[k].output_len, 128);
+	}
+	ck_assert_str_eq(q.input_source, "estimate");
+	pg_prompts_release(&q);
+	pg_prompts_release(&p);
+
+	d.range_ratio = 1.0;
+	ck_assert_int_eq(pg_dataset_random(&q, 3, &d, false, 0, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "range_ratio must be in [0, 1), got 1");
+}
+END_TEST
+
+/* Counts words: easy to reason about in the fixtures. */
+static int count_words(void *ctx, const char *text, long *count, struct pg_error *err)
+{
+	long n = 0;
+	bool in = false;
+	(void)ctx;
+	(void)err;
+	for (; *text; text++) {
+		bool sp = *text == ' ';
+		n += !sp && !in;
+		in = !sp;
+	}
+	*count = n;
+	return 0;
+}
+
+START_TEST(sharegpt_filters_like_vllm)
+{
+	char *path = tu_test_path("data/loadgen/sharegpt.json");
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *root = pg_json_load_file(path, &err);
+	struct pg_prompts p = { 0 };
+
+	ck_assert_ptr_nonnull(root);
+	/* the fixture has 3 usable conversations among too-short, too-long,
+	 * single-turn and malformed ones */
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, root, path, 3, 0, 0, count_words, NULL, &err), 0);
+	ck_assert_uint_eq(p.n, 3);
+	for (size_t i = 0; i < p.n; i++) {
+		ck_assert(pg_str_has_prefix(p.v[i].text, "keep"));
+		ck_assert(p.v[i].prompt_len >= 4 && p.v[i].output_len >= 4);
+	}
+	pg_prompts_release(&p);
+
+	/* oversampled to 10; a fixed output length admits the short answer */
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, root, path, 10, 7, 5, count_words, NULL, &err), 0);
+	ck_assert_uint_eq(p.n, 10);
+	size_t short_answer = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		ck_assert_int_eq(p.v[i].output_len, 7);
+		short_answer += pg_str_has_prefix(p.v[i].text, "short answer");
+	}
+	ck_assert_uint_ge(short_answer, 1);
+	pg_prompts_release(&p);
+	json_decref(root);
+
+	root = json_pack("{s:i}", "x", 1);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, root, "s.json", 3, 0, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "s.json: expected a JSON list of conversations");
+	json_decref(root);
+	free(path);
+}
+END_TEST
+
+START_TEST(jsonl_dataset_with_line_errors)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_prompts p = { 0 };
+	const char *good = "{\"prompt\": \"one two three\", \"output_len\": 5}\n\n{\"prompt\": \"four\"}\n";
+	const char *bad = "{\"prompt\": \"a\", \"output_len\": 5}\n{\"prompt\": 3}\n";
+
+	ck_assert_int_eq(pg_dataset_jsonl(&p, good, strlen(good), "p.jsonl", 4, 9, 0, count_words, NULL, &err), 0);
+	ck_assert_uint_eq(p.n, 4);
+	for (size_t i = 0; i < p.n; i++)
+		ck_assert(p.v[i].prompt_len == 3 ? p.v[i].output_len == 5 : p.v[i].output_len == 9);
+	pg_prompts_release(&p);
+	ck_assert_int_eq(pg_dataset_jsonl(&p, bad, strlen(bad), "p.jsonl", 4, 9, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "p.jsonl:2: prompt: expected a string");
+	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":", 10, "p.jsonl", 1, 9, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert(pg_str_has_prefix(err.msg, "p.jsonl:1:"));
+	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":\"x\"}", 14, "p.jsonl", 1, 0, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "p.jsonl:1: output_len: missing (and no output_len in the test)");
+	ck_assert_int_eq(pg_token_estimate("abcdefgh"), 2);
+	ck_assert_int_eq(pg_token_estimate("abcdefghi"), 3);
+}
+END_TEST
+
+static Suite *loadstats_suite(void)
+{
+	Suite *s = suite_create("loadstats");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, rng_matches_reference_vectors);
+	tcase_add_test(tc, gamma_has_the_right_mean_and_cv);
+	tcase_add_test(tc, arrivals_are_rescaled_and_reproducible);
+	tcase_add_test(tc, stats_match_numpy);
+	tcase_add_test(tc, serving_metrics_from_a_recorded_trace);
+	tcase_add_test(tc, latency_keys_like_vllm_bench_latency);
+	tcase_add_test(tc, random_dataset_like_vllm);
+	tcase_add_test(tc, sharegpt_filters_like_vllm);
+	tcase_add_test(tc, jsonl_dataset_with_line_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(loadstats_suite());
+}
