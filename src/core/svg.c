@@ -162,7 +162,7 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 {
 	double left = px + 64, right = px + PANEL_W - 16;
 	double top = py + 34, bottom = py + LINES_H - 50;
-	double step, ymax = pg_nice_axis(panel_max(p), 5, &step);
+	double step, ymax = pg_nice_axis(panel_max(p), 6, &step);
 	double yscale = (bottom - top) / ymax;
 	double dx = p->n > 1 ? (right - left - 24) / (double)(p->n - 1) : 0;
 	double x0 = p->n > 1 ? left + 12 : (left + right) / 2;

@@ -134,6 +134,13 @@ static char *artifact_path(const struct step *st, const char *rel)
 
 /* ---- the GPU ---- */
 
+/* The GPU as a headline names it: "H100", or "No GPU" for a run on an
+ * agent where nothing was detected (the mock server, a CPU engine). */
+static const char *gpu_display(const struct step *st)
+{
+	return strcmp(st->gpu.key, "none") ? st->gpu.key : "No GPU";
+}
+
 static int resolve_gpu(struct step *st, const char *suite_gpu, struct pg_error *err)
 {
 	pg_gpu_info_release(&st->gpu);
@@ -221,7 +228,7 @@ static void write_charts(struct step *st, struct finish *f)
 		names[k++] = st->results.items[i].name;
 	}
 	n = k;
-	pg_buf_puts(&subtitle, st->gpu.label[0] ? st->gpu.label : st->gpu.key);
+	pg_buf_puts(&subtitle, gpu_display(st));
 	if (st->env->commit)
 		pg_buf_printf(&subtitle, " · commit %.12s", st->env->commit);
 	in.results = results;
@@ -316,7 +323,7 @@ static void post_annotation(struct step *st, struct finish *f)
 		pg_strv_push(&facts, fact.ptr);
 	}
 
-	a.gpu = st->gpu.key;
+	a.gpu = gpu_display(st);
 	a.status = f->status;
 	a.compared = st->compared;
 	a.n_tests = st->results.n;
@@ -456,7 +463,7 @@ static int finish_step(struct step *st)
 	pg_buf_reset(&headline);
 	{
 		struct pg_annotation a = { 0 };
-		a.gpu = st->gpu.key;
+		a.gpu = gpu_display(st);
 		a.status = f.status;
 		a.compared = st->compared;
 		a.n_tests = st->results.n;
@@ -587,7 +594,7 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	if (st.s.shard) {
 		size_t i, n;
 		if ((rc = pg_shard_parse(st.s.shard, &i, &n, err))) {
-			pg_error_prefix(err, "step '%s': option 'shard': ", st.name);
+			pg_error_prefix(err, "step '%s': option 'shard'", st.name);
 			goto fail;
 		}
 	}

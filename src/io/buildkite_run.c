@@ -38,7 +38,7 @@ int pg_bk_plan_shard(struct pg_plan *plan, const struct pg_suite *suite, const c
 	size_t index, count, n = 0;
 
 	if (pg_shard_parse(shard, &index, &count, err))
-		return pg_error_prefix(err, "step '%s': option 'shard': ", step);
+		return pg_error_prefix(err, "step '%s': option 'shard'", step);
 	pg_shard_tests(&keep, suite, index, count);
 	for (size_t i = 0; i < plan->n; i++) {
 		bool kept = false;
@@ -69,7 +69,7 @@ int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plu
 	sel.only = c->only;
 	sel.repeat = c->repeat;
 	if (pg_plan_select(plan, suite, &sel, err))
-		return pg_error_prefix(err, "step '%s': ", step);
+		return pg_error_prefix(err, "step '%s'", step);
 	if (c->shard)
 		return pg_bk_plan_shard(plan, suite, c->shard, step, err);
 	return 0;
