@@ -230,3 +230,114 @@ PY
 	run grep -c '^| serving_llama8B_tp1_sharegpt_variant_' results/benchmark_results.md
 	assert_output 10000
 }
+
+# ---- modes that run: the suite's benchmarks are fake-bench.sh, real
+# child processes that write a result at once ----
+
+suite_here() {
+	cp "${PLUGIN_DIR}/tests/data/buildkite/suite.yml" "${PLUGIN_DIR}/tests/data/buildkite/fake-bench.sh" .
+}
+
+@test "run mode runs the suite, reports, annotates and uploads" {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "--- perfgate: 5 test points on 1xH100"
+	assert_output --partial "+++ perfgate run: 5 ok"
+	assert_output --partial "+++ perfgate: H100: 5 tests ran, no baseline comparison (exit 0)"
+	assert_file_exists results/latency_llama8B_tp1.json
+	assert_file_exists results/latency_llama8B_tp1.commands
+	assert_file_exists results/charts/latency.svg
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
+}
+
+@test "shard i/N runs only its slice; the slices cover the suite once" {
+	suite_here
+	local all=""
+	for i in 1 2 3; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"mode\":\"run\",\"shard\":\"${i}/3\",\"results-dir\":\"out/shard-${i}\",\"annotate\":\"never\"}"
+		run "${PERFGATE}" buildkite
+		assert_success
+		all="${all} $(cd "out/shard-${i}" && ls -- *_tp[0-9].json | tr '\n' ' ')"
+	done
+	run bash -c "printf '%s\n' ${all} | sort"
+	assert_output "$(printf '%s\n' latency_llama70B_tp4.json latency_llama8B_tp1.json latency_mixtral8x7B_tp2.json throughput_llama70B_tp4.json throughput_llama8B_tp1.json)"
+}
+
+@test "merge mode gathers the shards' results, downloaded from the artifacts" {
+	suite_here
+	for i in 1 2; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"mode\":\"run\",\"shard\":\"${i}/2\",\"results-dir\":\"perfgate-results/H100/shard-${i}\",\"annotate\":\"never\",\"artifacts\":false}"
+		run "${PERFGATE}" buildkite
+		assert_success
+	done
+	: >"${CALLS}"
+	config '{"suites":"suite.yml","gpu":"H100","mode":"merge","results-dir":"perfgate-results/H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: merged the results of 2 shards"
+	assert_output --partial "+++ perfgate: H100: 5 tests ran"
+	run cat "${CALLS}"
+	assert_line --index 0 'buildkite-agent artifact download perfgate-results/H100/shard-\*/\* .'
+	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	# the shards' copies are not uploaded again
+	assert_line --index 2 'buildkite-agent artifact upload perfgate-results/H100/\*\;perfgate-results/H100/charts/\*\;perfgate-results/H100/confirm/\*'
+	# one report over both shards
+	run grep -c '^| latency_' perfgate-results/H100/benchmark_results.md
+	assert_output 3
+	run grep -c '^| throughput_' perfgate-results/H100/benchmark_results.md
+	assert_output 2
+}
+
+@test "merge mode with no shards is an infrastructure failure" {
+	config '{"suites":"suite.yml","gpu":"H100","mode":"merge","results-dir":"perfgate-results/H100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "perfgate-results/H100: no shard results (shard-*) to merge"
+	run cat "${CALLS}"
+	assert_line --index 1 --partial "annotate --context perfgate-H100-perf-h100 --style error"
+}
+
+@test "pipeline mode uploads the generated pipeline on stdin" {
+	suite_here
+	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100","A100"],"shards":2,"baseline":"git","only-on-labels":["perf"]}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "--- perfgate: uploading the pipeline (2 GPUs x 2 shards)"
+	assert_equal "$(cat "${CALLS}")" "buildkite-agent pipeline upload"
+	"${PYTHON}" - "${CALLS}.buildkite-agent.0" "${PLUGIN_DIR}/tests/data/schemas/buildkite-pipeline.schema.json" <<'PY'
+import json, sys, yaml, jsonschema
+doc = yaml.safe_load(open(sys.argv[1]).read().replace("$$", "$"))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+steps = [s for s in doc["steps"] if "plugins" in s]
+assert len(steps) == 6, len(steps)
+cfg = list(steps[0]["plugins"][0].values())[0]
+assert list(steps[0]["plugins"][0]) == ["github.com/perfgate/perfgate-buildkite-plugin#v0.1.0"]
+assert cfg["baseline"] == "git" and cfg["only-on-labels"] == ["perf"] and cfg["shard"] == "1/2", cfg
+assert "gpus" not in cfg and "shards" not in cfg
+PY
+}
+
+@test "a run cancelled by SIGTERM ends with 143, keeps what finished, and annotates" {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run"}'
+	export FAKE_BENCH_SLEEP=30
+	"${PERFGATE}" buildkite >"${BATS_TEST_TMPDIR}/out" 2>&1 &
+	local pid=$!
+	sleep 1
+	kill -TERM "${pid}"
+	local rc=0
+	wait "${pid}" || rc=$?
+	assert_equal "${rc}" 143
+	run cat "${BATS_TEST_TMPDIR}/out"
+	assert_output --partial "+++ perfgate: H100:"
+	# no benchmark is left behind
+	run pgrep -f "fake-bench.sh .*${WORK}"
+	assert_failure
+	run cat "${CALLS}"
+	assert_line --index 0 --partial "annotate --context perfgate-H100-perf-h100 --style error"
+}
