@@ -117,6 +117,27 @@ class ReadmeExamples(unittest.TestCase):
         self.assertGreater(found, 0, "no README example uses " + PLUGIN_ID)
 
 
+    @unittest.skipUnless(PERFGATE, "PERFGATE_BIN not set")
+    def test_inline_suites_in_readme_examples_load(self):
+        """An inline suite in an example is a suite perfgate accepts: the
+        example pipeline passes `perfgate run --dry-run`."""
+        checked = 0
+        for block in readme_examples():
+            doc = yaml.safe_load(block)
+            steps = doc.get("steps") if isinstance(doc, dict) else None
+            if not any(isinstance(c.get("suites"), dict) for _, c in plugin_configs(steps)):
+                continue
+            with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
+                f.write(block)
+            try:
+                r = subprocess.run([PERFGATE, "run", "--dry-run", f.name], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            finally:
+                os.unlink(f.name)
+            checked += 1
+        self.assertGreater(checked, 0)
+
+
 class Pipelines(unittest.TestCase):
     def check_pipeline(self, doc, where):
         jsonschema.validate(doc, load_json(os.path.join(SCHEMAS, "buildkite-pipeline.schema.json")))
@@ -162,11 +183,25 @@ class Pipelines(unittest.TestCase):
 
     def test_example_pipelines(self):
         files = glob.glob(os.path.join(SRC, "pipelines", "*.yml"))
+        self.assertTrue(files)
         for path in files:
             with open(path, encoding="utf-8") as f:
                 doc = yaml.safe_load(f)
             if isinstance(doc, dict) and "steps" in doc:
                 self.check_pipeline(doc, path)
+                # the suite files they name are in the repository
+                for _, config in plugin_configs(doc["steps"]):
+                    if isinstance(config.get("suites"), str):
+                        self.assertTrue(os.path.exists(os.path.join(SRC, config["suites"])),
+                                        "%s: %s" % (path, config["suites"]))
+
+    @unittest.skipUnless(PERFGATE, "PERFGATE_BIN not set")
+    def test_dynamic_example_generates_a_valid_pipeline(self):
+        suite = os.path.join(SRC, "pipelines", "suites", "vllm-gpu.yml")
+        out = subprocess.run([PERFGATE, "pipeline", suite, "--gpus", "H100,H200,A100,L40S", "--shards",
+                              "4", "--plugin", PLUGIN_ID + "#v0.1.0", "-o", "baseline=git"],
+                             check=True, capture_output=True, text=True).stdout
+        self.check_pipeline(yaml.safe_load(out.replace("$$", "$")), "vllm-gpu.yml x 4 shards")
 
 
 if __name__ == "__main__":
