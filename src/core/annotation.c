@@ -144,6 +144,15 @@ static const char table_head[] =
 /* The file's name without a link: the footer carries the one link to each
  * artifact, so degraded sections do not spend more of Buildkite's ten
  * artifact:// replacements. */
+void pg_annotation_table(struct pg_buf *out, const struct pg_annotation_row *rows, size_t n)
+{
+	if (!n)
+		return;
+	pg_buf_puts(out, table_head);
+	for (size_t i = 0; i < n; i++)
+		put_row(out, &rows[i]);
+}
+
 static void put_artifact_name(struct pg_buf *out, const char *path)
 {
 	const char *slash = strrchr(path, '/');

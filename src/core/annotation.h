@@ -121,6 +121,10 @@ int pg_annotation_render(struct pg_buf *out, const struct pg_annotation *a, size
 /* The headline alone, without markup: "H100: 2 regressions in 14 tests". */
 void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a);
 
+/* The rows as the annotation's table (header included; nothing when n is
+ * 0), every cell escaped. */
+void pg_annotation_table(struct pg_buf *out, const struct pg_annotation_row *rows, size_t n);
+
 /* A fenced code block whose fence is longer than any backtick run in text,
  * so the content can never close it. */
 void pg_md_fenced(struct pg_buf *out, const char *info, const char *text);

@@ -44,7 +44,6 @@ struct step {
 	struct pg_result_set results;
 	struct pg_strv notes;        /* errors and warnings for the annotation */
 	int run_exit;                /* the runner's exit code (3, 128+N) or 0 */
-	bool compared;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -198,6 +197,8 @@ struct finish {
 	char **chart_paths;
 	enum pg_annotation_status status;
 	size_t n_errors;
+	struct pg_bk_compare cmp;
+	int compare_failed;          /* the comparison's error code, or 0 */
 };
 
 static void write_reports(struct step *st, struct finish *f)
@@ -235,6 +236,11 @@ static void write_charts(struct step *st, struct finish *f)
 	in.names = names;
 	in.n = n;
 	in.subtitle = subtitle.ptr;
+	if (f->cmp.compared) {
+		in.baseline = pg_bk_baseline_value;
+		in.baseline_ctx = &f->cmp;
+		in.baseline_name = "Baseline";
+	}
 	pg_charts_build(&f->charts, &in);
 	f->chart_refs = pg_xcalloc(f->charts.n + 1, sizeof(*f->chart_refs));
 	f->chart_paths = pg_xcalloc(f->charts.n + 1, sizeof(char *));
@@ -254,6 +260,7 @@ static void write_charts(struct step *st, struct finish *f)
 
 static void finish_release(struct finish *f)
 {
+	pg_bk_compare_release(&f->cmp);
 	pg_report_free(f->report);
 	pg_buf_release(&f->report_md);
 	pg_buf_release(&f->report_tables);
@@ -296,6 +303,20 @@ static bool should_annotate(const struct step *st, enum pg_annotation_status sta
 	}
 }
 
+/* The counts and status of the annotation, shared by the annotation and
+ * the log's closing line. */
+static void annotation_counts(const struct step *st, const struct finish *f, struct pg_annotation *a)
+{
+	a->gpu = gpu_display(st);
+	a->status = f->status;
+	a->compared = f->cmp.compared;
+	a->n_tests = st->results.n;
+	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
+	a->n_regressions = f->cmp.n_regressions;
+	a->n_warnings = f->cmp.n_warnings;
+	a->n_improvements = f->cmp.n_improvements;
+}
+
 static void post_annotation(struct step *st, struct finish *f)
 {
 	struct pg_annotation a = { 0 };
@@ -304,6 +325,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	struct pg_error err = PG_ERROR_INIT;
 	char *report_art = artifact_path(st, "benchmark_results.md");
 	char *json_art = artifact_path(st, "benchmark_results.json");
+	char *cmp_art = artifact_path(st, "comparison.md");
 	char *job_url = pg_bkenv_job_url(st->env);
 	char *context = annotation_context(st);
 	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
@@ -323,20 +345,30 @@ static void post_annotation(struct step *st, struct finish *f)
 		pg_strv_push(&facts, fact.ptr);
 	}
 
-	a.gpu = gpu_display(st);
-	a.status = f->status;
-	a.compared = st->compared;
-	a.n_tests = st->results.n;
-	a.n_errors = f->n_errors;
+	if (f->cmp.baseline_desc) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "baseline %s", f->cmp.baseline_desc);
+		pg_strv_push(&facts, fact.ptr);
+	}
+	if (f->cmp.confirmed)
+		pg_strv_push(&facts, "regressions re-run and decided on the pooled samples");
+	if (f->cmp.note)
+		pg_strv_push(&st->notes, f->cmp.note);
+
+	annotation_counts(st, f, &a);
 	a.facts = (const char *const *)facts.v;
 	a.n_facts = facts.n;
 	a.notes = (const char *const *)st->notes.v;
 	a.n_notes = st->notes.n;
 	a.charts = f->chart_refs;
 	a.n_charts = f->charts.n;
+	a.rows = f->cmp.rows;
+	a.n_rows = f->cmp.n_rows;
 	a.report_md = f->report_tables.ptr;
+	a.comparison_md = f->cmp.compared ? f->cmp.table.ptr : NULL;
 	a.json_section = f->json_section.ptr;
 	a.report_artifact = st->s.artifacts ? report_art : NULL;
+	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	a.job_url = job_url;
 
@@ -371,6 +403,7 @@ done:
 	pg_strv_release(&facts);
 	free(report_art);
 	free(json_art);
+	free(cmp_art);
 	free(job_url);
 	free(context);
 	free(annotation_file);
@@ -410,66 +443,190 @@ static void set_meta_data(struct step *st, enum pg_annotation_status status)
 	pg_buf_release(&key);
 }
 
-/* After the results exist: report, compare, charts, annotate, upload. */
-static int finish_step(struct step *st)
+/* Load a results directory; a missing one is an infrastructure failure
+ * noted for the annotation. */
+static int load_results(struct step *st, struct pg_result_set *set, const char *dir)
 {
-	struct finish f = { 0 };
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_buf headline = PG_BUF_INIT;
-	int exit_code, rc;
+	int rc = pg_results_load_dir(set, dir, &err);
 
-	say(st, "--- perfgate: report\n");
-	rc = pg_results_load_dir(&st->results, st->s.results_dir, &err);
 	if (rc == PG_ENOTFOUND)
-		pg_error_set(&err, PG_EINFRA, "%s: no results directory", st->s.results_dir);
+		pg_error_set(&err, PG_EINFRA, "%s: no results directory", dir);
 	if (rc) {
 		pg_strv_push(&st->notes, err.msg);
 		say(st, "perfgate: %s\n", err.msg);
 	}
+	return rc;
+}
+
+/* Points that did not run: one note each. */
+static size_t note_failed_points(struct step *st)
+{
+	struct pg_buf line = PG_BUF_INIT;
+	size_t n = 0;
+
 	for (size_t i = 0; i < st->results.n; i++) {
 		const struct pg_result *r = &st->results.items[i];
 		const char *status = pg_result_status(r);
 		if (!strcmp(status, "ok") || !strcmp(status, "skipped"))
 			continue;
-		f.n_errors++;
-		pg_buf_reset(&headline);
-		pg_buf_printf(&headline, "%s: %s%s%s", r->name, status, pg_result_error(r) ? ": " : "",
+		n++;
+		pg_buf_reset(&line);
+		pg_buf_printf(&line, "%s: %s%s%s", r->name, status, pg_result_error(r) ? ": " : "",
 			      pg_result_error(r) ? pg_result_error(r) : "");
-		pg_strv_push(&st->notes, headline.ptr);
+		pg_strv_push(&st->notes, line.ptr);
 	}
+	pg_buf_release(&line);
+	return n;
+}
 
+/*
+ * confirm: re-run the flagged points once into <results-dir>/confirm and
+ * compare again with both runs' samples pooled.
+ */
+static void confirm_regressions(struct step *st, struct finish *f)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_result_set again = PG_RESULT_SET_INIT;
+	char *dir = pg_path_join(st->s.results_dir, "confirm");
+	int run_exit = 0;
+
+	if (pg_bk_plan(&suite, &plan, &st->s, st->name, &err))
+		goto fail;
+	pg_bk_plan_points(&plan, &f->cmp.rerun);
+	if (!plan.n)
+		goto done;
+	say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
+	    plan.n == 1 ? "" : "s");
+	if (pg_bk_run(&suite, &plan, dir, &st->gpu, st->log, &run_exit, &err))
+		goto fail;
+	if (run_exit > 128) {
+		st->run_exit = run_exit;
+		goto done;
+	}
+	if (load_results(st, &again, dir))
+		goto done;
+	pg_bk_compare_release(&f->cmp);
+	if (pg_bk_compare(&f->cmp, &st->results, &again, &st->s, st->env, st->gpu.key,
+			  st->s.results_dir, &err))
+		goto fail;
+	goto done;
+fail:
+	say(st, "perfgate: confirmation failed: %s\n", err.msg);
+	pg_strv_push(&st->notes, err.msg);
+done:
+	pg_result_set_release(&again);
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	free(dir);
+}
+
+static void compare_step(struct step *st, struct finish *f)
+{
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (!strcmp(st->gpu.key, "none")) {
+		f->cmp.note = pg_xstrdup("no GPU detected and none configured (gpu): no baseline to "
+					 "compare with");
+		return;
+	}
+	say(st, "--- perfgate: comparing with the %s baseline\n",
+	    st->s.baseline == PG_BASELINE_GIT ? "git history" : "thresholds");
+	if (pg_bk_compare(&f->cmp, &st->results, NULL, &st->s, st->env, st->gpu.key,
+			  st->s.results_dir, &err)) {
+		say(st, "perfgate: comparison failed: %s\n", err.msg);
+		pg_strv_push(&st->notes, err.msg);
+		f->compare_failed = err.code;
+		return;
+	}
+	if (f->cmp.note)
+		say(st, "perfgate: %s\n", f->cmp.note);
+	if (f->cmp.compared && f->cmp.rerun.n && st->s.confirm && st->s.mode != PG_MODE_REPORT &&
+	    (st->s.suites.paths.n || st->s.suites.inline_suite))
+		confirm_regressions(st, f);
+}
+
+/* record-history: green runs of the default branch become the baseline. */
+static void record_step(struct step *st, const struct finish *f)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	size_t lines = 0;
+
+	if (!st->s.record_history)
+		return;
+	if (!pg_bkenv_on_default_branch(st->env)) {
+		say(st, "perfgate: not recording history: %s is not the default branch %s\n",
+		    pg_bkenv_is_pr(st->env) ? "a pull request"
+		    : st->env->branch	    ? st->env->branch
+					    : "this build",
+		    st->env->default_branch);
+		return;
+	}
+	if (f->status != PG_ANNOTATION_PASS && f->status != PG_ANNOTATION_WARNING) {
+		say(st, "perfgate: not recording history: only passing runs become baselines\n");
+		return;
+	}
+	if (pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &lines, &err)) {
+		say(st, "perfgate: warning: recording history failed: %s\n", err.msg);
+		return;
+	}
+	say(st, "perfgate: recorded %zu point%s in the %s history\n", lines, lines == 1 ? "" : "s",
+	    st->gpu.key);
+}
+
+static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
+					     bool loaded)
+{
+	if (!loaded || f->n_errors || st->run_exit || !st->results.n)
+		return PG_ANNOTATION_ERROR;
+	if (f->compare_failed)
+		return PG_ANNOTATION_ERROR;
+	if (f->cmp.compared)
+		return f->cmp.status;
+	return f->cmp.note ? PG_ANNOTATION_WARNING : PG_ANNOTATION_PASS;
+}
+
+/* After the results exist: report, compare, charts, annotate, upload. */
+static int finish_step(struct step *st)
+{
+	struct finish f;
+	struct pg_buf headline = PG_BUF_INIT;
+	struct pg_annotation a = { 0 };
+	int exit_code;
+	bool loaded;
+
+	memset(&f, 0, sizeof(f));
+	say(st, "--- perfgate: report\n");
+	loaded = load_results(st, &st->results, st->s.results_dir) == 0;
+	f.n_errors = note_failed_points(st);
 	gpu_from_results(st);
 	write_reports(st, &f);
+	if (loaded && st->results.n)
+		compare_step(st, &f);
 	write_charts(st, &f);
-
-	if (rc || f.n_errors || st->run_exit || !st->results.n)
-		f.status = PG_ANNOTATION_ERROR;
-	else
-		f.status = PG_ANNOTATION_PASS;
+	f.status = step_status(st, &f, loaded);
 
 	post_annotation(st, &f);
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
+	record_step(st, &f);
 
 	if (st->run_exit > 128)
 		exit_code = st->run_exit;
+	else if (f.compare_failed == PG_ECONFIG)
+		exit_code = PG_EXIT_USAGE;
 	else if (f.status == PG_ANNOTATION_ERROR)
 		exit_code = PG_EXIT_INFRA;
-	else if (f.status == PG_ANNOTATION_REGRESSION && st->s.mode != PG_MODE_RUN)
+	else if (f.status == PG_ANNOTATION_REGRESSION &&
+		 (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
 		exit_code = PG_EXIT_REGRESSION;
 	else
 		exit_code = PG_EXIT_OK;
 
-	pg_buf_reset(&headline);
-	{
-		struct pg_annotation a = { 0 };
-		a.gpu = gpu_display(st);
-		a.status = f.status;
-		a.compared = st->compared;
-		a.n_tests = st->results.n;
-		a.n_errors = f.n_errors;
-		pg_annotation_headline(&headline, &a);
-	}
+	annotation_counts(st, &f, &a);
+	pg_annotation_headline(&headline, &a);
 	say(st, "+++ perfgate: %s (exit %d)\n", headline.ptr, exit_code);
 	finish_release(&f);
 	pg_buf_release(&headline);

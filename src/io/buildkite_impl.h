@@ -6,14 +6,18 @@
  * that the runner's and the gate's headers never meet.
  */
 
+#include <stdbool.h>
 #include <stdio.h>
 
+#include "core/annotation.h"
+#include "core/buf.h"
+#include "core/metrics.h"
 #include "core/plugin_config.h"
+#include "core/result.h"
 #include "core/suite.h"
 
 struct pg_bkagent;
 struct pg_bkenv;
-struct pg_buf;
 struct pg_error;
 struct pg_gpu_info;
 
@@ -24,6 +28,9 @@ struct pg_gpu_info;
  */
 int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plugin_config *c,
 	       const char *step, struct pg_error *err);
+
+/* Keep only the points named in names (a confirmation re-run). */
+void pg_bk_plan_points(struct pg_plan *plan, const struct pg_strv *names);
 
 /* Keep only the points of the tests in shard "i/N". */
 int pg_bk_plan_shard(struct pg_plan *plan, const struct pg_suite *suite, const char *shard,
@@ -54,5 +61,52 @@ int pg_bk_merge(const struct pg_bkagent *agent, const char *cwd, const char *pre
 int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 			const struct pg_plugin_config *c, const json_t *config,
 			const char *plugin_source, struct pg_error *err);
+
+/*
+ * The comparison of a step's results with their baseline (io/gate.h), in
+ * the shapes the rest of the step needs: rows for the annotation, a
+ * status, the points to confirm, baseline values for the charts.
+ */
+struct pg_bk_compare {
+	bool compared;                   /* a baseline was found and compared */
+	enum pg_annotation_status status;
+	char *baseline_desc;             /* "thresholds/H100.yml", "git ... at <merge-base>" */
+	char *note;                      /* why nothing was compared, or NULL */
+	struct pg_strv rerun;            /* points a confirmation run should repeat */
+	bool confirmed;                  /* decided with a confirmation run pooled */
+	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
+	struct pg_annotation_row *rows;  /* needing attention: failing first */
+	size_t n_rows;
+	struct pg_buf table;             /* every row, as the annotation's comparison */
+	size_t n_all_rows;
+	struct pg_strv strings;          /* storage behind rows */
+	void *impl;                      /* policy, baseline, comparison */
+};
+
+/*
+ * Compare run (and, when confirm is not NULL, its confirmation re-run,
+ * pooled) with the baseline the configuration names, for gpu_key. Writes
+ * comparison.md and verdict.json into results_dir. A missing baseline is
+ * not an error: out->compared is false and out->note says why. Errors are
+ * configuration mistakes (a thresholds file that does not parse) or git
+ * failures.
+ */
+int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
+		  const struct pg_result_set *confirm, const struct pg_plugin_config *c,
+		  const struct pg_bkenv *env, const char *gpu_key, const char *results_dir,
+		  struct pg_error *err);
+void pg_bk_compare_release(struct pg_bk_compare *out);
+
+/* The baseline value of a metric of a point (pg_chart_baseline_fn over a
+ * struct pg_bk_compare). */
+int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m, double *out);
+
+/*
+ * Record run in the git history (record-history on the default branch).
+ * *lines gets the number of points recorded.
+ */
+int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
+			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
+			 struct pg_error *err);
 
 #endif

@@ -216,3 +216,19 @@ done:
 	free(suites_path);
 	return rc;
 }
+
+void pg_bk_plan_points(struct pg_plan *plan, const struct pg_strv *names)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		bool kept = false;
+		for (size_t k = 0; k < names->n && !kept; k++)
+			kept = !strcmp(names->v[k], plan->points[i].name);
+		if (kept)
+			plan->points[n++] = plan->points[i];
+		else
+			free(plan->points[i].name);
+	}
+	plan->n = n;
+}
