@@ -165,6 +165,7 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 		fill_values(in, m, idx, n, cur[np], &base[np]);
 		panels[np] = (struct pg_panel){
 			.kind = pk, .title = m->label, .unit = m->unit, .hint = hint_for(m),
+			.better = m->direction == PG_HIGHER_IS_BETTER ? 1 : m->direction == PG_LOWER_IS_BETTER ? -1 : 0,
 			.x_title = x_title, .labels = (const char *const *)labels, .n = n,
 			.current = cur[np], .baseline = base[np],
 		};

@@ -22,6 +22,8 @@
 #define COLOR_AXIS "#374151"
 #define COLOR_GRID "#e5e7eb"
 #define COLOR_MUTED "#6b7280"
+#define COLOR_WORSE "#dc2626"
+#define COLOR_BETTER "#16a34a"
 
 double pg_nice_axis(double max, int max_ticks, double *step)
 {
@@ -247,13 +249,17 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 		if (isfinite(p->current[i])) {
 			pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"11\" fill=\""
 				      COLOR_CURRENT "\"/>\n", left, y + 14, p->current[i] * xscale);
-			if (p->baseline && isfinite(p->baseline[i]) && p->baseline[i] != 0)
-				snprintf(num, sizeof(num), "%.4g (%+.1f%%)", p->current[i],
-					 100.0 * (p->current[i] - p->baseline[i]) / p->baseline[i]);
-			else
-				snprintf(num, sizeof(num), "%.4g", p->current[i]);
-			text(o, left + p->current[i] * xscale + 4, y + 23, "start",
-			     "font-size=\"10\" fill=\"" COLOR_AXIS "\"", num);
+			snprintf(num, sizeof(num), "%.4g", p->current[i]);
+			pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" font-size=\"10\" "
+				      "fill=\"" COLOR_AXIS "\">%s", left + p->current[i] * xscale + 4, y + 23, num);
+			if (p->baseline && isfinite(p->baseline[i]) && p->baseline[i] != 0) {
+				double change = (p->current[i] - p->baseline[i]) / p->baseline[i];
+				const char *color = COLOR_AXIS;
+				if (p->better && change != 0)
+					color = (change > 0) == (p->better > 0) ? COLOR_BETTER : COLOR_WORSE;
+				pg_buf_printf(o, " <tspan fill=\"%s\">(%+.1f%%)</tspan>", color, 100.0 * change);
+			}
+			pg_buf_puts(o, "</text>\n");
 		} else {
 			text(o, left + 4, y + 23, "start", "font-size=\"10\" fill=\"" COLOR_MUTED "\"",
 			     "no data");

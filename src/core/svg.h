@@ -32,6 +32,8 @@ struct pg_panel {
 	const char *title;          /* "Median TTFT" */
 	const char *unit;           /* "ms", "tok/s"; "" for none */
 	const char *hint;           /* "lower is better" or NULL */
+	int better;                 /* 1 higher is better, -1 lower is better, 0 neither:
+	                             * colours a bar's change red (worse) or green */
 	const char *x_title;        /* LINES: "QPS (req/s)"; HBARS: unused */
 	const char *const *labels;  /* n categories: x ticks or bar rows */
 	size_t n;

@@ -341,3 +341,148 @@ PY
 	run cat "${CALLS}"
 	assert_line --index 0 --partial "annotate --context perfgate-H100-perf-h100 --style error"
 }
+
+# ---- gate: thresholds made from a first run, then a second run compared
+# with them; FAKE_BENCH_FACTOR=1.3 makes latency 30% worse (and
+# throughput 30% better) ----
+
+baseline_here() {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","results-dir":"base","annotate":"never","artifacts":false}'
+	BUILDKITE= run "${PERFGATE}" buildkite
+	assert_success
+	run "${PERFGATE}" baseline update thresholds --from base --gpu H100
+	assert_success
+	: >"${CALLS}"
+}
+
+@test "gate passes: success annotation, verdict pass, comparison written" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: no regressions in 5 tests (exit 0)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
+	assert_file_exists results/comparison.md
+	assert_file_exists results/verdict.json
+	assert_dir_not_exists results/confirm
+	grep -q "baseline thresholds/H100.yml" results/annotation.md
+	grep -q "<summary>Comparison with the baseline</summary>" results/annotation.md
+}
+
+@test "gate fails on a regression confirmed by a re-run: exit 1, error annotation" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "--- perfgate: confirming 3 flagged points with a re-run"
+	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 2 improved (exit 1)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict regression"
+	assert_file_exists results/confirm/latency_llama8B_tp1.json
+	# regressions first, in the first table of the annotation
+	run grep -m1 '^| latency_' results/annotation.md
+	assert_output --regexp '^\| latency_llama70B_tp4 \| Median latency \(ms\) \| 2530 \| 3289 \| <span class="red">\+30\.0%</span> \| 3% \| regressed'
+	grep -q 'regressions re-run and decided on the pooled samples' results/annotation.md
+	# the chart compares with the baseline
+	grep -q '(+30.0%)' results/charts/latency.svg
+}
+
+@test "a regression still fails the step when the annotation cannot be posted" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 SHIM_EXIT_buildkite_agent=1 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "perfgate: warning: annotation failed"
+	refute_output --partial "confirming"
+	assert_dir_not_exists results/confirm
+}
+
+@test "run mode reports a regression without failing the step" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "H100: 3 regressions in 5 tests"
+}
+
+@test "no baseline yet: a warning annotation that says how to make one, exit 0" {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict warning"
+	grep -qF "thresholds/H100.yml: no thresholds file for H100; create it with 'perfgate baseline update" results/annotation.md
+}
+
+# ---- git history: recorded on the default branch, compared at the
+# merge-base on a pull request ----
+
+repo_here() {
+	suite_here
+	git init -q -b main .
+	git -c user.name=t -c user.email=t@t add suite.yml fake-bench.sh
+	git -c user.name=t -c user.email=t@t commit -qm base
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)" BUILDKITE_BRANCH=main
+	export BUILDKITE_PIPELINE_DEFAULT_BRANCH=main
+}
+
+@test "record-history records green runs on the default branch only" {
+	repo_here
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: recorded 5 points in the H100 history"
+	run git log --oneline refs/perfgate/history
+	assert_equal "${#lines[@]}" 1
+	export BUILDKITE_BRANCH=feature/x
+	run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: not recording history: feature/x is not the default branch main"
+	export BUILDKITE_BRANCH=feature/x BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: not recording history: a pull request is not the default branch main"
+	run git log --oneline refs/perfgate/history
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "a pull request is compared with the base branch's history at the merge-base" {
+	repo_here
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
+	for i in 1 2 3 4 5; do
+		run "${PERFGATE}" buildkite
+		assert_success
+	done
+	# main moves on after the PR branched: its newer (slower) records are
+	# not the PR's baseline
+	git checkout -q -b pr
+	echo "# pr" >>suite.yml
+	git -c user.name=t -c user.email=t@t commit -qam pr
+	git checkout -q main
+	echo "# main" >>fake-bench.sh
+	git -c user.name=t -c user.email=t@t commit -qam later
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)"
+	# recorded without a comparison (no thresholds file: a warning, still
+	# recorded), 50% slower
+	config '{"suites":"suite.yml","gpu":"H100","record-history":true,"annotate":"never","artifacts":false}'
+	FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: recorded 5 points in the H100 history"
+	run git log --oneline refs/perfgate/history
+	assert_equal "${#lines[@]}" 6
+	git checkout -q pr
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)" BUILDKITE_BRANCH=pr
+	export BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	: >"${CALLS}"
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "H100: no regressions in 5 tests"
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	run grep -o "baseline [^·]*" results/annotation.md
+	assert_output --partial "$(git merge-base pr main | cut -c1-7)"
+}
