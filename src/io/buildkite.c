@@ -585,7 +585,11 @@ static enum pg_annotation_status step_status(const struct step *st, const struct
 		return PG_ANNOTATION_ERROR;
 	if (f->cmp.compared)
 		return f->cmp.status;
-	return f->cmp.note ? PG_ANNOTATION_WARNING : PG_ANNOTATION_PASS;
+	/* a gate without a baseline gated nothing: worth a warning; a run or
+	 * a report only mentions it */
+	if (f->cmp.note && (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
+		return PG_ANNOTATION_WARNING;
+	return PG_ANNOTATION_PASS;
 }
 
 /* After the results exist: report, compare, charts, annotate, upload. */

@@ -282,7 +282,8 @@ suite_here() {
 	assert_output --partial "+++ perfgate: H100: 5 tests ran"
 	run cat "${CALLS}"
 	assert_line --index 0 'buildkite-agent artifact download perfgate-results/H100/shard-\*/\* .'
-	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	# merge gates: without a thresholds file that is a warning
+	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
 	# the shards' copies are not uploaded again
 	assert_line --index 2 'buildkite-agent artifact upload perfgate-results/H100/\*\;perfgate-results/H100/charts/\*\;perfgate-results/H100/confirm/\*'
 	# one report over both shards
