@@ -141,6 +141,28 @@ SHIM
 	assert_file_not_exists "${pidfile}"
 }
 
+@test "servers perfgate starts are listed for pre-exit, which finds them stopped" {
+	local work="${BATS_TEST_TMPDIR}/work" pidfile
+	mkdir -p "${work}" && cd "${work}"
+	export BUILDKITE_JOB_ID="job-servers-$$" BUILDKITE_PLUGIN_PERFGATE_BINARY="${PERFGATE_BIN:?}"
+	pidfile="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_pidfile)"
+	rm -f "${pidfile}"
+	# a server that never becomes ready: perfgate starts it, gives up after
+	# a second and stops it
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","gpu":"H100","suites":{"serving":[{"name":"serving_never_ready","model":"m","server":{"command":"sleep 300","ready_timeout":1,"stop_timeout":1}}]}}'
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_equal "${status}" 3
+	assert_file_exists "${pidfile}"
+	run cat "${pidfile}"
+	assert_output --regexp '^[0-9]+$'
+	run kill -0 -- "-$(cat "${pidfile}")"
+	assert_failure
+	run "${PLUGIN_DIR}/hooks/pre-exit"
+	assert_success
+	assert_output ""
+	assert_file_not_exists "${pidfile}"
+}
+
 @test "pre-exit with nothing recorded is silent and succeeds" {
 	export BUILDKITE_JOB_ID="job-none-$$"
 	run "${PLUGIN_DIR}/hooks/pre-exit"
