@@ -268,41 +268,38 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 	}
 }
 
+/* One legend entry: the series' mark (a bar swatch, or a line with its
+ * marker), its name; returns where the next entry starts. */
+static double legend_entry(struct pg_buf *o, double x, double y, bool bars, bool baseline,
+			   const char *name)
+{
+	const char *color = baseline ? COLOR_BASELINE : COLOR_CURRENT;
+
+	if (bars) {
+		pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"%d\" fill=\"%s\"/>\n",
+			      x + 5, y - (baseline ? 4.5 : 5.5), baseline ? 9 : 11, color);
+	} else if (baseline) {
+		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			      "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n", x, y, x + 24, y, color);
+		pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"white\" "
+			      "stroke=\"%s\" stroke-width=\"2\"/>\n", x + 8.5, y - 3.5, color);
+	} else {
+		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			      "stroke-width=\"2.5\"/>\n", x, y, x + 24, y, color);
+		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", x + 12, y, color);
+	}
+	text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"", name);
+	return x + 40 + CHAR_W * 1.1 * (double)strlen(name) + 24;
+}
+
 static void legend(struct pg_buf *o, const struct pg_figure *f, double y, bool baseline,
 		   bool bars)
 {
-	double x = GAP;
+	double x = legend_entry(o, GAP, y, bars, false,
+				f->current_name ? f->current_name : "This run");
 
-	if (bars) {
-		pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"11\" fill=\""
-			      COLOR_CURRENT "\"/>\n", x + 5, y - 5.5);
-		text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"",
-		     f->current_name ? f->current_name : "This run");
-		if (!baseline)
-			return;
-		x += 40 + CHAR_W * 1.1 * (double)strlen(f->current_name ? f->current_name : "This run") + 24;
-		pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"9\" fill=\""
-			      COLOR_BASELINE "\"/>\n", x + 5, y - 4.5);
-		text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"",
-		     f->baseline_name ? f->baseline_name : "Baseline");
-		return;
-	}
-	pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\""
-		      COLOR_CURRENT "\" stroke-width=\"2.5\"/>\n", x, y, x + 24, y);
-	pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"" COLOR_CURRENT "\"/>\n",
-		      x + 12, y);
-	text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"",
-	     f->current_name ? f->current_name : "This run");
-	if (!baseline)
-		return;
-	x += 40 + CHAR_W * 1.1 * (double)strlen(f->current_name ? f->current_name : "This run") + 24;
-	pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\""
-		      COLOR_BASELINE "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-		      x, y, x + 24, y);
-	pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"white\" "
-		      "stroke=\"" COLOR_BASELINE "\" stroke-width=\"2\"/>\n", x + 8.5, y - 3.5);
-	text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"",
-	     f->baseline_name ? f->baseline_name : "Baseline");
+	if (baseline)
+		legend_entry(o, x, y, bars, true, f->baseline_name ? f->baseline_name : "Baseline");
 }
 
 void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
