@@ -63,11 +63,13 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 			      plural(tests, "test", "tests"));
 		return;
 	}
-	if (a->n_regressions)
+	if (a->n_regressions) {
 		pg_buf_printf(out, "%zu %s in %zu %s", a->n_regressions,
 			      plural(a->n_regressions, "regression", "regressions"), tests,
 			      plural(tests, "test", "tests"));
-	else
+		if (a->n_errors)
+			pg_buf_printf(out, ", %zu failed to run", a->n_errors);
+	} else
 		pg_buf_printf(out, "no regressions in %zu %s", tests, plural(tests, "test", "tests"));
 	if (a->n_warnings)
 		pg_buf_printf(out, ", %zu with warnings", a->n_warnings);

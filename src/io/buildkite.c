@@ -579,6 +579,10 @@ static void record_step(struct step *st, const struct finish *f)
 static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
 					     bool loaded)
 {
+	/* a confirmed regression outranks failed points, as in the gate: it is
+	 * the news, and a retry on exit 3 would only hide it again */
+	if (f->cmp.compared && f->cmp.status == PG_ANNOTATION_REGRESSION)
+		return PG_ANNOTATION_REGRESSION;
 	if (!loaded || f->n_errors || st->run_exit || !st->results.n)
 		return PG_ANNOTATION_ERROR;
 	if (f->compare_failed)

@@ -392,6 +392,26 @@ baseline_here() {
 	grep -q '(+30.0%)' results/charts/latency.svg
 }
 
+@test "a regression outranks a point that failed to run: exit 1, both in the annotation" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 1 failed to run"
+	grep -q '^- throughput_llama70B_tp4: error' results/annotation.md
+}
+
+@test "a point that failed to run, nothing regressed: exit 3, error annotation" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "+++ perfgate: H100: 1 of 5 tests failed to run (exit 3)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict error"
+}
+
 @test "a regression still fails the step when the annotation cannot be posted" {
 	baseline_here
 	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'

@@ -3,8 +3,15 @@
 # writes a vLLM-shaped result file at once (KIND latency: VALUE seconds;
 # throughput: VALUE requests/s), so the plugin's flow runs with real child
 # processes and no inference server. FAKE_BENCH_FACTOR scales VALUE (a
-# regression), FAKE_BENCH_SLEEP delays it (a cancel test).
+# regression), FAKE_BENCH_SLEEP delays it (a cancel test), and a result
+# path matching FAKE_BENCH_FAIL fails (exit 1, no result).
 set -eu
+case "$1" in
+*"${FAKE_BENCH_FAIL:-/nothing/}"*)
+	echo "fake-bench: failing as asked" >&2
+	exit 1
+	;;
+esac
 value="$3"
 if [ -n "${FAKE_BENCH_FACTOR:-}" ]; then
 	value=$(awk -v v="$value" -v f="$FAKE_BENCH_FACTOR" 'BEGIN { print v * f }')
