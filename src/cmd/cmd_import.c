@@ -22,11 +22,10 @@ static const char *outdir;
 static const char *gpu;
 
 static const struct pg_opt opts[] = {
-	{ PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)" },
-	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
-	  "GPU of records whose source names none (\"8xH100\", \"H100\")" },
-	{ PG_OPT_END }
-};
+    {PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)"},
+    {PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
+     "GPU of records whose source names none (\"8xH100\", \"H100\")"},
+    {PG_OPT_END}};
 
 static const struct pg_cmd_help help = {
 	"import", "[options] FILE...",
@@ -58,6 +57,19 @@ static int target_cmp(const void *a, const void *b, void *arg)
 	return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
+static void add_file(struct pg_file_out *files, struct pg_buf *texts, size_t *n, const char *dir,
+		     const char *name, const char *ext, const json_t *json)
+{
+	struct pg_buf path = PG_BUF_INIT;
+
+	pg_buf_printf(&path, "%s/%s%s", dir, name, ext);
+	pg_result_text(&texts[*n], json);
+	files[*n].path = pg_buf_detach(&path);
+	files[*n].data = texts[*n].ptr;
+	files[*n].len = texts[*n].len;
+	(*n)++;
+}
+
 static long record_of(const struct pg_result *r)
 {
 	json_t *v = json_object_get(json_object_get(json_object_get(r->json, "perfgate"), "import"),
@@ -73,6 +85,9 @@ int cmd_import(int argc, char **argv)
 	struct pg_import_opts iopts = { 0 };
 	struct target *targets = NULL;
 	char (*keys)[128] = NULL;
+	struct pg_file_out *files = NULL;
+	struct pg_buf *texts = NULL;
+	size_t n_files = 0;
 	int split = 0, rc;
 
 	outdir = NULL;
@@ -85,7 +100,8 @@ int cmd_import(int argc, char **argv)
 	if (rc)
 		goto fail;
 	if (!pos.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
+		rc =
+		    pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
 		goto fail;
 	}
 	if (!outdir)
@@ -122,22 +138,30 @@ int cmd_import(int argc, char **argv)
 
 		if (strcmp(targets[i - 1].dir, targets[i].dir) || strcmp(a->name, b->name))
 			continue;
-		rc = pg_error_set(&err, PG_ECONFIG,
-				  "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
-				  "import them into different directories (-o)",
-				  targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
+		rc = pg_error_set(
+		    &err, PG_ECONFIG,
+		    "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
+		    "import them into different directories (-o)",
+		    targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
 		goto fail;
 	}
 
+	/* all files in one batch: one sync for thousands of results */
+	files = pg_xcalloc(2 * rs.n + 1, sizeof(*files));
+	texts = pg_xcalloc(2 * rs.n + 1, sizeof(*texts));
 	for (size_t i = 0; i < rs.n; i++) {
 		const struct pg_result *r = &rs.items[targets[i].index];
 
 		if (i == 0 || strcmp(targets[i - 1].dir, targets[i].dir))
 			if ((rc = pg_mkdir_p(targets[i].dir, &err)) != 0)
 				goto fail;
-		if ((rc = pg_result_write(targets[i].dir, r->name, r->json, r->commands, &err)) != 0)
-			goto fail;
+		add_file(files, texts, &n_files, targets[i].dir, r->name, ".json", r->json);
+		if (r->commands)
+			add_file(files, texts, &n_files, targets[i].dir, r->name, ".commands",
+				 r->commands);
 	}
+	if ((rc = pg_files_write_atomic(files, n_files, &err)) != 0)
+		goto fail;
 	for (size_t i = 0, start = 0; i < rs.n; i++) {
 		if (i + 1 < rs.n && !strcmp(targets[i + 1].dir, targets[i].dir))
 			continue;
@@ -153,6 +177,12 @@ done:
 		free(targets[i].dir);
 	free(targets);
 	free(keys);
+	for (size_t i = 0; i < n_files; i++) {
+		free((char *)files[i].path);
+		pg_buf_release(&texts[i]);
+	}
+	free(files);
+	free(texts);
 	pg_result_set_release(&rs);
 	pg_strv_release(&pos);
 	return rc;

@@ -53,7 +53,8 @@ int cmd_report(int argc, char **argv)
 	if (rc)
 		goto fail;
 	if (pos.n > 1) {
-		rc = pg_error_set(&err, PG_ECONFIG, "one results directory expected, got %zu", pos.n);
+		rc = pg_error_set(&err, PG_ECONFIG, "one results directory expected, got %zu",
+				  pos.n);
 		goto fail;
 	}
 	dir = pos.n ? pos.v[0] : "results";
@@ -79,10 +80,13 @@ int cmd_report(int argc, char **argv)
 		goto fail;
 
 	if (!rows)
-		fprintf(stderr, "perfgate report: no results in %s; the report has empty tables\n", dir);
+		fprintf(stderr, "perfgate report: no results in %s; the report has empty tables\n",
+			dir);
 	else if (not_ok)
-		fprintf(stderr, "perfgate report: %zu of %zu points did not complete (marked in the report)\n",
-			not_ok, rows);
+		fprintf(
+		    stderr,
+		    "perfgate report: %zu of %zu points did not complete (marked in the report)\n",
+		    not_ok, rows);
 	printf("%s\n%s\n", md_path, json_path);
 	rc = PG_EXIT_OK;
 	goto done;

@@ -391,10 +391,11 @@ int pg_import_text(struct pg_result_set *out, const char *text, size_t len, cons
 	case PG_IMPORT_REPORT: ret = pg_import_report(&ctx); break;
 	case PG_IMPORT_PRINTED: ret = pg_import_printed(&ctx); break;
 	default:
-		ret = pg_error_set(err, PG_ECONFIG,
-				   "%s: not a format perfgate imports (vllm bench JSON, llm-d records, "
-				   "printed Serving Benchmark Result blocks, benchmark_results.md)",
-				   source);
+		ret = pg_error_set(
+		    err, PG_ECONFIG,
+		    "%s: not a format perfgate imports (vllm bench JSON, llm-d records, "
+		    "printed Serving Benchmark Result blocks, benchmark_results.md)",
+		    source);
 	}
 	if (ret == 0 && ctx.n == 0)
 		ret = pg_error_set(err, PG_ECONFIG, "%s: no results in this file", source);
@@ -410,7 +411,8 @@ int pg_import_text(struct pg_result_set *out, const char *text, size_t len, cons
 	for (size_t i = 0; i < ctx.n; i++) {
 		struct pg_import_rec *rec = &ctx.recs[i];
 		struct pg_result r = { 0 };
-		char *name = rec->name ? sanitize_name(rec->name) : derive_name(&ctx, rec, ++k, n_unnamed);
+		char *name =
+		    rec->name ? sanitize_name(rec->name) : derive_name(&ctx, rec, ++k, n_unnamed);
 
 		finish(&ctx, rec, name);
 		r.path = pg_xstrdup(source);

@@ -97,20 +97,23 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 	if (kind == PG_SUITE_LATENCY) {
 		v = json_object_get(o, "percentiles");
 		if (v && !json_is_object(v))
-			return pg_import_fail(ctx, pos, "record %zu: 'percentiles' must be an object, got %s",
+			return pg_import_fail(ctx, pos,
+					      "record %zu: 'percentiles' must be an object, got %s",
 					      record, type_name(v));
 	}
 	if (kind == PG_SUITE_SERVING) {
 		v = json_object_get(o, "request_rate");
 		if (v && !json_is_number(v) && !json_is_null(v) && !is_inf_string(v))
-			return pg_import_fail(ctx, pos,
-					      "record %zu: 'request_rate' must be a number or \"inf\", got %s",
-					      record, json_is_string(v) ? json_string_value(v) : type_name(v));
+			return pg_import_fail(
+			    ctx, pos,
+			    "record %zu: 'request_rate' must be a number or \"inf\", got %s",
+			    record, json_is_string(v) ? json_string_value(v) : type_name(v));
 		v = json_object_get(o, "max_concurrency");
 		if (v && !json_is_integer(v) && !json_is_null(v))
-			return pg_import_fail(ctx, pos,
-					      "record %zu: 'max_concurrency' must be an integer or null, got %s",
-					      record, type_name(v));
+			return pg_import_fail(
+			    ctx, pos,
+			    "record %zu: 'max_concurrency' must be an integer or null, got %s",
+			    record, type_name(v));
 	}
 	return 0;
 }
@@ -122,8 +125,8 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 	int kind;
 
 	if (!json_is_object(o))
-		return pg_import_fail(ctx, pos, "record %zu: expected a JSON object, got %s", record,
-				      type_name(o));
+		return pg_import_fail(ctx, pos, "record %zu: expected a JSON object, got %s",
+				      record, type_name(o));
 	if (is_report_tables(o))
 		return pg_import_report_tables(ctx, o, pos, ++*reports);
 	if (json_object_get(o, "Test name")) {
@@ -132,10 +135,11 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 		return pg_import_table_row(ctx, -1, o, pos, where, "records");
 	}
 	if (json_object_get(o, "benchmark") && json_object_get(o, "metric"))
-		return pg_import_fail(ctx, pos,
-				      "record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
-				      "import the vLLM result file it was made from",
-				      record);
+		return pg_import_fail(
+		    ctx, pos,
+		    "record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
+		    "import the vLLM result file it was made from",
+		    record);
 	kind = pg_result_kind(o);
 	if (kind < 0)
 		return pg_import_fail(ctx, pos,

@@ -139,8 +139,10 @@ static int stat_key(const char *label, struct pg_buf *key)
 		}
 	}
 	/* a section newer than this parser: its name in snake case */
-	for (size_t i = 0; i < name_len; i++)
-		pg_buf_putc(key, isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i]) : '_');
+	for (size_t i = 0; i < name_len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		pg_buf_putc(key, isalnum(c) ? (char)tolower(c) : '_');
+	}
 	pg_buf_puts(key, "_ms");
 	return 1;
 }
@@ -203,102 +205,180 @@ static int parse_value(const char *text, enum value_type type, json_t **out)
 	return -1;
 }
 
-struct block {
-	json_t *result;
-	json_t *unparsed;
-	size_t start;     /* offset of the banner */
+/* One "Label:   value   " line, trimmed. */
+struct row {
+	char *label;
+	char *value;
+	size_t value_at;  /* offset of the value in the line, for messages */
 };
 
-/* Parse one "Label: value" row into b (or, outside a block, into pre).
- * Returns 0, 1 when the line is not a row, or PG_ECONFIG. */
-static int row(struct pg_import_ctx *ctx, json_t *into, json_t **unparsed, const char *line,
-	       size_t len, size_t line_off, int strict)
+static char *trimmed(const char *s, size_t len)
+{
+	while (len && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	return pg_xstrndup(s, len);
+}
+
+/* Split at the last ':' (labels end with one, values have none). -1 when
+ * the line is not a row. */
+static int row_split(struct row *r, const char *line, size_t len)
 {
 	const char *colon = NULL;
-	char *label, *value;
-	const struct label_map *m;
-	struct pg_buf key = PG_BUF_INIT;
-	json_t *v = NULL;
-	size_t value_at;
-	int ret = 0;
 
 	for (size_t i = 0; i < len; i++)
 		if (line[i] == ':')
 			colon = line + i;
 	if (!colon || colon == line)
-		return 1;
-	value_at = (size_t)(colon + 1 - line);
-	while (value_at < len && (line[value_at] == ' ' || line[value_at] == '\t'))
-		value_at++;
-	label = pg_xstrndup(line, (size_t)(colon - line));
-	value = pg_xstrndup(colon + 1, len - (size_t)(colon + 1 - line));
-	/* trim the value ({:<10} pads it) and the label */
-	{
-		char *s = value, *e;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		memmove(value, s, strlen(s) + 1);
-		e = value + strlen(value);
-		while (e > value && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = '\0';
-		e = label + strlen(label);
-		while (e > label && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = '\0';
-	}
-	m = find_label(label);
+		return -1;
+	r->value_at = (size_t)(colon + 1 - line);
+	while (r->value_at < len && (line[r->value_at] == ' ' || line[r->value_at] == '\t'))
+		r->value_at++;
+	r->label = trimmed(line, (size_t)(colon - line));
+	r->value = trimmed(colon + 1, len - (size_t)(colon + 1 - line));
+	return 0;
+}
+
+static void row_release(struct row *r)
+{
+	free(r->label);
+	free(r->value);
+}
+
+enum convert { CONVERTED, UNKNOWN_LABEL, BAD_VALUE };
+
+/* The result key and value of a row (key into *key, value new). On
+ * BAD_VALUE, *expected says what the label wants. */
+static enum convert row_convert(const struct row *r, struct pg_buf *key, json_t **value,
+				const char **expected)
+{
+	const struct label_map *m = find_label(r->label);
+	enum value_type type = V_NUM;
+
+	pg_buf_reset(key);
 	if (m) {
-		if (parse_value(value, m->type, &v))
-			ret = !strict ? 1 : pg_import_fail(ctx, line_off + value_at,
-					     "block %zu: '%s': expected %s, got '%s'", ctx->records + 1, label,
-					     m->type == V_STR ? "text" : "a number", value);
+		pg_buf_puts(key, m->key);
+		type = m->type;
+	} else if (!stat_key(r->label, key)) {
+		return UNKNOWN_LABEL;
+	}
+	if (parse_value(r->value, type, value)) {
+		*expected = type == V_STR ? "text" : "a number";
+		return BAD_VALUE;
+	}
+	return CONVERTED;
+}
+
+struct block {
+	json_t *result;   /* NULL outside a block */
+	json_t *unparsed; /* rows with labels this parser does not know */
+	size_t start;     /* offset of the banner */
+	json_t *pre;      /* rate, burstiness, concurrency printed before it */
+};
+
+/* A line outside a block: a note, or a setting printed before the block
+ * it belongs to ("Traffic request rate: 4.0"). Never an error. */
+static void note_line(struct block *b, const char *t, size_t tlen)
+{
+	struct row r;
+	struct pg_buf key = PG_BUF_INIT;
+	json_t *v;
+	const char *expected;
+
+	if (row_split(&r, t, tlen))
+		return;
+	if (row_convert(&r, &key, &v, &expected) == CONVERTED) {
+		if (!strcmp(key.ptr, "request_rate") || !strcmp(key.ptr, "burstiness") ||
+		    !strcmp(key.ptr, "max_concurrency"))
+			json_object_set_new(b->pre, key.ptr, v);
 		else
-			json_object_set_new(into, m->key, v);
-	} else if (stat_key(label, &key)) {
-		if (parse_value(value, V_NUM, &v))
-			ret = !strict ? 1 : pg_import_fail(ctx, line_off + value_at,
-					     "block %zu: '%s': expected a number, got '%s'", ctx->records + 1,
-					     label, value);
-		else
-			json_object_set_new(into, key.ptr, v);
-	} else if (strict) {
-		if (!*unparsed)
-			*unparsed = json_object();
-		json_object_set_new(*unparsed, label, json_string(value));
-	} else {
-		ret = 1;
+			json_decref(v);
 	}
 	pg_buf_release(&key);
-	free(label);
-	free(value);
+	row_release(&r);
+}
+
+/* A line inside a block: a row (known or kept as unparsed), or an error. */
+static int block_line(struct pg_import_ctx *ctx, struct block *b, const char *t, size_t tlen,
+		      size_t at)
+{
+	struct row r;
+	struct pg_buf key = PG_BUF_INIT;
+	json_t *v;
+	const char *expected;
+	int ret = 0;
+
+	if (row_split(&r, t, tlen))
+		return pg_import_fail(ctx, at, "block %zu: expected 'label: value', got '%.*s'",
+				      ctx->records + 1, (int)(tlen > 60 ? 60 : tlen), t);
+	switch (row_convert(&r, &key, &v, &expected)) {
+	case CONVERTED:
+		json_object_set_new(b->result, key.ptr, v);
+		break;
+	case UNKNOWN_LABEL:
+		if (!b->unparsed)
+			b->unparsed = json_object();
+		json_object_set_new(b->unparsed, r.label, json_string(r.value));
+		break;
+	case BAD_VALUE:
+		ret = pg_import_fail(ctx, at + r.value_at, "block %zu: '%s': expected %s, got '%s'",
+				     ctx->records + 1, r.label, expected, r.value);
+		break;
+	}
+	pg_buf_release(&key);
+	row_release(&r);
 	return ret;
 }
 
-static void copy_pre(json_t *result, json_t *pre)
+static void block_open(struct block *b, size_t start)
 {
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(pre, key, v)
-		json_object_set(result, key, v);
-	json_object_clear(pre);
+	b->result = json_object();
+	b->start = start;
+	json_object_foreach(b->pre, key, v)
+		json_object_set(b->result, key, v);
+	json_object_clear(b->pre);
+}
+
+static int block_close(struct pg_import_ctx *ctx, struct block *b)
+{
+	if (!json_object_get(b->result, "completed"))
+		return pg_import_fail(ctx, b->start, "block %zu: no 'Successful requests' row",
+				      ctx->records + 1);
+	if (b->unparsed) {
+		json_t *pg = json_object(), *imp = json_object();
+
+		/* kept, so nothing the source had is lost */
+		json_object_set_new(imp, "unparsed", b->unparsed);
+		json_object_set_new(pg, "import", imp);
+		json_object_set_new(b->result, "perfgate", pg);
+		b->unparsed = NULL;
+	}
+	pg_import_push(ctx, b->result, PG_SUITE_SERVING, NULL, NULL, "printed", b->start);
+	b->result = NULL;
+	return 0;
 }
 
 int pg_import_printed(struct pg_import_ctx *ctx)
 {
-	json_t *pre = json_object();
-	struct block b = { NULL, NULL, 0 };
+	struct block b = { NULL, NULL, 0, json_object() };
 	size_t off = 0;
 	int ret = 0;
 
 	while (off < ctx->len && ret == 0) {
 		const char *line = ctx->text + off;
-		size_t len = strcspn(line, "\n"), tlen;
+		size_t len = strcspn(line, "\n");
 		const char *t = line;
-		size_t next = off + len + 1;
+		size_t tlen;
 
 		if (off + len > ctx->len)
 			len = ctx->len - off;
-		/* trim, and the '\r' of CRLF files */
+		/* trimmed, and without the '\r' of CRLF files */
 		tlen = len;
 		while (tlen && (*t == ' ' || *t == '\t')) {
 			t++;
@@ -308,65 +388,32 @@ int pg_import_printed(struct pg_import_ctx *ctx)
 			tlen--;
 
 		if (!b.result) {
-			if (is_banner(t, tlen)) {
-				b.result = json_object();
-				b.start = off;
-				copy_pre(b.result, pre);
-			} else if (tlen) {
-				/* notes are skipped; the rate and concurrency lines
-				 * printed before a block belong to it */
-				json_t *scratch = json_object();
-				json_t *none = NULL;
-				if (row(ctx, scratch, &none, t, tlen, off + (size_t)(t - line), 0) == 0) {
-					const char *k;
-					json_t *v;
-					json_object_foreach(scratch, k, v) {
-						if (!strcmp(k, "request_rate") || !strcmp(k, "burstiness") ||
-						    !strcmp(k, "max_concurrency"))
-							json_object_set(pre, k, v);
-					}
-				}
-				json_decref(scratch);
-				json_decref(none);
-			}
-		} else if (all_of(t, tlen, '=')) {
-			if (!json_object_get(b.result, "completed")) {
-				ret = pg_import_fail(ctx, b.start,
-						     "block %zu: no 'Successful requests' row", ctx->records + 1);
-				break;
-			}
-			if (b.unparsed) {
-				json_t *pg = json_object(), *imp = json_object();
-
-				json_object_set_new(imp, "unparsed", b.unparsed);
-				json_object_set_new(pg, "import", imp);
-				json_object_set_new(b.result, "perfgate", pg);
-				b.unparsed = NULL;
-			}
-			pg_import_push(ctx, b.result, PG_SUITE_SERVING, NULL, NULL, "printed", b.start);
-			b.result = NULL;
-		} else if (is_banner(t, tlen)) {
-			ret = pg_import_fail(ctx, off,
-					     "block %zu: a new Serving Benchmark Result block starts before "
-					     "this one (line %d) is closed by a line of '='",
-					     ctx->records + 1, pg_import_line(ctx, b.start));
-		} else if (tlen && !is_section(t, tlen)) {
-			int rc = row(ctx, b.result, &b.unparsed, t, tlen, off + (size_t)(t - line), 1);
-			if (rc == 1)
-				ret = pg_import_fail(ctx, off + (size_t)(t - line),
-						     "block %zu: expected 'label: value', got '%.*s'",
-						     ctx->records + 1, (int)(tlen > 60 ? 60 : tlen), t);
+			if (is_banner(t, tlen))
+				block_open(&b, off);
 			else
-				ret = rc;
+				note_line(&b, t, tlen);
+		} else if (all_of(t, tlen, '=')) {
+			ret = block_close(ctx, &b);
+		} else if (is_banner(t, tlen)) {
+			int opened = pg_import_line(ctx, b.start);
+
+			ret = pg_import_fail(ctx, off,
+					     "block %zu: a new Serving Benchmark Result block "
+					     "starts before this one (line %d) is closed by a "
+					     "line of '='",
+					     ctx->records + 1, opened);
+		} else if (tlen && !is_section(t, tlen)) {
+			ret = block_line(ctx, &b, t, tlen, off + (size_t)(t - line));
 		}
-		off = next;
+		off += len + 1;
 	}
 	if (ret == 0 && b.result)
 		ret = pg_import_fail(ctx, b.start,
-				     "block %zu: the Serving Benchmark Result block is not closed by a line of '='",
+				     "block %zu: the Serving Benchmark Result block is not closed "
+				     "by a line of '='",
 				     ctx->records + 1);
 	json_decref(b.result);
 	json_decref(b.unparsed);
-	json_decref(pre);
+	json_decref(b.pre);
 	return ret;
 }

@@ -228,13 +228,14 @@ int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, 
 	long input_len = -1, output_len = -1, tp = -1;
 
 	if (!json_is_string(name_v) || !json_string_length(name_v))
-		return pg_import_fail(ctx, pos, "%s: 'Test name' must be a non-empty string", where);
+		return pg_import_fail(ctx, pos, "%s: 'Test name' must be a non-empty string",
+				      where);
 	name = json_string_value(name_v);
 	if (gpu_v && !json_is_string(gpu_v) && !json_is_null(gpu_v))
 		return pg_import_fail(ctx, pos, "%s ('%s'): 'GPU' must be a string", where, name);
 	if (kind < 0 && (kind = infer_suite(row, name)) < 0)
-		return pg_import_fail(ctx, pos, "%s ('%s'): cannot tell the suite from its columns", where,
-				      name);
+		return pg_import_fail(ctx, pos, "%s ('%s'): cannot tell the suite from its columns",
+				      where, name);
 
 	result = json_object();
 	pg = json_object();
@@ -305,13 +306,15 @@ bad_number:
 		json_decref(result);
 		json_decref(pg);
 		json_decref(extra);
-		return pg_import_fail(ctx, pos, "%s ('%s'): '%s' must be a number, got %s", where, name,
-				      key, json_is_string(v) ? json_string_value(v) : "another type");
+		return pg_import_fail(ctx, pos, "%s ('%s'): '%s' must be a number, got %s", where,
+				      name, key,
+				      json_is_string(v) ? json_string_value(v) : "another type");
 bad_string:
 		json_decref(result);
 		json_decref(pg);
 		json_decref(extra);
-		return pg_import_fail(ctx, pos, "%s ('%s'): '%s' must be a string", where, name, key);
+		return pg_import_fail(ctx, pos, "%s ('%s'): '%s' must be a string", where, name,
+				      key);
 	}
 
 	pg_params_from_result(&p, result, NULL);
@@ -330,8 +333,8 @@ bad_string:
 	if (extra)
 		json_object_set_new(pg, "columns", extra);
 	json_object_set_new(result, "perfgate", pg);
-	pg_import_push(ctx, result, (enum pg_suite_kind)kind, name, json_string_value(gpu_v), format,
-		       pos);
+	pg_import_push(ctx, result, (enum pg_suite_kind)kind, name, json_string_value(gpu_v),
+		       format, pos);
 	return 0;
 }
 
@@ -349,18 +352,20 @@ int pg_import_report_tables(struct pg_import_ctx *ctx, const json_t *tables, siz
 			continue;
 		names = json_object_get(table, "Test name");
 		if (!json_is_object(names))
-			return pg_import_fail(ctx, pos, "report %zu, %s: no 'Test name' column", report_no,
-					      suite);
+			return pg_import_fail(ctx, pos, "report %zu, %s: no 'Test name' column",
+					      report_no, suite);
 		json_object_foreach(table, header, col) {
 			if (!json_is_object(col))
-				return pg_import_fail(ctx, pos,
-						      "report %zu, %s: column '%s' must be an object "
-						      "{\"0\": value, ...}",
-						      report_no, suite, header);
+				return pg_import_fail(
+				    ctx, pos,
+				    "report %zu, %s: column '%s' must be an object "
+				    "{\"0\": value, ...}",
+				    report_no, suite, header);
 			if (json_object_size(col) > json_object_size(names))
-				return pg_import_fail(ctx, pos,
-						      "report %zu, %s: column '%s' has rows that 'Test name' lacks",
-						      report_no, suite, header);
+				return pg_import_fail(
+				    ctx, pos,
+				    "report %zu, %s: column '%s' has rows that 'Test name' lacks",
+				    report_no, suite, header);
 		}
 		row = json_object();
 		json_object_foreach(names, idx, name) {
@@ -373,7 +378,8 @@ int pg_import_report_tables(struct pg_import_ctx *ctx, const json_t *tables, siz
 				if (v)
 					json_object_set(row, header, v);
 			}
-			snprintf(where, sizeof(where), "report %zu, %s row %s", report_no, suite, idx);
+			snprintf(where, sizeof(where), "report %zu, %s row %s", report_no, suite,
+				 idx);
 			rc = pg_import_table_row(ctx, k, row, pos, where, "report");
 			if (rc) {
 				json_decref(row);
@@ -417,17 +423,20 @@ int pg_import_report(struct pg_import_ctx *ctx)
 		pg_lenient_json_init(&lj, ctx->text + at, ctx->len - at, true);
 		tables = json_loadb(lj.text, lj.len, 0, &jerr);
 		if (!tables) {
-			size_t bad = at + pg_lenient_json_orig(&lj, jerr.position > 0 ? (size_t)jerr.position : 0);
+			size_t bad = at + pg_lenient_json_orig(
+					      &lj, jerr.position > 0 ? (size_t)jerr.position : 0);
 
 			if (bad > at)
 				bad--; /* the offending token's last character */
 			pg_lenient_json_release(&lj);
-			return pg_import_fail(ctx, bad, "report %zu: JSON section: %s", reports + 1, jerr.text);
+			return pg_import_fail(ctx, bad, "report %zu: JSON section: %s", reports + 1,
+					      jerr.text);
 		}
 		if (!json_is_object(tables) || json_object_size(tables) == 0) {
 			json_decref(tables);
 			pg_lenient_json_release(&lj);
-			return pg_import_fail(ctx, at, "report %zu: JSON section is not an object of tables",
+			return pg_import_fail(ctx, at,
+					      "report %zu: JSON section is not an object of tables",
 					      reports + 1);
 		}
 		rc = pg_import_report_tables(ctx, tables, at, ++reports);

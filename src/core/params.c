@@ -189,8 +189,8 @@ static void from_command(struct pg_params *p, const char *command, const char *w
 	if (!strcmp(which, "server_command")) {
 		/* "vllm serve <model>": the model is the positional argument */
 		for (size_t i = 0; i + 2 < argv.n; i++)
-			if (!strcmp(argv.v[i + 1], "serve") && pg_str_has_suffix(argv.v[i], "vllm") &&
-			    argv.v[i + 2][0] != '-')
+			if (!strcmp(argv.v[i + 1], "serve") &&
+			    pg_str_has_suffix(argv.v[i], "vllm") && argv.v[i + 2][0] != '-')
 				set_str(&p->model, argv.v[i + 2]);
 	} else if (!strcmp(which, "client_command")) {
 		dataset_from(p, &argv);
@@ -201,7 +201,8 @@ static void from_command(struct pg_params *p, const char *command, const char *w
 		if (isnan(p->qps) && (v = pg_cmdline_flag(&argv, "--request-rate")))
 			pg_parse_double(v, &p->qps);
 		if (p->max_concurrency < 0)
-			set_long_str(&p->max_concurrency, pg_cmdline_flag(&argv, "--max-concurrency"));
+			set_long_str(&p->max_concurrency,
+				     pg_cmdline_flag(&argv, "--max-concurrency"));
 	} else {
 		int latency = !strcmp(which, "latency_command");
 
@@ -211,7 +212,8 @@ static void from_command(struct pg_params *p, const char *command, const char *w
 			set_long_str(&p->batch_size, pg_cmdline_flag(&argv, "--batch-size"));
 			/* vllm bench latency's defaults, which vLLM's own report
 			 * describes as "32 tokens / 128 tokens / fixed (8)" */
-			if (contains_ci(command, "vllm") || contains_ci(command, "benchmark_latency")) {
+			if (contains_ci(command, "vllm") ||
+			    contains_ci(command, "benchmark_latency")) {
 				if (p->input_len < 0)
 					p->input_len = 32;
 				if (p->output_len < 0)
@@ -277,7 +279,8 @@ json_t *pg_params_to_json(const struct pg_params *p)
 	json_object_set_new(o, "output_len", long_or_null(p->output_len));
 	json_object_set_new(o, "num_prompts", long_or_null(p->num_prompts));
 	json_object_set_new(o, "qps", qps);
-	json_object_set_new(o, "max_concurrency", long_or_null(p->max_concurrency > 0 ? p->max_concurrency : -1));
+	json_object_set_new(o, "max_concurrency",
+			    long_or_null(p->max_concurrency > 0 ? p->max_concurrency : -1));
 	json_object_set_new(o, "batch_size", long_or_null(p->batch_size));
 	json_object_set_new(o, "endpoint", str_or_null(p->endpoint));
 	return o;

@@ -101,7 +101,8 @@ struct pg_report *pg_report_new(const struct pg_result_set *rs)
 		t = &r->tables[res->kind];
 		at = fill[res->kind]++;
 		t->rows[at].res = res;
-		row_fill(t, &t->rows[at], t->vals + at * t->n_metrics, t->flags + at * t->n_metrics);
+		row_fill(t, &t->rows[at], t->vals + at * t->n_metrics,
+			 t->flags + at * t->n_metrics);
 	}
 	for (int k = 0; k < PG_SUITE_COUNT; k++) {
 		struct pg_report_table *t = &r->tables[k];

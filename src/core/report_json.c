@@ -101,7 +101,8 @@ void pg_report_json_tables(struct pg_buf *out, const struct pg_report *r)
 {
 	pg_buf_putc(out, '{');
 	for (int k = 0; k < PG_SUITE_COUNT; k++) {
-		pg_buf_printf(out, "%s\"%s\": ", k ? ", " : "", pg_suite_kind_name((enum pg_suite_kind)k));
+		pg_buf_printf(out, "%s\"%s\": ", k ? ", " : "",
+			      pg_suite_kind_name((enum pg_suite_kind)k));
 		table_dict(out, &r->tables[k]);
 	}
 	pg_buf_putc(out, '}');

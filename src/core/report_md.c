@@ -233,35 +233,23 @@ struct workload {
 	size_t n_in, n_out, n_prompts;
 };
 
-static void input_text(struct pg_buf *out, const struct workload *w, int with_dataset)
+/* One dataset's lengths: "128 tokens (random dataset)", or for ShareGPT,
+ * whose lengths come from the conversations, vLLM's sentence around the
+ * prompt count ("randomly sample 200 prompts from ShareGPT dataset ..."). */
+static void lengths_text(struct pg_buf *out, const struct workload *w, const long *lens,
+			 size_t n_lens, const char *sharegpt_before, const char *sharegpt_after,
+			 int with_dataset)
 {
-	if (is_sharegpt(w->dataset) && !w->n_in) {
-		pg_buf_puts(out, "randomly sample ");
+	if (is_sharegpt(w->dataset) && !n_lens) {
+		pg_buf_puts(out, sharegpt_before);
 		if (w->n_prompts) {
 			put_longs(out, w->prompts, w->n_prompts);
 			pg_buf_putc(out, ' ');
 		}
-		pg_buf_puts(out, "prompts from ShareGPT dataset (with fixed random seed)");
+		pg_buf_puts(out, sharegpt_after);
 		return;
 	}
-	put_longs(out, w->in, w->n_in);
-	pg_buf_puts(out, " tokens");
-	if (with_dataset && w->dataset)
-		pg_buf_printf(out, " (%s dataset)", w->dataset);
-}
-
-static void output_text(struct pg_buf *out, const struct workload *w, int with_dataset)
-{
-	if (is_sharegpt(w->dataset) && !w->n_out) {
-		pg_buf_puts(out, "the corresponding output length of these ");
-		if (w->n_prompts) {
-			put_longs(out, w->prompts, w->n_prompts);
-			pg_buf_putc(out, ' ');
-		}
-		pg_buf_puts(out, "prompts");
-		return;
-	}
-	put_longs(out, w->out, w->n_out);
+	put_longs(out, lens, n_lens);
 	pg_buf_puts(out, " tokens");
 	if (with_dataset && w->dataset)
 		pg_buf_printf(out, " (%s dataset)", w->dataset);
@@ -269,7 +257,7 @@ static void output_text(struct pg_buf *out, const struct workload *w, int with_d
 
 static int has_input(const struct workload *w)
 {
-	return w->n_in || (is_sharegpt(w->dataset) && !w->n_in);
+	return w->n_in || is_sharegpt(w->dataset);
 }
 
 static int has_output(const struct workload *w)
@@ -301,7 +289,9 @@ static void bullets_workload(struct pg_buf *out, const struct pg_report_table *t
 		for (size_t g = 0; g < n_groups; g++)
 			if (has_input(&w[g])) {
 				pg_buf_puts(out, k++ ? "; " : "");
-				input_text(out, &w[g], n_groups > 1);
+				lengths_text(out, &w[g], w[g].in, w[g].n_in, "randomly sample ",
+					     "prompts from ShareGPT dataset (with fixed random seed)",
+					     n_groups > 1);
 			}
 		pg_buf_puts(out, ".\n");
 	}
@@ -311,7 +301,9 @@ static void bullets_workload(struct pg_buf *out, const struct pg_report_table *t
 		for (size_t g = 0; g < n_groups; g++)
 			if (has_output(&w[g])) {
 				pg_buf_puts(out, k++ ? "; " : "");
-				output_text(out, &w[g], n_groups > 1);
+				lengths_text(out, &w[g], w[g].out, w[g].n_out,
+					     "the corresponding output length of these ", "prompts",
+					     n_groups > 1);
 			}
 		pg_buf_puts(out, ".\n");
 	}
@@ -390,8 +382,9 @@ static void bullet_qps(struct pg_buf *out, const struct pg_report_table *t)
 			pg_buf_puts(out, " arrival time of each query is determined using a random "
 					 "Poisson process (with fixed random seed).");
 		} else {
-			pg_buf_puts(out, " arrival time of each query is determined using a random gamma "
-					 "process with burstiness ");
+			pg_buf_puts(
+			    out, " arrival time of each query is determined using a random gamma "
+				 "process with burstiness ");
 			for (size_t i = 0; i < n_burst && i < LIST_MAX; i++) {
 				join_begin(out, i, n_burst);
 				pg_buf_puts(out, pg_fmt_g(num, burst[i]));
@@ -471,70 +464,69 @@ static int split_header(const char *h, char *stat, size_t stat_size, const char 
 	return 1;
 }
 
+struct stat_col {
+	char stat[16];       /* "mean", "median", "p99" */
+	const char *family;  /* "TTFT (ms)", "latency (ms)": compare family_len bytes */
+	size_t family_len;
+};
+
+static int same_family(const struct stat_col *a, const struct stat_col *b)
+{
+	return a->family_len == b->family_len && !strncmp(a->family, b->family, a->family_len);
+}
+
+/* "Evaluation metrics: throughput, TTFT (time to the first token, with
+ * mean, median and p99), ..." from the columns the table shows. */
 static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 {
-	const char *done_families[PG_REPORT_MAX_COLUMNS];
-	size_t n_done = 0, items = 0;
-	int throughput = 0;
+	struct stat_col cols[PG_REPORT_MAX_COLUMNS];
+	size_t n = 0, items = 0;
+	int throughput = t->kind == PG_SUITE_THROUGHPUT;
 
-	for (size_t c = 0; c < t->n_metrics; c++)
-		if (t->shown[c] && t->metrics[c]->cls == PG_CLASS_THROUGHPUT)
+	for (size_t c = 0; c < t->n_metrics; c++) {
+		struct stat_col *sc = &cols[n];
+
+		if (!t->shown[c] || t->metrics[c]->cls == PG_CLASS_COUNT)
+			continue;
+		if (t->metrics[c]->cls == PG_CLASS_THROUGHPUT)
 			throughput = 1;
+		else if (split_header(t->metrics[c]->header, sc->stat, sizeof(sc->stat), &sc->family,
+				      &sc->family_len))
+			n++;
+	}
 	pg_buf_puts(out, "- Evaluation metrics: ");
-	if (t->kind == PG_SUITE_THROUGHPUT || (t->kind == PG_SUITE_SERVING && throughput)) {
+	if (throughput) {
 		pg_buf_puts(out, "throughput");
 		items++;
 	}
-	for (size_t c = 0; c < t->n_metrics; c++) {
-		char stat[16];
-		const char *family, *meaning;
-		size_t family_len, n_stats = 0, k;
-		int seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *meaning = family_meaning(cols[i].family, cols[i].family_len);
+		size_t n_stats = 0, k = 0, j;
 
-		if (!t->shown[c] || t->metrics[c]->cls == PG_CLASS_THROUGHPUT ||
-		    t->metrics[c]->cls == PG_CLASS_COUNT ||
-		    !split_header(t->metrics[c]->header, stat, sizeof(stat), &family, &family_len))
-			continue;
-		for (k = 0; k < n_done; k++)
-			if (!strncmp(done_families[k], family, family_len) &&
-			    done_families[k][family_len] == ' ')
-				seen = 1;
-		if (seen)
-			continue;
-		done_families[n_done++] = family;
-		meaning = family_meaning(family, family_len);
+		for (j = 0; j < i && !same_family(&cols[j], &cols[i]); j++)
+			;
+		if (j < i)
+			continue; /* listed with its family already */
+		for (j = i; j < n; j++)
+			n_stats += same_family(&cols[j], &cols[i]);
 		pg_buf_puts(out, items++ ? ", " : "");
 		if (t->kind == PG_SUITE_LATENCY)
 			pg_buf_puts(out, "end-to-end latency (");
 		else if (meaning)
-			pg_buf_printf(out, "%.*s (%s, with ", (int)family_len, family, meaning);
+			pg_buf_printf(out, "%.*s (%s, with ", (int)cols[i].family_len, cols[i].family,
+				      meaning);
 		else
-			pg_buf_printf(out, "%.*s (with ", (int)family_len, family);
-		/* every shown column of this family, in table order */
-		for (size_t d = c; d < t->n_metrics; d++) {
-			char s2[16];
-			const char *f2;
-			size_t l2;
-
-			if (!t->shown[d] || !split_header(t->metrics[d]->header, s2, sizeof(s2), &f2, &l2) ||
-			    l2 != family_len || strncmp(f2, family, l2))
-				continue;
-			n_stats++;
-		}
-		k = 0;
-		for (size_t d = c; d < t->n_metrics; d++) {
-			char s2[16];
-			const char *f2;
-			size_t l2;
-
-			if (!t->shown[d] || !split_header(t->metrics[d]->header, s2, sizeof(s2), &f2, &l2) ||
-			    l2 != family_len || strncmp(f2, family, l2))
+			pg_buf_printf(out, "%.*s (with ", (int)cols[i].family_len, cols[i].family);
+		for (j = i; j < n; j++) {
+			if (!same_family(&cols[j], &cols[i]))
 				continue;
 			/* vLLM writes "(mean, median, p99)" for latency and
 			 * "with mean, median and p99" for the serving families */
+			int last = k + 1 == n_stats;
+
 			if (k)
-				pg_buf_puts(out, t->kind != PG_SUITE_LATENCY && k + 1 == n_stats ? " and " : ", ");
-			pg_buf_puts(out, s2);
+				pg_buf_puts(out, last && t->kind != PG_SUITE_LATENCY ? " and " : ", ");
+			pg_buf_puts(out, cols[j].stat);
 			k++;
 		}
 		pg_buf_putc(out, ')');
@@ -710,7 +702,8 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 			cell->len = arena.len - cell->off;
 			if (!cols[c].numeric)
 				trim_cell(&arena, cell);
-			cell->dec = cols[c].numeric ? afterpoint(arena.ptr + cell->off, cell->len) : -1;
+			cell->dec =
+			    cols[c].numeric ? afterpoint(arena.ptr + cell->off, cell->len) : -1;
 			if (cell->dec > cols[c].maxdec)
 				cols[c].maxdec = cell->dec;
 		}
@@ -781,32 +774,33 @@ static const char *const section_titles[PG_SUITE_COUNT] = {
 
 static void json_section(struct pg_buf *out, const struct pg_report *r)
 {
-	pg_buf_puts(out,
-		    "## json version of the benchmarking tables\n"
-		    "\n"
-		    "This section contains the data of the markdown tables above in JSON format.\n"
-		    "You can load the benchmarking tables into pandas dataframes as follows:\n"
-		    "\n"
-		    "```python\n"
-		    "import json\n"
-		    "import pandas as pd\n"
-		    "\n"
-		    "benchmarking_results_json = \"\"\"The json string\"\"\"\n"
-		    "benchmarking_results = json.loads(benchmarking_results_json)\n"
-		    "latency_results = pd.DataFrame.from_dict(benchmarking_results[\"latency\"])\n"
-		    "throughput_results = pd.DataFrame.from_dict(benchmarking_results[\"throughput\"])\n"
-		    "serving_results = pd.DataFrame.from_dict(benchmarking_results[\"serving\"])\n"
-		    "```\n"
-		    "\n"
-		    "The json string for all benchmarking tables:\n"
-		    "\n"
-		    "```json\n");
+	pg_buf_puts(
+	    out,
+	    "## json version of the benchmarking tables\n"
+	    "\n"
+	    "This section contains the data of the markdown tables above in JSON format.\n"
+	    "You can load the benchmarking tables into pandas dataframes as follows:\n"
+	    "\n"
+	    "```python\n"
+	    "import json\n"
+	    "import pandas as pd\n"
+	    "\n"
+	    "benchmarking_results_json = \"\"\"The json string\"\"\"\n"
+	    "benchmarking_results = json.loads(benchmarking_results_json)\n"
+	    "latency_results = pd.DataFrame.from_dict(benchmarking_results[\"latency\"])\n"
+	    "throughput_results = pd.DataFrame.from_dict(benchmarking_results[\"throughput\"])\n"
+	    "serving_results = pd.DataFrame.from_dict(benchmarking_results[\"serving\"])\n"
+	    "```\n"
+	    "\n"
+	    "The json string for all benchmarking tables:\n"
+	    "\n"
+	    "```json\n");
 	pg_report_json_tables(out, r);
-	pg_buf_puts(out,
-		    "\n"
-		    "```\n"
-		    "\n"
-		    "You can also check the raw experiment data in the Artifact tab of the Buildkite page.\n");
+	pg_buf_puts(out, "\n"
+			 "```\n"
+			 "\n"
+			 "You can also check the raw experiment data in the Artifact tab of the "
+			 "Buildkite page.\n");
 }
 
 void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned flags)
@@ -817,7 +811,8 @@ void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned 
 
 			pg_buf_printf(out, "## %s\n\n", section_titles[k]);
 			if (!t->n) {
-				pg_buf_printf(out, "No %s results.\n\n", pg_suite_kind_name(t->kind));
+				pg_buf_printf(out, "No %s results.\n\n",
+					      pg_suite_kind_name(t->kind));
 				continue;
 			}
 			if (flags & PG_REPORT_DESCRIPTIONS) {

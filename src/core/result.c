@@ -1,7 +1,9 @@
 #include "core/result.h"
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/gpu.h"
+#include "core/jsonw.h"
 #include "core/metrics.h"
 
 #include <stdio.h>
@@ -80,4 +82,10 @@ const char *pg_result_error(const struct pg_result *r)
 {
 	json_t *v = pg_json_path(r->json, "perfgate.error");
 	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+void pg_result_text(struct pg_buf *out, const json_t *json)
+{
+	pg_json_write(out, json, 4);
+	pg_buf_putc(out, '\n');
 }

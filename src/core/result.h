@@ -53,6 +53,11 @@ const char *pg_result_gpu_label(const struct pg_result *r, char *out, size_t siz
 /* perfgate.status: "ok" (also when absent), "error", "skipped", "cancelled". */
 const char *pg_result_status(const struct pg_result *r);
 
+/* A result (or sidecar) file's text, as vLLM writes it: indented 4, in
+ * key order, then a newline. Appends to out. */
+struct pg_buf;
+void pg_result_text(struct pg_buf *out, const json_t *json);
+
 /* perfgate.error (why a point is not ok), or NULL. Borrowed. */
 const char *pg_result_error(const struct pg_result *r);
 

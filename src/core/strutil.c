@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -103,7 +104,16 @@ char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v)
 		snprintf(out, PG_FMT_DOUBLE_SIZE, signbit(v) ? "-0.0" : "0.0");
 		return out;
 	}
-	for (prec = 0; prec < 17; prec++) {
+	/*
+	 * Any two decimals of at most DBL_DIG (15) significant digits are
+	 * different doubles, so when v's 15-digit rounding reads back to v it is
+	 * the only short decimal that does, and dropping its trailing zeros
+	 * (below) gives the shortest. Otherwise 16 or 17 digits. Three tries
+	 * instead of up to seventeen: reports format 150,000 numbers. Subnormals
+	 * have fewer bits, so several short decimals may read back to them:
+	 * they take the full search.
+	 */
+	for (prec = fabs(v) < DBL_MIN ? 0 : 14; prec < 17; prec++) {
 		snprintf(sci, sizeof(sci), "%.*e", prec, v);
 		if (strtod(sci, NULL) == v)
 			break;

@@ -129,6 +129,65 @@ done:
 	return ret;
 }
 
+int pg_files_write_atomic(const struct pg_file_out *files, size_t n, struct pg_error *err)
+{
+	struct pg_strv tmps = PG_STRV_INIT, dirs = PG_STRV_INIT;
+	size_t renamed = 0;
+	int ret = PG_ERR, fd;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pg_buf tmp = PG_BUF_INIT;
+
+		pg_buf_printf(&tmp, "%s.tmp.%ld", files[i].path, (long)getpid());
+		pg_strv_push_owned(&tmps, pg_buf_detach(&tmp));
+		fd = open(tmps.v[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			pg_error_set(err, PG_ERR, "%s: %s", files[i].path, strerror(errno));
+			free(tmps.v[--tmps.n]);
+			tmps.v[tmps.n] = NULL;
+			goto done;
+		}
+		if (write_all(fd, files[i].data, files[i].len)) {
+			pg_error_set(err, PG_ERR, "%s: write: %s", files[i].path, strerror(errno));
+			close(fd);
+			goto done;
+		}
+		if (i + 1 == n && syncfs(fd)) {
+			pg_error_set(err, PG_ERR, "%s: syncfs: %s", files[i].path, strerror(errno));
+			close(fd);
+			goto done;
+		}
+		close(fd);
+	}
+	for (; renamed < n; renamed++) {
+		char *dir;
+
+		if (rename(tmps.v[renamed], files[renamed].path)) {
+			pg_error_set(err, PG_ERR, "%s: rename: %s", files[renamed].path,
+				     strerror(errno));
+			goto done;
+		}
+		dir = dir_of(files[renamed].path);
+		if (!dirs.n || strcmp(dirs.v[dirs.n - 1], dir))
+			pg_strv_push_owned(&dirs, dir);
+		else
+			free(dir);
+	}
+	for (size_t i = 0; i < dirs.n; i++) {
+		if (fsync_dir(dirs.v[i])) {
+			pg_error_set(err, PG_ERR, "%s: fsync: %s", dirs.v[i], strerror(errno));
+			goto done;
+		}
+	}
+	ret = 0;
+done:
+	for (size_t i = renamed; i < tmps.n; i++)
+		unlink(tmps.v[i]);
+	pg_strv_release(&tmps);
+	pg_strv_release(&dirs);
+	return ret;
+}
+
 int pg_mkdir_p(const char *path, struct pg_error *err)
 {
 	char *copy = pg_xstrdup(path);
@@ -139,7 +198,8 @@ int pg_mkdir_p(const char *path, struct pg_error *err)
 			char saved = *p;
 			*p = '\0';
 			if (mkdir(copy, 0755) && errno != EEXIST) {
-				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", copy, strerror(errno));
+				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", copy,
+						   strerror(errno));
 				break;
 			}
 			*p = saved;

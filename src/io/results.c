@@ -95,15 +95,13 @@ int pg_result_write(const char *dir, const char *name, const json_t *result,
 	int ret;
 
 	pg_buf_printf(&path, "%s/%s.json", dir, name);
-	pg_json_write(&text, result, 4);
-	pg_buf_putc(&text, '\n');
+	pg_result_text(&text, result);
 	ret = pg_file_write_atomic(path.ptr, text.ptr, text.len, err);
 	if (ret == 0 && commands) {
 		pg_buf_reset(&path);
 		pg_buf_reset(&text);
 		pg_buf_printf(&path, "%s/%s.commands", dir, name);
-		pg_json_write(&text, commands, 4);
-		pg_buf_putc(&text, '\n');
+		pg_result_text(&text, commands);
 		ret = pg_file_write_atomic(path.ptr, text.ptr, text.len, err);
 	}
 	pg_buf_release(&text);

@@ -3,8 +3,10 @@
 #include "testutil.h"
 
 #include "core/buf.h"
+#include "core/cmdline.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/params.h"
 #include "core/report.h"
 #include "core/result.h"
 #include "core/strutil.h"
@@ -513,6 +515,58 @@ START_TEST(bullets_come_from_the_results)
 }
 END_TEST
 
+/* Recorded command lines read back as sh would split them. */
+START_TEST(command_lines_split_like_sh)
+{
+	struct pg_strv argv = PG_STRV_INIT;
+
+	ck_assert_int_eq(pg_cmdline_split(&argv, "A=1 vllm  serve 'my org/m' --x \"a \\\"b\\\" c\" "
+						 "--tensor_parallel_size=4 -tp 2 --flag\\ y --last"),
+			 0);
+	ck_assert_uint_eq(argv.n, 11);
+	ck_assert_str_eq(argv.v[3], "my org/m");
+	ck_assert_str_eq(argv.v[5], "a \"b\" c");
+	ck_assert_str_eq(argv.v[9], "--flag y");
+	ck_assert_str_eq(pg_cmdline_flag(&argv, "--x"), "a \"b\" c");
+	ck_assert_str_eq(pg_cmdline_flag(&argv, "--tensor-parallel-size"), "4");
+	ck_assert_str_eq(pg_cmdline_flag(&argv, "-tp"), "2");
+	ck_assert_str_eq(pg_cmdline_flag(&argv, "--last"), "");
+	ck_assert_ptr_null(pg_cmdline_flag(&argv, "--tensor"));
+	pg_strv_release(&argv);
+	ck_assert_int_eq(pg_cmdline_split(&argv, "vllm serve 'unterminated"), -1);
+	pg_strv_release(&argv);
+}
+END_TEST
+
+/* perfgate.params first, then vLLM's keys, then the command lines. */
+START_TEST(params_precedence)
+{
+	json_t *r = json_loads("{\"model_id\": \"from-key\", \"request_rate\": \"inf\", \"num_prompts\": 50,"
+			       " \"max_concurrency\": null, \"input_len\": \"1000\","
+			       " \"perfgate\": {\"params\": {\"model\": \"from-params\", \"tp\": null}}}",
+			       0, NULL);
+	json_t *c = json_loads("{\"client_command\": \"vllm bench serve --num-prompts 70 --request-rate 2"
+			       " --random-output-len 64 --dataset-name random\","
+			       " \"server_command\": \"vllm serve m --tensor-parallel-size 4\"}",
+			       0, NULL);
+	struct pg_params p;
+
+	pg_params_from_result(&p, r, c);
+	ck_assert_str_eq(p.model, "from-params");
+	ck_assert(isinf(p.qps));
+	ck_assert_int_eq(p.num_prompts, 50);
+	ck_assert_int_eq(p.max_concurrency, 0);
+	ck_assert_int_eq(p.input_len, 1000);
+	ck_assert_int_eq(p.output_len, 64);
+	ck_assert_int_eq(p.tp, 4);
+	ck_assert_str_eq(p.dataset, "random");
+	ck_assert_str_eq(p.engine, "vllm");
+	pg_params_release(&p);
+	json_decref(r);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -529,6 +583,8 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, columns_only_with_values);
 	tcase_add_test(tc, rows_sort_by_test_name);
 	tcase_add_test(tc, bullets_come_from_the_results);
+	tcase_add_test(tc, command_lines_split_like_sh);
+	tcase_add_test(tc, params_precedence);
 	suite_add_tcase(s, tc);
 	return s;
 }
