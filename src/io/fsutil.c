@@ -102,6 +102,16 @@ int pg_file_write_atomic(const char *path, const void *data, size_t len, struct 
 	if (!linked) {
 		char proc[64];
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		/* a new file: linking the unnamed one in place is atomic by
+		 * itself and leaves no temporary name behind for a SIGKILL */
+		if (!linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW)) {
+			if (fsync_dir(dir)) {
+				pg_error_set(err, PG_ERR, "%s: fsync: %s", dir, strerror(errno));
+				goto done;
+			}
+			ret = 0;
+			goto done;
+		}
 		unlink(tmp.ptr); /* a stale one from a killed run with our pid */
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp.ptr, AT_SYMLINK_FOLLOW)) {
 			pg_error_set(err, PG_ERR, "%s: link: %s", path, strerror(errno));
