@@ -17,6 +17,7 @@
 #include "core/strutil.h"
 #include "io/gate.h"
 #include "io/history.h"
+#include "io/import.h"
 #include "io/results.h"
 #include "io/thresholds.h"
 
@@ -40,7 +41,8 @@ static const char baseline_usage[] =
 
 /* ------------------------------------------------------------------ */
 
-/* A source of results: a directory, or one file `perfgate import` reads. */
+/* A source of results: a directory, or one file `perfgate import` reads
+ * (a report, vllm bench JSON, llm-d records, printed result blocks). */
 static int load_source(struct pg_result_set *out, const char *path, struct pg_error *err)
 {
 	struct stat st;
@@ -48,11 +50,10 @@ static int load_source(struct pg_result_set *out, const char *path, struct pg_er
 
 	if (stat(path, &st))
 		return pg_error_set(err, PG_ECONFIG, "%s: no such file or directory", path);
-	if (!S_ISDIR(st.st_mode))
-		return pg_error_set(err, PG_ECONFIG,
-				    "%s: reading reports and other tools' files needs 'perfgate import' (not in this build); pass a results directory",
-				    path);
-	rc = pg_results_load_dir(out, path, err);
+	if (S_ISDIR(st.st_mode))
+		rc = pg_results_load_dir(out, path, err);
+	else
+		rc = pg_import_file(out, path, NULL, err);
 	if (rc == 0 && !out->n)
 		rc = pg_error_set(err, PG_ECONFIG, "%s: no benchmark results in it", path);
 	return rc;

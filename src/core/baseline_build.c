@@ -131,6 +131,13 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 			bp->gpu = pg_xstrdup(pg_gpu_label(label, sizeof(label), last->gpu));
 		}
 		describe_sources(&src, used, n_pts);
+		{
+			/* an imported point: the line its figures come from, so a
+			 * file of several reports says which one */
+			json_t *line = pg_json_path(last->result, "perfgate.import.line");
+			if (n_pts == 1 && json_is_integer(line))
+				pg_buf_printf(&src, ":%lld", (long long)json_integer_value(line));
+		}
 		bp->source = pg_buf_detach(&src);
 		for (size_t i = n_pts; i-- > 0;) {
 			pg_result_date(date, pts[i]->result);

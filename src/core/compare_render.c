@@ -36,6 +36,16 @@ void pg_md_cell(struct pg_buf *out, const char *s)
 	}
 }
 
+/* Text for a `code span`: shown literally (no HTML, no escapes), so only a
+ * backtick or a line break could break it. */
+static void md_code(struct pg_buf *out, const char *s)
+{
+	pg_buf_putc(out, '`');
+	for (; s && *s; s++)
+		pg_buf_putc(out, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
+	pg_buf_putc(out, '`');
+}
+
 static void num_cell(struct pg_buf *out, double v)
 {
 	char g[PG_FMT_DOUBLE_SIZE];
@@ -245,9 +255,9 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 	if (c->rerun.n) {
 		pg_buf_puts(out, "\nRe-run to confirm: ");
 		for (size_t i = 0; i < c->rerun.n; i++) {
-			pg_buf_puts(out, i ? ", `" : "`");
-			pg_md_cell(out, c->rerun.v[i]);
-			pg_buf_puts(out, "`");
+			if (i)
+				pg_buf_puts(out, ", ");
+			md_code(out, c->rerun.v[i]);
 		}
 		pg_buf_puts(out, "\n");
 	}

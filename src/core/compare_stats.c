@@ -1,6 +1,8 @@
 #include "core/compare_stats.h"
 
 #include "core/alloc.h"
+#include "core/repeats.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -11,38 +13,18 @@
  * and the normal approximation is already good. */
 #define MWU_EXACT_MAX_PAIRS 2500
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double *sorted_copy(const double *x, size_t n)
-{
-	double *c = pg_xmalloc((n ? n : 1) * sizeof(*c));
-	memcpy(c, x, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), cmp_double);
-	return c;
-}
-
-static double median_sorted(const double *s, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 double pg_stat_median(const double *x, size_t n)
 {
-	double *s, m;
+	double *copy, m;
 
 	if (n == 0)
 		return NAN;
 	if (n == 1)
 		return x[0];
-	s = sorted_copy(x, n);
-	m = median_sorted(s, n);
-	free(s);
+	copy = pg_xmalloc(n * sizeof(*copy));
+	memcpy(copy, x, n * sizeof(*copy));
+	m = pg_median(copy, n); /* sorts its argument: ours stays as it was */
+	free(copy);
 	return m;
 }
 
@@ -158,7 +140,7 @@ double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t n
 		double *all = pg_xmalloc(n * sizeof(double));
 		memcpy(all, x, nx * sizeof(double));
 		memcpy(all + nx, y, ny * sizeof(double));
-		qsort(all, n, sizeof(double), cmp_double);
+		pg_stats_sort(all, n);
 		for (size_t i = 0; i < n;) {
 			size_t j = i;
 			while (j < n && all[j] == all[i])

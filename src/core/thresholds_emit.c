@@ -28,7 +28,9 @@ void pg_yaml_scalar(struct pg_buf *out, const char *s)
 		     s[strlen(s) - 1] != ' ';
 
 	for (const char *p = s; plain && *p; p++)
-		plain = isalnum((unsigned char)*p) || strchr("_./+-() ", *p);
+		plain = isalnum((unsigned char)*p) || strchr("_./+-() ", *p) ||
+			/* "file.md:55" reads back; "a: b" and "a #b" would not */
+			(*p == ':' && p[1] && p[1] != ' ') || (*p == '#' && p[-1] != ' ');
 	if (plain) {
 		pg_buf_puts(out, s);
 		return;

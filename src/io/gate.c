@@ -7,6 +7,7 @@
 #include "core/jsonw.h"
 #include "core/strutil.h"
 #include "io/fsutil.h"
+#include "io/gpu_detect.h"
 #include "io/history.h"
 #include "io/thresholds.h"
 
@@ -66,9 +67,18 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 					    "the results come from several GPUs (%s in %s, %s in %s): pass --gpu",
 					    first, set->items[0].name, key, set->items[i].name);
 	}
+	if (!first[0]) {
+		/* results that do not say: the GPUs of the machine comparing them */
+		struct pg_gpu_info info;
+		struct pg_error ignored = PG_ERROR_INIT;
+		pg_gpu_info_init(&info);
+		if (pg_gpu_detect(&info, &ignored) == 0 && info.count > 0 && strcmp(info.key, "none"))
+			snprintf(first, sizeof(first), "%s", info.key);
+		pg_gpu_info_release(&info);
+	}
 	if (!first[0])
 		return pg_error_set(err, PG_ECONFIG,
-				    "the results do not say which GPU ran them: pass --gpu (or set PERFGATE_GPU)");
+				    "the results do not say which GPU ran them and nvidia-smi found none: pass --gpu (or set PERFGATE_GPU)");
 	snprintf(out, size, "%s", first);
 	return 0;
 }

@@ -30,8 +30,9 @@ struct pg_run_point *pg_run_points(const struct pg_result_set *set);
 /*
  * The GPU key the comparison is for: forced (a --gpu value), else the
  * PERFGATE_GPU environment variable, else the key the results record (they
- * must agree). out gets the key ("H100"). PG_ECONFIG when results disagree
- * or nothing says which GPU it is.
+ * must agree), else the GPUs nvidia-smi reports on this machine. out gets
+ * the key ("H100"). PG_ECONFIG when results disagree or nothing says which
+ * GPU it is.
  */
 int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_result_set *set,
 		    struct pg_error *err);

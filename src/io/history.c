@@ -108,8 +108,15 @@ static int store_open(struct store *s, const char *repo, const char *ref, struct
 	}
 	if (git_repository_init(&s->repo, s->tmpdir, 1))
 		return git_fail(err, "creating a temporary repository", s->tmpdir);
-	if (git_remote_create_anonymous(&s->remote, s->repo, repo))
-		return git_fail(err, "opening the remote", repo);
+	{
+		/* The URL is used as given: no url.<base>.insteadOf rewriting,
+		 * whose config lookup (by regex) leaks in libgit2 1.5 with pcre2. */
+		git_remote_create_options ro = GIT_REMOTE_CREATE_OPTIONS_INIT;
+		ro.repository = s->repo;
+		ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
+		if (git_remote_create_with_opts(&s->remote, repo, &ro))
+			return git_fail(err, "opening the remote", repo);
+	}
 	return 0;
 }
 

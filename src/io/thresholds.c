@@ -7,6 +7,7 @@
 #include "core/strutil.h"
 #include "core/thresholds.h"
 #include "io/fsutil.h"
+#include "io/yamldoc.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,169 +15,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
-/* A parsed document plus what errors need: the file name. */
-struct ydoc {
-	const char *path;
-	yaml_document_t doc;
+/*
+ * Loading goes through io/yamldoc.h, like every other perfgate file: its
+ * typed getters and messages ("<file>:<line>:<col>: <key.path>: ...").
+ * The loader also notes where the top-level "baselines" key and the key
+ * after it sit, so an update can rewrite that section alone.
+ */
+struct tload {
+	struct pg_ydoc d;
 	struct pg_error *err;
 	int baselines_line;   /* 0-based line of the top-level "baselines" key, or -1 */
 	int after_line;       /* line of the top-level key after it, or -1 */
 };
 
-static yaml_node_t *node_at(struct ydoc *d, int i)
+#define KEY(parent, k) { (parent), (k), 0 }
+
+static int unknown(struct tload *t, const struct pg_ypair *pr, const struct pg_ypath *at,
+		   const char *what, const char *const *known, size_t n_known)
 {
-	return yaml_document_get_node(&d->doc, i);
-}
-
-static int fail(struct ydoc *d, const yaml_node_t *n, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(struct ydoc *d, const yaml_node_t *n, const char *key, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return pg_error_set(d->err, PG_ECONFIG, "%s:%lu:%lu: %s%s%s", d->path,
-			    (unsigned long)n->start_mark.line + 1, (unsigned long)n->start_mark.column + 1,
-			    key ? key : "", key ? ": " : "", msg);
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-static bool is_null(const yaml_node_t *n)
-{
-	const char *s = scalar(n);
-	return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-	       (!*s || !strcmp(s, "~") || !strcmp(s, "null"));
-}
-
-static const char *node_kind(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	case YAML_SEQUENCE_NODE:
-		return "a list";
-	default:
-		return "a scalar";
-	}
-}
-
-/* "parent.key" into out, truncated to fit (key paths only label errors). */
-static void key_join(char *out, size_t size, const char *parent, const char *key)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	size_t n;
-
-	if (parent && *parent)
-		pg_buf_printf(&b, "%s.", parent);
-	pg_buf_puts(&b, key ? key : "");
-	n = b.len < size - 1 ? b.len : size - 1;
-	memcpy(out, b.ptr, n);
-	out[n] = '\0';
-	pg_buf_release(&b);
-}
-
-/* Mapping check; a null value (an empty "tests:") counts as empty. */
-static int want_mapping(struct ydoc *d, const yaml_node_t *n, const char *key, bool *empty)
-{
-	*empty = false;
-	if (is_null(n)) {
-		*empty = true;
-		return 0;
-	}
-	if (n->type != YAML_MAPPING_NODE)
-		return fail(d, n, key, "expected a mapping, got %s", node_kind(n));
-	*empty = n->data.mapping.pairs.start == n->data.mapping.pairs.top;
-	return 0;
-}
-
-static int unknown_key(struct ydoc *d, const yaml_node_t *k, const char *parent, const char *what,
-		       const char *const *known, size_t n_known)
-{
-	const char *name = scalar(k);
-	const char *near = pg_nearest(name, known, n_known);
-	char path[512];
-
-	key_join(path, sizeof(path), parent, name);
+	const char *near = pg_nearest(pr->key, known, n_known);
 	if (near)
-		return fail(d, k, path, "unknown %s (did you mean '%s'?)", what, near);
-	return fail(d, k, path, "unknown %s", what);
+		return pg_yerr(&t->d, pr->key_node, at, t->err, "unknown %s '%s' (did you mean '%s'?)",
+			       what, pr->key, near);
+	return pg_yerr(&t->d, pr->key_node, at, t->err, "unknown %s '%s'", what, pr->key);
 }
 
-/* Iterate a mapping's pairs: every key must be a scalar, and appear once. */
-static int check_keys(struct ydoc *d, const yaml_node_t *map, const char *parent)
+/* The pairs of a mapping; a null value (an empty "tests:") has none. */
+static int pairs(struct tload *t, yaml_node_t *map, const struct pg_ypath *at, const char *what,
+		 struct pg_ypair **out, size_t *n)
 {
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node_at(d, p->key);
-		if (!scalar(k))
-			return fail(d, k, parent, "keys must be plain names, got %s", node_kind(k));
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
-			if (!strcmp(scalar(node_at(d, q->key)), scalar(k))) {
-				char path[512];
-				key_join(path, sizeof(path), parent, scalar(k));
-				return fail(d, k, path, "given twice (first on line %lu)",
-					    (unsigned long)node_at(d, q->key)->start_mark.line + 1);
-			}
-	}
-	return 0;
-}
-
-#define FOREACH_PAIR(d, map, pair, k, v)                                                     \
-	for (yaml_node_pair_t *pair = (map)->data.mapping.pairs.start;                       \
-	     pair < (map)->data.mapping.pairs.top &&                                         \
-	     ((k) = node_at((d), pair->key), (v) = node_at((d), pair->value), 1);            \
-	     pair++)
-
-/* ------------------------------------------------------------------ */
-/* Typed values                                                        */
-
-static int get_number(struct ydoc *d, const yaml_node_t *n, const char *key, double *out)
-{
-	const char *s = scalar(n);
-	if (!s || pg_parse_double(s, out) || isnan(*out))
-		return fail(d, n, key, "expected a number, got %s", s ? s : node_kind(n));
-	return 0;
-}
-
-static int get_long(struct ydoc *d, const yaml_node_t *n, const char *key, long min, long *out)
-{
-	const char *s = scalar(n);
-	if (!s || pg_parse_long(s, out))
-		return fail(d, n, key, "expected a whole number, got %s", s ? s : node_kind(n));
-	if (*out < min)
-		return fail(d, n, key, "must be at least %ld, got %ld", min, *out);
-	return 0;
-}
-
-static int get_bool(struct ydoc *d, const yaml_node_t *n, const char *key, bool *out)
-{
-	const char *s = scalar(n);
-	if (s && !strcmp(s, "true"))
-		*out = true;
-	else if (s && !strcmp(s, "false"))
-		*out = false;
-	else
-		return fail(d, n, key, "expected true or false, got %s", s ? s : node_kind(n));
-	return 0;
-}
-
-static int get_string(struct ydoc *d, const yaml_node_t *n, const char *key, char **out)
-{
-	const char *s = scalar(n);
-	if (!s || is_null(n))
-		return fail(d, n, key, "expected a string");
-	free(*out);
-	*out = pg_xstrdup(s);
-	return 0;
+	*out = NULL;
+	*n = 0;
+	if (pg_ynode_is_null(map))
+		return 0;
+	return pg_ymap_pairs(&t->d, map, at, what, out, n, t->err);
 }
 
 /*
@@ -184,51 +57,49 @@ static int get_string(struct ydoc *d, const yaml_node_t *n, const char *key, cha
  * more is almost certainly a percentage without its sign, so it is refused
  * rather than read as 100% or more.
  */
-static int get_fraction(struct ydoc *d, const yaml_node_t *n, const char *key, double *out)
+static int get_fraction(struct tload *t, const yaml_node_t *n, const struct pg_ypath *at, double *out)
 {
-	const char *s = scalar(n);
-	size_t len = s ? strlen(s) : 0;
+	const char *s = pg_ynode_text(n);
+	size_t len = strlen(s);
 
-	if (s && len > 1 && s[len - 1] == '%') {
+	if (pg_ynode_is_scalar(n) && len > 1 && len < 40 && s[len - 1] == '%' && !strpbrk(s, "eE")) {
 		char num[64];
 		/* "2.6e-2" parses to the double nearest 0.026; 2.6 / 100 would not */
 		snprintf(num, sizeof(num), "%.*se-2", (int)(len - 1), s);
-		if (len > 40 || strpbrk(s, "eE") || pg_parse_double(num, out) || !isfinite(*out) || *out < 0)
-			return fail(d, n, key, "expected a percentage like 2.5%%, got %s", s);
-		return 0;
+		if (pg_parse_double(num, out) == 0 && isfinite(*out) && *out >= 0)
+			return 0;
 	}
-	if (!s || pg_parse_double(s, out) || !isfinite(*out) || *out < 0)
-		return fail(d, n, key, "expected a percentage like 2.5%% (or a fraction like 0.025), got %s",
-			    s ? s : node_kind(n));
+	if (!pg_ynode_is_scalar(n) || pg_ynode_is_quoted(n) || pg_parse_double(s, out) ||
+	    !isfinite(*out) || *out < 0)
+		return pg_yexpected(&t->d, n, at, t->err, "a percentage like 2.5%% (or a fraction like 0.025)");
 	if (*out >= 1)
-		return fail(d, n, key, "%s is 100%% or more: write a percentage like %s%%", s, s);
+		return pg_yerr(&t->d, n, at, t->err, "%s is 100%% or more: write a percentage like %s%%", s, s);
 	return 0;
 }
 
 /* A floor: a number, or a number and the metric's unit ("5 ms"). */
-static int get_floor(struct ydoc *d, const yaml_node_t *n, const char *key, const char *metric_id,
-		     double *out)
+static int get_floor(struct tload *t, const yaml_node_t *n, const struct pg_ypath *at,
+		     const char *metric_id, double *out)
 {
-	const char *s = scalar(n);
-	const char *sp = s ? strchr(s, ' ') : NULL;
+	const char *s = pg_ynode_text(n), *sp = strchr(s, ' ');
 	char num[64];
-
-	if (!s)
-		return fail(d, n, key, "expected a number like 5 or 5 ms, got %s", node_kind(n));
-	if (!sp)
-		return get_number(d, n, key, out);
-	snprintf(num, sizeof(num), "%.*s", (int)(sp - s), s);
-	if (pg_parse_double(num, out) || !isfinite(*out) || *out < 0)
-		return fail(d, n, key, "expected a number like 5 or 5 ms, got %s", s);
-	while (*sp == ' ')
-		sp++;
-	/* the unit must be the metric's (all metrics of "*" would disagree) */
 	size_t nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
+
+	if (!sp)
+		return pg_yget_double(&t->d, n, at, false, out, t->err);
+	snprintf(num, sizeof(num), "%.*s", (int)(sp - s < 60 ? sp - s : 60), s);
+	if (pg_ynode_is_quoted(n) || pg_parse_double(num, out) || !isfinite(*out) || *out < 0)
+		return pg_yexpected(&t->d, n, at, t->err, "a number like 5, or 5 ms");
+	while (*sp == ' ')
+		sp++;
+	/* the unit must be the metric's ("*" stands for metrics that disagree) */
 	for (size_t i = 0; i < nm; i++)
 		if (!strcmp(all[i].id, metric_id) && strcmp(all[i].unit, sp))
-			return fail(d, n, key, "unit '%s' is not %s's unit '%s'", sp, metric_id,
-				    all[i].unit);
+			return pg_yerr(&t->d, n, at, t->err, "unit '%s' is not %s's unit '%s'", sp, metric_id,
+				       all[i].unit[0] ? all[i].unit : "(none)");
+	if (!strcmp(metric_id, "*"))
+		return pg_yerr(&t->d, n, at, t->err, "a floor for every metric cannot have a unit");
 	return 0;
 }
 
@@ -238,172 +109,147 @@ static int get_floor(struct ydoc *d, const yaml_node_t *n, const char *key, cons
 static const char *const rule_keys[] = { "gate", "tolerance", "floor", "escalate", "recheck",
 					 "alpha", "min_samples", "noise_sigmas" };
 
-static int parse_rule(struct ydoc *d, const yaml_node_t *map, const char *parent, const char *metric,
+static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *at, const char *metric,
 		      struct pg_rule_patch *patch)
 {
-	yaml_node_t *k, *v;
-	bool empty;
-	char key[512];
-	int rc;
+	struct pg_ypair *ps;
+	size_t n;
+	int rc = pairs(t, map, at, "a mapping of settings ({ gate: true, tolerance: 3% })", &ps, &n);
 
 	memset(patch, 0, sizeof(*patch));
-	if ((rc = want_mapping(d, map, parent, &empty)) || empty)
-		return rc;
-	if ((rc = check_keys(d, map, parent)))
-		return rc;
-	FOREACH_PAIR(d, map, pair, k, v) {
-		const char *name = scalar(k);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct pg_ypair *pr = &ps[i];
+		const struct pg_ypath here = KEY(at, pr->key);
 		struct pg_rule *r = &patch->rule;
 
-		key_join(key, sizeof(key), parent, name);
-		if (!strcmp(name, "gate")) {
-			rc = get_bool(d, v, key, &r->gate);
+		if (!strcmp(pr->key, "gate")) {
+			rc = pg_yget_bool(&t->d, pr->value, &here, &r->gate, t->err);
 			patch->set |= PG_RULE_GATE;
-		} else if (!strcmp(name, "tolerance")) {
-			rc = get_fraction(d, v, key, &r->tolerance);
+		} else if (!strcmp(pr->key, "tolerance")) {
+			rc = get_fraction(t, pr->value, &here, &r->tolerance);
 			patch->set |= PG_RULE_TOLERANCE;
-		} else if (!strcmp(name, "floor")) {
-			rc = get_floor(d, v, key, metric, &r->floor);
+		} else if (!strcmp(pr->key, "floor")) {
+			rc = get_floor(t, pr->value, &here, metric, &r->floor);
 			patch->set |= PG_RULE_FLOOR;
-		} else if (!strcmp(name, "escalate")) {
-			const char *s = scalar(v);
-			if (s && (!strcmp(s, "false") || !strcmp(s, "0") || is_null(v)))
+		} else if (!strcmp(pr->key, "escalate")) {
+			const char *s = pg_ynode_text(pr->value);
+			if (!pg_ynode_is_quoted(pr->value) && (!strcmp(s, "false") || !strcmp(s, "0")))
 				r->escalate = 0;
 			else
-				rc = get_fraction(d, v, key, &r->escalate);
+				rc = get_fraction(t, pr->value, &here, &r->escalate);
 			patch->set |= PG_RULE_ESCALATE;
-		} else if (!strcmp(name, "recheck")) {
-			rc = get_fraction(d, v, key, &r->recheck);
+		} else if (!strcmp(pr->key, "recheck")) {
+			rc = get_fraction(t, pr->value, &here, &r->recheck);
 			patch->set |= PG_RULE_RECHECK;
-		} else if (!strcmp(name, "alpha")) {
-			rc = get_fraction(d, v, key, &r->alpha);
+		} else if (!strcmp(pr->key, "alpha")) {
+			rc = get_fraction(t, pr->value, &here, &r->alpha);
 			patch->set |= PG_RULE_ALPHA;
-		} else if (!strcmp(name, "min_samples")) {
-			rc = get_long(d, v, key, 2, &r->min_samples);
+		} else if (!strcmp(pr->key, "min_samples")) {
+			rc = pg_yget_long(&t->d, pr->value, &here, 2, &r->min_samples, t->err);
 			patch->set |= PG_RULE_MIN_SAMPLES;
-		} else if (!strcmp(name, "noise_sigmas")) {
-			rc = get_number(d, v, key, &r->noise_sigmas);
+		} else if (!strcmp(pr->key, "noise_sigmas")) {
+			rc = pg_yget_double(&t->d, pr->value, &here, false, &r->noise_sigmas, t->err);
 			if (!rc && r->noise_sigmas < 0)
-				rc = fail(d, v, key, "must not be negative");
+				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must not be negative");
 			patch->set |= PG_RULE_NOISE_SIGMAS;
 		} else {
-			rc = unknown_key(d, k, parent, "setting", rule_keys,
-					 sizeof(rule_keys) / sizeof(rule_keys[0]));
+			rc = unknown(t, pr, at, "setting", rule_keys, sizeof(rule_keys) / sizeof(rule_keys[0]));
 		}
-		if (rc)
-			return rc;
 	}
-	return 0;
+	free(ps);
+	return rc;
 }
 
-/* Every metric id of every suite, for validation and "did you mean". */
-static size_t all_metric_ids(const char **out, size_t max)
+static int check_metric_id(struct tload *t, const struct pg_ypair *pr, const struct pg_ypath *at)
 {
-	size_t n, k = 0;
-	const struct pg_metric *all = pg_metrics_all(&n);
-	for (size_t i = 0; i < n && k < max; i++)
-		out[k++] = all[i].id;
-	return k;
-}
-
-static int check_metric_id(struct ydoc *d, const yaml_node_t *k, const char *parent)
-{
+	size_t nm, k = 0;
+	const struct pg_metric *all = pg_metrics_all(&nm);
 	const char *ids[128];
-	size_t n = all_metric_ids(ids, 128);
-	const char *name = scalar(k);
 
-	if (!strcmp(name, "*"))
+	if (!strcmp(pr->key, "*"))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(ids[i], name))
+	for (size_t i = 0; i < nm && k < 128; i++) {
+		if (!strcmp(all[i].id, pr->key) && all[i].direction != PG_NO_DIRECTION)
 			return 0;
-	return unknown_key(d, k, parent, "metric", ids, n);
+		if (all[i].direction != PG_NO_DIRECTION)
+			ids[k++] = all[i].id;
+	}
+	return unknown(t, pr, at, "metric", ids, k);
 }
 
-static int parse_metric_rules(struct ydoc *d, const yaml_node_t *map, const char *parent,
+static int parse_metric_rules(struct tload *t, yaml_node_t *map, const struct pg_ypath *at,
 			      const char *pattern, struct pg_policy *p)
 {
-	yaml_node_t *k, *v;
-	bool empty;
-	char key[512];
-	int rc;
+	struct pg_ypair *ps;
+	size_t n;
+	int rc = pairs(t, map, at, "a mapping of metric: { settings }", &ps, &n);
 
-	if ((rc = want_mapping(d, map, parent, &empty)) || empty)
-		return rc;
-	if ((rc = check_keys(d, map, parent)))
-		return rc;
-	FOREACH_PAIR(d, map, pair, k, v) {
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct pg_ypath here = KEY(at, ps[i].key);
 		struct pg_rule_patch patch;
-		if ((rc = check_metric_id(d, k, parent)))
-			return rc;
-		key_join(key, sizeof(key), parent, scalar(k));
-		if ((rc = parse_rule(d, v, key, scalar(k), &patch)))
-			return rc;
-		pg_policy_add(p, pattern, scalar(k), &patch, (int)k->start_mark.line + 1);
+
+		if ((rc = check_metric_id(t, &ps[i], at)) ||
+		    (rc = parse_rule(t, ps[i].value, &here, ps[i].key, &patch)))
+			break;
+		pg_policy_add(p, pattern, ps[i].key, &patch, pg_ynode_line(ps[i].key_node));
 	}
-	return 0;
+	free(ps);
+	return rc;
 }
 
 static const char *const policy_keys[] = { "alpha", "min_samples", "history_window", "min_history",
 					   "noise_sigmas", "escalate", "recheck", "metrics", "tests" };
 
-static int parse_policy(struct ydoc *d, const yaml_node_t *map, struct pg_policy *p)
+static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 {
-	yaml_node_t *k, *v;
-	bool empty;
-	char key[512];
-	int rc;
+	const struct pg_ypath at = KEY(NULL, "policy");
+	struct pg_ypair *ps;
+	size_t n;
+	int rc = pairs(t, map, &at, "a mapping of policy settings", &ps, &n);
 
-	if ((rc = want_mapping(d, map, "policy", &empty)) || empty)
-		return rc;
-	if ((rc = check_keys(d, map, "policy")))
-		return rc;
-	FOREACH_PAIR(d, map, pair, k, v) {
-		const char *name = scalar(k);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct pg_ypair *pr = &ps[i];
+		const struct pg_ypath here = KEY(&at, pr->key);
 
-		key_join(key, sizeof(key), "policy", name);
-		if (!strcmp(name, "alpha")) {
-			rc = get_fraction(d, v, key, &p->alpha);
+		if (!strcmp(pr->key, "alpha")) {
+			rc = get_fraction(t, pr->value, &here, &p->alpha);
 			if (!rc && p->alpha <= 0)
-				rc = fail(d, v, key, "must be above 0");
-		} else if (!strcmp(name, "min_samples")) {
-			rc = get_long(d, v, key, 2, &p->min_samples);
-		} else if (!strcmp(name, "history_window")) {
-			rc = get_long(d, v, key, 1, &p->history_window);
-		} else if (!strcmp(name, "min_history")) {
-			rc = get_long(d, v, key, 1, &p->min_history);
-		} else if (!strcmp(name, "noise_sigmas")) {
-			rc = get_number(d, v, key, &p->noise_sigmas);
+				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must be above 0");
+		} else if (!strcmp(pr->key, "min_samples")) {
+			rc = pg_yget_long(&t->d, pr->value, &here, 2, &p->min_samples, t->err);
+		} else if (!strcmp(pr->key, "history_window")) {
+			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->history_window, t->err);
+		} else if (!strcmp(pr->key, "min_history")) {
+			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->min_history, t->err);
+		} else if (!strcmp(pr->key, "noise_sigmas")) {
+			rc = pg_yget_double(&t->d, pr->value, &here, false, &p->noise_sigmas, t->err);
 			if (!rc && p->noise_sigmas < 0)
-				rc = fail(d, v, key, "must not be negative");
-		} else if (!strcmp(name, "escalate")) {
-			rc = get_fraction(d, v, key, &p->escalate);
-		} else if (!strcmp(name, "recheck")) {
-			rc = get_fraction(d, v, key, &p->recheck);
-		} else if (!strcmp(name, "metrics")) {
-			rc = parse_metric_rules(d, v, key, NULL, p);
-		} else if (!strcmp(name, "tests")) {
-			yaml_node_t *tk, *tv;
-			if ((rc = want_mapping(d, v, key, &empty)) || empty || (rc = check_keys(d, v, key)))
-				goto next;
-			FOREACH_PAIR(d, v, tpair, tk, tv) {
-				char tkey[512];
-				key_join(tkey, sizeof(tkey), key, scalar(tk));
-				if ((rc = parse_metric_rules(d, tv, tkey, scalar(tk), p)))
-					break;
+				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must not be negative");
+		} else if (!strcmp(pr->key, "escalate")) {
+			rc = get_fraction(t, pr->value, &here, &p->escalate);
+		} else if (!strcmp(pr->key, "recheck")) {
+			rc = get_fraction(t, pr->value, &here, &p->recheck);
+		} else if (!strcmp(pr->key, "metrics")) {
+			rc = parse_metric_rules(t, pr->value, &here, NULL, p);
+		} else if (!strcmp(pr->key, "tests")) {
+			struct pg_ypair *tests;
+			size_t nt;
+			rc = pairs(t, pr->value, &here, "a mapping of test: { metric: { settings } }", &tests, &nt);
+			for (size_t k = 0; rc == 0 && k < nt; k++) {
+				const struct pg_ypath test_at = KEY(&here, tests[k].key);
+				rc = parse_metric_rules(t, tests[k].value, &test_at, tests[k].key, p);
 			}
+			free(tests);
 		} else {
-			rc = unknown_key(d, k, "policy", "setting", policy_keys,
-					 sizeof(policy_keys) / sizeof(policy_keys[0]));
+			rc = unknown(t, pr, &at, "setting", policy_keys,
+				     sizeof(policy_keys) / sizeof(policy_keys[0]));
 		}
-next:
-		if (rc)
-			return rc;
 	}
-	if (p->min_history > p->history_window)
-		return fail(d, map, "policy.min_history", "is %ld, more than history_window (%ld)",
-			    p->min_history, p->history_window);
-	return 0;
+	if (rc == 0 && p->min_history > p->history_window)
+		rc = pg_yerr(&t->d, map, &at, t->err, "min_history (%ld) is more than history_window (%ld)",
+			     p->min_history, p->history_window);
+	free(ps);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -412,261 +258,225 @@ next:
 static const char *const point_keys[] = { "suite", "test", "qps", "max_concurrency", "gpu", "source",
 					  "date", "commit", "runs", "repeats", "values", "samples" };
 
-static yaml_node_t *map_get(struct ydoc *d, const yaml_node_t *map, const char *key, yaml_node_t **key_node)
+static const struct pg_metric *suite_metric(struct tload *t, const struct pg_ypair *pr,
+					    const struct pg_ypath *at, enum pg_suite_kind suite, int *rc)
 {
-	yaml_node_t *k, *v;
-	FOREACH_PAIR(d, map, pair, k, v) {
-		if (!strcmp(scalar(k), key)) {
-			if (key_node)
-				*key_node = k;
-			return v;
-		}
-	}
-	return NULL;
-}
-
-static const struct pg_metric *suite_metric(struct ydoc *d, const yaml_node_t *k, const char *parent,
-					    enum pg_suite_kind suite, int *rc)
-{
-	const struct pg_metric *m = pg_metric_by_id(suite, scalar(k));
+	const struct pg_metric *m = pg_metric_by_id(suite, pr->key);
 	const char *ids[64];
+	size_t n = 0, nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	char what[64];
 
 	if (m && m->direction != PG_NO_DIRECTION)
 		return m;
-	char what[64];
-
-	if (m) {
-		*rc = fail(d, k, parent, "%s is a count, not compared", scalar(k));
-		return NULL;
-	}
+	for (size_t i = 0; i < nm && n < 64; i++)
+		if (all[i].suite == suite && all[i].direction != PG_NO_DIRECTION)
+			ids[n++] = all[i].id;
 	snprintf(what, sizeof(what), "metric for a %s test", pg_suite_kind_name(suite));
-	*rc = unknown_key(d, k, parent, what, ids, pg_metric_ids(suite, ids, 64));
+	for (int other = 0; other < PG_SUITE_COUNT; other++)
+		if (other != (int)suite && pg_metric_by_id((enum pg_suite_kind)other, pr->key)) {
+			*rc = pg_yerr(&t->d, pr->key_node, at, t->err, "unknown %s '%s' (a %s test metric)", what,
+				      pr->key, pg_suite_kind_name((enum pg_suite_kind)other));
+			return NULL;
+		}
+	*rc = unknown(t, pr, at, what, ids, n);
 	return NULL;
 }
 
-static int parse_samples(struct ydoc *d, const yaml_node_t *seq, const char *key, double **out,
-			 size_t *n)
+static int parse_samples(struct tload *t, const yaml_node_t *seq, const struct pg_ypath *at,
+			 double **out, size_t *n)
 {
 	size_t cap = 0;
+
 	*out = NULL;
 	*n = 0;
-	if (seq->type != YAML_SEQUENCE_NODE)
-		return fail(d, seq, key, "expected a list of numbers, got %s", node_kind(seq));
-	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+	if (!pg_ynode_is_seq(seq))
+		return pg_yexpected(&t->d, seq, at, t->err, "a list of numbers");
+	for (size_t i = 0; i < pg_yseq_len(seq); i++) {
+		const struct pg_ypath item = { at, NULL, i };
 		double x;
-		int rc = get_number(d, node_at(d, *it), key, &x);
-		if (rc) {
+		if (pg_yget_double(&t->d, pg_yseq_item(&t->d, seq, i), &item, false, &x, t->err)) {
 			free(*out);
 			*out = NULL;
-			return rc;
+			return PG_ECONFIG;
 		}
 		PG_ARRAY_PUSH(*out, *n, cap, x);
 	}
 	return 0;
 }
 
-static int parse_point(struct ydoc *d, const yaml_node_t *kn, const yaml_node_t *map,
-		       struct pg_baseline *base)
+static int parse_values(struct tload *t, struct pg_base_point *p, yaml_node_t *values,
+			yaml_node_t *samples, const struct pg_ypath *at)
 {
-	const char *name = scalar(kn);
-	char parent[512], key[600];
-	yaml_node_t *k, *v, *suite_node, *values, *samples, *values_key = NULL;
-	struct pg_base_point *p;
-	int suite, rc;
-	bool empty;
+	const struct pg_ypath vat = KEY(at, "values"), sat = KEY(at, "samples");
+	struct pg_ypair *vs = NULL, *ss = NULL;
+	size_t nv = 0, ns = 0;
+	int rc;
 
-	key_join(parent, sizeof(parent), "baselines", name);
-	if (map->type != YAML_MAPPING_NODE)
-		return fail(d, map, parent, "expected a mapping, got %s", node_kind(map));
-	if ((rc = check_keys(d, map, parent)))
-		return rc;
-	suite_node = map_get(d, map, "suite", NULL);
-	if (!suite_node)
-		return fail(d, map, parent, "missing 'suite' (latency, throughput or serving)");
-	suite = scalar(suite_node) ? pg_suite_kind_parse(scalar(suite_node)) : -1;
-	if (suite < 0) {
-		key_join(key, sizeof(key), parent, "suite");
-		return fail(d, suite_node, key, "expected latency, throughput or serving, got %s",
-			    scalar(suite_node) ? scalar(suite_node) : node_kind(suite_node));
+	if ((rc = pg_ymap_pairs(&t->d, values, &vat, "a mapping of metric: value", &vs, &nv, t->err)))
+		goto done;
+	if (!nv) {
+		rc = pg_yerr(&t->d, values, &vat, t->err, "no metrics");
+		goto done;
 	}
-	p = pg_baseline_add(base, name, (enum pg_suite_kind)suite);
-	p->line = (int)kn->start_mark.line + 1;
-
-	FOREACH_PAIR(d, map, pair, k, v) {
-		const char *kname = scalar(k);
-		key_join(key, sizeof(key), parent, kname);
-		rc = 0;
-		if (!strcmp(kname, "suite") || !strcmp(kname, "values") || !strcmp(kname, "samples"))
-			continue;
-		if (!strcmp(kname, "test"))
-			rc = get_string(d, v, key, &p->test);
-		else if (!strcmp(kname, "gpu"))
-			rc = get_string(d, v, key, &p->gpu);
-		else if (!strcmp(kname, "source"))
-			rc = get_string(d, v, key, &p->source);
-		else if (!strcmp(kname, "date"))
-			rc = get_string(d, v, key, &p->date);
-		else if (!strcmp(kname, "commit"))
-			rc = get_string(d, v, key, &p->commit);
-		else if (!strcmp(kname, "qps")) {
-			const char *s = scalar(v);
-			if (s && !strcmp(s, ".inf"))
-				p->qps = INFINITY;
-			else if ((rc = get_number(d, v, key, &p->qps)) == 0 && p->qps <= 0)
-				rc = fail(d, v, key, "must be above 0 (or inf)");
-		} else if (!strcmp(kname, "max_concurrency"))
-			rc = get_long(d, v, key, 1, &p->max_concurrency);
-		else if (!strcmp(kname, "runs"))
-			rc = get_long(d, v, key, 1, &p->runs);
-		else if (!strcmp(kname, "repeats"))
-			rc = get_long(d, v, key, 1, &p->repeats);
-		else
-			rc = unknown_key(d, k, parent, "key", point_keys,
-					 sizeof(point_keys) / sizeof(point_keys[0]));
-		if (rc)
-			return rc;
-	}
-
-	values = map_get(d, map, "values", &values_key);
-	if (!values)
-		return fail(d, map, parent, "missing 'values' (metric: number)");
-	key_join(key, sizeof(key), parent, "values");
-	if ((rc = want_mapping(d, values, key, &empty)))
-		return rc;
-	if (empty)
-		return fail(d, values_key, key, "no metrics");
-	if ((rc = check_keys(d, values, key)))
-		return rc;
-	samples = map_get(d, map, "samples", NULL);
-	if (samples) {
-		char skey[600];
-		key_join(skey, sizeof(skey), parent, "samples");
-		if ((rc = want_mapping(d, samples, skey, &empty)) || (rc = check_keys(d, samples, skey)))
-			return rc;
-		if (empty)
-			samples = NULL;
-		else {
-			/* every sampled metric needs a value */
-			FOREACH_PAIR(d, samples, spair, k, v) {
-				if (!map_get(d, values, scalar(k), NULL)) {
-					char mkey[700];
-					key_join(mkey, sizeof(mkey), skey, scalar(k));
-					if (!suite_metric(d, k, skey, p->suite, &rc))
-						return rc;
-					return fail(d, k, mkey, "samples of a metric that has no value");
-				}
-			}
+	if (samples && (rc = pairs(t, samples, &sat, "a mapping of metric: [samples]", &ss, &ns)))
+		goto done;
+	for (size_t i = 0; i < ns; i++) {
+		if (!suite_metric(t, &ss[i], &sat, p->suite, &rc))
+			goto done;
+		if (!pg_ymap_get(&t->d, values, ss[i].key)) {
+			const struct pg_ypath here = KEY(&sat, ss[i].key);
+			rc = pg_yerr(&t->d, ss[i].key_node, &here, t->err, "samples of a metric that has no value");
+			goto done;
 		}
 	}
-	FOREACH_PAIR(d, values, vpair, k, v) {
-		const struct pg_metric *m = suite_metric(d, k, key, p->suite, &rc);
+	for (size_t i = 0; i < nv; i++) {
+		const struct pg_ypath here = KEY(&vat, vs[i].key);
+		const struct pg_metric *m = suite_metric(t, &vs[i], &vat, p->suite, &rc);
+		yaml_node_t *sv = samples ? pg_ymap_get(&t->d, samples, vs[i].key) : NULL;
+		const struct pg_ypath shere = KEY(&sat, vs[i].key);
 		double value, *xs = NULL;
 		size_t n_xs = 0;
-		char mkey[700];
 		struct pg_base_metric *bm;
 
-		if (!m)
-			return rc;
-		key_join(mkey, sizeof(mkey), key, scalar(k));
-		if ((rc = get_number(d, v, mkey, &value)))
-			return rc;
-		if (pg_base_point_metric(p, m))
-			return fail(d, k, mkey, "given twice");
-		if (samples) {
-			yaml_node_t *sv = map_get(d, samples, scalar(k), NULL);
-			char skey[700];
-			key_join(skey, sizeof(skey), parent, "samples");
-			key_join(skey, sizeof(skey), skey, scalar(k));
-			if (sv && (rc = parse_samples(d, sv, skey, &xs, &n_xs)))
-				return rc;
-		}
+		if (!m || (rc = pg_yget_double(&t->d, vs[i].value, &here, false, &value, t->err)))
+			goto done;
+		if (sv && (rc = parse_samples(t, sv, &shere, &xs, &n_xs)))
+			goto done;
 		bm = pg_base_point_add_metric(p, m, value, xs, n_xs);
 		bm->runs = p->runs;
-		bm->line = (int)k->start_mark.line + 1;
+		bm->line = pg_ynode_line(vs[i].key_node);
 		/* samples of several runs are their medians: their spread is the
 		 * run-to-run noise the tolerance must cover */
 		if (p->runs > 1 && n_xs >= 3)
 			bm->noise = pg_stat_robust_cv(xs, n_xs);
 		free(xs);
 	}
-	return 0;
+done:
+	free(vs);
+	free(ss);
+	return rc;
 }
 
-static int parse_baselines(struct ydoc *d, const yaml_node_t *map, struct pg_baseline *base)
+static int parse_point(struct tload *t, const struct pg_ypair *point, const struct pg_ypath *parent,
+		       struct pg_baseline *base)
 {
-	yaml_node_t *k, *v;
-	bool empty;
-	int rc;
+	const struct pg_ypath at = KEY(parent, point->key);
+	struct pg_ypair *ps;
+	size_t n;
+	yaml_node_t *suite_node, *values;
+	struct pg_base_point *p;
+	int rc, suite;
 
-	if ((rc = want_mapping(d, map, "baselines", &empty)) || empty)
+	if ((rc = pg_ymap_pairs(&t->d, point->value, &at, "a mapping (suite:, values:, ...)", &ps, &n,
+				t->err)))
 		return rc;
-	if ((rc = check_keys(d, map, "baselines")))
-		return rc;
-	FOREACH_PAIR(d, map, pair, k, v) {
-		if ((rc = parse_point(d, k, v, base)))
-			return rc;
+	suite_node = pg_ymap_get(&t->d, point->value, "suite");
+	values = pg_ymap_get(&t->d, point->value, "values");
+	suite = suite_node ? pg_suite_kind_parse(pg_ynode_text(suite_node)) : -1;
+	if (!suite_node)
+		rc = pg_yerr(&t->d, point->key_node, &at, t->err, "missing 'suite' (latency, throughput or serving)");
+	else if (suite < 0) {
+		const struct pg_ypath here = KEY(&at, "suite");
+		rc = pg_yexpected(&t->d, suite_node, &here, t->err, "latency, throughput or serving");
+	} else if (!values)
+		rc = pg_yerr(&t->d, point->key_node, &at, t->err, "missing 'values' (metric: number)");
+	if (rc)
+		goto done;
+	p = pg_baseline_add(base, point->key, (enum pg_suite_kind)suite);
+	p->line = pg_ynode_line(point->key_node);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct pg_ypair *pr = &ps[i];
+		const struct pg_ypath here = KEY(&at, pr->key);
+
+		if (!strcmp(pr->key, "suite") || !strcmp(pr->key, "values") || !strcmp(pr->key, "samples"))
+			continue;
+		if (!strcmp(pr->key, "test"))
+			rc = pg_yget_string(&t->d, pr->value, &here, &p->test, t->err);
+		else if (!strcmp(pr->key, "gpu"))
+			rc = pg_yget_string(&t->d, pr->value, &here, &p->gpu, t->err);
+		else if (!strcmp(pr->key, "source"))
+			rc = pg_yget_string(&t->d, pr->value, &here, &p->source, t->err);
+		else if (!strcmp(pr->key, "date"))
+			rc = pg_yget_string(&t->d, pr->value, &here, &p->date, t->err);
+		else if (!strcmp(pr->key, "commit"))
+			rc = pg_yget_string(&t->d, pr->value, &here, &p->commit, t->err);
+		else if (!strcmp(pr->key, "qps")) {
+			rc = pg_yget_double(&t->d, pr->value, &here, true, &p->qps, t->err);
+			if (!rc && !(p->qps > 0))
+				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must be above 0 (or inf)");
+		} else if (!strcmp(pr->key, "max_concurrency"))
+			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->max_concurrency, t->err);
+		else if (!strcmp(pr->key, "runs"))
+			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->runs, t->err);
+		else if (!strcmp(pr->key, "repeats"))
+			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->repeats, t->err);
+		else
+			rc = unknown(t, pr, &at, "key", point_keys, sizeof(point_keys) / sizeof(point_keys[0]));
 	}
+	if (rc == 0)
+		rc = parse_values(t, p, values, pg_ymap_get(&t->d, point->value, "samples"), &at);
+done:
+	free(ps);
+	return rc;
+}
+
+static int parse_baselines(struct tload *t, yaml_node_t *map, struct pg_baseline *base)
+{
+	const struct pg_ypath at = KEY(NULL, "baselines");
+	struct pg_ypair *ps;
+	size_t n;
+	int rc = pairs(t, map, &at, "a mapping of test point: { suite:, values: }", &ps, &n);
+
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = parse_point(t, &ps[i], &at, base);
+	free(ps);
 	pg_baseline_sort(base);
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
 
 static const char *const top_keys[] = { "gpu", "policy", "baselines" };
 
-static int load_text(struct ydoc *d, const char *text, size_t len, struct pg_policy *policy,
-		     struct pg_baseline *base)
+static int load_text(struct tload *t, const char *path, const char *text, size_t len,
+		     struct pg_policy *policy, struct pg_baseline *base)
 {
-	yaml_parser_t parser;
-	yaml_node_t *root, *k, *v;
-	int rc = 0;
-	bool loaded = false, empty;
+	struct pg_ypair *ps = NULL;
+	size_t n = 0;
+	yaml_node_t *root;
+	int rc;
 
-	d->baselines_line = d->after_line = -1;
-	if (!yaml_parser_initialize(&parser))
-		return pg_error_set(d->err, PG_ERR, "%s: cannot initialise the YAML parser", d->path);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &d->doc)) {
-		rc = pg_error_set(d->err, PG_ECONFIG, "%s:%lu:%lu: %s%s%s", d->path,
-				  (unsigned long)parser.problem_mark.line + 1,
-				  (unsigned long)parser.problem_mark.column + 1,
-				  parser.problem ? parser.problem : "YAML error",
-				  parser.context ? " " : "", parser.context ? parser.context : "");
+	t->baselines_line = t->after_line = -1;
+	if ((rc = pg_ydoc_load(&t->d, text, len, path, t->err)))
 		goto done;
-	}
-	loaded = true;
-	root = yaml_document_get_root_node(&d->doc);
+	root = pg_ydoc_root(&t->d);
 	if (!root) {
-		rc = pg_error_set(d->err, PG_ECONFIG, "%s: empty file", d->path);
+		rc = pg_error_set(t->err, PG_ECONFIG, "%s: empty file (expected gpu:, policy: and baselines:)", path);
 		goto done;
 	}
-	if ((rc = want_mapping(d, root, NULL, &empty)) || (!empty && (rc = check_keys(d, root, NULL))))
+	if ((rc = pg_ymap_pairs(&t->d, root, NULL, "a mapping (gpu:, policy:, baselines:)", &ps, &n, t->err)))
 		goto done;
-	if (empty) {
-		rc = fail(d, root, NULL, "expected gpu:, policy: and baselines:");
-		goto done;
-	}
-	FOREACH_PAIR(d, root, pair, k, v) {
-		const char *name = scalar(k);
-		if (d->baselines_line >= 0 && d->after_line < 0)
-			d->after_line = (int)k->start_mark.line;
-		if (!strcmp(name, "gpu")) {
-			rc = get_string(d, v, "gpu", &base->gpu);
-		} else if (!strcmp(name, "policy")) {
-			rc = parse_policy(d, v, policy);
-		} else if (!strcmp(name, "baselines")) {
-			d->baselines_line = (int)k->start_mark.line;
-			rc = parse_baselines(d, v, base);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct pg_ypair *pr = &ps[i];
+		const struct pg_ypath here = KEY(NULL, pr->key);
+
+		if (t->baselines_line >= 0 && t->after_line < 0)
+			t->after_line = pg_ynode_line(pr->key_node) - 1;
+		if (!strcmp(pr->key, "gpu")) {
+			rc = pg_yget_string(&t->d, pr->value, &here, &base->gpu, t->err);
+		} else if (!strcmp(pr->key, "policy")) {
+			rc = parse_policy(t, pr->value, policy);
+		} else if (!strcmp(pr->key, "baselines")) {
+			t->baselines_line = pg_ynode_line(pr->key_node) - 1;
+			rc = parse_baselines(t, pr->value, base);
 		} else {
-			rc = unknown_key(d, k, NULL, "section", top_keys, 3);
+			rc = unknown(t, pr, NULL, "section", top_keys, 3);
 		}
-		if (rc)
-			goto done;
 	}
 done:
-	if (loaded)
-		yaml_document_delete(&d->doc);
-	yaml_parser_delete(&parser);
+	free(ps);
+	pg_ydoc_release(&t->d);
 	return rc;
 }
 
@@ -674,7 +484,7 @@ int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_bas
 		       struct pg_error *err)
 {
 	struct pg_buf text = PG_BUF_INIT;
-	struct ydoc d = { .path = path, .err = err, .baselines_line = -1, .after_line = -1 };
+	struct tload t = { .err = err };
 	int rc;
 
 	pg_policy_init(policy);
@@ -683,7 +493,7 @@ int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_bas
 	base->source = pg_xstrdup(path);
 	rc = pg_file_read(path, &text, err);
 	if (rc == 0)
-		rc = load_text(&d, text.ptr, text.len, policy, base);
+		rc = load_text(&t, path, text.ptr, text.len, policy, base);
 	pg_buf_release(&text);
 	return rc;
 }
@@ -739,7 +549,7 @@ int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 	struct pg_buf text = PG_BUF_INIT, out = PG_BUF_INIT;
 	struct pg_policy policy;
 	struct pg_baseline old = PG_BASELINE_INIT, merged = PG_BASELINE_INIT;
-	struct ydoc d = { .path = path, .err = err, .baselines_line = -1, .after_line = -1 };
+	struct tload d = { .err = err };
 	bool exists;
 	int rc;
 
@@ -748,7 +558,7 @@ int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 	exists = rc == 0;
 	if (rc && rc != PG_ENOTFOUND)
 		goto done;
-	if (exists && (rc = load_text(&d, text.ptr, text.len, &policy, &old)))
+	if (exists && (rc = load_text(&d, path, text.ptr, text.len, &policy, &old)))
 		goto done;
 
 	if (!opts->replace)
@@ -789,9 +599,9 @@ int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 	{
 		struct pg_policy check_policy;
 		struct pg_baseline check = PG_BASELINE_INIT;
-		struct ydoc c = { .path = path, .err = err, .baselines_line = -1, .after_line = -1 };
+		struct tload c = { .err = err };
 		pg_policy_init(&check_policy);
-		rc = load_text(&c, out.ptr, out.len, &check_policy, &check);
+		rc = load_text(&c, path, out.ptr, out.len, &check_policy, &check);
 		pg_policy_release(&check_policy);
 		pg_baseline_release(&check);
 		if (rc) {
