@@ -507,3 +507,21 @@ repo_here() {
 	run grep -o "baseline [^·]*" results/annotation.md
 	assert_output --partial "$(git merge-base pr main | cut -c1-7)"
 }
+
+# ---- perfgate pipeline on the command line ----
+
+@test "perfgate pipeline: GPUs from the thresholds files, the plugin from the environment" {
+	suite_here
+	mkdir thresholds && : >thresholds/A100.yml && : >thresholds/H100.yml
+	run "${PERFGATE}" pipeline suite.yml
+	assert_equal "${status}" 2
+	assert_output --partial "which plugin should the steps use? pass --plugin"
+	PERFGATE_PLUGIN='acme/perfgate#v1.2.3' run "${PERFGATE}" pipeline suite.yml --shards 2
+	assert_success
+	assert_output --partial '      - "acme/perfgate#v1.2.3":'
+	run grep -c '^  - label: "perfgate ' <<<"${output}"
+	assert_output 6   # A100 and H100: 2 shards each, then a merge step each
+	run "${PERFGATE}" pipeline suite.yml --gpus H100 --shards 9 --plugin 'acme/perfgate#v1'
+	assert_equal "${status}" 2
+	assert_output "perfgate pipeline: --shards 9: the suite has 5 tests"
+}
