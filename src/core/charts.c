@@ -206,128 +206,224 @@ static int cmp_sweep_conc(const void *a, const void *b)
 	return c ? c : cmp_double(x->qps, y->qps);
 }
 
-/* Serving tests: sweeps get a figure each; single points share one. */
-static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input *in)
+static int cmp_str(const void *a, const void *b)
 {
-	struct spoint *sp = pg_xcalloc(in->n ? in->n : 1, sizeof(*sp));
-	size_t *single = pg_xcalloc(in->n ? in->n : 1, sizeof(*single));
-	char **single_labels = pg_xcalloc(in->n ? in->n : 1, sizeof(char *));
-	bool *done = pg_xcalloc(in->n ? in->n : 1, sizeof(bool));
-	size_t n = 0, n_single = 0;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Flagged points, sorted for bsearch. */
+struct flags {
+	const char **names;
+	size_t n;
+};
+
+static void flags_init(struct flags *f, const struct pg_chart_input *in)
+{
+	f->n = in->flagged ? in->n_flagged : 0;
+	f->names = pg_xcalloc(f->n + 1, sizeof(*f->names));
+	for (size_t i = 0; i < f->n; i++)
+		f->names[i] = in->flagged[i];
+	if (f->n)
+		qsort(f->names, f->n, sizeof(*f->names), cmp_str);
+}
+
+static bool flagged(const struct flags *f, const char *name)
+{
+	return f->n && bsearch(&name, f->names, f->n, sizeof(*f->names), cmp_str);
+}
+
+/* The rows a bar figure shows: all of them up to the limit, else the
+ * flagged ones first, then the others, in their order. Returns the count
+ * and whether some were left out. */
+static size_t pick_rows(size_t *idx, size_t n, const struct pg_chart_input *in,
+			const struct flags *f)
+{
+	size_t *kept, k = 0;
+
+	if (n <= PG_CHARTS_MAX_BAR_ROWS)
+		return n;
+	kept = pg_xcalloc(PG_CHARTS_MAX_BAR_ROWS, sizeof(*kept));
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n && k < PG_CHARTS_MAX_BAR_ROWS; i++)
+			if (flagged(f, in->names[idx[i]]) == (pass == 0))
+				kept[k++] = idx[i];
+	memcpy(idx, kept, k * sizeof(*idx));
+	free(kept);
+	return k;
+}
+
+static void bar_title(struct pg_buf *title, const char *what, size_t shown, size_t n)
+{
+	pg_buf_puts(title, what);
+	if (shown < n)
+		pg_buf_printf(title, " (%zu of %zu, regressions first; all in the report)", shown, n);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_by_test(const void *a, const void *b)
+{
+	const struct spoint *x = a, *y = b;
+	int c = strcmp(x->test, y->test);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void sweep_figure(struct pg_chart_set *out, const struct pg_chart_input *in,
+			 struct spoint *group, size_t g)
+{
+	bool qps_varies = false, conc_varies = false, by_conc;
+	size_t *idx = pg_xcalloc(g, sizeof(*idx));
+	char **labels = pg_xcalloc(g, sizeof(char *));
+	struct pg_buf title = PG_BUF_INIT, stem = PG_BUF_INIT;
+
+	for (size_t j = 1; j < g; j++) {
+		qps_varies |= cmp_double(group[j].qps, group[0].qps) != 0;
+		conc_varies |= cmp_double(group[j].conc, group[0].conc) != 0;
+	}
+	by_conc = conc_varies && !qps_varies;
+	qsort(group, g, sizeof(*group), by_conc ? cmp_sweep_conc : cmp_sweep_qps);
+	for (size_t j = 0; j < g; j++) {
+		idx[j] = group[j].idx;
+		labels[j] = by_conc ? axis_label(group[j].conc, "unbounded")
+				    : axis_label(group[j].qps, "inf");
+		/* both vary: say which concurrency each QPS point had */
+		if (qps_varies && conc_varies && !isinf(group[j].conc)) {
+			struct pg_buf l = PG_BUF_INIT;
+			char num[PG_FMT_DOUBLE_SIZE];
+			pg_buf_printf(&l, "%s@c%s", labels[j], pg_fmt_g(num, group[j].conc));
+			free(labels[j]);
+			labels[j] = pg_buf_detach(&l);
+		}
+	}
+	pg_buf_printf(&title, "%s: %s sweep", group[0].test, by_conc ? "concurrency" : "QPS");
+	/* the test's own name ("serving_llama8B_..."), unless it would clash
+	 * with a shared figure's stem */
+	pg_buf_printf(&stem, "%s%s",
+		      strcmp(group[0].test, "serving") && strcmp(group[0].test, "latency") &&
+				      strcmp(group[0].test, "throughput")
+			      ? ""
+			      : "sweep_",
+		      group[0].test);
+	figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics), PG_PANEL_LINES, idx,
+		   labels, g,
+		   by_conc ? "Max concurrency (requests in flight)"
+			   : "Request rate (QPS, req/s; inf = all at once)",
+		   stem.ptr, title.ptr);
+	for (size_t j = 0; j < g; j++)
+		free(labels[j]);
+	free(labels);
+	free(idx);
+	pg_buf_release(&title);
+	pg_buf_release(&stem);
+}
+
+/* Serving tests: sweeps get a figure each (flagged ones first, at most
+ * PG_CHARTS_MAX_SWEEPS); single points share one bar figure. */
+static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input *in,
+			   const struct flags *f)
+{
+	struct spoint *sp = pg_xcalloc(in->n + 1, sizeof(*sp));
+	size_t *single = pg_xcalloc(in->n + 1, sizeof(*single));
+	size_t *start = pg_xcalloc(in->n + 1, sizeof(*start)), *len = pg_xcalloc(in->n + 1, sizeof(*len));
+	bool *hot = pg_xcalloc(in->n + 1, sizeof(*hot));
+	size_t n = 0, n_single = 0, n_groups = 0, emitted = 0, shown;
+	char **labels;
+	struct pg_buf title = PG_BUF_INIT;
 
 	for (size_t i = 0; i < in->n; i++)
 		if (pg_result_kind(in->results[i]) == PG_SUITE_SERVING)
 			spoint_read(&sp[n++], in->results[i], in->names[i], i);
-
-	for (size_t i = 0; i < n; i++) {
-		struct spoint *group;
-		size_t g = 0;
-		bool qps_varies = false, conc_varies = false;
-
-		if (done[i])
-			continue;
-		group = pg_xcalloc(n, sizeof(*group));
-		for (size_t j = i; j < n; j++) {
-			if (done[j] || strcmp(sp[j].test, sp[i].test))
-				continue;
-			done[j] = true;
-			group[g++] = sp[j];
-		}
-		for (size_t j = 1; j < g; j++) {
-			qps_varies |= cmp_double(group[j].qps, group[0].qps) != 0;
-			conc_varies |= cmp_double(group[j].conc, group[0].conc) != 0;
-		}
-		if (g < 2) {
-			single[n_single] = group[0].idx;
-			single_labels[n_single++] = pg_xstrdup(in->names[group[0].idx]);
+	/* group by test in one sort; figures follow the tests' names */
+	qsort(sp, n, sizeof(*sp), cmp_by_test);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && !strcmp(sp[j].test, sp[i].test))
+			j++;
+		if (j - i < 2) {
+			single[n_single++] = sp[i].idx;
 		} else {
-			bool by_conc = conc_varies && !qps_varies;
-			size_t *idx = pg_xcalloc(g, sizeof(*idx));
-			char **labels = pg_xcalloc(g, sizeof(char *));
-			struct pg_buf title = PG_BUF_INIT, stem = PG_BUF_INIT;
-
-			qsort(group, g, sizeof(*group), by_conc ? cmp_sweep_conc : cmp_sweep_qps);
-			for (size_t j = 0; j < g; j++) {
-				idx[j] = group[j].idx;
-				labels[j] = by_conc ? axis_label(group[j].conc, "unbounded")
-						    : axis_label(group[j].qps, "inf");
-				/* both vary: say which concurrency each QPS point had */
-				if (qps_varies && conc_varies && !isinf(group[j].conc)) {
-					struct pg_buf l = PG_BUF_INIT;
-					char num[PG_FMT_DOUBLE_SIZE];
-					pg_buf_printf(&l, "%s@c%s", labels[j], pg_fmt_g(num, group[j].conc));
-					free(labels[j]);
-					labels[j] = pg_buf_detach(&l);
-				}
-			}
-			pg_buf_printf(&title, "%s: %s sweep", group[0].test,
-				      by_conc ? "concurrency" : "QPS");
-			/* the test's own name ("serving_llama8B_..."), unless it would
-			 * clash with a shared figure's stem */
-			pg_buf_printf(&stem, "%s%s", strcmp(group[0].test, "serving") &&
-							     strcmp(group[0].test, "latency") &&
-							     strcmp(group[0].test, "throughput")
-							 ? ""
-							 : "sweep_",
-				      group[0].test);
-			figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics),
-				   PG_PANEL_LINES, idx, labels, g,
-				   by_conc ? "Max concurrency (requests in flight)"
-					   : "Request rate (QPS, req/s; inf = all at once)",
-				   stem.ptr, title.ptr);
-			for (size_t j = 0; j < g; j++)
-				free(labels[j]);
-			free(labels);
-			free(idx);
-			pg_buf_release(&title);
-			pg_buf_release(&stem);
+			start[n_groups] = i;
+			len[n_groups] = j - i;
+			for (size_t k = i; k < j; k++)
+				hot[n_groups] |= flagged(f, in->names[sp[k].idx]);
+			n_groups++;
 		}
-		free(group);
+		i = j;
 	}
-	if (n_single)
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t g = 0; g < n_groups; g++) {
+			if (hot[g] != (pass == 0))
+				continue;
+			if (emitted == PG_CHARTS_MAX_SWEEPS) {
+				out->sweeps_left_out++;
+				continue;
+			}
+			sweep_figure(out, in, sp + start[g], len[g]);
+			emitted++;
+		}
+
+	/* single points keep the results' order */
+	qsort(single, n_single, sizeof(*single), cmp_size);
+	shown = pick_rows(single, n_single, in, f);
+	labels = pg_xcalloc(shown + 1, sizeof(char *));
+	for (size_t i = 0; i < shown; i++)
+		labels[i] = (char *)in->names[single[i]];
+	bar_title(&title, "Serving tests", shown, n_single);
+	if (shown)
 		figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics),
-			   PG_PANEL_HBARS, single, single_labels, n_single, NULL, "serving",
-			   "Serving tests");
-	for (size_t i = 0; i < n_single; i++)
-		free(single_labels[i]);
+			   PG_PANEL_HBARS, single, labels, shown, NULL, "serving", title.ptr);
 	for (size_t i = 0; i < n; i++)
 		free(sp[i].test);
-	free(single_labels);
+	pg_buf_release(&title);
+	free(labels);
 	free(single);
-	free(done);
+	free(start);
+	free(len);
+	free(hot);
 	free(sp);
 }
 
 static void bar_charts(struct pg_chart_set *out, const struct pg_chart_input *in,
-		       enum pg_suite_kind kind, const char *const *ids, size_t n_ids,
-		       const char *stem, const char *title)
+		       const struct flags *f, enum pg_suite_kind kind, const char *const *ids,
+		       size_t n_ids, const char *stem, const char *what)
 {
-	size_t *idx = pg_xcalloc(in->n ? in->n : 1, sizeof(*idx));
-	char **labels = pg_xcalloc(in->n ? in->n : 1, sizeof(char *));
-	size_t n = 0;
+	size_t *idx = pg_xcalloc(in->n + 1, sizeof(*idx));
+	char **labels;
+	size_t n = 0, shown;
+	struct pg_buf title = PG_BUF_INIT;
 
-	for (size_t i = 0; i < in->n; i++) {
-		if (pg_result_kind(in->results[i]) != (int)kind)
-			continue;
-		idx[n] = i;
-		labels[n++] = (char *)in->names[i];
-	}
-	if (n)
-		figure_for(out, in, kind, ids, n_ids, PG_PANEL_HBARS, idx, labels, n, NULL, stem,
-			   title);
+	for (size_t i = 0; i < in->n; i++)
+		if (pg_result_kind(in->results[i]) == (int)kind)
+			idx[n++] = i;
+	shown = pick_rows(idx, n, in, f);
+	labels = pg_xcalloc(shown + 1, sizeof(char *));
+	for (size_t i = 0; i < shown; i++)
+		labels[i] = (char *)in->names[idx[i]];
+	bar_title(&title, what, shown, n);
+	if (shown)
+		figure_for(out, in, kind, ids, n_ids, PG_PANEL_HBARS, idx, labels, shown, NULL, stem,
+			   title.ptr);
+	pg_buf_release(&title);
 	free(idx);
 	free(labels);
 }
 
 void pg_charts_build(struct pg_chart_set *out, const struct pg_chart_input *in)
 {
-	serving_charts(out, in);
-	bar_charts(out, in, PG_SUITE_LATENCY, latency_metrics, N_OF(latency_metrics), "latency",
-		   "Latency tests");
-	bar_charts(out, in, PG_SUITE_THROUGHPUT, throughput_metrics, N_OF(throughput_metrics),
-		   "throughput", "Throughput tests");
-}
+	struct flags f;
 
+	flags_init(&f, in);
+	serving_charts(out, in, &f);
+	bar_charts(out, in, &f, PG_SUITE_LATENCY, latency_metrics, N_OF(latency_metrics), "latency",
+		   "Latency tests");
+	bar_charts(out, in, &f, PG_SUITE_THROUGHPUT, throughput_metrics, N_OF(throughput_metrics),
+		   "throughput", "Throughput tests");
+	free(f.names);
+}
 void pg_chart_set_release(struct pg_chart_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -339,4 +435,5 @@ void pg_chart_set_release(struct pg_chart_set *set)
 	free(set->items);
 	set->items = NULL;
 	set->n = set->cap = 0;
+	set->sweeps_left_out = 0;
 }

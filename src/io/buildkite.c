@@ -219,7 +219,8 @@ static void write_charts(struct step *st, struct finish *f)
 	const char **names = pg_xcalloc(n + 1, sizeof(*names));
 	struct pg_chart_input in = { 0 };
 	struct pg_buf subtitle = PG_BUF_INIT;
-	size_t k = 0;
+	const char **flagged;
+	size_t k = 0, n_refs = 0;
 
 	/* a point that failed has no numbers worth drawing */
 	for (size_t i = 0; i < n; i++) {
@@ -241,7 +242,16 @@ static void write_charts(struct step *st, struct finish *f)
 		in.baseline_ctx = &f->cmp;
 		in.baseline_name = "Baseline";
 	}
+	/* the points that need attention: their charts come first */
+	flagged = pg_xcalloc(f->cmp.n_rows + 1, sizeof(*flagged));
+	for (size_t i = 0; i < f->cmp.n_rows; i++)
+		flagged[i] = f->cmp.rows[i].test;
+	in.flagged = flagged;
+	in.n_flagged = f->cmp.n_rows;
 	pg_charts_build(&f->charts, &in);
+	if (f->charts.sweeps_left_out)
+		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
+		    f->charts.sweeps_left_out, PG_CHARTS_MAX_SWEEPS);
 	f->chart_refs = pg_xcalloc(f->charts.n + 1, sizeof(*f->chart_refs));
 	f->chart_paths = pg_xcalloc(f->charts.n + 1, sizeof(char *));
 	for (size_t i = 0; i < f->charts.n; i++) {
@@ -249,10 +259,22 @@ static void write_charts(struct step *st, struct finish *f)
 		pg_buf_printf(&rel, "charts/%s.svg", f->charts.items[i].stem);
 		write_file(st, rel.ptr, f->charts.items[i].svg, f->charts.items[i].svg_len);
 		f->chart_paths[i] = artifact_path(st, rel.ptr);
-		f->chart_refs[i].artifact_path = f->chart_paths[i];
-		f->chart_refs[i].title = f->charts.items[i].title;
 		pg_buf_release(&rel);
 	}
+	/* the annotation shows the first few: those with flagged points first */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < f->charts.n; i++) {
+			const struct pg_strv *pts = &f->charts.items[i].points;
+			bool hot = false;
+			for (size_t q = 0; q < pts->n && !hot; q++)
+				for (size_t j = 0; j < in.n_flagged && !hot; j++)
+					hot = !strcmp(pts->v[q], flagged[j]);
+			if (hot != (pass == 0))
+				continue;
+			f->chart_refs[n_refs].artifact_path = f->chart_paths[i];
+			f->chart_refs[n_refs++].title = f->charts.items[i].title;
+		}
+	free(flagged);
 	free(results);
 	free(names);
 	pg_buf_release(&subtitle);

@@ -149,6 +149,68 @@ START_TEST(stems_are_file_safe)
 }
 END_TEST
 
+/* Large results sets: at most PG_CHARTS_MAX_SWEEPS sweep figures and
+ * PG_CHARTS_MAX_BAR_ROWS bars per figure, flagged points first. */
+START_TEST(large_sets_are_capped_flagged_first)
+{
+	enum { SWEEPS = 30, LATENCY = 100 };
+	json_t *arr = json_array();
+	const json_t *results[SWEEPS * 2 + LATENCY];
+	char names[SWEEPS * 2 + LATENCY][64];
+	const char *name_ptrs[SWEEPS * 2 + LATENCY];
+	const char *flagged[] = { "latency_077", "sweep_029_qps_inf" };
+	struct pg_chart_set set = PG_CHART_SET_INIT;
+	struct pg_chart_input in = { 0 };
+	size_t n = 0, sweeps = 0;
+
+	for (int t = 0; t < SWEEPS; t++)
+		for (int q = 0; q < 2; q++) {
+			json_t *r = json_pack("{s:s?,s:f,s:{s:s,s:s}}", "request_rate", q ? "inf" : NULL,
+					      "output_throughput", 100.0 + t, "perfgate", "suite", "serving",
+					      "test", "x");
+			char test[32];
+			snprintf(test, sizeof(test), "sweep_%03d", t);
+			json_object_set_new(json_object_get(r, "perfgate"), "test", json_string(test));
+			if (!q)
+				json_object_set_new(r, "request_rate", json_integer(1));
+			snprintf(names[n], sizeof(names[n]), "%s_qps_%s", test, q ? "inf" : "1");
+			json_array_append_new(arr, r);
+			results[n] = r;
+			name_ptrs[n] = names[n];
+			n++;
+		}
+	for (int t = 0; t < LATENCY; t++) {
+		json_t *r = json_pack("{s:f,s:{s:f,s:f},s:{s:s}}", "avg_latency", 1.0, "percentiles", "50",
+				      1.0, "99", 1.1, "perfgate", "suite", "latency");
+		snprintf(names[n], sizeof(names[n]), "latency_%03d", t);
+		json_array_append_new(arr, r);
+		results[n] = r;
+		name_ptrs[n] = names[n];
+		n++;
+	}
+	in.results = results;
+	in.names = name_ptrs;
+	in.n = n;
+	in.flagged = flagged;
+	in.n_flagged = 2;
+	pg_charts_build(&set, &in);
+	for (size_t i = 0; i < set.n; i++)
+		sweeps += strstr(set.items[i].title, "sweep") != NULL;
+	ck_assert_uint_eq(sweeps, PG_CHARTS_MAX_SWEEPS);
+	ck_assert_uint_eq(set.sweeps_left_out, SWEEPS - PG_CHARTS_MAX_SWEEPS);
+	/* the flagged sweep comes first although its test sorts last */
+	ck_assert_str_eq(set.items[0].stem, "sweep_029");
+	ck_assert_str_eq(set.items[set.n - 1].stem, "latency");
+	ck_assert_str_eq(set.items[set.n - 1].title,
+			 "Latency tests (30 of 100, regressions first; all in the report)");
+	ck_assert_uint_eq(set.items[set.n - 1].points.n, PG_CHARTS_MAX_BAR_ROWS);
+	ck_assert_str_eq(set.items[set.n - 1].points.v[0], "latency_077");
+	ck_assert_str_eq(set.items[set.n - 1].points.v[1], "latency_000");
+	pg_chart_set_release(&set);
+	json_decref(arr);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("charts");
@@ -158,6 +220,7 @@ int main(void)
 	tcase_add_test(tc, tick_labels);
 	tcase_add_test(tc, golden_figures);
 	tcase_add_test(tc, stems_are_file_safe);
+	tcase_add_test(tc, large_sets_are_capped_flagged_first);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }
