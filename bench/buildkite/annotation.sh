@@ -19,7 +19,7 @@ cd "$work"
 # a baseline of every point, and a run 10% slower everywhere: every
 # serving point regresses, so the annotation has N rows to fit
 /usr/bin/python3 "$here/tests/bats/make_results.py" base --points "$n"
-"$perfgate" baseline update thresholds --from base --gpu H100 >/dev/null
+"$perfgate" baseline update thresholds --from base --gpu H100 >/dev/null 2>&1
 /usr/bin/python3 "$here/tests/bats/make_results.py" results --points "$n" --scale 0.9
 mkdir shim
 cat >shim/buildkite-agent <<'SHIM'
@@ -38,4 +38,4 @@ while [ "$i" -le "$runs" ]; do
 	i=$((i + 1))
 done
 echo "annotation: $(wc -c <"$work/body.md") bytes (limit 1048576), $(grep -c '^| serving_' "$work/body.md") attention rows shown"
-grep -m1 'more rows were left out' "$work/body.md" || true
+grep -m1 -o "^[0-9]* more rows were left out[^:]*" "$work/body.md" || true
