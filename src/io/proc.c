@@ -167,6 +167,28 @@ static void child_fd(int from, int to)
 }
 
 /*
+ * fork with every signal blocked, so no handler of perfgate's runs in the
+ * child before the child has reset them; the parent's mask is restored.
+ * The child starts with all signals blocked and must unblock them.
+ */
+static pid_t fork_blocked(void)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int saved;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		return 0;
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return pid;
+}
+
+/*
  * fork + execve with the child leading a new process group. Exec failure
  * comes back through a close-on-exec pipe: EOF means exec succeeded.
  */
@@ -174,17 +196,13 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
 		 int out_fd, int err_fd, bool pdeathsig, struct pg_error *err)
 {
 	int pipefd[2];
-	sigset_t all, old;
 	pid_t parent = getpid(), pid;
 	int child_errno = 0;
 	ssize_t n;
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
-	/* no handler of perfgate's may run in the child before it is reset */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
+	pid = fork_blocked();
 	if (pid == 0) {
 		int e;
 		setpgid(0, 0);
@@ -204,7 +222,6 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
 			;
 		_exit(127);
 	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(pipefd[1]);
 	if (pid < 0) {
 		close(pipefd[0]);
@@ -272,17 +289,13 @@ static void guard_main(int rfd, pid_t pgid, double grace)
 static int start_guard(struct pg_proc *p, double grace, struct pg_error *err)
 {
 	int pipefd[2];
-	sigset_t all, old;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
+	pid = fork_blocked();
 	if (pid == 0)
 		guard_main(pipefd[0], p->pid, grace > 0 ? grace : 1);
-	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(pipefd[0]);
 	if (pid < 0) {
 		close(pipefd[1]);
@@ -330,6 +343,31 @@ static int open_log(const char *path, const char *header, struct pg_error *err)
 	return fd;
 }
 
+/*
+ * A fourth line of defence, outside perfgate: under the Buildkite plugin,
+ * PERFGATE_PGID_FILE names a file where every process group started is
+ * appended, so the plugin's pre-exit hook can stop what is left even if
+ * perfgate and its guards were all SIGKILLed. Best effort: a failure to
+ * write it changes nothing else.
+ */
+static void record_group(pid_t pgid)
+{
+	const char *file = getenv("PERFGATE_PGID_FILE");
+	char line[32];
+	int fd, n;
+
+	if (!file || !*file)
+		return;
+	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%ld\n", (long)pgid);
+	if (write(fd, line, (size_t)n) != n) {
+		/* nothing to do: the guard and pg_proc_stop still stop it */
+	}
+	close(fd);
+}
+
 int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_error *err)
 {
 	struct pg_strv env = PG_STRV_INIT;
@@ -359,6 +397,7 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 	if ((ret = spawn(&p->pid, path, spec->argv, env.v, null_fd, log_fd, log_fd, true, err)))
 		goto done;
 	slot_add(live_groups, p->pid);
+	record_group(p->pid);
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	if ((ret = start_guard(p, spec->guard_grace, err))) {
 		struct pg_error ignored = PG_ERROR_INIT;

@@ -44,6 +44,17 @@ static bool group_gone_within(pid_t pgid, double seconds)
 	return false;
 }
 
+static char *saved_path;
+
+/* without CK_FORK (valgrind) tests share one environment */
+static void restore_env(void)
+{
+	if (saved_path)
+		setenv("PATH", saved_path, 1);
+	unsetenv("PERFGATE_GPU");
+	unsetenv("BUILDKITE_BRANCH");
+}
+
 static char *dirs[16];
 static int n_dirs;
 
@@ -586,6 +597,7 @@ int main(void)
 	TCase *tc = tcase_create("lifecycle");
 
 	atexit(cleanup_dirs);
+	saved_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stop_takes_the_whole_group);
@@ -607,6 +619,7 @@ int main(void)
 
 	tc = tcase_create("gpu");
 	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, restore_env);
 	tcase_add_test(tc, gpus_from_nvidia_smi);
 	tcase_add_test(tc, no_gpu_is_none_not_a_guess);
 	tcase_add_test(tc, wait_for_gpu_memory);
@@ -614,6 +627,7 @@ int main(void)
 
 	tc = tcase_create("git");
 	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, restore_env);
 	tcase_add_test(tc, git_commit_branch_dirty);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);

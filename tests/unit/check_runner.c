@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 static char *dir;          /* results directory of the test */
+static double idle_mib;    /* --gpu-idle-mib of the run */
 static char *log_text;     /* what the runner printed */
 static struct pg_gpu_info gpu;
 
@@ -114,12 +115,18 @@ static void setup(void)
 	sigterm_at_request = -1;
 	sigterm_on_call = 0;
 	calls = 0;
+	idle_mib = 0;
 	pg_run_cancelled = 0;
 	unsetenv("BUILDKITE");
 }
 
+static char *saved_path;
+
 static void teardown(void)
 {
+	/* without CK_FORK (valgrind) tests share one environment */
+	if (saved_path)
+		setenv("PATH", saved_path, 1);
 	tu_rm_rf(dir);
 	free(dir);
 	free(log_text);
@@ -214,6 +221,8 @@ static int run(struct pg_suite *s, struct pg_run_report *rep)
 	o.log = log;
 	o.progress_interval = 0.1;
 	o.git_path = dir;
+	o.gpu_idle_mib = idle_mib;
+	o.gpu_idle_timeout = 0.5;
 	pg_plan_build(&plan, s);
 	pg_run_signals_install();
 	ck_assert_msg(pg_run(rep, s, &plan, &o, &err) == 0, "%s", err.msg);
@@ -720,12 +729,47 @@ START_TEST(model_names_are_passed_literally)
 }
 END_TEST
 
+
+/* GPU hygiene: a GPU that stays busy makes the test an error naming it,
+ * after the timeout, and the server is never started. */
+START_TEST(busy_gpus_fail_the_test_after_the_timeout)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_run_report rep = PG_RUN_REPORT_INIT;
+	struct pg_buf bin = PG_BUF_INIT, smi = PG_BUF_INIT, path = PG_BUF_INIT;
+	json_t *r;
+
+	pg_buf_printf(&bin, "%s/bin", dir);
+	mkdir(bin.ptr, 0755);
+	pg_buf_printf(&smi, "%s/nvidia-smi", bin.ptr);
+	tu_write_file(smi.ptr, "#!/bin/sh\necho 120\necho 50000\n");
+	chmod(smi.ptr, 0755);
+	pg_buf_printf(&path, "%s:/usr/bin:/bin", bin.ptr);
+	setenv("PATH", path.ptr, 1);
+	idle_mib = 1000;
+	add_test(&s, PG_SUITE_LATENCY, "latency_busy", "sleep 100");
+	ck_assert_int_eq(run(&s, &rep), 3);
+	r = result("latency_busy.json");
+	ck_assert_str_eq(pgs(r, "error"), "GPU memory still in use after 0.5s (threshold 1000 MiB): "
+					  "GPU 1 uses 50000 MiB");
+	ck_assert(!strstr(log_text, "server:"));
+	assert_no_children();
+	json_decref(r);
+	pg_buf_release(&bin);
+	pg_buf_release(&smi);
+	pg_buf_release(&path);
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runner");
 
 	git_libgit2_init();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
+	saved_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
 	TCase *tc = tcase_create("lifecycle");
 
 	tcase_set_timeout(tc, 120);
@@ -737,6 +781,7 @@ int main(void)
 	tcase_add_test(tc, every_request_failing_is_an_error);
 	tcase_add_test(tc, sigterm_stops_everything_and_keeps_what_finished);
 	tcase_add_test(tc, tp_beyond_the_gpus_is_a_visible_skip);
+	tcase_add_test(tc, busy_gpus_fail_the_test_after_the_timeout);
 	tcase_add_test(tc, external_commands_write_their_result);
 	tcase_add_test(tc, repeats_are_summarised_by_the_median);
 	tcase_add_test(tc, secrets_are_redacted_everywhere);
