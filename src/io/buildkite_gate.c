@@ -141,7 +141,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 
 	src.thresholds = c->thresholds;
 	src.gpu = gpu_key;
-	src.git = c->baseline == PG_BASELINE_GIT;
+	src.baseline = c->baseline == PG_BASELINE_GIT ? "git" : "thresholds";
 	src.repo = c->history_repo;
 	src.base_branch = base_branch(c, env);
 	rc = pg_gate_load(&im->policy, &im->base, &src, &lerr);
@@ -228,10 +228,11 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 			 struct pg_error *err)
 {
 	struct pg_run_point *points = pg_run_points(run);
-	char now[32], sha[41];
+	char now[32];
 	time_t t = time(NULL);
 	struct tm tm;
-	int attempts = 0, rc;
+	struct pg_history_recorded recorded;
+	int rc;
 
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -241,7 +242,9 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 			.repo = c->history_repo, .gpu = gpu_key,
 			.meta = { .commit = env->commit, .date = now, .build_url = env->build_url,
 				  .branch = env->branch } },
-		lines, &attempts, sha, err);
+		&recorded, err);
 	free(points);
+	if (rc == 0)
+		*lines = recorded.lines;
 	return rc;
 }
