@@ -255,6 +255,34 @@ int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct
 	return 0;
 }
 
+int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t first = out->n;
+
+	if (!d)
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
+				    "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		char *path;
+		bool is_dir;
+
+		if (e->d_name[0] == '.' || (prefix && !pg_str_has_prefix(e->d_name, prefix)))
+			continue;
+		path = pg_path_join(dir, e->d_name);
+		is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+		free(path);
+		if (is_dir)
+			pg_strv_push(out, e->d_name);
+	}
+	closedir(d);
+	if (out->n > first)
+		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+	return 0;
+}
+
 char *pg_path_join(const char *a, const char *b)
 {
 	struct pg_buf buf = PG_BUF_INIT;

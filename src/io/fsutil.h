@@ -43,6 +43,10 @@ int pg_mkdir_p(const char *path, struct pg_error *err);
  * dotfiles excluded, sorted bytewise. Appends to out. */
 int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err);
 
+/* Names of the subdirectories of dir starting with prefix (NULL: all),
+ * dotfiles excluded, sorted bytewise. Appends to out. */
+int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err);
+
 /* "a" + "/" + "b" as a new string ("b" alone when it is absolute). */
 char *pg_path_join(const char *a, const char *b);
 

@@ -343,6 +343,31 @@ static int open_log(const char *path, const char *header, struct pg_error *err)
 	return fd;
 }
 
+/*
+ * A fourth line of defence, outside perfgate: under the Buildkite plugin,
+ * PERFGATE_PGID_FILE names a file where every process group started is
+ * appended, so the plugin's pre-exit hook can stop what is left even if
+ * perfgate and its guards were all SIGKILLed. Best effort: a failure to
+ * write it changes nothing else.
+ */
+static void record_group(pid_t pgid)
+{
+	const char *file = getenv("PERFGATE_PGID_FILE");
+	char line[32];
+	int fd, n;
+
+	if (!file || !*file)
+		return;
+	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%ld\n", (long)pgid);
+	if (write(fd, line, (size_t)n) != n) {
+		/* nothing to do: the guard and pg_proc_stop still stop it */
+	}
+	close(fd);
+}
+
 int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_error *err)
 {
 	struct pg_strv env = PG_STRV_INIT;
@@ -372,6 +397,7 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 	if ((ret = spawn(&p->pid, path, spec->argv, env.v, null_fd, log_fd, log_fd, true, err)))
 		goto done;
 	slot_add(live_groups, p->pid);
+	record_group(p->pid);
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	if ((ret = start_guard(p, spec->guard_grace, err))) {
 		struct pg_error ignored = PG_ERROR_INIT;
