@@ -1,22 +1,144 @@
-/* perfgate compare: placeholder until its issue lands; see docs/status. */
+/* perfgate compare: results vs the GPU's baseline, a verdict per test and metric. */
 #include "cmd/cmd.h"
+#include "cmd/compare_cmd.h"
 #include "cmd/opt.h"
+#include "core/buf.h"
+#include "core/compare.h"
 #include "core/error.h"
+#include "io/gate.h"
+#include "io/results.h"
 
-static const struct pg_opt opts[] = { { PG_OPT_END } };
-static const struct pg_cmd_help help = { "compare", "[options]", "not implemented yet", NULL, opts };
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char compare_description[] =
+	"Compares every test point and metric in DIR with the GPU's baseline and gives\n"
+	"each a verdict: regressed, improved, unchanged, noisy, missing (in the baseline,\n"
+	"not run), new (run, not in the baseline), insufficient-data, or error. Writes\n"
+	"comparison.md and verdict.json (to -o, default DIR) and prints the markdown.\n"
+	"\n"
+	"With --confirm-dir, the points listed under \"rerun\" in a first verdict.json,\n"
+	"run again, are decided on both runs' samples pooled.";
+
+static const char gate_description[] =
+	"compare, with the exit code as the verdict: 0 pass (warnings included), 1 a\n"
+	"regression of a gating metric (confirmed when --confirm-dir is given), 3 when\n"
+	"results needed for the decision are missing or failed.";
+
+static int load_run(struct pg_result_set *set, const char *dir, struct pg_error *err)
+{
+	int rc = pg_results_load_dir(set, dir, err);
+
+	if (rc == PG_ENOTFOUND)
+		return pg_error_set(err, PG_EINFRA, "%s: no such results directory", dir);
+	if (rc == 0 && set->n == 0)
+		return pg_error_set(err, PG_EINFRA, "%s: no benchmark results in it", dir);
+	return rc;
+}
+
+int pg_compare_main(int argc, char **argv, bool gate)
+{
+	const char *thresholds = NULL, *gpu_flag = NULL, *baseline = "thresholds", *repo = NULL,
+		   *ref = NULL, *base_branch = NULL, *confirm_dir = NULL, *outdir = NULL;
+	bool allow_missing = false, strict = false, quiet = false;
+	const struct pg_opt opts[] = {
+		{ PG_OPT_STRING, "thresholds", 't', &thresholds, "PATH",
+		  "thresholds file, or the directory of <GPU>.yml files (default: thresholds)" },
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
+		  "the GPU to compare for (default: $PERFGATE_GPU, else what the results record)" },
+		{ PG_OPT_STRING, "baseline", 'b', &baseline, "KIND",
+		  "thresholds (the file's baselines, default) or git (the recorded run history)" },
+		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
+		  "git: the history repository (default: the current one)" },
+		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "git: the history ref (default: refs/perfgate/history)" },
+		{ PG_OPT_STRING, "base", 0, &base_branch, "BRANCH",
+		  "git: the branch whose merge-base with HEAD bounds the history (default: "
+		  "$BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main)" },
+		{ PG_OPT_STRING, "confirm-dir", 'c', &confirm_dir, "DIR",
+		  "a re-run of the flagged points: decide them on both runs pooled" },
+		{ PG_OPT_STRING, "output", 'o', &outdir, "DIR",
+		  "where comparison.md and verdict.json go (default: the results directory)" },
+		{ PG_OPT_FLAG, "allow-missing", 0, &allow_missing,
+		  NULL, "baseline points the run lacks only warn (default: exit 3 in gate)" },
+		{ PG_OPT_FLAG, "strict", 0, &strict, NULL,
+		  "a gating metric still noisy after confirmation fails too" },
+		{ PG_OPT_FLAG, "quiet", 'q', &quiet, NULL, "do not print the markdown" },
+		{ PG_OPT_END },
+	};
+	const struct pg_cmd_help help = {
+		gate ? "gate" : "compare", "[options] DIR",
+		gate ? "compare results with the GPU's baseline and exit 1 on a regression"
+		     : "compare results with the GPU's baseline: a verdict per test and metric",
+		gate ? gate_description : compare_description, opts
+	};
+	const char *name = gate ? "gate" : "compare";
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set run = PG_RESULT_SET_INIT, again = PG_RESULT_SET_INIT;
+	struct pg_policy policy = { 0 };
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison cmp = PG_COMPARISON_INIT;
+	struct pg_run_point *points = NULL, *confirm_points = NULL;
+	struct pg_buf md = PG_BUF_INIT;
+	char gpu[128];
+	int rc, exit_code = PG_EXIT_OK;
+
+	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
+	if (rc == PG_OPT_HELP) {
+		exit_code = PG_EXIT_OK;
+		goto done;
+	}
+	if (rc)
+		goto fail;
+	if (pos.n != 1) {
+		rc = pg_error_set(&err, PG_ECONFIG, "expected one results directory, got %zu arguments", pos.n);
+		goto fail;
+	}
+	if ((rc = load_run(&run, pos.v[0], &err)))
+		goto fail;
+	if (confirm_dir && (rc = load_run(&again, confirm_dir, &err)))
+		goto fail;
+	if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &run, &err)))
+		goto fail;
+	rc = pg_gate_load(&policy, &base,
+			  &(struct pg_gate_source){ .thresholds = thresholds, .gpu = gpu,
+						    .baseline = baseline, .repo = repo,
+						    .ref = ref, .base_branch = base_branch },
+			  &err);
+	if (rc)
+		goto fail;
+
+	points = pg_run_points(&run);
+	confirm_points = pg_run_points(&again);
+	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
+		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
+	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &err)))
+		goto fail;
+	if (!quiet) {
+		pg_comparison_markdown(&md, &cmp);
+		fwrite(md.ptr, 1, md.len, stdout);
+		fflush(stdout);
+	}
+	if (gate)
+		exit_code = pg_outcome_exit_code(cmp.outcome);
+	goto done;
+fail:
+	exit_code = pg_cmd_fail(name, &err);
+done:
+	free(points);
+	free(confirm_points);
+	pg_buf_release(&md);
+	pg_comparison_release(&cmp);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+	pg_result_set_release(&run);
+	pg_result_set_release(&again);
+	pg_strv_release(&pos);
+	return exit_code;
+}
 
 int cmd_compare(int argc, char **argv)
 {
-	struct pg_strv pos = PG_STRV_INIT;
-	struct pg_error err = PG_ERROR_INIT;
-	int rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-
-	pg_strv_release(&pos);
-	if (rc == PG_OPT_HELP)
-		return PG_EXIT_OK;
-	if (rc)
-		return pg_cmd_fail("compare", &err);
-	pg_error_set(&err, PG_ERR, "not implemented yet");
-	return pg_cmd_fail("compare", &err);
+	return pg_compare_main(argc, argv, false);
 }

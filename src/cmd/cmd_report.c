@@ -5,14 +5,10 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/opt.h"
-#include "core/buf.h"
 #include "core/error.h"
-#include "core/report.h"
-#include "io/fsutil.h"
-#include "io/results.h"
+#include "io/report_write.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 static const char *outdir;
 
@@ -36,12 +32,8 @@ int cmd_report(int argc, char **argv)
 {
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_result_set rs = PG_RESULT_SET_INIT;
-	struct pg_buf md = PG_BUF_INIT, records = PG_BUF_INIT;
-	struct pg_report *report = NULL;
-	char *md_path = NULL, *json_path = NULL;
+	struct pg_report_files files = PG_REPORT_FILES_INIT;
 	const char *dir;
-	size_t rows, not_ok;
 	int rc;
 
 	outdir = NULL;
@@ -61,44 +53,23 @@ int cmd_report(int argc, char **argv)
 	if (!outdir)
 		outdir = dir;
 
-	rc = pg_results_load_dir(&rs, dir, &err);
-	if (rc == PG_ENOTFOUND)
-		pg_error_set(&err, PG_ENOTFOUND, "%s: no such results directory", dir);
-	if (rc)
+	if ((rc = pg_report_write_dir(&files, dir, outdir, &err)))
 		goto fail;
-
-	report = pg_report_new(&rs);
-	pg_report_markdown(&md, report, PG_REPORT_ALL);
-	pg_report_records(&records, report);
-	rows = pg_report_rows(report, &not_ok);
-
-	md_path = pg_path_join(outdir, "benchmark_results.md");
-	json_path = pg_path_join(outdir, "benchmark_results.json");
-	if ((rc = pg_mkdir_p(outdir, &err)) ||
-	    (rc = pg_file_write_atomic(md_path, md.ptr, md.len, &err)) ||
-	    (rc = pg_file_write_atomic(json_path, records.ptr, records.len, &err)))
-		goto fail;
-
-	if (!rows)
+	if (!files.rows)
 		fprintf(stderr, "perfgate report: no results in %s; the report has empty tables\n",
 			dir);
-	else if (not_ok)
+	else if (files.not_ok)
 		fprintf(
 		    stderr,
 		    "perfgate report: %zu of %zu points did not complete (marked in the report)\n",
-		    not_ok, rows);
-	printf("%s\n%s\n", md_path, json_path);
+		    files.not_ok, files.rows);
+	printf("%s\n%s\n", files.md_path, files.json_path);
 	rc = PG_EXIT_OK;
 	goto done;
 fail:
 	rc = pg_cmd_fail("report", &err);
 done:
-	pg_report_free(report);
-	pg_result_set_release(&rs);
-	pg_buf_release(&md);
-	pg_buf_release(&records);
+	pg_report_files_release(&files);
 	pg_strv_release(&pos);
-	free(md_path);
-	free(json_path);
 	return rc;
 }

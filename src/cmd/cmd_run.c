@@ -3,7 +3,8 @@
  * vLLM *-tests.json files), choose the points, and run them -- or, with
  * --dry-run, print what would run.
  *
- * Loading and selection live in src/io/config*.c and src/core/plan*.c;
+ * Loading and selection live in src/io/config*.c and src/core/plan*.c,
+ * the run itself in src/io/runner.c, GPU identity in src/io/gpu_detect.c;
  * this file only wires options to them.
  */
 #include "cmd/cmd.h"
@@ -13,10 +14,15 @@
 #include "core/plan.h"
 #include "core/suite.h"
 #include "io/config.h"
+#include "io/gpu_detect.h"
+#include "io/report_write.h"
+#include "io/runner.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *results_dir;
 static const char *step_key;
@@ -26,6 +32,9 @@ static long repeat = LONG_MIN; /* LONG_MIN: not given */
 static const char *gpu;
 static bool dry_run;
 static bool save_detailed;
+static bool fail_fast;
+static double gpu_idle_mib;
+static double gpu_idle_timeout = 300;
 
 static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "results-dir", 'o', &results_dir, "DIR",
@@ -41,6 +50,12 @@ static const struct pg_opt opts[] = {
 	  "print every test point with its exact commands and settings; start nothing" },
 	{ PG_OPT_FLAG, "save-detailed", 0, &save_detailed, NULL,
 	  "keep per-request arrays in serving results (as vllm bench serve --save-detailed)" },
+	{ PG_OPT_FLAG, "fail-fast", 0, &fail_fast, NULL,
+	  "stop after the first point that fails (default: record it and run the rest)" },
+	{ PG_OPT_DOUBLE, "gpu-idle-mib", 0, &gpu_idle_mib, "MIB",
+	  "before each test wait until every GPU uses less than MIB of memory (default: off)" },
+	{ PG_OPT_DOUBLE, "gpu-idle-timeout", 0, &gpu_idle_timeout, "SECONDS",
+	  "how long --gpu-idle-mib waits before the test is recorded as an error (default 300)" },
 	{ PG_OPT_END },
 };
 
@@ -51,7 +66,14 @@ static const struct pg_cmd_help help = {
 	"INPUT is a perfgate suite file, a Buildkite pipeline (the step that uses the\n"
 	"perfgate plugin; --step chooses among several) or vLLM's latency-tests.json,\n"
 	"throughput-tests.json and serving-tests.json (several make one suite).\n"
-	"Command-line options win over the pipeline step's options.",
+	"Command-line options win over the pipeline step's options.\n"
+	"\n"
+	"Each test's server is started once (its own process group, log in\n"
+	"DIR/<test>.server.log), every point is measured and written to\n"
+	"DIR/<point>.json, and the server is stopped. A failing point is recorded\n"
+	"as an error and the rest still run (exit 3). SIGINT or SIGTERM stops\n"
+	"within seconds, keeps the finished results and exits 128+signal.\n"
+	"GPU: --gpu, then $PERFGATE_GPU, then the suite's gpu:, then nvidia-smi.",
 	opts,
 };
 
@@ -71,6 +93,77 @@ static int parse_only(const char *s, int *out, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG,
 				    "option '--only': expected latency, throughput or serving, got '%s'", s);
 	return 0;
+}
+
+static void print_gpu(const struct pg_gpu_info *g)
+{
+	if (g->count > 0)
+		fprintf(stderr, "perfgate: GPU %s (%s, from %s)\n", g->label, g->name, g->source);
+	else
+		fprintf(stderr, "perfgate: no GPU: %s; results record gpu \"none\" "
+				"(--gpu or PERFGATE_GPU names one)\n",
+			g->note[0] ? g->note : "none detected");
+}
+
+/*
+ * The report, once the run is over whatever its outcome: what finished is
+ * reported after a failure or a cancel too, with the failed points as
+ * marked rows. A report that cannot be written is a warning: the results
+ * are there, and `perfgate report` can render them again.
+ */
+static void report(const char *dir)
+{
+	struct pg_report_files files = PG_REPORT_FILES_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (pg_report_write_dir(&files, dir, dir, &err))
+		fprintf(stderr, "perfgate: warning: no report: %s; results in %s/\n", err.msg, dir);
+	else
+		fprintf(stderr, "perfgate: results in %s/, report in %s\n", dir, files.md_path);
+	pg_report_files_release(&files);
+}
+
+static int run(const struct pg_suite *suite, const struct pg_plan *plan)
+{
+	struct pg_gpu_info g;
+	struct pg_run_report rep = PG_RUN_REPORT_INIT;
+	struct pg_run_opts o;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *bk = getenv("BUILDKITE"), *term = getenv("TERM");
+	int rc;
+
+	pg_gpu_info_init(&g);
+	if ((rc = pg_gpu_resolve(&g, gpu, suite->gpu, &err))) {
+		rc = pg_cmd_fail("run", &err);
+		goto done;
+	}
+	print_gpu(&g);
+
+	memset(&o, 0, sizeof(o));
+	o.results_dir = results_dir;
+	o.gpu = &g;
+	o.fail_fast = fail_fast;
+	o.save_detailed = save_detailed;
+	o.gpu_idle_mib = gpu_idle_mib;
+	o.gpu_idle_timeout = gpu_idle_timeout;
+	o.log = stderr;
+	/* Buildkite runs jobs in a pseudo-terminal, but its log wants lines */
+	o.tty = isatty(STDERR_FILENO) && !(bk && !strcmp(bk, "true")) &&
+		!(term && !strcmp(term, "dumb"));
+
+	pg_run_signals_install();
+	rc = pg_run(&rep, suite, plan, &o, &err);
+	pg_run_signals_restore();
+	if (rc) {
+		rc = pg_cmd_fail("run", &err);
+		goto done;
+	}
+	report(results_dir);
+	rc = pg_run_exit_code(&rep);
+done:
+	pg_run_report_release(&rep);
+	pg_gpu_info_release(&g);
+	return rc;
 }
 
 int cmd_run(int argc, char **argv)
@@ -112,10 +205,10 @@ int cmd_run(int argc, char **argv)
 	sel.repeat = repeat > 0 ? repeat : pc->repeat;
 	if (!results_dir)
 		results_dir = step.from_pipeline && pc->results_dir ? pc->results_dir : "results";
+	/* the step's gpu option counts as the flag; $PERFGATE_GPU and the
+	 * suite's gpu: come after it (pg_gpu_resolve) */
 	if (!gpu && pc->gpu && strcmp(pc->gpu, "auto"))
 		gpu = pc->gpu;
-	if (!gpu)
-		gpu = suite.gpu;
 
 	pg_plan_build(&plan, &suite);
 	total = plan.n;
@@ -124,15 +217,16 @@ int cmd_run(int argc, char **argv)
 		goto fail;
 
 	if (dry_run) {
-		struct pg_dryrun_opts o = { results_dir, gpu, total };
+		const char *env_gpu = getenv("PERFGATE_GPU");
+		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
+		struct pg_dryrun_opts o = { results_dir, shown, total };
 		pg_dryrun_render(&out, &suite, &plan, &o);
 		fwrite(out.ptr, 1, out.len, stdout);
 		rc = fflush(stdout) == 0 ? PG_EXIT_OK : PG_EXIT_INFRA;
 		goto done;
 	}
-	(void)save_detailed;
-	/* The runner (pg_runner_run, branch runner) takes the plan from here. */
-	pg_error_set(&err, PG_ERR, "running is not integrated yet (runner not merged): use --dry-run");
+	rc = run(&suite, &plan);
+	goto done;
 fail:
 	rc = pg_cmd_fail("run", &err);
 done:

@@ -1,6 +1,10 @@
 #include "core/gpu.h"
 
+#include "core/alloc.h"
+#include "core/strutil.h"
+
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,4 +103,111 @@ char *pg_gpu_key(char *out, size_t size, const char *raw)
 	}
 	snprintf(out, size, "%s", line);
 	return out;
+}
+
+char *pg_gpu_short(char *out, size_t size, const char *name)
+{
+	const char *p = name ? name : "";
+	const char *first, *second;
+	size_t first_len, second_len;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	first = p;
+	first_len = strcspn(p, " \t\n");
+	p += first_len;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	second = p;
+	second_len = strcspn(p, " \t\n");
+	if (second_len)
+		snprintf(out, size, "%.*s", (int)second_len, second);
+	else
+		snprintf(out, size, "%.*s", (int)first_len, first);
+	return out;
+}
+
+/* One line [s, s+len) trimmed of blanks and '\r'. */
+static void trim(const char **s, size_t *len)
+{
+	while (*len && isspace((unsigned char)**s)) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len && isspace((unsigned char)(*s)[*len - 1]))
+		(*len)--;
+}
+
+static double parse_mib(const char *s, size_t len)
+{
+	char buf[64];
+	char *end;
+	double v;
+
+	trim(&s, &len);
+	if (!len || len >= sizeof(buf))
+		return NAN;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	v = strtod(buf, &end);
+	if (end == buf)
+		return NAN;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end && strcasecmp(end, "MiB"))
+		return NAN;
+	return v;
+}
+
+int pg_gpu_parse_query(struct pg_strv *names, double **mib, const char *csv)
+{
+	int count = 0;
+
+	for (const char *line = csv; line && *line;) {
+		size_t len = strcspn(line, "\n");
+		const char *next = line[len] ? line + len + 1 : line + len;
+		const char *comma = memchr(line, ',', len);
+		const char *name = line;
+		size_t name_len = comma ? (size_t)(comma - line) : len;
+
+		trim(&name, &name_len);
+		if (name_len == 0) {
+			size_t rest = len;
+			const char *l = line;
+			trim(&l, &rest);
+			if (rest)
+				return -1;
+			line = next;
+			continue;
+		}
+		pg_strv_push_owned(names, pg_xstrndup(name, name_len));
+		*mib = pg_xrealloc(*mib, (size_t)(count + 1) * sizeof(**mib));
+		(*mib)[count] = comma ? parse_mib(comma + 1, (size_t)(line + len - comma - 1)) : NAN;
+		count++;
+		line = next;
+	}
+	return count;
+}
+
+int pg_gpu_parse_numbers(double **out, const char *csv)
+{
+	int count = 0;
+
+	for (const char *line = csv; line && *line;) {
+		size_t len = strcspn(line, "\n");
+		const char *next = line[len] ? line + len + 1 : line + len;
+		const char *s = line;
+		size_t n = len;
+
+		trim(&s, &n);
+		if (n) {
+			double v = parse_mib(s, n);
+			if (isnan(v))
+				return -1;
+			*out = pg_xrealloc(*out, (size_t)(count + 1) * sizeof(**out));
+			(*out)[count++] = v;
+		}
+		line = next;
+	}
+	return count;
 }

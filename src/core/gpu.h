@@ -34,4 +34,30 @@ char *pg_gpu_key(char *out, size_t size, const char *raw);
  * anything else -> 1; 0 for an empty string. */
 int pg_gpu_count(const char *raw);
 
+/*
+ * vLLM's gpu_type word for one nvidia-smi name: its second
+ * whitespace-separated word, as `awk '{print $2}'` gives it ("NVIDIA H100
+ * 80GB HBM3" -> "H100", "NVIDIA A100-SXM4-80GB" -> "A100-SXM4-80GB"); the
+ * first word when there is only one. Writes into out (size bytes).
+ */
+char *pg_gpu_short(char *out, size_t size, const char *name);
+
+/*
+ * Parse the output of `nvidia-smi --query-gpu=name,memory.total
+ * --format=csv,noheader`: one GPU per non-empty line, "<name>, <n> MiB".
+ * Appends each name to names and its memory in MiB to *mib (grown with
+ * realloc, NAN for "[N/A]"); returns the number of GPUs, or -1 when a line
+ * has no name.
+ */
+struct pg_strv;
+int pg_gpu_parse_query(struct pg_strv *names, double **mib, const char *csv);
+
+/*
+ * Parse one number per non-empty line (`--query-gpu=memory.used
+ * --format=csv,noheader,nounits`) into *out (realloc'ed); returns the count,
+ * or -1 on a line that is not a number ("[N/A]" included: the caller cannot
+ * wait on a value it cannot read).
+ */
+int pg_gpu_parse_numbers(double **out, const char *csv);
+
 #endif

@@ -12,6 +12,9 @@
 
 /*
  * Default tolerances and floors follow research/regression.md section 6.2;
+ * bench/gate-sim checks them (README, "Gate and baselines": with a 20-run
+ * git baseline and a confirmation re-run, throughput's 2.5% keeps false
+ * alarms under 1% and catches a 5% regression with over 95% power).
  * thresholds/<GPU>.yml overrides them per GPU, test and metric.
  */
 static const struct pg_metric metrics[] = {

@@ -31,16 +31,20 @@ int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_
 
 /*
  * The runtime placeholders of a point, for pg_template_argv/_shell: the
- * test's own variables (pg_test_var) plus port, host, base_url, result and
- * results_dir. The runner fills in real values; --dry-run shows {port}.
+ * test's own variables (pg_test_var) plus port, host, base_url, result,
+ * results_dir, and for an external command of a serving test the point's
+ * point (its name), qps ("inf" when unbounded) and max_concurrency ("inf"
+ * when unbounded). The runner fills in real values; --dry-run shows {port}.
  * Strings are borrowed.
  */
 struct pg_point_vars {
 	const struct pg_test *test;
+	const struct pg_point *point; /* for {point}, {qps}, {max_concurrency}; NULL in a
+	                               * server command (one server serves every point) */
 	const char *port;
 	const char *host;
 	const char *base_url;
-	const char *result;       /* <results_dir>/<point>.json */
+	const char *result;       /* where an external command writes its result */
 	const char *results_dir;
 	char scratch[32];
 };

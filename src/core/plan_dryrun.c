@@ -245,9 +245,13 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
 
 	server_address(t, &host, &base);
-	pg_buf_printf(&result, "%s/%s.json", results_dir, pt->name);
+	/* the runner has the command write into a private temporary directory
+	 * and imports the file into results_dir atomically (a command killed
+	 * mid-write must not leave half a result there) */
+	pg_buf_printf(&result, "$TMPDIR/perfgate-run-XXXXXX/%s.json", pt->name);
 	memset(&vars, 0, sizeof(vars));
 	vars.test = t;
+	vars.point = pt;
 	vars.port = PORT_MARK;
 	vars.host = host.ptr;
 	vars.base_url = base.ptr;
@@ -295,7 +299,8 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 			pg_buf_putc(out, '\n');
 		}
 		field(out, "timeout");
-		pg_buf_printf(out, "%s s, writes %s\n", num(n, t->command_timeout), result.ptr);
+		pg_buf_printf(out, "%s s, writes %s (imported into %s/%s.json)\n",
+			      num(n, t->command_timeout), result.ptr, results_dir, pt->name);
 	} else {
 		render_client(out, t);
 		render_workload(out, pt);

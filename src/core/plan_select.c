@@ -26,6 +26,19 @@ const char *pg_point_var(void *vars, const char *name)
 		return v->result;
 	if (!strcmp(name, "results_dir"))
 		return v->results_dir;
+	if (v->point && !strcmp(name, "point"))
+		return v->point->name;
+	if (v->point && v->test->kind == PG_SUITE_SERVING) {
+		if (!strcmp(name, "qps"))
+			return pg_fmt_g(v->scratch, v->point->qps);
+		if (!strcmp(name, "max_concurrency")) {
+			if (v->point->max_concurrency > 0)
+				snprintf(v->scratch, sizeof(v->scratch), "%ld", v->point->max_concurrency);
+			else
+				snprintf(v->scratch, sizeof(v->scratch), "inf");
+			return v->scratch;
+		}
+	}
 	return NULL;
 }
 

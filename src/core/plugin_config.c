@@ -14,7 +14,7 @@
 #define FIELD(name) offsetof(struct pg_plugin_config, name)
 
 static const char *const baseline_values[] = { "thresholds", "git", NULL };
-static const char *const mode_values[] = { "run", "report", "gate", NULL };
+static const char *const mode_values[] = { "run", "report", "gate", "merge", "pipeline", NULL };
 /* `only` is stored as the index, which must be the enum pg_suite_kind */
 static const char *const only_values[] = { "latency", "throughput", "serving", NULL };
 _Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SERVING == 2,
@@ -33,7 +33,9 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Where baselines come from: the thresholds files, or the results history kept in git." },
 	{ "mode", PG_POPT_ENUM, mode_values, "gate", 0, FIELD(mode),
 	  "run: run the suites and report; report: only report results already in results-dir; "
-	  "gate: run, compare with the baselines and fail the step on a confirmed regression." },
+	  "gate: run, compare with the baselines and fail the step on a confirmed regression; "
+	  "merge: gather the shards of a dynamic pipeline from the artifacts, then gate; "
+	  "pipeline: generate a dynamic pipeline (gpus, shards, queue) and upload it." },
 	{ "filter", PG_POPT_REGEX, NULL, NULL, 0, FIELD(filter),
 	  "Run only the test points whose names match this POSIX extended regular expression." },
 	{ "only", PG_POPT_ENUM, only_values, NULL, 0, FIELD(only),
@@ -60,6 +62,14 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Branch whose results are the baseline; default the pipeline's default branch." },
 	{ "binary", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary),
 	  "Path to a prebuilt perfgate executable; by default the plugin builds or finds one." },
+	{ "shard", PG_POPT_STRING, NULL, NULL, 0, FIELD(shard),
+	  "Run only this slice of the suite's tests, INDEX/COUNT (perfgate pipeline sets it)." },
+	{ "gpus", PG_POPT_STRINGS, NULL, NULL, 0, FIELD(gpus),
+	  "mode pipeline: the GPU queues to fan the suites out over (H100, H200, A100, L40S...)." },
+	{ "shards", PG_POPT_INT, NULL, "1", 1, FIELD(shards),
+	  "mode pipeline: steps per GPU; the tests are split evenly between them." },
+	{ "queue", PG_POPT_STRING, NULL, "{gpu}", 0, FIELD(queue),
+	  "mode pipeline: the agents queue of each GPU's steps; {gpu} and {gpu_lower} are replaced." },
 };
 
 const size_t pg_plugin_n_options = sizeof(pg_plugin_options) / sizeof(pg_plugin_options[0]);

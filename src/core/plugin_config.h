@@ -23,7 +23,7 @@ struct pg_error;
  * allowed values, unknown options (with the nearest valid name).
  */
 
-enum pg_plugin_mode { PG_MODE_RUN, PG_MODE_REPORT, PG_MODE_GATE };
+enum pg_plugin_mode { PG_MODE_RUN, PG_MODE_REPORT, PG_MODE_GATE, PG_MODE_MERGE, PG_MODE_PIPELINE };
 enum pg_plugin_baseline { PG_BASELINE_THRESHOLDS, PG_BASELINE_GIT };
 enum pg_plugin_annotate { PG_ANNOTATE_ALWAYS, PG_ANNOTATE_ON_CHANGE, PG_ANNOTATE_NEVER };
 
@@ -52,6 +52,11 @@ struct pg_plugin_config {
 	char *history_repo;            /* git URL or path, or NULL */
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */
+	/* dynamic pipelines (core/bkpipeline.h) */
+	char *shard;                   /* "INDEX/COUNT": run only this slice of the tests, or NULL */
+	struct pg_strv gpus;           /* mode pipeline: the GPU queues to fan out over */
+	long shards;                   /* mode pipeline: steps per GPU; default 1 */
+	char *queue;                   /* mode pipeline: agents queue template; default "{gpu}" */
 };
 
 enum pg_plugin_opt_type {

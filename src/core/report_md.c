@@ -26,15 +26,6 @@
 
 /* ---- small text helpers ---- */
 
-static size_t utf8_width(const char *s, size_t len)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			w++;
-	return w;
-}
-
 /* Append s as table-cell text: '|' escaped, line breaks and tabs as
  * spaces; at most max_width code points (0 = no limit), "…" when cut. */
 static void md_cell_text(struct pg_buf *out, const char *s, size_t max_width)
@@ -709,10 +700,10 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 		}
 	}
 	for (size_t c = 0; c < n_cols; c++) {
-		cols[c].width = utf8_width(cols[c].header, strlen(cols[c].header)) + 2;
+		cols[c].width = pg_utf8_width(cols[c].header, strlen(cols[c].header)) + 2;
 		for (size_t i = 0; i < t->n; i++) {
 			struct cell *cell = &cells[i * n_cols + c];
-			size_t w = utf8_width(arena.ptr + cell->off, cell->len);
+			size_t w = pg_utf8_width(arena.ptr + cell->off, cell->len);
 
 			if (cols[c].numeric)
 				w += (size_t)(cols[c].maxdec - cell->dec);
@@ -724,7 +715,7 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 
 	/* header, separator, rows */
 	for (size_t c = 0; c < n_cols; c++) {
-		size_t pad = cols[c].width - utf8_width(cols[c].header, strlen(cols[c].header));
+		size_t pad = cols[c].width - pg_utf8_width(cols[c].header, strlen(cols[c].header));
 
 		pg_buf_puts(out, c ? " " : "| ");
 		if (cols[c].numeric)

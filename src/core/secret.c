@@ -25,21 +25,34 @@ bool pg_secret_flag(const char *flag)
 	static const char *const words[] = {
 		"token", "secret", "key", "password", "passwd", "credentials",
 	};
-	const char *p = flag;
+	const char *p = flag, *last = NULL, *before = NULL;
+	size_t last_len = 0, before_len = 0;
 
 	if (p[0] != '-')
 		return false;
 	while (*p == '-')
 		p++;
+	/* the flag's last word names what its value is: --api-key and
+	 * --hf-token take secrets; --api-key-file takes a path and
+	 * --long-prefill-token-threshold a number */
 	while (*p && *p != '=') {
 		size_t len = strcspn(p, "-_=");
-		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-			if (len == strlen(words[i]) && !strncasecmp(p, words[i], len))
-				return true;
+		before = last;
+		before_len = last_len;
+		last = p;
+		last_len = len;
 		p += len;
 		if (*p == '-' || *p == '_')
 			p++;
 	}
+	if (!last)
+		return false;
+	/* "--prefill-us-per-token": a rate per token, not a token */
+	if (before && before_len == 3 && !strncasecmp(before, "per", 3))
+		return false;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (last_len == strlen(words[i]) && !strncasecmp(last, words[i], last_len))
+			return true;
 	return false;
 }
 

@@ -19,10 +19,11 @@ struct pg_kvlist;
  * the side of hiding (VLLM_MAX_TOKENS is hidden too). */
 bool pg_secret_name(const char *name);
 
-/* A command-line flag whose value is secret: one of its words (split at
- * '-' and '_') is token, secret, key, password, passwd or credentials
- * ("--api-key", "--hf-token"), so "--max-num-batched-tokens" and
- * "--tokenizer" stay visible. flag may carry "=value". */
+/* A command-line flag whose value is secret: its last word (split at '-'
+ * and '_') is token, secret, key, password, passwd or credentials
+ * ("--api-key", "--hf-token"), so "--max-num-batched-tokens",
+ * "--tokenizer", "--api-key-file", "--long-prefill-token-threshold" and
+ * "--prefill-us-per-token" stay visible. flag may carry "=value". */
 bool pg_secret_flag(const char *flag);
 
 /* argv joined for display, shell-quoted, with the values of secret flags

@@ -256,3 +256,13 @@ void pg_shell_quote(struct pg_buf *b, const char *s)
 	}
 	pg_buf_putc(b, '\'');
 }
+
+size_t pg_utf8_width(const char *s, size_t len)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			w++;
+	return w;
+}

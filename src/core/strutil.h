@@ -42,6 +42,10 @@ char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v);
  */
 const char *pg_nearest(const char *word, const char *const *candidates, size_t n);
 
+/* Display width of UTF-8 text: one column per code point (close enough
+ * for test names, GPU names and messages in aligned tables). */
+size_t pg_utf8_width(const char *s, size_t len);
+
 /* A NULL-terminated, growable vector of owned strings. */
 struct pg_strv {
 	char **v;      /* v[n] == NULL whenever n > 0 or v != NULL */

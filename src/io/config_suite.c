@@ -993,7 +993,10 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map,
 
 /* ---- whole-test checks ----------------------------------------------- */
 
-static const char *const runtime_names[] = { "port", "host", "base_url", "result", "results_dir" };
+static const char *const runtime_names[] = { "port", "host", "base_url", "result", "results_dir",
+					     "point", "qps", "max_concurrency" };
+/* values that differ between the points one server serves */
+static const char *const point_names[] = { "point", "qps", "max_concurrency" };
 static const char *const builtin_names[] = {
 	"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 	"iterations", "warmup_iterations", "dataset_path",
@@ -1031,6 +1034,14 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 				ret = pg_yerr(c->d, at, p, E(c),
 					      "'{result}' is the result file of an external 'command'; "
 					      "a server command cannot use it");
+				goto done;
+			}
+		}
+		for (size_t r = 0; is_server && r < sizeof(point_names) / sizeof(point_names[0]); r++) {
+			if (!strcmp(name, point_names[r])) {
+				ret = pg_yerr(c->d, at, p, E(c),
+					      "'{%s}' differs between the points one server serves; "
+					      "a server command cannot use it", name);
 				goto done;
 			}
 		}

@@ -102,6 +102,16 @@ int pg_file_write_atomic(const char *path, const void *data, size_t len, struct 
 	if (!linked) {
 		char proc[64];
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		/* a new file: linking the unnamed one in place is atomic by
+		 * itself and leaves no temporary name behind for a SIGKILL */
+		if (!linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW)) {
+			if (fsync_dir(dir)) {
+				pg_error_set(err, PG_ERR, "%s: fsync: %s", dir, strerror(errno));
+				goto done;
+			}
+			ret = 0;
+			goto done;
+		}
 		unlink(tmp.ptr); /* a stale one from a killed run with our pid */
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp.ptr, AT_SYMLINK_FOLLOW)) {
 			pg_error_set(err, PG_ERR, "%s: link: %s", path, strerror(errno));
@@ -241,6 +251,34 @@ int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct
 	}
 	closedir(d);
 	if (out->n > first) /* v is NULL while empty: qsort(NULL, 0) is undefined */
+		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+	return 0;
+}
+
+int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t first = out->n;
+
+	if (!d)
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
+				    "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		char *path;
+		bool is_dir;
+
+		if (e->d_name[0] == '.' || (prefix && !pg_str_has_prefix(e->d_name, prefix)))
+			continue;
+		path = pg_path_join(dir, e->d_name);
+		is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+		free(path);
+		if (is_dir)
+			pg_strv_push(out, e->d_name);
+	}
+	closedir(d);
+	if (out->n > first)
 		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
 	return 0;
 }

@@ -14,8 +14,9 @@ int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err);
  * Write a file so that readers (and a SIGKILL at any instant) only ever see
  * the old content or the whole new content: the data goes to an unnamed
  * O_TMPFILE in the target directory (a named temporary where the file
- * system lacks O_TMPFILE), is fsync'ed, linked under a temporary name,
- * renamed over the target, and the directory is fsync'ed.
+ * system lacks O_TMPFILE) and is fsync'ed; a new file is then linked in
+ * place, an existing one replaced by linking under a temporary name and
+ * renaming over it; the directory is fsync'ed.
  */
 int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err);
 
@@ -41,6 +42,10 @@ int pg_mkdir_p(const char *path, struct pg_error *err);
 /* Names (not paths) of regular entries in dir ending in suffix (NULL: all),
  * dotfiles excluded, sorted bytewise. Appends to out. */
 int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err);
+
+/* Names of the subdirectories of dir starting with prefix (NULL: all),
+ * dotfiles excluded, sorted bytewise. Appends to out. */
+int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err);
 
 /* "a" + "/" + "b" as a new string ("b" alone when it is absolute). */
 char *pg_path_join(const char *a, const char *b);

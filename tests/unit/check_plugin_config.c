@@ -113,7 +113,7 @@ static const struct {
 	{ "{\"suites\": \"s.yml\", \"confirm\": \"yes\"}",
 	  "step 'perf-h100': option 'confirm': expected true or false, got 'yes'" },
 	{ "{\"suites\": \"s.yml\", \"mode\": \"gates\"}",
-	  "step 'perf-h100': option 'mode': expected 'run', 'report' or 'gate', got 'gates' "
+	  "step 'perf-h100': option 'mode': expected 'run', 'report', 'gate', 'merge' or 'pipeline', got 'gates' "
 	  "(did you mean 'gate'?)" },
 	{ "{\"suites\": \"s.yml\", \"annotate\": \"sometimes\"}",
 	  "step 'perf-h100': option 'annotate': expected 'always', 'on-change' or 'never', got "

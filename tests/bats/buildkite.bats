@@ -1,0 +1,527 @@
+#!/usr/bin/env bats
+# perfgate buildkite, the plugin's entry point, driven as the agent drives
+# it: configuration in BUILDKITE_PLUGIN_CONFIGURATION, a buildkite-agent
+# shim on PATH that records its arguments and stdin.
+
+load helpers
+
+setup() {
+	common_setup
+	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
+	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
+	WORK="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${WORK}"
+	cd "${WORK}"
+	make_shim buildkite-agent
+	export SHIM_STDIN=1
+	# what the agent sets for a job
+	export BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
+	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
+	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false BUILDKITE_COMMIT=1a2b3c4d5e6f7a8b9c0d
+}
+
+results() {
+	"${PYTHON}" "${PLUGIN_DIR}/tests/bats/make_results.py" "${WORK}/results" "$@"
+}
+
+config() {
+	export BUILDKITE_PLUGIN_CONFIGURATION="$1"
+}
+
+# The stdin the shim got on its n-th call (0-based).
+agent_stdin() {
+	cat "${CALLS}.buildkite-agent.$1"
+}
+
+@test "no configuration at all is a configuration error" {
+	unset BUILDKITE_PLUGIN_CONFIGURATION
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "perfgate buildkite: no plugin configuration: BUILDKITE_PLUGIN_CONFIGURATION is not set"
+}
+
+@test "the configuration is found in BUILDKITE_PLUGINS when the agent gives only that" {
+	results
+	export BUILDKITE_PLUGINS='[{"github.com/buildkite-plugins/docker-buildkite-plugin#v5":{"image":"x"}},{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{"mode":"report","gpu":"H100"}}]'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: 6 tests ran, no baseline comparison (exit 0)"
+}
+
+@test "configuration errors name the option and the step, exit 2, nothing runs" {
+	local cases=(
+		'{"suites":"perf.yml","treshold":"t"}|step '"'"':h100: perf'"'"': unknown option '"'"'treshold'"'"' (did you mean '"'"'thresholds'"'"'?)'
+		'{"suites":"perf.yml","repeat":"three"}|option '"'"'repeat'"'"': expected an integer >= 1, got '"'"'three'"'"''
+		'{"suites":"perf.yml","repeat":0}|option '"'"'repeat'"'"': expected an integer >= 1, got 0'
+		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"' or '"'"'pipeline'"'"', got '"'"'fast'"'"''
+		'{"suites":"perf.yml","confirm":"yes"}|option '"'"'confirm'"'"': expected true or false, got '"'"'yes'"'"''
+		'{"suites":"perf.yml","filter":"(("}|option '"'"'filter'"'"': bad regular expression'
+		'{"suites":"perf.yml","shard":"5/4"}|option '"'"'shard'"'"': expected "INDEX/COUNT" with 1 <= INDEX <= COUNT, got "5/4"'
+		'{"suites":42}|option '"'"'suites'"'"': expected a path, a list of paths or a suite mapping, got 42'
+		'{"gpu":"H100"}|option '"'"'suites'"'"' is required'
+		'{"suites":"a.yml","suites":"b.yml"}|BUILDKITE_PLUGIN_CONFIGURATION: duplicate object key'
+		'[1]|BUILDKITE_PLUGIN_CONFIGURATION: expected an object'
+	)
+	for c in "${cases[@]}"; do
+		config "${c%%|*}"
+		run "${PERFGATE}" buildkite
+		assert_equal "${status}" 2
+		assert_output --partial "${c#*|}"
+		assert_output --regexp "^perfgate buildkite: (step ':h100: perf'|BUILDKITE_PLUGIN_CONFIGURATION)"
+	done
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "only-on-labels skips a pull request without the label: one line, exit 0" {
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs,ci"
+	config '{"suites":"perf.yml","only-on-labels":["perf-benchmarks"]}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output "perfgate: skipped: pull request #4711 has no label perf-benchmarks (labels: docs, ci)"
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "only-on-labels runs a pull request that has the label, and every non-PR build" {
+	results
+	config '{"mode":"report","gpu":"H100","only-on-labels":"perf-benchmarks"}'
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs,Perf-Benchmarks"
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "skipped"
+	export BUILDKITE_PULL_REQUEST=false BUILDKITE_PULL_REQUEST_LABELS=""
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "skipped"
+}
+
+@test "report mode: annotation on stdin, artifacts uploaded, verdict in meta-data" {
+	results
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
+	assert_equal "${#lines[@]}" 3
+	# the body came on stdin, and is what was written to annotation.md
+	agent_stdin 0 >"${BATS_TEST_TMPDIR}/body"
+	assert_files_equal "${BATS_TEST_TMPDIR}/body" results/annotation.md
+	run head -1 results/annotation.md
+	assert_output "#### H100: 6 tests ran, no baseline comparison"
+	grep -q '<img src="artifact://results/charts/serving_llama8B_tp1_sharegpt.svg"' results/annotation.md
+	assert_file_exists results/benchmark_results.md
+	assert_file_exists results/benchmark_results.json
+	assert_file_exists results/charts/serving_llama8B_tp1_sharegpt.svg
+	assert_file_exists results/charts/latency.svg
+}
+
+@test "a failed point makes an error annotation and exit 3" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100","context":"nightly-h100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "+++ perfgate: H100: 1 of 6 tests failed to run (exit 3)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context nightly-h100 --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict error"
+	grep -qF -- "- throughput_llama8B_tp1: error: server exited with status 1 before it was ready" results/annotation.md
+}
+
+@test "annotate failure is a warning and does not change the outcome" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100"}'
+	SHIM_EXIT_buildkite_agent=1 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "perfgate: warning: annotation failed: buildkite-agent annotate exited with status 1 (annotation in results/annotation.md)"
+}
+
+@test "annotate: never and on-change, artifacts: false" {
+	results
+	config '{"mode":"report","gpu":"H100","annotate":"on-change","artifacts":false}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_equal "$(cat "${CALLS}")" "buildkite-agent meta-data set perfgate:H100:verdict pass"
+	: >"${CALLS}"
+	results --error latency_llama8B_tp1
+	config '{"mode":"report","gpu":"H100","annotate":"never"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	run cat "${CALLS}"
+	refute_line --partial "annotate"
+	assert_line --partial "artifact upload"
+}
+
+@test "outside Buildkite the annotation goes to a file and the command says so" {
+	unset BUILDKITE
+	results
+	config '{"mode":"report","gpu":"H100","results-dir":"out/h100"}'
+	mv results out-h100 && mkdir out && mv out-h100 out/h100
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: not running in Buildkite: annotation written to out/h100/annotation.md"
+	assert_file_exists out/h100/annotation.md
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "an absolute results-dir uploads from its parent so artifact links match" {
+	results
+	config "{\"mode\":\"report\",\"gpu\":\"H100\",\"results-dir\":\"${WORK}/results\"}"
+	cd /
+	run "${PERFGATE}" buildkite
+	assert_success
+	run cat "${CALLS}"
+	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
+	grep -q 'artifact://results/charts/latency.svg' "${WORK}/results/annotation.md"
+}
+
+@test "the buildkite-agent shim is found through BUILDKITE_AGENT_PATH too" {
+	results
+	config '{"mode":"report","gpu":"H100"}'
+	mkdir -p "${BATS_TEST_TMPDIR}/agent"
+	mv "${SHIMS}/buildkite-agent" "${BATS_TEST_TMPDIR}/agent/bk"
+	export BUILDKITE_AGENT_PATH="${BATS_TEST_TMPDIR}/agent/bk"
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_equal "$(wc -l <"${CALLS}")" 3
+}
+
+@test "hostile test names cannot break the tables or inject HTML" {
+	results --hostile
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	agent_stdin 0 >"${BATS_TEST_TMPDIR}/body"
+	# outside code blocks (which show text literally) no markup of the name
+	"${PYTHON}" - "${BATS_TEST_TMPDIR}/body" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+outside = re.sub(r"^(`{3,})json\n.*?^\1$", "", text, flags=re.S | re.M)
+for bad in ("<script>", "<img src=x", "</details></script>", "<details><script>"):
+    assert bad not in outside, bad
+assert "&lt;script>" in outside
+PY
+	# the charts escape it too
+	run grep -l '<script>' results/charts/*.svg
+	assert_failure
+	# every table row of the serving table has the same number of cells
+	"${PYTHON}" - "${BATS_TEST_TMPDIR}/body" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+rows = [l for l in text.splitlines() if l.startswith("| serving_")]
+assert rows, "no serving rows"
+counts = {len(re.findall(r"(?<!\\)\|", l)) for l in rows}
+assert len(counts) == 1, counts
+PY
+}
+
+@test "10,000 test points: the annotation degrades to fit under 1 MiB" {
+	results --points 10000
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: the annotation was shortened to fit Buildkite's 1 MiB limit"
+	local size
+	size="$(wc -c <"${CALLS}.buildkite-agent.0")"
+	[ "${size}" -lt 1048576 ]
+	grep -q "The full report is too large for an annotation: it is in <code>benchmark_results.md</code> in the artifacts." "${CALLS}.buildkite-agent.0"
+	grep -q "The JSON section is too large for an annotation" "${CALLS}.buildkite-agent.0"
+	# the full report is still complete on disk
+	run grep -c '^| serving_llama8B_tp1_sharegpt_variant_' results/benchmark_results.md
+	assert_output 10000
+}
+
+# ---- modes that run: the suite's benchmarks are fake-bench.sh, real
+# child processes that write a result at once ----
+
+suite_here() {
+	cp "${PLUGIN_DIR}/tests/data/buildkite/suite.yml" "${PLUGIN_DIR}/tests/data/buildkite/fake-bench.sh" .
+}
+
+@test "run mode runs the suite, reports, annotates and uploads" {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "--- perfgate: 5 test points on 1xH100"
+	assert_output --partial "+++ perfgate run: 5 ok"
+	assert_output --partial "+++ perfgate: H100: 5 tests ran, no baseline comparison (exit 0)"
+	assert_file_exists results/latency_llama8B_tp1.json
+	assert_file_exists results/latency_llama8B_tp1.commands
+	assert_file_exists results/charts/latency.svg
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
+}
+
+@test "shard i/N runs only its slice; the slices cover the suite once" {
+	suite_here
+	local all=""
+	for i in 1 2 3; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"mode\":\"run\",\"shard\":\"${i}/3\",\"results-dir\":\"out/shard-${i}\",\"annotate\":\"never\"}"
+		run "${PERFGATE}" buildkite
+		assert_success
+		all="${all} $(cd "out/shard-${i}" && ls -- *_tp[0-9].json | tr '\n' ' ')"
+	done
+	run bash -c "printf '%s\n' ${all} | sort"
+	assert_output "$(printf '%s\n' latency_llama70B_tp4.json latency_llama8B_tp1.json latency_mixtral8x7B_tp2.json throughput_llama70B_tp4.json throughput_llama8B_tp1.json)"
+}
+
+@test "merge mode gathers the shards' results, downloaded from the artifacts" {
+	suite_here
+	for i in 1 2; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"mode\":\"run\",\"shard\":\"${i}/2\",\"results-dir\":\"perfgate-results/H100/shard-${i}\",\"annotate\":\"never\",\"artifacts\":false}"
+		run "${PERFGATE}" buildkite
+		assert_success
+	done
+	: >"${CALLS}"
+	config '{"suites":"suite.yml","gpu":"H100","mode":"merge","results-dir":"perfgate-results/H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: merged the results of 2 shards"
+	assert_output --partial "+++ perfgate: H100: 5 tests ran"
+	run cat "${CALLS}"
+	assert_line --index 0 'buildkite-agent artifact download perfgate-results/H100/shard-\*/\* .'
+	# merge gates: without a thresholds file that is a warning
+	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	# the shards' copies are not uploaded again
+	assert_line --index 2 'buildkite-agent artifact upload perfgate-results/H100/\*\;perfgate-results/H100/charts/\*\;perfgate-results/H100/confirm/\*'
+	# one report over both shards
+	run grep -c '^| latency_' perfgate-results/H100/benchmark_results.md
+	assert_output 3
+	run grep -c '^| throughput_' perfgate-results/H100/benchmark_results.md
+	assert_output 2
+}
+
+@test "merge mode with no shards is an infrastructure failure" {
+	config '{"suites":"suite.yml","gpu":"H100","mode":"merge","results-dir":"perfgate-results/H100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "perfgate-results/H100: no shard results (shard-*) to merge"
+	run cat "${CALLS}"
+	assert_line --index 1 --partial "annotate --context perfgate-H100-perf-h100 --style error"
+}
+
+@test "pipeline mode uploads the generated pipeline on stdin" {
+	suite_here
+	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100","A100"],"shards":2,"baseline":"git","only-on-labels":["perf"]}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "--- perfgate: uploading the pipeline (2 GPUs x 2 shards)"
+	assert_equal "$(cat "${CALLS}")" "buildkite-agent pipeline upload"
+	"${PYTHON}" - "${CALLS}.buildkite-agent.0" "${PLUGIN_DIR}/tests/data/schemas/buildkite-pipeline.schema.json" <<'PY'
+import json, sys, yaml, jsonschema
+doc = yaml.safe_load(open(sys.argv[1]).read().replace("$$", "$"))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+steps = [s for s in doc["steps"] if "plugins" in s]
+assert len(steps) == 6, len(steps)
+cfg = list(steps[0]["plugins"][0].values())[0]
+assert list(steps[0]["plugins"][0]) == ["github.com/perfgate/perfgate-buildkite-plugin#v0.1.0"]
+assert cfg["baseline"] == "git" and cfg["only-on-labels"] == ["perf"] and cfg["shard"] == "1/2", cfg
+assert "gpus" not in cfg and "shards" not in cfg
+PY
+}
+
+@test "a run cancelled by SIGTERM ends with 143, keeps what finished, and annotates" {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run"}'
+	export FAKE_BENCH_SLEEP=30
+	"${PERFGATE}" buildkite >"${BATS_TEST_TMPDIR}/out" 2>&1 &
+	local pid=$!
+	sleep 1
+	kill -TERM "${pid}"
+	local rc=0
+	wait "${pid}" || rc=$?
+	assert_equal "${rc}" 143
+	run cat "${BATS_TEST_TMPDIR}/out"
+	assert_output --partial "+++ perfgate: H100:"
+	# no benchmark is left behind
+	run pgrep -f "fake-bench.sh .*${WORK}"
+	assert_failure
+	run cat "${CALLS}"
+	assert_line --index 0 --partial "annotate --context perfgate-H100-perf-h100 --style error"
+}
+
+# ---- gate: thresholds made from a first run, then a second run compared
+# with them; FAKE_BENCH_FACTOR=1.3 makes latency 30% worse (and
+# throughput 30% better) ----
+
+baseline_here() {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","results-dir":"base","annotate":"never","artifacts":false}'
+	BUILDKITE= run "${PERFGATE}" buildkite
+	assert_success
+	run "${PERFGATE}" baseline update thresholds --from base --gpu H100
+	assert_success
+	: >"${CALLS}"
+}
+
+@test "gate passes: success annotation, verdict pass, comparison written" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: no regressions in 5 tests (exit 0)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
+	assert_file_exists results/comparison.md
+	assert_file_exists results/verdict.json
+	assert_dir_not_exists results/confirm
+	grep -q "baseline thresholds/H100.yml" results/annotation.md
+	grep -q "<summary>Comparison with the baseline</summary>" results/annotation.md
+}
+
+@test "gate fails on a regression confirmed by a re-run: exit 1, error annotation" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "--- perfgate: confirming 3 flagged points with a re-run"
+	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 2 improved (exit 1)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict regression"
+	assert_file_exists results/confirm/latency_llama8B_tp1.json
+	# regressions first, in the first table of the annotation
+	run grep -m1 '^| latency_' results/annotation.md
+	assert_output --regexp '^\| latency_llama70B_tp4 \| Median latency \(ms\) \| 2530 \| 3289 \| <span class="red">\+30\.0%</span> \| 3% \| regressed'
+	grep -q 'regressions re-run and decided on the pooled samples' results/annotation.md
+	# the chart compares with the baseline
+	grep -q '(+30.0%)' results/charts/latency.svg
+}
+
+@test "a regression outranks a point that failed to run: exit 1, both in the annotation" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 1 failed to run"
+	grep -q '^- throughput_llama70B_tp4: error' results/annotation.md
+}
+
+@test "a point that failed to run, nothing regressed: exit 3, error annotation" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "+++ perfgate: H100: 1 of 5 tests failed to run (exit 3)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict error"
+}
+
+@test "a regression still fails the step when the annotation cannot be posted" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 SHIM_EXIT_buildkite_agent=1 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "perfgate: warning: annotation failed"
+	refute_output --partial "confirming"
+	assert_dir_not_exists results/confirm
+}
+
+@test "run mode reports a regression without failing the step" {
+	baseline_here
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "H100: 3 regressions in 5 tests"
+}
+
+@test "no baseline yet: a warning annotation that says how to make one, exit 0" {
+	suite_here
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict warning"
+	grep -qF "thresholds/H100.yml: no thresholds file for H100; create it with 'perfgate baseline update" results/annotation.md
+}
+
+# ---- git history: recorded on the default branch, compared at the
+# merge-base on a pull request ----
+
+repo_here() {
+	suite_here
+	git init -q -b main .
+	git -c user.name=t -c user.email=t@t add suite.yml fake-bench.sh
+	git -c user.name=t -c user.email=t@t commit -qm base
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)" BUILDKITE_BRANCH=main
+	export BUILDKITE_PIPELINE_DEFAULT_BRANCH=main
+}
+
+@test "record-history records green runs on the default branch only" {
+	repo_here
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: recorded 5 points in the H100 history"
+	run git log --oneline refs/perfgate/history
+	assert_equal "${#lines[@]}" 1
+	export BUILDKITE_BRANCH=feature/x
+	run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: not recording history: feature/x is not the default branch main"
+	export BUILDKITE_BRANCH=feature/x BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: not recording history: a pull request is not the default branch main"
+	run git log --oneline refs/perfgate/history
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "a pull request is compared with the base branch's history at the merge-base" {
+	repo_here
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
+	for i in 1 2 3 4 5; do
+		run "${PERFGATE}" buildkite
+		assert_success
+	done
+	# main moves on after the PR branched: its newer (slower) records are
+	# not the PR's baseline
+	git checkout -q -b pr
+	echo "# pr" >>suite.yml
+	git -c user.name=t -c user.email=t@t commit -qam pr
+	git checkout -q main
+	echo "# main" >>fake-bench.sh
+	git -c user.name=t -c user.email=t@t commit -qam later
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)"
+	# recorded without a comparison (no thresholds file: a warning, still
+	# recorded), 50% slower
+	config '{"suites":"suite.yml","gpu":"H100","record-history":true,"annotate":"never","artifacts":false}'
+	FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: recorded 5 points in the H100 history"
+	run git log --oneline refs/perfgate/history
+	assert_equal "${#lines[@]}" 6
+	git checkout -q pr
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)" BUILDKITE_BRANCH=pr
+	export BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	: >"${CALLS}"
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "H100: no regressions in 5 tests"
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	run grep -o "baseline [^·]*" results/annotation.md
+	assert_output --partial "$(git merge-base pr main | cut -c1-7)"
+}
+
+# ---- perfgate pipeline on the command line ----
+
+@test "perfgate pipeline: GPUs from the thresholds files, the plugin from the environment" {
+	suite_here
+	mkdir thresholds && : >thresholds/A100.yml && : >thresholds/H100.yml
+	run "${PERFGATE}" pipeline suite.yml
+	assert_equal "${status}" 2
+	assert_output --partial "which plugin should the steps use? pass --plugin"
+	PERFGATE_PLUGIN='acme/perfgate#v1.2.3' run "${PERFGATE}" pipeline suite.yml --shards 2
+	assert_success
+	assert_output --partial '      - "acme/perfgate#v1.2.3":'
+	run grep -c '^  - label: "perfgate ' <<<"${output}"
+	assert_output 6   # A100 and H100: 2 shards each, then a merge step each
+	run "${PERFGATE}" pipeline suite.yml --gpus H100 --shards 9 --plugin 'acme/perfgate#v1'
+	assert_equal "${status}" 2
+	assert_output "perfgate pipeline: --shards 9: the suite has 5 tests"
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# perfgate compare / gate / baseline update / baseline show on real results
+# directories (tests/data/gate, made by make_runs.py): exit codes, the
+# markdown and JSON users read (golden files), and one-line errors.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+bats_require_minimum_version 1.5.0
+
+# Compare a file with tests/golden/<name>; PERFGATE_UPDATE_GOLDEN=1 rewrites it.
+golden() {
+	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
+		mkdir -p "$(dirname "$PERFGATE_TESTS/golden/$2")"
+		cp "$1" "$PERFGATE_TESTS/golden/$2"
+	fi
+	diff -u "$PERFGATE_TESTS/golden/$2" "$1"
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir -p runs
+	cp -r "$PERFGATE_TESTS"/data/gate/*/ runs/
+	"$PERFGATE_BIN" baseline update thresholds --from runs/base 2>/dev/null
+}
+
+@test "baseline update writes a reviewable file and is reproducible" {
+	golden thresholds/H100.yml gate/cli-H100.yml
+	cp thresholds/H100.yml before.yml
+	run --separate-stderr "$PERFGATE_BIN" baseline update thresholds --from runs/base
+	assert_success
+	[ "$stderr" = "perfgate baseline update: thresholds/H100.yml: 4 test points for H100" ]
+	cmp before.yml thresholds/H100.yml
+}
+
+@test "baseline update from several runs counts each run once" {
+	run --separate-stderr "$PERFGATE_BIN" baseline update multi.yml --from runs/base --from runs/same --from runs/flaky-confirm
+	assert_success
+	grep -q '^    runs: 3$' multi.yml
+	grep -q '# the median of each run per metric' multi.yml
+	# a results directory from another GPU is refused
+	run --separate-stderr "$PERFGATE_BIN" baseline update thresholds --from runs/base --gpu A100
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline update: runs/base: no results for A100" ]
+}
+
+@test "the same run again: PASS, exit 0" {
+	run --separate-stderr "$PERFGATE_BIN" gate runs/same -o out
+	assert_success
+	assert_line --index 0 "**perfgate: PASS** — no regressions on H100"
+	golden out/comparison.md gate/same.md
+}
+
+@test "a regression: FAIL, exit 1, regressions first, re-run requested" {
+	run --separate-stderr "$PERFGATE_BIN" gate runs/slow -o out
+	assert_failure 1
+	[ -z "$stderr" ]
+	golden out/comparison.md gate/slow.md
+	golden out/verdict.json gate/slow.json
+	[ "$output" = "$(cat out/comparison.md)" ]
+	# compare says the same but exits 0
+	run "$PERFGATE_BIN" compare runs/slow -o out2 -q
+	assert_success
+	[ -z "$output" ]
+	cmp out/verdict.json out2/verdict.json
+}
+
+@test "confirmation: the re-run confirms a regression and clears a fluke" {
+	run "$PERFGATE_BIN" gate runs/slow --confirm-dir runs/slow-confirm -o out -q
+	assert_failure 1
+	golden out/comparison.md gate/slow-confirmed.md
+
+	run "$PERFGATE_BIN" gate runs/flaky -o first -q
+	assert_failure 1
+	run /usr/bin/python3 -c 'import json,sys; print(" ".join(json.load(open("first/verdict.json"))["rerun"]))'
+	assert_output "serving_llama8B_tp1_sharegpt_qps_inf"
+
+	run "$PERFGATE_BIN" gate runs/flaky --confirm-dir runs/flaky-confirm -o out -q
+	assert_success
+	grep -q 'first run -3.5%; the re-run did not confirm it' out/comparison.md
+}
+
+@test "a failed point and a missing point: exit 3" {
+	run --separate-stderr "$PERFGATE_BIN" gate runs/broken -o out
+	assert_failure 3
+	golden out/comparison.md gate/broken.md
+	# --allow-missing forgives the missing point, not the failed one
+	run "$PERFGATE_BIN" gate runs/broken -o out --allow-missing -q
+	assert_failure 3
+	grep -q '| throughput_llama8B_tp1 | all metrics | — | — | — | — | missing |' out/comparison.md
+}
+
+@test "the verdict JSON loads into pandas" {
+	"$PERFGATE_BIN" compare runs/slow -o out -q
+	run /usr/bin/python3 -c '
+import json, pandas as pd
+v = json.load(open("out/verdict.json"))
+df = pd.DataFrame(v["rows"])
+bad = df[df.outcome == "fail"].sort_values("metric")
+print(v["verdict"], v["exit_code"], len(df), list(bad.metric))
+print(df.groupby("verdict").size().to_dict())'
+	assert_success
+	assert_line --index 0 "fail 1 36 ['median_ttft_ms', 'output_throughput', 'p99_ttft_ms']"
+	assert_line --index 1 "{'regressed': 6, 'unchanged': 30}"
+}
+
+@test "baseline show prints the baseline and each metric's rule" {
+	run --separate-stderr "$PERFGATE_BIN" baseline show --gpu H100
+	assert_success
+	echo "$output" >show.txt
+	golden show.txt gate/show.txt
+	# the GPU can come from the file itself
+	run "$PERFGATE_BIN" baseline show -t thresholds/H100.yml
+	assert_success
+	assert_line --index 0 "Baseline for H100: thresholds/H100.yml (thresholds), 4 test points"
+}
+
+@test "mistakes: one line, exit 2 for configuration, 3 for missing data" {
+	run --separate-stderr "$PERFGATE_BIN" gate runs/slow --baseline gti
+	assert_failure 2
+	[ "$stderr" = "perfgate gate: option '--baseline': expected thresholds or git, got 'gti'" ]
+
+	run --separate-stderr "$PERFGATE_BIN" gate runs/nope
+	assert_failure 3
+	[ "$stderr" = "perfgate gate: runs/nope: no such results directory" ]
+
+	run --separate-stderr "$PERFGATE_BIN" gate runs/slow --gpu A100
+	assert_failure 3
+	[ "$stderr" = "perfgate gate: thresholds/A100.yml: no thresholds file for A100; create it with 'perfgate baseline update thresholds/A100.yml --gpu A100 --from <results dir or report>'" ]
+
+	run --separate-stderr "$PERFGATE_BIN" gate runs/slow --gpu A100 -t thresholds/H100.yml
+	assert_failure 2
+	[ "$stderr" = "perfgate gate: thresholds/H100.yml: the file is for H100, the comparison for A100" ]
+
+	sed -i 's/^  alpha: 0.05$/  alpha: high/' thresholds/H100.yml
+	run --separate-stderr "$PERFGATE_BIN" gate runs/slow
+	assert_failure 2
+	[ "$stderr" = "perfgate gate: thresholds/H100.yml:16:10: policy.alpha: expected a percentage like 2.5% (or a fraction like 0.025), got 'high'" ]
+
+	run --separate-stderr "$PERFGATE_BIN" gate runs/slow runs/same
+	assert_failure 2
+	[ "$stderr" = "perfgate gate: expected one results directory, got 2 arguments" ]
+
+	run --separate-stderr "$PERFGATE_BIN" baseline updat
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline: unknown subcommand 'updat' (did you mean 'update'?)" ]
+}
+
+@test "--help for every command this owns" {
+	for c in compare gate "baseline update" "baseline record" "baseline show" "baseline history"; do
+		# shellcheck disable=SC2086 # the subcommand is two words on purpose
+		"$PERFGATE_BIN" $c --help >"help-${c// /-}.txt"
+		golden "help-${c// /-}.txt" "gate/help-${c// /-}.txt"
+	done
+	run "$PERFGATE_BIN" baseline --help
+	assert_success
+	assert_line --index 0 "usage: perfgate baseline <update|record|show|history> [options]"
+}
+
+@test "results that do not name their GPU: nvidia-smi on this machine decides" {
+	mkdir anon bin
+	for f in runs/slow/*.json; do
+		/usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1])); del r["perfgate"]["gpu"]
+json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
+	done
+	printf '#!/bin/sh\necho "NVIDIA H100 80GB HBM3, 81559 MiB"\n' >bin/nvidia-smi
+	chmod +x bin/nvidia-smi
+	PATH="$PWD/bin:$PATH" run "$PERFGATE_BIN" gate anon -o out -q
+	assert_failure 1
+	grep -q '^\*\*perfgate: FAIL\*\* — 3 regressions on H100$' out/comparison.md
+	# no nvidia-smi, nothing forced: say so, exit 2
+	PATH="/usr/bin:/bin" run --separate-stderr "$PERFGATE_BIN" gate anon -o out -q
+	assert_failure 2
+	[ "$stderr" = "perfgate gate: the results do not say which GPU ran them and nvidia-smi found none: pass --gpu (or set PERFGATE_GPU)" ]
+	PERFGATE_GPU=8xH100 run "$PERFGATE_BIN" gate anon -o out -q
+	assert_failure 1
+}

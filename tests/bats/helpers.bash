@@ -1,0 +1,55 @@
+# Shared by the bats suites: libraries, paths, and PATH shims.
+#
+# Shims are small executables put first on PATH that record how they were
+# called (one line of arguments, and stdin when asked) and answer with a
+# canned exit status: the plugin-tester's stub idea without bats-mock.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+bats_load_library bats-file
+
+PLUGIN_DIR="${PERFGATE_SRC:-$(cd "${BATS_TEST_DIRNAME}/../.." && pwd)}"
+
+# make_shim NAME [EXIT] : $SHIMS/NAME appends "NAME args..." to $CALLS,
+# its stdin to $CALLS.NAME.<n> when SHIM_STDIN is set, and exits EXIT.
+make_shim() {
+	local name="$1" status="${2:-0}"
+	mkdir -p "${SHIMS}"
+	cat >"${SHIMS}/${name}" <<SHIM
+#!/bin/bash
+n=\$(wc -l <"${CALLS}" 2>/dev/null || echo 0)
+printf '%s' "${name}" >>"${CALLS}"
+printf ' %q' "\$@" >>"${CALLS}"
+printf '\n' >>"${CALLS}"
+if [ -n "\${SHIM_STDIN:-}" ]; then cat >"${CALLS}.${name}.\${n// /}"; fi
+exit \${SHIM_EXIT_${name//-/_}:-${status}}
+SHIM
+	chmod +x "${SHIMS}/${name}"
+}
+
+# A directory with every command of /usr/bin except the ones named: a PATH
+# on which those tools are missing.
+path_without() {
+	local dir="${BATS_TEST_TMPDIR}/path-without" f
+	mkdir -p "${dir}"
+	for f in /usr/bin/* /usr/sbin/*; do
+		local name="${f##*/}" skip=""
+		for drop in "$@"; do [ "${name}" = "${drop}" ] && skip=1; done
+		[ -n "${skip}" ] || [ -e "${dir}/${name}" ] || ln -s "${f}" "${dir}/${name}"
+	done
+	printf '%s' "${dir}"
+}
+
+common_setup() {
+	SHIMS="${BATS_TEST_TMPDIR}/shims"
+	CALLS="${BATS_TEST_TMPDIR}/calls"
+	mkdir -p "${SHIMS}"
+	: >"${CALLS}"
+	export PATH="${SHIMS}:${PATH}"
+	export PERFGATE_CACHE_DIR="${BATS_TEST_TMPDIR}/cache"
+	# a clean Buildkite-less environment unless a test sets it up
+	unset BUILDKITE BUILDKITE_PLUGIN_CONFIGURATION BUILDKITE_PLUGINS BUILDKITE_PLUGIN_NAME
+	unset BUILDKITE_PULL_REQUEST BUILDKITE_PULL_REQUEST_LABELS BUILDKITE_PULL_REQUEST_BASE_BRANCH
+	unset BUILDKITE_PLUGIN_PERFGATE_BINARY PERFGATE_BINARY BUILDKITE_AGENT_PATH BUILDKITE_LABEL
+	unset BUILDKITE_JOB_ID BUILDKITE_BRANCH BUILDKITE_STEP_KEY BUILDKITE_BUILD_URL
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env bats
+# The run history in git: perfgate baseline record / history and compare
+# --baseline git, on real repositories made with git(1) here: a main branch
+# and a feature branch (a merge-base), a bare repository two writers race to
+# update (directly, and pushing through git daemon on loopback).
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+bats_require_minimum_version 1.5.0
+
+golden() {
+	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
+		cp "$1" "$PERFGATE_TESTS/golden/$2"
+	fi
+	diff -u "$PERFGATE_TESTS/golden/$2" "$1"
+}
+
+# Deterministic commits, so ids (and golden files) do not change.
+export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com
+export GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
+export GIT_CONFIG_NOSYSTEM=1 HOME="$BATS_TEST_TMPDIR"
+unset BUILDKITE_PULL_REQUEST_BASE_BRANCH BUILDKITE_COMMIT BUILDKITE_BUILD_URL BUILDKITE_BRANCH PERFGATE_GPU
+
+commit() { # commit NAME DAY
+	echo "$1" >>file.txt
+	git add file.txt
+	GIT_AUTHOR_DATE="2026-11-$2T12:00:00Z" GIT_COMMITTER_DATE="2026-11-$2T12:00:00Z" \
+		git commit -qm "$1"
+	git rev-parse HEAD
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	cp -r "$PERFGATE_TESTS"/data/gate runs
+	mkdir src && cd src
+	git init -q -b main
+	# main: m1..m5, then feature branches off m5, then main goes on (m6, m7)
+	for i in 1 2 3 4 5; do commit "m$i" "0$i" >"../m$i"; done
+	git checkout -q -b feature
+	commit f1 10 >../f1
+	git checkout -q -b early "$(cat ../m3)"
+	commit e1 11 >../e1
+	git checkout -q main
+	commit m6 06 >../m6
+	commit m7 07 >../m7
+	git checkout -q feature
+}
+
+# record RUN COMMIT [more options]: one run of the main history
+record() {
+	local run=$1 sha=$2
+	shift 2
+	"$PERFGATE_BIN" baseline record "../runs/$run" --commit "$(cat "../$sha")" \
+		--build-url "https://buildkite.example/b/$sha" "$@"
+}
+
+@test "record: one commit per run, one line per point, history in the current repository" {
+	run record base m1
+	assert_success
+	assert_output --regexp "^recorded 4 test points of $(cut -c1-12 ../m1) for H100 in refs/perfgate/history \\(history commit [0-9a-f]{12}, 1 attempt\\)$"
+	record same m2 >/dev/null
+	[ "$(git rev-list --count refs/perfgate/history)" = 2 ]
+	run git ls-tree -r --name-only refs/perfgate/history
+	assert_output "H100/latency_llama8B_tp1.jsonl
+H100/serving_llama8B_tp1_sharegpt_qps_4.jsonl
+H100/serving_llama8B_tp1_sharegpt_qps_inf.jsonl
+H100/throughput_llama8B_tp1.jsonl"
+	run git show refs/perfgate/history:H100/serving_llama8B_tp1_sharegpt_qps_4.jsonl
+	[ "${#lines[@]}" = 2 ]
+	# each line: the commit, the build, and every repeat of every metric
+	run /usr/bin/python3 -c '
+import json, sys
+rec = json.loads(sys.argv[1])
+print(rec["commit"] == sys.argv[2], rec["build_url"], rec["gpu"], rec["qps"], rec["repeats"],
+      len(rec["metrics"]["output_throughput"]))' "${lines[0]}" "$(cat ../m1)"
+	assert_output "True https://buildkite.example/b/m1 1xH100 4 5 5"
+	# the branch itself is untouched: HEAD still the feature commit
+	[ "$(git rev-parse HEAD)" = "$(cat ../f1)" ]
+}
+
+@test "compare --baseline git: runs at or before the merge-base, noise-aware" {
+	record base m1 >/dev/null
+	record same m2 >/dev/null
+	record flaky-confirm m3 >/dev/null
+	record base m4 >/dev/null
+	record same m5 >/dev/null
+	# main regressed after feature branched off: not feature's fault
+	record slow m6 >/dev/null
+	record slow m7 >/dev/null
+
+	run --separate-stderr "$PERFGATE_BIN" gate ../runs/same --baseline git -o out -q
+	assert_success
+	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 comparisons, 18 gating: 36 unchanged$" out/comparison.md
+
+	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
+	assert_failure 1
+	run /usr/bin/python3 -c '
+import json
+v = json.load(open("out/verdict.json"))
+r = [r for r in v["rows"] if r["metric"] == "output_throughput" and r["point"].endswith("_inf")][0]
+print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["baseline"]["kind"])'
+	assert_output "regressed 5 5 6045 git"
+
+	# on main itself the merge-base is HEAD: the slow runs are the baseline's
+	git checkout -q main
+	run "$PERFGATE_BIN" baseline show --gpu H100 --baseline git
+	assert_success
+	assert_line "  from git history: 7 runs, 2026-11-22 to 2026-11-22"
+}
+
+@test "too little history: insufficient-data, a pass with a warning" {
+	record base m1 >/dev/null
+	record same m2 >/dev/null
+	record base m3 >/dev/null
+	record slow m4 >/dev/null
+	# a record of a commit this repository does not have is not used
+	"$PERFGATE_BIN" baseline record ../runs/same --commit 0123456789012345678901234567890123456789 >/dev/null
+	git checkout -q early # branched at m3: m1..m3 usable
+	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
+	assert_success
+	grep -q '^\*\*perfgate: PASS with warnings\*\* — no confirmed regression on H100; 36 insufficient-data$' out/comparison.md
+	grep -q '| 3 runs in the history, 5 needed |' out/comparison.md
+	# with a policy that asks for 3 runs, the same history is enough
+	"$PERFGATE_BIN" baseline update th --from ../runs/base 2>/dev/null
+	sed -i 's/^  min_history: 5$/  min_history: 3/' th/H100.yml
+	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -t th -o out -q
+	assert_failure 1
+	# the base branch can be named, also through Buildkite's variable
+	run --separate-stderr "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q --base nope
+	assert_failure 3
+	[ "$stderr" = "perfgate gate: base branch 'nope' not found (neither origin/nope nor a local branch): fetch it or pass --base" ]
+	BUILDKITE_PULL_REQUEST_BASE_BRANCH=nope run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
+	assert_failure 3
+}
+
+@test "baseline history prints a trend per metric" {
+	record base m1 >/dev/null
+	record same m2 >/dev/null
+	record slow m3 >/dev/null
+	record slow-confirm m4 >/dev/null
+	run --separate-stderr "$PERFGATE_BIN" baseline history --gpu H100
+	assert_success
+	echo "$output" >history.txt
+	golden history.txt gate/history.txt
+	run "$PERFGATE_BIN" baseline history --gpu H100 -p serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput -n 2
+	assert_success
+	assert_line --index 1 --regexp '^  Output token throughput \(tok/s\) +5489.96 -> 5500.96 +\+0.2%  ▁█  median 5495.46, spread 0.1%$'
+	run --separate-stderr "$PERFGATE_BIN" baseline history --gpu H100 -m output_throughtput
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline history: option '--metric': unknown metric 'output_throughtput' (did you mean 'output_throughput'?)" ]
+	run --separate-stderr "$PERFGATE_BIN" baseline history --gpu A100
+	assert_failure 3
+	[ "$stderr" = "perfgate baseline history: no recorded runs for A100 in refs/perfgate/history" ]
+}
+
+# Two perfgate processes append to one history at the same moment: each
+# reads the same tip, the slower one is refused, fetches, re-applies, and
+# both records survive.
+race() { # race REPO
+	PERFGATE_HISTORY_TEST_DELAY_MS=400 record base m1 --repo "$1" >a.out 2>a.err &
+	local a=$!
+	PERFGATE_HISTORY_TEST_DELAY_MS=400 record same m2 --repo "$1" >b.out 2>b.err &
+	local b=$!
+	wait $a
+	wait $b
+	cat a.out b.out
+}
+
+@test "two writers race on a bare repository: both records survive" {
+	git init -q --bare ../hist.git
+	record slow m3 --repo ../hist.git >/dev/null # the ref exists: a compare-and-swap race
+	run race ../hist.git
+	assert_success
+	assert_output --partial "1 attempt)"
+	assert_output --partial "2 attempts)"
+	run git --git-dir=../hist.git show refs/perfgate/history:H100/latency_llama8B_tp1.jsonl
+	[ "${#lines[@]}" = 3 ]
+	[ "$(git --git-dir=../hist.git rev-list --count refs/perfgate/history)" = 3 ]
+	# and the history reads back through the same path
+	run "$PERFGATE_BIN" baseline history --gpu H100 --repo ../hist.git -p latency_llama8B_tp1 -m median_latency_ms
+	assert_success
+	assert_line --index 0 --partial "latency_llama8B_tp1 (latency, 1xH100): 3 runs"
+}
+
+free_port() {
+	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+teardown() {
+	if [ -f "$BATS_TEST_TMPDIR/daemon.pid" ]; then
+		kill "$(cat "$BATS_TEST_TMPDIR/daemon.pid")" 2>/dev/null || true
+	fi
+}
+
+@test "two writers race to push to a remote: rejected push, fetch, re-apply" {
+	git init -q --bare ../served.git
+	port=$(free_port)
+	git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --base-path="$BATS_TEST_TMPDIR" \
+		--export-all --enable=receive-pack --pid-file="$BATS_TEST_TMPDIR/daemon.pid" \
+		--detach "$BATS_TEST_TMPDIR"
+	for _ in $(seq 50); do
+		git ls-remote "git://127.0.0.1:$port/served.git" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	url="git://127.0.0.1:$port/served.git"
+	run record slow m3 --repo "$url"
+	assert_success
+	assert_output --partial "1 attempt)"
+	run race "$url"
+	assert_success
+	assert_output --partial "1 attempt)"
+	assert_output --partial "2 attempts)"
+	[ "$(git --git-dir=../served.git rev-list --count refs/perfgate/history)" = 3 ]
+	run git --git-dir=../served.git show refs/perfgate/history:H100/serving_llama8B_tp1_sharegpt_qps_inf.jsonl
+	[ "${#lines[@]}" = 3 ]
+	# compare reads a remote history too (the source commits are local)
+	record base m4 --repo "$url" >/dev/null
+	record same m5 --repo "$url" >/dev/null
+	run "$PERFGATE_BIN" compare ../runs/same --baseline git --repo "$url" -o out -q
+	assert_success
+	grep -q "^Baseline: $url refs/perfgate/history, runs at or before $(cut -c1-12 ../m5)" out/comparison.md
+	# no temporary clone is left behind
+	[ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'perfgate-history-*' -newer ../m1 2>/dev/null)" ]
+}
+
+@test "an unreachable history: exit 3, and no password in the message" {
+	port=$(free_port) # nothing listens there
+	PERFGATE_GIT_TOKEN=tok-9f8e7d6c5b run --separate-stderr record base m1 --repo "http://ci:hunter2secret@127.0.0.1:$port/perf.git"
+	assert_failure 3
+	[[ "$stderr" == "perfgate baseline record: http://ci:***@127.0.0.1:$port/perf.git: fetching the history: "* ]]
+	[[ "$stderr" != *hunter2secret* ]]
+	[[ "$stderr" != *tok-9f8e7d6c5b* ]]
+	run --separate-stderr "$PERFGATE_BIN" baseline record ../runs/base --repo ../nowhere --commit "$(cat ../m1)"
+	assert_failure 3
+	[[ "$stderr" == "perfgate baseline record: ../nowhere: opening the repository: "* ]]
+}
+
+@test "the measured commit: a name is resolved, the results' by default, nonsense refused" {
+	run "$PERFGATE_BIN" baseline record ../runs/base --commit main
+	assert_success
+	assert_output --partial "of $(cut -c1-12 ../m7) for H100"
+	# without --commit: the commit the results name (HEAD when they do not)
+	run "$PERFGATE_BIN" baseline record ../runs/base
+	assert_success
+	assert_output --partial "of 0123456789ab for H100"
+	BUILDKITE_COMMIT="$(cat ../m2)" run "$PERFGATE_BIN" baseline record ../runs/base
+	assert_output --partial "of $(cut -c1-12 ../m2) for H100"
+	run --separate-stderr "$PERFGATE_BIN" baseline record ../runs/base --commit nope
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline record: --commit 'nope' is not a commit of this repository (give the full id)" ]
+	[ "$(git rev-list --count refs/perfgate/history)" = 3 ]
+}

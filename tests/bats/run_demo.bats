@@ -1,0 +1,39 @@
+#!/usr/bin/env bats
+# The README's first command ends with `build/perfgate run pipelines/demo.yml`:
+# the demo pipeline must run all three suites against the mock server,
+# succeed, stay under a minute and say where the results are.
+
+bats_require_minimum_version 1.5.0
+
+@test "the demo pipeline runs the three suites against the mock server" {
+	unset BUILDKITE PERFGATE_GPU
+	cd "$BATS_TEST_TMPDIR"
+	start=$SECONDS
+	run --separate-stderr "$PERFGATE_BIN" run "$PERFGATE_SRC/pipelines/demo.yml"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ $((SECONDS - start)) -lt 60 ]
+	[[ "$stderr" == *"+++ perfgate run: 5 ok ("* ]]
+	[[ "$stderr" == *"--- latency_mock_tp1 (1/5)"* ]]
+	[[ "$stderr" == *"--- serving_mock_tp1_random_128_128 qps inf (5/5)"* ]]
+	# the last line says where to look
+	last=$(printf '%s\n' "$stderr" | tail -n 1)
+	[ "$last" = "perfgate: results in results/, report in results/benchmark_results.md" ]
+	grep -q "^## Serving tests" results/benchmark_results.md
+	grep -q "^| serving_mock_tp1_random_128_128_qps_inf " results/benchmark_results.md
+	[ -s results/benchmark_results.json ]
+	for f in latency_mock_tp1 throughput_mock_tp1 serving_mock_tp1_random_128_128_qps_8 \
+		serving_mock_tp1_random_128_128_qps_32 serving_mock_tp1_random_128_128_qps_inf; do
+		[ -s "results/$f.json" ]
+		[ -s "results/$f.commands" ]
+	done
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+r = json.load(open("results/serving_mock_tp1_random_128_128_qps_inf.json"))
+assert r["completed"] == 64 and r["failed"] == 0, r
+assert r["perfgate"]["status"] == "ok"
+assert r["perfgate"]["server_command"].startswith("perfgate mock-server --port "), r["perfgate"]
+c = json.load(open("results/serving_mock_tp1_random_128_128_qps_inf.commands"))
+assert c["client_command"].startswith("vllm bench serve --backend vllm"), c
+PY
+}
