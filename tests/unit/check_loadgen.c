@@ -148,13 +148,23 @@ START_TEST(serving_completions_against_the_mock)
 	ck_assert_int_eq((long)num(r, "total_input_tokens"), 40 * 16);
 	ck_assert_int_eq((long)num(r, "total_output_tokens"), 40 * 8);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "input_tokens_source")), "server_usage");
-	/* the server's fixed timing comes through (loosely: a loaded CI
-	 * machine and ASan; bench/loadgen measures the accuracy). The mean
-	 * ITL survives a late read that coalesces messages, a median not. */
-	ck_assert_msg(num(r, "median_ttft_ms") >= 20 && num(r, "median_ttft_ms") < 500, "ttft %g",
+	/* the server's fixed timing comes through. Only what no delay can
+	 * break is asserted (bench/loadgen measures the accuracy): the
+	 * server never sends early, so no request ends before 20 + 7 x 5 ms;
+	 * but a server running late catches up on its absolute deadlines,
+	 * which shortens the ITLs after a late first token (a loaded CI
+	 * machine under ASan did: mean ITL 3.2 ms), and a stall lengthens
+	 * them. The upper bounds only catch gross errors. */
+	ck_assert_msg(num(r, "median_ttft_ms") >= 20 && num(r, "median_ttft_ms") < 2000, "ttft %g",
 		      num(r, "median_ttft_ms"));
-	ck_assert_msg(num(r, "mean_itl_ms") >= 4.5 && num(r, "mean_itl_ms") < 10, "itl %g",
+	ck_assert_msg(num(r, "p50_e2el_ms") >= 55 && num(r, "p50_e2el_ms") < 5000, "e2el %g",
+		      num(r, "p50_e2el_ms"));
+	ck_assert_msg(num(r, "mean_itl_ms") > 0 && num(r, "mean_itl_ms") < 500, "itl %g",
 		      num(r, "mean_itl_ms"));
+	/* per request, the ITLs add up to the time from the first content
+	 * message to the last: e2el - ttft (vLLM's identity) */
+	ck_assert_double_eq_tol(num(r, "mean_itl_ms") * 7, num(r, "mean_e2el_ms") - num(r, "mean_ttft_ms"),
+				1e-6);
 	ck_assert(json_object_get(r, "p99.9_itl_ms") && json_object_get(r, "p50_e2el_ms"));
 	ck_assert_double_eq_tol(num(r, "request_goodput"), num(r, "request_throughput"), 1e-9);
 	ck_assert_int_le((long)num(r, "max_concurrent_requests"), 40);
@@ -204,10 +214,11 @@ START_TEST(slow_responses_never_delay_arrivals)
 		last = s;
 	}
 	/* the last request left on its schedule (0.4 s, exactly, after the
-	 * rescale), not after the responses before it (20 x 0.3 s) */
-	ck_assert_msg(last >= 0.4 && last < 0.5, "last start %g", last);
+	 * rescale), not after the responses before it (20 x 0.3 s = 6 s);
+	 * the margin is for a loaded machine, not for the client */
+	ck_assert_msg(last >= 0.4 && last < 2, "last start %g", last);
 	ck_assert_int_ge((long)num(r, "max_concurrent_requests"), 10);
-	ck_assert_msg(num(r, "schedule_lag_p99_ms") < 50, "lag %g", num(r, "schedule_lag_p99_ms"));
+	ck_assert_msg(num(r, "schedule_lag_p99_ms") < 1000, "lag %g", num(r, "schedule_lag_p99_ms"));
 	json_decref(r);
 	pg_test_release(&t);
 	mock_stop(&m);

@@ -47,6 +47,24 @@ static bool group_gone_within(pid_t pgid, double seconds)
 	return false;
 }
 
+/* Wait until the log holds `marker`: the script reached that point (a
+ * fixed nap is not enough on a loaded machine: a shell not yet past its
+ * `trap` dies of the SIGTERM it was meant to ignore). */
+static void wait_for_log(const char *log, const char *marker)
+{
+	double end = pg_monotonic() + 20;
+
+	while (pg_monotonic() < end) {
+		char *text = tu_read_file(log, NULL);
+		bool found = text && strstr(text, marker);
+		free(text);
+		if (found)
+			return;
+		nap(0.01);
+	}
+	ck_abort_msg("%s never showed '%s'", log, marker);
+}
+
 static char *saved_path;
 
 /* without CK_FORK (valgrind) tests share one environment */
@@ -97,12 +115,12 @@ START_TEST(stop_takes_the_whole_group)
 
 	ck_assert_int_gt(pgid, 0);
 	ck_assert_int_gt(guard, 0);
-	nap(0.2);
+	wait_for_log(log, "started\n");
 	ck_assert(pg_proc_group_alive(pgid));
 	ck_assert(!pg_proc_exited(&p));
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_proc_stop(&p, 5, &err), 0);
-	ck_assert_msg(pg_monotonic() - t0 < 2, "SIGTERM should have been enough");
+	ck_assert_msg(pg_monotonic() - t0 < 4.5, "SIGTERM should have been enough");
 	ck_assert(!pg_proc_group_alive(pgid));
 	ck_assert(p.exited);
 	ck_assert(WIFSIGNALED(p.status) && WTERMSIG(p.status) == SIGTERM);
@@ -125,14 +143,14 @@ START_TEST(sigterm_ignored_means_sigkill_after_grace)
 {
 	struct pg_proc p;
 	struct pg_error err = PG_ERROR_INIT;
-	char *log = start_in(&p, "trap '' TERM; sleep 100 & wait; wait", 5);
+	char *log = start_in(&p, "trap '' TERM; sleep 100 & echo trapped; wait; wait", 5);
 	pid_t pgid = p.pid;
 
-	nap(0.2);
+	wait_for_log(log, "trapped\n");
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_proc_stop(&p, 0.3, &err), 0);
 	double took = pg_monotonic() - t0;
-	ck_assert_msg(took >= 0.3 && took < 2, "took %.2fs", took);
+	ck_assert_msg(took >= 0.3 && took < 4, "took %.2fs", took);
 	ck_assert(!pg_proc_group_alive(pgid));
 	ck_assert(WIFSIGNALED(p.status) && WTERMSIG(p.status) == SIGKILL);
 	pg_proc_release(&p);
@@ -149,7 +167,7 @@ START_TEST(exit_is_seen_at_once)
 
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_proc_wait(&p, 10, NULL), 1);
-	ck_assert(pg_monotonic() - t0 < 1.5);
+	ck_assert(pg_monotonic() - t0 < 5);
 	pg_proc_describe(&how, p.status);
 	ck_assert_str_eq(how.ptr, "exited with status 7");
 	pg_file_tail(&tail, log, 2);
@@ -318,7 +336,7 @@ START_TEST(capture_output_and_timeout)
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 4);
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_proc_capture(slow, 0.3, &out, &st, &err), PG_EINFRA);
-	ck_assert(pg_monotonic() - t0 < 2);
+	ck_assert(pg_monotonic() - t0 < 10);
 	ck_assert_int_eq(pg_proc_capture(missing, 1, &out, &st, &err), PG_ENOTFOUND);
 	pg_buf_release(&out);
 }
@@ -377,7 +395,7 @@ START_TEST(ready_fails_at_once_when_the_server_exits)
 
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_ready_wait(&o, NULL, &err), PG_EINFRA);
-	ck_assert_msg(pg_monotonic() - t0 < 2, "waited %.1fs for a dead server",
+	ck_assert_msg(pg_monotonic() - t0 < 10, "waited %.1fs for a dead server",
 		      pg_monotonic() - t0);
 	ck_assert_msg(pg_str_has_prefix(err.msg, "server exited with status 3 after "), "%s",
 		      err.msg);
@@ -397,7 +415,7 @@ START_TEST(ready_times_out_and_cancels)
 
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_ready_wait(&o, NULL, &err), PG_EINFRA);
-	ck_assert(pg_monotonic() - t0 < 2);
+	ck_assert(pg_monotonic() - t0 < 5);
 	ck_assert_msg(pg_str_has_prefix(err.msg, "server not ready after 0.5s: GET "
 						 "http://127.0.0.1:9/v1/models: "),
 		      "%s", err.msg);
