@@ -336,7 +336,7 @@ static int c_temperature(struct vctx *c, struct pg_test *t, const struct vparam 
 static int c_sampling(struct vctx *c, struct pg_test *t, const struct vparam *v)
 {
 	char key[128];
-	double x;
+	double x = 0; /* (set when vdouble returns 0; -O3 cannot tell) */
 
 	if (vdouble(c, v, false, &x))
 		return PG_ECONFIG;
@@ -375,7 +375,7 @@ static int c_extra_body(struct vctx *c, struct pg_test *t, const struct vparam *
 
 static int c_seed(struct vctx *c, struct pg_test *t, const struct vparam *v)
 {
-	long x;
+	long x = 0; /* (set when vlong returns 0; -O3 cannot tell) */
 
 	if (vlong(c, v, 0, &x))
 		return PG_ECONFIG;
