@@ -632,11 +632,12 @@ static void stop_server(struct runner *r)
 	bool was_running = r->server_running && !r->server.exited;
 
 	if (r->server_running) {
+		double t0 = pg_monotonic();
 		if (pg_proc_stop(&r->server, grace_for(r->test->server.stop_timeout), &err))
 			say(r, "perfgate: warning: %s\n", err.msg);
 		pg_proc_describe(&how, r->server.status);
 		if (was_running)
-			say(r, "  server stopped: %s\n", how.ptr);
+			say(r, "  server stopped in %.1fs: %s\n", pg_monotonic() - t0, how.ptr);
 		pg_proc_release(&r->server);
 		redact_file(r, r->server_log);
 	}
