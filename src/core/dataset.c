@@ -211,7 +211,7 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 		const char *eol = nl ? nl : end;
 		json_t *obj, *prompt, *olen;
 		json_error_t jerr;
-		long plen, ol;
+		long ol;
 
 		line++;
 		const char *q = p;
@@ -246,11 +246,7 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 			goto done;
 		}
 		ol = olen ? (long)json_integer_value(olen) : default_output_len;
-		if ((rc = count(ctx, json_string_value(prompt), &plen, err))) {
-			json_decref(obj);
-			goto done;
-		}
-		push(&all, (struct pg_prompt){ NULL, 0, pg_xstrdup(json_string_value(prompt)), plen, ol });
+		push(&all, (struct pg_prompt){ NULL, 0, pg_xstrdup(json_string_value(prompt)), 0, ol });
 		json_decref(obj);
 		p = eol + (nl ? 1 : 0);
 	}
@@ -269,7 +265,12 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 			push(&shuffled, all.v[order[i]]);
 			all.v[order[i]].text = NULL;
 		}
-		rc = take(out, &shuffled, n, &rng, source, err);
+		/* only the prompts taken are counted: a long file costs one
+		 * /tokenize call per prompt used, not per line */
+		for (size_t i = 0; i < shuffled.n && i < n && !rc; i++)
+			rc = count(ctx, shuffled.v[i].text, &shuffled.v[i].prompt_len, err);
+		if (!rc)
+			rc = take(out, &shuffled, n, &rng, source, err);
 		pg_prompts_release(&shuffled);
 	}
 done:

@@ -23,12 +23,7 @@ struct tokenizer {
 	struct pg_buf resp;
 };
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	pg_buf_add(userdata, ptr, size * nmemb);
-	return size * nmemb;
-}
-
+/* 0 with *count, -1 when the server gave no count, PG_ECANCEL when stopped. */
 static int tokenize_remote(struct tokenizer *tk, const char *text, long *count)
 {
 	json_t *req = json_pack("{s:s?, s:s, s:b}", "model", tk->model, "prompt", text,
@@ -36,15 +31,19 @@ static int tokenize_remote(struct tokenizer *tk, const char *text, long *count)
 	struct pg_buf body = PG_BUF_INIT;
 	json_t *resp = NULL, *v;
 	long code = 0;
+	CURLcode cc;
 	int rc = -1;
 
 	pg_json_write(&body, req, 0);
 	pg_buf_reset(&tk->resp);
 	curl_easy_setopt(tk->easy, CURLOPT_POSTFIELDS, body.ptr);
 	curl_easy_setopt(tk->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
-	if (curl_easy_perform(tk->easy) == CURLE_OK &&
-	    curl_easy_getinfo(tk->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200 &&
-	    (resp = json_loadb(tk->resp.ptr, tk->resp.len, 0, NULL))) {
+	cc = curl_easy_perform(tk->easy);
+	if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		rc = PG_ECANCEL;
+	} else if (cc == CURLE_OK &&
+		   curl_easy_getinfo(tk->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200 &&
+		   (resp = json_loadb(tk->resp.ptr, tk->resp.len, 0, NULL))) {
 		if (json_is_integer(v = json_object_get(resp, "count"))) {
 			*count = (long)json_integer_value(v);
 			rc = 0;
@@ -65,6 +64,8 @@ static int count_tokens(void *ctx, const char *text, long *count, struct pg_erro
 
 	if (tk->easy && (!tk->tried || tk->works)) {
 		int rc = tokenize_remote(tk, text, count);
+		if (rc == PG_ECANCEL)
+			return pg_error_set(err, PG_ECANCEL, "stopped by a signal");
 		if (!tk->tried) {
 			tk->tried = true;
 			tk->works = rc == 0;
@@ -80,8 +81,7 @@ static int count_tokens(void *ctx, const char *text, long *count, struct pg_erro
 }
 
 int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, bool chat,
-		    const char *base_url, const char *model, const char *api_key,
-		    struct pg_error *err)
+		    const struct pg_dataset_server *srv, struct pg_error *err)
 {
 	struct tokenizer tk = { 0 };
 	struct pg_buf file = PG_BUF_INIT;
@@ -95,22 +95,16 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 		return pg_error_set(err, PG_ECONFIG, "%s: dataset: a %s dataset needs a path", t->name,
 				    t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl");
 	pg_buf_init(&tk.resp);
-	if (base_url) {
+	if (srv && srv->base_url) {
 		struct pg_buf url = PG_BUF_INIT;
-		pg_buf_printf(&url, "%s/tokenize", base_url);
+		pg_buf_printf(&url, "%s/tokenize", srv->base_url);
 		tk.url = pg_buf_detach(&url);
-		tk.model = model;
+		tk.model = srv->model;
 		tk.easy = curl_easy_init();
 		tk.headers = curl_slist_append(NULL, "Content-Type: application/json");
 		tk.headers = curl_slist_append(tk.headers, "Expect:");
-		tk.headers = pg_hl_add_bearer(tk.headers, api_key);
-		curl_easy_setopt(tk.easy, CURLOPT_URL, tk.url);
-		curl_easy_setopt(tk.easy, CURLOPT_HTTPHEADER, tk.headers);
-		curl_easy_setopt(tk.easy, CURLOPT_WRITEFUNCTION, collect);
-		curl_easy_setopt(tk.easy, CURLOPT_WRITEDATA, &tk.resp);
-		curl_easy_setopt(tk.easy, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(tk.easy, CURLOPT_PROXY, "");
-		curl_easy_setopt(tk.easy, CURLOPT_TIMEOUT_MS, 30000L);
+		tk.headers = pg_hl_add_bearer(tk.headers, srv->api_key);
+		pg_hl_easy_prepare(tk.easy, tk.url, tk.headers, &tk.resp, 30, srv->stop);
 	}
 
 	if ((rc = pg_file_read(t->dataset.path, &file, err))) {

@@ -66,6 +66,40 @@ void pg_hl_free_headers(struct curl_slist *headers)
 	curl_slist_free_all(headers);
 }
 
+static size_t collect(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	if (userdata)
+		pg_buf_add(userdata, ptr, size * nmemb);
+	return size * nmemb;
+}
+
+static int abort_on_stop(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			 curl_off_t ulnow)
+{
+	const volatile sig_atomic_t *stop = clientp;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return stop && *stop;
+}
+
+void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *headers,
+			struct pg_buf *resp, double timeout_s, const volatile sig_atomic_t *stop)
+{
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_s > 0 ? (long)ceil(timeout_s * 1000) : 0L);
+	/* libcurl calls this at least once a second, even while waiting */
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
+	curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)stop);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, stop ? 0L : 1L);
+}
+
 int64_t pg_hl_now_ns(void)
 {
 	struct timespec ts;

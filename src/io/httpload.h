@@ -1,6 +1,7 @@
 #ifndef PERFGATE_IO_HTTPLOAD_H
 #define PERFGATE_IO_HTTPLOAD_H
 
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -8,8 +9,8 @@
 
 #include "core/reqtrace.h"
 
+struct pg_buf;
 struct pg_error;
-struct curl_slist;
 
 /*
  * The load generator's HTTP engine: one thread, libcurl's multi interface
@@ -103,6 +104,20 @@ int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_
  */
 struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key);
 void pg_hl_free_headers(struct curl_slist *headers);
+
+/*
+ * Set up an easy handle for one blocking request (curl_easy_perform) of
+ * the kind that surrounds a run -- readiness probes, GET /v1/models, POST
+ * /tokenize -- the way the load generator talks: never through a proxy
+ * from the environment (the figures are for the server, not a proxy), no
+ * signals, a timeout (<= 0: none), the shared headers (may be NULL) and
+ * the response body appended to resp (NULL: discarded). It ends within
+ * about a second of *stop becoming non-zero (CURLE_ABORTED_BY_CALLBACK;
+ * stop may be NULL), so a cancel never waits out a timeout. The caller
+ * sets a POST body if there is one.
+ */
+void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *headers,
+			struct pg_buf *resp, double timeout_s, const volatile sig_atomic_t *stop);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t pg_hl_now_ns(void);

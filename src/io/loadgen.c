@@ -34,12 +34,6 @@ struct run {
 	struct pg_hl *engine;
 };
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	pg_buf_add(userdata, ptr, size * nmemb);
-	return size * nmemb;
-}
-
 /* vLLM's fallback when no model is named: data[0].id of GET /v1/models. */
 static int discover_model(struct run *r, struct pg_error *err)
 {
@@ -51,15 +45,13 @@ static int discover_model(struct run *r, struct pg_error *err)
 	int rc = 0;
 
 	pg_buf_printf(&url, "%s/v1/models", r->o->base_url);
-	curl_easy_setopt(e, CURLOPT_URL, url.ptr);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 30000L);
+	pg_hl_easy_prepare(e, url.ptr, r->headers, &resp, 30, r->o->stop);
 	cc = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		rc = pg_error_set(err, PG_ECANCEL, "stopped by a signal");
+		goto done;
+	}
 	if (cc != CURLE_OK || code != 200 || !(root = json_loadb(resp.ptr, resp.len, 0, NULL)) ||
 	    !json_is_string(id = json_object_get(json_array_get(json_object_get(root, "data"), 0), "id"))) {
 		rc = pg_error_set(err, PG_EINFRA, "%s: no model given and GET %s did not name one (%s)",
@@ -143,9 +135,11 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 	r->model = pg_xstrdup(t->client.served_model ? t->client.served_model : t->model);
 	if (!r->model && (rc = discover_model(r, err)))
 		return rc;
-	if ((rc = pg_dataset_load(&r->prompts, t, n_prompts, r->chat, o->base_url, r->model,
-				  o->api_key, err)))
-		return rc;
+	{
+		struct pg_dataset_server srv = { o->base_url, r->model, o->api_key, o->stop };
+		if ((rc = pg_dataset_load(&r->prompts, t, n_prompts, r->chat, &srv, err)))
+			return rc;
+	}
 	r->bodies = pg_xcalloc(r->prompts.n ? r->prompts.n : 1, sizeof(*r->bodies));
 	for (size_t i = 0; i < r->prompts.n; i++) {
 		pg_buf_init(&r->bodies[i]);

@@ -3,6 +3,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/strutil.h"
+#include "io/httpload.h"
 #include "io/proc.h"
 
 #include <curl/curl.h>
@@ -13,21 +14,6 @@
 /* Each try is short: a server that accepts but never answers must not eat
  * the whole budget in one request. */
 #define TRY_TIMEOUT 5.0
-
-static size_t discard(char *ptr, size_t size, size_t nmemb, void *ctx)
-{
-	(void)ptr;
-	(void)ctx;
-	return size * nmemb;
-}
-
-int pg_url_is_loopback(const char *url)
-{
-	const char *host = strstr(url, "://");
-	host = host ? host + 3 : url;
-	return pg_str_has_prefix(host, "127.") || pg_str_has_prefix(host, "localhost") ||
-	       pg_str_has_prefix(host, "[::1]");
-}
 
 static void pause_for(const struct pg_ready_opts *o, double seconds)
 {
@@ -54,20 +40,10 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 
 	if (!curl)
 		return pg_error_set(err, PG_ERR, "curl_easy_init failed");
-	curl_easy_setopt(curl, CURLOPT_URL, o->url);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+	headers = pg_hl_add_bearer(NULL, o->api_key);
+	pg_hl_easy_prepare(curl, o->url, headers, NULL, TRY_TIMEOUT, o->stop);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-	if (pg_url_is_loopback(o->url))
-		curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-	if (o->api_key) {
-		struct pg_buf h = PG_BUF_INIT;
-		pg_buf_printf(&h, "Authorization: Bearer %s", o->api_key);
-		headers = curl_slist_append(headers, h.ptr);
-		pg_buf_release(&h);
-		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	}
 	pg_buf_puts(&last, "no answer yet");
 
 	for (;;) {
@@ -96,6 +72,8 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 		curl_err[0] = '\0';
 		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(try_timeout * 1000) + 1);
 		rc = curl_easy_perform(curl);
+		if (rc == CURLE_ABORTED_BY_CALLBACK)
+			continue; /* stopped: said at the top of the loop */
 		if (rc == CURLE_OK)
 			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 		if (rc == CURLE_OK && code == 200) {
@@ -117,7 +95,7 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 		pause_for(o, elapsed < 10 ? 0.05 : elapsed < 60 ? 0.25 : 1.0);
 	}
 done:
-	curl_slist_free_all(headers);
+	pg_hl_free_headers(headers);
 	curl_easy_cleanup(curl);
 	pg_buf_release(&last);
 	return ret;

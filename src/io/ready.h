@@ -29,8 +29,4 @@ struct pg_ready_opts {
  */
 int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error *err);
 
-/* Whether a URL's host is the loopback interface (127.0.0.0/8, ::1,
- * localhost): such requests never go through a proxy. */
-int pg_url_is_loopback(const char *url);
-
 #endif

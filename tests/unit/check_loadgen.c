@@ -11,6 +11,7 @@
 #include "core/strutil.h"
 #include "core/suite.h"
 #include "io/dataset.h"
+#include "io/httpload.h"
 #include "io/loadgen.h"
 
 #include <curl/curl.h>
@@ -21,6 +22,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,17 +334,18 @@ START_TEST(sharegpt_counts_with_tokenize)
 	t.dataset.kind = PG_DATASET_SHAREGPT;
 	t.dataset.path = tu_test_path("data/loadgen/sharegpt.json");
 	t.dataset.output_len = 0;
-	ck_assert_msg(pg_dataset_load(&p, &t, 5, false, m.url, "perfgate-mock", NULL, &err) == 0, "%s", err.msg);
+	struct pg_dataset_server srv = { m.url, "perfgate-mock", NULL, NULL };
+	ck_assert_msg(pg_dataset_load(&p, &t, 5, false, &srv, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(p.input_source, "tokenize_endpoint");
 	ck_assert_uint_eq(p.n, 5);
 	pg_prompts_release(&p);
 	/* no server: the documented estimate */
-	ck_assert_int_eq(pg_dataset_load(&p, &t, 5, false, NULL, NULL, NULL, &err), 0);
+	ck_assert_int_eq(pg_dataset_load(&p, &t, 5, false, NULL, &err), 0);
 	ck_assert_str_eq(p.input_source, "estimate");
 	pg_prompts_release(&p);
 	free(t.dataset.path);
 	t.dataset.path = pg_xstrdup("/nonexistent/sharegpt.json");
-	ck_assert_int_eq(pg_dataset_load(&p, &t, 5, false, NULL, NULL, NULL, &err), PG_ECONFIG);
+	ck_assert_int_eq(pg_dataset_load(&p, &t, 5, false, NULL, &err), PG_ECONFIG);
 	pg_test_release(&t);
 	mock_stop(&m);
 }
@@ -610,6 +613,81 @@ START_TEST(stop_flag_cancels_the_run)
 END_TEST
 
 
+/* A server that takes connections (the kernel's backlog does) and never
+ * answers: every blocking call against it waits for its timeout. */
+static int silent_server(char *url, size_t len)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(addr);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	getsockname(fd, (struct sockaddr *)&addr, &alen);
+	snprintf(url, len, "http://127.0.0.1:%d", ntohs(addr.sin_port));
+	return fd;
+}
+
+static volatile sig_atomic_t alarm_stop;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_stop = 1;
+}
+
+/* Run the point with a signal setting the stop flag after 0.3 s, as a
+ * Buildkite cancel would; returns the seconds pg_loadgen_run took. */
+static double run_cancelled_by_alarm(const struct pg_test *t, const char *url)
+{
+	struct pg_point pt = { t, "e2e", INFINITY, 0 };
+	struct pg_loadgen_opts o = { .base_url = url, .stop = &alarm_stop };
+	struct pg_error err = PG_ERROR_INIT;
+	struct itimerval it = { { 0, 0 }, { 0, 300000 } };
+	struct sigaction sa = { 0 }, old;
+	json_t *out = NULL;
+	double t0;
+
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old);
+	alarm_stop = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = pg_hl_now_ns() / 1e9;
+	ck_assert_int_eq(pg_loadgen_run(&pt, &o, &out, &err), PG_ECANCEL);
+	t0 = pg_hl_now_ns() / 1e9 - t0;
+	ck_assert_ptr_null(out);
+	ck_assert_str_eq(err.msg, "stopped by a signal");
+	sigaction(SIGALRM, &old, NULL);
+	return t0;
+}
+
+START_TEST(stop_flag_ends_the_blocking_calls_before_the_run)
+{
+	/* GET /v1/models and POST /tokenize wait up to 30 s for an answer;
+	 * a cancel must not (Buildkite SIGKILLs 10 s after its SIGTERM) */
+	struct pg_test t;
+	char url[64];
+	int fd = silent_server(url, sizeof(url));
+	double took;
+
+	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
+	free(t.model);
+	t.model = NULL; /* asked of GET /v1/models */
+	took = run_cancelled_by_alarm(&t, url);
+	ck_assert_msg(took < 5, "GET /v1/models took %.1fs to notice the stop", took);
+	pg_test_release(&t);
+
+	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
+	t.dataset.kind = PG_DATASET_SHAREGPT;
+	t.dataset.path = tu_test_path("data/loadgen/sharegpt.json");
+	took = run_cancelled_by_alarm(&t, url);
+	ck_assert_msg(took < 5, "POST /tokenize took %.1fs to notice the stop", took);
+	pg_test_release(&t);
+	close(fd);
+}
+END_TEST
+
 START_TEST(no_server_is_a_result_not_an_error)
 {
 	struct pg_test t;
@@ -656,6 +734,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, latency_and_throughput_suites);
 	tcase_add_test(tc, sharegpt_counts_with_tokenize);
 	tcase_add_test(tc, stop_flag_cancels_the_run);
+	tcase_add_test(tc, stop_flag_ends_the_blocking_calls_before_the_run);
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	suite_add_tcase(s, tc);

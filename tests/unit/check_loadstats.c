@@ -459,13 +459,15 @@ START_TEST(random_dataset_like_vllm)
 }
 END_TEST
 
-/* Counts words: easy to reason about in the fixtures. */
+/* Counts words: easy to reason about in the fixtures. ctx, when given,
+ * counts the calls (each one a POST /tokenize in production). */
 static int count_words(void *ctx, const char *text, long *count, struct pg_error *err)
 {
 	long n = 0;
 	bool in = false;
-	(void)ctx;
 	(void)err;
+	if (ctx)
+		++*(int *)ctx;
 	for (; *text; text++) {
 		bool sp = *text == ' ';
 		n += !sp && !in;
@@ -531,6 +533,21 @@ START_TEST(jsonl_dataset_with_line_errors)
 	ck_assert(pg_str_has_prefix(err.msg, "p.jsonl:1:"));
 	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":\"x\"}", 14, "p.jsonl", 1, 0, 0, count_words, NULL, &err), PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "p.jsonl:1: output_len: missing (and no output_len in the test)");
+	/* a long file costs a count per prompt used, not per line */
+	{
+		struct pg_buf many = PG_BUF_INIT;
+		int calls = 0;
+		for (int i = 0; i < 50; i++)
+			pg_buf_printf(&many, "{\"prompt\": \"w%d x y\", \"output_len\": 5}\n", i);
+		ck_assert_int_eq(pg_dataset_jsonl(&p, many.ptr, many.len, "p.jsonl", 3, 0, 7, count_words, &calls,
+						  &err), 0);
+		ck_assert_uint_eq(p.n, 3);
+		ck_assert_int_eq(calls, 3);
+		for (size_t i = 0; i < p.n; i++)
+			ck_assert_int_eq(p.v[i].prompt_len, 3);
+		pg_prompts_release(&p);
+		pg_buf_release(&many);
+	}
 	ck_assert_int_eq(pg_token_estimate("abcdefgh"), 2);
 	ck_assert_int_eq(pg_token_estimate("abcdefghi"), 3);
 }
