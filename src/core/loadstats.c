@@ -203,10 +203,13 @@ void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	set_real(obj, "schedule_lag_p99_ms", p99);
 	set_real(obj, "schedule_lag_max_ms", max);
 	bound = (p99 > PG_CLIENT_BOUND_LAG_MS && !(h && h->burst)) ||
+		(h && h->read_delay_p99_ms > PG_CLIENT_BOUND_LAG_MS) ||
 		(h && h->duration_s >= PG_CLIENT_BOUND_MIN_S && h->busy_fraction > PG_CLIENT_BOUND_BUSY);
 	json_object_set_new(obj, "client_bound", json_boolean(bound));
 	if (h && h->busy_fraction >= 0)
 		set_real(obj, "client_busy_fraction", h->busy_fraction);
+	if (h && h->read_delay_p99_ms >= 0)
+		set_real(obj, "client_read_delay_p99_ms", h->read_delay_p99_ms);
 	if (h && h->new_connections >= 0)
 		json_object_set_new(obj, "new_connections", json_integer(h->new_connections));
 

@@ -30,9 +30,16 @@ int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg
 /* vLLM's percentile word: "99" for 99.0, "99.9" for 99.9 (Python str()). */
 void pg_percentile_word(char out[32], double p);
 
-/* Above this schedule lag p99 (or busy fraction) the client, not the
- * server, set the pace: the result says client_bound. (The lag does not
- * count for a burst, where it is the time to send the burst.) */
+/*
+ * client_bound -- the client, not the server, set the pace, so the figures
+ * measure the client -- when any of these holds:
+ *  - schedule lag p99 over PG_CLIENT_BOUND_LAG_MS: requests left late (not
+ *    counted for a burst, rate inf, where the lag is the time to send it);
+ *  - read delay p99 over PG_CLIENT_BOUND_LAG_MS: callbacks fell behind, so
+ *    message timestamps (TTFT, ITL) were taken late;
+ *  - the event loop busy over PG_CLIENT_BOUND_BUSY of a run of at least
+ *    PG_CLIENT_BOUND_MIN_S: no headroom left.
+ */
 #define PG_CLIENT_BOUND_LAG_MS 1.0
 #define PG_CLIENT_BOUND_BUSY 0.95
 
@@ -45,6 +52,8 @@ struct pg_client_health {
 	                             long sending the burst took */
 	double duration_s;        /* the busy fraction only judges runs of at least
 	                             PG_CLIENT_BOUND_MIN_S (a 1 ms run is all work) */
+	double read_delay_p99_ms; /* p99 of how long socket events waited for the
+	                             event loop (io/httpload.h); <0 unknown */
 };
 
 #define PG_CLIENT_BOUND_MIN_S 1.0
@@ -76,7 +85,8 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 
 /*
  * The keys every native suite adds about the client and failures:
- * schedule_lag_p50_ms/p99_ms/max_ms, client_bound, failed_by_category,
+ * schedule_lag_p50_ms/p99_ms/max_ms, client_bound, client_busy_fraction,
+ * client_read_delay_p99_ms, new_connections, failed_by_category,
  * error_samples.
  */
 void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,

@@ -43,7 +43,14 @@ struct pg_hl {
 	long connects;      /* new connections, summed over finished transfers */
 	int64_t origin;
 	bool poll_mode;     /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
+	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
+	int64_t delay_max;
 };
+
+/* The read-delay histogram: 10 us buckets up to 40 ms (16 KiB), enough to
+ * tell a p99 from the 1 ms client_bound threshold; beyond, the maximum. */
+#define READ_DELAY_BUCKET_NS 10000
+#define READ_DELAY_BUCKETS 4096
 
 struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key)
 {
@@ -179,6 +186,7 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 	struct rlimit rl;
 
 	h->curl_deadline = -1;
+	h->delay_hist = pg_xcalloc(READ_DELAY_BUCKETS, sizeof(*h->delay_hist));
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->multi = curl_multi_init();
 	if (h->epfd < 0 || !h->multi) {
@@ -221,6 +229,7 @@ void pg_hl_free(struct pg_hl *h)
 		slot_free(h->slots[i]);
 	}
 	free(h->slots);
+	free(h->delay_hist);
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
 	if (h->epfd >= 0)
@@ -455,21 +464,58 @@ static int poll_events(struct pg_hl *h, const struct dispatch *d)
 	return 0;
 }
 
+static void delay_add(struct pg_hl *h, int64_t ns)
+{
+	int64_t b = ns / READ_DELAY_BUCKET_NS;
+
+	h->delay_hist[b < 0 ? 0 : b >= READ_DELAY_BUCKETS ? READ_DELAY_BUCKETS - 1 : b]++;
+	if (ns > h->delay_max)
+		h->delay_max = ns;
+}
+
+/* p99 in seconds (a bucket's upper edge, capped by the maximum). */
+static double delay_p99(const struct pg_hl *h)
+{
+	uint64_t total = 0, seen = 0, rank;
+
+	for (size_t i = 0; i < READ_DELAY_BUCKETS; i++)
+		total += h->delay_hist[i];
+	if (!total)
+		return 0;
+	rank = (uint64_t)ceil(0.99 * (double)total);
+	for (size_t i = 0; i < READ_DELAY_BUCKETS; i++) {
+		seen += h->delay_hist[i];
+		if (seen >= rank) {
+			int64_t edge = (int64_t)(i + 1) * READ_DELAY_BUCKET_NS;
+			return (double)(i + 1 < READ_DELAY_BUCKETS && edge < h->delay_max ? edge : h->delay_max) / 1e9;
+		}
+	}
+	return (double)h->delay_max / 1e9;
+}
+
+/* A wait that returned sooner than this found its events already there:
+ * they were waiting while the loop worked. */
+#define WAIT_BLOCKED_NS 20000
+#define MAX_EVENTS 256
+
 int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err)
 {
-	struct epoll_event events[256];
+	struct epoll_event events[MAX_EVENTS];
 	struct dispatch d = { reqs, n, 0, o->max_concurrency ? o->max_concurrency : SIZE_MAX, 0, o };
 	size_t done = 0, failed = 0;
-	int64_t busy_ns = 0, last_progress = 0, end_ns, mark;
+	int64_t busy_ns = 0, last_progress = 0, end_ns, mark, called, since;
+	int64_t all_in_hand; /* when the loop last held every ready event */
 	int64_t interval = (int64_t)((o->progress_interval_s > 0 ? o->progress_interval_s : 1) * 1e9);
 	uint64_t messages0 = h->messages;
 	long connects0 = h->connects;
 	int running, rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
+	memset(h->delay_hist, 0, READ_DELAY_BUCKETS * sizeof(*h->delay_hist));
+	h->delay_max = 0;
 	h->origin = pg_hl_now_ns();
-	mark = h->origin;
+	mark = all_in_hand = h->origin;
 	while (done < n) {
 		int64_t now;
 		int nev;
@@ -487,7 +533,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 			break;
 		/* (with a request already due, the wait below does not block: it
 		 * only picks up what the sockets have, then dispatch goes on) */
-		busy_ns += pg_hl_now_ns() - mark;
+		called = pg_hl_now_ns();
+		busy_ns += called - mark;
 		if (h->poll_mode) {
 			/* (busy time is not separable from curl's own wait here) */
 			if (poll_events(h, &d)) {
@@ -499,16 +546,29 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 			done += reap(h, &d.release_ns, &failed);
 			continue;
 		}
-		nev = wait_events(h, &d, events, 256);
+		nev = wait_events(h, &d, events, MAX_EVENTS);
 		mark = pg_hl_now_ns();
 		if (nev < 0 && errno != EINTR) {
 			rc = pg_error_set(err, PG_ERR, "epoll: %s", strerror(errno));
 			cancel_all(h);
 			break;
 		}
+		/* a wait that slept was woken by what it returns; one that did
+		 * not returns what came in while the loop worked, since it last
+		 * held every ready event */
+		since = mark - called >= WAIT_BLOCKED_NS ? mark : all_in_hand;
+		if (nev < MAX_EVENTS)
+			all_in_hand = mark;
+		else if (since == mark)
+			all_in_hand = called; /* the rest came in while it slept */
 		for (int i = 0; i < nev; i++) {
+			int64_t t = pg_hl_now_ns();
 			int flags = 0;
 
+			delay_add(h, t - since);
+			/* a long batch of reads must not hold back an arrival */
+			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= t)
+				dispatch_due(h, &d);
 			if (events[i].events & EPOLLIN)
 				flags |= CURL_CSELECT_IN;
 			if (events[i].events & EPOLLOUT)
@@ -516,9 +576,6 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 			if (events[i].events & (EPOLLERR | EPOLLHUP))
 				flags |= CURL_CSELECT_ERR;
 			curl_multi_socket_action(h->multi, events[i].data.fd, flags, &running);
-			/* a long batch of reads must not hold back an arrival */
-			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= pg_hl_now_ns())
-				dispatch_due(h, &d);
 		}
 		if (h->curl_deadline >= 0 && h->curl_deadline <= pg_hl_now_ns()) {
 			h->curl_deadline = -1;
@@ -537,6 +594,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 	end_ns -= h->origin;
 	stats->duration_s = (double)end_ns / 1e9;
 	stats->busy_fraction = end_ns > 0 ? (double)busy_ns / (double)end_ns : 0;
+	stats->read_delay_p99_s = h->poll_mode ? -1 : delay_p99(h);
 	stats->messages = h->messages - messages0;
 	stats->new_connections = h->connects - connects0;
 	stats->origin_ns = h->origin;

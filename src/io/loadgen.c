@@ -286,6 +286,17 @@ static void metadata(json_t *o, const struct run *r, const struct pg_point *pt)
 			    pt->max_concurrency > 0 ? json_integer(pt->max_concurrency) : json_null());
 }
 
+static struct pg_client_health client_health(const struct pg_hl_stats *st, bool burst)
+{
+	return (struct pg_client_health){
+		.busy_fraction = st->busy_fraction,
+		.new_connections = st->new_connections,
+		.burst = burst,
+		.duration_s = st->duration_s,
+		.read_delay_p99_ms = st->read_delay_p99_s < 0 ? -1 : st->read_delay_p99_s * 1000,
+	};
+}
+
 static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, struct pg_error *err)
 {
 	const struct pg_test *t = r->t;
@@ -335,8 +346,7 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 			.duration_s = st.duration_s,
 			.detailed = r->o->save_detailed,
 			.dataset_input_source = r->prompts.input_source,
-			.health = { st.busy_fraction, st.new_connections, isinf(pt->qps) || isnan(pt->qps),
-				    st.duration_s },
+			.health = client_health(&st, isinf(pt->qps) || isnan(pt->qps)),
 		};
 		if ((rc = pg_stat_metrics_parse(&so.metrics, &t->client.percentile_metrics, err)))
 			goto done;
@@ -375,7 +385,7 @@ static int run_throughput(struct run *r, json_t *out, struct pg_error *err)
 		goto done;
 	pg_throughput_metrics(out, traces, n, st.duration_s);
 	{
-		struct pg_client_health h = { st.busy_fraction, st.new_connections, true, st.duration_s };
+		struct pg_client_health h = client_health(&st, true);
 		pg_client_keys(out, traces, n, &h);
 	}
 done:
@@ -396,7 +406,7 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 	struct pg_hl_request *reqs = pg_xcalloc(batch, sizeof(*reqs));
 	double *lat = pg_xcalloc(iters ? iters : 1, sizeof(double));
 	size_t n_lat = 0, failed_iters = 0;
-	double busy = 0, dur = 0;
+	double busy = 0, dur = 0, read_delay = 0;
 	long conns = 0;
 	uint64_t messages = 0;
 	int rc = 0;
@@ -437,6 +447,9 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 			failed_iters++;
 		busy += st.busy_fraction * st.duration_s;
 		dur += st.duration_s;
+		/* (the worst iteration's: each run has its own histogram) */
+		if (st.read_delay_p99_s > read_delay)
+			read_delay = st.read_delay_p99_s;
 		conns += st.new_connections;
 		messages += st.messages;
 		if (r->o->progress) {
@@ -447,7 +460,13 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 	pg_latency_metrics(out, lat, n_lat);
 	json_object_set_new(out, "failed_iterations", json_integer((json_int_t)failed_iters));
 	{
-		struct pg_client_health h = { dur > 0 ? busy / dur : 0, conns, true, dur };
+		struct pg_client_health h = {
+			.busy_fraction = dur > 0 ? busy / dur : 0,
+			.new_connections = conns,
+			.burst = true,
+			.duration_s = dur,
+			.read_delay_p99_ms = read_delay * 1000,
+		};
 		pg_client_keys(out, traces, total, &h);
 	}
 done:
