@@ -52,6 +52,7 @@ static void row_fill(struct pg_report_table *t, struct pg_report_row *row, doubl
 	row->status = pg_result_status(res);
 	row->error = pg_result_error(res);
 	row->ok = !strcmp(row->status, "ok");
+	row->client_bound = row->ok && json_is_true(json_object_get(res->json, "client_bound"));
 	row->vals = vals;
 	row->flags = flags;
 	pg_params_from_result(&row->params, res->json, res->commands);

@@ -556,6 +556,31 @@ static void bullet_not_ok(struct pg_buf *out, const struct pg_report_table *t, u
 	pg_buf_putc(out, '\n');
 }
 
+/* The points whose load generator could not keep up (client_bound, issue
+ * 3): their numbers describe the client, and the report says so. */
+static void bullet_client_bound(struct pg_buf *out, const struct pg_report_table *t)
+{
+	size_t n = 0, ok = 0, i, k = 0;
+
+	for (i = 0; i < t->n; i++) {
+		ok += t->rows[i].ok;
+		n += t->rows[i].client_bound;
+	}
+	if (!n)
+		return;
+	pg_buf_printf(out, "- **Client-bound**: %zu of %zu point%s (", n, ok, ok == 1 ? "" : "s");
+	for (i = 0; i < t->n && k < LIST_MAX; i++) {
+		if (!t->rows[i].client_bound)
+			continue;
+		join_begin(out, k++, n);
+		md_cell_text(out, t->rows[i].name, 0);
+	}
+	join_end(out, n);
+	pg_buf_puts(out, "): the load generator could not keep up (schedule lag or read delay p99 "
+			 "over 1 ms, or its event loop saturated), so these numbers describe the client, "
+			 "not the server.\n");
+}
+
 static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigned flags)
 {
 	long *batch;
@@ -591,6 +616,7 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 		break;
 	}
 	bullet_not_ok(out, t, flags);
+	bullet_client_bound(out, t);
 	bullet_metrics(out, t);
 }
 

@@ -515,6 +515,34 @@ START_TEST(bullets_come_from_the_results)
 }
 END_TEST
 
+/* A point where the client could not keep up is named, with what that
+ * means; points that did not complete are not counted. */
+START_TEST(client_bound_points_are_called_out)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	char *md;
+
+	add_result(&rs, "serving_c_qps_1", "{\"request_throughput\": 1, \"request_rate\": 1, \"client_bound\": false}",
+		   NULL);
+	add_result(&rs, "serving_c_qps_inf",
+		   "{\"request_throughput\": 9, \"request_rate\": \"inf\", \"client_bound\": true}", NULL);
+	add_result(&rs, "serving_c_qps_2",
+		   "{\"request_rate\": 2, \"client_bound\": true, \"perfgate\": {\"suite\": \"serving\","
+		   " \"status\": \"error\", \"error\": \"server died\"}}", NULL);
+	md = render(&rs, PG_REPORT_DESCRIPTIONS);
+	ck_assert_msg(strstr(md, "- **Client-bound**: 1 of 2 points (serving_c_qps_inf): the load generator "
+				 "could not keep up"), "%s", md);
+	free(md);
+	pg_result_set_release(&rs);
+
+	add_result(&rs, "serving_d_qps_1", "{\"request_throughput\": 1, \"request_rate\": 1}", NULL);
+	md = render(&rs, PG_REPORT_DESCRIPTIONS);
+	ck_assert_ptr_null(strstr(md, "Client-bound"));
+	free(md);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
 /* Recorded command lines read back as sh would split them. */
 START_TEST(command_lines_split_like_sh)
 {
@@ -583,6 +611,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, columns_only_with_values);
 	tcase_add_test(tc, rows_sort_by_test_name);
 	tcase_add_test(tc, bullets_come_from_the_results);
+	tcase_add_test(tc, client_bound_points_are_called_out);
 	tcase_add_test(tc, command_lines_split_like_sh);
 	tcase_add_test(tc, params_precedence);
 	suite_add_tcase(s, tc);
