@@ -155,6 +155,9 @@ void pg_fmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_
 	default:
 		break;
 	}
+	/* said where the numbers are read: they describe the client */
+	if (json_is_true(json_object_get(result, "client_bound")))
+		pg_buf_puts(&b, b.len ? ", client-bound" : "client-bound");
 	pg_buf_add(out, b.ptr, b.len);
 	pg_buf_release(&b);
 }

@@ -49,7 +49,8 @@ char *pg_fmt_iso8601(char out[PG_ISO8601_SIZE], int64_t epoch_seconds);
 /* The few numbers a reader wants at a glance, per suite:
  * serving "3.98 req/s, 1021 tok/s, TTFT p50 41.2 ms, ITL p50 10.1 ms",
  * latency "avg 1.52 s, p99 1.61 s", throughput "12.3 req/s, 4567 tok/s".
- * Keys that are missing are left out. */
+ * Keys that are missing are left out; ", client-bound" is added when the
+ * result says so. */
 void pg_fmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result);
 
 /* One row of the end-of-run summary. */

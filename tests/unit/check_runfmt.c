@@ -175,7 +175,8 @@ START_TEST(summary_table)
 				    "output_throughput", 1021.4, "median_ttft_ms", 41.2345,
 				    "median_itl_ms", 10.1, "completed", 198, "failed", 2);
 	json_t *latency = json_pack("{s:f, s:{s:f}}", "avg_latency", 1.523, "percentiles", "99", 1.61);
-	json_t *tput = json_pack("{s:f, s:f}", "requests_per_second", 12.3, "tokens_per_second", 4567.0);
+	json_t *tput = json_pack("{s:f, s:f, s:b}", "requests_per_second", 12.3, "tokens_per_second", 4567.0,
+				 "client_bound", 1);
 	struct pg_buf km[3] = { PG_BUF_INIT, PG_BUF_INIT, PG_BUF_INIT };
 
 	pg_fmt_key_metrics(&km[0], PG_SUITE_SERVING, serving);
