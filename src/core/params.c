@@ -171,7 +171,8 @@ static void dataset_from(struct pg_params *p, const struct pg_strv *argv)
 	}
 }
 
-static void from_command(struct pg_params *p, const char *command, const char *which)
+static void from_command(struct pg_params *p, const char *command, const char *which,
+			 bool native)
 {
 	struct pg_strv argv = PG_STRV_INIT;
 	const char *v;
@@ -179,8 +180,11 @@ static void from_command(struct pg_params *p, const char *command, const char *w
 	if (!command || pg_cmdline_split(&argv, command))
 		goto done;
 	/* the engine runs in the server, or in-process for vllm bench
-	 * latency/throughput; the serving client says nothing about it */
-	if (strcmp(which, "client_command"))
+	 * latency/throughput; the serving client says nothing about it. When
+	 * perfgate's own client ran the point, the recorded vllm bench
+	 * commands are only the equivalents of what it did: no engine ran
+	 * them, and the server's command alone names it. */
+	if (!strcmp(which, "server_command") || (!native && strcmp(which, "client_command")))
 		guess_engine(p, command);
 	set_str(&p->model, pg_cmdline_flag(&argv, "--model"));
 	v = pg_cmdline_flag(&argv, "--tensor-parallel-size");
@@ -236,6 +240,7 @@ void pg_params_from_result(struct pg_params *p, const json_t *result, const json
 		"latency_command", "throughput_command", "client_command", "server_command",
 	};
 	json_t *pg = json_object_get(result, "perfgate");
+	bool native = pg_str_eq(json_string_value(json_object_get(pg, "client")), "native");
 
 	init(p);
 	from_perfgate(p, json_object_get(pg, "params"));
@@ -243,7 +248,7 @@ void pg_params_from_result(struct pg_params *p, const json_t *result, const json
 	guess_engine(p, json_string_value(json_object_get(pg, "server_command")));
 	for (size_t i = 0; commands && i < sizeof(command_keys) / sizeof(command_keys[0]); i++)
 		from_command(p, json_string_value(json_object_get(commands, command_keys[i])),
-			     command_keys[i]);
+			     command_keys[i], native);
 	if (!p->engine && pg_str_eq(json_string_value(json_object_get(result, "backend")), "vllm"))
 		set_str(&p->engine, "vllm");
 }

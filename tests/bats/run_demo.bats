@@ -19,7 +19,13 @@ bats_require_minimum_version 1.5.0
 	# the last line says where to look
 	last=$(printf '%s\n' "$stderr" | tail -n 1)
 	[ "$last" = "perfgate: results in results/, report in results/benchmark_results.md" ]
+	# the mock server stops on SIGTERM, cleanly and at once, in every build
+	[ "$(printf '%s\n' "$stderr" | grep -c "^  server stopped in [0-9.]*s: exited with status 0$")" -eq 3 ]
 	grep -q "^## Serving tests" results/benchmark_results.md
+	# no engine is named that did not run: perfgate's client against its mock
+	grep -q "^- Batch size: dynamically determined by the server to achieve maximum throughput.$" \
+		results/benchmark_results.md
+	! grep -qi "by vllm" results/benchmark_results.md
 	grep -q "^| serving_mock_tp1_random_128_128_qps_inf " results/benchmark_results.md
 	[ -s results/benchmark_results.json ]
 	for f in latency_mock_tp1 throughput_mock_tp1 serving_mock_tp1_random_128_128_qps_8 \
@@ -34,6 +40,6 @@ assert r["completed"] == 64 and r["failed"] == 0, r
 assert r["perfgate"]["status"] == "ok"
 assert r["perfgate"]["server_command"].startswith("perfgate mock-server --port "), r["perfgate"]
 c = json.load(open("results/serving_mock_tp1_random_128_128_qps_inf.commands"))
-assert c["client_command"].startswith("vllm bench serve --backend vllm"), c
+assert c["client_command"].startswith("vllm bench serve --backend openai"), c
 PY
 }

@@ -592,6 +592,31 @@ START_TEST(params_precedence)
 	pg_params_release(&p);
 	json_decref(r);
 	json_decref(c);
+
+	/* perfgate's own client against its mock server: the sidecar's
+	 * "vllm bench throughput" is only the equivalent of what it did, and
+	 * the report must not say vLLM chose the batch size */
+	r = json_loads("{\"elapsed_time\": 1, \"perfgate\": {\"client\": \"native\","
+		       " \"server_command\": \"perfgate mock-server --port 1\"}}", 0, NULL);
+	c = json_loads("{\"throughput_command\": \"vllm bench throughput --model m --num-prompts 9\","
+		       " \"server_command\": \"perfgate mock-server --port 1\"}", 0, NULL);
+	pg_params_from_result(&p, r, c);
+	ck_assert_ptr_null(p.engine);
+	ck_assert_int_eq(p.num_prompts, 9);
+	pg_params_release(&p);
+	/* an external command that ran vllm bench throughput: vLLM it is */
+	json_object_set_new(json_object_get(r, "perfgate"), "client", json_string("command"));
+	pg_params_from_result(&p, r, c);
+	ck_assert_str_eq(p.engine, "vllm");
+	pg_params_release(&p);
+	/* the server's command names it for the native client too */
+	json_object_set_new(json_object_get(r, "perfgate"), "client", json_string("native"));
+	json_object_set_new(c, "server_command", json_string("vllm serve m --port 1"));
+	pg_params_from_result(&p, r, c);
+	ck_assert_str_eq(p.engine, "vllm");
+	pg_params_release(&p);
+	json_decref(r);
+	json_decref(c);
 }
 END_TEST
 

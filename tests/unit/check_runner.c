@@ -322,7 +322,7 @@ START_TEST(a_server_serves_every_point_then_stops)
 	ck_assert_str_eq(json_string_value(json_object_get(sidecar, "server_command")),
 			 pgs(r1, "server_command"));
 	ck_assert(pg_str_has_prefix(json_string_value(json_object_get(sidecar, "client_command")),
-				    "vllm bench serve --backend vllm --base-url http://127.0.0.1:"));
+				    "vllm bench serve --backend openai --base-url http://127.0.0.1:"));
 	ck_assert_str_eq(json_string_value(json_object_get(sidecar, "gpu_type")), "H100");
 
 	manifest = result("perfgate_run.json");
