@@ -35,8 +35,8 @@ void pg_gpu_info_release(struct pg_gpu_info *g)
 }
 
 /* Run nvidia-smi with one query; 0 with its stdout, or a note why not. */
-static int smi(const char *query, const char *format, struct pg_buf *out, char *note,
-	       size_t note_size)
+static int smi(const char *query, const char *format, const volatile sig_atomic_t *stop,
+	       struct pg_buf *out, char *note, size_t note_size)
 {
 	struct pg_buf q = PG_BUF_INIT, f = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
@@ -45,7 +45,7 @@ static int smi(const char *query, const char *format, struct pg_buf *out, char *
 	pg_buf_printf(&q, "--query-gpu=%s", query);
 	pg_buf_printf(&f, "--format=%s", format);
 	char *argv[] = { "nvidia-smi", q.ptr, f.ptr, NULL };
-	ret = pg_proc_capture(argv, SMI_TIMEOUT, out, &st, &err);
+	ret = pg_proc_capture(argv, SMI_TIMEOUT, stop, out, &st, &err);
 	if (ret) {
 		snprintf(note, note_size, "%.200s", err.msg);
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -69,7 +69,7 @@ int pg_gpu_detect(struct pg_gpu_info *out, struct pg_error *err)
 
 	pg_gpu_info_release(out);
 	pg_gpu_info_init(out);
-	if (smi("name,memory.total", "csv,noheader", &csv, out->note, sizeof(out->note)))
+	if (smi("name,memory.total", "csv,noheader", NULL, &csv, out->note, sizeof(out->note)))
 		goto done;
 	n = pg_gpu_parse_query(&names, &mib, csv.ptr);
 	if (n < 0) {
@@ -177,9 +177,14 @@ int pg_gpu_wait_idle(double threshold_mib, double timeout, const volatile sig_at
 		double *used = NULL;
 		int n = -1;
 
-		if (smi("memory.used", "csv,noheader,nounits", &csv, note, sizeof(note)) == 0)
+		if (smi("memory.used", "csv,noheader,nounits", stop, &csv, note, sizeof(note)) == 0)
 			n = pg_gpu_parse_numbers(&used, csv.ptr);
 		pg_buf_release(&csv);
+		if (stop && *stop) {
+			free(used);
+			ret = pg_error_set(err, PG_ECANCEL, "cancelled while waiting for GPU memory");
+			break;
+		}
 		if (n < 0) {
 			free(used);
 			/* nothing to wait on: no nvidia-smi, or it cannot tell */

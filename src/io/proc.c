@@ -650,15 +650,15 @@ void pg_proc_describe(struct pg_buf *out, int st)
 	}
 }
 
-int pg_proc_capture(char *const *argv, double timeout, struct pg_buf *out, int *wait_status,
-		    struct pg_error *err)
+int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic_t *stop,
+		    struct pg_buf *out, int *wait_status, struct pg_error *err)
 {
 	struct pg_strv env = PG_STRV_INIT;
 	char *path = NULL;
 	int pipefd[2] = { -1, -1 }, null_fd = -1, ret = 0, st = 0;
-	pid_t pid = 0;
+	pid_t pid = 0, w = 0;
 	double deadline = pg_monotonic() + timeout;
-	bool timed_out = false;
+	bool eof = false;
 
 	build_env(&env, NULL);
 	path = resolve(argv[0], env_get(&env, "PATH"));
@@ -674,32 +674,48 @@ int pg_proc_capture(char *const *argv, double timeout, struct pg_buf *out, int *
 		goto done;
 	close(pipefd[1]);
 	pipefd[1] = -1;
-	for (;;) {
-		char chunk[4096];
-		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
+	/* read until end of file and the child's exit, in slices short
+	 * enough to notice the stop flag (a child may close its stdout and
+	 * go on running: the deadline covers that too) */
+	while (!(eof && w == pid)) {
 		double left = deadline - pg_monotonic();
-		ssize_t n;
+		int slice = left < 0.1 ? (int)(left * 1000) + 1 : 100;
 
-		if (left <= 0) {
-			timed_out = true;
+		if (stop && *stop) {
+			ret = pg_error_set(err, PG_ECANCEL, "%s stopped by a signal", argv[0]);
 			break;
 		}
-		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+		if (left <= 0) {
+			ret = pg_error_set(err, PG_EINFRA, "%s did not finish within %g s", argv[0], timeout);
+			break;
+		}
+		if (eof) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			do
+				w = waitpid(pid, &st, WNOHANG);
+			while (w < 0 && errno == EINTR);
+			if (w == 0)
+				nanosleep(&ts, NULL);
+			else if (w != pid)
+				break; /* not ours to reap (cannot happen): give up waiting */
 			continue;
-		n = read(pipefd[0], chunk, sizeof(chunk));
+		}
+		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
+		if (poll(&pfd, 1, slice) <= 0)
+			continue;
+		char chunk[4096];
+		ssize_t n = read(pipefd[0], chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
-		pg_buf_add(out, chunk, (size_t)n);
+			eof = true;
+		else
+			pg_buf_add(out, chunk, (size_t)n);
 	}
-	if (timed_out)
+	if (w != pid) {
 		kill(-pid, SIGKILL);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (timed_out) {
-		kill(-pid, SIGKILL);
-		ret = pg_error_set(err, PG_EINFRA, "%s did not finish within %g s", argv[0], timeout);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
 	}
 	if (wait_status)
 		*wait_status = st;

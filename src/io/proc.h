@@ -105,12 +105,14 @@ bool pg_proc_group_alive(pid_t pgid);
 
 /*
  * Run argv to completion with stdout captured into out (stderr discarded),
- * killing it after timeout seconds. *wait_status gets its wait status.
- * Returns 0 when it ran (whatever its exit status), PG_ENOTFOUND when the
- * program is not on PATH, PG_EINFRA on timeout, PG_ERR otherwise.
+ * killing its group after timeout seconds, or within 0.1 s of *stop
+ * becoming non-zero (stop may be NULL): a hung nvidia-smi must not hold up
+ * a cancel. *wait_status gets its wait status. Returns 0 when it ran
+ * (whatever its exit status), PG_ENOTFOUND when the program is not on
+ * PATH, PG_EINFRA on timeout, PG_ECANCEL when stopped, PG_ERR otherwise.
  */
-int pg_proc_capture(char *const *argv, double timeout, struct pg_buf *out, int *wait_status,
-		    struct pg_error *err);
+int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic_t *stop,
+		    struct pg_buf *out, int *wait_status, struct pg_error *err);
 
 /* The last n lines of a file (at most 64 KiB are read), for error
  * messages. Appends nothing when the file is missing or empty. */

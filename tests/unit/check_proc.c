@@ -33,6 +33,15 @@ static void nap(double s)
 	nanosleep(&ts, NULL);
 }
 
+/* Set by SIGALRM: a stop flag raised by a signal, as a cancel raises it. */
+static volatile sig_atomic_t alarm_stop;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_stop = 1;
+}
+
 /* Wait (reaping any zombie that comes to us) until the group is gone. */
 static bool group_gone_within(pid_t pgid, double seconds)
 {
@@ -332,13 +341,30 @@ START_TEST(capture_output_and_timeout)
 	char *slow[] = { "/bin/sh", "-c", "sleep 30", NULL };
 	char *missing[] = { "perfgate-no-such-program", NULL };
 
-	ck_assert_int_eq(pg_proc_capture(echo, 5, &out, &st, &err), 0);
+	ck_assert_int_eq(pg_proc_capture(echo, 5, NULL, &out, &st, &err), 0);
 	ck_assert_str_eq(out.ptr, "out\n");
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 4);
 	double t0 = pg_monotonic();
-	ck_assert_int_eq(pg_proc_capture(slow, 0.3, &out, &st, &err), PG_EINFRA);
+	ck_assert_int_eq(pg_proc_capture(slow, 0.3, NULL, &out, &st, &err), PG_EINFRA);
 	ck_assert(pg_monotonic() - t0 < 10);
-	ck_assert_int_eq(pg_proc_capture(missing, 1, &out, &st, &err), PG_ENOTFOUND);
+	ck_assert_int_eq(pg_proc_capture(missing, 1, NULL, &out, &st, &err), PG_ENOTFOUND);
+	/* a child that closes its stdout and goes on: the timeout still holds */
+	char *detached[] = { "/bin/sh", "-c", "exec >&-; sleep 30", NULL };
+	t0 = pg_monotonic();
+	ck_assert_int_eq(pg_proc_capture(detached, 0.3, NULL, &out, &st, &err), PG_EINFRA);
+	ck_assert_msg(pg_monotonic() - t0 < 10, "took %.1fs", pg_monotonic() - t0);
+	/* a cancel does not wait for the timeout (a hung nvidia-smi) */
+	struct itimerval it = { { 0, 0 }, { 0, 200000 } };
+	struct sigaction sa = { 0 }, old;
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old);
+	alarm_stop = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = pg_monotonic();
+	ck_assert_int_eq(pg_proc_capture(slow, 30, &alarm_stop, &out, &st, &err), PG_ECANCEL);
+	ck_assert_msg(pg_monotonic() - t0 < 5, "took %.1fs", pg_monotonic() - t0);
+	sigaction(SIGALRM, &old, NULL);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* nothing left behind */
 	pg_buf_release(&out);
 }
 END_TEST
@@ -429,14 +455,6 @@ START_TEST(ready_times_out_and_cancels)
 	free(log);
 }
 END_TEST
-
-static volatile sig_atomic_t alarm_stop;
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	alarm_stop = 1;
-}
 
 START_TEST(ready_cancels_during_a_probe)
 {
