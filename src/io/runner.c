@@ -54,6 +54,10 @@ static void on_signal(int sig)
 	}
 	pg_run_cancelled = sig;
 	point_stop = sig;
+	/* every group (the server and an external command) starts shutting
+	 * down now, side by side: stopping them one after the other would
+	 * add their grace periods up against Buildkite's 10 s */
+	pg_proc_signal_all(SIGTERM);
 }
 
 void pg_run_signals_install(void)
@@ -537,11 +541,25 @@ static void add_tail(struct pg_buf *msg, const char *log)
 	pg_buf_release(&tail);
 }
 
+/* The SIGTERM-to-SIGKILL grace of a group being stopped. After a cancel
+ * every group got its SIGTERM at once (on_signal), so they share one
+ * deadline, CANCEL_GRACE after the runner first saw the cancel: a second
+ * group does not get a fresh grace after the first used up its own. */
 static double grace_for(double configured)
 {
-	if (pg_run_cancelled && configured > CANCEL_GRACE)
-		return CANCEL_GRACE;
-	return configured;
+	static double cancel_seen;
+	double left;
+
+	if (!pg_run_cancelled) {
+		cancel_seen = 0;
+		return configured;
+	}
+	if (!cancel_seen)
+		cancel_seen = pg_monotonic();
+	left = CANCEL_GRACE - (pg_monotonic() - cancel_seen);
+	if (left < 0)
+		left = 0;
+	return configured < left ? configured : left;
 }
 
 /* Start the test's server (or adopt its remote endpoint) and wait until it

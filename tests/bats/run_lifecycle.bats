@@ -174,6 +174,42 @@ serving:
 	grep -q "perfgate: cancelled by signal 15; finished results are kept" "$DIR/stderr"
 }
 
+@test "SIGTERM while a server and an external command both ignore it: one shared grace, exit 143" {
+	# stopped one after the other, each would get its own 4 s before
+	# SIGKILL: 8 s and more of Buildkite's 10; signalled together, 4 s
+	cat >"$DIR/suite.yml" <<EOF
+latency:
+  - name: latency_stubborn
+    model: $MARK
+    server:
+      command: >-
+        /bin/sh -c 'trap "" TERM; "\$0" mock-server --port {port} --model {model} &
+        while :; do sleep 1; done' $PERFGATE_BIN
+      ready: /health
+      stop_timeout: 60
+    command: "/bin/sh -c 'trap \"\" TERM; while :; do sleep 1; done; echo {result} {model}'"
+    command_timeout: 600
+EOF
+	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
+	PG_PID=$!
+	for _ in $(seq 1 400); do
+		grep -q "command log:" "$DIR/stderr" && break
+		sleep 0.05
+	done
+	grep -q "command log:" "$DIR/stderr"
+	sleep 0.3
+	kill -TERM "$PG_PID"
+	start=$SECONDS
+	code=0
+	wait "$PG_PID" || code=$?
+	PG_PID=
+	cat "$DIR/stderr"
+	[ "$code" -eq 143 ]
+	[ $((SECONDS - start)) -le 7 ]
+	no_procs_left 2
+	[ "$(field "$RESULTS/latency_stubborn.json" 'r["perfgate"]["status"]')" = cancelled ]
+}
+
 @test "SIGKILL of perfgate leaves only whole files, and its guard stops the server" {
 	suite "" "
 serving:
