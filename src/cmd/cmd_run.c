@@ -34,7 +34,7 @@ static bool dry_run;
 static bool save_detailed;
 static bool fail_fast;
 static double gpu_idle_mib;
-static double gpu_idle_timeout = 300;
+static double gpu_idle_timeout; /* 0: the suite's (300 by default) */
 
 static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "results-dir", 'o', &results_dir, "DIR",
@@ -53,9 +53,11 @@ static const struct pg_opt opts[] = {
 	{ PG_OPT_FLAG, "fail-fast", 0, &fail_fast, NULL,
 	  "stop after the first point that fails (default: record it and run the rest)" },
 	{ PG_OPT_DOUBLE, "gpu-idle-mib", 0, &gpu_idle_mib, "MIB",
-	  "before each test wait until every GPU uses less than MIB of memory (default: off)" },
+	  "before each test wait until every GPU uses less than MIB of memory "
+	  "(default: the suite's server.gpu_idle_mib, else off)" },
 	{ PG_OPT_DOUBLE, "gpu-idle-timeout", 0, &gpu_idle_timeout, "SECONDS",
-	  "how long --gpu-idle-mib waits before the test is recorded as an error (default 300)" },
+	  "how long that wait may take before the test is recorded as an error "
+	  "(default: server.gpu_idle_timeout, 300)" },
 	{ PG_OPT_END },
 };
 

@@ -275,6 +275,11 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 			pg_env_display(out, &t->server.env);
 			pg_buf_putc(out, '\n');
 		}
+		if (t->server.gpu_idle_mib > 0) {
+			field(out, "gpu idle");
+			pg_buf_printf(out, "before starting: every GPU under %s MiB, waiting at most %s s\n",
+				      num(n, t->server.gpu_idle_mib), num(n2, t->server.gpu_idle_timeout));
+		}
 		field(out, "ready");
 		pg_buf_printf(out, "GET %s%s until 200, at most %s s; stop: SIGTERM, SIGKILL after %s s\n",
 			      base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),

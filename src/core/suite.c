@@ -68,6 +68,7 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->server.ready_path = pg_xstrdup("/v1/models");
 	t->server.ready_timeout = 1200;
 	t->server.stop_timeout = 30;
+	t->server.gpu_idle_timeout = 300;
 
 	t->client.endpoint = pg_xstrdup("/v1/completions");
 	t->client.temperature = NAN;

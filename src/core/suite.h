@@ -67,6 +67,9 @@ struct pg_server_spec {
 	char *ready_path;       /* GET until 200; default "/v1/models" */
 	double ready_timeout;   /* seconds; default 1200 */
 	double stop_timeout;    /* SIGTERM -> SIGKILL grace, seconds; default 30 */
+	double gpu_idle_mib;    /* > 0: before starting the server, wait until every
+	                           GPU uses less memory than this (nvidia-smi); 0 off */
+	double gpu_idle_timeout;/* seconds that wait may take; default 300 */
 	char *remote;           /* base URL of an already running server; excludes command */
 };
 

@@ -226,6 +226,26 @@ static int srv_stop_timeout(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 	return read_positive_double(c, v, p, &t->server.stop_timeout);
 }
 
+static int srv_gpu_idle_mib(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			    const struct pg_ypath *p)
+{
+	double x;
+
+	if (pg_yget_double(c->d, v, p, false, &x, E(c)))
+		return PG_ECONFIG;
+	if (!(x >= 0))
+		return pg_yerr(c->d, v, p, E(c), "expected MiB >= 0 (0: no wait), got %s",
+			       pg_ynode_text(v));
+	t->server.gpu_idle_mib = x;
+	return 0;
+}
+
+static int srv_gpu_idle_timeout(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+				const struct pg_ypath *p)
+{
+	return read_positive_double(c, v, p, &t->server.gpu_idle_timeout);
+}
+
 static int srv_remote(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	char *s = NULL;
@@ -255,6 +275,8 @@ static const struct key server_keys[] = {
 	{ "ready", K_ALL, srv_ready },
 	{ "ready_timeout", K_ALL, srv_ready_timeout },
 	{ "stop_timeout", K_ALL, srv_stop_timeout },
+	{ "gpu_idle_mib", K_ALL, srv_gpu_idle_mib },
+	{ "gpu_idle_timeout", K_ALL, srv_gpu_idle_timeout },
 	{ "remote", K_ALL, srv_remote },
 };
 

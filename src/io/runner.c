@@ -999,12 +999,14 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		}
 		goto done;
 	}
-	if (r->o->gpu_idle_mib > 0 && local_test(t)) {
+	/* the command line's threshold wins over the suite's (server.gpu_idle_mib) */
+	double idle_mib = r->o->gpu_idle_mib > 0 ? r->o->gpu_idle_mib : t->server.gpu_idle_mib;
+	if (idle_mib > 0 && local_test(t)) {
 		struct pg_error err = PG_ERROR_INIT;
 		double waited = 0;
-		double timeout = r->o->gpu_idle_timeout > 0 ? r->o->gpu_idle_timeout : 300;
-		int rc = pg_gpu_wait_idle(r->o->gpu_idle_mib, timeout, &pg_run_cancelled, &waited,
-					  &err);
+		double timeout = r->o->gpu_idle_timeout > 0 ? r->o->gpu_idle_timeout
+			       : t->server.gpu_idle_timeout > 0 ? t->server.gpu_idle_timeout : 300;
+		int rc = pg_gpu_wait_idle(idle_mib, timeout, &pg_run_cancelled, &waited, &err);
 		if (rc == PG_ECANCEL)
 			fail(&setup, "cancelled", "%s", err.msg);
 		else if (rc)

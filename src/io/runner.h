@@ -54,8 +54,9 @@ struct pg_run_opts {
 	bool fail_fast;                   /* stop after the first failed point (default: keep going) */
 	bool save_detailed;
 	double gpu_idle_mib;              /* > 0: before each local test wait until every GPU
-	                                   * uses less memory than this */
-	double gpu_idle_timeout;          /* seconds; default 300 when 0 */
+	                                   * uses less memory than this; 0: each test's
+	                                   * server.gpu_idle_mib */
+	double gpu_idle_timeout;          /* seconds; 0: the test's server.gpu_idle_timeout */
 	pg_point_fn native;               /* NULL: pg_runner_native */
 	FILE *log;                        /* progress and diagnostics; NULL: stderr */
 	bool tty;                         /* a live progress bar instead of progress lines */

@@ -149,6 +149,7 @@ START_TEST(defaults_merge_deeply_and_the_test_wins)
 		"    command: serve {model} --port {port}\n"
 		"    env: {A: 1, B: two}\n"
 		"    stop_timeout: 5\n"
+		"    gpu_idle_mib: 2000\n"
 		"  client:\n"
 		"    extra_body: {sampling: {top_p: 0.9}, x: 1}\n"
 		"    headers: {X-Team: infra}\n"
@@ -166,6 +167,7 @@ START_TEST(defaults_merge_deeply_and_the_test_wins)
 		"    model: m\n"
 		"    server:\n"
 		"      env: {B: three, C: 4}\n"
+		"      gpu_idle_timeout: 60\n"
 		"    client:\n"
 		"      extra_body: {sampling: {top_k: 5}}\n"
 		"      headers: {X-Run: nightly}\n"
@@ -180,6 +182,7 @@ START_TEST(defaults_merge_deeply_and_the_test_wins)
 	ck_assert_str_eq(pg_kvlist_get(&a->server.env, "B"), "three");
 	ck_assert_str_eq(pg_kvlist_get(&a->server.env, "C"), "4");
 	ck_assert(a->server.stop_timeout == 5);
+	ck_assert(a->server.gpu_idle_mib == 2000 && a->server.gpu_idle_timeout == 60);
 	ck_assert(json_real_value(json_object_get(json_object_get(a->client.extra_body, "sampling"),
 						  "top_p")) == 0.9);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(a->client.extra_body,

@@ -95,6 +95,8 @@ static const struct {
 	  "pipeline-no-suites.yml:5:11: step 'perf-h100': option 'suites' is required (mode 'gate' runs suites)" },
 	{ "pipeline-two-steps.yml", NULL,
 	  "pipeline-two-steps.yml: 2 steps use the perfgate plugin ('perf-h100', 'perf-a100'): choose one with --step KEY" },
+	{ "gpu-idle-negative.yml", NULL,
+	  "gpu-idle-negative.yml:6:21: serving[0].server.gpu_idle_mib: expected MiB >= 0 (0: no wait), got -1" },
 	{ "qps-duplicate.yml", NULL,
 	  "qps-duplicate.yml:7:17: serving[0].qps[2]: 1 is already in the list (item 0)" },
 	{ "qps-fast.yml", NULL,

@@ -774,11 +774,26 @@ START_TEST(busy_gpus_fail_the_test_after_the_timeout)
 	ck_assert(!strstr(log_text, "server:"));
 	assert_no_children();
 	json_decref(r);
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
+	free(log_text);
+	log_text = NULL;
+
+	/* the same from the suite (server.gpu_idle_mib), as a Buildkite step
+	 * has no command line to give --gpu-idle-mib on */
+	s = (struct pg_suite)PG_SUITE_INIT;
+	idle_mib = 0;
+	add_test(&s, PG_SUITE_LATENCY, "latency_busy_suite", "sleep 100")->server.gpu_idle_mib = 1000;
+	ck_assert_int_eq(run(&s, &rep), 3);
+	r = result("latency_busy_suite.json");
+	ck_assert_str_eq(pgs(r, "error"), "GPU memory still in use after 0.5s (threshold 1000 MiB): "
+					  "GPU 1 uses 50000 MiB");
+	json_decref(r);
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
 	pg_buf_release(&bin);
 	pg_buf_release(&smi);
 	pg_buf_release(&path);
-	pg_run_report_release(&rep);
-	pg_suite_release(&s);
 }
 END_TEST
 
