@@ -67,6 +67,18 @@ field() { # field FILE PYTHON-EXPR-ON-r
 	"$PERFGATE_PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+# signal_and_wait SIG: send SIG to the perfgate started in the background
+# (PG_PID) and wait for it; sets code (its exit status) and took (seconds).
+signal_and_wait() {
+	kill -"$1" "$PG_PID"
+	local start=$SECONDS
+	code=0
+	wait "$PG_PID" || code=$?
+	took=$((SECONDS - start))
+	PG_PID=
+	cat "$DIR/stderr"
+}
+
 run_perfgate() {
 	run --separate-stderr "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" "$@"
 	echo "$stderr"
@@ -157,14 +169,9 @@ serving:
 	[ -e "$RESULTS/serving_sweep_qps_40.json" ]
 	sleep 0.5
 	[ -n "$(procs)" ] # the server is running
-	kill -TERM "$PG_PID"
-	start=$SECONDS
-	code=0
-	wait "$PG_PID" || code=$?
-	PG_PID=
-	cat "$DIR/stderr"
+	signal_and_wait TERM
 	[ "$code" -eq 143 ]
-	[ $((SECONDS - start)) -le 10 ]
+	[ "$took" -le 10 ]
 	no_procs_left 0
 	[ "$(field "$RESULTS/serving_sweep_qps_40.json" 'r["perfgate"]["status"]')" = ok ]
 	[ "$(field "$RESULTS/serving_sweep_qps_41.json" 'r["perfgate"]["status"]')" = cancelled ]
@@ -198,14 +205,9 @@ EOF
 	done
 	grep -q "command log:" "$DIR/stderr"
 	sleep 0.3
-	kill -TERM "$PG_PID"
-	start=$SECONDS
-	code=0
-	wait "$PG_PID" || code=$?
-	PG_PID=
-	cat "$DIR/stderr"
+	signal_and_wait TERM
 	[ "$code" -eq 143 ]
-	[ $((SECONDS - start)) -le 7 ]
+	[ "$took" -le 7 ]
 	no_procs_left 2
 	[ "$(field "$RESULTS/latency_stubborn.json" 'r["perfgate"]["status"]')" = cancelled ]
 }

@@ -352,6 +352,23 @@ START_TEST(sharegpt_counts_with_tokenize)
 END_TEST
 
 
+/* A listening socket on a free loopback port, its base URL in url. With
+ * nobody accepting, the kernel's backlog still takes connections: a
+ * server that never answers. */
+static int listen_loopback(char url[64])
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	getsockname(fd, (struct sockaddr *)&addr, &len);
+	snprintf(url, 64, "http://127.0.0.1:%d", ntohs(addr.sin_port));
+	return fd;
+}
+
 /*
  * A loopback server that records what the client sends (request line,
  * the headers that matter, body) and answers /v1/models and generation
@@ -492,18 +509,10 @@ static void *accept_loop(void *argp)
 
 static void capture_start(struct capture *cap)
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(addr);
-
 	memset(cap, 0, sizeof(*cap));
 	pg_buf_init(&cap->log);
 	pthread_mutex_init(&cap->mu, NULL);
-	cap->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(cap->fd, 0);
-	ck_assert_int_eq(bind(cap->fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	ck_assert_int_eq(listen(cap->fd, 16), 0);
-	getsockname(cap->fd, (struct sockaddr *)&addr, &len);
-	snprintf(cap->url, sizeof(cap->url), "http://127.0.0.1:%d", ntohs(addr.sin_port));
+	cap->fd = listen_loopback(cap->url);
 	pthread_create(&cap->accept_thread, NULL, accept_loop, cap);
 }
 
@@ -613,22 +622,6 @@ START_TEST(stop_flag_cancels_the_run)
 END_TEST
 
 
-/* A server that takes connections (the kernel's backlog does) and never
- * answers: every blocking call against it waits for its timeout. */
-static int silent_server(char *url, size_t len)
-{
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t alen = sizeof(addr);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	ck_assert_int_eq(listen(fd, 16), 0);
-	getsockname(fd, (struct sockaddr *)&addr, &alen);
-	snprintf(url, len, "http://127.0.0.1:%d", ntohs(addr.sin_port));
-	return fd;
-}
-
 static volatile sig_atomic_t alarm_stop;
 
 static void on_alarm(int sig)
@@ -668,7 +661,7 @@ START_TEST(stop_flag_ends_the_blocking_calls_before_the_run)
 	 * a cancel must not (Buildkite SIGKILLs 10 s after its SIGTERM) */
 	struct pg_test t;
 	char url[64];
-	int fd = silent_server(url, sizeof(url));
+	int fd = listen_loopback(url);
 	double took;
 
 	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
@@ -700,10 +693,10 @@ START_TEST(no_server_is_a_result_not_an_error)
 	json_t *out = NULL;
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
-	/* a port that was free a moment ago and has no listener */
-	bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+	/* a port bound and not listening: connections are refused, and no
+	 * server of a test running in parallel can take it meanwhile */
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
 	getsockname(fd, (struct sockaddr *)&addr, &len);
-	close(fd);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(addr.sin_port));
 
 	test_init(&t, PG_SUITE_SERVING, "/v1/completions");
@@ -718,6 +711,7 @@ START_TEST(no_server_is_a_result_not_an_error)
 	ck_assert(num(out, "request_throughput") == 0 && num(out, "mean_ttft_ms") == 0);
 	json_decref(out);
 	pg_test_release(&t);
+	close(fd);
 }
 END_TEST
 

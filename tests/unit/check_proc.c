@@ -42,6 +42,26 @@ static void on_alarm(int sig)
 	alarm_stop = 1;
 }
 
+/* alarm_stop goes up `seconds` from now; restore with disarm(old). */
+static void arm_alarm(double seconds, struct sigaction *old)
+{
+	struct itimerval it = { { 0, 0 }, { 0, (long)(seconds * 1e6) } };
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, old);
+	alarm_stop = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void disarm(const struct sigaction *old)
+{
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, old, NULL);
+}
+
 /* Wait (reaping any zombie that comes to us) until the group is gone. */
 static bool group_gone_within(pid_t pgid, double seconds)
 {
@@ -354,16 +374,12 @@ START_TEST(capture_output_and_timeout)
 	ck_assert_int_eq(pg_proc_capture(detached, 0.3, NULL, &out, &st, &err), PG_EINFRA);
 	ck_assert_msg(pg_monotonic() - t0 < 10, "took %.1fs", pg_monotonic() - t0);
 	/* a cancel does not wait for the timeout (a hung nvidia-smi) */
-	struct itimerval it = { { 0, 0 }, { 0, 200000 } };
-	struct sigaction sa = { 0 }, old;
-	sa.sa_handler = on_alarm;
-	sigaction(SIGALRM, &sa, &old);
-	alarm_stop = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
+	struct sigaction old;
+	arm_alarm(0.2, &old);
 	t0 = pg_monotonic();
 	ck_assert_int_eq(pg_proc_capture(slow, 30, &alarm_stop, &out, &st, &err), PG_ECANCEL);
 	ck_assert_msg(pg_monotonic() - t0 < 5, "took %.1fs", pg_monotonic() - t0);
-	sigaction(SIGALRM, &old, NULL);
+	disarm(&old);
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* nothing left behind */
 	pg_buf_release(&out);
 }
@@ -463,8 +479,7 @@ START_TEST(ready_cancels_during_a_probe)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(a);
 	struct pg_error err = PG_ERROR_INIT;
-	struct itimerval it = { { 0, 0 }, { 0, 300000 } };
-	struct sigaction sa = { 0 }, old;
+	struct sigaction old;
 	char url[64];
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -473,15 +488,12 @@ START_TEST(ready_cancels_during_a_probe)
 	getsockname(fd, (struct sockaddr *)&a, &len);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", ntohs(a.sin_port));
 	struct pg_ready_opts o = { url, 60, NULL, NULL, &alarm_stop };
-	sa.sa_handler = on_alarm;
-	sigaction(SIGALRM, &sa, &old);
-	alarm_stop = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
+	arm_alarm(0.3, &old);
 	double t0 = pg_monotonic();
 	ck_assert_int_eq(pg_ready_wait(&o, NULL, &err), PG_ECANCEL);
 	ck_assert_msg(pg_monotonic() - t0 < 4, "the probe took %.1fs to notice the stop",
 		      pg_monotonic() - t0);
-	sigaction(SIGALRM, &old, NULL);
+	disarm(&old);
 	close(fd);
 }
 END_TEST
