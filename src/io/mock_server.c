@@ -1098,11 +1098,7 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	s->late_hist = pg_xcalloc(LATE_BUCKETS, sizeof(*s->late_hist));
 	s->engine = pg_engine_new(&cfg->engine);
 
-	raise_fd_limit();
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (bind_socket(s, err))
-		return err->code;
-
+	/* first of all: from here a SIGTERM is a clean stop, however early */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -1113,6 +1109,11 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 		return pg_error_set(err, PG_EINFRA, "signalfd/epoll: %s", strerror(errno));
 	ev.data.ptr = &s->signal_fd;
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->signal_fd, &ev);
+
+	raise_fd_limit();
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (bind_socket(s, err))
+		return err->code;
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	s->ready_at = cfg->never_ready ? INT64_MAX : s->start_ns + cfg->startup_delay_ms * 1000000;

@@ -346,10 +346,14 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	[ ! -e "$BATS_TEST_TMPDIR/never" ]
 	grep -q 'never becoming ready' "$BATS_TEST_TMPDIR/never.log"
 
-	# SIGTERM while still starting: exit 0 at once
-	"$PERFGATE_BIN" mock-server --port 0 --never-ready --max-seconds 30 2>/dev/null &
+	# SIGTERM while still starting: exit 0 at once (sent once it is bound:
+	# before, on a loaded machine, the process may not even be in main yet)
+	"$PERFGATE_BIN" mock-server --port 0 --never-ready --max-seconds 30 2>"$BATS_TEST_TMPDIR/starting.log" &
 	SERVER_PID=$!
-	sleep 0.2
+	for _ in $(seq 1 400); do
+		grep -q 'never becoming ready' "$BATS_TEST_TMPDIR/starting.log" && break
+		sleep 0.02
+	done
 	kill -TERM "$SERVER_PID"
 	wait_exit 2
 	[ "$EXIT_CODE" -eq 0 ]
