@@ -489,11 +489,12 @@ static bool group_signalable(pid_t pgid)
 }
 
 /* Read "pid (comm) state ppid pgrp ..." from /proc/<pid>/stat. */
-static int proc_stat(const char *pid, pid_t *ppid, pid_t *pgrp)
+static int proc_stat(const char *pid, char *state, pid_t *ppid, pid_t *pgrp)
 {
 	char path[64], buf[512];
 	const char *close_paren;
 	int fd, a, b;
+	char c;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
@@ -507,8 +508,9 @@ static int proc_stat(const char *pid, pid_t *ppid, pid_t *pgrp)
 	buf[n] = '\0';
 	/* comm may contain spaces and parentheses: the last ')' ends it */
 	close_paren = strrchr(buf, ')');
-	if (!close_paren || sscanf(close_paren + 1, " %*c %d %d", &a, &b) != 2)
+	if (!close_paren || sscanf(close_paren + 1, " %c %d %d", &c, &a, &b) != 3)
 		return -1;
+	*state = c;
 	*ppid = a;
 	*pgrp = b;
 	return 0;
@@ -524,21 +526,29 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-bool pg_proc_group_alive(pid_t pgid)
+/* Whether a process of group pgid is in state `state` (any state: 0). */
+static bool group_has(pid_t pgid, char state)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	bool alive = false;
+	bool found = false;
 
 	if (!d)
-		return group_signalable(pgid);
-	while (!alive && (e = readdir(d))) {
+		return state ? false : group_signalable(pgid);
+	while (!found && (e = readdir(d))) {
 		pid_t ppid, pgrp;
-		if (all_digits(e->d_name) && !proc_stat(e->d_name, &ppid, &pgrp) && pgrp == pgid)
-			alive = true;
+		char st;
+		if (all_digits(e->d_name) && !proc_stat(e->d_name, &st, &ppid, &pgrp) && pgrp == pgid &&
+		    (!state || st == state))
+			found = true;
 	}
 	closedir(d);
-	return alive;
+	return found;
+}
+
+bool pg_proc_group_alive(pid_t pgid)
+{
+	return group_has(pgid, 0);
 }
 
 /*
@@ -556,8 +566,9 @@ static void sweep_orphans(void)
 		return;
 	while ((e = readdir(d))) {
 		pid_t ppid, pgrp, pid;
+		char st;
 		long v;
-		if (!all_digits(e->d_name) || proc_stat(e->d_name, &ppid, &pgrp) || ppid != self)
+		if (!all_digits(e->d_name) || proc_stat(e->d_name, &st, &ppid, &pgrp) || ppid != self)
 			continue;
 		if (pg_parse_long(e->d_name, &v))
 			continue;
@@ -599,9 +610,16 @@ int pg_proc_stop(struct pg_proc *p, double grace, struct pg_error *err)
 		return 0;
 	if (slot_has(live_groups, p->pid)) {
 		if (group_signalable(p->pid)) {
+			/* A stopped process cannot act on SIGTERM: continue it
+			 * first -- and only if one is stopped. A SIGCONT that
+			 * reaches a process already on its way out cancels the
+			 * SIGSTOP of a ptrace attach: LeakSanitizer's check at
+			 * exit then waits for ever (a loaded CI machine, where
+			 * perfgate lost the CPU between its SIGTERM and SIGCONT,
+			 * saw sanitizer-built servers SIGKILLed after the grace). */
+			if (group_has(p->pid, 'T'))
+				kill(-p->pid, SIGCONT);
 			kill(-p->pid, SIGTERM);
-			/* a stopped process cannot act on SIGTERM */
-			kill(-p->pid, SIGCONT);
 		}
 		if (!wait_group_gone(p, grace > 0 ? grace : 0)) {
 			kill(-p->pid, SIGKILL);

@@ -169,6 +169,45 @@ START_TEST(stop_takes_the_whole_group)
 }
 END_TEST
 
+/* Wait until a process of group pgid is in job-control stop. */
+static bool group_stopped_within(pid_t pgid, double seconds)
+{
+	double end = pg_monotonic() + seconds;
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pgid);
+	while (pg_monotonic() < end) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		const char *paren = strrchr(buf, ')');
+		if (paren && paren[1] == ' ' && paren[2] == 'T')
+			return true;
+		nap(0.01);
+	}
+	return false;
+}
+
+START_TEST(a_stopped_group_is_continued_and_stops_on_sigterm)
+{
+	struct pg_proc p;
+	struct pg_error err = PG_ERROR_INIT;
+	char *log = start_in(&p, "echo started; exec sleep 100", 5);
+
+	wait_for_log(log, "started\n");
+	kill(-p.pid, SIGSTOP);
+	ck_assert(group_stopped_within(p.pid, 5));
+	double t0 = pg_monotonic();
+	ck_assert_int_eq(pg_proc_stop(&p, 5, &err), 0);
+	ck_assert_msg(pg_monotonic() - t0 < 4.5, "a stopped server waited out its grace");
+	ck_assert(WIFSIGNALED(p.status) && WTERMSIG(p.status) == SIGTERM);
+	pg_proc_release(&p);
+	free(log);
+}
+END_TEST
+
 START_TEST(sigterm_ignored_means_sigkill_after_grace)
 {
 	struct pg_proc p;
@@ -703,6 +742,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stop_takes_the_whole_group);
 	tcase_add_test(tc, sigterm_ignored_means_sigkill_after_grace);
+	tcase_add_test(tc, a_stopped_group_is_continued_and_stops_on_sigterm);
 	tcase_add_test(tc, exit_is_seen_at_once);
 	tcase_add_test(tc, wait_stops_on_flag_and_timeout);
 	tcase_add_test(tc, missing_and_unrunnable_programs);
