@@ -63,6 +63,16 @@ static json_t *merge_objects(json_t *const *vals, size_t n)
 	return out;
 }
 
+/* A flag raised in any run stays raised: one client-bound run among the
+ * repeats is worth knowing about whatever the median hides. */
+static json_t *merge_flags(json_t *const *vals, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (json_is_true(vals[i]))
+			return json_true();
+	return json_false();
+}
+
 /* vals: the same key in each run that has it; the last one decides the type. */
 static json_t *merge(json_t *const *vals, size_t n)
 {
@@ -72,6 +82,8 @@ static json_t *merge(json_t *const *vals, size_t n)
 		return merge_numbers(vals, n);
 	if (json_is_object(last))
 		return merge_objects(vals, n);
+	if (json_is_boolean(last))
+		return merge_flags(vals, n);
 	return json_deep_copy(last);
 }
 

@@ -15,8 +15,9 @@
  * The merged result of runs[0..n): keys in the order of the last run; a
  * number is the median of that key over the runs that have it as a number
  * (an integer stays an integer when the median is one); an object of
- * numbers (latency's "percentiles") is merged key by key; anything else
- * (strings, arrays, booleans, null) is the last run's. n must be >= 1.
+ * numbers (latency's "percentiles") is merged key by key; a boolean is
+ * true when any run's is (client_bound); anything else (strings, arrays,
+ * null) is the last run's. n must be >= 1.
  * Returns a new reference.
  */
 json_t *pg_repeats_median(json_t *const *runs, size_t n);

@@ -241,6 +241,13 @@ START_TEST(median_over_repeats)
 	/* two runs: an integer median of 199.5 becomes a real */
 	json_t *two = pg_repeats_median(runs, 2);
 	ck_assert(json_real_value(json_object_get(two, "completed")) == 199.5);
+	json_decref(two);
+
+	/* a flag raised in any run stays raised (client_bound) */
+	json_object_set_new(runs[0], "client_bound", json_true());
+	json_object_set_new(runs[1], "client_bound", json_false());
+	two = pg_repeats_median(runs, 2);
+	ck_assert(json_is_true(json_object_get(two, "client_bound")));
 
 	metrics = pg_repeats_metrics(runs[0]);
 	ck_assert_uint_eq(json_object_size(metrics), 3); /* output_throughput, completed, percentiles */
