@@ -399,6 +399,11 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 	slot_add(live_groups, p->pid);
 	record_group(p->pid);
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	/* freed before the guard is forked: a copy it never frees would be
+	 * a leak to valgrind when the guard exits */
+	free(path);
+	path = NULL;
+	pg_strv_release(&env);
 	if ((ret = start_guard(p, spec->guard_grace, err))) {
 		struct pg_error ignored = PG_ERROR_INIT;
 		pg_proc_stop(p, 0, &ignored);
