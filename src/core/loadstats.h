@@ -33,8 +33,9 @@ void pg_percentile_word(char out[32], double p);
 /*
  * client_bound -- the client, not the server, set the pace, so the figures
  * measure the client -- when any of these holds:
- *  - schedule lag p99 over PG_CLIENT_BOUND_LAG_MS: requests left late (not
- *    counted for a burst, rate inf, where the lag is the time to send it);
+ *  - schedule lag p99 over PG_CLIENT_BOUND_LAG_MS -- more than 1 % of the
+ *    requests, and at least two, sent that late (not counted for a burst,
+ *    rate inf, where the lag is the time to send it);
  *  - read delay p99 over PG_CLIENT_BOUND_LAG_MS: callbacks fell behind, so
  *    message timestamps (TTFT, ITL) were taken late;
  *  - the event loop busy over PG_CLIENT_BOUND_BUSY of a run of at least
@@ -85,7 +86,8 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 
 /*
  * The keys every native suite adds about the client and failures:
- * schedule_lag_p50_ms/p99_ms/max_ms, client_bound, client_busy_fraction,
+ * schedule_lag_p50_ms/p99_ms/max_ms, requests_sent_late, client_bound,
+ * client_busy_fraction,
  * client_read_delay_p99_ms, new_connections, failed_by_category,
  * error_samples.
  */

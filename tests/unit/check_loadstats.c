@@ -336,6 +336,36 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	pg_serve_metrics(o, t, n, &opts);
 	ck_assert(json_is_false(json_object_get(o, "client_bound")));
 	json_decref(o);
+	/* schedule lag: one request of 64 sent 5 ms late is a hiccup of the
+	 * machine (p99 of 64 samples is nearly the maximum); three are 4.7 % */
+	{
+		struct pg_reqtrace late[64];
+		struct pg_client_health steady = { .read_delay_p99_ms = 0.1, .duration_s = 8 };
+		for (size_t i = 0; i < 64; i++) {
+			pg_reqtrace_init(&late[i]);
+			late[i].scheduled_ns = (int64_t)i * 125000000;
+			late[i].sent_ns = late[i].scheduled_ns + (i == 10 ? 5000000 : 100000);
+		}
+		o = json_object();
+		pg_client_keys(o, late, 64, &steady);
+		ck_assert(num(o, "schedule_lag_p99_ms") > 1);
+		ck_assert_int_eq((long)num(o, "requests_sent_late"), 1);
+		ck_assert(json_is_false(json_object_get(o, "client_bound")));
+		json_decref(o);
+		late[20].sent_ns += 3000000;
+		late[30].sent_ns += 3000000;
+		o = json_object();
+		pg_client_keys(o, late, 64, &steady);
+		ck_assert_int_eq((long)num(o, "requests_sent_late"), 3);
+		ck_assert(json_is_true(json_object_get(o, "client_bound")));
+		json_decref(o);
+		/* a burst has no schedule to keep */
+		steady.burst = true;
+		o = json_object();
+		pg_client_keys(o, late, 64, &steady);
+		ck_assert(json_is_false(json_object_get(o, "client_bound")));
+		json_decref(o);
+	}
 	o = json_object();
 	opts.health.read_delay_p99_ms = -1; /* unknown: no key, no judgement */
 	pg_serve_metrics(o, t, n, &opts);
