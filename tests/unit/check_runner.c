@@ -34,6 +34,7 @@
 
 static char *dir;          /* results directory of the test */
 static double idle_mib;    /* --gpu-idle-mib of the run */
+static bool on_tty;        /* the run's stderr is a terminal: a live bar */
 static char *log_text;     /* what the runner printed */
 static struct pg_gpu_info gpu;
 
@@ -116,6 +117,7 @@ static void setup(void)
 	sigterm_on_call = 0;
 	calls = 0;
 	idle_mib = 0;
+	on_tty = false;
 	pg_run_cancelled = 0;
 	unsetenv("BUILDKITE");
 }
@@ -220,6 +222,7 @@ static int run(struct pg_suite *s, struct pg_run_report *rep)
 	o.native = stub_native;
 	o.log = log;
 	o.progress_interval = 0.1;
+	o.tty = on_tty;
 	o.git_path = dir;
 	o.gpu_idle_mib = idle_mib;
 	o.gpu_idle_timeout = 0.5;
@@ -749,6 +752,41 @@ START_TEST(model_names_are_passed_literally)
 END_TEST
 
 
+/* On a terminal the progress is one line redrawn in place, cleared before
+ * anything else is printed; in a log, lines. */
+START_TEST(progress_is_a_bar_on_a_terminal_and_lines_in_a_log)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_run_report rep = PG_RUN_REPORT_INIT;
+	char *cmd = server_command(NULL, 0);
+
+	request_gap = 0.1;
+	on_tty = true;
+	serving_points(add_test(&s, PG_SUITE_SERVING, "serving_bar", cmd), 1);
+	ck_assert_int_eq(run(&s, &rep), 0);
+	/* "\r[=====>    ] 3/6 requests ...\x1b[K" redrawn, then cleared
+	 * ("\r\x1b[K") before the result line; every progress report a bar */
+	ck_assert_uint_ge(count(log_text, "\r["), 1);
+	ck_assert_uint_eq(count(log_text, "/6 requests"), count(log_text, "\r["));
+	assert_logged("\r\x1b[K  ok: ");
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
+	free(log_text);
+	log_text = NULL;
+
+	s = (struct pg_suite)PG_SUITE_INIT;
+	on_tty = false;
+	serving_points(add_test(&s, PG_SUITE_SERVING, "serving_lines", cmd), 1);
+	ck_assert_int_eq(run(&s, &rep), 0);
+	ck_assert_ptr_null(strstr(log_text, "\x1b["));
+	assert_logged("/6 requests  ");
+	ck_assert_uint_eq(count(log_text, "\r"), 0);
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
+	free(cmd);
+}
+END_TEST
+
 /* GPU hygiene: a GPU that stays busy makes the test an error naming it,
  * after the timeout, and the server is never started. */
 START_TEST(busy_gpus_fail_the_test_after_the_timeout)
@@ -809,6 +847,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, a_server_serves_every_point_then_stops);
+	tcase_add_test(tc, progress_is_a_bar_on_a_terminal_and_lines_in_a_log);
 	tcase_add_test(tc, a_server_that_never_becomes_ready);
 	tcase_add_test(tc, a_server_that_exits_while_starting);
 	tcase_add_test(tc, a_server_that_dies_in_the_middle);
