@@ -152,6 +152,14 @@ START_TEST(secrets_are_redacted)
 	ck_assert_str_eq(b.ptr, "vllm serve m --api-key *** --hf-token=*** --max-num-batched-tokens "
 				"8192 --tokenizer t");
 	pg_buf_reset(&b);
+	{
+		/* a secret flag without its value hides nothing else */
+		char *bare[] = { "vllm", "serve", "--hf-token", "--port", "8000", "--api-key",
+				 "-k3y", "--api-key", NULL };
+		pg_argv_display_redacted(&b, bare);
+		ck_assert_str_eq(b.ptr, "vllm serve --hf-token --port 8000 --api-key *** --api-key");
+		pg_buf_reset(&b);
+	}
 	pg_kvlist_set(&env, "HF_TOKEN", "hf_abc");
 	pg_kvlist_set(&env, "VLLM_LOGGING_LEVEL", "WARNING");
 	pg_kvlist_set(&env, "X", "a b");
