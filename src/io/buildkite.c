@@ -778,13 +778,6 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 			say(&st, "perfgate: warning: %s\n", aerr.msg);
 	}
 	artifact_layout(&st);
-	if (st.s.shard) {
-		size_t i, n;
-		if ((rc = pg_shard_parse(st.s.shard, &i, &n, err))) {
-			pg_error_prefix(err, "step '%s': option 'shard'", st.name);
-			goto fail;
-		}
-	}
 
 	switch (st.s.mode) {
 	case PG_MODE_PIPELINE:

@@ -20,7 +20,8 @@ START_TEST(shard_text)
 	ck_assert_uint_eq(i, 2);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(pg_shard_parse("1/1", &i, &n, &err), 0);
-	const char *bad[] = { "0/4", "5/4", "2", "a/b", "2/0", "-1/3", "", "1/ 2" };
+	const char *bad[] = { "0/4", "5/4", "2", "a/b", "2/0", "-1/3", "", "1/ 2",
+			      "+1/2", "01/2", "1/02", "1/2x", "1//2", "/2" };
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		ck_assert_int_eq(pg_shard_parse(bad[k], &i, &n, &err), PG_ECONFIG);
 		ck_assert_msg(strstr(err.msg, "expected \"INDEX/COUNT\"") == err.msg, "%s", err.msg);
