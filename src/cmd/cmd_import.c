@@ -14,6 +14,7 @@
 #include "io/results.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,18 +93,8 @@ int cmd_import(int argc, char **argv)
 
 	outdir = NULL;
 	gpu = NULL;
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, SIZE_MAX, "input files", &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
-	if (!pos.n) {
-		rc =
-		    pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
-		goto fail;
-	}
 	if (!outdir)
 		outdir = "results";
 	iopts.gpu = gpu && *gpu ? gpu : NULL;

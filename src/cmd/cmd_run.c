@@ -8,6 +8,7 @@
  * this file only wires options to them.
  */
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 #include "cmd/opt.h"
 #include "core/buf.h"
 #include "core/error.h"
@@ -19,6 +20,7 @@
 #include "io/runner.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,13 +182,8 @@ int cmd_run(int argc, char **argv)
 	int rc;
 
 	memset(&step, 0, sizeof(step));
-	rc = pg_opt_parse(&help, argc, argv, &inputs, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &inputs, 0, SIZE_MAX, "inputs", &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
 	if (repeat != LONG_MIN && repeat < 1) {
 		pg_error_set(&err, PG_ECONFIG, "option '--repeat': expected N >= 1, got %ld", repeat);
 		goto fail;
@@ -221,8 +218,7 @@ int cmd_run(int argc, char **argv)
 		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
 		struct pg_dryrun_opts o = { results_dir, shown, total };
 		pg_dryrun_render(&out, &suite, &plan, &o);
-		fwrite(out.ptr, 1, out.len, stdout);
-		rc = fflush(stdout) == 0 ? PG_EXIT_OK : PG_EXIT_INFRA;
+		rc = pg_cmd_print(&out);
 		goto done;
 	}
 	rc = run(&suite, &plan);

@@ -138,7 +138,7 @@ print(df.groupby("verdict").size().to_dict())'
 
 	run --separate-stderr "$PERFGATE_BIN" gate runs/slow runs/same
 	assert_failure 2
-	[ "$stderr" = "perfgate gate: expected one results directory, got 2 arguments" ]
+	[ "$stderr" = "perfgate gate: unexpected argument 'runs/same' (expected one results directory)" ]
 
 	run --separate-stderr "$PERFGATE_BIN" baseline updat
 	assert_failure 2

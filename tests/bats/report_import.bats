@@ -81,7 +81,7 @@ teardown() {
 	assert_failure 2
 	run "$PERFGATE_BIN" report a b
 	assert_failure 2
-	assert_output --partial "one results directory expected"
+	assert_output "perfgate report: unexpected argument 'b' (expected one results directory)"
 }
 
 @test "report --help and import --help" {
@@ -141,7 +141,7 @@ teardown() {
 	assert_output --partial "nothing.json"
 	run "$PERFGATE_BIN" import
 	assert_failure 2
-	assert_output --partial "no input files"
+	assert_output "perfgate import: expected input files; see 'perfgate import --help'"
 }
 
 @test "import: two results with one name are refused before writing" {
