@@ -28,6 +28,7 @@
 
 static const char *results_dir;
 static const char *step_key;
+static struct pg_strv matrix;
 static const char *filter;
 static const char *only;
 static long repeat = LONG_MIN; /* LONG_MIN: not given */
@@ -43,6 +44,9 @@ static const struct pg_opt opts[] = {
 	  "write result files to DIR (default: results, or the step's results-dir)" },
 	{ PG_OPT_STRING, "step", 0, &step_key, "KEY",
 	  "with a Buildkite pipeline: the perfgate step to run (its key, or its label)" },
+	{ PG_OPT_STRINGS, "matrix", 0, &matrix, "NAME=VALUE",
+	  "with a matrix step: the job to run, {{matrix.NAME}} = VALUE ({{matrix}}: just VALUE); "
+	  "repeatable" },
 	{ PG_OPT_STRING, "filter", 0, &filter, "REGEX",
 	  "run only test points whose names match REGEX (POSIX extended)" },
 	{ PG_OPT_STRING, "only", 0, &only, "KIND", "run only latency, throughput or serving tests" },
@@ -68,7 +72,9 @@ static const struct pg_cmd_help help = {
 	"INPUT is a perfgate suite file, a Buildkite pipeline (the step that uses the\n"
 	"perfgate plugin; --step chooses among several) or vLLM's latency-tests.json,\n"
 	"throughput-tests.json and serving-tests.json (several make one suite).\n"
-	"Command-line options win over the pipeline step's options.\n"
+	"Command-line options win over the pipeline step's options. The step's\n"
+	"$VARIABLES are substituted as Buildkite does at upload (the pipeline's\n"
+	"env: first, then the environment), its {{matrix}} values from --matrix.\n"
 	"\n"
 	"Each test's server is started once (its own process group, log in\n"
 	"DIR/<test>.server.log), every point is measured and written to\n"
@@ -174,6 +180,7 @@ int cmd_run(int argc, char **argv)
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_suite suite = PG_SUITE_INIT;
 	struct pg_config_step step;
+	struct pg_config_select select = { NULL, &matrix };
 	struct pg_plan plan = PG_PLAN_INIT;
 	struct pg_selection sel = PG_SELECTION_INIT;
 	const struct pg_plugin_config *pc = &step.plugin;
@@ -190,7 +197,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (parse_only(only, &sel.only, &err))
 		goto fail;
-	if (pg_config_load_step(&suite, &step, (const char *const *)inputs.v, inputs.n, step_key,
+	select.step_key = step_key;
+	if (pg_config_load_step(&suite, &step, (const char *const *)inputs.v, inputs.n, &select,
 				&err))
 		goto fail;
 	print_warnings(&suite);
@@ -200,6 +208,7 @@ int cmd_run(int argc, char **argv)
 	if (sel.only < 0)
 		sel.only = pc->only;
 	sel.repeat = repeat > 0 ? repeat : pc->repeat;
+	sel.shard = pc->shard;
 	if (!results_dir)
 		results_dir = step.from_pipeline && pc->results_dir ? pc->results_dir : "results";
 	/* the step's gpu option counts as the flag; $PERFGATE_GPU and the
@@ -231,5 +240,6 @@ done:
 	pg_suite_release(&suite);
 	pg_config_step_release(&step);
 	pg_strv_release(&inputs);
+	pg_strv_release(&matrix);
 	return rc;
 }

@@ -174,6 +174,16 @@ const char *pg_ynode_text(const yaml_node_t *n)
 	return pg_ynode_is_scalar(n) ? (const char *)n->data.scalar.value : "";
 }
 
+void pg_ynode_set_text(yaml_node_t *n, const char *text)
+{
+	size_t len = strlen(text);
+
+	/* libyaml frees scalar values with free() (yaml_free) */
+	free(n->data.scalar.value);
+	n->data.scalar.value = (yaml_char_t *)pg_xstrdup(text);
+	n->data.scalar.length = len;
+}
+
 bool pg_ynode_is_null(const yaml_node_t *n)
 {
 	const char *s;
