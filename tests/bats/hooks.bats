@@ -8,6 +8,31 @@ setup() {
 	common_setup
 	# a stand-in perfgate that records its arguments
 	make_shim perfgate
+	LEFTOVERS=()
+}
+
+# Wait (at most 10 s) until pid leads its own process group and, with
+# "ignores-term", ignores SIGTERM: what the pre-exit test needs in place.
+wait_until_set_up() {
+	local pid="$1" want_ignore="${2:-}" i ign
+	for i in $(seq 200); do
+		if [ "$(ps -o pgid= -p "${pid}" | tr -d ' ')" = "${pid}" ]; then
+			[ -z "${want_ignore}" ] && return 0
+			ign="$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/${pid}/status")"
+			(( (16#${ign} >> 14) & 1 )) && return 0
+		fi
+		sleep 0.05
+	done
+	echo "process ${pid} was not set up in 10 s" >&2
+	return 1
+}
+
+teardown() {
+	# process groups a failed test left behind
+	local pgid
+	for pgid in "${LEFTOVERS[@]}"; do
+		kill -KILL -- "-${pgid}" 2>/dev/null || true
+	done
 }
 
 @test "command hook execs the binary from the binary option with 'buildkite'" {
@@ -127,17 +152,23 @@ SHIM
 	polite=$!
 	setsid bash -c 'trap "" TERM; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &
 	stubborn=$!
-	sleep 0.2
+	LEFTOVERS=("${polite}" "${stubborn}")
+	wait_until_set_up "${polite}"
+	wait_until_set_up "${stubborn}" ignores-term
 	printf '%s\n' "${polite}" garbage 1 "${stubborn}" >"${pidfile}"
 	run "${PLUGIN_DIR}/hooks/pre-exit"
 	assert_success
 	assert_output --partial "stopping leftover server process group ${polite}"
 	assert_output --partial "process group ${stubborn} ignored SIGTERM for 1s, killing it"
-	sleep 0.1
-	run kill -0 "${polite}"
-	assert_failure
-	run kill -0 "${stubborn}"
-	assert_failure
+	# gone (and reaped by this shell) within 5 s
+	for pid in "${polite}" "${stubborn}"; do
+		for i in $(seq 100); do
+			kill -0 "${pid}" 2>/dev/null || break
+			sleep 0.05
+		done
+		run kill -0 "${pid}"
+		assert_failure
+	done
 	assert_file_not_exists "${pidfile}"
 }
 
