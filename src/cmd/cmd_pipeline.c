@@ -30,7 +30,8 @@ static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "queue", 0, &queue_opt, "TEMPLATE",
 	  "agents queue of a GPU's steps; {gpu}, {gpu_lower} (default {gpu})" },
 	{ PG_OPT_STRING, "plugin", 0, &plugin_opt, "SOURCE",
-	  "how steps refer to the plugin, e.g. acme/perfgate#v1.0.0 (default $PERFGATE_PLUGIN)" },
+	  "how steps refer to the plugin, e.g. perfgate/perfgate#v" PERFGATE_VERSION
+	  " (default: $PERFGATE_PLUGIN, or the running step's)" },
 	{ PG_OPT_STRINGS, "option", 'o', &option_opts, "KEY=VALUE",
 	  "a plugin option for every step (VALUE as JSON when it parses, else a string); repeatable" },
 	{ PG_OPT_STRING, "thresholds", 0, &thresholds_opt, "DIR",
@@ -51,7 +52,7 @@ static const struct pg_cmd_help help = {
 	"upload. Each step's options are checked as the plugin will check them.\n"
 	"\n"
 	"  perfgate pipeline .buildkite/perf.yml --gpus H100,A100 --shards 4 \\\n"
-	"    --plugin acme/perfgate#v1.0.0 -o baseline=git | buildkite-agent pipeline upload",
+	"    --plugin perfgate/perfgate#v" PERFGATE_VERSION " -o baseline=git | buildkite-agent pipeline upload",
 	opts,
 };
 
@@ -135,7 +136,7 @@ int cmd_pipeline(int argc, char **argv)
 	if (!plugin_opt || !*plugin_opt) {
 		rc = pg_error_set(&err, PG_ECONFIG,
 				  "which plugin should the steps use? pass --plugin (e.g. "
-				  "--plugin acme/perfgate#v1.0.0) or set PERFGATE_PLUGIN");
+				  "--plugin perfgate/perfgate#v" PERFGATE_VERSION ") or set PERFGATE_PLUGIN");
 		goto fail;
 	}
 	if (gpus_opt)

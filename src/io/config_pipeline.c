@@ -147,7 +147,7 @@ static int choose(struct pctx *p, const char *step_key, const char *file, struct
 	if (p->n == 0) {
 		ret = pg_error_set(p->cfg->err, PG_ECONFIG,
 				   "%s: no step uses the perfgate plugin (a plugin whose source "
-				   "names perfgate, e.g. org/perfgate#v1.0.0)", file);
+				   "names perfgate, e.g. perfgate/perfgate#v" PERFGATE_VERSION ")", file);
 		goto done;
 	}
 	if (!step_key) {
