@@ -225,8 +225,10 @@ static int baseline_record(int argc, char **argv)
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: what the results record)" },
 		{ PG_OPT_STRING, "commit", 0, &commit, "SHA",
 		  "the commit measured (default: $BUILDKITE_COMMIT, the results' commit, HEAD)" },
-		{ PG_OPT_STRING, "build-url", 0, &build_url, "URL", "default: $BUILDKITE_BUILD_URL" },
-		{ PG_OPT_STRING, "branch", 0, &branch, "NAME", "default: $BUILDKITE_BRANCH" },
+		{ PG_OPT_STRING, "build-url", 0, &build_url, "URL",
+		  "the build the run came from (default: $BUILDKITE_BUILD_URL)" },
+		{ PG_OPT_STRING, "branch", 0, &branch, "NAME",
+		  "the branch measured (default: $BUILDKITE_BRANCH, else the results' branch)" },
 		{ PG_OPT_END },
 	};
 	const struct pg_cmd_help help = {
