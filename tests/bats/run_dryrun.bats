@@ -5,6 +5,8 @@
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	cd "$PERFGATE_SRC"
 }
@@ -171,4 +173,16 @@ setup() {
 	assert_success
 	assert_line --partial "10 test points from"
 	assert_line "[10/10] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_64"
+}
+
+@test "every perfgate step of the example pipelines loads as written" {
+	local f key n=0
+	for f in pipelines/*.yml; do
+		for key in $(sed -n 's/^    key: //p' "${f}"); do
+			run --separate-stderr "$PERFGATE_BIN" run --dry-run "${f}" --step "${key}"
+			[ "${status}" -eq 0 ] || fail "${f} --step ${key}: ${stderr}"
+			n=$((n + 1))
+		done
+	done
+	[ "${n}" -ge 7 ]
 }
