@@ -159,7 +159,7 @@ class PluginReferences(unittest.TestCase):
         for path in files:
             with open(path, encoding="utf-8") as f:
                 for n, line in enumerate(f, 1):
-                    for ref in re.findall(r"\b%s#[^\s:\"']*" % re.escape(PLUGIN_ID), line):
+                    for ref in re.findall(r"\b%s#[^\s:\"'`),]*" % re.escape(PLUGIN_ID), line):
                         found += 1
                         self.assertEqual(ref, want, "%s:%d" % (path, n))
         self.assertGreater(found, 5)
