@@ -28,7 +28,7 @@ static const struct pg_opt opts[] = {
 };
 
 static const struct pg_cmd_help help = {
-	"buildkite", "",
+	"buildkite", "[options]",
 	"the plugin's entry point: run, report, compare, annotate, upload",
 	"Run by the plugin's command hook. Reads the step's plugin configuration\n"
 	"from BUILDKITE_PLUGIN_CONFIGURATION (or perfgate's entry in\n"
@@ -91,6 +91,7 @@ int cmd_buildkite(int argc, char **argv)
 		json_decref(pg_bk_plugins_find(env.plugins, &source, &ignored));
 	}
 	o.log = stderr;
+	o.out = stdout;
 	o.plugin_source = source;
 	rc = pg_buildkite_main(&env, config, &o, &err);
 	if (err.code)

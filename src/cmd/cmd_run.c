@@ -51,7 +51,7 @@ static const struct pg_opt opts[] = {
 	  "run only test points whose names match REGEX (POSIX extended)" },
 	{ PG_OPT_STRING, "only", 0, &only, "KIND", "run only latency, throughput or serving tests" },
 	{ PG_OPT_LONG, "repeat", 0, &repeat, "N", "run every point N times (median of runs)" },
-	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME", "the GPU the results belong to (default: detect)" },
+	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME", "the GPU the results belong to (default: the step's gpu, $PERFGATE_GPU, the suite's, else detected)" },
 	{ PG_OPT_FLAG, "dry-run", 'n', &dry_run, NULL,
 	  "print every test point with its exact commands and settings; start nothing" },
 	{ PG_OPT_FLAG, "save-detailed", 0, &save_detailed, NULL,

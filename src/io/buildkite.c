@@ -730,8 +730,9 @@ static int pipeline_step(struct step *st, const json_t *config, struct pg_error 
 	if (!st->env->in_buildkite || !st->have_agent) {
 		if (st->env->in_buildkite)
 			say(st, "perfgate: warning: no buildkite-agent to upload the pipeline\n");
-		fwrite(yaml.ptr, 1, yaml.len, stdout);
-		fflush(stdout);
+		FILE *out = st->o && st->o->out ? st->o->out : stdout;
+		fwrite(yaml.ptr, 1, yaml.len, out);
+		fflush(out);
 		rc = st->env->in_buildkite ? PG_EXIT_INFRA : PG_EXIT_OK;
 		goto done;
 	}
