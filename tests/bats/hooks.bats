@@ -127,10 +127,19 @@ SHIM
 }
 
 @test "the binary is built once per plugin version and then reused" {
-	local built
+	local built plugin="${BATS_TEST_TMPDIR}/plugin"
+	# a snapshot of the plugin's files, as an agent checks it out: edits
+	# to the working tree while the test runs cannot change its cache key
+	if git -C "${PLUGIN_DIR}" rev-parse --git-dir >/dev/null 2>&1; then
+		mkdir -p "${plugin}"
+		git -C "${PLUGIN_DIR}" ls-files -z |
+			tar -C "${PLUGIN_DIR}" --null -T - --ignore-failed-read -cf - | tar -C "${plugin}" -xf -
+	else
+		plugin="${PLUGIN_DIR}"
+	fi
 	# the real `perfgate buildkite` runs after the build: with no plugin
 	# configuration at all it stops with a configuration error
-	run "${PLUGIN_DIR}/hooks/command"
+	run "${plugin}/hooks/command"
 	assert_equal "${status}" 2
 	assert_output --partial "--- :hammer_and_wrench: Building perfgate"
 	assert_output --partial "BUILDKITE_PLUGIN_CONFIGURATION"
@@ -138,7 +147,7 @@ SHIM
 	assert_file_executable "${built}"
 	run "${built}" --version
 	assert_output --regexp '^perfgate [0-9]+\.[0-9]+\.[0-9]+$'
-	run "${PLUGIN_DIR}/hooks/command"
+	run "${plugin}/hooks/command"
 	assert_equal "${status}" 2
 	refute_output --partial "Building perfgate"
 }
