@@ -61,6 +61,7 @@ agent_stdin() {
 		'{"gpu":"H100"}|option '"'"'suites'"'"' is required'
 		'{"suites":"a.yml","suites":"b.yml"}|BUILDKITE_PLUGIN_CONFIGURATION: duplicate object key'
 		'[1]|BUILDKITE_PLUGIN_CONFIGURATION: expected an object'
+		'{"suites":{"serving":[{"name":"serving_a","model":"m","qps":[1,"fast"]}]}}|BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[0].qps[1]: expected a number or '"'"'inf'"'"', got '"'"'fast'"'"''
 	)
 	for c in "${cases[@]}"; do
 		config "${c%%|*}"
