@@ -289,10 +289,15 @@ static char *join(const struct pg_strv *v)
 	return pg_buf_detach(&b);
 }
 
+/* Add a scalar's text to out, once. */
 static void push_scalar(struct pg_strv *out, yaml_node_t *n)
 {
-	if (pg_ynode_is_scalar(n) && !pg_ynode_is_null(n))
-		pg_strv_push(out, pg_ynode_text(n));
+	if (!pg_ynode_is_scalar(n) || pg_ynode_is_null(n))
+		return;
+	for (size_t i = 0; i < out->n; i++)
+		if (!strcmp(out->v[i], pg_ynode_text(n)))
+			return;
+	pg_strv_push(out, pg_ynode_text(n));
 }
 
 /* The values a step's matrix gives {{matrix.NAME}} (name "": {{matrix}}):
@@ -301,10 +306,15 @@ static void matrix_values(const struct pg_ydoc *d, yaml_node_t *step, const char
 			  struct pg_strv *out)
 {
 	yaml_node_t *m = pg_ymap_get(d, step, "matrix");
-	yaml_node_t *setup = pg_ynode_is_seq(m) ? m : pg_ynode_is_map(m) ? pg_ymap_get(d, m, "setup") : NULL;
+	/* matrix: [a, b], or matrix: {setup: [a, b] | {NAME: [...]}, adjustments} */
+	yaml_node_t *setup = pg_ynode_is_map(m) ? pg_ymap_get(d, m, "setup") : m;
 	yaml_node_t *adj = pg_ynode_is_map(m) ? pg_ymap_get(d, m, "adjustments") : NULL;
-	yaml_node_t *list = !*name ? (pg_ynode_is_seq(setup) ? setup : NULL)
-				   : (pg_ynode_is_map(setup) ? pg_ymap_get(d, setup, name) : NULL);
+	yaml_node_t *list = NULL;
+
+	if (!*name && pg_ynode_is_seq(setup))
+		list = setup;
+	else if (*name && pg_ynode_is_map(setup))
+		list = pg_ymap_get(d, setup, name);
 
 	for (size_t i = 0; pg_ynode_is_seq(list) && i < pg_yseq_len(list); i++)
 		push_scalar(out, pg_yseq_item(d, list, i));
