@@ -113,10 +113,9 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	confirm_points = pg_run_points(&again);
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
-	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &err)))
+	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
 		goto fail;
 	if (!quiet) {
-		pg_comparison_markdown(&md, &cmp);
 		fwrite(md.ptr, 1, md.len, stdout);
 		fflush(stdout);
 	}

@@ -164,17 +164,17 @@ static const struct pg_cmp_row **attention_rows(const struct pg_comparison *c, s
 	return rows;
 }
 
+/* Points with a row of outcome o. pg_compare writes a point's rows one
+ * after the other. */
 static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->rows[i].outcome != o)
-			continue;
-		/* count each point once */
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = c->rows[j].outcome == o && !strcmp(c->rows[j].point, c->rows[i].point);
-		n += !seen;
+	size_t n = 0, next;
+
+	for (size_t i = 0; i < c->n; i = next) {
+		bool hit = false;
+		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point); next++)
+			hit |= c->rows[next].outcome == o;
+		n += hit;
 	}
 	return n;
 }
@@ -333,10 +333,11 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	return o;
 }
 
-json_t *pg_comparison_json(const struct pg_comparison *c)
+/* Everything but the rows. */
+static json_t *comparison_head_json(const struct pg_comparison *c)
 {
 	json_t *o = json_object(), *base = json_object(), *summary = json_object();
-	json_t *rows = json_array(), *rerun = json_array();
+	json_t *rerun = json_array();
 	struct pg_buf headline = PG_BUF_INIT;
 
 	pg_comparison_headline(&headline, c);
@@ -357,9 +358,57 @@ json_t *pg_comparison_json(const struct pg_comparison *c)
 	for (size_t i = 0; i < c->rerun.n; i++)
 		json_array_append_new(rerun, json_string(c->rerun.v[i]));
 	json_object_set_new(o, "rerun", rerun);
+	pg_buf_release(&headline);
+	return o;
+}
+
+json_t *pg_comparison_json(const struct pg_comparison *c)
+{
+	json_t *o = comparison_head_json(c), *rows = json_array();
+
 	for (size_t i = 0; i < c->n; i++)
 		json_array_append_new(rows, row_json(&c->rows[i]));
 	json_object_set_new(o, "rows", rows);
-	pg_buf_release(&headline);
 	return o;
+}
+
+/* Rows per piece: about 64 KiB of text. */
+#define JSON_ROWS_PER_PIECE 100
+
+int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out)
+{
+	const struct pg_comparison *c = w->c;
+	size_t end;
+
+	/* pg_json_write(pg_comparison_json(c), 2), a piece at a time: a
+	 * 10,000-point run has 100,000 rows, and their jansson objects take
+	 * several times the memory of their text */
+	if (!w->started) {
+		json_t *head = comparison_head_json(c);
+		const char *key;
+		json_t *val;
+
+		pg_buf_putc(out, '{');
+		json_object_foreach(head, key, val) {
+			pg_buf_puts(out, "\n  ");
+			pg_json_write_string(out, key, strlen(key));
+			pg_buf_puts(out, ": ");
+			pg_json_write_nested(out, val, 2, 1);
+			pg_buf_putc(out, ',');
+		}
+		pg_buf_puts(out, "\n  \"rows\": [");
+		json_decref(head);
+		w->started = true;
+	}
+	end = w->next + JSON_ROWS_PER_PIECE < c->n ? w->next + JSON_ROWS_PER_PIECE : c->n;
+	for (; w->next < end; w->next++) {
+		json_t *row = row_json(&c->rows[w->next]);
+		pg_buf_puts(out, w->next ? ",\n    " : "\n    ");
+		pg_json_write_nested(out, row, 2, 2);
+		json_decref(row);
+	}
+	if (w->next < c->n)
+		return 1;
+	pg_buf_puts(out, c->n ? "\n  ]\n}\n" : "]\n}\n");
+	return 0;
 }

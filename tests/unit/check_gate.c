@@ -516,6 +516,14 @@ START_TEST(render_markdown_and_json)
 	pg_buf_putc(&js, '\n');
 	tu_assert_golden("golden/gate/render.json", js.ptr);
 	json_decref(j);
+	pg_buf_reset(&js);
+	{
+		/* what verdict.json gets: the same bytes, written in pieces */
+		struct pg_comparison_json_writer w = { .c = &c };
+		while (pg_comparison_json_next(&w, &js))
+			;
+		tu_assert_golden("golden/gate/render.json", js.ptr);
+	}
 	pg_buf_release(&md);
 	pg_buf_release(&js);
 	pg_comparison_release(&c);
@@ -548,6 +556,92 @@ START_TEST(markdown_cells_are_escaped)
 }
 END_TEST
 
+/* Runs and baselines of thousands of points are looked up by bisection:
+ * in any input order, with the first of two points of one name winning,
+ * and with the verdict JSON written in many pieces that add up to the
+ * whole document. */
+START_TEST(large_comparisons)
+{
+	enum { POINTS = 300 };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	struct pg_run_point run[POINTS + 1];
+	struct pg_run_index ix;
+	json_t *same = serving_result(1000, 50, "ok", NULL), *slow = serving_result(500, 50, "ok", NULL);
+	struct pg_buf whole = PG_BUF_INIT, pieces = PG_BUF_INIT;
+	struct pg_comparison_json_writer w;
+	char names[POINTS][32];
+	size_t n_pieces = 0, k = 0;
+	json_t *j;
+
+	pg_policy_init(&policy);
+	for (int i = POINTS; i-- > 0;) {
+		snprintf(names[i], sizeof(names[i]), "serving_p%03d_qps_inf", i);
+		if (i != 7) /* one point the baseline lacks */
+			base_point(&base, names[i], 1000, 50);
+		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same, NULL };
+	}
+	/* a second point of one name: the first one wins, not this */
+	run[POINTS] = (struct pg_run_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
+
+	ck_assert(!base.sorted);
+	ck_assert_ptr_eq(pg_baseline_find(&base, names[3]), &base.points[POINTS - 1 - 1 - 3]);
+	pg_baseline_sort(&base);
+	ck_assert(base.sorted);
+	ck_assert_str_eq(pg_baseline_find(&base, names[3])->name, names[3]);
+	ck_assert_str_eq(pg_baseline_find(&base, names[0])->name, names[0]);
+	ck_assert_str_eq(pg_baseline_find(&base, names[POINTS - 1])->name, names[POINTS - 1]);
+	ck_assert_ptr_null(pg_baseline_find(&base, names[7]));
+	ck_assert_ptr_null(pg_baseline_find(&base, "serving_p"));
+	ck_assert_ptr_null(pg_baseline_find(&base, "zzz"));
+
+	pg_run_index_init(&ix, run, N(run));
+	ck_assert_ptr_eq(pg_run_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
+	ck_assert_ptr_eq(pg_run_index_find(&ix, names[0]), &run[POINTS - 1]);
+	ck_assert_ptr_null(pg_run_index_find(&ix, "serving_p"));
+	pg_run_index_release(&ix);
+
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.counts[PG_VERDICT_NEW], 2); /* names[7]'s two metrics */
+	ck_assert_int_eq(c.counts[PG_VERDICT_REGRESSED], 0);
+	ck_assert_int_eq(c.n, 2 * POINTS);
+	for (size_t i = 0; i < c.n; i += 2)
+		ck_assert_str_eq(c.rows[i].point, names[k++]); /* name order */
+
+	j = pg_comparison_json(&c);
+	pg_json_write(&whole, j, 2);
+	pg_buf_putc(&whole, '\n');
+	json_decref(j);
+	w = (struct pg_comparison_json_writer){ .c = &c };
+	for (int more = 1; more; n_pieces++)
+		more = pg_comparison_json_next(&w, &pieces);
+	ck_assert_uint_gt(n_pieces, 2);
+	ck_assert_str_eq(pieces.ptr, whole.ptr);
+	pg_comparison_release(&c);
+
+	/* an empty comparison is a whole document too */
+	pg_baseline_release(&base);
+	pg_compare(&c, &policy, &base, NULL, 0, NULL, 0, NULL);
+	pg_buf_reset(&whole);
+	pg_buf_reset(&pieces);
+	j = pg_comparison_json(&c);
+	pg_json_write(&whole, j, 2);
+	pg_buf_putc(&whole, '\n');
+	json_decref(j);
+	w = (struct pg_comparison_json_writer){ .c = &c };
+	ck_assert_int_eq(pg_comparison_json_next(&w, &pieces), 0);
+	ck_assert_str_eq(pieces.ptr, whole.ptr);
+	pg_comparison_release(&c);
+
+	pg_buf_release(&whole);
+	pg_buf_release(&pieces);
+	json_decref(same);
+	json_decref(slow);
+	pg_policy_release(&policy);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
@@ -568,6 +662,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, confirmation_pools_the_rerun);
 	tcase_add_test(tc, history_baselines_and_strict_mode);
 	tcase_add_test(tc, render_markdown_and_json);
+	tcase_add_test(tc, large_comparisons);
 	tcase_add_test(tc, markdown_cells_are_escaped);
 	suite_add_tcase(s, tc);
 	return s;
