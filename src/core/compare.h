@@ -378,7 +378,8 @@ void pg_comparison_release(struct pg_comparison *c);
  * The comparison as markdown, safe inside a Buildkite annotation: a headline
  * verdict line, a summary line, the table of regressions (and other rows
  * that need attention) first, then every row in a collapsible <details>
- * section. Cells are escaped (| and newlines), tables have blank lines
+ * section. Every name and note is escaped (core/escape.h: no table,
+ * emphasis or HTML can come from a test name), tables have blank lines
  * around them so they render inside <details>.
  */
 void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
@@ -415,8 +416,5 @@ struct pg_comparison_json_writer {
 	bool started;              /* the head is written */
 };
 int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out);
-
-/* Markdown table cell text: '|' escaped, newlines as spaces. */
-void pg_md_cell(struct pg_buf *out, const char *s);
 
 #endif

@@ -3,48 +3,12 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/escape.h"
 #include "core/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void pg_md_cell(struct pg_buf *out, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '|':
-			pg_buf_puts(out, "\\|");
-			break;
-		case '\n':
-		case '\r':
-		case '\t':
-			pg_buf_putc(out, ' ');
-			break;
-		case '<':
-			pg_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			pg_buf_puts(out, "&gt;");
-			break;
-		case '&':
-			pg_buf_puts(out, "&amp;");
-			break;
-		default:
-			pg_buf_putc(out, *s);
-		}
-	}
-}
-
-/* Text for a `code span`: shown literally (no HTML, no escapes), so only a
- * backtick or a line break could break it. */
-static void md_code(struct pg_buf *out, const char *s)
-{
-	pg_buf_putc(out, '`');
-	for (; s && *s; s++)
-		pg_buf_putc(out, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
-	pg_buf_putc(out, '`');
-}
 
 static void num_cell(struct pg_buf *out, double v)
 {
@@ -73,7 +37,7 @@ static void metric_cell(struct pg_buf *out, const struct pg_metric *m)
 		pg_buf_puts(out, "all metrics");
 		return;
 	}
-	pg_md_cell(out, m->label);
+	pg_escape_md_cell(out, m->label);
 	if (m->unit[0])
 		pg_buf_printf(out, " (%s)", m->unit);
 }
@@ -97,7 +61,7 @@ static const char table_head[] =
 static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
 {
 	pg_buf_puts(out, "| ");
-	pg_md_cell(out, r->point);
+	pg_escape_md_cell(out, r->point);
 	pg_buf_puts(out, " | ");
 	metric_cell(out, r->metric);
 	pg_buf_puts(out, " | ");
@@ -111,7 +75,7 @@ static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_buf_puts(out, " | ");
 	verdict_cell(out, r);
 	pg_buf_puts(out, " | ");
-	pg_md_cell(out, r->note);
+	pg_escape_md_cell(out, r->note);
 	pg_buf_puts(out, " |\n");
 }
 
@@ -181,7 +145,11 @@ static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
 
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 {
-	const char *gpu = c->gpu ? c->gpu : "this GPU";
+	struct pg_buf name = PG_BUF_INIT;
+	const char *gpu;
+
+	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
+	gpu = name.ptr;
 
 	switch (c->outcome) {
 	case PG_OUTCOME_FAIL:
@@ -212,6 +180,7 @@ void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_printf(out, "**perfgate: PASS** — no regressions on %s", gpu);
 		break;
 	}
+	pg_buf_release(&name);
 }
 
 static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
@@ -219,7 +188,7 @@ static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
 	bool first = true;
 
 	pg_buf_puts(out, "Baseline: ");
-	pg_md_cell(out, c->baseline_source ? c->baseline_source : "none");
+	pg_escape_md_cell(out, c->baseline_source ? c->baseline_source : "none");
 	if (c->baseline_kind)
 		pg_buf_printf(out, " (%s)", c->baseline_kind);
 	pg_buf_printf(out, " · %zu comparison%s, %zu gating", c->n, c->n == 1 ? "" : "s", c->gated);
@@ -257,7 +226,7 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 		for (size_t i = 0; i < c->rerun.n; i++) {
 			if (i)
 				pg_buf_puts(out, ", ");
-			md_code(out, c->rerun.v[i]);
+			pg_escape_md_code(out, c->rerun.v[i]);
 		}
 		pg_buf_puts(out, "\n");
 	}

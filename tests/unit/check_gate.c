@@ -547,12 +547,47 @@ START_TEST(render_markdown_and_json)
 }
 END_TEST
 
-START_TEST(markdown_cells_are_escaped)
+
+/* comparison.md goes into annotations as it is: names, notes, the GPU and
+ * the baseline source cannot break its tables or inject HTML. */
+START_TEST(hostile_names_cannot_break_the_comparison)
 {
-	struct pg_buf b = PG_BUF_INIT;
-	pg_md_cell(&b, "a|b\nc<script>&");
-	ck_assert_str_eq(b.ptr, "a\\|b c&lt;script&gt;&amp;");
-	pg_buf_release(&b);
+	static const char *const tags[] = { "<details>", "</details>", "<summary>", "</summary>", NULL };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *slow = serving_result(500, 80, "ok", NULL), *same = serving_result(1000, 50, "ok", NULL);
+	json_t *failed = serving_result(0, 0, "error", "exit 1 | <b>see</b> `log`\n## [x](y)");
+	struct pg_run_point run[] = {
+		{ "serving_<script>|x`y`_qps_1", PG_SUITE_SERVING, "ok", slow, NULL },
+		{ "serving_[a](b)\n|c_qps_1", PG_SUITE_SERVING, "ok", same, NULL },
+		{ "serving_&amp;_qps_1", PG_SUITE_SERVING, "error", failed, NULL },
+	};
+	struct pg_buf md = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("<i>H100</i>|`x`");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/<H100>.yml | `x`");
+	base_point(&base, run[0].name, 1000, 50);
+	base_point(&base, run[2].name, 1000, 50);
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_uint_eq(c.rerun.n, 1);
+	pg_comparison_markdown(&md, &c);
+	tu_assert_markdown_safe(md.ptr, tags);
+	ck_assert_ptr_nonnull(strstr(md.ptr, "on &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "Re-run to confirm: `serving_<script>|x'y'_qps_1`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "failed: exit 1 \\| &lt;b&gt;see&lt;/b&gt; \\`log\\` ## \\[x\\](y) |"));
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+
+	json_decref(slow);
+	json_decref(same);
+	json_decref(failed);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
 }
 END_TEST
 
@@ -663,7 +698,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, history_baselines_and_strict_mode);
 	tcase_add_test(tc, render_markdown_and_json);
 	tcase_add_test(tc, large_comparisons);
-	tcase_add_test(tc, markdown_cells_are_escaped);
+	tcase_add_test(tc, hostile_names_cannot_break_the_comparison);
 	suite_add_tcase(s, tc);
 	return s;
 }
