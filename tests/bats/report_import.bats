@@ -93,12 +93,16 @@ teardown() {
 	assert_output --partial "--gpu NAME"
 }
 
-@test "import: llm-d records into results/, then a report" {
+@test "import: llm-d records into results/, named from their metadata, then a report" {
 	run "$PERFGATE_BIN" import "$REF/llmd-results-sample.json"
 	assert_success
 	assert_output "results: 2 results"
-	assert_file_exists results/llmd-results-sample_1_qps_5.json
-	assert_file_exists results/llmd-results-sample_2_qps_10.json
+	assert_file_exists results/serving_Llama-3.1-8B-Instruct_no-features_qps_5.json
+	assert_file_exists results/serving_Llama-3.1-8B-Instruct_no-features_qps_10.json
+	run grep -E '"(test|point|format)":' results/serving_Llama-3.1-8B-Instruct_no-features_qps_5.json
+	assert_line --index 0 --partial '"test": "serving_Llama-3.1-8B-Instruct_no-features",'
+	assert_line --index 1 --partial '"point": "serving_Llama-3.1-8B-Instruct_no-features_qps_5",'
+	assert_line --index 2 --partial '"format": "llm-d",'
 	run "$PERFGATE_BIN" report
 	assert_success
 	run grep -c '| 4xNVIDIA_L40S |' results/benchmark_results.md
@@ -150,6 +154,6 @@ teardown() {
 	cp "$REF/llmd-results-sample.json" sub/a.json
 	run "$PERFGATE_BIN" import a.json sub/a.json -o out
 	assert_failure 2
-	assert_output --partial "two results would be out/a_1_qps_5.json: a.json (record 1) and sub/a.json (record 1)"
+	assert_output --partial "two results would be out/serving_Llama-3.1-8B-Instruct_no-features_qps_10.json: a.json (record 2) and sub/a.json (record 2)"
 	assert_not_exists out
 }
