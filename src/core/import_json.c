@@ -172,6 +172,11 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 		    "record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
 		    "import the vLLM result file it was made from",
 		    record);
+	if (json_object_get(o, "verdict") && json_is_array(json_object_get(o, "rows")))
+		return pg_import_fail(ctx, pos,
+				      "record %zu: a perfgate verdict (verdict.json, the output of "
+				      "compare), not benchmark results",
+				      record);
 	kind = pg_result_kind(o);
 	if (kind < 0)
 		return pg_import_fail(ctx, pos,
