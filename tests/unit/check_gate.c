@@ -165,6 +165,14 @@ static const struct decide_case decide_cases[] = {
 	  PG_VERDICT_REGRESSED, false, true, false },
 	{ "zero baseline", &gate_rule, LOW, { 0 }, 1, NAN, { 1 }, 1, PG_VERDICT_REGRESSED, true, true,
 	  false },
+	/* no per-repeat quality check (README, "Gate and baselines"): the
+	 * median absorbs one wild repeat of five, on either side */
+	{ "one repeat 40% slower", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
+	  { 10.1, 10, 14, 10.1, 10 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "one repeat at 30% of the throughput", &gate_rule, HIGH, { 100, 101, 99, 100, 100 }, 5, NAN,
+	  { 100, 30, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "one baseline repeat wild", &gate_rule, HIGH, { 100, 101, 160, 100, 99 }, 5, NAN,
+	  { 100, 100.5, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
 };
 
 START_TEST(decide_table)
