@@ -377,6 +377,8 @@ static int baseline_show(int argc, char **argv)
 						    .baseline = baseline, .repo = repo,
 						    .ref = ref, .base_branch = base_branch },
 			  &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: a setup mistake */
 	if (rc)
 		goto fail;
 	pg_baseline_describe(&out, &base, &policy);

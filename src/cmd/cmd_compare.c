@@ -106,6 +106,8 @@ int pg_compare_main(int argc, char **argv, bool gate)
 						    .baseline = baseline, .repo = repo,
 						    .ref = ref, .base_branch = base_branch },
 			  &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: set one up, a retry cannot help */
 	if (rc)
 		goto fail;
 
