@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Time `perfgate report` on 10,000 result files, and `perfgate import` on a
-10,000-record JSON-lines file.
+"""Time `perfgate report` on 10,000 result files, `perfgate baseline update`
+and `perfgate compare` on the same files against a 10,000-point thresholds
+file, and `perfgate import` on a 10,000-record JSON-lines file.
 
 usage: bench/report/run.py [PERFGATE_BIN] [--points N] [--repeat R]
 
@@ -103,6 +104,22 @@ def main():
         print(f"perfgate report, {args.points} results: wall min {lo * 1000:.0f} ms, "
               f"median {med * 1000:.0f} ms (of {args.repeat}); peak RSS {rss / 1024:.1f} MiB; "
               f"benchmark_results.md {md / 1e6:.1f} MB")
+
+        thresholds = os.path.join(tmp, "thresholds")
+        lo, med, rss = measure([args.bin, "baseline", "update", thresholds, "--gpu", "H100",
+                                "--from", results], args.repeat)
+        size = os.path.getsize(os.path.join(thresholds, "H100.yml"))
+        print(f"perfgate baseline update, {args.points} results: wall min {lo * 1000:.0f} ms, "
+              f"median {med * 1000:.0f} ms (of {args.repeat}); peak RSS {rss / 1024:.1f} MiB; "
+              f"H100.yml {size / 1e6:.1f} MB")
+        compared = os.path.join(tmp, "compared")
+        lo, med, rss = measure([args.bin, "compare", results, "--thresholds", thresholds,
+                                "-o", compared], args.repeat)
+        with open(os.path.join(compared, "verdict.json")) as f:
+            rows = len(json.load(f)["rows"])
+        print(f"perfgate compare, {args.points} points ({rows} rows): wall min {lo * 1000:.0f} ms, "
+              f"median {med * 1000:.0f} ms (of {args.repeat}); peak RSS {rss / 1024:.1f} MiB; "
+              f"verdict.json {os.path.getsize(os.path.join(compared, 'verdict.json')) / 1e6:.1f} MB")
 
         jsonl = os.path.join(tmp, "runs.jsonl")
         with open(jsonl, "w") as f:
