@@ -154,12 +154,14 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 }
 
 # Two perfgate processes append to one history at the same moment: each
-# reads the same tip, the slower one is refused, fetches, re-applies, and
-# both records survive.
+# reads the same tip (the barrier holds both until both have), the slower
+# one is refused, fetches, re-applies, and both records survive.
 race() { # race REPO
-	PERFGATE_HISTORY_TEST_DELAY_MS=400 record base m1 --repo "$1" >a.out 2>a.err &
+	local barrier
+	barrier=$(mktemp -d "$BATS_TEST_TMPDIR/barrier.XXXXXX")
+	PERFGATE_HISTORY_TEST_BARRIER="$barrier:2" record base m1 --repo "$1" >a.out 2>a.err &
 	local a=$!
-	PERFGATE_HISTORY_TEST_DELAY_MS=400 record same m2 --repo "$1" >b.out 2>b.err &
+	PERFGATE_HISTORY_TEST_BARRIER="$barrier:2" record same m2 --repo "$1" >b.out 2>b.err &
 	local b=$!
 	wait $a
 	wait $b
