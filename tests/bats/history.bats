@@ -200,11 +200,13 @@ teardown() {
 	git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --base-path="$BATS_TEST_TMPDIR" \
 		--export-all --enable=receive-pack --pid-file="$BATS_TEST_TMPDIR/daemon.pid" \
 		--detach "$BATS_TEST_TMPDIR"
-	for _ in $(seq 50); do
-		git ls-remote "git://127.0.0.1:$port/served.git" >/dev/null 2>&1 && break
+	url="git://127.0.0.1:$port/served.git"
+	# until the daemon answers (a minute at most on a slow machine)
+	for _ in $(seq 600); do
+		git ls-remote "$url" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	url="git://127.0.0.1:$port/served.git"
+	git ls-remote "$url" >/dev/null
 	run record slow m3 --repo "$url"
 	assert_success
 	assert_output --partial "1 attempt)"
