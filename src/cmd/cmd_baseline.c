@@ -344,7 +344,10 @@ static int baseline_show(int argc, char **argv)
 	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, src.thresholds, &err)))
 		goto fail;
 	src.gpu = gpu;
-	if ((rc = pg_gate_load(&policy, &base, &src, &err)))
+	rc = pg_gate_load(&policy, &base, &src, &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: a setup mistake */
+	if (rc)
 		goto fail;
 	pg_baseline_describe(&out, &base, &policy);
 	fwrite(out.ptr, 1, out.len, stdout);

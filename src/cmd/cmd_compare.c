@@ -73,17 +73,19 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &run, &err)))
 		goto fail;
 	src.gpu = gpu;
-	if ((rc = pg_gate_load(&policy, &base, &src, &err)))
+	rc = pg_gate_load(&policy, &base, &src, &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: set one up, a retry cannot help */
+	if (rc)
 		goto fail;
 
 	points = pg_run_points(&run);
 	confirm_points = pg_run_points(&again);
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
-	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &err)))
+	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
 		goto fail;
 	if (!quiet) {
-		pg_comparison_markdown(&md, &cmp);
 		exit_code = pg_cmd_print(&md);
 	}
 	/* the verdict outranks a stdout that failed: the files are written */
