@@ -1,19 +1,25 @@
 #!/usr/bin/python3
-"""Time `perfgate report` on 10,000 result files, and `perfgate import` on a
-10,000-record JSON-lines file.
+"""Time `perfgate report` on 10,000 result files, `perfgate baseline update`
+and `perfgate compare` on the same files against a 10,000-point thresholds
+file, `perfgate compare` on 10,000 points with 5 repeats each, and
+`perfgate import` on a 10,000-record JSON-lines file.
 
 usage: bench/report/run.py [PERFGATE_BIN] [--points N] [--repeat R]
 
 Generates a vLLM-style results directory (latency, throughput and serving
 points in the ratio 1:1:8, each with its .commands sidecar, serving files with
 vLLM's full key set), runs the command R times and prints the wall time
-(min and median) and the peak RSS of the child, measured with wait4(2).
+(min and median), its CPU time (user + system, min; steadier than wall time
+on a shared machine) and the peak RSS of the child, measured with wait4(2)
+(this process stays small: a forked child reports its parent's RSS as its
+own high-water mark).
 Build perfgate without sanitizers for meaningful figures:
   cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release && cmake --build build-rel -j2
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -71,19 +77,53 @@ def generate(root, n):
 
 
 def measure(argv, repeat):
-    walls, rss = [], 0
+    """(min wall, median wall, min CPU = user + system, peak RSS KiB) of R runs."""
+    walls, cpus, rss = [], [], 0
     for _ in range(repeat):
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - start)
+        cpus.append(usage.ru_utime + usage.ru_stime)
         proc.returncode = os.waitstatus_to_exitcode(status)
         err = proc.stderr.read().decode()
         proc.stderr.close()
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}\n{err}")
         rss = max(rss, usage.ru_maxrss)
-    return min(walls), statistics.median(walls), rss
+    return min(walls), statistics.median(walls), min(cpus), rss
+
+
+def report(what, argv, repeat, extra=""):
+    lo, med, cpu, rss = measure(argv, repeat)
+    print(f"{what}: wall min {lo * 1000:.0f} ms, median {med * 1000:.0f} ms (of {repeat}); "
+          f"CPU min {cpu * 1000:.0f} ms; peak RSS {rss / 1024:.1f} MiB{extra() if extra else ''}")
+
+
+def generate_repeats(root, n, repeats=5):
+    """Serving results of perfgate's own shape: perfgate.repeats holds every
+    repeat, the top level their medians (what `repeat: 5` writes)."""
+    os.makedirs(root)
+    keys = ["request_throughput", "output_throughput", "total_token_throughput"] + \
+        [f"{s}_{m}_ms" for m in ["ttft", "tpot", "itl"] for s in ["mean", "median", "p99"]]
+    for i in range(n):
+        reps = [{k: 100.0 * (1 + ((i * 7 + r * 13 + j) % 17 - 8) / 400.0) for j, k in enumerate(keys)}
+                for r in range(repeats)]
+        result = {k: sorted(rep[k] for rep in reps)[repeats // 2] for k in keys}
+        result.update(request_rate=4, completed=200,
+                      perfgate={"suite": "serving", "status": "ok",
+                                "gpu": {"name": "NVIDIA H100 80GB HBM3", "label": "8xH100"},
+                                "repeats": reps})
+        with open(os.path.join(root, f"serving_model{i}_tp1_random_qps_4.json"), "w") as f:
+            json.dump(result, f)
+
+
+def rows_in(verdict):
+    """The row count, from the head of verdict.json: loading all of it here
+    would grow this process, and a child forked from it starts with (and
+    reports in ru_maxrss) its parent's high-water mark."""
+    with open(verdict) as f:
+        return int(re.search(r'"comparisons": (\d+)', f.read(4096)).group(1))
 
 
 def main():
@@ -98,19 +138,40 @@ def main():
         t0 = time.perf_counter()
         generate(results, args.points)
         print(f"generated {args.points} result files (+ .commands) in {time.perf_counter() - t0:.1f} s")
-        lo, med, rss = measure([args.bin, "report", results, "-o", os.path.join(tmp, "out")], args.repeat)
-        md = os.path.getsize(os.path.join(tmp, "out", "benchmark_results.md"))
-        print(f"perfgate report, {args.points} results: wall min {lo * 1000:.0f} ms, "
-              f"median {med * 1000:.0f} ms (of {args.repeat}); peak RSS {rss / 1024:.1f} MiB; "
-              f"benchmark_results.md {md / 1e6:.1f} MB")
+        size = lambda path, name: lambda: f"; {name} {os.path.getsize(path) / 1e6:.1f} MB"
+        out = os.path.join(tmp, "out")
+        report(f"perfgate report, {args.points} results", [args.bin, "report", results, "-o", out],
+               args.repeat, size(os.path.join(out, "benchmark_results.md"), "benchmark_results.md"))
+
+        thresholds = os.path.join(tmp, "thresholds")
+        report(f"perfgate baseline update, {args.points} results",
+               [args.bin, "baseline", "update", thresholds, "--gpu", "H100", "--from", results],
+               args.repeat, size(os.path.join(thresholds, "H100.yml"), "H100.yml"))
+        compared = os.path.join(tmp, "compared")
+        verdict = os.path.join(compared, "verdict.json")
+        report(f"perfgate compare, {args.points} points",
+               [args.bin, "compare", results, "--thresholds", thresholds, "-o", compared],
+               args.repeat, lambda: f"; {rows_in(verdict)} rows, verdict.json "
+                                    f"{os.path.getsize(verdict) / 1e6:.1f} MB")
+
+        # 5 repeats per point on both sides: the samples, the U test, a
+        # thresholds file four times larger
+        rep = os.path.join(tmp, "repeats")
+        generate_repeats(rep, args.points)
+        rep_thresholds = os.path.join(tmp, "rep-thresholds")
+        subprocess.run([args.bin, "baseline", "update", rep_thresholds, "--gpu", "H100", "--from", rep],
+                       check=True, capture_output=True)
+        report(f"perfgate compare, {args.points} points with 5 repeats on both sides",
+               [args.bin, "compare", rep, "--thresholds", rep_thresholds, "-o", compared,
+                "--gpu", "H100"],
+               args.repeat, size(os.path.join(rep_thresholds, "H100.yml"), "H100.yml"))
 
         jsonl = os.path.join(tmp, "runs.jsonl")
         with open(jsonl, "w") as f:
             for i in range(args.points):
                 f.write(json.dumps(serving(i, [1, 4, 16, "inf"][i % 4])) + "\n")
-        lo, med, rss = measure([args.bin, "import", jsonl, "-o", os.path.join(tmp, "imported")], args.repeat)
-        print(f"perfgate import, {args.points}-record JSON lines: wall min {lo * 1000:.0f} ms, "
-              f"median {med * 1000:.0f} ms (of {args.repeat}); peak RSS {rss / 1024:.1f} MiB")
+        report(f"perfgate import, {args.points}-record JSON lines",
+               [args.bin, "import", jsonl, "-o", os.path.join(tmp, "imported")], args.repeat)
     finally:
         shutil.rmtree(tmp)
 

@@ -7,6 +7,7 @@
  *   history  print the recorded runs of each test as a trend per metric
  */
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 #include "cmd/opt.h"
 #include "core/alloc.h"
 #include "core/buf.h"
@@ -40,24 +41,6 @@ static const char baseline_usage[] =
 	"Run 'perfgate baseline <subcommand> --help' for its options.\n";
 
 /* ------------------------------------------------------------------ */
-
-/*
- * Parse a subcommand's options; exactly `positionals` positional arguments
- * (what, for the message). PG_OPT_HELP when --help was printed.
- */
-static int parse(const struct pg_cmd_help *help, int argc, char **argv, struct pg_strv *pos,
-		 size_t positionals, const char *what, struct pg_error *err)
-{
-	int rc = pg_opt_parse(help, argc, argv, pos, err);
-
-	if (rc)
-		return rc;
-	if (pos->n > positionals)
-		return pg_error_set(err, PG_ECONFIG, "unexpected argument '%s'", pos->v[positionals]);
-	if (pos->n < positionals)
-		return pg_error_set(err, PG_ECONFIG, "expected %s", what);
-	return 0;
-}
 
 /* A source of results: a directory, or one file `perfgate import` reads
  * (a report, vllm bench JSON, llm-d records, printed result blocks). */
@@ -139,13 +122,13 @@ static int baseline_update(int argc, char **argv)
 	char gpu[128] = "", *path = NULL, *regenerate = NULL;
 	int rc, exit_code = PG_EXIT_OK;
 
-	rc = parse(&help, argc, argv, &pos, 1, "a thresholds PATH and at least one --from", &err);
-	if (rc == PG_OPT_HELP)
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "a thresholds PATH and at least one --from",
+			 &exit_code))
 		goto done;
-	if (rc == 0 && !from.n)
+	if (!from.n) {
 		rc = pg_error_set(&err, PG_ECONFIG, "expected a thresholds PATH and at least one --from");
-	if (rc)
 		goto fail;
+	}
 	sets = pg_xcalloc(from.n, sizeof(*sets));
 	points = pg_xcalloc(from.n, sizeof(*points));
 	runs = pg_xcalloc(from.n, sizeof(*runs));
@@ -242,8 +225,10 @@ static int baseline_record(int argc, char **argv)
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: what the results record)" },
 		{ PG_OPT_STRING, "commit", 0, &commit, "SHA",
 		  "the commit measured (default: $BUILDKITE_COMMIT, the results' commit, HEAD)" },
-		{ PG_OPT_STRING, "build-url", 0, &build_url, "URL", "default: $BUILDKITE_BUILD_URL" },
-		{ PG_OPT_STRING, "branch", 0, &branch, "NAME", "default: $BUILDKITE_BRANCH" },
+		{ PG_OPT_STRING, "build-url", 0, &build_url, "URL",
+		  "the build the run came from (default: $BUILDKITE_BUILD_URL)" },
+		{ PG_OPT_STRING, "branch", 0, &branch, "NAME",
+		  "the branch measured (default: $BUILDKITE_BRANCH, else the results' branch)" },
 		{ PG_OPT_END },
 	};
 	const struct pg_cmd_help help = {
@@ -264,17 +249,10 @@ static int baseline_record(int argc, char **argv)
 	int rc, exit_code = PG_EXIT_OK;
 	const char *date;
 
-	rc = parse(&help, argc, argv, &pos, 1, "one results directory", &err);
-	if (rc == PG_OPT_HELP)
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one results directory", &exit_code))
 		goto done;
-	if (rc)
-		goto fail;
-	rc = pg_results_load_dir(&set, pos.v[0], &err);
-	if (rc == PG_ENOTFOUND)
-		rc = pg_error_set(&err, PG_EINFRA, "%s: no such results directory", pos.v[0]);
-	if (rc == 0 && !set.n)
-		rc = pg_error_set(&err, PG_EINFRA, "%s: no benchmark results in it", pos.v[0]);
-	if (rc || (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
+	if ((rc = pg_cmd_load_results(&set, pos.v[0], &err)) ||
+	    (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
 		goto fail;
 	keep_gpu(&set, gpu);
 	points = pg_run_points(&set);
@@ -342,16 +320,12 @@ static int resolve_gpu(char *gpu, size_t size, const char *flag, const char *thr
 
 static int baseline_show(int argc, char **argv)
 {
-	const char *thresholds = NULL, *gpu_flag = NULL, *baseline = "thresholds", *repo = NULL,
-		   *ref = NULL, *base_branch = NULL;
+	const char *gpu_flag = NULL;
+	struct pg_gate_source src = { 0 };
 	const struct pg_opt opts[] = {
-		{ PG_OPT_STRING, "thresholds", 't', &thresholds, "PATH",
-		  "thresholds file or directory (default: thresholds)" },
-		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: $PERFGATE_GPU)" },
-		{ PG_OPT_STRING, "baseline", 'b', &baseline, "KIND", "thresholds (default) or git" },
-		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL", "git: the history repository" },
-		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "git: the history ref" },
-		{ PG_OPT_STRING, "base", 0, &base_branch, "BRANCH", "git: the base branch (default: main)" },
+		PG_CMD_BASELINE_OPTS(src),
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
+		  "the GPU (default: $PERFGATE_GPU, else the thresholds file's gpu:)" },
 		{ PG_OPT_END },
 	};
 	const struct pg_cmd_help help = { "baseline show", "[options]",
@@ -365,18 +339,14 @@ static int baseline_show(int argc, char **argv)
 	char gpu[128] = "";
 	int rc, exit_code = PG_EXIT_OK;
 
-	rc = parse(&help, argc, argv, &pos, 0, "no arguments", &err);
-	if (rc == PG_OPT_HELP)
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
 		goto done;
-	if (rc)
+	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, src.thresholds, &err)))
 		goto fail;
-	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, thresholds, &err)))
-		goto fail;
-	rc = pg_gate_load(&policy, &base,
-			  &(struct pg_gate_source){ .thresholds = thresholds, .gpu = gpu,
-						    .baseline = baseline, .repo = repo,
-						    .ref = ref, .base_branch = base_branch },
-			  &err);
+	src.gpu = gpu;
+	rc = pg_gate_load(&policy, &base, &src, &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: a setup mistake */
 	if (rc)
 		goto fail;
 	pg_baseline_describe(&out, &base, &policy);
@@ -421,11 +391,8 @@ static int baseline_history(int argc, char **argv)
 	char gpu[128] = "";
 	int rc, exit_code = PG_EXIT_OK;
 
-	rc = parse(&help, argc, argv, &pos, 0, "no arguments", &err);
-	if (rc == PG_OPT_HELP)
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
 		goto done;
-	if (rc)
-		goto fail;
 	if (last < 1) {
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must be at least 1");
 		goto fail;

@@ -4,6 +4,7 @@
  * validates it, and runs the step (src/io/buildkite.c).
  */
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 #include "cmd/opt.h"
 #include "core/bkenv.h"
 #include "core/buf.h"
@@ -16,16 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static bool print_schema;
+static bool print_schema, check;
 
 static const struct pg_opt opts[] = {
+	{ PG_OPT_FLAG, "check", 0, &check, NULL,
+	  "validate the step's plugin options and exit (0 valid, 2 with the error)" },
 	{ PG_OPT_FLAG, "print-schema", 0, &print_schema, NULL,
 	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
 	{ PG_OPT_END }
 };
 
 static const struct pg_cmd_help help = {
-	"buildkite", "",
+	"buildkite", "[options]",
 	"the plugin's entry point: run, report, compare, annotate, upload",
 	"Run by the plugin's command hook. Reads the step's plugin configuration\n"
 	"from BUILDKITE_PLUGIN_CONFIGURATION (or perfgate's entry in\n"
@@ -33,16 +36,14 @@ static const struct pg_cmd_help help = {
 	"run -> report -> compare -> annotate -> upload. Outside Buildkite the\n"
 	"annotation is written to <results-dir>/annotation.md.\n"
 	"\n"
+	"--check validates the options alone, e.g. before committing a pipeline:\n"
+	"  BUILDKITE_PLUGIN_CONFIGURATION='{\"suites\": \"perf.yml\", \"repeat\": 3}' \\\n"
+	"    perfgate buildkite --check\n"
+	"\n"
 	"Exit codes: 0 pass (or skipped by only-on-labels), 1 confirmed regression,\n"
 	"2 configuration error, 3 infrastructure failure.",
 	opts,
 };
-
-static const char *env_lookup(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
 
 int cmd_buildkite(int argc, char **argv)
 {
@@ -54,35 +55,35 @@ int cmd_buildkite(int argc, char **argv)
 	char *source = NULL;
 	int rc;
 
-	print_schema = false;
-	pg_bkenv_load(&env, env_lookup, NULL);
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	print_schema = check = false;
+	pg_bkenv_load(&env, pg_cmd_getenv, NULL);
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0,
+			 "no arguments: the configuration comes from BUILDKITE_PLUGIN_CONFIGURATION", &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
 	if (print_schema) {
 		struct pg_buf out = PG_BUF_INIT;
 		json_t *schema = pg_plugin_config_schema();
 		pg_json_write(&out, schema, 2);
-		fwrite(out.ptr, 1, out.len, stdout);
-		putchar('\n');
+		pg_buf_putc(&out, '\n');
+		rc = pg_cmd_print(&out);
 		pg_buf_release(&out);
 		json_decref(schema);
-		rc = PG_EXIT_OK;
 		goto done;
-	}
-	if (pos.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "no arguments expected (the configuration comes "
-						    "from BUILDKITE_PLUGIN_CONFIGURATION)");
-		goto fail;
 	}
 	config = pg_bk_config_from_env(&env, &source, &err);
 	if (!config) {
 		rc = err.code;
 		goto fail;
+	}
+	if (check) {
+		struct pg_plugin_config pc;
+		const char *step = env.step_label ? env.step_label : pg_bkenv_step_name(&env);
+		rc = pg_plugin_config_parse(&pc, config, step, &err);
+		pg_plugin_config_release(&pc);
+		if (rc)
+			goto fail;
+		fprintf(stderr, "perfgate buildkite: step '%s': the configuration is valid\n", step);
+		goto done;
 	}
 	if (!source && env.plugins) {
 		/* how the step refers to the plugin, for generated pipelines */
@@ -90,6 +91,7 @@ int cmd_buildkite(int argc, char **argv)
 		json_decref(pg_bk_plugins_find(env.plugins, &source, &ignored));
 	}
 	o.log = stderr;
+	o.out = stdout;
 	o.plugin_source = source;
 	rc = pg_buildkite_main(&env, config, &o, &err);
 	if (err.code)

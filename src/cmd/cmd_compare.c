@@ -1,5 +1,6 @@
 /* perfgate compare: results vs the GPU's baseline, a verdict per test and metric. */
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 #include "cmd/compare_cmd.h"
 #include "cmd/opt.h"
 #include "core/buf.h"
@@ -26,35 +27,15 @@ static const char gate_description[] =
 	"regression of a gating metric (confirmed when --confirm-dir is given), 3 when\n"
 	"results needed for the decision are missing or failed.";
 
-static int load_run(struct pg_result_set *set, const char *dir, struct pg_error *err)
-{
-	int rc = pg_results_load_dir(set, dir, err);
-
-	if (rc == PG_ENOTFOUND)
-		return pg_error_set(err, PG_EINFRA, "%s: no such results directory", dir);
-	if (rc == 0 && set->n == 0)
-		return pg_error_set(err, PG_EINFRA, "%s: no benchmark results in it", dir);
-	return rc;
-}
-
 int pg_compare_main(int argc, char **argv, bool gate)
 {
-	const char *thresholds = NULL, *gpu_flag = NULL, *baseline = "thresholds", *repo = NULL,
-		   *ref = NULL, *base_branch = NULL, *confirm_dir = NULL, *outdir = NULL;
+	const char *gpu_flag = NULL, *confirm_dir = NULL, *outdir = NULL;
+	struct pg_gate_source src = { 0 };
 	bool allow_missing = false, strict = false, quiet = false;
 	const struct pg_opt opts[] = {
-		{ PG_OPT_STRING, "thresholds", 't', &thresholds, "PATH",
-		  "thresholds file, or the directory of <GPU>.yml files (default: thresholds)" },
+		PG_CMD_BASELINE_OPTS(src),
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
 		  "the GPU to compare for (default: $PERFGATE_GPU, else what the results record)" },
-		{ PG_OPT_STRING, "baseline", 'b', &baseline, "KIND",
-		  "thresholds (the file's baselines, default) or git (the recorded run history)" },
-		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
-		  "git: the history repository (default: the current one)" },
-		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "git: the history ref (default: refs/perfgate/history)" },
-		{ PG_OPT_STRING, "base", 0, &base_branch, "BRANCH",
-		  "git: the branch whose merge-base with HEAD bounds the history (default: "
-		  "$BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main)" },
 		{ PG_OPT_STRING, "confirm-dir", 'c', &confirm_dir, "DIR",
 		  "a re-run of the flagged points: decide them on both runs pooled" },
 		{ PG_OPT_STRING, "output", 'o', &outdir, "DIR",
@@ -72,7 +53,6 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		     : "compare results with the GPU's baseline: a verdict per test and metric",
 		gate ? gate_description : compare_description, opts
 	};
-	const char *name = gate ? "gate" : "compare";
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set run = PG_RESULT_SET_INIT, again = PG_RESULT_SET_INIT;
@@ -84,28 +64,18 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	char gpu[128];
 	int rc, exit_code = PG_EXIT_OK;
 
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
-		exit_code = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one results directory", &exit_code))
 		goto done;
-	}
-	if (rc)
+	if ((rc = pg_cmd_load_results(&run, pos.v[0], &err)))
 		goto fail;
-	if (pos.n != 1) {
-		rc = pg_error_set(&err, PG_ECONFIG, "expected one results directory, got %zu arguments", pos.n);
-		goto fail;
-	}
-	if ((rc = load_run(&run, pos.v[0], &err)))
-		goto fail;
-	if (confirm_dir && (rc = load_run(&again, confirm_dir, &err)))
+	if (confirm_dir && (rc = pg_cmd_load_results(&again, confirm_dir, &err)))
 		goto fail;
 	if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &run, &err)))
 		goto fail;
-	rc = pg_gate_load(&policy, &base,
-			  &(struct pg_gate_source){ .thresholds = thresholds, .gpu = gpu,
-						    .baseline = baseline, .repo = repo,
-						    .ref = ref, .base_branch = base_branch },
-			  &err);
+	src.gpu = gpu;
+	rc = pg_gate_load(&policy, &base, &src, &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: set one up, a retry cannot help */
 	if (rc)
 		goto fail;
 
@@ -113,18 +83,17 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	confirm_points = pg_run_points(&again);
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
-	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &err)))
+	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
 		goto fail;
 	if (!quiet) {
-		pg_comparison_markdown(&md, &cmp);
-		fwrite(md.ptr, 1, md.len, stdout);
-		fflush(stdout);
+		exit_code = pg_cmd_print(&md);
 	}
-	if (gate)
+	/* the verdict outranks a stdout that failed: the files are written */
+	if (gate && pg_outcome_exit_code(cmp.outcome) != PG_EXIT_OK)
 		exit_code = pg_outcome_exit_code(cmp.outcome);
 	goto done;
 fail:
-	exit_code = pg_cmd_fail(name, &err);
+	exit_code = pg_cmd_fail(help.name, &err);
 done:
 	free(points);
 	free(confirm_points);

@@ -14,6 +14,7 @@
 #include "io/results.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +29,16 @@ static const struct pg_opt opts[] = {
     {PG_OPT_END}};
 
 static const struct pg_cmd_help help = {
-	"import", "[options] FILE...",
+	"import", "[options] FILE|DIR...",
 	"turn vllm bench / llm-d / printed results into perfgate result files",
 	"Reads vllm bench serve/latency/throughput JSON (one object, JSON lines, or\n"
 	"objects back to back, as llm-d writes them), text holding printed\n"
 	"\"Serving Benchmark Result\" blocks, and benchmark_results.md reports or\n"
 	"benchmark_results.json records, and writes one result file per point\n"
-	"into DIR. When the inputs span several GPUs, each GPU gets its own\n"
+	"into DIR. A directory stands for its .json files. perfgate's own outputs\n"
+	"(benchmark_results.json, verdict.json) and *.pytorch.json files are\n"
+	"skipped, with a note, when result files of their directory are imported\n"
+	"too. When the inputs span several GPUs, each GPU gets its own\n"
 	"directory, DIR/<GPU> (H100, L40S, ...). Nothing is written unless every\n"
 	"input is readable.",
 	opts,
@@ -79,7 +83,7 @@ static long record_of(const struct pg_result *r)
 
 int cmd_import(int argc, char **argv)
 {
-	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_strv pos = PG_STRV_INIT, inputs = PG_STRV_INIT, notes = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	struct pg_import_opts iopts = { 0 };
@@ -92,24 +96,18 @@ int cmd_import(int argc, char **argv)
 
 	outdir = NULL;
 	gpu = NULL;
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, SIZE_MAX, "input files", &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
-	if (!pos.n) {
-		rc =
-		    pg_error_set(&err, PG_ECONFIG, "no input files (see 'perfgate import --help')");
-		goto fail;
-	}
 	if (!outdir)
 		outdir = "results";
 	iopts.gpu = gpu && *gpu ? gpu : NULL;
 
-	for (size_t i = 0; i < pos.n; i++) {
-		if ((rc = pg_import_file(&rs, pos.v[i], &iopts, &err)) != 0) {
+	if ((rc = pg_import_inputs(&inputs, &notes, pos.v, pos.n, &err)) != 0)
+		goto fail;
+	for (size_t i = 0; i < notes.n; i++)
+		fprintf(stderr, "perfgate import: %s\n", notes.v[i]);
+	for (size_t i = 0; i < inputs.n; i++) {
+		if ((rc = pg_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
 			if (rc == PG_ENOTFOUND)
 				err.code = PG_ECONFIG; /* a missing input is a usage error */
 			goto fail;
@@ -185,5 +183,7 @@ done:
 	free(texts);
 	pg_result_set_release(&rs);
 	pg_strv_release(&pos);
+	pg_strv_release(&inputs);
+	pg_strv_release(&notes);
 	return rc;
 }

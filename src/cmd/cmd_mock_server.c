@@ -80,16 +80,9 @@ int cmd_mock_server(int argc, char **argv)
 		description, opts,
 	};
 
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &rc)) {
 		pg_strv_release(&pos);
-		return PG_EXIT_OK;
-	}
-	if (rc)
-		goto fail;
-	if (pos.n) {
-		pg_error_set(&err, PG_ECONFIG, "unexpected argument '%s'", pos.v[0]);
-		goto fail;
+		return rc;
 	}
 	if (fixed_timing && (!isnan(prefill_us) || !isnan(itl_growth) || max_running >= 0)) {
 		pg_error_set(&err, PG_ECONFIG, "--fixed-timing has no engine model: drop %s",

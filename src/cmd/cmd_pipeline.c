@@ -4,6 +4,7 @@
  * upload` (core/bkpipeline.h).
  */
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 #include "cmd/opt.h"
 #include "core/alloc.h"
 #include "core/bkenv.h"
@@ -29,7 +30,8 @@ static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "queue", 0, &queue_opt, "TEMPLATE",
 	  "agents queue of a GPU's steps; {gpu}, {gpu_lower} (default {gpu})" },
 	{ PG_OPT_STRING, "plugin", 0, &plugin_opt, "SOURCE",
-	  "how steps refer to the plugin, e.g. acme/perfgate#v1.0.0 (default $PERFGATE_PLUGIN)" },
+	  "how steps refer to the plugin, e.g. perfgate/perfgate#v" PERFGATE_VERSION
+	  " (default: $PERFGATE_PLUGIN, or the running step's)" },
 	{ PG_OPT_STRINGS, "option", 'o', &option_opts, "KEY=VALUE",
 	  "a plugin option for every step (VALUE as JSON when it parses, else a string); repeatable" },
 	{ PG_OPT_STRING, "thresholds", 0, &thresholds_opt, "DIR",
@@ -50,15 +52,9 @@ static const struct pg_cmd_help help = {
 	"upload. Each step's options are checked as the plugin will check them.\n"
 	"\n"
 	"  perfgate pipeline .buildkite/perf.yml --gpus H100,A100 --shards 4 \\\n"
-	"    --plugin acme/perfgate#v1.0.0 -o baseline=git | buildkite-agent pipeline upload",
+	"    --plugin perfgate/perfgate#v" PERFGATE_VERSION " -o baseline=git | buildkite-agent pipeline upload",
 	opts,
 };
-
-static const char *env_lookup(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
 
 static void split_list(struct pg_strv *out, const char *s)
 {
@@ -120,21 +116,12 @@ int cmd_pipeline(int argc, char **argv)
 	gpus_opt = plugin_opt = queue_opt = thresholds_opt = results_root_opt = NULL;
 	shards_opt = 1;
 	pg_strv_release(&option_opts);
-	pg_bkenv_load(&env, env_lookup, NULL);
+	pg_bkenv_load(&env, pg_cmd_getenv, NULL);
 	memset(&spec, 0, sizeof(spec));
 
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one suite file (the path each step loads)",
+			 &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
-	if (pos.n != 1) {
-		rc = pg_error_set(&err, PG_ECONFIG, "one suite file expected (the path each step loads), got %zu",
-				  pos.n);
-		goto fail;
-	}
 	if (shards_opt < 1) {
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--shards': expected N >= 1, got %ld", shards_opt);
 		goto fail;
@@ -149,7 +136,7 @@ int cmd_pipeline(int argc, char **argv)
 	if (!plugin_opt || !*plugin_opt) {
 		rc = pg_error_set(&err, PG_ECONFIG,
 				  "which plugin should the steps use? pass --plugin (e.g. "
-				  "--plugin acme/perfgate#v1.0.0) or set PERFGATE_PLUGIN");
+				  "--plugin perfgate/perfgate#v" PERFGATE_VERSION ") or set PERFGATE_PLUGIN");
 		goto fail;
 	}
 	if (gpus_opt)
@@ -171,8 +158,7 @@ int cmd_pipeline(int argc, char **argv)
 	spec.options = options;
 	if ((rc = pg_pipeline_render(&yaml, &spec, &suite, &err)))
 		goto fail;
-	fwrite(yaml.ptr, 1, yaml.len, stdout);
-	rc = fflush(stdout) == 0 ? PG_EXIT_OK : PG_EXIT_INFRA;
+	rc = pg_cmd_print(&yaml);
 	goto done;
 fail:
 	rc = pg_cmd_fail("pipeline", &err);

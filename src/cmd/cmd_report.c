@@ -37,18 +37,8 @@ int cmd_report(int argc, char **argv)
 	int rc;
 
 	outdir = NULL;
-	rc = pg_opt_parse(&help, argc, argv, &pos, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 1, "one results directory", &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
-	if (pos.n > 1) {
-		rc = pg_error_set(&err, PG_ECONFIG, "one results directory expected, got %zu",
-				  pos.n);
-		goto fail;
-	}
 	dir = pos.n ? pos.v[0] : "results";
 	if (!outdir)
 		outdir = dir;

@@ -8,6 +8,7 @@
  * this file only wires options to them.
  */
 #include "cmd/cmd.h"
+#include "cmd/common.h"
 #include "cmd/opt.h"
 #include "core/buf.h"
 #include "core/error.h"
@@ -19,6 +20,7 @@
 #include "io/runner.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 
 static const char *results_dir;
 static const char *step_key;
+static struct pg_strv matrix;
 static const char *filter;
 static const char *only;
 static long repeat = LONG_MIN; /* LONG_MIN: not given */
@@ -41,11 +44,14 @@ static const struct pg_opt opts[] = {
 	  "write result files to DIR (default: results, or the step's results-dir)" },
 	{ PG_OPT_STRING, "step", 0, &step_key, "KEY",
 	  "with a Buildkite pipeline: the perfgate step to run (its key, or its label)" },
+	{ PG_OPT_STRINGS, "matrix", 0, &matrix, "NAME=VALUE",
+	  "with a matrix step: the job to run, {{matrix.NAME}} = VALUE ({{matrix}}: just VALUE); "
+	  "repeatable" },
 	{ PG_OPT_STRING, "filter", 0, &filter, "REGEX",
 	  "run only test points whose names match REGEX (POSIX extended)" },
 	{ PG_OPT_STRING, "only", 0, &only, "KIND", "run only latency, throughput or serving tests" },
 	{ PG_OPT_LONG, "repeat", 0, &repeat, "N", "run every point N times (median of runs)" },
-	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME", "the GPU the results belong to (default: detect)" },
+	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME", "the GPU the results belong to (default: the step's gpu, $PERFGATE_GPU, the suite's, else detected)" },
 	{ PG_OPT_FLAG, "dry-run", 'n', &dry_run, NULL,
 	  "print every test point with its exact commands and settings; start nothing" },
 	{ PG_OPT_FLAG, "save-detailed", 0, &save_detailed, NULL,
@@ -68,7 +74,9 @@ static const struct pg_cmd_help help = {
 	"INPUT is a perfgate suite file, a Buildkite pipeline (the step that uses the\n"
 	"perfgate plugin; --step chooses among several) or vLLM's latency-tests.json,\n"
 	"throughput-tests.json and serving-tests.json (several make one suite).\n"
-	"Command-line options win over the pipeline step's options.\n"
+	"Command-line options win over the pipeline step's options. The step's\n"
+	"$VARIABLES are substituted as Buildkite does at upload (the pipeline's\n"
+	"env: first, then the environment), its {{matrix}} values from --matrix.\n"
 	"\n"
 	"Each test's server is started once (its own process group, log in\n"
 	"DIR/<test>.server.log), every point is measured and written to\n"
@@ -174,6 +182,7 @@ int cmd_run(int argc, char **argv)
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_suite suite = PG_SUITE_INIT;
 	struct pg_config_step step;
+	struct pg_config_select select = { NULL, &matrix };
 	struct pg_plan plan = PG_PLAN_INIT;
 	struct pg_selection sel = PG_SELECTION_INIT;
 	const struct pg_plugin_config *pc = &step.plugin;
@@ -182,20 +191,16 @@ int cmd_run(int argc, char **argv)
 	int rc;
 
 	memset(&step, 0, sizeof(step));
-	rc = pg_opt_parse(&help, argc, argv, &inputs, &err);
-	if (rc == PG_OPT_HELP) {
-		rc = PG_EXIT_OK;
+	if (pg_cmd_parse(&help, argc, argv, &inputs, 0, SIZE_MAX, "inputs", &rc))
 		goto done;
-	}
-	if (rc)
-		goto fail;
 	if (repeat != LONG_MIN && repeat < 1) {
 		pg_error_set(&err, PG_ECONFIG, "option '--repeat': expected N >= 1, got %ld", repeat);
 		goto fail;
 	}
 	if (parse_only(only, &sel.only, &err))
 		goto fail;
-	if (pg_config_load_step(&suite, &step, (const char *const *)inputs.v, inputs.n, step_key,
+	select.step_key = step_key;
+	if (pg_config_load_step(&suite, &step, (const char *const *)inputs.v, inputs.n, &select,
 				&err))
 		goto fail;
 	print_warnings(&suite);
@@ -205,6 +210,7 @@ int cmd_run(int argc, char **argv)
 	if (sel.only < 0)
 		sel.only = pc->only;
 	sel.repeat = repeat > 0 ? repeat : pc->repeat;
+	sel.shard = pc->shard;
 	if (!results_dir)
 		results_dir = step.from_pipeline && pc->results_dir ? pc->results_dir : "results";
 	/* the step's gpu option counts as the flag; $PERFGATE_GPU and the
@@ -223,8 +229,7 @@ int cmd_run(int argc, char **argv)
 		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
 		struct pg_dryrun_opts o = { results_dir, shown, total };
 		pg_dryrun_render(&out, &suite, &plan, &o);
-		fwrite(out.ptr, 1, out.len, stdout);
-		rc = fflush(stdout) == 0 ? PG_EXIT_OK : PG_EXIT_INFRA;
+		rc = pg_cmd_print(&out);
 		goto done;
 	}
 	rc = run(&suite, &plan);
@@ -237,5 +242,6 @@ done:
 	pg_suite_release(&suite);
 	pg_config_step_release(&step);
 	pg_strv_release(&inputs);
+	pg_strv_release(&matrix);
 	return rc;
 }

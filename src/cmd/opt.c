@@ -2,6 +2,7 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/exitcode.h"
 
 #include <string.h>
 
@@ -154,4 +155,26 @@ int pg_cmd_fail(const char *cmd, const struct pg_error *err)
 {
 	fprintf(stderr, "perfgate %s: %s\n", cmd, err->msg[0] ? err->msg : "failed");
 	return pg_error_exit_code(err->code ? err->code : PG_ERR);
+}
+
+bool pg_cmd_parse(const struct pg_cmd_help *cmd, int argc, char **argv, struct pg_strv *pos,
+		  size_t min_args, size_t max_args, const char *what, int *exit_code)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	int rc = pg_opt_parse(cmd, argc, argv, pos, &err);
+
+	if (rc == PG_OPT_HELP) {
+		*exit_code = PG_EXIT_OK;
+		return true;
+	}
+	if (rc == 0 && pos->n > max_args)
+		pg_error_set(&err, PG_ECONFIG, "unexpected argument '%s' (expected %s)",
+			     pos->v[max_args], what);
+	else if (rc == 0 && pos->n < min_args)
+		pg_error_set(&err, PG_ECONFIG, "expected %s; see 'perfgate %s --help'", what,
+			     cmd->name);
+	else if (rc == 0)
+		return false;
+	*exit_code = pg_cmd_fail(cmd->name, &err);
+	return true;
 }

@@ -56,9 +56,22 @@ int pg_opt_parse(const struct pg_cmd_help *cmd, int argc, char **argv,
 void pg_opt_print_help(const struct pg_cmd_help *cmd, FILE *out);
 
 /*
- * Print "perfgate <cmd>: <message>" (plus a usage hint for configuration
- * errors) to stderr and return the exit code for err->code. The one place
- * a command turns an error into output.
+ * What every command does first: parse argv, print --help, and check that
+ * between min_args and max_args positionals were given (SIZE_MAX: no
+ * limit); `what` names them for the message ("one results directory").
+ * Returns false to go on, or true when the command is over: *exit_code is
+ * then 0 after --help, or 2 after the error was printed. pos must be
+ * released either way.
+ *
+ *	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one results directory", &rc))
+ *		goto done;
+ */
+bool pg_cmd_parse(const struct pg_cmd_help *cmd, int argc, char **argv, struct pg_strv *pos,
+		  size_t min_args, size_t max_args, const char *what, int *exit_code);
+
+/*
+ * Print "perfgate <cmd>: <message>" to stderr and return the exit code for
+ * err->code. The one place a command turns an error into output.
  */
 int pg_cmd_fail(const char *cmd, const struct pg_error *err);
 

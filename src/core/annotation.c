@@ -98,12 +98,15 @@ void pg_md_fenced(struct pg_buf *out, const char *info, const char *text)
 	pg_buf_putc(out, '\n');
 }
 
+/* the comparison tables' mark for "no value" (core/compare_render.c) */
+#define NO_VALUE "—"
+
 static void put_number(struct pg_buf *out, double v)
 {
 	char num[PG_FMT_DOUBLE_SIZE];
 
 	if (isnan(v))
-		pg_buf_puts(out, "–");
+		pg_buf_puts(out, NO_VALUE);
 	else
 		pg_buf_puts(out, pg_fmt_g(num, v));
 }
@@ -120,7 +123,7 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 	put_number(out, r->current);
 	pg_buf_puts(out, " | ");
 	if (isnan(r->delta_pct)) {
-		pg_buf_puts(out, "–");
+		pg_buf_puts(out, NO_VALUE);
 	} else {
 		const char *cls = r->worse > 0 ? "red" : r->worse < 0 ? "green" : NULL;
 		if (cls)
@@ -131,7 +134,7 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 	}
 	pg_buf_puts(out, " | ");
 	if (isnan(r->tolerance_pct))
-		pg_buf_puts(out, "–");
+		pg_buf_puts(out, NO_VALUE);
 	else
 		pg_buf_printf(out, "%.3g%%", r->tolerance_pct);
 	pg_buf_puts(out, " | ");

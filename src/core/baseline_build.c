@@ -49,10 +49,13 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 	const char **names = NULL;
 	size_t n_names = 0, cap = 0, nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
+	struct pg_run_index *ix = pg_xcalloc(n_runs ? n_runs : 1, sizeof(*ix));
 
-	for (size_t r = 0; r < n_runs; r++)
-		for (size_t i = 0; i < runs[r].n; i++)
-			PG_ARRAY_PUSH(names, n_names, cap, runs[r].points[i].name);
+	for (size_t r = 0; r < n_runs; r++) {
+		pg_run_index_init(&ix[r], runs[r].points, runs[r].n);
+		for (size_t i = 0; i < ix[r].n; i++)
+			PG_ARRAY_PUSH(names, n_names, cap, ix[r].v[i]->name);
+	}
 	if (n_names)
 		qsort(names, n_names, sizeof(*names), cmp_cstr);
 
@@ -69,24 +72,22 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 			continue;
 		pts = pg_xmalloc(n_runs * sizeof(*pts));
 		used = pg_xmalloc(n_runs * sizeof(*used));
-		for (size_t r = 0; r < n_runs; r++)
-			for (size_t i = 0; i < runs[r].n; i++) {
-				const struct pg_run_point *p = &runs[r].points[i];
-				if (strcmp(p->name, names[k]))
-					continue;
-				if (p->status && strcmp(p->status, "ok")) {
-					if (skipped) {
-						struct pg_buf why = PG_BUF_INIT;
-						pg_buf_printf(&why, "%s (%s, %s)", p->name, p->status,
-							      runs[r].label ? runs[r].label : "?");
-						pg_strv_push_owned(skipped, pg_buf_detach(&why));
-					}
-					continue;
+		for (size_t r = 0; r < n_runs; r++) {
+			const struct pg_run_point *p = pg_run_index_find(&ix[r], names[k]);
+			if (!p)
+				continue;
+			if (p->status && strcmp(p->status, "ok")) {
+				if (skipped) {
+					struct pg_buf why = PG_BUF_INIT;
+					pg_buf_printf(&why, "%s (%s, %s)", p->name, p->status,
+						      runs[r].label ? runs[r].label : "?");
+					pg_strv_push_owned(skipped, pg_buf_detach(&why));
 				}
-				pts[n_pts] = p;
-				used[n_pts++] = &runs[r];
-				break; /* one point per run */
+				continue;
 			}
+			pts[n_pts] = p;
+			used[n_pts++] = &runs[r]; /* one point per run */
+		}
 		if (!n_pts)
 			goto next;
 
@@ -154,5 +155,8 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 		free(used);
 	}
 	free(names);
+	for (size_t r = 0; r < n_runs; r++)
+		pg_run_index_release(&ix[r]);
+	free(ix);
 	pg_baseline_sort(out);
 }

@@ -11,13 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* [begin, end) (end NULL: to the string's end) is a number without a
+ * leading zero */
+static bool digits_only(const char *begin, const char *end)
+{
+	size_t len = end ? (size_t)(end - begin) : strlen(begin);
+
+	return len > 0 && begin[0] != '0' && strspn(begin, "0123456789") >= len;
+}
+
 int pg_shard_parse(const char *text, size_t *index, size_t *count, struct pg_error *err)
 {
 	const char *slash = text ? strchr(text, '/') : NULL;
 	char head[32];
 	long i, n;
 
-	if (!slash || (size_t)(slash - text) >= sizeof(head))
+	/* digits only, no sign, space or leading zero: PG_SHARD_PATTERN */
+	if (!slash || (size_t)(slash - text) >= sizeof(head) || !digits_only(text, slash) ||
+	    !digits_only(slash + 1, NULL))
 		goto bad;
 	memcpy(head, text, (size_t)(slash - text));
 	head[slash - text] = '\0';

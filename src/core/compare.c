@@ -185,10 +185,23 @@ void pg_baseline_release(struct pg_baseline *b)
 
 struct pg_base_point *pg_baseline_find(const struct pg_baseline *b, const char *name)
 {
-	for (size_t i = 0; i < b->n; i++)
-		if (!strcmp(b->points[i].name, name))
-			return &b->points[i];
-	return NULL;
+	size_t lo = 0, hi = b->n;
+
+	if (!b->sorted) {
+		for (size_t i = 0; i < b->n; i++)
+			if (!strcmp(b->points[i].name, name))
+				return &b->points[i];
+		return NULL;
+	}
+	/* the first point not before name */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(b->points[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n && !strcmp(b->points[lo].name, name) ? &b->points[lo] : NULL;
 }
 
 struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
@@ -198,6 +211,7 @@ struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
 
 	pg_grow((void **)&b->points, &b->cap, b->n + 1, sizeof(*b->points));
 	p = &b->points[b->n++];
+	b->sorted = false;
 	memset(p, 0, sizeof(*p));
 	p->name = pg_xstrdup(name);
 	p->suite = suite;
@@ -258,6 +272,51 @@ void pg_baseline_sort(struct pg_baseline *b)
 {
 	if (b->n > 1)
 		qsort(b->points, b->n, sizeof(*b->points), cmp_point_name);
+	b->sorted = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Run indexes                                                         */
+
+static int cmp_run_ptr(const void *a, const void *b)
+{
+	const struct pg_run_point *x = *(const struct pg_run_point *const *)a;
+	const struct pg_run_point *y = *(const struct pg_run_point *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n)
+{
+	ix->v = pg_xmalloc((n ? n : 1) * sizeof(*ix->v));
+	ix->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pts[i].name)
+			ix->v[ix->n++] = &pts[i];
+	if (ix->n > 1)
+		qsort(ix->v, ix->n, sizeof(*ix->v), cmp_run_ptr);
+}
+
+const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(ix->v[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->n && !strcmp(ix->v[lo]->name, name) ? ix->v[lo] : NULL;
+}
+
+void pg_run_index_release(struct pg_run_index *ix)
+{
+	free(ix->v);
+	ix->v = NULL;
+	ix->n = 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -153,6 +153,20 @@ struct pg_run_point {
 	const char *gpu;           /* raw GPU string (io/results.h pg_result_gpu), or NULL */
 };
 
+/* Run points by name, for lookups in runs of any size: pointers sorted by
+ * name, points of the same name in input order (the first one wins). */
+struct pg_run_index {
+	const struct pg_run_point **v;
+	size_t n;
+};
+
+/* Index the n points at pts (borrowed; points without a name are left
+ * out). */
+void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n);
+/* The first point called name, or NULL. */
+const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name);
+void pg_run_index_release(struct pg_run_index *ix);
+
 /* One run (a results directory, one report, one job) of several points. */
 struct pg_run {
 	const char *label;         /* where it came from, for "source:" */
@@ -201,12 +215,14 @@ struct pg_baseline {
 	struct pg_base_point *points;
 	size_t n;
 	size_t cap;
+	bool sorted;          /* points are in name order (pg_baseline_sort): lookups
+			       * bisect instead of scanning */
 };
 
-#define PG_BASELINE_INIT { NULL, NULL, NULL, NULL, 0, 0 }
+#define PG_BASELINE_INIT { NULL, NULL, NULL, NULL, 0, 0, false }
 
 void pg_baseline_release(struct pg_baseline *b);
-/* The point called name, or NULL. */
+/* The point called name, or NULL. O(log n) once sorted, O(n) before. */
 struct pg_base_point *pg_baseline_find(const struct pg_baseline *b, const char *name);
 /* Append a zeroed point named name (qps NAN, concurrency -1). */
 struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
@@ -362,7 +378,8 @@ void pg_comparison_release(struct pg_comparison *c);
  * The comparison as markdown, safe inside a Buildkite annotation: a headline
  * verdict line, a summary line, the table of regressions (and other rows
  * that need attention) first, then every row in a collapsible <details>
- * section. Cells are escaped (| and newlines), tables have blank lines
+ * section. Every name and note is escaped (core/escape.h: no table,
+ * emphasis or HTML can come from a test name), tables have blank lines
  * around them so they render inside <details>.
  */
 void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
@@ -384,7 +401,20 @@ void pg_comparison_attention_table(struct pg_buf *out, const struct pg_compariso
  */
 json_t *pg_comparison_json(const struct pg_comparison *c);
 
-/* Markdown table cell text: '|' escaped, newlines as spaces. */
-void pg_md_cell(struct pg_buf *out, const char *s);
+/*
+ * The same document written a piece at a time, for files of any size:
+ * pg_json_write(pg_comparison_json(c), 2) and a newline, never holding
+ * every row at once. Each call appends the next piece to out and returns
+ * nonzero while more follows:
+ *
+ *   struct pg_comparison_json_writer w = { .c = &cmp };
+ *   while (pg_comparison_json_next(&w, &chunk)) ...
+ */
+struct pg_comparison_json_writer {
+	const struct pg_comparison *c;
+	size_t next;               /* the next row */
+	bool started;              /* the head is written */
+};
+int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out);
 
 #endif

@@ -3,48 +3,12 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/escape.h"
 #include "core/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void pg_md_cell(struct pg_buf *out, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '|':
-			pg_buf_puts(out, "\\|");
-			break;
-		case '\n':
-		case '\r':
-		case '\t':
-			pg_buf_putc(out, ' ');
-			break;
-		case '<':
-			pg_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			pg_buf_puts(out, "&gt;");
-			break;
-		case '&':
-			pg_buf_puts(out, "&amp;");
-			break;
-		default:
-			pg_buf_putc(out, *s);
-		}
-	}
-}
-
-/* Text for a `code span`: shown literally (no HTML, no escapes), so only a
- * backtick or a line break could break it. */
-static void md_code(struct pg_buf *out, const char *s)
-{
-	pg_buf_putc(out, '`');
-	for (; s && *s; s++)
-		pg_buf_putc(out, *s == '`' ? '\'' : (*s == '\n' || *s == '\r') ? ' ' : *s);
-	pg_buf_putc(out, '`');
-}
 
 static void num_cell(struct pg_buf *out, double v)
 {
@@ -73,7 +37,7 @@ static void metric_cell(struct pg_buf *out, const struct pg_metric *m)
 		pg_buf_puts(out, "all metrics");
 		return;
 	}
-	pg_md_cell(out, m->label);
+	pg_escape_md_cell(out, m->label);
 	if (m->unit[0])
 		pg_buf_printf(out, " (%s)", m->unit);
 }
@@ -97,7 +61,7 @@ static const char table_head[] =
 static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
 {
 	pg_buf_puts(out, "| ");
-	pg_md_cell(out, r->point);
+	pg_escape_md_cell(out, r->point);
 	pg_buf_puts(out, " | ");
 	metric_cell(out, r->metric);
 	pg_buf_puts(out, " | ");
@@ -111,7 +75,7 @@ static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_buf_puts(out, " | ");
 	verdict_cell(out, r);
 	pg_buf_puts(out, " | ");
-	pg_md_cell(out, r->note);
+	pg_escape_md_cell(out, r->note);
 	pg_buf_puts(out, " |\n");
 }
 
@@ -164,24 +128,28 @@ static const struct pg_cmp_row **attention_rows(const struct pg_comparison *c, s
 	return rows;
 }
 
+/* Points with a row of outcome o. pg_compare writes a point's rows one
+ * after the other. */
 static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->rows[i].outcome != o)
-			continue;
-		/* count each point once */
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = c->rows[j].outcome == o && !strcmp(c->rows[j].point, c->rows[i].point);
-		n += !seen;
+	size_t n = 0, next;
+
+	for (size_t i = 0; i < c->n; i = next) {
+		bool hit = false;
+		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point); next++)
+			hit |= c->rows[next].outcome == o;
+		n += hit;
 	}
 	return n;
 }
 
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 {
-	const char *gpu = c->gpu ? c->gpu : "this GPU";
+	struct pg_buf name = PG_BUF_INIT;
+	const char *gpu;
+
+	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
+	gpu = name.ptr;
 
 	switch (c->outcome) {
 	case PG_OUTCOME_FAIL:
@@ -212,6 +180,7 @@ void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_printf(out, "**perfgate: PASS** — no regressions on %s", gpu);
 		break;
 	}
+	pg_buf_release(&name);
 }
 
 static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
@@ -219,7 +188,7 @@ static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
 	bool first = true;
 
 	pg_buf_puts(out, "Baseline: ");
-	pg_md_cell(out, c->baseline_source ? c->baseline_source : "none");
+	pg_escape_md_cell(out, c->baseline_source ? c->baseline_source : "none");
 	if (c->baseline_kind)
 		pg_buf_printf(out, " (%s)", c->baseline_kind);
 	pg_buf_printf(out, " · %zu comparison%s, %zu gating", c->n, c->n == 1 ? "" : "s", c->gated);
@@ -257,7 +226,7 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 		for (size_t i = 0; i < c->rerun.n; i++) {
 			if (i)
 				pg_buf_puts(out, ", ");
-			md_code(out, c->rerun.v[i]);
+			pg_escape_md_code(out, c->rerun.v[i]);
 		}
 		pg_buf_puts(out, "\n");
 	}
@@ -333,10 +302,11 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	return o;
 }
 
-json_t *pg_comparison_json(const struct pg_comparison *c)
+/* Everything but the rows. */
+static json_t *comparison_head_json(const struct pg_comparison *c)
 {
 	json_t *o = json_object(), *base = json_object(), *summary = json_object();
-	json_t *rows = json_array(), *rerun = json_array();
+	json_t *rerun = json_array();
 	struct pg_buf headline = PG_BUF_INIT;
 
 	pg_comparison_headline(&headline, c);
@@ -357,9 +327,57 @@ json_t *pg_comparison_json(const struct pg_comparison *c)
 	for (size_t i = 0; i < c->rerun.n; i++)
 		json_array_append_new(rerun, json_string(c->rerun.v[i]));
 	json_object_set_new(o, "rerun", rerun);
+	pg_buf_release(&headline);
+	return o;
+}
+
+json_t *pg_comparison_json(const struct pg_comparison *c)
+{
+	json_t *o = comparison_head_json(c), *rows = json_array();
+
 	for (size_t i = 0; i < c->n; i++)
 		json_array_append_new(rows, row_json(&c->rows[i]));
 	json_object_set_new(o, "rows", rows);
-	pg_buf_release(&headline);
 	return o;
+}
+
+/* Rows per piece: about 64 KiB of text. */
+#define JSON_ROWS_PER_PIECE 100
+
+int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out)
+{
+	const struct pg_comparison *c = w->c;
+	size_t end;
+
+	/* pg_json_write(pg_comparison_json(c), 2), a piece at a time: a
+	 * 10,000-point run has 100,000 rows, and their jansson objects take
+	 * several times the memory of their text */
+	if (!w->started) {
+		json_t *head = comparison_head_json(c);
+		const char *key;
+		json_t *val;
+
+		pg_buf_putc(out, '{');
+		json_object_foreach(head, key, val) {
+			pg_buf_puts(out, "\n  ");
+			pg_json_write_string(out, key, strlen(key));
+			pg_buf_puts(out, ": ");
+			pg_json_write_nested(out, val, 2, 1);
+			pg_buf_putc(out, ',');
+		}
+		pg_buf_puts(out, "\n  \"rows\": [");
+		json_decref(head);
+		w->started = true;
+	}
+	end = w->next + JSON_ROWS_PER_PIECE < c->n ? w->next + JSON_ROWS_PER_PIECE : c->n;
+	for (; w->next < end; w->next++) {
+		json_t *row = row_json(&c->rows[w->next]);
+		pg_buf_puts(out, w->next ? ",\n    " : "\n    ");
+		pg_json_write_nested(out, row, 2, 2);
+		json_decref(row);
+	}
+	if (w->next < c->n)
+		return 1;
+	pg_buf_puts(out, c->n ? "\n  ]\n}\n" : "]\n}\n");
+	return 0;
 }

@@ -11,14 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct pg_run_point *find_run(const struct pg_run_point *run, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (run[i].name && !strcmp(run[i].name, name))
-			return &run[i];
-	return NULL;
-}
-
 static bool status_is(const struct pg_run_point *rp, const char *s)
 {
 	return rp->status && !strcmp(rp->status, s);
@@ -82,11 +74,12 @@ static void fmt_pct(char *out, size_t size, double rel)
 	snprintf(out, size, "%s%%", g);
 }
 
+/* Points are compared in name order, all rows of one point together: a
+ * point already listed is the last one. */
 static void add_rerun(struct pg_comparison *c, const char *point)
 {
-	for (size_t i = 0; i < c->rerun.n; i++)
-		if (!strcmp(c->rerun.v[i], point))
-			return;
+	if (c->rerun.n && !strcmp(c->rerun.v[c->rerun.n - 1], point))
+		return;
 	pg_strv_push(&c->rerun, point);
 }
 
@@ -292,6 +285,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_compare_opts *opts)
 {
 	static const struct pg_compare_opts no_opts = { false, false };
+	struct pg_run_index run_ix, confirm_ix;
 	const char **names;
 	size_t n_names = 0;
 
@@ -304,19 +298,21 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	out->with_confirmation = n_confirm > 0;
 
 	/* every point name once, sorted */
+	pg_run_index_init(&run_ix, run, n_run);
+	pg_run_index_init(&confirm_ix, confirm, n_confirm);
 	names = pg_xmalloc((base->n + n_run + 1) * sizeof(*names));
 	for (size_t i = 0; i < base->n; i++)
 		names[n_names++] = base->points[i].name;
-	for (size_t i = 0; i < n_run; i++)
-		if (!pg_baseline_find(base, run[i].name))
-			names[n_names++] = run[i].name;
+	for (size_t i = 0; i < run_ix.n; i++)
+		if (!pg_baseline_find(base, run_ix.v[i]->name))
+			names[n_names++] = run_ix.v[i]->name;
 	qsort(names, n_names, sizeof(*names), cmp_cstr);
 
 	for (size_t k = 0; k < n_names; k++) {
 		const char *name = names[k];
 		const struct pg_base_point *bp = pg_baseline_find(base, name);
-		const struct pg_run_point *rp = find_run(run, n_run, name);
-		const struct pg_run_point *cp = find_run(confirm, n_confirm, name);
+		const struct pg_run_point *rp = pg_run_index_find(&run_ix, name);
+		const struct pg_run_point *cp = pg_run_index_find(&confirm_ix, name);
 		enum pg_suite_kind suite = bp ? bp->suite : rp->suite;
 		size_t nm;
 		const struct pg_metric *all;
@@ -364,6 +360,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 				compare_metric(out, policy, bp, rp, cp, &all[i], opts);
 	}
 	free(names);
+	pg_run_index_release(&run_ix);
+	pg_run_index_release(&confirm_ix);
 
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {

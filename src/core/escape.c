@@ -1,8 +1,10 @@
 #include "core/escape.h"
 
+#include "core/alloc.h"
 #include "core/buf.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one
@@ -108,6 +110,40 @@ void pg_escape_md_cell(struct pg_buf *out, const char *s)
 		default: pg_buf_putc(out, (char)c);
 		}
 	}
+	pg_buf_release(&clean);
+}
+
+void pg_escape_md_cell_cut(struct pg_buf *out, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t chars = 0, i = 0;
+
+	while (p[i] && (!max_chars || chars < max_chars)) {
+		size_t n = utf8_seq_len(p + i);
+		i += n ? n : 1;
+		chars++;
+	}
+	if (!p[i]) {
+		pg_escape_md_cell(out, s);
+		return;
+	}
+	{
+		char *cut = pg_xstrndup((const char *)p, i);
+		pg_escape_md_cell(out, cut);
+		pg_buf_puts(out, "…");
+		free(cut);
+	}
+}
+
+void pg_escape_md_code(struct pg_buf *out, const char *s)
+{
+	struct pg_buf clean = PG_BUF_INIT;
+
+	escape_with(&clean, s, "");
+	pg_buf_putc(out, '`');
+	for (size_t i = 0; i < clean.len; i++)
+		pg_buf_putc(out, clean.ptr[i] == '`' ? '\'' : clean.ptr[i]);
+	pg_buf_putc(out, '`');
 	pg_buf_release(&clean);
 }
 

@@ -26,6 +26,14 @@ void pg_escape_md_cell(struct pg_buf *out, const char *s);
 /* The same for running Markdown text outside tables (headlines, notes). */
 #define pg_escape_md_text pg_escape_md_cell
 
+/* The cell text of at most max_chars code points (0: no limit), cut with
+ * "…" when longer. */
+void pg_escape_md_cell_cut(struct pg_buf *out, const char *s, size_t max_chars);
+
+/* s as a `code span`: shown literally, on one line; a backtick, which
+ * would end the span, reads as "'". */
+void pg_escape_md_code(struct pg_buf *out, const char *s);
+
 /* HTML/XML text and attribute values: & < > " ' escaped (also for SVG). */
 void pg_escape_html(struct pg_buf *out, const char *s);
 

@@ -232,8 +232,7 @@ static char *sanitize_name(const char *s)
 	return n;
 }
 
-/* The serving point suffix from a record's own rate and concurrency. */
-static void point_suffix(struct pg_buf *b, const json_t *result)
+void pg_import_point_suffix(struct pg_buf *b, const json_t *result)
 {
 	json_t *rate = json_object_get(result, "request_rate");
 	json_t *mc = json_object_get(result, "max_concurrency");
@@ -262,7 +261,7 @@ static char *derive_name(const struct pg_import_ctx *ctx, const struct pg_import
 		width++;
 	pg_buf_printf(&b, "%s_%0*zu", ctx->base, width, k);
 	if (rec->kind == PG_SUITE_SERVING)
-		point_suffix(&b, rec->json);
+		pg_import_point_suffix(&b, rec->json);
 	name = sanitize_name(b.ptr);
 	pg_buf_release(&b);
 	return name;

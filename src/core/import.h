@@ -18,8 +18,8 @@ struct pg_result_set;
  *    is a `vllm bench serve --save-result` record (the old
  *    "request_goodput:" key is renamed request_goodput; request_rate a
  *    number or "inf"), a `vllm bench latency` / `throughput --output-json`
- *    record, an llm-d record (a serving record whose --metadata values are
- *    strings, "gpu": "4xNVIDIA_L40S"), a perfgate result, a
+ *    record, an llm-d record (a serving record with llm-d's --metadata
+ *    strings: "deployment", "model", "gpu": "4xNVIDIA_L40S"), a perfgate result, a
  *    benchmark_results.json row ({"Test name": ..., "GPU": ..., header:
  *    value}), or a report's tables object ({"latency": ..., "serving": ...}).
  *  - a benchmark_results.md report (or several, one after another): every
@@ -30,7 +30,10 @@ struct pg_result_set;
  *    any number of them, anything between them.
  *
  * Point names: the source's own where it has one (a report's or record's
- * Test name, a perfgate result's perfgate.point); otherwise from base_name
+ * Test name, a perfgate result's perfgate.point; an llm-d record's
+ * metadata: serving_<model>_<deployment>_qps_<q>, the model without its
+ * organisation, e.g. serving_Llama-3.1-8B-Instruct_no-features_qps_5);
+ * otherwise from base_name
  * (the file name without its extension): a file with one record is named
  * base_name (so vLLM's results/<test>_qps_<q>.json keeps its name); with
  * several, record k of n is base_name_<k> (k zero-padded to the width of n)

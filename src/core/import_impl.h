@@ -10,6 +10,7 @@
 #include "core/import.h"
 #include "core/suite.h"
 
+struct pg_buf;
 struct pg_error;
 
 /* One parsed record, before names are settled. */
@@ -77,6 +78,11 @@ int pg_import_report_tables(struct pg_import_ctx *ctx, const json_t *tables, siz
  * < 0 infers the suite from the headers. where: "report 2, serving row 3". */
 int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, size_t pos,
 			const char *where, const char *format);
+
+/* Append a serving record's point suffix, from its own request_rate and
+ * max_concurrency: "_qps_4", "_qps_inf_concurrency_16"; nothing without a
+ * rate. */
+void pg_import_point_suffix(struct pg_buf *b, const json_t *result);
 
 /* Set obj[dotted key] = v (stolen), creating intermediate objects. */
 void pg_import_set_path(json_t *obj, const char *dotted_key, json_t *v);

@@ -6,12 +6,14 @@
  */
 #include "core/import_impl.h"
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/strutil.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *format_of(enum pg_suite_kind kind)
@@ -118,10 +120,40 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 	return 0;
 }
 
+/*
+ * An llm-d record names its configuration in vllm bench serve's --metadata
+ * (deployment=no-features model=meta-llama/Llama-3.1-8B-Instruct
+ * gpu=4xNVIDIA_L40S ...): its point is serving_<model>_<deployment> and
+ * the rate, "serving_Llama-3.1-8B-Instruct_no-features_qps_5", the same
+ * whatever the file is called, so a perfgate test of that name compares
+ * with it. NULL for other records.
+ */
+static char *llmd_name(const json_t *o)
+{
+	const char *deployment = json_string_value(json_object_get(o, "deployment"));
+	const char *model = json_string_value(json_object_get(o, "model"));
+	const char *slash;
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!deployment || !*deployment)
+		return NULL;
+	if (!model || !*model)
+		model = json_string_value(json_object_get(o, "model_id"));
+	pg_buf_puts(&b, "serving_");
+	if (model && *model) {
+		slash = strrchr(model, '/');
+		pg_buf_printf(&b, "%s_", slash && slash[1] ? slash + 1 : model);
+	}
+	pg_buf_puts(&b, deployment);
+	pg_import_point_suffix(&b, o);
+	return pg_buf_detach(&b);
+}
+
 static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos, size_t *reports)
 {
 	size_t record = ctx->records + 1;
 	json_t *copy, *point;
+	char *llmd;
 	int kind;
 
 	if (!json_is_object(o))
@@ -140,6 +172,11 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 		    "record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
 		    "import the vLLM result file it was made from",
 		    record);
+	if (json_object_get(o, "verdict") && json_is_array(json_object_get(o, "rows")))
+		return pg_import_fail(ctx, pos,
+				      "record %zu: a perfgate verdict (verdict.json, the output of "
+				      "compare), not benchmark results",
+				      record);
 	kind = pg_result_kind(o);
 	if (kind < 0)
 		return pg_import_fail(ctx, pos,
@@ -150,9 +187,14 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 		return PG_ECONFIG;
 	copy = normalise(o);
 	point = json_object_get(json_object_get(o, "perfgate"), "point");
-	pg_import_push(ctx, copy, (enum pg_suite_kind)kind,
-		       json_is_string(point) ? json_string_value(point) : NULL, NULL,
-		       format_of((enum pg_suite_kind)kind), pos);
+	llmd = kind == PG_SUITE_SERVING && !point ? llmd_name(o) : NULL;
+	if (llmd)
+		pg_import_push(ctx, copy, PG_SUITE_SERVING, llmd, NULL, "llm-d", pos);
+	else
+		pg_import_push(ctx, copy, (enum pg_suite_kind)kind,
+			       json_is_string(point) ? json_string_value(point) : NULL, NULL,
+			       format_of((enum pg_suite_kind)kind), pos);
+	free(llmd);
 	return 0;
 }
 

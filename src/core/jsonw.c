@@ -115,3 +115,8 @@ void pg_json_write(struct pg_buf *out, const json_t *v, int indent)
 {
 	write_value(out, v, indent, 0);
 }
+
+void pg_json_write_nested(struct pg_buf *out, const json_t *v, int indent, int depth)
+{
+	write_value(out, v, indent, depth);
+}

@@ -19,6 +19,11 @@ struct pg_buf;
  */
 void pg_json_write(struct pg_buf *out, const json_t *v, int indent);
 
+/* pg_json_write for a value nested depth levels deep in a pretty-printed
+ * document (indent > 0): its inner lines are indented for that depth, so
+ * a large document can be written one piece at a time. */
+void pg_json_write_nested(struct pg_buf *out, const json_t *v, int indent, int depth);
+
 /* Append s as a JSON string literal (with quotes). */
 void pg_json_write_string(struct pg_buf *out, const char *s, size_t len);
 

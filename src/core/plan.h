@@ -16,15 +16,17 @@ struct pg_selection {
 	const char *filter;   /* POSIX ERE matched against point names; NULL: all */
 	int only;             /* enum pg_suite_kind, or -1 for every kind */
 	long repeat;          /* > 0: runs per point for every test; 0: the suite's */
+	const char *shard;    /* "INDEX/COUNT": only the tests of that shard of the whole
+	                       * suite (core/bkpipeline.h pg_shard_tests); NULL: all */
 };
 
-#define PG_SELECTION_INIT { NULL, -1, 0 }
+#define PG_SELECTION_INIT { NULL, -1, 0, NULL }
 
 /*
  * Apply sel->repeat to the suite's tests, expand the suite into out (which
  * must be empty) and keep the points that match. A selection that leaves
  * nothing is PG_ECONFIG (a CI step that silently runs nothing would pass),
- * and so is a bad regular expression.
+ * and so are a bad regular expression and a bad shard.
  */
 int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_selection *sel,
 		   struct pg_error *err);

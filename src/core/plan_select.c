@@ -1,5 +1,6 @@
 #include "core/plan.h"
 
+#include "core/bkpipeline.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/template.h"
@@ -47,7 +48,17 @@ static void describe_selection(struct pg_buf *b, const struct pg_selection *sel)
 	if (sel->only >= 0)
 		pg_buf_printf(b, "only %s", pg_suite_kind_name(sel->only));
 	if (sel->filter)
-		pg_buf_printf(b, "%sfilter '%s'", sel->only >= 0 ? ", " : "", sel->filter);
+		pg_buf_printf(b, "%sfilter '%s'", b->len ? ", " : "", sel->filter);
+	if (sel->shard)
+		pg_buf_printf(b, "%sshard %s", b->len ? ", " : "", sel->shard);
+}
+
+static bool in_list(const struct pg_strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
 }
 
 int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_selection *sel,
@@ -55,14 +66,22 @@ int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_
 {
 	regex_t re;
 	bool have_re = false;
+	struct pg_strv shard_tests = PG_STRV_INIT;
 	size_t kept = 0, total;
 	int ret = 0;
 
+	if (sel->shard) {
+		size_t index, count;
+		if (pg_shard_parse(sel->shard, &index, &count, err))
+			return pg_error_prefix(err, "shard");
+		pg_shard_tests(&shard_tests, suite, index, count);
+	}
 	if (sel->filter) {
 		int rc = regcomp(&re, sel->filter, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			char msg[256];
 			regerror(rc, &re, msg, sizeof(msg));
+			pg_strv_release(&shard_tests);
 			return pg_error_set(err, PG_ECONFIG, "filter '%s' is not a valid regular expression: %s",
 					    sel->filter, msg);
 		}
@@ -82,6 +101,8 @@ int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_
 			keep = false;
 		if (keep && have_re && regexec(&re, pt->name, 0, NULL, 0) != 0)
 			keep = false;
+		if (keep && sel->shard && !in_list(&shard_tests, pt->test->name))
+			keep = false;
 		if (keep)
 			out->points[kept++] = *pt;
 		else
@@ -97,5 +118,6 @@ int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_
 	}
 	if (have_re)
 		regfree(&re);
+	pg_strv_release(&shard_tests);
 	return ret;
 }

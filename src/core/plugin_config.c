@@ -1,6 +1,7 @@
 #include "core/plugin_config.h"
 
 #include "core/alloc.h"
+#include "core/bkpipeline.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/suite.h"
@@ -62,7 +63,7 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Branch whose results are the baseline; default the pipeline's default branch." },
 	{ "binary", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary),
 	  "Path to a prebuilt perfgate executable; by default the plugin builds or finds one." },
-	{ "shard", PG_POPT_STRING, NULL, NULL, 0, FIELD(shard),
+	{ "shard", PG_POPT_SHARD, NULL, NULL, 0, FIELD(shard),
 	  "Run only this slice of the suite's tests, INDEX/COUNT (perfgate pipeline sets it)." },
 	{ "gpus", PG_POPT_STRINGS, NULL, NULL, 0, FIELD(gpus),
 	  "mode pipeline: the GPU queues to fan the suites out over (H100, H200, A100, L40S...)." },
@@ -91,6 +92,7 @@ static void set_default(struct pg_plugin_config *c, const struct pg_plugin_optio
 	switch (o->type) {
 	case PG_POPT_STRING:
 	case PG_POPT_REGEX:
+	case PG_POPT_SHARD:
 		*AT(c, o, char *) = pg_xstrdup(d);
 		break;
 	case PG_POPT_BOOL:
@@ -123,6 +125,7 @@ void pg_plugin_config_release(struct pg_plugin_config *c)
 		switch (o->type) {
 		case PG_POPT_STRING:
 		case PG_POPT_REGEX:
+		case PG_POPT_SHARD:
 			free(*AT(c, o, char *));
 			break;
 		case PG_POPT_STRINGS:
@@ -307,10 +310,17 @@ static int parse_one(const struct parse *p, struct pg_plugin_config *c,
 {
 	switch (o->type) {
 	case PG_POPT_STRING:
-	case PG_POPT_REGEX: {
+	case PG_POPT_REGEX:
+	case PG_POPT_SHARD: {
 		char **dst = AT(c, o, char *);
 		if (!json_is_string(v))
-			return expected(p, o, "a string", v);
+			return expected(p, o, o->type == PG_POPT_SHARD ? "\"INDEX/COUNT\"" : "a string", v);
+		if (o->type == PG_POPT_SHARD) {
+			size_t index, count;
+			struct pg_error serr = PG_ERROR_INIT;
+			if (pg_shard_parse(json_string_value(v), &index, &count, &serr))
+				return fail(p, o->name, "option '%s': %s", o->name, serr.msg);
+		}
 		if (o->type == PG_POPT_REGEX) {
 			regex_t re;
 			int rc = regcomp(&re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
@@ -430,7 +440,10 @@ static json_t *option_schema(const struct pg_plugin_option *o)
 	switch (o->type) {
 	case PG_POPT_STRING:
 	case PG_POPT_REGEX:
+	case PG_POPT_SHARD:
 		json_object_set_new(s, "type", json_string("string"));
+		if (o->type == PG_POPT_SHARD)
+			json_object_set_new(s, "pattern", json_string(PG_SHARD_PATTERN));
 		if (o->default_value)
 			def = json_string(o->default_value);
 		break;
@@ -441,6 +454,11 @@ static json_t *option_schema(const struct pg_plugin_option *o)
 	case PG_POPT_INT:
 		json_object_set_new(s, "type", json_string("integer"));
 		json_object_set_new(s, "minimum", json_integer(o->min));
+		if (o->default_value) {
+			long d;
+			if (pg_parse_long(o->default_value, &d) == 0)
+				def = json_integer(d);
+		}
 		break;
 	case PG_POPT_ENUM: {
 		json_t *e = json_array();

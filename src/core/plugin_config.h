@@ -67,7 +67,12 @@ enum pg_plugin_opt_type {
 	PG_POPT_STRINGS,    /* struct pg_strv: a list of strings (a single string is a list of one) */
 	PG_POPT_SUITES,     /* struct pg_plugin_suites */
 	PG_POPT_REGEX,      /* char *, a valid POSIX extended regular expression */
+	PG_POPT_SHARD,      /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
 };
+
+/* The JSON Schema pattern of a PG_POPT_SHARD value; pg_shard_parse accepts
+ * exactly these strings (and checks INDEX <= COUNT, which a pattern cannot). */
+#define PG_SHARD_PATTERN "^[1-9][0-9]*/[1-9][0-9]*$"
 
 struct pg_plugin_option {
 	const char *name;

@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/escape.h"
 #include "core/metrics.h"
 #include "core/strutil.h"
 
@@ -25,28 +26,6 @@
 #include <strings.h>
 
 /* ---- small text helpers ---- */
-
-/* Append s as table-cell text: '|' escaped, line breaks and tabs as
- * spaces; at most max_width code points (0 = no limit), "…" when cut. */
-static void md_cell_text(struct pg_buf *out, const char *s, size_t max_width)
-{
-	size_t w = 0;
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c & 0xC0) != 0x80 && max_width && ++w > max_width) {
-			pg_buf_puts(out, "…");
-			return;
-		}
-		if (c == '|')
-			pg_buf_puts(out, "\\|");
-		else if (c == '\n' || c == '\r' || c == '\t')
-			pg_buf_putc(out, ' ');
-		else
-			pg_buf_putc(out, (char)c);
-	}
-}
 
 /* "a", "a and b", "a, b and c"; after 10 items "... and N more". */
 #define LIST_MAX 10
@@ -189,7 +168,7 @@ static void put_strs(struct pg_buf *out, const struct str_at *v, size_t n)
 {
 	for (size_t i = 0; i < n && i < LIST_MAX; i++) {
 		join_begin(out, i, n);
-		pg_buf_puts(out, v[i].s);
+		pg_escape_md_text(out, v[i].s);
 	}
 	join_end(out, n);
 }
@@ -242,8 +221,11 @@ static void lengths_text(struct pg_buf *out, const struct workload *w, const lon
 	}
 	put_longs(out, lens, n_lens);
 	pg_buf_puts(out, " tokens");
-	if (with_dataset && w->dataset)
-		pg_buf_printf(out, " (%s dataset)", w->dataset);
+	if (with_dataset && w->dataset) {
+		pg_buf_puts(out, " (");
+		pg_escape_md_text(out, w->dataset);
+		pg_buf_puts(out, " dataset)");
+	}
 }
 
 static int has_input(const struct workload *w)
@@ -328,7 +310,10 @@ static void put_engine(struct pg_buf *out, const struct pg_report_table *t)
 	struct str_at *engines;
 	size_t n = distinct_strs(t, S_ENGINE, &engines);
 
-	pg_buf_puts(out, n == 1 ? engines[0].s : "the server");
+	if (n == 1)
+		pg_escape_md_text(out, engines[0].s);
+	else
+		pg_buf_puts(out, "the server");
 	free(engines);
 }
 
@@ -661,15 +646,15 @@ static void format_number(struct pg_buf *arena, const struct pg_report_row *row,
 
 static void name_cell(struct pg_buf *arena, const struct pg_report_row *row)
 {
-	md_cell_text(arena, row->name, 0);
+	pg_escape_md_cell(arena, row->name);
 	if (row->ok)
 		return;
 	pg_buf_puts(arena, " — **");
-	md_cell_text(arena, row->status, 0);
+	pg_escape_md_cell(arena, row->status);
 	pg_buf_puts(arena, "**");
 	if (row->error && *row->error) {
 		pg_buf_puts(arena, ": ");
-		md_cell_text(arena, row->error, 80);
+		pg_escape_md_cell_cut(arena, row->error, 80);
 	}
 }
 
@@ -713,7 +698,7 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 			if (c == 0)
 				name_cell(&arena, row);
 			else if (c == 1)
-				md_cell_text(&arena, row->gpu ? row->gpu : "", 0);
+				pg_escape_md_cell(&arena, row->gpu);
 			else
 				format_number(&arena, row, cols[c].metric);
 			cell->len = arena.len - cell->off;

@@ -66,11 +66,14 @@ void pg_argv_display_redacted(struct pg_buf *out, char *const *argv)
 
 		if (i)
 			pg_buf_putc(out, ' ');
-		if (hide_next) {
+		/* "--hf-token --port 8000": the flag was given no value, and the
+		 * next word is a flag to show, not a secret to hide */
+		if (hide_next && strncmp(a, "--", 2) != 0) {
 			pg_buf_puts(out, PG_SECRET_MASK);
 			hide_next = false;
 			continue;
 		}
+		hide_next = false;
 		if (a[0] == '-' && pg_secret_flag(a)) {
 			eq = strchr(a, '=');
 			if (eq) {

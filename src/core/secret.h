@@ -27,7 +27,8 @@ bool pg_secret_name(const char *name);
 bool pg_secret_flag(const char *flag);
 
 /* argv joined for display, shell-quoted, with the values of secret flags
- * ("--api-key X", "--api-key=X") replaced by ***. */
+ * ("--api-key X", "--api-key=X") replaced by ***. A word starting with
+ * "--" after a secret flag is the next flag, not its value, and shows. */
 void pg_argv_display_redacted(struct pg_buf *out, char *const *argv);
 
 /* "K=V K2=V2" with secret values as ***, in list order. */

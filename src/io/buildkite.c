@@ -730,8 +730,9 @@ static int pipeline_step(struct step *st, const json_t *config, struct pg_error 
 	if (!st->env->in_buildkite || !st->have_agent) {
 		if (st->env->in_buildkite)
 			say(st, "perfgate: warning: no buildkite-agent to upload the pipeline\n");
-		fwrite(yaml.ptr, 1, yaml.len, stdout);
-		fflush(stdout);
+		FILE *out = st->o && st->o->out ? st->o->out : stdout;
+		fwrite(yaml.ptr, 1, yaml.len, out);
+		fflush(out);
 		rc = st->env->in_buildkite ? PG_EXIT_INFRA : PG_EXIT_OK;
 		goto done;
 	}
@@ -778,13 +779,6 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 			say(&st, "perfgate: warning: %s\n", aerr.msg);
 	}
 	artifact_layout(&st);
-	if (st.s.shard) {
-		size_t i, n;
-		if ((rc = pg_shard_parse(st.s.shard, &i, &n, err))) {
-			pg_error_prefix(err, "step '%s': option 'shard'", st.name);
-			goto fail;
-		}
-	}
 
 	switch (st.s.mode) {
 	case PG_MODE_PIPELINE:

@@ -33,6 +33,7 @@ json_t *pg_bk_config_from_env(const struct pg_bkenv *env, char **source, struct 
 
 struct pg_bk_opts {
 	FILE *log;                  /* progress; NULL: stderr */
+	FILE *out;                  /* a generated pipeline outside Buildkite; NULL: stdout */
 	const char *self_exe;       /* this perfgate, for commands that call it */
 	const char *plugin_source;  /* for generated pipelines; NULL: from the environment */
 };

@@ -182,7 +182,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	pg_annotation_table(&out->table, all, im->cmp.n);
 	out->n_all_rows = im->cmp.n;
 
-	rc = pg_comparison_write(&im->cmp, results_dir, err);
+	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
 done:
 	free(all);
 	free(points);

@@ -32,10 +32,6 @@ int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plu
 /* Keep only the points named in names (a confirmation re-run). */
 void pg_bk_plan_points(struct pg_plan *plan, const struct pg_strv *names);
 
-/* Keep only the points of the tests in shard "i/N". */
-int pg_bk_plan_shard(struct pg_plan *plan, const struct pg_suite *suite, const char *shard,
-		     const char *step, struct pg_error *err);
-
 /*
  * Run the plan into results_dir with SIGINT/SIGTERM cancelling cleanly.
  * *run_exit gets the runner's exit code (0; 3 when a point failed;

@@ -16,62 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int load_suite(struct pg_suite *suite, const struct pg_plugin_config *c,
-		      struct pg_error *err)
-{
-	char *text;
-	int rc;
-
-	if (!c->suites.inline_suite)
-		return pg_config_load(suite, (const char *const *)c->suites.paths.v,
-				      c->suites.paths.n, NULL, err);
-	text = json_dumps(c->suites.inline_suite, JSON_COMPACT);
-	rc = pg_config_load_text(suite, text, strlen(text), "BUILDKITE_PLUGIN_CONFIGURATION", err);
-	free(text);
-	return rc;
-}
-
-int pg_bk_plan_shard(struct pg_plan *plan, const struct pg_suite *suite, const char *shard,
-		     const char *step, struct pg_error *err)
-{
-	struct pg_strv keep = PG_STRV_INIT;
-	size_t index, count, n = 0;
-
-	if (pg_shard_parse(shard, &index, &count, err))
-		return pg_error_prefix(err, "step '%s': option 'shard'", step);
-	pg_shard_tests(&keep, suite, index, count);
-	for (size_t i = 0; i < plan->n; i++) {
-		bool kept = false;
-		for (size_t k = 0; k < keep.n && !kept; k++)
-			kept = !strcmp(keep.v[k], plan->points[i].test->name);
-		if (kept)
-			plan->points[n++] = plan->points[i];
-		else
-			free(plan->points[i].name);
-	}
-	plan->n = n;
-	pg_strv_release(&keep);
-	if (!n)
-		return pg_error_set(err, PG_ECONFIG,
-				    "step '%s': option 'shard': shard %s has no test points to run", step,
-				    shard);
-	return 0;
-}
-
 int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plugin_config *c,
 	       const char *step, struct pg_error *err)
 {
 	struct pg_selection sel = PG_SELECTION_INIT;
 
-	if (load_suite(suite, c, err))
+	if (pg_config_load_plugin(suite, c, err))
 		return err->code ? err->code : PG_ECONFIG;
 	sel.filter = c->filter;
 	sel.only = c->only;
 	sel.repeat = c->repeat;
+	sel.shard = c->shard;
 	if (pg_plan_select(plan, suite, &sel, err))
 		return pg_error_prefix(err, "step '%s'", step);
-	if (c->shard)
-		return pg_bk_plan_shard(plan, suite, c->shard, step, err);
 	return 0;
 }
 

@@ -133,8 +133,10 @@ static int classify(const struct pg_ydoc *d, struct pg_error *err, enum input_ki
 }
 
 static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,
-		    bool allow_pipeline, const char *step_key, struct pg_config_step *step)
+		    bool allow_pipeline, const struct pg_config_select *select,
+		    struct pg_config_step *step)
 {
+	const char *step_key = select ? select->step_key : NULL;
 	enum input_kind kind;
 	bool startup = false;
 	int file_kind = path ? kind_from_file_name(path, &startup) : -1;
@@ -152,7 +154,7 @@ static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,
 			return pg_error_set(c->err, PG_ECONFIG,
 					    "%s: a Buildkite pipeline cannot be used here: "
 					    "give it alone, as the only input", d->file);
-		return pg_cfg_pipeline(c, d, pg_ydoc_root(d), step_key, step);
+		return pg_cfg_pipeline(c, d, pg_ydoc_root(d), select, step);
 	case IN_VLLM:
 		if (startup)
 			return pg_error_set(c->err, PG_ECONFIG,
@@ -176,7 +178,7 @@ static int read_input(const char *path, struct pg_buf *text, struct pg_error *er
 }
 
 static int load_path(struct pg_cfg *c, const char *path, bool allow_pipeline,
-		     const char *step_key, struct pg_config_step *step)
+		     const struct pg_config_select *select, struct pg_config_step *step)
 {
 	struct pg_buf text = PG_BUF_INIT;
 	struct pg_ydoc d = PG_YDOC_INIT;
@@ -186,7 +188,7 @@ static int load_path(struct pg_cfg *c, const char *path, bool allow_pipeline,
 		goto done;
 	if ((ret = pg_ydoc_load(&d, text.ptr, text.len, path, c->err)))
 		goto done;
-	ret = load_doc(c, &d, path, allow_pipeline, step_key, step);
+	ret = load_doc(c, &d, path, allow_pipeline, select, step);
 done:
 	pg_ydoc_release(&d);
 	pg_buf_release(&text);
@@ -229,11 +231,13 @@ static void join_sources(struct pg_suite *s, const char *const *paths, size_t n)
 }
 
 int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
-			const char *const *paths, size_t n_paths, const char *step_key,
-			struct pg_error *err)
+			const char *const *paths, size_t n_paths,
+			const struct pg_config_select *select, struct pg_error *err)
 {
 	struct pg_config_step local;
 	struct pg_cfg c = { out, err };
+	const char *step_key = select ? select->step_key : NULL;
+	bool matrix = select && select->matrix && select->matrix->n;
 	int ret = 0;
 
 	if (!step)
@@ -246,13 +250,13 @@ int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
 		goto done;
 	}
 	for (size_t i = 0; i < n_paths; i++) {
-		if ((ret = load_path(&c, paths[i], n_paths == 1, step_key, step)))
+		if ((ret = load_path(&c, paths[i], n_paths == 1, select, step)))
 			goto done;
 	}
-	if (step_key && !step->from_pipeline) {
+	if ((step_key || matrix) && !step->from_pipeline) {
 		ret = pg_error_set(err, PG_ECONFIG,
-				   "--step chooses a step of a Buildkite pipeline, and %s is not one",
-				   n_paths == 1 ? paths[0] : "no input");
+				   "%s chooses a step of a Buildkite pipeline, and %s is not one",
+				   step_key ? "--step" : "--matrix", n_paths == 1 ? paths[0] : "no input");
 		goto done;
 	}
 	if (!step->from_pipeline)
@@ -271,7 +275,9 @@ done:
 int pg_config_load(struct pg_suite *out, const char *const *paths, size_t n_paths,
 		   const char *step_key, struct pg_error *err)
 {
-	return pg_config_load_step(out, NULL, paths, n_paths, step_key, err);
+	struct pg_config_select select = { step_key, NULL };
+
+	return pg_config_load_step(out, NULL, paths, n_paths, &select, err);
 }
 
 int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *plugin,

@@ -42,12 +42,26 @@ struct pg_config_step {
 int pg_config_load(struct pg_suite *out, const char *const *paths, size_t n_paths,
 		   const char *step_key, struct pg_error *err);
 
-/* The same, also returning the chosen pipeline step's options (step may be
- * NULL). step is always initialised; release it with
- * pg_config_step_release. */
+/*
+ * Which job of a pipeline to read. The chosen step's plugin options get
+ * what Buildkite does to them (core/bkinterp.h): environment variables
+ * are substituted as at upload, the pipeline's top-level `env:` first,
+ * then perfgate's environment; {{matrix}} and {{matrix.NAME}} take the
+ * values given here ("NAME=VALUE", or "VALUE" for {{matrix}}). A matrix
+ * reference without a value is an error naming the choices, except in
+ * `gpu`, which is then detected (with a warning).
+ */
+struct pg_config_select {
+	const char *step_key;          /* --step: key or label; NULL: the only one */
+	const struct pg_strv *matrix;  /* --matrix values, or NULL */
+};
+
+/* The same as pg_config_load, also returning the chosen pipeline step's
+ * options (step may be NULL; select too). step is always initialised;
+ * release it with pg_config_step_release. */
 int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
-			const char *const *paths, size_t n_paths, const char *step_key,
-			struct pg_error *err);
+			const char *const *paths, size_t n_paths,
+			const struct pg_config_select *select, struct pg_error *err);
 void pg_config_step_release(struct pg_config_step *step);
 
 /*

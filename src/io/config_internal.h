@@ -38,7 +38,7 @@ int pg_cfg_vllm(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *root, in
 /* A Buildkite pipeline: choose the perfgate step, parse its options, load
  * its suites. */
 int pg_cfg_pipeline(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *root,
-		    const char *step_key, struct pg_config_step *step);
+		    const struct pg_config_select *select, struct pg_config_step *step);
 
 /* Load one input file of any kind but a pipeline (from a pipeline's
  * `suites:`), as the top level does. */

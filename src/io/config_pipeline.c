@@ -9,10 +9,15 @@
  * position of each option), and its `suites:` is loaded: a path (or list of
  * paths) relative to the repository checkout -- the current directory --
  * falling back to the pipeline file's directory, or the suite inline.
+ *
+ * Before that, the step's options get what Buildkite does to them:
+ * environment variables substituted as at upload, matrix values as per
+ * job (io/config.h struct pg_config_select).
  */
 #include "io/config_internal.h"
 
 #include "core/alloc.h"
+#include "core/bkinterp.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/strutil.h"
@@ -142,7 +147,7 @@ static int choose(struct pctx *p, const char *step_key, const char *file, struct
 	if (p->n == 0) {
 		ret = pg_error_set(p->cfg->err, PG_ECONFIG,
 				   "%s: no step uses the perfgate plugin (a plugin whose source "
-				   "names perfgate, e.g. org/perfgate#v1.0.0)", file);
+				   "names perfgate, e.g. perfgate/perfgate#v" PERFGATE_VERSION ")", file);
 		goto done;
 	}
 	if (!step_key) {
@@ -213,6 +218,231 @@ static const char *locate(void *vctx, const char *option, char *buf, size_t size
 	return buf;
 }
 
+/* ---- what Buildkite does to the step's strings ---- */
+
+/* $VAR: the pipeline's top-level env: first (Buildkite prefers it to the
+ * uploading job's environment), then perfgate's environment. */
+static const char *env_value(void *ctx, const char *name)
+{
+	const char *v = pg_kvlist_get(ctx, name);
+
+	return v ? v : getenv(name);
+}
+
+static int pipeline_env(struct pg_kvlist *out, const struct pg_ydoc *d, yaml_node_t *root,
+			struct pg_error *err)
+{
+	yaml_node_t *env = pg_ynode_is_map(root) ? pg_ymap_get(d, root, "env") : NULL;
+	struct pg_ypath path = { NULL, "env", 0 };
+	struct pg_ypair *pairs = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (!env || pg_ynode_is_null(env))
+		return 0;
+	if ((ret = pg_ymap_pairs(d, env, &path, "a mapping of environment variables", &pairs, &n,
+				 err)))
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct pg_buf v = PG_BUF_INIT;
+		struct pg_error ierr = PG_ERROR_INIT;
+		struct pg_ypath at = { &path, pairs[i].key, 0 };
+
+		if (!pg_ynode_is_scalar(pairs[i].value))
+			ret = pg_yexpected(d, pairs[i].value, &at, err, "a string");
+		else if (pg_bk_interpolate(&v, pg_ynode_text(pairs[i].value), env_value, out, &ierr))
+			ret = pg_yerr(d, pairs[i].value, &at, err, "%s", ierr.msg);
+		else
+			pg_kvlist_set(out, pairs[i].key, v.ptr);
+		pg_buf_release(&v);
+	}
+	free(pairs);
+	return ret;
+}
+
+/* Mark the nodes of the subtree at n (mapping values, not keys), once each
+ * however many aliases lead to them. */
+static void mark_subtree(const struct pg_ydoc *d, yaml_node_t *n, bool *seen)
+{
+	yaml_document_t *doc = (yaml_document_t *)&d->doc;
+	size_t i;
+
+	if (!n || seen[n - doc->nodes.start])
+		return;
+	seen[n - doc->nodes.start] = true;
+	if (n->type == YAML_MAPPING_NODE) {
+		for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top;
+		     pr++)
+			mark_subtree(d, yaml_document_get_node(doc, pr->value), seen);
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		for (i = 0; i < pg_yseq_len(n); i++)
+			mark_subtree(d, pg_yseq_item(d, n, i), seen);
+	}
+}
+
+static char *join(const struct pg_strv *v)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	for (size_t i = 0; i < v->n; i++)
+		pg_buf_printf(&b, "%s%s", i ? ", " : "", v->v[i]);
+	return pg_buf_detach(&b);
+}
+
+/* Add a scalar's text to out, once. */
+static void push_scalar(struct pg_strv *out, yaml_node_t *n)
+{
+	if (!pg_ynode_is_scalar(n) || pg_ynode_is_null(n))
+		return;
+	for (size_t i = 0; i < out->n; i++)
+		if (!strcmp(out->v[i], pg_ynode_text(n)))
+			return;
+	pg_strv_push(out, pg_ynode_text(n));
+}
+
+/* The values a step's matrix gives {{matrix.NAME}} (name "": {{matrix}}):
+ * its setup, and the `with` of its adjustments. */
+static void matrix_values(const struct pg_ydoc *d, yaml_node_t *step, const char *name,
+			  struct pg_strv *out)
+{
+	yaml_node_t *m = pg_ymap_get(d, step, "matrix");
+	/* matrix: [a, b], or matrix: {setup: [a, b] | {NAME: [...]}, adjustments} */
+	yaml_node_t *setup = pg_ynode_is_map(m) ? pg_ymap_get(d, m, "setup") : m;
+	yaml_node_t *adj = pg_ynode_is_map(m) ? pg_ymap_get(d, m, "adjustments") : NULL;
+	yaml_node_t *list = NULL;
+
+	if (!*name && pg_ynode_is_seq(setup))
+		list = setup;
+	else if (*name && pg_ynode_is_map(setup))
+		list = pg_ymap_get(d, setup, name);
+
+	for (size_t i = 0; pg_ynode_is_seq(list) && i < pg_yseq_len(list); i++)
+		push_scalar(out, pg_yseq_item(d, list, i));
+	for (size_t i = 0; pg_ynode_is_seq(adj) && i < pg_yseq_len(adj); i++) {
+		yaml_node_t *with = pg_ymap_get(d, pg_yseq_item(d, adj, i), "with");
+		if (!*name)
+			push_scalar(out, with);
+		else if (pg_ynode_is_map(with))
+			push_scalar(out, pg_ymap_get(d, with, name));
+	}
+}
+
+/* A --matrix value for {{matrix}} (name "") or {{matrix.NAME}}. */
+static const char *matrix_choice(void *ctx, const char *name)
+{
+	const struct pg_strv *given = ctx;
+	size_t n = strlen(name);
+
+	for (size_t i = 0; given && i < given->n; i++) {
+		const char *eq = strchr(given->v[i], '=');
+		if (!*name && !eq)
+			return given->v[i];
+		if (*name && eq && (size_t)(eq - given->v[i]) == n && !strncmp(given->v[i], name, n))
+			return eq + 1;
+	}
+	return NULL;
+}
+
+/* Every --matrix value names a dimension of the step's matrix and one of
+ * its values: a job Buildkite would run. */
+static int check_matrix_choices(struct pctx *p, const struct candidate *c, const char *label,
+				const struct pg_strv *given)
+{
+	int ret = 0;
+
+	if (given && given->n && !pg_ymap_get(p->d, c->step, "matrix"))
+		return pg_error_set(p->cfg->err, PG_ECONFIG, "--matrix: step '%s' of %s has no matrix",
+				    label, p->d->file);
+	for (size_t i = 0; given && i < given->n && !ret; i++) {
+		const char *eq = strchr(given->v[i], '=');
+		char *name = eq ? pg_xstrndup(given->v[i], (size_t)(eq - given->v[i])) : pg_xstrdup("");
+		const char *value = eq ? eq + 1 : given->v[i];
+		struct pg_strv values = PG_STRV_INIT;
+		bool found = false;
+
+		matrix_values(p->d, c->step, name, &values);
+		for (size_t k = 0; k < values.n && !found; k++)
+			found = !strcmp(values.v[k], value);
+		if (!values.n)
+			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+					   "--matrix %s: the matrix of step '%s' has no %s%s%s", given->v[i],
+					   label, *name ? "'" : "plain values (use NAME=VALUE)",
+					   name, *name ? "'" : "");
+		else if (!found) {
+			char *list = join(&values);
+			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
+					   "--matrix %s: not a job of step '%s' (%s%s%s)", given->v[i],
+					   label, name, *name ? ": " : "", list);
+			free(list);
+		}
+		pg_strv_release(&values);
+		free(name);
+	}
+	return ret;
+}
+
+/*
+ * Substitute variables and matrix values in the chosen step's options, in
+ * place. A matrix reference with no --matrix value is an error naming the
+ * values to choose from, except in `gpu` (left for the caller to detect).
+ */
+static int fill_step(struct pctx *p, const struct candidate *c, const char *label,
+		     const struct pg_strv *matrix, yaml_node_t *root)
+{
+	const struct pg_ydoc *d = p->d;
+	yaml_document_t *doc = (yaml_document_t *)&d->doc;
+	size_t n_nodes = (size_t)(doc->nodes.top - doc->nodes.start);
+	yaml_node_t *gpu = pg_ynode_is_map(c->config) ? pg_ymap_get(d, c->config, "gpu") : NULL;
+	struct pg_kvlist env = { 0 };
+	bool *seen;
+	int ret;
+
+	if ((ret = pipeline_env(&env, d, root, p->cfg->err)) ||
+	    (ret = check_matrix_choices(p, c, label, matrix))) {
+		pg_kvlist_release(&env);
+		return ret;
+	}
+	seen = pg_xcalloc(n_nodes ? n_nodes : 1, sizeof(*seen));
+	mark_subtree(d, c->config, seen);
+	for (size_t i = 0; i < n_nodes && !ret; i++) {
+		yaml_node_t *n = doc->nodes.start + i;
+		struct pg_buf b = PG_BUF_INIT, m = PG_BUF_INIT;
+		struct pg_error ierr = PG_ERROR_INIT;
+
+		if (!seen[i] || !pg_ynode_is_scalar(n))
+			continue;
+		if (pg_bk_interpolate(&b, pg_ynode_text(n), env_value, &env, &ierr)) {
+			ret = pg_yerr(d, n, NULL, p->cfg->err, "step '%s': %s", label, ierr.msg);
+		} else if (pg_bk_matrix_fill(&m, b.ptr, matrix_choice, (void *)matrix, &ierr) == 0) {
+			if (strcmp(m.ptr, pg_ynode_text(n)))
+				pg_ynode_set_text(n, m.ptr);
+		} else if (n == gpu) {
+			if (strcmp(b.ptr, pg_ynode_text(n)))
+				pg_ynode_set_text(n, b.ptr);
+		} else {
+			/* ierr.msg is the reference: "{{matrix.model}}" */
+			const char *name = strchr(ierr.msg, '.') ? strchr(ierr.msg, '.') + 1 : "";
+			struct pg_strv values = PG_STRV_INIT;
+			char *list, *dim = pg_xstrndup(name, strcspn(name, " }"));
+
+			matrix_values(d, c->step, dim, &values);
+			list = values.n ? join(&values) : pg_xstrdup("none");
+			ret = pg_yerr(d, n, NULL, p->cfg->err,
+				      "step '%s': %s is filled in by Buildkite for each job of the "
+				      "step's matrix (%s%s%s); choose one with --matrix %s%sVALUE",
+				      label, ierr.msg, dim, *dim ? ": " : "", list, dim, *dim ? "=" : "");
+			free(list);
+			free(dim);
+			pg_strv_release(&values);
+		}
+		pg_buf_release(&b);
+		pg_buf_release(&m);
+	}
+	free(seen);
+	pg_kvlist_release(&env);
+	return ret;
+}
+
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -258,8 +488,9 @@ static int load_suite_paths(struct pctx *p, const struct candidate *c, const str
 }
 
 int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
-		    const char *step_key, struct pg_config_step *step)
+		    const struct pg_config_select *select, struct pg_config_step *step)
 {
+	const char *step_key = select ? select->step_key : NULL;
 	struct pctx p = { cfg, d, NULL, 0, 0 };
 	struct candidate *chosen = NULL;
 	yaml_node_t *steps = pg_ynode_is_map(root) ? pg_ymap_get(d, root, "steps") : root;
@@ -278,6 +509,8 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 		goto done;
 
 	snprintf(label, sizeof(label), "%s", display_name(chosen));
+	if ((ret = fill_step(&p, chosen, label, select ? select->matrix : NULL, root)))
+		goto done;
 	config = pg_ynode_to_json(d, chosen->config);
 	lc = (struct locate_ctx){ d, chosen };
 	if (chosen->config && !pg_ynode_is_null(chosen->config)) {
@@ -304,8 +537,9 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 
 	if (step->plugin.gpu && strstr(step->plugin.gpu, "{{")) {
 		pg_cfg_warn(cfg, pg_ymsg(d, pg_ymap_get(d, chosen->config, "gpu"), NULL,
-					 "step '%s': gpu '%s' is filled in by Buildkite (a matrix); "
-					 "perfgate detects the GPU instead (or give --gpu)",
+					 "step '%s': gpu '%s' is filled in by Buildkite for each job of "
+					 "the step's matrix; perfgate detects the GPU instead (or give "
+					 "--matrix or --gpu)",
 					 label, step->plugin.gpu));
 		free(step->plugin.gpu);
 		step->plugin.gpu = pg_xstrdup("auto");

@@ -74,7 +74,25 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
-int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err)
+/* The content: data, or when fill is given, what it appends chunk by chunk. */
+static int write_content(int fd, const void *data, size_t len, pg_fill_fn fill, void *ctx)
+{
+	struct pg_buf chunk = PG_BUF_INIT;
+	int more = 1, rc = 0;
+
+	if (!fill)
+		return write_all(fd, data, len);
+	while (more && !rc) {
+		pg_buf_reset(&chunk);
+		more = fill(ctx, &chunk);
+		rc = write_all(fd, chunk.ptr, chunk.len);
+	}
+	pg_buf_release(&chunk);
+	return rc;
+}
+
+static int write_atomic(const char *path, const void *data, size_t len, pg_fill_fn fill, void *ctx,
+			struct pg_error *err)
 {
 	char *dir = dir_of(path);
 	struct pg_buf tmp = PG_BUF_INIT;
@@ -95,7 +113,7 @@ int pg_file_write_atomic(const char *path, const void *data, size_t len, struct 
 		fchmod(fd, 0644);
 		linked = true;
 	}
-	if (write_all(fd, data, len) || fsync(fd)) {
+	if (write_content(fd, data, len, fill, ctx) || fsync(fd)) {
 		pg_error_set(err, PG_ERR, "%s: write: %s", path, strerror(errno));
 		goto done;
 	}
@@ -137,6 +155,16 @@ done:
 	pg_buf_release(&tmp);
 	free(dir);
 	return ret;
+}
+
+int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err)
+{
+	return write_atomic(path, data, len, NULL, NULL, err);
+}
+
+int pg_file_write_atomic_fill(const char *path, pg_fill_fn fill, void *ctx, struct pg_error *err)
+{
+	return write_atomic(path, NULL, 0, fill, ctx, err);
 }
 
 int pg_files_write_atomic(const struct pg_file_out *files, size_t n, struct pg_error *err)

@@ -21,6 +21,14 @@ int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err);
 int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err);
 
 /*
+ * The same for content too large to hold at once: fill(ctx, chunk) appends
+ * the next piece to the (emptied) chunk and returns nonzero while more
+ * follows, 0 with the last piece.
+ */
+typedef int (*pg_fill_fn)(void *ctx, struct pg_buf *chunk);
+int pg_file_write_atomic_fill(const char *path, pg_fill_fn fill, void *ctx, struct pg_error *err);
+
+/*
  * Write many files with pg_file_write_atomic's guarantee (each path holds
  * its old content or the whole new one, at any instant), for one
  * file-system sync instead of two fsyncs per file: every content goes to a

@@ -4,7 +4,6 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/gpu.h"
-#include "core/jsonw.h"
 #include "core/strutil.h"
 #include "io/fsutil.h"
 #include "io/gpu_detect.h"
@@ -136,28 +135,31 @@ done:
 	return rc;
 }
 
-int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_error *err)
+static int verdict_piece(void *writer, struct pg_buf *chunk)
 {
-	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT, path = PG_BUF_INIT;
-	json_t *j = NULL;
+	return pg_comparison_json_next(writer, chunk);
+}
+
+int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
+			struct pg_error *err)
+{
+	struct pg_buf own_md = PG_BUF_INIT, path = PG_BUF_INIT;
+	struct pg_buf *md = md_out ? md_out : &own_md;
+	size_t md_start = md->len;
 	int rc = pg_mkdir_p(dir, err);
 
 	if (rc)
 		goto done;
-	pg_comparison_markdown(&md, c);
+	pg_comparison_markdown(md, c);
 	pg_buf_printf(&path, "%s/comparison.md", dir);
-	if ((rc = pg_file_write_atomic(path.ptr, md.ptr, md.len, err)))
+	if ((rc = pg_file_write_atomic(path.ptr, md->ptr + md_start, md->len - md_start, err)))
 		goto done;
-	j = pg_comparison_json(c);
-	pg_json_write(&js, j, 2);
-	pg_buf_putc(&js, '\n');
 	pg_buf_reset(&path);
 	pg_buf_printf(&path, "%s/verdict.json", dir);
-	rc = pg_file_write_atomic(path.ptr, js.ptr, js.len, err);
+	rc = pg_file_write_atomic_fill(path.ptr, verdict_piece,
+				       &(struct pg_comparison_json_writer){ .c = c }, err);
 done:
-	json_decref(j);
-	pg_buf_release(&md);
-	pg_buf_release(&js);
+	pg_buf_release(&own_md);
 	pg_buf_release(&path);
 	return rc;
 }

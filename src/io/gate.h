@@ -6,6 +6,7 @@
 #include "core/compare.h"
 #include "io/results.h"
 
+struct pg_buf;
 struct pg_error;
 
 /*
@@ -59,7 +60,9 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struc
 		 struct pg_error *err);
 
 /* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
- * created). */
-int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_error *err);
+ * created). md_out (may be NULL) gets the markdown appended, for printing
+ * without rendering it twice. */
+int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
+			struct pg_error *err);
 
 #endif

@@ -6,10 +6,13 @@
 #include "core/jsonw.h"
 #include "core/redact.h"
 #include "core/strutil.h"
+#include "io/fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <git2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,6 +450,41 @@ static void sleep_ms(long ms)
 		;
 }
 
+/*
+ * Test hook, PERFGATE_HISTORY_TEST_BARRIER=DIR:N: a writer that has read
+ * the tip adds a file to DIR and waits (up to a minute) until N writers
+ * have, so a test makes writers collide for certain, whatever the
+ * machine's speed, instead of hoping a delay is long enough.
+ */
+static void test_barrier(const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	struct pg_buf mine = PG_BUF_INIT;
+	char *dir;
+	long want = 0;
+	int fd;
+
+	if (!colon || pg_parse_long(colon + 1, &want) || want < 1)
+		return;
+	dir = pg_xstrndup(spec, (size_t)(colon - spec));
+	pg_buf_printf(&mine, "%s/%ld", dir, (long)getpid());
+	fd = open(mine.ptr, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (int waited = 0; waited < 6000; waited++) {
+		struct pg_strv names = PG_STRV_INIT;
+		struct pg_error ignored = PG_ERROR_INIT;
+		bool all_here = pg_dir_list(dir, NULL, &names, &ignored) == 0 && names.n >= (size_t)want;
+
+		pg_strv_release(&names);
+		if (all_here)
+			break;
+		sleep_ms(10);
+	}
+	pg_buf_release(&mine);
+	free(dir);
+}
+
 int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o,
 		      struct pg_history_recorded *out, struct pg_error *err)
 {
@@ -455,18 +493,13 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 	char *commit = out->commit;
 	struct store s;
 	int max = o->max_attempts > 0 ? o->max_attempts : 10;
-	const char *delay = getenv("PERFGATE_HISTORY_TEST_DELAY_MS");
-	long delay_ms = 0;
+	const char *barrier = getenv("PERFGATE_HISTORY_TEST_BARRIER");
 	struct pg_history_meta meta = o->meta;
 	struct pg_history_record_opts opts = *o;
 	char head_hex[41];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	/* test hook: widen the window between reading the tip and moving it,
-	 * so tests can make two writers collide */
-	if (delay)
-		pg_parse_long(delay, &delay_ms);
 	if (!meta.commit || !is_full_sha(meta.commit)) {
 		/* the commit measured, as a full id: HEAD of the repository we
 		 * run in, or a name (a branch, "HEAD~1") resolved there */
@@ -509,8 +542,8 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 			rc = pg_error_set(err, PG_ECONFIG, "nothing to record: no result with status ok and a comparable metric");
 			goto done;
 		}
-		if (delay_ms > 0)
-			sleep_ms(delay_ms);
+		if (barrier && attempt == 1)
+			test_barrier(barrier);
 		if ((rc = store_update(&s, exists ? &tip : NULL, &new, &rejected, err)))
 			goto done;
 		if (!rejected) {

@@ -1,13 +1,16 @@
 #include "io/import.h"
 
+#include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/strutil.h"
 #include "io/fsutil.h"
 #include "io/results.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_import_opts *opts,
 		   struct pg_error *err)
@@ -50,5 +53,82 @@ done:
 	pg_buf_release(&text);
 	pg_buf_release(&sidecar_path);
 	free(stem);
+	return ret;
+}
+
+/* Why a file is not a result of its own, or NULL. */
+static const char *derived_file(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+
+	if (!strcmp(base, "benchmark_results.json"))
+		return "perfgate's report of the results beside it";
+	if (!strcmp(base, "verdict.json"))
+		return "perfgate's comparison of the results beside it";
+	if (pg_str_has_suffix(base, ".pytorch.json"))
+		return "a PyTorch benchmark-database file made from the result beside it";
+	return NULL;
+}
+
+static char *dir_part(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? pg_xstrndup(path, (size_t)(slash - path)) : pg_xstrdup(".");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *args, size_t n,
+		     struct pg_error *err)
+{
+	struct pg_strv all = PG_STRV_INIT, result_dirs = PG_STRV_INIT;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct stat st;
+		struct pg_strv names = PG_STRV_INIT;
+
+		if (stat(args[i], &st) || !S_ISDIR(st.st_mode)) {
+			pg_strv_push(&all, args[i]);
+			continue;
+		}
+		ret = pg_dir_list(args[i], ".json", &names, err);
+		if (!ret && !names.n)
+			ret = pg_error_set(err, PG_ECONFIG, "%s: no .json files in this directory", args[i]);
+		for (size_t k = 0; !ret && k < names.n; k++)
+			pg_strv_push_owned(&all, pg_path_join(args[i], names.v[k]));
+		pg_strv_release(&names);
+	}
+	if (ret)
+		goto done;
+
+	/* the directories that hold results of their own, for the lookups */
+	for (size_t i = 0; i < all.n; i++)
+		if (!derived_file(all.v[i]))
+			pg_strv_push_owned(&result_dirs, dir_part(all.v[i]));
+	if (result_dirs.n > 1)
+		qsort(result_dirs.v, result_dirs.n, sizeof(*result_dirs.v), cmp_str);
+	for (size_t i = 0; i < all.n; i++) {
+		const char *why = derived_file(all.v[i]);
+		char *dir = why ? dir_part(all.v[i]) : NULL;
+		bool beside_results =
+		    dir && result_dirs.n && bsearch(&dir, result_dirs.v, result_dirs.n, sizeof(*result_dirs.v), cmp_str);
+
+		if (beside_results) {
+			struct pg_buf note = PG_BUF_INIT;
+			pg_buf_printf(&note, "skipped %s: %s", all.v[i], why);
+			pg_strv_push_owned(notes, pg_buf_detach(&note));
+		} else {
+			pg_strv_push(files, all.v[i]);
+		}
+		free(dir);
+	}
+done:
+	pg_strv_release(&all);
+	pg_strv_release(&result_dirs);
 	return ret;
 }

@@ -5,6 +5,7 @@
 #include "core/result.h"
 
 struct pg_error;
+struct pg_strv;
 
 /*
  * Import one file of another tool's output (the formats and naming rules
@@ -19,5 +20,18 @@ struct pg_error;
  */
 int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_import_opts *opts,
 		   struct pg_error *err);
+
+/*
+ * The files an import of args reads: a directory stands for its *.json
+ * files (sorted); a file for itself. perfgate's own outputs and PyTorch
+ * database files -- benchmark_results.json, verdict.json, *.pytorch.json,
+ * made from the result files beside them -- are left out when other files
+ * of their directory are imported (as a shell glob of a results directory
+ * gives them), each with a line in notes saying so; given alone, they are
+ * imported (or refused) as any file. Appends to files and notes. PG_ECONFIG for a
+ * directory without .json files, PG_ERR when one cannot be read.
+ */
+int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *args, size_t n,
+		     struct pg_error *err);
 
 #endif

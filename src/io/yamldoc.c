@@ -174,6 +174,16 @@ const char *pg_ynode_text(const yaml_node_t *n)
 	return pg_ynode_is_scalar(n) ? (const char *)n->data.scalar.value : "";
 }
 
+void pg_ynode_set_text(yaml_node_t *n, const char *text)
+{
+	size_t len = strlen(text);
+
+	/* libyaml frees scalar values with free() (yaml_free) */
+	free(n->data.scalar.value);
+	n->data.scalar.value = (yaml_char_t *)pg_xstrdup(text);
+	n->data.scalar.length = len;
+}
+
 bool pg_ynode_is_null(const yaml_node_t *n)
 {
 	const char *s;
@@ -336,6 +346,47 @@ static bool is_merge_key(const yaml_node_t *k)
 	return pg_ynode_is_scalar(k) && !pg_ynode_is_quoted(k) && !strcmp(pg_ynode_text(k), "<<");
 }
 
+static int cmp_pair_ptr(const void *a, const void *b)
+{
+	const struct pg_ypair *x = *(const struct pg_ypair *const *)a;
+	const struct pg_ypair *y = *(const struct pg_ypair *const *)b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/* A key given twice among the n pairs: the error names the first repeat
+ * in file order and where the key was first given. Sorting, not comparing
+ * each key with every other: thresholds files hold 10,000 points. */
+static int check_duplicates(const struct pg_ydoc *d, const struct pg_ypair *pairs, size_t n,
+			    const struct pg_ypath *path, struct pg_error *err)
+{
+	const struct pg_ypair **v, *first = NULL, *repeat = NULL;
+	int rc = 0;
+
+	if (n < 2)
+		return 0;
+	v = pg_xmalloc(n * sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = &pairs[i];
+	qsort(v, n, sizeof(*v), cmp_pair_ptr);
+	for (size_t i = 1, start = 0; i < n; i++) {
+		if (strcmp(v[i]->key, v[start]->key)) {
+			start = i;
+			continue;
+		}
+		if (!repeat || v[i] < repeat) {
+			repeat = v[i];
+			first = v[start];
+		}
+	}
+	if (repeat)
+		rc = pg_yerr(d, repeat->key_node, path, err, "key '%s' given twice (first at line %d)",
+			     repeat->key, pg_ynode_line(first->key_node));
+	free(v);
+	return rc;
+}
+
 static int collect(const struct pg_ydoc *d, yaml_node_t *map, const struct pg_ypath *path,
 		   const char *what, struct pg_ypair **out, size_t *n, size_t *cap, bool merged,
 		   int depth, struct pg_error *err)
@@ -356,14 +407,9 @@ static int collect(const struct pg_ydoc *d, yaml_node_t *map, const struct pg_yp
 			return pg_yerr(d, k, path, err, "a key must be a plain word, got %s",
 				       k->type == YAML_SEQUENCE_NODE ? "a list" : "a mapping");
 		const char *key = pg_ynode_text(k);
-		for (size_t i = merged ? 0 : own_start; i < *n; i++) {
-			if (strcmp((*out)[i].key, key))
-				continue;
-			if (merged)
+		for (size_t i = 0; merged && i < *n; i++)
+			if (!strcmp((*out)[i].key, key))
 				goto next; /* the mapping itself (or an earlier merge) wins */
-			return pg_yerr(d, k, path, err, "key '%s' given twice (first at line %d)", key,
-				       pg_ynode_line((*out)[i].key_node));
-		}
 		{
 			struct pg_ypair p = { key, k, v };
 			pg_grow((void **)out, cap, *n + 1, sizeof(**out));
@@ -371,6 +417,8 @@ static int collect(const struct pg_ydoc *d, yaml_node_t *map, const struct pg_yp
 		}
 next:;
 	}
+	if (!merged && check_duplicates(d, *out + own_start, *n - own_start, path, err))
+		return PG_ECONFIG;
 	/* merge keys after the mapping's own entries, so own entries win */
 	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
 		yaml_node_t *k = node_at(d, pr->key);

@@ -86,6 +86,9 @@ bool pg_ynode_is_scalar(const yaml_node_t *n);
 bool pg_ynode_is_null(const yaml_node_t *n);   /* plain ~, null, Null, NULL or empty */
 bool pg_ynode_is_quoted(const yaml_node_t *n);
 const char *pg_ynode_text(const yaml_node_t *n); /* scalar text, "" otherwise */
+/* Replace a scalar's text (the style, so the typing rules, stay): the
+ * pipeline loader substitutes Buildkite's variables this way. */
+void pg_ynode_set_text(yaml_node_t *n, const char *text);
 
 /* How a value reads in a message: 'fast', "200" (quoted), null, a list, a mapping. */
 void pg_ynode_describe(struct pg_buf *out, const yaml_node_t *n);

@@ -61,6 +61,7 @@ agent_stdin() {
 		'{"gpu":"H100"}|option '"'"'suites'"'"' is required'
 		'{"suites":"a.yml","suites":"b.yml"}|BUILDKITE_PLUGIN_CONFIGURATION: duplicate object key'
 		'[1]|BUILDKITE_PLUGIN_CONFIGURATION: expected an object'
+		'{"suites":{"serving":[{"name":"serving_a","model":"m","qps":[1,"fast"]}]}}|BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[0].qps[1]: expected a number or '"'"'inf'"'"', got '"'"'fast'"'"''
 	)
 	for c in "${cases[@]}"; do
 		config "${c%%|*}"
@@ -199,7 +200,7 @@ text = open(sys.argv[1], encoding="utf-8").read()
 outside = re.sub(r"^(`{3,})json\n.*?^\1$", "", text, flags=re.S | re.M)
 for bad in ("<script>", "<img src=x", "</details></script>", "<details><script>"):
     assert bad not in outside, bad
-assert "&lt;script>" in outside
+assert "&lt;script&gt;" in outside  # escaped once, by the report
 PY
 	# the charts escape it too
 	run grep -l '<script>' results/charts/*.svg
@@ -326,18 +327,25 @@ PY
 @test "a run cancelled by SIGTERM ends with 143, keeps what finished, and annotates" {
 	suite_here
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run"}'
-	export FAKE_BENCH_SLEEP=30
+	# the benchmarks' result files, so their command lines, under WORK
+	export FAKE_BENCH_SLEEP=30 TMPDIR="${WORK}/tmp"
+	mkdir -p "${TMPDIR}"
 	"${PERFGATE}" buildkite >"${BATS_TEST_TMPDIR}/out" 2>&1 &
-	local pid=$!
-	sleep 1
+	local pid=$! rc=0 i
+	# cancel once the first benchmark runs, however slow the start
+	for i in $(seq 600); do
+		pgrep -f "fake-bench.sh ${WORK}" >/dev/null && break
+		sleep 0.05
+	done
+	run pgrep -f "fake-bench.sh ${WORK}"
+	assert_success
 	kill -TERM "${pid}"
-	local rc=0
 	wait "${pid}" || rc=$?
 	assert_equal "${rc}" 143
 	run cat "${BATS_TEST_TMPDIR}/out"
 	assert_output --partial "+++ perfgate: H100:"
 	# no benchmark is left behind
-	run pgrep -f "fake-bench.sh .*${WORK}"
+	run pgrep -f "fake-bench.sh ${WORK}"
 	assert_failure
 	run cat "${CALLS}"
 	assert_line --index 0 --partial "annotate --context perfgate-H100-perf-h100 --style error"

@@ -124,7 +124,7 @@ print(df.groupby("verdict").size().to_dict())'
 	[ "$stderr" = "perfgate gate: runs/nope: no such results directory" ]
 
 	run --separate-stderr "$PERFGATE_BIN" gate runs/slow --gpu A100
-	assert_failure 3
+	assert_failure 2
 	[ "$stderr" = "perfgate gate: thresholds/A100.yml: no thresholds file for A100; create it with 'perfgate baseline update thresholds/A100.yml --gpu A100 --from <results dir or report>'" ]
 
 	run --separate-stderr "$PERFGATE_BIN" gate runs/slow --gpu A100 -t thresholds/H100.yml
@@ -138,7 +138,7 @@ print(df.groupby("verdict").size().to_dict())'
 
 	run --separate-stderr "$PERFGATE_BIN" gate runs/slow runs/same
 	assert_failure 2
-	[ "$stderr" = "perfgate gate: expected one results directory, got 2 arguments" ]
+	[ "$stderr" = "perfgate gate: unexpected argument 'runs/same' (expected one results directory)" ]
 
 	run --separate-stderr "$PERFGATE_BIN" baseline updat
 	assert_failure 2

@@ -30,13 +30,12 @@ SHIM
 # A directory with every command of /usr/bin except the ones named: a PATH
 # on which those tools are missing.
 path_without() {
-	local dir="${BATS_TEST_TMPDIR}/path-without" f
+	local dir="${BATS_TEST_TMPDIR}/path-without" drop
 	mkdir -p "${dir}"
-	for f in /usr/bin/* /usr/sbin/*; do
-		local name="${f##*/}" skip=""
-		for drop in "$@"; do [ "${name}" = "${drop}" ] && skip=1; done
-		[ -n "${skip}" ] || [ -e "${dir}/${name}" ] || ln -s "${f}" "${dir}/${name}"
-	done
+	# two ln calls, not one per tool: /usr/bin wins over /usr/sbin, as on PATH
+	ln -sf /usr/sbin/* "${dir}/"
+	ln -sf /usr/bin/* "${dir}/"
+	for drop in "$@"; do rm -f "${dir:?}/${drop}"; done
 	printf '%s' "${dir}"
 }
 

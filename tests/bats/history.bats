@@ -154,12 +154,14 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 }
 
 # Two perfgate processes append to one history at the same moment: each
-# reads the same tip, the slower one is refused, fetches, re-applies, and
-# both records survive.
+# reads the same tip (the barrier holds both until both have), the slower
+# one is refused, fetches, re-applies, and both records survive.
 race() { # race REPO
-	PERFGATE_HISTORY_TEST_DELAY_MS=400 record base m1 --repo "$1" >a.out 2>a.err &
+	local barrier
+	barrier=$(mktemp -d "$BATS_TEST_TMPDIR/barrier.XXXXXX")
+	PERFGATE_HISTORY_TEST_BARRIER="$barrier:2" record base m1 --repo "$1" >a.out 2>a.err &
 	local a=$!
-	PERFGATE_HISTORY_TEST_DELAY_MS=400 record same m2 --repo "$1" >b.out 2>b.err &
+	PERFGATE_HISTORY_TEST_BARRIER="$barrier:2" record same m2 --repo "$1" >b.out 2>b.err &
 	local b=$!
 	wait $a
 	wait $b
@@ -198,11 +200,13 @@ teardown() {
 	git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --base-path="$BATS_TEST_TMPDIR" \
 		--export-all --enable=receive-pack --pid-file="$BATS_TEST_TMPDIR/daemon.pid" \
 		--detach "$BATS_TEST_TMPDIR"
-	for _ in $(seq 50); do
-		git ls-remote "git://127.0.0.1:$port/served.git" >/dev/null 2>&1 && break
+	url="git://127.0.0.1:$port/served.git"
+	# until the daemon answers (a minute at most on a slow machine)
+	for _ in $(seq 600); do
+		git ls-remote "$url" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	url="git://127.0.0.1:$port/served.git"
+	git ls-remote "$url" >/dev/null
 	run record slow m3 --repo "$url"
 	assert_success
 	assert_output --partial "1 attempt)"

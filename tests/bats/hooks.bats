@@ -8,6 +8,31 @@ setup() {
 	common_setup
 	# a stand-in perfgate that records its arguments
 	make_shim perfgate
+	LEFTOVERS=()
+}
+
+# Wait (at most 10 s) until pid leads its own process group and, with
+# "ignores-term", ignores SIGTERM: what the pre-exit test needs in place.
+wait_until_set_up() {
+	local pid="$1" want_ignore="${2:-}" i ign
+	for i in $(seq 200); do
+		if [ "$(ps -o pgid= -p "${pid}" | tr -d ' ')" = "${pid}" ]; then
+			[ -z "${want_ignore}" ] && return 0
+			ign="$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/${pid}/status")"
+			(( (16#${ign} >> 14) & 1 )) && return 0
+		fi
+		sleep 0.05
+	done
+	echo "process ${pid} was not set up in 10 s" >&2
+	return 1
+}
+
+teardown() {
+	# process groups a failed test left behind
+	local pgid
+	for pgid in "${LEFTOVERS[@]}"; do
+		kill -KILL -- "-${pgid}" 2>/dev/null || true
+	done
 }
 
 @test "command hook execs the binary from the binary option with 'buildkite'" {
@@ -102,10 +127,19 @@ SHIM
 }
 
 @test "the binary is built once per plugin version and then reused" {
-	local built
+	local built plugin="${BATS_TEST_TMPDIR}/plugin"
+	# a snapshot of the plugin's files, as an agent checks it out: edits
+	# to the working tree while the test runs cannot change its cache key
+	if git -C "${PLUGIN_DIR}" rev-parse --git-dir >/dev/null 2>&1; then
+		mkdir -p "${plugin}"
+		git -C "${PLUGIN_DIR}" ls-files -z |
+			tar -C "${PLUGIN_DIR}" --null -T - --ignore-failed-read -cf - | tar -C "${plugin}" -xf -
+	else
+		plugin="${PLUGIN_DIR}"
+	fi
 	# the real `perfgate buildkite` runs after the build: with no plugin
 	# configuration at all it stops with a configuration error
-	run "${PLUGIN_DIR}/hooks/command"
+	run "${plugin}/hooks/command"
 	assert_equal "${status}" 2
 	assert_output --partial "--- :hammer_and_wrench: Building perfgate"
 	assert_output --partial "BUILDKITE_PLUGIN_CONFIGURATION"
@@ -113,7 +147,7 @@ SHIM
 	assert_file_executable "${built}"
 	run "${built}" --version
 	assert_output --regexp '^perfgate [0-9]+\.[0-9]+\.[0-9]+$'
-	run "${PLUGIN_DIR}/hooks/command"
+	run "${plugin}/hooks/command"
 	assert_equal "${status}" 2
 	refute_output --partial "Building perfgate"
 }
@@ -127,17 +161,23 @@ SHIM
 	polite=$!
 	setsid bash -c 'trap "" TERM; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &
 	stubborn=$!
-	sleep 0.2
+	LEFTOVERS=("${polite}" "${stubborn}")
+	wait_until_set_up "${polite}"
+	wait_until_set_up "${stubborn}" ignores-term
 	printf '%s\n' "${polite}" garbage 1 "${stubborn}" >"${pidfile}"
 	run "${PLUGIN_DIR}/hooks/pre-exit"
 	assert_success
 	assert_output --partial "stopping leftover server process group ${polite}"
 	assert_output --partial "process group ${stubborn} ignored SIGTERM for 1s, killing it"
-	sleep 0.1
-	run kill -0 "${polite}"
-	assert_failure
-	run kill -0 "${stubborn}"
-	assert_failure
+	# gone (and reaped by this shell) within 5 s
+	for pid in "${polite}" "${stubborn}"; do
+		for i in $(seq 100); do
+			kill -0 "${pid}" 2>/dev/null || break
+			sleep 0.05
+		done
+		run kill -0 "${pid}"
+		assert_failure
+	done
 	assert_file_not_exists "${pidfile}"
 }
 

@@ -81,7 +81,7 @@ teardown() {
 	assert_failure 2
 	run "$PERFGATE_BIN" report a b
 	assert_failure 2
-	assert_output --partial "one results directory expected"
+	assert_output "perfgate report: unexpected argument 'b' (expected one results directory)"
 }
 
 @test "report --help and import --help" {
@@ -93,12 +93,16 @@ teardown() {
 	assert_output --partial "--gpu NAME"
 }
 
-@test "import: llm-d records into results/, then a report" {
+@test "import: llm-d records into results/, named from their metadata, then a report" {
 	run "$PERFGATE_BIN" import "$REF/llmd-results-sample.json"
 	assert_success
 	assert_output "results: 2 results"
-	assert_file_exists results/llmd-results-sample_1_qps_5.json
-	assert_file_exists results/llmd-results-sample_2_qps_10.json
+	assert_file_exists results/serving_Llama-3.1-8B-Instruct_no-features_qps_5.json
+	assert_file_exists results/serving_Llama-3.1-8B-Instruct_no-features_qps_10.json
+	run grep -E '"(test|point|format)":' results/serving_Llama-3.1-8B-Instruct_no-features_qps_5.json
+	assert_line --index 0 --partial '"test": "serving_Llama-3.1-8B-Instruct_no-features",'
+	assert_line --index 1 --partial '"point": "serving_Llama-3.1-8B-Instruct_no-features_qps_5",'
+	assert_line --index 2 --partial '"format": "llm-d",'
 	run "$PERFGATE_BIN" report
 	assert_success
 	run grep -c '| 4xNVIDIA_L40S |' results/benchmark_results.md
@@ -141,7 +145,7 @@ teardown() {
 	assert_output --partial "nothing.json"
 	run "$PERFGATE_BIN" import
 	assert_failure 2
-	assert_output --partial "no input files"
+	assert_output "perfgate import: expected input files; see 'perfgate import --help'"
 }
 
 @test "import: two results with one name are refused before writing" {
@@ -150,6 +154,39 @@ teardown() {
 	cp "$REF/llmd-results-sample.json" sub/a.json
 	run "$PERFGATE_BIN" import a.json sub/a.json -o out
 	assert_failure 2
-	assert_output --partial "two results would be out/a_1_qps_5.json: a.json (record 1) and sub/a.json (record 1)"
+	assert_output --partial "two results would be out/serving_Llama-3.1-8B-Instruct_no-features_qps_10.json: a.json (record 2) and sub/a.json (record 2)"
 	assert_not_exists out
+}
+
+@test "import: a glob or a directory of results skips perfgate's outputs and *.pytorch.json" {
+	"$PERFGATE_BIN" import "$REF/vllm-report-h100-h200-a100.md" -o all >/dev/null
+	mv all/H100 res
+	"$PERFGATE_BIN" report res >/dev/null
+	"$PERFGATE_BIN" compare res -q --thresholds "$PERFGATE_SRC/thresholds"
+	echo '[{"benchmark": {"name": "vLLM benchmark"}, "metric": {"name": "x"}}]' \
+		> res/serving_llama8B_tp1_sharegpt_qps_1.pytorch.json
+	run --separate-stderr "$PERFGATE_BIN" import res/*.json -o out
+	assert_success
+	assert_output "out: 18 results"
+	[ "$stderr" = "perfgate import: skipped res/benchmark_results.json: perfgate's report of the results beside it
+perfgate import: skipped res/serving_llama8B_tp1_sharegpt_qps_1.pytorch.json: a PyTorch benchmark-database file made from the result beside it
+perfgate import: skipped res/verdict.json: perfgate's comparison of the results beside it" ]
+	run --separate-stderr "$PERFGATE_BIN" import res -o out2
+	assert_success
+	assert_output "out2: 18 results"
+	diff -r out out2
+	# alone, a report's records are imported; the others are refused
+	run "$PERFGATE_BIN" import res/benchmark_results.json -o out3
+	assert_success
+	assert_output "out3: 18 results"
+	run "$PERFGATE_BIN" import res/verdict.json
+	assert_failure 2
+	assert_output "perfgate import: res/verdict.json:1:1: record 1: a perfgate verdict (verdict.json, the output of compare), not benchmark results"
+	run "$PERFGATE_BIN" import res/serving_llama8B_tp1_sharegpt_qps_1.pytorch.json
+	assert_failure 2
+	assert_output --partial "a PyTorch benchmark-database record"
+	mkdir empty
+	run "$PERFGATE_BIN" import empty
+	assert_failure 2
+	assert_output "perfgate import: empty: no .json files in this directory"
 }

@@ -5,6 +5,8 @@
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	cd "$PERFGATE_SRC"
 }
@@ -50,6 +52,44 @@ setup() {
 	assert_success
 	assert_line --index 0 --partial "1 of 6 test points"
 	assert_line --index 1 --partial "Results go to mine/."
+}
+
+@test "a step's variables, matrix values and shard, as Buildkite fills them" {
+	cd "$BATS_TEST_TMPDIR"
+	cp "$PERFGATE_SRC/tests/data/pipeline/suites/gpu.yml" suite.yml
+	cat >pipeline.yml <<-'EOF'
+	env:
+	  SUITES: suite.yml
+	steps:
+	  - key: perf
+	    matrix:
+	      setup: {gpu: [H100, L40S]}
+	    plugins:
+	      - acme/perfgate#v1.0.0:
+	          suites: $SUITES
+	          gpu: "{{matrix.gpu}}"
+	          results-dir: results/{{matrix.gpu}}/${PERF_RUN:-local}
+	          shard: 2/2
+	EOF
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml --matrix gpu=L40S
+	assert_success
+	assert_line --index 0 "perfgate run --dry-run: 3 of 6 test points from pipeline.yml, step 'perf'; nothing is started."
+	assert_line --index 1 --partial "GPU: L40S (given). Results go to results/L40S/local/."
+
+	PERF_RUN=nightly run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml
+	assert_failure 2
+	[ "$stderr" = "perfgate run: pipeline.yml:11:24: step 'perf': {{matrix.gpu}} is filled in by Buildkite for each job of the step's matrix (gpu: H100, L40S); choose one with --matrix gpu=VALUE" ]
+
+	# only gpu may stay a matrix value: it is then detected, as before
+	sed -i '/results-dir/d' pipeline.yml
+	PERFGATE_GPU=H200 run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml
+	assert_success
+	assert_line --index 1 --partial "GPU: H200"
+	[ "$stderr" = "perfgate run: warning: pipeline.yml:10:16: step 'perf': gpu '{{matrix.gpu}}' is filled in by Buildkite for each job of the step's matrix; perfgate detects the GPU instead (or give --matrix or --gpu)" ]
+
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml --matrix gpu=A100
+	assert_failure 2
+	[ "$stderr" = "perfgate run: --matrix gpu=A100: not a job of step 'perf' (gpu: H100, L40S)" ]
 }
 
 @test "a pipeline with several perfgate steps needs --step" {
@@ -133,4 +173,16 @@ setup() {
 	assert_success
 	assert_line --partial "10 test points from"
 	assert_line "[10/10] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_64"
+}
+
+@test "every perfgate step of the example pipelines loads as written" {
+	local f key n=0
+	for f in pipelines/*.yml; do
+		for key in $(sed -n 's/^    key: //p' "${f}"); do
+			run --separate-stderr "$PERFGATE_BIN" run --dry-run "${f}" --step "${key}"
+			[ "${status}" -eq 0 ] || fail "${f} --step ${key}: ${stderr}"
+			n=$((n + 1))
+		done
+	done
+	[ "${n}" -ge 7 ]
 }

@@ -56,9 +56,17 @@ header_command() {
 
 @test "a run of the published figures against their own file passes" {
 	"$PERFGATE_BIN" import thresholds/sources/vllm-report-h100-h200-a100.md -o imported 2>/dev/null
-	for g in H100 H200 A100; do
+	# llm-d's records name their points from their metadata, not from the
+	# file, so the user's own results.json matches L40S.yml's points
+	cp thresholds/sources/llmd-results-sample.json results.json
+	"$PERFGATE_BIN" import results.json -o imported/L40S 2>/dev/null
+	for g in H100 H200 A100 L40S; do
 		run "$PERFGATE_BIN" gate "imported/$g" -o "out-$g" -q
 		assert_success
 		grep -q '^\*\*perfgate: PASS\*\* — no regressions on '"$g"'$' "out-$g/comparison.md"
+		# every point compared: none missing, none new
+		grep -Eq '^    "unchanged": [1-9]' "out-$g/verdict.json"
+		grep -q '^    "missing": 0,$' "out-$g/verdict.json"
+		grep -q '^    "new": 0,$' "out-$g/verdict.json"
 	done
 }

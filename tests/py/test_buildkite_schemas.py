@@ -138,6 +138,73 @@ class ReadmeExamples(unittest.TestCase):
         self.assertGreater(checked, 0)
 
 
+def project_version():
+    with open(os.path.join(SRC, "CMakeLists.txt"), encoding="utf-8") as f:
+        return re.search(r"project\(perfgate VERSION ([0-9.]+)", f.read()).group(1)
+
+
+def readme_text():
+    with open(os.path.join(SRC, "README.md"), encoding="utf-8") as f:
+        return f.read()
+
+
+class PluginReferences(unittest.TestCase):
+    def test_every_reference_names_this_release(self):
+        """The linter's version rule, made exact: every `perfgate/perfgate#ref`
+        a user may copy (README, pipelines/) is `#v<project version>`, the tag
+        a release of this source gets."""
+        want = "%s#v%s" % (PLUGIN_ID, project_version())
+        files = [os.path.join(SRC, "README.md")] + glob.glob(os.path.join(SRC, "pipelines", "*.yml"))
+        found = 0
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    for ref in re.findall(r"\b%s#[^\s:\"'`),]*" % re.escape(PLUGIN_ID), line):
+                        found += 1
+                        self.assertEqual(ref, want, "%s:%d" % (path, n))
+        self.assertGreater(found, 5)
+
+    def test_readme_examples_use_the_plugin_id(self):
+        """Every plugin a README example step uses is perfgate itself or a
+        well-known plugin, never a placeholder such as acme/perfgate."""
+        for block in readme_examples():
+            for source in re.findall(r"^\s*- ([^\s:]+#[^\s:]+):", block, re.M):
+                self.assertTrue(is_our_plugin(source), source)
+
+
+class ReadmeConfiguration(unittest.TestCase):
+    """README's Configuration section: one heading per option, in the option
+    table's order, each saying what the schema says."""
+
+    def sections(self):
+        text = readme_text()
+        config = re.search(r"^## Configuration\n(.*?)^## ", text, re.S | re.M).group(1)
+        parts = re.split(r"^### ", config, flags=re.M)[1:]
+        out = []
+        for part in parts:
+            head, _, body = part.partition("\n")
+            m = re.match(r"`([a-z-]+)` \((required|optional), (.*)\)$", head)
+            self.assertIsNotNone(m, "heading: " + head)
+            out.append((m.group(1), m.group(2), m.group(3), body))
+        return out
+
+    def test_one_heading_per_option_in_table_order(self):
+        props = load_plugin_yml()["configuration"]["properties"]
+        self.assertEqual([s[0] for s in self.sections()], list(props))
+
+    def test_headings_and_defaults_agree_with_the_schema(self):
+        props = load_plugin_yml()["configuration"]["properties"]
+        for name, required, types, body in self.sections():
+            prop = props[name]
+            self.assertEqual(required, "required" if name == "suites" else "optional", name)
+            for value in prop.get("enum", []):
+                self.assertIn("`%s`" % value, types, name)
+            if "default" in prop:
+                default = json.dumps(prop["default"]).strip('"')
+                self.assertIn("Default: `%s`" % default, body, name)
+            self.assertRegex(body, r"Example: `%s: " % re.escape(name), name)
+
+
 class Pipelines(unittest.TestCase):
     def check_pipeline(self, doc, where):
         jsonschema.validate(doc, load_json(os.path.join(SCHEMAS, "buildkite-pipeline.schema.json")))

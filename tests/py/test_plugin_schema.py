@@ -1,8 +1,10 @@
 """The plugin options' JSON Schema (tests/golden/plugin-configuration.json,
 rendered from core/plugin_config.c's table) is a valid Draft-7 schema, and it
-agrees with perfgate's own validation on real step configurations."""
+agrees with perfgate's own validation (`perfgate buildkite --check`) on real
+step configurations: what the plugin linter accepts, the step accepts."""
 import json
 import os
+import subprocess
 import sys
 
 import jsonschema
@@ -24,6 +26,9 @@ good = [
      "history-repo": "git@github.com:acme/perf-history.git", "base-branch": "main",
      "confirm": False, "artifacts": False, "context": "perf-h100", "binary": "/usr/bin/perfgate",
      "thresholds": "thresholds", "only-on-labels": "perf"},
+    {"suites": "s.yml", "mode": "run", "shard": "2/4", "annotate": "never"},
+    {"suites": "s.yml", "mode": "pipeline", "gpus": ["H100", "A100"], "shards": 4,
+     "queue": "gpu-{gpu_lower}"},
 ]
 bad = [
     {"suites": "s.yml", "thresold": "t"},          # unknown option
@@ -32,18 +37,50 @@ bad = [
     {"suites": "s.yml", "mode": "gates"},          # enum
     {"suites": "s.yml", "confirm": "yes"},         # boolean
     {"suites": 5},                                 # suites type
+    {"suites": "s.yml", "shard": "0/4"},           # shard pattern
+    {"suites": "s.yml", "shard": "01/4"},
+    {"suites": "s.yml", "shard": "2"},
+    {"suites": "s.yml", "shard": 2},
+    {"suites": "s.yml", "shards": 0},
+    {"suites": "s.yml", "gpus": [3]},
 ]
+# the C check is stricter where a schema cannot be: shard 5/4 passes the
+# pattern, but INDEX must not exceed COUNT
+stricter = [{"suites": "s.yml", "shard": "5/4"}]
+
+
+
+def perfgate_accepts(cfg):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BUILDKITE")}
+    env["BUILDKITE_PLUGIN_CONFIGURATION"] = json.dumps(cfg)
+    r = subprocess.run([os.environ["PERFGATE_BIN"], "buildkite", "--check"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode not in (0, 2):
+        raise SystemExit(f"perfgate buildkite --check exited {r.returncode}: {r.stderr}")
+    return r.returncode == 0, r.stderr.strip()
+
 
 failures = []
 for cfg in good:
     errors = list(validator.iter_errors(cfg))
     if errors:
-        failures.append(f"valid config rejected: {cfg}: {errors[0].message}")
+        failures.append(f"valid config rejected by the schema: {cfg}: {errors[0].message}")
+    ok, msg = perfgate_accepts(cfg)
+    if not ok:
+        failures.append(f"valid config rejected by perfgate: {cfg}: {msg}")
 for cfg in bad:
     if validator.is_valid(cfg):
-        failures.append(f"invalid config accepted: {cfg}")
+        failures.append(f"invalid config accepted by the schema: {cfg}")
+    ok, msg = perfgate_accepts(cfg)
+    if ok:
+        failures.append(f"invalid config accepted by perfgate: {cfg}")
+    elif "option '" not in msg:
+        failures.append(f"perfgate's message does not name the option: {msg}")
+for cfg in stricter:
+    if not validator.is_valid(cfg) or perfgate_accepts(cfg)[0]:
+        failures.append(f"expected the schema to accept and perfgate to refuse: {cfg}")
 
 if failures:
     print("\n".join(failures))
     sys.exit(1)
-print(f"schema ok: {len(good)} valid and {len(bad)} invalid configurations agree")
+print(f"schema and perfgate agree on {len(good)} valid and {len(bad)} invalid configurations")

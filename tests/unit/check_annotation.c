@@ -26,6 +26,21 @@ START_TEST(cells_cannot_break_tables_or_inject_html)
 	pg_escape_md_cell(&b, "caf\xc3\xa9 \xff\x01ok \xe2\x82");
 	ck_assert_str_eq(b.ptr, "caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbdok \xef\xbf\xbd\xef\xbf\xbd");
 	pg_buf_reset(&b);
+	/* cut by code points, then escaped: the cut never splits a character
+	 * or an escape */
+	pg_escape_md_cell_cut(&b, "\xc3\xa9|<abc", 3);
+	ck_assert_str_eq(b.ptr, "\xc3\xa9\\|&lt;…");
+	pg_buf_reset(&b);
+	pg_escape_md_cell_cut(&b, "a|b", 3);
+	ck_assert_str_eq(b.ptr, "a\\|b");
+	pg_buf_reset(&b);
+	pg_escape_md_cell_cut(&b, "a|b", 0);
+	ck_assert_str_eq(b.ptr, "a\\|b");
+	pg_buf_reset(&b);
+	/* a code span shows everything literally but cannot be ended early */
+	pg_escape_md_code(&b, "a`b<c>|\n\x01");
+	ck_assert_str_eq(b.ptr, "`a'b<c>| \xef\xbf\xbd`");
+	pg_buf_reset(&b);
 	pg_escape_html(&b, "\"x\" & 'y' <z>");
 	ck_assert_str_eq(b.ptr, "&quot;x&quot; &amp; &#39;y&#39; &lt;z&gt;");
 	pg_buf_release(&b);

@@ -2,6 +2,7 @@
  * YAML scalars that survive interpolation, golden pipelines. */
 #include "testutil.h"
 
+#include "core/bkinterp.h"
 #include "core/bkpipeline.h"
 #include "core/buf.h"
 #include "core/error.h"
@@ -10,6 +11,87 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *vars(void *ctx, const char *name)
+{
+	(void)ctx;
+	if (!strcmp(name, "MODEL"))
+		return "meta-llama/Llama-3.1-8B";
+	if (!strcmp(name, "EMPTY"))
+		return "";
+	if (!strcmp(name, "gpu"))
+		return "H100";
+	if (!strcmp(name, ""))
+		return "plain";
+	return NULL;
+}
+
+/* Buildkite's upload-time interpolation, case by case. */
+START_TEST(interpolation)
+{
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "no variables", "no variables" },
+		{ "$MODEL", "meta-llama/Llama-3.1-8B" },
+		{ "${MODEL}-x", "meta-llama/Llama-3.1-8B-x" },
+		{ "a$UNSET.b", "a.b" },
+		{ "${UNSET:-d}|${EMPTY:-d}|${EMPTY-d}|${UNSET-d}", "d|d||d" },
+		{ "${UNSET:-${MODEL:0:4}}", "meta" },
+		{ "${MODEL:5}", "llama/Llama-3.1-8B" },
+		{ "${MODEL:5:5}", "llama" },
+		{ "${MODEL: -2}", "8B" },
+		{ "${MODEL:-}", "meta-llama/Llama-3.1-8B" },
+		{ "$$MODEL \\$MODEL", "$MODEL $MODEL" },
+		{ "cost: 5$ or $1 or $", "cost: 5$ or $1 or $" },
+		{ "${MODEL?}", "meta-llama/Llama-3.1-8B" },
+		{ "${EMPTY?}", "" },
+	};
+	static const struct {
+		const char *in, *msg;
+	} bad[] = {
+		{ "${UNSET?needed}", "UNSET: needed" },
+		{ "${UNSET:?}", "UNSET: not set" },
+		{ "${EMPTY:?empty}", "EMPTY: empty" },
+		{ "${MODEL", "unclosed '${' in '${MODEL'" },
+		{ "${1}", "bad substitution '${1}'" },
+		{ "${MODEL+x}", "bad substitution '${MODEL+x}'" },
+		{ "${MODEL:x}", "bad substitution '${MODEL:x}'" },
+	};
+	struct pg_error err = PG_ERROR_INIT;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct pg_buf b = PG_BUF_INIT;
+		ck_assert_msg(pg_bk_interpolate(&b, ok[i].in, vars, NULL, &err) == 0, "%s: %s", ok[i].in,
+			      err.msg);
+		ck_assert_str_eq(b.ptr, ok[i].out);
+		pg_buf_release(&b);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pg_buf b = PG_BUF_INIT;
+		ck_assert_int_eq(pg_bk_interpolate(&b, bad[i].in, vars, NULL, &err), PG_ECONFIG);
+		ck_assert_str_eq(err.msg, bad[i].msg);
+		pg_buf_release(&b);
+	}
+}
+END_TEST
+
+START_TEST(matrix_values)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert(pg_bk_has_matrix_ref("queue-{{matrix.gpu}}"));
+	ck_assert(pg_bk_has_matrix_ref("{{ matrix }}"));
+	ck_assert(!pg_bk_has_matrix_ref("{{matrixes}} {model}"));
+	ck_assert_int_eq(pg_bk_matrix_fill(&b, "q-{{matrix.gpu}}/{{ matrix }}/{gpu}", vars, NULL, &err), 0);
+	ck_assert_str_eq(b.ptr, "q-H100/plain/{gpu}");
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_bk_matrix_fill(&b, "{{matrix.model}}", vars, NULL, &err), PG_ENOTFOUND);
+	ck_assert_str_eq(err.msg, "{{matrix.model}}");
+	pg_buf_release(&b);
+}
+END_TEST
 
 START_TEST(shard_text)
 {
@@ -20,7 +102,8 @@ START_TEST(shard_text)
 	ck_assert_uint_eq(i, 2);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(pg_shard_parse("1/1", &i, &n, &err), 0);
-	const char *bad[] = { "0/4", "5/4", "2", "a/b", "2/0", "-1/3", "", "1/ 2" };
+	const char *bad[] = { "0/4", "5/4", "2", "a/b", "2/0", "-1/3", "", "1/ 2",
+			      "+1/2", "01/2", "1/02", "1/2x", "1//2", "/2" };
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		ck_assert_int_eq(pg_shard_parse(bad[k], &i, &n, &err), PG_ECONFIG);
 		ck_assert_msg(strstr(err.msg, "expected \"INDEX/COUNT\"") == err.msg, "%s", err.msg);
@@ -179,6 +262,8 @@ int main(void)
 	TCase *tc = tcase_create("bkpipeline");
 
 	tcase_add_test(tc, shard_text);
+	tcase_add_test(tc, interpolation);
+	tcase_add_test(tc, matrix_values);
 	tcase_add_test(tc, shards_split_evenly_and_cover_every_test_once);
 	tcase_add_test(tc, yaml_scalars_are_quoted_and_not_interpolated);
 	tcase_add_test(tc, golden_pipelines);

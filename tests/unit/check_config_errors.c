@@ -90,7 +90,7 @@ static const struct {
 	{ "pipeline-missing-suite.yml", NULL,
 	  "pipeline-missing-suite.yml:5:19: suites: suite file 'does-not-exist.yml' not found" },
 	{ "pipeline-no-step.yml", NULL,
-	  "pipeline-no-step.yml: no step uses the perfgate plugin (a plugin whose source names perfgate, e.g. org/perfgate#v1.0.0)" },
+	  "pipeline-no-step.yml: no step uses the perfgate plugin (a plugin whose source names perfgate, e.g. perfgate/perfgate#v" PERFGATE_VERSION ")" },
 	{ "pipeline-no-suites.yml", NULL,
 	  "pipeline-no-suites.yml:5:11: step 'perf-h100': option 'suites' is required (mode 'gate' runs suites)" },
 	{ "pipeline-two-steps.yml", NULL,

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define STEP(key) (&(struct pg_config_select){ (key), NULL })
+
 static void enter(const char *rel)
 {
 	char *dir = tu_test_path(rel);
@@ -28,7 +30,7 @@ START_TEST(step_by_key_with_options)
 	const struct pg_plugin_config *pc = &step.plugin;
 
 	enter("data/pipeline");
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf-h100", &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-h100"), &err) == 0, "%s", err.msg);
 	ck_assert(step.from_pipeline);
 	ck_assert_str_eq(step.file, "pipeline.yml");
 	ck_assert_str_eq(step.name, "perf-h100");
@@ -60,7 +62,7 @@ START_TEST(full_url_source_with_a_list_of_vllm_files)
 	struct pg_error err = PG_ERROR_INIT;
 
 	enter("data/pipeline");
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf-a100", &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-a100"), &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(step.plugin.mode, PG_MODE_RUN);
 	ck_assert_uint_eq(s.n_tests, 3 + 4);
 	ck_assert_str_eq(s.tests[0].loc.file, "../vllm/latency-tests.json");
@@ -78,7 +80,7 @@ START_TEST(legacy_map_vendored_plugin_by_label_inline_suite)
 	struct pg_error err = PG_ERROR_INIT;
 
 	enter("data/pipeline");
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf on a small model", &err) == 0,
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf on a small model"), &err) == 0,
 		      "%s", err.msg);
 	ck_assert_str_eq(step.name, "perf on a small model");
 	ck_assert_uint_eq(s.n_tests, 1);
@@ -101,7 +103,7 @@ START_TEST(suite_path_falls_back_to_the_pipeline_directory)
 
 	/* from elsewhere: suites/gpu.yml is not in the current directory */
 	ck_assert_int_eq(chdir(tmp), 0);
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, "perf-matrix", &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-matrix"), &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(s.n_tests, 3);
 	ck_assert(pg_str_has_suffix(s.tests[0].loc.file, "data/pipeline/suites/gpu.yml"));
 	/* a matrix value is Buildkite's to fill: detected instead, and said so */
@@ -222,6 +224,113 @@ START_TEST(plugin_configuration_json)
 }
 END_TEST
 
+/* What Buildkite does to the step's strings before the job sees them:
+ * $VARIABLES at upload (the pipeline's env: first), {{matrix}} per job. */
+START_TEST(variables_and_matrix_values_as_buildkite_fills_them)
+{
+	char *tmp = tu_mkdtemp();
+	const char *paths[] = { "pipeline.yml" };
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_config_step step;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv matrix = PG_STRV_INIT;
+	struct pg_config_select sel = { "perf", &matrix };
+
+	ck_assert_int_eq(chdir(tmp), 0);
+	setenv("PG_TEST_SUITE", "from-env.yml", 1);
+	setenv("PG_TEST_MODEL", "overridden by the pipeline's env", 1);
+	unsetenv("PG_TEST_UNSET");
+	tu_write_file("suite-a.yml", "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+				     "serving:\n  - {name: serving_a, model: m, qps: [1, 2]}\n"
+				     "  - {name: serving_b, model: m}\n");
+	tu_write_file("from-env.yml", "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+				      "latency: [{name: latency_env, model: m}]\n");
+	tu_write_file("pipeline.yml",
+		      "env:\n"
+		      "  SUITE_DIR: .\n"
+		      "  PG_TEST_MODEL: facebook/opt-125m\n"
+		      "  MODEL_SHORT: ${PG_TEST_MODEL:9}\n"
+		      "steps:\n"
+		      "  - key: perf\n"
+		      "    matrix:\n"
+		      "      setup: {gpu: [H100, L40S], suite: [a, b]}\n"
+		      "      adjustments:\n"
+		      "        - with: {gpu: A100, suite: a}\n"
+		      "    plugins:\n"
+		      "      - acme/perfgate#v1.0.0:\n"
+		      "          suites: $SUITE_DIR/suite-{{ matrix.suite }}.yml\n"
+		      "          gpu: \"{{matrix.gpu}}\"\n"
+		      "          filter: ${PG_TEST_UNSET:-serving_a}\n"
+		      "          results-dir: results/${MODEL_SHORT}/$$HOME\n"
+		      "          repeat: ${PG_TEST_REPEAT-2}\n");
+
+	/* the matrix value chosen, the GPU from it */
+	pg_strv_push(&matrix, "suite=a");
+	pg_strv_push(&matrix, "gpu=A100");
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, &sel, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(s.n_tests, 2);
+	ck_assert_str_eq(s.tests[0].loc.file, "./suite-a.yml");
+	ck_assert_str_eq(step.plugin.gpu, "A100");
+	ck_assert_str_eq(step.plugin.filter, "serving_a");
+	ck_assert_str_eq(step.plugin.results_dir, "results/opt-125m/$HOME");
+	ck_assert_int_eq(step.plugin.repeat, 2);
+	ck_assert_uint_eq(s.warnings.n, 0);
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+	pg_strv_release(&matrix);
+
+	/* no value for a matrix reference: the choices, and how to give one */
+	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "pipeline.yml:13:19: step 'perf': {{ matrix.suite }} is filled in "
+				  "by Buildkite for each job of the step's matrix (suite: a, b); "
+				  "choose one with --matrix suite=VALUE");
+	pg_config_step_release(&step);
+
+	/* a value the matrix does not have */
+	pg_strv_push(&matrix, "suite=c");
+	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "--matrix suite=c: not a job of step 'perf' (suite: a, b)");
+	pg_config_step_release(&step);
+	pg_strv_release(&matrix);
+	pg_strv_push(&matrix, "model=x");
+	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "--matrix model=x: the matrix of step 'perf' has no 'model'");
+	pg_config_step_release(&step);
+	pg_strv_release(&matrix);
+
+	/* ${VAR?message} of an unset variable stops the upload in Buildkite */
+	tu_write_file("pipeline.yml", "steps:\n"
+				      "  - key: perf\n"
+				      "    plugins:\n"
+				      "      - acme/perfgate#v1.0.0:\n"
+				      "          suites: $PG_TEST_SUITE\n"
+				      "          results-dir: \"${PG_TEST_UNSET?set it to the results dir}\"\n");
+	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "pipeline.yml:6:24: step 'perf': PG_TEST_UNSET: set it to the "
+				  "results dir");
+	pg_config_step_release(&step);
+	setenv("PG_TEST_UNSET", "out", 1);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, &sel, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(s.tests[0].name, "latency_env");
+	ck_assert_str_eq(step.plugin.results_dir, "out");
+	pg_suite_release(&s);
+	pg_config_step_release(&step);
+
+	/* --matrix on a step without one */
+	pg_strv_push(&matrix, "H100");
+	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "--matrix: step 'perf' of pipeline.yml has no matrix");
+	pg_config_step_release(&step);
+	pg_strv_release(&matrix);
+
+	unsetenv("PG_TEST_SUITE");
+	unsetenv("PG_TEST_MODEL");
+	unsetenv("PG_TEST_UNSET");
+	tu_rm_rf(tmp);
+	free(tmp);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("config_pipeline");
@@ -233,6 +342,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, suite_path_falls_back_to_the_pipeline_directory);
 	tcase_add_test(tc, pipeline_as_a_bare_list_of_steps);
 	tcase_add_test(tc, plugin_configuration_json);
+	tcase_add_test(tc, variables_and_matrix_values_as_buildkite_fills_them);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -165,6 +165,14 @@ static const struct decide_case decide_cases[] = {
 	  PG_VERDICT_REGRESSED, false, true, false },
 	{ "zero baseline", &gate_rule, LOW, { 0 }, 1, NAN, { 1 }, 1, PG_VERDICT_REGRESSED, true, true,
 	  false },
+	/* no per-repeat quality check (README, "Gate and baselines"): the
+	 * median absorbs one wild repeat of five, on either side */
+	{ "one repeat 40% slower", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
+	  { 10.1, 10, 14, 10.1, 10 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "one repeat at 30% of the throughput", &gate_rule, HIGH, { 100, 101, 99, 100, 100 }, 5, NAN,
+	  { 100, 30, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "one baseline repeat wild", &gate_rule, HIGH, { 100, 101, 160, 100, 99 }, 5, NAN,
+	  { 100, 100.5, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
 };
 
 START_TEST(decide_table)
@@ -486,6 +494,26 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Rendering                                                           */
 
+/* The verdict JSON written in pieces is the whole document, byte for
+ * byte; returns the number of pieces. */
+static size_t json_in_pieces(const struct pg_comparison *c)
+{
+	struct pg_buf whole = PG_BUF_INIT, pieces = PG_BUF_INIT;
+	struct pg_comparison_json_writer w = { .c = c };
+	json_t *j = pg_comparison_json(c);
+	size_t n = 0;
+
+	pg_json_write(&whole, j, 2);
+	pg_buf_putc(&whole, '\n');
+	json_decref(j);
+	for (int more = 1; more; n++)
+		more = pg_comparison_json_next(&w, &pieces);
+	ck_assert_str_eq(pieces.ptr, whole.ptr);
+	pg_buf_release(&whole);
+	pg_buf_release(&pieces);
+	return n;
+}
+
 START_TEST(render_markdown_and_json)
 {
 	struct pg_policy policy;
@@ -516,6 +544,7 @@ START_TEST(render_markdown_and_json)
 	pg_buf_putc(&js, '\n');
 	tu_assert_golden("golden/gate/render.json", js.ptr);
 	json_decref(j);
+	json_in_pieces(&c); /* what verdict.json gets */
 	pg_buf_release(&md);
 	pg_buf_release(&js);
 	pg_comparison_release(&c);
@@ -539,12 +568,112 @@ START_TEST(render_markdown_and_json)
 }
 END_TEST
 
-START_TEST(markdown_cells_are_escaped)
+/* comparison.md is rendered as markdown (an artifact, a PR comment, stdout
+ * pasted into an annotation): names, notes, the GPU and the baseline
+ * source cannot break its tables or inject HTML. */
+START_TEST(hostile_names_cannot_break_the_comparison)
 {
-	struct pg_buf b = PG_BUF_INIT;
-	pg_md_cell(&b, "a|b\nc<script>&");
-	ck_assert_str_eq(b.ptr, "a\\|b c&lt;script&gt;&amp;");
-	pg_buf_release(&b);
+	static const char *const tags[] = { "<details>", "</details>", "<summary>", "</summary>", NULL };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *slow = serving_result(500, 80, "ok", NULL), *same = serving_result(1000, 50, "ok", NULL);
+	json_t *failed = serving_result(0, 0, "error", "exit 1 | <b>see</b> `log`\n## [x](y)");
+	struct pg_run_point run[] = {
+		{ "serving_<script>|x`y`_qps_1", PG_SUITE_SERVING, "ok", slow, NULL },
+		{ "serving_[a](b)\n|c_qps_1", PG_SUITE_SERVING, "ok", same, NULL },
+		{ "serving_&amp;_qps_1", PG_SUITE_SERVING, "error", failed, NULL },
+	};
+	struct pg_buf md = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("<i>H100</i>|`x`");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/<H100>.yml | `x`");
+	base_point(&base, run[0].name, 1000, 50);
+	base_point(&base, run[2].name, 1000, 50);
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_uint_eq(c.rerun.n, 1);
+	pg_comparison_markdown(&md, &c);
+	tu_assert_markdown_safe(md.ptr, tags);
+	ck_assert_ptr_nonnull(strstr(md.ptr, "on &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "Re-run to confirm: `serving_<script>|x'y'_qps_1`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "failed: exit 1 \\| &lt;b&gt;see&lt;/b&gt; \\`log\\` ## \\[x\\](y) |"));
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+
+	json_decref(slow);
+	json_decref(same);
+	json_decref(failed);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* Runs and baselines of thousands of points are looked up by bisection:
+ * in any input order, with the first of two points of one name winning,
+ * and with the verdict JSON written in many pieces that add up to the
+ * whole document. */
+START_TEST(large_comparisons)
+{
+	enum { POINTS = 300 };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	struct pg_run_point run[POINTS + 1];
+	struct pg_run_index ix;
+	json_t *same = serving_result(1000, 50, "ok", NULL), *slow = serving_result(500, 50, "ok", NULL);
+	char names[POINTS][32];
+	size_t k = 0;
+
+	pg_policy_init(&policy);
+	for (int i = POINTS; i-- > 0;) {
+		snprintf(names[i], sizeof(names[i]), "serving_p%03d_qps_inf", i);
+		if (i != 7) /* one point the baseline lacks */
+			base_point(&base, names[i], 1000, 50);
+		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same, NULL };
+	}
+	/* a second point of one name: the first one wins, not this */
+	run[POINTS] = (struct pg_run_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
+
+	ck_assert(!base.sorted);
+	ck_assert_ptr_eq(pg_baseline_find(&base, names[3]), &base.points[POINTS - 1 - 1 - 3]);
+	pg_baseline_sort(&base);
+	ck_assert(base.sorted);
+	ck_assert_str_eq(pg_baseline_find(&base, names[3])->name, names[3]);
+	ck_assert_str_eq(pg_baseline_find(&base, names[0])->name, names[0]);
+	ck_assert_str_eq(pg_baseline_find(&base, names[POINTS - 1])->name, names[POINTS - 1]);
+	ck_assert_ptr_null(pg_baseline_find(&base, names[7]));
+	ck_assert_ptr_null(pg_baseline_find(&base, "serving_p"));
+	ck_assert_ptr_null(pg_baseline_find(&base, "zzz"));
+
+	pg_run_index_init(&ix, run, N(run));
+	ck_assert_ptr_eq(pg_run_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
+	ck_assert_ptr_eq(pg_run_index_find(&ix, names[0]), &run[POINTS - 1]);
+	ck_assert_ptr_null(pg_run_index_find(&ix, "serving_p"));
+	pg_run_index_release(&ix);
+
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.counts[PG_VERDICT_NEW], 2); /* names[7]'s two metrics */
+	ck_assert_int_eq(c.counts[PG_VERDICT_REGRESSED], 0);
+	ck_assert_int_eq(c.n, 2 * POINTS);
+	for (size_t i = 0; i < c.n; i += 2)
+		ck_assert_str_eq(c.rows[i].point, names[k++]); /* name order */
+
+	ck_assert_uint_gt(json_in_pieces(&c), 2);
+	pg_comparison_release(&c);
+
+	/* an empty comparison is a whole document too */
+	pg_baseline_release(&base);
+	pg_compare(&c, &policy, &base, NULL, 0, NULL, 0, NULL);
+	ck_assert_uint_eq(json_in_pieces(&c), 1);
+	pg_comparison_release(&c);
+
+	json_decref(same);
+	json_decref(slow);
+	pg_policy_release(&policy);
 }
 END_TEST
 
@@ -568,7 +697,8 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, confirmation_pools_the_rerun);
 	tcase_add_test(tc, history_baselines_and_strict_mode);
 	tcase_add_test(tc, render_markdown_and_json);
-	tcase_add_test(tc, markdown_cells_are_escaped);
+	tcase_add_test(tc, large_comparisons);
+	tcase_add_test(tc, hostile_names_cannot_break_the_comparison);
 	suite_add_tcase(s, tc);
 	return s;
 }

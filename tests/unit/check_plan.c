@@ -91,6 +91,50 @@ START_TEST(filter_only_and_repeat)
 }
 END_TEST
 
+/* A shard step runs its slice of the suite's tests (the split of the whole
+ * suite, whatever the filter), under the plugin and under perfgate run. */
+START_TEST(shards)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+	size_t all, first, second;
+
+	load_gpu_suite(&s);
+	all = select_n(&sel, &plan, &s, &err);
+	pg_plan_release(&plan);
+	sel.shard = "1/2";
+	first = select_n(&sel, &plan, &s, &err);
+	ck_assert_uint_gt(first, 0);
+	pg_plan_release(&plan);
+	sel.shard = "2/2";
+	second = select_n(&sel, &plan, &s, &err);
+	ck_assert_uint_gt(second, 0);
+	ck_assert_uint_eq(first + second, all);
+	/* a test's points stay together */
+	for (size_t i = 1; i < plan.n; i++)
+		if (plan.points[i].test != plan.points[i - 1].test)
+			for (size_t k = i + 1; k < plan.n; k++)
+				ck_assert_ptr_ne(plan.points[k].test, plan.points[i - 1].test);
+	pg_plan_release(&plan);
+
+	sel.shard = "3/2";
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
+	ck_assert_str_eq(err.msg, "shard: expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got \"3/2\"");
+	pg_plan_release(&plan);
+
+	/* more shards than tests: the last ones are empty, which must not pass */
+	sel.shard = "50/50";
+	sel.filter = "tp";
+	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
+	ck_assert_str_eq(err.msg, "no test point is left after filter 'tp', shard 50/50 (of 6 in "
+				  "suites/gpu.yml)");
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+}
+END_TEST
+
 START_TEST(point_variables)
 {
 	struct pg_suite s = PG_SUITE_INIT;
@@ -152,6 +196,14 @@ START_TEST(secrets_are_redacted)
 	ck_assert_str_eq(b.ptr, "vllm serve m --api-key *** --hf-token=*** --max-num-batched-tokens "
 				"8192 --tokenizer t");
 	pg_buf_reset(&b);
+	{
+		/* a secret flag without its value hides nothing else */
+		char *bare[] = { "vllm", "serve", "--hf-token", "--port", "8000", "--api-key",
+				 "-k3y", "--api-key", NULL };
+		pg_argv_display_redacted(&b, bare);
+		ck_assert_str_eq(b.ptr, "vllm serve --hf-token --port 8000 --api-key *** --api-key");
+		pg_buf_reset(&b);
+	}
 	pg_kvlist_set(&env, "HF_TOKEN", "hf_abc");
 	pg_kvlist_set(&env, "VLLM_LOGGING_LEVEL", "WARNING");
 	pg_kvlist_set(&env, "X", "a b");
@@ -281,6 +333,7 @@ static Suite *plan_suite(void)
 	TCase *tc = tcase_create("plan");
 
 	tcase_add_test(tc, filter_only_and_repeat);
+	tcase_add_test(tc, shards);
 	tcase_add_test(tc, point_variables);
 	tcase_add_test(tc, secrets_are_redacted);
 	tcase_add_test(tc, dryrun_suite_file);

@@ -129,6 +129,14 @@ static const struct {
 	  "step 'perf-h100': option 'only-on-labels': item 1: expected a string, got 3" },
 	{ "{\"suites\": \"s.yml\", \"filter\": \"serving_(\"}",
 	  "step 'perf-h100': option 'filter': bad regular expression 'serving_(': Unmatched ( or \\(" },
+	{ "{\"suites\": \"s.yml\", \"shard\": \"5/4\"}",
+	  "step 'perf-h100': option 'shard': expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got "
+	  "\"5/4\"" },
+	{ "{\"suites\": \"s.yml\", \"shard\": \"01/4\"}",
+	  "step 'perf-h100': option 'shard': expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got "
+	  "\"01/4\"" },
+	{ "{\"suites\": \"s.yml\", \"shard\": 2}",
+	  "step 'perf-h100': option 'shard': expected \"INDEX/COUNT\", got 2" },
 	{ "{\"suites\": 5}",
 	  "step 'perf-h100': option 'suites': expected a path, a list of paths or a suite mapping, got 5" },
 	{ "{\"suites\": []}",

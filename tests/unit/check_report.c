@@ -448,6 +448,35 @@ START_TEST(parts_render_separately)
 }
 END_TEST
 
+/* Names, models, GPUs and errors with markdown and HTML in them (they come
+ * from users' YAML and from servers' messages) neither break a table nor
+ * inject HTML: benchmark_results.md goes into annotations as it is. */
+START_TEST(hostile_names_cannot_break_the_report)
+{
+	static const char hostile[] = "a|b <img src=x onerror=alert(1)> & `c` *d* [e](f) ~g~ \\\\h\\n## i";
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_buf json = PG_BUF_INIT;
+	char *md;
+
+	pg_buf_printf(&json,
+		      "{\"request_throughput\": 1.5, \"model_id\": \"%s\", \"perfgate\": {\"suite\": \"serving\","
+		      " \"status\": \"error\", \"error\": \"%s\", \"gpu\": {\"label\": \"%s\"},"
+		      " \"params\": {\"model\": \"%s\", \"dataset\": \"%s\", \"engine\": \"%s\", \"qps\": 1}}}",
+		      hostile, hostile, hostile, hostile, hostile, hostile);
+	add_result(&rs, "serving_<b>x</b>|y_`z`_qps_1", json.ptr, NULL);
+	add_result(&rs, "latency_<script>", "{\"avg_latency\": 1.5}", "{\"gpu_type\": \"<i>H100</i>\"}");
+	md = render(&rs, PG_REPORT_ALL);
+	tu_assert_markdown_safe(md, NULL);
+	ck_assert_ptr_nonnull(strstr(md, "| serving\\_&lt;b&gt;x&lt;/b&gt;\\|y\\_\\`z\\`\\_qps_1 — **error**: a\\|b &lt;img"));
+	ck_assert_ptr_nonnull(strstr(md, "- Models: a\\|b &lt;img src=x onerror=alert(1)&gt; &amp; \\`c\\` \\*d\\* \\[e\\](f)"));
+	/* the JSON keeps the names as they are */
+	ck_assert_ptr_nonnull(strstr(md, "\"serving_<b>x</b>|y_`z`_qps_1\""));
+	free(md);
+	pg_buf_release(&json);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
 /* Columns come and go with the data: the older reports' tables. */
 START_TEST(columns_only_with_values)
 {
@@ -634,6 +663,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, mixed_results_golden);
 	tcase_add_test(tc, parts_render_separately);
 	tcase_add_test(tc, columns_only_with_values);
+	tcase_add_test(tc, hostile_names_cannot_break_the_report);
 	tcase_add_test(tc, rows_sort_by_test_name);
 	tcase_add_test(tc, bullets_come_from_the_results);
 	tcase_add_test(tc, client_bound_points_are_called_out);

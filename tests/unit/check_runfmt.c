@@ -51,7 +51,7 @@ START_TEST(redact_command_hides_every_secret)
 	ck_assert_str_eq(out.ptr,
 			 "VLLM_RPC_TIMEOUT=100000 MY_SECRET=*** vllm serve m --api-key *** "
 			 "--hf-token=*** --tokenizer tok/x --download-dir /cache/***/x --hf-token "
-			 "*** 8000 'it'\\''s'");
+			 "--port 8000 'it'\\''s'");
 	ck_assert(!strstr(out.ptr, "s3cr3t"));
 
 	/* the same secrets inside free text (a log line, an error) */

@@ -154,6 +154,9 @@ static const struct {
 	{ "baselines:\n  x:\n    suite: serving\n    sorce: a\n    values: { output_throughput: 1 }\n",
 	  "T.yml:4:5: baselines.x: unknown key 'sorce' (did you mean 'source'?)" },
 	{ "gpu: H100\ngpu: A100\n", "T.yml:2:1: key 'gpu' given twice (first at line 1)" },
+	/* the first repeat in the file is the one named */
+	{ "baselines:\n  b: {}\n  a: {}\n  c: {}\n  a: {}\n  b: {}\n  a: {}\n",
+	  "T.yml:5:3: baselines: key 'a' given twice (first at line 3)" },
 	{ "policy: [1, 2]\n", "T.yml:1:9: policy: expected a mapping of policy settings, got a list" },
 	{ "policy:\n  alpha: [\n", "T.yml:3:1: not valid YAML" },
 	{ "", "T.yml: empty file" },

@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,4 +111,63 @@ int tu_run_suite(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* Unescaped occurrences of c in the line (a backslash escapes the next
+ * character). */
+static size_t count_unescaped(const char *line, size_t len, char c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] == '\\') {
+			i++;
+			continue;
+		}
+		n += line[i] == c;
+	}
+	return n;
+}
+
+void tu_assert_markdown_safe(const char *md, const char *const *allowed_tags)
+{
+	size_t line_no = 0, header_pipes = 0;
+	bool in_table = false, in_fence = false;
+
+	for (const char *p = md; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		line_no++;
+		if (!strncmp(p, "```", 3)) {
+			in_fence = !in_fence;
+		} else if (!in_fence && len && p[0] == '|') {
+			size_t pipes = count_unescaped(p, len, '|');
+			if (!in_table)
+				header_pipes = pipes;
+			in_table = true;
+			ck_assert_msg(pipes == header_pipes, "line %zu: %zu cells, the header has %zu: %.*s",
+				      line_no, pipes - 1, header_pipes - 1, (int)len, p);
+			for (const char *c = "`[]"; *c; c++)
+				ck_assert_msg(!count_unescaped(p, len, *c), "line %zu: unescaped '%c': %.*s",
+					      line_no, *c, (int)len, p);
+		} else {
+			in_table = false;
+		}
+		for (size_t i = 0, in_code = 0; !in_fence && i < len; i++) {
+			bool ok = false;
+			if (p[i] == '\\') {
+				i++;
+				continue;
+			}
+			if (p[i] == '`')
+				in_code = !in_code; /* a code span shows '<' as it is */
+			if (p[i] != '<' || in_code)
+				continue;
+			for (size_t t = 0; allowed_tags && allowed_tags[t] && !ok; t++)
+				ok = !strncmp(p + i, allowed_tags[t], strlen(allowed_tags[t]));
+			ck_assert_msg(ok, "line %zu: '<' starts HTML: %.*s", line_no, (int)len, p);
+		}
+		p += len + (p[len] ? 1 : 0);
+	}
+	ck_assert_msg(!in_fence, "a code fence is left open");
 }

@@ -34,6 +34,15 @@ char *tu_test_path(const char *rel);
  */
 void tu_assert_golden(const char *golden_rel, const char *text);
 
+/*
+ * Markdown a user reads cannot be broken by the names in it: every row of
+ * a pipe table has as many unescaped '|' as the table's header, no table
+ * line holds an unescaped '`', '[' or ']', and no '<' starts a tag
+ * other than those named in allowed_tags (NULL-terminated; NULL: none),
+ * outside code spans and fenced code. Fails the test naming the line.
+ */
+void tu_assert_markdown_safe(const char *md, const char *const *allowed_tags);
+
 /* Run a Suite and return the process exit status (0 when all passed). */
 int tu_run_suite(Suite *s);
 
