@@ -558,7 +558,7 @@ static void bullet_client_bound(struct pg_buf *out, const struct pg_report_table
 		if (!t->rows[i].client_bound)
 			continue;
 		join_begin(out, k++, n);
-		md_cell_text(out, t->rows[i].name, 0);
+		pg_escape_md_text(out, t->rows[i].name);
 	}
 	join_end(out, n);
 	pg_buf_puts(out, "): the load generator could not keep up (schedule lag or read delay p99 "

@@ -67,6 +67,20 @@ field() { # field FILE PYTHON-EXPR-ON-r
 	"$PERFGATE_PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+# The server: mapping (indented for a test) of a server whose process group
+# ignores SIGTERM -- a shell trapping it, the mock server in the
+# background: only SIGKILL ends it.
+stubborn_server() {
+	cat <<EOF
+    server:
+      command: >-
+        /bin/sh -c 'trap "" TERM; "\$0" mock-server --port {port} --model {model} &
+        while :; do sleep 1; done' $PERFGATE_BIN
+      ready: /health
+      stop_timeout: 60
+EOF
+}
+
 # signal_and_wait SIG: send SIG to the perfgate started in the background
 # (PG_PID) and wait for it; sets code (its exit status) and took (seconds).
 signal_and_wait() {
@@ -188,12 +202,7 @@ serving:
 latency:
   - name: latency_stubborn
     model: $MARK
-    server:
-      command: >-
-        /bin/sh -c 'trap "" TERM; "\$0" mock-server --port {port} --model {model} &
-        while :; do sleep 1; done' $PERFGATE_BIN
-      ready: /health
-      stop_timeout: 60
+$(stubborn_server)
     command: "/bin/sh -c 'trap \"\" TERM; while :; do sleep 1; done; echo {result} {model}'"
     command_timeout: 600
 EOF
@@ -325,12 +334,7 @@ EOF
 serving:
   - name: serving_twice
     model: $MARK
-    server:
-      command: >-
-        /bin/sh -c 'trap "" TERM; "\$0" mock-server --port {port} --model {model} &
-        while :; do sleep 1; done' $PERFGATE_BIN
-      ready: /health
-      stop_timeout: 60
+$(stubborn_server)
     qps: [20, 21, 22]
     num_prompts: 100
     dataset: {name: random, input_len: 16, output_len: 16}
