@@ -81,6 +81,19 @@ stubborn_server() {
 EOF
 }
 
+# start_perfgate_until COMMAND...: run perfgate on the suite in the
+# background (PG_PID, stderr in $DIR/stderr) and wait, up to 20 s, until
+# COMMAND succeeds; fails if it never does.
+start_perfgate_until() {
+	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
+	PG_PID=$!
+	for _ in $(seq 1 400); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	"$@"
+}
+
 # signal_and_wait SIG: send SIG to the perfgate started in the background
 # (PG_PID) and wait for it; sets code (its exit status) and took (seconds).
 signal_and_wait() {
@@ -174,13 +187,7 @@ serving:
     qps: [40, 41, 42, 43, 44]
     num_prompts: 80
     dataset: {name: random, input_len: 16, output_len: 16}"
-	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
-	PG_PID=$!
-	for _ in $(seq 1 200); do
-		[ -e "$RESULTS/serving_sweep_qps_40.json" ] && break
-		sleep 0.05
-	done
-	[ -e "$RESULTS/serving_sweep_qps_40.json" ]
+	start_perfgate_until test -e "$RESULTS/serving_sweep_qps_40.json"
 	sleep 0.5
 	[ -n "$(procs)" ] # the server is running
 	signal_and_wait TERM
@@ -206,13 +213,7 @@ $(stubborn_server)
     command: "/bin/sh -c 'trap \"\" TERM; while :; do sleep 1; done; echo {result} {model}'"
     command_timeout: 600
 EOF
-	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
-	PG_PID=$!
-	for _ in $(seq 1 400); do
-		grep -q "command log:" "$DIR/stderr" && break
-		sleep 0.05
-	done
-	grep -q "command log:" "$DIR/stderr"
+	start_perfgate_until grep -q "command log:" "$DIR/stderr"
 	sleep 0.3
 	signal_and_wait TERM
 	[ "$code" -eq 143 ]
@@ -228,12 +229,7 @@ serving:
     qps: [60, 61, 62, 63, 64, 65, 66, 67]
     num_prompts: 30
     dataset: {name: random, input_len: 16, output_len: 16}"
-	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
-	PG_PID=$!
-	for _ in $(seq 1 200); do
-		[ -e "$RESULTS/serving_killed_qps_61.json" ] && break
-		sleep 0.05
-	done
+	start_perfgate_until test -e "$RESULTS/serving_killed_qps_61.json"
 	[ -n "$(procs)" ]
 	kill -KILL "$PG_PID"
 	wait "$PG_PID" || true
@@ -339,12 +335,7 @@ $(stubborn_server)
     num_prompts: 100
     dataset: {name: random, input_len: 16, output_len: 16}
 EOF
-	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
-	PG_PID=$!
-	for _ in $(seq 1 200); do
-		grep -q "server ready" "$DIR/stderr" && break
-		sleep 0.05
-	done
+	start_perfgate_until grep -q "server ready" "$DIR/stderr"
 	sleep 0.3
 	kill -INT "$PG_PID"
 	sleep 0.05
