@@ -259,7 +259,11 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err)
+/* Names of the entries of dir that `keep` accepts, dotfiles excluded,
+ * appended to out sorted bytewise. */
+static int list_sorted(const char *dir, bool (*keep)(const char *dir, const struct dirent *e,
+						    const char *arg),
+		       const char *arg, struct pg_strv *out, struct pg_error *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -268,47 +272,45 @@ int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct
 	if (!d)
 		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
 				    "%s: %s", dir, strerror(errno));
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK)
-			continue;
-		if (suffix && !pg_str_has_suffix(e->d_name, suffix))
-			continue;
-		pg_strv_push(out, e->d_name);
-	}
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && keep(dir, e, arg))
+			pg_strv_push(out, e->d_name);
 	closedir(d);
 	if (out->n > first) /* v is NULL while empty: qsort(NULL, 0) is undefined */
 		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
 	return 0;
 }
 
+static bool is_file_with_suffix(const char *dir, const struct dirent *e, const char *suffix)
+{
+	(void)dir;
+	if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK)
+		return false;
+	return !suffix || pg_str_has_suffix(e->d_name, suffix);
+}
+
+static bool is_dir_with_prefix(const char *dir, const struct dirent *e, const char *prefix)
+{
+	struct stat st;
+	char *path;
+	bool is_dir;
+
+	if (prefix && !pg_str_has_prefix(e->d_name, prefix))
+		return false;
+	path = pg_path_join(dir, e->d_name);
+	is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	free(path);
+	return is_dir;
+}
+
+int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err)
+{
+	return list_sorted(dir, is_file_with_suffix, suffix, out, err);
+}
+
 int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t first = out->n;
-
-	if (!d)
-		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
-				    "%s: %s", dir, strerror(errno));
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-		char *path;
-		bool is_dir;
-
-		if (e->d_name[0] == '.' || (prefix && !pg_str_has_prefix(e->d_name, prefix)))
-			continue;
-		path = pg_path_join(dir, e->d_name);
-		is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-		free(path);
-		if (is_dir)
-			pg_strv_push(out, e->d_name);
-	}
-	closedir(d);
-	if (out->n > first)
-		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
-	return 0;
+	return list_sorted(dir, is_dir_with_prefix, prefix, out, err);
 }
 
 char *pg_path_join(const char *a, const char *b)
