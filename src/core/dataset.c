@@ -3,8 +3,10 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/jsonscan.h"
 #include "core/rng.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,51 +150,77 @@ static const char *turn_text(const json_t *conv, size_t i)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int pg_dataset_sharegpt(struct pg_prompts *out, const json_t *root, const char *source, size_t n,
-			long fixed_output_len, uint64_t seed, pg_token_count_fn count, void *ctx,
-			struct pg_error *err)
+/* Parses one conversation; an error names its place in the whole file. */
+static json_t *parse_entry(const char *text, const struct pg_json_span *sp, const char *source,
+			   struct pg_error *err)
+{
+	json_error_t jerr;
+	json_t *entry = json_loadb(text + sp->off, sp->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	int line, col;
+
+	if (entry)
+		return entry;
+	pg_json_position(text, sp->off, &line, &col);
+	if (jerr.line > 1)
+		col = jerr.column;
+	else
+		col += jerr.column > 0 ? jerr.column - 1 : 0;
+	line += jerr.line > 1 ? jerr.line - 1 : 0;
+	pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, line, col, jerr.text);
+	return NULL;
+}
+
+int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
+			size_t n, long fixed_output_len, uint64_t seed, pg_token_count_fn count,
+			void *ctx, struct pg_error *err)
 {
 	struct pg_prompts kept = { 0 };
+	struct pg_json_span *spans = NULL;
 	struct pg_rng rng;
-	size_t m, *order = NULL;
-	int rc = 0;
+	size_t m = 0, *order = NULL;
+	int rc;
 
-	if (!json_is_array(root))
-		return pg_error_set(err, PG_ECONFIG, "%s: expected a JSON list of conversations", source);
-	m = json_array_size(root);
+	if ((rc = pg_json_array_spans(text, len, source, &spans, &m, err)))
+		return rc;
 	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
 	for (size_t i = 0; i < m; i++)
 		order[i] = i;
 	pg_rng_seed(&rng, seed);
 	pg_rng_shuffle(&rng, order, m);
 
+	/* only the conversations visited are parsed: a few hundred of ~94,000 */
 	for (size_t i = 0; i < m && kept.n < n; i++) {
-		json_t *entry = json_array_get(root, order[i]);
+		json_t *entry = parse_entry(text, &spans[order[i]], source, err);
 		json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations") : NULL;
 		const char *prompt, *completion;
 		long plen, olen;
 
-		if (!json_is_array(conv) || json_array_size(conv) < 2)
-			continue;
-		prompt = turn_text(conv, 0);
-		completion = turn_text(conv, 1);
-		if (!prompt || !completion)
-			continue;
-		if ((rc = count(ctx, prompt, &plen, err)))
-			goto done;
-		if (fixed_output_len > 0) {
-			olen = fixed_output_len;
-		} else if ((rc = count(ctx, completion, &olen, err))) {
+		if (!entry) {
+			rc = PG_ECONFIG;
 			goto done;
 		}
-		if (plen < 4 || (fixed_output_len <= 0 && olen < 4) || plen > 1024 || plen + olen > 2048)
+		prompt = json_is_array(conv) && json_array_size(conv) >= 2 ? turn_text(conv, 0) : NULL;
+		completion = prompt ? turn_text(conv, 1) : NULL;
+		if (!prompt || !completion) {
+			json_decref(entry);
 			continue;
-		push(&kept, (struct pg_prompt){ NULL, 0, pg_xstrdup(prompt), plen, olen });
+		}
+		if ((rc = count(ctx, prompt, &plen, err)) ||
+		    (fixed_output_len <= 0 && (rc = count(ctx, completion, &olen, err)))) {
+			json_decref(entry);
+			goto done;
+		}
+		if (fixed_output_len > 0)
+			olen = fixed_output_len;
+		if (!(plen < 4 || (fixed_output_len <= 0 && olen < 4) || plen > 1024 || plen + olen > 2048))
+			push(&kept, (struct pg_prompt){ NULL, 0, pg_xstrdup(prompt), plen, olen });
+		json_decref(entry);
 	}
 	rc = take(out, &kept, n, &rng, source, err);
 done:
 	pg_prompts_release(&kept);
 	free(order);
+	free(spans);
 	return rc;
 }
 

@@ -1,7 +1,6 @@
 #ifndef PERFGATE_CORE_DATASET_H
 #define PERFGATE_CORE_DATASET_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,12 +60,13 @@ long pg_token_estimate(const char *text);
  * with the seed; prompt = turn 0, completion = turn 1 (its token count is
  * the output length unless fixed_output_len > 0); kept when prompt >= 4,
  * output >= 4 (unless fixed), prompt <= 1024 and prompt + output <= 2048;
- * the first n kept; oversampled (seeded) when fewer qualify. source names
- * the file in errors.
+ * the first n kept; oversampled (seeded) when fewer qualify. text is the
+ * file's JSON; only the conversations visited are parsed (see jsonscan.h).
+ * source names the file in errors, with line and column.
  */
-int pg_dataset_sharegpt(struct pg_prompts *out, const json_t *root, const char *source, size_t n,
-			long fixed_output_len, uint64_t seed, pg_token_count_fn count, void *ctx,
-			struct pg_error *err);
+int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
+			size_t n, long fixed_output_len, uint64_t seed, pg_token_count_fn count,
+			void *ctx, struct pg_error *err);
 
 /*
  * JSON lines {"prompt": "...", "output_len": N}; output_len may be left out

@@ -6,7 +6,6 @@
 #include "core/jsonw.h"
 #include "io/fsutil.h"
 #include "io/httpload.h"
-#include "io/results.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -85,7 +84,6 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 {
 	struct tokenizer tk = { 0 };
 	struct pg_buf file = PG_BUF_INIT;
-	json_t *root = NULL;
 	int rc;
 
 	if (t->dataset.kind == PG_DATASET_RANDOM)
@@ -113,13 +111,8 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 		goto done;
 	}
 	if (t->dataset.kind == PG_DATASET_SHAREGPT) {
-		if (!(root = pg_json_parse(file.ptr, file.len, t->dataset.path, err))) {
-			rc = PG_ECONFIG;
-			err->code = PG_ECONFIG;
-			goto done;
-		}
-		rc = pg_dataset_sharegpt(out, root, t->dataset.path, n, t->dataset.output_len,
-					 t->client.seed, count_tokens, &tk, err);
+		rc = pg_dataset_sharegpt(out, file.ptr, file.len, t->dataset.path, n,
+					 t->dataset.output_len, t->client.seed, count_tokens, &tk, err);
 	} else {
 		rc = pg_dataset_jsonl(out, file.ptr, file.len, t->dataset.path, n, t->dataset.output_len,
 				      t->client.seed, count_tokens, &tk, err);
@@ -127,7 +120,6 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 	if (!rc)
 		out->input_source = tk.works ? "tokenize_endpoint" : "estimate";
 done:
-	json_decref(root);
 	pg_buf_release(&file);
 	pg_buf_release(&tk.resp);
 	pg_hl_free_headers(tk.headers);

@@ -7,6 +7,7 @@
 #include "core/buf.h"
 #include "core/dataset.h"
 #include "core/error.h"
+#include "core/jsonscan.h"
 #include "core/jsonw.h"
 #include "core/loadstats.h"
 #include "core/reqtrace.h"
@@ -532,13 +533,13 @@ START_TEST(sharegpt_filters_like_vllm)
 {
 	char *path = tu_test_path("data/loadgen/sharegpt.json");
 	struct pg_error err = PG_ERROR_INIT;
-	json_t *root = pg_json_load_file(path, &err);
+	size_t len;
+	char *text = tu_read_file(path, &len);
 	struct pg_prompts p = { 0 };
 
-	ck_assert_ptr_nonnull(root);
 	/* the fixture has 3 usable conversations among too-short, too-long,
 	 * single-turn and malformed ones */
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, root, path, 3, 0, 0, count_words, NULL, &err), 0);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 3, 0, 0, count_words, NULL, &err), 0);
 	ck_assert_uint_eq(p.n, 3);
 	for (size_t i = 0; i < p.n; i++) {
 		ck_assert(pg_str_has_prefix(p.v[i].text, "keep"));
@@ -547,7 +548,7 @@ START_TEST(sharegpt_filters_like_vllm)
 	pg_prompts_release(&p);
 
 	/* oversampled to 10; a fixed output length admits the short answer */
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, root, path, 10, 7, 5, count_words, NULL, &err), 0);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 10, 7, 5, count_words, NULL, &err), 0);
 	ck_assert_uint_eq(p.n, 10);
 	size_t short_answer = 0;
 	for (size_t i = 0; i < p.n; i++) {
@@ -556,13 +557,137 @@ START_TEST(sharegpt_filters_like_vllm)
 	}
 	ck_assert_uint_ge(short_answer, 1);
 	pg_prompts_release(&p);
-	json_decref(root);
+	free(text);
 
-	root = json_pack("{s:i}", "x", 1);
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, root, "s.json", 3, 0, 0, count_words, NULL, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "s.json: expected a JSON list of conversations");
-	json_decref(root);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, "{\"x\": 1}", 8, "s.json", 3, 0, 0, count_words, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "s.json:1:1: expected a JSON array");
 	free(path);
+}
+END_TEST
+
+/* A conversation is parsed only when the shuffle reaches it; a broken one
+ * is then reported at its place in the whole file, not in the fragment. */
+START_TEST(sharegpt_errors_name_the_place_in_the_file)
+{
+	const char *good = "{\"conversations\": [{\"value\": \"a b c d e\"}, {\"value\": \"f g h i j\"}]}";
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_prompts p = { 0 };
+	struct pg_buf text = PG_BUF_INIT;
+
+	pg_buf_printf(&text, "[\n %s,\n %s,\n  {\"conversations\": [tru]}\n]\n", good, good);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 50, 0, 0, count_words, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "sg.json:4:24: invalid token near 'tru'");
+
+	/* a structural break anywhere fails before anything is sampled */
+	pg_buf_reset(&text);
+	pg_buf_printf(&text, "[\n %s,\n %s\n %s\n]", good, good, good);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 1, 0, 0, count_words, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "sg.json:4:2: expected ',' or ']' after an element");
+	ck_assert_uint_eq(p.n, 0);
+	pg_buf_release(&text);
+}
+END_TEST
+
+/* The scanner's spans, parsed one by one, give back exactly the elements
+ * jansson serialised: strings with escaped quotes and backslashes, nesting,
+ * numbers, literals, empty containers, in compact and indented layouts. */
+START_TEST(json_array_spans_match_the_elements)
+{
+	json_t *arr = json_array();
+	struct pg_rng rng;
+
+	pg_rng_seed(&rng, 42);
+	for (int i = 0; i < 300; i++) {
+		static const char *const pieces[] = { "\\", "\"", "]", "}", "[", "{", ",", ":", "x", " ", "\n", "\\\"" };
+		struct pg_buf str = PG_BUF_INIT;
+		int k = (int)(pg_rng_next(&rng) % 12);
+
+		for (int j = 0; j < k; j++)
+			pg_buf_puts(&str, pieces[pg_rng_next(&rng) % 12]);
+		switch (i % 6) {
+		case 0:
+			json_array_append_new(arr, json_string(str.ptr ? str.ptr : ""));
+			break;
+		case 1:
+			json_array_append_new(arr, json_pack("{s:[s,{s:s}],s:i,s:b,s:n}", "conversations",
+							     str.ptr ? str.ptr : "", "v", str.ptr ? str.ptr : "", "n", i,
+							     "t", i % 2, "z"));
+			break;
+		case 2:
+			json_array_append_new(arr, json_real(i * -1.5e-3));
+			break;
+		case 3:
+			json_array_append_new(arr, json_pack("[[],{},[[[null]]]]"));
+			break;
+		case 4:
+			json_array_append_new(arr, i % 4 ? json_true() : json_false());
+			break;
+		default:
+			json_array_append_new(arr, json_pack("{s:{s:[i,i]}}", str.ptr ? str.ptr : "", "\\", i, -i));
+		}
+		pg_buf_release(&str);
+	}
+	for (int layout = 0; layout < 2; layout++) {
+		char *text = json_dumps(arr, layout ? JSON_INDENT(3) : JSON_COMPACT);
+		struct pg_json_span *spans = NULL;
+		struct pg_error err = PG_ERROR_INIT;
+		size_t n = 0;
+
+		ck_assert_int_eq(pg_json_array_spans(text, strlen(text), "a.json", &spans, &n, &err), 0);
+		ck_assert_uint_eq(n, json_array_size(arr));
+		for (size_t i = 0; i < n; i++) {
+			json_t *el = json_loadb(text + spans[i].off, spans[i].len, JSON_DECODE_ANY, NULL);
+			ck_assert_msg(el && json_equal(el, json_array_get(arr, i)), "element %zu differs", i);
+			json_decref(el);
+		}
+		free(spans);
+		free(text);
+	}
+	json_decref(arr);
+}
+END_TEST
+
+START_TEST(json_array_spans_report_structural_errors)
+{
+	static const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "", "j:1:1: expected a JSON array" },
+		{ "  {\"a\": 1}", "j:1:3: expected a JSON array" },
+		{ "[1, 2", "j:1:6: expected ',' or ']' after an element" },
+		{ "[1,\n  \"abc]", "j:2:3: unterminated string" },
+		{ "[1,\n  \"a\\\"]", "j:2:3: unterminated string" },
+		{ "[{\"a\": [1}]", "j:1:10: mismatched closing bracket" },
+		{ "[[1]]]", "j:1:6: extra data after the array" },
+		{ "[1,]", "j:1:4: unexpected closing bracket" },
+		{ "[,1]", "j:1:2: expected a value" },
+		{ "[{\"a\":", "j:1:7: unexpected end of file inside a value" },
+		{ "[1,", "j:1:4: unexpected end of file, expected a value" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pg_json_span *spans = NULL;
+		struct pg_error err = PG_ERROR_INIT;
+		size_t n = 0;
+
+		ck_assert_int_eq(pg_json_array_spans(cases[i].text, strlen(cases[i].text), "j", &spans, &n, &err),
+				 PG_ECONFIG);
+		ck_assert_str_eq(err.msg, cases[i].msg);
+		ck_assert_ptr_null(spans);
+	}
+	/* a NUL byte where a scalar would be ends the scalar, never the scan */
+	{
+		const char nul[] = { '[', '1', ',', '[', '\0', ']', ']' };
+		struct pg_json_span *spans = NULL;
+		struct pg_error err = PG_ERROR_INIT;
+		size_t n = 0;
+
+		ck_assert_int_eq(pg_json_array_spans(nul, sizeof(nul), "j", &spans, &n, &err), 0);
+		ck_assert_uint_eq(n, 2);
+		free(spans);
+	}
 }
 END_TEST
 
@@ -618,6 +743,9 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, latency_keys_like_vllm_bench_latency);
 	tcase_add_test(tc, random_dataset_like_vllm);
 	tcase_add_test(tc, sharegpt_filters_like_vllm);
+	tcase_add_test(tc, sharegpt_errors_name_the_place_in_the_file);
+	tcase_add_test(tc, json_array_spans_match_the_elements);
+	tcase_add_test(tc, json_array_spans_report_structural_errors);
 	tcase_add_test(tc, jsonl_dataset_with_line_errors);
 	suite_add_tcase(s, tc);
 	return s;
