@@ -192,7 +192,9 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 	case PG_SUITE_SERVING:
 		render_dataset(out, t);
 		field(out, "load");
-		pg_buf_printf(out, "%ld prompts", t->num_prompts);
+		pg_buf_printf(out, "%ld prompts", pg_point_num_prompts(pt));
+		if (t->prompts_per_concurrency > 0 && pt->max_concurrency > 0)
+			pg_buf_printf(out, " (%ld per concurrency)", t->prompts_per_concurrency);
 		if (isinf(pt->qps))
 			pg_buf_puts(out, ", all sent at once (qps inf)");
 		else

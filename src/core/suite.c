@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,8 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->warmup_iterations = 10;
 	t->iterations = 30;
 	t->num_prompts = 1000;
+	t->min_num_prompts = 1;
+	t->max_num_prompts = 1000000;
 
 	t->qps = pg_xmalloc(sizeof(double));
 	t->qps[0] = INFINITY;
@@ -184,6 +187,21 @@ void pg_plan_build(struct pg_plan *out, const struct pg_suite *s)
 							t->concurrency_in_name),
 					  t->qps[q], t->max_concurrency[c]);
 	}
+}
+
+long pg_point_num_prompts(const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+	long n;
+
+	if (t->kind != PG_SUITE_SERVING || t->prompts_per_concurrency <= 0 || pt->max_concurrency <= 0)
+		return t->num_prompts;
+	n = pt->max_concurrency > LONG_MAX / t->prompts_per_concurrency
+		    ? LONG_MAX
+		    : pt->max_concurrency * t->prompts_per_concurrency;
+	if (n > t->max_num_prompts)
+		n = t->max_num_prompts;
+	return n < t->min_num_prompts ? t->min_num_prompts : n;
 }
 
 void pg_plan_release(struct pg_plan *p)

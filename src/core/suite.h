@@ -128,6 +128,12 @@ struct pg_test {
 
 	/* throughput and serving */
 	long num_prompts;       /* default 1000 */
+	/* serving: > 0 sends max_concurrency x this many prompts per bounded
+	 * point instead (vLLM's PROMPTS_PER_CONCURRENCY), clamped to
+	 * [min_num_prompts, max_num_prompts] (defaults 1 and 1,000,000) */
+	long prompts_per_concurrency;
+	long min_num_prompts;
+	long max_num_prompts;
 
 	/* serving: one point per qps x max_concurrency */
 	double *qps;            /* INFINITY for "inf"; default {INFINITY} */
@@ -203,6 +209,12 @@ struct pg_plan {
  * and c print as "%g" ("1", "0.5", "inf") and unbounded concurrency as "inf".
  */
 void pg_plan_build(struct pg_plan *out, const struct pg_suite *s);
+
+/* How many prompts a point sends: the test's num_prompts, or for a serving
+ * point with a bounded concurrency and prompts_per_concurrency set, that
+ * product clamped as vLLM's driver clamps it, so every concurrency of a
+ * sweep runs about equally many rounds. */
+long pg_point_num_prompts(const struct pg_point *pt);
 void pg_plan_release(struct pg_plan *p);
 
 /* Name of a serving point, as above, into a new string. */

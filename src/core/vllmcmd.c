@@ -81,7 +81,7 @@ static void serving(struct pg_buf *out, const struct pg_point *pt, const char *b
 	if (c->served_model && !pg_str_eq(c->served_model, t->model))
 		flag(out, "served-model-name", c->served_model);
 	dataset_flags(out, t, true);
-	flag_long(out, "num-prompts", t->num_prompts);
+	flag_long(out, "num-prompts", pg_point_num_prompts(pt));
 	flag_double(out, "request-rate", pt->qps);
 	if (t->burstiness != 1.0)
 		flag_double(out, "burstiness", t->burstiness);

@@ -48,6 +48,7 @@ struct sctx {
 	const yaml_node_t *dataset_name_node;
 	const yaml_node_t *dataset_path_node;
 	const yaml_node_t *output_len_node;
+	const yaml_node_t *prompt_bounds_node; /* the last of min/max_num_prompts set */
 };
 
 typedef int (*key_fn)(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p);
@@ -708,6 +709,26 @@ static int t_num_prompts(struct sctx *c, struct pg_test *t, yaml_node_t *v, cons
 	return pg_yget_long(c->d, v, p, 1, &t->num_prompts, E(c));
 }
 
+static int t_prompts_per_concurrency(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+				     const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->prompts_per_concurrency, E(c));
+}
+
+static int t_min_num_prompts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			     const struct pg_ypath *p)
+{
+	c->prompt_bounds_node = v;
+	return pg_yget_long(c->d, v, p, 1, &t->min_num_prompts, E(c));
+}
+
+static int t_max_num_prompts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			     const struct pg_ypath *p)
+{
+	c->prompt_bounds_node = v;
+	return pg_yget_long(c->d, v, p, 1, &t->max_num_prompts, E(c));
+}
+
 static int t_qps(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	return read_doubles(c, v, p, true, &t->qps, &t->n_qps, check_qps, true);
@@ -861,6 +882,9 @@ static const struct key test_keys[] = {
 	{ "warmup_iterations", K_LAT, t_warmup_iterations },
 	{ "iterations", K_LAT, t_iterations },
 	{ "num_prompts", K_TPUT | K_SERV, t_num_prompts },
+	{ "prompts_per_concurrency", K_SERV, t_prompts_per_concurrency },
+	{ "min_num_prompts", K_SERV, t_min_num_prompts },
+	{ "max_num_prompts", K_SERV, t_max_num_prompts },
 	{ "qps", K_SERV, t_qps },
 	{ "max_concurrency", K_TPUT | K_SERV, t_max_concurrency },
 	{ "burstiness", K_SERV, t_burstiness },
@@ -1154,6 +1178,11 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 			       "'command_env' is for an external 'command', and this test has none "
 			       "(the server's environment is server.env)");
 
+	if (t->min_num_prompts > t->max_num_prompts)
+		return pg_yerr(c->d, c->prompt_bounds_node, p, E(c),
+			       "test '%s': min_num_prompts (%ld) is above max_num_prompts (%ld)",
+			       t->name, t->min_num_prompts, t->max_num_prompts);
+
 	/* file datasets take each prompt's output length from the data unless
 	 * told otherwise, as vLLM does for sharegpt */
 	if (t->dataset.kind != PG_DATASET_RANDOM && !c->output_len_node)
@@ -1236,6 +1265,7 @@ static void reset_tracking(struct sctx *c)
 	c->dataset_name_node = NULL;
 	c->dataset_path_node = NULL;
 	c->output_len_node = NULL;
+	c->prompt_bounds_node = NULL;
 }
 
 static int build_test(struct sctx *c, struct pg_test *t, enum pg_suite_kind kind,

@@ -833,6 +833,39 @@ static int read_concurrencies(struct vctx *c, struct pg_test *t, yaml_node_t *li
 	return 0;
 }
 
+/* vLLM's driver scales each point's prompt count from its environment
+ * (num_prompts = max_concurrency x PROMPTS_PER_CONCURRENCY, clamped to
+ * [MIN_NUM_PROMPTS, MAX_NUM_PROMPTS]); its files run the same here. */
+static int prompts_from_env(struct vctx *c, struct pg_test *t)
+{
+	const struct {
+		const char *name;
+		long *field;
+	} vars[] = {
+		{ "PROMPTS_PER_CONCURRENCY", &t->prompts_per_concurrency },
+		{ "MIN_NUM_PROMPTS", &t->min_num_prompts },
+		{ "MAX_NUM_PROMPTS", &t->max_num_prompts },
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i].name);
+		long n;
+
+		if (!v || !*v)
+			continue;
+		if (pg_parse_long(v, &n) || n < 1)
+			return pg_error_set(E(c), PG_ECONFIG,
+					    "environment variable %s: expected a positive integer, got '%s'",
+					    vars[i].name, v);
+		*vars[i].field = n;
+	}
+	if (t->min_num_prompts > t->max_num_prompts)
+		return pg_error_set(E(c), PG_ECONFIG,
+				    "environment: MIN_NUM_PROMPTS (%ld) is above MAX_NUM_PROMPTS (%ld)",
+				    t->min_num_prompts, t->max_num_prompts);
+	return 0;
+}
+
 /* Returns 1 when the test is to be skipped (as vLLM's driver skips it). */
 static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps, const struct pg_ypath *qp,
 			 yaml_node_t *mc, const struct pg_ypath *mp, const struct vparams *server,
@@ -905,7 +938,7 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps, co
 	} else {
 		t->max_concurrency[0] = t->num_prompts;
 	}
-	return 0;
+	return prompts_from_env(c, t);
 }
 
 static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p,

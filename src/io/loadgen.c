@@ -273,7 +273,7 @@ static void metadata(json_t *o, const struct run *r, const struct pg_point *pt)
 	json_object_set_new(o, "label", json_string(backend));
 	json_object_set_new(o, "model_id", json_string(r->model));
 	json_object_set_new(o, "tokenizer_id", json_string(r->model));
-	json_object_set_new(o, "num_prompts", json_integer(r->t->num_prompts));
+	json_object_set_new(o, "num_prompts", json_integer(pg_point_num_prompts(pt)));
 	if (isinf(pt->qps))
 		json_object_set_new(o, "request_rate", json_string("inf"));
 	else
@@ -300,7 +300,7 @@ static struct pg_client_health client_health(const struct pg_hl_stats *st, bool 
 static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, struct pg_error *err)
 {
 	const struct pg_test *t = r->t;
-	size_t n = (size_t)t->num_prompts;
+	size_t n = (size_t)pg_point_num_prompts(pt);
 	size_t maxc = pt->max_concurrency > 0 ? (size_t)pt->max_concurrency : 0;
 	double *due = pg_xcalloc(n ? n : 1, sizeof(double));
 	struct pg_reqtrace *traces = pg_xcalloc(n ? n : 1, sizeof(*traces));
@@ -503,7 +503,7 @@ int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, j
 			rc = pg_error_set(err, PG_ECONFIG, "%s: num_prompts must be >= 1", t->name);
 			goto done;
 		}
-		n_prompts = (size_t)t->num_prompts;
+		n_prompts = (size_t)pg_point_num_prompts(pt);
 	}
 	if (t->kind == PG_SUITE_LATENCY) {
 		/* exact lengths, as vllm bench latency: a copy of the test's

@@ -299,7 +299,7 @@ static json_t *params_json(const struct pg_point *pt)
 			    random || d->output_len > 0 ? json_integer(d->output_len) : json_null());
 	json_object_set_new(p, "num_prompts", t->kind == PG_SUITE_LATENCY
 						      ? json_null()
-						      : json_integer(t->num_prompts));
+						      : json_integer(pg_point_num_prompts(pt)));
 	if (serving && isinf(pt->qps))
 		json_object_set_new(p, "qps", json_string("inf"));
 	else

@@ -238,6 +238,46 @@ START_TEST(three_files_make_one_suite)
 }
 END_TEST
 
+/* The driver's PROMPTS_PER_CONCURRENCY, MIN_NUM_PROMPTS and MAX_NUM_PROMPTS
+ * scale each point's prompt count for vLLM's files, as they do there. */
+START_TEST(prompts_per_concurrency_from_the_environment)
+{
+	static const char json[] =
+		"[{\"test_name\": \"serving_x\", \"qps_list\": [\"inf\"], \"max_concurrency_list\": [2, 8],"
+		" \"server_parameters\": {\"model\": \"m\"},"
+		" \"client_parameters\": {\"model\": \"m\", \"num_prompts\": 100}}]";
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	setenv("PROMPTS_PER_CONCURRENCY", "5", 1);
+	setenv("MAX_NUM_PROMPTS", "20", 1);
+	ck_assert_msg(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err) == 0, "%s",
+		      err.msg);
+	pg_plan_build(&plan, &s);
+	ck_assert_uint_eq(plan.n, 2);
+	ck_assert_int_eq(pg_point_num_prompts(&plan.points[0]), 10);
+	ck_assert_int_eq(pg_point_num_prompts(&plan.points[1]), 20);
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+
+	setenv("PROMPTS_PER_CONCURRENCY", "five", 1);
+	ck_assert_int_eq(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "environment variable PROMPTS_PER_CONCURRENCY: expected a positive "
+				  "integer, got 'five'");
+	pg_suite_release(&s);
+
+	setenv("PROMPTS_PER_CONCURRENCY", "5", 1);
+	setenv("MIN_NUM_PROMPTS", "30", 1);
+	ck_assert_int_eq(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "environment: MIN_NUM_PROMPTS (30) is above MAX_NUM_PROMPTS (20)");
+	pg_suite_release(&s);
+	unsetenv("PROMPTS_PER_CONCURRENCY");
+	unsetenv("MIN_NUM_PROMPTS");
+	unsetenv("MAX_NUM_PROMPTS");
+}
+END_TEST
+
 /* Inline, as BUILDKITE_PLUGIN_CONFIGURATION JSON carries it: the kind comes
  * from each test_name, and client flags map one by one. */
 START_TEST(inline_vllm_json_and_client_flags)
@@ -298,6 +338,7 @@ static Suite *vllm_suite(void)
 	tcase_add_test(tc, serving_array_shape_legacy_keys);
 	tcase_add_test(tc, three_files_make_one_suite);
 	tcase_add_test(tc, inline_vllm_json_and_client_flags);
+	tcase_add_test(tc, prompts_per_concurrency_from_the_environment);
 	suite_add_tcase(s, tc);
 	return s;
 }

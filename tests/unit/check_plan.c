@@ -327,6 +327,62 @@ START_TEST(dryrun_every_shape)
 }
 END_TEST
 
+/* A concurrency sweep with prompts_per_concurrency: every bounded point
+ * sends concurrency x N prompts, clamped; unbounded points keep
+ * num_prompts; the listing, the vllm command and the names follow. */
+START_TEST(prompts_per_concurrency)
+{
+	static const long want[] = { 16, 40, 500, 300 };
+	static const char bad_bounds[] = "serving:\n"
+					 "  - name: serving_sweep\n"
+					 "    model: m\n"
+					 "    server:\n"
+					 "      command: vllm serve {model} --port {port}\n"
+					 "    max_num_prompts: 10\n"
+					 "    min_num_prompts: 20\n";
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 0 };
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	load_text(&s,
+		  "serving:\n"
+		  "  - name: serving_sweep\n"
+		  "    model: m\n"
+		  "    server:\n"
+		  "      command: vllm serve {model} --port {port}\n"
+		  "    qps: [inf]\n"
+		  "    max_concurrency: [1, 4, 64, null]\n"
+		  "    num_prompts: 300\n"
+		  "    prompts_per_concurrency: 10\n"
+		  "    min_num_prompts: 16\n"
+		  "    max_num_prompts: 500\n",
+		  "sweep.yml");
+	pg_plan_build(&plan, &s);
+	ck_assert_uint_eq(plan.n, 4);
+	for (size_t i = 0; i < plan.n; i++)
+		ck_assert_int_eq(pg_point_num_prompts(&plan.points[i]), want[i]);
+	ck_assert_str_eq(plan.points[1].name, "serving_sweep_qps_inf_concurrency_4");
+
+	o.total_points = plan.n;
+	pg_dryrun_render(&out, &s, &plan, &o);
+	ck_assert_msg(strstr(out.ptr, "40 prompts (10 per concurrency), all sent at once (qps inf), "
+				      "max concurrency 4\n"), "%s", out.ptr);
+	ck_assert_msg(strstr(out.ptr, "300 prompts, all sent at once (qps inf), unbounded concurrency\n"), "%s", out.ptr);
+	pg_buf_release(&out);
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+
+	/* bounds that cannot hold are refused where they are written */
+	ck_assert_int_eq(pg_config_load_text(&s, bad_bounds, strlen(bad_bounds), "sweep.yml", &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "sweep.yml:7:22: serving[0]: test 'serving_sweep': min_num_prompts (20) "
+				  "is above max_num_prompts (10)");
+	pg_suite_release(&s);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -339,6 +395,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, dryrun_suite_file);
 	tcase_add_test(tc, dryrun_vllm_files);
 	tcase_add_test(tc, dryrun_every_shape);
+	tcase_add_test(tc, prompts_per_concurrency);
 	suite_add_tcase(s, tc);
 	return s;
 }
