@@ -21,4 +21,28 @@ struct pg_error;
 int pg_arrivals(double *out, size_t n, double rate, double burstiness, uint64_t seed,
 		struct pg_error *err);
 
+/* vLLM's --ramp-up-strategy: the request rate rises over the requests. */
+enum pg_ramp_strategy { PG_RAMP_NONE, PG_RAMP_LINEAR, PG_RAMP_EXPONENTIAL };
+
+struct pg_ramp_up {
+	enum pg_ramp_strategy strategy;
+	long start_rps;         /* >= 1, as vLLM's integers */
+	long end_rps;
+};
+
+/* "linear", "exponential", or NULL for PG_RAMP_NONE. */
+const char *pg_ramp_strategy_name(enum pg_ramp_strategy s);
+
+/* The rate request i of n is sent at: with progress p = i / max(n-1, 1),
+ * linear start + (end-start)p, exponential start (end/start)^p. */
+double pg_ramp_rate(const struct pg_ramp_up *ramp, size_t i, size_t n);
+
+/*
+ * The same schedule with the rate of each gap from the ramp instead of one
+ * rate, and, as vLLM does, no rescaling (the ramp fixes the span).
+ * PG_ECONFIG for a ramp without strategy, rates < 1 or bad burstiness.
+ */
+int pg_arrivals_ramp(double *out, size_t n, const struct pg_ramp_up *ramp, double burstiness,
+		     uint64_t seed, struct pg_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 #include "core/params.h"
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/cmdline.h"
 #include "core/metrics.h"
 #include "core/strutil.h"
@@ -25,6 +26,7 @@ void pg_params_release(struct pg_params *p)
 	free(p->dataset);
 	free(p->endpoint);
 	free(p->engine);
+	free(p->ramp_up);
 	init(p);
 }
 
@@ -123,6 +125,18 @@ static void from_vllm_keys(struct pg_params *p, const json_t *r)
 		json_rate(v, &p->qps);
 	if (isnan(p->burstiness) && (v = json_object_get(r, "burstiness")))
 		json_rate(v, &p->burstiness);
+	if (!p->ramp_up && json_is_string(json_object_get(r, "ramp_up_strategy"))) {
+		long start = -1, end = -1;
+		struct pg_buf b = PG_BUF_INIT;
+
+		set_long(&start, json_object_get(r, "ramp_up_start_rps"));
+		set_long(&end, json_object_get(r, "ramp_up_end_rps"));
+		pg_buf_printf(&b, "%s from %ld to %ld req/s",
+			      json_string_value(json_object_get(r, "ramp_up_strategy")), start, end);
+		if (start > 0 && end > 0)
+			p->ramp_up = pg_buf_detach(&b);
+		pg_buf_release(&b);
+	}
 	v = json_object_get(r, "max_concurrency");
 	if (p->max_concurrency < 0 && v) {
 		if (json_is_null(v))

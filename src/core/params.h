@@ -32,6 +32,8 @@ struct pg_params {
 	long max_concurrency;   /* 0 = unbounded; -1 = unknown */
 	double qps;             /* INFINITY for inf; NAN = unknown */
 	double burstiness;      /* NAN = unknown */
+	char *ramp_up;          /* "linear from 1 to 20 req/s" from vLLM's ramp_up_*
+				 * keys; NULL = a fixed rate */
 };
 
 /* Fill p from a result object and its sidecar (may be NULL). Owned strings;

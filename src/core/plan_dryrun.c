@@ -195,7 +195,12 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 		pg_buf_printf(out, "%ld prompts", pg_point_num_prompts(pt));
 		if (t->prompts_per_concurrency > 0 && pt->max_concurrency > 0)
 			pg_buf_printf(out, " (%ld per concurrency)", t->prompts_per_concurrency);
-		if (isinf(pt->qps))
+		if (t->ramp_up.strategy != PG_RAMP_NONE)
+			pg_buf_printf(out, ", the rate ramping up (%s) from %ld to %ld req/s, burstiness %s%s",
+				      pg_ramp_strategy_name(t->ramp_up.strategy), t->ramp_up.start_rps,
+				      t->ramp_up.end_rps, num(n2, t->burstiness),
+				      t->burstiness == 1 ? " (Poisson)" : "");
+		else if (isinf(pt->qps))
 			pg_buf_puts(out, ", all sent at once (qps inf)");
 		else
 			pg_buf_printf(out, " at %s req/s, burstiness %s%s", num(n, pt->qps),

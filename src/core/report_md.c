@@ -112,7 +112,7 @@ static void put_longs(struct pg_buf *out, const long *v, size_t n)
 	join_end(out, n);
 }
 
-enum str_field { S_MODEL, S_DATASET, S_ENGINE };
+enum str_field { S_MODEL, S_DATASET, S_ENGINE, S_RAMP_UP };
 
 static const char *row_str(const struct pg_report_row *row, enum str_field f)
 {
@@ -120,6 +120,7 @@ static const char *row_str(const struct pg_report_row *row, enum str_field f)
 	case S_MODEL: return row->params.model;
 	case S_DATASET: return row->params.dataset;
 	case S_ENGINE: return row->params.engine;
+	case S_RAMP_UP: return row->params.ramp_up;
 	}
 	return NULL;
 }
@@ -375,6 +376,21 @@ done:
 	free(burst);
 }
 
+/* "- <prefix><the distinct values of field><suffix>", or nothing */
+static void bullet_distinct(struct pg_buf *out, const struct pg_report_table *t, enum str_field field,
+			    const char *prefix, const char *suffix)
+{
+	struct str_at *v;
+	size_t n = distinct_strs(t, field, &v);
+
+	if (n) {
+		pg_buf_puts(out, prefix);
+		put_strs(out, v, n);
+		pg_buf_puts(out, suffix);
+	}
+	free(v);
+}
+
 static void bullet_concurrency(struct pg_buf *out, const struct pg_report_table *t)
 {
 	long *v;
@@ -393,15 +409,7 @@ static void bullet_concurrency(struct pg_buf *out, const struct pg_report_table 
 
 static void bullet_models(struct pg_buf *out, const struct pg_report_table *t)
 {
-	struct str_at *models;
-	size_t n = distinct_strs(t, S_MODEL, &models);
-
-	if (n) {
-		pg_buf_puts(out, "- Models: ");
-		put_strs(out, models, n);
-		pg_buf_puts(out, ".\n");
-	}
-	free(models);
+	bullet_distinct(out, t, S_MODEL, "- Models: ", ".\n");
 }
 
 static const char *family_meaning(const char *family, size_t len)
@@ -596,6 +604,10 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 		put_engine(out, t);
 		pg_buf_puts(out, " and the arrival pattern of the requests.\n");
 		bullet_qps(out, t);
+		/* vLLM names ramped points qps inf: say what the rate really did */
+		bullet_distinct(out, t, S_RAMP_UP, "- **Ramp-up**: ",
+				": the request rate rises over each run's requests instead "
+				"(these points' QPS reads inf).\n");
 		bullet_concurrency(out, t);
 		bullet_models(out, t);
 		break;

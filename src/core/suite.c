@@ -2,6 +2,7 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/error.h"
 
 #include <limits.h>
 #include <math.h>
@@ -187,6 +188,25 @@ void pg_plan_build(struct pg_plan *out, const struct pg_suite *s)
 							t->concurrency_in_name),
 					  t->qps[q], t->max_concurrency[c]);
 	}
+}
+
+int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err)
+{
+	const struct pg_ramp_up *r = &t->ramp_up;
+
+	if (r->strategy == PG_RAMP_NONE && !r->start_rps && !r->end_rps)
+		return 0;
+	if (r->strategy == PG_RAMP_NONE)
+		return pg_error_set(err, PG_ECONFIG, "a ramp-up needs a strategy: linear or exponential");
+	if (!r->start_rps || !r->end_rps)
+		return pg_error_set(err, PG_ECONFIG, "a %s ramp-up needs both a start and an end rate",
+				    pg_ramp_strategy_name(r->strategy));
+	for (size_t i = 0; i < t->n_qps; i++)
+		if (!isinf(t->qps[i]))
+			return pg_error_set(err, PG_ECONFIG,
+					    "a ramp-up sets the request rate itself: leave qps at inf (got %g)",
+					    t->qps[i]);
+	return 0;
 }
 
 long pg_point_num_prompts(const struct pg_point *pt)

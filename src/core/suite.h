@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/arrivals.h"
 #include "core/strutil.h"
 
 struct pg_error;
@@ -142,6 +143,9 @@ struct pg_test {
 	size_t n_max_concurrency;
 	bool concurrency_in_name; /* a concurrency list was given: names get _concurrency_<c> */
 	double burstiness;      /* gamma shape; 1.0 = Poisson (default) */
+	/* the rate rising over the requests instead of qps (which stays inf),
+	 * vLLM's --ramp-up-strategy/-start-rps/-end-rps */
+	struct pg_ramp_up ramp_up;
 
 	/* throughput: optional cap on in-flight requests, 0 = all at once */
 	long throughput_max_concurrency;
@@ -209,6 +213,10 @@ struct pg_plan {
  * and c print as "%g" ("1", "0.5", "inf") and unbounded concurrency as "inf".
  */
 void pg_plan_build(struct pg_plan *out, const struct pg_suite *s);
+
+/* A ramp-up is whole (strategy and both rates) and replaces the request
+ * rate, which must stay inf, as vLLM requires; PG_ECONFIG says why not. */
+int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err);
 
 /* How many prompts a point sends: the test's num_prompts, or for a serving
  * point with a bounded concurrency and prompts_per_concurrency set, that

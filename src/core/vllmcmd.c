@@ -85,6 +85,11 @@ static void serving(struct pg_buf *out, const struct pg_point *pt, const char *b
 	flag_double(out, "request-rate", pt->qps);
 	if (t->burstiness != 1.0)
 		flag_double(out, "burstiness", t->burstiness);
+	if (t->ramp_up.strategy != PG_RAMP_NONE) {
+		flag(out, "ramp-up-strategy", pg_ramp_strategy_name(t->ramp_up.strategy));
+		flag_long(out, "ramp-up-start-rps", t->ramp_up.start_rps);
+		flag_long(out, "ramp-up-end-rps", t->ramp_up.end_rps);
+	}
 	if (pt->max_concurrency > 0)
 		flag_long(out, "max-concurrency", pt->max_concurrency);
 	pg_buf_printf(&tmp, "tensor_parallel_size=%ld", t->tp);

@@ -49,6 +49,7 @@ struct sctx {
 	const yaml_node_t *dataset_path_node;
 	const yaml_node_t *output_len_node;
 	const yaml_node_t *prompt_bounds_node; /* the last of min/max_num_prompts set */
+	const yaml_node_t *ramp_up_node;
 };
 
 typedef int (*key_fn)(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p);
@@ -562,6 +563,43 @@ static int gp_e2el(struct sctx *c, struct pg_test *t, yaml_node_t *v, const stru
 	return read_positive_double(c, v, p, &t->goodput.e2el_ms);
 }
 
+static int ru_strategy(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	static const char *const names[] = { "linear", "exponential" };
+	const char *s = pg_ynode_text(v);
+	const char *near;
+
+	if (pg_ynode_is_scalar(v) && !strcmp(s, "linear")) {
+		t->ramp_up.strategy = PG_RAMP_LINEAR;
+		return 0;
+	}
+	if (pg_ynode_is_scalar(v) && !strcmp(s, "exponential")) {
+		t->ramp_up.strategy = PG_RAMP_EXPONENTIAL;
+		return 0;
+	}
+	near = pg_ynode_is_scalar(v) ? pg_nearest(s, names, 2) : NULL;
+	if (near)
+		return pg_yerr(c->d, v, p, E(c), "unknown ramp-up strategy '%s' (did you mean '%s'?)", s,
+			       near);
+	return pg_yexpected(c->d, v, p, E(c), "linear or exponential");
+}
+
+static int ru_start_rps(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->ramp_up.start_rps, E(c));
+}
+
+static int ru_end_rps(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->ramp_up.end_rps, E(c));
+}
+
+static const struct key ramp_up_keys[] = {
+	{ "strategy", K_ALL, ru_strategy },
+	{ "start_rps", K_ALL, ru_start_rps },
+	{ "end_rps", K_ALL, ru_end_rps },
+};
+
 static const struct key goodput_keys[] = {
 	{ "ttft", K_ALL, gp_ttft },
 	{ "tpot", K_ALL, gp_tpot },
@@ -579,6 +617,8 @@ static const struct table client_table = { "client", client_keys,
 					   sizeof(client_keys) / sizeof(client_keys[0]) };
 static const struct table dataset_table = { "dataset", dataset_keys,
 					    sizeof(dataset_keys) / sizeof(dataset_keys[0]) };
+static const struct table ramp_up_table = { "ramp_up", ramp_up_keys,
+					    sizeof(ramp_up_keys) / sizeof(ramp_up_keys[0]) };
 static const struct table goodput_table = { "goodput", goodput_keys,
 					    sizeof(goodput_keys) / sizeof(goodput_keys[0]) };
 
@@ -829,6 +869,18 @@ static int t_goodput(struct sctx *c, struct pg_test *t, yaml_node_t *v, const st
 	return apply_map(c, t, v, p, &goodput_table, "a mapping of SLOs in ms: ttft, tpot, e2el");
 }
 
+static int t_ramp_up(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	if (pg_ynode_is_null(v)) { /* null: a fixed rate again */
+		memset(&t->ramp_up, 0, sizeof(t->ramp_up));
+		c->ramp_up_node = NULL;
+		return 0;
+	}
+	c->ramp_up_node = v;
+	return apply_map(c, t, v, p, &ramp_up_table,
+			 "a mapping: strategy (linear or exponential), start_rps, end_rps");
+}
+
 static int t_repeat(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	return pg_yget_long(c->d, v, p, 1, &t->repeat, E(c));
@@ -889,6 +941,7 @@ static const struct key test_keys[] = {
 	{ "max_concurrency", K_TPUT | K_SERV, t_max_concurrency },
 	{ "burstiness", K_SERV, t_burstiness },
 	{ "goodput", K_SERV, t_goodput },
+	{ "ramp_up", K_SERV, t_ramp_up },
 	{ "repeat", K_ALL, t_repeat },
 	{ "command", K_ALL, t_command },
 	{ "command_shell", K_ALL, t_command_shell },
@@ -1178,6 +1231,13 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 			       "'command_env' is for an external 'command', and this test has none "
 			       "(the server's environment is server.env)");
 
+	{
+		struct pg_error tmp = PG_ERROR_INIT;
+		struct pg_ypath rp = { p, "ramp_up", 0 };
+
+		if (pg_test_check_ramp_up(t, &tmp))
+			return pg_yerr(c->d, c->ramp_up_node, &rp, E(c), "test '%s': %s", t->name, tmp.msg);
+	}
 	if (t->min_num_prompts > t->max_num_prompts)
 		return pg_yerr(c->d, c->prompt_bounds_node, p, E(c),
 			       "test '%s': min_num_prompts (%ld) is above max_num_prompts (%ld)",
@@ -1266,6 +1326,7 @@ static void reset_tracking(struct sctx *c)
 	c->dataset_path_node = NULL;
 	c->output_len_node = NULL;
 	c->prompt_bounds_node = NULL;
+	c->ramp_up_node = NULL;
 }
 
 static int build_test(struct sctx *c, struct pg_test *t, enum pg_suite_kind kind,

@@ -394,6 +394,30 @@ static int c_burstiness(struct vctx *c, struct pg_test *t, const struct vparam *
 	return 0;
 }
 
+static int c_ramp_strategy(struct vctx *c, struct pg_test *t, const struct vparam *v)
+{
+	const char *s = pg_ynode_text(v->value);
+	struct pg_ypath p = { v->parent, v->key, 0 };
+
+	if (pg_ynode_is_scalar(v->value) && !strcmp(s, "linear"))
+		t->ramp_up.strategy = PG_RAMP_LINEAR;
+	else if (pg_ynode_is_scalar(v->value) && !strcmp(s, "exponential"))
+		t->ramp_up.strategy = PG_RAMP_EXPONENTIAL;
+	else
+		return pg_yexpected(c->d, v->value, &p, E(c), "linear or exponential");
+	return 0;
+}
+
+static int c_ramp_start(struct vctx *c, struct pg_test *t, const struct vparam *v)
+{
+	return vlong(c, v, 1, &t->ramp_up.start_rps);
+}
+
+static int c_ramp_end(struct vctx *c, struct pg_test *t, const struct vparam *v)
+{
+	return vlong(c, v, 1, &t->ramp_up.end_rps);
+}
+
 /* "25,50,99" -> {25, 50, 99} */
 static int c_metric_percentiles(struct vctx *c, struct pg_test *t, const struct vparam *v)
 {
@@ -562,6 +586,9 @@ static const struct {
 	{ "extra_body", c_extra_body, NULL },
 	{ "seed", c_seed, NULL },
 	{ "burstiness", c_burstiness, NULL },
+	{ "ramp_up_strategy", c_ramp_strategy, NULL },
+	{ "ramp_up_start_rps", c_ramp_start, NULL },
+	{ "ramp_up_end_rps", c_ramp_end, NULL },
 	{ "metric_percentiles", c_metric_percentiles, NULL },
 	{ "percentile_metrics", c_percentile_metrics, NULL },
 	{ "goodput", c_goodput, NULL },
@@ -937,6 +964,25 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps, co
 			return PG_ECONFIG;
 	} else {
 		t->max_concurrency[0] = t->num_prompts;
+	}
+	{
+		/* the error points at the strategy, or at the rates without one */
+		static const char *const keys[] = { "ramp_up_strategy", "ramp_up_start_rps",
+						    "ramp_up_end_rps" };
+		struct pg_error tmp = PG_ERROR_INIT;
+
+		if (pg_test_check_ramp_up(t, &tmp)) {
+			for (size_t k = 0; k < 3; k++) {
+				const struct vparam *rv = vparams_get(client, keys[k]);
+				struct pg_ypath rp;
+
+				if (!rv)
+					continue;
+				rp = (struct pg_ypath){ rv->parent, rv->key, 0 };
+				return pg_yerr(c->d, rv->value, &rp, E(c), "%s", tmp.msg);
+			}
+			return pg_yerr(c->d, node, p, E(c), "%s", tmp.msg);
+		}
 	}
 	return prompts_from_env(c, t);
 }

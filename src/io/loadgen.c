@@ -284,6 +284,12 @@ static void metadata(json_t *o, const struct run *r, const struct pg_point *pt)
 		json_object_set_new(o, "burstiness", json_real(r->t->burstiness));
 	json_object_set_new(o, "max_concurrency",
 			    pt->max_concurrency > 0 ? json_integer(pt->max_concurrency) : json_null());
+	if (r->t->ramp_up.strategy != PG_RAMP_NONE) { /* vLLM's keys and order */
+		json_object_set_new(o, "ramp_up_strategy",
+				    json_string(pg_ramp_strategy_name(r->t->ramp_up.strategy)));
+		json_object_set_new(o, "ramp_up_start_rps", json_integer(r->t->ramp_up.start_rps));
+		json_object_set_new(o, "ramp_up_end_rps", json_integer(r->t->ramp_up.end_rps));
+	}
 }
 
 static struct pg_client_health client_health(const struct pg_hl_stats *st, bool burst)
@@ -309,13 +315,20 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 	struct pg_hl_stats st;
 	size_t in_flight = maxc ? min_size(maxc, n) : n;
 	double warm_e2el = 0;
+	bool ramp = t->ramp_up.strategy != PG_RAMP_NONE;
+	/* the highest rate of the schedule: a ramp's higher end, or qps */
+	double peak = ramp ? (double)(t->ramp_up.end_rps > t->ramp_up.start_rps ? t->ramp_up.end_rps
+										 : t->ramp_up.start_rps)
+			   : isnan(pt->qps) ? INFINITY : pt->qps;
 	int rc;
 
-	if ((rc = pg_arrivals(due, n, isnan(pt->qps) ? INFINITY : pt->qps, t->burstiness, t->client.seed, err)))
+	rc = ramp ? pg_arrivals_ramp(due, n, &t->ramp_up, t->burstiness, t->client.seed, err)
+		  : pg_arrivals(due, n, peak, t->burstiness, t->client.seed, err);
+	if (rc)
 		goto done;
 	/* with a finite rate and no cap the peak is unknown: open enough for
 	 * a busy start, the rest open on demand (new_connections says how many) */
-	if (!maxc && !isinf(pt->qps))
+	if (!maxc && !isinf(peak))
 		in_flight = min_size(in_flight, 256);
 	r->engine = pg_hl_new(maxc ? maxc : n, err);
 	if (!r->engine) {
@@ -327,8 +340,8 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 		goto done;
 	/* a warm-up request says how long requests last: at this rate about
 	 * qps x e2el are in flight, so open that many (with room) up front */
-	if (!maxc && !isinf(pt->qps) && warm_e2el > 0) {
-		size_t want = min_size(min_size((size_t)ceil(pt->qps * warm_e2el * 1.5) + 8, n), PRECONNECT_MAX);
+	if (!maxc && !isinf(peak) && warm_e2el > 0) {
+		size_t want = min_size(min_size((size_t)ceil(peak * warm_e2el * 1.5) + 8, n), PRECONNECT_MAX);
 		if (want > in_flight && (rc = warm_up(r, want, 0, 0, NULL, err)))
 			goto done;
 	}
@@ -346,7 +359,7 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 			.duration_s = st.duration_s,
 			.detailed = r->o->save_detailed,
 			.dataset_input_source = r->prompts.input_source,
-			.health = client_health(&st, isinf(pt->qps) || isnan(pt->qps)),
+			.health = client_health(&st, isinf(peak)),
 		};
 		if ((rc = pg_stat_metrics_parse(&so.metrics, &t->client.percentile_metrics, err)))
 			goto done;

@@ -307,6 +307,12 @@ static json_t *params_json(const struct pg_point *pt)
 	json_object_set_new(p, "max_concurrency", serving && pt->max_concurrency > 0
 							  ? json_integer(pt->max_concurrency)
 							  : json_null());
+	if (serving && t->ramp_up.strategy != PG_RAMP_NONE)
+		json_object_set_new(p, "ramp_up",
+				    json_pack("{s:s, s:I, s:I}", "strategy",
+					      pg_ramp_strategy_name(t->ramp_up.strategy), "start_rps",
+					      (json_int_t)t->ramp_up.start_rps, "end_rps",
+					      (json_int_t)t->ramp_up.end_rps));
 	json_object_set_new(p, "batch_size", t->kind == PG_SUITE_LATENCY
 						     ? json_integer(t->batch_size)
 						     : json_null());

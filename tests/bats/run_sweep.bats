@@ -38,3 +38,41 @@ for c, n in want.items():
 PY
 	grep -q "^| serving_sweep_qps_inf_concurrency_3 " res/benchmark_results.md
 }
+
+@test "a ramp-up raises the rate over the run, and every output says so" {
+	unset BUILDKITE PERFGATE_GPU
+	cd "$BATS_TEST_TMPDIR"
+	cat > ramp.yml <<'YML'
+serving:
+  - name: serving_ramp
+    model: perfgate-mock
+    server:
+      command: perfgate mock-server --port {port} --model {model} --ttft-ms 1 --itl-ms 1
+      ready: /health
+      ready_timeout: 30
+    dataset: {name: random, input_len: 16, output_len: 4}
+    num_prompts: 60
+    burstiness: inf
+    ramp_up: {strategy: linear, start_rps: 20, end_rps: 200}
+YML
+	run --separate-stderr timeout 60 "$PERFGATE_BIN" run ramp.yml -o res
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+r = json.load(open("res/serving_ramp_qps_inf.json"))
+keys = list(r)
+i = keys.index("max_concurrency")
+assert keys[i + 1:i + 4] == ["ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps"], keys
+assert (r["ramp_up_strategy"], r["ramp_up_start_rps"], r["ramp_up_end_rps"]) == ("linear", 20, 200)
+assert r["request_rate"] == "inf" and r["completed"] == 60, r
+# evenly spaced on the ramp: request i is due at sum 1/rate(k), k <= i
+due = sum(1 / (20 + 180 * k / 59) for k in range(60))
+assert due <= r["duration"] < due + 1.0, (due, r["duration"])
+assert r["schedule_lag_p99_ms"] < 50, r["schedule_lag_p99_ms"]
+assert r["perfgate"]["params"]["ramp_up"] == {"strategy": "linear", "start_rps": 20, "end_rps": 200}
+cmd = json.load(open("res/serving_ramp_qps_inf.commands"))["client_command"]
+assert "--ramp-up-strategy linear --ramp-up-start-rps 20 --ramp-up-end-rps 200" in cmd, cmd
+PY
+	grep -q '^- \*\*Ramp-up\*\*: linear from 20 to 200 req/s: ' res/benchmark_results.md
+}

@@ -116,6 +116,55 @@ START_TEST(arrivals_are_rescaled_and_reproducible)
 }
 END_TEST
 
+/* vLLM's ramp-up: the rate of request i from progress i/(n-1), one gap
+ * per request drawn from the same seeded stream as a fixed rate, and no
+ * rescaling. */
+START_TEST(arrivals_ramp_up_like_vllm)
+{
+	const struct pg_ramp_up lin = { PG_RAMP_LINEAR, 2, 20 }, expo = { PG_RAMP_EXPONENTIAL, 1, 16 };
+	const struct pg_ramp_up flat = { PG_RAMP_LINEAR, 10, 10 };
+	struct pg_error err = PG_ERROR_INIT;
+	double a[2000], b[2000], sum = 0;
+
+	ck_assert_double_eq(pg_ramp_rate(&lin, 0, 11), 2);
+	ck_assert_double_eq(pg_ramp_rate(&lin, 5, 11), 11);
+	ck_assert_double_eq(pg_ramp_rate(&lin, 10, 11), 20);
+	ck_assert_double_eq_tol(pg_ramp_rate(&expo, 2, 5), 4, 1e-12);
+	ck_assert_double_eq_tol(pg_ramp_rate(&expo, 4, 5), 16, 1e-12);
+	ck_assert_double_eq(pg_ramp_rate(&lin, 0, 1), 2); /* one request: the start */
+
+	/* evenly spaced (burstiness inf): each gap is exactly 1/rate(i) */
+	ck_assert_int_eq(pg_arrivals_ramp(a, 11, &lin, INFINITY, 0, &err), 0);
+	for (int i = 0; i < 11; i++) {
+		sum += 1.0 / (2 + 1.8 * i);
+		ck_assert_double_eq_tol(a[i], sum, 1e-12);
+	}
+
+	/* a flat ramp draws what a fixed rate draws, before vLLM's rescale */
+	ck_assert_int_eq(pg_arrivals_ramp(a, 500, &flat, 1.0, 3, &err), 0);
+	ck_assert_int_eq(pg_arrivals(b, 500, 10, 1.0, 3, &err), 0);
+	for (int i = 0; i < 500; i++)
+		ck_assert_double_eq_tol(a[i] * (b[499] / a[499]), b[i], 1e-9);
+
+	/* Poisson on a ramp: early gaps long, late gaps short; seeded */
+	ck_assert_int_eq(pg_arrivals_ramp(a, 2000, &lin, 1.0, 7, &err), 0);
+	ck_assert_int_eq(pg_arrivals_ramp(b, 2000, &lin, 1.0, 7, &err), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	{
+		double early = a[199] / 200, late = (a[1999] - a[1799]) / 200;
+		/* rates 2..3.8 vs 18.2..20 req/s: mean gaps about 0.37 s and 0.052 s */
+		ck_assert_msg(early > 0.28 && early < 0.46 && late > 0.04 && late < 0.065, "%g %g", early,
+			      late);
+	}
+
+	const struct pg_ramp_up none = { PG_RAMP_NONE, 1, 2 }, zero = { PG_RAMP_LINEAR, 0, 5 };
+	ck_assert_int_eq(pg_arrivals_ramp(a, 4, &none, 1.0, 0, &err), PG_ECONFIG);
+	ck_assert_int_eq(pg_arrivals_ramp(a, 4, &zero, 1.0, 0, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "ramp-up: start and end rates must be >= 1 req/s, got 0 and 5");
+	ck_assert_int_eq(pg_arrivals_ramp(a, 4, &lin, 0, 0, &err), PG_ECONFIG);
+}
+END_TEST
+
 /* Statistics of deterministic arrays, written to a golden file that
  * tests/py/test_numpy_parity.py recomputes with numpy and compares for
  * exact equality. */
@@ -742,6 +791,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, peaks_sweep_and_bucket_like_vllm);
 	tcase_add_test(tc, latency_keys_like_vllm_bench_latency);
 	tcase_add_test(tc, random_dataset_like_vllm);
+	tcase_add_test(tc, arrivals_ramp_up_like_vllm);
 	tcase_add_test(tc, sharegpt_filters_like_vllm);
 	tcase_add_test(tc, sharegpt_errors_name_the_place_in_the_file);
 	tcase_add_test(tc, json_array_spans_match_the_elements);

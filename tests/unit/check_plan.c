@@ -5,6 +5,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/plan.h"
+#include "core/vllmcmd.h"
 #include "core/secret.h"
 #include "core/suite.h"
 #include "core/template.h"
@@ -383,6 +384,80 @@ START_TEST(prompts_per_concurrency)
 }
 END_TEST
 
+/* vLLM's ramp-up from a suite file and from a vLLM serving file: the
+ * listing and the equivalent vllm command say what runs; a partial ramp or
+ * one beside a finite qps is refused where it is written. */
+START_TEST(ramp_up)
+{
+	static const char *const bad[][2] = {
+		{ "    ramp_up: {strategy: linera, start_rps: 1, end_rps: 8}\n",
+		  "r.yml:6:25: serving[0].ramp_up.strategy: unknown ramp-up strategy 'linera' (did you mean 'linear'?)" },
+		{ "    ramp_up: {strategy: linear, start_rps: 1}\n",
+		  "r.yml:6:14: serving[0].ramp_up: test 'serving_r': a linear ramp-up needs both a start and an end rate" },
+		{ "    qps: [4]\n    ramp_up: {strategy: linear, start_rps: 1, end_rps: 8}\n",
+		  "r.yml:7:14: serving[0].ramp_up: test 'serving_r': a ramp-up sets the request rate itself: leave qps at inf (got 4)" },
+		{ "    ramp_up: {start_rps: 0, end_rps: 8}\n",
+		  "r.yml:6:26: serving[0].ramp_up.start_rps: expected a positive whole number, got 0" },
+	};
+	static const char head[] = "serving:\n"
+				   "  - name: serving_r\n"
+				   "    model: m\n"
+				   "    server:\n"
+				   "      command: vllm serve {model} --port {port}\n";
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 1 };
+	struct pg_buf text = PG_BUF_INIT, out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	pg_buf_printf(&text, "%s    num_prompts: 100\n    ramp_up: {strategy: exponential, start_rps: 1, end_rps: 32}\n",
+		      head);
+	load_text(&s, text.ptr, "r.yml");
+	pg_plan_build(&plan, &s);
+	ck_assert_uint_eq(plan.n, 1);
+	ck_assert_str_eq(plan.points[0].name, "serving_r_qps_inf");
+	pg_dryrun_render(&out, &s, &plan, &o);
+	ck_assert_msg(strstr(out.ptr, "100 prompts, the rate ramping up (exponential) from 1 to 32 req/s, "
+				      "burstiness 1 (Poisson), unbounded concurrency\n"), "%s", out.ptr);
+	pg_buf_reset(&out);
+	pg_vllm_equivalent_command(&out, &plan.points[0], NULL, "results");
+	ck_assert_msg(strstr(out.ptr, " --request-rate inf --ramp-up-strategy exponential --ramp-up-start-rps 1 "
+				      "--ramp-up-end-rps 32 "), "%s", out.ptr);
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pg_buf_reset(&text);
+		pg_buf_printf(&text, "%s%s", head, bad[i][0]);
+		ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "r.yml", &err), PG_ECONFIG);
+		ck_assert_str_eq(err.msg, bad[i][1]);
+		pg_suite_release(&s);
+	}
+
+	/* vLLM's client_parameters, all three or an error */
+	pg_buf_reset(&text);
+	pg_buf_puts(&text, "[{\"test_name\": \"serving_v\", \"qps_list\": [\"inf\"], \"server_parameters\": {\"model\": \"m\"},"
+			   " \"client_parameters\": {\"model\": \"m\", \"ramp_up_strategy\": \"linear\","
+			   " \"ramp_up_start_rps\": 2, \"ramp_up_end_rps\": 40}}]");
+	ck_assert_msg(pg_config_load_text(&s, text.ptr, text.len, "serving-tests.json", &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(s.tests[0].ramp_up.strategy, PG_RAMP_LINEAR);
+	ck_assert_int_eq(s.tests[0].ramp_up.start_rps, 2);
+	ck_assert_int_eq(s.tests[0].ramp_up.end_rps, 40);
+	ck_assert_uint_eq(s.warnings.n, 0);
+	pg_suite_release(&s);
+	pg_buf_reset(&text);
+	pg_buf_puts(&text, "[{\"test_name\": \"serving_v\", \"qps_list\": [1], \"server_parameters\": {\"model\": \"m\"},"
+			   " \"client_parameters\": {\"model\": \"m\", \"ramp_up_strategy\": \"linear\","
+			   " \"ramp_up_start_rps\": 2, \"ramp_up_end_rps\": 40}}]");
+	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "serving-tests.json", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "serving-tests.json:1:139: [0].client_parameters.ramp_up_strategy: a ramp-up sets the request rate "
+				  "itself: leave qps at inf (got 1)");
+	pg_suite_release(&s);
+	pg_buf_release(&text);
+	pg_buf_release(&out);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -396,6 +471,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, dryrun_vllm_files);
 	tcase_add_test(tc, dryrun_every_shape);
 	tcase_add_test(tc, prompts_per_concurrency);
+	tcase_add_test(tc, ramp_up);
 	suite_add_tcase(s, tc);
 	return s;
 }
