@@ -10,20 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const stat_names[] = { "ttft", "tpot", "itl", "e2el" };
+const char *const pg_stat_metric_names[] = { "ttft", "tpot", "itl", "e2el", "client_queue_time",
+					      "e2el_including_client_queue" };
 
 int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err)
 {
 	*mask = 0;
 	for (size_t i = 0; i < names->n; i++) {
 		size_t k;
-		for (k = 0; k < 4; k++)
-			if (!strcmp(names->v[i], stat_names[k]))
+		for (k = 0; k < PG_STAT_METRIC_COUNT; k++)
+			if (!strcmp(names->v[i], pg_stat_metric_names[k]))
 				break;
-		if (k == 4) {
-			const char *near = pg_nearest(names->v[i], stat_names, 4);
+		if (k == PG_STAT_METRIC_COUNT) {
+			const char *near = pg_nearest(names->v[i], pg_stat_metric_names, PG_STAT_METRIC_COUNT);
 			return pg_error_set(err, PG_ECONFIG,
-					    "unknown percentile metric '%s'%s%s%s (one of ttft, tpot, itl, e2el)",
+					    "unknown percentile metric '%s'%s%s%s (one of ttft, tpot, itl, e2el, "
+					    "client_queue_time, e2el_including_client_queue)",
 					    names->v[i], near ? " (did you mean '" : "", near ? near : "",
 					    near ? "'?)" : "");
 		}
@@ -254,7 +256,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	size_t npct = o->n_percentiles ? o->n_percentiles : 1;
 	unsigned metrics = o->metrics ? o->metrics : (PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL);
 	struct dvec ttfts = { 0 }, tpots = { 0 }, all_tpots = { 0 }, itls = { 0 }, e2els = { 0 };
-	struct dvec token_itls = { 0 };
+	struct dvec token_itls = { 0 }, queues = { 0 }, e2els_queued = { 0 };
 	long completed = 0, failed = 0, total_input = 0, total_output = 0, good = 0;
 	long without_usage = 0, without_prompt_usage = 0, with_chunk_usage = 0;
 	double dur = o->duration_s;
@@ -287,6 +289,12 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			dpush(&itls, pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]));
 		dpush(&ttfts, ttft);
 		dpush(&e2els, lat);
+		/* the wait for a concurrency slot after the request was due */
+		if (r->eligible_ns >= 0 && r->scheduled_ns >= 0) {
+			double queue = pg_ns_to_s(r->eligible_ns - r->scheduled_ns);
+			dpush(&queues, queue);
+			dpush(&e2els_queued, lat + queue);
+		}
 
 		/* token-accurate ITL: each gap divided over the tokens the
 		 * message carried, one sample per token */
@@ -335,10 +343,14 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		summarise(obj, "itl", &itls, pct, npct);
 	if (metrics & PG_STAT_E2EL)
 		summarise(obj, "e2el", &e2els, pct, npct);
+	if ((metrics & PG_STAT_CLIENT_QUEUE) && o->bounded)
+		summarise(obj, "client_queue_time", &queues, pct, npct);
+	if ((metrics & PG_STAT_E2EL_QUEUE) && o->bounded && o->finite_rate)
+		summarise(obj, "e2el_including_client_queue", &e2els_queued, pct, npct);
 
 	if (o->detailed) {
 		json_t *in = json_array(), *out = json_array(), *tt = json_array(), *it = json_array();
-		json_t *lat = json_array(), *st = json_array(), *er = json_array();
+		json_t *lat = json_array(), *st = json_array(), *qt = json_array(), *er = json_array();
 
 		for (size_t i = 0; i < n; i++) {
 			const struct pg_reqtrace *r = &t[i];
@@ -353,6 +365,9 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			json_array_append_new(it, gaps);
 			json_array_append_new(lat, json_real(ok ? latency_s(r) : 0.0));
 			json_array_append_new(st, json_real(r->sent_ns >= 0 ? pg_ns_to_s(r->sent_ns) : 0.0));
+			json_array_append_new(qt, json_real(r->eligible_ns >= 0 && r->scheduled_ns >= 0
+								    ? pg_ns_to_s(r->eligible_ns - r->scheduled_ns)
+								    : 0.0));
 			json_array_append_new(er, json_string(ok ? "" : (r->error ? r->error : "failed")));
 		}
 		json_object_set_new(obj, "input_lens", in);
@@ -361,6 +376,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		json_object_set_new(obj, "itls", it);
 		json_object_set_new(obj, "latencies", lat);
 		json_object_set_new(obj, "start_times", st);
+		json_object_set_new(obj, "queue_times", qt);
 		json_object_set_new(obj, "errors", er);
 	}
 
@@ -382,6 +398,8 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	free(itls.v);
 	free(e2els.v);
 	free(token_itls.v);
+	free(queues.v);
+	free(e2els_queued.v);
 }
 
 void pg_latency_metrics(json_t *obj, const double *latencies, size_t n)

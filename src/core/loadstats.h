@@ -22,9 +22,19 @@ enum pg_stat_metric {
 	PG_STAT_TPOT = 1 << 1,
 	PG_STAT_ITL = 1 << 2,
 	PG_STAT_E2EL = 1 << 3,
+	/* vLLM's opt-in pair against coordinated omission (#54101), only with
+	 * a concurrency limit: how long a due request waited for a slot, and
+	 * e2el plus that wait (the latter only at a finite rate) */
+	PG_STAT_CLIENT_QUEUE = 1 << 4,
+	PG_STAT_E2EL_QUEUE = 1 << 5,
 };
 
-/* "ttft","tpot","itl","e2el" names -> mask; PG_ECONFIG naming an unknown one. */
+/* The names above in vLLM's spelling, in mask order, and how many. */
+extern const char *const pg_stat_metric_names[];
+#define PG_STAT_METRIC_COUNT 6
+
+/* "ttft", ..., "e2el_including_client_queue" names -> mask; PG_ECONFIG
+ * naming an unknown one. */
 int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err);
 
 /* vLLM's percentile word: "99" for 99.0, "99.9" for 99.9 (Python str()). */
@@ -66,6 +76,8 @@ struct pg_serve_stats_opts {
 	struct pg_goodput goodput;   /* ms; NAN = not part of the SLO */
 	double duration_s;           /* dispatch-loop start to the end of all requests */
 	bool detailed;               /* per-request arrays */
+	bool bounded;                /* a max_concurrency was set: queue metrics apply */
+	bool finite_rate;            /* requests had due times: e2el incl. queue applies */
 	/* where input lengths come from when the server reports no
 	 * usage.prompt_tokens: "token_ids", "tokenize_endpoint" or "estimate" */
 	const char *dataset_input_source;

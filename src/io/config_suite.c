@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/loadstats.h"
 #include "core/strutil.h"
 #include "core/template.h"
 
@@ -398,12 +399,14 @@ static int cl_percentiles(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 				 const struct pg_ypath *p)
 {
-	static const char *const metrics[] = { "ttft", "tpot", "itl", "e2el" };
+	const char *const *metrics = pg_stat_metric_names;
 	struct pg_strv out = PG_STRV_INIT;
 	size_t n = pg_ynode_is_seq(v) ? pg_yseq_len(v) : 1;
 
 	if (pg_ynode_is_map(v) || pg_ynode_is_null(v) || n == 0)
-		return pg_yerr(c->d, v, p, E(c), "expected a list of ttft, tpot, itl, e2el");
+		return pg_yerr(c->d, v, p, E(c),
+			       "expected a list of ttft, tpot, itl, e2el, client_queue_time, "
+			       "e2el_including_client_queue");
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *item = pg_ynode_is_seq(v) ? pg_yseq_item(c->d, v, i) : v;
 		struct pg_ypath ip = { p, NULL, i };
@@ -411,11 +414,13 @@ static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t 
 		const char *s = pg_ynode_text(item);
 		bool ok = false;
 
-		for (size_t k = 0; k < 4; k++)
+		for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
 			ok = ok || !strcmp(s, metrics[k]);
 		if (!ok || !pg_ynode_is_scalar(item)) {
-			const char *near = pg_nearest(s, metrics, 4);
-			pg_yerr(c->d, item, at, E(c), "expected one of ttft, tpot, itl, e2el, got '%s'%s%s%s",
+			const char *near = pg_nearest(s, metrics, PG_STAT_METRIC_COUNT);
+			pg_yerr(c->d, item, at, E(c),
+				"expected one of ttft, tpot, itl, e2el, client_queue_time, "
+				"e2el_including_client_queue, got '%s'%s%s%s",
 				s, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 			pg_strv_release(&out);
 			return PG_ECONFIG;

@@ -23,6 +23,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/jsonw.h"
+#include "core/loadstats.h"
 #include "core/strutil.h"
 
 #include <math.h>
@@ -458,8 +459,11 @@ static int c_percentile_metrics(struct vctx *c, struct pg_test *t, const struct 
 	char *save = NULL;
 
 	for (char *tok = strtok_r(text, ", []\"", &save); tok; tok = strtok_r(NULL, ", []\"", &save)) {
-		if (!strcmp(tok, "ttft") || !strcmp(tok, "tpot") || !strcmp(tok, "itl") ||
-		    !strcmp(tok, "e2el")) {
+		bool known = false;
+
+		for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
+			known = known || !strcmp(tok, pg_stat_metric_names[k]);
+		if (known) {
 			pg_strv_push(&out, tok);
 		} else {
 			char note[256];

@@ -358,6 +358,8 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 			.goodput = t->goodput,
 			.duration_s = st.duration_s,
 			.detailed = r->o->save_detailed,
+			.bounded = maxc > 0,
+			.finite_rate = !isinf(peak),
 			.dataset_input_source = r->prompts.input_source,
 			.health = client_health(&st, isinf(peak)),
 		};

@@ -1,21 +1,30 @@
 #!/usr/bin/env bats
-# A concurrency sweep with prompts_per_concurrency, run for real against the
-# mock server: each point sends concurrency x N prompts, and the result
-# files, .commands and the report say so.
+# vLLM's serving-load shapes beyond qps x concurrency, run for real against
+# the mock server: prompts_per_concurrency, ramp-up, and the client queue
+# metrics of a concurrency limit; the result files, .commands and the
+# report say what ran.
 
 bats_require_minimum_version 1.5.0
+
+# A serving test NAME against the mock server (TTFT $2 ms, default 1);
+# the rest of the test's keys come on stdin.
+mock_suite() {
+	cat <<YML
+serving:
+  - name: $1
+    model: perfgate-mock
+    server:
+      command: perfgate mock-server --port {port} --model {model} --ttft-ms ${2:-1} --itl-ms 1
+      ready: /health
+      ready_timeout: 30
+YML
+	cat
+}
 
 @test "prompts_per_concurrency sizes each point of a concurrency sweep" {
 	unset BUILDKITE PERFGATE_GPU
 	cd "$BATS_TEST_TMPDIR"
-	cat > sweep.yml <<'YML'
-serving:
-  - name: serving_sweep
-    model: perfgate-mock
-    server:
-      command: perfgate mock-server --port {port} --model {model} --ttft-ms 1 --itl-ms 1
-      ready: /health
-      ready_timeout: 30
+	mock_suite serving_sweep > sweep.yml <<'YML'
     dataset: {name: random, input_len: 16, output_len: 8}
     qps: [inf]
     max_concurrency: [1, 3, null]
@@ -42,14 +51,7 @@ PY
 @test "a ramp-up raises the rate over the run, and every output says so" {
 	unset BUILDKITE PERFGATE_GPU
 	cd "$BATS_TEST_TMPDIR"
-	cat > ramp.yml <<'YML'
-serving:
-  - name: serving_ramp
-    model: perfgate-mock
-    server:
-      command: perfgate mock-server --port {port} --model {model} --ttft-ms 1 --itl-ms 1
-      ready: /health
-      ready_timeout: 30
+	mock_suite serving_ramp > ramp.yml <<'YML'
     dataset: {name: random, input_len: 16, output_len: 4}
     num_prompts: 60
     burstiness: inf
@@ -75,4 +77,34 @@ cmd = json.load(open("res/serving_ramp_qps_inf.commands"))["client_command"]
 assert "--ramp-up-strategy linear --ramp-up-start-rps 20 --ramp-up-end-rps 200" in cmd, cmd
 PY
 	grep -q '^- \*\*Ramp-up\*\*: linear from 20 to 200 req/s: ' res/benchmark_results.md
+}
+
+@test "client_queue_time and e2el_including_client_queue measure the wait for a concurrency slot" {
+	unset BUILDKITE PERFGATE_GPU
+	cd "$BATS_TEST_TMPDIR"
+	# 50 req/s due, one slot, each request ~25 ms: the queue grows
+	mock_suite serving_queue 20 > queue.yml <<'YML'
+    client:
+      percentile_metrics: [ttft, e2el, client_queue_time, e2el_including_client_queue]
+    dataset: {name: random, input_len: 16, output_len: 4}
+    num_prompts: 30
+    qps: [50, inf]
+    max_concurrency: [1]
+YML
+	run --separate-stderr timeout 60 "$PERFGATE_BIN" run queue.yml -o res --save-detailed
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+r = json.load(open("res/serving_queue_qps_50_concurrency_1.json"))
+q = r["queue_times"]
+assert len(q) == 30 and q[0] < 0.005 and q[-1] > 0.05 and q[-1] > q[10], q
+assert abs(r["mean_client_queue_time_ms"] - 1000 * sum(q) / 30) < 1e-6, r["mean_client_queue_time_ms"]
+# e2el plus the wait: schedule-relative latency, far above e2el itself
+assert abs(r["mean_e2el_including_client_queue_ms"] - r["mean_e2el_ms"] - r["mean_client_queue_time_ms"]) < 1e-6
+assert r["p99_e2el_including_client_queue_ms"] > 2 * r["p99_e2el_ms"], r
+# at rate inf every request is due at once: the wait is there, no schedule-relative e2el
+r = json.load(open("res/serving_queue_qps_inf_concurrency_1.json"))
+assert r["mean_client_queue_time_ms"] > 0 and "mean_e2el_including_client_queue_ms" not in r, r
+PY
 }

@@ -78,7 +78,7 @@ static const struct {
 	{ "not-yaml.yml", NULL,
 	  "not-yaml.yml:6:11: not valid YAML: mapping values are not allowed in this context" },
 	{ "percentile-metrics.yml", NULL,
-	  "percentile-metrics.yml:8:34: serving[0].client.percentile_metrics[1]: expected one of ttft, tpot, itl, e2el, got 'tpop' (did you mean 'tpot'?)" },
+	  "percentile-metrics.yml:8:34: serving[0].client.percentile_metrics[1]: expected one of ttft, tpot, itl, e2el, client_queue_time, e2el_including_client_queue, got 'tpop' (did you mean 'tpot'?)" },
 	{ "pipeline-bad-enum.yml", NULL,
 	  "pipeline-bad-enum.yml:6:11: step 'perf-h100': option 'mode': expected 'run', 'report', 'gate', 'merge' or 'pipeline', got 'gating'" },
 	{ "pipeline-bad-option.yml", NULL,

@@ -290,7 +290,7 @@ START_TEST(inline_vllm_json_and_client_flags)
 		"   \"dataset_name\": \"custom\", \"dataset_path\": \"p.jsonl\", \"seed\": \"7\","
 		"   \"top_p\": 0.9, \"top_k\": 20, \"extra_body\": \"{\\\"min_tokens\\\": 4}\","
 		"   \"burstiness\": 0.5, \"num_warmups\": 2, \"header\": [\"X-A=1\", \"Authorization=Bearer t\"],"
-		"   \"request_rate\": 3, \"unknown_flag\": \"\", \"percentile-metrics\": \"ttft,client_queue_time\"}},"
+		"   \"request_rate\": 3, \"unknown_flag\": \"\", \"percentile-metrics\": \"ttft,client_queue_time,queue_depth\"}},"
 		" {\"test_name\": \"latency_y\", \"parameters\": {\"model\": \"m\", \"output_json\": \"x.json\"}}]";
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
@@ -313,7 +313,8 @@ START_TEST(inline_vllm_json_and_client_flags)
 	ck_assert_int_eq(t->client.num_warmups, 2);
 	ck_assert_str_eq(pg_kvlist_get(&t->client.headers, "Authorization"), "Bearer t");
 	ck_assert_int_eq(t->max_concurrency[0], 8);
-	ck_assert_uint_eq(t->client.percentile_metrics.n, 1);
+	ck_assert_uint_eq(t->client.percentile_metrics.n, 2);
+	ck_assert_str_eq(t->client.percentile_metrics.v[1], "client_queue_time");
 	t = find(&s, "latency_y");
 	ck_assert_str_eq(t->command, "vllm bench latency --output-json {result} --model m");
 
@@ -321,7 +322,7 @@ START_TEST(inline_vllm_json_and_client_flags)
 	ck_assert(strstr(s.warnings.v[0], "server_parameters.host: perfgate binds the server"));
 	ck_assert(strstr(s.warnings.v[1], "client_parameters.request_rate: qps_list sets"));
 	ck_assert(strstr(s.warnings.v[2], "client_parameters.unknown_flag: no equivalent"));
-	ck_assert(strstr(s.warnings.v[3], "'client_queue_time' is not measured"));
+	ck_assert(strstr(s.warnings.v[3], "'queue_depth' is not measured"));
 	ck_assert(strstr(s.warnings.v[4], "parameters.output_json: perfgate passes --output-json"));
 	pg_suite_release(&s);
 }

@@ -271,6 +271,64 @@ static double num(const json_t *o, const char *key)
 	return json_number_value(v);
 }
 
+/* vLLM's client_queue_time and e2el_including_client_queue: the wait for
+ * a concurrency slot after a request was due, over completed requests,
+ * only with a limit (the second only at a finite rate), only when asked. */
+START_TEST(client_queue_metrics)
+{
+	static const int64_t wait_ms[] = { 0, 4, 10, 3, 7 };
+	static const double pct[] = { 50, 99 };
+	size_t n;
+	double dur;
+	struct pg_reqtrace *t = load_trace(&n, &dur);
+	struct pg_serve_stats_opts opts = {
+		.percentiles = pct, .n_percentiles = 2,
+		.metrics = PG_STAT_E2EL | PG_STAT_CLIENT_QUEUE | PG_STAT_E2EL_QUEUE, .duration_s = dur,
+	};
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < n; i++)
+		t[i].eligible_ns = t[i].scheduled_ns + wait_ms[i] * 1000000;
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert_ptr_nonnull(json_object_get(o, "mean_e2el_ms"));
+	ck_assert_ptr_null(json_object_get(o, "mean_client_queue_time_ms")); /* no limit */
+	json_decref(o);
+
+	opts.bounded = true;
+	o = json_object();
+	pg_serve_metrics(o, t, n, &opts);
+	/* completed requests 0, 1, 2 waited 0, 4, 10 ms; e2el 35, 25, 50 ms */
+	ck_assert_double_eq_tol(num(o, "mean_client_queue_time_ms"), 14.0 / 3, TOL);
+	ck_assert_double_eq_tol(num(o, "median_client_queue_time_ms"), 4, TOL);
+	ck_assert_double_eq_tol(num(o, "p99_client_queue_time_ms"), 4 + 6 * 0.98, TOL);
+	ck_assert_ptr_null(json_object_get(o, "mean_e2el_including_client_queue_ms")); /* rate inf */
+	json_decref(o);
+
+	opts.finite_rate = true;
+	o = json_object();
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert_double_eq_tol(num(o, "mean_e2el_including_client_queue_ms"), 124.0 / 3, TOL);
+	ck_assert_double_eq_tol(num(o, "median_e2el_including_client_queue_ms"), 35, TOL);
+	ck_assert_double_eq_tol(num(o, "p99_e2el_including_client_queue_ms"), 35 + 25 * 0.98, TOL);
+	/* vLLM's order: after e2el */
+	{
+		const char *prev = NULL, *key;
+		json_t *v;
+		bool seen_e2el = false;
+		json_object_foreach(o, key, v) {
+			seen_e2el = seen_e2el || !strcmp(key, "p99_e2el_ms");
+			if (!strcmp(key, "mean_client_queue_time_ms"))
+				ck_assert(seen_e2el && prev && !strcmp(prev, "p99_e2el_ms"));
+			prev = key;
+		}
+	}
+	json_decref(o);
+	for (size_t i = 0; i < n; i++)
+		pg_reqtrace_release(&t[i]);
+	free(t);
+}
+END_TEST
+
 START_TEST(serving_metrics_from_a_recorded_trace)
 {
 	size_t n;
@@ -792,6 +850,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, latency_keys_like_vllm_bench_latency);
 	tcase_add_test(tc, random_dataset_like_vllm);
 	tcase_add_test(tc, arrivals_ramp_up_like_vllm);
+	tcase_add_test(tc, client_queue_metrics);
 	tcase_add_test(tc, sharegpt_filters_like_vllm);
 	tcase_add_test(tc, sharegpt_errors_name_the_place_in_the_file);
 	tcase_add_test(tc, json_array_spans_match_the_elements);
