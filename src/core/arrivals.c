@@ -1,17 +1,19 @@
 #include "core/arrivals.h"
 
 #include "core/error.h"
-#include "core/rng.h"
+#include "core/pyrand.h"
 
 #include <math.h>
 
-/* One gap per request at rate_of(i), made cumulative. */
+/* One gap per request at rate_of(i), made cumulative. The gaps come from
+ * numpy's legacy stream after np.random.seed(seed), as vLLM draws them, so
+ * the same seed gives vllm bench serve's schedule to the last bit. */
 static void schedule(double *out, size_t n, double rate, const struct pg_ramp_up *ramp,
 		     double burstiness, uint64_t seed)
 {
-	struct pg_rng rng;
+	struct pg_mt mt;
 
-	pg_rng_seed(&rng, seed);
+	pg_mt_seed_numpy(&mt, seed);
 	for (size_t i = 0; i < n; i++) {
 		double r = ramp ? pg_ramp_rate(ramp, i, n) : rate, gap;
 
@@ -20,7 +22,7 @@ static void schedule(double *out, size_t n, double rate, const struct pg_ramp_up
 		else if (isinf(burstiness))
 			gap = 1.0 / r;
 		else
-			gap = pg_rng_gamma(&rng, burstiness, 1.0 / (r * burstiness));
+			gap = pg_np_gamma(&mt, burstiness, 1.0 / (r * burstiness));
 		out[i] = i ? out[i - 1] + gap : gap;
 	}
 }

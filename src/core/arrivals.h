@@ -11,7 +11,9 @@ struct pg_error;
  * get_request does (research/loadgen.md 1.6): one inter-arrival gap per
  * request -- 0 when rate is infinite, 1/rate when burstiness is infinite,
  * else Gamma(shape = burstiness, scale = 1/(rate * burstiness)), so 1.0 is
- * a Poisson process -- made cumulative, then rescaled so that the last
+ * a Poisson process, drawn from numpy's stream after np.random.seed(seed)
+ * (core/pyrand.h): the same seed, the same schedule as vllm bench serve
+ * -- made cumulative, then rescaled so that the last
  * request is due at exactly n/rate. out[i] is request i's send time in
  * seconds after the start of dispatch; requests are sent on this absolute
  * schedule, never relative to each other.

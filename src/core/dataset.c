@@ -4,6 +4,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/jsonscan.h"
+#include "core/pyrand.h"
 #include "core/rng.h"
 
 #include <jansson.h>
@@ -125,17 +126,25 @@ long pg_token_estimate(const char *text)
 
 /* Fill out to n from the kept prompts: oversample with the rng (vLLM's
  * random.choice) when fewer than n qualified. */
-static int take(struct pg_prompts *out, struct pg_prompts *kept, size_t n, struct pg_rng *rng,
+/* The first n kept prompts; too few are oversampled as vLLM's
+ * maybe_oversample_requests does: random.seed(seed), then
+ * random.choices(kept, k=missing). */
+static int take(struct pg_prompts *out, struct pg_prompts *kept, size_t n, uint64_t seed,
 		const char *source, struct pg_error *err)
 {
+	struct pg_mt mt;
+	size_t n_kept = kept->n;
+
 	if (kept->n == 0)
 		return pg_error_set(err, PG_ECONFIG, "%s: no entry passes the length filters", source);
 	for (size_t i = 0; i < kept->n && out->n < n; i++) {
 		push(out, kept->v[i]);
 		kept->v[i].text = NULL;
 	}
+	if (out->n < n)
+		pg_mt_seed_python(&mt, seed);
 	while (out->n < n) {
-		const struct pg_prompt *src = &out->v[pg_rng_range(rng, 0, (long)out->n - 1)];
+		const struct pg_prompt *src = &out->v[pg_py_choice(&mt, n_kept)];
 		struct pg_prompt copy = *src;
 		copy.text = pg_xstrdup(src->text);
 		push(out, copy);
@@ -170,26 +179,37 @@ static json_t *parse_entry(const char *text, const struct pg_json_span *sp, cons
 	return NULL;
 }
 
+/* vLLM keeps the entries whose "conversations" has at least two turns
+ * before it shuffles: found here without parsing the entry. */
+static bool has_two_turns(const char *text, const struct pg_json_span *entry)
+{
+	struct pg_json_span conv;
+
+	return pg_json_member(text, entry, "conversations", &conv) && pg_json_array_len(text, &conv) >= 2;
+}
+
 int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
 			size_t n, long fixed_output_len, uint64_t seed, pg_token_count_fn count,
 			void *ctx, struct pg_error *err)
 {
 	struct pg_prompts kept = { 0 };
 	struct pg_json_span *spans = NULL;
-	struct pg_rng rng;
-	size_t m = 0, *order = NULL;
+	struct pg_mt mt;
+	size_t m = 0, n_conv = 0, *order = NULL;
 	int rc;
 
 	if ((rc = pg_json_array_spans(text, len, source, &spans, &m, err)))
 		return rc;
 	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
 	for (size_t i = 0; i < m; i++)
-		order[i] = i;
-	pg_rng_seed(&rng, seed);
-	pg_rng_shuffle(&rng, order, m);
+		if (has_two_turns(text, &spans[i]))
+			order[n_conv++] = i;
+	/* random.seed(seed); random.shuffle(data), as vLLM's load_data */
+	pg_mt_seed_python(&mt, seed);
+	pg_py_shuffle(&mt, order, n_conv);
 
 	/* only the conversations visited are parsed: a few hundred of ~94,000 */
-	for (size_t i = 0; i < m && kept.n < n; i++) {
+	for (size_t i = 0; i < n_conv && kept.n < n; i++) {
 		json_t *entry = parse_entry(text, &spans[order[i]], source, err);
 		json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations") : NULL;
 		const char *prompt, *completion;
@@ -216,7 +236,7 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 			push(&kept, (struct pg_prompt){ NULL, 0, pg_xstrdup(prompt), plen, olen });
 		json_decref(entry);
 	}
-	rc = take(out, &kept, n, &rng, source, err);
+	rc = take(out, &kept, n, seed, source, err);
 done:
 	pg_prompts_release(&kept);
 	free(order);
@@ -229,7 +249,7 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 		     void *ctx, struct pg_error *err)
 {
 	struct pg_prompts all = { 0 };
-	struct pg_rng rng;
+	struct pg_mt mt;
 	size_t *order = NULL;
 	const char *p = text, *end = text + len;
 	int line = 0, rc = 0;
@@ -285,8 +305,9 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 	order = pg_xmalloc(all.n * sizeof(*order));
 	for (size_t i = 0; i < all.n; i++)
 		order[i] = i;
-	pg_rng_seed(&rng, seed);
-	pg_rng_shuffle(&rng, order, all.n);
+	/* random.seed(seed); random.shuffle(data), as vLLM's custom dataset */
+	pg_mt_seed_python(&mt, seed);
+	pg_py_shuffle(&mt, order, all.n);
 	{
 		struct pg_prompts shuffled = { 0 };
 		for (size_t i = 0; i < all.n; i++) {
@@ -298,7 +319,7 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 		for (size_t i = 0; i < shuffled.n && i < n && !rc; i++)
 			rc = count(ctx, shuffled.v[i].text, &shuffled.v[i].prompt_len, err);
 		if (!rc)
-			rc = take(out, &shuffled, n, &rng, source, err);
+			rc = take(out, &shuffled, n, seed, source, err);
 		pg_prompts_release(&shuffled);
 	}
 done:

@@ -118,6 +118,68 @@ static bool skip_value(struct scan *s)
 	return true;
 }
 
+bool pg_json_member(const char *text, const struct pg_json_span *obj, const char *key,
+		    struct pg_json_span *value)
+{
+	struct scan s = { text + obj->off, text + obj->off + obj->len, NULL, NULL };
+	size_t key_len = strlen(key);
+	bool found = false;
+
+	if (s.p == s.end || *s.p != '{')
+		return false;
+	s.p++;
+	for (;;) {
+		const char *name, *start;
+		bool match;
+
+		skip_ws(&s);
+		name = s.p + 1;
+		if (s.p == s.end || *s.p != '"' || !skip_string(&s))
+			return found;
+		/* s.p is past the closing quote */
+		match = (size_t)(s.p - 1 - name) == key_len && !memcmp(name, key, key_len);
+		skip_ws(&s);
+		if (s.p == s.end || *s.p != ':')
+			return found;
+		s.p++;
+		skip_ws(&s);
+		start = s.p;
+		if (!skip_value(&s))
+			return found;
+		if (match) {
+			*value = (struct pg_json_span){ (size_t)(start - text), (size_t)(s.p - start) };
+			found = true;
+		}
+		skip_ws(&s);
+		if (s.p == s.end || *s.p != ',')
+			return found;
+		s.p++;
+	}
+}
+
+long pg_json_array_len(const char *text, const struct pg_json_span *arr)
+{
+	struct scan s = { text + arr->off, text + arr->off + arr->len, NULL, NULL };
+	long n = 0;
+
+	if (s.p == s.end || *s.p != '[')
+		return -1;
+	s.p++;
+	skip_ws(&s);
+	if (s.p < s.end && *s.p == ']')
+		return 0;
+	for (;;) {
+		skip_ws(&s);
+		if (!skip_value(&s))
+			return n;
+		n++;
+		skip_ws(&s);
+		if (s.p == s.end || *s.p != ',')
+			return n;
+		s.p++;
+	}
+}
+
 void pg_json_position(const char *text, size_t off, int *line, int *col)
 {
 	const char *p = text, *end = text + off, *line_start = text;

@@ -10,6 +10,7 @@
  * own content is checked when the caller parses it.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct pg_error;
@@ -26,6 +27,16 @@ struct pg_json_span {
  */
 int pg_json_array_spans(const char *text, size_t len, const char *source,
 			struct pg_json_span **spans, size_t *n, struct pg_error *err);
+
+/*
+ * Within an element found by pg_json_array_spans (so well-formed in
+ * structure): the value of an object's member named key (compared as the
+ * raw bytes between the quotes; the last one wins, as in Python's json),
+ * and the length of an array. Nothing is parsed or allocated.
+ */
+bool pg_json_member(const char *text, const struct pg_json_span *obj, const char *key,
+		    struct pg_json_span *value);
+long pg_json_array_len(const char *text, const struct pg_json_span *arr); /* -1: not an array */
 
 /* 1-based line and column of byte off in text, for error messages. */
 void pg_json_position(const char *text, size_t off, int *line, int *col);

@@ -7,11 +7,11 @@
 /*
  * A small, well-known seeded generator: xoshiro256** (Blackman & Vigna),
  * its state filled from the seed by splitmix64 as the authors recommend.
- * Everything perfgate draws at random (arrival gaps, dataset lengths and
- * offsets, shuffles) comes from one of these, so a seed reproduces a run's
- * workload bit for bit on any machine. (numpy's MT19937 stream is not
- * reproduced: a perfgate seed and a vLLM seed give the same distributions,
- * not the same draws.)
+ * What perfgate draws at random beyond vLLM's own streams (random-dataset
+ * lengths and offsets, mock-server faults and timing) comes from one of
+ * these, so a seed reproduces a run's workload bit for bit on any machine.
+ * The arrival gaps and the file datasets' shuffles draw from vLLM's own
+ * streams instead (core/pyrand.h).
  */
 struct pg_rng {
 	uint64_t s[4];

@@ -25,8 +25,10 @@ struct tokenizer {
 /* 0 with *count, -1 when the server gave no count, PG_ECANCEL when stopped. */
 static int tokenize_remote(struct tokenizer *tk, const char *text, long *count)
 {
+	/* special tokens included: vLLM's ShareGPT sampler filters on
+	 * len(tokenizer(text).input_ids), which counts the BOS token */
 	json_t *req = json_pack("{s:s?, s:s, s:b}", "model", tk->model, "prompt", text,
-				"add_special_tokens", 0);
+				"add_special_tokens", 1);
 	struct pg_buf body = PG_BUF_INIT;
 	json_t *resp = NULL, *v;
 	long code = 0;

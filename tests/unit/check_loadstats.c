@@ -10,6 +10,7 @@
 #include "core/jsonscan.h"
 #include "core/jsonw.h"
 #include "core/loadstats.h"
+#include "core/pyrand.h"
 #include "core/reqtrace.h"
 #include "core/rng.h"
 #include "core/stats.h"
@@ -113,6 +114,95 @@ START_TEST(arrivals_are_rescaled_and_reproducible)
 	ck_assert_double_eq_tol(a[3], 2.0, 1e-15);
 	ck_assert_int_eq(pg_arrivals(a, 4, 0, 1, 0, &err), PG_ECONFIG);
 	ck_assert_int_eq(pg_arrivals(a, 4, 1, -1, 0, &err), PG_ECONFIG);
+}
+END_TEST
+
+static json_t *reals(const double *x, size_t n)
+{
+	json_t *v = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(v, json_real(x[i]));
+	return v;
+}
+
+/* vLLM's random streams, written to a golden file that
+ * tests/py/test_vllm_random.py recomputes with numpy and Python's random
+ * (vLLM's get_request, load_data and maybe_oversample_requests) and
+ * compares for exact equality: gamma draws, whole arrival schedules (fixed
+ * rate and ramp-up), shuffles and oversampling picks. */
+START_TEST(vllm_random_streams)
+{
+	static const uint64_t seeds[] = { 0, 1, 42, 4294967295u };
+	static const double shapes[] = { 0.25, 0.5, 1, 2.5, 8 };
+	static const uint64_t py_seeds[] = { 0, 7, 1099511627779u };
+	static const size_t sizes[] = { 1, 2, 10, 1000 };
+	const struct pg_ramp_up ramps[] = { { PG_RAMP_LINEAR, 1, 50 }, { PG_RAMP_EXPONENTIAL, 2, 64 } };
+	json_t *root = json_object(), *gammas = json_array(), *sched = json_array();
+	json_t *shuffles = json_array(), *choices = json_array();
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf out = PG_BUF_INIT;
+	double a[300];
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			struct pg_mt mt;
+			json_t *draws = json_array();
+
+			pg_mt_seed_numpy(&mt, seeds[i]);
+			for (int d = 0; d < 200; d++)
+				json_array_append_new(draws, json_real(pg_np_gamma(&mt, shapes[k], 0.5)));
+			json_array_append_new(gammas, json_pack("{s:I, s:f, s:f, s:o}", "seed", (json_int_t)seeds[i],
+								"shape", shapes[k], "scale", 0.5, "draws", draws));
+		}
+	}
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			ck_assert_int_eq(pg_arrivals(a, 300, 7.5, shapes[k], seeds[i], &err), 0);
+			json_array_append_new(sched, json_pack("{s:I, s:f, s:f, s:o}", "seed", (json_int_t)seeds[i],
+							       "rate", 7.5, "burstiness", shapes[k], "due",
+							       reals(a, 300)));
+		}
+		for (size_t r = 0; r < 2; r++) {
+			ck_assert_int_eq(pg_arrivals_ramp(a, 300, &ramps[r], 1.0, seeds[i], &err), 0);
+			json_array_append_new(sched, json_pack("{s:I, s:s, s:i, s:i, s:f, s:o}", "seed",
+							       (json_int_t)seeds[i], "ramp",
+							       pg_ramp_strategy_name(ramps[r].strategy), "start",
+							       (int)ramps[r].start_rps, "end", (int)ramps[r].end_rps,
+							       "burstiness", 1.0, "due", reals(a, 300)));
+		}
+	}
+	for (size_t i = 0; i < sizeof(py_seeds) / sizeof(py_seeds[0]); i++) {
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			struct pg_mt mt;
+			size_t *idx = malloc(sizes[k] * sizeof(*idx));
+			json_t *perm = json_array(), *picks = json_array();
+
+			for (size_t j = 0; j < sizes[k]; j++)
+				idx[j] = j;
+			pg_mt_seed_python(&mt, py_seeds[i]);
+			pg_py_shuffle(&mt, idx, sizes[k]);
+			for (size_t j = 0; j < sizes[k]; j++)
+				json_array_append_new(perm, json_integer((json_int_t)idx[j]));
+			json_array_append_new(shuffles, json_pack("{s:I, s:I, s:o}", "seed", (json_int_t)py_seeds[i],
+								  "n", (json_int_t)sizes[k], "permutation", perm));
+			pg_mt_seed_python(&mt, py_seeds[i]);
+			for (int j = 0; j < 25; j++)
+				json_array_append_new(picks, json_integer((json_int_t)pg_py_choice(&mt, sizes[k])));
+			json_array_append_new(choices, json_pack("{s:I, s:I, s:o}", "seed", (json_int_t)py_seeds[i],
+								 "n", (json_int_t)sizes[k], "picks", picks));
+			free(idx);
+		}
+	}
+	json_object_set_new(root, "gamma", gammas);
+	json_object_set_new(root, "schedules", sched);
+	json_object_set_new(root, "shuffles", shuffles);
+	json_object_set_new(root, "choices", choices);
+	pg_json_write(&out, root, 1);
+	pg_buf_putc(&out, '\n');
+	tu_assert_golden("golden/loadgen/vllm_random.json", out.ptr);
+	pg_buf_release(&out);
+	json_decref(root);
 }
 END_TEST
 
@@ -664,6 +754,31 @@ START_TEST(sharegpt_filters_like_vllm)
 	}
 	ck_assert_uint_ge(short_answer, 1);
 	pg_prompts_release(&p);
+
+	/* vLLM's selection, seed by seed: tests/py/test_vllm_random.py runs
+	 * vLLM's load_data, sample and maybe_oversample_requests on the same
+	 * file with the same word-count tokenizer and must pick the same */
+	{
+		json_t *root = json_array();
+		struct pg_buf golden = PG_BUF_INIT;
+
+		for (uint64_t seed = 0; seed < 6; seed++) {
+			json_t *picked = json_array();
+
+			ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 8, 0, seed, count_words, NULL, &err), 0);
+			for (size_t i = 0; i < p.n; i++)
+				json_array_append_new(picked, json_pack("[s, I, I]", p.v[i].text, (json_int_t)p.v[i].prompt_len,
+									(json_int_t)p.v[i].output_len));
+			json_array_append_new(root, json_pack("{s:I, s:i, s:o}", "seed", (json_int_t)seed, "n", 8,
+							      "picked", picked));
+			pg_prompts_release(&p);
+		}
+		pg_json_write(&golden, root, 1);
+		pg_buf_putc(&golden, '\n');
+		tu_assert_golden("golden/loadgen/sharegpt_sample.json", golden.ptr);
+		pg_buf_release(&golden);
+		json_decref(root);
+	}
 	free(text);
 
 	ck_assert_int_eq(pg_dataset_sharegpt(&p, "{\"x\": 1}", 8, "s.json", 3, 0, 0, count_words, NULL, &err),
@@ -682,10 +797,10 @@ START_TEST(sharegpt_errors_name_the_place_in_the_file)
 	struct pg_prompts p = { 0 };
 	struct pg_buf text = PG_BUF_INIT;
 
-	pg_buf_printf(&text, "[\n %s,\n %s,\n  {\"conversations\": [tru]}\n]\n", good, good);
+	pg_buf_printf(&text, "[\n %s,\n %s,\n  {\"conversations\": [{\"value\": \"a\"}, tru]}\n]\n", good, good);
 	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 50, 0, 0, count_words, NULL, &err),
 			 PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "sg.json:4:24: invalid token near 'tru'");
+	ck_assert_str_eq(err.msg, "sg.json:4:40: invalid token near 'tru'");
 
 	/* a structural break anywhere fails before anything is sampled */
 	pg_buf_reset(&text);
@@ -850,6 +965,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, latency_keys_like_vllm_bench_latency);
 	tcase_add_test(tc, random_dataset_like_vllm);
 	tcase_add_test(tc, arrivals_ramp_up_like_vllm);
+	tcase_add_test(tc, vllm_random_streams);
 	tcase_add_test(tc, client_queue_metrics);
 	tcase_add_test(tc, sharegpt_filters_like_vllm);
 	tcase_add_test(tc, sharegpt_errors_name_the_place_in_the_file);
