@@ -28,12 +28,5 @@ double pg_rng_uniform(struct pg_rng *r);
 long pg_rng_range(struct pg_rng *r, long lo, long hi);
 /* Standard normal (Marsaglia's polar method). */
 double pg_rng_normal(struct pg_rng *r);
-/* Exponential with mean 1. */
-double pg_rng_exponential(struct pg_rng *r);
-/* Gamma(shape, scale), Marsaglia & Tsang (2000); shape < 1 by the
- * U^(1/shape) boost; shape == 1 is the exponential. shape, scale > 0. */
-double pg_rng_gamma(struct pg_rng *r, double shape, double scale);
-/* Fisher-Yates shuffle of an index array. */
-void pg_rng_shuffle(struct pg_rng *r, size_t *idx, size_t n);
 
 #endif

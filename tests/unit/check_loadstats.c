@@ -58,13 +58,13 @@ START_TEST(gamma_has_the_right_mean_and_cv)
 	const size_t n = 100000;
 
 	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-		struct pg_rng r;
+		struct pg_mt mt;
 		double scale = 1.0 / (8.0 * shapes[k]); /* rate 8 req/s */
 		double *x = malloc(n * sizeof(double));
 
-		pg_rng_seed(&r, 7 + k);
+		pg_mt_seed_numpy(&mt, 7 + k);
 		for (size_t i = 0; i < n; i++) {
-			x[i] = pg_rng_gamma(&r, shapes[k], scale);
+			x[i] = pg_np_gamma(&mt, shapes[k], scale);
 			ck_assert(x[i] >= 0);
 		}
 		double mean = pg_stats_mean(x, n), sd = pg_stats_std(x, n);
