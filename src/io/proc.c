@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/redact.h"
 #include "core/strutil.h"
 #include "core/suite.h"
 
@@ -326,6 +327,192 @@ static void release_guard(struct pg_proc *p)
 	}
 }
 
+/* ---- the redacting log writer ---------------------------------------- */
+
+struct secret {
+	const char *s;
+	size_t len;
+};
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* The secret that starts at p (within n bytes), longest first; NULL. */
+static const struct secret *secret_at(const char *p, size_t n, const struct secret *sec, size_t n_sec)
+{
+	for (size_t k = 0; k < n_sec; k++)
+		if (sec[k].len <= n && p[0] == sec[k].s[0] && !memcmp(p, sec[k].s, sec[k].len))
+			return &sec[k];
+	return NULL;
+}
+
+/* Write buf[0..*upto) with secrets masked; a secret that starts before
+ * *upto but ends after it is masked whole, and *upto moves past it. */
+static void write_masked(int fd, const char *buf, size_t len, size_t *upto, const struct secret *sec,
+			 size_t n_sec)
+{
+	size_t i = 0, run = 0;
+
+	while (i < *upto) {
+		const struct secret *m = secret_at(buf + i, len - i, sec, n_sec);
+
+		if (!m) {
+			i++;
+			continue;
+		}
+		write_all(fd, buf + run, i - run);
+		write_all(fd, "***", 3);
+		i += m->len;
+		run = i;
+		if (i > *upto)
+			*upto = i;
+	}
+	write_all(fd, buf + run, *upto - run);
+}
+
+/*
+ * The log writer: a forked process in a group of its own that copies the
+ * child's output (fd 0) to the log (fd 1), masking secrets. Bytes are held
+ * back only while they could be the start of a secret cut by a read: never
+ * past a newline (no secret spans one), at most the longest secret less
+ * one. Ends at end of file, when every process of the group has gone; it
+ * ignores the signals that stop perfgate, so the group's last words are
+ * kept. No allocation after fork.
+ */
+static void writer_main(int in_fd, int log_fd, const struct secret *sec, size_t n_sec)
+{
+	static char buf[1 << 16];
+	struct sigaction sa;
+	sigset_t none;
+	size_t len = 0, longest = 0;
+
+	setpgid(0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	dup2(in_fd, 0);
+	dup2(log_fd, 1);
+	syscall(SYS_close_range, 2U, ~0U, 0U);
+	for (size_t k = 0; k < n_sec; k++)
+		longest = sec[k].len > longest ? sec[k].len : longest;
+	for (;;) {
+		ssize_t n = read(0, buf + len, sizeof(buf) - len);
+		size_t upto;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			upto = len;
+			write_masked(1, buf, len, &upto, sec, n_sec);
+			_exit(0);
+		}
+		len += (size_t)n;
+		upto = len > longest - 1 ? len - (longest - 1) : 0;
+		for (size_t i = len; i > upto; i--) {
+			if (buf[i - 1] == '\n') {
+				upto = i;
+				break;
+			}
+		}
+		if (upto == 0)
+			continue;
+		write_masked(1, buf, len, &upto, sec, n_sec);
+		memmove(buf, buf + upto, len - upto);
+		len -= upto;
+	}
+}
+
+/* Fork the writer over a new pipe; *out_fd is then the pipe's write end,
+ * for the child's stdout and stderr (log_fd itself without secrets). */
+static int start_writer(struct pg_proc *p, int log_fd, char *const *redact, int *out_fd,
+			struct pg_error *err)
+{
+	struct secret sec[PG_PROC_MAX_SECRETS];
+	size_t n_sec = 0;
+	int pipefd[2];
+	pid_t pid;
+
+	for (size_t i = 0; redact && redact[i] && n_sec < PG_PROC_MAX_SECRETS; i++) {
+		size_t len = strlen(redact[i]);
+		if (len >= PG_REDACT_MIN_SUBSTRING)
+			sec[n_sec++] = (struct secret){ redact[i], len };
+	}
+	/* longest first: a secret that contains another is masked whole */
+	for (size_t i = 1; i < n_sec; i++) {
+		for (size_t j = i; j > 0 && sec[j].len > sec[j - 1].len; j--) {
+			struct secret t = sec[j];
+			sec[j] = sec[j - 1];
+			sec[j - 1] = t;
+		}
+	}
+	*out_fd = log_fd;
+	if (n_sec == 0)
+		return 0;
+	if (pipe2(pipefd, O_CLOEXEC))
+		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
+	pid = fork_blocked();
+	if (pid == 0)
+		writer_main(pipefd[0], log_fd, sec, n_sec);
+	close(pipefd[0]);
+	if (pid < 0) {
+		close(pipefd[1]);
+		return pg_error_set(err, PG_ERR, "fork: %s", strerror(errno));
+	}
+	setpgid(pid, pid);
+	p->log_writer = pid;
+	slot_add(live_guards, pid);
+	*out_fd = pipefd[1];
+	return 0;
+}
+
+bool pg_proc_log_settle(struct pg_proc *p, double seconds)
+{
+	double until = pg_monotonic() + seconds;
+
+	while (p->log_writer > 0) {
+		pid_t r = waitpid(p->log_writer, NULL, WNOHANG);
+
+		if (r == p->log_writer || (r < 0 && errno != EINTR)) {
+			slot_del(live_guards, p->log_writer);
+			p->log_writer = 0;
+			break;
+		}
+		if (pg_monotonic() >= until)
+			return false;
+		sleep_s(0.005);
+	}
+	return true;
+}
+
+/* After the group is gone the writer drains and exits; one that cannot
+ * (a process outside the group holds the pipe) is killed. */
+static void stop_writer(struct pg_proc *p)
+{
+	if (p->log_writer > 0 && !pg_proc_log_settle(p, 2.0)) {
+		kill(p->log_writer, SIGKILL);
+		while (waitpid(p->log_writer, NULL, 0) < 0 && errno == EINTR)
+			;
+		slot_del(live_guards, p->log_writer);
+		p->log_writer = 0;
+	}
+}
+
 static int open_log(const char *path, const char *header, struct pg_error *err)
 {
 	int fd = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -372,7 +559,7 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 {
 	struct pg_strv env = PG_STRV_INIT;
 	char *path = NULL;
-	int log_fd = -1, null_fd = -1, ret;
+	int log_fd = -1, null_fd = -1, out_fd = -1, ret;
 
 	*p = (struct pg_proc)PG_PROC_INIT;
 	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
@@ -393,9 +580,17 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 		ret = pg_error_set(err, PG_ERR, "/dev/null: %s", strerror(errno));
 		goto done;
 	}
-	p->started = pg_monotonic();
-	if ((ret = spawn(&p->pid, path, spec->argv, env.v, null_fd, log_fd, log_fd, true, err)))
+	if ((ret = start_writer(p, log_fd, spec->log_path ? spec->redact : NULL, &out_fd, err)))
 		goto done;
+	p->started = pg_monotonic();
+	ret = spawn(&p->pid, path, spec->argv, env.v, null_fd, out_fd, out_fd, true, err);
+	/* only the child's group holds the pipe now: its end is the writer's end */
+	if (out_fd != log_fd)
+		close(out_fd);
+	if (ret) {
+		stop_writer(p);
+		goto done;
+	}
 	slot_add(live_groups, p->pid);
 	record_group(p->pid);
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
@@ -637,8 +832,10 @@ int pg_proc_stop(struct pg_proc *p, double grace, struct pg_error *err)
 			slot_del(live_groups, p->pid);
 	}
 	sweep_orphans();
-	if (ret == 0)
+	if (ret == 0) {
 		release_guard(p);
+		stop_writer(p);
+	}
 	return ret;
 }
 

@@ -18,7 +18,10 @@ struct pg_kvlist;
  * vLLM's tensor-parallel workers, stays in it), so stopping it signals the
  * whole tree and nothing else -- vLLM's driver `kill -9`s every python3 on
  * the machine instead. Its stdout and stderr go to a log file; stdin is
- * /dev/null.
+ * /dev/null. With secrets to hide, they go through a pipe to a log writer
+ * process instead, which writes each line with every secret replaced by
+ * "***" as it arrives: vLLM prints its api_key at startup, and the log must
+ * never hold it, not even after perfgate is SIGKILLed mid-run.
  *
  * Three lines of defence keep the group from outliving perfgate:
  *  1. pg_proc_stop(): SIGTERM to the group, a grace period, SIGKILL, reap,
@@ -41,7 +44,12 @@ struct pg_proc_spec {
 	const char *log_path;          /* stdout+stderr, truncated; NULL: /dev/null */
 	const char *log_header;        /* first line(s) of the log (a redacted command line); may be NULL */
 	double guard_grace;            /* seconds the guard allows between SIGTERM and SIGKILL */
+	char *const *redact;           /* NULL-terminated secret values hidden from the log
+					  (those of PG_REDACT_MIN_SUBSTRING bytes or more, at
+					  most PG_PROC_MAX_SECRETS); NULL: none */
 };
+
+#define PG_PROC_MAX_SECRETS 64
 
 struct pg_proc {
 	pid_t pid;          /* group leader, and the group's id; 0 before start */
@@ -51,9 +59,10 @@ struct pg_proc {
 	bool exited;        /* the leader has been reaped */
 	int status;         /* its wait status, valid when exited */
 	double started;     /* monotonic seconds at start */
+	pid_t log_writer;   /* the redacting log writer, 0 when none */
 };
 
-#define PG_PROC_INIT { 0, -1, 0, -1, false, 0, 0 }
+#define PG_PROC_INIT { 0, -1, 0, -1, false, 0, 0, 0 }
 
 /*
  * Start spec->argv. Returns 0; PG_ENOTFOUND when the program is not on
@@ -62,6 +71,13 @@ struct pg_proc {
  * nothing is left running.
  */
 int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_error *err);
+
+/*
+ * Wait up to seconds for the log writer to have written everything the
+ * group printed (it ends when the last process of the group is gone).
+ * true when it has, or there is none. Before reading a log's tail.
+ */
+bool pg_proc_log_settle(struct pg_proc *p, double seconds);
 
 /* Whether the leader has exited (reaping it). Never blocks. */
 bool pg_proc_exited(struct pg_proc *p);

@@ -489,58 +489,14 @@ static const char *api_key(const struct pg_test *t)
 	return v && *v ? v : NULL;
 }
 
-/* Whether a file contains any known secret: a memory-mapped scan, so a
- * multi-gigabyte server log costs a moment and no memory, even during a
- * cancel's few seconds. */
-static bool file_has_secret(struct runner *r, const char *path)
-{
-	struct stat st;
-	void *map;
-	bool found = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) || st.st_size == 0) {
-		close(fd);
-		return false;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return true; /* cannot tell: let the rewrite decide */
-	for (size_t i = 0; i < r->redact.values.n && !found; i++) {
-		const char *v = r->redact.values.v[i];
-		size_t n = strlen(v);
-		found = n >= PG_REDACT_MIN_SUBSTRING && memmem(map, (size_t)st.st_size, v, n);
-	}
-	munmap(map, (size_t)st.st_size);
-	return found;
-}
-
-/* Rewrite a log with every known secret hidden: servers print their
- * arguments (vLLM logs its api_key) and logs become build artifacts. */
-static void redact_file(struct runner *r, const char *path)
-{
-	struct pg_buf text = PG_BUF_INIT, clean = PG_BUF_INIT;
-	struct pg_error err = PG_ERROR_INIT;
-
-	if (!path || !r->redact.values.n || !file_has_secret(r, path) ||
-	    pg_file_read(path, &text, &err))
-		goto done;
-	pg_redact(&r->redact, &clean, text.ptr);
-	if (clean.len != text.len || memcmp(clean.ptr, text.ptr, text.len))
-		pg_file_write_atomic(path, clean.ptr, clean.len, &err);
-done:
-	pg_buf_release(&text);
-	pg_buf_release(&clean);
-}
-
-/* Append "\nlast lines of LOG:\n<tail>" to an error. */
-static void add_tail(struct pg_buf *msg, const char *log)
+/* Append "\nlast lines of LOG:\n<tail>" to an error, once the log writer
+ * of proc (may be NULL) has written what the group printed. */
+static void add_tail(struct pg_buf *msg, const char *log, struct pg_proc *proc)
 {
 	struct pg_buf tail = PG_BUF_INIT;
 
+	if (proc)
+		pg_proc_log_settle(proc, 1.0);
 	pg_file_tail(&tail, log, TAIL_LINES);
 	if (tail.len)
 		pg_buf_printf(msg, "\nlast lines of %s:\n%s", log, tail.ptr);
@@ -612,7 +568,7 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		pg_buf_printf(&header, "$ %s\n", r->server_cmd);
 		say(r, "  server: %s\n  server log: %s\n", r->server_cmd, r->server_log);
 		struct pg_proc_spec spec = { argv.v, &t->server.env, r->server_log, header.ptr,
-					     t->server.stop_timeout };
+					     t->server.stop_timeout, r->redact.values.v };
 		if ((ret = pg_proc_start(&r->server, &spec, &err))) {
 			fail(oc, "error", "server: %s", err.msg);
 			goto done;
@@ -637,7 +593,7 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 	} else if (ret) {
 		fail(oc, "error", "%s", err.msg);
 		if (r->server_log)
-			add_tail(&oc->error, r->server_log);
+			add_tail(&oc->error, r->server_log, &r->server);
 	} else {
 		say(r, "  server ready in %.1fs\n", r->startup);
 	}
@@ -663,7 +619,6 @@ static void stop_server(struct runner *r)
 		if (was_running)
 			say(r, "  server stopped in %.1fs: %s\n", pg_monotonic() - t0, how.ptr);
 		pg_proc_release(&r->server);
-		redact_file(r, r->server_log);
 	}
 	r->server = (struct pg_proc)PG_PROC_INIT;
 	r->server_running = false;
@@ -689,7 +644,7 @@ static bool server_died(struct runner *r, struct outcome *oc, const char *when)
 	fail(oc, "error", "server %s %s", how.ptr, when);
 	/* the first point to see it carries the log tail */
 	if (!r->server_death_told)
-		add_tail(&oc->error, r->server_log);
+		add_tail(&oc->error, r->server_log, &r->server);
 	r->server_death_told = true;
 	pg_buf_release(&how);
 	return true;
@@ -812,7 +767,8 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	pg_buf_printf(&header, "$ %s\n", display.ptr);
 	say(r, "  command: %s\n  command log: %s\n", display.ptr, log.ptr);
 
-	struct pg_proc_spec spec = { argv.v, &t->command_env, log.ptr, header.ptr, CANCEL_GRACE };
+	struct pg_proc_spec spec = { argv.v, &t->command_env, log.ptr, header.ptr, CANCEL_GRACE,
+				     r->redact.values.v };
 	if ((rc = pg_proc_start(&proc, &spec, &err))) {
 		fail(oc, "error", "command: %s", err.msg);
 		goto done;
@@ -833,7 +789,7 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 		}
 		if (pg_proc_age(&proc) >= t->command_timeout) {
 			fail(oc, "error", "command did not finish within %gs", t->command_timeout);
-			add_tail(&oc->error, log.ptr);
+			add_tail(&oc->error, log.ptr, &proc);
 			rc = PG_EINFRA;
 			break;
 		}
@@ -843,13 +799,12 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	if (pg_proc_stop(&proc, grace_for(CANCEL_GRACE), &err))
 		say(r, "perfgate: warning: %s\n", err.msg);
 	pg_proc_release(&proc);
-	redact_file(r, log.ptr);
 	if (rc)
 		goto done;
 	if (!WIFEXITED(proc.status) || WEXITSTATUS(proc.status) != 0) {
 		pg_proc_describe(&how, proc.status);
 		fail(oc, "error", "command %s", how.ptr);
-		add_tail(&oc->error, log.ptr);
+		add_tail(&oc->error, log.ptr, &proc);
 		rc = PG_EINFRA;
 		goto done;
 	}

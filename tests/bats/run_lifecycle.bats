@@ -250,6 +250,36 @@ assert "serving_killed_qps_60.json" in names, names
 EOF
 }
 
+@test "a secret the server prints never reaches its log, even when perfgate is SIGKILLed" {
+	# vLLM prints its arguments, api_key included, as it starts
+	export HF_TOKEN="hf_${MARK}_secret"
+	cat >"$DIR/suite.yml" <<EOF
+defaults:
+  model: $MARK
+  server:
+    command: >-
+      sh -c 'echo "args hf_token=\$HF_TOKEN"; exec "\$0" mock-server --port {port} --model {model} --ttft-ms 5 --itl-ms 2'
+      $PERFGATE_BIN
+    ready: /health
+    ready_timeout: 10
+    stop_timeout: 3
+serving:
+  - name: serving_secret
+    qps: [60, 61, 62, 63]
+    num_prompts: 30
+    dataset: {name: random, input_len: 16, output_len: 16}
+EOF
+	start_perfgate_until test -e "$RESULTS/serving_secret_qps_60.json"
+	grep -q '^args hf_token=\*\*\*$' "$RESULTS/serving_secret.server.log"
+	kill -KILL "$PG_PID"
+	wait "$PG_PID" || true
+	PG_PID=
+	no_procs_left 8
+	run grep -c "$HF_TOKEN" "$RESULTS/serving_secret.server.log"
+	[ "$output" = 0 ]
+	grep -q '^args hf_token=\*\*\*$' "$RESULTS/serving_secret.server.log"
+}
+
 # bench.sh MODEL RESULT: a stand-in for `vllm bench latency --output-json`
 write_bench_script() {
 	cat >"$DIR/bench.sh" <<'EOF'

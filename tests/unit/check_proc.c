@@ -391,6 +391,115 @@ START_TEST(guard_stops_the_group_when_perfgate_is_killed)
 }
 END_TEST
 
+/* The log writer masks secrets as the output arrives: a secret cut across
+ * writes (and so across reads), one inside a line longer than the writer's
+ * buffer, one containing another, a last line without newline; values
+ * shorter than PG_REDACT_MIN_SUBSTRING stay. The log never holds a secret,
+ * not while the child runs, and not after perfgate is SIGKILLed. */
+START_TEST(log_writer_masks_secrets_as_they_arrive)
+{
+	char *secrets[] = { "hf_abcdefghij", "sk-live-123456", "sk-live-123456-extra", "abc", NULL };
+	char *dir = tu_mkdtemp();
+	struct pg_buf log = PG_BUF_INIT, want = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_proc p;
+	/* printf pieces with pauses: the writer reads them separately */
+	char *argv[] = { "/bin/sh", "-c",
+			 "printf 'token hf_abc'; sleep 0.2; printf 'defghij and abc\\n';"
+			 "printf 'key sk-live-123456-extra, sk-live-123456\\n';"
+			 "head -c 70000 /dev/zero | tr '\\0' x; printf 'hf_abcdefghij'; head -c 10 /dev/zero | tr '\\0' y;"
+			 "printf '\\nlast hf_abcdefghij'; sleep 30",
+			 NULL };
+	char *text;
+
+	pg_buf_printf(&log, "%s/server.log", dir);
+	struct pg_proc_spec spec = { argv, NULL, log.ptr, "$ test\n", 1, secrets };
+	ck_assert_msg(pg_proc_start(&p, &spec, &err) == 0, "%s", err.msg);
+	ck_assert_int_gt(p.log_writer, 0);
+	wait_for_log(log.ptr, "yyyyyyyyyy\n");
+	text = tu_read_file(log.ptr, NULL);
+	ck_assert_msg(!strstr(text, "hf_abc") && !strstr(text, "sk-live"), "%.200s", text);
+	free(text);
+	ck_assert_int_eq(pg_proc_stop(&p, 1, &err), 0);
+	ck_assert_int_eq(p.log_writer, 0);
+	pg_proc_release(&p);
+
+	pg_buf_puts(&want, "$ test\ntoken *** and abc\nkey ***, ***\n");
+	for (int i = 0; i < 70000; i++)
+		pg_buf_putc(&want, 'x');
+	pg_buf_puts(&want, "***yyyyyyyyyy\nlast ***");
+	text = tu_read_file(log.ptr, NULL);
+	ck_assert_uint_eq(strlen(text), want.len);
+	ck_assert(!strcmp(text, want.ptr));
+	free(text);
+
+	/* no secrets: no writer, the child writes the log itself */
+	char *plain[] = { "/bin/sh", "-c", "echo plain", NULL };
+	struct pg_proc_spec none = { plain, NULL, log.ptr, NULL, 1, NULL };
+	ck_assert_int_eq(pg_proc_start(&p, &none, &err), 0);
+	ck_assert_int_eq(p.log_writer, 0);
+	ck_assert_int_eq(pg_proc_wait(&p, 10, NULL), 1);
+	ck_assert_int_eq(pg_proc_stop(&p, 1, &err), 0);
+	pg_proc_release(&p);
+	text = tu_read_file(log.ptr, NULL);
+	ck_assert_str_eq(text, "plain\n");
+	free(text);
+
+	pg_buf_release(&want);
+	pg_buf_release(&log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(log_writer_outlives_a_killed_perfgate)
+{
+	char *dir = tu_mkdtemp();
+	struct pg_buf log = PG_BUF_INIT;
+	int fds[2];
+	pid_t fake, ids[3];
+	char *text;
+
+	pg_buf_printf(&log, "%s/server.log", dir);
+	ck_assert_int_eq(pipe(fds), 0);
+	fake = fork();
+	if (fake == 0) {
+		struct pg_proc p;
+		struct pg_error err = PG_ERROR_INIT;
+		char *secrets[] = { "hf_killed_secret", NULL };
+		/* the last words come after SIGTERM, from the trap */
+		char *argv[] = { "/bin/sh", "-c",
+				 "trap 'echo bye hf_killed_secret; exit 0' TERM; echo hello hf_killed_secret;"
+				 "sleep 100 & wait",
+				 NULL };
+		struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 2, secrets };
+		if (pg_proc_start(&p, &spec, &err))
+			_exit(1);
+		ids[0] = p.pid;
+		ids[1] = p.guard;
+		ids[2] = p.log_writer;
+		if (write(fds[1], ids, sizeof(ids)) != (ssize_t)sizeof(ids))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], ids, sizeof(ids)), (ssize_t)sizeof(ids));
+	close(fds[0]);
+	wait_for_log(log.ptr, "hello ***\n");
+	kill(fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	ck_assert_msg(group_gone_within(ids[0], 5), "the server's group outlived perfgate");
+	ck_assert_msg(group_gone_within(ids[2], 5), "the log writer stayed");
+	text = tu_read_file(log.ptr, NULL);
+	ck_assert_str_eq(text, "hello ***\nbye ***\n");
+	free(text);
+	pg_buf_release(&log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(capture_output_and_timeout)
 {
 	struct pg_buf out = PG_BUF_INIT;
@@ -747,6 +856,8 @@ int main(void)
 	tcase_add_test(tc, missing_and_unrunnable_programs);
 	tcase_add_test(tc, env_is_added_and_argv_is_literal);
 	tcase_add_test(tc, guard_stops_the_group_when_perfgate_is_killed);
+	tcase_add_test(tc, log_writer_masks_secrets_as_they_arrive);
+	tcase_add_test(tc, log_writer_outlives_a_killed_perfgate);
 	tcase_add_test(tc, capture_output_and_timeout);
 	suite_add_tcase(s, tc);
 
