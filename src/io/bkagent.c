@@ -4,6 +4,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/strutil.h"
+#include "io/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,10 +77,37 @@ static void close_fd(int *fd)
 }
 
 /*
- * Feed stdin and drain stdout at the same time: a child that writes before
- * it has read all its input would otherwise deadlock with us.
+ * How long one call may take. The agent retries Buildkite's API on its
+ * own; one that hangs (the API unreachable for good) must not hold the
+ * step until the job's timeout after the verdict is known. Uploads get
+ * longer: results directories with server logs can be large.
+ * PERFGATE_AGENT_TIMEOUT (seconds) overrides both.
  */
-static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct pg_buf *out)
+static double call_timeout(const char *what)
+{
+	const char *env = getenv("PERFGATE_AGENT_TIMEOUT");
+	double t;
+
+	if (env && !pg_parse_double(env, &t) && t > 0)
+		return t;
+	return !strcmp(what, "artifact") ? 1800 : 300;
+}
+
+/* ms to wait in poll until deadline, at least 1 while time remains. */
+static int ms_until(double deadline)
+{
+	double left = deadline - pg_monotonic();
+
+	return left <= 0 ? 0 : left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+}
+
+/*
+ * Feed stdin and drain stdout at the same time: a child that writes before
+ * it has read all its input would otherwise deadlock with us. -1 when poll
+ * fails, -2 at the deadline.
+ */
+static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct pg_buf *out,
+		double deadline)
 {
 	size_t off = 0;
 
@@ -96,11 +124,15 @@ static int pump(int in_fd, const char *in, size_t in_len, int out_fd, struct pg_
 			fds[n] = (struct pollfd){ .fd = out_fd, .events = POLLIN };
 			out_slot = (int)n++;
 		}
-		if (poll(fds, n, -1) < 0) {
+		int ready = poll(fds, n, ms_until(deadline));
+
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
+		if (ready == 0 && pg_monotonic() >= deadline)
+			return -2;
 		if (in_slot >= 0 && fds[in_slot].revents) {
 			ssize_t w = off < in_len ? write(in_fd, in + off, in_len - off) : 0;
 			if (w < 0 && errno != EINTR && errno != EAGAIN) {
@@ -128,6 +160,7 @@ int pg_bkagent_exec(const struct pg_bkagent *agent, const char *const *args, con
 		    const void *in, size_t in_len, struct pg_buf *out, struct pg_error *err)
 {
 	const char *what = args[0] ? args[0] : "";
+	double limit = call_timeout(what), deadline = pg_monotonic() + limit;
 	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 };
 	posix_spawn_file_actions_t fa;
 	struct sigaction ignore = { .sa_handler = SIG_IGN }, old_pipe;
@@ -164,17 +197,29 @@ int pg_bkagent_exec(const struct pg_bkagent *agent, const char *const *args, con
 
 	/* a child that exits without reading must not kill us with SIGPIPE */
 	sigaction(SIGPIPE, &ignore, &old_pipe);
-	rc = pump(in_pipe[1], in, in_len, out_pipe[0], out);
+	rc = pump(in_pipe[1], in, in_len, out_pipe[0], out, deadline);
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	close_fd(&in_pipe[1]);
 	close_fd(&out_pipe[0]);
 
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
+	for (;;) {
+		pid_t r = rc == -2 ? 0 : waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
 			pg_error_set(err, PG_EINFRA, "buildkite-agent %s: waitpid: %s", what,
 				     strerror(errno));
 			goto done;
 		}
+		if (rc == -2 || pg_monotonic() >= deadline) {
+			/* done: kills and reaps it */
+			pg_error_set(err, PG_EINFRA,
+				     "buildkite-agent %s did not finish within %g s (PERFGATE_AGENT_TIMEOUT)",
+				     what, limit);
+			goto done;
+		}
+		poll(NULL, 0, 10);
 	}
 	pid = -1;
 	if (rc < 0) {

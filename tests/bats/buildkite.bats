@@ -533,3 +533,24 @@ repo_here() {
 	assert_equal "${status}" 2
 	assert_output "perfgate pipeline: --shards 9: the suite has 5 tests"
 }
+
+@test "a buildkite-agent call that hangs is cut off: a warning, the verdict's exit code stands" {
+	results
+	config '{"mode":"report","gpu":"H100"}'
+	# annotate never returns (a sleep named by a marker); the other calls answer
+	local marker="hung-agent-$$-${RANDOM}"
+	cat >"${SHIMS}/buildkite-agent" <<SHIM
+#!/bin/bash
+[ "\$1" = annotate ] && exec -a "${marker}" sleep 60
+exit 0
+SHIM
+	export PERFGATE_AGENT_TIMEOUT=1
+	local start=${SECONDS}
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: warning: annotation failed: buildkite-agent annotate did not finish within 1 s (PERFGATE_AGENT_TIMEOUT)"
+	[ $((SECONDS - start)) -lt 15 ]
+	# nothing of the hung call is left
+	run pgrep -f "${marker}"
+	assert_failure
+}
