@@ -71,7 +71,7 @@ assert r["request_rate"] == "inf" and r["completed"] == 60, r
 # evenly spaced on the ramp: request i is due at sum 1/rate(k), k <= i
 due = sum(1 / (20 + 180 * k / 59) for k in range(60))
 assert due <= r["duration"] < due + 1.0, (due, r["duration"])
-assert r["schedule_lag_p99_ms"] < 50, r["schedule_lag_p99_ms"]
+assert r["schedule_lag_p99_ms"] < 250, r["schedule_lag_p99_ms"]
 assert r["perfgate"]["params"]["ramp_up"] == {"strategy": "linear", "start_rps": 20, "end_rps": 200}
 cmd = json.load(open("res/serving_ramp_qps_inf.commands"))["client_command"]
 assert "--ramp-up-strategy linear --ramp-up-start-rps 20 --ramp-up-end-rps 200" in cmd, cmd
