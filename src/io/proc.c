@@ -245,6 +245,27 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
 }
 
 /*
+ * For the helpers perfgate forks (guard, log writer), in the child: a
+ * process group of its own, and deaf to what stops perfgate -- a
+ * terminal's hangup or Ctrl-C, a job's SIGTERM -- so it outlives perfgate
+ * long enough to do its one job. Signals unblocked (fork_blocked).
+ */
+static void detach_from_perfgate(void)
+{
+	static const int ignored[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGPIPE };
+	struct sigaction sa;
+	sigset_t none;
+
+	setpgid(0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		sigaction(ignored[i], &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
  * The guard: a forked process in a group of its own that blocks reading a
  * pipe from perfgate. A byte 'R' means perfgate stopped the group itself;
  * end of file without it means perfgate died, and the guard stops the
@@ -253,22 +274,10 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
  */
 static void guard_main(int rfd, pid_t pgid, double grace)
 {
-	struct sigaction sa;
-	sigset_t none;
 	char c;
 	ssize_t n;
 
-	setpgid(0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	/* a terminal's hangup or Ctrl-C must not take the guard with perfgate */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	detach_from_perfgate();
 	if (rfd != 0)
 		dup2(rfd, 0);
 	syscall(SYS_close_range, 1U, ~0U, 0U);
@@ -385,27 +394,16 @@ static void write_masked(int fd, const char *buf, size_t len, size_t *upto, cons
  * child's output (fd 0) to the log (fd 1), masking secrets. Bytes are held
  * back only while they could be the start of a secret cut by a read: never
  * past a newline (no secret spans one), at most the longest secret less
- * one. Ends at end of file, when every process of the group has gone; it
- * ignores the signals that stop perfgate, so the group's last words are
+ * one. Ends at end of file, when every process of the group has gone;
+ * deaf to the signals that stop perfgate, so the group's last words are
  * kept. No allocation after fork.
  */
 static void writer_main(int in_fd, int log_fd, const struct secret *sec, size_t n_sec)
 {
 	static char buf[1 << 16];
-	struct sigaction sa;
-	sigset_t none;
 	size_t len = 0, longest = 0;
 
-	setpgid(0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	detach_from_perfgate();
 	dup2(in_fd, 0);
 	dup2(log_fd, 1);
 	syscall(SYS_close_range, 2U, ~0U, 0U);
