@@ -328,6 +328,8 @@ static void bullet_qps(struct pg_buf *out, const struct pg_report_table *t)
 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct pg_params *p = &t->rows[i].params;
+		if (p->ramp_up)
+			continue; /* its "inf" is no burst: the Ramp-up bullet says what it is */
 		if (!isnan(p->qps))
 			qps[n++] = p->qps;
 		if (!isnan(p->burstiness))
@@ -606,8 +608,8 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 		bullet_qps(out, t);
 		/* vLLM names ramped points qps inf: say what the rate really did */
 		bullet_distinct(out, t, S_RAMP_UP, "- **Ramp-up**: ",
-				": the request rate rises over each run's requests instead "
-				"(these points' QPS reads inf).\n");
+				" (the request rate rises over each run's requests; these points "
+				"are named QPS inf, as vLLM names them).\n");
 		bullet_concurrency(out, t);
 		bullet_models(out, t);
 		break;
