@@ -16,6 +16,13 @@ static bool status_is(const struct pg_run_point *rp, const char *s)
 	return rp->status && !strcmp(rp->status, s);
 }
 
+/* An SLA search probe: its concurrency differs from run to run, so it is
+ * reported but never compared, neither "new" nor "missing". */
+static bool is_probe(const struct pg_run_point *rp)
+{
+	return rp && json_is_true(pg_json_path(rp->result, "perfgate.adaptive_search"));
+}
+
 static bool status_failed(const struct pg_run_point *rp)
 {
 	return status_is(rp, "error") || status_is(rp, "cancelled");
@@ -304,7 +311,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	for (size_t i = 0; i < base->n; i++)
 		names[n_names++] = base->points[i].name;
 	for (size_t i = 0; i < run_ix.n; i++)
-		if (!pg_baseline_find(base, run_ix.v[i]->name))
+		if (!is_probe(run_ix.v[i]) && !pg_baseline_find(base, run_ix.v[i]->name))
 			names[n_names++] = run_ix.v[i]->name;
 	qsort(names, n_names, sizeof(*names), cmp_cstr);
 
@@ -313,6 +320,13 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_base_point *bp = pg_baseline_find(base, name);
 		const struct pg_run_point *rp = pg_run_index_find(&run_ix, name);
 		const struct pg_run_point *cp = pg_run_index_find(&confirm_ix, name);
+
+		if (is_probe(rp))
+			rp = NULL;
+		if (is_probe(cp))
+			cp = NULL;
+		if (!bp && !rp)
+			continue;
 		enum pg_suite_kind suite = bp ? bp->suite : rp->suite;
 		size_t nm;
 		const struct pg_metric *all;

@@ -212,6 +212,14 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 		if (t->client.num_warmups > 0)
 			pg_buf_printf(out, ", %ld warmup requests", t->client.num_warmups);
 		pg_buf_putc(out, '\n');
+		if (t->sla_search.enabled) {
+			field(out, "sla search");
+			pg_buf_printf(out,
+				      "after this rate's last concurrency point: the largest concurrency "
+				      "with p99 TTFT <= %s ms and p99 TPOT <= %s ms, at most %ld probes up to %ld\n",
+				      num(n, t->sla_search.ttft_ms), num(n2, t->sla_search.tpot_ms),
+				      t->sla_search.max_probes, t->sla_search.max_concurrency);
+		}
 		field(out, "metrics");
 		pg_buf_puts(out, "mean, median, std");
 		for (size_t i = 0; i < t->client.n_percentiles; i++)

@@ -92,6 +92,7 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->iterations = 30;
 	t->num_prompts = 1000;
 	t->min_num_prompts = 1;
+	t->sla_search = (struct pg_sla_search){ false, 3000, 100, 8, 1024 };
 	t->max_num_prompts = 1000000;
 
 	t->qps = pg_xmalloc(sizeof(double));

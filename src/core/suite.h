@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/arrivals.h"
+#include "core/slasearch.h"
 #include "core/strutil.h"
 
 struct pg_error;
@@ -146,6 +147,9 @@ struct pg_test {
 	/* the rate rising over the requests instead of qps (which stays inf),
 	 * vLLM's --ramp-up-strategy/-start-rps/-end-rps */
 	struct pg_ramp_up ramp_up;
+	/* after each rate's concurrency points, probe for the largest one
+	 * that meets a p99 TTFT/TPOT SLA (vLLM's adaptive concurrency) */
+	struct pg_sla_search sla_search;
 
 	/* throughput: optional cap on in-flight requests, 0 = all at once */
 	long throughput_max_concurrency;

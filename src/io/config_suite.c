@@ -51,6 +51,7 @@ struct sctx {
 	const yaml_node_t *output_len_node;
 	const yaml_node_t *prompt_bounds_node; /* the last of min/max_num_prompts set */
 	const yaml_node_t *ramp_up_node;
+	const yaml_node_t *sla_search_node;
 };
 
 typedef int (*key_fn)(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p);
@@ -599,6 +600,33 @@ static int ru_end_rps(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 	return pg_yget_long(c->d, v, p, 1, &t->ramp_up.end_rps, E(c));
 }
 
+static int sla_ttft(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return read_positive_double(c, v, p, &t->sla_search.ttft_ms);
+}
+
+static int sla_tpot(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return read_positive_double(c, v, p, &t->sla_search.tpot_ms);
+}
+
+static int sla_probes(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->sla_search.max_probes, E(c));
+}
+
+static int sla_max(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->sla_search.max_concurrency, E(c));
+}
+
+static const struct key sla_search_keys[] = {
+	{ "ttft_ms", K_ALL, sla_ttft },
+	{ "tpot_ms", K_ALL, sla_tpot },
+	{ "max_probes", K_ALL, sla_probes },
+	{ "max_concurrency", K_ALL, sla_max },
+};
+
 static const struct key ramp_up_keys[] = {
 	{ "strategy", K_ALL, ru_strategy },
 	{ "start_rps", K_ALL, ru_start_rps },
@@ -622,6 +650,8 @@ static const struct table client_table = { "client", client_keys,
 					   sizeof(client_keys) / sizeof(client_keys[0]) };
 static const struct table dataset_table = { "dataset", dataset_keys,
 					    sizeof(dataset_keys) / sizeof(dataset_keys[0]) };
+static const struct table sla_search_table = { "sla_search", sla_search_keys,
+					       sizeof(sla_search_keys) / sizeof(sla_search_keys[0]) };
 static const struct table ramp_up_table = { "ramp_up", ramp_up_keys,
 					    sizeof(ramp_up_keys) / sizeof(ramp_up_keys[0]) };
 static const struct table goodput_table = { "goodput", goodput_keys,
@@ -886,6 +916,27 @@ static int t_ramp_up(struct sctx *c, struct pg_test *t, yaml_node_t *v, const st
 			 "a mapping: strategy (linear or exponential), start_rps, end_rps");
 }
 
+static int t_sla_search(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	bool on;
+
+	c->sla_search_node = v;
+	if (pg_ynode_is_null(v)) { /* null: no search (over a default) */
+		t->sla_search.enabled = false;
+		return 0;
+	}
+	if (pg_ynode_is_map(v)) {
+		t->sla_search.enabled = true;
+		return apply_map(c, t, v, p, &sla_search_table,
+				 "true or a mapping: ttft_ms, tpot_ms, max_probes, max_concurrency");
+	}
+	/* true: vLLM's defaults; false: none */
+	if (pg_yget_bool(c->d, v, p, &on, E(c)))
+		return PG_ECONFIG;
+	t->sla_search.enabled = on;
+	return 0;
+}
+
 static int t_repeat(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	return pg_yget_long(c->d, v, p, 1, &t->repeat, E(c));
@@ -947,6 +998,7 @@ static const struct key test_keys[] = {
 	{ "burstiness", K_SERV, t_burstiness },
 	{ "goodput", K_SERV, t_goodput },
 	{ "ramp_up", K_SERV, t_ramp_up },
+	{ "sla_search", K_SERV, t_sla_search },
 	{ "repeat", K_ALL, t_repeat },
 	{ "command", K_ALL, t_command },
 	{ "command_shell", K_ALL, t_command_shell },
@@ -1243,6 +1295,18 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		if (pg_test_check_ramp_up(t, &tmp))
 			return pg_yerr(c->d, c->ramp_up_node, &rp, E(c), "test '%s': %s", t->name, tmp.msg);
 	}
+	if (t->sla_search.enabled) {
+		bool bounded = false;
+		struct pg_ypath slap = { p, "sla_search", 0 };
+
+		for (size_t i = 0; i < t->n_max_concurrency; i++)
+			bounded = bounded || t->max_concurrency[i] > 0;
+		if (!bounded)
+			return pg_yerr(c->d, c->sla_search_node, &slap, E(c),
+				       "test '%s': the search starts from the test's max_concurrency "
+				       "points: give at least one (e.g. max_concurrency: [16, 64])",
+				       t->name);
+	}
 	if (t->min_num_prompts > t->max_num_prompts)
 		return pg_yerr(c->d, c->prompt_bounds_node, p, E(c),
 			       "test '%s': min_num_prompts (%ld) is above max_num_prompts (%ld)",
@@ -1332,6 +1396,7 @@ static void reset_tracking(struct sctx *c)
 	c->output_len_node = NULL;
 	c->prompt_bounds_node = NULL;
 	c->ramp_up_node = NULL;
+	c->sla_search_node = NULL;
 }
 
 static int build_test(struct sctx *c, struct pg_test *t, enum pg_suite_kind kind,

@@ -864,6 +864,44 @@ static int read_concurrencies(struct vctx *c, struct pg_test *t, yaml_node_t *li
 	return 0;
 }
 
+/* ENABLE_ADAPTIVE_CONCURRENCY=1 turns on the driver's search for the
+ * largest concurrency within SLA_TTFT_MS and SLA_TPOT_MS, at most
+ * ADAPTIVE_MAX_PROBES probes up to ADAPTIVE_MAX_CONCURRENCY. */
+static int sla_search_from_env(struct vctx *c, struct pg_test *t)
+{
+	const char *on = getenv("ENABLE_ADAPTIVE_CONCURRENCY");
+	const struct {
+		const char *name;
+		double *real;
+		long *whole;
+	} vars[] = {
+		{ "SLA_TTFT_MS", &t->sla_search.ttft_ms, NULL },
+		{ "SLA_TPOT_MS", &t->sla_search.tpot_ms, NULL },
+		{ "ADAPTIVE_MAX_PROBES", NULL, &t->sla_search.max_probes },
+		{ "ADAPTIVE_MAX_CONCURRENCY", NULL, &t->sla_search.max_concurrency },
+	};
+
+	if (!on || strcmp(on, "1"))
+		return 0;
+	t->sla_search.enabled = true;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i].name);
+		double x;
+
+		if (!v || !*v)
+			continue;
+		if (pg_parse_double(v, &x) || !(x > 0) || isinf(x) || (vars[i].whole && x != floor(x)))
+			return pg_error_set(E(c), PG_ECONFIG,
+					    "environment variable %s: expected a positive %s, got '%s'",
+					    vars[i].name, vars[i].whole ? "integer" : "number", v);
+		if (vars[i].whole)
+			*vars[i].whole = (long)x;
+		else
+			*vars[i].real = x;
+	}
+	return 0;
+}
+
 /* vLLM's driver scales each point's prompt count from its environment
  * (num_prompts = max_concurrency x PROMPTS_PER_CONCURRENCY, clamped to
  * [MIN_NUM_PROMPTS, MAX_NUM_PROMPTS]); its files run the same here. */
@@ -894,7 +932,7 @@ static int prompts_from_env(struct vctx *c, struct pg_test *t)
 		return pg_error_set(E(c), PG_ECONFIG,
 				    "environment: MIN_NUM_PROMPTS (%ld) is above MAX_NUM_PROMPTS (%ld)",
 				    t->min_num_prompts, t->max_num_prompts);
-	return 0;
+	return sla_search_from_env(c, t);
 }
 
 /* Returns 1 when the test is to be skipped (as vLLM's driver skips it). */

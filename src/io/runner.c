@@ -132,6 +132,7 @@ struct outcome {
 	char *client_command;      /* redacted */
 	char started_at[PG_ISO8601_SIZE];
 	double t_start;
+	bool probe;                /* an SLA search probe, not a point of the plan */
 };
 
 static void outcome_init(struct outcome *oc)
@@ -347,9 +348,13 @@ static void report_add(struct runner *r, const struct pg_point *pt, const char *
 {
 	struct pg_run_report *rep = r->rep;
 	struct pg_run_point rp;
-	size_t idx = (size_t)(pt - r->plan->points);
-	json_t *mp = json_array_get(r->manifest_points, idx);
+	json_t *mp = NULL;
 	size_t len = detail ? strcspn(detail, "\n") : 0;
+
+	/* the manifest lists the plan's points; an SLA probe is not one */
+	for (size_t k = 0; k < r->plan->n && !mp; k++)
+		if (&r->plan->points[k] == pt)
+			mp = json_array_get(r->manifest_points, k);
 
 	rp.name = pg_xstrdup(pt->name);
 	rp.status = pg_xstrdup(status);
@@ -364,8 +369,10 @@ static void report_add(struct runner *r, const struct pg_point *pt, const char *
 		rep->n_skipped++;
 	else if (!strcmp(status, "cancelled"))
 		rep->n_cancelled++;
-	else
+	else if (strcmp(status, "probe failed"))
 		rep->n_not_run++;
+	/* "probe failed": an SLA probe the server could not serve is the
+	 * search's answer, not a failure of the run */
 	if (mp) {
 		json_object_set_new(mp, "status", json_string(status));
 		json_object_set_new(mp, "error", strcmp(status, "ok") && detail ? json_string(detail)
@@ -415,6 +422,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		json_object_set_new(pg, "repeats", oc->repeats);
 		oc->repeats = NULL;
 	}
+	/* probes differ from run to run: reports show them, the gate does not
+	 * compare them, baselines and history leave them out */
+	if (oc->probe)
+		json_object_set_new(pg, "adaptive_search", json_true());
 	json_object_set_new(result, "perfgate", pg);
 
 	/* the sidecar as vLLM's driver writes it */
@@ -433,6 +444,8 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		pg_buf_release(&clean);
 	}
 	json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
+	if (oc->probe)
+		json_object_set_new(commands, "adaptive_search", json_true());
 
 	if (pg_result_write(r->o->results_dir, pt->name, result, commands, &err)) {
 		say(r, "  error: cannot write the result: %s\n", err.msg);
@@ -446,8 +459,9 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		pg_fmt_key_metrics(&detail, t->kind, result);
 	else
 		pg_buf_puts(&detail, error.ptr);
-	report_add(r, pt, oc->status, detail.ptr, seconds);
-	if (!ok && strcmp(oc->status, "skipped"))
+	report_add(r, pt, oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
+		   detail.ptr, seconds);
+	if (!ok && strcmp(oc->status, "skipped") && !oc->probe)
 		r->stop_after_error = r->o->fail_fast;
 	manifest_update(r, "running", -1);
 
@@ -921,6 +935,106 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 		say(r, "^^^ +++\n"); /* open this group in the Buildkite log */
 }
 
+/* ---- the SLA search ---------------------------------------------------- */
+
+/* A result's value, the first of keys present; NAN when none is. */
+static double first_number(const json_t *res, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		json_t *v = json_object_get(res, *keys);
+		if (json_is_number(v))
+			return json_number_value(v);
+	}
+	return NAN;
+}
+
+/* Within the SLA: p99 TTFT and p99 TPOT (falling back as vLLM's driver
+ * does: ITL for TPOT, then the means), of a point that ran. */
+static bool sla_met(const struct pg_sla_search *s, const struct outcome *oc)
+{
+	static const char *const ttft[] = { "p99_ttft_ms", "mean_ttft_ms", NULL };
+	static const char *const tpot[] = { "p99_tpot_ms", "p99_itl_ms", "mean_tpot_ms", NULL };
+	double a, b;
+
+	if (strcmp(oc->status, "ok") || !oc->metrics)
+		return false;
+	a = first_number(oc->metrics, ttft);
+	b = first_number(oc->metrics, tpot);
+	return a <= s->ttft_ms && b <= s->tpot_ms; /* NAN fails */
+}
+
+static json_t *conc_or_null(long c)
+{
+	return c > 0 ? json_integer(c) : json_null();
+}
+
+/*
+ * After a rate's concurrency points: probe for the largest concurrency
+ * within the SLA (core/slasearch.h) on the same server, then write
+ * <test>_qps_<q>_sla_summary.json as vLLM's driver does.
+ */
+static void sla_search(struct runner *r, const struct pg_test *t, double qps, const long *conc,
+		       const bool *pass, size_t n)
+{
+	const struct pg_sla_search *s = &t->sla_search;
+	struct pg_sla_walk w;
+	struct pg_buf name = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char q[32];
+	json_t *sum;
+
+	pg_sla_start(&w, s, conc, pass, n);
+	pg_fmt_g(q, qps);
+	say(r, "--- %s qps %s: SLA search (p99 TTFT <= %g ms, p99 TPOT <= %g ms)\n", t->name, q,
+	    s->ttft_ms, s->tpot_ms);
+	for (long c; !pg_run_cancelled && !r->stop_after_error && (c = pg_sla_next(&w)) > 0;) {
+		char *pname = pg_point_name(t->name, qps, c, true);
+		struct pg_point probe = { t, pname, qps, c };
+		struct outcome oc;
+		bool met;
+
+		outcome_init(&oc);
+		oc.probe = true;
+		say(r, "  probe %ld of at most %ld: concurrency %ld (%s)\n", w.probes + 1, s->max_probes, c,
+		    pname);
+		if (!server_died(r, &oc, "before the probe"))
+			measure(r, &probe, &oc);
+		show_outcome(r, &probe, &oc);
+		met = sla_met(s, &oc);
+		say(r, "  SLA %s at concurrency %ld\n", met ? "met" : "missed", c);
+		record(r, &probe, &oc);
+		outcome_release(&oc);
+		free(pname);
+		pg_sla_feed(&w, c, met);
+		if (r->server_running && r->server.exited)
+			break;
+	}
+	say(r, "  largest concurrency within the SLA: %s%ld (first beyond it: %ld; %ld probe%s)\n",
+	    w.last_pass ? "" : "none, ", w.last_pass, w.first_fail, w.probes, w.probes == 1 ? "" : "s");
+
+	sum = json_object();
+	json_object_set_new(sum, "test_name", json_string(t->name));
+	json_object_set_new(sum, "qps", isinf(qps) ? json_string("inf") : json_real(qps));
+	json_object_set_new(sum, "sla_ttft_ms", json_real(s->ttft_ms));
+	json_object_set_new(sum, "sla_tpot_ms", json_real(s->tpot_ms));
+	json_object_set_new(sum, "static_last_pass", conc_or_null(w.static_last_pass));
+	json_object_set_new(sum, "static_first_fail", conc_or_null(w.static_first_fail));
+	json_object_set_new(sum, "final_last_pass", conc_or_null(w.last_pass));
+	json_object_set_new(sum, "final_first_fail", conc_or_null(w.first_fail));
+	json_object_set_new(sum, "probes", json_integer(w.probes));
+	pg_buf_printf(&name, "%s/%s_qps_%s_sla_summary.json", r->o->results_dir, t->name, q);
+	{
+		struct pg_buf text = PG_BUF_INIT;
+		pg_json_write(&text, sum, 4);
+		pg_buf_putc(&text, '\n');
+		if (pg_file_write_atomic(name.ptr, text.ptr, text.len, &err))
+			say(r, "perfgate: warning: %s\n", err.msg);
+		pg_buf_release(&text);
+	}
+	json_decref(sum);
+	pg_buf_release(&name);
+}
+
 static bool local_test(const struct pg_test *t)
 {
 	return !t->server.remote;
@@ -942,6 +1056,10 @@ static void run_test(struct runner *r, size_t first, size_t end)
 	struct pg_buf why = PG_BUF_INIT;
 	struct outcome setup;
 	bool ready;
+	/* the current rate's concurrency points, judged for the SLA search */
+	long *sla_conc = pg_xcalloc(end - first + 1, sizeof(*sla_conc));
+	bool *sla_pass = pg_xcalloc(end - first + 1, sizeof(*sla_pass));
+	size_t n_sla = 0;
 
 	r->test = t;
 	r->startup = NAN;
@@ -1008,8 +1126,18 @@ static void run_test(struct runner *r, size_t first, size_t end)
 			measure(r, pt, &oc);
 			show_outcome(r, pt, &oc);
 		}
+		if (t->sla_search.enabled) {
+			sla_conc[n_sla] = pt->max_concurrency;
+			sla_pass[n_sla++] = sla_met(&t->sla_search, &oc);
+		}
 		record(r, pt, &oc);
 		outcome_release(&oc);
+		/* the last point of this rate: the search, on the same server */
+		if (t->sla_search.enabled && ready && (i + 1 == end || r->plan->points[i + 1].qps != pt->qps)) {
+			if (!pg_run_cancelled && !r->stop_after_error)
+				sla_search(r, t, pt->qps, sla_conc, sla_pass, n_sla);
+			n_sla = 0;
+		}
 		if (!strcmp(setup.status, "cancelled")) {
 			for (i++; i < end; i++)
 				report_add(r, &r->plan->points[i], "not run", NULL, 0);
@@ -1025,6 +1153,8 @@ done:
 	stop_server(r);
 	outcome_release(&setup);
 	pg_buf_release(&why);
+	free(sla_conc);
+	free(sla_pass);
 }
 
 static json_t *build_json(void)

@@ -110,3 +110,51 @@ r = json.load(open("res/serving_queue_qps_inf_concurrency_1.json"))
 assert r["mean_client_queue_time_ms"] > 0 and "mean_e2el_including_client_queue_ms" not in r, r
 PY
 }
+
+@test "sla_search probes for the largest concurrency within the SLA; the gate leaves probes out" {
+	unset BUILDKITE PERFGATE_GPU
+	cd "$BATS_TEST_TMPDIR"
+	# four sequences run at once, the rest queue for ~150 ms: within a
+	# p99 TTFT of 80 ms the capacity is exactly 4
+	cat > sla.yml <<'YML'
+serving:
+  - name: serving_sla
+    model: perfgate-mock
+    server:
+      command: perfgate mock-server --port {port} --model {model} --ttft-ms 2 --itl-ms 10 --itl-growth 0 --max-running 4
+      ready: /health
+      ready_timeout: 30
+    dataset: {name: random, input_len: 16, output_len: 16}
+    qps: [inf]
+    max_concurrency: [1, 16]
+    prompts_per_concurrency: 3
+    sla_search: {ttft_ms: 80, tpot_ms: 1000}
+YML
+	run --separate-stderr timeout 120 "$PERFGATE_BIN" run sla.yml -o res
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"  largest concurrency within the SLA: 4 (first beyond it: 5; 4 probes)"* ]]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+s = json.load(open("res/serving_sla_qps_inf_sla_summary.json"))
+assert s == {"test_name": "serving_sla", "qps": "inf", "sla_ttft_ms": 80.0, "sla_tpot_ms": 1000.0,
+             "static_last_pass": 1, "static_first_fail": 16, "final_last_pass": 4,
+             "final_first_fail": 5, "probes": 4}, s
+for c in (8, 4, 6, 5):
+    name = "res/serving_sla_qps_inf_concurrency_%d" % c
+    r = json.load(open(name + ".json"))
+    assert r["perfgate"]["adaptive_search"] is True and r["num_prompts"] == 3 * c, r["perfgate"]
+    assert json.load(open(name + ".commands"))["adaptive_search"] is True
+for c in (1, 16):
+    assert "adaptive_search" not in json.load(open("res/serving_sla_qps_inf_concurrency_%d.json" % c))["perfgate"]
+PY
+	# the report shows every point; baselines and the comparison only the static ones
+	grep -q "^| serving_sla_qps_inf_concurrency_5 " res/benchmark_results.md
+	run "$PERFGATE_BIN" baseline update th --from res --gpu H100
+	[ "$status" -eq 0 ]
+	[ "$(grep -o 'serving_sla_qps_inf_concurrency_[0-9]*' th/H100.yml | sort -u | tr '\n' ' ')" = \
+		"serving_sla_qps_inf_concurrency_1 serving_sla_qps_inf_concurrency_16 " ]
+	run "$PERFGATE_BIN" compare res --thresholds th --gpu H100
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"24 comparisons, 12 gating: 24 unchanged"* ]]
+}

@@ -458,6 +458,160 @@ START_TEST(ramp_up)
 }
 END_TEST
 
+/* Probe until done against a server whose capacity is `cap`: the walk's
+ * probes, written to seen[], and its answer. */
+static size_t walk(struct pg_sla_walk *w, long cap, long *seen)
+{
+	size_t n = 0;
+
+	for (long c; (c = pg_sla_next(w)) > 0;) {
+		seen[n++] = c;
+		pg_sla_feed(w, c, c <= cap);
+	}
+	return n;
+}
+
+/* vLLM's adaptive concurrency search, step by step: bisect between the
+ * last static pass and the first static fail; double beyond the static
+ * points when all pass, up to the cap; bisect down when none passes;
+ * never more than max_probes; unbounded points ignored. */
+START_TEST(sla_search_walk)
+{
+	struct pg_sla_search cfg = { true, 3000, 100, 8, 1024 };
+	struct pg_sla_walk w;
+	long seen[16];
+
+	{
+		const long conc[] = { 4, 16, 64 };
+		const bool pass[] = { true, true, false };
+		const long want[] = { 40, 28, 34, 31, 29, 30 };
+		pg_sla_start(&w, &cfg, conc, pass, 3);
+		ck_assert_int_eq(w.static_last_pass, 16);
+		ck_assert_int_eq(w.static_first_fail, 64);
+		ck_assert_uint_eq(walk(&w, 30, seen), 6);
+		for (size_t i = 0; i < 6; i++)
+			ck_assert_int_eq(seen[i], want[i]);
+		ck_assert_int_eq(w.last_pass, 30);
+		ck_assert_int_eq(w.first_fail, 31);
+	}
+	{
+		/* all pass: 4 8 16 32 64 128, then bisect 96 112; 8 probes */
+		const long conc[] = { 0, 1, 2 };
+		const bool pass[] = { false, true, true };
+		const long want[] = { 4, 8, 16, 32, 64, 128, 96, 112 };
+		pg_sla_start(&w, &cfg, conc, pass, 3);
+		ck_assert_int_eq(w.static_first_fail, 0); /* the unbounded point does not count */
+		ck_assert_uint_eq(walk(&w, 100, seen), 8);
+		for (size_t i = 0; i < 8; i++)
+			ck_assert_int_eq(seen[i], want[i]);
+		ck_assert_int_eq(w.last_pass, 96);
+		ck_assert_int_eq(w.first_fail, 112);
+	}
+	{
+		/* none passes: bisect down from the first failure */
+		const long conc[] = { 8 };
+		const bool pass[] = { false };
+		pg_sla_start(&w, &cfg, conc, pass, 1);
+		ck_assert_uint_eq(walk(&w, 2, seen), 3);
+		ck_assert_int_eq(seen[0], 4);
+		ck_assert_int_eq(seen[1], 2);
+		ck_assert_int_eq(seen[2], 3);
+		ck_assert_int_eq(w.last_pass, 2);
+		ck_assert_int_eq(w.first_fail, 3);
+	}
+	{
+		/* the cap ends the doubling; a pass above a failure is noise */
+		const long conc[] = { 16, 32, 8 };
+		const bool pass[] = { true, true, true };
+		cfg.max_concurrency = 100;
+		pg_sla_start(&w, &cfg, conc, pass, 3);
+		ck_assert_uint_eq(walk(&w, 1000, seen), 2);
+		ck_assert_int_eq(seen[0], 64);
+		ck_assert_int_eq(seen[1], 100);
+		ck_assert_int_eq(w.last_pass, 100);
+		ck_assert_int_eq(w.first_fail, 0);
+
+		const long conc2[] = { 4, 8, 16 };
+		const bool pass2[] = { true, false, true };
+		pg_sla_start(&w, &cfg, conc2, pass2, 3);
+		ck_assert_int_eq(w.static_last_pass, 4);
+		ck_assert_int_eq(w.static_first_fail, 8);
+	}
+}
+END_TEST
+
+/* sla_search in a suite (true, a mapping, null) and from vLLM's driver
+ * environment; a test without a bounded concurrency cannot search. */
+START_TEST(sla_search_config)
+{
+	static const char head[] = "serving:\n"
+				   "  - name: serving_s\n"
+				   "    model: m\n"
+				   "    server:\n"
+				   "      command: vllm serve {model} --port {port}\n";
+	static const char vllm[] =
+		"[{\"test_name\": \"serving_v\", \"qps_list\": [\"inf\"], \"server_parameters\": {\"model\": \"m\"},"
+		" \"client_parameters\": {\"model\": \"m\"}}]";
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 1 };
+	struct pg_buf text = PG_BUF_INIT, out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	pg_buf_printf(&text, "%s    max_concurrency: [8, 32]\n    sla_search: {ttft_ms: 500, max_probes: 4}\n", head);
+	load_text(&s, text.ptr, "s.yml");
+	ck_assert(s.tests[0].sla_search.enabled);
+	ck_assert(s.tests[0].sla_search.ttft_ms == 500 && s.tests[0].sla_search.tpot_ms == 100);
+	ck_assert_int_eq(s.tests[0].sla_search.max_probes, 4);
+	ck_assert_int_eq(s.tests[0].sla_search.max_concurrency, 1024);
+	pg_plan_build(&plan, &s);
+	o.total_points = plan.n;
+	pg_dryrun_render(&out, &s, &plan, &o);
+	ck_assert_msg(strstr(out.ptr, "  sla search after this rate's last concurrency point: the largest "
+				      "concurrency with p99 TTFT <= 500 ms and p99 TPOT <= 100 ms, at most 4 "
+				      "probes up to 1024\n"), "%s", out.ptr);
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+
+	pg_buf_reset(&text);
+	pg_buf_printf(&text, "%s    max_concurrency: [8]\n    sla_search: true\n", head);
+	load_text(&s, text.ptr, "s.yml");
+	ck_assert(s.tests[0].sla_search.enabled && s.tests[0].sla_search.ttft_ms == 3000);
+	pg_suite_release(&s);
+
+	pg_buf_reset(&text);
+	pg_buf_printf(&text, "%s    sla_search: {ttft_ms: 500}\n", head);
+	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "s.yml", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "s.yml:6:17: serving[0].sla_search: test 'serving_s': the search starts "
+				  "from the test's max_concurrency points: give at least one (e.g. "
+				  "max_concurrency: [16, 64])");
+	pg_suite_release(&s);
+
+	pg_buf_reset(&text);
+	pg_buf_printf(&text, "%s    max_concurrency: [8]\n    sla_search: {ttft: 500}\n", head);
+	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "s.yml", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "s.yml:7:18: serving[0].sla_search: unknown key 'ttft'");
+	pg_suite_release(&s);
+
+	setenv("ENABLE_ADAPTIVE_CONCURRENCY", "1", 1);
+	setenv("SLA_TTFT_MS", "250", 1);
+	setenv("ADAPTIVE_MAX_PROBES", "3", 1);
+	ck_assert_msg(pg_config_load_text(&s, vllm, strlen(vllm), "serving-tests.json", &err) == 0, "%s", err.msg);
+	ck_assert(s.tests[0].sla_search.enabled && s.tests[0].sla_search.ttft_ms == 250);
+	ck_assert_int_eq(s.tests[0].sla_search.max_probes, 3);
+	pg_suite_release(&s);
+	setenv("ADAPTIVE_MAX_PROBES", "3.5", 1);
+	ck_assert_int_eq(pg_config_load_text(&s, vllm, strlen(vllm), "serving-tests.json", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "environment variable ADAPTIVE_MAX_PROBES: expected a positive integer, got '3.5'");
+	pg_suite_release(&s);
+	unsetenv("ENABLE_ADAPTIVE_CONCURRENCY");
+	unsetenv("SLA_TTFT_MS");
+	unsetenv("ADAPTIVE_MAX_PROBES");
+	pg_buf_release(&text);
+	pg_buf_release(&out);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -472,6 +626,8 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, dryrun_every_shape);
 	tcase_add_test(tc, prompts_per_concurrency);
 	tcase_add_test(tc, ramp_up);
+	tcase_add_test(tc, sla_search_walk);
+	tcase_add_test(tc, sla_search_config);
 	suite_add_tcase(s, tc);
 	return s;
 }
