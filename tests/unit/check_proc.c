@@ -467,12 +467,15 @@ START_TEST(log_writer_outlives_a_killed_perfgate)
 		struct pg_proc p;
 		struct pg_error err = PG_ERROR_INIT;
 		char *secrets[] = { "hf_killed_secret", NULL };
-		/* the last words come after SIGTERM, from the trap */
+		/* the last words come after SIGTERM, from the trap; SIGTERM
+		 * comes twice (PR_SET_PDEATHSIG and the guard), so the trap
+		 * first ignores any more */
 		char *argv[] = { "/bin/sh", "-c",
-				 "trap 'echo bye hf_killed_secret; exit 0' TERM; echo hello hf_killed_secret;"
+				 "trap 'trap \"\" TERM; echo bye hf_killed_secret; exit 0' TERM;"
+				 "echo hello hf_killed_secret;"
 				 "sleep 100 & wait",
 				 NULL };
-		struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 2, secrets };
+		struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 5, secrets };
 		if (pg_proc_start(&p, &spec, &err))
 			_exit(1);
 		ids[0] = p.pid;
