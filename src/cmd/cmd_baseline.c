@@ -60,18 +60,15 @@ static int load_source(struct pg_result_set *out, const char *path, struct pg_er
 	return rc;
 }
 
-/* Keep the results a baseline is made of: those of GPU key `gpu` (results
- * that do not say stay), and no SLA search probes, whose concurrencies
- * change from run to run. */
-static void keep_baseline_results(struct pg_result_set *set, const char *gpu)
+/* Keep only the results of GPU key `gpu` (results that do not say stay). */
+static void keep_gpu(struct pg_result_set *set, const char *gpu)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < set->n; i++) {
 		const char *raw = pg_result_gpu(&set->items[i]);
 		char key[128];
-		if ((raw && strcmp(pg_gpu_key(key, sizeof(key), raw), gpu)) ||
-		    json_is_true(pg_json_path(set->items[i].json, "perfgate.adaptive_search"))) {
+		if (raw && strcmp(pg_gpu_key(key, sizeof(key), raw), gpu)) {
 			pg_result_release(&set->items[i]);
 			continue;
 		}
@@ -156,7 +153,7 @@ static int baseline_update(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < from.n; i++) {
-		keep_baseline_results(&sets[i], gpu);
+		keep_gpu(&sets[i], gpu);
 		if (!sets[i].n) {
 			rc = pg_error_set(&err, PG_ECONFIG, "%s: no results for %s", from.v[i], gpu);
 			goto fail;
@@ -257,7 +254,7 @@ static int baseline_record(int argc, char **argv)
 	if ((rc = pg_cmd_load_results(&set, pos.v[0], &err)) ||
 	    (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
 		goto fail;
-	keep_baseline_results(&set, gpu);
+	keep_gpu(&set, gpu);
 	points = pg_run_points(&set);
 	date = first_result_str(&set, "perfgate.started_at");
 	if (!date) {

@@ -4,6 +4,7 @@
 #include "core/pyrand.h"
 
 #include <math.h>
+#include <string.h>
 
 /* One gap per request at rate_of(i), made cumulative. The gaps come from
  * numpy's legacy stream after np.random.seed(seed), as vLLM draws them, so
@@ -56,6 +57,15 @@ const char *pg_ramp_strategy_name(enum pg_ramp_strategy s)
 	default:
 		return NULL;
 	}
+}
+
+enum pg_ramp_strategy pg_ramp_strategy_parse(const char *name)
+{
+	if (name && !strcmp(name, "linear"))
+		return PG_RAMP_LINEAR;
+	if (name && !strcmp(name, "exponential"))
+		return PG_RAMP_EXPONENTIAL;
+	return PG_RAMP_NONE;
 }
 
 double pg_ramp_rate(const struct pg_ramp_up *ramp, size_t i, size_t n)

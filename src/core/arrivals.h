@@ -34,6 +34,8 @@ struct pg_ramp_up {
 
 /* "linear", "exponential", or NULL for PG_RAMP_NONE. */
 const char *pg_ramp_strategy_name(enum pg_ramp_strategy s);
+/* The strategy a name gives; PG_RAMP_NONE for any other text. */
+enum pg_ramp_strategy pg_ramp_strategy_parse(const char *name);
 
 /* The rate request i of n is sent at: with progress p = i / max(n-1, 1),
  * linear start + (end-start)p, exponential start (end/start)^p. */

@@ -54,7 +54,8 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 	for (size_t r = 0; r < n_runs; r++) {
 		pg_run_index_init(&ix[r], runs[r].points, runs[r].n);
 		for (size_t i = 0; i < ix[r].n; i++)
-			PG_ARRAY_PUSH(names, n_names, cap, ix[r].v[i]->name);
+			if (!ix[r].v[i]->probe)
+				PG_ARRAY_PUSH(names, n_names, cap, ix[r].v[i]->name);
 	}
 	if (n_names)
 		qsort(names, n_names, sizeof(*names), cmp_cstr);

@@ -151,6 +151,9 @@ struct pg_run_point {
 	const char *status;        /* "ok", "error", "skipped", "cancelled" */
 	const json_t *result;      /* the result object */
 	const char *gpu;           /* raw GPU string (io/results.h pg_result_gpu), or NULL */
+	bool probe;                /* an SLA search probe (perfgate.adaptive_search): its
+				    * concurrency moves from run to run, so comparisons,
+				    * baselines and history leave it out */
 };
 
 /* Run points by name, for lookups in runs of any size: pointers sorted by
@@ -250,7 +253,7 @@ void pg_baseline_sort(struct pg_baseline *b);
  * its repeats and its value their median; with several, each run counts
  * once: the samples are the run medians, the value their median and the
  * noise their spread. Points are added to out (which should be empty) and
- * sorted.
+ * sorted. SLA search probes are left out.
  */
 void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, size_t n_runs,
 			   struct pg_strv *skipped);

@@ -16,11 +16,11 @@ static bool status_is(const struct pg_run_point *rp, const char *s)
 	return rp->status && !strcmp(rp->status, s);
 }
 
-/* An SLA search probe: its concurrency differs from run to run, so it is
- * reported but never compared, neither "new" nor "missing". */
+/* An SLA search probe is reported but never compared, neither "new" nor
+ * "missing". */
 static bool is_probe(const struct pg_run_point *rp)
 {
-	return rp && json_is_true(pg_json_path(rp->result, "perfgate.adaptive_search"));
+	return rp && rp->probe;
 }
 
 static bool status_failed(const struct pg_run_point *rp)

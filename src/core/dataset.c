@@ -185,7 +185,7 @@ static bool has_two_turns(const char *text, const struct pg_json_span *entry)
 {
 	struct pg_json_span conv;
 
-	return pg_json_member(text, entry, "conversations", &conv) && pg_json_array_len(text, &conv) >= 2;
+	return pg_json_member(text, entry, "conversations", &conv) && pg_json_array_has(text, &conv, 2);
 }
 
 int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,

@@ -15,6 +15,9 @@ struct scan {
 	const char *p, *end;
 	const char *bad; /* where the structure broke */
 	const char *why;
+	/* per nesting level, whether it closes with ']' (else '}'): set on
+	 * the way in, read on the way out, so zeroed once per scan */
+	uint64_t closes_array[MAX_DEPTH / 64];
 };
 
 static bool is_ws(char c)
@@ -67,7 +70,7 @@ static bool skip_string(struct scan *s)
  * paired by type on a bit stack; scalars are left to the parser. */
 static bool skip_value(struct scan *s)
 {
-	uint64_t closes_array[MAX_DEPTH / 64] = { 0 };
+	uint64_t *closes_array = s->closes_array;
 	size_t depth = 0;
 
 	do {
@@ -157,27 +160,29 @@ bool pg_json_member(const char *text, const struct pg_json_span *obj, const char
 	}
 }
 
-long pg_json_array_len(const char *text, const struct pg_json_span *arr)
+bool pg_json_array_has(const char *text, const struct pg_json_span *arr, size_t n)
 {
-	struct scan s = { text + arr->off, text + arr->off + arr->len, NULL, NULL };
-	long n = 0;
+	struct scan s = { text + arr->off, text + arr->off + arr->len, NULL, NULL, { 0 } };
+	size_t seen = 0;
 
 	if (s.p == s.end || *s.p != '[')
-		return -1;
+		return false;
 	s.p++;
 	skip_ws(&s);
 	if (s.p < s.end && *s.p == ']')
-		return 0;
-	for (;;) {
+		return n == 0;
+	/* stops at the n-th element: the rest is not scanned */
+	while (seen < n) {
 		skip_ws(&s);
 		if (!skip_value(&s))
-			return n;
-		n++;
+			break;
+		seen++;
 		skip_ws(&s);
 		if (s.p == s.end || *s.p != ',')
-			return n;
+			break;
 		s.p++;
 	}
+	return seen >= n;
 }
 
 void pg_json_position(const char *text, size_t off, int *line, int *col)

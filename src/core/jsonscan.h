@@ -32,11 +32,12 @@ int pg_json_array_spans(const char *text, size_t len, const char *source,
  * Within an element found by pg_json_array_spans (so well-formed in
  * structure): the value of an object's member named key (compared as the
  * raw bytes between the quotes; the last one wins, as in Python's json),
- * and the length of an array. Nothing is parsed or allocated.
+ * and an array's length. Nothing is parsed or allocated.
  */
 bool pg_json_member(const char *text, const struct pg_json_span *obj, const char *key,
 		    struct pg_json_span *value);
-long pg_json_array_len(const char *text, const struct pg_json_span *arr); /* -1: not an array */
+/* Whether the array has at least n elements (scanning no further). */
+bool pg_json_array_has(const char *text, const struct pg_json_span *arr, size_t n);
 
 /* 1-based line and column of byte off in text, for error messages. */
 void pg_json_position(const char *text, size_t off, int *line, int *col);

@@ -10,8 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const pg_stat_metric_names[] = { "ttft", "tpot", "itl", "e2el", "client_queue_time",
+const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT] = { "ttft", "tpot", "itl", "e2el", "client_queue_time",
 					      "e2el_including_client_queue" };
+
+bool pg_stat_metric_known(const char *name)
+{
+	for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
+		if (!strcmp(name, pg_stat_metric_names[k]))
+			return true;
+	return false;
+}
 
 int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err)
 {
@@ -89,6 +97,14 @@ static double ttft_s(const struct pg_reqtrace *t)
 static double latency_s(const struct pg_reqtrace *t)
 {
 	return pg_ns_to_s(t->chunk_ns[t->n_chunks - 1] - t->sent_ns);
+}
+
+/* The wait for a concurrency slot after the request was due; 0 when the
+ * trace does not say (no schedule or no limit). */
+static double queue_s(const struct pg_reqtrace *t)
+{
+	return t->eligible_ns >= 0 && t->scheduled_ns >= 0 ? pg_ns_to_s(t->eligible_ns - t->scheduled_ns)
+							   : 0.0;
 }
 
 struct interval {
@@ -289,11 +305,9 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			dpush(&itls, pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]));
 		dpush(&ttfts, ttft);
 		dpush(&e2els, lat);
-		/* the wait for a concurrency slot after the request was due */
 		if (r->eligible_ns >= 0 && r->scheduled_ns >= 0) {
-			double queue = pg_ns_to_s(r->eligible_ns - r->scheduled_ns);
-			dpush(&queues, queue);
-			dpush(&e2els_queued, lat + queue);
+			dpush(&queues, queue_s(r));
+			dpush(&e2els_queued, lat + queue_s(r));
 		}
 
 		/* token-accurate ITL: each gap divided over the tokens the
@@ -365,9 +379,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			json_array_append_new(it, gaps);
 			json_array_append_new(lat, json_real(ok ? latency_s(r) : 0.0));
 			json_array_append_new(st, json_real(r->sent_ns >= 0 ? pg_ns_to_s(r->sent_ns) : 0.0));
-			json_array_append_new(qt, json_real(r->eligible_ns >= 0 && r->scheduled_ns >= 0
-								    ? pg_ns_to_s(r->eligible_ns - r->scheduled_ns)
-								    : 0.0));
+			json_array_append_new(qt, json_real(queue_s(r)));
 			json_array_append_new(er, json_string(ok ? "" : (r->error ? r->error : "failed")));
 		}
 		json_object_set_new(obj, "input_lens", in);

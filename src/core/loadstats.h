@@ -30,8 +30,11 @@ enum pg_stat_metric {
 };
 
 /* The names above in vLLM's spelling, in mask order, and how many. */
-extern const char *const pg_stat_metric_names[];
 #define PG_STAT_METRIC_COUNT 6
+extern const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT];
+
+/* Whether name is one of pg_stat_metric_names. */
+bool pg_stat_metric_known(const char *name);
 
 /* "ttft", ..., "e2el_including_client_queue" names -> mask; PG_ECONFIG
  * naming an unknown one. */

@@ -413,11 +413,8 @@ static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t 
 		struct pg_ypath ip = { p, NULL, i };
 		const struct pg_ypath *at = pg_ynode_is_seq(v) ? &ip : p;
 		const char *s = pg_ynode_text(item);
-		bool ok = false;
 
-		for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
-			ok = ok || !strcmp(s, metrics[k]);
-		if (!ok || !pg_ynode_is_scalar(item)) {
+		if (!pg_stat_metric_known(s) || !pg_ynode_is_scalar(item)) {
 			const char *near = pg_nearest(s, metrics, PG_STAT_METRIC_COUNT);
 			pg_yerr(c->d, item, at, E(c),
 				"expected one of ttft, tpot, itl, e2el, client_queue_time, "
@@ -575,14 +572,8 @@ static int ru_strategy(struct sctx *c, struct pg_test *t, yaml_node_t *v, const 
 	const char *s = pg_ynode_text(v);
 	const char *near;
 
-	if (pg_ynode_is_scalar(v) && !strcmp(s, "linear")) {
-		t->ramp_up.strategy = PG_RAMP_LINEAR;
+	if (pg_ynode_is_scalar(v) && (t->ramp_up.strategy = pg_ramp_strategy_parse(s)) != PG_RAMP_NONE)
 		return 0;
-	}
-	if (pg_ynode_is_scalar(v) && !strcmp(s, "exponential")) {
-		t->ramp_up.strategy = PG_RAMP_EXPONENTIAL;
-		return 0;
-	}
 	near = pg_ynode_is_scalar(v) ? pg_nearest(s, names, 2) : NULL;
 	if (near)
 		return pg_yerr(c->d, v, p, E(c), "unknown ramp-up strategy '%s' (did you mean '%s'?)", s,

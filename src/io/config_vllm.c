@@ -400,11 +400,7 @@ static int c_ramp_strategy(struct vctx *c, struct pg_test *t, const struct vpara
 	const char *s = pg_ynode_text(v->value);
 	struct pg_ypath p = { v->parent, v->key, 0 };
 
-	if (pg_ynode_is_scalar(v->value) && !strcmp(s, "linear"))
-		t->ramp_up.strategy = PG_RAMP_LINEAR;
-	else if (pg_ynode_is_scalar(v->value) && !strcmp(s, "exponential"))
-		t->ramp_up.strategy = PG_RAMP_EXPONENTIAL;
-	else
+	if (!pg_ynode_is_scalar(v->value) || (t->ramp_up.strategy = pg_ramp_strategy_parse(s)) == PG_RAMP_NONE)
 		return pg_yexpected(c->d, v->value, &p, E(c), "linear or exponential");
 	return 0;
 }
@@ -459,11 +455,7 @@ static int c_percentile_metrics(struct vctx *c, struct pg_test *t, const struct 
 	char *save = NULL;
 
 	for (char *tok = strtok_r(text, ", []\"", &save); tok; tok = strtok_r(NULL, ", []\"", &save)) {
-		bool known = false;
-
-		for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
-			known = known || !strcmp(tok, pg_stat_metric_names[k]);
-		if (known) {
+		if (pg_stat_metric_known(tok)) {
 			pg_strv_push(&out, tok);
 		} else {
 			char note[256];
@@ -864,75 +856,54 @@ static int read_concurrencies(struct vctx *c, struct pg_test *t, yaml_node_t *li
 	return 0;
 }
 
-/* ENABLE_ADAPTIVE_CONCURRENCY=1 turns on the driver's search for the
- * largest concurrency within SLA_TTFT_MS and SLA_TPOT_MS, at most
- * ADAPTIVE_MAX_PROBES probes up to ADAPTIVE_MAX_CONCURRENCY. */
-static int sla_search_from_env(struct vctx *c, struct pg_test *t)
+/*
+ * What vLLM's driver reads from its environment, read here the same way
+ * for its files:
+ *  - PROMPTS_PER_CONCURRENCY scales each point's prompt count
+ *    (max_concurrency x it, clamped to [MIN_NUM_PROMPTS, MAX_NUM_PROMPTS]);
+ *  - ENABLE_ADAPTIVE_CONCURRENCY=1 turns on the search for the largest
+ *    concurrency within SLA_TTFT_MS and SLA_TPOT_MS, at most
+ *    ADAPTIVE_MAX_PROBES probes up to ADAPTIVE_MAX_CONCURRENCY.
+ */
+static int driver_environment(struct vctx *c, struct pg_test *t)
 {
 	const char *on = getenv("ENABLE_ADAPTIVE_CONCURRENCY");
+	bool search = on && !strcmp(on, "1");
 	const struct {
 		const char *name;
-		double *real;
-		long *whole;
+		bool used;     /* read at all: the search's only when it is on */
+		long *whole;   /* a positive integer, or */
+		double *real;  /* a positive number */
 	} vars[] = {
-		{ "SLA_TTFT_MS", &t->sla_search.ttft_ms, NULL },
-		{ "SLA_TPOT_MS", &t->sla_search.tpot_ms, NULL },
-		{ "ADAPTIVE_MAX_PROBES", NULL, &t->sla_search.max_probes },
-		{ "ADAPTIVE_MAX_CONCURRENCY", NULL, &t->sla_search.max_concurrency },
+		{ "PROMPTS_PER_CONCURRENCY", true, &t->prompts_per_concurrency, NULL },
+		{ "MIN_NUM_PROMPTS", true, &t->min_num_prompts, NULL },
+		{ "MAX_NUM_PROMPTS", true, &t->max_num_prompts, NULL },
+		{ "SLA_TTFT_MS", search, NULL, &t->sla_search.ttft_ms },
+		{ "SLA_TPOT_MS", search, NULL, &t->sla_search.tpot_ms },
+		{ "ADAPTIVE_MAX_PROBES", search, &t->sla_search.max_probes, NULL },
+		{ "ADAPTIVE_MAX_CONCURRENCY", search, &t->sla_search.max_concurrency, NULL },
 	};
 
-	if (!on || strcmp(on, "1"))
-		return 0;
-	t->sla_search.enabled = true;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i].name);
-		double x;
+		bool bad;
 
-		if (!v || !*v)
+		if (!vars[i].used || !v || !*v)
 			continue;
-		if (pg_parse_double(v, &x) || !(x > 0) || isinf(x) || (vars[i].whole && x != floor(x)))
+		bad = vars[i].whole ? pg_parse_long(v, vars[i].whole) || *vars[i].whole < 1
+				    : pg_parse_double(v, vars[i].real) || !(*vars[i].real > 0) ||
+					      isinf(*vars[i].real);
+		if (bad)
 			return pg_error_set(E(c), PG_ECONFIG,
 					    "environment variable %s: expected a positive %s, got '%s'",
 					    vars[i].name, vars[i].whole ? "integer" : "number", v);
-		if (vars[i].whole)
-			*vars[i].whole = (long)x;
-		else
-			*vars[i].real = x;
-	}
-	return 0;
-}
-
-/* vLLM's driver scales each point's prompt count from its environment
- * (num_prompts = max_concurrency x PROMPTS_PER_CONCURRENCY, clamped to
- * [MIN_NUM_PROMPTS, MAX_NUM_PROMPTS]); its files run the same here. */
-static int prompts_from_env(struct vctx *c, struct pg_test *t)
-{
-	const struct {
-		const char *name;
-		long *field;
-	} vars[] = {
-		{ "PROMPTS_PER_CONCURRENCY", &t->prompts_per_concurrency },
-		{ "MIN_NUM_PROMPTS", &t->min_num_prompts },
-		{ "MAX_NUM_PROMPTS", &t->max_num_prompts },
-	};
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i].name);
-		long n;
-
-		if (!v || !*v)
-			continue;
-		if (pg_parse_long(v, &n) || n < 1)
-			return pg_error_set(E(c), PG_ECONFIG,
-					    "environment variable %s: expected a positive integer, got '%s'",
-					    vars[i].name, v);
-		*vars[i].field = n;
 	}
 	if (t->min_num_prompts > t->max_num_prompts)
 		return pg_error_set(E(c), PG_ECONFIG,
 				    "environment: MIN_NUM_PROMPTS (%ld) is above MAX_NUM_PROMPTS (%ld)",
 				    t->min_num_prompts, t->max_num_prompts);
-	return sla_search_from_env(c, t);
+	t->sla_search.enabled = search;
+	return 0;
 }
 
 /* Returns 1 when the test is to be skipped (as vLLM's driver skips it). */
@@ -1026,7 +997,7 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps, co
 			return pg_yerr(c->d, node, p, E(c), "%s", tmp.msg);
 		}
 	}
-	return prompts_from_env(c, t);
+	return driver_environment(c, t);
 }
 
 static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p,

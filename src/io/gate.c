@@ -36,6 +36,7 @@ struct pg_run_point *pg_run_points(const struct pg_result_set *set)
 		pts[i].status = pg_result_status(r);
 		pts[i].result = r->json;
 		pts[i].gpu = run_gpu(r);
+		pts[i].probe = json_is_true(pg_json_path(r->json, "perfgate.adaptive_search"));
 	}
 	return pts;
 }

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/jsonw.h"
 #include "core/redact.h"
+#include "core/secret.h"
 #include "core/strutil.h"
 #include "io/fsutil.h"
 
@@ -30,54 +31,74 @@ struct store {
 	bool push_rejected;       /* the server refused our ref update */
 };
 
-/* url with the password of its user part ("https://u:pw@host") as ***;
- * anything else as it is. New string. */
-static char *safe_url(const char *url)
+/*
+ * The secret in a URL's user part, as [*from, *to): the password of
+ * "scheme://user:pw@host", or, over HTTP(S), a user part without one
+ * ("https://TOKEN@github.com/..."), which is how tokens are given. false
+ * when there is none ("ssh://git@host" names a user, not a secret).
+ */
+static bool url_secret(const char *url, const char **from, const char **to)
 {
 	const char *scheme = strstr(url, "://"), *start, *at, *colon, *slash;
-	struct pg_buf b = PG_BUF_INIT;
 
 	if (!scheme)
-		return pg_xstrdup(url);
+		return false;
 	start = scheme + 3;
 	slash = strchr(start, '/');
 	at = strchr(start, '@');
-	colon = strchr(start, ':');
-	if (!at || (slash && at > slash) || !colon || colon > at)
+	if (!at || (slash && at > slash))
+		return false;
+	colon = memchr(start, ':', (size_t)(at - start));
+	if (colon) {
+		*from = colon + 1;
+	} else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) {
+		*from = start;
+	} else {
+		return false;
+	}
+	*to = at;
+	return *to > *from;
+}
+
+/* url with the secret of its user part as ***; anything else as it is.
+ * New string. */
+static char *safe_url(const char *url)
+{
+	const char *from, *to;
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!url_secret(url, &from, &to))
 		return pg_xstrdup(url);
-	pg_buf_add(&b, url, (size_t)(colon + 1 - url));
-	pg_buf_puts(&b, "***");
-	pg_buf_puts(&b, at);
+	pg_buf_add(&b, url, (size_t)(from - url));
+	pg_buf_puts(&b, PG_SECRET_MASK);
+	pg_buf_puts(&b, to);
 	return pg_buf_detach(&b);
 }
 
 /*
  * A git error can quote a URL or a server's message: before it reaches the
  * user, hide every secret value perfgate knows of (secret-named variables
- * of the environment, PERFGATE_GIT_TOKEN, the URL's password).
+ * of the environment, PERFGATE_GIT_TOKEN, the URL's token or password).
  */
 static void redact_error(struct pg_error *err, const char *url)
 {
 	extern char **environ;
 	struct pg_redactor r = PG_REDACTOR_INIT;
 	struct pg_buf b = PG_BUF_INIT;
-	char *masked = url ? safe_url(url) : NULL;
+	const char *from, *to;
 
 	if (!err || !err->code)
 		goto done;
 	pg_redactor_add_environ(&r, environ);
 	pg_redactor_add(&r, getenv("PERFGATE_GIT_TOKEN"));
-	if (url && strcmp(url, masked)) {
-		/* the password is what lies between "u:" and "@" */
-		const char *colon = strchr(strstr(url, "://") + 3, ':'), *at = strchr(colon, '@');
-		char *pw = pg_xstrndup(colon + 1, (size_t)(at - colon - 1));
-		pg_redactor_add(&r, pw);
-		free(pw);
+	if (url && url_secret(url, &from, &to)) {
+		char *secret = pg_xstrndup(from, (size_t)(to - from));
+		pg_redactor_add(&r, secret);
+		free(secret);
 	}
 	pg_redact(&r, &b, err->msg);
 	snprintf(err->msg, sizeof(err->msg), "%s", b.ptr);
 done:
-	free(masked);
 	pg_buf_release(&b);
 	pg_redactor_release(&r);
 }
@@ -371,7 +392,7 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 		json_t *line;
 		git_oid blob;
 
-		if (p->status && strcmp(p->status, "ok"))
+		if ((p->status && strcmp(p->status, "ok")) || p->probe)
 			continue;
 		line = pg_history_line(p, &o->meta);
 		if (!line)

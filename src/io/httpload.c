@@ -565,10 +565,12 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 			int64_t t = pg_hl_now_ns();
 			int flags = 0;
 
-			delay_add(h, t - since);
 			/* a long batch of reads must not hold back an arrival */
-			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= t)
+			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= t) {
 				dispatch_due(h, &d);
+				t = pg_hl_now_ns(); /* the dispatch delayed this event too */
+			}
+			delay_add(h, t - since);
 			if (events[i].events & EPOLLIN)
 				flags |= CURL_CSELECT_IN;
 			if (events[i].events & EPOLLOUT)

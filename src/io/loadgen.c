@@ -245,10 +245,11 @@ static int warm_up(struct run *r, size_t connections, size_t requests, size_t ma
 		}
 		run_opts(&ho, r, max_concurrency, false);
 		rc = pg_hl_run(r->engine, q, requests, &ho, &st, err);
-		for (size_t i = 0; e2el_s && i < requests; i++)
-			if (pg_reqtrace_ok(&t[i]) && t[i].end_ns > t[i].sent_ns &&
-			    (double)(t[i].end_ns - t[i].sent_ns) / 1e9 > *e2el_s)
-				*e2el_s = (double)(t[i].end_ns - t[i].sent_ns) / 1e9;
+		for (size_t i = 0; e2el_s && i < requests; i++) {
+			double e2el = pg_ns_to_s(t[i].end_ns - t[i].sent_ns);
+			if (pg_reqtrace_ok(&t[i]) && e2el > *e2el_s)
+				*e2el_s = e2el;
+		}
 		release_traces(t, requests);
 		free(q);
 	}

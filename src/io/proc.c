@@ -4,6 +4,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "core/redact.h"
+#include "core/secret.h"
 #include "core/strutil.h"
 #include "core/suite.h"
 
@@ -296,25 +297,50 @@ static void guard_main(int rfd, pid_t pgid, double grace)
 	_exit(0);
 }
 
-static int start_guard(struct pg_proc *p, double grace, struct pg_error *err)
+/*
+ * Fork a helper (the guard, the log writer) over a new pipe. In the child
+ * it returns 0 with *rfd the read end, and the caller runs the helper's
+ * main, which never returns. In perfgate it returns the helper's pid, in
+ * a group of its own and known to the signal paths and the orphan sweep,
+ * with *wfd the write end; -1 with err on failure.
+ */
+static pid_t fork_helper(int *rfd, int *wfd, struct pg_error *err)
 {
 	int pipefd[2];
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC))
-		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
+		return -1;
+	}
 	pid = fork_blocked();
-	if (pid == 0)
-		guard_main(pipefd[0], p->pid, grace > 0 ? grace : 1);
+	if (pid == 0) {
+		*rfd = pipefd[0];
+		return 0;
+	}
 	close(pipefd[0]);
 	if (pid < 0) {
 		close(pipefd[1]);
-		return pg_error_set(err, PG_ERR, "fork: %s", strerror(errno));
+		pg_error_set(err, PG_ERR, "fork: %s", strerror(errno));
+		return -1;
 	}
 	setpgid(pid, pid);
-	p->guard = pid;
-	p->guard_fd = pipefd[1];
 	slot_add(live_guards, pid);
+	*wfd = pipefd[1];
+	return pid;
+}
+
+static int start_guard(struct pg_proc *p, double grace, struct pg_error *err)
+{
+	int rfd, wfd;
+	pid_t pid = fork_helper(&rfd, &wfd, err);
+
+	if (pid == 0)
+		guard_main(rfd, p->pid, grace > 0 ? grace : 1);
+	if (pid < 0)
+		return PG_ERR;
+	p->guard = pid;
+	p->guard_fd = wfd;
 	return 0;
 }
 
@@ -337,6 +363,9 @@ static void release_guard(struct pg_proc *p)
 }
 
 /* ---- the redacting log writer ---------------------------------------- */
+
+static bool group_has(pid_t pgid, bool (*want)(char st));
+static bool not_zombie(char st);
 
 struct secret {
 	const char *s;
@@ -380,7 +409,7 @@ static void write_masked(int fd, const char *buf, size_t len, size_t *upto, cons
 			continue;
 		}
 		write_all(fd, buf + run, i - run);
-		write_all(fd, "***", 3);
+		write_all(fd, PG_SECRET_MASK, strlen(PG_SECRET_MASK));
 		i += m->len;
 		run = i;
 		if (i > *upto)
@@ -441,41 +470,34 @@ static void writer_main(int in_fd, int log_fd, const struct secret *sec, size_t 
 static int start_writer(struct pg_proc *p, int log_fd, char *const *redact, int *out_fd,
 			struct pg_error *err)
 {
-	struct secret sec[PG_PROC_MAX_SECRETS];
-	size_t n_sec = 0;
-	int pipefd[2];
+	struct secret *sec;
+	size_t n = 0, n_sec = 0;
+	int rfd;
 	pid_t pid;
 
-	for (size_t i = 0; redact && redact[i] && n_sec < PG_PROC_MAX_SECRETS; i++) {
+	*out_fd = log_fd;
+	while (redact && redact[n])
+		n++;
+	/* allocated before the fork (the writer allocates nothing); in the
+	 * redactor's order, longest first, so a secret containing another is
+	 * masked whole */
+	sec = pg_xmalloc((n ? n : 1) * sizeof(*sec));
+	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(redact[i]);
 		if (len >= PG_REDACT_MIN_SUBSTRING)
 			sec[n_sec++] = (struct secret){ redact[i], len };
 	}
-	/* longest first: a secret that contains another is masked whole */
-	for (size_t i = 1; i < n_sec; i++) {
-		for (size_t j = i; j > 0 && sec[j].len > sec[j - 1].len; j--) {
-			struct secret t = sec[j];
-			sec[j] = sec[j - 1];
-			sec[j - 1] = t;
-		}
-	}
-	*out_fd = log_fd;
-	if (n_sec == 0)
+	if (n_sec == 0) {
+		free(sec);
 		return 0;
-	if (pipe2(pipefd, O_CLOEXEC))
-		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
-	pid = fork_blocked();
-	if (pid == 0)
-		writer_main(pipefd[0], log_fd, sec, n_sec);
-	close(pipefd[0]);
-	if (pid < 0) {
-		close(pipefd[1]);
-		return pg_error_set(err, PG_ERR, "fork: %s", strerror(errno));
 	}
-	setpgid(pid, pid);
+	pid = fork_helper(&rfd, out_fd, err);
+	if (pid == 0)
+		writer_main(rfd, log_fd, sec, n_sec);
+	free(sec);
+	if (pid < 0)
+		return PG_ERR;
 	p->log_writer = pid;
-	slot_add(live_guards, pid);
-	*out_fd = pipefd[1];
 	return 0;
 }
 
@@ -483,6 +505,9 @@ bool pg_proc_log_settle(struct pg_proc *p, double seconds)
 {
 	double until = pg_monotonic() + seconds;
 
+	/* a group still running keeps the pipe open: no use waiting */
+	if (p->log_writer > 0 && p->pid > 0 && group_has(p->pid, not_zombie))
+		return false;
 	while (p->log_writer > 0) {
 		pid_t r = waitpid(p->log_writer, NULL, WNOHANG);
 
@@ -725,19 +750,36 @@ static bool all_digits(const char *s)
 }
 
 /* Whether a process of group pgid is in state `state` (any state: 0). */
-static bool group_has(pid_t pgid, char state)
+static bool any_state(char st)
+{
+	(void)st;
+	return true;
+}
+
+static bool stopped(char st)
+{
+	return st == 'T';
+}
+
+static bool not_zombie(char st)
+{
+	return st != 'Z';
+}
+
+/* Whether a process of group pgid is in a state want() accepts. */
+static bool group_has(pid_t pgid, bool (*want)(char st))
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	bool found = false;
 
 	if (!d)
-		return state ? false : group_signalable(pgid);
+		return want == stopped ? false : group_signalable(pgid);
 	while (!found && (e = readdir(d))) {
 		pid_t ppid, pgrp;
 		char st;
 		if (all_digits(e->d_name) && !proc_stat(e->d_name, &st, &ppid, &pgrp) && pgrp == pgid &&
-		    (!state || st == state))
+		    want(st))
 			found = true;
 	}
 	closedir(d);
@@ -746,7 +788,7 @@ static bool group_has(pid_t pgid, char state)
 
 bool pg_proc_group_alive(pid_t pgid)
 {
-	return group_has(pgid, 0);
+	return group_has(pgid, any_state);
 }
 
 /*
@@ -815,7 +857,7 @@ int pg_proc_stop(struct pg_proc *p, double grace, struct pg_error *err)
 			 * exit then waits for ever (a loaded CI machine, where
 			 * perfgate lost the CPU between its SIGTERM and SIGCONT,
 			 * saw sanitizer-built servers SIGKILLed after the grace). */
-			if (group_has(p->pid, 'T'))
+			if (group_has(p->pid, stopped))
 				kill(-p->pid, SIGCONT);
 			kill(-p->pid, SIGTERM);
 		}

@@ -45,11 +45,9 @@ struct pg_proc_spec {
 	const char *log_header;        /* first line(s) of the log (a redacted command line); may be NULL */
 	double guard_grace;            /* seconds the guard allows between SIGTERM and SIGKILL */
 	char *const *redact;           /* NULL-terminated secret values hidden from the log
-					  (those of PG_REDACT_MIN_SUBSTRING bytes or more, at
-					  most PG_PROC_MAX_SECRETS); NULL: none */
+					  (those of PG_REDACT_MIN_SUBSTRING bytes or more),
+					  longest first as a pg_redactor keeps them; NULL: none */
 };
-
-#define PG_PROC_MAX_SECRETS 64
 
 struct pg_proc {
 	pid_t pid;          /* group leader, and the group's id; 0 before start */

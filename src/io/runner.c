@@ -27,10 +27,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -343,18 +340,15 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 	pg_buf_release(&text);
 }
 
-static void report_add(struct runner *r, const struct pg_point *pt, const char *status,
+/* probe: an SLA search probe, which is not one of the plan's points the
+ * manifest lists. */
+static void report_add(struct runner *r, const struct pg_point *pt, bool probe, const char *status,
 		       const char *detail, double seconds)
 {
 	struct pg_run_report *rep = r->rep;
 	struct pg_run_point rp;
-	json_t *mp = NULL;
+	json_t *mp = probe ? NULL : json_array_get(r->manifest_points, (size_t)(pt - r->plan->points));
 	size_t len = detail ? strcspn(detail, "\n") : 0;
-
-	/* the manifest lists the plan's points; an SLA probe is not one */
-	for (size_t k = 0; k < r->plan->n && !mp; k++)
-		if (&r->plan->points[k] == pt)
-			mp = json_array_get(r->manifest_points, k);
 
 	rp.name = pg_xstrdup(pt->name);
 	rp.status = pg_xstrdup(status);
@@ -459,7 +453,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		pg_fmt_key_metrics(&detail, t->kind, result);
 	else
 		pg_buf_puts(&detail, error.ptr);
-	report_add(r, pt, oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
+	report_add(r, pt, oc->probe, oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
 		   detail.ptr, seconds);
 	if (!ok && strcmp(oc->status, "skipped") && !oc->probe)
 		r->stop_after_error = r->o->fail_fast;
@@ -1084,7 +1078,7 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		struct pg_error err = PG_ERROR_INIT;
 		double waited = 0;
 		double timeout = r->o->gpu_idle_timeout > 0 ? r->o->gpu_idle_timeout
-			       : t->server.gpu_idle_timeout > 0 ? t->server.gpu_idle_timeout : 300;
+							    : t->server.gpu_idle_timeout;
 		int rc = pg_gpu_wait_idle(idle_mib, timeout, &pg_run_cancelled, &waited, &err);
 		if (rc == PG_ECANCEL)
 			fail(&setup, "cancelled", "%s", err.msg);
@@ -1104,7 +1098,7 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		if (pg_run_cancelled && strcmp(setup.status, "cancelled")) {
 			/* the point in progress was recorded; these never started */
 			for (; i < end; i++)
-				report_add(r, &r->plan->points[i], "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
 			break;
 		}
 		outcome_init(&oc);
@@ -1140,12 +1134,12 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		}
 		if (!strcmp(setup.status, "cancelled")) {
 			for (i++; i < end; i++)
-				report_add(r, &r->plan->points[i], "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
 			break;
 		}
 		if (r->stop_after_error) {
 			for (i++; i < end; i++)
-				report_add(r, &r->plan->points[i], "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
 			break;
 		}
 	}
@@ -1284,7 +1278,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 			end++;
 		if (pg_run_cancelled || r.stop_after_error) {
 			for (; i < end; i++)
-				report_add(&r, &plan->points[i], "not run", NULL, 0);
+				report_add(&r, &plan->points[i], false, "not run", NULL, 0);
 			continue;
 		}
 		run_test(&r, i, end);

@@ -234,6 +234,11 @@ teardown() {
 	[[ "$stderr" == "perfgate baseline record: http://ci:***@127.0.0.1:$port/perf.git: fetching the history: "* ]]
 	[[ "$stderr" != *hunter2secret* ]]
 	[[ "$stderr" != *tok-9f8e7d6c5b* ]]
+	# a token given as the user part, as GitHub's https URLs take it
+	run --separate-stderr record base m1 --repo "http://ghp_tokenasuser42@127.0.0.1:$port/perf.git"
+	assert_failure 3
+	[[ "$stderr" == "perfgate baseline record: http://***@127.0.0.1:$port/perf.git: fetching the history: "* ]]
+	[[ "$stderr" != *ghp_tokenasuser42* ]]
 	run --separate-stderr "$PERFGATE_BIN" baseline record ../runs/base --repo ../nowhere --commit "$(cat ../m1)"
 	assert_failure 3
 	[[ "$stderr" == "perfgate baseline record: ../nowhere: opening the repository: "* ]]

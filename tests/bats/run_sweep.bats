@@ -157,4 +157,10 @@ PY
 	run "$PERFGATE_BIN" compare res --thresholds th --gpu H100
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"24 comparisons, 12 gating: 24 unchanged"* ]]
+	# the history in git (what baseline: git compares with) leaves them out too
+	git init -q hist
+	run "$PERFGATE_BIN" baseline record res --repo hist --gpu H100 --commit 1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d
+	[ "$status" -eq 0 ]
+	[ "$(git -C hist ls-tree -r --name-only refs/perfgate/history | tr '\n' ' ')" = \
+		"H100/serving_sla_qps_inf_concurrency_1.jsonl H100/serving_sla_qps_inf_concurrency_16.jsonl " ]
 }

@@ -872,6 +872,27 @@ START_TEST(json_array_spans_match_the_elements)
 }
 END_TEST
 
+/* Members and array lengths of an element, without parsing it: the last
+ * of duplicate keys wins (Python's json), keys inside strings or nested
+ * objects do not count, and counting stops at what was asked. */
+START_TEST(json_member_and_array_has)
+{
+	const char *text = "{\"x\": \"\\\"conversations\\\": [1,2]\", \"n\": {\"conversations\": []},"
+			   " \"conversations\": [1], \"conversations\" : [ {\"a\": [1, 2]} , \"]\", 3 ] }";
+	struct pg_json_span obj = { 0, strlen(text) }, v;
+
+	ck_assert(pg_json_member(text, &obj, "conversations", &v));
+	ck_assert(!strncmp(text + v.off, "[ {", 3) && text[v.off + v.len - 1] == ']');
+	ck_assert(pg_json_array_has(text, &v, 3));
+	ck_assert(!pg_json_array_has(text, &v, 4));
+	ck_assert(pg_json_member(text, &obj, "n", &v));
+	ck_assert(!pg_json_array_has(text, &v, 0)); /* an object, not an array */
+	ck_assert(!pg_json_member(text, &obj, "conversation", &v));
+	v = (struct pg_json_span){ 0, 2 };
+	ck_assert(pg_json_array_has("[]", &v, 0) && !pg_json_array_has("[]", &v, 1));
+}
+END_TEST
+
 START_TEST(json_array_spans_report_structural_errors)
 {
 	static const struct {
@@ -971,6 +992,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, sharegpt_errors_name_the_place_in_the_file);
 	tcase_add_test(tc, json_array_spans_match_the_elements);
 	tcase_add_test(tc, json_array_spans_report_structural_errors);
+	tcase_add_test(tc, json_member_and_array_has);
 	tcase_add_test(tc, jsonl_dataset_with_line_errors);
 	suite_add_tcase(s, tc);
 	return s;

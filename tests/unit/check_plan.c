@@ -434,6 +434,27 @@ START_TEST(ramp_up)
 		pg_suite_release(&s);
 	}
 
+	/* null in a test drops the ramp its defaults set */
+	load_text(&s,
+		  "defaults:\n"
+		  "  ramp_up: {strategy: linear, start_rps: 1, end_rps: 8}\n"
+		  "serving:\n"
+		  "  - name: serving_a\n"
+		  "    model: m\n"
+		  "    server:\n"
+		  "      command: vllm serve {model} --port {port}\n"
+		  "  - name: serving_b\n"
+		  "    model: m\n"
+		  "    ramp_up: null\n"
+		  "    qps: [4]\n"
+		  "    server:\n"
+		  "      command: vllm serve {model} --port {port}\n",
+		  "r.yml");
+	ck_assert_int_eq(s.tests[0].ramp_up.strategy, PG_RAMP_LINEAR);
+	ck_assert_int_eq(s.tests[1].ramp_up.strategy, PG_RAMP_NONE);
+	ck_assert_int_eq(s.tests[1].ramp_up.end_rps, 0);
+	pg_suite_release(&s);
+
 	/* vLLM's client_parameters, all three or an error */
 	pg_buf_reset(&text);
 	pg_buf_puts(&text, "[{\"test_name\": \"serving_v\", \"qps_list\": [\"inf\"], \"server_parameters\": {\"model\": \"m\"},"

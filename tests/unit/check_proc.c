@@ -353,41 +353,49 @@ END_TEST
  * The leader gets its death signal, the guard sees its pipe close and
  * stops the rest of the group.
  */
-START_TEST(guard_stops_the_group_when_perfgate_is_killed)
+/* A stand-in for perfgate: a forked process that starts spec and waits to
+ * be killed. ids gets the leader, the guard and the log writer. */
+static pid_t fake_perfgate(const struct pg_proc_spec *spec, pid_t ids[3])
 {
 	int fds[2];
-	pid_t fake, pgid = 0, guard = 0;
-	pid_t ids[2];
+	pid_t fake;
 
 	ck_assert_int_eq(pipe(fds), 0);
 	fake = fork();
 	if (fake == 0) {
 		struct pg_proc p;
 		struct pg_error err = PG_ERROR_INIT;
-		/* the leader ignores SIGTERM so only the guard's SIGKILL ends it */
-		char *argv[] = { "/bin/sh", "-c", "trap '' TERM; sleep 100 & sleep 100; wait", NULL };
-		struct pg_proc_spec spec = { argv, NULL, NULL, NULL, 0.5 };
-		if (pg_proc_start(&p, &spec, &err))
+		if (pg_proc_start(&p, spec, &err))
 			_exit(1);
 		ids[0] = p.pid;
 		ids[1] = p.guard;
-		if (write(fds[1], ids, sizeof(ids)) != (ssize_t)sizeof(ids))
+		ids[2] = p.log_writer;
+		if (write(fds[1], ids, 3 * sizeof(*ids)) != (ssize_t)(3 * sizeof(*ids)))
 			_exit(1);
 		pause();
 		_exit(0);
 	}
 	close(fds[1]);
-	ck_assert_int_eq(read(fds[0], ids, sizeof(ids)), (ssize_t)sizeof(ids));
+	ck_assert_int_eq(read(fds[0], ids, 3 * sizeof(*ids)), (ssize_t)(3 * sizeof(*ids)));
 	close(fds[0]);
-	pgid = ids[0];
-	guard = ids[1];
+	return fake;
+}
+
+START_TEST(guard_stops_the_group_when_perfgate_is_killed)
+{
+	/* the leader ignores SIGTERM so only the guard's SIGKILL ends it */
+	char *argv[] = { "/bin/sh", "-c", "trap '' TERM; sleep 100 & sleep 100; wait", NULL };
+	struct pg_proc_spec spec = { argv, NULL, NULL, NULL, 0.5 };
+	pid_t ids[3];
+	pid_t fake = fake_perfgate(&spec, ids);
+
 	nap(0.2);
-	ck_assert(pg_proc_group_alive(pgid));
+	ck_assert(pg_proc_group_alive(ids[0]));
 	kill(fake, SIGKILL);
 	waitpid(fake, NULL, 0);
-	ck_assert_msg(group_gone_within(pgid, 5), "the server's group outlived perfgate");
+	ck_assert_msg(group_gone_within(ids[0], 5), "the server's group outlived perfgate");
 	/* the guard finished its job and left */
-	ck_assert_msg(group_gone_within(guard, 5), "the guard stayed");
+	ck_assert_msg(group_gone_within(ids[1], 5), "the guard stayed");
 }
 END_TEST
 
@@ -398,7 +406,8 @@ END_TEST
  * not while the child runs, and not after perfgate is SIGKILLed. */
 START_TEST(log_writer_masks_secrets_as_they_arrive)
 {
-	char *secrets[] = { "hf_abcdefghij", "sk-live-123456", "sk-live-123456-extra", "abc", NULL };
+	/* longest first, as a pg_redactor keeps them */
+	char *secrets[] = { "sk-live-123456-extra", "sk-live-123456", "hf_abcdefghij", "abc", NULL };
 	char *dir = tu_mkdtemp();
 	struct pg_buf log = PG_BUF_INIT, want = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
@@ -456,39 +465,22 @@ START_TEST(log_writer_outlives_a_killed_perfgate)
 {
 	char *dir = tu_mkdtemp();
 	struct pg_buf log = PG_BUF_INIT;
-	int fds[2];
-	pid_t fake, ids[3];
+	char *secrets[] = { "hf_killed_secret", NULL };
+	/* the last words come after SIGTERM, from the trap; SIGTERM comes
+	 * twice (PR_SET_PDEATHSIG and the guard), so the trap first ignores
+	 * any more */
+	char *argv[] = { "/bin/sh", "-c",
+			 "trap 'trap \"\" TERM; echo bye hf_killed_secret; exit 0' TERM;"
+			 "echo hello hf_killed_secret;"
+			 "sleep 100 & wait",
+			 NULL };
+	pid_t ids[3], fake;
 	char *text;
 
 	pg_buf_printf(&log, "%s/server.log", dir);
-	ck_assert_int_eq(pipe(fds), 0);
-	fake = fork();
-	if (fake == 0) {
-		struct pg_proc p;
-		struct pg_error err = PG_ERROR_INIT;
-		char *secrets[] = { "hf_killed_secret", NULL };
-		/* the last words come after SIGTERM, from the trap; SIGTERM
-		 * comes twice (PR_SET_PDEATHSIG and the guard), so the trap
-		 * first ignores any more */
-		char *argv[] = { "/bin/sh", "-c",
-				 "trap 'trap \"\" TERM; echo bye hf_killed_secret; exit 0' TERM;"
-				 "echo hello hf_killed_secret;"
-				 "sleep 100 & wait",
-				 NULL };
-		struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 5, secrets };
-		if (pg_proc_start(&p, &spec, &err))
-			_exit(1);
-		ids[0] = p.pid;
-		ids[1] = p.guard;
-		ids[2] = p.log_writer;
-		if (write(fds[1], ids, sizeof(ids)) != (ssize_t)sizeof(ids))
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(fds[1]);
-	ck_assert_int_eq(read(fds[0], ids, sizeof(ids)), (ssize_t)sizeof(ids));
-	close(fds[0]);
+	struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 5, secrets };
+	fake = fake_perfgate(&spec, ids);
+	ck_assert_int_gt(ids[2], 0);
 	wait_for_log(log.ptr, "hello ***\n");
 	kill(fake, SIGKILL);
 	waitpid(fake, NULL, 0);
