@@ -105,14 +105,17 @@ static int is_section(const char *s, size_t len)
 static int stat_key(const char *label, struct pg_buf *key)
 {
 	const char *sp = strchr(label, ' ');
-	size_t stat_len, name_len;
+	size_t label_len = strlen(label), stat_len, name_len;
 	const char *name;
 
 	if (!sp || !pg_str_has_suffix(label, " (ms)"))
 		return 0;
 	stat_len = (size_t)(sp - label);
+	/* "Max (ms)": the space found is the unit's own, there is no name */
+	if (stat_len + 1 + strlen(" (ms)") >= label_len)
+		return 0;
 	name = sp + 1;
-	name_len = strlen(name) - 5;
+	name_len = label_len - stat_len - 1 - strlen(" (ms)");
 	pg_buf_reset(key);
 	if (stat_len == 4 && !strncasecmp(label, "Mean", 4))
 		pg_buf_puts(key, "mean");
@@ -372,12 +375,12 @@ int pg_import_printed(struct pg_import_ctx *ctx)
 
 	while (off < ctx->len && ret == 0) {
 		const char *line = ctx->text + off;
-		size_t len = strcspn(line, "\n");
+		/* text is ctx->len bytes, not a C string: never read past it */
+		const char *nl = memchr(line, '\n', ctx->len - off);
+		size_t len = nl ? (size_t)(nl - line) : ctx->len - off;
 		const char *t = line;
 		size_t tlen;
 
-		if (off + len > ctx->len)
-			len = ctx->len - off;
 		/* trimmed, and without the '\r' of CRLF files */
 		tlen = len;
 		while (tlen && (*t == ' ' || *t == '\t')) {

@@ -864,7 +864,8 @@ static void conn_process_buffered(struct server *s, struct conn *c)
 	if (!c->in.len)
 		return;
 	used = process_bytes(s, c, c->in.ptr, c->in.len);
-	if (c->dead)
+	/* a bad request closes the connection, which drops what was buffered */
+	if (c->dead || c->lingering || used > c->in.len)
 		return;
 	rest = c->in.len - used;
 	if (rest == 0) {

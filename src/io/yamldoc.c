@@ -417,7 +417,9 @@ static int collect(const struct pg_ydoc *d, yaml_node_t *map, const struct pg_yp
 		}
 next:;
 	}
-	if (!merged && check_duplicates(d, *out + own_start, *n - own_start, path, err))
+	/* a mapping with only merge keys has no entries yet: *out is still NULL */
+	if (!merged && *n > own_start &&
+	    check_duplicates(d, *out + own_start, *n - own_start, path, err))
 		return PG_ECONFIG;
 	/* merge keys after the mapping's own entries, so own entries win */
 	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {

@@ -193,6 +193,16 @@ assert ev[-1]["usage"]["completion_tokens"] == 10' "$output"
 	py 'import json,sys; t=json.load(open(sys.argv[1])); assert t["count"]==200000 and t["tokens"][-1]==199999 % 32000' "$BATS_TEST_TMPDIR/tok.json"
 }
 
+@test "a request head over 64 KiB in two reads gets 431 and the server lives on" {
+	start_server
+	py 'import sys; sys.stdout.write("GET /health HTTP/1.1\r\nhost: x\r\nx-long: " + "a" * 70000 + "\r\n\r\n")' >"$BATS_TEST_TMPDIR/head.txt"
+	run "$PERFGATE_PYTHON" "$RAW" "$PORT" --split 65536 <"$BATS_TEST_TMPDIR/head.txt"
+	[[ "$output" == 'HTTP/1.1 431 Request Header Fields Too Large'* ]]
+	run curl -sS -o /dev/null -w '%{http_code}' "$URL/health"
+	[ "$output" = 200 ]
+	kill -0 "$SERVER_PID"
+}
+
 @test "errors are OpenAI error JSON with the right status" {
 	start_server
 	run curl -sS -w ' %{http_code}' -d '{bad' "$URL/v1/completions"

@@ -384,6 +384,19 @@ START_TEST(anchors_merge_keys_and_extension_fields)
 	t = find(&s, "serving_b");
 	ck_assert_int_eq(t->num_prompts, 100);
 	pg_suite_release(&s);
+
+	/* a mapping made only of a merge key (a fuzzer's find: the loader did
+	 * pointer arithmetic on an empty list) */
+	load_ok(&s,
+		"x-common: &common\n"
+		"  name: serving_c\n"
+		"  model: m\n"
+		"  server: {command: 'serve {model} --port {port}'}\n"
+		"serving:\n"
+		"  - <<: *common\n");
+	t = find(&s, "serving_c");
+	ck_assert_str_eq(t->model, "m");
+	pg_suite_release(&s);
 }
 END_TEST
 

@@ -331,6 +331,39 @@ START_TEST(bad_input_is_one_precise_error)
 }
 END_TEST
 
+/* Inputs a fuzzer found, each handed over in a buffer of exactly its
+ * length (no NUL after it), so the sanitizer build sees any read past it. */
+static const char *const fuzz_findings[] = {
+	/* heap-buffer-overflow in stat_key: a "(ms)" label with no name */
+	"Max (ms):Serving Benchmark Result",
+	"Max (ms): 3",
+	"============ Serving Benchmark Result ============\nMax (ms): 1",
+	"============ Serving Benchmark Result ============\nSuccessful requests: 1",
+	"Traffic request rate: 4",
+	"{\"completed\": 1",
+};
+
+START_TEST(fuzz_findings_are_harmless)
+{
+	for (size_t i = 0; i < sizeof(fuzz_findings) / sizeof(fuzz_findings[0]); i++) {
+		struct pg_result_set rs = PG_RESULT_SET_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+		size_t len = strlen(fuzz_findings[i]);
+		char *exact = malloc(len);
+		int rc;
+
+		ck_assert_ptr_nonnull(exact);
+		memcpy(exact, fuzz_findings[i], len);
+		rc = pg_import_text(&rs, exact, len, "f.txt", "f", NULL, NULL, &err);
+		ck_assert_msg(rc == PG_ECONFIG, "case %zu: rc %d", i, rc);
+		ck_assert_msg(pg_str_has_prefix(err.msg, "f.txt"), "case %zu: %s", i, err.msg);
+		ck_assert_uint_eq(rs.n, 0);
+		free(exact);
+		pg_result_set_release(&rs);
+	}
+}
+END_TEST
+
 START_TEST(files_and_sidecars)
 {
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
@@ -399,6 +432,7 @@ static Suite *import_suite(void)
 	tc = tcase_create("errors");
 	tcase_add_test(tc, detects_formats);
 	tcase_add_test(tc, bad_input_is_one_precise_error);
+	tcase_add_test(tc, fuzz_findings_are_harmless);
 	tcase_add_test(tc, files_and_sidecars);
 	tcase_add_test(tc, names_are_safe_file_names);
 	suite_add_tcase(s, tc);
