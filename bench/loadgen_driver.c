@@ -12,15 +12,15 @@
  * --poll drives libcurl with curl_multi_poll + curl_multi_perform instead of
  * curl_multi_socket_action on epoll, for the comparison in bench/loadgen.
  */
-#include "core/alloc.h"
-#include "core/arrivals.h"
-#include "core/buf.h"
-#include "core/error.h"
-#include "core/loadstats.h"
-#include "core/reqtrace.h"
-#include "core/stats.h"
-#include "core/strutil.h"
-#include "io/httpload.h"
+#include "base/alloc.h"
+#include "loadgen/arrivals.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "loadgen/loadstats.h"
+#include "loadgen/reqtrace.h"
+#include "base/stats.h"
+#include "base/strutil.h"
+#include "loadgen/httpload_io.h"
 
 #include <curl/curl.h>
 #include <math.h>

@@ -28,13 +28,13 @@
  * The candidate runs `repeats` repeats; with confirmation, a test the first
  * run flags runs again and is decided on both runs pooled.
  */
-#include "core/alloc.h"
-#include "core/compare.h"
-#include "core/compare_stats.h"
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/rng.h"
-#include "io/thresholds.h"
+#include "base/alloc.h"
+#include "gate/compare.h"
+#include "gate/compare_stats.h"
+#include "base/error.h"
+#include "results/metrics.h"
+#include "base/rng.h"
+#include "baseline/thresholds_io.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 """The plugin options' JSON Schema (tests/golden/plugin-configuration.json,
-rendered from core/plugin_config.c's table) is a valid Draft-7 schema, and it
+rendered from buildkite/plugin_config.c's table) is a valid Draft-7 schema, and it
 agrees with perfgate's own validation (`perfgate buildkite --check`) on real
 step configurations: what the plugin linter accepts, the step accepts."""
 import json

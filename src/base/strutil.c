@@ -1,0 +1,268 @@
+#include "base/strutil.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+bool pg_str_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool pg_str_has_suffix(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+bool pg_str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int pg_parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int pg_parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+	const char *p = s;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -1;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (!strcasecmp(p, "inf") || !strcasecmp(p, "infinity")) {
+		*out = *s == '-' ? -INFINITY : INFINITY;
+		return 0;
+	}
+	/* strtod also reads "nan", hex floats and "infinity" spellings we
+	 * handled above; only plain decimal numbers get past here. */
+	for (const char *c = p; *c; c++)
+		if (!isdigit((unsigned char)*c) && !strchr(".eE+-", *c))
+			return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL))
+		return -1;
+	if (end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
+{
+	if (isnan(v))
+		snprintf(out, PG_FMT_DOUBLE_SIZE, "nan");
+	else if (isinf(v))
+		snprintf(out, PG_FMT_DOUBLE_SIZE, v < 0 ? "-inf" : "inf");
+	else
+		snprintf(out, PG_FMT_DOUBLE_SIZE, "%g", v);
+	return out;
+}
+
+/*
+ * Python's float repr: the shortest digit string d1d2...dn that round-trips,
+ * with decimal exponent e (value = 0.d1..dn * 10^e), printed positionally when
+ * -4 <= e-1 < 16 and in scientific notation otherwise.
+ */
+char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v)
+{
+	char sci[40];
+	char digits[20];
+	int ndigits = 0, exp10, prec;
+	char *p, *o = out;
+
+	if (isnan(v) || isinf(v))
+		return pg_fmt_g(out, v);
+	if (v == 0) {
+		snprintf(out, PG_FMT_DOUBLE_SIZE, signbit(v) ? "-0.0" : "0.0");
+		return out;
+	}
+	/*
+	 * Any two decimals of at most DBL_DIG (15) significant digits are
+	 * different doubles, so when v's 15-digit rounding reads back to v it is
+	 * the only short decimal that does, and dropping its trailing zeros
+	 * (below) gives the shortest. Otherwise 16 or 17 digits. Three tries
+	 * instead of up to seventeen: reports format 150,000 numbers. Subnormals
+	 * have fewer bits, so several short decimals may read back to them:
+	 * they take the full search.
+	 */
+	for (prec = fabs(v) < DBL_MIN ? 0 : 14; prec < 17; prec++) {
+		snprintf(sci, sizeof(sci), "%.*e", prec, v);
+		if (strtod(sci, NULL) == v)
+			break;
+	}
+	/* sci is "-d.ddddde+XX" */
+	p = sci;
+	if (*p == '-') {
+		*o++ = '-';
+		p++;
+	}
+	for (; *p && *p != 'e'; p++)
+		if (isdigit((unsigned char)*p))
+			digits[ndigits++] = *p;
+	while (ndigits > 1 && digits[ndigits - 1] == '0')
+		ndigits--;
+	exp10 = (int)strtol(p + 1, NULL, 10); /* value = d.ddd * 10^exp10 */
+
+	if (exp10 < -4 || exp10 >= 16) {
+		*o++ = digits[0];
+		if (ndigits > 1) {
+			*o++ = '.';
+			memcpy(o, digits + 1, (size_t)ndigits - 1);
+			o += ndigits - 1;
+		}
+		snprintf(o, PG_FMT_DOUBLE_SIZE - (size_t)(o - out), "e%c%02d",
+			 exp10 < 0 ? '-' : '+', abs(exp10));
+		return out;
+	}
+	if (exp10 < 0) {
+		*o++ = '0';
+		*o++ = '.';
+		for (int i = 0; i < -exp10 - 1; i++)
+			*o++ = '0';
+		memcpy(o, digits, (size_t)ndigits);
+		o += ndigits;
+	} else {
+		for (int i = 0; i <= exp10; i++)
+			*o++ = i < ndigits ? digits[i] : '0';
+		*o++ = '.';
+		if (ndigits > exp10 + 1) {
+			memcpy(o, digits + exp10 + 1, (size_t)(ndigits - exp10 - 1));
+			o += ndigits - exp10 - 1;
+		} else {
+			*o++ = '0';
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static size_t min3(size_t a, size_t b, size_t c)
+{
+	size_t m = a < b ? a : b;
+	return m < c ? m : c;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *d = pg_xcalloc((la + 1) * (lb + 1), sizeof(*d));
+	size_t result;
+
+#define D(i, j) d[(i) * (lb + 1) + (j)]
+	for (size_t i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (size_t j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = tolower((unsigned char)a[i - 1]) !=
+				      tolower((unsigned char)b[j - 1]);
+			D(i, j) = min3(D(i - 1, j) + 1, D(i, j - 1) + 1,
+				       D(i - 1, j - 1) + cost);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && D(i - 2, j - 2) + 1 < D(i, j))
+				D(i, j) = D(i - 2, j - 2) + 1;
+		}
+	}
+	result = D(la, lb);
+#undef D
+	free(d);
+	return result;
+}
+
+const char *pg_nearest(const char *word, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	size_t len = strlen(word);
+	size_t limit = len / 3 > 2 ? len / 3 : 2;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, candidates[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}
+
+void pg_strv_push_owned(struct pg_strv *sv, char *s)
+{
+	pg_grow((void **)&sv->v, &sv->cap, sv->n + 2, sizeof(*sv->v));
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+}
+
+void pg_strv_push(struct pg_strv *sv, const char *s)
+{
+	pg_strv_push_owned(sv, pg_xstrdup(s));
+}
+
+void pg_strv_release(struct pg_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+void pg_shell_quote(struct pg_buf *b, const char *s)
+{
+	bool plain = *s != '\0';
+
+	for (const char *c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("@%+=:,./-_", *c))
+			plain = false;
+	if (plain) {
+		pg_buf_puts(b, s);
+		return;
+	}
+	pg_buf_putc(b, '\'');
+	for (const char *c = s; *c; c++) {
+		if (*c == '\'')
+			pg_buf_puts(b, "'\\''");
+		else
+			pg_buf_putc(b, *c);
+	}
+	pg_buf_putc(b, '\'');
+}
+
+size_t pg_utf8_width(const char *s, size_t len)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			w++;
+	return w;
+}

@@ -1,0 +1,64 @@
+#ifndef PERFGATE_BASE_STRUTIL_H
+#define PERFGATE_BASE_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct pg_buf;
+
+bool pg_str_has_prefix(const char *s, const char *prefix);
+bool pg_str_has_suffix(const char *s, const char *suffix);
+bool pg_str_eq(const char *a, const char *b);          /* NULL-safe */
+
+/*
+ * Strict number parsing (the banned atoi/atof accept "12abc" and overflow
+ * silently). The whole string must be the number, surrounding white space is
+ * rejected. Return 0 on success, -1 otherwise (out untouched).
+ * pg_parse_double accepts "inf", "+inf", "infinity" (any case) as INFINITY
+ * and rejects "nan".
+ */
+int pg_parse_long(const char *s, long *out);
+int pg_parse_double(const char *s, double *out);
+
+/*
+ * Number formatting.
+ * pg_fmt_g: C's/Python's "%g" (six significant digits), what tabulate prints
+ *   in report tables; integers-valued doubles print without a dot ("200").
+ * pg_fmt_repr: the shortest string that reads back to exactly v, in the
+ *   layout of Python's repr(float) ("0.1", "200.0", "1e-05", "1.5e+16"), so
+ *   JSON we write matches what vLLM's tooling writes. Infinities print as
+ *   "inf"/"-inf" and NaN as "nan": callers emit them as JSON strings or
+ *   null, never as bare tokens.
+ * Both return out. 32 bytes is always enough.
+ */
+#define PG_FMT_DOUBLE_SIZE 32
+char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v);
+char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v);
+
+/*
+ * Nearest candidate to `word` by edit distance (Damerau-Levenshtein, optimal
+ * string alignment), or NULL when nothing is close enough to be a plausible
+ * typo (distance > max(2, len/3)). Used for "did you mean 'num_prompts'?".
+ */
+const char *pg_nearest(const char *word, const char *const *candidates, size_t n);
+
+/* Display width of UTF-8 text: one column per code point (close enough
+ * for test names, GPU names and messages in aligned tables). */
+size_t pg_utf8_width(const char *s, size_t len);
+
+/* A NULL-terminated, growable vector of owned strings. */
+struct pg_strv {
+	char **v;      /* v[n] == NULL whenever n > 0 or v != NULL */
+	size_t n;
+	size_t cap;
+};
+#define PG_STRV_INIT { NULL, 0, 0 }
+void pg_strv_push(struct pg_strv *sv, const char *s);        /* copies s */
+void pg_strv_push_owned(struct pg_strv *sv, char *s);        /* takes s */
+void pg_strv_release(struct pg_strv *sv);
+
+/* Append s to b with every character that would break a shell word quoted,
+ * POSIX-sh style ('it'\''s'). Used to print commands users can paste. */
+void pg_shell_quote(struct pg_buf *b, const char *s);
+
+#endif

@@ -1,0 +1,313 @@
+#include "baseline/thresholds.h"
+
+#include "base/buf.h"
+#include "base/strutil.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Strings YAML 1.1 would read as something other than a string. */
+static bool yaml_special(const char *s)
+{
+	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null",
+					     "~", "y", "n", ".inf", ".nan" };
+	double d;
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcasecmp(s, words[i]))
+			return true;
+	return pg_parse_double(s, &d) == 0;
+}
+
+void pg_yaml_scalar(struct pg_buf *out, const char *s)
+{
+	bool plain = *s && !yaml_special(s) && (isalnum((unsigned char)*s) || *s == '/' || *s == '.') &&
+		     s[strlen(s) - 1] != ' ';
+
+	for (const char *p = s; plain && *p; p++)
+		plain = isalnum((unsigned char)*p) || strchr("_./+-() ", *p) ||
+			/* "file.md:55" reads back; "a: b" and "a #b" would not */
+			(*p == ':' && p[1] && p[1] != ' ') || (*p == '#' && p[-1] != ' ');
+	if (plain) {
+		pg_buf_puts(out, s);
+		return;
+	}
+	pg_buf_putc(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			pg_buf_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			pg_buf_puts(out, "\\n");
+		else if (*p < 0x20)
+			pg_buf_printf(out, "\\x%02x", *p);
+		else
+			pg_buf_putc(out, (char)*p);
+	}
+	pg_buf_putc(out, '"');
+}
+
+void pg_fmt_percent(struct pg_buf *out, double fraction)
+{
+	char tmp[64];
+	/* ten significant digits hide the binary noise of x100 */
+	snprintf(tmp, sizeof(tmp), "%.10g%%", fraction * 100);
+	pg_buf_puts(out, tmp);
+}
+
+static void number(struct pg_buf *out, double v)
+{
+	char r[PG_FMT_DOUBLE_SIZE];
+	pg_buf_puts(out, pg_fmt_repr(r, v));
+}
+
+void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *regenerate)
+{
+	pg_buf_printf(out,
+		      "# perfgate thresholds for %s GPUs: how results are judged (policy) and\n"
+		      "# what they are compared with (baselines). Review changes like code.\n"
+		      "#\n"
+		      "# The baselines are generated. Refresh them with\n"
+		      "#\n"
+		      "#   %s\n"
+		      "#\n"
+		      "# which rewrites the baselines section only: the policy and these\n"
+		      "# comments stay as you wrote them. See the README, \"Gate and baselines\".\n",
+		      gpu, regenerate ? regenerate : "perfgate baseline update <this file> --from <results dir or report>");
+}
+
+struct rule_cells {
+	char gate[16], tol[32], floor[48], extra[64];
+};
+
+static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const struct pg_metric *m,
+		       double global_escalate)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char f[PG_FMT_DOUBLE_SIZE];
+
+	snprintf(c->gate, sizeof(c->gate), "gate: %s,", r->gate ? "true" : "false");
+	pg_fmt_percent(&b, r->tolerance);
+	snprintf(c->tol, sizeof(c->tol), "tolerance: %s,", b.ptr);
+	pg_fmt_g(f, r->floor);
+	if (m->unit[0] && r->floor != 0)
+		snprintf(c->floor, sizeof(c->floor), "floor: %s %s,", f, m->unit);
+	else
+		snprintf(c->floor, sizeof(c->floor), "floor: %s,", f);
+	pg_buf_reset(&b);
+	if (r->escalate > 0 && r->escalate != global_escalate) {
+		pg_buf_puts(&b, "escalate: ");
+		pg_fmt_percent(&b, r->escalate);
+		pg_buf_puts(&b, ", ");
+	} else if (r->escalate == 0 && m->cls == PG_CLASS_TAIL && global_escalate > 0) {
+		pg_buf_puts(&b, "escalate: 0, ");
+	}
+	pg_buf_printf(&b, "recheck: %.10g", r->recheck);
+	snprintf(c->extra, sizeof(c->extra), "%s", b.ptr);
+	pg_buf_release(&b);
+}
+
+void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
+{
+	size_t n, key_w = 0, gate_w = 0, tol_w = 0, floor_w = 0;
+	const struct pg_metric *all = pg_metrics_all(&n);
+
+	pg_buf_puts(out, "policy:\n");
+	pg_buf_puts(out, "  # A change beyond the tolerance must also be significant: one-sided\n"
+			 "  # Mann-Whitney U at alpha, when both sides have min_samples samples.\n");
+	pg_buf_printf(out, "  alpha: %.10g\n  min_samples: %ld\n", p->alpha, p->min_samples);
+	pg_buf_puts(out, "  # Git history baselines (compare --baseline git): the median of the\n"
+			 "  # last history_window records at or before the merge-base; fewer than\n"
+			 "  # min_history records give insufficient-data, a pass with a warning.\n");
+	pg_buf_printf(out, "  history_window: %ld\n  min_history: %ld\n", p->history_window,
+		      p->min_history);
+	pg_buf_puts(out, "  # A tolerance widens to noise_sigmas x the run-to-run spread measured\n"
+			 "  # in the baseline's runs (MAD), so noisy setups do not flake.\n");
+	pg_buf_printf(out, "  noise_sigmas: %.10g\n", p->noise_sigmas);
+	pg_buf_puts(out, "  # Tail metrics (p90, p99) only warn, unless worse by more than this.\n"
+			 "  escalate: ");
+	pg_fmt_percent(out, p->escalate);
+	pg_buf_puts(out, "\n");
+	if (!isnan(p->recheck))
+		pg_buf_printf(out, "  recheck: %.10g\n", p->recheck);
+	pg_buf_puts(out,
+		    "  # Per metric. gate: a confirmed regression fails the step (false: it\n"
+		    "  # only warns). tolerance: the change allowed in the worse direction.\n"
+		    "  # floor: smaller absolute changes count as unchanged. recheck: a first\n"
+		    "  # run worse than recheck x the failing threshold is re-run, and both\n"
+		    "  # runs pooled decide. Tuned by bench/gate-sim (README).\n"
+		    "  metrics:\n");
+
+	for (size_t i = 0; i < n; i++) {
+		struct pg_rule r;
+		struct rule_cells c;
+		if (all[i].direction == PG_NO_DIRECTION)
+			continue;
+		pg_policy_rule(p, NULL, NULL, &all[i], &r);
+		rule_cells(&c, &r, &all[i], p->escalate);
+		key_w = strlen(all[i].id) > key_w ? strlen(all[i].id) : key_w;
+		gate_w = strlen(c.gate) > gate_w ? strlen(c.gate) : gate_w;
+		tol_w = strlen(c.tol) > tol_w ? strlen(c.tol) : tol_w;
+		floor_w = strlen(c.floor) > floor_w ? strlen(c.floor) : floor_w;
+	}
+	for (int suite = 0; suite < PG_SUITE_COUNT; suite++) {
+		pg_buf_printf(out, "    # %s\n", pg_suite_kind_name((enum pg_suite_kind)suite));
+		for (size_t i = 0; i < n; i++) {
+			struct pg_rule r;
+			struct rule_cells c;
+			if ((int)all[i].suite != suite || all[i].direction == PG_NO_DIRECTION)
+				continue;
+			pg_policy_rule(p, NULL, NULL, &all[i], &r);
+			rule_cells(&c, &r, &all[i], p->escalate);
+			pg_buf_printf(out, "    %s:%*s { %-*s %-*s %-*s %s }\n", all[i].id,
+				      (int)(key_w - strlen(all[i].id)), "", (int)gate_w, c.gate,
+				      (int)tol_w, c.tol, (int)floor_w, c.floor, c.extra);
+		}
+	}
+	pg_buf_puts(out, "  # Per test point (a name or a glob; the test's name also matches) and\n"
+			 "  # metric (\"*\": all); later entries win. For example:\n"
+			 "  #   serving_*_qps_inf:\n"
+			 "  #     median_ttft_ms: { tolerance: 6% }\n");
+	if (!p->n_entries) {
+		pg_buf_puts(out, "  tests: {}\n");
+		return;
+	}
+	/* entries with a test pattern, as they were given */
+	bool any = false;
+	for (size_t i = 0; i < p->n_entries; i++)
+		any |= p->entries[i].pattern != NULL;
+	if (!any) {
+		pg_buf_puts(out, "  tests: {}\n");
+		return;
+	}
+	pg_buf_puts(out, "  tests:\n");
+	for (size_t i = 0; i < p->n_entries; i++) {
+		const struct pg_policy_entry *e = &p->entries[i];
+		if (!e->pattern)
+			continue;
+		pg_buf_puts(out, "    ");
+		pg_yaml_scalar(out, e->pattern);
+		pg_buf_puts(out, ":\n      ");
+		pg_yaml_scalar(out, e->metric);
+		pg_buf_puts(out, ": {");
+		const char *sep = " ";
+		if (e->patch.set & PG_RULE_GATE) {
+			pg_buf_printf(out, "%sgate: %s", sep, e->patch.rule.gate ? "true" : "false");
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_TOLERANCE) {
+			pg_buf_printf(out, "%stolerance: ", sep);
+			pg_fmt_percent(out, e->patch.rule.tolerance);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_FLOOR) {
+			pg_buf_printf(out, "%sfloor: ", sep);
+			number(out, e->patch.rule.floor);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_ESCALATE) {
+			pg_buf_printf(out, "%sescalate: ", sep);
+			pg_fmt_percent(out, e->patch.rule.escalate);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_RECHECK) {
+			pg_buf_printf(out, "%srecheck: %.10g", sep, e->patch.rule.recheck);
+			sep = ", ";
+		}
+		pg_buf_puts(out, " }\n");
+	}
+}
+
+static void emit_qps(struct pg_buf *out, double qps)
+{
+	if (isinf(qps))
+		pg_buf_puts(out, "inf");
+	else if (qps == floor(qps) && qps < 1e15)
+		pg_buf_printf(out, "%.0f", qps);
+	else
+		number(out, qps);
+}
+
+void pg_thresholds_emit_baselines(struct pg_buf *out, const struct pg_baseline *b)
+{
+	if (!b->n) {
+		pg_buf_puts(out, "baselines: {}\n");
+		return;
+	}
+	pg_buf_puts(out, "baselines:\n");
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pg_base_point *p = &b->points[i];
+		bool any_samples = false;
+		size_t w = 0;
+
+		pg_buf_puts(out, "  ");
+		pg_yaml_scalar(out, p->name);
+		pg_buf_printf(out, ":\n    suite: %s\n", pg_suite_kind_name(p->suite));
+		if (p->test) {
+			pg_buf_puts(out, "    test: ");
+			pg_yaml_scalar(out, p->test);
+			pg_buf_puts(out, "\n");
+		}
+		if (!isnan(p->qps)) {
+			pg_buf_puts(out, "    qps: ");
+			emit_qps(out, p->qps);
+			pg_buf_puts(out, "\n");
+		}
+		if (p->max_concurrency > 0)
+			pg_buf_printf(out, "    max_concurrency: %ld\n", p->max_concurrency);
+		if (p->gpu) {
+			pg_buf_puts(out, "    gpu: ");
+			pg_yaml_scalar(out, p->gpu);
+			pg_buf_puts(out, "\n");
+		}
+		if (p->source) {
+			pg_buf_puts(out, "    source: ");
+			pg_yaml_scalar(out, p->source);
+			pg_buf_puts(out, "\n");
+		}
+		if (p->date) {
+			pg_buf_puts(out, "    date: ");
+			pg_yaml_scalar(out, p->date);
+			pg_buf_puts(out, "\n");
+		}
+		if (p->commit) {
+			pg_buf_puts(out, "    commit: ");
+			pg_yaml_scalar(out, p->commit);
+			pg_buf_puts(out, "\n");
+		}
+		pg_buf_printf(out, "    runs: %ld\n", p->runs);
+		if (p->repeats > 1)
+			pg_buf_printf(out, "    repeats: %ld\n", p->repeats);
+		for (size_t k = 0; k < p->n_metrics; k++) {
+			size_t l = strlen(p->metrics[k].metric->id);
+			w = l > w ? l : w;
+			any_samples |= p->metrics[k].n_samples > 1;
+		}
+		pg_buf_puts(out, "    values:\n");
+		for (size_t k = 0; k < p->n_metrics; k++) {
+			const struct pg_base_metric *m = &p->metrics[k];
+			pg_buf_printf(out, "      %s:%*s ", m->metric->id, (int)(w - strlen(m->metric->id)), "");
+			number(out, m->value);
+			pg_buf_puts(out, "\n");
+		}
+		if (!any_samples)
+			continue;
+		pg_buf_printf(out, "    # %s per metric\n",
+			      p->runs > 1 ? "the median of each run" : "every repeat of the run");
+		pg_buf_puts(out, "    samples:\n");
+		for (size_t k = 0; k < p->n_metrics; k++) {
+			const struct pg_base_metric *m = &p->metrics[k];
+			if (m->n_samples < 2)
+				continue;
+			pg_buf_printf(out, "      %s:%*s [", m->metric->id, (int)(w - strlen(m->metric->id)), "");
+			for (size_t s = 0; s < m->n_samples; s++) {
+				if (s)
+					pg_buf_puts(out, ", ");
+				number(out, m->samples[s]);
+			}
+			pg_buf_puts(out, "]\n");
+		}
+	}
+}

@@ -1,0 +1,416 @@
+#include "buildkite/annotation.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/escape.h"
+#include "base/strutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A note longer than this is cut: one stack trace must not crowd out the
+ * table. */
+#define NOTE_MAX_BYTES 400
+
+const char *pg_annotation_style(enum pg_annotation_status status)
+{
+	switch (status) {
+	case PG_ANNOTATION_PASS: return "success";
+	case PG_ANNOTATION_WARNING: return "warning";
+	case PG_ANNOTATION_REGRESSION:
+	case PG_ANNOTATION_ERROR: return "error";
+	}
+	return "info";
+}
+
+const char *pg_annotation_status_name(enum pg_annotation_status status)
+{
+	switch (status) {
+	case PG_ANNOTATION_PASS: return "pass";
+	case PG_ANNOTATION_WARNING: return "warning";
+	case PG_ANNOTATION_REGRESSION: return "regression";
+	case PG_ANNOTATION_ERROR: return "error";
+	}
+	return "unknown";
+}
+
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
+{
+	const char *gpu = a->gpu && *a->gpu ? a->gpu : "GPU";
+	size_t tests = a->n_tests;
+
+	pg_buf_printf(out, "%s: ", gpu);
+	if (a->status == PG_ANNOTATION_ERROR && a->n_errors) {
+		pg_buf_printf(out, "%zu of %zu %s failed to run", a->n_errors, tests,
+			      plural(tests, "test", "tests"));
+		if (a->n_regressions)
+			pg_buf_printf(out, ", %zu %s", a->n_regressions,
+				      plural(a->n_regressions, "regression", "regressions"));
+		return;
+	}
+	if (a->status == PG_ANNOTATION_ERROR) {
+		pg_buf_puts(out, "the benchmark run failed");
+		return;
+	}
+	if (!a->compared) {
+		pg_buf_printf(out, "%zu %s ran, no baseline comparison", tests,
+			      plural(tests, "test", "tests"));
+		return;
+	}
+	if (a->n_regressions) {
+		pg_buf_printf(out, "%zu %s in %zu %s", a->n_regressions,
+			      plural(a->n_regressions, "regression", "regressions"), tests,
+			      plural(tests, "test", "tests"));
+		if (a->n_errors)
+			pg_buf_printf(out, ", %zu failed to run", a->n_errors);
+	} else
+		pg_buf_printf(out, "no regressions in %zu %s", tests, plural(tests, "test", "tests"));
+	if (a->n_warnings)
+		pg_buf_printf(out, ", %zu with warnings", a->n_warnings);
+	if (a->n_improvements)
+		pg_buf_printf(out, ", %zu improved", a->n_improvements);
+}
+
+void pg_md_fenced(struct pg_buf *out, const char *info, const char *text)
+{
+	size_t longest = 0, run = 0, fence;
+	size_t len = strlen(text);
+
+	for (const char *p = text; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	fence = longest >= 3 ? longest + 1 : 3;
+	pg_buf_pad(out, '`', fence);
+	pg_buf_puts(out, info ? info : "");
+	pg_buf_putc(out, '\n');
+	pg_buf_add(out, text, len);
+	if (len && text[len - 1] != '\n')
+		pg_buf_putc(out, '\n');
+	pg_buf_pad(out, '`', fence);
+	pg_buf_putc(out, '\n');
+}
+
+/* the comparison tables' mark for "no value" (gate/compare_render.c) */
+#define NO_VALUE "—"
+
+static void put_number(struct pg_buf *out, double v)
+{
+	char num[PG_FMT_DOUBLE_SIZE];
+
+	if (isnan(v))
+		pg_buf_puts(out, NO_VALUE);
+	else
+		pg_buf_puts(out, pg_fmt_g(num, v));
+}
+
+static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
+{
+	pg_buf_puts(out, "| ");
+	pg_escape_md_cell(out, r->test);
+	pg_buf_puts(out, " | ");
+	pg_escape_md_cell(out, r->metric);
+	pg_buf_puts(out, " | ");
+	put_number(out, r->baseline);
+	pg_buf_puts(out, " | ");
+	put_number(out, r->current);
+	pg_buf_puts(out, " | ");
+	if (isnan(r->delta_pct)) {
+		pg_buf_puts(out, NO_VALUE);
+	} else {
+		const char *cls = r->worse > 0 ? "red" : r->worse < 0 ? "green" : NULL;
+		if (cls)
+			pg_buf_printf(out, "<span class=\"%s\">", cls);
+		pg_buf_printf(out, "%+.1f%%", r->delta_pct);
+		if (cls)
+			pg_buf_puts(out, "</span>");
+	}
+	pg_buf_puts(out, " | ");
+	if (isnan(r->tolerance_pct))
+		pg_buf_puts(out, NO_VALUE);
+	else
+		pg_buf_printf(out, "%.3g%%", r->tolerance_pct);
+	pg_buf_puts(out, " | ");
+	pg_escape_md_cell(out, r->verdict);
+	pg_buf_puts(out, " |\n");
+}
+
+static const char table_head[] =
+	"| Test | Metric | Baseline | Current | Change | Tolerance | Verdict |\n"
+	"|:-----|:-------|---------:|--------:|-------:|----------:|:--------|\n";
+
+/* The file's name without a link: the footer carries the one link to each
+ * artifact, so degraded sections do not spend more of Buildkite's ten
+ * artifact:// replacements. */
+void pg_annotation_table(struct pg_buf *out, const struct pg_annotation_row *rows, size_t n)
+{
+	if (!n)
+		return;
+	pg_buf_puts(out, table_head);
+	for (size_t i = 0; i < n; i++)
+		put_row(out, &rows[i]);
+}
+
+static void put_artifact_name(struct pg_buf *out, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	pg_buf_puts(out, "<code>");
+	pg_escape_html(out, slash ? slash + 1 : path);
+	pg_buf_puts(out, "</code>");
+}
+
+static void put_artifact_link(struct pg_buf *out, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	pg_buf_puts(out, "<a href=\"artifact://");
+	pg_escape_html(out, path);
+	pg_buf_puts(out, "\">");
+	pg_escape_html(out, slash ? slash + 1 : path);
+	pg_buf_puts(out, "</a>");
+}
+
+/* Head: headline, facts, notes. Never degraded (notes are capped). */
+static void render_head(struct pg_buf *out, const struct pg_annotation *a)
+{
+	struct pg_buf line = PG_BUF_INIT;
+
+	pg_annotation_headline(&line, a);
+	pg_buf_puts(out, "#### ");
+	pg_escape_md_text(out, line.ptr);
+	pg_buf_puts(out, "\n\n");
+	pg_buf_release(&line);
+
+	if (a->n_facts) {
+		for (size_t i = 0; i < a->n_facts; i++) {
+			if (i)
+				pg_buf_puts(out, " · ");
+			pg_escape_md_text(out, a->facts[i]);
+		}
+		pg_buf_puts(out, "\n\n");
+	}
+	for (size_t i = 0; i < a->n_notes && i < PG_ANNOTATION_MAX_NOTES; i++) {
+		size_t keep = pg_utf8_prefix(a->notes[i], NOTE_MAX_BYTES);
+		char *cut = pg_xstrndup(a->notes[i], keep);
+
+		pg_buf_puts(out, "- ");
+		pg_escape_md_text(out, cut);
+		if (a->notes[i][keep])
+			pg_buf_puts(out, " …");
+		pg_buf_putc(out, '\n');
+		free(cut);
+	}
+	if (a->n_notes > PG_ANNOTATION_MAX_NOTES)
+		pg_buf_printf(out, "- … and %zu more\n", a->n_notes - PG_ANNOTATION_MAX_NOTES);
+	if (a->n_notes)
+		pg_buf_putc(out, '\n');
+}
+
+static void render_charts(struct pg_buf *out, const struct pg_annotation *a, size_t *shown)
+{
+	size_t n = a->n_charts < PG_ANNOTATION_MAX_CHARTS ? a->n_charts : PG_ANNOTATION_MAX_CHARTS;
+
+	*shown = n;
+	if (!n)
+		return;
+	pg_buf_printf(out, "<details open>\n<summary>Charts</summary>\n\n");
+	for (size_t i = 0; i < n; i++) {
+		pg_buf_puts(out, "<img src=\"artifact://");
+		pg_escape_html(out, a->charts[i].artifact_path);
+		pg_buf_puts(out, "\" alt=\"");
+		pg_escape_html(out, a->charts[i].title);
+		pg_buf_puts(out, "\">\n");
+	}
+	if (a->n_charts > n)
+		pg_buf_printf(out, "\n%zu more %s in the artifacts.\n", a->n_charts - n,
+			      plural(a->n_charts - n, "chart", "charts"));
+	pg_buf_puts(out, "\n</details>\n\n");
+}
+
+/* A <details> block holding markdown; blank lines around the content let
+ * CommonMark render tables inside the HTML block. */
+static void render_details(struct pg_buf *out, const char *summary, const char *md, bool trusted)
+{
+	size_t len = strlen(md);
+
+	pg_buf_puts(out, "<details>\n<summary>");
+	pg_escape_html(out, summary);
+	pg_buf_puts(out, "</summary>\n\n");
+	if (trusted)
+		pg_buf_add(out, md, len);
+	else
+		pg_md_neutralize_html(out, md);
+	if (len && md[len - 1] != '\n')
+		pg_buf_putc(out, '\n');
+	pg_buf_puts(out, "\n</details>\n\n");
+}
+
+static void render_linked(struct pg_buf *out, const char *what, const char *artifact)
+{
+	pg_buf_printf(out, "%s is too large for an annotation", what);
+	if (artifact) {
+		pg_buf_puts(out, ": it is in ");
+		put_artifact_name(out, artifact);
+		pg_buf_puts(out, " in the artifacts");
+	} else {
+		pg_buf_puts(out, " and was left out");
+	}
+	pg_buf_puts(out, ".\n\n");
+}
+
+static void render_sections(struct pg_buf *out, const struct pg_annotation *a,
+			    enum pg_annotation_level level)
+{
+	if (a->report_md && *a->report_md) {
+		if (level >= PG_ANNOTATION_TABLES_LINKED)
+			render_linked(out, "The full report", a->report_artifact);
+		else
+			render_details(out, "Full report", a->report_md, false);
+	}
+	if (a->comparison_md && *a->comparison_md) {
+		if (level >= PG_ANNOTATION_TABLES_LINKED)
+			render_linked(out, "The comparison with the baseline", a->comparison_artifact);
+		else
+			render_details(out, "Comparison with the baseline", a->comparison_md, false);
+	}
+	if (a->json_section && *a->json_section) {
+		if (level >= PG_ANNOTATION_JSON_LINKED) {
+			render_linked(out, "The JSON section", a->json_artifact);
+		} else {
+			struct pg_buf fenced = PG_BUF_INIT;
+			pg_md_fenced(&fenced, "json", a->json_section);
+			/* a fence shows its content literally: nothing to neutralise */
+			render_details(out, "JSON (pandas.read_json)", fenced.ptr, true);
+			pg_buf_release(&fenced);
+		}
+	}
+}
+
+static void render_footer(struct pg_buf *out, const struct pg_annotation *a)
+{
+	const char *links[] = { a->report_artifact, a->comparison_artifact, a->json_artifact };
+	bool any = false;
+
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		if (!links[i])
+			continue;
+		pg_buf_puts(out, any ? " · " : "Artifacts: ");
+		put_artifact_link(out, links[i]);
+		any = true;
+	}
+	if (a->job_url) {
+		pg_buf_puts(out, any ? " · " : "Artifacts: ");
+		pg_buf_puts(out, "<a href=\"");
+		pg_escape_html(out, a->job_url);
+		pg_buf_puts(out, "\">all files of this job</a>");
+		any = true;
+	}
+	if (any)
+		pg_buf_putc(out, '\n');
+}
+
+/* The attention rows, rendered once: row i is text[end[i-1] .. end[i]). */
+struct rendered_rows {
+	struct pg_buf text;
+	size_t *end;
+};
+
+static void rows_render(struct rendered_rows *rr, const struct pg_annotation *a)
+{
+	pg_buf_init(&rr->text);
+	rr->end = pg_xcalloc(a->n_rows + 1, sizeof(*rr->end));
+	for (size_t i = 0; i < a->n_rows; i++) {
+		put_row(&rr->text, &a->rows[i]);
+		rr->end[i] = rr->text.len;
+	}
+}
+
+/*
+ * The whole body at one level with the first `rows` attention rows. The
+ * table rows are the only part that grows with the number of tests once
+ * the sections are linked, so trimming them always converges.
+ */
+static void render_at(struct pg_buf *out, const struct pg_annotation *a,
+		      const struct rendered_rows *rr, enum pg_annotation_level level, size_t rows,
+		      size_t *charts_shown)
+{
+	render_head(out, a);
+	if (rows) {
+		pg_buf_puts(out, table_head);
+		pg_buf_add(out, rr->text.ptr, rr->end[rows - 1]);
+		pg_buf_putc(out, '\n');
+	}
+	if (rows < a->n_rows) {
+		size_t left = a->n_rows - rows;
+		pg_buf_printf(out, "%zu more %s left out to keep this annotation under 1 MiB",
+			      left, plural(left, "row was", "rows were"));
+		if (a->comparison_artifact) {
+			pg_buf_puts(out, ": all rows are in ");
+			put_artifact_name(out, a->comparison_artifact);
+			pg_buf_puts(out, " in the artifacts");
+		}
+		pg_buf_puts(out, ".\n\n");
+	}
+	render_charts(out, a, charts_shown);
+	render_sections(out, a, level);
+	render_footer(out, a);
+}
+
+int pg_annotation_render(struct pg_buf *out, const struct pg_annotation *a, size_t max_bytes,
+			 struct pg_annotation_result *res)
+{
+	struct pg_buf body = PG_BUF_INIT;
+	struct rendered_rows rr;
+	size_t charts = 0, lo, hi;
+	int ret = -1;
+
+	rows_render(&rr, a);
+	for (int level = PG_ANNOTATION_FULL; level <= PG_ANNOTATION_TABLES_LINKED; level++) {
+		pg_buf_reset(&body);
+		render_at(&body, a, &rr, level, a->n_rows, &charts);
+		if (body.len <= max_bytes) {
+			res->level = level;
+			res->rows_shown = a->n_rows;
+			goto fits;
+		}
+	}
+
+	/* Trim rows: the largest count that fits, by bisection (rows are
+	 * pre-rendered, so each try is a copy). */
+	pg_buf_reset(&body);
+	render_at(&body, a, &rr, PG_ANNOTATION_TABLES_LINKED, 0, &charts);
+	if (body.len > max_bytes)
+		goto done;
+	lo = 0;
+	hi = a->n_rows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2;
+		pg_buf_reset(&body);
+		render_at(&body, a, &rr, PG_ANNOTATION_TABLES_LINKED, mid, &charts);
+		if (body.len <= max_bytes)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	pg_buf_reset(&body);
+	render_at(&body, a, &rr, PG_ANNOTATION_TABLES_LINKED, lo, &charts);
+	res->level = PG_ANNOTATION_ROWS_TRIMMED;
+	res->rows_shown = lo;
+fits:
+	res->charts_shown = charts;
+	pg_buf_add(out, body.ptr, body.len);
+	ret = 0;
+done:
+	pg_buf_release(&body);
+	pg_buf_release(&rr.text);
+	free(rr.end);
+	return ret;
+}

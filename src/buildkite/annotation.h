@@ -1,0 +1,132 @@
+#ifndef PERFGATE_BUILDKITE_ANNOTATION_H
+#define PERFGATE_BUILDKITE_ANNOTATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct pg_buf;
+
+/*
+ * The Buildkite annotation of one GPU step, rendered from parts that other
+ * modules produce (report tables, comparison, JSON section, charts). Pure:
+ * the caller gathers the parts, this module decides layout, escaping and
+ * size.
+ *
+ * Layout: a headline ("H100: 2 regressions in 14 tests"), one line of facts
+ * (step, baseline, commit), notes (errors), the table of rows that need
+ * attention (regressions first), charts, the full report tables, the
+ * comparison and the JSON section each in a <details> block, and links to
+ * the artifacts.
+ *
+ * Size: Buildkite rejects bodies over 1 MiB. Rendering degrades step by step
+ * until the body fits: the JSON section becomes a link to its artifact,
+ * then the report and comparison tables do, then the attention table is
+ * trimmed with a note saying how many rows were left out.
+ *
+ * Buildkite replaces at most 10 artifact:// references per annotation: the
+ * three artifact links are always there, so at most 7 charts are shown.
+ */
+
+#define PG_ANNOTATION_MAX_BYTES 1048576u
+#define PG_ANNOTATION_MAX_ARTIFACT_REFS 10u
+#define PG_ANNOTATION_MAX_CHARTS 7u
+#define PG_ANNOTATION_MAX_NOTES 20u
+
+/* Worst first: the annotation's style and the step's outcome. */
+enum pg_annotation_status {
+	PG_ANNOTATION_PASS,        /* success: nothing regressed (improvements fine) */
+	PG_ANNOTATION_WARNING,     /* warning: noisy/unconfirmed/p99/missing baseline */
+	PG_ANNOTATION_REGRESSION,  /* error: a confirmed regression, exit 1 */
+	PG_ANNOTATION_ERROR,       /* error: tests failed to run, exit 3 */
+};
+
+/* "success", "warning", "error", "error": the --style value. */
+const char *pg_annotation_style(enum pg_annotation_status status);
+/* "pass", "warning", "regression", "error": meta-data and logs. */
+const char *pg_annotation_status_name(enum pg_annotation_status status);
+
+/* One row of the attention table: a metric of a test point. */
+struct pg_annotation_row {
+	const char *test;          /* point name */
+	const char *metric;        /* "Median TTFT (ms)" */
+	double baseline;           /* display units; NAN: none */
+	double current;            /* NAN: none */
+	double delta_pct;          /* signed relative change in percent; NAN: none */
+	double tolerance_pct;      /* allowed change in the worse direction; NAN: none */
+	int worse;                 /* 1 the change is worse, -1 better, 0 neither */
+	const char *verdict;       /* "regressed", "noisy", "missing", ... */
+};
+
+struct pg_annotation_chart {
+	const char *artifact_path; /* exactly as uploaded: "results/charts/x.svg" */
+	const char *title;         /* alt text */
+};
+
+/* The parts of an annotation. Everything is borrowed; NULL means absent. */
+struct pg_annotation {
+	const char *gpu;           /* "H100" */
+	enum pg_annotation_status status;
+	bool compared;             /* a baseline comparison was made */
+	size_t n_tests;            /* test points in this step */
+	size_t n_regressions;      /* points with a confirmed regression */
+	size_t n_warnings;         /* points with warnings only */
+	size_t n_improvements;     /* points that improved */
+	size_t n_errors;           /* points that failed to run */
+
+	const char *const *facts;  /* "step `:h100: perf`", "baseline: main @ 1a2b3c4" */
+	size_t n_facts;
+	const char *const *notes;  /* error messages, one per line */
+	size_t n_notes;
+
+	const struct pg_annotation_row *rows; /* regressions first, then warnings */
+	size_t n_rows;
+
+	const struct pg_annotation_chart *charts; /* most important first */
+	size_t n_charts;
+
+	const char *report_md;     /* the report's tables (markdown) */
+	const char *comparison_md; /* the full comparison table (markdown) */
+	const char *json_section;  /* the records JSON (pd.read_json) */
+
+	/* artifact paths as uploaded, for links; NULL: not uploaded */
+	const char *report_artifact;     /* ".../benchmark_results.md" */
+	const char *comparison_artifact; /* ".../comparison.md" */
+	const char *json_artifact;       /* ".../benchmark_results.json" */
+	const char *job_url;       /* the job on the build page, or NULL */
+};
+
+/* How far rendering had to degrade to fit. */
+enum pg_annotation_level {
+	PG_ANNOTATION_FULL,          /* everything inline */
+	PG_ANNOTATION_JSON_LINKED,   /* JSON section -> artifact link */
+	PG_ANNOTATION_TABLES_LINKED, /* report and comparison -> artifact links */
+	PG_ANNOTATION_ROWS_TRIMMED,  /* attention table cut to fit */
+};
+
+struct pg_annotation_result {
+	enum pg_annotation_level level;
+	size_t rows_shown;         /* of a->n_rows */
+	size_t charts_shown;
+};
+
+/*
+ * Render the annotation into out (appended) so that it is at most
+ * max_bytes long (PG_ANNOTATION_MAX_BYTES - 1 is Buildkite's; tests pass
+ * less). Returns 0, or -1 when even the smallest form does not fit (only
+ * with a max_bytes of a few kilobytes).
+ */
+int pg_annotation_render(struct pg_buf *out, const struct pg_annotation *a, size_t max_bytes,
+			 struct pg_annotation_result *res);
+
+/* The headline alone, without markup: "H100: 2 regressions in 14 tests". */
+void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a);
+
+/* The rows as the annotation's table (header included; nothing when n is
+ * 0), every cell escaped. */
+void pg_annotation_table(struct pg_buf *out, const struct pg_annotation_row *rows, size_t n);
+
+/* A fenced code block whose fence is longer than any backtick run in text,
+ * so the content can never close it. */
+void pg_md_fenced(struct pg_buf *out, const char *info, const char *text);
+
+#endif

@@ -1,0 +1,123 @@
+#ifndef PERFGATE_BUILDKITE_PLUGIN_CONFIG_H
+#define PERFGATE_BUILDKITE_PLUGIN_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/strutil.h"
+
+struct pg_error;
+
+/*
+ * The Buildkite plugin's step configuration: what a pipeline writes under
+ * `plugins: - org/perfgate#v1: {...}` and the agent hands over as
+ * BUILDKITE_PLUGIN_CONFIGURATION JSON. Option names are kebab-case, as
+ * Buildkite users expect.
+ *
+ * One declarative table (pg_plugin_options) holds every option's name,
+ * type, allowed values, default and description. Parsing, defaults, the
+ * JSON Schema in plugin.yml and the README all come from it, so they
+ * cannot disagree. The agent does not validate configuration by default
+ * (research/buildkite.md §1.3), so pg_plugin_config_parse does: types,
+ * allowed values, unknown options (with the nearest valid name).
+ */
+
+enum pg_plugin_mode { PG_MODE_RUN, PG_MODE_REPORT, PG_MODE_GATE, PG_MODE_MERGE, PG_MODE_PIPELINE };
+enum pg_plugin_baseline { PG_BASELINE_THRESHOLDS, PG_BASELINE_GIT };
+enum pg_plugin_annotate { PG_ANNOTATE_ALWAYS, PG_ANNOTATE_ON_CHANGE, PG_ANNOTATE_NEVER };
+
+/* `suites`: a path, a list of paths, or the suite mapping inline. */
+struct pg_plugin_suites {
+	struct pg_strv paths;   /* empty when inline or not given */
+	json_t *inline_suite;   /* owned object, or NULL */
+};
+
+struct pg_plugin_config {
+	struct pg_plugin_suites suites;
+	char *gpu;                     /* "auto" (default) or a GPU name */
+	char *thresholds;              /* directory of <GPU>.yml; default "thresholds" */
+	int baseline;                  /* enum pg_plugin_baseline */
+	int mode;                      /* enum pg_plugin_mode; default gate */
+	char *filter;                  /* POSIX ERE over test point names, or NULL */
+	int only;                      /* enum pg_suite_kind, or -1 for all */
+	long repeat;                   /* runs per point; 0 = as the suite says */
+	bool confirm;                  /* re-run a regressed test once before failing */
+	int annotate;                  /* enum pg_plugin_annotate */
+	char *context;                 /* annotation context; NULL = perfgate-<gpu>-<step> */
+	bool artifacts;                /* upload results and reports as artifacts */
+	char *results_dir;             /* default "results" */
+	struct pg_strv only_on_labels; /* run only on PRs with one of these labels */
+	bool record_history;           /* append results to the history repository */
+	char *history_repo;            /* git URL or path, or NULL */
+	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
+	char *binary;                  /* a prebuilt perfgate to use, or NULL */
+	/* dynamic pipelines (buildkite/pipeline_emit.h) */
+	char *shard;                   /* "INDEX/COUNT": run only this slice of the tests, or NULL */
+	struct pg_strv gpus;           /* mode pipeline: the GPU queues to fan out over */
+	long shards;                   /* mode pipeline: steps per GPU; default 1 */
+	char *queue;                   /* mode pipeline: agents queue template; default "{gpu}" */
+};
+
+enum pg_plugin_opt_type {
+	PG_POPT_STRING,     /* char * */
+	PG_POPT_BOOL,       /* bool */
+	PG_POPT_INT,        /* long, >= min */
+	PG_POPT_ENUM,       /* int: index into values (-1 when unset, no default) */
+	PG_POPT_STRINGS,    /* struct pg_strv: a list of strings (a single string is a list of one) */
+	PG_POPT_SUITES,     /* struct pg_plugin_suites */
+	PG_POPT_REGEX,      /* char *, a valid POSIX extended regular expression */
+	PG_POPT_SHARD,      /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
+};
+
+/* The JSON Schema pattern of a PG_POPT_SHARD value; pg_shard_parse accepts
+ * exactly these strings (and checks INDEX <= COUNT, which a pattern cannot). */
+#define PG_SHARD_PATTERN "^[1-9][0-9]*/[1-9][0-9]*$"
+
+struct pg_plugin_option {
+	const char *name;
+	enum pg_plugin_opt_type type;
+	const char *const *values;  /* PG_POPT_ENUM: allowed values, NULL-terminated */
+	const char *default_value;  /* as the user would write it; NULL: no default */
+	long min;                   /* PG_POPT_INT */
+	size_t offset;              /* of the field in struct pg_plugin_config */
+	const char *description;    /* one sentence, for plugin.yml and the README */
+};
+
+extern const struct pg_plugin_option pg_plugin_options[];
+extern const size_t pg_plugin_n_options;
+
+/* Defaults for every option (what an empty configuration means). */
+void pg_plugin_config_init(struct pg_plugin_config *c);
+void pg_plugin_config_release(struct pg_plugin_config *c);
+
+/*
+ * Where an option was written, for messages: fill buf with a prefix such as
+ * "pipeline.yml:14:11" and return it, or return NULL when unknown.
+ */
+typedef const char *(*pg_plugin_locate)(void *ctx, const char *option, char *buf, size_t size);
+
+/*
+ * Validate and read a step's configuration (a JSON object; NULL or null
+ * means {}). out is initialised here (defaults first). Errors are
+ * PG_ECONFIG and read "step 'perf-h100': option 'repeat': expected an
+ * integer >= 1, got \"three\"" (step_label NULL: "plugin configuration: ...").
+ * pg_plugin_config_parse_at prefixes the position the callback gives.
+ */
+int pg_plugin_config_parse(struct pg_plugin_config *out, const json_t *config,
+			   const char *step_label, struct pg_error *err);
+int pg_plugin_config_parse_at(struct pg_plugin_config *out, const json_t *config,
+			      const char *step_label, pg_plugin_locate locate, void *ctx,
+			      struct pg_error *err);
+
+/*
+ * The JSON Schema `configuration` object for plugin.yml: {"properties":
+ * {...}, "additionalProperties": false}, one property per table entry with
+ * type, enum, default and description. New reference, caller decrefs.
+ */
+json_t *pg_plugin_config_schema(void);
+
+/* "run", "gate"...; NULL when out of range. */
+const char *pg_plugin_enum_name(const char *option, int value);
+
+#endif

@@ -1,0 +1,812 @@
+/*
+ * perfgate buildkite: the plugin's flow. Each stage is a function of the
+ * step state; stages that fail after the run started do not end the step
+ * early -- the annotation says what happened and the exit code decides.
+ */
+#include "buildkite/step_io.h"
+
+#include "base/alloc.h"
+#include "buildkite/annotation.h"
+#include "buildkite/pipeline_emit.h"
+#include "base/buf.h"
+#include "report/charts.h"
+#include "buildkite/plugin_config.h"
+#include "base/error.h"
+#include "base/exitcode.h"
+#include "report/report.h"
+#include "results/result.h"
+#include "buildkite/agent_io.h"
+#include "buildkite/step_io_impl.h"
+#include "sys/fsutil.h"
+#include "gpu/detect_io.h"
+#include "results/results_io.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Everything one step works with. */
+struct step {
+	const struct pg_bkenv *env;
+	const struct pg_bk_opts *o;
+	struct pg_plugin_config s;
+	FILE *log;
+	const char *name;            /* for messages: the label, else the key */
+	struct pg_gpu_info gpu;
+	struct pg_bkagent agent;
+	bool have_agent;
+	char *artifact_cwd;          /* where artifact upload runs */
+	char *artifact_prefix;       /* the results directory as artifact paths begin */
+
+	struct pg_result_set results;
+	struct pg_strv notes;        /* errors and warnings for the annotation */
+	int run_exit;                /* the runner's exit code (3, 128+N) or 0 */
+};
+
+static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct step *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(st->log, fmt, ap);
+	va_end(ap);
+	fflush(st->log);
+}
+
+static const char *step_label(const struct pg_bkenv *env)
+{
+	if (env->step_label)
+		return env->step_label;
+	return pg_bkenv_step_name(env);
+}
+
+/* ---- pull-request gating ---- */
+
+/* true: the step has nothing to do on this build (logged once). */
+static bool skip_for_labels(struct step *st)
+{
+	struct pg_buf want = PG_BUF_INIT, have = PG_BUF_INIT;
+
+	if (!st->s.only_on_labels.n || !pg_bkenv_is_pr(st->env))
+		return false;
+	if (pg_bkenv_has_label(st->env, (const char *const *)st->s.only_on_labels.v,
+			       st->s.only_on_labels.n))
+		return false;
+	for (size_t i = 0; i < st->s.only_on_labels.n; i++)
+		pg_buf_printf(&want, "%s%s", i ? ", " : "", st->s.only_on_labels.v[i]);
+	for (size_t i = 0; i < st->env->labels.n; i++)
+		pg_buf_printf(&have, "%s%s", i ? ", " : "", st->env->labels.v[i]);
+	say(st, "perfgate: skipped: pull request #%s has no label %s (labels: %s)\n",
+	    st->env->pull_request, want.ptr, have.len ? have.ptr : "none");
+	pg_buf_release(&want);
+	pg_buf_release(&have);
+	return true;
+}
+
+/* ---- artifact paths ---- */
+
+/*
+ * Artifact paths are stored as the upload names them, and annotation
+ * links must match them exactly: upload from the results directory's
+ * parent, so artifacts are "<dir name>/..." for a relative or absolute
+ * results directory alike ("results/charts/x.svg").
+ */
+static void artifact_layout(struct step *st)
+{
+	char *copy = pg_xstrdup(st->s.results_dir);
+	size_t len = strlen(copy);
+	char *d, *b;
+
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	if (copy[0] != '/') {
+		/* relative: keep the path as written, minus "./" */
+		const char *p = copy;
+		while (pg_str_has_prefix(p, "./"))
+			p += 2;
+		st->artifact_cwd = NULL;
+		st->artifact_prefix = pg_xstrdup(p);
+		free(copy);
+		return;
+	}
+	d = pg_xstrdup(copy);
+	b = pg_xstrdup(copy);
+	st->artifact_cwd = pg_xstrdup(dirname(d));
+	st->artifact_prefix = pg_xstrdup(basename(b));
+	free(d);
+	free(b);
+	free(copy);
+}
+
+static char *artifact_path(const struct step *st, const char *rel)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_printf(&b, "%s/%s", st->artifact_prefix, rel);
+	return pg_buf_detach(&b);
+}
+
+/* ---- the GPU ---- */
+
+/* The GPU as a headline names it: "H100", or "No GPU" for a run on an
+ * agent where nothing was detected (the mock server, a CPU engine). */
+static const char *gpu_display(const struct step *st)
+{
+	return strcmp(st->gpu.key, "none") ? st->gpu.key : "No GPU";
+}
+
+static int resolve_gpu(struct step *st, const char *suite_gpu, struct pg_error *err)
+{
+	pg_gpu_info_release(&st->gpu);
+	pg_gpu_info_init(&st->gpu);
+	if (strcmp(st->s.gpu, "auto")) {
+		pg_gpu_force(&st->gpu, st->s.gpu, "plugin");
+		return 0;
+	}
+	return pg_gpu_resolve(&st->gpu, NULL, suite_gpu, err);
+}
+
+/* Report and merge steps may run on an agent without GPUs: with gpu auto,
+ * the results say which GPU they measured. */
+static void gpu_from_results(struct step *st)
+{
+	const char *raw = NULL;
+
+	if (strcmp(st->s.gpu, "auto") || strcmp(st->gpu.key, "none"))
+		return;
+	for (size_t i = 0; i < st->results.n && !raw; i++)
+		raw = pg_result_gpu(&st->results.items[i]);
+	if (raw) {
+		pg_gpu_info_release(&st->gpu);
+		pg_gpu_info_init(&st->gpu);
+		pg_gpu_force(&st->gpu, raw, "results");
+	}
+}
+
+/* ---- outputs ---- */
+
+static int write_file(struct step *st, const char *rel, const char *data, size_t len)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	char *path = pg_path_join(st->s.results_dir, rel);
+	char *dir = pg_xstrdup(path);
+	int rc;
+
+	rc = pg_mkdir_p(dirname(dir), &err);
+	if (!rc)
+		rc = pg_file_write_atomic(path, data, len, &err);
+	if (rc) {
+		say(st, "perfgate: warning: %s\n", err.msg);
+		pg_strv_push(&st->notes, err.msg);
+	}
+	free(dir);
+	free(path);
+	return rc;
+}
+
+struct finish {
+	struct pg_report *report;
+	struct pg_buf report_md, report_tables, records, json_section;
+	struct pg_chart_set charts;
+	struct pg_annotation_chart *chart_refs;
+	char **chart_paths;
+	enum pg_annotation_status status;
+	size_t n_errors;
+	struct pg_bk_compare cmp;
+	int compare_failed;          /* the comparison's error code, or 0 */
+};
+
+static void write_reports(struct step *st, struct finish *f)
+{
+	f->report = pg_report_new(&st->results);
+	pg_report_markdown(&f->report_md, f->report, PG_REPORT_ALL);
+	pg_report_markdown(&f->report_tables, f->report, PG_REPORT_DESCRIPTIONS | PG_REPORT_TABLES);
+	pg_report_records(&f->records, f->report);
+	pg_report_json_tables(&f->json_section, f->report);
+	write_file(st, "benchmark_results.md", f->report_md.ptr, f->report_md.len);
+	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
+}
+
+static void write_charts(struct step *st, struct finish *f)
+{
+	size_t n = st->results.n;
+	const json_t **results = pg_xcalloc(n + 1, sizeof(*results));
+	const char **names = pg_xcalloc(n + 1, sizeof(*names));
+	struct pg_chart_input in = { 0 };
+	struct pg_buf subtitle = PG_BUF_INIT;
+	const char **flagged;
+	size_t k = 0, n_refs = 0;
+
+	/* a point that failed has no numbers worth drawing */
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(pg_result_status(&st->results.items[i]), "ok"))
+			continue;
+		results[k] = st->results.items[i].json;
+		names[k++] = st->results.items[i].name;
+	}
+	n = k;
+	pg_buf_puts(&subtitle, gpu_display(st));
+	if (st->env->commit)
+		pg_buf_printf(&subtitle, " · commit %.12s", st->env->commit);
+	in.results = results;
+	in.names = names;
+	in.n = n;
+	in.subtitle = subtitle.ptr;
+	if (f->cmp.compared) {
+		in.baseline = pg_bk_baseline_value;
+		in.baseline_ctx = &f->cmp;
+		in.baseline_name = "Baseline";
+	}
+	/* the points that need attention: their charts come first */
+	flagged = pg_xcalloc(f->cmp.n_rows + 1, sizeof(*flagged));
+	for (size_t i = 0; i < f->cmp.n_rows; i++)
+		flagged[i] = f->cmp.rows[i].test;
+	in.flagged = flagged;
+	in.n_flagged = f->cmp.n_rows;
+	pg_charts_build(&f->charts, &in);
+	if (f->charts.sweeps_left_out)
+		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
+		    f->charts.sweeps_left_out, PG_CHARTS_MAX_SWEEPS);
+	f->chart_refs = pg_xcalloc(f->charts.n + 1, sizeof(*f->chart_refs));
+	f->chart_paths = pg_xcalloc(f->charts.n + 1, sizeof(char *));
+	for (size_t i = 0; i < f->charts.n; i++) {
+		struct pg_buf rel = PG_BUF_INIT;
+		pg_buf_printf(&rel, "charts/%s.svg", f->charts.items[i].stem);
+		write_file(st, rel.ptr, f->charts.items[i].svg, f->charts.items[i].svg_len);
+		f->chart_paths[i] = artifact_path(st, rel.ptr);
+		pg_buf_release(&rel);
+	}
+	/* the annotation shows the first few: those with flagged points first */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < f->charts.n; i++) {
+			const struct pg_strv *pts = &f->charts.items[i].points;
+			bool hot = false;
+			for (size_t q = 0; q < pts->n && !hot; q++)
+				for (size_t j = 0; j < in.n_flagged && !hot; j++)
+					hot = !strcmp(pts->v[q], flagged[j]);
+			if (hot != (pass == 0))
+				continue;
+			f->chart_refs[n_refs].artifact_path = f->chart_paths[i];
+			f->chart_refs[n_refs++].title = f->charts.items[i].title;
+		}
+	free(flagged);
+	free(results);
+	free(names);
+	pg_buf_release(&subtitle);
+}
+
+static void finish_release(struct finish *f)
+{
+	pg_bk_compare_release(&f->cmp);
+	pg_report_free(f->report);
+	pg_buf_release(&f->report_md);
+	pg_buf_release(&f->report_tables);
+	pg_buf_release(&f->records);
+	pg_buf_release(&f->json_section);
+	for (size_t i = 0; i < f->charts.n; i++)
+		free(f->chart_paths[i]);
+	free(f->chart_paths);
+	free(f->chart_refs);
+	pg_chart_set_release(&f->charts);
+}
+
+static char *annotation_context(const struct step *st)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	const char *stepname = pg_bkenv_step_name(st->env);
+
+	if (st->s.context)
+		return pg_xstrdup(st->s.context);
+	pg_buf_printf(&b, "perfgate-%s-", st->gpu.key);
+	/* contexts are identifiers: keep them to [A-Za-z0-9._-] */
+	for (const char *p = stepname; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		pg_buf_putc(&b, (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+					(c >= 'A' && c <= 'Z') || c == '.' || c == '_' || c == '-'
+				? (char)c
+				: '-');
+	}
+	if (b.len > 100)
+		pg_buf_truncate(&b, 100);
+	return pg_buf_detach(&b);
+}
+
+static bool should_annotate(const struct step *st, enum pg_annotation_status status)
+{
+	switch (st->s.annotate) {
+	case PG_ANNOTATE_NEVER: return false;
+	case PG_ANNOTATE_ON_CHANGE: return status != PG_ANNOTATION_PASS;
+	default: return true;
+	}
+}
+
+/* The counts and status of the annotation, shared by the annotation and
+ * the log's closing line. */
+static void annotation_counts(const struct step *st, const struct finish *f, struct pg_annotation *a)
+{
+	a->gpu = gpu_display(st);
+	a->status = f->status;
+	a->compared = f->cmp.compared;
+	a->n_tests = st->results.n;
+	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
+	a->n_regressions = f->cmp.n_regressions;
+	a->n_warnings = f->cmp.n_warnings;
+	a->n_improvements = f->cmp.n_improvements;
+}
+
+static void post_annotation(struct step *st, struct finish *f)
+{
+	struct pg_annotation a = { 0 };
+	struct pg_annotation_result res;
+	struct pg_buf body = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char *report_art = artifact_path(st, "benchmark_results.md");
+	char *json_art = artifact_path(st, "benchmark_results.json");
+	char *cmp_art = artifact_path(st, "comparison.md");
+	char *job_url = pg_bkenv_job_url(st->env);
+	char *context = annotation_context(st);
+	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
+	struct pg_strv facts = PG_STRV_INIT;
+	struct pg_buf fact = PG_BUF_INIT;
+
+	pg_buf_printf(&fact, "step %s", st->name);
+	pg_strv_push(&facts, fact.ptr);
+	if (st->env->commit) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "commit %.12s", st->env->commit);
+		pg_strv_push(&facts, fact.ptr);
+	}
+	if (st->gpu.label[0] && strcmp(st->gpu.label, "none")) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "GPU %s", st->gpu.label);
+		pg_strv_push(&facts, fact.ptr);
+	}
+
+	if (f->cmp.baseline_desc) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "baseline %s", f->cmp.baseline_desc);
+		pg_strv_push(&facts, fact.ptr);
+	}
+	if (f->cmp.confirmed)
+		pg_strv_push(&facts, "regressions re-run and decided on the pooled samples");
+	if (f->cmp.note)
+		pg_strv_push(&st->notes, f->cmp.note);
+
+	annotation_counts(st, f, &a);
+	a.facts = (const char *const *)facts.v;
+	a.n_facts = facts.n;
+	a.notes = (const char *const *)st->notes.v;
+	a.n_notes = st->notes.n;
+	a.charts = f->chart_refs;
+	a.n_charts = f->charts.n;
+	a.rows = f->cmp.rows;
+	a.n_rows = f->cmp.n_rows;
+	a.report_md = f->report_tables.ptr;
+	a.comparison_md = f->cmp.compared ? f->cmp.table.ptr : NULL;
+	a.json_section = f->json_section.ptr;
+	a.report_artifact = st->s.artifacts ? report_art : NULL;
+	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
+	a.json_artifact = st->s.artifacts ? json_art : NULL;
+	a.job_url = job_url;
+
+	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
+		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");
+		goto done;
+	}
+	if (res.level != PG_ANNOTATION_FULL)
+		say(st, "perfgate: the annotation was shortened to fit Buildkite's 1 MiB limit "
+			"(%zu of %zu rows shown); everything is in the artifacts\n",
+		    res.rows_shown, a.n_rows);
+	write_file(st, "annotation.md", body.ptr, body.len);
+	if (!st->env->in_buildkite) {
+		say(st, "perfgate: not running in Buildkite: annotation written to %s\n", annotation_file);
+		goto done;
+	}
+	if (!should_annotate(st, f->status))
+		goto done;
+	if (!st->have_agent) {
+		say(st, "perfgate: warning: cannot annotate: no buildkite-agent (annotation in %s)\n",
+		    annotation_file);
+		goto done;
+	}
+	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style(f->status), body.ptr, body.len,
+				&err))
+		/* the exit code still says what happened: a regression stays red */
+		say(st, "perfgate: warning: annotation failed: %s (annotation in %s)\n", err.msg,
+		    annotation_file);
+done:
+	pg_buf_release(&body);
+	pg_buf_release(&fact);
+	pg_strv_release(&facts);
+	free(report_art);
+	free(json_art);
+	free(cmp_art);
+	free(job_url);
+	free(context);
+	free(annotation_file);
+}
+
+static void upload_artifacts(struct step *st)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf pattern = PG_BUF_INIT;
+
+	if (!st->env->in_buildkite || !st->s.artifacts)
+		return;
+	if (!st->have_agent) {
+		say(st, "perfgate: warning: cannot upload artifacts: no buildkite-agent\n");
+		return;
+	}
+	/* the results, their logs and sidecars, charts, confirmation runs; not
+	 * the shard-* copies a merge step downloaded */
+	pg_buf_printf(&pattern, "%s/*;%s/charts/*;%s/confirm/*", st->artifact_prefix,
+		      st->artifact_prefix, st->artifact_prefix);
+	say(st, "--- perfgate: uploading %s\n", pattern.ptr);
+	if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, pattern.ptr, &err))
+		say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
+	pg_buf_release(&pattern);
+}
+
+static void set_meta_data(struct step *st, enum pg_annotation_status status)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf key = PG_BUF_INIT;
+
+	if (!st->env->in_buildkite || !st->have_agent)
+		return;
+	pg_buf_printf(&key, "perfgate:%s:verdict", st->gpu.key);
+	if (pg_bkagent_meta_data_set(&st->agent, key.ptr, pg_annotation_status_name(status), &err))
+		say(st, "perfgate: warning: meta-data failed: %s\n", err.msg);
+	pg_buf_release(&key);
+}
+
+/* Load a results directory; a missing one is an infrastructure failure
+ * noted for the annotation. */
+static int load_results(struct step *st, struct pg_result_set *set, const char *dir)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	int rc = pg_results_load_dir(set, dir, &err);
+
+	if (rc == PG_ENOTFOUND)
+		pg_error_set(&err, PG_EINFRA, "%s: no results directory", dir);
+	if (rc) {
+		pg_strv_push(&st->notes, err.msg);
+		say(st, "perfgate: %s\n", err.msg);
+	}
+	return rc;
+}
+
+/* Points that did not run: one note each. */
+static size_t note_failed_points(struct step *st)
+{
+	struct pg_buf line = PG_BUF_INIT;
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->results.n; i++) {
+		const struct pg_result *r = &st->results.items[i];
+		const char *status = pg_result_status(r);
+		if (!strcmp(status, "ok") || !strcmp(status, "skipped"))
+			continue;
+		n++;
+		pg_buf_reset(&line);
+		pg_buf_printf(&line, "%s: %s%s%s", r->name, status, pg_result_error(r) ? ": " : "",
+			      pg_result_error(r) ? pg_result_error(r) : "");
+		pg_strv_push(&st->notes, line.ptr);
+	}
+	pg_buf_release(&line);
+	return n;
+}
+
+/*
+ * confirm: re-run the flagged points once into <results-dir>/confirm and
+ * compare again with both runs' samples pooled.
+ */
+static void confirm_regressions(struct step *st, struct finish *f)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_result_set again = PG_RESULT_SET_INIT;
+	char *dir = pg_path_join(st->s.results_dir, "confirm");
+	int run_exit = 0;
+
+	if (pg_bk_plan(&suite, &plan, &st->s, st->name, &err))
+		goto fail;
+	pg_bk_plan_points(&plan, &f->cmp.rerun);
+	if (!plan.n)
+		goto done;
+	say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
+	    plan.n == 1 ? "" : "s");
+	if (pg_bk_run(&suite, &plan, dir, &st->gpu, st->log, &run_exit, &err))
+		goto fail;
+	if (run_exit > 128) {
+		st->run_exit = run_exit;
+		goto done;
+	}
+	if (load_results(st, &again, dir))
+		goto done;
+	pg_bk_compare_release(&f->cmp);
+	if (pg_bk_compare(&f->cmp, &st->results, &again, &st->s, st->env, st->gpu.key,
+			  st->s.results_dir, &err))
+		goto fail;
+	goto done;
+fail:
+	say(st, "perfgate: confirmation failed: %s\n", err.msg);
+	pg_strv_push(&st->notes, err.msg);
+done:
+	pg_result_set_release(&again);
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	free(dir);
+}
+
+static void compare_step(struct step *st, struct finish *f)
+{
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (!strcmp(st->gpu.key, "none")) {
+		f->cmp.note = pg_xstrdup("no GPU detected and none configured (gpu): no baseline to "
+					 "compare with");
+		return;
+	}
+	say(st, "--- perfgate: comparing with the %s baseline\n",
+	    st->s.baseline == PG_BASELINE_GIT ? "git history" : "thresholds");
+	if (pg_bk_compare(&f->cmp, &st->results, NULL, &st->s, st->env, st->gpu.key,
+			  st->s.results_dir, &err)) {
+		say(st, "perfgate: comparison failed: %s\n", err.msg);
+		pg_strv_push(&st->notes, err.msg);
+		f->compare_failed = err.code;
+		return;
+	}
+	if (f->cmp.note)
+		say(st, "perfgate: %s\n", f->cmp.note);
+	if (f->cmp.compared && f->cmp.rerun.n && st->s.confirm && st->s.mode != PG_MODE_REPORT &&
+	    (st->s.suites.paths.n || st->s.suites.inline_suite))
+		confirm_regressions(st, f);
+}
+
+/* record-history: green runs of the default branch become the baseline. */
+static void record_step(struct step *st, const struct finish *f)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	size_t lines = 0;
+
+	if (!st->s.record_history)
+		return;
+	if (!pg_bkenv_on_default_branch(st->env)) {
+		say(st, "perfgate: not recording history: %s is not the default branch %s\n",
+		    pg_bkenv_is_pr(st->env) ? "a pull request"
+		    : st->env->branch	    ? st->env->branch
+					    : "this build",
+		    st->env->default_branch);
+		return;
+	}
+	if (f->status != PG_ANNOTATION_PASS && f->status != PG_ANNOTATION_WARNING) {
+		say(st, "perfgate: not recording history: only passing runs become baselines\n");
+		return;
+	}
+	if (pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &lines, &err)) {
+		say(st, "perfgate: warning: recording history failed: %s\n", err.msg);
+		return;
+	}
+	say(st, "perfgate: recorded %zu point%s in the %s history\n", lines, lines == 1 ? "" : "s",
+	    st->gpu.key);
+}
+
+static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
+					     bool loaded)
+{
+	/* a confirmed regression outranks failed points, as in the gate: it is
+	 * the news, and a retry on exit 3 would only hide it again */
+	if (f->cmp.compared && f->cmp.status == PG_ANNOTATION_REGRESSION)
+		return PG_ANNOTATION_REGRESSION;
+	if (!loaded || f->n_errors || st->run_exit || !st->results.n)
+		return PG_ANNOTATION_ERROR;
+	if (f->compare_failed)
+		return PG_ANNOTATION_ERROR;
+	if (f->cmp.compared)
+		return f->cmp.status;
+	/* a gate without a baseline gated nothing: worth a warning; a run or
+	 * a report only mentions it */
+	if (f->cmp.note && (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
+		return PG_ANNOTATION_WARNING;
+	return PG_ANNOTATION_PASS;
+}
+
+/* After the results exist: report, compare, charts, annotate, upload. */
+static int finish_step(struct step *st)
+{
+	struct finish f;
+	struct pg_buf headline = PG_BUF_INIT;
+	struct pg_annotation a = { 0 };
+	int exit_code;
+	bool loaded;
+
+	memset(&f, 0, sizeof(f));
+	say(st, "--- perfgate: report\n");
+	loaded = load_results(st, &st->results, st->s.results_dir) == 0;
+	f.n_errors = note_failed_points(st);
+	gpu_from_results(st);
+	write_reports(st, &f);
+	if (loaded && st->results.n)
+		compare_step(st, &f);
+	write_charts(st, &f);
+	f.status = step_status(st, &f, loaded);
+
+	post_annotation(st, &f);
+	upload_artifacts(st);
+	set_meta_data(st, f.status);
+	record_step(st, &f);
+
+	if (st->run_exit > 128)
+		exit_code = st->run_exit;
+	else if (f.compare_failed == PG_ECONFIG)
+		exit_code = PG_EXIT_USAGE;
+	else if (f.status == PG_ANNOTATION_ERROR)
+		exit_code = PG_EXIT_INFRA;
+	else if (f.status == PG_ANNOTATION_REGRESSION &&
+		 (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
+		exit_code = PG_EXIT_REGRESSION;
+	else
+		exit_code = PG_EXIT_OK;
+
+	annotation_counts(st, &f, &a);
+	pg_annotation_headline(&headline, &a);
+	say(st, "+++ perfgate: %s (exit %d)\n", headline.ptr, exit_code);
+	finish_release(&f);
+	pg_buf_release(&headline);
+	return exit_code;
+}
+
+/* ---- the step ---- */
+
+/* run and gate: the suite, narrowed to this step's selection and shard. */
+static int run_step(struct step *st, struct pg_error *err)
+{
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	int rc;
+
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
+		goto done;
+	if ((rc = resolve_gpu(st, suite.gpu, err)))
+		goto done;
+	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
+	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
+	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
+	if (rc) {
+		/* the run never started (results directory not writable): infra */
+		pg_strv_push(&st->notes, err->msg);
+		say(st, "perfgate: %s\n", err->msg);
+		pg_error_clear(err);
+		st->run_exit = PG_EXIT_INFRA;
+		rc = 0;
+	}
+done:
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	return rc;
+}
+
+/* merge: the shards' results, from the artifacts, into one set. */
+static int merge_step(struct step *st, struct pg_error *err)
+{
+	struct pg_error merr = PG_ERROR_INIT;
+	size_t shards = 0;
+	int rc;
+
+	if ((rc = resolve_gpu(st, NULL, err)))
+		return rc;
+	if (pg_bk_merge(st->have_agent ? &st->agent : NULL, st->artifact_cwd, st->artifact_prefix,
+			st->s.results_dir, &shards, st->log, &merr)) {
+		pg_strv_push(&st->notes, merr.msg);
+		say(st, "perfgate: %s\n", merr.msg);
+		st->run_exit = PG_EXIT_INFRA;
+	} else {
+		say(st, "perfgate: merged the results of %zu shard%s\n", shards, shards == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/* pipeline: generate the fan-out and hand it to the agent. */
+static int pipeline_step(struct step *st, const json_t *config, struct pg_error *err)
+{
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_buf yaml = PG_BUF_INIT;
+	int rc;
+
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
+	    (rc = pg_bk_pipeline_yaml(&yaml, &suite, &st->s, config, st->o ? st->o->plugin_source : NULL,
+				      err))) {
+		rc = pg_error_exit_code(rc);
+		goto done;
+	}
+	if (!st->env->in_buildkite || !st->have_agent) {
+		if (st->env->in_buildkite)
+			say(st, "perfgate: warning: no buildkite-agent to upload the pipeline\n");
+		FILE *out = st->o && st->o->out ? st->o->out : stdout;
+		fwrite(yaml.ptr, 1, yaml.len, out);
+		fflush(out);
+		rc = st->env->in_buildkite ? PG_EXIT_INFRA : PG_EXIT_OK;
+		goto done;
+	}
+	{
+		const char *args[] = { "pipeline", "upload", NULL };
+		say(st, "--- perfgate: uploading the pipeline (%zu GPU%s x %ld shard%s)\n", st->s.gpus.n,
+		    st->s.gpus.n == 1 ? "" : "s", st->s.shards, st->s.shards == 1 ? "" : "s");
+		if (pg_bkagent_exec(&st->agent, args, NULL, yaml.ptr, yaml.len, NULL, err)) {
+			rc = PG_EXIT_INFRA;
+			goto done;
+		}
+	}
+	rc = PG_EXIT_OK;
+done:
+	pg_buf_release(&yaml);
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	return rc;
+}
+
+int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const struct pg_bk_opts *o,
+		      struct pg_error *err)
+{
+	struct step st;
+	int rc, exit_code = PG_EXIT_USAGE;
+
+	memset(&st, 0, sizeof(st));
+	st.env = env;
+	st.o = o;
+	st.log = o && o->log ? o->log : stderr;
+	st.name = step_label(env);
+	pg_gpu_info_init(&st.gpu);
+
+	if ((rc = pg_plugin_config_parse(&st.s, config, st.name, err)))
+		goto fail;
+	if (skip_for_labels(&st)) {
+		exit_code = PG_EXIT_OK;
+		goto done;
+	}
+	if (env->in_buildkite) {
+		struct pg_error aerr = PG_ERROR_INIT;
+		st.have_agent = pg_bkagent_find(&st.agent, &aerr) == 0;
+		if (!st.have_agent)
+			say(&st, "perfgate: warning: %s\n", aerr.msg);
+	}
+	artifact_layout(&st);
+
+	switch (st.s.mode) {
+	case PG_MODE_PIPELINE:
+		exit_code = pipeline_step(&st, config, err);
+		goto done;
+	case PG_MODE_REPORT:
+		rc = resolve_gpu(&st, NULL, err);
+		break;
+	case PG_MODE_MERGE:
+		rc = merge_step(&st, err);
+		break;
+	default:
+		rc = run_step(&st, err);
+		break;
+	}
+	if (rc)
+		goto fail;
+	exit_code = finish_step(&st);
+	goto done;
+fail:
+	exit_code = pg_error_exit_code(rc);
+done:
+	pg_plugin_config_release(&st.s);
+	pg_gpu_info_release(&st.gpu);
+	pg_bkagent_release(&st.agent);
+	pg_result_set_release(&st.results);
+	pg_strv_release(&st.notes);
+	free(st.artifact_cwd);
+	free(st.artifact_prefix);
+	return exit_code;
+}

@@ -1,0 +1,476 @@
+/*
+ * perfgate baseline: the baselines the gate compares with.
+ *
+ *   update   thresholds/<GPU>.yml values from results directories or reports
+ *   record   append a run to the history in git
+ *   show     print the baseline a comparison would use
+ *   history  print the recorded runs of each test as a trend per metric
+ */
+#include "cli/cmd.h"
+#include "cli/common.h"
+#include "cli/opt.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "gate/compare.h"
+#include "base/error.h"
+#include "gpu/gpu.h"
+#include "baseline/history.h"
+#include "base/strutil.h"
+#include "gate/gate_io.h"
+#include "baseline/history_io.h"
+#include "import/import_io.h"
+#include "results/results_io.h"
+#include "baseline/thresholds_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char baseline_usage[] =
+	"usage: perfgate baseline <update|record|show|history> [options]\n"
+	"\n"
+	"The baselines the gate compares with.\n"
+	"\n"
+	"  update   write thresholds/<GPU>.yml baselines from results directories or reports\n"
+	"  record   append a run to the history in git (one commit per run)\n"
+	"  show     print the baseline a comparison would use\n"
+	"  history  print the recorded runs of each test point as a trend per metric\n"
+	"\n"
+	"Run 'perfgate baseline <subcommand> --help' for its options.\n";
+
+/* ------------------------------------------------------------------ */
+
+/* A source of results: a directory, or one file `perfgate import` reads
+ * (a report, vllm bench JSON, llm-d records, printed result blocks). */
+static int load_source(struct pg_result_set *out, const char *path, struct pg_error *err)
+{
+	struct stat st;
+	int rc;
+
+	if (stat(path, &st))
+		return pg_error_set(err, PG_ECONFIG, "%s: no such file or directory", path);
+	if (S_ISDIR(st.st_mode))
+		rc = pg_results_load_dir(out, path, err);
+	else
+		rc = pg_import_file(out, path, NULL, err);
+	if (rc == 0 && !out->n)
+		rc = pg_error_set(err, PG_ECONFIG, "%s: no benchmark results in it", path);
+	return rc;
+}
+
+/* Keep only the results of GPU key `gpu` (results that do not say stay). */
+static void keep_gpu(struct pg_result_set *set, const char *gpu)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		const char *raw = pg_result_gpu(&set->items[i]);
+		char key[128];
+		if (raw && strcmp(pg_gpu_key(key, sizeof(key), raw), gpu)) {
+			pg_result_release(&set->items[i]);
+			continue;
+		}
+		set->items[k++] = set->items[i];
+	}
+	set->n = k;
+}
+
+/* "perfgate baseline update ..." as typed, for the file's header. */
+static char *command_line(int argc, char **argv)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	pg_buf_puts(&b, "perfgate baseline");
+	for (int i = 0; i < argc; i++) {
+		pg_buf_putc(&b, ' ');
+		pg_shell_quote(&b, argv[i]);
+	}
+	return pg_buf_detach(&b);
+}
+
+static int baseline_update(int argc, char **argv)
+{
+	const char *gpu_flag = NULL;
+	struct pg_strv from = PG_STRV_INIT;
+	bool replace = false;
+	const struct pg_opt opts[] = {
+		{ PG_OPT_STRINGS, "from", 'f', &from, "SRC",
+		  "a results directory, or a report or file 'perfgate import' reads; "
+		  "repeat for several runs (each counts once)" },
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
+		  "use the results of this GPU (needed when a source holds several)" },
+		{ PG_OPT_FLAG, "replace", 0, &replace, NULL,
+		  "drop baseline points the sources do not have (default: keep them)" },
+		{ PG_OPT_END },
+	};
+	const struct pg_cmd_help help = {
+		"baseline update", "[options] PATH --from SRC...",
+		"write the baselines of thresholds/<GPU>.yml from results or reports",
+		"PATH is the thresholds file, or the directory holding <GPU>.yml. Only the\n"
+		"baselines section is rewritten: the policy and comments stay as written. A new\n"
+		"file gets the default policy, and a header with this command so the values\n"
+		"can be reproduced.",
+		opts
+	};
+	struct pg_strv pos = PG_STRV_INIT, skipped = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set *sets = NULL;
+	struct pg_run_point **points = NULL;
+	struct pg_run *runs = NULL;
+	struct pg_baseline fresh = PG_BASELINE_INIT;
+	char gpu[128] = "", *path = NULL, *regenerate = NULL;
+	int rc, exit_code = PG_EXIT_OK;
+
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "a thresholds PATH and at least one --from",
+			 &exit_code))
+		goto done;
+	if (!from.n) {
+		rc = pg_error_set(&err, PG_ECONFIG, "expected a thresholds PATH and at least one --from");
+		goto fail;
+	}
+	sets = pg_xcalloc(from.n, sizeof(*sets));
+	points = pg_xcalloc(from.n, sizeof(*points));
+	runs = pg_xcalloc(from.n, sizeof(*runs));
+	for (size_t i = 0; i < from.n; i++)
+		if ((rc = load_source(&sets[i], from.v[i], &err)))
+			goto fail;
+	if (gpu_flag || getenv("PERFGATE_GPU")) {
+		pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, NULL, &err);
+	} else {
+		for (size_t i = 0; i < from.n; i++) {
+			char key[128];
+			if ((rc = pg_gate_gpu_key(key, sizeof(key), NULL, &sets[i], &err))) {
+				pg_error_prefix(&err, "%s", from.v[i]);
+				goto fail;
+			}
+			if (gpu[0] && strcmp(gpu, key)) {
+				rc = pg_error_set(&err, PG_ECONFIG,
+						  "the sources come from several GPUs (%s, %s): pass --gpu", gpu, key);
+				goto fail;
+			}
+			snprintf(gpu, sizeof(gpu), "%s", key);
+		}
+	}
+	for (size_t i = 0; i < from.n; i++) {
+		keep_gpu(&sets[i], gpu);
+		if (!sets[i].n) {
+			rc = pg_error_set(&err, PG_ECONFIG, "%s: no results for %s", from.v[i], gpu);
+			goto fail;
+		}
+		points[i] = pg_run_points(&sets[i]);
+		runs[i] = (struct pg_run){ from.v[i], points[i], sets[i].n };
+	}
+	fresh.gpu = pg_xstrdup(gpu);
+	pg_baseline_from_runs(&fresh, runs, from.n, &skipped);
+	for (size_t i = 0; i < skipped.n; i++)
+		fprintf(stderr, "perfgate baseline update: left out %s\n", skipped.v[i]);
+	path = pg_thresholds_path(pos.v[0], gpu);
+	regenerate = command_line(argc, argv);
+	rc = pg_thresholds_update(path, &fresh,
+				  &(struct pg_thresholds_update_opts){ .gpu = gpu, .regenerate = regenerate,
+								       .replace = replace },
+				  &err);
+	if (rc)
+		goto fail;
+	fprintf(stderr, "perfgate baseline update: %s: %zu test point%s for %s\n", path, fresh.n,
+		fresh.n == 1 ? "" : "s", gpu);
+	goto done;
+fail:
+	exit_code = pg_cmd_fail("baseline update", &err);
+done:
+	for (size_t i = 0; sets && i < from.n; i++) {
+		pg_result_set_release(&sets[i]);
+		free(points[i]);
+	}
+	free(sets);
+	free(points);
+	free(runs);
+	free(path);
+	free(regenerate);
+	pg_baseline_release(&fresh);
+	pg_strv_release(&pos);
+	pg_strv_release(&from);
+	pg_strv_release(&skipped);
+	return exit_code;
+}
+
+/* ------------------------------------------------------------------ */
+
+static const char *first_result_str(const struct pg_result_set *set, const char *path)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		json_t *v = pg_json_path(set->items[i].json, path);
+		if (json_is_string(v) && json_string_length(v))
+			return json_string_value(v);
+	}
+	return NULL;
+}
+
+static const char *env_or(const char *flag, const char *env)
+{
+	const char *v = getenv(env);
+	return flag ? flag : v && *v ? v : NULL;
+}
+
+static int baseline_record(int argc, char **argv)
+{
+	const char *repo = NULL, *ref = NULL, *gpu_flag = NULL, *commit = NULL, *build_url = NULL,
+		   *branch = NULL;
+	const struct pg_opt opts[] = {
+		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
+		  "the history repository: a path, or a URL to fetch from and push to "
+		  "(default: the current repository)" },
+		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "the history ref (default: refs/perfgate/history)" },
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: what the results record)" },
+		{ PG_OPT_STRING, "commit", 0, &commit, "SHA",
+		  "the commit measured (default: $BUILDKITE_COMMIT, the results' commit, HEAD)" },
+		{ PG_OPT_STRING, "build-url", 0, &build_url, "URL",
+		  "the build the run came from (default: $BUILDKITE_BUILD_URL)" },
+		{ PG_OPT_STRING, "branch", 0, &branch, "NAME",
+		  "the branch measured (default: $BUILDKITE_BRANCH, else the results' branch)" },
+		{ PG_OPT_END },
+	};
+	const struct pg_cmd_help help = {
+		"baseline record", "[options] DIR",
+		"append the run in DIR to the history in git",
+		"One commit per run on the ref, one line per test point in <gpu>/<point>.jsonl.\n"
+		"With a URL the history is fetched, extended and pushed without force; when\n"
+		"another writer pushed first, it fetches again and re-applies (up to 10 times).\n"
+		"Record only runs you trust as a baseline: green main or nightly builds.",
+		opts
+	};
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set set = PG_RESULT_SET_INIT;
+	struct pg_run_point *points = NULL;
+	char gpu[128], now[32];
+	struct pg_history_recorded done_rec;
+	int rc, exit_code = PG_EXIT_OK;
+	const char *date;
+
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one results directory", &exit_code))
+		goto done;
+	if ((rc = pg_cmd_load_results(&set, pos.v[0], &err)) ||
+	    (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
+		goto fail;
+	keep_gpu(&set, gpu);
+	points = pg_run_points(&set);
+	date = first_result_str(&set, "perfgate.started_at");
+	if (!date) {
+		time_t t = time(NULL);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		date = now;
+	}
+	rc = pg_history_record(
+		&(struct pg_run){ pos.v[0], points, set.n },
+		&(struct pg_history_record_opts){
+			.repo = repo, .ref = ref, .gpu = gpu,
+			.meta = { .commit = env_or(commit, "BUILDKITE_COMMIT")
+						    ? env_or(commit, "BUILDKITE_COMMIT")
+						    : first_result_str(&set, "perfgate.git.commit"),
+				  .date = date,
+				  .build_url = env_or(build_url, "BUILDKITE_BUILD_URL"),
+				  .branch = env_or(branch, "BUILDKITE_BRANCH")
+						    ? env_or(branch, "BUILDKITE_BRANCH")
+						    : first_result_str(&set, "perfgate.git.branch") } },
+		&done_rec, &err);
+	if (rc)
+		goto fail;
+	printf("recorded %zu test point%s of %.12s for %s in %s (history commit %.12s, %d attempt%s)\n",
+	       done_rec.lines, done_rec.lines == 1 ? "" : "s", done_rec.measured, gpu,
+	       ref ? ref : PG_HISTORY_DEFAULT_REF, done_rec.commit, done_rec.attempts,
+	       done_rec.attempts == 1 ? "" : "s");
+	goto done;
+fail:
+	exit_code = pg_cmd_fail("baseline record", &err);
+done:
+	free(points);
+	pg_result_set_release(&set);
+	pg_strv_release(&pos);
+	return exit_code;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* The GPU for show/history: --gpu, $PERFGATE_GPU, else a thresholds file's gpu:. */
+static int resolve_gpu(char *gpu, size_t size, const char *flag, const char *thresholds,
+		       struct pg_error *err)
+{
+	struct pg_policy p;
+	struct pg_baseline b;
+	struct stat st;
+	int rc;
+
+	if (flag || getenv("PERFGATE_GPU"))
+		return pg_gate_gpu_key(gpu, size, flag, NULL, err);
+	if (thresholds && stat(thresholds, &st) == 0 && S_ISREG(st.st_mode)) {
+		rc = pg_thresholds_load(thresholds, &p, &b, err);
+		if (rc == 0 && b.gpu)
+			pg_gpu_key(gpu, size, b.gpu);
+		pg_policy_release(&p);
+		pg_baseline_release(&b);
+		if (rc || gpu[0])
+			return rc;
+	}
+	return pg_error_set(err, PG_ECONFIG, "which GPU? pass --gpu (or set PERFGATE_GPU)");
+}
+
+static int baseline_show(int argc, char **argv)
+{
+	const char *gpu_flag = NULL;
+	struct pg_gate_source src = { 0 };
+	const struct pg_opt opts[] = {
+		PG_CMD_BASELINE_OPTS(src),
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
+		  "the GPU (default: $PERFGATE_GPU, else the thresholds file's gpu:)" },
+		{ PG_OPT_END },
+	};
+	const struct pg_cmd_help help = { "baseline show", "[options]",
+					  "print the baseline a comparison would use, with each metric's rule",
+					  NULL, opts };
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_policy policy = { 0 };
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_buf out = PG_BUF_INIT;
+	char gpu[128] = "";
+	int rc, exit_code = PG_EXIT_OK;
+
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
+		goto done;
+	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, src.thresholds, &err)))
+		goto fail;
+	src.gpu = gpu;
+	rc = pg_gate_load(&policy, &base, &src, &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: a setup mistake */
+	if (rc)
+		goto fail;
+	pg_baseline_describe(&out, &base, &policy);
+	fwrite(out.ptr, 1, out.len, stdout);
+	goto done;
+fail:
+	exit_code = pg_cmd_fail("baseline show", &err);
+done:
+	pg_buf_release(&out);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+	pg_strv_release(&pos);
+	return exit_code;
+}
+
+static int baseline_history(int argc, char **argv)
+{
+	const char *gpu_flag = NULL, *repo = NULL, *ref = NULL, *point = NULL, *metric = NULL;
+	long last = 20;
+	const struct pg_opt opts[] = {
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: $PERFGATE_GPU)" },
+		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
+		  "the history repository (default: the current one)" },
+		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "the history ref (default: refs/perfgate/history)" },
+		{ PG_OPT_STRING, "point", 'p', &point, "NAME", "only this test point" },
+		{ PG_OPT_STRING, "metric", 'm', &metric, "ID", "only this metric (e.g. output_throughput)" },
+		{ PG_OPT_LONG, "last", 'n', &last, "N", "the last N runs of each point (default: 20)" },
+		{ PG_OPT_END },
+	};
+	const struct pg_cmd_help help = {
+		"baseline history", "[options]",
+		"print each test point's recorded runs as a trend per metric",
+		"Per metric: the oldest and newest value of the last N runs, the change, a\n"
+		"sparkline, the median and the run-to-run spread (1.4826 MAD / median).",
+		opts
+	};
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_history *hs = NULL;
+	size_t n = 0;
+	struct pg_buf out = PG_BUF_INIT;
+	char gpu[128] = "";
+	int rc, exit_code = PG_EXIT_OK;
+
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
+		goto done;
+	if (last < 1) {
+		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must be at least 1");
+		goto fail;
+	}
+	if (metric) {
+		size_t nm;
+		const struct pg_metric *all = pg_metrics_all(&nm);
+		const char *ids[128];
+		bool known = false;
+		for (size_t i = 0; i < nm && i < 128; i++) {
+			ids[i] = all[i].id;
+			known |= !strcmp(all[i].id, metric);
+		}
+		if (!known) {
+			const char *near = pg_nearest(metric, ids, nm < 128 ? nm : 128);
+			rc = pg_error_set(&err, PG_ECONFIG, "option '--metric': unknown metric '%s'%s%s%s", metric,
+					  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+			goto fail;
+		}
+	}
+	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, NULL, &err)))
+		goto fail;
+	if ((rc = pg_history_read(&hs, &n, gpu, point,
+				  &(struct pg_history_opts){ .repo = repo, .ref = ref }, &err)))
+		goto fail;
+	if (!n) {
+		rc = pg_error_set(&err, PG_ENOTFOUND, "no recorded runs for %s%s%s in %s", gpu,
+				  point ? " " : "", point ? point : "", ref ? ref : PG_HISTORY_DEFAULT_REF);
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			pg_buf_putc(&out, '\n');
+		pg_history_trend(&out, &hs[i], metric, last);
+	}
+	fwrite(out.ptr, 1, out.len, stdout);
+	goto done;
+fail:
+	exit_code = pg_cmd_fail("baseline history", &err);
+done:
+	for (size_t i = 0; i < n; i++)
+		pg_history_release(&hs[i]);
+	free(hs);
+	pg_buf_release(&out);
+	pg_strv_release(&pos);
+	return exit_code;
+}
+
+int cmd_baseline(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} subs[] = {
+		{ "update", baseline_update },
+		{ "record", baseline_record },
+		{ "show", baseline_show },
+		{ "history", baseline_history },
+	};
+	const char *names[4];
+
+	if (argc < 2) {
+		fputs(baseline_usage, stderr);
+		return PG_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(baseline_usage, stdout);
+		return PG_EXIT_OK;
+	}
+	for (size_t i = 0; i < 4; i++) {
+		names[i] = subs[i].name;
+		if (!strcmp(argv[1], subs[i].name))
+			return subs[i].fn(argc - 1, argv + 1);
+	}
+	{
+		const char *near = pg_nearest(argv[1], names, 4);
+		fprintf(stderr, "perfgate baseline: unknown subcommand '%s'%s%s%s\n", argv[1],
+			near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+	}
+	return PG_EXIT_USAGE;
+}

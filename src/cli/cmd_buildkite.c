@@ -1,0 +1,108 @@
+/*
+ * perfgate buildkite: the plugin's entry point, run by hooks/command. It
+ * reads the step's plugin configuration from the agent's environment,
+ * validates it, and runs the step (src/buildkite/step_io.c).
+ */
+#include "cli/cmd.h"
+#include "cli/common.h"
+#include "cli/opt.h"
+#include "buildkite/job_env.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/jsonw.h"
+#include "buildkite/plugin_config.h"
+#include "buildkite/step_io.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static bool print_schema, check;
+
+static const struct pg_opt opts[] = {
+	{ PG_OPT_FLAG, "check", 0, &check, NULL,
+	  "validate the step's plugin options and exit (0 valid, 2 with the error)" },
+	{ PG_OPT_FLAG, "print-schema", 0, &print_schema, NULL,
+	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
+	{ PG_OPT_END }
+};
+
+static const struct pg_cmd_help help = {
+	"buildkite", "[options]",
+	"the plugin's entry point: run, report, compare, annotate, upload",
+	"Run by the plugin's command hook. Reads the step's plugin configuration\n"
+	"from BUILDKITE_PLUGIN_CONFIGURATION (or perfgate's entry in\n"
+	"BUILDKITE_PLUGINS), validates it, and runs the step as its `mode` says:\n"
+	"run -> report -> compare -> annotate -> upload. Outside Buildkite the\n"
+	"annotation is written to <results-dir>/annotation.md.\n"
+	"\n"
+	"--check validates the options alone, e.g. before committing a pipeline:\n"
+	"  BUILDKITE_PLUGIN_CONFIGURATION='{\"suites\": \"perf.yml\", \"repeat\": 3}' \\\n"
+	"    perfgate buildkite --check\n"
+	"\n"
+	"Exit codes: 0 pass (or skipped by only-on-labels), 1 confirmed regression,\n"
+	"2 configuration error, 3 infrastructure failure.",
+	opts,
+};
+
+int cmd_buildkite(int argc, char **argv)
+{
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_bkenv env;
+	struct pg_bk_opts o = { 0 };
+	json_t *config = NULL;
+	char *source = NULL;
+	int rc;
+
+	print_schema = check = false;
+	pg_bkenv_load(&env, pg_cmd_getenv, NULL);
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0,
+			 "no arguments: the configuration comes from BUILDKITE_PLUGIN_CONFIGURATION", &rc))
+		goto done;
+	if (print_schema) {
+		struct pg_buf out = PG_BUF_INIT;
+		json_t *schema = pg_plugin_config_schema();
+		pg_json_write(&out, schema, 2);
+		pg_buf_putc(&out, '\n');
+		rc = pg_cmd_print(&out);
+		pg_buf_release(&out);
+		json_decref(schema);
+		goto done;
+	}
+	config = pg_bk_config_from_env(&env, &source, &err);
+	if (!config) {
+		rc = err.code;
+		goto fail;
+	}
+	if (check) {
+		struct pg_plugin_config pc;
+		const char *step = env.step_label ? env.step_label : pg_bkenv_step_name(&env);
+		rc = pg_plugin_config_parse(&pc, config, step, &err);
+		pg_plugin_config_release(&pc);
+		if (rc)
+			goto fail;
+		fprintf(stderr, "perfgate buildkite: step '%s': the configuration is valid\n", step);
+		goto done;
+	}
+	if (!source && env.plugins) {
+		/* how the step refers to the plugin, for generated pipelines */
+		struct pg_error ignored = PG_ERROR_INIT;
+		json_decref(pg_bk_plugins_find(env.plugins, &source, &ignored));
+	}
+	o.log = stderr;
+	o.out = stdout;
+	o.plugin_source = source;
+	rc = pg_buildkite_main(&env, config, &o, &err);
+	if (err.code)
+		pg_cmd_fail("buildkite", &err);
+	goto done;
+fail:
+	rc = pg_cmd_fail("buildkite", &err);
+done:
+	json_decref(config);
+	free(source);
+	pg_bkenv_release(&env);
+	pg_strv_release(&pos);
+	return rc;
+}

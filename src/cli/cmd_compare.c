@@ -1,0 +1,113 @@
+/* perfgate compare: results vs the GPU's baseline, a verdict per test and metric. */
+#include "cli/cmd.h"
+#include "cli/common.h"
+#include "cli/compare_cmd.h"
+#include "cli/opt.h"
+#include "base/buf.h"
+#include "gate/compare.h"
+#include "base/error.h"
+#include "gate/gate_io.h"
+#include "results/results_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char compare_description[] =
+	"Compares every test point and metric in DIR with the GPU's baseline and gives\n"
+	"each a verdict: regressed, improved, unchanged, noisy, missing (in the baseline,\n"
+	"not run), new (run, not in the baseline), insufficient-data, or error. Writes\n"
+	"comparison.md and verdict.json (to -o, default DIR) and prints the markdown.\n"
+	"\n"
+	"With --confirm-dir, the points listed under \"rerun\" in a first verdict.json,\n"
+	"run again, are decided on both runs' samples pooled.";
+
+static const char gate_description[] =
+	"compare, with the exit code as the verdict: 0 pass (warnings included), 1 a\n"
+	"regression of a gating metric (confirmed when --confirm-dir is given), 3 when\n"
+	"results needed for the decision are missing or failed.";
+
+int pg_compare_main(int argc, char **argv, bool gate)
+{
+	const char *gpu_flag = NULL, *confirm_dir = NULL, *outdir = NULL;
+	struct pg_gate_source src = { 0 };
+	bool allow_missing = false, strict = false, quiet = false;
+	const struct pg_opt opts[] = {
+		PG_CMD_BASELINE_OPTS(src),
+		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
+		  "the GPU to compare for (default: $PERFGATE_GPU, else what the results record)" },
+		{ PG_OPT_STRING, "confirm-dir", 'c', &confirm_dir, "DIR",
+		  "a re-run of the flagged points: decide them on both runs pooled" },
+		{ PG_OPT_STRING, "output", 'o', &outdir, "DIR",
+		  "where comparison.md and verdict.json go (default: the results directory)" },
+		{ PG_OPT_FLAG, "allow-missing", 0, &allow_missing,
+		  NULL, "baseline points the run lacks only warn (default: exit 3 in gate)" },
+		{ PG_OPT_FLAG, "strict", 0, &strict, NULL,
+		  "a gating metric still noisy after confirmation fails too" },
+		{ PG_OPT_FLAG, "quiet", 'q', &quiet, NULL, "do not print the markdown" },
+		{ PG_OPT_END },
+	};
+	const struct pg_cmd_help help = {
+		gate ? "gate" : "compare", "[options] DIR",
+		gate ? "compare results with the GPU's baseline and exit 1 on a regression"
+		     : "compare results with the GPU's baseline: a verdict per test and metric",
+		gate ? gate_description : compare_description, opts
+	};
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set run = PG_RESULT_SET_INIT, again = PG_RESULT_SET_INIT;
+	struct pg_policy policy = { 0 };
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison cmp = PG_COMPARISON_INIT;
+	struct pg_run_point *points = NULL, *confirm_points = NULL;
+	struct pg_buf md = PG_BUF_INIT;
+	char gpu[128];
+	int rc, exit_code = PG_EXIT_OK;
+
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one results directory", &exit_code))
+		goto done;
+	if ((rc = pg_cmd_load_results(&run, pos.v[0], &err)))
+		goto fail;
+	if (confirm_dir && (rc = pg_cmd_load_results(&again, confirm_dir, &err)))
+		goto fail;
+	if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &run, &err)))
+		goto fail;
+	src.gpu = gpu;
+	rc = pg_gate_load(&policy, &base, &src, &err);
+	if (rc == PG_ENOTFOUND)
+		err.code = PG_ECONFIG; /* no thresholds file: set one up, a retry cannot help */
+	if (rc)
+		goto fail;
+
+	points = pg_run_points(&run);
+	confirm_points = pg_run_points(&again);
+	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
+		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
+	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
+		goto fail;
+	if (!quiet) {
+		exit_code = pg_cmd_print(&md);
+	}
+	/* the verdict outranks a stdout that failed: the files are written */
+	if (gate && pg_outcome_exit_code(cmp.outcome) != PG_EXIT_OK)
+		exit_code = pg_outcome_exit_code(cmp.outcome);
+	goto done;
+fail:
+	exit_code = pg_cmd_fail(help.name, &err);
+done:
+	free(points);
+	free(confirm_points);
+	pg_buf_release(&md);
+	pg_comparison_release(&cmp);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+	pg_result_set_release(&run);
+	pg_result_set_release(&again);
+	pg_strv_release(&pos);
+	return exit_code;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	return pg_compare_main(argc, argv, false);
+}

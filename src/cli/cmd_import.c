@@ -1,0 +1,189 @@
+/*
+ * perfgate import FILE... [-o DIR]: other tools' output -> perfgate result
+ * files. Every file is read and checked before anything is written, so a
+ * bad input leaves the results directory as it was.
+ */
+#include "cli/cmd.h"
+#include "cli/opt.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "gpu/gpu.h"
+#include "sys/fsutil.h"
+#include "import/import_io.h"
+#include "results/results_io.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *outdir;
+static const char *gpu;
+
+static const struct pg_opt opts[] = {
+    {PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)"},
+    {PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
+     "GPU of records whose source names none (\"8xH100\", \"H100\")"},
+    {PG_OPT_END}};
+
+static const struct pg_cmd_help help = {
+	"import", "[options] FILE|DIR...",
+	"turn vllm bench / llm-d / printed results into perfgate result files",
+	"Reads vllm bench serve/latency/throughput JSON (one object, JSON lines, or\n"
+	"objects back to back, as llm-d writes them), text holding printed\n"
+	"\"Serving Benchmark Result\" blocks, and benchmark_results.md reports or\n"
+	"benchmark_results.json records, and writes one result file per point\n"
+	"into DIR. A directory stands for its .json files. perfgate's own outputs\n"
+	"(benchmark_results.json, verdict.json) and *.pytorch.json files are\n"
+	"skipped, with a note, when result files of their directory are imported\n"
+	"too. When the inputs span several GPUs, each GPU gets its own\n"
+	"directory, DIR/<GPU> (H100, L40S, ...). Nothing is written unless every\n"
+	"input is readable.",
+	opts,
+};
+
+struct target {
+	size_t index;        /* into the result set */
+	char *dir;           /* output directory */
+};
+
+static int target_cmp(const void *a, const void *b, void *arg)
+{
+	const struct target *x = a, *y = b;
+	const struct pg_result_set *rs = arg;
+	int c = strcmp(x->dir, y->dir);
+
+	if (c)
+		return c;
+	c = strcmp(rs->items[x->index].name, rs->items[y->index].name);
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static void add_file(struct pg_file_out *files, struct pg_buf *texts, size_t *n, const char *dir,
+		     const char *name, const char *ext, const json_t *json)
+{
+	struct pg_buf path = PG_BUF_INIT;
+
+	pg_buf_printf(&path, "%s/%s%s", dir, name, ext);
+	pg_result_text(&texts[*n], json);
+	files[*n].path = pg_buf_detach(&path);
+	files[*n].data = texts[*n].ptr;
+	files[*n].len = texts[*n].len;
+	(*n)++;
+}
+
+static long record_of(const struct pg_result *r)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(r->json, "perfgate"), "import"),
+				    "record");
+	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	struct pg_strv pos = PG_STRV_INIT, inputs = PG_STRV_INIT, notes = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_import_opts iopts = { 0 };
+	struct target *targets = NULL;
+	char (*keys)[128] = NULL;
+	struct pg_file_out *files = NULL;
+	struct pg_buf *texts = NULL;
+	size_t n_files = 0;
+	int split = 0, rc;
+
+	outdir = NULL;
+	gpu = NULL;
+	if (pg_cmd_parse(&help, argc, argv, &pos, 1, SIZE_MAX, "input files", &rc))
+		goto done;
+	if (!outdir)
+		outdir = "results";
+	iopts.gpu = gpu && *gpu ? gpu : NULL;
+
+	if ((rc = pg_import_inputs(&inputs, &notes, pos.v, pos.n, &err)) != 0)
+		goto fail;
+	for (size_t i = 0; i < notes.n; i++)
+		fprintf(stderr, "perfgate import: %s\n", notes.v[i]);
+	for (size_t i = 0; i < inputs.n; i++) {
+		if ((rc = pg_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
+			if (rc == PG_ENOTFOUND)
+				err.code = PG_ECONFIG; /* a missing input is a usage error */
+			goto fail;
+		}
+	}
+
+	/* one directory per GPU when the inputs hold several */
+	keys = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*keys));
+	for (size_t i = 0; i < rs.n; i++) {
+		pg_gpu_key(keys[i], sizeof(keys[i]), pg_result_gpu(&rs.items[i]));
+		for (char *c = keys[i]; *c; c++)
+			if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
+				*c = '_';
+		if (i && strcmp(keys[i], keys[0]))
+			split = 1;
+	}
+	targets = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*targets));
+	for (size_t i = 0; i < rs.n; i++) {
+		targets[i].index = i;
+		targets[i].dir = split ? pg_path_join(outdir, keys[i]) : pg_xstrdup(outdir);
+	}
+	qsort_r(targets, rs.n, sizeof(*targets), target_cmp, &rs);
+	for (size_t i = 1; i < rs.n; i++) {
+		const struct pg_result *a = &rs.items[targets[i - 1].index];
+		const struct pg_result *b = &rs.items[targets[i].index];
+
+		if (strcmp(targets[i - 1].dir, targets[i].dir) || strcmp(a->name, b->name))
+			continue;
+		rc = pg_error_set(
+		    &err, PG_ECONFIG,
+		    "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
+		    "import them into different directories (-o)",
+		    targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
+		goto fail;
+	}
+
+	/* all files in one batch: one sync for thousands of results */
+	files = pg_xcalloc(2 * rs.n + 1, sizeof(*files));
+	texts = pg_xcalloc(2 * rs.n + 1, sizeof(*texts));
+	for (size_t i = 0; i < rs.n; i++) {
+		const struct pg_result *r = &rs.items[targets[i].index];
+
+		if (i == 0 || strcmp(targets[i - 1].dir, targets[i].dir))
+			if ((rc = pg_mkdir_p(targets[i].dir, &err)) != 0)
+				goto fail;
+		add_file(files, texts, &n_files, targets[i].dir, r->name, ".json", r->json);
+		if (r->commands)
+			add_file(files, texts, &n_files, targets[i].dir, r->name, ".commands",
+				 r->commands);
+	}
+	if ((rc = pg_files_write_atomic(files, n_files, &err)) != 0)
+		goto fail;
+	for (size_t i = 0, start = 0; i < rs.n; i++) {
+		if (i + 1 < rs.n && !strcmp(targets[i + 1].dir, targets[i].dir))
+			continue;
+		printf("%s: %zu result%s\n", targets[i].dir, i + 1 - start, i == start ? "" : "s");
+		start = i + 1;
+	}
+	rc = PG_EXIT_OK;
+	goto done;
+fail:
+	rc = pg_cmd_fail("import", &err);
+done:
+	for (size_t i = 0; targets && i < rs.n; i++)
+		free(targets[i].dir);
+	free(targets);
+	free(keys);
+	for (size_t i = 0; i < n_files; i++) {
+		free((char *)files[i].path);
+		pg_buf_release(&texts[i]);
+	}
+	free(files);
+	free(texts);
+	pg_result_set_release(&rs);
+	pg_strv_release(&pos);
+	pg_strv_release(&inputs);
+	pg_strv_release(&notes);
+	return rc;
+}

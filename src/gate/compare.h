@@ -1,0 +1,424 @@
+#ifndef PERFGATE_GATE_COMPARE_H
+#define PERFGATE_GATE_COMPARE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "results/metrics.h"
+#include "base/strutil.h"
+#include "suite/suite.h"
+
+struct pg_buf;
+struct pg_error;
+
+/*
+ * The gate: compare every test point x metric of a run with its baseline
+ * and give each a verdict (research/regression.md section 6.3).
+ *
+ *   policy    how results are judged: tolerances, floors, which metrics gate
+ *             and which only warn, the test's significance level...
+ *             (thresholds/<GPU>.yml "policy:", else the registry defaults)
+ *   baseline  reference values per point and metric, from a thresholds file
+ *             or from the run history in git
+ *   current   the run's result objects (and optionally a confirmation re-run)
+ *
+ * Everything here is pure: loading and writing live in the *_io.c files
+ * (gate/gate_io.c and those of baseline/).
+ */
+
+enum pg_verdict {
+	PG_VERDICT_REGRESSED,     /* worse beyond tolerance (and significant) */
+	PG_VERDICT_NOISY,         /* beyond tolerance, not significant / unstable */
+	PG_VERDICT_ERROR,         /* the point failed (status error/cancelled) */
+	PG_VERDICT_MISSING,       /* in the baseline, not in the run */
+	PG_VERDICT_INSUFFICIENT,  /* too little baseline history to judge */
+	PG_VERDICT_IMPROVED,      /* better beyond tolerance */
+	PG_VERDICT_NEW,           /* in the run, not in the baseline */
+	PG_VERDICT_UNCHANGED,     /* within tolerance or under the floor */
+	PG_VERDICT_COUNT
+};
+
+/* "regressed", "noisy", "error", "missing", "insufficient-data",
+ * "improved", "new", "unchanged". */
+const char *pg_verdict_name(enum pg_verdict v);
+
+/* What a row (or the whole comparison) means for the gate. Ordered by
+ * severity: the comparison's outcome is its worst row's. */
+enum pg_outcome {
+	PG_OUTCOME_PASS,
+	PG_OUTCOME_WARN,          /* pass, with something to look at */
+	PG_OUTCOME_INFRA,         /* results needed for the decision are missing or errored: exit 3 */
+	PG_OUTCOME_FAIL,          /* a (confirmed) regression of a gating metric: exit 1 */
+};
+
+/* "pass", "warn", "error", "fail". */
+const char *pg_outcome_name(enum pg_outcome o);
+/* 0, 0, 3, 1 */
+int pg_outcome_exit_code(enum pg_outcome o);
+
+/* ------------------------------------------------------------------ */
+/* Policy                                                              */
+
+/* How one test point x metric is judged. */
+struct pg_rule {
+	bool gate;            /* a regression fails the gate; else it only warns */
+	double tolerance;     /* relative change tolerated in the worse direction */
+	double floor;         /* absolute change (display units) below which nothing changed */
+	double escalate;      /* a warn-only metric still fails when worse by more
+			       * than this (relative); 0 = never */
+	double alpha;         /* significance level of the one-sided Mann-Whitney U guard */
+	long min_samples;     /* the test runs only with this many samples on both sides */
+	double noise_sigmas;  /* widen the tolerance to this many measured run-to-run
+			       * sds of the baseline (git history) */
+	double recheck;       /* a first run worse than recheck x the failing threshold
+			       * (tolerance, or escalate for warn-only metrics) is re-run
+			       * to confirm; the pooled runs then decide */
+};
+
+/* Which fields of a pg_rule a policy entry sets. */
+enum {
+	PG_RULE_GATE = 1 << 0,
+	PG_RULE_TOLERANCE = 1 << 1,
+	PG_RULE_FLOOR = 1 << 2,
+	PG_RULE_ESCALATE = 1 << 3,
+	PG_RULE_ALPHA = 1 << 4,
+	PG_RULE_MIN_SAMPLES = 1 << 5,
+	PG_RULE_NOISE_SIGMAS = 1 << 6,
+	PG_RULE_RECHECK = 1 << 7,
+};
+
+struct pg_rule_patch {
+	unsigned set;         /* PG_RULE_* bits */
+	struct pg_rule rule;  /* only the fields named in set count */
+};
+
+/* "metrics: <id>: {...}" or "tests: <pattern>: <id>: {...}". */
+struct pg_policy_entry {
+	char *pattern;        /* test point name or fnmatch(3) glob; NULL for metrics: */
+	char *metric;         /* metric id, or "*" for every metric of the test */
+	struct pg_rule_patch patch;
+	int line;             /* where it was written (0: not from a file) */
+};
+
+struct pg_policy {
+	/* settings that apply to every metric unless an entry overrides them */
+	double alpha;             /* default 0.05 */
+	long min_samples;         /* default 5 */
+	double noise_sigmas;      /* default PG_DEFAULT_NOISE_SIGMAS */
+	double escalate;          /* tail-class metrics: default PG_DEFAULT_ESCALATE */
+	double recheck;           /* NAN: per metric class (PG_DEFAULT_RECHECK_*) */
+	long min_history;         /* git baselines: fewer records -> insufficient-data; default 5 */
+	long history_window;      /* git baselines: the last K records; default 10 */
+	struct pg_policy_entry *entries;  /* in file order; later entries win */
+	size_t n_entries;
+	size_t cap_entries;
+};
+
+#define PG_DEFAULT_ALPHA 0.05
+#define PG_DEFAULT_MIN_SAMPLES 5
+#define PG_DEFAULT_NOISE_SIGMAS 1.6
+#define PG_DEFAULT_ESCALATE 0.08
+#define PG_DEFAULT_RECHECK_THROUGHPUT 0.6
+#define PG_DEFAULT_RECHECK_LATENCY 0.8
+#define PG_DEFAULT_RECHECK_TAIL 0.75
+#define PG_DEFAULT_MIN_HISTORY 5
+#define PG_DEFAULT_HISTORY_WINDOW 20
+
+/* The defaults above and no entries. */
+void pg_policy_init(struct pg_policy *p);
+void pg_policy_release(struct pg_policy *p);
+/* Append an entry (strings copied). */
+void pg_policy_add(struct pg_policy *p, const char *pattern, const char *metric,
+		   const struct pg_rule_patch *patch, int line);
+
+/*
+ * The rule for one point and metric: the registry's defaults for the metric
+ * (gated, tolerance, floor; tail metrics escalate at policy->escalate), the
+ * policy's global settings, then every matching entry in order: "metrics:"
+ * entries first, then "tests:" entries whose pattern matches the point name
+ * or its test name (test may be NULL).
+ */
+void pg_policy_rule(const struct pg_policy *p, const char *point, const char *test,
+		    const struct pg_metric *m, struct pg_rule *out);
+
+/* ------------------------------------------------------------------ */
+/* Runs                                                                */
+
+/* One point of a run (a result file), as the gate reads it. Borrowed. */
+struct pg_run_point {
+	const char *name;          /* result file stem */
+	enum pg_suite_kind suite;
+	const char *status;        /* "ok", "error", "skipped", "cancelled" */
+	const json_t *result;      /* the result object */
+	const char *gpu;           /* raw GPU string (results/results_io.h pg_result_gpu), or NULL */
+	bool probe;                /* an SLA search probe (perfgate.adaptive_search): its
+				    * concurrency moves from run to run, so comparisons,
+				    * baselines and history leave it out */
+};
+
+/* Run points by name, for lookups in runs of any size: pointers sorted by
+ * name, points of the same name in input order (the first one wins). */
+struct pg_run_index {
+	const struct pg_run_point **v;
+	size_t n;
+};
+
+/* Index the n points at pts (borrowed; points without a name are left
+ * out). */
+void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n);
+/* The first point called name, or NULL. */
+const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name);
+void pg_run_index_release(struct pg_run_index *ix);
+
+/* One run (a results directory, one report, one job) of several points. */
+struct pg_run {
+	const char *label;         /* where it came from, for "source:" */
+	const struct pg_run_point *points;
+	size_t n;
+};
+
+/* ------------------------------------------------------------------ */
+/* Baselines                                                           */
+
+struct pg_base_metric {
+	const struct pg_metric *metric;
+	double value;         /* the baseline: median of the runs, or as published */
+	double *samples;      /* per-repeat values or per-run summaries, for the
+			       * significance test (owned; NULL when only a value) */
+	size_t n_samples;
+	double noise;         /* relative sd between runs (from history), NAN if unknown */
+	long runs;            /* runs or records behind value */
+	int line;             /* thresholds file line; 0 if none */
+};
+
+struct pg_base_point {
+	char *name;           /* test point: result file stem */
+	enum pg_suite_kind suite;
+	char *test;           /* test name without the qps/concurrency suffix, or NULL */
+	double qps;           /* serving: INFINITY for inf; NAN when unknown */
+	long max_concurrency; /* serving: 0 unbounded; -1 unknown */
+	char *gpu;            /* the GPU label the values were measured on ("8xH100") */
+	char *source;         /* where the values came from */
+	char *date;           /* ISO 8601 date of the measurement, or NULL */
+	char *commit;         /* source commit, or NULL */
+	long runs;            /* runs (jobs) behind the values */
+	long repeats;         /* samples per run, 1 for published figures */
+	char *insufficient;   /* non-NULL: why this point cannot be judged (git: too
+			       * few records); its metrics still show values */
+	struct pg_base_metric *metrics;
+	size_t n_metrics;
+	size_t cap_metrics;
+	int line;
+};
+
+struct pg_baseline {
+	char *gpu;            /* the baseline key: "H100" */
+	char *kind;           /* "thresholds" or "git" */
+	char *source;         /* thresholds path, or "<repo> <ref> at <merge-base>" */
+	struct pg_base_point *points;
+	size_t n;
+	size_t cap;
+	bool sorted;          /* points are in name order (pg_baseline_sort): lookups
+			       * bisect instead of scanning */
+};
+
+#define PG_BASELINE_INIT { NULL, NULL, NULL, NULL, 0, 0, false }
+
+void pg_baseline_release(struct pg_baseline *b);
+/* The point called name, or NULL. O(log n) once sorted, O(n) before. */
+struct pg_base_point *pg_baseline_find(const struct pg_baseline *b, const char *name);
+/* Append a zeroed point named name (qps NAN, concurrency -1). */
+struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
+				      enum pg_suite_kind suite);
+/* Append a metric; samples copied (may be NULL), value NAN = their median. */
+struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p,
+						const struct pg_metric *m, double value,
+						const double *samples, size_t n_samples);
+/*
+ * Append a metric measured over k runs (jobs), given each run's median: the
+ * value is their median, the samples are the run medians, and the noise is
+ * their robust relative spread (1.4826 MAD / median) when k >= 3.
+ */
+struct pg_base_metric *pg_base_point_add_runs(struct pg_base_point *p, const struct pg_metric *m,
+					      const double *run_medians, size_t k);
+const struct pg_base_metric *pg_base_point_metric(const struct pg_base_point *p,
+						  const struct pg_metric *m);
+/* Sort points by name, so files and reports are stable. */
+void pg_baseline_sort(struct pg_baseline *b);
+
+/*
+ * Baseline points from one or more runs of the same tests (the sources of
+ * `perfgate baseline update`). Points whose status is not "ok" are left out
+ * and named in skipped (if not NULL). With one run a metric's samples are
+ * its repeats and its value their median; with several, each run counts
+ * once: the samples are the run medians, the value their median and the
+ * noise their spread. Points are added to out (which should be empty) and
+ * sorted. SLA search probes are left out.
+ */
+void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, size_t n_runs,
+			   struct pg_strv *skipped);
+
+/* A result's date as YYYY-MM-DD (perfgate.started_at, or vLLM's
+ * "date": "20250526-040420"), into out; "" when it has none. */
+void pg_result_date(char out[16], const json_t *result);
+
+/* ------------------------------------------------------------------ */
+/* One decision                                                        */
+
+struct pg_decision {
+	enum pg_verdict verdict;   /* regressed, noisy, improved or unchanged */
+	double baseline;
+	double current;            /* median of the current samples */
+	double change;             /* current / baseline - 1 (signed, raw) */
+	double tolerance;          /* effective: after widening to the measured noise */
+	double p_value;            /* NAN when the test did not run */
+	bool below_floor;          /* |current - baseline| <= floor */
+	bool escalated;            /* a warn-only metric worse than the escalation threshold */
+	bool fails;                /* regressed, and the rule gates or escalated */
+	bool flagged;              /* worth a confirmation re-run: worse than recheck x the
+				    * failing threshold on a metric that can fail */
+};
+
+/*
+ * Decide one metric: the current samples (repeats of one run, or a run and
+ * its confirmation pooled) against the baseline. Steps, in order:
+ *
+ *  1. baseline b and current c are medians; d = ln(c/b), signed so that d > 0
+ *     is worse (the metric's direction);
+ *  2. tolerance t = max(rule tolerance, noise_sigmas * base->noise);
+ *  3. |c - b| <= floor -> unchanged;
+ *  4. |d| <= ln(1 + t) -> unchanged;
+ *  5. with >= min_samples on both sides, the one-sided Mann-Whitney U test
+ *     must agree (p < alpha) or the verdict is noisy;
+ *  6. otherwise regressed (d > 0) or improved (d < 0).
+ *
+ * A regressed metric fails when the rule gates it, or when it is worse than
+ * the escalation threshold. A baseline <= 0 compares by the floor only.
+ */
+void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_direction dir,
+	       const struct pg_base_metric *base, const double *cur, size_t n_cur);
+
+/* A result's request rate: perfgate.params.qps, else vLLM's request_rate
+ * (a number or "inf"); NAN when it has neither. */
+double pg_result_qps(const json_t *result);
+/* Its max_concurrency (perfgate.params, else vLLM's key): 0 for null
+ * (unbounded), -1 when absent. */
+long pg_result_max_concurrency(const json_t *result);
+/* The non-empty string at a dotted path ("perfgate.test"), or NULL. */
+const char *pg_json_path_str(const json_t *obj, const char *dotted);
+
+/* The samples of a metric in a result object: one per perfgate.repeats
+ * entry that has it, else the top-level value. Returns the count; *out is
+ * owned by the caller (NULL when 0). */
+size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out);
+
+/* ------------------------------------------------------------------ */
+/* A whole comparison                                                  */
+
+
+struct pg_cmp_row {
+	char *point;
+	char *test;                /* NULL when unknown */
+	enum pg_suite_kind suite;
+	double qps;                /* NAN unknown, INFINITY inf */
+	long max_concurrency;      /* 0 unbounded, -1 unknown */
+	const struct pg_metric *metric;  /* NULL for a whole-point row (error, missing point) */
+	struct pg_rule rule;
+	double baseline;           /* NAN when absent */
+	double current;            /* NAN when absent */
+	double change;             /* current / baseline - 1; NAN */
+	double tolerance;          /* effective tolerance; NAN for missing/new */
+	double p_value;            /* NAN when no test ran */
+	size_t n_baseline;         /* samples (or runs) behind the baseline */
+	size_t n_current;          /* samples behind current */
+	enum pg_verdict verdict;
+	enum pg_outcome outcome;
+	bool confirmed;            /* decided on first run + confirmation pooled */
+	bool needs_confirmation;   /* first pass flagged it and no confirmation was given */
+	char *note;                /* one short human sentence, or NULL */
+};
+
+struct pg_comparison {
+	char *gpu;
+	char *baseline_kind;
+	char *baseline_source;
+	struct pg_cmp_row *rows;   /* point order, then registry metric order */
+	size_t n;
+	size_t cap;
+	size_t counts[PG_VERDICT_COUNT];
+	size_t failing;            /* rows with outcome FAIL */
+	size_t gated;              /* rows of gating metrics */
+	enum pg_outcome outcome;
+	struct pg_strv rerun;      /* points a confirmation run should repeat */
+	bool with_confirmation;    /* a confirmation run was given */
+};
+
+#define PG_COMPARISON_INIT { 0 }
+
+struct pg_compare_opts {
+	bool allow_missing;        /* missing points warn instead of exit 3 */
+	bool strict;               /* noisy gating metrics fail after confirmation */
+};
+
+/*
+ * Compare run (n_run points) with base under policy. confirm (n_confirm,
+ * may be 0) is a re-run of some of the points: rows the first pass flags
+ * (regressed or noisy, on metrics that can fail) are decided again on the
+ * first run's and the re-run's samples pooled. The comparison owns its
+ * strings; the metric pointers are the registry's.
+ */
+void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
+		const struct pg_baseline *base, const struct pg_run_point *run, size_t n_run,
+		const struct pg_run_point *confirm, size_t n_confirm,
+		const struct pg_compare_opts *opts);
+
+void pg_comparison_release(struct pg_comparison *c);
+
+/* ------------------------------------------------------------------ */
+/* Rendering                                                           */
+
+/*
+ * The comparison as markdown, safe inside a Buildkite annotation: a headline
+ * verdict line, a summary line, the table of regressions (and other rows
+ * that need attention) first, then every row in a collapsible <details>
+ * section. Every name and note is escaped (base/escape.h: no table,
+ * emphasis or HTML can come from a test name), tables have blank lines
+ * around them so they render inside <details>.
+ */
+void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
+
+/* Only the headline line (no trailing newline), e.g. for a step label. */
+void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c);
+
+/* Only the table of rows needing attention (regressed, noisy, error,
+ * missing), or nothing when there are none. */
+void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c);
+
+/*
+ * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",
+ * "exit_code", "summary": {verdict counts}, "rerun": [points],
+ * "rows": [{point, test, suite, qps, max_concurrency, metric, label, unit,
+ * direction, gate, baseline, current, change, tolerance, floor, p_value,
+ * n_baseline, n_current, verdict, outcome, confirmed, note}]}.
+ * pandas: pd.DataFrame(json.load(f)["rows"]). New reference.
+ */
+json_t *pg_comparison_json(const struct pg_comparison *c);
+
+/*
+ * The same document written a piece at a time, for files of any size:
+ * pg_json_write(pg_comparison_json(c), 2) and a newline, never holding
+ * every row at once. Each call appends the next piece to out and returns
+ * nonzero while more follows:
+ *
+ *   struct pg_comparison_json_writer w = { .c = &cmp };
+ *   while (pg_comparison_json_next(&w, &chunk)) ...
+ */
+struct pg_comparison_json_writer {
+	const struct pg_comparison *c;
+	size_t next;               /* the next row */
+	bool started;              /* the head is written */
+};
+int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out);
+
+#endif

@@ -1,0 +1,383 @@
+/* The comparison as markdown (annotations, artifacts) and as verdict JSON. */
+#include "gate/compare.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/escape.h"
+#include "base/jsonw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void num_cell(struct pg_buf *out, double v)
+{
+	char g[PG_FMT_DOUBLE_SIZE];
+	if (isnan(v))
+		pg_buf_puts(out, "—");
+	else
+		pg_buf_puts(out, pg_fmt_g(g, v));
+}
+
+static void pct_cell(struct pg_buf *out, double rel, bool sign)
+{
+	if (!isfinite(rel)) {
+		pg_buf_puts(out, "—");
+		return;
+	}
+	double pct = round(rel * 1000) / 10;
+	if (pct == 0)
+		pct = 0; /* no "-0.0%" */
+	pg_buf_printf(out, sign ? "%+.1f%%" : "%.1f%%", pct);
+}
+
+static void metric_cell(struct pg_buf *out, const struct pg_metric *m)
+{
+	if (!m) {
+		pg_buf_puts(out, "all metrics");
+		return;
+	}
+	pg_escape_md_cell(out, m->label);
+	if (m->unit[0])
+		pg_buf_printf(out, " (%s)", m->unit);
+}
+
+static void verdict_cell(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	const char *v = pg_verdict_name(r->verdict);
+
+	if (r->outcome == PG_OUTCOME_FAIL || r->outcome == PG_OUTCOME_INFRA)
+		pg_buf_printf(out, "**%s**", v);
+	else
+		pg_buf_puts(out, v);
+	if (r->metric && r->verdict == PG_VERDICT_REGRESSED && r->outcome == PG_OUTCOME_WARN)
+		pg_buf_puts(out, " (warn)");
+}
+
+static const char table_head[] =
+	"| Test | Metric | Baseline | Current | Change | Tolerance | Verdict | Note |\n"
+	"|---|---|--:|--:|--:|--:|---|---|\n";
+
+static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	pg_buf_puts(out, "| ");
+	pg_escape_md_cell(out, r->point);
+	pg_buf_puts(out, " | ");
+	metric_cell(out, r->metric);
+	pg_buf_puts(out, " | ");
+	num_cell(out, r->baseline);
+	pg_buf_puts(out, " | ");
+	num_cell(out, r->current);
+	pg_buf_puts(out, " | ");
+	pct_cell(out, r->change, true);
+	pg_buf_puts(out, " | ");
+	pct_cell(out, r->tolerance, false);
+	pg_buf_puts(out, " | ");
+	verdict_cell(out, r);
+	pg_buf_puts(out, " | ");
+	pg_escape_md_cell(out, r->note);
+	pg_buf_puts(out, " |\n");
+}
+
+/* Rows shown above the fold: regressions and doubts about single metrics. */
+static bool needs_attention(const struct pg_cmp_row *r)
+{
+	return r->verdict == PG_VERDICT_REGRESSED || r->verdict == PG_VERDICT_NOISY ||
+	       r->verdict == PG_VERDICT_ERROR || r->verdict == PG_VERDICT_MISSING;
+}
+
+static int attention_rank(const struct pg_cmp_row *r)
+{
+	switch (r->outcome) {
+	case PG_OUTCOME_FAIL:
+		return 0;
+	case PG_OUTCOME_INFRA:
+		return 1;
+	case PG_OUTCOME_WARN:
+		return r->verdict == PG_VERDICT_REGRESSED ? 2 : 3;
+	default:
+		return 4;
+	}
+}
+
+static int cmp_attention(const void *a, const void *b)
+{
+	const struct pg_cmp_row *x = *(const struct pg_cmp_row *const *)a;
+	const struct pg_cmp_row *y = *(const struct pg_cmp_row *const *)b;
+	int rx = attention_rank(x), ry = attention_rank(y);
+	double cx = isfinite(x->change) ? fabs(x->change) : -1;
+	double cy = isfinite(y->change) ? fabs(y->change) : -1;
+
+	if (rx != ry)
+		return rx - ry;
+	if (cx != cy)
+		return cx < cy ? 1 : -1; /* bigger changes first */
+	if (x < y)
+		return -1;
+	return x > y;
+}
+
+static const struct pg_cmp_row **attention_rows(const struct pg_comparison *c, size_t *n)
+{
+	const struct pg_cmp_row **rows = pg_xmalloc((c->n + 1) * sizeof(*rows));
+	*n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (needs_attention(&c->rows[i]))
+			rows[(*n)++] = &c->rows[i];
+	qsort(rows, *n, sizeof(*rows), cmp_attention);
+	return rows;
+}
+
+/* Points with a row of outcome o. pg_compare writes a point's rows one
+ * after the other. */
+static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
+{
+	size_t n = 0, next;
+
+	for (size_t i = 0; i < c->n; i = next) {
+		bool hit = false;
+		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point); next++)
+			hit |= c->rows[next].outcome == o;
+		n += hit;
+	}
+	return n;
+}
+
+void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
+{
+	struct pg_buf name = PG_BUF_INIT;
+	const char *gpu;
+
+	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
+	gpu = name.ptr;
+
+	switch (c->outcome) {
+	case PG_OUTCOME_FAIL:
+		pg_buf_printf(out, "**perfgate: FAIL** — %zu regression%s on %s", c->failing,
+			      c->failing == 1 ? "" : "s", gpu);
+		if (c->with_confirmation)
+			pg_buf_puts(out, ", confirmed by a re-run");
+		break;
+	case PG_OUTCOME_INFRA: {
+		size_t n = count_points(c, PG_OUTCOME_INFRA);
+		pg_buf_printf(out, "**perfgate: ERROR** — results needed for the decision are missing or failed for %zu test point%s on %s",
+			      n, n == 1 ? "" : "s", gpu);
+		break;
+	}
+	case PG_OUTCOME_WARN: {
+		bool first = true;
+		pg_buf_printf(out, "**perfgate: PASS with warnings** — no confirmed regression on %s; ", gpu);
+		for (int v = 0; v < PG_VERDICT_COUNT; v++) {
+			if (v == PG_VERDICT_IMPROVED || v == PG_VERDICT_NEW || v == PG_VERDICT_UNCHANGED ||
+			    !c->counts[v])
+				continue;
+			pg_buf_printf(out, "%s%zu %s", first ? "" : ", ", c->counts[v], pg_verdict_name(v));
+			first = false;
+		}
+		break;
+	}
+	case PG_OUTCOME_PASS:
+		pg_buf_printf(out, "**perfgate: PASS** — no regressions on %s", gpu);
+		break;
+	}
+	pg_buf_release(&name);
+}
+
+static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
+{
+	bool first = true;
+
+	pg_buf_puts(out, "Baseline: ");
+	pg_escape_md_cell(out, c->baseline_source ? c->baseline_source : "none");
+	if (c->baseline_kind)
+		pg_buf_printf(out, " (%s)", c->baseline_kind);
+	pg_buf_printf(out, " · %zu comparison%s, %zu gating", c->n, c->n == 1 ? "" : "s", c->gated);
+	for (int v = 0; v < PG_VERDICT_COUNT; v++) {
+		if (!c->counts[v])
+			continue;
+		pg_buf_printf(out, "%s%zu %s", first ? ": " : " · ", c->counts[v], pg_verdict_name(v));
+		first = false;
+	}
+	pg_buf_puts(out, "\n");
+}
+
+void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c)
+{
+	size_t n;
+	const struct pg_cmp_row **rows = attention_rows(c, &n);
+
+	if (n) {
+		pg_buf_puts(out, table_head);
+		for (size_t i = 0; i < n; i++)
+			table_row(out, rows[i]);
+	}
+	free(rows);
+}
+
+void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
+{
+	size_t n_rest = 0;
+
+	pg_comparison_headline(out, c);
+	pg_buf_puts(out, "\n\n");
+	summary_line(out, c);
+	if (c->rerun.n) {
+		pg_buf_puts(out, "\nRe-run to confirm: ");
+		for (size_t i = 0; i < c->rerun.n; i++) {
+			if (i)
+				pg_buf_puts(out, ", ");
+			pg_escape_md_code(out, c->rerun.v[i]);
+		}
+		pg_buf_puts(out, "\n");
+	}
+	{
+		struct pg_buf table = PG_BUF_INIT;
+		pg_comparison_attention_table(&table, c);
+		if (table.len) {
+			pg_buf_puts(out, "\n");
+			pg_buf_add(out, table.ptr, table.len);
+		}
+		pg_buf_release(&table);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		n_rest += !needs_attention(&c->rows[i]);
+	if (n_rest) {
+		pg_buf_printf(out, "\n<details>\n<summary>%zu other comparison%s</summary>\n\n", n_rest,
+			      n_rest == 1 ? "" : "s");
+		pg_buf_puts(out, table_head);
+		for (size_t i = 0; i < c->n; i++)
+			if (!needs_attention(&c->rows[i]))
+				table_row(out, &c->rows[i]);
+		pg_buf_puts(out, "\n</details>\n");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *row_json(const struct pg_cmp_row *r)
+{
+	json_t *o = json_object();
+	const struct pg_metric *m = r->metric;
+
+	json_object_set_new(o, "point", json_string(r->point));
+	json_object_set_new(o, "test", str_or_null(r->test));
+	json_object_set_new(o, "suite", json_string(pg_suite_kind_name(r->suite)));
+	if (isinf(r->qps))
+		json_object_set_new(o, "qps", json_string("inf"));
+	else
+		json_object_set_new(o, "qps", num_or_null(r->qps));
+	json_object_set_new(o, "max_concurrency",
+			    r->max_concurrency > 0 ? json_integer(r->max_concurrency) : json_null());
+	json_object_set_new(o, "metric", m ? json_string(m->id) : json_null());
+	json_object_set_new(o, "label", m ? json_string(m->label) : json_null());
+	json_object_set_new(o, "unit", m ? json_string(m->unit) : json_null());
+	json_object_set_new(o, "direction",
+			    !m ? json_null()
+			       : json_string(m->direction == PG_HIGHER_IS_BETTER ? "higher" : "lower"));
+	json_object_set_new(o, "gate", m ? json_boolean(r->rule.gate) : json_null());
+	json_object_set_new(o, "baseline", num_or_null(r->baseline));
+	json_object_set_new(o, "current", num_or_null(r->current));
+	json_object_set_new(o, "change", num_or_null(r->change));
+	json_object_set_new(o, "tolerance", num_or_null(r->tolerance));
+	json_object_set_new(o, "floor", m ? json_real(r->rule.floor) : json_null());
+	json_object_set_new(o, "escalate", m && r->rule.escalate > 0 ? json_real(r->rule.escalate) : json_null());
+	json_object_set_new(o, "p_value", num_or_null(r->p_value));
+	json_object_set_new(o, "n_baseline", json_integer((json_int_t)r->n_baseline));
+	json_object_set_new(o, "n_current", json_integer((json_int_t)r->n_current));
+	json_object_set_new(o, "verdict", json_string(pg_verdict_name(r->verdict)));
+	json_object_set_new(o, "outcome", json_string(pg_outcome_name(r->outcome)));
+	json_object_set_new(o, "confirmed", json_boolean(r->confirmed));
+	json_object_set_new(o, "needs_confirmation", json_boolean(r->needs_confirmation));
+	json_object_set_new(o, "note", str_or_null(r->note));
+	return o;
+}
+
+/* Everything but the rows. */
+static json_t *comparison_head_json(const struct pg_comparison *c)
+{
+	json_t *o = json_object(), *base = json_object(), *summary = json_object();
+	json_t *rerun = json_array();
+	struct pg_buf headline = PG_BUF_INIT;
+
+	pg_comparison_headline(&headline, c);
+	json_object_set_new(o, "gpu", str_or_null(c->gpu));
+	json_object_set_new(base, "kind", str_or_null(c->baseline_kind));
+	json_object_set_new(base, "source", str_or_null(c->baseline_source));
+	json_object_set_new(o, "baseline", base);
+	json_object_set_new(o, "verdict", json_string(pg_outcome_name(c->outcome)));
+	json_object_set_new(o, "exit_code", json_integer(pg_outcome_exit_code(c->outcome)));
+	json_object_set_new(o, "headline", json_string(headline.ptr));
+	json_object_set_new(o, "confirmation", json_boolean(c->with_confirmation));
+	json_object_set_new(summary, "comparisons", json_integer((json_int_t)c->n));
+	json_object_set_new(summary, "gating", json_integer((json_int_t)c->gated));
+	json_object_set_new(summary, "failing", json_integer((json_int_t)c->failing));
+	for (int v = 0; v < PG_VERDICT_COUNT; v++)
+		json_object_set_new(summary, pg_verdict_name(v), json_integer((json_int_t)c->counts[v]));
+	json_object_set_new(o, "summary", summary);
+	for (size_t i = 0; i < c->rerun.n; i++)
+		json_array_append_new(rerun, json_string(c->rerun.v[i]));
+	json_object_set_new(o, "rerun", rerun);
+	pg_buf_release(&headline);
+	return o;
+}
+
+json_t *pg_comparison_json(const struct pg_comparison *c)
+{
+	json_t *o = comparison_head_json(c), *rows = json_array();
+
+	for (size_t i = 0; i < c->n; i++)
+		json_array_append_new(rows, row_json(&c->rows[i]));
+	json_object_set_new(o, "rows", rows);
+	return o;
+}
+
+/* Rows per piece: about 64 KiB of text. */
+#define JSON_ROWS_PER_PIECE 100
+
+int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out)
+{
+	const struct pg_comparison *c = w->c;
+	size_t end;
+
+	/* pg_json_write(pg_comparison_json(c), 2), a piece at a time: a
+	 * 10,000-point run has 100,000 rows, and their jansson objects take
+	 * several times the memory of their text */
+	if (!w->started) {
+		json_t *head = comparison_head_json(c);
+		const char *key;
+		json_t *val;
+
+		pg_buf_putc(out, '{');
+		json_object_foreach(head, key, val) {
+			pg_buf_puts(out, "\n  ");
+			pg_json_write_string(out, key, strlen(key));
+			pg_buf_puts(out, ": ");
+			pg_json_write_nested(out, val, 2, 1);
+			pg_buf_putc(out, ',');
+		}
+		pg_buf_puts(out, "\n  \"rows\": [");
+		json_decref(head);
+		w->started = true;
+	}
+	end = w->next + JSON_ROWS_PER_PIECE < c->n ? w->next + JSON_ROWS_PER_PIECE : c->n;
+	for (; w->next < end; w->next++) {
+		json_t *row = row_json(&c->rows[w->next]);
+		pg_buf_puts(out, w->next ? ",\n    " : "\n    ");
+		pg_json_write_nested(out, row, 2, 2);
+		json_decref(row);
+	}
+	if (w->next < c->n)
+		return 1;
+	pg_buf_puts(out, c->n ? "\n  ]\n}\n" : "]\n}\n");
+	return 0;
+}

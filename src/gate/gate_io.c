@@ -1,0 +1,166 @@
+#include "gate/gate_io.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "gpu/gpu.h"
+#include "base/strutil.h"
+#include "sys/fsutil.h"
+#include "gpu/detect_io.h"
+#include "baseline/history_io.h"
+#include "baseline/thresholds_io.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The GPU as the report labels it: vLLM's gpu_type lines, else perfgate's
+ * label ("8xH100"), else whatever name the result has. */
+static const char *run_gpu(const struct pg_result *r)
+{
+	json_t *commands_gpu = r->commands ? json_object_get(r->commands, "gpu_type") : NULL;
+	json_t *label = pg_json_path(r->json, "perfgate.gpu.label");
+
+	if (!json_is_string(commands_gpu) && json_is_string(label) && json_string_length(label))
+		return json_string_value(label);
+	return pg_result_gpu(r);
+}
+
+struct pg_run_point *pg_run_points(const struct pg_result_set *set)
+{
+	struct pg_run_point *pts = pg_xcalloc(set->n ? set->n : 1, sizeof(*pts));
+
+	for (size_t i = 0; i < set->n; i++) {
+		const struct pg_result *r = &set->items[i];
+		pts[i].name = r->name;
+		pts[i].suite = r->kind;
+		pts[i].status = pg_result_status(r);
+		pts[i].result = r->json;
+		pts[i].gpu = run_gpu(r);
+		pts[i].probe = json_is_true(pg_json_path(r->json, "perfgate.adaptive_search"));
+	}
+	return pts;
+}
+
+int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_result_set *set,
+		    struct pg_error *err)
+{
+	const char *env = getenv("PERFGATE_GPU");
+	char key[128], first[128] = "";
+
+	if (forced && *forced) {
+		pg_gpu_key(out, size, forced);
+		return 0;
+	}
+	if (env && *env) {
+		pg_gpu_key(out, size, env);
+		return 0;
+	}
+	for (size_t i = 0; set && i < set->n; i++) {
+		const char *raw = pg_result_gpu(&set->items[i]);
+		if (!raw)
+			continue;
+		pg_gpu_key(key, sizeof(key), raw);
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", key);
+		else if (strcmp(first, key))
+			return pg_error_set(err, PG_ECONFIG,
+					    "the results come from several GPUs (%s in %s, %s in %s): pass --gpu",
+					    first, set->items[0].name, key, set->items[i].name);
+	}
+	if (!first[0]) {
+		/* results that do not say: the GPUs of the machine comparing them */
+		struct pg_gpu_info info;
+		struct pg_error ignored = PG_ERROR_INIT;
+		pg_gpu_info_init(&info);
+		if (pg_gpu_detect(&info, &ignored) == 0 && info.count > 0 && strcmp(info.key, "none"))
+			snprintf(first, sizeof(first), "%s", info.key);
+		pg_gpu_info_release(&info);
+	}
+	if (!first[0])
+		return pg_error_set(err, PG_ECONFIG,
+				    "the results do not say which GPU ran them and nvidia-smi found none: pass --gpu (or set PERFGATE_GPU)");
+	snprintf(out, size, "%s", first);
+	return 0;
+}
+
+int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struct pg_gate_source *src,
+		 struct pg_error *err)
+{
+	bool git = src->baseline && !strcmp(src->baseline, "git");
+	char *path;
+	int rc;
+
+	if (src->baseline && !git && strcmp(src->baseline, "thresholds")) {
+		pg_policy_init(policy);
+		memset(base, 0, sizeof(*base));
+		return pg_error_set(err, PG_ECONFIG, "option '--baseline': expected thresholds or git, got '%s'",
+				    src->baseline);
+	}
+	path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
+	rc = pg_thresholds_load(path, policy, base, err);
+	if (rc == PG_ENOTFOUND) {
+		if (!git) {
+			pg_error_set(err, PG_ENOTFOUND,
+				     "%s: no thresholds file for %s; create it with 'perfgate baseline update %s --gpu %s --from <results dir or report>'",
+				     path, src->gpu, path, src->gpu);
+			goto done;
+		}
+		/* a git baseline still needs a policy: the registry's defaults */
+		pg_error_clear(err);
+		rc = 0;
+	}
+	if (rc)
+		goto done;
+	if (base->gpu) {
+		char key[128];
+		pg_gpu_key(key, sizeof(key), base->gpu);
+		if (strcmp(key, src->gpu)) {
+			rc = pg_error_set(err, PG_ECONFIG, "%s: the file is for %s, the comparison for %s",
+					  path, base->gpu, src->gpu);
+			goto done;
+		}
+	}
+	if (!git)
+		goto done;
+
+	pg_baseline_release(base);
+	rc = pg_history_baseline(base, src->gpu, policy,
+				 &(struct pg_history_opts){ .repo = src->repo, .ref = src->ref,
+							    .base_branch = src->base_branch,
+							    .source_repo = src->source_repo },
+				 err);
+done:
+	if (!base->gpu)
+		base->gpu = pg_xstrdup(src->gpu);
+	free(path);
+	return rc;
+}
+
+static int verdict_piece(void *writer, struct pg_buf *chunk)
+{
+	return pg_comparison_json_next(writer, chunk);
+}
+
+int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
+			struct pg_error *err)
+{
+	struct pg_buf own_md = PG_BUF_INIT, path = PG_BUF_INIT;
+	struct pg_buf *md = md_out ? md_out : &own_md;
+	size_t md_start = md->len;
+	int rc = pg_mkdir_p(dir, err);
+
+	if (rc)
+		goto done;
+	pg_comparison_markdown(md, c);
+	pg_buf_printf(&path, "%s/comparison.md", dir);
+	if ((rc = pg_file_write_atomic(path.ptr, md->ptr + md_start, md->len - md_start, err)))
+		goto done;
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/verdict.json", dir);
+	rc = pg_file_write_atomic_fill(path.ptr, verdict_piece,
+				       &(struct pg_comparison_json_writer){ .c = c }, err);
+done:
+	pg_buf_release(&own_md);
+	pg_buf_release(&path);
+	return rc;
+}

@@ -1,0 +1,68 @@
+#ifndef PERFGATE_GATE_GATE_IO_H
+#define PERFGATE_GATE_GATE_IO_H
+
+#include <stddef.h>
+
+#include "gate/compare.h"
+#include "results/results_io.h"
+
+struct pg_buf;
+struct pg_error;
+
+/*
+ * The gate's edges, for the commands (compare, gate, baseline) and for
+ * anything that embeds the comparison (the Buildkite step):
+ *
+ *   struct pg_result_set run = PG_RESULT_SET_INIT;
+ *   pg_results_load_dir(&run, "results", &err);
+ *   pg_gate_gpu_key(gpu, sizeof(gpu), NULL, &run, &err);
+ *   pg_gate_load(&policy, &base, &(struct pg_gate_source){ .thresholds = "thresholds",
+ *                .gpu = gpu }, &err);
+ *   points = pg_run_points(&run);
+ *   pg_compare(&cmp, &policy, &base, points, run.n, NULL, 0, NULL);
+ *   pg_comparison_markdown(&md, &cmp);  // or pg_comparison_json(&cmp)
+ */
+
+/* The run points of a result set: an array of set->n, borrowing from set.
+ * Caller frees the array (not the strings). */
+struct pg_run_point *pg_run_points(const struct pg_result_set *set);
+
+/*
+ * The GPU key the comparison is for: forced (a --gpu value), else the
+ * PERFGATE_GPU environment variable, else the key the results record (they
+ * must agree), else the GPUs nvidia-smi reports on this machine. out gets
+ * the key ("H100"). PG_ECONFIG when results disagree or nothing says which
+ * GPU it is.
+ */
+int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_result_set *set,
+		    struct pg_error *err);
+
+/* Where the baseline comes from. */
+struct pg_gate_source {
+	const char *thresholds;   /* thresholds file or directory; NULL: "thresholds" */
+	const char *gpu;          /* baseline key */
+	const char *baseline;     /* "thresholds" (NULL too): the file's baselines; "git": the
+				   * recorded run history (anything else is PG_ECONFIG) */
+	const char *repo;         /* git: history repository path or URL; NULL: the current one */
+	const char *ref;          /* git: history ref; NULL: refs/perfgate/history */
+	const char *base_branch;  /* git: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH or main */
+	const char *source_repo;  /* git: where HEAD and the base branch live; NULL: cwd */
+};
+
+/*
+ * Load the policy (from the thresholds file; registry defaults when the file
+ * does not exist and the baseline comes from git) and the baseline, both
+ * initialised here (zeroed structs are fine to release before). A missing
+ * thresholds file with a thresholds baseline is PG_ENOTFOUND with a
+ * message saying how to create it.
+ */
+int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struct pg_gate_source *src,
+		 struct pg_error *err);
+
+/* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
+ * created). md_out (may be NULL) gets the markdown appended, for printing
+ * without rendering it twice. */
+int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
+			struct pg_error *err);
+
+#endif

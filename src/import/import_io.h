@@ -1,0 +1,37 @@
+#ifndef PERFGATE_IMPORT_IMPORT_IO_H
+#define PERFGATE_IMPORT_IMPORT_IO_H
+
+#include "import/import.h"
+#include "results/result.h"
+
+struct pg_error;
+struct pg_strv;
+
+/*
+ * Import one file of another tool's output (the formats and naming rules
+ * are in import/import.h) and append its results to out: each with path =
+ * the file, name = the point name, json = a perfgate result (vLLM's keys
+ * plus the perfgate object), commands = the <stem>.commands sidecar next
+ * to a single-result file, when there is one. opts may be NULL.
+ *
+ * Nothing is written. On error: PG_ECONFIG (unreadable input: a one-line
+ * message with the file, line and column), PG_ENOTFOUND (no such file) or
+ * PG_ERR, and out is unchanged.
+ */
+int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_import_opts *opts,
+		   struct pg_error *err);
+
+/*
+ * The files an import of args reads: a directory stands for its *.json
+ * files (sorted); a file for itself. perfgate's own outputs and PyTorch
+ * database files -- benchmark_results.json, verdict.json, *.pytorch.json,
+ * made from the result files beside them -- are left out when other files
+ * of their directory are imported (as a shell glob of a results directory
+ * gives them), each with a line in notes saying so; given alone, they are
+ * imported (or refused) as any file. Appends to files and notes. PG_ECONFIG for a
+ * directory without .json files, PG_ERR when one cannot be read.
+ */
+int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *args, size_t n,
+		     struct pg_error *err);
+
+#endif

@@ -1,0 +1,329 @@
+#include "loadgen/dataset.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/jsonscan.h"
+#include "base/pyrand.h"
+#include "base/rng.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pg_prompts_release(struct pg_prompts *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->v[i].ids);
+		free(p->v[i].text);
+	}
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+static void push(struct pg_prompts *p, struct pg_prompt pr)
+{
+	PG_ARRAY_PUSH(p->v, p->n, p->cap, pr);
+}
+
+/* Common English words that are one token in the usual BPE vocabularies
+ * (with their leading space). */
+static const char *const words[] = {
+	"the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by",
+	"at", "from", "his", "her", "they", "this", "had", "not", "are", "but", "one", "were",
+	"which", "an", "all", "there", "been", "their", "has", "would", "when", "who", "will",
+	"more", "no", "if", "out", "so", "what", "up", "about", "into", "than", "them", "can",
+	"only", "other", "new", "some", "time", "could", "these", "two", "may", "then", "first",
+	"any", "like", "now", "my", "such", "make", "over", "our", "even", "most", "me", "state",
+	"after", "also", "made", "many", "did", "must", "before", "back", "see", "through", "way",
+	"where", "get", "much", "go", "well", "your", "know", "should", "down", "work", "year",
+	"because", "come", "people", "just", "say", "each", "those", "take", "day", "good", "how",
+	"long", "little", "world", "very", "still", "own", "high", "men", "life", "both", "between",
+};
+#define N_WORDS (sizeof(words) / sizeof(words[0]))
+
+int pg_dataset_random(struct pg_prompts *out, size_t n, const struct pg_dataset_spec *d,
+		      bool as_text, uint64_t seed, struct pg_error *err)
+{
+	struct pg_rng rng;
+	double r = d->range_ratio;
+	long in_lo, in_hi, out_lo, out_hi, prefix_len = d->prefix_len > 0 ? d->prefix_len : 0;
+	long *prefix = NULL;
+	const long vocab = as_text ? (long)N_WORDS : PG_RANDOM_VOCAB_SPAN;
+
+	if (d->input_len < 1)
+		return pg_error_set(err, PG_ECONFIG, "input_len must be >= 1, got %ld", d->input_len);
+	if (d->output_len < 1)
+		return pg_error_set(err, PG_ECONFIG, "output_len must be >= 1, got %ld", d->output_len);
+	if (!(r >= 0 && r < 1))
+		return pg_error_set(err, PG_ECONFIG, "range_ratio must be in [0, 1), got %g", r);
+
+	in_lo = (long)floor((double)d->input_len * (1 - r));
+	in_hi = (long)ceil((double)d->input_len * (1 + r));
+	out_lo = (long)floor((double)d->output_len * (1 - r));
+	if (out_lo < 1)
+		out_lo = 1;
+	out_hi = (long)ceil((double)d->output_len * (1 + r));
+
+	pg_rng_seed(&rng, seed);
+	/* the same draw order as vLLM: prefix, then input lengths, output
+	 * lengths and offsets, each for all requests */
+	prefix = pg_xmalloc((size_t)(prefix_len ? prefix_len : 1) * sizeof(long));
+	for (long i = 0; i < prefix_len; i++)
+		prefix[i] = pg_rng_range(&rng, 0, vocab - 1);
+	long *in_len = pg_xmalloc((n ? n : 1) * sizeof(long));
+	long *out_len = pg_xmalloc((n ? n : 1) * sizeof(long));
+	long *offset = pg_xmalloc((n ? n : 1) * sizeof(long));
+	for (size_t k = 0; k < n; k++)
+		in_len[k] = pg_rng_range(&rng, in_lo, in_hi);
+	for (size_t k = 0; k < n; k++)
+		out_len[k] = pg_rng_range(&rng, out_lo, out_hi);
+	for (size_t k = 0; k < n; k++)
+		offset[k] = pg_rng_range(&rng, 0, vocab - 1);
+
+	for (size_t k = 0; k < n; k++) {
+		struct pg_prompt pr = { 0 };
+		size_t total = (size_t)(prefix_len + in_len[k]);
+		long *ids = pg_xmalloc((total ? total : 1) * sizeof(long));
+
+		for (long i = 0; i < prefix_len; i++)
+			ids[i] = prefix[i];
+		for (long i = 0; i < in_len[k]; i++)
+			ids[prefix_len + i] = (offset[k] + (long)k + i) % vocab;
+		pr.prompt_len = (long)total;
+		pr.output_len = out_len[k];
+		if (as_text) {
+			struct pg_buf b = PG_BUF_INIT;
+			for (size_t i = 0; i < total; i++) {
+				if (i)
+					pg_buf_putc(&b, ' ');
+				pg_buf_puts(&b, words[ids[i]]);
+			}
+			pr.text = pg_buf_detach(&b);
+			free(ids);
+		} else {
+			for (size_t i = 0; i < total; i++)
+				ids[i] += PG_RANDOM_VOCAB_BASE;
+			pr.ids = ids;
+			pr.n_ids = total;
+		}
+		push(out, pr);
+	}
+	out->input_source = as_text ? "estimate" : "token_ids";
+	free(prefix);
+	free(in_len);
+	free(out_len);
+	free(offset);
+	return 0;
+}
+
+long pg_token_estimate(const char *text)
+{
+	size_t len = strlen(text);
+	return (long)((len + 3) / 4);
+}
+
+/* Fill out to n from the kept prompts: oversample with the rng (vLLM's
+ * random.choice) when fewer than n qualified. */
+/* The first n kept prompts; too few are oversampled as vLLM's
+ * maybe_oversample_requests does: random.seed(seed), then
+ * random.choices(kept, k=missing). */
+static int take(struct pg_prompts *out, struct pg_prompts *kept, size_t n, uint64_t seed,
+		const char *source, struct pg_error *err)
+{
+	struct pg_mt mt;
+	size_t n_kept = kept->n;
+
+	if (kept->n == 0)
+		return pg_error_set(err, PG_ECONFIG, "%s: no entry passes the length filters", source);
+	for (size_t i = 0; i < kept->n && out->n < n; i++) {
+		push(out, kept->v[i]);
+		kept->v[i].text = NULL;
+	}
+	if (out->n < n)
+		pg_mt_seed_python(&mt, seed);
+	while (out->n < n) {
+		const struct pg_prompt *src = &out->v[pg_py_choice(&mt, n_kept)];
+		struct pg_prompt copy = *src;
+		copy.text = pg_xstrdup(src->text);
+		push(out, copy);
+	}
+	return 0;
+}
+
+static const char *turn_text(const json_t *conv, size_t i)
+{
+	json_t *turn = json_array_get(conv, i);
+	json_t *v = json_is_object(turn) ? json_object_get(turn, "value") : NULL;
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* Parses one conversation; an error names its place in the whole file. */
+static json_t *parse_entry(const char *text, const struct pg_json_span *sp, const char *source,
+			   struct pg_error *err)
+{
+	json_error_t jerr;
+	json_t *entry = json_loadb(text + sp->off, sp->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	int line, col;
+
+	if (entry)
+		return entry;
+	pg_json_position(text, sp->off, &line, &col);
+	if (jerr.line > 1)
+		col = jerr.column;
+	else
+		col += jerr.column > 0 ? jerr.column - 1 : 0;
+	line += jerr.line > 1 ? jerr.line - 1 : 0;
+	pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, line, col, jerr.text);
+	return NULL;
+}
+
+/* vLLM keeps the entries whose "conversations" has at least two turns
+ * before it shuffles: found here without parsing the entry. */
+static bool has_two_turns(const char *text, const struct pg_json_span *entry)
+{
+	struct pg_json_span conv;
+
+	return pg_json_member(text, entry, "conversations", &conv) && pg_json_array_has(text, &conv, 2);
+}
+
+int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
+			size_t n, long fixed_output_len, uint64_t seed, pg_token_count_fn count,
+			void *ctx, struct pg_error *err)
+{
+	struct pg_prompts kept = { 0 };
+	struct pg_json_span *spans = NULL;
+	struct pg_mt mt;
+	size_t m = 0, n_conv = 0, *order = NULL;
+	int rc;
+
+	if ((rc = pg_json_array_spans(text, len, source, &spans, &m, err)))
+		return rc;
+	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
+	for (size_t i = 0; i < m; i++)
+		if (has_two_turns(text, &spans[i]))
+			order[n_conv++] = i;
+	/* random.seed(seed); random.shuffle(data), as vLLM's load_data */
+	pg_mt_seed_python(&mt, seed);
+	pg_py_shuffle(&mt, order, n_conv);
+
+	/* only the conversations visited are parsed: a few hundred of ~94,000 */
+	for (size_t i = 0; i < n_conv && kept.n < n; i++) {
+		json_t *entry = parse_entry(text, &spans[order[i]], source, err);
+		json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations") : NULL;
+		const char *prompt, *completion;
+		long plen, olen;
+
+		if (!entry) {
+			rc = PG_ECONFIG;
+			goto done;
+		}
+		prompt = json_is_array(conv) && json_array_size(conv) >= 2 ? turn_text(conv, 0) : NULL;
+		completion = prompt ? turn_text(conv, 1) : NULL;
+		if (!prompt || !completion) {
+			json_decref(entry);
+			continue;
+		}
+		if ((rc = count(ctx, prompt, &plen, err)) ||
+		    (fixed_output_len <= 0 && (rc = count(ctx, completion, &olen, err)))) {
+			json_decref(entry);
+			goto done;
+		}
+		if (fixed_output_len > 0)
+			olen = fixed_output_len;
+		if (!(plen < 4 || (fixed_output_len <= 0 && olen < 4) || plen > 1024 || plen + olen > 2048))
+			push(&kept, (struct pg_prompt){ NULL, 0, pg_xstrdup(prompt), plen, olen });
+		json_decref(entry);
+	}
+	rc = take(out, &kept, n, seed, source, err);
+done:
+	pg_prompts_release(&kept);
+	free(order);
+	free(spans);
+	return rc;
+}
+
+int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const char *source,
+		     size_t n, long default_output_len, uint64_t seed, pg_token_count_fn count,
+		     void *ctx, struct pg_error *err)
+{
+	struct pg_prompts all = { 0 };
+	struct pg_mt mt;
+	size_t *order = NULL;
+	const char *p = text, *end = text + len;
+	int line = 0, rc = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		json_t *obj, *prompt, *olen;
+		json_error_t jerr;
+		long ol;
+
+		line++;
+		const char *q = p;
+		while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q == eol) {
+			p = eol + (nl ? 1 : 0);
+			continue;
+		}
+		obj = json_loadb(p, (size_t)(eol - p), 0, &jerr);
+		if (!obj) {
+			rc = pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, line, jerr.column, jerr.text);
+			goto done;
+		}
+		prompt = json_object_get(obj, "prompt");
+		olen = json_object_get(obj, "output_len");
+		if (!json_is_string(prompt)) {
+			json_decref(obj);
+			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: prompt: expected a string", source, line);
+			goto done;
+		}
+		if (olen && !(json_is_integer(olen) && json_integer_value(olen) > 0)) {
+			json_decref(obj);
+			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: output_len: expected a positive integer",
+					  source, line);
+			goto done;
+		}
+		if (!olen && default_output_len <= 0) {
+			json_decref(obj);
+			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: output_len: missing (and no output_len in the test)",
+					  source, line);
+			goto done;
+		}
+		ol = olen ? (long)json_integer_value(olen) : default_output_len;
+		push(&all, (struct pg_prompt){ NULL, 0, pg_xstrdup(json_string_value(prompt)), 0, ol });
+		json_decref(obj);
+		p = eol + (nl ? 1 : 0);
+	}
+	if (all.n == 0) {
+		rc = pg_error_set(err, PG_ECONFIG, "%s: no prompts", source);
+		goto done;
+	}
+	order = pg_xmalloc(all.n * sizeof(*order));
+	for (size_t i = 0; i < all.n; i++)
+		order[i] = i;
+	/* random.seed(seed); random.shuffle(data), as vLLM's custom dataset */
+	pg_mt_seed_python(&mt, seed);
+	pg_py_shuffle(&mt, order, all.n);
+	{
+		struct pg_prompts shuffled = { 0 };
+		for (size_t i = 0; i < all.n; i++) {
+			push(&shuffled, all.v[order[i]]);
+			all.v[order[i]].text = NULL;
+		}
+		/* only the prompts taken are counted: a long file costs one
+		 * /tokenize call per prompt used, not per line */
+		for (size_t i = 0; i < shuffled.n && i < n && !rc; i++)
+			rc = count(ctx, shuffled.v[i].text, &shuffled.v[i].prompt_len, err);
+		if (!rc)
+			rc = take(out, &shuffled, n, seed, source, err);
+		pg_prompts_release(&shuffled);
+	}
+done:
+	pg_prompts_release(&all);
+	free(order);
+	return rc;
+}

@@ -1,0 +1,80 @@
+#ifndef PERFGATE_LOADGEN_DATASET_H
+#define PERFGATE_LOADGEN_DATASET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "suite/suite.h"
+
+struct pg_error;
+
+/*
+ * Benchmark prompts. Pure generation and filtering; src/loadgen/dataset_io.c reads
+ * the files and supplies token counts (the server's /tokenize, or the
+ * estimate below).
+ */
+struct pg_prompt {
+	long *ids;          /* token-id prompt (random dataset on /v1/completions), or NULL */
+	size_t n_ids;
+	char *text;         /* text prompt, or NULL */
+	long prompt_len;    /* tokens: exact for ids, else counted or estimated */
+	long output_len;    /* max_tokens to ask for */
+};
+
+struct pg_prompts {
+	struct pg_prompt *v;
+	size_t n, cap;
+	/* how prompt_len was obtained: "token_ids", "tokenize_endpoint", "estimate" */
+	const char *input_source;
+};
+
+void pg_prompts_release(struct pg_prompts *p);
+
+/* Token ids of random prompts are drawn from [BASE, BASE + SPAN): ordinary
+ * tokens in every tokenizer of 11k+ entries, clear of the special ids
+ * most vocabularies put first. */
+#define PG_RANDOM_VOCAB_BASE 1000
+#define PG_RANDOM_VOCAB_SPAN 10000
+
+/*
+ * vLLM's random dataset: input lengths uniform in [floor(L(1-r)),
+ * ceil(L(1+r))], output lengths in [max(1, floor(O(1-r))), ceil(O(1+r))],
+ * a shared prefix of prefix_len random ids, and body token i of request k
+ * = vocab[(offset_k + k + i) mod |vocab|]. as_text (chat endpoints, which
+ * take no token ids) writes one common English word per token instead;
+ * those lengths are an estimate the server's usage then replaces.
+ * PG_ECONFIG for lengths < 1 or range_ratio outside [0, 1).
+ */
+int pg_dataset_random(struct pg_prompts *out, size_t n, const struct pg_dataset_spec *d,
+		      bool as_text, uint64_t seed, struct pg_error *err);
+
+/* Count the tokens of text; 0 or PG_E* with err set. */
+typedef int (*pg_token_count_fn)(void *ctx, const char *text, long *count, struct pg_error *err);
+
+/* The documented estimate without a tokenizer: ceil(UTF-8 bytes / 4). */
+long pg_token_estimate(const char *text);
+
+/*
+ * vLLM's ShareGPT sampling: entries with >= 2 conversation turns, shuffled
+ * with the seed; prompt = turn 0, completion = turn 1 (its token count is
+ * the output length unless fixed_output_len > 0); kept when prompt >= 4,
+ * output >= 4 (unless fixed), prompt <= 1024 and prompt + output <= 2048;
+ * the first n kept; oversampled (seeded) when fewer qualify. text is the
+ * file's JSON; only the conversations visited are parsed (see jsonscan.h).
+ * source names the file in errors, with line and column.
+ */
+int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
+			size_t n, long fixed_output_len, uint64_t seed, pg_token_count_fn count,
+			void *ctx, struct pg_error *err);
+
+/*
+ * JSON lines {"prompt": "...", "output_len": N}; output_len may be left out
+ * when default_output_len > 0. Shuffled with the seed, the first n taken,
+ * oversampled when the file has fewer. Errors name source:line and key.
+ */
+int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const char *source,
+		     size_t n, long default_output_len, uint64_t seed, pg_token_count_fn count,
+		     void *ctx, struct pg_error *err);
+
+#endif

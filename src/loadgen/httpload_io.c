@@ -1,0 +1,634 @@
+#include "loadgen/httpload_io.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One in-flight transfer. Slots (and their easy handles and parsers) are
+ * pooled: a finished slot goes back on the free list with its buffers. */
+struct slot {
+	CURL *easy;
+	struct pg_hl *h;
+	struct pg_oai_resp resp;
+	struct pg_reqtrace *trace;
+	struct curl_slist id_header;  /* x-request-id, chained to the shared headers */
+	char id_buf[96];
+	char errbuf[CURL_ERROR_SIZE];
+	bool begun;
+	struct slot *next_free;
+};
+
+struct pg_hl {
+	CURLM *multi;
+	int epfd;
+	int64_t curl_deadline; /* libcurl's timeout, absolute ns; -1: none */
+	struct slot **slots;
+	size_t n_slots, cap_slots;
+	struct slot *free;
+	size_t in_flight;
+	uint64_t messages;
+	long connects;      /* new connections, summed over finished transfers */
+	int64_t origin;
+	bool poll_mode;     /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
+	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
+	int64_t delay_max;
+};
+
+/* The read-delay histogram: 10 us buckets up to 40 ms (16 KiB), enough to
+ * tell a p99 from the 1 ms client_bound threshold; beyond, the maximum. */
+#define READ_DELAY_BUCKET_NS 10000
+#define READ_DELAY_BUCKETS 4096
+
+struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key)
+{
+	struct pg_buf line = PG_BUF_INIT;
+
+	if (!api_key || !*api_key)
+		return headers;
+	pg_buf_printf(&line, "Authorization: Bearer %s", api_key);
+	headers = curl_slist_append(headers, line.ptr);
+	memset(line.ptr, 0, line.len);
+	pg_buf_release(&line);
+	return headers;
+}
+
+void pg_hl_free_headers(struct curl_slist *headers)
+{
+	for (struct curl_slist *h = headers; h; h = h->next)
+		if (!strncasecmp(h->data, "Authorization:", 14))
+			memset(h->data, 0, strlen(h->data));
+	curl_slist_free_all(headers);
+}
+
+static size_t collect(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	if (userdata)
+		pg_buf_add(userdata, ptr, size * nmemb);
+	return size * nmemb;
+}
+
+static int abort_on_stop(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			 curl_off_t ulnow)
+{
+	const volatile sig_atomic_t *stop = clientp;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return stop && *stop;
+}
+
+void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *headers,
+			struct pg_buf *resp, double timeout_s, const volatile sig_atomic_t *stop)
+{
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_s > 0 ? (long)ceil(timeout_s * 1000) : 0L);
+	/* libcurl calls this at least once a second, even while waiting */
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
+	curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)stop);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, stop ? 0L : 1L);
+}
+
+int64_t pg_hl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+	struct pg_hl *h = userp;
+	struct epoll_event ev = { 0 };
+	(void)easy;
+
+	if (what == CURL_POLL_REMOVE) {
+		if (socketp) {
+			epoll_ctl(h->epfd, EPOLL_CTL_DEL, s, NULL);
+			curl_multi_assign(h->multi, s, NULL);
+		}
+		return 0;
+	}
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	ev.data.fd = s;
+	/* the kernel forgets a closed descriptor by itself, so a number libcurl
+	 * reuses may or may not still be registered: either way works */
+	if (socketp) {
+		if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev) && errno == ENOENT)
+			epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev);
+	} else {
+		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev) && errno == EEXIST)
+			epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+		curl_multi_assign(h->multi, s, (void *)1);
+	}
+	return 0;
+}
+
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+	struct pg_hl *h = userp;
+	(void)multi;
+
+	/* only remembered: the loop folds it into its epoll deadline, so a
+	 * callback (several per message) costs no system call */
+	h->curl_deadline = timeout_ms < 0 ? -1 : pg_hl_now_ns() + (int64_t)timeout_ms * 1000000;
+	return 0;
+}
+
+/* The headers are in: start reading the response of the slot's request. */
+static void slot_begin(struct slot *s)
+{
+	long code = 0;
+
+	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+	pg_oai_resp_begin(&s->resp, s->trace, (int)code);
+	s->begun = true;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct slot *s = userdata;
+	size_t len = size * nmemb;
+	/* one timestamp per read, taken before any parsing */
+	int64_t now = pg_hl_now_ns() - s->h->origin;
+	size_t before = s->trace->n_chunks;
+
+	if (!s->begun)
+		slot_begin(s);
+	if (pg_oai_resp_feed(&s->resp, now, ptr, len))
+		return 0; /* the request failed (recorded): stop the transfer */
+	s->h->messages += s->trace->n_chunks - before;
+	return len;
+}
+
+struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
+{
+	struct pg_hl *h = pg_xcalloc(1, sizeof(*h));
+	struct rlimit rl;
+
+	h->curl_deadline = -1;
+	h->delay_hist = pg_xcalloc(READ_DELAY_BUCKETS, sizeof(*h->delay_hist));
+	h->epfd = epoll_create1(EPOLL_CLOEXEC);
+	h->multi = curl_multi_init();
+	if (h->epfd < 0 || !h->multi) {
+		pg_error_set(err, PG_ERR, "cannot set up the HTTP client: %s", strerror(errno));
+		pg_hl_free(h);
+		return NULL;
+	}
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	/* one streaming request holds one HTTP/1.1 connection: keep as many
+	 * idle connections as requests can be in flight, or the pool churns */
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)(max_connections ? max_connections : 1));
+
+	/* thousands of streams need thousands of descriptors */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* epoll deadlines within 1 ns instead of the default 50 us slack */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	return h;
+}
+
+static void slot_free(struct slot *s)
+{
+	curl_easy_cleanup(s->easy);
+	pg_oai_resp_release(&s->resp);
+	free(s);
+}
+
+void pg_hl_free(struct pg_hl *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n_slots; i++) {
+		if (h->multi && h->slots[i]->easy)
+			curl_multi_remove_handle(h->multi, h->slots[i]->easy);
+		slot_free(h->slots[i]);
+	}
+	free(h->slots);
+	free(h->delay_hist);
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
+	if (h->epfd >= 0)
+		close(h->epfd);
+	free(h);
+}
+
+static struct slot *slot_get(struct pg_hl *h)
+{
+	struct slot *s = h->free;
+
+	if (s) {
+		h->free = s->next_free;
+		return s;
+	}
+	s = pg_xcalloc(1, sizeof(*s));
+	s->h = h;
+	s->easy = curl_easy_init();
+	pg_oai_resp_init(&s->resp);
+	PG_ARRAY_PUSH(h->slots, h->n_slots, h->cap_slots, s);
+	return s;
+}
+
+static void slot_put(struct pg_hl *h, struct slot *s)
+{
+	s->trace = NULL;
+	s->next_free = h->free;
+	h->free = s;
+}
+
+static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r, size_t index,
+		  const struct pg_hl_run_opts *o)
+{
+	CURL *e = s->easy;
+	const struct curl_slist *headers = o->headers;
+
+	/* reset keeps the handle's caches (DNS, buffers); the connection pool
+	 * is the multi handle's */
+	curl_easy_reset(e);
+	s->begun = false;
+	s->trace = r->trace;
+	s->errbuf[0] = '\0';
+	curl_easy_setopt(e, CURLOPT_URL, o->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, s);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	/* loopback and explicit URLs only: never an http_proxy from the
+	 * environment */
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	/* SSE bursts are small; a modest buffer keeps per-stream memory low */
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 8192L);
+	if (o->timeout_s > 0)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(o->timeout_s * 1000));
+	if (r->body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+	}
+	if (o->request_id_prefix) {
+		snprintf(s->id_buf, sizeof(s->id_buf), "x-request-id: %s%zu", o->request_id_prefix, index);
+		s->id_header.data = s->id_buf;
+		s->id_header.next = (struct curl_slist *)headers;
+		headers = &s->id_header;
+	}
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	r->trace->sent_ns = pg_hl_now_ns() - h->origin;
+	curl_multi_add_handle(h->multi, e);
+	h->in_flight++;
+}
+
+static enum pg_fail transport_fail(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_OK: return PG_FAIL_NONE;
+	case CURLE_OPERATION_TIMEDOUT: return PG_FAIL_TIMEOUT;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST: return PG_FAIL_CONNECT;
+	case CURLE_PARTIAL_FILE:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_GOT_NOTHING: return PG_FAIL_DISCONNECT;
+	default: return PG_FAIL_OTHER;
+	}
+}
+
+/* Collect finished transfers; returns how many finished. */
+static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed)
+{
+	CURLMsg *m;
+	int left;
+	size_t done = 0;
+
+	while ((m = curl_multi_info_read(h->multi, &left))) {
+		struct slot *s;
+		int64_t now;
+		enum pg_fail f;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
+		now = pg_hl_now_ns() - h->origin;
+		f = transport_fail(m->data.result);
+		if (!s->begun)
+			slot_begin(s);
+		pg_oai_resp_end(&s->resp, now, f,
+				s->errbuf[0] ? s->errbuf : curl_easy_strerror(m->data.result));
+		if (!pg_reqtrace_ok(s->trace))
+			(*failed)++;
+		{
+			long nc = 0;
+			curl_easy_getinfo(s->easy, CURLINFO_NUM_CONNECTS, &nc);
+			h->connects += nc;
+		}
+		curl_multi_remove_handle(h->multi, s->easy);
+		h->in_flight--;
+		slot_put(h, s);
+		*release_ns = now;
+		done++;
+	}
+	return done;
+}
+
+/* End every in-flight transfer as cancelled. */
+static void cancel_all(struct pg_hl *h)
+{
+	for (size_t i = 0; i < h->n_slots; i++) {
+		struct slot *s = h->slots[i];
+		if (!s->trace)
+			continue;
+		curl_multi_remove_handle(h->multi, s->easy);
+		if (!s->begun)
+			pg_oai_resp_begin(&s->resp, s->trace, 0);
+		pg_reqtrace_fail(s->trace, PG_FAIL_CANCELLED, "cancelled");
+		s->trace->end_ns = pg_hl_now_ns() - h->origin;
+		h->in_flight--;
+		slot_put(h, s);
+	}
+}
+
+/* The state of one run's dispatch. */
+struct dispatch {
+	struct pg_hl_request *reqs;
+	size_t n, next, maxc;
+	int64_t release_ns;   /* when the last concurrency slot was freed */
+	const struct pg_hl_run_opts *o;
+};
+
+static int64_t due_ns(const struct dispatch *d)
+{
+	return (int64_t)llround(d->reqs[d->next].due_s * 1e9);
+}
+
+/*
+ * Send what is due, in order, while slots are free -- at most
+ * DISPATCH_BATCH at a time: starting a transfer costs tens of microseconds
+ * (libcurl looks for an idle connection among all of the host's), so a
+ * burst of thousands is interleaved with reading the responses already
+ * streaming, whose timestamps would otherwise wait for the whole burst.
+ */
+#define DISPATCH_BATCH 32
+
+static void dispatch_due(struct pg_hl *h, struct dispatch *d)
+{
+	int running;
+
+	for (int k = 0; k < DISPATCH_BATCH && d->next < d->n && h->in_flight < d->maxc; k++) {
+		int64_t due = due_ns(d);
+		struct pg_reqtrace *t = d->reqs[d->next].trace;
+
+		if (due > pg_hl_now_ns() - h->origin)
+			return;
+		t->scheduled_ns = due;
+		t->eligible_ns = due > d->release_ns ? due : d->release_ns;
+		start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
+		d->next++;
+		/* write the request now (a warm connection sends at once), so
+		 * sent_ns is when it left, not when a whole batch did */
+		if (h->poll_mode)
+			curl_multi_perform(h->multi, &running);
+		else
+			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+}
+
+/* Wait for socket events until the next arrival or libcurl timeout. */
+static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_event *ev, int max)
+{
+	int64_t now = pg_hl_now_ns(), deadline = now + 100000000; /* notice *stop */
+	struct timespec ts;
+	int nev;
+
+	if (d->next < d->n && h->in_flight < d->maxc && h->origin + due_ns(d) < deadline)
+		deadline = h->origin + due_ns(d);
+	if (h->curl_deadline >= 0 && h->curl_deadline < deadline)
+		deadline = h->curl_deadline;
+	if (deadline < now)
+		deadline = now;
+	ts.tv_sec = (deadline - now) / 1000000000;
+	ts.tv_nsec = (deadline - now) % 1000000000;
+	/* epoll_pwait2 takes a nanosecond timeout: arrivals are paced to the
+	 * microsecond without a timerfd to re-arm */
+	nev = epoll_pwait2(h->epfd, ev, max, &ts, NULL);
+	if (nev < 0 && errno == ENOSYS)
+		nev = epoll_wait(h->epfd, ev, max, (int)((deadline - now + 999999) / 1000000));
+	return nev;
+}
+
+void pg_hl_set_poll_mode(struct pg_hl *h)
+{
+	h->poll_mode = true;
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, NULL);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, NULL);
+}
+
+/* curl_multi_poll's wait: milliseconds only, and every wake-up makes
+ * curl_multi_perform visit all transfers. */
+static int poll_events(struct pg_hl *h, const struct dispatch *d)
+{
+	int64_t now = pg_hl_now_ns(), wait_ns = 100000000;
+	int numfds, running;
+
+	if (d->next < d->n && h->in_flight < d->maxc && h->origin + due_ns(d) - now < wait_ns)
+		wait_ns = h->origin + due_ns(d) - now;
+	if (wait_ns < 0)
+		wait_ns = 0;
+	if (curl_multi_poll(h->multi, NULL, 0, (int)((wait_ns + 999999) / 1000000), &numfds) != CURLM_OK)
+		return -1;
+	curl_multi_perform(h->multi, &running);
+	return 0;
+}
+
+static void delay_add(struct pg_hl *h, int64_t ns)
+{
+	int64_t b = ns / READ_DELAY_BUCKET_NS;
+
+	h->delay_hist[b < 0 ? 0 : b >= READ_DELAY_BUCKETS ? READ_DELAY_BUCKETS - 1 : b]++;
+	if (ns > h->delay_max)
+		h->delay_max = ns;
+}
+
+/* p99 in seconds (a bucket's upper edge, capped by the maximum). */
+static double delay_p99(const struct pg_hl *h)
+{
+	uint64_t total = 0, seen = 0, rank;
+
+	for (size_t i = 0; i < READ_DELAY_BUCKETS; i++)
+		total += h->delay_hist[i];
+	if (!total)
+		return 0;
+	rank = (uint64_t)ceil(0.99 * (double)total);
+	for (size_t i = 0; i < READ_DELAY_BUCKETS; i++) {
+		seen += h->delay_hist[i];
+		if (seen >= rank) {
+			int64_t edge = (int64_t)(i + 1) * READ_DELAY_BUCKET_NS;
+			return (double)(i + 1 < READ_DELAY_BUCKETS && edge < h->delay_max ? edge : h->delay_max) / 1e9;
+		}
+	}
+	return (double)h->delay_max / 1e9;
+}
+
+/* A wait that returned sooner than this found its events already there:
+ * they were waiting while the loop worked. */
+#define WAIT_BLOCKED_NS 20000
+#define MAX_EVENTS 256
+
+int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
+	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err)
+{
+	struct epoll_event events[MAX_EVENTS];
+	struct dispatch d = { reqs, n, 0, o->max_concurrency ? o->max_concurrency : SIZE_MAX, 0, o };
+	size_t done = 0, failed = 0;
+	int64_t busy_ns = 0, last_progress = 0, end_ns, mark, called, since;
+	int64_t all_in_hand; /* when the loop last held every ready event */
+	int64_t interval = (int64_t)((o->progress_interval_s > 0 ? o->progress_interval_s : 1) * 1e9);
+	uint64_t messages0 = h->messages;
+	long connects0 = h->connects;
+	int running, rc = 0;
+
+	memset(stats, 0, sizeof(*stats));
+	memset(h->delay_hist, 0, READ_DELAY_BUCKETS * sizeof(*h->delay_hist));
+	h->delay_max = 0;
+	h->origin = pg_hl_now_ns();
+	mark = all_in_hand = h->origin;
+	while (done < n) {
+		int64_t now;
+		int nev;
+
+		if (o->stop && *o->stop) {
+			cancel_all(h);
+			for (size_t i = d.next; i < n; i++)
+				pg_reqtrace_fail(reqs[i].trace, PG_FAIL_CANCELLED, "cancelled before it was sent");
+			rc = pg_error_set(err, PG_ECANCEL, "stopped by a signal");
+			break;
+		}
+		dispatch_due(h, &d);
+		done += reap(h, &d.release_ns, &failed);
+		if (done >= n)
+			break;
+		/* (with a request already due, the wait below does not block: it
+		 * only picks up what the sockets have, then dispatch goes on) */
+		called = pg_hl_now_ns();
+		busy_ns += called - mark;
+		if (h->poll_mode) {
+			/* (busy time is not separable from curl's own wait here) */
+			if (poll_events(h, &d)) {
+				rc = pg_error_set(err, PG_ERR, "curl_multi_poll failed");
+				cancel_all(h);
+				break;
+			}
+			mark = pg_hl_now_ns();
+			done += reap(h, &d.release_ns, &failed);
+			continue;
+		}
+		nev = wait_events(h, &d, events, MAX_EVENTS);
+		mark = pg_hl_now_ns();
+		if (nev < 0 && errno != EINTR) {
+			rc = pg_error_set(err, PG_ERR, "epoll: %s", strerror(errno));
+			cancel_all(h);
+			break;
+		}
+		/* a wait that slept was woken by what it returns; one that did
+		 * not returns what came in while the loop worked, since it last
+		 * held every ready event */
+		since = mark - called >= WAIT_BLOCKED_NS ? mark : all_in_hand;
+		if (nev < MAX_EVENTS)
+			all_in_hand = mark;
+		else if (since == mark)
+			all_in_hand = called; /* the rest came in while it slept */
+		for (int i = 0; i < nev; i++) {
+			int64_t t = pg_hl_now_ns();
+			int flags = 0;
+
+			/* a long batch of reads must not hold back an arrival */
+			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= t) {
+				dispatch_due(h, &d);
+				t = pg_hl_now_ns(); /* the dispatch delayed this event too */
+			}
+			delay_add(h, t - since);
+			if (events[i].events & EPOLLIN)
+				flags |= CURL_CSELECT_IN;
+			if (events[i].events & EPOLLOUT)
+				flags |= CURL_CSELECT_OUT;
+			if (events[i].events & (EPOLLERR | EPOLLHUP))
+				flags |= CURL_CSELECT_ERR;
+			curl_multi_socket_action(h->multi, events[i].data.fd, flags, &running);
+		}
+		if (h->curl_deadline >= 0 && h->curl_deadline <= pg_hl_now_ns()) {
+			h->curl_deadline = -1;
+			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		}
+		done += reap(h, &d.release_ns, &failed);
+		now = pg_hl_now_ns() - h->origin;
+		if (o->progress && now - last_progress >= interval) {
+			struct pg_hl_progress p = { done, n, failed, h->messages - messages0, (double)now / 1e9 };
+			last_progress = now;
+			o->progress(o->progress_ctx, &p);
+		}
+	}
+	end_ns = pg_hl_now_ns();
+	busy_ns += end_ns - mark;
+	end_ns -= h->origin;
+	stats->duration_s = (double)end_ns / 1e9;
+	stats->busy_fraction = end_ns > 0 ? (double)busy_ns / (double)end_ns : 0;
+	stats->read_delay_p99_s = h->poll_mode ? -1 : delay_p99(h);
+	stats->messages = h->messages - messages0;
+	stats->new_connections = h->connects - connects0;
+	stats->origin_ns = h->origin;
+	if (o->progress) {
+		struct pg_hl_progress p = { done, n, failed, stats->messages, stats->duration_s };
+		o->progress(o->progress_ctx, &p);
+	}
+	return rc;
+}
+
+int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_s,
+		     const volatile sig_atomic_t *stop, size_t *ok, struct pg_error *err)
+{
+	struct pg_reqtrace *traces = pg_xcalloc(n ? n : 1, sizeof(*traces));
+	struct pg_hl_request *reqs = pg_xcalloc(n ? n : 1, sizeof(*reqs));
+	struct pg_hl_run_opts o = { .url = url, .timeout_s = timeout_s, .stop = stop };
+	struct pg_hl_stats st;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		pg_reqtrace_init(&traces[i]);
+		reqs[i].trace = &traces[i];
+	}
+	rc = pg_hl_run(h, reqs, n, &o, &st, err);
+	*ok = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* any complete HTTP exchange leaves its connection in the pool */
+		*ok += traces[i].http_status > 0 && traces[i].fail != PG_FAIL_TIMEOUT &&
+		       traces[i].fail != PG_FAIL_CONNECT && traces[i].fail != PG_FAIL_DISCONNECT;
+		pg_reqtrace_release(&traces[i]);
+	}
+	free(traces);
+	free(reqs);
+	return rc;
+}

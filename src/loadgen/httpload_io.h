@@ -1,0 +1,136 @@
+#ifndef PERFGATE_LOADGEN_HTTPLOAD_IO_H
+#define PERFGATE_LOADGEN_HTTPLOAD_IO_H
+
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loadgen/reqtrace.h"
+
+struct pg_buf;
+struct pg_error;
+
+/*
+ * The load generator's HTTP engine: one thread, libcurl's multi interface
+ * driven by curl_multi_socket_action from an epoll loop (sockets through
+ * CURLMOPT_SOCKETFUNCTION, libcurl's timeout and the arrival schedule each
+ * on a timerfd). Work per event is O(active sockets), never a scan of all
+ * transfers as curl_multi_perform does, which is what keeps the client off
+ * the critical path at thousands of concurrent streams.
+ *
+ * HTTP/1.1 with keep-alive: the connection pool belongs to the multi
+ * handle and lives as long as the engine, so warm-up, repeats and points
+ * reuse connections (pg_hl_preconnect opens them up front so TCP setup
+ * never lands in a TTFT). Easy handles and SSE parsers are pooled too:
+ * once warm, nothing is allocated per request except its trace's chunk
+ * array, and nothing per content message.
+ *
+ * Requests are sent on their absolute schedule (origin + due): a slow
+ * response never delays a later arrival. max_concurrency is a FIFO
+ * semaphore whose waiting time is not part of TTFT (as vLLM's), and is
+ * recorded as eligible_ns so schedule lag measures only the client.
+ */
+struct pg_hl;
+
+struct pg_hl_request {
+	const char *body;           /* POST body (borrowed), or NULL for a GET */
+	size_t body_len;
+	double due_s;               /* send time, seconds after the origin; non-decreasing */
+	struct pg_reqtrace *trace;  /* filled in (times relative to the origin) */
+};
+
+struct pg_hl_progress {
+	size_t done, total, failed;
+	uint64_t messages;          /* content messages received so far */
+	double elapsed_s;
+};
+
+struct pg_hl_run_opts {
+	const char *url;                  /* the endpoint */
+	const struct curl_slist *headers; /* shared headers (Content-Type, Authorization...) */
+	const char *request_id_prefix;    /* x-request-id: <prefix><index>; NULL: none */
+	size_t max_concurrency;           /* 0 = unbounded */
+	double timeout_s;                 /* per request; <= 0: none */
+	const volatile sig_atomic_t *stop;
+	void (*progress)(void *ctx, const struct pg_hl_progress *p);
+	void *progress_ctx;
+	double progress_interval_s;
+};
+
+struct pg_hl_stats {
+	double duration_s;          /* dispatch-loop start to the end of the last request */
+	double busy_fraction;       /* share of duration the loop was not waiting in epoll */
+	double read_delay_p99_s;    /* p99 over socket events of how long each may have
+	                               waited, ready, for the loop to get to it (its
+	                               backlog: see pg_hl_run); < 0 unknown (poll mode) */
+	long new_connections;       /* connections libcurl opened during the run */
+	uint64_t messages;
+	int64_t origin_ns;          /* CLOCK_MONOTONIC of the origin trace times count from */
+};
+
+/* max_connections sizes libcurl's connection cache (CURLMOPT_MAXCONNECTS). */
+struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err);
+void pg_hl_free(struct pg_hl *h);
+
+/*
+ * Drive transfers with curl_multi_poll + curl_multi_perform instead (call
+ * before the first run). Only for bench/loadgen's comparison of the two
+ * libcurl event loops: it paces arrivals to the millisecond and visits
+ * every transfer on each wake-up.
+ */
+void pg_hl_set_poll_mode(struct pg_hl *h);
+
+/*
+ * Send n requests and wait for all of them. Traces are filled in place.
+ *
+ * The loop measures its own backlog: for each socket event it handles, an
+ * upper bound on how long the event sat ready before the loop got to it --
+ * the time since the loop last had every ready event in hand (the return
+ * of a wait that blocked, or of the last wait that was not cut short by
+ * the event array filling up) to the moment the event's callback starts.
+ * Every content-message timestamp is late by about that much, so its p99
+ * says whether the client, not the server, set the ITLs it measured.
+ * Returns 0 (failed requests are recorded in their traces, not errors),
+ * PG_ECANCEL when *stop became set (in-flight requests are ended and
+ * marked cancelled, the rest never sent), or PG_ERR for a system failure.
+ */
+int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
+	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err);
+
+/*
+ * Open n keep-alive connections to the server of url (n concurrent GETs
+ * of url), so the measured run finds them in the pool. Returns how many
+ * succeeded in *ok.
+ */
+int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_s,
+		     const volatile sig_atomic_t *stop, size_t *ok, struct pg_error *err);
+
+/*
+ * Header lists that carry the API key: pg_hl_add_bearer appends
+ * "Authorization: Bearer <key>" (nothing for a NULL or empty key) and
+ * leaves no copy behind; pg_hl_free_headers zeroes that line before
+ * freeing the list, so the key does not linger in freed memory.
+ */
+struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key);
+void pg_hl_free_headers(struct curl_slist *headers);
+
+/*
+ * Set up an easy handle for one blocking request (curl_easy_perform) of
+ * the kind that surrounds a run -- readiness probes, GET /v1/models, POST
+ * /tokenize -- the way the load generator talks: never through a proxy
+ * from the environment (the figures are for the server, not a proxy), no
+ * signals, a timeout (<= 0: none), the shared headers (may be NULL) and
+ * the response body appended to resp (NULL: discarded). It ends within
+ * about a second of *stop becoming non-zero (CURLE_ABORTED_BY_CALLBACK;
+ * stop may be NULL), so a cancel never waits out a timeout. The caller
+ * sets a POST body if there is one.
+ */
+void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *headers,
+			struct pg_buf *resp, double timeout_s, const volatile sig_atomic_t *stop);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t pg_hl_now_ns(void);
+
+#endif

@@ -1,0 +1,461 @@
+#include "loadgen/loadstats.h"
+
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/stats.h"
+#include "base/strutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT] = { "ttft", "tpot", "itl", "e2el", "client_queue_time",
+					      "e2el_including_client_queue" };
+
+bool pg_stat_metric_known(const char *name)
+{
+	for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
+		if (!strcmp(name, pg_stat_metric_names[k]))
+			return true;
+	return false;
+}
+
+int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err)
+{
+	*mask = 0;
+	for (size_t i = 0; i < names->n; i++) {
+		size_t k;
+		for (k = 0; k < PG_STAT_METRIC_COUNT; k++)
+			if (!strcmp(names->v[i], pg_stat_metric_names[k]))
+				break;
+		if (k == PG_STAT_METRIC_COUNT) {
+			const char *near = pg_nearest(names->v[i], pg_stat_metric_names, PG_STAT_METRIC_COUNT);
+			return pg_error_set(err, PG_ECONFIG,
+					    "unknown percentile metric '%s'%s%s%s (one of ttft, tpot, itl, e2el, "
+					    "client_queue_time, e2el_including_client_queue)",
+					    names->v[i], near ? " (did you mean '" : "", near ? near : "",
+					    near ? "'?)" : "");
+		}
+		*mask |= 1u << k;
+	}
+	return 0;
+}
+
+void pg_percentile_word(char out[32], double p)
+{
+	if (p == floor(p) && fabs(p) < 1e15)
+		snprintf(out, 32, "%lld", (long long)p);
+	else
+		pg_fmt_repr(out, p);
+}
+
+/* A growable array of doubles. */
+struct dvec {
+	double *v;
+	size_t n, cap;
+};
+
+static void dpush(struct dvec *d, double x)
+{
+	PG_ARRAY_PUSH(d->v, d->n, d->cap, x);
+}
+
+static void set_real(json_t *obj, const char *key, double v)
+{
+	json_object_set_new(obj, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+/* mean/median/std/p<P> of x (seconds) as <stat>_<name>_ms keys. */
+static void summarise(json_t *obj, const char *name, struct dvec *x, const double *pct, size_t npct)
+{
+	struct pg_summary s;
+	double *sorted = pg_xmalloc((x->n ? x->n : 1) * sizeof(double));
+	char key[96], word[32];
+
+	pg_stats_summary(&s, x->v, x->n, sorted);
+	/* vLLM computes in seconds and scales the statistic by 1000 */
+	snprintf(key, sizeof(key), "mean_%s_ms", name);
+	set_real(obj, key, s.mean * 1000);
+	snprintf(key, sizeof(key), "median_%s_ms", name);
+	set_real(obj, key, s.median * 1000);
+	snprintf(key, sizeof(key), "std_%s_ms", name);
+	set_real(obj, key, s.std * 1000);
+	for (size_t i = 0; i < npct; i++) {
+		pg_percentile_word(word, pct[i]);
+		snprintf(key, sizeof(key), "p%s_%s_ms", word, name);
+		set_real(obj, key, pg_stats_percentile_sorted(sorted, x->n, pct[i]) * 1000);
+	}
+	free(sorted);
+}
+
+static double ttft_s(const struct pg_reqtrace *t)
+{
+	return pg_ns_to_s(t->chunk_ns[0] - t->sent_ns);
+}
+
+static double latency_s(const struct pg_reqtrace *t)
+{
+	return pg_ns_to_s(t->chunk_ns[t->n_chunks - 1] - t->sent_ns);
+}
+
+/* The wait for a concurrency slot after the request was due; 0 when the
+ * trace does not say (no schedule or no limit). */
+static double queue_s(const struct pg_reqtrace *t)
+{
+	return t->eligible_ns >= 0 && t->scheduled_ns >= 0 ? pg_ns_to_s(t->eligible_ns - t->scheduled_ns)
+							   : 0.0;
+}
+
+struct interval {
+	double t;
+	int delta;
+};
+
+static int cmp_interval(const void *a, const void *b)
+{
+	const struct interval *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->delta - y->delta; /* departures (-1) before arrivals (+1) */
+}
+
+/* Peak number of requests in flight over [start, start + latency). */
+static long max_concurrent(const struct pg_reqtrace *t, size_t n)
+{
+	struct interval *ev = pg_xmalloc((2 * n + 1) * sizeof(*ev));
+	size_t m = 0;
+	long cur = 0, peak = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!pg_reqtrace_ok(&t[i]))
+			continue;
+		double start = pg_ns_to_s(t[i].sent_ns);
+		ev[m++] = (struct interval){ start, +1 };
+		ev[m++] = (struct interval){ start + latency_s(&t[i]), -1 };
+	}
+	qsort(ev, m, sizeof(*ev), cmp_interval);
+	for (size_t i = 0; i < m; i++) {
+		cur += ev[i].delta;
+		if (cur > peak)
+			peak = cur;
+	}
+	free(ev);
+	return peak;
+}
+
+/*
+ * vLLM's peak output rate: content messages bucketed into whole seconds
+ * from the earliest successful start; token times are start + ttft +
+ * cumulative ITL. (It counts messages, not tokens, as vLLM does.)
+ */
+static double max_output_tokens_per_s(const struct pg_reqtrace *t, size_t n)
+{
+	double min_start = INFINITY, max_end = -INFINITY, peak = 0;
+	double *buckets;
+	size_t nb;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!pg_reqtrace_ok(&t[i]))
+			continue;
+		double start = pg_ns_to_s(t[i].sent_ns);
+		if (start < min_start)
+			min_start = start;
+		if (start + latency_s(&t[i]) > max_end)
+			max_end = start + latency_s(&t[i]);
+	}
+	if (!isfinite(min_start))
+		return 0;
+	nb = (size_t)ceil(max_end - min_start) + 1;
+	buckets = pg_xcalloc(nb, sizeof(*buckets));
+	for (size_t i = 0; i < n; i++) {
+		if (!pg_reqtrace_ok(&t[i]))
+			continue;
+		double start = pg_ns_to_s(t[i].sent_ns);
+		double cur = start + ttft_s(&t[i]);
+		for (size_t j = 0; j < t[i].n_chunks; j++) {
+			if (j)
+				cur += pg_ns_to_s(t[i].chunk_ns[j] - t[i].chunk_ns[j - 1]);
+			double off = cur - min_start;
+			if (off >= 0 && (size_t)off < nb)
+				buckets[(size_t)off] += 1;
+		}
+	}
+	for (size_t b = 0; b < nb; b++)
+		if (buckets[b] > peak)
+			peak = buckets[b];
+	free(buckets);
+	return peak;
+}
+
+static bool have_goodput(const struct pg_goodput *g)
+{
+	return !isnan(g->ttft_ms) || !isnan(g->tpot_ms) || !isnan(g->e2el_ms);
+}
+
+void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
+		    const struct pg_client_health *h)
+{
+	struct dvec lag = { 0 };
+	double p50, p99, max;
+	size_t late = 0;
+	bool bound;
+	json_t *cats = json_object(), *samples = json_object();
+
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].sent_ns < 0)
+			continue;
+		int64_t from = t[i].eligible_ns >= 0 ? t[i].eligible_ns : t[i].scheduled_ns;
+		if (from >= 0)
+			dpush(&lag, pg_ns_to_s(t[i].sent_ns - from));
+	}
+	pg_stats_sort(lag.v, lag.n);
+	p50 = pg_stats_percentile_sorted(lag.v, lag.n, 50) * 1000;
+	p99 = pg_stats_percentile_sorted(lag.v, lag.n, 99) * 1000;
+	max = lag.n ? lag.v[lag.n - 1] * 1000 : 0;
+	for (size_t i = 0; i < lag.n; i++)
+		late += lag.v[i] * 1000 > PG_CLIENT_BOUND_LAG_MS;
+	set_real(obj, "schedule_lag_p50_ms", p50);
+	set_real(obj, "schedule_lag_p99_ms", p99);
+	set_real(obj, "schedule_lag_max_ms", max);
+	json_object_set_new(obj, "requests_sent_late", json_integer((json_int_t)late));
+	/* lag p99 over 1 ms is more than 1 % of the requests late by that
+	 * much; at least two, though: with a few dozen requests p99 is the
+	 * maximum, and one hiccup of the machine is not a client that
+	 * cannot keep its schedule */
+	bound = (late >= 2 && late * 100 > lag.n && !(h && h->burst)) ||
+		(h && h->read_delay_p99_ms > PG_CLIENT_BOUND_LAG_MS) ||
+		(h && h->duration_s >= PG_CLIENT_BOUND_MIN_S && h->busy_fraction > PG_CLIENT_BOUND_BUSY);
+	json_object_set_new(obj, "client_bound", json_boolean(bound));
+	if (h && h->busy_fraction >= 0)
+		set_real(obj, "client_busy_fraction", h->busy_fraction);
+	if (h && h->read_delay_p99_ms >= 0)
+		set_real(obj, "client_read_delay_p99_ms", h->read_delay_p99_ms);
+	if (h && h->new_connections >= 0)
+		json_object_set_new(obj, "new_connections", json_integer(h->new_connections));
+
+	/* the three transport categories are always present, so a table of
+	 * results has the same columns whether or not a run had failures */
+	json_object_set_new(cats, "timeout", json_integer(0));
+	json_object_set_new(cats, "disconnect", json_integer(0));
+	json_object_set_new(cats, "malformed_stream", json_integer(0));
+	for (size_t i = 0; i < n; i++) {
+		char key[32];
+		const char *name;
+		json_t *c;
+
+		if (pg_reqtrace_ok(&t[i]))
+			continue;
+		enum pg_fail f = t[i].fail == PG_FAIL_NONE ? PG_FAIL_NO_CONTENT : t[i].fail;
+		if (f == PG_FAIL_HTTP) {
+			snprintf(key, sizeof(key), "http_%d", t[i].http_status);
+			name = key;
+		} else {
+			name = pg_fail_name(f);
+		}
+		c = json_object_get(cats, name);
+		json_object_set_new(cats, name, json_integer((c ? json_integer_value(c) : 0) + 1));
+		if (!json_object_get(samples, name))
+			json_object_set_new(samples, name, json_string(t[i].error ? t[i].error : name));
+	}
+	json_object_set_new(obj, "failed_by_category", cats);
+	json_object_set_new(obj, "error_samples", samples);
+	free(lag.v);
+}
+
+void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
+		      const struct pg_serve_stats_opts *o)
+{
+	static const double default_pct[] = { 99 };
+	const double *pct = o->n_percentiles ? o->percentiles : default_pct;
+	size_t npct = o->n_percentiles ? o->n_percentiles : 1;
+	unsigned metrics = o->metrics ? o->metrics : (PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL);
+	struct dvec ttfts = { 0 }, tpots = { 0 }, all_tpots = { 0 }, itls = { 0 }, e2els = { 0 };
+	struct dvec token_itls = { 0 }, queues = { 0 }, e2els_queued = { 0 };
+	long completed = 0, failed = 0, total_input = 0, total_output = 0, good = 0;
+	long without_usage = 0, without_prompt_usage = 0, with_chunk_usage = 0;
+	double dur = o->duration_s;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_reqtrace *r = &t[i];
+		long out_len;
+		double ttft, lat, tpot = 0;
+
+		if (!pg_reqtrace_ok(r)) {
+			failed++;
+			continue;
+		}
+		completed++;
+		out_len = pg_reqtrace_output_tokens(r);
+		if (r->usage_completion_tokens <= 0)
+			without_usage++;
+		if (r->usage_prompt_tokens < 0)
+			without_prompt_usage++;
+		total_output += out_len;
+		total_input += pg_reqtrace_input_tokens(r);
+		ttft = ttft_s(r);
+		lat = latency_s(r);
+		if (out_len > 1) {
+			tpot = (lat - ttft) / (double)(out_len - 1);
+			dpush(&tpots, tpot);
+		}
+		dpush(&all_tpots, tpot);
+		for (size_t j = 1; j < r->n_chunks; j++)
+			dpush(&itls, pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]));
+		dpush(&ttfts, ttft);
+		dpush(&e2els, lat);
+		if (r->eligible_ns >= 0 && r->scheduled_ns >= 0) {
+			dpush(&queues, queue_s(r));
+			dpush(&e2els_queued, lat + queue_s(r));
+		}
+
+		/* token-accurate ITL: each gap divided over the tokens the
+		 * message carried, one sample per token */
+		if (r->n_chunk_usage == r->n_chunks) {
+			with_chunk_usage++;
+			for (size_t j = 1; j < r->n_chunks; j++) {
+				long tokens = (long)r->chunk_tokens[j] - (long)r->chunk_tokens[j - 1];
+				double gap = pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]);
+				for (long k = 0; k < tokens; k++)
+					dpush(&token_itls, gap / (double)tokens);
+			}
+		}
+		if (have_goodput(&o->goodput)) {
+			/* inclusive SLOs, compared in seconds as vLLM does */
+			bool ok = true;
+			if (!isnan(o->goodput.ttft_ms) && !(o->goodput.ttft_ms / 1000 >= ttft))
+				ok = false;
+			if (!isnan(o->goodput.tpot_ms) && !(o->goodput.tpot_ms / 1000 >= tpot))
+				ok = false;
+			if (!isnan(o->goodput.e2el_ms) && !(o->goodput.e2el_ms / 1000 >= lat))
+				ok = false;
+			good += ok;
+		}
+	}
+
+	set_real(obj, "duration", dur);
+	json_object_set_new(obj, "completed", json_integer(completed));
+	json_object_set_new(obj, "failed", json_integer(failed));
+	json_object_set_new(obj, "total_input_tokens", json_integer(total_input));
+	json_object_set_new(obj, "total_output_tokens", json_integer(total_output));
+	set_real(obj, "request_throughput", dur > 0 ? (double)completed / dur : 0);
+	if (have_goodput(&o->goodput))
+		set_real(obj, "request_goodput", dur > 0 ? (double)good / dur : 0);
+	else
+		json_object_set_new(obj, "request_goodput", json_null());
+	set_real(obj, "output_throughput", dur > 0 ? (double)total_output / dur : 0);
+	set_real(obj, "total_token_throughput", dur > 0 ? (double)(total_input + total_output) / dur : 0);
+	set_real(obj, "max_output_tokens_per_s", max_output_tokens_per_s(t, n));
+	json_object_set_new(obj, "max_concurrent_requests", json_integer(max_concurrent(t, n)));
+
+	if (metrics & PG_STAT_TTFT)
+		summarise(obj, "ttft", &ttfts, pct, npct);
+	if (metrics & PG_STAT_TPOT)
+		summarise(obj, "tpot", &tpots, pct, npct);
+	if (metrics & PG_STAT_ITL)
+		summarise(obj, "itl", &itls, pct, npct);
+	if (metrics & PG_STAT_E2EL)
+		summarise(obj, "e2el", &e2els, pct, npct);
+	if ((metrics & PG_STAT_CLIENT_QUEUE) && o->bounded)
+		summarise(obj, "client_queue_time", &queues, pct, npct);
+	if ((metrics & PG_STAT_E2EL_QUEUE) && o->bounded && o->finite_rate)
+		summarise(obj, "e2el_including_client_queue", &e2els_queued, pct, npct);
+
+	if (o->detailed) {
+		json_t *in = json_array(), *out = json_array(), *tt = json_array(), *it = json_array();
+		json_t *lat = json_array(), *st = json_array(), *qt = json_array(), *er = json_array();
+
+		for (size_t i = 0; i < n; i++) {
+			const struct pg_reqtrace *r = &t[i];
+			bool ok = pg_reqtrace_ok(r);
+			json_t *gaps = json_array();
+
+			json_array_append_new(in, json_integer(pg_reqtrace_input_tokens(r)));
+			json_array_append_new(out, json_integer(ok ? pg_reqtrace_output_tokens(r) : 0));
+			json_array_append_new(tt, json_real(ok ? ttft_s(r) : 0.0));
+			for (size_t j = 1; ok && j < r->n_chunks; j++)
+				json_array_append_new(gaps, json_real(pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1])));
+			json_array_append_new(it, gaps);
+			json_array_append_new(lat, json_real(ok ? latency_s(r) : 0.0));
+			json_array_append_new(st, json_real(r->sent_ns >= 0 ? pg_ns_to_s(r->sent_ns) : 0.0));
+			json_array_append_new(qt, json_real(queue_s(r)));
+			json_array_append_new(er, json_string(ok ? "" : (r->error ? r->error : "failed")));
+		}
+		json_object_set_new(obj, "input_lens", in);
+		json_object_set_new(obj, "output_lens", out);
+		json_object_set_new(obj, "ttfts", tt);
+		json_object_set_new(obj, "itls", it);
+		json_object_set_new(obj, "latencies", lat);
+		json_object_set_new(obj, "start_times", st);
+		json_object_set_new(obj, "queue_times", qt);
+		json_object_set_new(obj, "errors", er);
+	}
+
+	pg_client_keys(obj, t, n, &o->health);
+	if (with_chunk_usage) {
+		summarise(obj, "token_itl", &token_itls, pct, npct);
+		json_object_set_new(obj, "token_itl_requests", json_integer(with_chunk_usage));
+	}
+	json_object_set_new(obj, "input_tokens_source",
+			    json_string(completed && !without_prompt_usage ? "server_usage"
+				       : o->dataset_input_source ? o->dataset_input_source : "estimate"));
+	json_object_set_new(obj, "output_tokens_source",
+			    json_string(!without_usage ? "server_usage" : "message_count"));
+	json_object_set_new(obj, "requests_without_usage", json_integer(without_usage));
+
+	free(ttfts.v);
+	free(tpots.v);
+	free(all_tpots.v);
+	free(itls.v);
+	free(e2els.v);
+	free(token_itls.v);
+	free(queues.v);
+	free(e2els_queued.v);
+}
+
+void pg_latency_metrics(json_t *obj, const double *latencies, size_t n)
+{
+	static const double pcts[] = { 10, 25, 50, 75, 90, 99 };
+	double *sorted = pg_xmalloc((n ? n : 1) * sizeof(double));
+	json_t *arr = json_array(), *p = json_object();
+	char word[32];
+
+	if (n)
+		memcpy(sorted, latencies, n * sizeof(double));
+	pg_stats_sort(sorted, n);
+	set_real(obj, "avg_latency", pg_stats_mean(latencies, n));
+	set_real(obj, "std_latency", pg_stats_std(latencies, n));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_real(latencies[i]));
+	json_object_set_new(obj, "latencies", arr);
+	for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++) {
+		pg_percentile_word(word, pcts[i]);
+		set_real(p, word, pg_stats_percentile_sorted(sorted, n, pcts[i]));
+	}
+	json_object_set_new(obj, "percentiles", p);
+	free(sorted);
+}
+
+void pg_throughput_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n, double elapsed_s)
+{
+	long completed = 0, failed = 0, input = 0, output = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!pg_reqtrace_ok(&t[i])) {
+			failed++;
+			continue;
+		}
+		completed++;
+		input += pg_reqtrace_input_tokens(&t[i]);
+		output += pg_reqtrace_output_tokens(&t[i]);
+	}
+	set_real(obj, "elapsed_time", elapsed_s);
+	json_object_set_new(obj, "num_requests", json_integer(completed));
+	json_object_set_new(obj, "total_num_tokens", json_integer(input + output));
+	set_real(obj, "requests_per_second", elapsed_s > 0 ? (double)completed / elapsed_s : 0);
+	set_real(obj, "tokens_per_second", elapsed_s > 0 ? (double)(input + output) / elapsed_s : 0);
+	set_real(obj, "output_tokens_per_second", elapsed_s > 0 ? (double)output / elapsed_s : 0);
+	json_object_set_new(obj, "total_output_tokens", json_integer(output));
+	json_object_set_new(obj, "failed", json_integer(failed));
+}

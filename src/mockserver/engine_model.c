@@ -1,0 +1,480 @@
+#include "mockserver/engine_model.h"
+
+#include "base/alloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pg_engine_seq {
+	void *user;
+	uint64_t serial;
+	int64_t prompt_tokens;
+	int64_t admitted_ns;
+	int64_t deadline_ns;         /* of message next_message */
+	int64_t next_message;
+	int64_t output_tokens;
+	int64_t messages;
+	enum pg_engine_fault fault;
+	int64_t fault_at;
+	uint64_t sched;              /* bumped whenever its heap entry goes stale */
+	bool scheduled;              /* has a live heap entry */
+	bool running;
+	struct pg_engine_seq *prev;  /* queue links; next doubles as free list link */
+	struct pg_engine_seq *next;
+};
+
+/*
+ * The deadline heap: 4-ary, min on (deadline, serial), with the keys stored
+ * in the entries so sifting never touches the sequences (with 10,000
+ * streams the sequences are cache misses; the heap array is not). Entries
+ * are removed lazily: a cancelled or stalled sequence bumps `sched`, and an
+ * entry whose sched differs is dropped when it reaches the top.
+ */
+struct heap_entry {
+	int64_t deadline_ns;
+	uint64_t serial;
+	struct pg_engine_seq *seq;
+	uint64_t sched;
+};
+
+struct pg_engine {
+	struct pg_engine_params p;
+	uint64_t serial;
+	struct heap_entry *heap;
+	size_t heap_len, heap_cap;
+	struct pg_engine_seq *queue_head, *queue_tail;
+	struct pg_engine_seq *free_list;
+	/* every record ever allocated (live, stalled or free), for pg_engine_free */
+	struct pg_engine_seq **allocated;
+	size_t n_allocated, cap_allocated;
+	struct pg_engine_counts counts;
+};
+
+void pg_engine_params_default(struct pg_engine_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ttft_ns = 20 * 1000 * 1000;
+	p->prefill_ns_per_token = 20 * 1000;
+	p->itl_ns = 10 * 1000 * 1000;
+	p->itl_growth = 0.01;
+	p->max_running = 256;
+	p->tokens_per_message = 1;
+	p->eos_prob = 0.0;
+	p->seed = 0;
+	p->vocab_size = 32000;
+}
+
+const char *pg_engine_fault_name(enum pg_engine_fault f)
+{
+	switch (f) {
+	case PG_ENGINE_FAULT_NONE: return "none";
+	case PG_ENGINE_FAULT_HTTP_500: return "http_500";
+	case PG_ENGINE_FAULT_DISCONNECT: return "disconnect";
+	case PG_ENGINE_FAULT_STALL: return "stall";
+	case PG_ENGINE_FAULT_MALFORMED: return "malformed";
+	case PG_ENGINE_FAULT_STREAM_ERROR: return "stream_error";
+	}
+	return "unknown";
+}
+
+uint64_t pg_engine_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Independent streams per purpose, so adding a draw to one never shifts
+ * another (a seed keeps meaning the same faults across versions). */
+enum { STREAM_FAULT = 1, STREAM_FAULT_AT = 2, STREAM_EOS = 3, STREAM_TOKEN = 4 };
+
+static uint64_t draw(const struct pg_engine_params *p, uint64_t serial, int stream, uint64_t i)
+{
+	uint64_t h = pg_engine_mix64(p->seed ^ pg_engine_mix64(serial));
+	h = pg_engine_mix64(h ^ ((uint64_t)stream << 56));
+	return pg_engine_mix64(h ^ i);
+}
+
+static double unit(uint64_t r)
+{
+	return (double)(r >> 11) * 0x1.0p-53;
+}
+
+uint32_t pg_engine_token_id(const struct pg_engine_params *p, uint64_t serial, int64_t index)
+{
+	return (uint32_t)(draw(p, serial, STREAM_TOKEN, (uint64_t)index) % p->vocab_size);
+}
+
+struct pg_engine *pg_engine_new(const struct pg_engine_params *params)
+{
+	struct pg_engine *e = pg_xcalloc(1, sizeof(*e));
+
+	e->p = *params;
+	if (e->p.tokens_per_message < 1)
+		e->p.tokens_per_message = 1;
+	if (e->p.vocab_size < 1)
+		e->p.vocab_size = 1;
+	return e;
+}
+
+void pg_engine_free(struct pg_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_allocated; i++)
+		free(e->allocated[i]);
+	free(e->allocated);
+	free(e->heap);
+	free(e);
+}
+
+/* ---- the deadline heap ---- */
+
+static bool before(const struct heap_entry *a, const struct heap_entry *b)
+{
+	if (a->deadline_ns != b->deadline_ns)
+		return a->deadline_ns < b->deadline_ns;
+	return a->serial < b->serial;
+}
+
+static void heap_up(struct pg_engine *e, size_t i)
+{
+	struct heap_entry x = e->heap[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 4;
+		if (!before(&x, &e->heap[parent]))
+			break;
+		e->heap[i] = e->heap[parent];
+		i = parent;
+	}
+	e->heap[i] = x;
+}
+
+static void heap_down(struct pg_engine *e, size_t i)
+{
+	struct heap_entry x = e->heap[i];
+
+	for (;;) {
+		size_t first = 4 * i + 1, best, end;
+		if (first >= e->heap_len)
+			break;
+		end = first + 4 < e->heap_len ? first + 4 : e->heap_len;
+		best = first;
+		for (size_t c = first + 1; c < end; c++)
+			if (before(&e->heap[c], &e->heap[best]))
+				best = c;
+		if (!before(&e->heap[best], &x))
+			break;
+		e->heap[i] = e->heap[best];
+		i = best;
+	}
+	e->heap[i] = x;
+}
+
+static void heap_push(struct pg_engine *e, struct pg_engine_seq *s)
+{
+	pg_grow((void **)&e->heap, &e->heap_cap, e->heap_len + 1, sizeof(*e->heap));
+	s->scheduled = true;
+	e->heap[e->heap_len++] = (struct heap_entry){ s->deadline_ns, s->serial, s, s->sched };
+	heap_up(e, e->heap_len - 1);
+}
+
+static void heap_pop(struct pg_engine *e)
+{
+	e->heap[0] = e->heap[--e->heap_len];
+	if (e->heap_len)
+		heap_down(e, 0);
+}
+
+static bool entry_live(const struct heap_entry *h)
+{
+	return h->seq->scheduled && h->seq->sched == h->sched;
+}
+
+/* Keep the top live, so the next deadline is always a real one. */
+static void drop_stale(struct pg_engine *e)
+{
+	while (e->heap_len && !entry_live(&e->heap[0]))
+		heap_pop(e);
+}
+
+static void unschedule(struct pg_engine_seq *s)
+{
+	if (s->scheduled) {
+		s->scheduled = false;
+		s->sched++;
+	}
+}
+
+/* ---- sequences ---- */
+
+static int64_t tokens_in_message(const struct pg_engine *e, const struct pg_engine_seq *s,
+				 int64_t m)
+{
+	int64_t first, n;
+
+	if (m == 0)
+		return 1;
+	first = 1 + (m - 1) * (int64_t)e->p.tokens_per_message;
+	n = s->output_tokens - first;
+	return n < (int64_t)e->p.tokens_per_message ? n : (int64_t)e->p.tokens_per_message;
+}
+
+static int64_t first_token_of(const struct pg_engine *e, int64_t m)
+{
+	return m == 0 ? 0 : 1 + (m - 1) * (int64_t)e->p.tokens_per_message;
+}
+
+static int64_t itl_now(const struct pg_engine *e)
+{
+	double factor;
+
+	if (e->p.fixed_timing || e->counts.running <= 1)
+		return e->p.itl_ns;
+	factor = 1.0 + e->p.itl_growth * (double)(e->counts.running - 1);
+	return (int64_t)llround((double)e->p.itl_ns * factor);
+}
+
+/* Put message m of s on the heap at deadline, unless a stall holds it. */
+static void schedule(struct pg_engine *e, struct pg_engine_seq *s, int64_t m, int64_t deadline)
+{
+	s->next_message = m;
+	s->deadline_ns = deadline;
+	if (s->fault == PG_ENGINE_FAULT_STALL && m == s->fault_at) {
+		if (e->p.stall_ns == 0)
+			return; /* for ever: only a cancel ends it */
+		s->deadline_ns += e->p.stall_ns;
+	}
+	heap_push(e, s);
+}
+
+/* Move the heap's top sequence to its next message: its deadline only
+ * grows, so one sift down replaces a pop and a push. */
+static void reschedule_top(struct pg_engine *e, struct pg_engine_seq *s, int64_t m,
+			   int64_t deadline)
+{
+	s->next_message = m;
+	s->deadline_ns = deadline;
+	if (s->fault == PG_ENGINE_FAULT_STALL && m == s->fault_at) {
+		if (e->p.stall_ns == 0) {
+			unschedule(s);
+			heap_pop(e);
+			return;
+		}
+		s->deadline_ns += e->p.stall_ns;
+	}
+	e->heap[0].deadline_ns = s->deadline_ns;
+	heap_down(e, 0);
+}
+
+static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
+{
+	int64_t first = at_ns + e->p.ttft_ns;
+
+	if (!e->p.fixed_timing)
+		first += e->p.prefill_ns_per_token * s->prompt_tokens;
+	s->running = true;
+	s->admitted_ns = at_ns;
+	e->counts.running++;
+	if (e->counts.running > e->counts.peak_running)
+		e->counts.peak_running = e->counts.running;
+	schedule(e, s, 0, first);
+}
+
+static bool has_free_slot(const struct pg_engine *e)
+{
+	return e->p.fixed_timing || e->p.max_running == 0 || e->counts.running < e->p.max_running;
+}
+
+static void queue_unlink(struct pg_engine *e, struct pg_engine_seq *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		e->queue_head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		e->queue_tail = s->prev;
+	s->prev = s->next = NULL;
+	e->counts.queued--;
+}
+
+static void admit_waiting(struct pg_engine *e, int64_t at_ns)
+{
+	while (e->queue_head && has_free_slot(e)) {
+		struct pg_engine_seq *s = e->queue_head;
+		queue_unlink(e, s);
+		admit(e, s, at_ns);
+	}
+}
+
+static void release(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
+{
+	unschedule(s);
+	if (s->running) {
+		e->counts.running--;
+		s->running = false;
+	} else if (s->admitted_ns == INT64_MIN) {
+		queue_unlink(e, s);
+	}
+	s->next = e->free_list;
+	e->free_list = s;
+	admit_waiting(e, at_ns);
+}
+
+static void plan_request(const struct pg_engine *e, uint64_t serial,
+			 const struct pg_engine_request *req, struct pg_engine_plan *plan)
+{
+	const struct pg_engine_params *p = &e->p;
+	double u = unit(draw(p, serial, STREAM_FAULT, 0));
+	int64_t max_tokens = req->max_tokens < 1 ? 1 : req->max_tokens;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->serial = serial;
+	plan->output_tokens = max_tokens;
+	if (!req->ignore_eos && p->eos_prob > 0) {
+		uint64_t threshold = p->eos_prob >= 1.0 ? UINT64_MAX
+				   : (uint64_t)(p->eos_prob * 0x1.0p64);
+		for (int64_t i = 0; i < max_tokens; i++) {
+			if (draw(p, serial, STREAM_EOS, (uint64_t)i) < threshold) {
+				plan->output_tokens = i + 1;
+				plan->eos = true;
+				break;
+			}
+		}
+	}
+	plan->messages = 1 + (plan->output_tokens - 1 + p->tokens_per_message - 1) /
+			 p->tokens_per_message;
+
+	/* One draw against cumulative probabilities, in a fixed order (new
+	 * kinds go last, so a seed keeps its meaning for the old ones). */
+	{
+		const double prob[] = { p->fault_500, p->fault_disconnect, p->fault_stall,
+					p->fault_malformed, p->fault_stream_error };
+		const enum pg_engine_fault kind[] = {
+			PG_ENGINE_FAULT_HTTP_500, PG_ENGINE_FAULT_DISCONNECT, PG_ENGINE_FAULT_STALL,
+			PG_ENGINE_FAULT_MALFORMED, PG_ENGINE_FAULT_STREAM_ERROR,
+		};
+		double edge = 0;
+		for (size_t k = 0; k < sizeof(prob) / sizeof(prob[0]); k++) {
+			edge += prob[k];
+			if (u < edge) {
+				plan->fault = kind[k];
+				break;
+			}
+		}
+	}
+	if (plan->fault != PG_ENGINE_FAULT_NONE && plan->fault != PG_ENGINE_FAULT_HTTP_500)
+		plan->fault_at_message = (int64_t)(draw(p, serial, STREAM_FAULT_AT, 0) %
+					   (uint64_t)plan->messages);
+}
+
+struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
+				       const struct pg_engine_request *req, void *user,
+				       struct pg_engine_plan *plan)
+{
+	struct pg_engine_seq *s;
+
+	plan_request(e, ++e->serial, req, plan);
+	if (plan->fault == PG_ENGINE_FAULT_HTTP_500)
+		return NULL;
+
+	uint64_t sched = 0;
+
+	s = e->free_list;
+	if (s) {
+		e->free_list = s->next;
+		sched = s->sched; /* stale entries may still name this record */
+	} else {
+		s = pg_xmalloc(sizeof(*s));
+		PG_ARRAY_PUSH(e->allocated, e->n_allocated, e->cap_allocated, s);
+	}
+	memset(s, 0, sizeof(*s));
+	s->sched = sched;
+	s->user = user;
+	s->serial = plan->serial;
+	s->prompt_tokens = req->prompt_tokens;
+	s->output_tokens = plan->output_tokens;
+	s->messages = plan->messages;
+	s->fault = plan->fault;
+	s->fault_at = plan->fault_at_message;
+	s->admitted_ns = INT64_MIN;
+
+	if (has_free_slot(e) && !e->queue_head) {
+		admit(e, s, now_ns);
+	} else {
+		s->prev = e->queue_tail;
+		if (e->queue_tail)
+			e->queue_tail->next = s;
+		else
+			e->queue_head = s;
+		e->queue_tail = s;
+		e->counts.queued++;
+		if (e->counts.queued > e->counts.peak_queued)
+			e->counts.peak_queued = e->counts.queued;
+	}
+	return s;
+}
+
+void pg_engine_cancel(struct pg_engine *e, struct pg_engine_seq *seq, int64_t now_ns)
+{
+	if (seq) {
+		release(e, seq, now_ns);
+		drop_stale(e);
+	}
+}
+
+int64_t pg_engine_next_deadline(const struct pg_engine *e)
+{
+	return e->heap_len ? e->heap[0].deadline_ns : INT64_MAX;
+}
+
+bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event *ev)
+{
+	struct pg_engine_seq *s;
+	int64_t m;
+
+	if (!e->heap_len || e->heap[0].deadline_ns > now_ns)
+		return false;
+	s = e->heap[0].seq;
+	m = s->next_message;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->user = s->user;
+	ev->serial = s->serial;
+	ev->deadline_ns = s->deadline_ns;
+	ev->message_index = m;
+	ev->first_token = first_token_of(e, m);
+	if (s->fault == PG_ENGINE_FAULT_DISCONNECT && m == s->fault_at) {
+		ev->kind = PG_ENGINE_DISCONNECT;
+		ev->last = true;
+	} else {
+		ev->kind = PG_ENGINE_MESSAGE;
+		ev->n_tokens = tokens_in_message(e, s, m);
+		ev->last = m + 1 >= s->messages;
+	}
+	if (ev->last) {
+		heap_pop(e);
+		s->scheduled = false;
+		release(e, s, ev->deadline_ns);
+	} else {
+		reschedule_top(e, s, m + 1,
+			       ev->deadline_ns + tokens_in_message(e, s, m + 1) * itl_now(e));
+	}
+	drop_stale(e);
+	return true;
+}
+
+int64_t pg_engine_seq_admitted_ns(const struct pg_engine_seq *seq)
+{
+	return seq->admitted_ns;
+}
+
+void pg_engine_counts(const struct pg_engine *e, struct pg_engine_counts *out)
+{
+	*out = e->counts;
+}

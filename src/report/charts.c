@@ -1,0 +1,439 @@
+#include "report/charts.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "suite/suite.h"
+#include "report/svg.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The serving sweep panels: what vLLM users read first. */
+static const char *const sweep_metrics[] = {
+	"output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms",
+};
+static const char *const latency_metrics[] = { "median_latency_ms", "p99_latency_ms" };
+static const char *const throughput_metrics[] = { "requests_per_second", "output_tokens_per_second" };
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+char *pg_chart_stem(const char *s)
+{
+	char *out = pg_xstrdup(s && *s ? s : "chart");
+
+	for (char *p = out; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != '_')
+			*p = '_';
+	if (out[0] == '.')
+		out[0] = '_';
+	return out;
+}
+
+/* A serving point: its test, and where it sits on the sweep. */
+struct spoint {
+	size_t idx;           /* into the input arrays */
+	char *test;
+	double qps;           /* INFINITY for "inf" */
+	double conc;          /* INFINITY for unbounded */
+};
+
+static double json_num_or_inf(const json_t *v, double missing)
+{
+	if (json_is_number(v))
+		return json_number_value(v);
+	if (json_is_string(v) && !strcmp(json_string_value(v), "inf"))
+		return INFINITY;
+	if (json_is_null(v))
+		return INFINITY;
+	return missing;
+}
+
+static char *point_test(const json_t *r, const char *name)
+{
+	json_t *pg = json_object_get(r, "perfgate");
+	json_t *t = pg ? json_object_get(pg, "test") : NULL;
+	const char *cut;
+
+	if (json_is_string(t))
+		return pg_xstrdup(json_string_value(t));
+	cut = strstr(name, "_qps_");
+	if (!cut)
+		cut = strstr(name, "_concurrency_");
+	return cut ? pg_xstrndup(name, (size_t)(cut - name)) : pg_xstrdup(name);
+}
+
+static void spoint_read(struct spoint *sp, const json_t *r, const char *name, size_t idx)
+{
+	json_t *pg = json_object_get(r, "perfgate");
+	json_t *params = pg ? json_object_get(pg, "params") : NULL;
+	json_t *qps = params ? json_object_get(params, "qps") : NULL;
+	json_t *conc = params ? json_object_get(params, "max_concurrency") : NULL;
+
+	sp->idx = idx;
+	sp->test = point_test(r, name);
+	sp->qps = json_num_or_inf(qps ? qps : json_object_get(r, "request_rate"), NAN);
+	sp->conc = json_num_or_inf(conc ? conc : json_object_get(r, "max_concurrency"), NAN);
+}
+
+static int cmp_double(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) - isnan(b);
+	return a < b ? -1 : a > b;
+}
+
+static char *axis_label(double v, const char *unbounded)
+{
+	char num[PG_FMT_DOUBLE_SIZE];
+
+	if (isinf(v))
+		return pg_xstrdup(unbounded);
+	if (isnan(v))
+		return pg_xstrdup("?");
+	return pg_xstrdup(pg_fmt_g(num, v));
+}
+
+static void chart_add(struct pg_chart_set *out, const char *stem, const char *title,
+		      const struct pg_figure *fig, const struct pg_strv *points)
+{
+	struct pg_chart_file f = { 0 };
+	struct pg_buf svg = PG_BUF_INIT;
+
+	pg_svg_figure(&svg, fig);
+	f.stem = pg_chart_stem(stem);
+	f.title = pg_xstrdup(title);
+	f.svg_len = svg.len;
+	f.svg = pg_buf_detach(&svg);
+	for (size_t i = 0; i < points->n; i++)
+		pg_strv_push(&f.points, points->v[i]);
+	PG_ARRAY_PUSH(out->items, out->n, out->cap, f);
+}
+
+/* Values of one metric for the given inputs; baseline stays NULL when the
+ * input has no baseline source or no point has a baseline value. */
+static void fill_values(const struct pg_chart_input *in, const struct pg_metric *m,
+			const size_t *idx, size_t n, double *cur, double **base)
+{
+	bool any = false;
+
+	*base = in->baseline ? pg_xcalloc(n, sizeof(double)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (pg_metric_value(m, in->results[idx[i]], &cur[i]) < 0)
+			cur[i] = NAN;
+		if (*base) {
+			if (in->baseline(in->baseline_ctx, in->names[idx[i]], m, &(*base)[i]) < 0)
+				(*base)[i] = NAN;
+			else
+				any = true;
+		}
+	}
+	if (*base && !any) {
+		free(*base);
+		*base = NULL;
+	}
+}
+
+static const char *hint_for(const struct pg_metric *m)
+{
+	return m->direction == PG_HIGHER_IS_BETTER ? "higher is better" : "lower is better";
+}
+
+/*
+ * One figure of `ids` panels over the points idx[0..n), either a sweep
+ * (labels are x ticks) or bars (labels are point names).
+ */
+static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in,
+		       enum pg_suite_kind kind, const char *const *ids, size_t n_ids,
+		       enum pg_panel_kind pk, const size_t *idx, char **labels, size_t n,
+		       const char *x_title, const char *stem, const char *title)
+{
+	struct pg_panel *panels = pg_xcalloc(n_ids, sizeof(*panels));
+	double **cur = pg_xcalloc(n_ids, sizeof(*cur));
+	double **base = pg_xcalloc(n_ids, sizeof(*base));
+	struct pg_strv points = PG_STRV_INIT;
+	size_t np = 0;
+	struct pg_figure fig = { 0 };
+
+	for (size_t k = 0; k < n_ids; k++) {
+		const struct pg_metric *m = pg_metric_by_id(kind, ids[k]);
+		if (!m)
+			continue;
+		cur[np] = pg_xcalloc(n, sizeof(double));
+		fill_values(in, m, idx, n, cur[np], &base[np]);
+		panels[np] = (struct pg_panel){
+			.kind = pk, .title = m->label, .unit = m->unit, .hint = hint_for(m),
+			.better = m->direction == PG_HIGHER_IS_BETTER ? 1 : m->direction == PG_LOWER_IS_BETTER ? -1 : 0,
+			.x_title = x_title, .labels = (const char *const *)labels, .n = n,
+			.current = cur[np], .baseline = base[np],
+		};
+		np++;
+	}
+	for (size_t i = 0; i < n; i++)
+		pg_strv_push(&points, in->names[idx[i]]);
+	fig.title = title;
+	fig.subtitle = in->subtitle;
+	fig.current_name = "This run";
+	fig.baseline_name = in->baseline_name ? in->baseline_name : "Baseline";
+	fig.panels = panels;
+	fig.n_panels = np;
+	fig.columns = 2;
+	chart_add(out, stem, title, &fig, &points);
+
+	for (size_t k = 0; k < n_ids; k++) {
+		free(cur[k]);
+		free(base[k]);
+	}
+	free(cur);
+	free(base);
+	free(panels);
+	pg_strv_release(&points);
+}
+
+static int cmp_sweep_qps(const void *a, const void *b)
+{
+	const struct spoint *x = a, *y = b;
+	int c = cmp_double(x->qps, y->qps);
+	return c ? c : cmp_double(x->conc, y->conc);
+}
+
+static int cmp_sweep_conc(const void *a, const void *b)
+{
+	const struct spoint *x = a, *y = b;
+	int c = cmp_double(x->conc, y->conc);
+	return c ? c : cmp_double(x->qps, y->qps);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Flagged points, sorted for bsearch. */
+struct flags {
+	const char **names;
+	size_t n;
+};
+
+static void flags_init(struct flags *f, const struct pg_chart_input *in)
+{
+	f->n = in->flagged ? in->n_flagged : 0;
+	f->names = pg_xcalloc(f->n + 1, sizeof(*f->names));
+	for (size_t i = 0; i < f->n; i++)
+		f->names[i] = in->flagged[i];
+	if (f->n)
+		qsort(f->names, f->n, sizeof(*f->names), cmp_str);
+}
+
+static bool flagged(const struct flags *f, const char *name)
+{
+	return f->n && bsearch(&name, f->names, f->n, sizeof(*f->names), cmp_str);
+}
+
+/* The rows a bar figure shows: all of them up to the limit, else the
+ * flagged ones first, then the others, in their order. Returns the count
+ * and whether some were left out. */
+static size_t pick_rows(size_t *idx, size_t n, const struct pg_chart_input *in,
+			const struct flags *f)
+{
+	size_t *kept, k = 0;
+
+	if (n <= PG_CHARTS_MAX_BAR_ROWS)
+		return n;
+	kept = pg_xcalloc(PG_CHARTS_MAX_BAR_ROWS, sizeof(*kept));
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n && k < PG_CHARTS_MAX_BAR_ROWS; i++)
+			if (flagged(f, in->names[idx[i]]) == (pass == 0))
+				kept[k++] = idx[i];
+	memcpy(idx, kept, k * sizeof(*idx));
+	free(kept);
+	return k;
+}
+
+static void bar_title(struct pg_buf *title, const char *what, size_t shown, size_t n)
+{
+	pg_buf_puts(title, what);
+	if (shown < n)
+		pg_buf_printf(title, " (%zu of %zu, regressions first; all in the report)", shown, n);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_by_test(const void *a, const void *b)
+{
+	const struct spoint *x = a, *y = b;
+	int c = strcmp(x->test, y->test);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void sweep_figure(struct pg_chart_set *out, const struct pg_chart_input *in,
+			 struct spoint *group, size_t g)
+{
+	bool qps_varies = false, conc_varies = false, by_conc;
+	size_t *idx = pg_xcalloc(g, sizeof(*idx));
+	char **labels = pg_xcalloc(g, sizeof(char *));
+	struct pg_buf title = PG_BUF_INIT, stem = PG_BUF_INIT;
+
+	for (size_t j = 1; j < g; j++) {
+		qps_varies |= cmp_double(group[j].qps, group[0].qps) != 0;
+		conc_varies |= cmp_double(group[j].conc, group[0].conc) != 0;
+	}
+	by_conc = conc_varies && !qps_varies;
+	qsort(group, g, sizeof(*group), by_conc ? cmp_sweep_conc : cmp_sweep_qps);
+	for (size_t j = 0; j < g; j++) {
+		idx[j] = group[j].idx;
+		labels[j] = by_conc ? axis_label(group[j].conc, "unbounded")
+				    : axis_label(group[j].qps, "inf");
+		/* both vary: say which concurrency each QPS point had */
+		if (qps_varies && conc_varies && !isinf(group[j].conc)) {
+			struct pg_buf l = PG_BUF_INIT;
+			char num[PG_FMT_DOUBLE_SIZE];
+			pg_buf_printf(&l, "%s@c%s", labels[j], pg_fmt_g(num, group[j].conc));
+			free(labels[j]);
+			labels[j] = pg_buf_detach(&l);
+		}
+	}
+	pg_buf_printf(&title, "%s: %s sweep", group[0].test, by_conc ? "concurrency" : "QPS");
+	/* the test's own name ("serving_llama8B_..."), unless it would clash
+	 * with a shared figure's stem */
+	pg_buf_printf(&stem, "%s%s",
+		      strcmp(group[0].test, "serving") && strcmp(group[0].test, "latency") &&
+				      strcmp(group[0].test, "throughput")
+			      ? ""
+			      : "sweep_",
+		      group[0].test);
+	figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics), PG_PANEL_LINES, idx,
+		   labels, g,
+		   by_conc ? "Max concurrency (requests in flight)"
+			   : "Request rate (QPS, req/s; inf = all at once)",
+		   stem.ptr, title.ptr);
+	for (size_t j = 0; j < g; j++)
+		free(labels[j]);
+	free(labels);
+	free(idx);
+	pg_buf_release(&title);
+	pg_buf_release(&stem);
+}
+
+/* Serving tests: sweeps get a figure each (flagged ones first, at most
+ * PG_CHARTS_MAX_SWEEPS); single points share one bar figure. */
+static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input *in,
+			   const struct flags *f)
+{
+	struct spoint *sp = pg_xcalloc(in->n + 1, sizeof(*sp));
+	size_t *single = pg_xcalloc(in->n + 1, sizeof(*single));
+	size_t *start = pg_xcalloc(in->n + 1, sizeof(*start)), *len = pg_xcalloc(in->n + 1, sizeof(*len));
+	bool *hot = pg_xcalloc(in->n + 1, sizeof(*hot));
+	size_t n = 0, n_single = 0, n_groups = 0, emitted = 0, shown;
+	char **labels;
+	struct pg_buf title = PG_BUF_INIT;
+
+	for (size_t i = 0; i < in->n; i++)
+		if (pg_result_kind(in->results[i]) == PG_SUITE_SERVING)
+			spoint_read(&sp[n++], in->results[i], in->names[i], i);
+	/* group by test in one sort; figures follow the tests' names */
+	qsort(sp, n, sizeof(*sp), cmp_by_test);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && !strcmp(sp[j].test, sp[i].test))
+			j++;
+		if (j - i < 2) {
+			single[n_single++] = sp[i].idx;
+		} else {
+			start[n_groups] = i;
+			len[n_groups] = j - i;
+			for (size_t k = i; k < j; k++)
+				hot[n_groups] |= flagged(f, in->names[sp[k].idx]);
+			n_groups++;
+		}
+		i = j;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t g = 0; g < n_groups; g++) {
+			if (hot[g] != (pass == 0))
+				continue;
+			if (emitted == PG_CHARTS_MAX_SWEEPS) {
+				out->sweeps_left_out++;
+				continue;
+			}
+			sweep_figure(out, in, sp + start[g], len[g]);
+			emitted++;
+		}
+
+	/* single points keep the results' order */
+	qsort(single, n_single, sizeof(*single), cmp_size);
+	shown = pick_rows(single, n_single, in, f);
+	labels = pg_xcalloc(shown + 1, sizeof(char *));
+	for (size_t i = 0; i < shown; i++)
+		labels[i] = (char *)in->names[single[i]];
+	bar_title(&title, "Serving tests", shown, n_single);
+	if (shown)
+		figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics),
+			   PG_PANEL_HBARS, single, labels, shown, NULL, "serving", title.ptr);
+	for (size_t i = 0; i < n; i++)
+		free(sp[i].test);
+	pg_buf_release(&title);
+	free(labels);
+	free(single);
+	free(start);
+	free(len);
+	free(hot);
+	free(sp);
+}
+
+static void bar_charts(struct pg_chart_set *out, const struct pg_chart_input *in,
+		       const struct flags *f, enum pg_suite_kind kind, const char *const *ids,
+		       size_t n_ids, const char *stem, const char *what)
+{
+	size_t *idx = pg_xcalloc(in->n + 1, sizeof(*idx));
+	char **labels;
+	size_t n = 0, shown;
+	struct pg_buf title = PG_BUF_INIT;
+
+	for (size_t i = 0; i < in->n; i++)
+		if (pg_result_kind(in->results[i]) == (int)kind)
+			idx[n++] = i;
+	shown = pick_rows(idx, n, in, f);
+	labels = pg_xcalloc(shown + 1, sizeof(char *));
+	for (size_t i = 0; i < shown; i++)
+		labels[i] = (char *)in->names[idx[i]];
+	bar_title(&title, what, shown, n);
+	if (shown)
+		figure_for(out, in, kind, ids, n_ids, PG_PANEL_HBARS, idx, labels, shown, NULL, stem,
+			   title.ptr);
+	pg_buf_release(&title);
+	free(idx);
+	free(labels);
+}
+
+void pg_charts_build(struct pg_chart_set *out, const struct pg_chart_input *in)
+{
+	struct flags f;
+
+	flags_init(&f, in);
+	serving_charts(out, in, &f);
+	bar_charts(out, in, &f, PG_SUITE_LATENCY, latency_metrics, N_OF(latency_metrics), "latency",
+		   "Latency tests");
+	bar_charts(out, in, &f, PG_SUITE_THROUGHPUT, throughput_metrics, N_OF(throughput_metrics),
+		   "throughput", "Throughput tests");
+	free(f.names);
+}
+void pg_chart_set_release(struct pg_chart_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		free(set->items[i].stem);
+		free(set->items[i].title);
+		free(set->items[i].svg);
+		pg_strv_release(&set->items[i].points);
+	}
+	free(set->items);
+	set->items = NULL;
+	set->n = set->cap = 0;
+	set->sweeps_left_out = 0;
+}

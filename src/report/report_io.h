@@ -1,0 +1,28 @@
+#ifndef PERFGATE_REPORT_REPORT_IO_H
+#define PERFGATE_REPORT_REPORT_IO_H
+
+#include <stddef.h>
+
+struct pg_error;
+
+/*
+ * A results directory -> its report files (report/report.h):
+ * <outdir>/benchmark_results.md and <outdir>/benchmark_results.json,
+ * written atomically. What `perfgate report` does, and what `perfgate run`
+ * does at the end of every run, finished or not.
+ */
+struct pg_report_files {
+	char *md_path;      /* owned */
+	char *json_path;    /* owned */
+	size_t rows;        /* table rows */
+	size_t not_ok;      /* rows of points that did not complete */
+};
+
+#define PG_REPORT_FILES_INIT { NULL, NULL, 0, 0 }
+
+/* PG_ENOTFOUND when dir does not exist ("DIR: no such results directory"). */
+int pg_report_write_dir(struct pg_report_files *out, const char *dir, const char *outdir,
+			struct pg_error *err);
+void pg_report_files_release(struct pg_report_files *f);
+
+#endif

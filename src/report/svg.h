@@ -1,0 +1,67 @@
+#ifndef PERFGATE_REPORT_SVG_H
+#define PERFGATE_REPORT_SVG_H
+
+#include <stddef.h>
+
+struct pg_buf;
+
+/*
+ * SVG figures: a title, a legend (this run against the baseline) and a grid
+ * of panels, each a small plot with its own y axis. Pure: the caller owns
+ * the data, this module only draws.
+ *
+ * Panel kinds:
+ *  - LINES: a sweep. x is ordinal (the labels as given: "1", "4", "16",
+ *    "inf"), evenly spaced, so QPS=inf sits at the right end, labelled; one
+ *    solid line for this run, one dashed for the baseline; NAN breaks a line.
+ *  - HBARS: one row per category (test names can be long, so they read
+ *    horizontally), a baseline bar and a this-run bar with its value.
+ * y axes start at zero (honest bars and slopes) and end at a "nice" number,
+ * with 4-6 ticks labelled with their unit.
+ *
+ * All text is escaped; any byte string can be a label.
+ */
+
+enum pg_panel_kind {
+	PG_PANEL_LINES,
+	PG_PANEL_HBARS,
+};
+
+struct pg_panel {
+	enum pg_panel_kind kind;
+	const char *title;          /* "Median TTFT" */
+	const char *unit;           /* "ms", "tok/s"; "" for none */
+	const char *hint;           /* "lower is better" or NULL */
+	int better;                 /* 1 higher is better, -1 lower is better, 0 neither:
+	                             * colours a bar's change red (worse) or green */
+	const char *x_title;        /* LINES: "QPS (req/s)"; HBARS: unused */
+	const char *const *labels;  /* n categories: x ticks or bar rows */
+	size_t n;
+	const double *current;      /* n values, NAN: missing */
+	const double *baseline;     /* n values, NAN: missing; NULL: no baseline */
+};
+
+struct pg_figure {
+	const char *title;
+	const char *subtitle;       /* GPU, commit, baseline source; or NULL */
+	const char *current_name;   /* legend: "This run" */
+	const char *baseline_name;  /* legend: "Baseline (main @ 1a2b3c4)" */
+	const struct pg_panel *panels;
+	size_t n_panels;
+	size_t columns;             /* panels per row; 0: 2 */
+};
+
+/* Append the whole SVG document. */
+void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f);
+
+/*
+ * Nice axis ticks from 0 to at least max: step is 1, 2, 2.5 or 5 times a
+ * power of ten, at most max_ticks intervals. Sets *step and returns the
+ * axis maximum (a multiple of step >= max). max <= 0 gives the axis 0..1.
+ */
+double pg_nice_axis(double max, int max_ticks, double *step);
+
+/* A tick label: "0", "2.5", "250", "12k", "1.5M"; step decides decimals. */
+void pg_tick_label(char *out, size_t size, double v, double step);
+
+#endif

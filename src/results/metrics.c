@@ -1,0 +1,126 @@
+#include "results/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAT PG_SUITE_LATENCY
+#define THR PG_SUITE_THROUGHPUT
+#define SRV PG_SUITE_SERVING
+#define UP PG_HIGHER_IS_BETTER
+#define DOWN PG_LOWER_IS_BETTER
+
+/*
+ * Default tolerances and floors follow research/regression.md section 6.2;
+ * bench/gate-sim checks them (README, "Gate and baselines": with a 20-run
+ * git baseline and a confirmation re-run, throughput's 2.5% keeps false
+ * alarms under 1% and catches a 5% regression with over 95% power).
+ * thresholds/<GPU>.yml overrides them per GPU, test and metric.
+ */
+static const struct pg_metric metrics[] = {
+	/* id, suite, key, scale, header, label, unit, direction, class, gated, tolerance, floor */
+	{ "mean_latency_ms", LAT, "avg_latency", 1000, "Mean latency (ms)", "Mean latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
+	{ "median_latency_ms", LAT, "percentiles.50", 1000, "Median latency (ms)", "Median latency", "ms", DOWN, PG_CLASS_LATENCY, true, 0.03, 5 },
+	{ "p90_latency_ms", LAT, "percentiles.90", 1000, NULL, "P90 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.05, 10 },
+	{ "p99_latency_ms", LAT, "percentiles.99", 1000, "P99 latency (ms)", "P99 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
+
+	{ "requests_per_second", THR, "requests_per_second", 1, "Tput (req/s)", "Request throughput", "req/s", UP, PG_CLASS_THROUGHPUT, true, 0.025, 0 },
+	{ "tokens_per_second", THR, "tokens_per_second", 1, NULL, "Total token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "output_tokens_per_second", THR, "output_tokens_per_second", 1, NULL, "Output token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+
+	{ "completed", SRV, "completed", 1, "# of req.", "Completed requests", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
+	{ "request_throughput", SRV, "request_throughput", 1, "Tput (req/s)", "Request throughput", "req/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "output_throughput", SRV, "output_throughput", 1, "Output Tput (tok/s)", "Output token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, true, 0.025, 0 },
+	{ "total_token_throughput", SRV, "total_token_throughput", 1, "Total Tput (tok/s)", "Total token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "mean_ttft_ms", SRV, "mean_ttft_ms", 1, "Mean TTFT (ms)", "Mean TTFT", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
+	{ "median_ttft_ms", SRV, "median_ttft_ms", 1, "Median TTFT (ms)", "Median TTFT", "ms", DOWN, PG_CLASS_LATENCY, true, 0.04, 1 },
+	{ "p99_ttft_ms", SRV, "p99_ttft_ms", 1, "P99 TTFT (ms)", "P99 TTFT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 2 },
+	{ "mean_tpot_ms", SRV, "mean_tpot_ms", 1, "Mean TPOT (ms)", "Mean TPOT", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
+	{ "median_tpot_ms", SRV, "median_tpot_ms", 1, "Median TPOT (ms)", "Median TPOT", "ms", DOWN, PG_CLASS_LATENCY, true, 0.03, 0.1 },
+	{ "p99_tpot_ms", SRV, "p99_tpot_ms", 1, "P99 TPOT (ms)", "P99 TPOT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
+	{ "mean_itl_ms", SRV, "mean_itl_ms", 1, "Mean ITL (ms)", "Mean ITL", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
+	{ "median_itl_ms", SRV, "median_itl_ms", 1, "Median ITL (ms)", "Median ITL", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
+	{ "p99_itl_ms", SRV, "p99_itl_ms", 1, "P99 ITL (ms)", "P99 ITL", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
+	{ "mean_e2el_ms", SRV, "mean_e2el_ms", 1, NULL, "Mean E2E latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
+	{ "median_e2el_ms", SRV, "median_e2el_ms", 1, NULL, "Median E2E latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
+	{ "p99_e2el_ms", SRV, "p99_e2el_ms", 1, NULL, "P99 E2E latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
+	{ "request_goodput", SRV, "request_goodput", 1, NULL, "Request goodput", "req/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+};
+
+const struct pg_metric *pg_metrics_all(size_t *n)
+{
+	*n = sizeof(metrics) / sizeof(metrics[0]);
+	return metrics;
+}
+
+const struct pg_metric *pg_metric_by_id(enum pg_suite_kind suite, const char *id)
+{
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		if (metrics[i].suite == suite && !strcmp(metrics[i].id, id))
+			return &metrics[i];
+	return NULL;
+}
+
+size_t pg_metric_ids(enum pg_suite_kind suite, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]) && n < max; i++)
+		if (metrics[i].suite == suite)
+			out[n++] = metrics[i].id;
+	return n;
+}
+
+json_t *pg_json_path(const json_t *obj, const char *dotted_key)
+{
+	char part[128];
+	const char *p = dotted_key;
+	json_t *cur = (json_t *)obj;
+
+	while (cur && *p) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (!json_is_object(cur) || len >= sizeof(part))
+			return NULL;
+		memcpy(part, p, len);
+		part[len] = '\0';
+		cur = json_object_get(cur, part);
+		p += len + (dot ? 1 : 0);
+	}
+	return cur;
+}
+
+int pg_metric_value(const struct pg_metric *m, const json_t *result, double *out)
+{
+	json_t *v = pg_json_path(result, m->key);
+	double d;
+
+	/* the old "request_goodput:" spelling is normalised by the importer */
+	if (!v || !json_is_number(v))
+		return -1;
+	d = json_number_value(v);
+	if (!isfinite(d))
+		return -1;
+	*out = d * m->scale;
+	return 0;
+}
+
+int pg_result_kind(const json_t *result)
+{
+	json_t *pg = json_object_get(result, "perfgate");
+	json_t *suite = pg ? json_object_get(pg, "suite") : NULL;
+
+	if (!json_is_object(result))
+		return -1;
+	if (json_is_string(suite))
+		return pg_suite_kind_parse(json_string_value(suite));
+	if (json_object_get(result, "avg_latency") ||
+	    (json_object_get(result, "latencies") && json_object_get(result, "percentiles")))
+		return PG_SUITE_LATENCY;
+	if (json_object_get(result, "requests_per_second") || json_object_get(result, "elapsed_time"))
+		return PG_SUITE_THROUGHPUT;
+	if (json_object_get(result, "request_throughput") || json_object_get(result, "mean_ttft_ms") ||
+	    json_object_get(result, "completed"))
+		return PG_SUITE_SERVING;
+	return -1;
+}

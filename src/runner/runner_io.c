@@ -1,0 +1,1338 @@
+#include "runner/runner_io.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/jsonw.h"
+#include "results/metrics.h"
+#include "suite/plan.h"
+#include "base/redact.h"
+#include "results/repeats.h"
+#include "base/strutil.h"
+#include "base/template.h"
+#include "runner/vllmcmd.h"
+#include "sys/fsutil.h"
+#include "sys/gitinfo.h"
+#include "gpu/detect_io.h"
+#include "import/import_io.h"
+#include "sys/proc.h"
+#include "runner/ready_io.h"
+#include "results/results_io.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---- signals ---------------------------------------------------------- */
+
+volatile sig_atomic_t pg_run_cancelled;
+/* Non-zero stops the point in progress: a signal, or the server died. */
+static volatile sig_atomic_t point_stop;
+
+static struct sigaction saved_int, saved_term, saved_hup;
+
+static void on_signal(int sig)
+{
+	if (pg_run_cancelled) {
+		/* second signal: the user means it */
+		pg_proc_signal_all(SIGKILL);
+		_exit(128 + sig);
+	}
+	pg_run_cancelled = sig;
+	point_stop = sig;
+	/* every group (the server and an external command) starts shutting
+	 * down now, side by side: stopping them one after the other would
+	 * add their grace periods up against Buildkite's 10 s */
+	pg_proc_signal_all(SIGTERM);
+}
+
+void pg_run_signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, &saved_int);
+	sigaction(SIGTERM, &sa, &saved_term);
+	sigaction(SIGHUP, &sa, &saved_hup);
+}
+
+void pg_run_signals_restore(void)
+{
+	sigaction(SIGINT, &saved_int, NULL);
+	sigaction(SIGTERM, &saved_term, NULL);
+	sigaction(SIGHUP, &saved_hup, NULL);
+}
+
+/* On a cancel everything must be over within Buildkite's default 10 s
+ * grace: servers get at most this long between SIGTERM and SIGKILL. */
+#define CANCEL_GRACE 4.0
+#define TAIL_LINES 20
+
+/* ---- state ------------------------------------------------------------ */
+
+struct runner {
+	const struct pg_suite *suite;
+	const struct pg_plan *plan;
+	const struct pg_run_opts *o;
+	struct pg_run_report *rep;
+	FILE *log;
+	bool buildkite;
+	struct pg_redactor redact;
+	json_t *git;
+	json_t *build;
+	char host[256];
+	char *self_exe;
+	char *tmpdir;
+	char started_at[PG_ISO8601_SIZE];
+	double t0;
+	json_t *manifest;          /* {"perfgate_run": {...}} */
+	json_t *manifest_points;   /* borrowed from manifest */
+	bool stop_after_error;
+
+	/* the current test's server */
+	const struct pg_test *test;
+	struct pg_proc server;
+	bool server_running;
+	char *server_log;
+	char *server_cmd;          /* redacted, as recorded */
+	char *base_url;
+	char port[16];
+	double startup;            /* seconds to ready; NAN without a server */
+	bool server_death_told;    /* its log tail was shown once */
+
+	/* progress of the point in flight */
+	double last_print;
+	double last_check;
+	bool bar_active;
+};
+
+/* What happened to one point. */
+struct outcome {
+	const char *status;
+	struct pg_buf error;       /* why not ok; may span lines (a log tail) */
+	json_t *metrics;           /* merged result keys, or NULL */
+	json_t *repeats;           /* per-run metrics when repeat > 1, or NULL */
+	char *client_command;      /* redacted */
+	char started_at[PG_ISO8601_SIZE];
+	double t_start;
+	bool probe;                /* an SLA search probe, not a point of the plan */
+};
+
+static void outcome_init(struct outcome *oc)
+{
+	memset(oc, 0, sizeof(*oc));
+	oc->status = "ok";
+	pg_buf_init(&oc->error);
+	oc->t_start = pg_monotonic();
+	pg_fmt_iso8601(oc->started_at, (int64_t)time(NULL));
+}
+
+static void outcome_release(struct outcome *oc)
+{
+	pg_buf_release(&oc->error);
+	json_decref(oc->metrics);
+	json_decref(oc->repeats);
+	free(oc->client_command);
+}
+
+/* Mark the outcome failed with a message (redacted when recorded). */
+__attribute__((format(printf, 3, 4)))
+static void fail(struct outcome *oc, const char *status, const char *fmt, ...)
+{
+	va_list ap;
+
+	oc->status = status;
+	pg_buf_reset(&oc->error);
+	va_start(ap, fmt);
+	pg_buf_vprintf(&oc->error, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void clear_bar(struct runner *r)
+{
+	if (r->bar_active) {
+		fputs("\r\x1b[K", r->log);
+		r->bar_active = false;
+	}
+}
+
+__attribute__((format(printf, 2, 3)))
+static void say(struct runner *r, const char *fmt, ...)
+{
+	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	pg_buf_vprintf(&raw, fmt, ap);
+	va_end(ap);
+	pg_redact(&r->redact, &clean, raw.ptr);
+	clear_bar(r);
+	fputs(clean.ptr, r->log);
+	fflush(r->log);
+	pg_buf_release(&raw);
+	pg_buf_release(&clean);
+}
+
+/* Print a multi-line text indented, e.g. a log tail. */
+static void say_block(struct runner *r, const char *text, const char *indent)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+		say(r, "%s%.*s\n", indent, (int)len, p);
+		p += len;
+		if (*p)
+			p++;
+	}
+}
+
+static void on_progress(void *ctx, const struct pg_run_progress *p)
+{
+	struct runner *r = ctx;
+	double now = pg_monotonic();
+	double interval = r->o->progress_interval > 0 ? r->o->progress_interval : 5;
+	struct pg_buf line = PG_BUF_INIT;
+
+	/* a dead server cannot be measured: stop the point now rather than
+	 * wait for every request to time out */
+	if (now - r->last_check >= 0.1) {
+		r->last_check = now;
+		if (r->server_running && pg_proc_exited(&r->server) && !point_stop)
+			point_stop = -1;
+	}
+	if (r->o->tty) {
+		if (now - r->last_print < 0.2)
+			return;
+		pg_fmt_progress_bar(&line, p, 30);
+		fputs(line.ptr, r->log);
+		fflush(r->log);
+		r->bar_active = true;
+	} else {
+		if (now - r->last_print < interval)
+			return;
+		pg_fmt_progress_line(&line, p);
+		say(r, "%s", line.ptr);
+	}
+	r->last_print = now;
+	pg_buf_release(&line);
+}
+
+/* ---- templates -------------------------------------------------------- */
+
+/*
+ * Expand a command template into argv (or /bin/sh -c SCRIPT with shell) and
+ * its redacted display. A first word "perfgate" means this very binary, so
+ * the demo and tests run the perfgate they were started with, not whatever
+ * is first on PATH.
+ */
+static int render(struct runner *r, const char *tmpl, bool shell, struct pg_point_vars *v,
+		  const struct pg_kvlist *env, struct pg_strv *argv, struct pg_buf *display,
+		  struct pg_error *err)
+{
+	int ret;
+
+	if (shell) {
+		struct pg_buf script = PG_BUF_INIT, exec = PG_BUF_INIT;
+		if ((ret = pg_template_shell(&script, tmpl, pg_point_var, v, err))) {
+			pg_buf_release(&script);
+			return ret;
+		}
+		pg_redact_shell_command(&r->redact, display, env, script.ptr);
+		if (pg_str_has_prefix(script.ptr, "perfgate") &&
+		    (script.ptr[8] == ' ' || script.ptr[8] == '\0')) {
+			pg_shell_quote(&exec, r->self_exe);
+			pg_buf_puts(&exec, script.ptr + 8);
+		} else {
+			pg_buf_puts(&exec, script.ptr);
+		}
+		pg_strv_push(argv, "/bin/sh");
+		pg_strv_push(argv, "-c");
+		pg_strv_push_owned(argv, pg_buf_detach(&exec));
+		pg_buf_release(&script);
+		return 0;
+	}
+	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
+		return ret;
+	pg_redact_command(&r->redact, display, env, argv->v);
+	if (!strcmp(argv->v[0], "perfgate")) {
+		free(argv->v[0]);
+		argv->v[0] = pg_xstrdup(r->self_exe);
+	}
+	return 0;
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+static json_t *params_json(const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+	const struct pg_dataset_spec *d = &t->dataset;
+	static const char *const datasets[] = { "random", "sharegpt", "jsonl" };
+	json_t *p = json_object();
+	bool random = d->kind == PG_DATASET_RANDOM;
+	bool serving = t->kind == PG_SUITE_SERVING;
+
+	json_object_set_new(p, "model", t->model ? json_string(t->model) : json_null());
+	json_object_set_new(p, "tp", json_integer(t->tp));
+	json_object_set_new(p, "dataset", json_string(datasets[d->kind]));
+	json_object_set_new(p, "input_len", random ? json_integer(d->input_len) : json_null());
+	json_object_set_new(p, "output_len",
+			    random || d->output_len > 0 ? json_integer(d->output_len) : json_null());
+	json_object_set_new(p, "num_prompts", t->kind == PG_SUITE_LATENCY
+						      ? json_null()
+						      : json_integer(pg_point_num_prompts(pt)));
+	if (serving && isinf(pt->qps))
+		json_object_set_new(p, "qps", json_string("inf"));
+	else
+		json_object_set_new(p, "qps", serving ? json_real(pt->qps) : json_null());
+	json_object_set_new(p, "max_concurrency", serving && pt->max_concurrency > 0
+							  ? json_integer(pt->max_concurrency)
+							  : json_null());
+	if (serving && t->ramp_up.strategy != PG_RAMP_NONE)
+		json_object_set_new(p, "ramp_up",
+				    json_pack("{s:s, s:I, s:I}", "strategy",
+					      pg_ramp_strategy_name(t->ramp_up.strategy), "start_rps",
+					      (json_int_t)t->ramp_up.start_rps, "end_rps",
+					      (json_int_t)t->ramp_up.end_rps));
+	json_object_set_new(p, "batch_size", t->kind == PG_SUITE_LATENCY
+						     ? json_integer(t->batch_size)
+						     : json_null());
+	json_object_set_new(p, "endpoint", json_string(t->client.endpoint ? t->client.endpoint
+									: "/v1/completions"));
+	return p;
+}
+
+static void manifest_update(struct runner *r, const char *status, int exit_code)
+{
+	json_t *m = json_object_get(r->manifest, "perfgate_run");
+	char now[PG_ISO8601_SIZE];
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
+
+	json_object_set_new(m, "status", json_string(status));
+	json_object_set_new(m, "exit_code", exit_code >= 0 ? json_integer(exit_code) : json_null());
+	json_object_set_new(m, "signal", r->rep->cancel_signal ? json_integer(r->rep->cancel_signal)
+							       : json_null());
+	json_object_set_new(m, "ended_at", json_string(pg_fmt_iso8601(now, (int64_t)time(NULL))));
+	pg_buf_printf(&path, "%s/perfgate_run.json", r->o->results_dir);
+	pg_json_write(&text, r->manifest, 4);
+	pg_buf_putc(&text, '\n');
+	if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
+		say(r, "perfgate: warning: %s\n", err.msg);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
+}
+
+/* probe: an SLA search probe, which is not one of the plan's points the
+ * manifest lists. */
+static void report_add(struct runner *r, const struct pg_point *pt, bool probe, const char *status,
+		       const char *detail, double seconds)
+{
+	struct pg_run_report *rep = r->rep;
+	struct pg_run_point rp;
+	json_t *mp = probe ? NULL : json_array_get(r->manifest_points, (size_t)(pt - r->plan->points));
+	size_t len = detail ? strcspn(detail, "\n") : 0;
+
+	rp.name = pg_xstrdup(pt->name);
+	rp.status = pg_xstrdup(status);
+	rp.detail = detail ? pg_xstrndup(detail, len) : NULL;
+	rp.seconds = seconds;
+	PG_ARRAY_PUSH(rep->points, rep->n, rep->cap, rp);
+	if (!strcmp(status, "ok"))
+		rep->n_ok++;
+	else if (!strcmp(status, "error"))
+		rep->n_error++;
+	else if (!strcmp(status, "skipped"))
+		rep->n_skipped++;
+	else if (!strcmp(status, "cancelled"))
+		rep->n_cancelled++;
+	else if (strcmp(status, "probe failed"))
+		rep->n_not_run++;
+	/* "probe failed": an SLA probe the server could not serve is the
+	 * search's answer, not a failure of the run */
+	if (mp) {
+		json_object_set_new(mp, "status", json_string(status));
+		json_object_set_new(mp, "error", strcmp(status, "ok") && detail ? json_string(detail)
+										 : json_null());
+		json_object_set_new(mp, "seconds", json_real(seconds));
+	}
+}
+
+/* Write the point's result file and .commands sidecar, and count it. */
+static void record(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	const struct pg_test *t = pt->test;
+	json_t *result = oc->metrics ? oc->metrics : json_object();
+	json_t *pg = json_object(), *commands = json_object();
+	struct pg_buf error = PG_BUF_INIT, detail = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char ended[PG_ISO8601_SIZE];
+	double seconds = pg_monotonic() - oc->t_start;
+	bool ok = !strcmp(oc->status, "ok");
+
+	oc->metrics = NULL;
+	pg_redact(&r->redact, &error, oc->error.ptr);
+	/* a command that ran perfgate brings its own provenance: ours wins */
+	json_object_del(result, "perfgate");
+
+	json_object_set_new(pg, "version", json_string(PERFGATE_VERSION));
+	json_object_set_new(pg, "suite", json_string(pg_suite_kind_name(t->kind)));
+	json_object_set_new(pg, "test", json_string(t->name));
+	json_object_set_new(pg, "point", json_string(pt->name));
+	json_object_set_new(pg, "status", json_string(oc->status));
+	json_object_set_new(pg, "error", ok ? json_null() : json_string(error.ptr));
+	json_object_set_new(pg, "gpu", pg_gpu_info_json(r->o->gpu));
+	json_object_set_new(pg, "git", json_incref(r->git));
+	json_object_set_new(pg, "server_command",
+			    r->server_cmd ? json_string(r->server_cmd) : json_null());
+	json_object_set_new(pg, "server_startup_seconds",
+			    isnan(r->startup) ? json_null() : json_real(r->startup));
+	json_object_set_new(pg, "client", json_string(t->command ? "command" : "native"));
+	json_object_set_new(pg, "params", params_json(pt));
+	json_object_set_new(pg, "seed", json_integer((json_int_t)t->client.seed));
+	json_object_set_new(pg, "started_at", json_string(oc->started_at));
+	json_object_set_new(pg, "ended_at",
+			    json_string(pg_fmt_iso8601(ended, (int64_t)time(NULL))));
+	json_object_set_new(pg, "host", json_string(r->host));
+	json_object_set_new(pg, "build", json_incref(r->build));
+	if (oc->repeats) {
+		json_object_set_new(pg, "repeats", oc->repeats);
+		oc->repeats = NULL;
+	}
+	/* probes differ from run to run: reports show them, the gate does not
+	 * compare them, baselines and history leave them out */
+	if (oc->probe)
+		json_object_set_new(pg, "adaptive_search", json_true());
+	json_object_set_new(result, "perfgate", pg);
+
+	/* the sidecar as vLLM's driver writes it */
+	if (t->kind == PG_SUITE_SERVING || r->server_cmd)
+		json_object_set_new(commands, "server_command",
+				    json_string(r->server_cmd ? r->server_cmd : ""));
+	if (oc->client_command) {
+		json_object_set_new(commands, pg_vllm_command_key(t->kind),
+				    json_string(oc->client_command));
+	} else {
+		struct pg_buf cmd = PG_BUF_INIT, clean = PG_BUF_INIT;
+		pg_vllm_equivalent_command(&cmd, pt, r->base_url, r->o->results_dir);
+		pg_redact(&r->redact, &clean, cmd.ptr);
+		json_object_set_new(commands, pg_vllm_command_key(t->kind), json_string(clean.ptr));
+		pg_buf_release(&cmd);
+		pg_buf_release(&clean);
+	}
+	json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
+	if (oc->probe)
+		json_object_set_new(commands, "adaptive_search", json_true());
+
+	if (pg_result_write(r->o->results_dir, pt->name, result, commands, &err)) {
+		say(r, "  error: cannot write the result: %s\n", err.msg);
+		oc->status = "error";
+		pg_buf_reset(&error);
+		pg_buf_printf(&error, "cannot write the result: %s", err.msg);
+		ok = false;
+	}
+
+	if (ok)
+		pg_fmt_key_metrics(&detail, t->kind, result);
+	else
+		pg_buf_puts(&detail, error.ptr);
+	report_add(r, pt, oc->probe, oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
+		   detail.ptr, seconds);
+	if (!ok && strcmp(oc->status, "skipped") && !oc->probe)
+		r->stop_after_error = r->o->fail_fast;
+	manifest_update(r, "running", -1);
+
+	json_decref(result);
+	json_decref(commands);
+	pg_buf_release(&error);
+	pg_buf_release(&detail);
+}
+
+/* ---- the server ------------------------------------------------------- */
+
+/* A free loopback port: bind port 0, read it back, release it for the
+ * server. Another process could take it in between; on a CI agent that
+ * runs one job at a time that does not happen. */
+static int free_port(char out[16], struct pg_error *err)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return pg_error_set(err, PG_ERR, "socket: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len)) {
+		close(fd);
+		return pg_error_set(err, PG_ERR, "bind 127.0.0.1:0: %s", strerror(errno));
+	}
+	close(fd);
+	snprintf(out, 16, "%u", (unsigned)ntohs(a.sin_port));
+	return 0;
+}
+
+static const char *api_key(const struct pg_test *t)
+{
+	const char *v = t->client.api_key_env ? getenv(t->client.api_key_env) : NULL;
+	return v && *v ? v : NULL;
+}
+
+/* Append "\nlast lines of LOG:\n<tail>" to an error, once the log writer
+ * of proc (may be NULL) has written what the group printed. */
+static void add_tail(struct pg_buf *msg, const char *log, struct pg_proc *proc)
+{
+	struct pg_buf tail = PG_BUF_INIT;
+
+	if (proc)
+		pg_proc_log_settle(proc, 1.0);
+	pg_file_tail(&tail, log, TAIL_LINES);
+	if (tail.len)
+		pg_buf_printf(msg, "\nlast lines of %s:\n%s", log, tail.ptr);
+	pg_buf_release(&tail);
+}
+
+/* The SIGTERM-to-SIGKILL grace of a group being stopped. After a cancel
+ * every group got its SIGTERM at once (on_signal), so they share one
+ * deadline, CANCEL_GRACE after the runner first saw the cancel: a second
+ * group does not get a fresh grace after the first used up its own. */
+static double grace_for(double configured)
+{
+	static double cancel_seen;
+	double left;
+
+	if (!pg_run_cancelled) {
+		cancel_seen = 0;
+		return configured;
+	}
+	if (!cancel_seen)
+		cancel_seen = pg_monotonic();
+	left = CANCEL_GRACE - (pg_monotonic() - cancel_seen);
+	if (left < 0)
+		left = 0;
+	return configured < left ? configured : left;
+}
+
+/* Start the test's server (or adopt its remote endpoint) and wait until it
+ * serves. On failure oc says why. */
+static int start_server(struct runner *r, const struct pg_test *t, struct outcome *oc)
+{
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_buf display = PG_BUF_INIT, header = PG_BUF_INIT, url = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_ready_opts ro;
+	struct pg_point_vars v;
+	int ret = 0;
+
+	r->startup = NAN;
+	if (t->server.remote) {
+		size_t len = strlen(t->server.remote);
+		while (len && t->server.remote[len - 1] == '/')
+			len--;
+		r->base_url = pg_xstrndup(t->server.remote, len);
+		pg_buf_printf(&display, "Using Remote Server %s", r->base_url);
+		r->server_cmd = pg_buf_detach(&display);
+		say(r, "  server: remote %s\n", r->base_url);
+	} else if (t->server.command) {
+		if ((ret = free_port(r->port, &err))) {
+			fail(oc, "error", "%s", err.msg);
+			goto done;
+		}
+		pg_buf_printf(&url, "http://127.0.0.1:%s", r->port);
+		r->base_url = pg_buf_detach(&url);
+		memset(&v, 0, sizeof(v));
+		v.test = t;
+		v.port = r->port;
+		v.host = "127.0.0.1";
+		v.base_url = r->base_url;
+		v.results_dir = r->o->results_dir;
+		if ((ret = render(r, t->server.command, t->server.shell, &v, &t->server.env, &argv,
+				  &display, &err))) {
+			fail(oc, "error", "server command: %s", err.msg);
+			goto done;
+		}
+		r->server_cmd = pg_xstrdup(display.ptr);
+		pg_buf_printf(&url, "%s/%s.server.log", r->o->results_dir, t->name);
+		r->server_log = pg_buf_detach(&url);
+		pg_buf_printf(&header, "$ %s\n", r->server_cmd);
+		say(r, "  server: %s\n  server log: %s\n", r->server_cmd, r->server_log);
+		struct pg_proc_spec spec = { argv.v, &t->server.env, r->server_log, header.ptr,
+					     t->server.stop_timeout, r->redact.values.v };
+		if ((ret = pg_proc_start(&r->server, &spec, &err))) {
+			fail(oc, "error", "server: %s", err.msg);
+			goto done;
+		}
+		r->server_running = true;
+	} else {
+		goto done; /* an external command that needs no server */
+	}
+
+	pg_buf_printf(&url, "%s%s%s", r->base_url,
+		      t->server.ready_path && t->server.ready_path[0] == '/' ? "" : "/",
+		      t->server.ready_path ? t->server.ready_path : "");
+	memset(&ro, 0, sizeof(ro));
+	ro.url = url.ptr;
+	ro.timeout = t->server.ready_timeout;
+	ro.api_key = api_key(t);
+	ro.proc = r->server_running ? &r->server : NULL;
+	ro.stop = &pg_run_cancelled;
+	ret = pg_ready_wait(&ro, &r->startup, &err);
+	if (ret == PG_ECANCEL) {
+		fail(oc, "cancelled", "cancelled while the server was starting");
+	} else if (ret) {
+		fail(oc, "error", "%s", err.msg);
+		if (r->server_log)
+			add_tail(&oc->error, r->server_log, &r->server);
+	} else {
+		say(r, "  server ready in %.1fs\n", r->startup);
+	}
+done:
+	pg_strv_release(&argv);
+	pg_buf_release(&display);
+	pg_buf_release(&header);
+	pg_buf_release(&url);
+	return ret;
+}
+
+static void stop_server(struct runner *r)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf how = PG_BUF_INIT;
+	bool was_running = r->server_running && !r->server.exited;
+
+	if (r->server_running) {
+		double t0 = pg_monotonic();
+		if (pg_proc_stop(&r->server, grace_for(r->test->server.stop_timeout), &err))
+			say(r, "perfgate: warning: %s\n", err.msg);
+		pg_proc_describe(&how, r->server.status);
+		if (was_running)
+			say(r, "  server stopped in %.1fs: %s\n", pg_monotonic() - t0, how.ptr);
+		pg_proc_release(&r->server);
+	}
+	r->server = (struct pg_proc)PG_PROC_INIT;
+	r->server_running = false;
+	r->server_death_told = false;
+	free(r->server_log);
+	free(r->server_cmd);
+	free(r->base_url);
+	r->server_log = r->server_cmd = r->base_url = NULL;
+	r->port[0] = '\0';
+	r->startup = NAN;
+	pg_buf_release(&how);
+}
+
+/* If the server died, say so (with its log tail); when is "during the
+ * point" or "before the point". */
+static bool server_died(struct runner *r, struct outcome *oc, const char *when)
+{
+	struct pg_buf how = PG_BUF_INIT;
+
+	if (!r->server_running || !pg_proc_exited(&r->server))
+		return false;
+	pg_proc_describe(&how, r->server.status);
+	fail(oc, "error", "server %s %s", how.ptr, when);
+	/* the first point to see it carries the log tail */
+	if (!r->server_death_told)
+		add_tail(&oc->error, r->server_log, &r->server);
+	r->server_death_told = true;
+	pg_buf_release(&how);
+	return true;
+}
+
+/* ---- measuring -------------------------------------------------------- */
+
+/* Nothing the point measured succeeded: the numbers describe nothing.
+ * Serving says so with completed == 0, throughput with num_requests == 0,
+ * latency with no latencies but failed iterations. */
+static bool all_failed(const json_t *res, struct pg_buf *why)
+{
+	json_t *completed = json_object_get(res, "completed");
+	json_t *failed = json_object_get(res, "failed");
+	json_t *num_requests = json_object_get(res, "num_requests");
+	json_t *latencies = json_object_get(res, "latencies");
+	json_t *failed_iters = json_object_get(res, "failed_iterations");
+	json_t *samples = json_object_get(res, "error_samples");
+	const char *key;
+	json_t *v;
+
+	if (json_is_integer(completed) && json_integer_value(completed) == 0 &&
+	    json_integer_value(failed) > 0)
+		pg_buf_printf(why, "all %lld requests failed", (long long)json_integer_value(failed));
+	else if (json_is_integer(num_requests) && json_integer_value(num_requests) == 0)
+		pg_buf_puts(why, "all requests failed");
+	else if (json_is_array(latencies) && json_array_size(latencies) == 0 &&
+		 json_integer_value(failed_iters) > 0)
+		pg_buf_printf(why, "all %lld iterations failed",
+			      (long long)json_integer_value(failed_iters));
+	else
+		return false;
+	json_object_foreach(samples, key, v) {
+		if (json_is_string(v)) {
+			pg_buf_printf(why, " (%s: %s)", key, json_string_value(v));
+			break;
+		}
+	}
+	return true;
+}
+
+static int run_native_once(struct runner *r, const struct pg_point *pt, json_t **out,
+			   struct outcome *oc)
+{
+	pg_point_fn native = r->o->native ? r->o->native : pg_runner_native;
+	struct pg_point_io io;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf why = PG_BUF_INIT;
+	int rc;
+
+	memset(&io, 0, sizeof(io));
+	io.base_url = r->base_url;
+	io.api_key = api_key(pt->test);
+	io.stop = &point_stop;
+	io.progress = on_progress;
+	io.progress_ctx = r;
+	io.save_detailed = r->o->save_detailed;
+	point_stop = pg_run_cancelled;
+	r->last_print = r->last_check = pg_monotonic();
+
+	*out = NULL;
+	rc = native(pt, &io, out, &err);
+	clear_bar(r);
+	if (pg_run_cancelled) {
+		fail(oc, "cancelled", "cancelled by signal %d", (int)pg_run_cancelled);
+		rc = PG_ECANCEL;
+	} else if (server_died(r, oc, "during the point")) {
+		rc = PG_EINFRA;
+	} else if (rc) {
+		fail(oc, "error", "%s", err.msg[0] ? err.msg : "the load generator failed");
+	} else if (!json_is_object(*out)) {
+		fail(oc, "error", "the load generator returned no result");
+		rc = PG_ERR;
+	} else if (all_failed(*out, &why)) {
+		fail(oc, "error", "%s", why.ptr);
+		rc = PG_EINFRA;
+	}
+	pg_buf_release(&why);
+	return rc;
+}
+
+static int run_command_once(struct runner *r, const struct pg_point *pt, int repeat,
+			    json_t **out, struct outcome *oc)
+{
+	const struct pg_test *t = pt->test;
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_buf display = PG_BUF_INIT, log = PG_BUF_INIT, result = PG_BUF_INIT;
+	struct pg_buf header = PG_BUF_INIT, how = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_proc proc = PG_PROC_INIT;
+	double interval = r->o->progress_interval > 0 ? r->o->progress_interval : 5;
+	struct pg_point_vars v;
+	struct pg_result_set imported = PG_RESULT_SET_INIT;
+	json_t *json = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	pg_buf_printf(&result, "%s/%s.json", r->tmpdir, pt->name);
+	unlink(result.ptr);
+	memset(&v, 0, sizeof(v));
+	v.test = t;
+	v.point = pt;
+	v.port = r->port[0] ? r->port : NULL;
+	v.host = r->port[0] ? "127.0.0.1" : NULL;
+	v.base_url = r->base_url;
+	v.result = result.ptr;
+	v.results_dir = r->o->results_dir;
+	if ((rc = render(r, t->command, t->command_shell, &v, &t->command_env, &argv, &display,
+			 &err))) {
+		fail(oc, "error", "command: %s", err.msg);
+		goto done;
+	}
+	free(oc->client_command);
+	oc->client_command = pg_xstrdup(display.ptr);
+	/* one log per run: <point>.command.log, then <point>.command.2.log ... */
+	if (repeat == 0)
+		pg_buf_printf(&log, "%s/%s.command.log", r->o->results_dir, pt->name);
+	else
+		pg_buf_printf(&log, "%s/%s.command.%d.log", r->o->results_dir, pt->name, repeat + 1);
+	pg_buf_printf(&header, "$ %s\n", display.ptr);
+	say(r, "  command: %s\n  command log: %s\n", display.ptr, log.ptr);
+
+	struct pg_proc_spec spec = { argv.v, &t->command_env, log.ptr, header.ptr, CANCEL_GRACE,
+				     r->redact.values.v };
+	if ((rc = pg_proc_start(&proc, &spec, &err))) {
+		fail(oc, "error", "command: %s", err.msg);
+		goto done;
+	}
+	point_stop = pg_run_cancelled;
+	for (;;) {
+		double left = t->command_timeout - pg_proc_age(&proc);
+		if (pg_proc_wait(&proc, left < interval ? left : interval, &point_stop))
+			break;
+		if (pg_run_cancelled) {
+			fail(oc, "cancelled", "cancelled by signal %d", (int)pg_run_cancelled);
+			rc = PG_ECANCEL;
+			break;
+		}
+		if (server_died(r, oc, "during the point")) {
+			rc = PG_EINFRA;
+			break;
+		}
+		if (pg_proc_age(&proc) >= t->command_timeout) {
+			fail(oc, "error", "command did not finish within %gs", t->command_timeout);
+			add_tail(&oc->error, log.ptr, &proc);
+			rc = PG_EINFRA;
+			break;
+		}
+		say(r, "  running (%.0fs)\n", pg_proc_age(&proc));
+	}
+	/* also whatever the command left running in its group */
+	if (pg_proc_stop(&proc, grace_for(CANCEL_GRACE), &err))
+		say(r, "perfgate: warning: %s\n", err.msg);
+	pg_proc_release(&proc);
+	if (rc)
+		goto done;
+	if (!WIFEXITED(proc.status) || WEXITSTATUS(proc.status) != 0) {
+		pg_proc_describe(&how, proc.status);
+		fail(oc, "error", "command %s", how.ptr);
+		add_tail(&oc->error, log.ptr, &proc);
+		rc = PG_EINFRA;
+		goto done;
+	}
+	/* the importer reads every shape vllm bench writes (and other tools':
+	 * the old "request_goodput:" key, llm-d records) */
+	rc = pg_import_file(&imported, result.ptr, NULL, &err);
+	if (rc == PG_ENOTFOUND) {
+		fail(oc, "error", "command exited 0 but did not write its result ({result})");
+		goto import_failed;
+	}
+	if (rc) {
+		fail(oc, "error", "command result: %s", err.msg);
+		goto import_failed;
+	}
+	if (imported.n != 1) {
+		fail(oc, "error", "command wrote %zu results, expected one", imported.n);
+		goto import_failed;
+	}
+	if (imported.items[0].kind != t->kind) {
+		fail(oc, "error", "command wrote a %s result, not a %s result",
+		     pg_suite_kind_name(imported.items[0].kind), pg_suite_kind_name(t->kind));
+		goto import_failed;
+	}
+	json = json_incref(imported.items[0].json);
+	/* its perfgate object describes the temporary file: ours replaces it */
+	json_object_del(json, "perfgate");
+	*out = json;
+	json = NULL;
+	goto done;
+import_failed:
+	rc = PG_EINFRA;
+done:
+	pg_result_set_release(&imported);
+	unlink(result.ptr);
+	json_decref(json);
+	pg_strv_release(&argv);
+	pg_buf_release(&display);
+	pg_buf_release(&log);
+	pg_buf_release(&result);
+	pg_buf_release(&header);
+	pg_buf_release(&how);
+	return rc;
+}
+
+/* Measure a point, all its repeats, into oc. */
+static void measure(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	long n = pt->test->repeat > 0 ? pt->test->repeat : 1;
+	json_t **runs = pg_xcalloc((size_t)n, sizeof(*runs));
+	long done = 0;
+
+	for (long i = 0; i < n; i++) {
+		json_t *out = NULL;
+		int rc;
+
+		if (n > 1)
+			say(r, "  run %ld/%ld\n", i + 1, n);
+		if (pt->test->command)
+			rc = run_command_once(r, pt, (int)i, &out, oc);
+		else
+			rc = run_native_once(r, pt, &out, oc);
+		if (rc) {
+			/* keep what the failed run measured: its failure
+			 * counts and error samples explain the error */
+			if (out && !oc->metrics)
+				oc->metrics = out;
+			else
+				json_decref(out);
+			goto done;
+		}
+		runs[done++] = out;
+		if (n > 1) {
+			struct pg_buf km = PG_BUF_INIT;
+			pg_fmt_key_metrics(&km, pt->test->kind, out);
+			say(r, "    %s\n", km.ptr);
+			pg_buf_release(&km);
+		}
+	}
+	oc->metrics = pg_repeats_median(runs, (size_t)done);
+	if (done > 1) {
+		oc->repeats = json_array();
+		for (long i = 0; i < done; i++)
+			json_array_append_new(oc->repeats, pg_repeats_metrics(runs[i]));
+	}
+done:
+	for (long i = 0; i < done; i++)
+		json_decref(runs[i]);
+	free(runs);
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static void announce(struct runner *r, size_t idx)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	pg_fmt_point_group(&b, &r->plan->points[idx], idx, r->plan->n);
+	say(r, "%s", b.ptr);
+	pg_buf_release(&b);
+}
+
+static void show_outcome(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	if (!strcmp(oc->status, "ok")) {
+		struct pg_buf km = PG_BUF_INIT;
+		pg_fmt_key_metrics(&km, pt->test->kind, oc->metrics);
+		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
+		pg_buf_release(&km);
+		return;
+	}
+	say(r, "  %s: %.*s\n", oc->status, (int)strcspn(oc->error.ptr, "\n"), oc->error.ptr);
+	if (strchr(oc->error.ptr, '\n'))
+		say_block(r, strchr(oc->error.ptr, '\n') + 1, "    ");
+	if (r->buildkite && !strcmp(oc->status, "error"))
+		say(r, "^^^ +++\n"); /* open this group in the Buildkite log */
+}
+
+/* ---- the SLA search ---------------------------------------------------- */
+
+/* A result's value, the first of keys present; NAN when none is. */
+static double first_number(const json_t *res, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		json_t *v = json_object_get(res, *keys);
+		if (json_is_number(v))
+			return json_number_value(v);
+	}
+	return NAN;
+}
+
+/* Within the SLA: p99 TTFT and p99 TPOT (falling back as vLLM's driver
+ * does: ITL for TPOT, then the means), of a point that ran. */
+static bool sla_met(const struct pg_sla_search *s, const struct outcome *oc)
+{
+	static const char *const ttft[] = { "p99_ttft_ms", "mean_ttft_ms", NULL };
+	static const char *const tpot[] = { "p99_tpot_ms", "p99_itl_ms", "mean_tpot_ms", NULL };
+	double a, b;
+
+	if (strcmp(oc->status, "ok") || !oc->metrics)
+		return false;
+	a = first_number(oc->metrics, ttft);
+	b = first_number(oc->metrics, tpot);
+	return a <= s->ttft_ms && b <= s->tpot_ms; /* NAN fails */
+}
+
+static json_t *conc_or_null(long c)
+{
+	return c > 0 ? json_integer(c) : json_null();
+}
+
+/*
+ * After a rate's concurrency points: probe for the largest concurrency
+ * within the SLA (runner/slasearch.h) on the same server, then write
+ * <test>_qps_<q>_sla_summary.json as vLLM's driver does.
+ */
+static void sla_search(struct runner *r, const struct pg_test *t, double qps, const long *conc,
+		       const bool *pass, size_t n)
+{
+	const struct pg_sla_search *s = &t->sla_search;
+	struct pg_sla_walk w;
+	struct pg_buf name = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char q[32];
+	json_t *sum;
+
+	pg_sla_start(&w, s, conc, pass, n);
+	pg_fmt_g(q, qps);
+	say(r, "--- %s qps %s: SLA search (p99 TTFT <= %g ms, p99 TPOT <= %g ms)\n", t->name, q,
+	    s->ttft_ms, s->tpot_ms);
+	for (long c; !pg_run_cancelled && !r->stop_after_error && (c = pg_sla_next(&w)) > 0;) {
+		char *pname = pg_point_name(t->name, qps, c, true);
+		struct pg_point probe = { t, pname, qps, c };
+		struct outcome oc;
+		bool met;
+
+		outcome_init(&oc);
+		oc.probe = true;
+		say(r, "  probe %ld of at most %ld: concurrency %ld (%s)\n", w.probes + 1, s->max_probes, c,
+		    pname);
+		if (!server_died(r, &oc, "before the probe"))
+			measure(r, &probe, &oc);
+		show_outcome(r, &probe, &oc);
+		met = sla_met(s, &oc);
+		say(r, "  SLA %s at concurrency %ld\n", met ? "met" : "missed", c);
+		record(r, &probe, &oc);
+		outcome_release(&oc);
+		free(pname);
+		pg_sla_feed(&w, c, met);
+		if (r->server_running && r->server.exited)
+			break;
+	}
+	say(r, "  largest concurrency within the SLA: %s%ld (first beyond it: %ld; %ld probe%s)\n",
+	    w.last_pass ? "" : "none, ", w.last_pass, w.first_fail, w.probes, w.probes == 1 ? "" : "s");
+
+	sum = json_object();
+	json_object_set_new(sum, "test_name", json_string(t->name));
+	json_object_set_new(sum, "qps", isinf(qps) ? json_string("inf") : json_real(qps));
+	json_object_set_new(sum, "sla_ttft_ms", json_real(s->ttft_ms));
+	json_object_set_new(sum, "sla_tpot_ms", json_real(s->tpot_ms));
+	json_object_set_new(sum, "static_last_pass", conc_or_null(w.static_last_pass));
+	json_object_set_new(sum, "static_first_fail", conc_or_null(w.static_first_fail));
+	json_object_set_new(sum, "final_last_pass", conc_or_null(w.last_pass));
+	json_object_set_new(sum, "final_first_fail", conc_or_null(w.first_fail));
+	json_object_set_new(sum, "probes", json_integer(w.probes));
+	pg_buf_printf(&name, "%s/%s_qps_%s_sla_summary.json", r->o->results_dir, t->name, q);
+	{
+		struct pg_buf text = PG_BUF_INIT;
+		pg_json_write(&text, sum, 4);
+		pg_buf_putc(&text, '\n');
+		if (pg_file_write_atomic(name.ptr, text.ptr, text.len, &err))
+			say(r, "perfgate: warning: %s\n", err.msg);
+		pg_buf_release(&text);
+	}
+	json_decref(sum);
+	pg_buf_release(&name);
+}
+
+static bool local_test(const struct pg_test *t)
+{
+	return !t->server.remote;
+}
+
+/* Why a test cannot run here, or NULL. */
+static void skip_reason(struct runner *r, const struct pg_test *t, struct pg_buf *why)
+{
+	int gpus = r->o->gpu->detected;
+
+	if (local_test(t) && gpus > 0 && t->tp > gpus)
+		pg_buf_printf(why, "tp %ld exceeds the %d GPU%s of this machine", t->tp, gpus,
+			      gpus == 1 ? "" : "s");
+}
+
+static void run_test(struct runner *r, size_t first, size_t end)
+{
+	const struct pg_test *t = r->plan->points[first].test;
+	struct pg_buf why = PG_BUF_INIT;
+	struct outcome setup;
+	bool ready;
+	/* the current rate's concurrency points, judged for the SLA search */
+	long *sla_conc = pg_xcalloc(end - first + 1, sizeof(*sla_conc));
+	bool *sla_pass = pg_xcalloc(end - first + 1, sizeof(*sla_pass));
+	size_t n_sla = 0;
+
+	r->test = t;
+	r->startup = NAN;
+	outcome_init(&setup);
+	announce(r, first);
+
+	skip_reason(r, t, &why);
+	if (why.len) {
+		say(r, "  skipped: %s\n", why.ptr);
+		for (size_t i = first; i < end; i++) {
+			struct outcome oc;
+			outcome_init(&oc);
+			fail(&oc, "skipped", "%s", why.ptr);
+			record(r, &r->plan->points[i], &oc);
+			outcome_release(&oc);
+		}
+		goto done;
+	}
+	/* the command line's threshold wins over the suite's (server.gpu_idle_mib) */
+	double idle_mib = r->o->gpu_idle_mib > 0 ? r->o->gpu_idle_mib : t->server.gpu_idle_mib;
+	if (idle_mib > 0 && local_test(t)) {
+		struct pg_error err = PG_ERROR_INIT;
+		double waited = 0;
+		double timeout = r->o->gpu_idle_timeout > 0 ? r->o->gpu_idle_timeout
+							    : t->server.gpu_idle_timeout;
+		int rc = pg_gpu_wait_idle(idle_mib, timeout, &pg_run_cancelled, &waited, &err);
+		if (rc == PG_ECANCEL)
+			fail(&setup, "cancelled", "%s", err.msg);
+		else if (rc)
+			fail(&setup, "error", "%s", err.msg);
+		else if (waited >= 1)
+			say(r, "  GPU memory free after %.1fs\n", waited);
+	}
+	if (!strcmp(setup.status, "ok"))
+		start_server(r, t, &setup);
+	ready = !strcmp(setup.status, "ok");
+
+	for (size_t i = first; i < end; i++) {
+		const struct pg_point *pt = &r->plan->points[i];
+		struct outcome oc;
+
+		if (pg_run_cancelled && strcmp(setup.status, "cancelled")) {
+			/* the point in progress was recorded; these never started */
+			for (; i < end; i++)
+				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+			break;
+		}
+		outcome_init(&oc);
+		if (i == first)
+			oc.t_start = setup.t_start; /* the first point carries the startup */
+		else
+			announce(r, i);
+		if (!ready) {
+			/* every point of the test gets a row saying why */
+			fail(&oc, setup.status, "%s", setup.error.ptr);
+			if (i == first)
+				show_outcome(r, pt, &oc);
+			else
+				say(r, "  %s: server not available (see %s)\n", oc.status,
+				    r->plan->points[first].name);
+		} else if (server_died(r, &oc, "before the point")) {
+			show_outcome(r, pt, &oc);
+		} else {
+			measure(r, pt, &oc);
+			show_outcome(r, pt, &oc);
+		}
+		if (t->sla_search.enabled) {
+			sla_conc[n_sla] = pt->max_concurrency;
+			sla_pass[n_sla++] = sla_met(&t->sla_search, &oc);
+		}
+		record(r, pt, &oc);
+		outcome_release(&oc);
+		/* the last point of this rate: the search, on the same server */
+		if (t->sla_search.enabled && ready && (i + 1 == end || r->plan->points[i + 1].qps != pt->qps)) {
+			if (!pg_run_cancelled && !r->stop_after_error)
+				sla_search(r, t, pt->qps, sla_conc, sla_pass, n_sla);
+			n_sla = 0;
+		}
+		if (!strcmp(setup.status, "cancelled")) {
+			for (i++; i < end; i++)
+				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+			break;
+		}
+		if (r->stop_after_error) {
+			for (i++; i < end; i++)
+				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+			break;
+		}
+	}
+done:
+	stop_server(r);
+	outcome_release(&setup);
+	pg_buf_release(&why);
+	free(sla_conc);
+	free(sla_pass);
+}
+
+static json_t *build_json(void)
+{
+	const char *url = getenv("BUILDKITE_BUILD_URL");
+	const char *number = getenv("BUILDKITE_BUILD_NUMBER");
+	json_t *b;
+
+	if (!(url && *url) && !(number && *number))
+		return json_null();
+	b = json_object();
+	json_object_set_new(b, "url", url && *url ? json_string(url) : json_null());
+	json_object_set_new(b, "number", number && *number ? json_string(number) : json_null());
+	return b;
+}
+
+static char *self_exe(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return pg_xstrdup("perfgate");
+	buf[n] = '\0';
+	return pg_xstrdup(buf);
+}
+
+static void manifest_init(struct runner *r)
+{
+	json_t *m = json_object(), *points = json_array();
+
+	json_object_set_new(m, "version", json_string(PERFGATE_VERSION));
+	json_object_set_new(m, "status", json_string("running"));
+	json_object_set_new(m, "exit_code", json_null());
+	json_object_set_new(m, "signal", json_null());
+	json_object_set_new(m, "source", r->suite->source ? json_string(r->suite->source)
+							   : json_null());
+	json_object_set_new(m, "started_at", json_string(r->started_at));
+	json_object_set_new(m, "ended_at", json_null());
+	json_object_set_new(m, "host", json_string(r->host));
+	json_object_set_new(m, "gpu", pg_gpu_info_json(r->o->gpu));
+	json_object_set_new(m, "git", json_incref(r->git));
+	json_object_set_new(m, "build", json_incref(r->build));
+	for (size_t i = 0; i < r->plan->n; i++) {
+		const struct pg_point *pt = &r->plan->points[i];
+		json_t *p = json_object();
+		json_object_set_new(p, "name", json_string(pt->name));
+		json_object_set_new(p, "test", json_string(pt->test->name));
+		json_object_set_new(p, "suite", json_string(pg_suite_kind_name(pt->test->kind)));
+		json_object_set_new(p, "status", json_string("pending"));
+		json_object_set_new(p, "error", json_null());
+		json_object_set_new(p, "seconds", json_null());
+		json_array_append_new(points, p);
+	}
+	json_object_set_new(m, "points", points);
+	r->manifest_points = points;
+	r->manifest = json_object();
+	json_object_set_new(r->manifest, "perfgate_run", m);
+}
+
+static void read_git(struct runner *r)
+{
+	struct pg_git_info gi = PG_GIT_INFO_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	int rc = pg_git_info_read(&gi, r->o->git_path ? r->o->git_path : ".", &err);
+
+	if (rc == 0) {
+		r->git = pg_git_info_json(&gi);
+	} else {
+		if (rc != PG_ENOTFOUND)
+			say(r, "perfgate: warning: %s; results record git: null\n", err.msg);
+		r->git = json_null();
+	}
+	pg_git_info_release(&gi);
+}
+
+int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct pg_plan *plan,
+	   const struct pg_run_opts *o, struct pg_error *err)
+{
+	struct runner r;
+	struct pg_buf tmp = PG_BUF_INIT, summary = PG_BUF_INIT;
+	struct pg_run_row *rows = NULL;
+	const char *bk = getenv("BUILDKITE");
+	const char *tmpdir = getenv("TMPDIR");
+	size_t i = 0;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.suite = suite;
+	r.plan = plan;
+	r.o = o;
+	r.rep = rep;
+	r.log = o->log ? o->log : stderr;
+	r.buildkite = bk && !strcmp(bk, "true");
+	r.t0 = pg_monotonic();
+	r.server = (struct pg_proc)PG_PROC_INIT;
+	r.startup = NAN;
+	pg_fmt_iso8601(r.started_at, (int64_t)time(NULL));
+	if (gethostname(r.host, sizeof(r.host)))
+		snprintf(r.host, sizeof(r.host), "unknown");
+	r.host[sizeof(r.host) - 1] = '\0';
+
+	pg_redactor_add_environ(&r.redact, environ);
+	for (size_t k = 0; k < suite->n_tests; k++) {
+		pg_redactor_add_env(&r.redact, &suite->tests[k].server.env);
+		pg_redactor_add_env(&r.redact, &suite->tests[k].command_env);
+		pg_redactor_add(&r.redact, api_key(&suite->tests[k]));
+	}
+
+	if ((ret = pg_mkdir_p(o->results_dir, err)))
+		goto done;
+	pg_buf_printf(&tmp, "%s/perfgate-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(tmp.ptr)) {
+		ret = pg_error_set(err, PG_ERR, "%s: %s", tmp.ptr, strerror(errno));
+		goto done;
+	}
+	r.tmpdir = pg_buf_detach(&tmp);
+	r.self_exe = o->self_exe ? pg_xstrdup(o->self_exe) : self_exe();
+	r.build = build_json();
+	read_git(&r);
+	manifest_init(&r);
+	manifest_update(&r, "running", -1);
+
+	while (i < plan->n) {
+		size_t end = i + 1;
+		while (end < plan->n && plan->points[end].test == plan->points[i].test)
+			end++;
+		if (pg_run_cancelled || r.stop_after_error) {
+			for (; i < end; i++)
+				report_add(&r, &plan->points[i], false, "not run", NULL, 0);
+			continue;
+		}
+		run_test(&r, i, end);
+		i = end;
+	}
+
+	rep->cancel_signal = (int)pg_run_cancelled;
+	rep->seconds = pg_monotonic() - r.t0;
+	rows = pg_xcalloc(rep->n + 1, sizeof(*rows));
+	for (size_t k = 0; k < rep->n; k++) {
+		rows[k].point = rep->points[k].name;
+		rows[k].status = rep->points[k].status;
+		rows[k].detail = rep->points[k].detail;
+		rows[k].seconds = rep->points[k].seconds;
+	}
+	pg_fmt_summary(&summary, rows, rep->n, rep->seconds);
+	say(&r, "%s", summary.ptr);
+	if (rep->cancel_signal)
+		say(&r, "perfgate: cancelled by signal %d; finished results are kept\n",
+		    rep->cancel_signal);
+	manifest_update(&r, rep->cancel_signal ? "cancelled" : rep->n_error ? "error" : "ok",
+			pg_run_exit_code(rep));
+done:
+	if (r.tmpdir) {
+		rmdir(r.tmpdir);
+		free(r.tmpdir);
+	}
+	free(rows);
+	free(r.self_exe);
+	json_decref(r.git);
+	json_decref(r.build);
+	json_decref(r.manifest);
+	pg_redactor_release(&r.redact);
+	pg_buf_release(&tmp);
+	pg_buf_release(&summary);
+	return ret;
+}
+
+int pg_run_exit_code(const struct pg_run_report *rep)
+{
+	if (rep->cancel_signal)
+		return 128 + rep->cancel_signal;
+	if (rep->n_error || rep->n_not_run)
+		return PG_EXIT_INFRA;
+	return PG_EXIT_OK;
+}
+
+void pg_run_report_release(struct pg_run_report *rep)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		free(rep->points[i].name);
+		free(rep->points[i].status);
+		free(rep->points[i].detail);
+	}
+	free(rep->points);
+	memset(rep, 0, sizeof(*rep));
+}

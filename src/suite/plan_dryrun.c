@@ -1,0 +1,364 @@
+/*
+ * `perfgate run --dry-run`: what every point would run, exactly, and
+ * nothing started. The commands are built by the same template code the
+ * runner uses; only the port is unknown before a run, so it shows as
+ * {port}.
+ */
+#include "suite/plan.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/jsonw.h"
+#include "base/secret.h"
+#include "base/strutil.h"
+#include "base/template.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Made of characters pg_shell_quote leaves alone, so that a word holding
+ * only the port stays unquoted and can be shown as {port}. */
+#define PORT_MARK "@@PERFGATE_PORT@@"
+
+static void replace_all(struct pg_buf *b, const char *from, const char *to)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	const char *p = b->ptr, *hit;
+	size_t flen = strlen(from);
+
+	while ((hit = strstr(p, from))) {
+		pg_buf_add(&out, p, (size_t)(hit - p));
+		pg_buf_puts(&out, to);
+		p = hit + flen;
+	}
+	pg_buf_puts(&out, p);
+	pg_buf_release(b);
+	*b = out;
+}
+
+/* Host and base URL of a test's server: loopback and the chosen port, or
+ * the remote URL. */
+static void server_address(const struct pg_test *t, struct pg_buf *host, struct pg_buf *base)
+{
+	if (t->server.remote) {
+		const char *h = strstr(t->server.remote, "://");
+		h = h ? h + 3 : t->server.remote;
+		size_t len = strcspn(h, "/");
+		const char *colon = NULL;
+
+		/* [::1]:8000 keeps its brackets out of {host} */
+		if (h[0] == '[') {
+			const char *close = memchr(h, ']', len);
+			if (close)
+				pg_buf_add(host, h + 1, (size_t)(close - h - 1));
+		} else {
+			colon = memchr(h, ':', len);
+			pg_buf_add(host, h, colon ? (size_t)(colon - h) : len);
+		}
+		pg_buf_puts(base, t->server.remote);
+		return;
+	}
+	pg_buf_puts(host, "127.0.0.1");
+	pg_buf_puts(base, "http://127.0.0.1:" PORT_MARK);
+}
+
+static void render_command(struct pg_buf *out, const char *tmpl, bool shell,
+			   struct pg_point_vars *vars)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf line = PG_BUF_INIT;
+
+	if (shell) {
+		if (pg_template_shell(&line, tmpl, pg_point_var, vars, &err) == 0) {
+			pg_buf_puts(out, "sh -c ");
+			pg_shell_quote(out, line.ptr);
+		} else {
+			pg_buf_printf(out, "%s  (cannot expand: %s)", tmpl, err.msg);
+		}
+	} else {
+		struct pg_strv argv = PG_STRV_INIT;
+		if (pg_template_argv(&argv, tmpl, pg_point_var, vars, &err) == 0)
+			pg_argv_display_redacted(&line, argv.v);
+		else
+			pg_buf_printf(&line, "%s  (cannot expand: %s)", tmpl, err.msg);
+		pg_buf_add(out, line.ptr, line.len);
+		pg_strv_release(&argv);
+	}
+	pg_buf_release(&line);
+}
+
+static void field(struct pg_buf *out, const char *label)
+{
+	pg_buf_printf(out, "  %-10s ", label);
+}
+
+static const char *num(char buf[PG_FMT_DOUBLE_SIZE], double v)
+{
+	return pg_fmt_g(buf, v);
+}
+
+static void render_kv_redacted(struct pg_buf *out, const struct pg_kvlist *l, const char *sep)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		pg_buf_printf(out, "%s%s%s", i ? ", " : "", l->items[i].key, sep);
+		pg_buf_puts(out, pg_secret_name(l->items[i].key) ? PG_SECRET_MASK : l->items[i].value);
+	}
+}
+
+static void render_client(struct pg_buf *out, const struct pg_test *t)
+{
+	char n[PG_FMT_DOUBLE_SIZE];
+	const struct pg_client_spec *c = &t->client;
+
+	field(out, "client");
+	pg_buf_printf(out, "POST %s, model '%s'", c->endpoint,
+		      c->served_model ? c->served_model : t->model);
+	if (isnan(c->temperature))
+		pg_buf_puts(out, ", temperature not sent");
+	else
+		pg_buf_printf(out, ", temperature %s", num(n, c->temperature));
+	pg_buf_printf(out, ", ignore_eos %s, seed %lu, timeout %s s",
+		      c->ignore_eos ? "true" : "false", c->seed, num(n, c->timeout));
+	if (c->api_key_env)
+		pg_buf_printf(out, ", API key from $%s", c->api_key_env);
+	if (c->continuous_usage)
+		pg_buf_puts(out, ", continuous usage stats");
+	pg_buf_putc(out, '\n');
+	if (c->headers.n) {
+		field(out, "headers");
+		render_kv_redacted(out, &c->headers, ": ");
+		pg_buf_putc(out, '\n');
+	}
+	if (c->extra_body && json_object_size(c->extra_body)) {
+		field(out, "body");
+		pg_buf_puts(out, "+ ");
+		pg_json_write(out, c->extra_body, -1);
+		pg_buf_putc(out, '\n');
+	}
+}
+
+static void render_dataset(struct pg_buf *out, const struct pg_test *t)
+{
+	const struct pg_dataset_spec *d = &t->dataset;
+	char n[PG_FMT_DOUBLE_SIZE];
+
+	field(out, "dataset");
+	switch (d->kind) {
+	case PG_DATASET_RANDOM:
+		pg_buf_printf(out, "random, %ld input / %ld output tokens", d->input_len, d->output_len);
+		if (d->range_ratio > 0)
+			pg_buf_printf(out, ", range ratio %s", num(n, d->range_ratio));
+		if (d->prefix_len > 0)
+			pg_buf_printf(out, ", shared prefix %ld tokens", d->prefix_len);
+		break;
+	case PG_DATASET_SHAREGPT:
+	case PG_DATASET_JSONL:
+		pg_buf_printf(out, "%s %s, ", d->kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl",
+			      d->path ? d->path : "(no path)");
+		if (d->output_len > 0)
+			pg_buf_printf(out, "%ld output tokens", d->output_len);
+		else
+			pg_buf_puts(out, "output lengths from the data");
+		break;
+	}
+	pg_buf_putc(out, '\n');
+}
+
+static void render_workload(struct pg_buf *out, const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
+
+	switch (t->kind) {
+	case PG_SUITE_LATENCY:
+		field(out, "workload");
+		pg_buf_printf(out,
+			      "batches of %ld random prompts, %ld input / %ld output tokens, "
+			      "%ld warmup + %ld measured iterations\n",
+			      t->batch_size, t->dataset.input_len, t->dataset.output_len,
+			      t->warmup_iterations, t->iterations);
+		break;
+	case PG_SUITE_THROUGHPUT:
+		render_dataset(out, t);
+		field(out, "load");
+		pg_buf_printf(out, "%ld prompts, ", t->num_prompts);
+		if (t->throughput_max_concurrency > 0)
+			pg_buf_printf(out, "at most %ld in flight\n", t->throughput_max_concurrency);
+		else
+			pg_buf_puts(out, "all at once\n");
+		break;
+	case PG_SUITE_SERVING:
+		render_dataset(out, t);
+		field(out, "load");
+		pg_buf_printf(out, "%ld prompts", pg_point_num_prompts(pt));
+		if (t->prompts_per_concurrency > 0 && pt->max_concurrency > 0)
+			pg_buf_printf(out, " (%ld per concurrency)", t->prompts_per_concurrency);
+		if (t->ramp_up.strategy != PG_RAMP_NONE)
+			pg_buf_printf(out, ", the rate ramping up (%s) from %ld to %ld req/s, burstiness %s%s",
+				      pg_ramp_strategy_name(t->ramp_up.strategy), t->ramp_up.start_rps,
+				      t->ramp_up.end_rps, num(n2, t->burstiness),
+				      t->burstiness == 1 ? " (Poisson)" : "");
+		else if (isinf(pt->qps))
+			pg_buf_puts(out, ", all sent at once (qps inf)");
+		else
+			pg_buf_printf(out, " at %s req/s, burstiness %s%s", num(n, pt->qps),
+				      num(n2, t->burstiness), t->burstiness == 1 ? " (Poisson)" : "");
+		if (pt->max_concurrency > 0)
+			pg_buf_printf(out, ", max concurrency %ld", pt->max_concurrency);
+		else
+			pg_buf_puts(out, ", unbounded concurrency");
+		if (t->client.num_warmups > 0)
+			pg_buf_printf(out, ", %ld warmup requests", t->client.num_warmups);
+		pg_buf_putc(out, '\n');
+		if (t->sla_search.enabled) {
+			field(out, "sla search");
+			pg_buf_printf(out,
+				      "after this rate's last concurrency point: the largest concurrency "
+				      "with p99 TTFT <= %s ms and p99 TPOT <= %s ms, at most %ld probes up to %ld\n",
+				      num(n, t->sla_search.ttft_ms), num(n2, t->sla_search.tpot_ms),
+				      t->sla_search.max_probes, t->sla_search.max_concurrency);
+		}
+		field(out, "metrics");
+		pg_buf_puts(out, "mean, median, std");
+		for (size_t i = 0; i < t->client.n_percentiles; i++)
+			pg_buf_printf(out, ", p%s", num(n, t->client.percentiles[i]));
+		pg_buf_puts(out, " of");
+		for (size_t i = 0; i < t->client.percentile_metrics.n; i++)
+			pg_buf_printf(out, "%s %s", i ? "," : "", t->client.percentile_metrics.v[i]);
+		pg_buf_putc(out, '\n');
+		if (!isnan(t->goodput.ttft_ms) || !isnan(t->goodput.tpot_ms) || !isnan(t->goodput.e2el_ms)) {
+			const char *sep = "";
+			field(out, "goodput");
+			if (!isnan(t->goodput.ttft_ms)) {
+				pg_buf_printf(out, "ttft <= %s ms", num(n, t->goodput.ttft_ms));
+				sep = ", ";
+			}
+			if (!isnan(t->goodput.tpot_ms)) {
+				pg_buf_printf(out, "%stpot <= %s ms", sep, num(n, t->goodput.tpot_ms));
+				sep = ", ";
+			}
+			if (!isnan(t->goodput.e2el_ms))
+				pg_buf_printf(out, "%se2el <= %s ms", sep, num(n, t->goodput.e2el_ms));
+			pg_buf_putc(out, '\n');
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t index, size_t total,
+			 const char *results_dir)
+{
+	struct pg_buf local = PG_BUF_INIT, *out = &local;
+	const struct pg_test *t = pt->test;
+	struct pg_buf host = PG_BUF_INIT, base = PG_BUF_INIT, result = PG_BUF_INIT;
+	struct pg_buf cmd = PG_BUF_INIT;
+	struct pg_point_vars vars;
+	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
+
+	server_address(t, &host, &base);
+	/* the runner has the command write into a private temporary directory
+	 * and imports the file into results_dir atomically (a command killed
+	 * mid-write must not leave half a result there) */
+	pg_buf_printf(&result, "$TMPDIR/perfgate-run-XXXXXX/%s.json", pt->name);
+	memset(&vars, 0, sizeof(vars));
+	vars.test = t;
+	vars.point = pt;
+	vars.port = PORT_MARK;
+	vars.host = host.ptr;
+	vars.base_url = base.ptr;
+	vars.result = result.ptr;
+	vars.results_dir = results_dir;
+
+	pg_buf_printf(out, "[%zu/%zu] %s\n", index, total, pt->name);
+	field(out, "kind");
+	pg_buf_printf(out, "%s (test %s, %s:%d)\n", pg_suite_kind_name(t->kind), t->name,
+		      t->loc.file ? t->loc.file : "?", t->loc.line);
+	field(out, "model");
+	pg_buf_printf(out, "%s, tp %ld\n", t->model, t->tp);
+
+	if (t->server.command) {
+		field(out, "server");
+		render_command(&cmd, t->server.command, t->server.shell, &vars);
+		pg_buf_add(out, cmd.ptr, cmd.len);
+		pg_buf_putc(out, '\n');
+		if (t->server.env.n) {
+			field(out, "env");
+			pg_env_display(out, &t->server.env);
+			pg_buf_putc(out, '\n');
+		}
+		if (t->server.gpu_idle_mib > 0) {
+			field(out, "gpu idle");
+			pg_buf_printf(out, "before starting: every GPU under %s MiB, waiting at most %s s\n",
+				      num(n, t->server.gpu_idle_mib), num(n2, t->server.gpu_idle_timeout));
+		}
+		field(out, "ready");
+		pg_buf_printf(out, "GET %s%s until 200, at most %s s; stop: SIGTERM, SIGKILL after %s s\n",
+			      base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),
+			      num(n2, t->server.stop_timeout));
+	} else if (t->server.remote) {
+		field(out, "server");
+		pg_buf_printf(out, "remote %s, already running (not started)\n", t->server.remote);
+	} else {
+		field(out, "server");
+		pg_buf_puts(out, "none: the command runs the engine itself\n");
+	}
+
+	if (t->command) {
+		pg_buf_reset(&cmd);
+		render_command(&cmd, t->command, t->command_shell, &vars);
+		field(out, "command");
+		pg_buf_add(out, cmd.ptr, cmd.len);
+		pg_buf_putc(out, '\n');
+		if (t->command_env.n) {
+			field(out, "env");
+			pg_env_display(out, &t->command_env);
+			pg_buf_putc(out, '\n');
+		}
+		field(out, "timeout");
+		pg_buf_printf(out, "%s s, writes %s (imported into %s/%s.json)\n",
+			      num(n, t->command_timeout), result.ptr, results_dir, pt->name);
+	} else {
+		render_client(out, t);
+		render_workload(out, pt);
+	}
+	field(out, "repeat");
+	if (t->repeat > 1)
+		pg_buf_printf(out, "%ld runs, summarised by the median\n", t->repeat);
+	else
+		pg_buf_puts(out, "1 run\n");
+
+	replace_all(out, PORT_MARK, "{port}");
+	pg_buf_add(dst, local.ptr, local.len);
+	pg_buf_release(&local);
+	pg_buf_release(&host);
+	pg_buf_release(&base);
+	pg_buf_release(&result);
+	pg_buf_release(&cmd);
+}
+
+void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const struct pg_plan *plan,
+		      const struct pg_dryrun_opts *opts)
+{
+	const char *dir = opts && opts->results_dir ? opts->results_dir : "results";
+	size_t total = opts && opts->total_points ? opts->total_points : plan->n;
+
+	pg_buf_printf(out, "perfgate run --dry-run: %zu", plan->n);
+	if (total != plan->n)
+		pg_buf_printf(out, " of %zu", total);
+	pg_buf_printf(out, " test point%s from %s; nothing is started.\n", total == 1 ? "" : "s",
+		      suite->source ? suite->source : "the suite");
+	if (opts && opts->gpu)
+		pg_buf_printf(out, "GPU: %s (given). ", opts->gpu);
+	else
+		pg_buf_puts(out, "GPU: detected at run time. ");
+	pg_buf_printf(out, "Results go to %s/. {port} is a free loopback port chosen at run "
+			   "time; secret values show as " PG_SECRET_MASK ".\n", dir);
+	for (size_t i = 0; i < plan->n; i++) {
+		pg_buf_putc(out, '\n');
+		render_point(out, &plan->points[i], i + 1, plan->n, dir);
+	}
+}

@@ -1,0 +1,234 @@
+#include "suite/suite.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[PG_SUITE_COUNT] = {
+	[PG_SUITE_LATENCY] = "latency",
+	[PG_SUITE_THROUGHPUT] = "throughput",
+	[PG_SUITE_SERVING] = "serving",
+};
+
+const char *pg_suite_kind_name(enum pg_suite_kind kind)
+{
+	return (unsigned)kind < PG_SUITE_COUNT ? kind_names[kind] : NULL;
+}
+
+int pg_suite_kind_parse(const char *name)
+{
+	for (int i = 0; i < PG_SUITE_COUNT; i++)
+		if (name && !strcmp(name, kind_names[i]))
+			return i;
+	return -1;
+}
+
+void pg_kvlist_set(struct pg_kvlist *l, const char *key, const char *value)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (!strcmp(l->items[i].key, key)) {
+			free(l->items[i].value);
+			l->items[i].value = pg_xstrdup(value);
+			return;
+		}
+	}
+	pg_grow((void **)&l->items, &l->cap, l->n + 1, sizeof(*l->items));
+	l->items[l->n].key = pg_xstrdup(key);
+	l->items[l->n].value = pg_xstrdup(value);
+	l->n++;
+}
+
+const char *pg_kvlist_get(const struct pg_kvlist *l, const char *key)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->items[i].key, key))
+			return l->items[i].value;
+	return NULL;
+}
+
+void pg_kvlist_release(struct pg_kvlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->items[i].key);
+		free(l->items[i].value);
+	}
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->tp = 1;
+
+	t->server.ready_path = pg_xstrdup("/v1/models");
+	t->server.ready_timeout = 1200;
+	t->server.stop_timeout = 30;
+	t->server.gpu_idle_timeout = 300;
+
+	t->client.endpoint = pg_xstrdup("/v1/completions");
+	t->client.temperature = NAN;
+	t->client.ignore_eos = true;
+	t->client.timeout = 600;
+	t->client.percentiles = pg_xmalloc(sizeof(double));
+	t->client.percentiles[0] = 99;
+	t->client.n_percentiles = 1;
+	pg_strv_push(&t->client.percentile_metrics, "ttft");
+	pg_strv_push(&t->client.percentile_metrics, "tpot");
+	pg_strv_push(&t->client.percentile_metrics, "itl");
+
+	t->dataset.kind = PG_DATASET_RANDOM;
+	t->dataset.input_len = kind == PG_SUITE_LATENCY ? 32 : 1024;
+	t->dataset.output_len = 128;
+
+	t->batch_size = 8;
+	t->warmup_iterations = 10;
+	t->iterations = 30;
+	t->num_prompts = 1000;
+	t->min_num_prompts = 1;
+	t->sla_search = (struct pg_sla_search){ false, 3000, 100, 8, 1024 };
+	t->max_num_prompts = 1000000;
+
+	t->qps = pg_xmalloc(sizeof(double));
+	t->qps[0] = INFINITY;
+	t->n_qps = 1;
+	t->max_concurrency = pg_xcalloc(1, sizeof(long));
+	t->n_max_concurrency = 1;
+	t->burstiness = 1.0;
+	t->repeat = 1;
+	t->command_timeout = 3600;
+	t->goodput.ttft_ms = NAN;
+	t->goodput.tpot_ms = NAN;
+	t->goodput.e2el_ms = NAN;
+}
+
+void pg_test_release(struct pg_test *t)
+{
+	free(t->name);
+	free(t->model);
+	free(t->server.command);
+	pg_kvlist_release(&t->server.env);
+	free(t->server.ready_path);
+	free(t->server.remote);
+	free(t->client.endpoint);
+	free(t->client.served_model);
+	free(t->client.api_key_env);
+	json_decref(t->client.extra_body);
+	pg_kvlist_release(&t->client.headers);
+	free(t->client.percentiles);
+	pg_strv_release(&t->client.percentile_metrics);
+	free(t->dataset.path);
+	pg_kvlist_release(&t->vars);
+	free(t->qps);
+	free(t->max_concurrency);
+	free(t->command);
+	pg_kvlist_release(&t->command_env);
+	free(t->loc.file);
+	memset(t, 0, sizeof(*t));
+}
+
+void pg_suite_add(struct pg_suite *s, struct pg_test *t)
+{
+	pg_grow((void **)&s->tests, &s->cap_tests, s->n_tests + 1, sizeof(*s->tests));
+	s->tests[s->n_tests++] = *t;
+	memset(t, 0, sizeof(*t));
+}
+
+void pg_suite_release(struct pg_suite *s)
+{
+	for (size_t i = 0; i < s->n_tests; i++)
+		pg_test_release(&s->tests[i]);
+	free(s->tests);
+	free(s->gpu);
+	free(s->source);
+	pg_strv_release(&s->warnings);
+	memset(s, 0, sizeof(*s));
+}
+
+char *pg_point_name(const char *test, double qps, long max_concurrency, bool with_concurrency)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char num[PG_FMT_DOUBLE_SIZE];
+
+	pg_buf_printf(&b, "%s_qps_%s", test, pg_fmt_g(num, qps));
+	if (with_concurrency) {
+		if (max_concurrency > 0)
+			pg_buf_printf(&b, "_concurrency_%ld", max_concurrency);
+		else
+			pg_buf_puts(&b, "_concurrency_inf");
+	}
+	return pg_buf_detach(&b);
+}
+
+static void plan_push(struct pg_plan *p, const struct pg_test *t, char *name,
+		      double qps, long mc)
+{
+	struct pg_point pt = { t, name, qps, mc };
+	PG_ARRAY_PUSH(p->points, p->n, p->cap, pt);
+}
+
+void pg_plan_build(struct pg_plan *out, const struct pg_suite *s)
+{
+	for (size_t i = 0; i < s->n_tests; i++) {
+		const struct pg_test *t = &s->tests[i];
+
+		if (t->kind != PG_SUITE_SERVING) {
+			plan_push(out, t, pg_xstrdup(t->name), NAN, 0);
+			continue;
+		}
+		for (size_t q = 0; q < t->n_qps; q++)
+			for (size_t c = 0; c < t->n_max_concurrency; c++)
+				plan_push(out, t,
+					  pg_point_name(t->name, t->qps[q], t->max_concurrency[c],
+							t->concurrency_in_name),
+					  t->qps[q], t->max_concurrency[c]);
+	}
+}
+
+int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err)
+{
+	const struct pg_ramp_up *r = &t->ramp_up;
+
+	if (r->strategy == PG_RAMP_NONE && !r->start_rps && !r->end_rps)
+		return 0;
+	if (r->strategy == PG_RAMP_NONE)
+		return pg_error_set(err, PG_ECONFIG, "a ramp-up needs a strategy: linear or exponential");
+	if (!r->start_rps || !r->end_rps)
+		return pg_error_set(err, PG_ECONFIG, "a %s ramp-up needs both a start and an end rate",
+				    pg_ramp_strategy_name(r->strategy));
+	for (size_t i = 0; i < t->n_qps; i++)
+		if (!isinf(t->qps[i]))
+			return pg_error_set(err, PG_ECONFIG,
+					    "a ramp-up sets the request rate itself: leave qps at inf (got %g)",
+					    t->qps[i]);
+	return 0;
+}
+
+long pg_point_num_prompts(const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+	long n;
+
+	if (t->kind != PG_SUITE_SERVING || t->prompts_per_concurrency <= 0 || pt->max_concurrency <= 0)
+		return t->num_prompts;
+	n = pt->max_concurrency > LONG_MAX / t->prompts_per_concurrency
+		    ? LONG_MAX
+		    : pt->max_concurrency * t->prompts_per_concurrency;
+	if (n > t->max_num_prompts)
+		n = t->max_num_prompts;
+	return n < t->min_num_prompts ? t->min_num_prompts : n;
+}
+
+void pg_plan_release(struct pg_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->points[i].name);
+	free(p->points);
+	memset(p, 0, sizeof(*p));
+}

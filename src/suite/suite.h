@@ -1,0 +1,235 @@
+#ifndef PERFGATE_SUITE_SUITE_H
+#define PERFGATE_SUITE_SUITE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "loadgen/arrivals.h"
+#include "runner/slasearch.h"
+#include "base/strutil.h"
+
+struct pg_error;
+
+/*
+ * The suite model: what to run, independent of where it was written. The
+ * three ways in -- a perfgate suite file, the perfgate steps of a Buildkite
+ * pipeline, vLLM's *-tests.json files -- are loaded by src/suite/config*_io.c into
+ * this one structure; every consumer (dry-run, runner, load generator,
+ * pipeline sharding, report bullets) reads only this.
+ *
+ * Ownership: a struct pg_suite owns everything reachable from it (strings,
+ * arrays, json_t references). pg_suite_release() frees it all.
+ * Doubles use NAN for "not set" where a default is applied later.
+ */
+
+enum pg_suite_kind {
+	PG_SUITE_LATENCY,
+	PG_SUITE_THROUGHPUT,
+	PG_SUITE_SERVING,
+	PG_SUITE_COUNT
+};
+
+/* "latency", "throughput", "serving"; NULL for out of range. */
+const char *pg_suite_kind_name(enum pg_suite_kind kind);
+/* -1 if name is not a suite kind. */
+int pg_suite_kind_parse(const char *name);
+
+struct pg_kv {
+	char *key;
+	char *value;
+};
+
+struct pg_kvlist {
+	struct pg_kv *items;
+	size_t n;
+	size_t cap;
+};
+
+void pg_kvlist_set(struct pg_kvlist *l, const char *key, const char *value); /* replaces */
+const char *pg_kvlist_get(const struct pg_kvlist *l, const char *key);
+void pg_kvlist_release(struct pg_kvlist *l);
+
+/* Where a value came from, for error messages at run time. */
+struct pg_srcloc {
+	char *file;     /* path as the user gave it, or "BUILDKITE_PLUGIN_CONFIGURATION" */
+	int line;       /* 1-based; 0 when unknown (JSON from an env var) */
+	int column;
+};
+
+/* How the inference server is provided for a test. */
+struct pg_server_spec {
+	/* template, "{model}" etc. NULL: perfgate starts no server (remote, or
+	 * an external command that needs none). With both command and an
+	 * external pg_test.command, the server is started first and the
+	 * command reaches it through {base_url}. */
+	char *command;
+	bool shell;             /* run through /bin/sh -c instead of execvp */
+	struct pg_kvlist env;   /* added to the server's environment */
+	char *ready_path;       /* GET until 200; default "/v1/models" */
+	double ready_timeout;   /* seconds; default 1200 */
+	double stop_timeout;    /* SIGTERM -> SIGKILL grace, seconds; default 30 */
+	double gpu_idle_mib;    /* > 0: before starting the server, wait until every
+	                           GPU uses less memory than this (nvidia-smi); 0 off */
+	double gpu_idle_timeout;/* seconds that wait may take; default 300 */
+	char *remote;           /* base URL of an already running server; excludes command */
+};
+
+enum pg_dataset_kind {
+	PG_DATASET_RANDOM,      /* token-id prompts of exact lengths */
+	PG_DATASET_SHAREGPT,    /* ShareGPT JSON conversations */
+	PG_DATASET_JSONL,       /* {"prompt": ..., "output_len": ...} per line */
+};
+
+struct pg_dataset_spec {
+	enum pg_dataset_kind kind;
+	char *path;             /* sharegpt / jsonl file; NULL for random */
+	long input_len;         /* random: default 1024 (serving), 32 (latency) */
+	long output_len;        /* random: default 128; sharegpt: 0 = from the data */
+	double range_ratio;     /* random: lengths uniform in [L(1-r), L(1+r)]; default 0 */
+	long prefix_len;        /* random: shared prefix tokens; default 0 */
+};
+
+struct pg_goodput {
+	double ttft_ms;         /* NAN = not part of the SLO */
+	double tpot_ms;
+	double e2el_ms;
+};
+
+struct pg_client_spec {
+	char *endpoint;         /* "/v1/completions" (default) or "/v1/chat/completions" */
+	char *served_model;     /* "model" in the request body; default: the test's model */
+	double temperature;     /* NAN = not sent (vLLM's newest default) */
+	bool ignore_eos;        /* default true */
+	unsigned long seed;     /* default 0 */
+	char *api_key_env;      /* env var holding the key; its value is never logged */
+	double timeout;         /* per-request timeout, seconds; default 600 */
+	json_t *extra_body;     /* object merged into every request body, or NULL */
+	struct pg_kvlist headers;
+	double *percentiles;    /* default {99} */
+	size_t n_percentiles;
+	struct pg_strv percentile_metrics; /* default ttft,tpot,itl */
+	long num_warmups;       /* unmeasured requests before timing; default 0 */
+	bool continuous_usage;  /* ask for stream_options.continuous_usage_stats */
+};
+
+struct pg_test {
+	enum pg_suite_kind kind;
+	char *name;             /* unique across the suite; result file stem prefix */
+	char *model;
+	long tp;                /* tensor parallel size; default 1 */
+	struct pg_server_spec server;
+	struct pg_client_spec client;
+	struct pg_dataset_spec dataset;
+	struct pg_kvlist vars;  /* user variables for {templates} */
+
+	/* latency */
+	long batch_size;        /* default 8 */
+	long warmup_iterations; /* default 10 */
+	long iterations;        /* default 30 */
+
+	/* throughput and serving */
+	long num_prompts;       /* default 1000 */
+	/* serving: > 0 sends max_concurrency x this many prompts per bounded
+	 * point instead (vLLM's PROMPTS_PER_CONCURRENCY), clamped to
+	 * [min_num_prompts, max_num_prompts] (defaults 1 and 1,000,000) */
+	long prompts_per_concurrency;
+	long min_num_prompts;
+	long max_num_prompts;
+
+	/* serving: one point per qps x max_concurrency */
+	double *qps;            /* INFINITY for "inf"; default {INFINITY} */
+	size_t n_qps;
+	long *max_concurrency;  /* 0 = unbounded (null) */
+	size_t n_max_concurrency;
+	bool concurrency_in_name; /* a concurrency list was given: names get _concurrency_<c> */
+	double burstiness;      /* gamma shape; 1.0 = Poisson (default) */
+	/* the rate rising over the requests instead of qps (which stays inf),
+	 * vLLM's --ramp-up-strategy/-start-rps/-end-rps */
+	struct pg_ramp_up ramp_up;
+	/* after each rate's concurrency points, probe for the largest one
+	 * that meets a p99 TTFT/TPOT SLA (vLLM's adaptive concurrency) */
+	struct pg_sla_search sla_search;
+
+	/* throughput: optional cap on in-flight requests, 0 = all at once */
+	long throughput_max_concurrency;
+
+	/* serving: SLOs for request_goodput (vLLM's --goodput), ms; NAN = unset */
+	struct pg_goodput goodput;
+
+	long repeat;            /* runs per point, summarised by the median; default 1 */
+
+	/* external benchmark command instead of the native client, e.g.
+	 * "vllm bench latency --model {model} --output-json {result}" */
+	char *command;
+	bool command_shell;
+	double command_timeout; /* seconds; default 3600 */
+	struct pg_kvlist command_env; /* added to the external command's environment */
+
+	struct pg_srcloc loc;   /* where the test was defined */
+};
+
+struct pg_suite {
+	struct pg_test *tests;
+	size_t n_tests;
+	size_t cap_tests;
+	char *gpu;              /* forced GPU name from the suite, or NULL */
+	char *source;           /* the file (or "inline") it was loaded from */
+	/* Non-fatal notes from loading, one line each, already prefixed with
+	 * file:line:col ("a vLLM flag perfgate's client ignores"). The command
+	 * layer prints them. */
+	struct pg_strv warnings;
+};
+
+#define PG_SUITE_INIT { NULL, 0, 0, NULL, NULL, PG_STRV_INIT }
+
+/* Fill t with every default listed above (strings NULL unless noted). */
+void pg_test_init(struct pg_test *t, enum pg_suite_kind kind);
+void pg_test_release(struct pg_test *t);
+/* Append a test (moved in: the suite takes ownership of t's contents). */
+void pg_suite_add(struct pg_suite *s, struct pg_test *t);
+void pg_suite_release(struct pg_suite *s);
+
+/*
+ * A test point: one result file. Serving tests expand to qps x
+ * max_concurrency points (in that order, qps outer); latency and
+ * throughput tests are one point each.
+ */
+struct pg_point {
+	const struct pg_test *test;   /* borrowed from the suite */
+	char *name;                   /* result file stem, vLLM's naming */
+	double qps;                   /* serving only; NAN otherwise */
+	long max_concurrency;         /* serving only; 0 = unbounded */
+};
+
+struct pg_plan {
+	struct pg_point *points;
+	size_t n;
+	size_t cap;
+};
+
+#define PG_PLAN_INIT { NULL, 0, 0 }
+
+/*
+ * Expand the suite into points, in suite order (latency, throughput,
+ * serving as loaded). Names: latency/throughput "<test>"; serving
+ * "<test>_qps_<q>" plus "_concurrency_<c>" when concurrency_in_name, where q
+ * and c print as "%g" ("1", "0.5", "inf") and unbounded concurrency as "inf".
+ */
+void pg_plan_build(struct pg_plan *out, const struct pg_suite *s);
+
+/* A ramp-up is whole (strategy and both rates) and replaces the request
+ * rate, which must stay inf, as vLLM requires; PG_ECONFIG says why not. */
+int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err);
+
+/* How many prompts a point sends: the test's num_prompts, or for a serving
+ * point with a bounded concurrency and prompts_per_concurrency set, that
+ * product clamped as vLLM's driver clamps it, so every concurrency of a
+ * sweep runs about equally many rounds. */
+long pg_point_num_prompts(const struct pg_point *pt);
+void pg_plan_release(struct pg_plan *p);
+
+/* Name of a serving point, as above, into a new string. */
+char *pg_point_name(const char *test, double qps, long max_concurrency, bool with_concurrency);
+
+#endif

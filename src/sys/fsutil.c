@@ -1,0 +1,337 @@
+#include "sys/fsutil.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/strutil.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err)
+{
+	char chunk[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
+				    "%s: %s", path, strerror(errno));
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			pg_error_set(err, PG_ERR, "%s: read: %s", path, strerror(errno));
+			close(fd);
+			return PG_ERR;
+		}
+		pg_buf_add(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static char *dir_of(const char *path)
+{
+	char *copy = pg_xstrdup(path);
+	char *d = pg_xstrdup(dirname(copy));
+	free(copy);
+	return d;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* The content: data, or when fill is given, what it appends chunk by chunk. */
+static int write_content(int fd, const void *data, size_t len, pg_fill_fn fill, void *ctx)
+{
+	struct pg_buf chunk = PG_BUF_INIT;
+	int more = 1, rc = 0;
+
+	if (!fill)
+		return write_all(fd, data, len);
+	while (more && !rc) {
+		pg_buf_reset(&chunk);
+		more = fill(ctx, &chunk);
+		rc = write_all(fd, chunk.ptr, chunk.len);
+	}
+	pg_buf_release(&chunk);
+	return rc;
+}
+
+static int write_atomic(const char *path, const void *data, size_t len, pg_fill_fn fill, void *ctx,
+			struct pg_error *err)
+{
+	char *dir = dir_of(path);
+	struct pg_buf tmp = PG_BUF_INIT;
+	int fd, ret = PG_ERR;
+	bool linked = false;
+
+	pg_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		/* no O_TMPFILE here: a named temporary, removed on failure */
+		pg_buf_reset(&tmp);
+		pg_buf_printf(&tmp, "%s.tmp.XXXXXX", path);
+		fd = mkstemp(tmp.ptr);
+		if (fd < 0) {
+			pg_error_set(err, PG_ERR, "%s: %s", path, strerror(errno));
+			goto done;
+		}
+		fchmod(fd, 0644);
+		linked = true;
+	}
+	if (write_content(fd, data, len, fill, ctx) || fsync(fd)) {
+		pg_error_set(err, PG_ERR, "%s: write: %s", path, strerror(errno));
+		goto done;
+	}
+	if (!linked) {
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		/* a new file: linking the unnamed one in place is atomic by
+		 * itself and leaves no temporary name behind for a SIGKILL */
+		if (!linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW)) {
+			if (fsync_dir(dir)) {
+				pg_error_set(err, PG_ERR, "%s: fsync: %s", dir, strerror(errno));
+				goto done;
+			}
+			ret = 0;
+			goto done;
+		}
+		unlink(tmp.ptr); /* a stale one from a killed run with our pid */
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp.ptr, AT_SYMLINK_FOLLOW)) {
+			pg_error_set(err, PG_ERR, "%s: link: %s", path, strerror(errno));
+			goto done;
+		}
+		linked = true;
+	}
+	if (rename(tmp.ptr, path)) {
+		pg_error_set(err, PG_ERR, "%s: rename: %s", path, strerror(errno));
+		goto done;
+	}
+	linked = false;
+	if (fsync_dir(dir)) {
+		pg_error_set(err, PG_ERR, "%s: fsync: %s", dir, strerror(errno));
+		goto done;
+	}
+	ret = 0;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (linked)
+		unlink(tmp.ptr);
+	pg_buf_release(&tmp);
+	free(dir);
+	return ret;
+}
+
+int pg_file_write_atomic(const char *path, const void *data, size_t len, struct pg_error *err)
+{
+	return write_atomic(path, data, len, NULL, NULL, err);
+}
+
+int pg_file_write_atomic_fill(const char *path, pg_fill_fn fill, void *ctx, struct pg_error *err)
+{
+	return write_atomic(path, NULL, 0, fill, ctx, err);
+}
+
+int pg_files_write_atomic(const struct pg_file_out *files, size_t n, struct pg_error *err)
+{
+	struct pg_strv tmps = PG_STRV_INIT, dirs = PG_STRV_INIT;
+	size_t renamed = 0;
+	int ret = PG_ERR, fd;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pg_buf tmp = PG_BUF_INIT;
+
+		pg_buf_printf(&tmp, "%s.tmp.%ld", files[i].path, (long)getpid());
+		pg_strv_push_owned(&tmps, pg_buf_detach(&tmp));
+		fd = open(tmps.v[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			pg_error_set(err, PG_ERR, "%s: %s", files[i].path, strerror(errno));
+			free(tmps.v[--tmps.n]);
+			tmps.v[tmps.n] = NULL;
+			goto done;
+		}
+		if (write_all(fd, files[i].data, files[i].len)) {
+			pg_error_set(err, PG_ERR, "%s: write: %s", files[i].path, strerror(errno));
+			close(fd);
+			goto done;
+		}
+		if (i + 1 == n && syncfs(fd)) {
+			pg_error_set(err, PG_ERR, "%s: syncfs: %s", files[i].path, strerror(errno));
+			close(fd);
+			goto done;
+		}
+		close(fd);
+	}
+	for (; renamed < n; renamed++) {
+		char *dir;
+
+		if (rename(tmps.v[renamed], files[renamed].path)) {
+			pg_error_set(err, PG_ERR, "%s: rename: %s", files[renamed].path,
+				     strerror(errno));
+			goto done;
+		}
+		dir = dir_of(files[renamed].path);
+		if (!dirs.n || strcmp(dirs.v[dirs.n - 1], dir))
+			pg_strv_push_owned(&dirs, dir);
+		else
+			free(dir);
+	}
+	for (size_t i = 0; i < dirs.n; i++) {
+		if (fsync_dir(dirs.v[i])) {
+			pg_error_set(err, PG_ERR, "%s: fsync: %s", dirs.v[i], strerror(errno));
+			goto done;
+		}
+	}
+	ret = 0;
+done:
+	for (size_t i = renamed; i < tmps.n; i++)
+		unlink(tmps.v[i]);
+	pg_strv_release(&tmps);
+	pg_strv_release(&dirs);
+	return ret;
+}
+
+int pg_mkdir_p(const char *path, struct pg_error *err)
+{
+	char *copy = pg_xstrdup(path);
+	int ret = 0;
+
+	for (char *p = copy + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char saved = *p;
+			*p = '\0';
+			if (mkdir(copy, 0755) && errno != EEXIST) {
+				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", copy,
+						   strerror(errno));
+				break;
+			}
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	if (!ret) {
+		struct stat st;
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			ret = pg_error_set(err, PG_ERR, "%s: not a directory", path);
+	}
+	free(copy);
+	return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names of the entries of dir that `keep` accepts, dotfiles excluded,
+ * appended to out sorted bytewise. */
+static int list_sorted(const char *dir, bool (*keep)(const char *dir, const struct dirent *e,
+						    const char *arg),
+		       const char *arg, struct pg_strv *out, struct pg_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t first = out->n;
+
+	if (!d)
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
+				    "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && keep(dir, e, arg))
+			pg_strv_push(out, e->d_name);
+	closedir(d);
+	if (out->n > first) /* v is NULL while empty: qsort(NULL, 0) is undefined */
+		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+	return 0;
+}
+
+static bool is_file_with_suffix(const char *dir, const struct dirent *e, const char *suffix)
+{
+	(void)dir;
+	if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK)
+		return false;
+	return !suffix || pg_str_has_suffix(e->d_name, suffix);
+}
+
+static bool is_dir_with_prefix(const char *dir, const struct dirent *e, const char *prefix)
+{
+	struct stat st;
+	char *path;
+	bool is_dir;
+
+	if (prefix && !pg_str_has_prefix(e->d_name, prefix))
+		return false;
+	path = pg_path_join(dir, e->d_name);
+	is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	free(path);
+	return is_dir;
+}
+
+int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err)
+{
+	return list_sorted(dir, is_file_with_suffix, suffix, out, err);
+}
+
+int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err)
+{
+	return list_sorted(dir, is_dir_with_prefix, prefix, out, err);
+}
+
+char *pg_path_join(const char *a, const char *b)
+{
+	struct pg_buf buf = PG_BUF_INIT;
+
+	if (b[0] == '/' || !a || !*a)
+		return pg_xstrdup(b);
+	pg_buf_puts(&buf, a);
+	if (!pg_str_has_suffix(a, "/"))
+		pg_buf_putc(&buf, '/');
+	pg_buf_puts(&buf, b);
+	return pg_buf_detach(&buf);
+}
+
+char *pg_path_stem(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	const char *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	return pg_xstrndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}

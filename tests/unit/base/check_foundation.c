@@ -1,0 +1,344 @@
+/* The shared core: buffers, number formatting, templates, the plan, JSON
+ * writing, atomic files and result loading. */
+#include "testutil.h"
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "gpu/gpu.h"
+#include "base/jsonw.h"
+#include "results/metrics.h"
+#include "base/strutil.h"
+#include "suite/suite.h"
+#include "base/template.h"
+#include "sys/fsutil.h"
+#include "results/results_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+START_TEST(buf_grows_and_stays_terminated)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	ck_assert_str_eq(b.ptr, "");
+	for (int i = 0; i < 1000; i++)
+		pg_buf_printf(&b, "%d,", i);
+	ck_assert_uint_eq(b.len, strlen(b.ptr));
+	ck_assert(pg_str_has_prefix(b.ptr, "0,1,2,"));
+	ck_assert(pg_str_has_suffix(b.ptr, "998,999,"));
+	pg_buf_truncate(&b, 2);
+	ck_assert_str_eq(b.ptr, "0,");
+	char *owned = pg_buf_detach(&b);
+	ck_assert_str_eq(owned, "0,");
+	ck_assert_str_eq(b.ptr, "");
+	free(owned);
+	pg_buf_release(&b);
+}
+END_TEST
+
+static const struct {
+	double v;
+	const char *repr;
+	const char *g;
+} numbers[] = {
+	{ 0.1, "0.1", "0.1" },
+	{ 200.0, "200.0", "200" },
+	{ 1e-05, "1e-05", "1e-05" },
+	{ 0.0001, "0.0001", "0.0001" },
+	{ 1e16, "1e+16", "1e+16" },
+	{ 1e15, "1000000000000000.0", "1e+15" },
+	{ 123456789.125, "123456789.125", "1.23457e+08" },
+	{ 0.9247087073539347, "0.9247087073539347", "0.924709" },
+	{ 197.55014469555786, "197.55014469555786", "197.55" },
+	{ 2.5417049715204167, "2.5417049715204167", "2.5417" },
+	{ -3.5, "-3.5", "-3.5" },
+	{ 1.2345678901234568e+17, "1.2345678901234568e+17", "1.23457e+17" },
+	{ 5e-324, "5e-324", "4.94066e-324" },
+};
+
+START_TEST(numbers_format_like_python)
+{
+	char out[PG_FMT_DOUBLE_SIZE];
+
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		ck_assert_str_eq(pg_fmt_repr(out, numbers[i].v), numbers[i].repr);
+		ck_assert_str_eq(pg_fmt_g(out, numbers[i].v), numbers[i].g);
+		ck_assert(strtod(pg_fmt_repr(out, numbers[i].v), NULL) == numbers[i].v);
+	}
+	ck_assert_str_eq(pg_fmt_repr(out, INFINITY), "inf");
+}
+END_TEST
+
+START_TEST(strict_number_parsing)
+{
+	long l;
+	double d;
+
+	ck_assert_int_eq(pg_parse_long("42", &l), 0);
+	ck_assert_int_eq(l, 42);
+	ck_assert_int_eq(pg_parse_long("42x", &l), -1);
+	ck_assert_int_eq(pg_parse_long(" 4", &l), -1);
+	ck_assert_int_eq(pg_parse_long("", &l), -1);
+	ck_assert_int_eq(pg_parse_long("99999999999999999999", &l), -1);
+	ck_assert_int_eq(pg_parse_double("0.5", &d), 0);
+	ck_assert(d == 0.5);
+	ck_assert_int_eq(pg_parse_double("inf", &d), 0);
+	ck_assert(isinf(d));
+	ck_assert_int_eq(pg_parse_double("fast", &d), -1);
+	ck_assert_int_eq(pg_parse_double("nan", &d), -1);
+	ck_assert_int_eq(pg_parse_double("0x10", &d), -1);
+	ck_assert_int_eq(pg_parse_double("1e999", &d), -1);
+}
+END_TEST
+
+START_TEST(nearest_suggests_plausible_typos_only)
+{
+	const char *keys[] = { "num_prompts", "input_len", "output_len", "qps", "max_concurrency" };
+
+	ck_assert_str_eq(pg_nearest("num_promts", keys, 5), "num_prompts");
+	ck_assert_str_eq(pg_nearest("inptu_len", keys, 5), "input_len");
+	ck_assert_str_eq(pg_nearest("qsp", keys, 5), "qps");
+	ck_assert_ptr_null(pg_nearest("temperature", keys, 5));
+}
+END_TEST
+
+static const char *vars(void *ctx, const char *name)
+{
+	(void)ctx;
+	if (!strcmp(name, "model"))
+		return "a b'\"$(touch /tmp/pwned)\"";
+	if (!strcmp(name, "tp"))
+		return "2";
+	return NULL;
+}
+
+START_TEST(template_keeps_values_literal)
+{
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_int_eq(pg_template_argv(&argv, "vllm serve {model} --tp={tp} 'x y' \"{tp} z\" {{lit}}",
+					  vars, NULL, &err), 0);
+	ck_assert_uint_eq(argv.n, 7);
+	ck_assert_str_eq(argv.v[0], "vllm");
+	ck_assert_str_eq(argv.v[2], "a b'\"$(touch /tmp/pwned)\"");
+	ck_assert_str_eq(argv.v[3], "--tp=2");
+	ck_assert_str_eq(argv.v[4], "x y");
+	ck_assert_str_eq(argv.v[5], "2 z");
+	ck_assert_str_eq(argv.v[6], "{lit}");
+	pg_strv_release(&argv);
+
+	ck_assert_int_eq(pg_template_argv(&argv, "serve {modle}", vars, NULL, &err), PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "unknown placeholder '{modle}'"), "%s", err.msg);
+	pg_strv_release(&argv);
+	ck_assert_int_eq(pg_template_argv(&argv, "serve 'open", vars, NULL, &err), PG_ECONFIG);
+	pg_strv_release(&argv);
+}
+END_TEST
+
+START_TEST(template_shell_quotes_by_context)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_int_eq(pg_template_shell(&out, "echo {model} \"{model}\" '{model}'", vars, NULL, &err), 0);
+	ck_assert_str_eq(out.ptr,
+			 "echo 'a b'\\''\"$(touch /tmp/pwned)\"' "
+			 "\"a b'\\\"\\$(touch /tmp/pwned)\\\"\" "
+			 "'a b'\\''\"$(touch /tmp/pwned)\"'");
+	pg_buf_release(&out);
+}
+END_TEST
+
+START_TEST(plan_names_points_like_vllm)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_test t;
+	struct pg_plan plan = PG_PLAN_INIT;
+
+	pg_test_init(&t, PG_SUITE_LATENCY);
+	t.name = strdup("latency_llama8B_tp1");
+	pg_suite_add(&s, &t);
+
+	pg_test_init(&t, PG_SUITE_SERVING);
+	t.name = strdup("serving_x");
+	t.n_qps = 3;
+	t.qps = realloc(t.qps, 3 * sizeof(double));
+	t.qps[0] = 1;
+	t.qps[1] = 0.5;
+	t.qps[2] = INFINITY;
+	pg_suite_add(&s, &t);
+
+	pg_test_init(&t, PG_SUITE_SERVING);
+	t.name = strdup("serving_c");
+	t.max_concurrency = realloc(t.max_concurrency, 2 * sizeof(long));
+	t.max_concurrency[0] = 16;
+	t.max_concurrency[1] = 0;
+	t.n_max_concurrency = 2;
+	t.concurrency_in_name = true;
+	pg_suite_add(&s, &t);
+
+	pg_plan_build(&plan, &s);
+	ck_assert_uint_eq(plan.n, 6);
+	ck_assert_str_eq(plan.points[0].name, "latency_llama8B_tp1");
+	ck_assert_str_eq(plan.points[1].name, "serving_x_qps_1");
+	ck_assert_str_eq(plan.points[2].name, "serving_x_qps_0.5");
+	ck_assert_str_eq(plan.points[3].name, "serving_x_qps_inf");
+	ck_assert_str_eq(plan.points[4].name, "serving_c_qps_inf_concurrency_16");
+	ck_assert_str_eq(plan.points[5].name, "serving_c_qps_inf_concurrency_inf");
+	ck_assert(plan.points[4].test == &s.tests[2]);
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+}
+END_TEST
+
+START_TEST(json_writer_is_python_compatible)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	json_t *v = json_pack("{s:f, s:i, s:s, s:[f,n], s:{}, s:b}", "z", 0.1, "a", 200,
+			      "gpu", "H100\nH100", "l", 200.0, "e", "t", 1);
+
+	pg_json_write(&out, v, -1);
+	ck_assert_str_eq(out.ptr,
+			 "{\"z\": 0.1, \"a\": 200, \"gpu\": \"H100\\nH100\", \"l\": [200.0, null], \"e\": {}, \"t\": true}");
+	pg_buf_reset(&out);
+	pg_json_write(&out, json_object_get(v, "l"), 2);
+	ck_assert_str_eq(out.ptr, "[\n  200.0,\n  null\n]");
+	json_decref(v);
+	pg_buf_release(&out);
+}
+END_TEST
+
+START_TEST(metric_registry_reads_results)
+{
+	json_t *lat = json_pack("{s:f, s:{s:f, s:f}}", "avg_latency", 1.0469, "percentiles", "50", 1.0468, "99", 1.0483);
+	const struct pg_metric *m = pg_metric_by_id(PG_SUITE_LATENCY, "median_latency_ms");
+	double v;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pg_metric_value(m, lat, &v), 0);
+	ck_assert_double_eq_tol(v, 1046.8, 1e-9);
+	ck_assert_int_eq(pg_result_kind(lat), PG_SUITE_LATENCY);
+	ck_assert_int_eq(m->direction, PG_LOWER_IS_BETTER);
+	m = pg_metric_by_id(PG_SUITE_SERVING, "output_throughput");
+	ck_assert_int_eq(m->direction, PG_HIGHER_IS_BETTER);
+	ck_assert(m->gated);
+	ck_assert_int_eq(pg_metric_value(m, lat, &v), -1);
+	json_decref(lat);
+}
+END_TEST
+
+START_TEST(gpu_label_matches_vllm_converter)
+{
+	char out[64];
+	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "H100\nH100\nH100\nH100\nH100\nH100\nH100\nH100"), "8xH100");
+	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "A100-SXM4-80GB"), "1xA100-SXM4-80GB");
+	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "4xNVIDIA_L40S"), "4xNVIDIA_L40S");
+	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "H100\n"), "1xH100");
+}
+END_TEST
+
+START_TEST(gpu_key_normalises_every_shape)
+{
+	static const char *const cases[][2] = {
+		{ "NVIDIA H100 80GB HBM3", "H100" },
+		{ "NVIDIA H200", "H200" },
+		{ "NVIDIA A100-SXM4-80GB", "A100" },
+		{ "NVIDIA L40S", "L40S" },
+		{ "8xH100", "H100" },
+		{ "4xNVIDIA_L40S", "L40S" },
+		{ "H100\nH100\nH100", "H100" },
+		{ "A100-SXM4-80GB\nA100-SXM4-80GB", "A100" },
+		{ "1xA100-SXM4-80GB", "A100" },
+		{ "NVIDIA H100 PCIe", "H100" },
+		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2" },
+		{ "Tesla T4", "Tesla T4" },
+		{ "mock", "mock" },
+	};
+	char out[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_str_eq(pg_gpu_key(out, sizeof(out), cases[i][0]), cases[i][1]);
+	ck_assert_int_eq(pg_gpu_count("8xH100"), 8);
+	ck_assert_int_eq(pg_gpu_count("4xNVIDIA_L40S"), 4);
+	ck_assert_int_eq(pg_gpu_count("H100\nH100\n"), 2);
+	ck_assert_int_eq(pg_gpu_count("NVIDIA L40S"), 1);
+	ck_assert_int_eq(pg_gpu_count(""), 0);
+}
+END_TEST
+
+START_TEST(results_round_trip_through_a_directory)
+{
+	char *dir = tu_mkdtemp();
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set set = PG_RESULT_SET_INIT;
+	json_t *res = json_pack("{s:i, s:f, s:{s:s, s:s}}", "completed", 200, "request_throughput", 2.5,
+				"perfgate", "suite", "serving", "status", "ok");
+	json_t *cmds = json_pack("{s:s, s:s}", "server_command", "vllm serve x", "gpu_type", "H100\nH100");
+	char *other = malloc(strlen(dir) + 64);
+	struct stat st;
+
+	ck_assert_int_eq(pg_result_write(dir, "serving_b_qps_1", res, cmds, &err), 0);
+	ck_assert_int_eq(pg_result_write(dir, "serving_a_qps_1", res, NULL, &err), 0);
+	snprintf(other, strlen(dir) + 64, "%s/benchmark_results.json", dir);
+	tu_write_file(other, "[{\"Test name\": \"x\"}]");
+	ck_assert_int_eq(pg_results_load_dir(&set, dir, &err), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.items[0].name, "serving_a_qps_1");
+	ck_assert_str_eq(set.items[1].name, "serving_b_qps_1");
+	ck_assert_ptr_null(pg_result_gpu(&set.items[0]));
+	ck_assert_str_eq(pg_result_gpu(&set.items[1]), "H100\nH100");
+	ck_assert_str_eq(pg_result_status(&set.items[1]), "ok");
+	ck_assert_int_eq(set.items[1].kind, PG_SUITE_SERVING);
+	/* no temporary files are left behind */
+	snprintf(other, strlen(dir) + 64, "%s/serving_a_qps_1.json", dir);
+	ck_assert_int_eq(stat(other, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0644);
+	struct pg_strv all = PG_STRV_INIT;
+	ck_assert_int_eq(pg_dir_list(dir, NULL, &all, &err), 0);
+	ck_assert_uint_eq(all.n, 4);
+	pg_strv_release(&all);
+
+	tu_write_file(other, "{\"completed\": 1,,}");
+	pg_result_set_release(&set);
+	ck_assert_int_eq(pg_results_load_dir(&set, dir, &err), PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "serving_a_qps_1.json:1:"), "%s", err.msg);
+
+	pg_result_set_release(&set);
+	json_decref(res);
+	json_decref(cmds);
+	free(other);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+static Suite *foundation_suite(void)
+{
+	Suite *s = suite_create("foundation");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, buf_grows_and_stays_terminated);
+	tcase_add_test(tc, numbers_format_like_python);
+	tcase_add_test(tc, strict_number_parsing);
+	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
+	tcase_add_test(tc, template_keeps_values_literal);
+	tcase_add_test(tc, template_shell_quotes_by_context);
+	tcase_add_test(tc, plan_names_points_like_vllm);
+	tcase_add_test(tc, json_writer_is_python_compatible);
+	tcase_add_test(tc, metric_registry_reads_results);
+	tcase_add_test(tc, gpu_label_matches_vllm_converter);
+	tcase_add_test(tc, gpu_key_normalises_every_shape);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("io");
+	tcase_add_test(tc, results_round_trip_through_a_directory);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(foundation_suite());
+}

@@ -1,0 +1,411 @@
+/* thresholds/<GPU>.yml: loading (with positioned errors), writing, and
+ * updates that rewrite only the baselines. */
+#include "testutil.h"
+
+#include "base/buf.h"
+#include "gate/compare.h"
+#include "base/error.h"
+#include "results/metrics.h"
+#include "baseline/thresholds.h"
+#include "baseline/thresholds_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = tu_mkdtemp();
+}
+
+static void teardown(void)
+{
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static char *path_in(const char *name)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	pg_buf_printf(&b, "%s/%s", dir, name);
+	return pg_buf_detach(&b);
+}
+
+static const char good[] =
+	"# hand-written comment\n"
+	"gpu: H100\n"
+	"policy:\n"
+	"  alpha: 0.01\n"
+	"  history_window: 12\n"
+	"  min_history: 4\n"
+	"  escalate: 12%\n"
+	"  metrics:\n"
+	"    median_itl_ms: { gate: true, tolerance: 3.5%, floor: 0.2 ms }   # reports lack TPOT\n"
+	"    p99_ttft_ms: { escalate: 0 }\n"
+	"  tests:\n"
+	"    serving_*_qps_inf:\n"
+	"      median_ttft_ms: { tolerance: 6% }\n"
+	"      \"*\": { recheck: 0.9 }\n"
+	"baselines:\n"
+	"  serving_x_qps_inf:\n"
+	"    suite: serving\n"
+	"    qps: inf\n"
+	"    gpu: 8xH100\n"
+	"    runs: 3\n"
+	"    values:\n"
+	"      output_throughput: 2400\n"
+	"      median_ttft_ms: 41.5\n"
+	"    samples:\n"
+	"      output_throughput: [2400, 2350, 2450]\n"
+	"  latency_y:\n"
+	"    suite: latency\n"
+	"    values: { median_latency_ms: 1046.8 }\n";
+
+START_TEST(loads_policy_and_baselines)
+{
+	char *path = path_in("H100.yml");
+	struct pg_policy p;
+	struct pg_baseline b;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_rule r;
+	const struct pg_base_point *pt;
+	const struct pg_base_metric *bm;
+
+	tu_write_file(path, good);
+	ck_assert_msg(pg_thresholds_load(path, &p, &b, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(b.gpu, "H100");
+	ck_assert_str_eq(b.kind, "thresholds");
+	ck_assert_double_eq(p.alpha, 0.01);
+	ck_assert_int_eq(p.history_window, 12);
+	ck_assert_int_eq(p.min_history, 4);
+	ck_assert_double_eq(p.escalate, 0.12);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL, pg_metric_by_id(PG_SUITE_SERVING, "median_itl_ms"), &r);
+	ck_assert(r.gate);
+	ck_assert_double_eq(r.tolerance, 0.035);
+	ck_assert_double_eq(r.floor, 0.2);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL, pg_metric_by_id(PG_SUITE_SERVING, "p99_ttft_ms"), &r);
+	ck_assert_double_eq(r.escalate, 0);
+	pg_policy_rule(&p, "serving_x_qps_inf", NULL, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), &r);
+	ck_assert_double_eq(r.tolerance, 0.06);
+	ck_assert_double_eq(r.recheck, 0.9);
+
+	ck_assert_uint_eq(b.n, 2);
+	ck_assert_str_eq(b.points[0].name, "latency_y"); /* sorted */
+	pt = pg_baseline_find(&b, "serving_x_qps_inf");
+	ck_assert(isinf(pt->qps));
+	ck_assert_str_eq(pt->gpu, "8xH100");
+	ck_assert_int_eq(pt->runs, 3);
+	bm = pg_base_point_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"));
+	ck_assert_double_eq(bm->value, 2400);
+	ck_assert_uint_eq(bm->n_samples, 3);
+	/* three runs' medians: their spread is the measured noise */
+	ck_assert_double_eq_tol(bm->noise, 1.4826 * 50 / 2400, 1e-12);
+	ck_assert_int_eq(bm->line, 22);
+	bm = pg_base_point_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"));
+	ck_assert_uint_eq(bm->n_samples, 0);
+	ck_assert(isnan(bm->noise));
+	pg_policy_release(&p);
+	pg_baseline_release(&b);
+	free(path);
+}
+END_TEST
+
+/* Each broken file, and the one line perfgate says about it. */
+static const struct {
+	const char *yaml;
+	const char *message;
+} bad[] = {
+	{ "gpu: H100\npolicy:\n  alpha: 0.05\n  metric:\n    x: {}\n",
+	  "T.yml:4:3: policy: unknown setting 'metric' (did you mean 'metrics'?)" },
+	{ "gpu: H100\npolicy:\n  metrics:\n    median_tft_ms: { tolerance: 3% }\n",
+	  "T.yml:4:5: policy.metrics: unknown metric 'median_tft_ms' (did you mean 'median_ttft_ms'?)" },
+	{ "policy:\n  metrics:\n    median_ttft_ms: { tolerance: 3 }\n",
+	  "T.yml:3:34: policy.metrics.median_ttft_ms.tolerance: 3 is 100% or more: write a percentage like 3%" },
+	{ "policy:\n  metrics:\n    median_ttft_ms: { tolerance: fast }\n",
+	  "T.yml:3:34: policy.metrics.median_ttft_ms.tolerance: expected a percentage like 2.5% (or a fraction like 0.025), got 'fast'" },
+	{ "policy:\n  metrics:\n    median_ttft_ms: { gate: yes }\n",
+	  "T.yml:3:29: policy.metrics.median_ttft_ms.gate: expected true or false, got 'yes'" },
+	{ "policy:\n  metrics:\n    median_ttft_ms: { floor: 2 s }\n",
+	  "T.yml:3:30: policy.metrics.median_ttft_ms.floor: unit 's' is not median_ttft_ms's unit 'ms'" },
+	{ "policy:\n  tests:\n    serving_*:\n      ttft: { tolerance: 5% }\n",
+	  "T.yml:4:7: policy.tests.serving_*: unknown metric 'ttft'" },
+	{ "policy:\n  min_history: 30\n",
+	  "T.yml:2:3: policy: min_history (30) is more than history_window (20)" },
+	{ "gpu: H100\nbaseline:\n  x: {}\n",
+	  "T.yml:2:1: unknown section 'baseline' (did you mean 'baselines'?)" },
+	{ "baselines:\n  x:\n    values: { output_throughput: 1 }\n",
+	  "T.yml:2:3: baselines.x: missing 'suite' (latency, throughput or serving)" },
+	{ "baselines:\n  x:\n    suite: serving\n    values: { requests_per_second: 1 }\n",
+	  "T.yml:4:15: baselines.x.values: unknown metric for a serving test 'requests_per_second' (a throughput test metric)" },
+	{ "baselines:\n  x:\n    suite: serving\n    values: { output_throughput: \"12\" }\n",
+	  "T.yml:4:34: baselines.x.values.output_throughput: expected a number, got '12' (a quoted string: drop the quotes)" },
+	{ "baselines:\n  x:\n    suite: serving\n    runs: 0\n    values: { output_throughput: 1 }\n",
+	  "T.yml:4:11: baselines.x.runs: expected a positive whole number, got 0" },
+	{ "baselines:\n  x:\n    suite: serving\n    values: { output_throughput: 1 }\n    samples: { median_ttft_ms: [1, 2] }\n",
+	  "T.yml:5:16: baselines.x.samples.median_ttft_ms: samples of a metric that has no value" },
+	{ "baselines:\n  x:\n    suite: serving\n    values: { output_throughput: 1 }\n    samples: { output_throughput: [1, x] }\n",
+	  "T.yml:5:39: baselines.x.samples.output_throughput[1]: expected a number, got 'x'" },
+	{ "baselines:\n  x:\n    suite: serving\n    qps: 0\n    values: { output_throughput: 1 }\n",
+	  "T.yml:4:10: baselines.x.qps: must be above 0 (or inf)" },
+	{ "baselines:\n  x:\n    suite: serving\n    sorce: a\n    values: { output_throughput: 1 }\n",
+	  "T.yml:4:5: baselines.x: unknown key 'sorce' (did you mean 'source'?)" },
+	{ "gpu: H100\ngpu: A100\n", "T.yml:2:1: key 'gpu' given twice (first at line 1)" },
+	/* the first repeat in the file is the one named */
+	{ "baselines:\n  b: {}\n  a: {}\n  c: {}\n  a: {}\n  b: {}\n  a: {}\n",
+	  "T.yml:5:3: baselines: key 'a' given twice (first at line 3)" },
+	{ "policy: [1, 2]\n", "T.yml:1:9: policy: expected a mapping of policy settings, got a list" },
+	{ "policy:\n  alpha: [\n", "T.yml:3:1: not valid YAML" },
+	{ "", "T.yml: empty file" },
+};
+
+START_TEST(errors_name_file_line_key)
+{
+	char *path = path_in("T.yml");
+	struct pg_policy p;
+	struct pg_baseline b;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *msg;
+
+	tu_write_file(path, bad[_i].yaml);
+	ck_assert_int_eq(pg_thresholds_load(path, &p, &b, &err), PG_ECONFIG);
+	msg = strstr(err.msg, "T.yml");
+	ck_assert_msg(msg && !strncmp(msg, bad[_i].message, strlen(bad[_i].message)),
+		      "case %d:\n got  %s\n want %s", _i, err.msg, bad[_i].message);
+	ck_assert(!strchr(err.msg, '\n'));
+	pg_policy_release(&p);
+	pg_baseline_release(&b);
+	free(path);
+}
+END_TEST
+
+START_TEST(missing_file_is_not_found)
+{
+	char *path = path_in("nope.yml");
+	struct pg_policy p;
+	struct pg_baseline b;
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_int_eq(pg_thresholds_load(path, &p, &b, &err), PG_ENOTFOUND);
+	pg_policy_release(&p);
+	pg_baseline_release(&b);
+	free(path);
+}
+END_TEST
+
+START_TEST(path_for_a_gpu)
+{
+	char *yml = path_in("X.yml"), *p;
+
+	tu_write_file(yml, "gpu: X\n");
+	p = pg_thresholds_path(dir, "H100");
+	ck_assert(pg_str_has_suffix(p, "/H100.yml"));
+	free(p);
+	p = pg_thresholds_path(yml, "H100");
+	ck_assert_str_eq(p, yml);
+	free(p);
+	p = pg_thresholds_path("new/L40S.yml", "H100");
+	ck_assert_str_eq(p, "new/L40S.yml");
+	free(p);
+	free(yml);
+}
+END_TEST
+
+/* A fresh baseline of two points, as `baseline update` makes them. */
+static void fresh_points(struct pg_baseline *b, double scale)
+{
+	static const double reps[] = { 2400, 2380, 2410, 2395, 2405 };
+	double xs[5];
+	struct pg_base_point *p;
+
+	p = pg_baseline_add(b, "serving_x_qps_inf", PG_SUITE_SERVING);
+	p->qps = INFINITY;
+	p->gpu = strdup("8xH100");
+	p->source = strdup("results/");
+	p->date = strdup("2026-11-22");
+	p->repeats = 5;
+	for (int i = 0; i < 5; i++)
+		xs[i] = reps[i] * scale;
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, xs, 5);
+	p = pg_baseline_add(b, "serving_x_qps_4", PG_SUITE_SERVING);
+	p->qps = 4;
+	p->test = strdup("serving_x");
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), 15.9 * scale, NULL, 0);
+	pg_baseline_sort(b);
+}
+
+START_TEST(new_file_and_update_keep_the_policy)
+{
+	char *path = path_in("th/H100.yml");
+	struct pg_baseline fresh = PG_BASELINE_INIT, again = PG_BASELINE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "H100", "perfgate baseline update th/ --from results/", false };
+	char *text, *edited, *pol;
+	struct pg_buf expect = PG_BUF_INIT;
+
+	fresh_points(&fresh, 1);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	text = tu_read_file(path, NULL);
+	tu_assert_golden("golden/gate/thresholds-new.yml", text);
+
+	/* hand edits in the policy: a comment and an override */
+	pol = strstr(text, "  tests: {}\n");
+	ck_assert(pol);
+	pg_buf_add(&expect, text, (size_t)(pol - text));
+	pg_buf_puts(&expect, "  # a reviewed exception\n  tests:\n    serving_x_qps_4:\n"
+			     "      median_ttft_ms: { tolerance: 9% }\n");
+	pg_buf_puts(&expect, pol + strlen("  tests: {}\n"));
+	tu_write_file(path, expect.ptr);
+	edited = tu_read_file(path, NULL);
+
+	/* new values for one point; the other stays */
+	fresh_points(&again, 1.1);
+	pg_baseline_release(&fresh);
+	fresh_points(&fresh, 1.1);
+	free(fresh.points[0].name); /* only serving_x_qps_inf this time */
+	fresh.points[0].name = strdup("serving_x_qps_inf");
+	{
+		struct pg_baseline one = PG_BASELINE_INIT;
+		struct pg_base_point *p = pg_baseline_add(&one, "serving_x_qps_inf", PG_SUITE_SERVING);
+		double xs[] = { 2500, 2510 };
+		p->runs = 2;
+		pg_base_point_add_runs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), xs, 2);
+		ck_assert_msg(pg_thresholds_update(path, &one, &opts, &err) == 0, "%s", err.msg);
+		pg_baseline_release(&one);
+	}
+	free(text);
+	text = tu_read_file(path, NULL);
+	/* everything up to baselines: is byte for byte what was there */
+	pol = strstr(edited, "\nbaselines:\n");
+	ck_assert(pol);
+	ck_assert_msg(!strncmp(text, edited, (size_t)(pol - edited) + 1), "the policy changed:\n%s", text);
+	tu_assert_golden("golden/gate/thresholds-updated.yml", text);
+
+	/* --replace drops what the sources lack */
+	opts.replace = true;
+	{
+		struct pg_baseline one = PG_BASELINE_INIT;
+		struct pg_policy p;
+		struct pg_baseline loaded;
+		struct pg_base_point *pt = pg_baseline_add(&one, "serving_z_qps_1", PG_SUITE_SERVING);
+		pg_base_point_add_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "median_tpot_ms"), 8.4, NULL, 0);
+		ck_assert_msg(pg_thresholds_update(path, &one, &opts, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(pg_thresholds_load(path, &p, &loaded, &err), 0);
+		ck_assert_uint_eq(loaded.n, 1);
+		ck_assert_str_eq(loaded.points[0].name, "serving_z_qps_1");
+		ck_assert_uint_eq(p.n_entries > 0, 1); /* the override survived */
+		pg_policy_release(&p);
+		pg_baseline_release(&loaded);
+		pg_baseline_release(&one);
+	}
+
+	pg_buf_release(&expect);
+	pg_baseline_release(&fresh);
+	pg_baseline_release(&again);
+	free(text);
+	free(edited);
+	free(path);
+}
+END_TEST
+
+START_TEST(update_keeps_sections_after_baselines)
+{
+	char *path = path_in("A100.yml"), *text;
+	struct pg_baseline fresh = PG_BASELINE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "A100", NULL, false };
+
+	tu_write_file(path, "gpu: A100\n"
+			    "baselines:\n"
+			    "  old_point:\n"
+			    "    suite: latency\n"
+			    "    values: { median_latency_ms: 4022.88 }\n"
+			    "# the policy comes last in this file\n"
+			    "policy:\n"
+			    "  alpha: 0.02   # tightened\n");
+	fresh_points(&fresh, 1);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	text = tu_read_file(path, NULL);
+	ck_assert(pg_str_has_prefix(text, "gpu: A100\nbaselines:\n  old_point:\n"));
+	ck_assert(strstr(text, "  serving_x_qps_inf:\n"));
+	ck_assert(pg_str_has_suffix(text, "\npolicy:\n  alpha: 0.02   # tightened\n"));
+	free(text);
+	pg_baseline_release(&fresh);
+	free(path);
+}
+END_TEST
+
+START_TEST(update_refuses_a_broken_file)
+{
+	char *path = path_in("H100.yml"), *text;
+	struct pg_baseline fresh = PG_BASELINE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "H100", NULL, false };
+	const char broken[] = "gpu: H100\npolicy:\n  alpah: 0.05\nbaselines: {}\n";
+
+	tu_write_file(path, broken);
+	fresh_points(&fresh, 1);
+	ck_assert_int_eq(pg_thresholds_update(path, &fresh, &opts, &err), PG_ECONFIG);
+	ck_assert(strstr(err.msg, "H100.yml:3:3: policy: unknown setting 'alpah' (did you mean 'alpha'?)"));
+	text = tu_read_file(path, NULL);
+	ck_assert_str_eq(text, broken);
+	free(text);
+	pg_baseline_release(&fresh);
+	free(path);
+}
+END_TEST
+
+START_TEST(yaml_scalars_round_trip)
+{
+	static const char *const cases[][2] = {
+		{ "serving_a_qps_inf", "serving_a_qps_inf" },
+		{ "8xH100", "8xH100" },
+		{ "results/run 1", "results/run 1" },
+		{ "true", "\"true\"" },
+		{ "12", "\"12\"" },
+		{ "a: b", "\"a: b\"" },
+		{ "#x", "\"#x\"" },
+		{ "report.md:55", "report.md:55" },
+		{ "a:", "\"a:\"" },
+		{ "a #b", "\"a #b\"" },
+		{ "C#", "C#" },
+		{ "say \"hi\"\n", "\"say \\\"hi\\\"\\n\"" },
+		{ "", "\"\"" },
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct pg_buf b = PG_BUF_INIT;
+		pg_yaml_scalar(&b, cases[i][0]);
+		ck_assert_str_eq(b.ptr, cases[i][1]);
+		pg_buf_release(&b);
+	}
+}
+END_TEST
+
+static Suite *thresholds_suite(void)
+{
+	Suite *s = suite_create("thresholds");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, loads_policy_and_baselines);
+	tcase_add_loop_test(tc, errors_name_file_line_key, 0, (int)N(bad));
+	tcase_add_test(tc, missing_file_is_not_found);
+	tcase_add_test(tc, path_for_a_gpu);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("write");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, new_file_and_update_keep_the_policy);
+	tcase_add_test(tc, update_keeps_sections_after_baselines);
+	tcase_add_test(tc, update_refuses_a_broken_file);
+	tcase_add_test(tc, yaml_scalars_round_trip);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(thresholds_suite());
+}

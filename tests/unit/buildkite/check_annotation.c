@@ -1,0 +1,569 @@
+/* Annotations: escaping, headline per status, golden bodies for pass,
+ * warning, regression, error and degraded annotations, the 1 MiB limit
+ * with 10,000 test points, and the Buildkite environment. */
+#include "testutil.h"
+
+#include "buildkite/annotation.h"
+#include "buildkite/job_env.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/escape.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(cells_cannot_break_tables_or_inject_html)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_escape_md_cell(&b, "a|b<script>x</script>`c`\\d&e\nf*g_h[i](j)~k _x_ y_");
+	ck_assert_str_eq(b.ptr, "a\\|b&lt;script&gt;x&lt;/script&gt;\\`c\\`\\\\d&amp;e f"
+				"\\*g_h\\[i\\](j)\\~k \\_x\\_ y\\_");
+	pg_buf_reset(&b);
+	/* invalid UTF-8 and control bytes cannot reach the body */
+	pg_escape_md_cell(&b, "caf\xc3\xa9 \xff\x01ok \xe2\x82");
+	ck_assert_str_eq(b.ptr, "caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbdok \xef\xbf\xbd\xef\xbf\xbd");
+	pg_buf_reset(&b);
+	/* cut by code points, then escaped: the cut never splits a character
+	 * or an escape */
+	pg_escape_md_cell_cut(&b, "\xc3\xa9|<abc", 3);
+	ck_assert_str_eq(b.ptr, "\xc3\xa9\\|&lt;…");
+	pg_buf_reset(&b);
+	pg_escape_md_cell_cut(&b, "a|b", 3);
+	ck_assert_str_eq(b.ptr, "a\\|b");
+	pg_buf_reset(&b);
+	pg_escape_md_cell_cut(&b, "a|b", 0);
+	ck_assert_str_eq(b.ptr, "a\\|b");
+	pg_buf_reset(&b);
+	/* a code span shows everything literally but cannot be ended early */
+	pg_escape_md_code(&b, "a`b<c>|\n\x01");
+	ck_assert_str_eq(b.ptr, "`a'b<c>| \xef\xbf\xbd`");
+	pg_buf_reset(&b);
+	pg_escape_html(&b, "\"x\" & 'y' <z>");
+	ck_assert_str_eq(b.ptr, "&quot;x&quot; &amp; &#39;y&#39; &lt;z&gt;");
+	pg_buf_release(&b);
+	ck_assert_uint_eq(pg_utf8_prefix("ab\xc3\xa9", 3), 2);
+	ck_assert_uint_eq(pg_utf8_prefix("ab\xc3\xa9", 4), 4);
+}
+END_TEST
+
+START_TEST(fences_outgrow_backtick_runs)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_md_fenced(&b, "json", "{\"name\": \"a````b\"}");
+	ck_assert_str_eq(b.ptr, "`````json\n{\"name\": \"a````b\"}\n`````\n");
+	pg_buf_reset(&b);
+	pg_md_fenced(&b, "json", "[]\n");
+	ck_assert_str_eq(b.ptr, "```json\n[]\n```\n");
+	pg_buf_release(&b);
+}
+END_TEST
+
+static const char report_md[] =
+	"## Latency tests\n\n"
+	"- Input length: 32 tokens.\n\n"
+	"| Test name | GPU | Mean latency (ms) |\n"
+	"|:---|:---|---:|\n"
+	"| latency_llama8B_tp1 | 8xH100 | 924.709 |\n";
+static const char comparison_md[] =
+	"| Test | Metric | Baseline | Current | Change | Verdict |\n"
+	"|:---|:---|---:|---:|---:|:---|\n"
+	"| latency_llama8B_tp1 | Median latency (ms) | 910.2 | 924.7 | +1.6% | unchanged |\n";
+static const char json_section[] = "[{\"Test name\": \"latency_llama8B_tp1\", \"Mean latency (ms)\": 924.709}]";
+
+static const char *const facts[] = { "step :h100: perf", "baseline main @ 9f8e7d6 (merge-base)",
+				     "commit 1a2b3c4" };
+static const struct pg_annotation_chart charts[] = {
+	{ "results/charts/serving_serving_llama8B_tp1_sharegpt.svg", "serving_llama8B_tp1_sharegpt: QPS sweep" },
+	{ "results/charts/latency.svg", "Latency tests" },
+};
+
+static struct pg_annotation base_annotation(void)
+{
+	struct pg_annotation a = { 0 };
+
+	a.gpu = "H100";
+	a.compared = true;
+	a.n_tests = 14;
+	a.facts = facts;
+	a.n_facts = 3;
+	a.charts = charts;
+	a.n_charts = 2;
+	a.report_md = report_md;
+	a.comparison_md = comparison_md;
+	a.json_section = json_section;
+	a.report_artifact = "results/benchmark_results.md";
+	a.comparison_artifact = "results/comparison.md";
+	a.json_artifact = "results/benchmark_results.json";
+	a.job_url = "https://buildkite.com/acme/perf/builds/12#0190-job";
+	return a;
+}
+
+static void render_golden(const struct pg_annotation *a, const char *golden)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	ck_assert_int_eq(pg_annotation_render(&b, a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_int_eq(res.level, PG_ANNOTATION_FULL);
+	tu_assert_golden(golden, b.ptr);
+	pg_buf_release(&b);
+}
+
+START_TEST(golden_pass)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf h = PG_BUF_INIT;
+
+	a.status = PG_ANNOTATION_PASS;
+	a.n_improvements = 2;
+	pg_annotation_headline(&h, &a);
+	ck_assert_str_eq(h.ptr, "H100: no regressions in 14 tests, 2 improved");
+	ck_assert_str_eq(pg_annotation_style(a.status), "success");
+	render_golden(&a, "golden/annotations/pass.md");
+	pg_buf_release(&h);
+}
+END_TEST
+
+static const struct pg_annotation_row rows[] = {
+	{ "serving_llama8B_tp1_sharegpt_qps_4", "Median TTFT (ms)", 108.9, 130.2, 19.559, 4, 1, "regressed" },
+	{ "latency_llama70B_tp4", "Median latency (ms)", 2530.1, 2702.4, 6.81, 3, 1, "regressed" },
+	{ "serving_llama8B_tp1_sharegpt_qps_inf", "P99 TPOT (ms)", 58.2, 61.3, 5.33, 7, 1, "warning (p99)" },
+	{ "throughput_llama8B_tp1", "Tput (req/s)", NAN, 22.84, NAN, 2.5, 0, "new" },
+};
+
+START_TEST(golden_warning)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf h = PG_BUF_INIT;
+
+	a.status = PG_ANNOTATION_WARNING;
+	a.n_warnings = 2;
+	a.rows = rows + 2;
+	a.n_rows = 2;
+	pg_annotation_headline(&h, &a);
+	ck_assert_str_eq(h.ptr, "H100: no regressions in 14 tests, 2 with warnings");
+	ck_assert_str_eq(pg_annotation_style(a.status), "warning");
+	render_golden(&a, "golden/annotations/warning.md");
+	pg_buf_release(&h);
+}
+END_TEST
+
+START_TEST(golden_regression)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf h = PG_BUF_INIT;
+
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.n_regressions = 2;
+	a.n_warnings = 1;
+	a.rows = rows;
+	a.n_rows = 4;
+	pg_annotation_headline(&h, &a);
+	ck_assert_str_eq(h.ptr, "H100: 2 regressions in 14 tests, 1 with warnings");
+	ck_assert_str_eq(pg_annotation_style(a.status), "error");
+	ck_assert_str_eq(pg_annotation_status_name(a.status), "regression");
+	render_golden(&a, "golden/annotations/regression.md");
+	pg_buf_release(&h);
+}
+END_TEST
+
+START_TEST(golden_error)
+{
+	struct pg_annotation a = base_annotation();
+	const char *notes[] = {
+		"serving_llama8B_tp1_sharegpt_qps_16: server never became ready within 1200 s (see results/serving_llama8B_tp1_sharegpt.server.log)",
+		"latency_llama70B_tp4: tp 4 exceeds the 1 GPU on this agent",
+	};
+
+	a.status = PG_ANNOTATION_ERROR;
+	a.n_errors = 2;
+	a.notes = notes;
+	a.n_notes = 2;
+	a.comparison_md = NULL;
+	a.json_section = NULL;
+	render_golden(&a, "golden/annotations/error.md");
+}
+END_TEST
+
+START_TEST(golden_not_compared)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf h = PG_BUF_INIT;
+
+	a.compared = false;
+	a.comparison_md = NULL;
+	a.comparison_artifact = NULL;
+	a.n_tests = 1;
+	pg_annotation_headline(&h, &a);
+	ck_assert_str_eq(h.ptr, "H100: 1 test ran, no baseline comparison");
+	pg_buf_release(&h);
+}
+END_TEST
+
+/* A result set of 10,000 test points, every one in the attention table,
+ * with report, comparison and JSON sections to match. */
+struct big {
+	struct pg_annotation_row *rows;
+	char **names;
+	struct pg_buf report, comparison, json;
+	size_t n;
+};
+
+static void big_make(struct big *g, size_t n)
+{
+	memset(g, 0, sizeof(*g));
+	g->n = n;
+	g->rows = calloc(n, sizeof(*g->rows));
+	g->names = calloc(n, sizeof(char *));
+	pg_buf_puts(&g->report, "| Test name | GPU | Output Tput (tok/s) |\n|:---|:---|---:|\n");
+	pg_buf_puts(&g->comparison, "| Test | Metric | Baseline | Current |\n|:---|:---|---:|---:|\n");
+	pg_buf_putc(&g->json, '[');
+	for (size_t i = 0; i < n; i++) {
+		char name[96];
+		snprintf(name, sizeof(name), "serving_llama8B_tp1_sharegpt_qps_%zu_concurrency_%zu", i % 97,
+			 i);
+		g->names[i] = strdup(name);
+		g->rows[i] = (struct pg_annotation_row){ g->names[i], "Output token throughput (tok/s)",
+							 2418.1, 2201.7, -8.95, 2.5, 1, "regressed" };
+		pg_buf_printf(&g->report, "| %s | 8xH100 | 2201.7 |\n", name);
+		pg_buf_printf(&g->comparison, "| %s | Output Tput (tok/s) | 2418.1 | 2201.7 |\n", name);
+		pg_buf_printf(&g->json, "%s{\"Test name\": \"%s\", \"Output Tput (tok/s)\": 2201.7, "
+			      "\"Median TTFT (ms)\": 108.9, \"P99 TTFT (ms)\": 201.4}", i ? ", " : "", name);
+	}
+	pg_buf_putc(&g->json, ']');
+}
+
+static void big_free(struct big *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->names[i]);
+	free(g->names);
+	free(g->rows);
+	pg_buf_release(&g->report);
+	pg_buf_release(&g->comparison);
+	pg_buf_release(&g->json);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+START_TEST(degrades_step_by_step_under_the_limit)
+{
+	struct big g;
+	struct pg_annotation a = base_annotation();
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+	size_t full;
+
+	big_make(&g, 10000);
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.n_tests = g.n;
+	a.n_regressions = g.n;
+	a.rows = g.rows;
+	a.n_rows = g.n;
+	a.report_md = g.report.ptr;
+	a.comparison_md = g.comparison.ptr;
+	a.json_section = g.json.ptr;
+
+	/* with no limit everything is inline: far over 1 MiB */
+	ck_assert_int_eq(pg_annotation_render(&b, &a, (size_t)-1, &res), 0);
+	full = b.len;
+	ck_assert_uint_gt(full, PG_ANNOTATION_MAX_BYTES);
+	ck_assert_int_eq(res.level, PG_ANNOTATION_FULL);
+
+	/* Buildkite's limit: the attention table alone is ~1.4 MB, so rows go */
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_uint_lt(b.len, PG_ANNOTATION_MAX_BYTES);
+	ck_assert_uint_gt(b.len, PG_ANNOTATION_MAX_BYTES - 400); /* as much as fits */
+	ck_assert_int_eq(res.level, PG_ANNOTATION_ROWS_TRIMMED);
+	ck_assert_uint_gt(res.rows_shown, 1000);
+	ck_assert_uint_lt(res.rows_shown, g.n);
+	ck_assert_uint_eq(count(b.ptr, "| regressed |"), res.rows_shown);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "more rows were left out to keep this annotation under 1 MiB"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "The full report is too large for an annotation: it is in "
+					    "<code>benchmark_results.md</code> in the artifacts."));
+	ck_assert_ptr_null(strstr(b.ptr, "<details>\n<summary>JSON"));
+	ck_assert_uint_le(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
+	ck_assert_str_eq(b.ptr + b.len - 1, "\n");
+
+	/* fewer rows: the tables fit once JSON is linked */
+	a.n_rows = 100;
+	a.json_section = g.json.ptr;
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_annotation_render(&b, &a, 2200000, &res), 0);
+	ck_assert_int_eq(res.level, PG_ANNOTATION_JSON_LINKED);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "The JSON section is too large for an annotation: it is in "));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "<details>\n<summary>Full report</summary>\n\n| Test name |"));
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_int_eq(res.level, PG_ANNOTATION_TABLES_LINKED);
+	ck_assert_uint_eq(res.rows_shown, 100);
+
+	/* too small a limit for even the smallest form */
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_annotation_render(&b, &a, 100, &res), -1);
+	ck_assert_uint_eq(b.len, 0);
+	pg_buf_release(&b);
+	big_free(&g);
+}
+END_TEST
+
+START_TEST(golden_degraded)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+	size_t lo = 0, hi = 1 << 20;
+
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.n_regressions = 2;
+	a.rows = rows;
+	a.n_rows = 4;
+	/* the smallest limit at which every row still fits ... */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		pg_buf_reset(&b);
+		if (pg_annotation_render(&b, &a, mid, &res) == 0 && res.rows_shown == a.n_rows)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_annotation_render(&b, &a, lo, &res), 0);
+	ck_assert_int_eq(res.level, PG_ANNOTATION_TABLES_LINKED);
+	ck_assert_uint_eq(b.len, lo);
+	/* ... and one byte less trims rows, with a note */
+	pg_buf_reset(&b);
+	ck_assert_int_eq(pg_annotation_render(&b, &a, lo - 1, &res), 0);
+	ck_assert_int_eq(res.level, PG_ANNOTATION_ROWS_TRIMMED);
+	ck_assert_uint_ge(res.rows_shown, 1);
+	ck_assert_uint_lt(res.rows_shown, 4);
+	ck_assert_uint_lt(b.len, lo);
+	tu_assert_golden("golden/annotations/degraded.md", b.ptr);
+
+	/* with every chart shown, still no more than 10 artifact references */
+	{
+		struct pg_annotation_chart many[PG_ANNOTATION_MAX_CHARTS + 3];
+		for (size_t i = 0; i < PG_ANNOTATION_MAX_CHARTS + 3; i++)
+			many[i] = charts[i % 2];
+		a.charts = many;
+		a.n_charts = PG_ANNOTATION_MAX_CHARTS + 3;
+		int levels_seen = 0;
+		for (size_t limit = 1 << 20; limit > 500; limit -= 50) {
+			pg_buf_reset(&b);
+			if (pg_annotation_render(&b, &a, limit, &res) < 0)
+				break;
+			levels_seen |= 1 << res.level;
+			ck_assert_uint_le(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
+			if (limit > 4000)
+				limit = 4000;
+		}
+		ck_assert_int_eq(levels_seen, 0xf); /* every level was checked */
+	}
+	pg_buf_release(&b);
+}
+END_TEST
+
+START_TEST(hostile_names_stay_in_their_cells)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_annotation_row r[] = {
+		{ "x | y</details><script>alert(1)</script>\n| forged | row |", "m`v`", 1, 2, 100, 5, 1,
+		  "regressed" },
+	};
+	struct pg_annotation_chart c[] = { { "results/charts/a\"onerror=\"x.svg", "<b>t</b>" } };
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+	const char *line;
+
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.rows = r;
+	a.n_rows = 1;
+	a.charts = c;
+	a.n_charts = 1;
+	/* other renderers' markdown: their own inline HTML stays, a name's does not */
+	a.report_md = "| x </details><script>alert(1)</script><img src=x> | <span class=\"red\">+5%</span> |\n";
+	a.comparison_md = "<span class=\"green\">-3%</span> <b>bold</b>\n";
+	a.json_section = "{\"t\": \"</details><script>\"}";
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "| x &lt;/details>&lt;script>alert(1)&lt;/script>&lt;img src=x> | "
+					    "<span class=\"red\">+5%</span> |"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "<span class=\"green\">-3%</span> &lt;b>bold&lt;/b>"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "```json\n{\"t\": \"</details><script>\"}\n```"));
+	ck_assert_ptr_null(strstr(b.ptr, "<script>alert"));
+	ck_assert_ptr_null(strstr(b.ptr, "</details><script>alert"));
+	ck_assert_ptr_null(strstr(b.ptr, "onerror=\""));
+	ck_assert_ptr_null(strstr(b.ptr, "<b>"));
+	/* the row is one line with exactly 8 cell separators */
+	line = strstr(b.ptr, "| x ");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(count(line, "\n") > 0, 1);
+	{
+		size_t pipes = 0;
+		/* GFM splits cells at pipes that are not backslash-escaped */
+		for (const char *p = line; *p != '\n'; p++)
+			pipes += *p == '|' && (p == line || p[-1] != '\\');
+		ck_assert_uint_eq(pipes, 8);
+	}
+	pg_buf_release(&b);
+}
+END_TEST
+
+START_TEST(charts_capped_by_artifact_references)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_annotation_chart many[12];
+	char paths[12][64];
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	for (int i = 0; i < 12; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "results/charts/c%d.svg", i);
+		many[i] = (struct pg_annotation_chart){ paths[i], "chart" };
+	}
+	a.charts = many;
+	a.n_charts = 12;
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_uint_eq(res.charts_shown, PG_ANNOTATION_MAX_CHARTS);
+	ck_assert_uint_eq(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "5 more charts in the artifacts."));
+	pg_buf_release(&b);
+}
+END_TEST
+
+/* ---- the Buildkite environment ---- */
+
+static const char *const *env_table;
+static const char *table_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	for (size_t i = 0; env_table[i]; i += 2)
+		if (!strcmp(env_table[i], name))
+			return env_table[i + 1];
+	return NULL;
+}
+
+START_TEST(pull_request_environment)
+{
+	static const char *const pr[] = {
+		"BUILDKITE", "true", "BUILDKITE_PULL_REQUEST", "4711",
+		"BUILDKITE_PULL_REQUEST_BASE_BRANCH", "main",
+		"BUILDKITE_PULL_REQUEST_LABELS", " ci ,Perf-Benchmarks,,docs ",
+		"BUILDKITE_BRANCH", "feature/x", "BUILDKITE_BUILD_URL", "https://buildkite.com/a/b/builds/7",
+		"BUILDKITE_JOB_ID", "j-1", "BUILDKITE_LABEL", ":h100: perf", NULL,
+	};
+	static const char *const push[] = {
+		"BUILDKITE", "true", "BUILDKITE_PULL_REQUEST", "false", "BUILDKITE_PULL_REQUEST_LABELS", "",
+		"BUILDKITE_BRANCH", "trunk", "BUILDKITE_PIPELINE_DEFAULT_BRANCH", "trunk",
+		"BUILDKITE_STEP_KEY", "perf-h100", NULL,
+	};
+	const char *want[] = { "perf-benchmarks" };
+	const char *other[] = { "nope" };
+	struct pg_bkenv e;
+	char *url;
+
+	env_table = pr;
+	pg_bkenv_load(&e, table_lookup, NULL);
+	ck_assert(e.in_buildkite);
+	ck_assert(pg_bkenv_is_pr(&e));
+	ck_assert_uint_eq(e.labels.n, 3);
+	ck_assert_str_eq(e.labels.v[1], "Perf-Benchmarks");
+	ck_assert(pg_bkenv_has_label(&e, want, 1));
+	ck_assert(!pg_bkenv_has_label(&e, other, 1));
+	ck_assert(!pg_bkenv_on_default_branch(&e));
+	ck_assert_str_eq(e.default_branch, "main");
+	ck_assert_str_eq(pg_bkenv_step_name(&e), ":h100: perf");
+	url = pg_bkenv_job_url(&e);
+	ck_assert_str_eq(url, "https://buildkite.com/a/b/builds/7#j-1");
+	free(url);
+	pg_bkenv_release(&e);
+
+	env_table = push;
+	pg_bkenv_load(&e, table_lookup, NULL);
+	ck_assert(!pg_bkenv_is_pr(&e));
+	ck_assert_uint_eq(e.labels.n, 0);
+	ck_assert(pg_bkenv_on_default_branch(&e));
+	ck_assert_str_eq(pg_bkenv_step_name(&e), "perf-h100");
+	ck_assert_ptr_null(pg_bkenv_job_url(&e));
+	pg_bkenv_release(&e);
+}
+END_TEST
+
+START_TEST(plugin_names_as_the_agent_derives_them)
+{
+	static const struct {
+		const char *source, *name;
+	} cases[] = {
+		{ "github.com/acme/perfgate-buildkite-plugin#v1.2.0", "perfgate" },
+		{ "https://github.com/acme/perfgate-buildkite-plugin.git#v1.2.0", "perfgate" },
+		{ "./.buildkite/plugins/perfgate", "perfgate" },
+		{ "https://github.com/acme/perf.git/plugin#main", "plugin" },
+		{ "github.com/buildkite-plugins/docker-compose-buildkite-plugin#v5", "docker-compose" },
+		{ "~/Development/plugins/UPPER     CASE_party", "upper-case-party" },
+	};
+	char out[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_str_eq(pg_bk_plugin_name(out, sizeof(out), cases[i].source), cases[i].name);
+}
+END_TEST
+
+START_TEST(our_entry_in_buildkite_plugins)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	char *source = NULL;
+	json_t *c;
+
+	c = pg_bk_plugins_find("[{\"github.com/buildkite-plugins/docker-buildkite-plugin#v3\":{\"image\":\"x\"}},"
+			       "{\"github.com/acme/perfgate-buildkite-plugin#v1.0.0\":{\"gpu\":\"H100\"}}]",
+			       &source, &err);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "gpu")), "H100");
+	ck_assert_str_eq(source, "github.com/acme/perfgate-buildkite-plugin#v1.0.0");
+	free(source);
+	json_decref(c);
+
+	c = pg_bk_plugins_find("[\"./.buildkite/plugins/perfgate\"]", NULL, &err);
+	ck_assert(json_is_object(c) && json_object_size(c) == 0);
+	json_decref(c);
+
+	ck_assert_ptr_null(pg_bk_plugins_find("[{\"github.com/x/other-buildkite-plugin#v1\":{}}]", NULL, &err));
+	ck_assert_int_eq(err.code, PG_ENOTFOUND);
+	ck_assert_ptr_null(pg_bk_plugins_find("{not json", NULL, &err));
+	ck_assert_int_eq(err.code, PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "BUILDKITE_PLUGINS") != NULL, "%s", err.msg);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("annotation");
+	TCase *tc = tcase_create("annotation");
+
+	tcase_add_test(tc, cells_cannot_break_tables_or_inject_html);
+	tcase_add_test(tc, fences_outgrow_backtick_runs);
+	tcase_add_test(tc, golden_pass);
+	tcase_add_test(tc, golden_warning);
+	tcase_add_test(tc, golden_regression);
+	tcase_add_test(tc, golden_error);
+	tcase_add_test(tc, golden_not_compared);
+	tcase_add_test(tc, degrades_step_by_step_under_the_limit);
+	tcase_add_test(tc, golden_degraded);
+	tcase_add_test(tc, hostile_names_stay_in_their_cells);
+	tcase_add_test(tc, charts_capped_by_artifact_references);
+	tcase_add_test(tc, pull_request_environment);
+	tcase_add_test(tc, plugin_names_as_the_agent_derives_them);
+	tcase_add_test(tc, our_entry_in_buildkite_plugins);
+	suite_add_tcase(s, tc);
+	return tu_run_suite(s);
+}

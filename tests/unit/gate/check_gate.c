@@ -1,0 +1,709 @@
+/* The gate's pure core: statistics, one decision, policy rules, whole
+ * comparisons and their rendering. */
+#include "testutil.h"
+
+#include "base/buf.h"
+#include "gate/compare.h"
+#include "gate/compare_stats.h"
+#include "base/jsonw.h"
+#include "results/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+
+START_TEST(median_mad_and_spread)
+{
+	const double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, one[] = { 7 };
+	const double outlier[] = { 10, 10.1, 9.9, 10.05, 30 };
+
+	ck_assert(isnan(pg_stat_median(NULL, 0)));
+	ck_assert_double_eq(pg_stat_median(one, 1), 7);
+	ck_assert_double_eq(pg_stat_median(odd, 3), 2);
+	ck_assert_double_eq(pg_stat_median(even, 4), 2.5);
+	ck_assert_double_eq(odd[0], 3); /* the input is not sorted in place */
+	ck_assert_double_eq(pg_stat_mad(even, 4), 1);
+	/* one wild repeat moves neither the median nor the robust spread much */
+	ck_assert_double_eq_tol(pg_stat_median(outlier, 5), 10.05, 1e-12);
+	ck_assert_double_lt(pg_stat_robust_cv(outlier, 5), 0.015);
+	ck_assert(isnan(pg_stat_robust_cv(one, 1)));
+}
+END_TEST
+
+/* Expected values: exhaustive enumeration of rank assignments (small
+ * samples) and scipy.stats.mannwhitneyu(alternative='greater') for the
+ * normal approximation. */
+static const struct {
+	double x[6];
+	size_t nx;
+	double y[6];
+	size_t ny;
+	double u, p;
+} mwu_cases[] = {
+	{ { 5, 6, 7, 8, 9 }, 5, { 1, 2, 3, 4, 5.5 }, 5, 24, 2.0 / 252 },
+	{ { 9, 8, 7, 6, 10 }, 5, { 1, 2, 3, 4, 5 }, 5, 25, 1.0 / 252 },
+	{ { 1.1, 2.2, 3.3 }, 3, { 1.0, 2.0, 3.0 }, 3, 6, 0.35 },
+	{ { 3, 4 }, 2, { 1, 2, 5, 6, 7 }, 5, 4, 5.0 / 7 },
+	{ { 1, 2, 3, 4, 5 }, 5, { 6, 7, 8, 9, 10 }, 5, 0, 1 },
+};
+
+START_TEST(mann_whitney_exact)
+{
+	for (size_t i = 0; i < N(mwu_cases); i++) {
+		double u, p = pg_stat_mwu_greater(mwu_cases[i].x, mwu_cases[i].nx, mwu_cases[i].y,
+						  mwu_cases[i].ny, &u);
+		ck_assert_double_eq(u, mwu_cases[i].u);
+		ck_assert_msg(fabs(p - mwu_cases[i].p) < 1e-12, "case %zu: p %.17g, want %.17g", i, p,
+			      mwu_cases[i].p);
+	}
+	ck_assert_double_eq_tol(pg_stat_mwu_min_p(5, 5), 1.0 / 252, 1e-15);
+	ck_assert_double_eq_tol(pg_stat_mwu_min_p(3, 3), 0.05, 1e-15);
+	ck_assert(isnan(pg_stat_mwu_greater(NULL, 0, mwu_cases[0].y, 5, NULL)));
+}
+END_TEST
+
+START_TEST(mann_whitney_ties_and_large_samples)
+{
+	double x[60], y[60], u;
+	/* ties inside the exact range: U counts them half, p stays conservative */
+	const double tx[] = { 10, 11, 12, 13, 14, 15 }, ty[] = { 1, 2, 3, 12.5, 16 };
+	const double hx[] = { 2, 2, 3 }, hy[] = { 1, 2, 2 };
+
+	ck_assert_double_eq_tol(pg_stat_mwu_greater(tx, 6, ty, 5, &u), 0.16450216450216451, 1e-12);
+	ck_assert_double_eq(u, 21);
+	pg_stat_mwu_greater(hx, 3, hy, 3, &u);
+	ck_assert_double_eq(u, 7); /* 2 > 1 twice, 2 = 2 four halves, 3 beats all */
+
+	/* 60 x 60 = 3600 pairs: the normal approximation, as scipy computes it */
+	for (int i = 0; i < 60; i++) {
+		x[i] = i + 0.5 * (i % 3);
+		y[i] = i - 3;
+	}
+	ck_assert_double_eq_tol(pg_stat_mwu_greater(x, 60, y, 60, &u), 0.1432998531445681, 1e-9);
+	ck_assert_double_eq(u, 2003.5);
+	{
+		static const double a[] = { 1, 1, 2, 2, 3, 3 }, b[] = { 1, 2, 2, 3, 3, 3 };
+		for (int i = 0; i < 60; i++) {
+			x[i] = a[i % 6];
+			y[i] = b[i % 6];
+		}
+		ck_assert_double_eq_tol(pg_stat_mwu_greater(y, 60, x, 60, &u), 0.012495914194372364, 1e-9);
+		ck_assert_double_eq(u, 2200);
+	}
+}
+END_TEST
+
+START_TEST(wilson_interval)
+{
+	double lo, hi;
+
+	pg_stat_wilson(50, 100, 1.959964, &lo, &hi);
+	ck_assert_double_eq_tol(lo, 0.40383, 1e-4);
+	ck_assert_double_eq_tol(hi, 0.59617, 1e-4);
+	pg_stat_wilson(0, 20000, 1.959964, &lo, &hi);
+	ck_assert_double_eq(lo, 0);
+	ck_assert_double_lt(hi, 0.0002);
+	pg_stat_wilson(0, 0, 1.959964, &lo, &hi);
+	ck_assert_double_eq(lo, 0);
+	ck_assert_double_eq(hi, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* One decision                                                        */
+
+static const struct pg_rule gate_rule = { .gate = true, .tolerance = 0.03, .floor = 0.1,
+					  .escalate = 0, .alpha = 0.05, .min_samples = 5,
+					  .noise_sigmas = 1.6, .recheck = 0.8 };
+static const struct pg_rule warn_rule = { .gate = false, .tolerance = 0.07, .floor = 0.5,
+					  .escalate = 0.08, .alpha = 0.05, .min_samples = 5,
+					  .noise_sigmas = 1.6, .recheck = 0.75 };
+
+struct decide_case {
+	const char *what;
+	const struct pg_rule *rule;
+	enum pg_direction dir;
+	double base[6];
+	size_t nb;
+	double noise;
+	double cur[6];
+	size_t nc;
+	enum pg_verdict verdict;
+	bool fails, flagged, tested;
+};
+
+#define LOW PG_LOWER_IS_BETTER
+#define HIGH PG_HIGHER_IS_BETTER
+
+static const struct decide_case decide_cases[] = {
+	{ "within tolerance", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
+	  { 10.1, 10.2, 10, 10.1, 10.2 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "10% slower, significant", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
+	  { 11, 11.1, 10.9, 11, 11.05 }, 5, PG_VERDICT_REGRESSED, true, true, true },
+	{ "10% slower, too few samples to test", &gate_rule, LOW, { 10, 10.1, 9.9 }, 3, NAN,
+	  { 11, 11.1, 10.9 }, 3, PG_VERDICT_REGRESSED, true, true, false },
+	{ "median 10% slower, samples overlap", &gate_rule, LOW, { 10, 12, 9, 13, 10 }, 5, NAN,
+	  { 11, 8, 13, 11, 9 }, 5, PG_VERDICT_NOISY, false, true, true },
+	{ "5% slower but under the floor", &gate_rule, LOW, { 1.0 }, 1, NAN, { 1.05 }, 1,
+	  PG_VERDICT_UNCHANGED, false, false, false },
+	{ "throughput 10% lower", &gate_rule, HIGH, { 100 }, 1, NAN, { 90 }, 1, PG_VERDICT_REGRESSED,
+	  true, true, false },
+	{ "throughput 10% higher", &gate_rule, HIGH, { 100 }, 1, NAN, { 110 }, 1, PG_VERDICT_IMPROVED,
+	  false, false, false },
+	{ "close to the tolerance: re-run", &gate_rule, LOW, { 100 }, 1, NAN, { 102.6 }, 1,
+	  PG_VERDICT_UNCHANGED, false, true, false },
+	{ "measured noise widens the tolerance", &gate_rule, LOW, { 100 }, 1, 0.05, { 106 }, 1,
+	  PG_VERDICT_UNCHANGED, false, false, false },
+	{ "tail 10% worse: beyond escalation", &warn_rule, LOW, { 100 }, 1, NAN, { 110 }, 1,
+	  PG_VERDICT_REGRESSED, true, true, false },
+	{ "tail 7.5% worse: warns only", &warn_rule, LOW, { 100 }, 1, NAN, { 107.5 }, 1,
+	  PG_VERDICT_REGRESSED, false, true, false },
+	{ "zero baseline", &gate_rule, LOW, { 0 }, 1, NAN, { 1 }, 1, PG_VERDICT_REGRESSED, true, true,
+	  false },
+	/* no per-repeat quality check (README, "Gate and baselines"): the
+	 * median absorbs one wild repeat of five, on either side */
+	{ "one repeat 40% slower", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
+	  { 10.1, 10, 14, 10.1, 10 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "one repeat at 30% of the throughput", &gate_rule, HIGH, { 100, 101, 99, 100, 100 }, 5, NAN,
+	  { 100, 30, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+	{ "one baseline repeat wild", &gate_rule, HIGH, { 100, 101, 160, 100, 99 }, 5, NAN,
+	  { 100, 100.5, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
+};
+
+START_TEST(decide_table)
+{
+	const struct decide_case *c = &decide_cases[_i];
+	struct pg_base_metric bm = { .value = NAN, .noise = c->noise };
+	struct pg_decision d;
+
+	bm.samples = (double *)c->base;
+	bm.n_samples = c->nb;
+	pg_decide(&d, c->rule, c->dir, &bm, c->cur, c->nc);
+	ck_assert_msg(d.verdict == c->verdict, "%s: verdict %s, want %s", c->what,
+		      pg_verdict_name(d.verdict), pg_verdict_name(c->verdict));
+	ck_assert_msg(d.fails == c->fails, "%s: fails %d", c->what, d.fails);
+	ck_assert_msg(d.flagged == c->flagged, "%s: flagged %d", c->what, d.flagged);
+	ck_assert_msg(isnan(d.p_value) != c->tested, "%s: p %g", c->what, d.p_value);
+	ck_assert_double_eq(d.baseline, pg_stat_median(c->base, c->nb));
+	ck_assert_double_eq(d.current, pg_stat_median(c->cur, c->nc));
+}
+END_TEST
+
+START_TEST(decide_reports_effective_tolerance)
+{
+	struct pg_base_metric bm = { .value = 100, .noise = 0.05 };
+	const double cur[] = { 100 };
+	struct pg_decision d;
+
+	pg_decide(&d, &gate_rule, LOW, &bm, cur, 1);
+	ck_assert_double_eq_tol(d.tolerance, expm1(1.6 * 0.05), 1e-12);
+	bm.noise = 0.01;
+	pg_decide(&d, &gate_rule, LOW, &bm, cur, 1);
+	ck_assert_double_eq(d.tolerance, 0.03);
+	ck_assert_double_eq(d.change, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Policy                                                              */
+
+START_TEST(policy_layers)
+{
+	struct pg_policy p;
+	struct pg_rule r;
+	const struct pg_metric *tput = pg_metric_by_id(PG_SUITE_SERVING, "output_throughput");
+	const struct pg_metric *p99 = pg_metric_by_id(PG_SUITE_SERVING, "p99_ttft_ms");
+	const struct pg_metric *ttft = pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms");
+	struct pg_rule_patch tol5 = { PG_RULE_TOLERANCE, { .tolerance = 0.05 } };
+	struct pg_rule_patch tol9 = { PG_RULE_TOLERANCE, { .tolerance = 0.09 } };
+	struct pg_rule_patch nogate = { PG_RULE_GATE, { .gate = false } };
+
+	pg_policy_init(&p);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL, tput, &r);
+	ck_assert(r.gate);
+	ck_assert_double_eq(r.tolerance, tput->tolerance);
+	ck_assert_double_eq(r.escalate, 0);
+	ck_assert_double_eq(r.recheck, PG_DEFAULT_RECHECK_THROUGHPUT);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL, p99, &r);
+	ck_assert(!r.gate);
+	ck_assert_double_eq(r.escalate, PG_DEFAULT_ESCALATE);
+	ck_assert_double_eq(r.recheck, PG_DEFAULT_RECHECK_TAIL);
+
+	/* tests: entries come after metrics: entries whatever the order given */
+	pg_policy_add(&p, "serving_*_qps_inf", "median_ttft_ms", &tol9, 3);
+	pg_policy_add(&p, NULL, "median_ttft_ms", &tol5, 1);
+	pg_policy_add(&p, "serving_y", "*", &nogate, 5);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL, ttft, &r);
+	ck_assert_double_eq(r.tolerance, 0.05);
+	ck_assert(r.gate);
+	pg_policy_rule(&p, "serving_x_qps_inf", NULL, ttft, &r);
+	ck_assert_double_eq(r.tolerance, 0.09);
+	/* a test name matches every point of the test */
+	pg_policy_rule(&p, "serving_y_qps_4", "serving_y", tput, &r);
+	ck_assert(!r.gate);
+	pg_policy_rule(&p, "serving_y_qps_4", NULL, tput, &r);
+	ck_assert(r.gate);
+	pg_policy_release(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Whole comparisons                                                   */
+
+/* A serving result with repeats: value[i] for output_throughput and
+ * median_ttft_ms times the spread pattern. */
+static json_t *serving_result(double tput, double ttft, const char *status, const char *error)
+{
+	static const double pattern[] = { 1.0, 1.004, 0.997, 1.002, 0.998 };
+	json_t *r = json_object(), *pg = json_object(), *reps = json_array();
+
+	for (size_t i = 0; i < N(pattern); i++) {
+		json_t *one = json_object();
+		json_object_set_new(one, "output_throughput", json_real(tput * pattern[i]));
+		json_object_set_new(one, "median_ttft_ms", json_real(ttft * pattern[i]));
+		json_array_append_new(reps, one);
+	}
+	json_object_set_new(pg, "suite", json_string("serving"));
+	json_object_set_new(pg, "test", json_string("serving_t"));
+	json_object_set_new(pg, "status", json_string(status));
+	json_object_set_new(pg, "error", error ? json_string(error) : json_null());
+	json_object_set_new(pg, "repeats", reps);
+	json_object_set_new(r, "request_rate", json_string("inf"));
+	json_object_set_new(r, "perfgate", pg);
+	return r;
+}
+
+static void base_point(struct pg_baseline *b, const char *name, double tput, double ttft)
+{
+	static const double pattern[] = { 1.0, 1.003, 0.998, 1.001, 0.999 };
+	double xs[5];
+	struct pg_base_point *p = pg_baseline_add(b, name, PG_SUITE_SERVING);
+
+	for (size_t i = 0; i < 5; i++)
+		xs[i] = tput * pattern[i];
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, xs, 5);
+	for (size_t i = 0; i < 5; i++)
+		xs[i] = ttft * pattern[i];
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), NAN, xs, 5);
+}
+
+static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const char *point,
+					 const char *metric)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->rows[i].point, point) &&
+		    (metric ? c->rows[i].metric && !strcmp(c->rows[i].metric->id, metric) : !c->rows[i].metric))
+			return &c->rows[i];
+	ck_abort_msg("no row %s %s", point, metric ? metric : "(point)");
+	return NULL;
+}
+
+START_TEST(compare_every_verdict)
+{
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *same = serving_result(1000, 50, "ok", NULL), *slow = serving_result(900, 56, "ok", NULL);
+	json_t *fresh = serving_result(500, 20, "ok", NULL);
+	json_t *failed = serving_result(0, 0, "error", "server never became ready");
+	json_t *skipped = serving_result(0, 0, "skipped", "tp 8 needs 8 GPUs");
+	struct pg_run_point run[] = {
+		{ "a_same", PG_SUITE_SERVING, "ok", same, NULL },
+		{ "b_slow", PG_SUITE_SERVING, "ok", slow, NULL },
+		{ "d_new", PG_SUITE_SERVING, "ok", fresh, NULL },
+		{ "e_failed", PG_SUITE_SERVING, "error", failed, NULL },
+		{ "f_skipped", PG_SUITE_SERVING, "skipped", skipped, NULL },
+	};
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("H100");
+	base.kind = strdup("thresholds");
+	base_point(&base, "a_same", 1000, 50);
+	base_point(&base, "b_slow", 1000, 50);
+	base_point(&base, "c_missing", 1000, 50);
+	base_point(&base, "e_failed", 1000, 50);
+	base_point(&base, "f_skipped", 1000, 50);
+	pg_baseline_sort(&base);
+
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(find_row(&c, "a_same", "output_throughput")->verdict, PG_VERDICT_UNCHANGED);
+	ck_assert_int_eq(find_row(&c, "b_slow", "output_throughput")->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(find_row(&c, "b_slow", "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	ck_assert(find_row(&c, "b_slow", "median_ttft_ms")->needs_confirmation);
+	ck_assert_double_eq_tol(find_row(&c, "b_slow", "median_ttft_ms")->change, 0.12, 1e-9);
+	ck_assert_int_eq(find_row(&c, "c_missing", NULL)->verdict, PG_VERDICT_MISSING);
+	ck_assert_int_eq(find_row(&c, "c_missing", NULL)->outcome, PG_OUTCOME_INFRA);
+	ck_assert_int_eq(find_row(&c, "d_new", "output_throughput")->verdict, PG_VERDICT_NEW);
+	ck_assert_int_eq(find_row(&c, "e_failed", NULL)->verdict, PG_VERDICT_ERROR);
+	ck_assert_str_eq(find_row(&c, "e_failed", NULL)->note, "failed: server never became ready");
+	ck_assert_int_eq(find_row(&c, "f_skipped", NULL)->verdict, PG_VERDICT_MISSING);
+	ck_assert_int_eq(find_row(&c, "f_skipped", NULL)->outcome, PG_OUTCOME_WARN);
+	ck_assert(isinf(find_row(&c, "a_same", "median_ttft_ms")->qps));
+	/* a regression outranks missing results: exit 1, not 3 */
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_int_eq(pg_outcome_exit_code(c.outcome), 1);
+	ck_assert_uint_eq(c.rerun.n, 1);
+	ck_assert_str_eq(c.rerun.v[0], "b_slow");
+	ck_assert_uint_eq(c.counts[PG_VERDICT_REGRESSED], 2);
+	ck_assert_uint_eq(c.counts[PG_VERDICT_NEW], 2);
+	pg_comparison_release(&c);
+
+	/* without the regression, the missing point decides: exit 3 ... */
+	run[1].result = same;
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_INFRA);
+	ck_assert_int_eq(pg_outcome_exit_code(c.outcome), 3);
+	pg_comparison_release(&c);
+	/* ... unless missing points are allowed; the error still counts */
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, &(struct pg_compare_opts){ .allow_missing = true });
+	ck_assert_int_eq(find_row(&c, "c_missing", NULL)->outcome, PG_OUTCOME_WARN);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_INFRA);
+	pg_comparison_release(&c);
+	pg_compare(&c, &policy, &base, run, 3, NULL, 0, &(struct pg_compare_opts){ .allow_missing = true });
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
+	pg_comparison_release(&c);
+
+	json_decref(same);
+	json_decref(slow);
+	json_decref(fresh);
+	json_decref(failed);
+	json_decref(skipped);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(confirmation_pools_the_rerun)
+{
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *slow = serving_result(960, 50, "ok", NULL), *again_slow = serving_result(955, 50, "ok", NULL);
+	json_t *again_fine = serving_result(1001, 50, "ok", NULL);
+	json_t *again_failed = serving_result(0, 0, "error", "out of memory");
+	struct pg_run_point run[] = { { "p", PG_SUITE_SERVING, "ok", slow, NULL } };
+	struct pg_run_point again[] = { { "p", PG_SUITE_SERVING, "ok", again_slow, NULL } };
+	const struct pg_cmp_row *r;
+
+	pg_policy_init(&policy);
+	base.kind = strdup("thresholds");
+	base_point(&base, "p", 1000, 50);
+
+	pg_compare(&c, &policy, &base, run, 1, NULL, 0, NULL);
+	r = find_row(&c, "p", "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(r->needs_confirmation && !r->confirmed);
+	pg_comparison_release(&c);
+
+	pg_compare(&c, &policy, &base, run, 1, again, 1, NULL);
+	r = find_row(&c, "p", "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(r->confirmed);
+	ck_assert_uint_eq(r->n_current, 10);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_uint_eq(c.rerun.n, 0);
+	/* rows that were not flagged keep the first run's samples */
+	ck_assert_uint_eq(find_row(&c, "p", "median_ttft_ms")->n_current, 5);
+	pg_comparison_release(&c);
+
+	again[0].result = again_fine;
+	pg_compare(&c, &policy, &base, run, 1, again, 1, NULL);
+	r = find_row(&c, "p", "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_UNCHANGED);
+	ck_assert(r->confirmed);
+	ck_assert_str_eq(r->note, "first run -4%; the re-run did not confirm it");
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_PASS);
+	pg_comparison_release(&c);
+
+	again[0].result = again_failed;
+	again[0].status = "error";
+	pg_compare(&c, &policy, &base, run, 1, again, 1, NULL);
+	ck_assert_int_eq(find_row(&c, "p", "output_throughput")->outcome, PG_OUTCOME_INFRA);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_INFRA);
+	pg_comparison_release(&c);
+
+	json_decref(slow);
+	json_decref(again_slow);
+	json_decref(again_fine);
+	json_decref(again_failed);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(history_baselines_and_strict_mode)
+{
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *fresh = serving_result(1000, 50, "ok", NULL);
+	json_t *odd = json_object(), *pg = json_object(), *reps = json_array();
+	struct pg_run_point run[] = { { "known", PG_SUITE_SERVING, "ok", fresh, NULL },
+				      { "unknown", PG_SUITE_SERVING, "ok", fresh, NULL } };
+	struct pg_base_point *p;
+	static const double noisy[] = { 1000, 1100, 900, 1050, 950 };
+	static const double overlapping[] = { 1080, 880, 900, 870, 1000 };
+
+	pg_policy_init(&policy);
+	base.kind = strdup("git");
+	p = pg_baseline_add(&base, "known", PG_SUITE_SERVING);
+	p->insufficient = strdup("3 runs in the history, 5 needed");
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), 1000, NULL, 0);
+	pg_compare(&c, &policy, &base, run, 2, NULL, 0, NULL);
+	ck_assert_int_eq(find_row(&c, "known", "output_throughput")->verdict, PG_VERDICT_INSUFFICIENT);
+	ck_assert_str_eq(find_row(&c, "known", "output_throughput")->note, "3 runs in the history, 5 needed");
+	ck_assert_int_eq(find_row(&c, "unknown", "output_throughput")->verdict, PG_VERDICT_INSUFFICIENT);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
+	ck_assert_int_eq(pg_outcome_exit_code(c.outcome), 0);
+	pg_comparison_release(&c);
+	pg_baseline_release(&base);
+
+	/* a noisy gating metric passes with a warning, or fails when strict */
+	base.kind = strdup("thresholds");
+	p = pg_baseline_add(&base, "known", PG_SUITE_SERVING);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, noisy, 5);
+	for (size_t i = 0; i < 5; i++) {
+		json_t *one = json_object();
+		json_object_set_new(one, "output_throughput", json_real(overlapping[i]));
+		json_array_append_new(reps, one);
+	}
+	json_object_set_new(pg, "suite", json_string("serving"));
+	json_object_set_new(pg, "repeats", reps);
+	json_object_set_new(odd, "perfgate", pg);
+	run[0].result = odd;
+	pg_compare(&c, &policy, &base, run, 1, run, 1, NULL);
+	ck_assert_int_eq(find_row(&c, "known", "output_throughput")->verdict, PG_VERDICT_NOISY);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
+	pg_comparison_release(&c);
+	pg_compare(&c, &policy, &base, run, 1, run, 1, &(struct pg_compare_opts){ .strict = true });
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+
+	json_decref(fresh);
+	json_decref(odd);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Rendering                                                           */
+
+/* The verdict JSON written in pieces is the whole document, byte for
+ * byte; returns the number of pieces. */
+static size_t json_in_pieces(const struct pg_comparison *c)
+{
+	struct pg_buf whole = PG_BUF_INIT, pieces = PG_BUF_INIT;
+	struct pg_comparison_json_writer w = { .c = c };
+	json_t *j = pg_comparison_json(c);
+	size_t n = 0;
+
+	pg_json_write(&whole, j, 2);
+	pg_buf_putc(&whole, '\n');
+	json_decref(j);
+	for (int more = 1; more; n++)
+		more = pg_comparison_json_next(&w, &pieces);
+	ck_assert_str_eq(pieces.ptr, whole.ptr);
+	pg_buf_release(&whole);
+	pg_buf_release(&pieces);
+	return n;
+}
+
+START_TEST(render_markdown_and_json)
+{
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *slow = serving_result(900, 56, "ok", NULL), *same = serving_result(1000, 50, "ok", NULL);
+	json_t *failed = serving_result(0, 0, "error", "exit 1 | see <log>");
+	struct pg_run_point run[] = {
+		{ "serving_a|b_qps_inf", PG_SUITE_SERVING, "ok", slow, NULL },
+		{ "serving_c_qps_inf", PG_SUITE_SERVING, "ok", same, NULL },
+		{ "serving_d_qps_inf", PG_SUITE_SERVING, "error", failed, NULL },
+	};
+	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT;
+	json_t *j;
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("H100");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/H100.yml");
+	base_point(&base, "serving_a|b_qps_inf", 1000, 50);
+	base_point(&base, "serving_c_qps_inf", 1000, 50);
+	base_point(&base, "serving_d_qps_inf", 1000, 50);
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	pg_comparison_markdown(&md, &c);
+	tu_assert_golden("golden/gate/render.md", md.ptr);
+	j = pg_comparison_json(&c);
+	pg_json_write(&js, j, 2);
+	pg_buf_putc(&js, '\n');
+	tu_assert_golden("golden/gate/render.json", js.ptr);
+	json_decref(j);
+	json_in_pieces(&c); /* what verdict.json gets */
+	pg_buf_release(&md);
+	pg_buf_release(&js);
+	pg_comparison_release(&c);
+
+	/* all clear: a PASS headline and nothing above the fold */
+	run[0].result = same;
+	pg_compare(&c, &policy, &base, run, 2, NULL, 0, &(struct pg_compare_opts){ .allow_missing = true });
+	pg_comparison_headline(&md, &c);
+	ck_assert_str_eq(md.ptr, "**perfgate: PASS with warnings** — no confirmed regression on H100; 1 missing");
+	pg_buf_reset(&md);
+	pg_comparison_attention_table(&md, &c);
+	ck_assert(strstr(md.ptr, "serving_d_qps_inf"));
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+
+	json_decref(slow);
+	json_decref(same);
+	json_decref(failed);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* comparison.md is rendered as markdown (an artifact, a PR comment, stdout
+ * pasted into an annotation): names, notes, the GPU and the baseline
+ * source cannot break its tables or inject HTML. */
+START_TEST(hostile_names_cannot_break_the_comparison)
+{
+	static const char *const tags[] = { "<details>", "</details>", "<summary>", "</summary>", NULL };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *slow = serving_result(500, 80, "ok", NULL), *same = serving_result(1000, 50, "ok", NULL);
+	json_t *failed = serving_result(0, 0, "error", "exit 1 | <b>see</b> `log`\n## [x](y)");
+	struct pg_run_point run[] = {
+		{ "serving_<script>|x`y`_qps_1", PG_SUITE_SERVING, "ok", slow, NULL },
+		{ "serving_[a](b)\n|c_qps_1", PG_SUITE_SERVING, "ok", same, NULL },
+		{ "serving_&amp;_qps_1", PG_SUITE_SERVING, "error", failed, NULL },
+	};
+	struct pg_buf md = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("<i>H100</i>|`x`");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/<H100>.yml | `x`");
+	base_point(&base, run[0].name, 1000, 50);
+	base_point(&base, run[2].name, 1000, 50);
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_uint_eq(c.rerun.n, 1);
+	pg_comparison_markdown(&md, &c);
+	tu_assert_markdown_safe(md.ptr, tags);
+	ck_assert_ptr_nonnull(strstr(md.ptr, "on &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "Re-run to confirm: `serving_<script>|x'y'_qps_1`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "failed: exit 1 \\| &lt;b&gt;see&lt;/b&gt; \\`log\\` ## \\[x\\](y) |"));
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+
+	json_decref(slow);
+	json_decref(same);
+	json_decref(failed);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* Runs and baselines of thousands of points are looked up by bisection:
+ * in any input order, with the first of two points of one name winning,
+ * and with the verdict JSON written in many pieces that add up to the
+ * whole document. */
+START_TEST(large_comparisons)
+{
+	enum { POINTS = 300 };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	struct pg_run_point run[POINTS + 1];
+	struct pg_run_index ix;
+	json_t *same = serving_result(1000, 50, "ok", NULL), *slow = serving_result(500, 50, "ok", NULL);
+	char names[POINTS][32];
+	size_t k = 0;
+
+	pg_policy_init(&policy);
+	for (int i = POINTS; i-- > 0;) {
+		snprintf(names[i], sizeof(names[i]), "serving_p%03d_qps_inf", i);
+		if (i != 7) /* one point the baseline lacks */
+			base_point(&base, names[i], 1000, 50);
+		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same, NULL };
+	}
+	/* a second point of one name: the first one wins, not this */
+	run[POINTS] = (struct pg_run_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
+
+	ck_assert(!base.sorted);
+	ck_assert_ptr_eq(pg_baseline_find(&base, names[3]), &base.points[POINTS - 1 - 1 - 3]);
+	pg_baseline_sort(&base);
+	ck_assert(base.sorted);
+	ck_assert_str_eq(pg_baseline_find(&base, names[3])->name, names[3]);
+	ck_assert_str_eq(pg_baseline_find(&base, names[0])->name, names[0]);
+	ck_assert_str_eq(pg_baseline_find(&base, names[POINTS - 1])->name, names[POINTS - 1]);
+	ck_assert_ptr_null(pg_baseline_find(&base, names[7]));
+	ck_assert_ptr_null(pg_baseline_find(&base, "serving_p"));
+	ck_assert_ptr_null(pg_baseline_find(&base, "zzz"));
+
+	pg_run_index_init(&ix, run, N(run));
+	ck_assert_ptr_eq(pg_run_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
+	ck_assert_ptr_eq(pg_run_index_find(&ix, names[0]), &run[POINTS - 1]);
+	ck_assert_ptr_null(pg_run_index_find(&ix, "serving_p"));
+	pg_run_index_release(&ix);
+
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	ck_assert_int_eq(c.counts[PG_VERDICT_NEW], 2); /* names[7]'s two metrics */
+	ck_assert_int_eq(c.counts[PG_VERDICT_REGRESSED], 0);
+	ck_assert_int_eq(c.n, 2 * POINTS);
+	for (size_t i = 0; i < c.n; i += 2)
+		ck_assert_str_eq(c.rows[i].point, names[k++]); /* name order */
+
+	ck_assert_uint_gt(json_in_pieces(&c), 2);
+	pg_comparison_release(&c);
+
+	/* an empty comparison is a whole document too */
+	pg_baseline_release(&base);
+	pg_compare(&c, &policy, &base, NULL, 0, NULL, 0, NULL);
+	ck_assert_uint_eq(json_in_pieces(&c), 1);
+	pg_comparison_release(&c);
+
+	json_decref(same);
+	json_decref(slow);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+static Suite *gate_suite(void)
+{
+	Suite *s = suite_create("gate");
+	TCase *tc = tcase_create("stats");
+
+	tcase_add_test(tc, median_mad_and_spread);
+	tcase_add_test(tc, mann_whitney_exact);
+	tcase_add_test(tc, mann_whitney_ties_and_large_samples);
+	tcase_add_test(tc, wilson_interval);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("decide");
+	tcase_add_loop_test(tc, decide_table, 0, (int)N(decide_cases));
+	tcase_add_test(tc, decide_reports_effective_tolerance);
+	tcase_add_test(tc, policy_layers);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("compare");
+	tcase_add_test(tc, compare_every_verdict);
+	tcase_add_test(tc, confirmation_pools_the_rerun);
+	tcase_add_test(tc, history_baselines_and_strict_mode);
+	tcase_add_test(tc, render_markdown_and_json);
+	tcase_add_test(tc, large_comparisons);
+	tcase_add_test(tc, hostile_names_cannot_break_the_comparison);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(gate_suite());
+}

@@ -1,0 +1,445 @@
+/* perfgate import: whole files of every kind, golden outputs, and one
+ * precise error (and nothing imported) for every kind of unreadable input. */
+#include "testutil.h"
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "import/import.h"
+#include "base/jsonw.h"
+#include "results/metrics.h"
+#include "results/result.h"
+#include "base/strutil.h"
+#include "import/import_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Import paths relative to tests/, so golden files do not depend on where
+ * the checkout is. */
+static void in_tests_dir(void)
+{
+	ck_assert_int_eq(chdir(tu_env("PERFGATE_TESTS")), 0);
+}
+
+static char *dump(const struct pg_result_set *rs)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct pg_result *r = &rs->items[i];
+
+		pg_buf_printf(&b, "== %s (%s)\n", r->name, pg_suite_kind_name(r->kind));
+		pg_json_write(&b, r->json, 2);
+		pg_buf_putc(&b, '\n');
+		if (r->commands) {
+			pg_buf_puts(&b, "-- commands\n");
+			pg_json_write(&b, r->commands, 2);
+			pg_buf_putc(&b, '\n');
+		}
+	}
+	return pg_buf_detach(&b);
+}
+
+static void import_golden(const char *input, const char *golden, size_t want_n, const char *gpu)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_import_opts opts = { gpu };
+	char *text;
+
+	in_tests_dir();
+	ck_assert_msg(pg_import_file(&rs, input, &opts, &err) == 0, "%s: %s", input, err.msg);
+	ck_assert_uint_eq(rs.n, want_n);
+	text = dump(&rs);
+	tu_assert_golden(golden, text);
+	free(text);
+	pg_result_set_release(&rs);
+}
+
+START_TEST(llmd_sample)
+{
+	import_golden("data/reference/llmd-results-sample.json", "golden/import/llmd-results-sample.txt", 2, NULL);
+}
+END_TEST
+
+START_TEST(printed_sample)
+{
+	import_golden("data/reference/vllm-bench-serve-stdout-sample.txt",
+		      "golden/import/vllm-bench-serve-stdout-sample.txt", 2, "L40S");
+}
+END_TEST
+
+START_TEST(printed_every_label_variant)
+{
+	import_golden("data/import/serving-newest.txt", "golden/import/serving-newest.txt", 2, NULL);
+}
+END_TEST
+
+START_TEST(printed_sglang_crlf)
+{
+	import_golden("data/import/sglang-crlf.txt", "golden/import/sglang-crlf.txt", 1, NULL);
+}
+END_TEST
+
+START_TEST(vllm_ci_results_with_sidecars)
+{
+	import_golden("data/import/serving_llama8B_tp1_sharegpt_qps_4.json",
+		      "golden/import/serving_llama8B_tp1_sharegpt_qps_4.txt", 1, NULL);
+	import_golden("data/import/latency_llama8B_tp1.json", "golden/import/latency_llama8B_tp1.txt", 1, NULL);
+	import_golden("data/import/throughput_llama8B_tp1.json", "golden/import/throughput_llama8B_tp1.txt", 1,
+		      NULL);
+}
+END_TEST
+
+START_TEST(append_result_json_lines)
+{
+	import_golden("data/import/append.jsonl", "golden/import/append.txt", 3, "H200");
+}
+END_TEST
+
+START_TEST(records_and_reports)
+{
+	import_golden("data/import/benchmark_results.json", "golden/import/benchmark_results.txt", 3, NULL);
+	import_golden("data/import/report-nan.md", "golden/import/report-nan.txt", 2, NULL);
+}
+END_TEST
+
+/* Every value of an llm-d record arrives unchanged (full precision, same
+ * order), except the colon typo. */
+START_TEST(values_are_kept_exactly)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char *path = tu_test_path("data/reference/llmd-results-sample.json");
+	char *text = tu_read_file(path, NULL);
+	json_error_t jerr;
+	json_t *src = json_loadb(text, strlen(text), JSON_DISABLE_EOF_CHECK, &jerr);
+	const char *key;
+	json_t *v;
+	void *it;
+
+	ck_assert_ptr_nonnull(src);
+	ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), 0);
+	it = json_object_iter(rs.items[0].json);
+	json_object_foreach(src, key, v) {
+		const char *want_key = strcmp(key, "request_goodput:") ? key : "request_goodput";
+		ck_assert_str_eq(json_object_iter_key(it), want_key);
+		ck_assert_msg(json_equal(json_object_iter_value(it), v), "%s differs", key);
+		it = json_object_iter_next(rs.items[0].json, it);
+	}
+	ck_assert_str_eq(json_object_iter_key(it), "perfgate");
+	json_decref(src);
+	free(text);
+	free(path);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+static const char *llmd_record(struct pg_buf *b, int i, const char *rate)
+{
+	pg_buf_printf(b,
+		      "{\"date\": \"20250526-0404%02d\", \"backend\": \"vllm\", \"model_id\": \"m\", "
+		      "\"num_prompts\": %d, \"gpu\": \"4xNVIDIA_L40S\", \"decode_replicas\": \"4\", "
+		      "\"request_rate\": %s, \"max_concurrency\": null, \"completed\": %d, "
+		      "\"request_throughput\": %d.25, \"request_goodput:\": null, \"mean_ttft_ms\": %d.5}",
+		      i % 60, 10 * i, rate, 10 * i, i, i);
+	return b->ptr;
+}
+
+/* llm-d writes objects back to back, or one per line; any spacing. */
+START_TEST(many_records_any_separator)
+{
+	static const char *const seps[] = { "", "\n", "\r\n", "\n\n  \t\n" };
+
+	for (size_t s = 0; s < sizeof(seps) / sizeof(seps[0]); s++) {
+		struct pg_result_set rs = PG_RESULT_SET_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_buf text = PG_BUF_INIT;
+		char want[64];
+
+		for (int i = 1; i <= 120; i++) {
+			llmd_record(&text, i, i % 3 ? "5.0" : "\"inf\"");
+			pg_buf_puts(&text, seps[s]);
+		}
+		ck_assert_msg(pg_import_text(&rs, text.ptr, text.len, "runs.json", "runs", NULL, NULL, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_uint_eq(rs.n, 120);
+		ck_assert_str_eq(rs.items[0].name, "runs_001_qps_5");
+		ck_assert_str_eq(rs.items[2].name, "runs_003_qps_inf");
+		snprintf(want, sizeof(want), "runs_120_qps_inf");
+		ck_assert_str_eq(rs.items[119].name, want);
+		ck_assert_str_eq(json_string_value(pg_json_path(rs.items[119].json, "perfgate.gpu.key")), "L40S");
+		ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[119].json, "perfgate.import.record")), 120);
+		ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[119].json, "perfgate.import.line")),
+				 s == 0 ? 1 : s == 3 ? 1 + 119 * 3 : 120);
+		ck_assert_ptr_null(json_object_get(rs.items[5].json, "request_goodput:"));
+		ck_assert(json_is_null(json_object_get(rs.items[5].json, "request_goodput")));
+		pg_buf_release(&text);
+		pg_result_set_release(&rs);
+	}
+}
+END_TEST
+
+/* Any number of printed blocks with anything between them. */
+START_TEST(many_printed_blocks)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf text = PG_BUF_INIT;
+
+	for (int i = 1; i <= 25; i++) {
+		pg_buf_printf(&text, "note %d: num_prompts=%d, seq: 80\n\n", i, i);
+		if (i % 2)
+			pg_buf_printf(&text, "Traffic request rate: %d\nMaximum request concurrency: None\n", i);
+		pg_buf_printf(&text,
+			      "============ Serving Benchmark Result ============\n"
+			      "Successful requests:                     %-10d\n"
+			      "Benchmark duration (s):                  %-10.2f\n"
+			      "Request throughput (req/s):              %-10.2f\n"
+			      "%s (tok/s):         %-10.2f\n"
+			      "---------------Time to First Token----------------\n"
+			      "Mean TTFT (ms):                          %-10.2f\n"
+			      "==================================================\n",
+			      i, i * 1.5, i / 3.0, i % 2 ? "Total Token throughput" : "Total token throughput",
+			      i * 7.0, 300.0 + i);
+	}
+	ck_assert_msg(pg_import_text(&rs, text.ptr, text.len, "log.txt", "log", NULL, NULL, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_uint_eq(rs.n, 25);
+	ck_assert_str_eq(rs.items[0].name, "log_01_qps_1");
+	ck_assert_str_eq(rs.items[1].name, "log_02");
+	ck_assert_str_eq(rs.items[24].name, "log_25_qps_25");
+	for (int i = 0; i < 25; i++) {
+		double tput;
+		const struct pg_metric *m = pg_metric_by_id(PG_SUITE_SERVING, "total_token_throughput");
+		ck_assert_int_eq(pg_metric_value(m, rs.items[i].json, &tput), 0);
+		ck_assert_double_eq_tol(tput, (i + 1) * 7.0, 1e-9);
+		ck_assert_int_eq(json_integer_value(json_object_get(rs.items[i].json, "completed")), i + 1);
+	}
+	pg_buf_release(&text);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+START_TEST(detects_formats)
+{
+	static const struct {
+		const char *text;
+		enum pg_import_format want;
+	} cases[] = {
+		{ "{\"a\": 1}", PG_IMPORT_JSON },
+		{ "\xEF\xBB\xBF  \n[{}]", PG_IMPORT_JSON },
+		{ "## Serving tests\n```json\n{\"latency\": {}}\n```", PG_IMPORT_REPORT },
+		{ "x\n{\n  \"latency\": {}}", PG_IMPORT_REPORT },
+		{ "==== Serving Benchmark Result ====\n", PG_IMPORT_PRINTED },
+		{ "hello", PG_IMPORT_UNKNOWN },
+		{ "", PG_IMPORT_UNKNOWN },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_int_eq(pg_import_detect(cases[i].text, strlen(cases[i].text)), cases[i].want);
+}
+END_TEST
+
+/* Unreadable input: one line naming the file and position, PG_ECONFIG,
+ * and nothing appended. */
+static const struct {
+	const char *text;
+	const char *message;
+} bad_inputs[] = {
+	{ "", "in.json: not a format perfgate imports" },
+	{ "just some text\n", "in.json: not a format perfgate imports" },
+	{ "{\"completed\": 1, \"request_throughput\": 2}\n{\"completed\": 1, \"request_throughput\": }",
+	  "in.json:2:40: record 2: unexpected token near '}'" },
+	{ "{\"completed\": 1, \"request_throughput\": NaN}\n{\"completed\": 1,\n \"request_throughput\": 2,, }",
+	  "in.json:3:26: record 2: string or '}' expected near ','" },
+	{ "{\"completed\": 1, \"request_throughput\": 2}\n{\"completed\": 1, \"request_throughput\": 2",
+	  "in.json:2:40: record 2: '}' expected near end of file" },
+	{ "{\"completed\": 1, \"request_throughput\": 2} 42", "in.json:1:43: record 2: expected a JSON object, got '4'" },
+	{ "{\"completed\": 1, \"request_throughput\": \"fast\"}",
+	  "in.json:1:1: record 1: 'request_throughput' must be a number, got a string" },
+	{ "{\"completed\": 1, \"request_rate\": \"fast\"}",
+	  "in.json:1:1: record 1: 'request_rate' must be a number or \"inf\", got fast" },
+	{ "{\"completed\": 1, \"max_concurrency\": \"16\"}",
+	  "in.json:1:1: record 1: 'max_concurrency' must be an integer or null, got a string" },
+	{ "{\"avg_latency\": 1.0, \"percentiles\": [1, 2]}",
+	  "in.json:1:1: record 1: 'percentiles' must be an object, got an array" },
+	{ "\n\n  {\"hello\": \"world\"}", "in.json:3:3: record 1: not a benchmark result" },
+	{ "[{\"completed\": 1}, 7]", "in.json:1:1: record 2: expected a JSON object, got a number" },
+	{ "[{\"benchmark\": {\"name\": \"vLLM benchmark\"}, \"model\": {}, \"metric\": {}}]",
+	  "in.json:1:1: record 1: a PyTorch benchmark-database record" },
+	{ "[{\"Test name\": \"serving_x_qps_1\", \"Mean TTFT (ms)\": \"slow\"}]",
+	  "in.json:1:1: record 1 ('serving_x_qps_1'): 'Mean TTFT (ms)' must be a number, got slow" },
+	{ "[{\"Test name\": 3}]", "in.json:1:1: record 1: 'Test name' must be a non-empty string" },
+	{ "[{\"Test name\": \"x\", \"Foo\": 1}]", "in.json:1:1: record 1 ('x'): cannot tell the suite from its columns" },
+	{ "{\"latency\": {}, \"serving\": {\"GPU\": {\"0\": \"H100\"}}}",
+	  "in.json:1:1: report 1, serving: no 'Test name' column" },
+	{ "{\"latency\": {}, \"serving\": {\"Test name\": {\"0\": \"a\"}, \"GPU\": \"H100\"}}",
+	  "in.json:1:1: report 1, serving: column 'GPU' must be an object" },
+	{ "{\"serving\": {\"Test name\": {\"0\": \"a\"}, \"Tput (req/s)\": {\"0\": 1, \"1\": 2}}}",
+	  "in.json:1:1: report 1, serving: column 'Tput (req/s)' has rows that 'Test name' lacks" },
+	{ "# report\n\n```json\n{\"latency\": {}, \"throughput\": {}, \"serving\": {\"Test name\": {\"0\": \"a\"},\n"
+	  "\"GPU\": {\"0\": \"H100\"}, \"Tput (req/s)\": {\"0\": 1.5}, \"P99 ITL (ms)\": {\"0\": [1]}}}\n```\n",
+	  "in.json:4:1: report 1, serving row 0 ('a'): 'P99 ITL (ms)' must be a number, got another type" },
+	{ "# report\n\n```json\n{\"latency\": {}, \"throughput\": {}, \"serving\": {\"Test name\": {\"0\": \"a\", NaN}}}\n```\n",
+	  "in.json:4:73: report 1: JSON section: string or '}' expected near 'null'" },
+	{ "# report\n\n```json\n{\"latency\": {}, \"throughput\": {}, \"serving\": {\"Test name\": {\"0\": \"a\"}\n```\n",
+	  "in.json:5:1: report 1: JSON section: '}' expected near '`'" },
+	{ "============ Serving Benchmark Result ============\nSuccessful requests: 1\n",
+	  "in.json:1:1: block 1: the Serving Benchmark Result block is not closed" },
+	{ "notes\n============ Serving Benchmark Result ============\nSuccessful requests: 1\n"
+	  "Benchmark duration (s):   4.5x\n==========\n",
+	  "in.json:4:27: block 1: 'Benchmark duration (s)': expected a number, got '4.5x'" },
+	{ "============ Serving Benchmark Result ============\nSuccessful requests: 1\n"
+	  "Mean TTFT (ms):  fast\n==========\n",
+	  "in.json:3:18: block 1: 'Mean TTFT (ms)': expected a number, got 'fast'" },
+	{ "============ Serving Benchmark Result ============\nSuccessful requests: 1\n"
+	  "INFO this line is a log line without a colon in its place\n==========\n",
+	  "in.json:3:1: block 1: expected 'label: value', got 'INFO this line" },
+	{ "============ Serving Benchmark Result ============\nBenchmark duration (s): 1\n==========\n",
+	  "in.json:1:1: block 1: no 'Successful requests' row" },
+	{ "============ Serving Benchmark Result ============\nSuccessful requests: 1\n"
+	  "============ Serving Benchmark Result ============\n",
+	  "in.json:3:1: block 1: a new Serving Benchmark Result block starts before this one (line 1)" },
+	{ "============ Serving Benchmark Result ============\nSuccessful requests: 1\n==========\n"
+	  "============ Serving Benchmark Result ============\nSuccessful requests: many\n==========\n",
+	  "in.json:5:22: block 2: 'Successful requests': expected a number, got 'many'" },
+};
+
+START_TEST(bad_input_is_one_precise_error)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *good = "{\"completed\": 1, \"request_throughput\": 2}";
+
+	ck_assert_int_eq(pg_import_text(&rs, good, strlen(good), "ok.json", "ok", NULL, NULL, &err), 0);
+	ck_assert_uint_eq(rs.n, 1);
+	for (size_t i = 0; i < sizeof(bad_inputs) / sizeof(bad_inputs[0]); i++) {
+		const char *t = bad_inputs[i].text;
+		int rc;
+
+		pg_error_clear(&err);
+		rc = pg_import_text(&rs, t, strlen(t), "in.json", "in", NULL, NULL, &err);
+		ck_assert_msg(rc == PG_ECONFIG, "case %zu: rc %d", i, rc);
+		ck_assert_msg(pg_str_has_prefix(err.msg, bad_inputs[i].message), "case %zu:\n got: %s\nwant: %s",
+			      i, err.msg, bad_inputs[i].message);
+		ck_assert_msg(!strchr(err.msg, '\n'), "case %zu: message has a newline", i);
+		ck_assert_uint_eq(rs.n, 1);
+	}
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* Inputs a fuzzer found, each handed over in a buffer of exactly its
+ * length (no NUL after it), so the sanitizer build sees any read past it. */
+static const char *const fuzz_findings[] = {
+	/* heap-buffer-overflow in stat_key: a "(ms)" label with no name */
+	"Max (ms):Serving Benchmark Result",
+	"Max (ms): 3",
+	"============ Serving Benchmark Result ============\nMax (ms): 1",
+	"============ Serving Benchmark Result ============\nSuccessful requests: 1",
+	"Traffic request rate: 4",
+	"{\"completed\": 1",
+};
+
+START_TEST(fuzz_findings_are_harmless)
+{
+	for (size_t i = 0; i < sizeof(fuzz_findings) / sizeof(fuzz_findings[0]); i++) {
+		struct pg_result_set rs = PG_RESULT_SET_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+		size_t len = strlen(fuzz_findings[i]);
+		char *exact = malloc(len);
+		int rc;
+
+		ck_assert_ptr_nonnull(exact);
+		memcpy(exact, fuzz_findings[i], len);
+		rc = pg_import_text(&rs, exact, len, "f.txt", "f", NULL, NULL, &err);
+		ck_assert_msg(rc == PG_ECONFIG, "case %zu: rc %d", i, rc);
+		ck_assert_msg(pg_str_has_prefix(err.msg, "f.txt"), "case %zu: %s", i, err.msg);
+		ck_assert_uint_eq(rs.n, 0);
+		free(exact);
+		pg_result_set_release(&rs);
+	}
+}
+END_TEST
+
+START_TEST(files_and_sidecars)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char *dir = tu_mkdtemp();
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/nothing.json", dir);
+	ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), PG_ENOTFOUND);
+
+	snprintf(path, sizeof(path), "%s/x_qps_1.commands", dir);
+	tu_write_file(path, "{\"gpu_type\": \"H100\",\n");
+	snprintf(path, sizeof(path), "%s/x_qps_1.json", dir);
+	tu_write_file(path, "{\"completed\": 1, \"request_throughput\": 2}");
+	ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "x_qps_1.commands:2:") != NULL, "%s", err.msg);
+	ck_assert_uint_eq(rs.n, 0);
+
+	snprintf(path, sizeof(path), "%s/x_qps_1.commands", dir);
+	tu_write_file(path, "{\"gpu_type\": \"H100\\nH100\", \"client_command\": \"vllm bench serve --request-rate 1\"}");
+	snprintf(path, sizeof(path), "%s/x_qps_1.json", dir);
+	ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), 0);
+	ck_assert_uint_eq(rs.n, 1);
+	ck_assert_str_eq(rs.items[0].name, "x_qps_1");
+	ck_assert_str_eq(json_string_value(json_object_get(rs.items[0].commands, "gpu_type")), "H100\nH100");
+	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[0].json, "perfgate.gpu.label")), "2xH100");
+	ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[0].json, "perfgate.params.qps")), 1);
+	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[0].json, "perfgate.test")), "x");
+	pg_result_set_release(&rs);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+/* Names from the source, or derived; never a path. */
+START_TEST(names_are_safe_file_names)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *t = "[{\"Test name\": \"../../etc/passwd\", \"Tput (req/s)\": 1},"
+			" {\"Test name\": \".hidden\\nname\", \"Tput (req/s)\": 1}]";
+
+	ck_assert_int_eq(pg_import_text(&rs, t, strlen(t), "r.json", "r", NULL, NULL, &err), 0);
+	ck_assert_str_eq(rs.items[0].name, "_._.._etc_passwd");
+	ck_assert_str_eq(rs.items[1].name, "_hidden_name");
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+static Suite *import_suite(void)
+{
+	Suite *s = suite_create("import");
+	TCase *tc = tcase_create("files");
+
+	tcase_add_test(tc, llmd_sample);
+	tcase_add_test(tc, printed_sample);
+	tcase_add_test(tc, printed_every_label_variant);
+	tcase_add_test(tc, printed_sglang_crlf);
+	tcase_add_test(tc, vllm_ci_results_with_sidecars);
+	tcase_add_test(tc, append_result_json_lines);
+	tcase_add_test(tc, records_and_reports);
+	tcase_add_test(tc, values_are_kept_exactly);
+	tcase_add_test(tc, many_records_any_separator);
+	tcase_add_test(tc, many_printed_blocks);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_test(tc, detects_formats);
+	tcase_add_test(tc, bad_input_is_one_precise_error);
+	tcase_add_test(tc, fuzz_findings_are_harmless);
+	tcase_add_test(tc, files_and_sidecars);
+	tcase_add_test(tc, names_are_safe_file_names);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(import_suite());
+}
