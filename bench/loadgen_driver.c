@@ -106,16 +106,19 @@ int main(int argc, char **argv)
 	uint64_t tokens = 0;
 
 	if (!url) {
-		fprintf(stderr, "usage: perfgate_bench_loadgen --url URL [--requests N] [--rate R] ...\n");
+		fprintf(stderr,
+			"usage: perfgate_bench_loadgen --url URL [--requests N] [--rate R] ...\n");
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	pg_buf_printf(&body, "{\"model\":\"perfgate-mock\",\"prompt\":[");
 	for (long i = 0; i < input_len; i++)
 		pg_buf_printf(&body, i ? ",%ld" : "%ld", 1000 + i);
-	pg_buf_printf(&body, "],\"repetition_penalty\":1.0,\"max_tokens\":%ld,\"logprobs\":null,"
-			     "\"stream\":true,\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}",
-		      output_len);
+	pg_buf_printf(
+		&body,
+		"],\"repetition_penalty\":1.0,\"max_tokens\":%ld,\"logprobs\":null,"
+		"\"stream\":true,\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}",
+		output_len);
 	headers = curl_slist_append(headers, "Content-Type: application/json");
 	headers = curl_slist_append(headers, "Expect:");
 
@@ -189,10 +192,13 @@ int main(int argc, char **argv)
 		}
 		for (size_t i = 0; i < n; i++) {
 			const struct pg_reqtrace *t = &traces[i];
-			fprintf(f, "{\"request_id\":\"%s%zu\",\"ok\":%s,\"sent_ns\":%lld,\"chunk_ns\":[", prefix, i,
-				pg_reqtrace_ok(t) ? "true" : "false", (long long)(st.origin_ns + t->sent_ns));
+			fprintf(f,
+				"{\"request_id\":\"%s%zu\",\"ok\":%s,\"sent_ns\":%lld,\"chunk_ns\":[",
+				prefix, i, pg_reqtrace_ok(t) ? "true" : "false",
+				(long long)(st.origin_ns + t->sent_ns));
 			for (size_t j = 0; j < t->n_chunks; j++)
-				fprintf(f, j ? ",%lld" : "%lld", (long long)(st.origin_ns + t->chunk_ns[j]));
+				fprintf(f, j ? ",%lld" : "%lld",
+					(long long)(st.origin_ns + t->chunk_ns[j]));
 			fprintf(f, "]}\n");
 		}
 		fclose(f);
@@ -203,9 +209,9 @@ int main(int argc, char **argv)
 	       "\"rss_before_kb\":%ld,\"peak_rss_kb\":%ld,"
 	       "\"schedule_lag_p50_ms\":%.4f,\"schedule_lag_p99_ms\":%.4f,\"schedule_lag_max_ms\":%.4f}\n",
 	       n, ok, (unsigned long long)st.messages, (unsigned long long)tokens, st.duration_s,
-	       cpu1 - cpu0, st.busy_fraction, st.read_delay_p99_s * 1000, st.new_connections, rss0, hwm1,
-	       pg_stats_percentile_sorted(lag, n_lag, 50), pg_stats_percentile_sorted(lag, n_lag, 99),
-	       n_lag ? lag[n_lag - 1] : 0.0);
+	       cpu1 - cpu0, st.busy_fraction, st.read_delay_p99_s * 1000, st.new_connections, rss0,
+	       hwm1, pg_stats_percentile_sorted(lag, n_lag, 50),
+	       pg_stats_percentile_sorted(lag, n_lag, 99), n_lag ? lag[n_lag - 1] : 0.0);
 
 	for (size_t i = 0; i < n; i++)
 		pg_reqtrace_release(&traces[i]);

@@ -26,9 +26,9 @@
 struct conn {
 	int fd;
 	int connected;
-	char tail[8];     /* last 6 bytes of the previous read, for matches across reads */
+	char tail[8]; /* last 6 bytes of the previous read, for matches across reads */
 	size_t tail_len;
-	long messages;    /* in the current response */
+	long messages; /* in the current response */
 };
 
 static long total_messages, completed, errors, open_now, peak_open;
@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	char body[256];
 
 	if (argc != 5 && argc != 6) {
-		fprintf(stderr, "usage: mock_load PORT CONNECTIONS SECONDS MAX_TOKENS [RAMP_SECONDS]\n");
+		fprintf(stderr,
+			"usage: mock_load PORT CONNECTIONS SECONDS MAX_TOKENS [RAMP_SECONDS]\n");
 		return 2;
 	}
 	port = (int)strtol(argv[1], NULL, 10);
@@ -98,11 +99,13 @@ int main(int argc, char **argv)
 	}
 	snprintf(body, sizeof(body),
 		 "{\"prompt\":[1,2,3,4,5,6,7,8],\"max_tokens\":%ld,\"stream\":true,"
-		 "\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}", max_tokens);
-	request_len = (size_t)snprintf(request, sizeof(request),
-				       "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-				       "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-				       strlen(body), body);
+		 "\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}",
+		 max_tokens);
+	request_len = (size_t)snprintf(
+		request, sizeof(request),
+		"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+		strlen(body), body);
 	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	conns = calloc((size_t)nconn, sizeof(*conns));
@@ -114,7 +117,8 @@ int main(int argc, char **argv)
 		double due = ramp > 0 ? (now_s() - t0) / ramp * nconn : nconn;
 		for (; started < nconn && started < due; started++) {
 			struct conn *c = &conns[started];
-			struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = c };
+			struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET,
+						  .data.ptr = c };
 			int one = 1;
 			c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 			if (c->fd < 0) {
@@ -183,7 +187,7 @@ int main(int argc, char **argv)
 		       "messages_received=%ld errors=%ld seconds=%.3f client_cpu_s=%.2f\n",
 		       peak_open, open_now, completed, total_messages, errors, now_s() - t0,
 		       (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+			       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	}
 	for (int i = 0; i < started; i++)
 		if (conns[i].fd >= 0)

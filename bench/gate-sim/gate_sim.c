@@ -43,9 +43,9 @@
 
 struct sim_metric {
 	const char *id;
-	double value;    /* baseline level, display units */
-	double within;   /* repeat-to-repeat relative sd */
-	double session;  /* job-to-job relative sd */
+	double value;   /* baseline level, display units */
+	double within;  /* repeat-to-repeat relative sd */
+	double session; /* job-to-job relative sd */
 	const struct pg_metric *m;
 };
 
@@ -53,6 +53,7 @@ struct sim_metric {
  * lack TPOT) and the p99s that escalate. Noise: the issue's figures for
  * throughput (2% + 1%) and p99 (6% + 2%); research/regression.md 6.2 for
  * the medians. */
+/* clang-format off */
 static struct sim_metric metrics[] = {
 	{ "output_throughput", 2400, 0.02, 0.01, NULL },
 	{ "median_ttft_ms", 100, 0.03, 0.015, NULL },
@@ -62,7 +63,8 @@ static struct sim_metric metrics[] = {
 	{ "p99_tpot_ms", 40, 0.06, 0.02, NULL },
 	{ "p99_itl_ms", 45, 0.06, 0.02, NULL },
 };
-#define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+/* clang-format on */
+#define N_METRICS   (sizeof(metrics) / sizeof(metrics[0]))
 #define MAX_REPEATS 32
 
 static const double deltas[] = { 0, 0.02, 0.05, 0.10, 0.15 };
@@ -75,10 +77,11 @@ struct scenario {
 	const char *title;
 	enum baseline_kind base;
 	bool confirm;
-	double noise_scale;   /* multiplies every sd */
-	double correlation;   /* share of the noise all metrics have in common */
+	double noise_scale; /* multiplies every sd */
+	double correlation; /* share of the noise all metrics have in common */
 };
 
+/* clang-format off */
 static const struct scenario scenarios[] = {
 	{ "git", "git baseline (last K main runs), confirmation re-run: the default", BASE_GIT, true, 1, 0 },
 	{ "git-single", "git baseline, first run only (no confirmation)", BASE_GIT, false, 1, 0 },
@@ -90,6 +93,7 @@ static const struct scenario scenarios[] = {
 	{ "published", "thresholds baseline from one published figure (no repeats), confirmation",
 	  BASE_PUBLISHED, true, 1, 0 },
 };
+/* clang-format on */
 
 static struct pg_rng rng;
 
@@ -106,8 +110,8 @@ static void draw_common(struct job_noise *common, int repeats)
 		common->z[r] = pg_rng_normal(&rng);
 }
 
-static void job(const struct sim_metric *sm, const struct scenario *sc, const struct job_noise *common,
-		double delta, int repeats, double *out)
+static void job(const struct sim_metric *sm, const struct scenario *sc,
+		const struct job_noise *common, double delta, int repeats, double *out)
 {
 	double a = sqrt(sc->correlation), b = sqrt(1 - sc->correlation);
 	double sign = sm->m->direction == PG_HIGHER_IS_BETTER ? -1 : 1;
@@ -171,8 +175,8 @@ struct cell {
 	size_t reruns;
 };
 
-static void trial(const struct scenario *sc, const struct pg_policy *policy, int repeats, int history,
-		  double delta, struct cell *cell)
+static void trial(const struct scenario *sc, const struct pg_policy *policy, int repeats,
+		  int history, double delta, struct cell *cell)
 {
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp;
@@ -266,7 +270,8 @@ static int run_scenario(const struct scenario *sc, const struct pg_policy *polic
 		 * p99: >= 95% at 15% */
 		if (rate(cells[0].fails[i], trials) > 0.01)
 			missed++;
-		if (metrics[i].m->cls == PG_CLASS_THROUGHPUT && rate(cells[2].fails[i], trials) < 0.95)
+		if (metrics[i].m->cls == PG_CLASS_THROUGHPUT &&
+		    rate(cells[2].fails[i], trials) < 0.95)
 			missed++;
 		if (metrics[i].m->cls == PG_CLASS_TAIL && rate(cells[4].fails[i], trials) < 0.95)
 			missed++;
@@ -403,7 +408,8 @@ int main(int argc, char **argv)
 	}
 	pg_policy_release(&policy);
 	if (check && missed) {
-		printf("\ngate-sim: the policy misses %d target%s\n", missed, missed == 1 ? "" : "s");
+		printf("\ngate-sim: the policy misses %d target%s\n", missed,
+		       missed == 1 ? "" : "s");
 		return 1;
 	}
 	if (check)

@@ -24,7 +24,10 @@ struct pg_buf {
 };
 
 extern char pg_buf__empty[];
-#define PG_BUF_INIT { pg_buf__empty, 0, 0 }
+#define PG_BUF_INIT                                                                                \
+	{                                                                                          \
+		pg_buf__empty, 0, 0                                                                \
+	}
 
 void pg_buf_init(struct pg_buf *b);
 void pg_buf_release(struct pg_buf *b);
@@ -32,14 +35,13 @@ char *pg_buf_detach(struct pg_buf *b);
 
 /* Make room for `extra` more bytes beyond len (plus the NUL). */
 void pg_buf_grow(struct pg_buf *b, size_t extra);
-void pg_buf_reset(struct pg_buf *b);                  /* len = 0, keeps memory */
-void pg_buf_truncate(struct pg_buf *b, size_t len);   /* len must be <= b->len */
+void pg_buf_reset(struct pg_buf *b);                /* len = 0, keeps memory */
+void pg_buf_truncate(struct pg_buf *b, size_t len); /* len must be <= b->len */
 
 void pg_buf_add(struct pg_buf *b, const void *data, size_t len);
 void pg_buf_puts(struct pg_buf *b, const char *s);
 void pg_buf_putc(struct pg_buf *b, char c);
-void pg_buf_printf(struct pg_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void pg_buf_printf(struct pg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pg_buf_vprintf(struct pg_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Append `n` copies of c. */

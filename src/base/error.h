@@ -16,11 +16,11 @@
  */
 enum pg_errcode {
 	PG_OK = 0,
-	PG_ERR = -1,        /* anything else: I/O, system call, out of range */
-	PG_ECONFIG = -2,    /* bad user input: flags, YAML, JSON, suite keys -> exit 2 */
-	PG_EINFRA = -3,     /* the world failed: server, git, network -> exit 3 */
-	PG_ENOTFOUND = -4,  /* an expected "not there": missing baseline, file */
-	PG_ECANCEL = -5,    /* stopped by a signal */
+	PG_ERR = -1,       /* anything else: I/O, system call, out of range */
+	PG_ECONFIG = -2,   /* bad user input: flags, YAML, JSON, suite keys -> exit 2 */
+	PG_EINFRA = -3,    /* the world failed: server, git, network -> exit 3 */
+	PG_ENOTFOUND = -4, /* an expected "not there": missing baseline, file */
+	PG_ECANCEL = -5,   /* stopped by a signal */
 };
 
 struct pg_error {
@@ -28,7 +28,13 @@ struct pg_error {
 	char msg[1024];
 };
 
-#define PG_ERROR_INIT { 0, { 0 } }
+#define PG_ERROR_INIT                                                                              \
+	{                                                                                          \
+		0,                                                                                 \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
 
 /* Set err (if not NULL) and return code, so call sites can write
  * `return pg_error_set(err, PG_ECONFIG, "...", ...);`. */

@@ -77,7 +77,8 @@ static void escape_with(struct pg_buf *out, const char *s, const char *special)
 
 static bool is_alnum_byte(unsigned char c)
 {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       c >= 0x80;
 }
 
 void pg_escape_md_cell(struct pg_buf *out, const char *s)
@@ -92,10 +93,22 @@ void pg_escape_md_cell(struct pg_buf *out, const char *s)
 		unsigned char c = p[i];
 
 		switch (c) {
-		case '&': pg_buf_puts(out, "&amp;"); break;
-		case '<': pg_buf_puts(out, "&lt;"); break;
-		case '>': pg_buf_puts(out, "&gt;"); break;
-		case '|': case '\\': case '`': case '*': case '[': case ']': case '~':
+		case '&':
+			pg_buf_puts(out, "&amp;");
+			break;
+		case '<':
+			pg_buf_puts(out, "&lt;");
+			break;
+		case '>':
+			pg_buf_puts(out, "&gt;");
+			break;
+		case '|':
+		case '\\':
+		case '`':
+		case '*':
+		case '[':
+		case ']':
+		case '~':
 			pg_buf_putc(out, '\\');
 			pg_buf_putc(out, (char)c);
 			break;
@@ -107,7 +120,8 @@ void pg_escape_md_cell(struct pg_buf *out, const char *s)
 				pg_buf_putc(out, '\\');
 			pg_buf_putc(out, '_');
 			break;
-		default: pg_buf_putc(out, (char)c);
+		default:
+			pg_buf_putc(out, (char)c);
 		}
 	}
 	pg_buf_release(&clean);
@@ -156,12 +170,23 @@ void pg_escape_html(struct pg_buf *out, const char *s)
 	escape_with(&tmp, (const char *)p, "");
 	for (size_t i = 0; i < tmp.len; i++) {
 		switch (tmp.ptr[i]) {
-		case '&': pg_buf_puts(out, "&amp;"); break;
-		case '<': pg_buf_puts(out, "&lt;"); break;
-		case '>': pg_buf_puts(out, "&gt;"); break;
-		case '"': pg_buf_puts(out, "&quot;"); break;
-		case '\'': pg_buf_puts(out, "&#39;"); break;
-		default: pg_buf_putc(out, tmp.ptr[i]);
+		case '&':
+			pg_buf_puts(out, "&amp;");
+			break;
+		case '<':
+			pg_buf_puts(out, "&lt;");
+			break;
+		case '>':
+			pg_buf_puts(out, "&gt;");
+			break;
+		case '"':
+			pg_buf_puts(out, "&quot;");
+			break;
+		case '\'':
+			pg_buf_puts(out, "&#39;");
+			break;
+		default:
+			pg_buf_putc(out, tmp.ptr[i]);
 		}
 	}
 	pg_buf_release(&tmp);
@@ -184,10 +209,12 @@ size_t pg_utf8_prefix(const char *s, size_t max)
 }
 
 /* The inline HTML perfgate's own renderers use in tables. */
+/* clang-format off */
 static const char *const allowed_tags[] = {
 	"<span class=\"red\">", "<span class=\"green\">", "<span class=\"muted\">",
 	"<span class=\"orange\">", "</span>", "<code>", "</code>", "<br>",
 };
+/* clang-format on */
 
 void pg_md_neutralize_html(struct pg_buf *out, const char *md)
 {

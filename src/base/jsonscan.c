@@ -76,8 +76,9 @@ static bool skip_value(struct scan *s)
 	do {
 		skip_ws(s);
 		if (s->p == s->end)
-			return fail(s, s->end, depth ? "unexpected end of file inside a value"
-						     : "unexpected end of file, expected a value");
+			return fail(s, s->end,
+				    depth ? "unexpected end of file inside a value"
+					  : "unexpected end of file, expected a value");
 		switch (*s->p) {
 		case '"':
 			if (!skip_string(s))
@@ -150,7 +151,8 @@ bool pg_json_member(const char *text, const struct pg_json_span *obj, const char
 		if (!skip_value(&s))
 			return found;
 		if (match) {
-			*value = (struct pg_json_span){ (size_t)(start - text), (size_t)(s.p - start) };
+			*value = (struct pg_json_span){ (size_t)(start - text),
+							(size_t)(s.p - start) };
 			found = true;
 		}
 		skip_ws(&s);
@@ -224,7 +226,8 @@ int pg_json_array_spans(const char *text, size_t len, const char *source,
 			if (!(ok = skip_value(&s)))
 				goto done;
 			PG_ARRAY_PUSH(v, count, cap,
-				      ((struct pg_json_span){ (size_t)(start - text), (size_t)(s.p - start) }));
+				      ((struct pg_json_span){ (size_t)(start - text),
+							      (size_t)(s.p - start) }));
 			skip_ws(&s);
 			if (s.p < s.end && *s.p == ',') {
 				s.p++;

@@ -14,13 +14,27 @@ void pg_json_write_string(struct pg_buf *out, const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		switch (c) {
-		case '"': pg_buf_puts(out, "\\\""); break;
-		case '\\': pg_buf_puts(out, "\\\\"); break;
-		case '\n': pg_buf_puts(out, "\\n"); break;
-		case '\r': pg_buf_puts(out, "\\r"); break;
-		case '\t': pg_buf_puts(out, "\\t"); break;
-		case '\b': pg_buf_puts(out, "\\b"); break;
-		case '\f': pg_buf_puts(out, "\\f"); break;
+		case '"':
+			pg_buf_puts(out, "\\\"");
+			break;
+		case '\\':
+			pg_buf_puts(out, "\\\\");
+			break;
+		case '\n':
+			pg_buf_puts(out, "\\n");
+			break;
+		case '\r':
+			pg_buf_puts(out, "\\r");
+			break;
+		case '\t':
+			pg_buf_puts(out, "\\t");
+			break;
+		case '\b':
+			pg_buf_puts(out, "\\b");
+			break;
+		case '\f':
+			pg_buf_puts(out, "\\f");
+			break;
 		default:
 			if (c < 0x20) {
 				char esc[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
@@ -58,7 +72,8 @@ static void write_value(struct pg_buf *out, const json_t *v, int indent, int dep
 			break;
 		}
 		pg_buf_putc(out, '{');
-		json_object_foreach((json_t *)v, key, val) {
+		json_object_foreach((json_t *)v, key, val)
+		{
 			if (!first)
 				pg_buf_puts(out, indent > 0 ? "," : item_sep);
 			first = 0;
@@ -80,7 +95,8 @@ static void write_value(struct pg_buf *out, const json_t *v, int indent, int dep
 			break;
 		}
 		pg_buf_putc(out, '[');
-		json_array_foreach(v, i, val) {
+		json_array_foreach(v, i, val)
+		{
 			if (i)
 				pg_buf_puts(out, indent > 0 ? "," : item_sep);
 			newline(out, indent, depth + 1);

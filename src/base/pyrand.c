@@ -9,7 +9,8 @@ static void init_genrand(struct pg_mt *m, uint32_t s)
 {
 	m->state[0] = s;
 	for (int i = 1; i < MT_N; i++)
-		m->state[i] = 1812433253u * (m->state[i - 1] ^ (m->state[i - 1] >> 30)) + (uint32_t)i;
+		m->state[i] = 1812433253u * (m->state[i - 1] ^ (m->state[i - 1] >> 30)) +
+			      (uint32_t)i;
 	m->pos = MT_N;
 	m->has_gauss = false;
 	m->gauss = 0;
@@ -30,7 +31,8 @@ void pg_mt_seed_python(struct pg_mt *m, uint64_t seed)
 
 	init_genrand(m, 19650218u);
 	for (int k = MT_N > key_len ? MT_N : key_len; k; k--) {
-		mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525u)) + key[j] + (uint32_t)j;
+		mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525u)) + key[j] +
+			(uint32_t)j;
 		i++;
 		j++;
 		if (i >= MT_N) {
@@ -58,7 +60,8 @@ uint32_t pg_mt_next(struct pg_mt *m)
 	if (m->pos >= MT_N) {
 		for (int k = 0; k < MT_N; k++) {
 			y = (m->state[k] & 0x80000000u) | (m->state[(k + 1) % MT_N] & 0x7fffffffu);
-			m->state[k] = m->state[(k + MT_M) % MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0);
+			m->state[k] = m->state[(k + MT_M) % MT_N] ^ (y >> 1) ^
+				      ((y & 1u) ? 0x9908b0dfu : 0);
 		}
 		m->pos = 0;
 	}

@@ -84,8 +84,8 @@ static void env_prefix(struct pg_buf *b, const struct pg_kvlist *env)
 	}
 }
 
-void pg_redact_command(const struct pg_redactor *r, struct pg_buf *out,
-		       const struct pg_kvlist *env, char *const *argv)
+void pg_redact_command(const struct pg_redactor *r, struct pg_buf *out, const struct pg_kvlist *env,
+		       char *const *argv)
 {
 	struct pg_buf plain = PG_BUF_INIT;
 

@@ -21,12 +21,14 @@ struct pg_kvlist;
  * every "1" of a log would destroy it and protect nothing. */
 #define PG_REDACT_MIN_SUBSTRING 6
 
-
 struct pg_redactor {
 	struct pg_strv values; /* secret values, longest first once sorted */
 };
 
-#define PG_REDACTOR_INIT { PG_STRV_INIT }
+#define PG_REDACTOR_INIT                                                                           \
+	{                                                                                          \
+		PG_STRV_INIT                                                                       \
+	}
 
 void pg_redactor_release(struct pg_redactor *r);
 /* Add one secret value (NULL and empty strings are ignored). */
@@ -48,8 +50,8 @@ void pg_redact(const struct pg_redactor *r, struct pg_buf *out, const char *s);
  * (base/secret.h), then every known secret value hidden wherever it
  * appears. env may be NULL.
  */
-void pg_redact_command(const struct pg_redactor *r, struct pg_buf *out,
-		       const struct pg_kvlist *env, char *const *argv);
+void pg_redact_command(const struct pg_redactor *r, struct pg_buf *out, const struct pg_kvlist *env,
+		       char *const *argv);
 
 /* The same for a /bin/sh -c command string (shell: true), which is
  * recorded as written after substitution. */

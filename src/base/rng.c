@@ -72,4 +72,3 @@ double pg_rng_normal(struct pg_rng *r)
 	 * the generator state the only state. */
 	return u * sqrt(-2.0 * log(s) / s);
 }
-

@@ -185,10 +185,9 @@ static size_t edit_distance(const char *a, const char *b)
 		for (size_t j = 1; j <= lb; j++) {
 			size_t cost = tolower((unsigned char)a[i - 1]) !=
 				      tolower((unsigned char)b[j - 1]);
-			D(i, j) = min3(D(i - 1, j) + 1, D(i, j - 1) + 1,
-				       D(i - 1, j - 1) + cost);
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && D(i - 2, j - 2) + 1 < D(i, j))
+			D(i, j) = min3(D(i - 1, j) + 1, D(i, j - 1) + 1, D(i - 1, j - 1) + cost);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    D(i - 2, j - 2) + 1 < D(i, j))
 				D(i, j) = D(i - 2, j - 2) + 1;
 		}
 	}

@@ -8,7 +8,7 @@ struct pg_buf;
 
 bool pg_str_has_prefix(const char *s, const char *prefix);
 bool pg_str_has_suffix(const char *s, const char *suffix);
-bool pg_str_eq(const char *a, const char *b);          /* NULL-safe */
+bool pg_str_eq(const char *a, const char *b); /* NULL-safe */
 
 /*
  * Strict number parsing (the banned atoi/atof accept "12abc" and overflow
@@ -48,13 +48,16 @@ size_t pg_utf8_width(const char *s, size_t len);
 
 /* A NULL-terminated, growable vector of owned strings. */
 struct pg_strv {
-	char **v;      /* v[n] == NULL whenever n > 0 or v != NULL */
+	char **v; /* v[n] == NULL whenever n > 0 or v != NULL */
 	size_t n;
 	size_t cap;
 };
-#define PG_STRV_INIT { NULL, 0, 0 }
-void pg_strv_push(struct pg_strv *sv, const char *s);        /* copies s */
-void pg_strv_push_owned(struct pg_strv *sv, char *s);        /* takes s */
+#define PG_STRV_INIT                                                                               \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+void pg_strv_push(struct pg_strv *sv, const char *s); /* copies s */
+void pg_strv_push_owned(struct pg_strv *sv, char *s); /* takes s */
 void pg_strv_release(struct pg_strv *sv);
 
 /* Append s to b with every character that would break a shell word quoted,

@@ -19,20 +19,22 @@ static int read_name(const char **p, char *name, size_t size, const char *tmpl,
 	size_t len;
 
 	if (!end)
-		return pg_error_set(err, PG_ECONFIG,
-				    "command template '%s': unclosed '{' (write '{{' for a literal brace)",
-				    tmpl);
+		return pg_error_set(
+			err, PG_ECONFIG,
+			"command template '%s': unclosed '{' (write '{{' for a literal brace)",
+			tmpl);
 	len = (size_t)(end - start);
 	if (len == 0 || len >= size)
-		return pg_error_set(err, PG_ECONFIG, "command template '%s': bad placeholder '{%.*s}'",
-				    tmpl, (int)len, start);
+		return pg_error_set(err, PG_ECONFIG,
+				    "command template '%s': bad placeholder '{%.*s}'", tmpl,
+				    (int)len, start);
 	for (size_t i = 0; i < len; i++) {
 		char c = start[i];
 		if (!(c == '_' || c == '-' || c == '.' || (c >= 'a' && c <= 'z') ||
 		      (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
 			return pg_error_set(err, PG_ECONFIG,
-					    "command template '%s': bad placeholder '{%.*s}'",
-					    tmpl, (int)len, start);
+					    "command template '%s': bad placeholder '{%.*s}'", tmpl,
+					    (int)len, start);
 	}
 	memcpy(name, start, len);
 	name[len] = '\0';
@@ -45,13 +47,13 @@ static const char *lookup_or_fail(pg_template_lookup lookup, void *ctx, const ch
 {
 	const char *v = lookup ? lookup(ctx, name) : NULL;
 	if (!v)
-		pg_error_set(err, PG_ECONFIG,
-			     "command template '%s': unknown placeholder '{%s}'", tmpl, name);
+		pg_error_set(err, PG_ECONFIG, "command template '%s': unknown placeholder '{%s}'",
+			     tmpl, name);
 	return v;
 }
 
-int pg_template_argv(struct pg_strv *out, const char *tmpl, pg_template_lookup lookup,
-		     void *ctx, struct pg_error *err)
+int pg_template_argv(struct pg_strv *out, const char *tmpl, pg_template_lookup lookup, void *ctx,
+		     struct pg_error *err)
 {
 	struct pg_buf word = PG_BUF_INIT;
 	bool in_word = false;
@@ -168,8 +170,8 @@ static void quote_for(struct pg_buf *out, const char *v, enum quote q)
 	}
 }
 
-int pg_template_shell(struct pg_buf *out, const char *tmpl, pg_template_lookup lookup,
-		      void *ctx, struct pg_error *err)
+int pg_template_shell(struct pg_buf *out, const char *tmpl, pg_template_lookup lookup, void *ctx,
+		      struct pg_error *err)
 {
 	enum quote q = Q_NONE;
 	char name[128];

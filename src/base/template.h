@@ -24,10 +24,10 @@ struct pg_error;
  */
 typedef const char *(*pg_template_lookup)(void *ctx, const char *name);
 
-int pg_template_argv(struct pg_strv *out, const char *tmpl, pg_template_lookup lookup,
-		     void *ctx, struct pg_error *err);
-int pg_template_shell(struct pg_buf *out, const char *tmpl, pg_template_lookup lookup,
-		      void *ctx, struct pg_error *err);
+int pg_template_argv(struct pg_strv *out, const char *tmpl, pg_template_lookup lookup, void *ctx,
+		     struct pg_error *err);
+int pg_template_shell(struct pg_buf *out, const char *tmpl, pg_template_lookup lookup, void *ctx,
+		      struct pg_error *err);
 
 /* The placeholders a template uses, in order of first use (for validation
  * at load time, before anything runs). */

@@ -48,17 +48,19 @@ json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_me
 	json_object_set_new(o, "date", str_or_null(meta->date));
 	json_object_set_new(o, "build_url", str_or_null(meta->build_url));
 	json_object_set_new(o, "branch", str_or_null(meta->branch));
-	json_object_set_new(o, "gpu", p->gpu ? json_string(pg_gpu_label(label, sizeof(label), p->gpu))
-					     : json_null());
+	json_object_set_new(o, "gpu",
+			    p->gpu ? json_string(pg_gpu_label(label, sizeof(label), p->gpu))
+				   : json_null());
 	json_object_set_new(o, "suite", json_string(pg_suite_kind_name(p->suite)));
 	json_object_set_new(o, "point", json_string(p->name));
 	json_object_set_new(o, "test", str_or_null(pg_json_path_str(p->result, "perfgate.test")));
 	v = pg_json_path(p->result, "perfgate.params.qps");
 	if (!v || json_is_null(v))
 		v = json_object_get(p->result, "request_rate");
-	json_object_set_new(o, "qps", p->suite == PG_SUITE_SERVING && (json_is_number(v) || json_is_string(v))
-					      ? json_copy(v)
-					      : json_null());
+	json_object_set_new(o, "qps",
+			    p->suite == PG_SUITE_SERVING && (json_is_number(v) || json_is_string(v))
+				    ? json_copy(v)
+				    : json_null());
 	v = pg_json_path(p->result, "perfgate.params.max_concurrency");
 	if (!v)
 		v = json_object_get(p->result, "max_concurrency");
@@ -113,11 +115,14 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 		if (!o)
 			return pg_error_set(err, PG_EINFRA, "%s:%d: %s", source, line, jerr.text);
 		suite = json_is_string(json_object_get(o, "suite"))
-				? pg_suite_kind_parse(json_string_value(json_object_get(o, "suite")))
+				? pg_suite_kind_parse(
+					  json_string_value(json_object_get(o, "suite")))
 				: -1;
-		if (!json_is_object(o) || suite < 0 || !json_is_object(json_object_get(o, "metrics"))) {
+		if (!json_is_object(o) || suite < 0 ||
+		    !json_is_object(json_object_get(o, "metrics"))) {
 			json_decref(o);
-			return pg_error_set(err, PG_EINFRA, "%s:%d: not a perfgate history record", source, line);
+			return pg_error_set(err, PG_EINFRA, "%s:%d: not a perfgate history record",
+					    source, line);
 		}
 		memset(&r, 0, sizeof(r));
 		r.commit = pg_xstrdup(pg_json_path_str(o, "commit"));
@@ -153,7 +158,8 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 	if (!json_is_array(arr) || !json_array_size(arr))
 		return NAN;
 	xs = pg_xmalloc(json_array_size(arr) * sizeof(double));
-	json_array_foreach(arr, i, x) {
+	json_array_foreach(arr, i, x)
+	{
 		if (json_is_number(x))
 			xs[n++] = json_number_value(x);
 	}
@@ -162,8 +168,8 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 	return med;
 }
 
-void pg_history_baseline_point(struct pg_baseline *base, const struct pg_history *h, const bool *use,
-			       long window, long min_history)
+void pg_history_baseline_point(struct pg_baseline *base, const struct pg_history *h,
+			       const bool *use, long window, long min_history)
 {
 	size_t *idx = pg_xmalloc((h->n + 1) * sizeof(size_t)), n = 0, first;
 	const struct pg_history_rec *last;
@@ -310,10 +316,12 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char
 	}
 }
 
-void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b, const struct pg_policy *p)
+void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,
+			  const struct pg_policy *p)
 {
 	pg_buf_printf(out, "Baseline for %s: %s (%s), %zu test point%s\n", b->gpu ? b->gpu : "?",
-		      b->source ? b->source : "?", b->kind ? b->kind : "?", b->n, b->n == 1 ? "" : "s");
+		      b->source ? b->source : "?", b->kind ? b->kind : "?", b->n,
+		      b->n == 1 ? "" : "s");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct pg_base_point *pt = &b->points[i];
 		size_t width = 0;
@@ -362,8 +370,8 @@ void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b, const
 			if (isfinite(bm->noise))
 				pg_buf_printf(&rule, ", noise %.1f%%", bm->noise * 100);
 			metric_name(name, sizeof(name), bm->metric);
-			pg_buf_printf(out, "  %-*s  %12s  %s\n", (int)width, name, pg_fmt_g(v, bm->value),
-				      rule.ptr);
+			pg_buf_printf(out, "  %-*s  %12s  %s\n", (int)width, name,
+				      pg_fmt_g(v, bm->value), rule.ptr);
 			pg_buf_release(&rule);
 		}
 	}

@@ -25,10 +25,10 @@ struct pg_error;
  */
 
 struct pg_history_meta {
-	const char *commit;     /* source commit the run measured */
-	const char *date;       /* ISO 8601 UTC */
-	const char *build_url;  /* or NULL */
-	const char *branch;     /* or NULL */
+	const char *commit;    /* source commit the run measured */
+	const char *date;      /* ISO 8601 UTC */
+	const char *build_url; /* or NULL */
+	const char *branch;    /* or NULL */
 };
 
 /* The history line for one point of a run (new reference); NULL when the
@@ -46,12 +46,12 @@ struct pg_history_rec {
 	double qps;
 	long max_concurrency;
 	long repeats;
-	json_t *metrics;        /* {"id": [values...]} (owned) */
+	json_t *metrics; /* {"id": [values...]} (owned) */
 };
 
 struct pg_history {
 	char *point;
-	struct pg_history_rec *recs;   /* file order: oldest first */
+	struct pg_history_rec *recs; /* file order: oldest first */
 	size_t n;
 	size_t cap;
 };
@@ -72,17 +72,19 @@ void pg_history_release(struct pg_history *h);
  * insufficient (its values are still filled from what there is). Nothing is
  * added when no record is usable.
  */
-void pg_history_baseline_point(struct pg_baseline *base, const struct pg_history *h, const bool *use,
-			       long window, long min_history);
+void pg_history_baseline_point(struct pg_baseline *base, const struct pg_history *h,
+			       const bool *use, long window, long min_history);
 
 /*
  * The history as readable text: per metric, the oldest and newest of the
  * last `last` records, the change, a sparkline, the median and the spread.
  * metric (may be NULL) limits it to one metric id.
  */
-void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char *metric, long last);
+void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char *metric,
+		      long last);
 
 /* The baseline as readable text (perfgate baseline show). */
-void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b, const struct pg_policy *p);
+void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,
+			  const struct pg_policy *p);
 
 #endif

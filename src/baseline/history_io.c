@@ -23,12 +23,12 @@
 /* Where the history lives while we work on it. */
 struct store {
 	git_repository *repo;
-	git_remote *remote;       /* URL mode: the real repository */
-	char *tmpdir;             /* URL mode: our temporary bare clone */
+	git_remote *remote; /* URL mode: the real repository */
+	char *tmpdir;       /* URL mode: our temporary bare clone */
 	const char *ref;
-	char *where;              /* for messages: the path, or the URL without a password */
+	char *where; /* for messages: the path, or the URL without a password */
 	int cred_tries;
-	bool push_rejected;       /* the server refused our ref update */
+	bool push_rejected; /* the server refused our ref update */
 };
 
 /*
@@ -127,8 +127,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
-static int credentials(git_credential **out, const char *url, const char *user, unsigned int allowed,
-		       void *payload)
+static int credentials(git_credential **out, const char *url, const char *user,
+		       unsigned int allowed, void *payload)
 {
 	struct store *s = payload;
 	const char *token = getenv("PERFGATE_GIT_TOKEN");
@@ -140,7 +140,8 @@ static int credentials(git_credential **out, const char *url, const char *user, 
 	if (allowed & GIT_CREDENTIAL_SSH_KEY)
 		return git_credential_ssh_key_from_agent(out, user ? user : "git");
 	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && token && *token)
-		return git_credential_userpass_plaintext_new(out, user ? user : "x-access-token", token);
+		return git_credential_userpass_plaintext_new(out, user ? user : "x-access-token",
+							     token);
 	return GIT_PASSTHROUGH;
 }
 
@@ -259,7 +260,8 @@ static int store_update(struct store *s, const git_oid *old, const git_oid *new,
 			rc = git_reference_create_matching(&ref, s->repo, s->ref, new, 1, old,
 							   "perfgate: record");
 		else
-			rc = git_reference_create(&ref, s->repo, s->ref, new, 0, "perfgate: record");
+			rc = git_reference_create(&ref, s->repo, s->ref, new, 0,
+						  "perfgate: record");
 		git_reference_free(ref);
 		if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) {
 			git_error_clear();
@@ -298,8 +300,9 @@ static int store_update(struct store *s, const git_oid *old, const git_oid *new,
 			/* some servers report a lost race as a plain error */
 			const git_error *e = git_error_last();
 			if (e && e->message &&
-			    (strstr(e->message, "non-fast-forward") || strstr(e->message, "fetch first") ||
-			     strstr(e->message, "rejected") || strstr(e->message, "failed to update"))) {
+			    (strstr(e->message, "non-fast-forward") ||
+			     strstr(e->message, "fetch first") || strstr(e->message, "rejected") ||
+			     strstr(e->message, "failed to update"))) {
 				git_error_clear();
 				*rejected = true;
 				return 0;
@@ -378,7 +381,8 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 
 	*lines = 0;
 	if (parent_id) {
-		if (git_commit_lookup(&parent, s->repo, parent_id) || git_commit_tree(&tree, parent)) {
+		if (git_commit_lookup(&parent, s->repo, parent_id) ||
+		    git_commit_tree(&tree, parent)) {
 			rc = git_fail(err, "reading the history", s->where);
 			goto done;
 		}
@@ -399,7 +403,8 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 			continue;
 		point_path(&path, o->gpu, p->name);
 		pg_buf_reset(&content);
-		if ((rc = read_blob(s->repo, parent_id ? tree : NULL, path.ptr, &content, s->where, err))) {
+		if ((rc = read_blob(s->repo, parent_id ? tree : NULL, path.ptr, &content, s->where,
+				    err))) {
 			json_decref(line);
 			goto done;
 		}
@@ -431,7 +436,8 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 		rc = git_fail(err, "making a signature", s->where);
 		goto done;
 	}
-	pg_buf_printf(&msg, "perfgate: record %zu point%s on %s", n_up, n_up == 1 ? "" : "s", o->gpu);
+	pg_buf_printf(&msg, "perfgate: record %zu point%s on %s", n_up, n_up == 1 ? "" : "s",
+		      o->gpu);
 	if (o->meta.commit)
 		pg_buf_printf(&msg, " at %.12s", o->meta.commit);
 	pg_buf_puts(&msg, "\n");
@@ -439,8 +445,8 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 		pg_buf_printf(&msg, "\nBuild: %s\n", o->meta.build_url);
 	{
 		const git_commit *parents[1] = { parent };
-		if (git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, new_tree, parent ? 1 : 0,
-				      parents))
+		if (git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, new_tree,
+				      parent ? 1 : 0, parents))
 			rc = git_fail(err, "committing the history", s->where);
 	}
 done:
@@ -495,7 +501,8 @@ static void test_barrier(const char *spec)
 	for (int waited = 0; waited < 6000; waited++) {
 		struct pg_strv names = PG_STRV_INIT;
 		struct pg_error ignored = PG_ERROR_INIT;
-		bool all_here = pg_dir_list(dir, NULL, &names, &ignored) == 0 && names.n >= (size_t)want;
+		bool all_here = pg_dir_list(dir, NULL, &names, &ignored) == 0 &&
+				names.n >= (size_t)want;
 
 		pg_strv_release(&names);
 		if (all_here)
@@ -541,8 +548,13 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 		git_error_clear();
 		if (!meta.commit) {
 			memset(&s, 0, sizeof(s));
-			rc = given ? pg_error_set(err, PG_ECONFIG, "--commit '%s' is not a commit of this repository (give the full id)", given)
-				   : pg_error_set(err, PG_ECONFIG, "which commit did this run measure? pass --commit");
+			rc = given ? pg_error_set(
+					     err, PG_ECONFIG,
+					     "--commit '%s' is not a commit of this repository (give the full id)",
+					     given)
+				   : pg_error_set(
+					     err, PG_ECONFIG,
+					     "which commit did this run measure? pass --commit");
 			goto done;
 		}
 	}
@@ -560,7 +572,9 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 		if ((rc = build_commit(&s, exists ? &tip : NULL, run, &opts, &new, lines, err)))
 			goto done;
 		if (!*lines) {
-			rc = pg_error_set(err, PG_ECONFIG, "nothing to record: no result with status ok and a comparable metric");
+			rc = pg_error_set(
+				err, PG_ECONFIG,
+				"nothing to record: no result with status ok and a comparable metric");
 			goto done;
 		}
 		if (barrier && attempt == 1)
@@ -574,7 +588,8 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 		/* someone else recorded first: back off a little, then redo on the new tip */
 		sleep_ms(20L * attempt + (long)(getpid() % 20));
 	}
-	rc = pg_error_set(err, PG_EINFRA, "%s: %s: still rejected after %d attempts (other writers keep winning)",
+	rc = pg_error_set(err, PG_EINFRA,
+			  "%s: %s: still rejected after %d attempts (other writers keep winning)",
 			  s.where, s.ref, max);
 done:
 	store_close(&s);
@@ -591,8 +606,8 @@ static int cmp_history(const void *a, const void *b)
 	return strcmp(((const struct pg_history *)a)->point, ((const struct pg_history *)b)->point);
 }
 
-static int read_histories(struct store *s, const char *gpu, const char *point, struct pg_history **out,
-			  size_t *n, struct pg_error *err)
+static int read_histories(struct store *s, const char *gpu, const char *point,
+			  struct pg_history **out, size_t *n, struct pg_error *err)
 {
 	git_oid tip;
 	bool exists;
@@ -745,7 +760,7 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 			const struct pg_history_opts *o, struct pg_error *err)
 {
 	const char *env_base = getenv("BUILDKITE_PULL_REQUEST_BASE_BRANCH");
-	const char *branch = o->base_branch ? o->base_branch
+	const char *branch = o->base_branch                                       ? o->base_branch
 			     : env_base && *env_base && strcmp(env_base, "false") ? env_base
 										  : "main";
 	git_repository *src = NULL;
@@ -761,7 +776,8 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 	out->gpu = pg_xstrdup(gpu);
 	out->kind = pg_xstrdup("git");
 	if (git_repository_open_ext(&src, o->source_repo ? o->source_repo : ".", 0, NULL)) {
-		rc = git_fail(err, "opening the source repository", o->source_repo ? o->source_repo : ".");
+		rc = git_fail(err, "opening the source repository",
+			      o->source_repo ? o->source_repo : ".");
 		goto done;
 	}
 	if (git_reference_name_to_id(&head, src, "HEAD")) {
@@ -770,9 +786,10 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 	}
 	if (resolve_base(src, branch, &base)) {
 		git_error_clear();
-		rc = pg_error_set(err, PG_EINFRA,
-				  "base branch '%s' not found (neither origin/%s nor a local branch): fetch it or pass --base",
-				  branch, branch);
+		rc = pg_error_set(
+			err, PG_EINFRA,
+			"base branch '%s' not found (neither origin/%s nor a local branch): fetch it or pass --base",
+			branch, branch);
 		goto done;
 	}
 	if (git_merge_base(&anc.mb, src, &head, &base)) {
@@ -787,14 +804,15 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 		bool *use = pg_xcalloc(hs[i].n ? hs[i].n : 1, sizeof(bool));
 		for (size_t k = 0; k < hs[i].n; k++)
 			use[k] = at_or_before(&anc, hs[i].recs[k].commit);
-		pg_history_baseline_point(out, &hs[i], use, policy->history_window, policy->min_history);
+		pg_history_baseline_point(out, &hs[i], use, policy->history_window,
+					  policy->min_history);
 		free(use);
 	}
 	pg_baseline_sort(out);
 	{
 		char *repo = safe_url(o->repo ? o->repo : "git");
-		pg_buf_printf(&where, "%s %s, runs at or before %.12s (merge-base of HEAD and %s)", repo,
-			      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF, mb_hex, branch);
+		pg_buf_printf(&where, "%s %s, runs at or before %.12s (merge-base of HEAD and %s)",
+			      repo, o->ref ? o->ref : PG_HISTORY_DEFAULT_REF, mb_hex, branch);
 		free(repo);
 	}
 	out->source = pg_buf_detach(&where);

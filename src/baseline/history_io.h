@@ -26,10 +26,11 @@ struct pg_error;
 #define PG_HISTORY_DEFAULT_REF "refs/perfgate/history"
 
 struct pg_history_opts {
-	const char *repo;         /* path or URL; NULL: the repository around the cwd */
-	const char *ref;          /* NULL: PG_HISTORY_DEFAULT_REF */
-	const char *base_branch;  /* baseline: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main */
-	const char *source_repo;  /* baseline: where HEAD and the base branch are; NULL: cwd */
+	const char *repo; /* path or URL; NULL: the repository around the cwd */
+	const char *ref;  /* NULL: PG_HISTORY_DEFAULT_REF */
+	const char
+		*base_branch; /* baseline: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main */
+	const char *source_repo; /* baseline: where HEAD and the base branch are; NULL: cwd */
 };
 
 /*
@@ -48,19 +49,19 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 		    const struct pg_history_opts *o, struct pg_error *err);
 
 struct pg_history_record_opts {
-	const char *repo;         /* as in pg_history_opts */
+	const char *repo; /* as in pg_history_opts */
 	const char *ref;
-	const char *gpu;          /* the GPU key: the directory in the tree */
+	const char *gpu; /* the GPU key: the directory in the tree */
 	struct pg_history_meta meta;
-	int max_attempts;         /* 0: 10 */
+	int max_attempts; /* 0: 10 */
 };
 
 /* What pg_history_record did. */
 struct pg_history_recorded {
-	size_t lines;             /* points recorded */
-	int attempts;             /* tries it took (other writers moved the ref) */
-	char commit[41];          /* the new history commit */
-	char measured[41];        /* the source commit the lines name */
+	size_t lines;      /* points recorded */
+	int attempts;      /* tries it took (other writers moved the ref) */
+	char commit[41];   /* the new history commit */
+	char measured[41]; /* the source commit the lines name */
 };
 
 /*

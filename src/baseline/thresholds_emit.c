@@ -12,8 +12,8 @@
 /* Strings YAML 1.1 would read as something other than a string. */
 static bool yaml_special(const char *s)
 {
-	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null",
-					     "~", "y", "n", ".inf", ".nan" };
+	static const char *const words[] = { "true", "false", "yes", "no", "on",   "off",
+					     "null", "~",     "y",   "n",  ".inf", ".nan" };
 	double d;
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -24,7 +24,8 @@ static bool yaml_special(const char *s)
 
 void pg_yaml_scalar(struct pg_buf *out, const char *s)
 {
-	bool plain = *s && !yaml_special(s) && (isalnum((unsigned char)*s) || *s == '/' || *s == '.') &&
+	bool plain = *s && !yaml_special(s) &&
+		     (isalnum((unsigned char)*s) || *s == '/' || *s == '.') &&
 		     s[strlen(s) - 1] != ' ';
 
 	for (const char *p = s; plain && *p; p++)
@@ -65,17 +66,20 @@ static void number(struct pg_buf *out, double v)
 
 void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *regenerate)
 {
-	pg_buf_printf(out,
-		      "# perfgate thresholds for %s GPUs: how results are judged (policy) and\n"
-		      "# what they are compared with (baselines). Review changes like code.\n"
-		      "#\n"
-		      "# The baselines are generated. Refresh them with\n"
-		      "#\n"
-		      "#   %s\n"
-		      "#\n"
-		      "# which rewrites the baselines section only: the policy and these\n"
-		      "# comments stay as you wrote them. See the README, \"Gate and baselines\".\n",
-		      gpu, regenerate ? regenerate : "perfgate baseline update <this file> --from <results dir or report>");
+	pg_buf_printf(
+		out,
+		"# perfgate thresholds for %s GPUs: how results are judged (policy) and\n"
+		"# what they are compared with (baselines). Review changes like code.\n"
+		"#\n"
+		"# The baselines are generated. Refresh them with\n"
+		"#\n"
+		"#   %s\n"
+		"#\n"
+		"# which rewrites the baselines section only: the policy and these\n"
+		"# comments stay as you wrote them. See the README, \"Gate and baselines\".\n",
+		gpu,
+		regenerate ? regenerate
+			   : "perfgate baseline update <this file> --from <results dir or report>");
 }
 
 struct rule_cells {
@@ -115,12 +119,14 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 	const struct pg_metric *all = pg_metrics_all(&n);
 
 	pg_buf_puts(out, "policy:\n");
-	pg_buf_puts(out, "  # A change beyond the tolerance must also be significant: one-sided\n"
-			 "  # Mann-Whitney U at alpha, when both sides have min_samples samples.\n");
+	pg_buf_puts(out,
+		    "  # A change beyond the tolerance must also be significant: one-sided\n"
+		    "  # Mann-Whitney U at alpha, when both sides have min_samples samples.\n");
 	pg_buf_printf(out, "  alpha: %.10g\n  min_samples: %ld\n", p->alpha, p->min_samples);
-	pg_buf_puts(out, "  # Git history baselines (compare --baseline git): the median of the\n"
-			 "  # last history_window records at or before the merge-base; fewer than\n"
-			 "  # min_history records give insufficient-data, a pass with a warning.\n");
+	pg_buf_puts(out,
+		    "  # Git history baselines (compare --baseline git): the median of the\n"
+		    "  # last history_window records at or before the merge-base; fewer than\n"
+		    "  # min_history records give insufficient-data, a pass with a warning.\n");
 	pg_buf_printf(out, "  history_window: %ld\n  min_history: %ld\n", p->history_window,
 		      p->min_history);
 	pg_buf_puts(out, "  # A tolerance widens to noise_sigmas x the run-to-run spread measured\n"
@@ -194,7 +200,8 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		pg_buf_puts(out, ": {");
 		const char *sep = " ";
 		if (e->patch.set & PG_RULE_GATE) {
-			pg_buf_printf(out, "%sgate: %s", sep, e->patch.rule.gate ? "true" : "false");
+			pg_buf_printf(out, "%sgate: %s", sep,
+				      e->patch.rule.gate ? "true" : "false");
 			sep = ", ";
 		}
 		if (e->patch.set & PG_RULE_TOLERANCE) {
@@ -288,7 +295,8 @@ void pg_thresholds_emit_baselines(struct pg_buf *out, const struct pg_baseline *
 		pg_buf_puts(out, "    values:\n");
 		for (size_t k = 0; k < p->n_metrics; k++) {
 			const struct pg_base_metric *m = &p->metrics[k];
-			pg_buf_printf(out, "      %s:%*s ", m->metric->id, (int)(w - strlen(m->metric->id)), "");
+			pg_buf_printf(out, "      %s:%*s ", m->metric->id,
+				      (int)(w - strlen(m->metric->id)), "");
 			number(out, m->value);
 			pg_buf_puts(out, "\n");
 		}
@@ -301,7 +309,8 @@ void pg_thresholds_emit_baselines(struct pg_buf *out, const struct pg_baseline *
 			const struct pg_base_metric *m = &p->metrics[k];
 			if (m->n_samples < 2)
 				continue;
-			pg_buf_printf(out, "      %s:%*s [", m->metric->id, (int)(w - strlen(m->metric->id)), "");
+			pg_buf_printf(out, "      %s:%*s [", m->metric->id,
+				      (int)(w - strlen(m->metric->id)), "");
 			for (size_t s = 0; s < m->n_samples; s++) {
 				if (s)
 					pg_buf_puts(out, ", ");

@@ -25,19 +25,22 @@
 struct tload {
 	struct pg_ydoc d;
 	struct pg_error *err;
-	int baselines_line;   /* 0-based line of the top-level "baselines" key, or -1 */
-	int after_line;       /* line of the top-level key after it, or -1 */
+	int baselines_line; /* 0-based line of the top-level "baselines" key, or -1 */
+	int after_line;     /* line of the top-level key after it, or -1 */
 };
 
-#define KEY(parent, k) { (parent), (k), 0 }
+#define KEY(parent, k)                                                                             \
+	{                                                                                          \
+		(parent), (k), 0                                                                   \
+	}
 
 static int unknown(struct tload *t, const struct pg_ypair *pr, const struct pg_ypath *at,
 		   const char *what, const char *const *known, size_t n_known)
 {
 	const char *near = pg_nearest(pr->key, known, n_known);
 	if (near)
-		return pg_yerr(&t->d, pr->key_node, at, t->err, "unknown %s '%s' (did you mean '%s'?)",
-			       what, pr->key, near);
+		return pg_yerr(&t->d, pr->key_node, at, t->err,
+			       "unknown %s '%s' (did you mean '%s'?)", what, pr->key, near);
 	return pg_yerr(&t->d, pr->key_node, at, t->err, "unknown %s '%s'", what, pr->key);
 }
 
@@ -57,12 +60,14 @@ static int pairs(struct tload *t, yaml_node_t *map, const struct pg_ypath *at, c
  * more is almost certainly a percentage without its sign, so it is refused
  * rather than read as 100% or more.
  */
-static int get_fraction(struct tload *t, const yaml_node_t *n, const struct pg_ypath *at, double *out)
+static int get_fraction(struct tload *t, const yaml_node_t *n, const struct pg_ypath *at,
+			double *out)
 {
 	const char *s = pg_ynode_text(n);
 	size_t len = strlen(s);
 
-	if (pg_ynode_is_scalar(n) && len > 1 && len < 40 && s[len - 1] == '%' && !strpbrk(s, "eE")) {
+	if (pg_ynode_is_scalar(n) && len > 1 && len < 40 && s[len - 1] == '%' &&
+	    !strpbrk(s, "eE")) {
 		char num[64];
 		/* "2.6e-2" parses to the double nearest 0.026; 2.6 / 100 would not */
 		snprintf(num, sizeof(num), "%.*se-2", (int)(len - 1), s);
@@ -71,9 +76,11 @@ static int get_fraction(struct tload *t, const yaml_node_t *n, const struct pg_y
 	}
 	if (!pg_ynode_is_scalar(n) || pg_ynode_is_quoted(n) || pg_parse_double(s, out) ||
 	    !isfinite(*out) || *out < 0)
-		return pg_yexpected(&t->d, n, at, t->err, "a percentage like 2.5%% (or a fraction like 0.025)");
+		return pg_yexpected(&t->d, n, at, t->err,
+				    "a percentage like 2.5%% (or a fraction like 0.025)");
 	if (*out >= 1)
-		return pg_yerr(&t->d, n, at, t->err, "%s is 100%% or more: write a percentage like %s%%", s, s);
+		return pg_yerr(&t->d, n, at, t->err,
+			       "%s is 100%% or more: write a percentage like %s%%", s, s);
 	return 0;
 }
 
@@ -96,8 +103,8 @@ static int get_floor(struct tload *t, const yaml_node_t *n, const struct pg_ypat
 	/* the unit must be the metric's ("*" stands for metrics that disagree) */
 	for (size_t i = 0; i < nm; i++)
 		if (!strcmp(all[i].id, metric_id) && strcmp(all[i].unit, sp))
-			return pg_yerr(&t->d, n, at, t->err, "unit '%s' is not %s's unit '%s'", sp, metric_id,
-				       all[i].unit[0] ? all[i].unit : "(none)");
+			return pg_yerr(&t->d, n, at, t->err, "unit '%s' is not %s's unit '%s'", sp,
+				       metric_id, all[i].unit[0] ? all[i].unit : "(none)");
 	if (!strcmp(metric_id, "*"))
 		return pg_yerr(&t->d, n, at, t->err, "a floor for every metric cannot have a unit");
 	return 0;
@@ -106,15 +113,16 @@ static int get_floor(struct tload *t, const yaml_node_t *n, const struct pg_ypat
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
-static const char *const rule_keys[] = { "gate", "tolerance", "floor", "escalate", "recheck",
-					 "alpha", "min_samples", "noise_sigmas" };
+static const char *const rule_keys[] = { "gate",    "tolerance", "floor",       "escalate",
+					 "recheck", "alpha",     "min_samples", "noise_sigmas" };
 
-static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *at, const char *metric,
-		      struct pg_rule_patch *patch)
+static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *at,
+		      const char *metric, struct pg_rule_patch *patch)
 {
 	struct pg_ypair *ps;
 	size_t n;
-	int rc = pairs(t, map, at, "a mapping of settings ({ gate: true, tolerance: 3% })", &ps, &n);
+	int rc = pairs(t, map, at, "a mapping of settings ({ gate: true, tolerance: 3% })", &ps,
+		       &n);
 
 	memset(patch, 0, sizeof(*patch));
 	for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -133,7 +141,8 @@ static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *
 			patch->set |= PG_RULE_FLOOR;
 		} else if (!strcmp(pr->key, "escalate")) {
 			const char *s = pg_ynode_text(pr->value);
-			if (!pg_ynode_is_quoted(pr->value) && (!strcmp(s, "false") || !strcmp(s, "0")))
+			if (!pg_ynode_is_quoted(pr->value) &&
+			    (!strcmp(s, "false") || !strcmp(s, "0")))
 				r->escalate = 0;
 			else
 				rc = get_fraction(t, pr->value, &here, &r->escalate);
@@ -148,12 +157,15 @@ static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *
 			rc = pg_yget_long(&t->d, pr->value, &here, 2, &r->min_samples, t->err);
 			patch->set |= PG_RULE_MIN_SAMPLES;
 		} else if (!strcmp(pr->key, "noise_sigmas")) {
-			rc = pg_yget_double(&t->d, pr->value, &here, false, &r->noise_sigmas, t->err);
+			rc = pg_yget_double(&t->d, pr->value, &here, false, &r->noise_sigmas,
+					    t->err);
 			if (!rc && r->noise_sigmas < 0)
-				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must not be negative");
+				rc = pg_yerr(&t->d, pr->value, &here, t->err,
+					     "must not be negative");
 			patch->set |= PG_RULE_NOISE_SIGMAS;
 		} else {
-			rc = unknown(t, pr, at, "setting", rule_keys, sizeof(rule_keys) / sizeof(rule_keys[0]));
+			rc = unknown(t, pr, at, "setting", rule_keys,
+				     sizeof(rule_keys) / sizeof(rule_keys[0]));
 		}
 	}
 	free(ps);
@@ -197,8 +209,9 @@ static int parse_metric_rules(struct tload *t, yaml_node_t *map, const struct pg
 	return rc;
 }
 
-static const char *const policy_keys[] = { "alpha", "min_samples", "history_window", "min_history",
-					   "noise_sigmas", "escalate", "recheck", "metrics", "tests" };
+static const char *const policy_keys[] = { "alpha",       "min_samples",  "history_window",
+					   "min_history", "noise_sigmas", "escalate",
+					   "recheck",     "metrics",      "tests" };
 
 static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 {
@@ -222,9 +235,11 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 		} else if (!strcmp(pr->key, "min_history")) {
 			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->min_history, t->err);
 		} else if (!strcmp(pr->key, "noise_sigmas")) {
-			rc = pg_yget_double(&t->d, pr->value, &here, false, &p->noise_sigmas, t->err);
+			rc = pg_yget_double(&t->d, pr->value, &here, false, &p->noise_sigmas,
+					    t->err);
 			if (!rc && p->noise_sigmas < 0)
-				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must not be negative");
+				rc = pg_yerr(&t->d, pr->value, &here, t->err,
+					     "must not be negative");
 		} else if (!strcmp(pr->key, "escalate")) {
 			rc = get_fraction(t, pr->value, &here, &p->escalate);
 		} else if (!strcmp(pr->key, "recheck")) {
@@ -234,10 +249,12 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 		} else if (!strcmp(pr->key, "tests")) {
 			struct pg_ypair *tests;
 			size_t nt;
-			rc = pairs(t, pr->value, &here, "a mapping of test: { metric: { settings } }", &tests, &nt);
+			rc = pairs(t, pr->value, &here,
+				   "a mapping of test: { metric: { settings } }", &tests, &nt);
 			for (size_t k = 0; rc == 0 && k < nt; k++) {
 				const struct pg_ypath test_at = KEY(&here, tests[k].key);
-				rc = parse_metric_rules(t, tests[k].value, &test_at, tests[k].key, p);
+				rc = parse_metric_rules(t, tests[k].value, &test_at, tests[k].key,
+							p);
 			}
 			free(tests);
 		} else {
@@ -246,8 +263,9 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 		}
 	}
 	if (rc == 0 && p->min_history > p->history_window)
-		rc = pg_yerr(&t->d, map, &at, t->err, "min_history (%ld) is more than history_window (%ld)",
-			     p->min_history, p->history_window);
+		rc = pg_yerr(&t->d, map, &at, t->err,
+			     "min_history (%ld) is more than history_window (%ld)", p->min_history,
+			     p->history_window);
 	free(ps);
 	return rc;
 }
@@ -255,11 +273,13 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 /* ------------------------------------------------------------------ */
 /* Baselines                                                           */
 
-static const char *const point_keys[] = { "suite", "test", "qps", "max_concurrency", "gpu", "source",
-					  "date", "commit", "runs", "repeats", "values", "samples" };
+static const char *const point_keys[] = { "suite", "test",    "qps",    "max_concurrency",
+					  "gpu",   "source",  "date",   "commit",
+					  "runs",  "repeats", "values", "samples" };
 
 static const struct pg_metric *suite_metric(struct tload *t, const struct pg_ypair *pr,
-					    const struct pg_ypath *at, enum pg_suite_kind suite, int *rc)
+					    const struct pg_ypath *at, enum pg_suite_kind suite,
+					    int *rc)
 {
 	const struct pg_metric *m = pg_metric_by_id(suite, pr->key);
 	const char *ids[64];
@@ -275,8 +295,9 @@ static const struct pg_metric *suite_metric(struct tload *t, const struct pg_ypa
 	snprintf(what, sizeof(what), "metric for a %s test", pg_suite_kind_name(suite));
 	for (int other = 0; other < PG_SUITE_COUNT; other++)
 		if (other != (int)suite && pg_metric_by_id((enum pg_suite_kind)other, pr->key)) {
-			*rc = pg_yerr(&t->d, pr->key_node, at, t->err, "unknown %s '%s' (a %s test metric)", what,
-				      pr->key, pg_suite_kind_name((enum pg_suite_kind)other));
+			*rc = pg_yerr(&t->d, pr->key_node, at, t->err,
+				      "unknown %s '%s' (a %s test metric)", what, pr->key,
+				      pg_suite_kind_name((enum pg_suite_kind)other));
 			return NULL;
 		}
 	*rc = unknown(t, pr, at, what, ids, n);
@@ -313,7 +334,8 @@ static int parse_values(struct tload *t, struct pg_base_point *p, yaml_node_t *v
 	size_t nv = 0, ns = 0;
 	int rc;
 
-	if ((rc = pg_ymap_pairs(&t->d, values, &vat, "a mapping of metric: value", &vs, &nv, t->err)))
+	if ((rc = pg_ymap_pairs(&t->d, values, &vat, "a mapping of metric: value", &vs, &nv,
+				t->err)))
 		goto done;
 	if (!nv) {
 		rc = pg_yerr(&t->d, values, &vat, t->err, "no metrics");
@@ -326,7 +348,8 @@ static int parse_values(struct tload *t, struct pg_base_point *p, yaml_node_t *v
 			goto done;
 		if (!pg_ymap_get(&t->d, values, ss[i].key)) {
 			const struct pg_ypath here = KEY(&sat, ss[i].key);
-			rc = pg_yerr(&t->d, ss[i].key_node, &here, t->err, "samples of a metric that has no value");
+			rc = pg_yerr(&t->d, ss[i].key_node, &here, t->err,
+				     "samples of a metric that has no value");
 			goto done;
 		}
 	}
@@ -368,19 +391,22 @@ static int parse_point(struct tload *t, const struct pg_ypair *point, const stru
 	struct pg_base_point *p;
 	int rc, suite;
 
-	if ((rc = pg_ymap_pairs(&t->d, point->value, &at, "a mapping (suite:, values:, ...)", &ps, &n,
-				t->err)))
+	if ((rc = pg_ymap_pairs(&t->d, point->value, &at, "a mapping (suite:, values:, ...)", &ps,
+				&n, t->err)))
 		return rc;
 	suite_node = pg_ymap_get(&t->d, point->value, "suite");
 	values = pg_ymap_get(&t->d, point->value, "values");
 	suite = suite_node ? pg_suite_kind_parse(pg_ynode_text(suite_node)) : -1;
 	if (!suite_node)
-		rc = pg_yerr(&t->d, point->key_node, &at, t->err, "missing 'suite' (latency, throughput or serving)");
+		rc = pg_yerr(&t->d, point->key_node, &at, t->err,
+			     "missing 'suite' (latency, throughput or serving)");
 	else if (suite < 0) {
 		const struct pg_ypath here = KEY(&at, "suite");
-		rc = pg_yexpected(&t->d, suite_node, &here, t->err, "latency, throughput or serving");
+		rc = pg_yexpected(&t->d, suite_node, &here, t->err,
+				  "latency, throughput or serving");
 	} else if (!values)
-		rc = pg_yerr(&t->d, point->key_node, &at, t->err, "missing 'values' (metric: number)");
+		rc = pg_yerr(&t->d, point->key_node, &at, t->err,
+			     "missing 'values' (metric: number)");
 	if (rc)
 		goto done;
 	p = pg_baseline_add(base, point->key, (enum pg_suite_kind)suite);
@@ -389,7 +415,8 @@ static int parse_point(struct tload *t, const struct pg_ypair *point, const stru
 		const struct pg_ypair *pr = &ps[i];
 		const struct pg_ypath here = KEY(&at, pr->key);
 
-		if (!strcmp(pr->key, "suite") || !strcmp(pr->key, "values") || !strcmp(pr->key, "samples"))
+		if (!strcmp(pr->key, "suite") || !strcmp(pr->key, "values") ||
+		    !strcmp(pr->key, "samples"))
 			continue;
 		if (!strcmp(pr->key, "test"))
 			rc = pg_yget_string(&t->d, pr->value, &here, &p->test, t->err);
@@ -404,7 +431,8 @@ static int parse_point(struct tload *t, const struct pg_ypair *point, const stru
 		else if (!strcmp(pr->key, "qps")) {
 			rc = pg_yget_double(&t->d, pr->value, &here, true, &p->qps, t->err);
 			if (!rc && !(p->qps > 0))
-				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must be above 0 (or inf)");
+				rc = pg_yerr(&t->d, pr->value, &here, t->err,
+					     "must be above 0 (or inf)");
 		} else if (!strcmp(pr->key, "max_concurrency"))
 			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->max_concurrency, t->err);
 		else if (!strcmp(pr->key, "runs"))
@@ -412,7 +440,8 @@ static int parse_point(struct tload *t, const struct pg_ypair *point, const stru
 		else if (!strcmp(pr->key, "repeats"))
 			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->repeats, t->err);
 		else
-			rc = unknown(t, pr, &at, "key", point_keys, sizeof(point_keys) / sizeof(point_keys[0]));
+			rc = unknown(t, pr, &at, "key", point_keys,
+				     sizeof(point_keys) / sizeof(point_keys[0]));
 	}
 	if (rc == 0)
 		rc = parse_values(t, p, values, pg_ymap_get(&t->d, point->value, "samples"), &at);
@@ -452,10 +481,12 @@ static int load_text(struct tload *t, const char *path, const char *text, size_t
 		goto done;
 	root = pg_ydoc_root(&t->d);
 	if (!root) {
-		rc = pg_error_set(t->err, PG_ECONFIG, "%s: empty file (expected gpu:, policy: and baselines:)", path);
+		rc = pg_error_set(t->err, PG_ECONFIG,
+				  "%s: empty file (expected gpu:, policy: and baselines:)", path);
 		goto done;
 	}
-	if ((rc = pg_ymap_pairs(&t->d, root, NULL, "a mapping (gpu:, policy:, baselines:)", &ps, &n, t->err)))
+	if ((rc = pg_ymap_pairs(&t->d, root, NULL, "a mapping (gpu:, policy:, baselines:)", &ps, &n,
+				t->err)))
 		goto done;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct pg_ypair *pr = &ps[i];
@@ -504,8 +535,8 @@ char *pg_thresholds_path(const char *path_or_dir, const char *gpu_key)
 	struct pg_buf b = PG_BUF_INIT;
 
 	if (stat(path_or_dir, &st) == 0 ? !S_ISDIR(st.st_mode)
-					 : (pg_str_has_suffix(path_or_dir, ".yml") ||
-					    pg_str_has_suffix(path_or_dir, ".yaml")))
+					: (pg_str_has_suffix(path_or_dir, ".yml") ||
+					   pg_str_has_suffix(path_or_dir, ".yaml")))
 		return pg_xstrdup(path_or_dir);
 	pg_buf_printf(&b, "%s%s%s.yml", path_or_dir, pg_str_has_suffix(path_or_dir, "/") ? "" : "/",
 		      gpu_key);
@@ -537,7 +568,8 @@ static void copy_point(struct pg_baseline *dst, const struct pg_base_point *src)
 	p->repeats = src->repeats;
 	for (size_t i = 0; i < src->n_metrics; i++) {
 		const struct pg_base_metric *m = &src->metrics[i];
-		struct pg_base_metric *c = pg_base_point_add_metric(p, m->metric, m->value, m->samples, m->n_samples);
+		struct pg_base_metric *c = pg_base_point_add_metric(p, m->metric, m->value,
+								    m->samples, m->n_samples);
 		c->noise = m->noise;
 		c->runs = m->runs;
 	}
@@ -586,7 +618,8 @@ int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 		pg_thresholds_emit_baselines(&out, &merged);
 	} else {
 		size_t start = line_offset(text.ptr, text.len, d.baselines_line);
-		size_t end = d.after_line < 0 ? text.len : line_offset(text.ptr, text.len, d.after_line);
+		size_t end = d.after_line < 0 ? text.len
+					      : line_offset(text.ptr, text.len, d.after_line);
 		pg_buf_add(&out, text.ptr, start);
 		pg_thresholds_emit_baselines(&out, &merged);
 		if (end < text.len) {

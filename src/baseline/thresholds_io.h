@@ -31,9 +31,9 @@ int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_bas
 char *pg_thresholds_path(const char *path_or_dir, const char *gpu_key);
 
 struct pg_thresholds_update_opts {
-	const char *gpu;          /* the GPU key, for a new file */
-	const char *regenerate;   /* the refresh command, for a new file's header */
-	bool replace;             /* drop existing points that fresh does not have */
+	const char *gpu;        /* the GPU key, for a new file */
+	const char *regenerate; /* the refresh command, for a new file's header */
+	bool replace;           /* drop existing points that fresh does not have */
 };
 
 /*

@@ -214,9 +214,10 @@ int pg_bkagent_exec(const struct pg_bkagent *agent, const char *const *args, con
 		}
 		if (rc == -2 || pg_monotonic() >= deadline) {
 			/* done: kills and reaps it */
-			pg_error_set(err, PG_EINFRA,
-				     "buildkite-agent %s did not finish within %g s (PERFGATE_AGENT_TIMEOUT)",
-				     what, limit);
+			pg_error_set(
+				err, PG_EINFRA,
+				"buildkite-agent %s did not finish within %g s (PERFGATE_AGENT_TIMEOUT)",
+				what, limit);
 			goto done;
 		}
 		poll(NULL, 0, 10);
@@ -259,8 +260,8 @@ int pg_bkagent_annotate(const struct pg_bkagent *agent, const char *context, con
 	return pg_bkagent_exec(agent, args, NULL, body, len, NULL, err);
 }
 
-int pg_bkagent_artifact_upload(const struct pg_bkagent *agent, const char *cwd,
-			       const char *pattern, struct pg_error *err)
+int pg_bkagent_artifact_upload(const struct pg_bkagent *agent, const char *cwd, const char *pattern,
+			       struct pg_error *err)
 {
 	const char *args[] = { "artifact", "upload", pattern, NULL };
 
@@ -271,7 +272,7 @@ int pg_bkagent_artifact_download(const struct pg_bkagent *agent, const char *pat
 				 const char *dest, const char *step, struct pg_error *err)
 {
 	const char *args[] = { "artifact", "download", pattern, dest, step ? "--step" : NULL,
-			       step, NULL };
+			       step,       NULL };
 
 	return pg_bkagent_exec(agent, args, NULL, NULL, 0, NULL, err);
 }

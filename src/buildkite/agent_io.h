@@ -17,10 +17,13 @@ struct pg_error;
  * looked up on PATH, so tests put a recording shim in front of it.
  */
 struct pg_bkagent {
-	char *path;     /* owned */
+	char *path; /* owned */
 };
 
-#define PG_BKAGENT_INIT { NULL }
+#define PG_BKAGENT_INIT                                                                            \
+	{                                                                                          \
+		NULL                                                                               \
+	}
 
 /* Locate the agent. PG_ENOTFOUND with a message saying where it looked. */
 int pg_bkagent_find(struct pg_bkagent *agent, struct pg_error *err);
@@ -42,8 +45,8 @@ int pg_bkagent_annotate(const struct pg_bkagent *agent, const char *context, con
 
 /* buildkite-agent artifact upload PATTERN, run in cwd so that artifact
  * paths are relative to it. */
-int pg_bkagent_artifact_upload(const struct pg_bkagent *agent, const char *cwd,
-			       const char *pattern, struct pg_error *err);
+int pg_bkagent_artifact_upload(const struct pg_bkagent *agent, const char *cwd, const char *pattern,
+			       struct pg_error *err);
 
 /* buildkite-agent artifact download PATTERN DEST [--step STEP]. */
 int pg_bkagent_artifact_download(const struct pg_bkagent *agent, const char *pattern,

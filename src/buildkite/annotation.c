@@ -16,10 +16,13 @@
 const char *pg_annotation_style(enum pg_annotation_status status)
 {
 	switch (status) {
-	case PG_ANNOTATION_PASS: return "success";
-	case PG_ANNOTATION_WARNING: return "warning";
+	case PG_ANNOTATION_PASS:
+		return "success";
+	case PG_ANNOTATION_WARNING:
+		return "warning";
 	case PG_ANNOTATION_REGRESSION:
-	case PG_ANNOTATION_ERROR: return "error";
+	case PG_ANNOTATION_ERROR:
+		return "error";
 	}
 	return "info";
 }
@@ -27,10 +30,14 @@ const char *pg_annotation_style(enum pg_annotation_status status)
 const char *pg_annotation_status_name(enum pg_annotation_status status)
 {
 	switch (status) {
-	case PG_ANNOTATION_PASS: return "pass";
-	case PG_ANNOTATION_WARNING: return "warning";
-	case PG_ANNOTATION_REGRESSION: return "regression";
-	case PG_ANNOTATION_ERROR: return "error";
+	case PG_ANNOTATION_PASS:
+		return "pass";
+	case PG_ANNOTATION_WARNING:
+		return "warning";
+	case PG_ANNOTATION_REGRESSION:
+		return "regression";
+	case PG_ANNOTATION_ERROR:
+		return "error";
 	}
 	return "unknown";
 }
@@ -70,7 +77,8 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 		if (a->n_errors)
 			pg_buf_printf(out, ", %zu failed to run", a->n_errors);
 	} else
-		pg_buf_printf(out, "no regressions in %zu %s", tests, plural(tests, "test", "tests"));
+		pg_buf_printf(out, "no regressions in %zu %s", tests,
+			      plural(tests, "test", "tests"));
 	if (a->n_warnings)
 		pg_buf_printf(out, ", %zu with warnings", a->n_warnings);
 	if (a->n_improvements)
@@ -277,9 +285,11 @@ static void render_sections(struct pg_buf *out, const struct pg_annotation *a,
 	}
 	if (a->comparison_md && *a->comparison_md) {
 		if (level >= PG_ANNOTATION_TABLES_LINKED)
-			render_linked(out, "The comparison with the baseline", a->comparison_artifact);
+			render_linked(out, "The comparison with the baseline",
+				      a->comparison_artifact);
 		else
-			render_details(out, "Comparison with the baseline", a->comparison_md, false);
+			render_details(out, "Comparison with the baseline", a->comparison_md,
+				       false);
 	}
 	if (a->json_section && *a->json_section) {
 		if (level >= PG_ANNOTATION_JSON_LINKED) {
@@ -350,8 +360,8 @@ static void render_at(struct pg_buf *out, const struct pg_annotation *a,
 	}
 	if (rows < a->n_rows) {
 		size_t left = a->n_rows - rows;
-		pg_buf_printf(out, "%zu more %s left out to keep this annotation under 1 MiB",
-			      left, plural(left, "row was", "rows were"));
+		pg_buf_printf(out, "%zu more %s left out to keep this annotation under 1 MiB", left,
+			      plural(left, "row was", "rows were"));
 		if (a->comparison_artifact) {
 			pg_buf_puts(out, ": all rows are in ");
 			put_artifact_name(out, a->comparison_artifact);

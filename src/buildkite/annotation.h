@@ -27,17 +27,17 @@ struct pg_buf;
  * three artifact links are always there, so at most 7 charts are shown.
  */
 
-#define PG_ANNOTATION_MAX_BYTES 1048576u
+#define PG_ANNOTATION_MAX_BYTES         1048576u
 #define PG_ANNOTATION_MAX_ARTIFACT_REFS 10u
-#define PG_ANNOTATION_MAX_CHARTS 7u
-#define PG_ANNOTATION_MAX_NOTES 20u
+#define PG_ANNOTATION_MAX_CHARTS        7u
+#define PG_ANNOTATION_MAX_NOTES         20u
 
 /* Worst first: the annotation's style and the step's outcome. */
 enum pg_annotation_status {
-	PG_ANNOTATION_PASS,        /* success: nothing regressed (improvements fine) */
-	PG_ANNOTATION_WARNING,     /* warning: noisy/unconfirmed/p99/missing baseline */
-	PG_ANNOTATION_REGRESSION,  /* error: a confirmed regression, exit 1 */
-	PG_ANNOTATION_ERROR,       /* error: tests failed to run, exit 3 */
+	PG_ANNOTATION_PASS,       /* success: nothing regressed (improvements fine) */
+	PG_ANNOTATION_WARNING,    /* warning: noisy/unconfirmed/p99/missing baseline */
+	PG_ANNOTATION_REGRESSION, /* error: a confirmed regression, exit 1 */
+	PG_ANNOTATION_ERROR,      /* error: tests failed to run, exit 3 */
 };
 
 /* "success", "warning", "error", "error": the --style value. */
@@ -47,14 +47,14 @@ const char *pg_annotation_status_name(enum pg_annotation_status status);
 
 /* One row of the attention table: a metric of a test point. */
 struct pg_annotation_row {
-	const char *test;          /* point name */
-	const char *metric;        /* "Median TTFT (ms)" */
-	double baseline;           /* display units; NAN: none */
-	double current;            /* NAN: none */
-	double delta_pct;          /* signed relative change in percent; NAN: none */
-	double tolerance_pct;      /* allowed change in the worse direction; NAN: none */
-	int worse;                 /* 1 the change is worse, -1 better, 0 neither */
-	const char *verdict;       /* "regressed", "noisy", "missing", ... */
+	const char *test;     /* point name */
+	const char *metric;   /* "Median TTFT (ms)" */
+	double baseline;      /* display units; NAN: none */
+	double current;       /* NAN: none */
+	double delta_pct;     /* signed relative change in percent; NAN: none */
+	double tolerance_pct; /* allowed change in the worse direction; NAN: none */
+	int worse;            /* 1 the change is worse, -1 better, 0 neither */
+	const char *verdict;  /* "regressed", "noisy", "missing", ... */
 };
 
 struct pg_annotation_chart {
@@ -64,18 +64,18 @@ struct pg_annotation_chart {
 
 /* The parts of an annotation. Everything is borrowed; NULL means absent. */
 struct pg_annotation {
-	const char *gpu;           /* "H100" */
+	const char *gpu; /* "H100" */
 	enum pg_annotation_status status;
-	bool compared;             /* a baseline comparison was made */
-	size_t n_tests;            /* test points in this step */
-	size_t n_regressions;      /* points with a confirmed regression */
-	size_t n_warnings;         /* points with warnings only */
-	size_t n_improvements;     /* points that improved */
-	size_t n_errors;           /* points that failed to run */
+	bool compared;         /* a baseline comparison was made */
+	size_t n_tests;        /* test points in this step */
+	size_t n_regressions;  /* points with a confirmed regression */
+	size_t n_warnings;     /* points with warnings only */
+	size_t n_improvements; /* points that improved */
+	size_t n_errors;       /* points that failed to run */
 
-	const char *const *facts;  /* "step `:h100: perf`", "baseline: main @ 1a2b3c4" */
+	const char *const *facts; /* "step `:h100: perf`", "baseline: main @ 1a2b3c4" */
 	size_t n_facts;
-	const char *const *notes;  /* error messages, one per line */
+	const char *const *notes; /* error messages, one per line */
 	size_t n_notes;
 
 	const struct pg_annotation_row *rows; /* regressions first, then warnings */
@@ -92,7 +92,7 @@ struct pg_annotation {
 	const char *report_artifact;     /* ".../benchmark_results.md" */
 	const char *comparison_artifact; /* ".../comparison.md" */
 	const char *json_artifact;       /* ".../benchmark_results.json" */
-	const char *job_url;       /* the job on the build page, or NULL */
+	const char *job_url;             /* the job on the build page, or NULL */
 };
 
 /* How far rendering had to degrade to fit. */
@@ -105,7 +105,7 @@ enum pg_annotation_level {
 
 struct pg_annotation_result {
 	enum pg_annotation_level level;
-	size_t rows_shown;         /* of a->n_rows */
+	size_t rows_shown; /* of a->n_rows */
 	size_t charts_shown;
 };
 

@@ -179,7 +179,8 @@ json_t *pg_bk_plugins_find(const char *plugins_json, char **source_out, struct p
 			     all ? "" : ": ", all ? "" : jerr.text);
 		goto done;
 	}
-	json_array_foreach(all, i, entry) {
+	json_array_foreach(all, i, entry)
+	{
 		const char *source;
 		json_t *config;
 
@@ -191,7 +192,8 @@ json_t *pg_bk_plugins_find(const char *plugins_json, char **source_out, struct p
 		}
 		if (!json_is_object(entry) || json_object_size(entry) != 1)
 			continue;
-		json_object_foreach(entry, source, config) {
+		json_object_foreach(entry, source, config)
+		{
 			if (!is_ours(source))
 				continue;
 			found = json_is_null(config) ? json_object() : json_incref(config);

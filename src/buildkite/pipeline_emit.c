@@ -120,20 +120,37 @@ static void yaml_scalar(struct pg_buf *out, const json_t *v)
 	char num[PG_FMT_DOUBLE_SIZE];
 
 	switch (json_typeof(v)) {
-	case JSON_STRING: yaml_string(out, json_string_value(v)); break;
-	case JSON_INTEGER: pg_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
-	case JSON_REAL: pg_buf_puts(out, pg_fmt_repr(num, json_real_value(v))); break;
-	case JSON_TRUE: pg_buf_puts(out, "true"); break;
-	case JSON_FALSE: pg_buf_puts(out, "false"); break;
-	case JSON_NULL: pg_buf_puts(out, "~"); break;
-	case JSON_OBJECT: pg_buf_puts(out, "{}"); break;
-	case JSON_ARRAY: pg_buf_puts(out, "[]"); break;
+	case JSON_STRING:
+		yaml_string(out, json_string_value(v));
+		break;
+	case JSON_INTEGER:
+		pg_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		pg_buf_puts(out, pg_fmt_repr(num, json_real_value(v)));
+		break;
+	case JSON_TRUE:
+		pg_buf_puts(out, "true");
+		break;
+	case JSON_FALSE:
+		pg_buf_puts(out, "false");
+		break;
+	case JSON_NULL:
+		pg_buf_puts(out, "~");
+		break;
+	case JSON_OBJECT:
+		pg_buf_puts(out, "{}");
+		break;
+	case JSON_ARRAY:
+		pg_buf_puts(out, "[]");
+		break;
 	}
 }
 
 static bool is_block(const json_t *v)
 {
-	return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
+	return (json_is_object(v) && json_object_size(v)) ||
+	       (json_is_array(v) && json_array_size(v));
 }
 
 static void yaml_node(struct pg_buf *out, const json_t *v, int indent, bool inline_first);
@@ -158,7 +175,8 @@ static void yaml_node(struct pg_buf *out, const json_t *v, int indent, bool inli
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *child;
-		json_object_foreach((json_t *)v, k, child) {
+		json_object_foreach((json_t *)v, k, child)
+		{
 			if (!(first && inline_first))
 				pg_buf_pad(out, ' ', (size_t)indent);
 			first = false;
@@ -177,7 +195,8 @@ static void yaml_node(struct pg_buf *out, const json_t *v, int indent, bool inli
 	if (json_is_array(v)) {
 		size_t i;
 		json_t *item;
-		json_array_foreach(v, i, item) {
+		json_array_foreach(v, i, item)
+		{
 			if (!(first && inline_first))
 				pg_buf_pad(out, ' ', (size_t)indent);
 			first = false;
@@ -275,8 +294,7 @@ static json_t *base_config(const struct pg_pipeline_spec *spec, const char *gpu)
 	json_object_set_new(c, "suites", json_string(spec->suites));
 	json_object_set_new(c, "gpu", json_string(gpu));
 	if (spec->options)
-		json_object_foreach((json_t *)spec->options, k, v)
-			json_object_set(c, k, v);
+		json_object_foreach((json_t *)spec->options, k, v) json_object_set(c, k, v);
 	return c;
 }
 
@@ -290,7 +308,8 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		if (spec->options && json_object_get(spec->options, reserved[i])) {
-			pg_error_set(err, PG_ECONFIG, "%s: the pipeline sets this option for each step",
+			pg_error_set(err, PG_ECONFIG,
+				     "%s: the pipeline sets this option for each step",
 				     reserved[i]);
 			goto done;
 		}
@@ -300,8 +319,8 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 		goto done;
 	}
 	if (spec->shards < 1 || spec->shards > suite->n_tests) {
-		pg_error_set(err, PG_ECONFIG, "--shards %zu: the suite has %zu test%s", spec->shards,
-			     suite->n_tests, suite->n_tests == 1 ? "" : "s");
+		pg_error_set(err, PG_ECONFIG, "--shards %zu: the suite has %zu test%s",
+			     spec->shards, suite->n_tests, suite->n_tests == 1 ? "" : "s");
 		goto done;
 	}
 	if (!spec->n_gpus) {
@@ -347,7 +366,8 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 				pg_buf_release(&shard);
 				goto done;
 			}
-			json_array_append_new(steps, step_new(spec, label.ptr, key.ptr, gpu, config));
+			json_array_append_new(steps,
+					      step_new(spec, label.ptr, key.ptr, gpu, config));
 			pg_buf_release(&label);
 			pg_buf_release(&key);
 			pg_buf_release(&dir);
@@ -358,7 +378,8 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 
 	if (spec->shards > 1) {
 		/* merge even when a shard failed: the annotation says which */
-		json_array_append_new(steps, json_pack("{s:n,s:b}", "wait", "continue_on_failure", 1));
+		json_array_append_new(steps,
+				      json_pack("{s:n,s:b}", "wait", "continue_on_failure", 1));
 		for (size_t g = 0; g < spec->n_gpus; g++) {
 			const char *gpu = spec->gpus[g];
 			struct pg_buf label = PG_BUF_INIT, key = PG_BUF_INIT, dir = PG_BUF_INIT;
@@ -370,7 +391,8 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 			pg_buf_printf(&dir, "%s/%s", root, gpu);
 			json_object_set_new(config, "mode", json_string("merge"));
 			json_object_set_new(config, "results-dir", json_string(dir.ptr));
-			json_array_append_new(steps, step_new(spec, label.ptr, key.ptr, gpu, config));
+			json_array_append_new(steps,
+					      step_new(spec, label.ptr, key.ptr, gpu, config));
 			pg_buf_release(&label);
 			pg_buf_release(&key);
 			pg_buf_release(&dir);
@@ -380,7 +402,9 @@ int pg_pipeline_render(struct pg_buf *out, const struct pg_pipeline_spec *spec,
 
 	doc = json_pack("{s:o}", "steps", steps);
 	steps = NULL;
-	pg_buf_puts(out, "# generated by perfgate pipeline; upload with buildkite-agent pipeline upload\n");
+	pg_buf_puts(
+		out,
+		"# generated by perfgate pipeline; upload with buildkite-agent pipeline upload\n");
 	pg_yaml_write(out, doc, 0);
 	ret = 0;
 done:

@@ -32,14 +32,14 @@ int pg_shard_parse(const char *text, size_t *index, size_t *count, struct pg_err
 void pg_shard_tests(struct pg_strv *out, const struct pg_suite *suite, size_t index, size_t count);
 
 struct pg_pipeline_spec {
-	const char *plugin;            /* plugin source as steps write it: "acme/perfgate#v1.0.0" */
-	const char *suites;            /* the suite file, as a path in the repository */
-	const char *const *gpus;       /* "H100", "A100", ... */
+	const char *plugin;      /* plugin source as steps write it: "acme/perfgate#v1.0.0" */
+	const char *suites;      /* the suite file, as a path in the repository */
+	const char *const *gpus; /* "H100", "A100", ... */
 	size_t n_gpus;
-	size_t shards;                 /* >= 1 */
-	const char *queue;             /* agents.queue template: "{gpu}" (default), "gpu-{gpu_lower}" */
-	const char *results_root;      /* default "perfgate-results" */
-	const json_t *options;         /* more plugin options for every step (object) or NULL */
+	size_t shards;            /* >= 1 */
+	const char *queue;        /* agents.queue template: "{gpu}" (default), "gpu-{gpu_lower}" */
+	const char *results_root; /* default "perfgate-results" */
+	const json_t *options;    /* more plugin options for every step (object) or NULL */
 };
 
 /*

@@ -22,6 +22,7 @@ _Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SER
 	       "only_values follows enum pg_suite_kind");
 static const char *const annotate_values[] = { "always", "on-change", "never", NULL };
 
+/* clang-format off */
 const struct pg_plugin_option pg_plugin_options[] = {
 	{ "suites", PG_POPT_SUITES, NULL, NULL, 0, FIELD(suites),
 	  "The suites to run: a path to a suite file (or a list of paths, e.g. vLLM's *-tests.json files), "
@@ -72,6 +73,7 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "queue", PG_POPT_STRING, NULL, "{gpu}", 0, FIELD(queue),
 	  "mode pipeline: the agents queue of each GPU's steps; {gpu} and {gpu_lower} are replaced." },
 };
+/* clang-format on */
 
 const size_t pg_plugin_n_options = sizeof(pg_plugin_options) / sizeof(pg_plugin_options[0]);
 
@@ -243,7 +245,10 @@ static int parse_enum(const struct parse *p, const struct pg_plugin_option *o, c
 		return 0;
 	}
 	for (int i = 0; o->values[i]; i++)
-		pg_buf_printf(&what, "%s'%s'", i == 0 ? "" : o->values[i + 1] ? ", " : " or ",
+		pg_buf_printf(&what, "%s'%s'",
+			      i == 0             ? ""
+			      : o->values[i + 1] ? ", "
+						 : " or ",
 			      o->values[i]);
 	if (json_is_string(v)) {
 		size_t n = 0;
@@ -251,7 +256,8 @@ static int parse_enum(const struct parse *p, const struct pg_plugin_option *o, c
 			n++;
 		const char *near = pg_nearest(json_string_value(v), o->values, n);
 		if (near) {
-			ret = fail(p, o->name, "option '%s': expected %s, got '%s' (did you mean '%s'?)",
+			ret = fail(p, o->name,
+				   "option '%s': expected %s, got '%s' (did you mean '%s'?)",
 				   o->name, what.ptr, json_string_value(v), near);
 			goto done;
 		}
@@ -274,12 +280,13 @@ static int parse_strings(const struct parse *p, const struct pg_plugin_option *o
 	}
 	if (!json_is_array(v))
 		return expected(p, o, "a list of strings", v);
-	json_array_foreach(v, i, item) {
+	json_array_foreach(v, i, item)
+	{
 		if (!json_is_string(item)) {
 			struct pg_buf d = PG_BUF_INIT;
 			describe(&d, item);
-			fail(p, o->name, "option '%s': item %zu: expected a string, got %s", o->name, i,
-			     d.ptr);
+			fail(p, o->name, "option '%s': item %zu: expected a string, got %s",
+			     o->name, i, d.ptr);
 			pg_buf_release(&d);
 			return PG_ECONFIG;
 		}
@@ -299,7 +306,8 @@ static int parse_suites(const struct parse *p, const struct pg_plugin_option *o,
 		if (parse_strings(p, o, v, &out->paths))
 			return PG_ECONFIG;
 		if (out->paths.n == 0)
-			return fail(p, o->name, "option '%s': the list of suite files is empty", o->name);
+			return fail(p, o->name, "option '%s': the list of suite files is empty",
+				    o->name);
 		return 0;
 	}
 	return expected(p, o, "a path, a list of paths or a suite mapping", v);
@@ -314,7 +322,8 @@ static int parse_one(const struct parse *p, struct pg_plugin_config *c,
 	case PG_POPT_SHARD: {
 		char **dst = AT(c, o, char *);
 		if (!json_is_string(v))
-			return expected(p, o, o->type == PG_POPT_SHARD ? "\"INDEX/COUNT\"" : "a string", v);
+			return expected(
+				p, o, o->type == PG_POPT_SHARD ? "\"INDEX/COUNT\"" : "a string", v);
 		if (o->type == PG_POPT_SHARD) {
 			size_t index, count;
 			struct pg_error serr = PG_ERROR_INIT;
@@ -327,8 +336,9 @@ static int parse_one(const struct parse *p, struct pg_plugin_config *c,
 			if (rc) {
 				char msg[256];
 				regerror(rc, &re, msg, sizeof(msg));
-				return fail(p, o->name, "option '%s': bad regular expression '%s': %s",
-					    o->name, json_string_value(v), msg);
+				return fail(p, o->name,
+					    "option '%s': bad regular expression '%s': %s", o->name,
+					    json_string_value(v), msg);
 			}
 			regfree(&re);
 		}
@@ -409,7 +419,8 @@ int pg_plugin_config_parse_at(struct pg_plugin_config *out, const json_t *config
 		pg_buf_release(&d);
 		return PG_ECONFIG;
 	}
-	json_object_foreach((json_t *)config, key, v) {
+	json_object_foreach((json_t *)config, key, v)
+	{
 		const struct pg_plugin_option *o = find_option(key);
 		if (!o)
 			return unknown_option(&p, key);
@@ -490,6 +501,7 @@ json_t *pg_plugin_config_schema(void)
 	json_t *props = json_object();
 
 	for (size_t i = 0; i < pg_plugin_n_options; i++)
-		json_object_set_new(props, pg_plugin_options[i].name, option_schema(&pg_plugin_options[i]));
+		json_object_set_new(props, pg_plugin_options[i].name,
+				    option_schema(&pg_plugin_options[i]));
 	return json_pack("{s:o, s:b}", "properties", props, "additionalProperties", 0);
 }

@@ -29,8 +29,8 @@ enum pg_plugin_annotate { PG_ANNOTATE_ALWAYS, PG_ANNOTATE_ON_CHANGE, PG_ANNOTATE
 
 /* `suites`: a path, a list of paths, or the suite mapping inline. */
 struct pg_plugin_suites {
-	struct pg_strv paths;   /* empty when inline or not given */
-	json_t *inline_suite;   /* owned object, or NULL */
+	struct pg_strv paths; /* empty when inline or not given */
+	json_t *inline_suite; /* owned object, or NULL */
 };
 
 struct pg_plugin_config {
@@ -53,21 +53,21 @@ struct pg_plugin_config {
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */
 	/* dynamic pipelines (buildkite/pipeline_emit.h) */
-	char *shard;                   /* "INDEX/COUNT": run only this slice of the tests, or NULL */
-	struct pg_strv gpus;           /* mode pipeline: the GPU queues to fan out over */
-	long shards;                   /* mode pipeline: steps per GPU; default 1 */
-	char *queue;                   /* mode pipeline: agents queue template; default "{gpu}" */
+	char *shard;         /* "INDEX/COUNT": run only this slice of the tests, or NULL */
+	struct pg_strv gpus; /* mode pipeline: the GPU queues to fan out over */
+	long shards;         /* mode pipeline: steps per GPU; default 1 */
+	char *queue;         /* mode pipeline: agents queue template; default "{gpu}" */
 };
 
 enum pg_plugin_opt_type {
-	PG_POPT_STRING,     /* char * */
-	PG_POPT_BOOL,       /* bool */
-	PG_POPT_INT,        /* long, >= min */
-	PG_POPT_ENUM,       /* int: index into values (-1 when unset, no default) */
-	PG_POPT_STRINGS,    /* struct pg_strv: a list of strings (a single string is a list of one) */
-	PG_POPT_SUITES,     /* struct pg_plugin_suites */
-	PG_POPT_REGEX,      /* char *, a valid POSIX extended regular expression */
-	PG_POPT_SHARD,      /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
+	PG_POPT_STRING,  /* char * */
+	PG_POPT_BOOL,    /* bool */
+	PG_POPT_INT,     /* long, >= min */
+	PG_POPT_ENUM,    /* int: index into values (-1 when unset, no default) */
+	PG_POPT_STRINGS, /* struct pg_strv: a list of strings (a single string is a list of one) */
+	PG_POPT_SUITES,  /* struct pg_plugin_suites */
+	PG_POPT_REGEX,   /* char *, a valid POSIX extended regular expression */
+	PG_POPT_SHARD,   /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
 };
 
 /* The JSON Schema pattern of a PG_POPT_SHARD value; pg_shard_parse accepts
@@ -77,11 +77,11 @@ enum pg_plugin_opt_type {
 struct pg_plugin_option {
 	const char *name;
 	enum pg_plugin_opt_type type;
-	const char *const *values;  /* PG_POPT_ENUM: allowed values, NULL-terminated */
-	const char *default_value;  /* as the user would write it; NULL: no default */
-	long min;                   /* PG_POPT_INT */
-	size_t offset;              /* of the field in struct pg_plugin_config */
-	const char *description;    /* one sentence, for plugin.yml and the README */
+	const char *const *values; /* PG_POPT_ENUM: allowed values, NULL-terminated */
+	const char *default_value; /* as the user would write it; NULL: no default */
+	long min;                  /* PG_POPT_INT */
+	size_t offset;             /* of the field in struct pg_plugin_config */
+	const char *description;   /* one sentence, for plugin.yml and the README */
 };
 
 extern const struct pg_plugin_option pg_plugin_options[];

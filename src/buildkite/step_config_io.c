@@ -21,12 +21,14 @@ json_t *pg_bk_config_from_env(const struct pg_bkenv *env, char **source, struct 
 	if (env->plugin_configuration) {
 		config = json_loads(env->plugin_configuration, JSON_REJECT_DUPLICATES, &jerr);
 		if (!config) {
-			pg_error_set(err, PG_ECONFIG, "BUILDKITE_PLUGIN_CONFIGURATION: %s", jerr.text);
+			pg_error_set(err, PG_ECONFIG, "BUILDKITE_PLUGIN_CONFIGURATION: %s",
+				     jerr.text);
 			return NULL;
 		}
 		if (!json_is_object(config)) {
 			json_decref(config);
-			pg_error_set(err, PG_ECONFIG, "BUILDKITE_PLUGIN_CONFIGURATION: expected an object");
+			pg_error_set(err, PG_ECONFIG,
+				     "BUILDKITE_PLUGIN_CONFIGURATION: expected an object");
 			return NULL;
 		}
 		return config;
@@ -35,7 +37,9 @@ json_t *pg_bk_config_from_env(const struct pg_bkenv *env, char **source, struct 
 		config = pg_bk_plugins_find(env->plugins, source, err);
 		if (config && !json_is_object(config)) {
 			json_decref(config);
-			pg_error_set(err, PG_ECONFIG, "BUILDKITE_PLUGINS: perfgate's configuration is not an object");
+			pg_error_set(
+				err, PG_ECONFIG,
+				"BUILDKITE_PLUGINS: perfgate's configuration is not an object");
 			return NULL;
 		}
 		if (!config && err->code == PG_ENOTFOUND)

@@ -37,10 +37,14 @@ static const char *base_branch(const struct pg_plugin_config *c, const struct pg
 static enum pg_annotation_status status_of(enum pg_outcome o)
 {
 	switch (o) {
-	case PG_OUTCOME_FAIL: return PG_ANNOTATION_REGRESSION;
-	case PG_OUTCOME_INFRA: return PG_ANNOTATION_ERROR;
-	case PG_OUTCOME_WARN: return PG_ANNOTATION_WARNING;
-	default: return PG_ANNOTATION_PASS;
+	case PG_OUTCOME_FAIL:
+		return PG_ANNOTATION_REGRESSION;
+	case PG_OUTCOME_INFRA:
+		return PG_ANNOTATION_ERROR;
+	case PG_OUTCOME_WARN:
+		return PG_ANNOTATION_WARNING;
+	default:
+		return PG_ANNOTATION_PASS;
 	}
 }
 
@@ -50,7 +54,8 @@ static const char *keep(struct pg_bk_compare *out, char *s)
 	return s;
 }
 
-static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar, const struct pg_cmp_row *r)
+static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar,
+		   const struct pg_cmp_row *r)
 {
 	struct pg_buf metric = PG_BUF_INIT, verdict = PG_BUF_INIT;
 	const struct pg_metric *m = r->metric;
@@ -92,10 +97,14 @@ static bool needs_attention(const struct pg_cmp_row *r)
 static int attention_rank(const struct pg_cmp_row *r)
 {
 	switch (r->outcome) {
-	case PG_OUTCOME_FAIL: return 0;
-	case PG_OUTCOME_INFRA: return 1;
-	case PG_OUTCOME_WARN: return 2;
-	default: return 3;
+	case PG_OUTCOME_FAIL:
+		return 0;
+	case PG_OUTCOME_INFRA:
+		return 1;
+	case PG_OUTCOME_WARN:
+		return 2;
+	default:
+		return 3;
 	}
 }
 
@@ -177,7 +186,8 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		to_row(out, &all[i], &im->cmp.rows[i]);
 	for (int rank = 0; rank < 3; rank++)
 		for (size_t i = 0; i < im->cmp.n; i++)
-			if (needs_attention(&im->cmp.rows[i]) && attention_rank(&im->cmp.rows[i]) == rank)
+			if (needs_attention(&im->cmp.rows[i]) &&
+			    attention_rank(&im->cmp.rows[i]) == rank)
 				out->rows[out->n_rows++] = all[i];
 	pg_annotation_table(&out->table, all, im->cmp.n);
 	out->n_all_rows = im->cmp.n;
@@ -238,10 +248,12 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rc = pg_history_record(
 		&(struct pg_run){ "this build", points, run->n },
-		&(struct pg_history_record_opts){
-			.repo = c->history_repo, .gpu = gpu_key,
-			.meta = { .commit = env->commit, .date = now, .build_url = env->build_url,
-				  .branch = env->branch } },
+		&(struct pg_history_record_opts){ .repo = c->history_repo,
+						  .gpu = gpu_key,
+						  .meta = { .commit = env->commit,
+							    .date = now,
+							    .build_url = env->build_url,
+							    .branch = env->branch } },
 		&recorded, err);
 	free(points);
 	if (rc == 0)

@@ -34,16 +34,16 @@ struct step {
 	const struct pg_bk_opts *o;
 	struct pg_plugin_config s;
 	FILE *log;
-	const char *name;            /* for messages: the label, else the key */
+	const char *name; /* for messages: the label, else the key */
 	struct pg_gpu_info gpu;
 	struct pg_bkagent agent;
 	bool have_agent;
-	char *artifact_cwd;          /* where artifact upload runs */
-	char *artifact_prefix;       /* the results directory as artifact paths begin */
+	char *artifact_cwd;    /* where artifact upload runs */
+	char *artifact_prefix; /* the results directory as artifact paths begin */
 
 	struct pg_result_set results;
-	struct pg_strv notes;        /* errors and warnings for the annotation */
-	int run_exit;                /* the runner's exit code (3, 128+N) or 0 */
+	struct pg_strv notes; /* errors and warnings for the annotation */
+	int run_exit;         /* the runner's exit code (3, 128+N) or 0 */
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -198,7 +198,7 @@ struct finish {
 	enum pg_annotation_status status;
 	size_t n_errors;
 	struct pg_bk_compare cmp;
-	int compare_failed;          /* the comparison's error code, or 0 */
+	int compare_failed; /* the comparison's error code, or 0 */
 };
 
 static void write_reports(struct step *st, struct finish *f)
@@ -307,9 +307,10 @@ static char *annotation_context(const struct step *st)
 	for (const char *p = stepname; *p; p++) {
 		unsigned char c = (unsigned char)*p;
 		pg_buf_putc(&b, (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-					(c >= 'A' && c <= 'Z') || c == '.' || c == '_' || c == '-'
-				? (char)c
-				: '-');
+						(c >= 'A' && c <= 'Z') || c == '.' || c == '_' ||
+						c == '-'
+					? (char)c
+					: '-');
 	}
 	if (b.len > 100)
 		pg_buf_truncate(&b, 100);
@@ -319,15 +320,19 @@ static char *annotation_context(const struct step *st)
 static bool should_annotate(const struct step *st, enum pg_annotation_status status)
 {
 	switch (st->s.annotate) {
-	case PG_ANNOTATE_NEVER: return false;
-	case PG_ANNOTATE_ON_CHANGE: return status != PG_ANNOTATION_PASS;
-	default: return true;
+	case PG_ANNOTATE_NEVER:
+		return false;
+	case PG_ANNOTATE_ON_CHANGE:
+		return status != PG_ANNOTATION_PASS;
+	default:
+		return true;
 	}
 }
 
 /* The counts and status of the annotation, shared by the annotation and
  * the log's closing line. */
-static void annotation_counts(const struct step *st, const struct finish *f, struct pg_annotation *a)
+static void annotation_counts(const struct step *st, const struct finish *f,
+			      struct pg_annotation *a)
 {
 	a->gpu = gpu_display(st);
 	a->status = f->status;
@@ -399,23 +404,26 @@ static void post_annotation(struct step *st, struct finish *f)
 		goto done;
 	}
 	if (res.level != PG_ANNOTATION_FULL)
-		say(st, "perfgate: the annotation was shortened to fit Buildkite's 1 MiB limit "
-			"(%zu of %zu rows shown); everything is in the artifacts\n",
+		say(st,
+		    "perfgate: the annotation was shortened to fit Buildkite's 1 MiB limit "
+		    "(%zu of %zu rows shown); everything is in the artifacts\n",
 		    res.rows_shown, a.n_rows);
 	write_file(st, "annotation.md", body.ptr, body.len);
 	if (!st->env->in_buildkite) {
-		say(st, "perfgate: not running in Buildkite: annotation written to %s\n", annotation_file);
+		say(st, "perfgate: not running in Buildkite: annotation written to %s\n",
+		    annotation_file);
 		goto done;
 	}
 	if (!should_annotate(st, f->status))
 		goto done;
 	if (!st->have_agent) {
-		say(st, "perfgate: warning: cannot annotate: no buildkite-agent (annotation in %s)\n",
+		say(st,
+		    "perfgate: warning: cannot annotate: no buildkite-agent (annotation in %s)\n",
 		    annotation_file);
 		goto done;
 	}
-	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style(f->status), body.ptr, body.len,
-				&err))
+	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style(f->status), body.ptr,
+				body.len, &err))
 		/* the exit code still says what happened: a regression stays red */
 		say(st, "perfgate: warning: annotation failed: %s (annotation in %s)\n", err.msg,
 		    annotation_file);
@@ -550,8 +558,9 @@ static void compare_step(struct step *st, struct finish *f)
 	struct pg_error err = PG_ERROR_INIT;
 
 	if (!strcmp(st->gpu.key, "none")) {
-		f->cmp.note = pg_xstrdup("no GPU detected and none configured (gpu): no baseline to "
-					 "compare with");
+		f->cmp.note = pg_xstrdup(
+			"no GPU detected and none configured (gpu): no baseline to "
+			"compare with");
 		return;
 	}
 	say(st, "--- perfgate: comparing with the %s baseline\n",
@@ -581,7 +590,7 @@ static void record_step(struct step *st, const struct finish *f)
 	if (!pg_bkenv_on_default_branch(st->env)) {
 		say(st, "perfgate: not recording history: %s is not the default branch %s\n",
 		    pg_bkenv_is_pr(st->env) ? "a pull request"
-		    : st->env->branch	    ? st->env->branch
+		    : st->env->branch       ? st->env->branch
 					    : "this build",
 		    st->env->default_branch);
 		return;
@@ -708,7 +717,8 @@ static int merge_step(struct step *st, struct pg_error *err)
 		say(st, "perfgate: %s\n", merr.msg);
 		st->run_exit = PG_EXIT_INFRA;
 	} else {
-		say(st, "perfgate: merged the results of %zu shard%s\n", shards, shards == 1 ? "" : "s");
+		say(st, "perfgate: merged the results of %zu shard%s\n", shards,
+		    shards == 1 ? "" : "s");
 	}
 	return 0;
 }
@@ -722,8 +732,8 @@ static int pipeline_step(struct step *st, const json_t *config, struct pg_error 
 	int rc;
 
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
-	    (rc = pg_bk_pipeline_yaml(&yaml, &suite, &st->s, config, st->o ? st->o->plugin_source : NULL,
-				      err))) {
+	    (rc = pg_bk_pipeline_yaml(&yaml, &suite, &st->s, config,
+				      st->o ? st->o->plugin_source : NULL, err))) {
 		rc = pg_error_exit_code(rc);
 		goto done;
 	}
@@ -738,8 +748,9 @@ static int pipeline_step(struct step *st, const json_t *config, struct pg_error 
 	}
 	{
 		const char *args[] = { "pipeline", "upload", NULL };
-		say(st, "--- perfgate: uploading the pipeline (%zu GPU%s x %ld shard%s)\n", st->s.gpus.n,
-		    st->s.gpus.n == 1 ? "" : "s", st->s.shards, st->s.shards == 1 ? "" : "s");
+		say(st, "--- perfgate: uploading the pipeline (%zu GPU%s x %ld shard%s)\n",
+		    st->s.gpus.n, st->s.gpus.n == 1 ? "" : "s", st->s.shards,
+		    st->s.shards == 1 ? "" : "s");
 		if (pg_bkagent_exec(&st->agent, args, NULL, yaml.ptr, yaml.len, NULL, err)) {
 			rc = PG_EXIT_INFRA;
 			goto done;

@@ -32,10 +32,10 @@ struct pg_error;
 json_t *pg_bk_config_from_env(const struct pg_bkenv *env, char **source, struct pg_error *err);
 
 struct pg_bk_opts {
-	FILE *log;                  /* progress; NULL: stderr */
-	FILE *out;                  /* a generated pipeline outside Buildkite; NULL: stdout */
-	const char *self_exe;       /* this perfgate, for commands that call it */
-	const char *plugin_source;  /* for generated pipelines; NULL: from the environment */
+	FILE *log;                 /* progress; NULL: stderr */
+	FILE *out;                 /* a generated pipeline outside Buildkite; NULL: stdout */
+	const char *self_exe;      /* this perfgate, for commands that call it */
+	const char *plugin_source; /* for generated pipelines; NULL: from the environment */
 };
 
 /*
@@ -44,7 +44,7 @@ struct pg_bk_opts {
  * problems after the run has started are annotated and logged, and only
  * decide the exit code.
  */
-int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config,
-		      const struct pg_bk_opts *o, struct pg_error *err);
+int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const struct pg_bk_opts *o,
+		      struct pg_error *err);
 
 #endif

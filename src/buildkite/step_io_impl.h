@@ -64,19 +64,19 @@ int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
  * status, the points to confirm, baseline values for the charts.
  */
 struct pg_bk_compare {
-	bool compared;                   /* a baseline was found and compared */
+	bool compared; /* a baseline was found and compared */
 	enum pg_annotation_status status;
-	char *baseline_desc;             /* "thresholds/H100.yml", "git ... at <merge-base>" */
-	char *note;                      /* why nothing was compared, or NULL */
-	struct pg_strv rerun;            /* points a confirmation run should repeat */
-	bool confirmed;                  /* decided with a confirmation run pooled */
+	char *baseline_desc;  /* "thresholds/H100.yml", "git ... at <merge-base>" */
+	char *note;           /* why nothing was compared, or NULL */
+	struct pg_strv rerun; /* points a confirmation run should repeat */
+	bool confirmed;       /* decided with a confirmation run pooled */
 	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
-	struct pg_annotation_row *rows;  /* needing attention: failing first */
+	struct pg_annotation_row *rows; /* needing attention: failing first */
 	size_t n_rows;
-	struct pg_buf table;             /* every row, as the annotation's comparison */
+	struct pg_buf table; /* every row, as the annotation's comparison */
 	size_t n_all_rows;
-	struct pg_strv strings;          /* storage behind rows */
-	void *impl;                      /* policy, baseline, comparison */
+	struct pg_strv strings; /* storage behind rows */
+	void *impl;             /* policy, baseline, comparison */
 };
 
 /*

@@ -56,8 +56,8 @@ int pg_bk_run(const struct pg_suite *suite, const struct pg_plan *plan, const ch
 static bool gathered(const char *name)
 {
 	static const char *const own[] = { "benchmark_results.json", "benchmark_results.md",
-					   "annotation.md", "perfgate_run.json", "comparison.md",
-					   "verdict.json" };
+					   "annotation.md",          "perfgate_run.json",
+					   "comparison.md",          "verdict.json" };
 
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (!strcmp(name, own[i]))
@@ -122,7 +122,8 @@ int pg_bk_merge(const struct pg_bkagent *agent, const char *cwd, const char *pre
 		(*n_shards)++;
 	}
 	if (!*n_shards)
-		rc = pg_error_set(err, PG_EINFRA, "%s: no shard results (shard-*) to merge", results_dir);
+		rc = pg_error_set(err, PG_EINFRA, "%s: no shard results (shard-*) to merge",
+				  results_dir);
 done:
 	pg_buf_release(&pattern);
 	pg_strv_release(&dirs);
@@ -154,9 +155,10 @@ int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 		goto done;
 	}
 	if (!json_is_string(suites)) {
-		rc = pg_error_set(err, PG_ECONFIG,
-				  "mode pipeline: option 'suites' must be one suite file path (each "
-				  "generated step loads it)");
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"mode pipeline: option 'suites' must be one suite file path (each "
+			"generated step loads it)");
 		goto done;
 	}
 	suites_path = pg_xstrdup(json_string_value(suites));

@@ -94,6 +94,7 @@ static int baseline_update(int argc, char **argv)
 	const char *gpu_flag = NULL;
 	struct pg_strv from = PG_STRV_INIT;
 	bool replace = false;
+	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRINGS, "from", 'f', &from, "SRC",
 		  "a results directory, or a report or file 'perfgate import' reads; "
@@ -104,6 +105,7 @@ static int baseline_update(int argc, char **argv)
 		  "drop baseline points the sources do not have (default: keep them)" },
 		{ PG_OPT_END },
 	};
+	/* clang-format on */
 	const struct pg_cmd_help help = {
 		"baseline update", "[options] PATH --from SRC...",
 		"write the baselines of thresholds/<GPU>.yml from results or reports",
@@ -126,7 +128,8 @@ static int baseline_update(int argc, char **argv)
 			 &exit_code))
 		goto done;
 	if (!from.n) {
-		rc = pg_error_set(&err, PG_ECONFIG, "expected a thresholds PATH and at least one --from");
+		rc = pg_error_set(&err, PG_ECONFIG,
+				  "expected a thresholds PATH and at least one --from");
 		goto fail;
 	}
 	sets = pg_xcalloc(from.n, sizeof(*sets));
@@ -145,8 +148,10 @@ static int baseline_update(int argc, char **argv)
 				goto fail;
 			}
 			if (gpu[0] && strcmp(gpu, key)) {
-				rc = pg_error_set(&err, PG_ECONFIG,
-						  "the sources come from several GPUs (%s, %s): pass --gpu", gpu, key);
+				rc = pg_error_set(
+					&err, PG_ECONFIG,
+					"the sources come from several GPUs (%s, %s): pass --gpu",
+					gpu, key);
 				goto fail;
 			}
 			snprintf(gpu, sizeof(gpu), "%s", key);
@@ -155,7 +160,8 @@ static int baseline_update(int argc, char **argv)
 	for (size_t i = 0; i < from.n; i++) {
 		keep_gpu(&sets[i], gpu);
 		if (!sets[i].n) {
-			rc = pg_error_set(&err, PG_ECONFIG, "%s: no results for %s", from.v[i], gpu);
+			rc = pg_error_set(&err, PG_ECONFIG, "%s: no results for %s", from.v[i],
+					  gpu);
 			goto fail;
 		}
 		points[i] = pg_run_points(&sets[i]);
@@ -168,7 +174,8 @@ static int baseline_update(int argc, char **argv)
 	path = pg_thresholds_path(pos.v[0], gpu);
 	regenerate = command_line(argc, argv);
 	rc = pg_thresholds_update(path, &fresh,
-				  &(struct pg_thresholds_update_opts){ .gpu = gpu, .regenerate = regenerate,
+				  &(struct pg_thresholds_update_opts){ .gpu = gpu,
+								       .regenerate = regenerate,
 								       .replace = replace },
 				  &err);
 	if (rc)
@@ -217,6 +224,7 @@ static int baseline_record(int argc, char **argv)
 {
 	const char *repo = NULL, *ref = NULL, *gpu_flag = NULL, *commit = NULL, *build_url = NULL,
 		   *branch = NULL;
+	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
 		  "the history repository: a path, or a URL to fetch from and push to "
@@ -231,9 +239,9 @@ static int baseline_record(int argc, char **argv)
 		  "the branch measured (default: $BUILDKITE_BRANCH, else the results' branch)" },
 		{ PG_OPT_END },
 	};
+	/* clang-format on */
 	const struct pg_cmd_help help = {
-		"baseline record", "[options] DIR",
-		"append the run in DIR to the history in git",
+		"baseline record", "[options] DIR", "append the run in DIR to the history in git",
 		"One commit per run on the ref, one line per test point in <gpu>/<point>.jsonl.\n"
 		"With a URL the history is fetched, extended and pushed without force; when\n"
 		"another writer pushed first, it fetches again and re-applies (up to 10 times).\n"
@@ -267,7 +275,9 @@ static int baseline_record(int argc, char **argv)
 	rc = pg_history_record(
 		&(struct pg_run){ pos.v[0], points, set.n },
 		&(struct pg_history_record_opts){
-			.repo = repo, .ref = ref, .gpu = gpu,
+			.repo = repo,
+			.ref = ref,
+			.gpu = gpu,
 			.meta = { .commit = env_or(commit, "BUILDKITE_COMMIT")
 						    ? env_or(commit, "BUILDKITE_COMMIT")
 						    : first_result_str(&set, "perfgate.git.commit"),
@@ -275,7 +285,8 @@ static int baseline_record(int argc, char **argv)
 				  .build_url = env_or(build_url, "BUILDKITE_BUILD_URL"),
 				  .branch = env_or(branch, "BUILDKITE_BRANCH")
 						    ? env_or(branch, "BUILDKITE_BRANCH")
-						    : first_result_str(&set, "perfgate.git.branch") } },
+						    : first_result_str(&set,
+								       "perfgate.git.branch") } },
 		&done_rec, &err);
 	if (rc)
 		goto fail;
@@ -322,15 +333,18 @@ static int baseline_show(int argc, char **argv)
 {
 	const char *gpu_flag = NULL;
 	struct pg_gate_source src = { 0 };
+	/* clang-format off */
 	const struct pg_opt opts[] = {
 		PG_CMD_BASELINE_OPTS(src),
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
 		  "the GPU (default: $PERFGATE_GPU, else the thresholds file's gpu:)" },
 		{ PG_OPT_END },
 	};
-	const struct pg_cmd_help help = { "baseline show", "[options]",
-					  "print the baseline a comparison would use, with each metric's rule",
-					  NULL, opts };
+	/* clang-format on */
+	const struct pg_cmd_help help = {
+		"baseline show", "[options]",
+		"print the baseline a comparison would use, with each metric's rule", NULL, opts
+	};
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_policy policy = { 0 };
@@ -366,6 +380,7 @@ static int baseline_history(int argc, char **argv)
 {
 	const char *gpu_flag = NULL, *repo = NULL, *ref = NULL, *point = NULL, *metric = NULL;
 	long last = 20;
+	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: $PERFGATE_GPU)" },
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
@@ -376,6 +391,7 @@ static int baseline_history(int argc, char **argv)
 		{ PG_OPT_LONG, "last", 'n', &last, "N", "the last N runs of each point (default: 20)" },
 		{ PG_OPT_END },
 	};
+	/* clang-format on */
 	const struct pg_cmd_help help = {
 		"baseline history", "[options]",
 		"print each test point's recorded runs as a trend per metric",
@@ -408,8 +424,10 @@ static int baseline_history(int argc, char **argv)
 		}
 		if (!known) {
 			const char *near = pg_nearest(metric, ids, nm < 128 ? nm : 128);
-			rc = pg_error_set(&err, PG_ECONFIG, "option '--metric': unknown metric '%s'%s%s%s", metric,
-					  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+			rc = pg_error_set(&err, PG_ECONFIG,
+					  "option '--metric': unknown metric '%s'%s%s%s", metric,
+					  near ? " (did you mean '" : "", near ? near : "",
+					  near ? "'?)" : "");
 			goto fail;
 		}
 	}
@@ -420,7 +438,8 @@ static int baseline_history(int argc, char **argv)
 		goto fail;
 	if (!n) {
 		rc = pg_error_set(&err, PG_ENOTFOUND, "no recorded runs for %s%s%s in %s", gpu,
-				  point ? " " : "", point ? point : "", ref ? ref : PG_HISTORY_DEFAULT_REF);
+				  point ? " " : "", point ? point : "",
+				  ref ? ref : PG_HISTORY_DEFAULT_REF);
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -443,6 +462,7 @@ done:
 
 int cmd_baseline(int argc, char **argv)
 {
+	/* clang-format off */
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
@@ -452,6 +472,7 @@ int cmd_baseline(int argc, char **argv)
 		{ "show", baseline_show },
 		{ "history", baseline_history },
 	};
+	/* clang-format on */
 	const char *names[4];
 
 	if (argc < 2) {

@@ -19,6 +19,7 @@
 
 static bool print_schema, check;
 
+/* clang-format off */
 static const struct pg_opt opts[] = {
 	{ PG_OPT_FLAG, "check", 0, &check, NULL,
 	  "validate the step's plugin options and exit (0 valid, 2 with the error)" },
@@ -26,9 +27,11 @@ static const struct pg_opt opts[] = {
 	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
 	{ PG_OPT_END }
 };
+/* clang-format on */
 
 static const struct pg_cmd_help help = {
-	"buildkite", "[options]",
+	"buildkite",
+	"[options]",
 	"the plugin's entry point: run, report, compare, annotate, upload",
 	"Run by the plugin's command hook. Reads the step's plugin configuration\n"
 	"from BUILDKITE_PLUGIN_CONFIGURATION (or perfgate's entry in\n"
@@ -57,8 +60,10 @@ int cmd_buildkite(int argc, char **argv)
 
 	print_schema = check = false;
 	pg_bkenv_load(&env, pg_cmd_getenv, NULL);
-	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0,
-			 "no arguments: the configuration comes from BUILDKITE_PLUGIN_CONFIGURATION", &rc))
+	if (pg_cmd_parse(
+		    &help, argc, argv, &pos, 0, 0,
+		    "no arguments: the configuration comes from BUILDKITE_PLUGIN_CONFIGURATION",
+		    &rc))
 		goto done;
 	if (print_schema) {
 		struct pg_buf out = PG_BUF_INIT;
@@ -82,7 +87,8 @@ int cmd_buildkite(int argc, char **argv)
 		pg_plugin_config_release(&pc);
 		if (rc)
 			goto fail;
-		fprintf(stderr, "perfgate buildkite: step '%s': the configuration is valid\n", step);
+		fprintf(stderr, "perfgate buildkite: step '%s': the configuration is valid\n",
+			step);
 		goto done;
 	}
 	if (!source && env.plugins) {

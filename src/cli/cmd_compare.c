@@ -32,6 +32,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	const char *gpu_flag = NULL, *confirm_dir = NULL, *outdir = NULL;
 	struct pg_gate_source src = { 0 };
 	bool allow_missing = false, strict = false, quiet = false;
+	/* clang-format off */
 	const struct pg_opt opts[] = {
 		PG_CMD_BASELINE_OPTS(src),
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
@@ -47,6 +48,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		{ PG_OPT_FLAG, "quiet", 'q', &quiet, NULL, "do not print the markdown" },
 		{ PG_OPT_END },
 	};
+	/* clang-format on */
 	const struct pg_cmd_help help = {
 		gate ? "gate" : "compare", "[options] DIR",
 		gate ? "compare results with the GPU's baseline and exit 1 on a regression"

@@ -22,6 +22,7 @@
 static const char *outdir;
 static const char *gpu;
 
+/* clang-format off */
 static const struct pg_opt opts[] = {
     {PG_OPT_STRING, "output", 'o', &outdir, "DIR", "write result files here (default: results)"},
     {PG_OPT_STRING, "gpu", 0, &gpu, "NAME",
@@ -43,10 +44,11 @@ static const struct pg_cmd_help help = {
 	"input is readable.",
 	opts,
 };
+/* clang-format on */
 
 struct target {
-	size_t index;        /* into the result set */
-	char *dir;           /* output directory */
+	size_t index; /* into the result set */
+	char *dir;    /* output directory */
 };
 
 static int target_cmp(const void *a, const void *b, void *arg)
@@ -88,7 +90,7 @@ int cmd_import(int argc, char **argv)
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	struct pg_import_opts iopts = { 0 };
 	struct target *targets = NULL;
-	char (*keys)[128] = NULL;
+	char(*keys)[128] = NULL;
 	struct pg_file_out *files = NULL;
 	struct pg_buf *texts = NULL;
 	size_t n_files = 0;
@@ -137,10 +139,10 @@ int cmd_import(int argc, char **argv)
 		if (strcmp(targets[i - 1].dir, targets[i].dir) || strcmp(a->name, b->name))
 			continue;
 		rc = pg_error_set(
-		    &err, PG_ECONFIG,
-		    "two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
-		    "import them into different directories (-o)",
-		    targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
+			&err, PG_ECONFIG,
+			"two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
+			"import them into different directories (-o)",
+			targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
 		goto fail;
 	}
 

@@ -41,6 +41,7 @@ int cmd_mock_server(int argc, char **argv)
 	bool allow_remote = false, fixed_timing = false, never_ready = false, log_requests = false;
 	int rc;
 
+	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "host", 0, &host, "ADDR", "address to listen on (default 127.0.0.1; loopback only unless --allow-remote)" },
 		{ PG_OPT_LONG, "port", 'p', &port, "PORT", "port to listen on (default 8000; 0 picks a free one)" },
@@ -74,10 +75,13 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_FLAG, "log-requests", 0, &log_requests, NULL, "log one line per generation request to stderr" },
 		{ PG_OPT_END },
 	};
+	/* clang-format on */
 	const struct pg_cmd_help help = {
-		"mock-server", "[options]",
+		"mock-server",
+		"[options]",
 		"an OpenAI-compatible simulated inference engine for demos, tests and pipeline checks",
-		description, opts,
+		description,
+		opts,
 	};
 
 	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &rc)) {
@@ -86,8 +90,9 @@ int cmd_mock_server(int argc, char **argv)
 	}
 	if (fixed_timing && (!isnan(prefill_us) || !isnan(itl_growth) || max_running >= 0)) {
 		pg_error_set(&err, PG_ECONFIG, "--fixed-timing has no engine model: drop %s",
-			     !isnan(prefill_us) ? "--prefill-us-per-token"
-			     : !isnan(itl_growth) ? "--itl-growth" : "--max-running");
+			     !isnan(prefill_us)   ? "--prefill-us-per-token"
+			     : !isnan(itl_growth) ? "--itl-growth"
+						  : "--max-running");
 		goto fail;
 	}
 
@@ -130,6 +135,7 @@ int cmd_mock_server(int argc, char **argv)
 	cfg.engine.vocab_size = (uint32_t)vocab_size;
 
 	{
+		/* clang-format off */
 		const struct { const char *name; double v, max; const char *what; } ranges[] = {
 			{ "eos-prob", eos_prob, 1, "a probability in [0, 1]" },
 			{ "fault-500", fault_500, 1, "a probability in [0, 1]" },
@@ -144,28 +150,34 @@ int cmd_mock_server(int argc, char **argv)
 			{ "stall-ms", stall_ms, 1e9, "a finite number >= 0" },
 			{ "max-seconds", max_seconds, 1e9, "a finite number >= 0" },
 		};
+		/* clang-format on */
 		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
 			if (!(ranges[i].v >= 0 && ranges[i].v <= ranges[i].max)) {
-				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected %s", ranges[i].name,
-					     ranges[i].v, ranges[i].what);
+				pg_error_set(&err, PG_ECONFIG, "--%s %g: expected %s",
+					     ranges[i].name, ranges[i].v, ranges[i].what);
 				goto fail;
 			}
 	}
 	if (fault_500 + fault_disconnect + fault_stall + fault_malformed + fault_stream_error > 1) {
-		pg_error_set(&err, PG_ECONFIG, "the --fault-* probabilities add up to %g: at most 1, please",
-			     fault_500 + fault_disconnect + fault_stall + fault_malformed + fault_stream_error);
+		pg_error_set(&err, PG_ECONFIG,
+			     "the --fault-* probabilities add up to %g: at most 1, please",
+			     fault_500 + fault_disconnect + fault_stall + fault_malformed +
+				     fault_stream_error);
 		goto fail;
 	}
 	if (tokens_per_message < 1 || tokens_per_message > 65536) {
-		pg_error_set(&err, PG_ECONFIG, "--tokens-per-message %ld: expected 1..65536", tokens_per_message);
+		pg_error_set(&err, PG_ECONFIG, "--tokens-per-message %ld: expected 1..65536",
+			     tokens_per_message);
 		goto fail;
 	}
 	if (max_model_len < 2 || max_model_len > 100000000) {
-		pg_error_set(&err, PG_ECONFIG, "--max-model-len %ld: expected 2..100000000", max_model_len);
+		pg_error_set(&err, PG_ECONFIG, "--max-model-len %ld: expected 2..100000000",
+			     max_model_len);
 		goto fail;
 	}
 	if (vocab_size < 1 || vocab_size > (long)PG_VOCAB_MAX) {
-		pg_error_set(&err, PG_ECONFIG, "--vocab-size %ld: expected 1..%u", vocab_size, PG_VOCAB_MAX);
+		pg_error_set(&err, PG_ECONFIG, "--vocab-size %ld: expected 1..%u", vocab_size,
+			     PG_VOCAB_MAX);
 		goto fail;
 	}
 	if (max_running > 10000000 || startup_delay_ms < 0 || exit_code < 0 || exit_code > 255 ||
@@ -174,8 +186,8 @@ int cmd_mock_server(int argc, char **argv)
 			     max_running > 10000000 ? "--max-running: expected at most 10000000"
 			     : startup_delay_ms < 0 ? "--startup-delay-ms: expected a number >= 0"
 			     : exit_code < 0 || exit_code > 255 ? "--exit-code: expected 0..255"
-			     : seed < 0 ? "--seed: expected a number >= 0"
-			     : "--max-requests: expected a number >= 0");
+			     : seed < 0                         ? "--seed: expected a number >= 0"
+					: "--max-requests: expected a number >= 0");
 		goto fail;
 	}
 

@@ -23,6 +23,7 @@ static const char *gpus_opt, *plugin_opt, *queue_opt, *thresholds_opt, *results_
 static long shards_opt;
 static struct pg_strv option_opts;
 
+/* clang-format off */
 static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "gpus", 0, &gpus_opt, "LIST",
 	  "GPU queues, comma-separated (default: one per thresholds/<GPU>.yml)" },
@@ -40,9 +41,11 @@ static const struct pg_opt opts[] = {
 	  "results directories of the steps, <DIR>/<GPU>[/shard-<i>] (default perfgate-results)" },
 	{ PG_OPT_END }
 };
+/* clang-format on */
 
 static const struct pg_cmd_help help = {
-	"pipeline", "[options] SUITE",
+	"pipeline",
+	"[options] SUITE",
 	"print a dynamic Buildkite pipeline fanning suites out over GPU queues",
 	"Prints pipeline YAML for `buildkite-agent pipeline upload`: one step per\n"
 	"GPU queue and shard (tests split evenly and deterministically, a test's\n"
@@ -52,7 +55,8 @@ static const struct pg_cmd_help help = {
 	"upload. Each step's options are checked as the plugin will check them.\n"
 	"\n"
 	"  perfgate pipeline .buildkite/perf.yml --gpus H100,A100 --shards 4 \\\n"
-	"    --plugin perfgate/perfgate#v" PERFGATE_VERSION " -o baseline=git | buildkite-agent pipeline upload",
+	"    --plugin perfgate/perfgate#v" PERFGATE_VERSION
+	" -o baseline=git | buildkite-agent pipeline upload",
 	opts,
 };
 
@@ -74,7 +78,8 @@ static int gpus_from_thresholds(struct pg_strv *out, const char *dir, struct pg_
 	int rc = pg_dir_list(dir, ".yml", &files, err);
 
 	if (rc == PG_ENOTFOUND)
-		rc = pg_error_set(err, PG_ECONFIG, "no --gpus and no %s directory to take them from", dir);
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "no --gpus and no %s directory to take them from", dir);
 	for (size_t i = 0; !rc && i < files.n; i++)
 		pg_strv_push_owned(out, pg_xstrndup(files.v[i], strlen(files.v[i]) - 4));
 	if (!rc && !out->n)
@@ -91,7 +96,8 @@ static int parse_options(json_t *out, const struct pg_strv *kv, struct pg_error 
 		json_t *value;
 
 		if (!eq || eq == kv->v[i])
-			return pg_error_set(err, PG_ECONFIG, "option '--option': expected KEY=VALUE, got '%s'",
+			return pg_error_set(err, PG_ECONFIG,
+					    "option '--option': expected KEY=VALUE, got '%s'",
 					    kv->v[i]);
 		key = pg_xstrndup(kv->v[i], (size_t)(eq - kv->v[i]));
 		value = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
@@ -123,7 +129,8 @@ int cmd_pipeline(int argc, char **argv)
 			 &rc))
 		goto done;
 	if (shards_opt < 1) {
-		rc = pg_error_set(&err, PG_ECONFIG, "option '--shards': expected N >= 1, got %ld", shards_opt);
+		rc = pg_error_set(&err, PG_ECONFIG, "option '--shards': expected N >= 1, got %ld",
+				  shards_opt);
 		goto fail;
 	}
 	if (!plugin_opt)
@@ -136,12 +143,14 @@ int cmd_pipeline(int argc, char **argv)
 	if (!plugin_opt || !*plugin_opt) {
 		rc = pg_error_set(&err, PG_ECONFIG,
 				  "which plugin should the steps use? pass --plugin (e.g. "
-				  "--plugin perfgate/perfgate#v" PERFGATE_VERSION ") or set PERFGATE_PLUGIN");
+				  "--plugin perfgate/perfgate#v" PERFGATE_VERSION
+				  ") or set PERFGATE_PLUGIN");
 		goto fail;
 	}
 	if (gpus_opt)
 		split_list(&gpus, gpus_opt);
-	else if ((rc = gpus_from_thresholds(&gpus, thresholds_opt ? thresholds_opt : "thresholds", &err)))
+	else if ((rc = gpus_from_thresholds(&gpus, thresholds_opt ? thresholds_opt : "thresholds",
+					    &err)))
 		goto fail;
 	if ((rc = parse_options(options, &option_opts, &err)))
 		goto fail;

@@ -12,14 +12,17 @@
 
 static const char *outdir;
 
+/* clang-format off */
 static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "output", 'o', &outdir, "OUTDIR",
 	  "write the report files here (default: DIR)" },
 	{ PG_OPT_END }
 };
+/* clang-format on */
 
 static const struct pg_cmd_help help = {
-	"report", "[options] [DIR]",
+	"report",
+	"[options] [DIR]",
 	"render benchmark_results.md and .json from a results directory",
 	"Reads every result file in DIR (default: results/), vLLM's or perfgate's,\n"
 	"and writes benchmark_results.md (the latency, throughput and serving\n"
@@ -49,10 +52,9 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "perfgate report: no results in %s; the report has empty tables\n",
 			dir);
 	else if (files.not_ok)
-		fprintf(
-		    stderr,
-		    "perfgate report: %zu of %zu points did not complete (marked in the report)\n",
-		    files.not_ok, files.rows);
+		fprintf(stderr,
+			"perfgate report: %zu of %zu points did not complete (marked in the report)\n",
+			files.not_ok, files.rows);
 	printf("%s\n%s\n", files.md_path, files.json_path);
 	rc = PG_EXIT_OK;
 	goto done;

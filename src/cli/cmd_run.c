@@ -39,6 +39,7 @@ static bool fail_fast;
 static double gpu_idle_mib;
 static double gpu_idle_timeout; /* 0: the suite's (300 by default) */
 
+/* clang-format off */
 static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "results-dir", 'o', &results_dir, "DIR",
 	  "write result files to DIR (default: results, or the step's results-dir)" },
@@ -66,6 +67,7 @@ static const struct pg_opt opts[] = {
 	  "(default: server.gpu_idle_timeout, 300)" },
 	{ PG_OPT_END },
 };
+/* clang-format on */
 
 static const struct pg_cmd_help help = {
 	"run",
@@ -100,8 +102,9 @@ static int parse_only(const char *s, int *out, struct pg_error *err)
 		return 0;
 	*out = pg_suite_kind_parse(s);
 	if (*out < 0)
-		return pg_error_set(err, PG_ECONFIG,
-				    "option '--only': expected latency, throughput or serving, got '%s'", s);
+		return pg_error_set(
+			err, PG_ECONFIG,
+			"option '--only': expected latency, throughput or serving, got '%s'", s);
 	return 0;
 }
 
@@ -110,8 +113,9 @@ static void print_gpu(const struct pg_gpu_info *g)
 	if (g->count > 0)
 		fprintf(stderr, "perfgate: GPU %s (%s, from %s)\n", g->label, g->name, g->source);
 	else
-		fprintf(stderr, "perfgate: no GPU: %s; results record gpu \"none\" "
-				"(--gpu or PERFGATE_GPU names one)\n",
+		fprintf(stderr,
+			"perfgate: no GPU: %s; results record gpu \"none\" "
+			"(--gpu or PERFGATE_GPU names one)\n",
 			g->note[0] ? g->note : "none detected");
 }
 
@@ -194,7 +198,8 @@ int cmd_run(int argc, char **argv)
 	if (pg_cmd_parse(&help, argc, argv, &inputs, 0, SIZE_MAX, "inputs", &rc))
 		goto done;
 	if (repeat != LONG_MIN && repeat < 1) {
-		pg_error_set(&err, PG_ECONFIG, "option '--repeat': expected N >= 1, got %ld", repeat);
+		pg_error_set(&err, PG_ECONFIG, "option '--repeat': expected N >= 1, got %ld",
+			     repeat);
 		goto fail;
 	}
 	if (parse_only(only, &sel.only, &err))

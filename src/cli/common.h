@@ -8,18 +8,32 @@
  * (gate/gate_io.h) src: compare, gate and baseline show take the same ones. The
  * GPU is resolved separately (pg_gate_gpu_key) and set in src.gpu.
  */
-#define PG_CMD_BASELINE_OPTS(src)                                                              \
-	{ PG_OPT_STRING, "thresholds", 't', &(src).thresholds, "PATH",                         \
-	  "thresholds file, or the directory of <GPU>.yml files (default: thresholds)" },      \
-	{ PG_OPT_STRING, "baseline", 'b', &(src).baseline, "KIND",                             \
-	  "thresholds (the file's baselines, default) or git (the recorded run history)" },    \
-	{ PG_OPT_STRING, "repo", 0, &(src).repo, "PATH|URL",                                   \
-	  "git: the history repository (default: the current one)" },                          \
-	{ PG_OPT_STRING, "ref", 0, &(src).ref, "REF",                                          \
-	  "git: the history ref (default: refs/perfgate/history)" },                           \
-	{ PG_OPT_STRING, "base", 0, &(src).base_branch, "BRANCH",                              \
-	  "git: the branch whose merge-base with HEAD bounds the history (default: "          \
-	  "$BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main)" }
+#define PG_CMD_BASELINE_OPTS(src)                                                                   \
+	{ PG_OPT_STRING,                                                                            \
+	  "thresholds",                                                                             \
+	  't',                                                                                      \
+	  &(src).thresholds,                                                                        \
+	  "PATH",                                                                                   \
+	  "thresholds file, or the directory of <GPU>.yml files (default: thresholds)" },           \
+		{ PG_OPT_STRING,                                                                    \
+		  "baseline",                                                                       \
+		  'b',                                                                              \
+		  &(src).baseline,                                                                  \
+		  "KIND",                                                                           \
+		  "thresholds (the file's baselines, default) or git (the recorded run history)" }, \
+		{ PG_OPT_STRING,                                                                    \
+		  "repo",                                                                           \
+		  0,                                                                                \
+		  &(src).repo,                                                                      \
+		  "PATH|URL",                                                                       \
+		  "git: the history repository (default: the current one)" },                       \
+		{ PG_OPT_STRING, "ref", 0,                                                          \
+		  &(src).ref,    "REF", "git: the history ref (default: refs/perfgate/history)" },  \
+	{                                                                                           \
+		PG_OPT_STRING, "base", 0, &(src).base_branch, "BRANCH",                             \
+			"git: the branch whose merge-base with HEAD bounds the history (default: "  \
+			"$BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main)"                           \
+	}
 
 struct pg_buf;
 struct pg_error;

@@ -21,6 +21,7 @@ struct command {
 	const char *summary;
 };
 
+/* clang-format off */
 static const struct command commands[] = {
 	{ "run", cmd_run, "run benchmark suites against an inference server and write results" },
 	{ "report", cmd_report, "render benchmark_results.md and .json from a results directory" },
@@ -32,31 +33,30 @@ static const struct command commands[] = {
 	{ "buildkite", cmd_buildkite, "the plugin's entry point: run, report, compare, annotate, upload" },
 	{ "mock-server", cmd_mock_server, "an OpenAI-compatible simulated engine for demos and tests" },
 };
+/* clang-format on */
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void print_help(FILE *out)
 {
-	fprintf(out,
-		"usage: perfgate <command> [options]\n"
-		"\n"
-		"The regression gate for LLM-inference performance: run latency, throughput\n"
-		"and serving suites against an inference server, compare with per-GPU\n"
-		"baselines, report as vLLM does, and fail on regressions.\n"
-		"\n"
-		"commands:\n");
+	fprintf(out, "usage: perfgate <command> [options]\n"
+		     "\n"
+		     "The regression gate for LLM-inference performance: run latency, throughput\n"
+		     "and serving suites against an inference server, compare with per-GPU\n"
+		     "baselines, report as vLLM does, and fail on regressions.\n"
+		     "\n"
+		     "commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out,
-		"\n"
-		"Run 'perfgate <command> --help' for a command's options.\n"
-		"\n"
-		"exit codes:\n"
-		"  0  pass (warnings included)\n"
-		"  1  confirmed performance regression\n"
-		"  2  usage or configuration error\n"
-		"  3  infrastructure failure (server, missing results, git, network)\n"
-		"  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM)\n");
+	fprintf(out, "\n"
+		     "Run 'perfgate <command> --help' for a command's options.\n"
+		     "\n"
+		     "exit codes:\n"
+		     "  0  pass (warnings included)\n"
+		     "  1  confirmed performance regression\n"
+		     "  2  usage or configuration error\n"
+		     "  3  infrastructure failure (server, missing results, git, network)\n"
+		     "  128+N  stopped by signal N (130 SIGINT, 143 SIGTERM)\n");
 }
 
 static const struct command *command_byname(const char *name)
@@ -76,7 +76,8 @@ static int unknown_command(const char *name)
 		names[i] = commands[i].name;
 	near = pg_nearest(name, names, N_COMMANDS);
 	if (near)
-		fprintf(stderr, "perfgate: unknown command '%s' (did you mean '%s'?)\n", name, near);
+		fprintf(stderr, "perfgate: unknown command '%s' (did you mean '%s'?)\n", name,
+			near);
 	else
 		fprintf(stderr, "perfgate: unknown command '%s'; see 'perfgate --help'\n", name);
 	return PG_EXIT_USAGE;

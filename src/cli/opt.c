@@ -52,21 +52,23 @@ static int set_value(const struct pg_opt *o, const char *value, struct pg_error 
 		return 0;
 	case PG_OPT_LONG:
 		if (pg_parse_long(value, (long *)o->value))
-			return pg_error_set(err, PG_ECONFIG, "option '--%s': expected an integer, got '%s'",
-					    o->name, value);
+			return pg_error_set(err, PG_ECONFIG,
+					    "option '--%s': expected an integer, got '%s'", o->name,
+					    value);
 		return 0;
 	case PG_OPT_DOUBLE:
 		if (pg_parse_double(value, (double *)o->value))
-			return pg_error_set(err, PG_ECONFIG, "option '--%s': expected a number, got '%s'",
-					    o->name, value);
+			return pg_error_set(err, PG_ECONFIG,
+					    "option '--%s': expected a number, got '%s'", o->name,
+					    value);
 		return 0;
 	default:
 		return pg_error_set(err, PG_ERR, "option '--%s': bad table entry", o->name);
 	}
 }
 
-int pg_opt_parse(const struct pg_cmd_help *cmd, int argc, char **argv,
-		 struct pg_strv *pos, struct pg_error *err)
+int pg_opt_parse(const struct pg_cmd_help *cmd, int argc, char **argv, struct pg_strv *pos,
+		 struct pg_error *err)
 {
 	bool only_positional = false;
 
@@ -106,14 +108,16 @@ int pg_opt_parse(const struct pg_cmd_help *cmd, int argc, char **argv,
 		}
 		if (o->type == PG_OPT_FLAG) {
 			if (value)
-				return pg_error_set(err, PG_ECONFIG, "option '--%s' takes no value", o->name);
+				return pg_error_set(err, PG_ECONFIG, "option '--%s' takes no value",
+						    o->name);
 			*(bool *)o->value = true;
 			continue;
 		}
 		if (!value) {
 			if (i + 1 >= argc)
-				return pg_error_set(err, PG_ECONFIG, "option '--%s' needs a value (%s)",
-						    o->name, o->arg ? o->arg : "VALUE");
+				return pg_error_set(err, PG_ECONFIG,
+						    "option '--%s' needs a value (%s)", o->name,
+						    o->arg ? o->arg : "VALUE");
 			value = argv[++i];
 		}
 		if (set_value(o, value, err))
@@ -143,7 +147,8 @@ void pg_opt_print_help(const struct pg_cmd_help *cmd, FILE *out)
 		if (o->type != PG_OPT_FLAG)
 			pg_buf_printf(&left, " %s", o->arg ? o->arg : "VALUE");
 		if (o->short_name)
-			fprintf(out, "  -%c, --%-*s  %s\n", o->short_name, (int)width, left.ptr, o->help);
+			fprintf(out, "  -%c, --%-*s  %s\n", o->short_name, (int)width, left.ptr,
+				o->help);
 		else
 			fprintf(out, "      --%-*s  %s\n", (int)width, left.ptr, o->help);
 		pg_buf_release(&left);

@@ -17,19 +17,19 @@ struct pg_error;
  */
 enum pg_opt_type {
 	PG_OPT_END = 0,
-	PG_OPT_FLAG,      /* bool *                 */
-	PG_OPT_STRING,    /* const char ** (borrowed from argv) */
-	PG_OPT_LONG,      /* long *                 */
-	PG_OPT_DOUBLE,    /* double *               */
-	PG_OPT_STRINGS,   /* struct pg_strv *, repeatable; copies */
+	PG_OPT_FLAG,    /* bool *                 */
+	PG_OPT_STRING,  /* const char ** (borrowed from argv) */
+	PG_OPT_LONG,    /* long *                 */
+	PG_OPT_DOUBLE,  /* double *               */
+	PG_OPT_STRINGS, /* struct pg_strv *, repeatable; copies */
 };
 
 struct pg_opt {
 	enum pg_opt_type type;
-	const char *name;       /* long name without "--" */
-	char short_name;        /* 0: none */
+	const char *name; /* long name without "--" */
+	char short_name;  /* 0: none */
 	void *value;
-	const char *arg;        /* placeholder shown in help: "DIR" */
+	const char *arg; /* placeholder shown in help: "DIR" */
 	const char *help;
 };
 
@@ -50,8 +50,8 @@ struct pg_cmd_help {
  * PG_ECONFIG with a message naming the option ("unknown option '--fitler'
  * (did you mean '--filter'?)").
  */
-int pg_opt_parse(const struct pg_cmd_help *cmd, int argc, char **argv,
-		 struct pg_strv *pos, struct pg_error *err);
+int pg_opt_parse(const struct pg_cmd_help *cmd, int argc, char **argv, struct pg_strv *pos,
+		 struct pg_error *err);
 
 void pg_opt_print_help(const struct pg_cmd_help *cmd, FILE *out);
 

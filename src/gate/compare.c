@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static const char *const verdict_names[PG_VERDICT_COUNT] = {
 	[PG_VERDICT_REGRESSED] = "regressed",
 	[PG_VERDICT_NOISY] = "noisy",
@@ -20,6 +21,7 @@ static const char *const verdict_names[PG_VERDICT_COUNT] = {
 	[PG_VERDICT_NEW] = "new",
 	[PG_VERDICT_UNCHANGED] = "unchanged",
 };
+/* clang-format on */
 
 const char *pg_verdict_name(enum pg_verdict v)
 {
@@ -150,7 +152,8 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 		const struct pg_policy_entry *e = &p->entries[i];
 		if (!e->pattern || !entry_metric_matches(e, m))
 			continue;
-		if ((point && !fnmatch(e->pattern, point, 0)) || (test && !fnmatch(e->pattern, test, 0)))
+		if ((point && !fnmatch(e->pattern, point, 0)) ||
+		    (test && !fnmatch(e->pattern, test, 0)))
 			apply_patch(out, &e->patch);
 	}
 }
@@ -222,9 +225,9 @@ struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
 	return p;
 }
 
-struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p,
-						const struct pg_metric *m, double value,
-						const double *samples, size_t n_samples)
+struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const struct pg_metric *m,
+						double value, const double *samples,
+						size_t n_samples)
 {
 	struct pg_base_metric *bm;
 
@@ -265,7 +268,8 @@ const struct pg_base_metric *pg_base_point_metric(const struct pg_base_point *p,
 
 static int cmp_point_name(const void *a, const void *b)
 {
-	return strcmp(((const struct pg_base_point *)a)->name, ((const struct pg_base_point *)b)->name);
+	return strcmp(((const struct pg_base_point *)a)->name,
+		      ((const struct pg_base_point *)b)->name);
 }
 
 void pg_baseline_sort(struct pg_baseline *b)
@@ -364,20 +368,24 @@ void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_dire
 	 * which a first run is worth re-running: confirmation pools a second
 	 * run, and deciding on the pool is what keeps false alarms rare, so
 	 * catching a real regression needs the re-run to start early. */
-	fail_at = rule->gate ? limit : rule->escalate > 0 ? log1p(fmax(rule->escalate, tol)) : INFINITY;
+	fail_at = rule->gate           ? limit
+		  : rule->escalate > 0 ? log1p(fmax(rule->escalate, tol))
+				       : INFINITY;
 	out->flagged = isfinite(fail_at) && d > fail_at * rule->recheck;
 	if (fabs(d) <= limit)
 		return;
 
 	worse = d > 0;
 	out->verdict = worse ? PG_VERDICT_REGRESSED : PG_VERDICT_IMPROVED;
-	tested = base->n_samples >= (size_t)rule->min_samples && n_cur >= (size_t)rule->min_samples &&
-		 rule->min_samples > 0;
+	tested = base->n_samples >= (size_t)rule->min_samples &&
+		 n_cur >= (size_t)rule->min_samples && rule->min_samples > 0;
 	if (tested) {
 		/* "worse" means larger for lower-is-better metrics */
 		bool cur_larger = (dir == PG_LOWER_IS_BETTER) == worse;
-		out->p_value = cur_larger ? pg_stat_mwu_greater(cur, n_cur, base->samples, base->n_samples, NULL)
-					  : pg_stat_mwu_greater(base->samples, base->n_samples, cur, n_cur, NULL);
+		out->p_value = cur_larger ? pg_stat_mwu_greater(cur, n_cur, base->samples,
+								base->n_samples, NULL)
+					  : pg_stat_mwu_greater(base->samples, base->n_samples, cur,
+								n_cur, NULL);
 		if (!(out->p_value < rule->alpha))
 			out->verdict = PG_VERDICT_NOISY;
 	}
@@ -426,7 +434,8 @@ size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double
 
 	*out = NULL;
 	if (json_is_array(repeats)) {
-		json_array_foreach(repeats, i, r) {
+		json_array_foreach(repeats, i, r)
+		{
 			if (pg_metric_value(m, r, &x) == 0)
 				PG_ARRAY_PUSH(v, n, cap, x);
 		}

@@ -28,14 +28,14 @@ struct pg_error;
  */
 
 enum pg_verdict {
-	PG_VERDICT_REGRESSED,     /* worse beyond tolerance (and significant) */
-	PG_VERDICT_NOISY,         /* beyond tolerance, not significant / unstable */
-	PG_VERDICT_ERROR,         /* the point failed (status error/cancelled) */
-	PG_VERDICT_MISSING,       /* in the baseline, not in the run */
-	PG_VERDICT_INSUFFICIENT,  /* too little baseline history to judge */
-	PG_VERDICT_IMPROVED,      /* better beyond tolerance */
-	PG_VERDICT_NEW,           /* in the run, not in the baseline */
-	PG_VERDICT_UNCHANGED,     /* within tolerance or under the floor */
+	PG_VERDICT_REGRESSED,    /* worse beyond tolerance (and significant) */
+	PG_VERDICT_NOISY,        /* beyond tolerance, not significant / unstable */
+	PG_VERDICT_ERROR,        /* the point failed (status error/cancelled) */
+	PG_VERDICT_MISSING,      /* in the baseline, not in the run */
+	PG_VERDICT_INSUFFICIENT, /* too little baseline history to judge */
+	PG_VERDICT_IMPROVED,     /* better beyond tolerance */
+	PG_VERDICT_NEW,          /* in the run, not in the baseline */
+	PG_VERDICT_UNCHANGED,    /* within tolerance or under the floor */
 	PG_VERDICT_COUNT
 };
 
@@ -47,9 +47,9 @@ const char *pg_verdict_name(enum pg_verdict v);
  * severity: the comparison's outcome is its worst row's. */
 enum pg_outcome {
 	PG_OUTCOME_PASS,
-	PG_OUTCOME_WARN,          /* pass, with something to look at */
-	PG_OUTCOME_INFRA,         /* results needed for the decision are missing or errored: exit 3 */
-	PG_OUTCOME_FAIL,          /* a (confirmed) regression of a gating metric: exit 1 */
+	PG_OUTCOME_WARN,  /* pass, with something to look at */
+	PG_OUTCOME_INFRA, /* results needed for the decision are missing or errored: exit 3 */
+	PG_OUTCOME_FAIL,  /* a (confirmed) regression of a gating metric: exit 1 */
 };
 
 /* "pass", "warn", "error", "fail". */
@@ -62,16 +62,16 @@ int pg_outcome_exit_code(enum pg_outcome o);
 
 /* How one test point x metric is judged. */
 struct pg_rule {
-	bool gate;            /* a regression fails the gate; else it only warns */
-	double tolerance;     /* relative change tolerated in the worse direction */
-	double floor;         /* absolute change (display units) below which nothing changed */
-	double escalate;      /* a warn-only metric still fails when worse by more
+	bool gate;           /* a regression fails the gate; else it only warns */
+	double tolerance;    /* relative change tolerated in the worse direction */
+	double floor;        /* absolute change (display units) below which nothing changed */
+	double escalate;     /* a warn-only metric still fails when worse by more
 			       * than this (relative); 0 = never */
-	double alpha;         /* significance level of the one-sided Mann-Whitney U guard */
-	long min_samples;     /* the test runs only with this many samples on both sides */
-	double noise_sigmas;  /* widen the tolerance to this many measured run-to-run
+	double alpha;        /* significance level of the one-sided Mann-Whitney U guard */
+	long min_samples;    /* the test runs only with this many samples on both sides */
+	double noise_sigmas; /* widen the tolerance to this many measured run-to-run
 			       * sds of the baseline (git history) */
-	double recheck;       /* a first run worse than recheck x the failing threshold
+	double recheck;      /* a first run worse than recheck x the failing threshold
 			       * (tolerance, or escalate for warn-only metrics) is re-run
 			       * to confirm; the pooled runs then decide */
 };
@@ -89,41 +89,41 @@ enum {
 };
 
 struct pg_rule_patch {
-	unsigned set;         /* PG_RULE_* bits */
-	struct pg_rule rule;  /* only the fields named in set count */
+	unsigned set;        /* PG_RULE_* bits */
+	struct pg_rule rule; /* only the fields named in set count */
 };
 
 /* "metrics: <id>: {...}" or "tests: <pattern>: <id>: {...}". */
 struct pg_policy_entry {
-	char *pattern;        /* test point name or fnmatch(3) glob; NULL for metrics: */
-	char *metric;         /* metric id, or "*" for every metric of the test */
+	char *pattern; /* test point name or fnmatch(3) glob; NULL for metrics: */
+	char *metric;  /* metric id, or "*" for every metric of the test */
 	struct pg_rule_patch patch;
-	int line;             /* where it was written (0: not from a file) */
+	int line; /* where it was written (0: not from a file) */
 };
 
 struct pg_policy {
 	/* settings that apply to every metric unless an entry overrides them */
-	double alpha;             /* default 0.05 */
-	long min_samples;         /* default 5 */
-	double noise_sigmas;      /* default PG_DEFAULT_NOISE_SIGMAS */
-	double escalate;          /* tail-class metrics: default PG_DEFAULT_ESCALATE */
-	double recheck;           /* NAN: per metric class (PG_DEFAULT_RECHECK_*) */
-	long min_history;         /* git baselines: fewer records -> insufficient-data; default 5 */
-	long history_window;      /* git baselines: the last K records; default 10 */
-	struct pg_policy_entry *entries;  /* in file order; later entries win */
+	double alpha;        /* default 0.05 */
+	long min_samples;    /* default 5 */
+	double noise_sigmas; /* default PG_DEFAULT_NOISE_SIGMAS */
+	double escalate;     /* tail-class metrics: default PG_DEFAULT_ESCALATE */
+	double recheck;      /* NAN: per metric class (PG_DEFAULT_RECHECK_*) */
+	long min_history;    /* git baselines: fewer records -> insufficient-data; default 5 */
+	long history_window; /* git baselines: the last K records; default 10 */
+	struct pg_policy_entry *entries; /* in file order; later entries win */
 	size_t n_entries;
 	size_t cap_entries;
 };
 
-#define PG_DEFAULT_ALPHA 0.05
-#define PG_DEFAULT_MIN_SAMPLES 5
-#define PG_DEFAULT_NOISE_SIGMAS 1.6
-#define PG_DEFAULT_ESCALATE 0.08
+#define PG_DEFAULT_ALPHA              0.05
+#define PG_DEFAULT_MIN_SAMPLES        5
+#define PG_DEFAULT_NOISE_SIGMAS       1.6
+#define PG_DEFAULT_ESCALATE           0.08
 #define PG_DEFAULT_RECHECK_THROUGHPUT 0.6
-#define PG_DEFAULT_RECHECK_LATENCY 0.8
-#define PG_DEFAULT_RECHECK_TAIL 0.75
-#define PG_DEFAULT_MIN_HISTORY 5
-#define PG_DEFAULT_HISTORY_WINDOW 20
+#define PG_DEFAULT_RECHECK_LATENCY    0.8
+#define PG_DEFAULT_RECHECK_TAIL       0.75
+#define PG_DEFAULT_MIN_HISTORY        5
+#define PG_DEFAULT_HISTORY_WINDOW     20
 
 /* The defaults above and no entries. */
 void pg_policy_init(struct pg_policy *p);
@@ -147,12 +147,12 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 
 /* One point of a run (a result file), as the gate reads it. Borrowed. */
 struct pg_run_point {
-	const char *name;          /* result file stem */
+	const char *name; /* result file stem */
 	enum pg_suite_kind suite;
-	const char *status;        /* "ok", "error", "skipped", "cancelled" */
-	const json_t *result;      /* the result object */
-	const char *gpu;           /* raw GPU string (results/results_io.h pg_result_gpu), or NULL */
-	bool probe;                /* an SLA search probe (perfgate.adaptive_search): its
+	const char *status;   /* "ok", "error", "skipped", "cancelled" */
+	const json_t *result; /* the result object */
+	const char *gpu;      /* raw GPU string (results/results_io.h pg_result_gpu), or NULL */
+	bool probe;           /* an SLA search probe (perfgate.adaptive_search): its
 				    * concurrency moves from run to run, so comparisons,
 				    * baselines and history leave it out */
 };
@@ -173,7 +173,7 @@ void pg_run_index_release(struct pg_run_index *ix);
 
 /* One run (a results directory, one report, one job) of several points. */
 struct pg_run {
-	const char *label;         /* where it came from, for "source:" */
+	const char *label; /* where it came from, for "source:" */
 	const struct pg_run_point *points;
 	size_t n;
 };
@@ -183,17 +183,17 @@ struct pg_run {
 
 struct pg_base_metric {
 	const struct pg_metric *metric;
-	double value;         /* the baseline: median of the runs, or as published */
-	double *samples;      /* per-repeat values or per-run summaries, for the
+	double value;    /* the baseline: median of the runs, or as published */
+	double *samples; /* per-repeat values or per-run summaries, for the
 			       * significance test (owned; NULL when only a value) */
 	size_t n_samples;
-	double noise;         /* relative sd between runs (from history), NAN if unknown */
-	long runs;            /* runs or records behind value */
-	int line;             /* thresholds file line; 0 if none */
+	double noise; /* relative sd between runs (from history), NAN if unknown */
+	long runs;    /* runs or records behind value */
+	int line;     /* thresholds file line; 0 if none */
 };
 
 struct pg_base_point {
-	char *name;           /* test point: result file stem */
+	char *name; /* test point: result file stem */
 	enum pg_suite_kind suite;
 	char *test;           /* test name without the qps/concurrency suffix, or NULL */
 	double qps;           /* serving: INFINITY for inf; NAN when unknown */
@@ -213,17 +213,20 @@ struct pg_base_point {
 };
 
 struct pg_baseline {
-	char *gpu;            /* the baseline key: "H100" */
-	char *kind;           /* "thresholds" or "git" */
-	char *source;         /* thresholds path, or "<repo> <ref> at <merge-base>" */
+	char *gpu;    /* the baseline key: "H100" */
+	char *kind;   /* "thresholds" or "git" */
+	char *source; /* thresholds path, or "<repo> <ref> at <merge-base>" */
 	struct pg_base_point *points;
 	size_t n;
 	size_t cap;
-	bool sorted;          /* points are in name order (pg_baseline_sort): lookups
+	bool sorted; /* points are in name order (pg_baseline_sort): lookups
 			       * bisect instead of scanning */
 };
 
-#define PG_BASELINE_INIT { NULL, NULL, NULL, NULL, 0, 0, false }
+#define PG_BASELINE_INIT                                                                           \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL, 0, 0, false                                                \
+	}
 
 void pg_baseline_release(struct pg_baseline *b);
 /* The point called name, or NULL. O(log n) once sorted, O(n) before. */
@@ -232,9 +235,9 @@ struct pg_base_point *pg_baseline_find(const struct pg_baseline *b, const char *
 struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
 				      enum pg_suite_kind suite);
 /* Append a metric; samples copied (may be NULL), value NAN = their median. */
-struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p,
-						const struct pg_metric *m, double value,
-						const double *samples, size_t n_samples);
+struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const struct pg_metric *m,
+						double value, const double *samples,
+						size_t n_samples);
 /*
  * Append a metric measured over k runs (jobs), given each run's median: the
  * value is their median, the samples are the run medians, and the noise is
@@ -267,16 +270,16 @@ void pg_result_date(char out[16], const json_t *result);
 /* One decision                                                        */
 
 struct pg_decision {
-	enum pg_verdict verdict;   /* regressed, noisy, improved or unchanged */
+	enum pg_verdict verdict; /* regressed, noisy, improved or unchanged */
 	double baseline;
-	double current;            /* median of the current samples */
-	double change;             /* current / baseline - 1 (signed, raw) */
-	double tolerance;          /* effective: after widening to the measured noise */
-	double p_value;            /* NAN when the test did not run */
-	bool below_floor;          /* |current - baseline| <= floor */
-	bool escalated;            /* a warn-only metric worse than the escalation threshold */
-	bool fails;                /* regressed, and the rule gates or escalated */
-	bool flagged;              /* worth a confirmation re-run: worse than recheck x the
+	double current;   /* median of the current samples */
+	double change;    /* current / baseline - 1 (signed, raw) */
+	double tolerance; /* effective: after widening to the measured noise */
+	double p_value;   /* NAN when the test did not run */
+	bool below_floor; /* |current - baseline| <= floor */
+	bool escalated;   /* a warn-only metric worse than the escalation threshold */
+	bool fails;       /* regressed, and the rule gates or escalated */
+	bool flagged;     /* worth a confirmation re-run: worse than recheck x the
 				    * failing threshold on a metric that can fail */
 };
 
@@ -316,49 +319,51 @@ size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double
 /* ------------------------------------------------------------------ */
 /* A whole comparison                                                  */
 
-
 struct pg_cmp_row {
 	char *point;
-	char *test;                /* NULL when unknown */
+	char *test; /* NULL when unknown */
 	enum pg_suite_kind suite;
-	double qps;                /* NAN unknown, INFINITY inf */
-	long max_concurrency;      /* 0 unbounded, -1 unknown */
-	const struct pg_metric *metric;  /* NULL for a whole-point row (error, missing point) */
+	double qps;                     /* NAN unknown, INFINITY inf */
+	long max_concurrency;           /* 0 unbounded, -1 unknown */
+	const struct pg_metric *metric; /* NULL for a whole-point row (error, missing point) */
 	struct pg_rule rule;
-	double baseline;           /* NAN when absent */
-	double current;            /* NAN when absent */
-	double change;             /* current / baseline - 1; NAN */
-	double tolerance;          /* effective tolerance; NAN for missing/new */
-	double p_value;            /* NAN when no test ran */
-	size_t n_baseline;         /* samples (or runs) behind the baseline */
-	size_t n_current;          /* samples behind current */
+	double baseline;   /* NAN when absent */
+	double current;    /* NAN when absent */
+	double change;     /* current / baseline - 1; NAN */
+	double tolerance;  /* effective tolerance; NAN for missing/new */
+	double p_value;    /* NAN when no test ran */
+	size_t n_baseline; /* samples (or runs) behind the baseline */
+	size_t n_current;  /* samples behind current */
 	enum pg_verdict verdict;
 	enum pg_outcome outcome;
-	bool confirmed;            /* decided on first run + confirmation pooled */
-	bool needs_confirmation;   /* first pass flagged it and no confirmation was given */
-	char *note;                /* one short human sentence, or NULL */
+	bool confirmed;          /* decided on first run + confirmation pooled */
+	bool needs_confirmation; /* first pass flagged it and no confirmation was given */
+	char *note;              /* one short human sentence, or NULL */
 };
 
 struct pg_comparison {
 	char *gpu;
 	char *baseline_kind;
 	char *baseline_source;
-	struct pg_cmp_row *rows;   /* point order, then registry metric order */
+	struct pg_cmp_row *rows; /* point order, then registry metric order */
 	size_t n;
 	size_t cap;
 	size_t counts[PG_VERDICT_COUNT];
-	size_t failing;            /* rows with outcome FAIL */
-	size_t gated;              /* rows of gating metrics */
+	size_t failing; /* rows with outcome FAIL */
+	size_t gated;   /* rows of gating metrics */
 	enum pg_outcome outcome;
-	struct pg_strv rerun;      /* points a confirmation run should repeat */
-	bool with_confirmation;    /* a confirmation run was given */
+	struct pg_strv rerun;   /* points a confirmation run should repeat */
+	bool with_confirmation; /* a confirmation run was given */
 };
 
-#define PG_COMPARISON_INIT { 0 }
+#define PG_COMPARISON_INIT                                                                         \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 struct pg_compare_opts {
-	bool allow_missing;        /* missing points warn instead of exit 3 */
-	bool strict;               /* noisy gating metrics fail after confirmation */
+	bool allow_missing; /* missing points warn instead of exit 3 */
+	bool strict;        /* noisy gating metrics fail after confirmation */
 };
 
 /*
@@ -416,8 +421,8 @@ json_t *pg_comparison_json(const struct pg_comparison *c);
  */
 struct pg_comparison_json_writer {
 	const struct pg_comparison *c;
-	size_t next;               /* the next row */
-	bool started;              /* the head is written */
+	size_t next;  /* the next row */
+	bool started; /* the head is written */
 };
 int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *out);
 

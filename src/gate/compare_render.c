@@ -136,7 +136,8 @@ static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
 
 	for (size_t i = 0; i < c->n; i = next) {
 		bool hit = false;
-		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point); next++)
+		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point);
+		     next++)
 			hit |= c->rows[next].outcome == o;
 		n += hit;
 	}
@@ -160,18 +161,23 @@ void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 		break;
 	case PG_OUTCOME_INFRA: {
 		size_t n = count_points(c, PG_OUTCOME_INFRA);
-		pg_buf_printf(out, "**perfgate: ERROR** — results needed for the decision are missing or failed for %zu test point%s on %s",
-			      n, n == 1 ? "" : "s", gpu);
+		pg_buf_printf(
+			out,
+			"**perfgate: ERROR** — results needed for the decision are missing or failed for %zu test point%s on %s",
+			n, n == 1 ? "" : "s", gpu);
 		break;
 	}
 	case PG_OUTCOME_WARN: {
 		bool first = true;
-		pg_buf_printf(out, "**perfgate: PASS with warnings** — no confirmed regression on %s; ", gpu);
+		pg_buf_printf(out,
+			      "**perfgate: PASS with warnings** — no confirmed regression on %s; ",
+			      gpu);
 		for (int v = 0; v < PG_VERDICT_COUNT; v++) {
-			if (v == PG_VERDICT_IMPROVED || v == PG_VERDICT_NEW || v == PG_VERDICT_UNCHANGED ||
-			    !c->counts[v])
+			if (v == PG_VERDICT_IMPROVED || v == PG_VERDICT_NEW ||
+			    v == PG_VERDICT_UNCHANGED || !c->counts[v])
 				continue;
-			pg_buf_printf(out, "%s%zu %s", first ? "" : ", ", c->counts[v], pg_verdict_name(v));
+			pg_buf_printf(out, "%s%zu %s", first ? "" : ", ", c->counts[v],
+				      pg_verdict_name(v));
 			first = false;
 		}
 		break;
@@ -195,7 +201,8 @@ static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
 	for (int v = 0; v < PG_VERDICT_COUNT; v++) {
 		if (!c->counts[v])
 			continue;
-		pg_buf_printf(out, "%s%zu %s", first ? ": " : " · ", c->counts[v], pg_verdict_name(v));
+		pg_buf_printf(out, "%s%zu %s", first ? ": " : " · ", c->counts[v],
+			      pg_verdict_name(v));
 		first = false;
 	}
 	pg_buf_puts(out, "\n");
@@ -242,8 +249,8 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 	for (size_t i = 0; i < c->n; i++)
 		n_rest += !needs_attention(&c->rows[i]);
 	if (n_rest) {
-		pg_buf_printf(out, "\n<details>\n<summary>%zu other comparison%s</summary>\n\n", n_rest,
-			      n_rest == 1 ? "" : "s");
+		pg_buf_printf(out, "\n<details>\n<summary>%zu other comparison%s</summary>\n\n",
+			      n_rest, n_rest == 1 ? "" : "s");
 		pg_buf_puts(out, table_head);
 		for (size_t i = 0; i < c->n; i++)
 			if (!needs_attention(&c->rows[i]))
@@ -277,20 +284,23 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	else
 		json_object_set_new(o, "qps", num_or_null(r->qps));
 	json_object_set_new(o, "max_concurrency",
-			    r->max_concurrency > 0 ? json_integer(r->max_concurrency) : json_null());
+			    r->max_concurrency > 0 ? json_integer(r->max_concurrency)
+						   : json_null());
 	json_object_set_new(o, "metric", m ? json_string(m->id) : json_null());
 	json_object_set_new(o, "label", m ? json_string(m->label) : json_null());
 	json_object_set_new(o, "unit", m ? json_string(m->unit) : json_null());
-	json_object_set_new(o, "direction",
-			    !m ? json_null()
-			       : json_string(m->direction == PG_HIGHER_IS_BETTER ? "higher" : "lower"));
+	json_object_set_new(
+		o, "direction",
+		!m ? json_null()
+		   : json_string(m->direction == PG_HIGHER_IS_BETTER ? "higher" : "lower"));
 	json_object_set_new(o, "gate", m ? json_boolean(r->rule.gate) : json_null());
 	json_object_set_new(o, "baseline", num_or_null(r->baseline));
 	json_object_set_new(o, "current", num_or_null(r->current));
 	json_object_set_new(o, "change", num_or_null(r->change));
 	json_object_set_new(o, "tolerance", num_or_null(r->tolerance));
 	json_object_set_new(o, "floor", m ? json_real(r->rule.floor) : json_null());
-	json_object_set_new(o, "escalate", m && r->rule.escalate > 0 ? json_real(r->rule.escalate) : json_null());
+	json_object_set_new(o, "escalate",
+			    m && r->rule.escalate > 0 ? json_real(r->rule.escalate) : json_null());
 	json_object_set_new(o, "p_value", num_or_null(r->p_value));
 	json_object_set_new(o, "n_baseline", json_integer((json_int_t)r->n_baseline));
 	json_object_set_new(o, "n_current", json_integer((json_int_t)r->n_current));
@@ -322,7 +332,8 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 	json_object_set_new(summary, "gating", json_integer((json_int_t)c->gated));
 	json_object_set_new(summary, "failing", json_integer((json_int_t)c->failing));
 	for (int v = 0; v < PG_VERDICT_COUNT; v++)
-		json_object_set_new(summary, pg_verdict_name(v), json_integer((json_int_t)c->counts[v]));
+		json_object_set_new(summary, pg_verdict_name(v),
+				    json_integer((json_int_t)c->counts[v]));
 	json_object_set_new(o, "summary", summary);
 	for (size_t i = 0; i < c->rerun.n; i++)
 		json_array_append_new(rerun, json_string(c->rerun.v[i]));
@@ -358,7 +369,8 @@ int pg_comparison_json_next(struct pg_comparison_json_writer *w, struct pg_buf *
 		json_t *val;
 
 		pg_buf_putc(out, '{');
-		json_object_foreach(head, key, val) {
+		json_object_foreach(head, key, val)
+		{
 			pg_buf_puts(out, "\n  ");
 			pg_json_write_string(out, key, strlen(key));
 			pg_buf_puts(out, ": ");

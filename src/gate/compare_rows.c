@@ -60,7 +60,8 @@ static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
 	return row;
 }
 
-static void set_note(struct pg_cmp_row *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_note(struct pg_cmp_row *row, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void set_note(struct pg_cmp_row *row, const char *fmt, ...)
 {
@@ -127,8 +128,8 @@ static void explain(struct pg_cmp_row *row, const struct pg_decision *d, const s
 		if (d->below_floor && isfinite(d->change) && fabs(d->change) > d->tolerance) {
 			char f[PG_FMT_DOUBLE_SIZE];
 			pg_fmt_g(f, rule->floor);
-			set_note(row, "change under the %s%s%s floor", f, row->metric->unit[0] ? " " : "",
-				 row->metric->unit);
+			set_note(row, "change under the %s%s%s floor", f,
+				 row->metric->unit[0] ? " " : "", row->metric->unit);
 		}
 		break;
 	default:
@@ -141,7 +142,8 @@ static void explain(struct pg_cmp_row *row, const struct pg_decision *d, const s
 	}
 }
 
-static void fill_decided(struct pg_cmp_row *row, const struct pg_decision *d, size_t n_base, size_t n_cur)
+static void fill_decided(struct pg_cmp_row *row, const struct pg_decision *d, size_t n_base,
+			 size_t n_cur)
 {
 	row->baseline = d->baseline;
 	row->current = d->current;
@@ -189,7 +191,8 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	row->n_baseline = bm->n_samples ? bm->n_samples : (size_t)bm->runs;
 	if (n_cur == 0) {
 		row->verdict = PG_VERDICT_MISSING;
-		row->outcome = row->rule.gate && !opts->allow_missing ? PG_OUTCOME_INFRA : PG_OUTCOME_WARN;
+		row->outcome = row->rule.gate && !opts->allow_missing ? PG_OUTCOME_INFRA
+								      : PG_OUTCOME_WARN;
 		set_note(row, "the run did not report this metric");
 		goto done;
 	}
@@ -227,10 +230,13 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 			fmt_pct(pct, sizeof(pct), first.change);
 			if (d.fails && !row->rule.gate) {
 				fmt_pct(pct, sizeof(pct), row->rule.escalate);
-				set_note(row, "worse than the %s escalation threshold, confirmed by the re-run (%zu samples pooled)",
-					 pct, n_cur);
+				set_note(
+					row,
+					"worse than the %s escalation threshold, confirmed by the re-run (%zu samples pooled)",
+					pct, n_cur);
 			} else if (d.fails || (d.flagged && d.verdict == PG_VERDICT_REGRESSED))
-				set_note(row, "confirmed by the re-run (%zu samples pooled)", n_cur);
+				set_note(row, "confirmed by the re-run (%zu samples pooled)",
+					 n_cur);
 			else
 				set_note(row, "first run %s%s; the re-run did not confirm it",
 					 first.change > 0 ? "+" : "", pct);
@@ -259,7 +265,8 @@ done:
 
 static void point_row(struct pg_comparison *c, const struct pg_policy *policy, const char *name,
 		      const struct pg_base_point *bp, const struct pg_run_point *rp,
-		      enum pg_suite_kind suite, enum pg_verdict v, enum pg_outcome o, const char *note)
+		      enum pg_suite_kind suite, enum pg_verdict v, enum pg_outcome o,
+		      const char *note)
 {
 	struct pg_cmp_row *row = add_row(c, name, bp, rp, suite);
 	row->verdict = v;
@@ -336,17 +343,18 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		if (!rp) {
 			point_row(out, policy, name, bp, NULL, suite, PG_VERDICT_MISSING,
 				  point_gates(policy, bp) && !opts->allow_missing ? PG_OUTCOME_INFRA
-										 : PG_OUTCOME_WARN,
+										  : PG_OUTCOME_WARN,
 				  "in the baseline, not in this run");
 			continue;
 		}
 		if (status_failed(rp)) {
 			const char *why = pg_json_path_str(rp->result, "perfgate.error");
 			struct pg_buf note = PG_BUF_INIT;
-			pg_buf_printf(&note, "%s%s%s", status_is(rp, "cancelled") ? "cancelled" : "failed",
+			pg_buf_printf(&note, "%s%s%s",
+				      status_is(rp, "cancelled") ? "cancelled" : "failed",
 				      why ? ": " : "", why ? why : "");
-			point_row(out, policy, name, bp, rp, suite, PG_VERDICT_ERROR, PG_OUTCOME_INFRA,
-				  note.ptr);
+			point_row(out, policy, name, bp, rp, suite, PG_VERDICT_ERROR,
+				  PG_OUTCOME_INFRA, note.ptr);
 			pg_buf_release(&note);
 			continue;
 		}
@@ -354,8 +362,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 			const char *why = pg_json_path_str(rp->result, "perfgate.error");
 			struct pg_buf note = PG_BUF_INIT;
 			pg_buf_printf(&note, "skipped%s%s", why ? ": " : "", why ? why : "");
-			point_row(out, policy, name, bp, rp, suite, PG_VERDICT_MISSING, PG_OUTCOME_WARN,
-				  note.ptr);
+			point_row(out, policy, name, bp, rp, suite, PG_VERDICT_MISSING,
+				  PG_OUTCOME_WARN, note.ptr);
 			pg_buf_release(&note);
 			continue;
 		}
@@ -363,8 +371,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 			struct pg_buf note = PG_BUF_INIT;
 			pg_buf_printf(&note, "the baseline is a %s test, the run a %s test",
 				      pg_suite_kind_name(bp->suite), pg_suite_kind_name(rp->suite));
-			point_row(out, policy, name, bp, rp, rp->suite, PG_VERDICT_ERROR, PG_OUTCOME_INFRA,
-				  note.ptr);
+			point_row(out, policy, name, bp, rp, rp->suite, PG_VERDICT_ERROR,
+				  PG_OUTCOME_INFRA, note.ptr);
 			pg_buf_release(&note);
 			continue;
 		}

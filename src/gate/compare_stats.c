@@ -85,8 +85,8 @@ static double *mwu_null_pmf(size_t a, size_t b)
 		for (size_t j = 1; j <= b; j++) {
 			double pa = (double)i / (double)(i + j), pb = (double)j / (double)(i + j);
 			double *row = cur + j * width;
-			const double *left = cur + (j - 1) * width;  /* (i, j-1) */
-			const double *up = prev + j * width;          /* (i-1, j) */
+			const double *left = cur + (j - 1) * width; /* (i, j-1) */
+			const double *up = prev + j * width;        /* (i-1, j) */
 			size_t umax = i * j;
 			for (size_t u = 0; u <= umax; u++)
 				row[u] = pb * left[u] + (u >= j ? pa * up[u - j] : 0);
@@ -163,7 +163,8 @@ double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t n
 double pg_stat_mwu_min_p(size_t nx, size_t ny)
 {
 	/* 1 / C(nx+ny, nx), computed in logs */
-	double l = lgamma((double)(nx + ny + 1)) - lgamma((double)(nx + 1)) - lgamma((double)(ny + 1));
+	double l = lgamma((double)(nx + ny + 1)) - lgamma((double)(nx + 1)) -
+		   lgamma((double)(ny + 1));
 	return exp(-l);
 }
 

@@ -63,28 +63,31 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 		if (!first[0])
 			snprintf(first, sizeof(first), "%s", key);
 		else if (strcmp(first, key))
-			return pg_error_set(err, PG_ECONFIG,
-					    "the results come from several GPUs (%s in %s, %s in %s): pass --gpu",
-					    first, set->items[0].name, key, set->items[i].name);
+			return pg_error_set(
+				err, PG_ECONFIG,
+				"the results come from several GPUs (%s in %s, %s in %s): pass --gpu",
+				first, set->items[0].name, key, set->items[i].name);
 	}
 	if (!first[0]) {
 		/* results that do not say: the GPUs of the machine comparing them */
 		struct pg_gpu_info info;
 		struct pg_error ignored = PG_ERROR_INIT;
 		pg_gpu_info_init(&info);
-		if (pg_gpu_detect(&info, &ignored) == 0 && info.count > 0 && strcmp(info.key, "none"))
+		if (pg_gpu_detect(&info, &ignored) == 0 && info.count > 0 &&
+		    strcmp(info.key, "none"))
 			snprintf(first, sizeof(first), "%s", info.key);
 		pg_gpu_info_release(&info);
 	}
 	if (!first[0])
-		return pg_error_set(err, PG_ECONFIG,
-				    "the results do not say which GPU ran them and nvidia-smi found none: pass --gpu (or set PERFGATE_GPU)");
+		return pg_error_set(
+			err, PG_ECONFIG,
+			"the results do not say which GPU ran them and nvidia-smi found none: pass --gpu (or set PERFGATE_GPU)");
 	snprintf(out, size, "%s", first);
 	return 0;
 }
 
-int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struct pg_gate_source *src,
-		 struct pg_error *err)
+int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
+		 const struct pg_gate_source *src, struct pg_error *err)
 {
 	bool git = src->baseline && !strcmp(src->baseline, "git");
 	char *path;
@@ -93,16 +96,18 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struc
 	if (src->baseline && !git && strcmp(src->baseline, "thresholds")) {
 		pg_policy_init(policy);
 		memset(base, 0, sizeof(*base));
-		return pg_error_set(err, PG_ECONFIG, "option '--baseline': expected thresholds or git, got '%s'",
+		return pg_error_set(err, PG_ECONFIG,
+				    "option '--baseline': expected thresholds or git, got '%s'",
 				    src->baseline);
 	}
 	path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
 	rc = pg_thresholds_load(path, policy, base, err);
 	if (rc == PG_ENOTFOUND) {
 		if (!git) {
-			pg_error_set(err, PG_ENOTFOUND,
-				     "%s: no thresholds file for %s; create it with 'perfgate baseline update %s --gpu %s --from <results dir or report>'",
-				     path, src->gpu, path, src->gpu);
+			pg_error_set(
+				err, PG_ENOTFOUND,
+				"%s: no thresholds file for %s; create it with 'perfgate baseline update %s --gpu %s --from <results dir or report>'",
+				path, src->gpu, path, src->gpu);
 			goto done;
 		}
 		/* a git baseline still needs a policy: the registry's defaults */
@@ -115,8 +120,9 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struc
 		char key[128];
 		pg_gpu_key(key, sizeof(key), base->gpu);
 		if (strcmp(key, src->gpu)) {
-			rc = pg_error_set(err, PG_ECONFIG, "%s: the file is for %s, the comparison for %s",
-					  path, base->gpu, src->gpu);
+			rc = pg_error_set(err, PG_ECONFIG,
+					  "%s: the file is for %s, the comparison for %s", path,
+					  base->gpu, src->gpu);
 			goto done;
 		}
 	}
@@ -125,7 +131,8 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struc
 
 	pg_baseline_release(base);
 	rc = pg_history_baseline(base, src->gpu, policy,
-				 &(struct pg_history_opts){ .repo = src->repo, .ref = src->ref,
+				 &(struct pg_history_opts){ .repo = src->repo,
+							    .ref = src->ref,
 							    .base_branch = src->base_branch,
 							    .source_repo = src->source_repo },
 				 err);

@@ -39,14 +39,14 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 
 /* Where the baseline comes from. */
 struct pg_gate_source {
-	const char *thresholds;   /* thresholds file or directory; NULL: "thresholds" */
-	const char *gpu;          /* baseline key */
-	const char *baseline;     /* "thresholds" (NULL too): the file's baselines; "git": the
+	const char *thresholds;  /* thresholds file or directory; NULL: "thresholds" */
+	const char *gpu;         /* baseline key */
+	const char *baseline;    /* "thresholds" (NULL too): the file's baselines; "git": the
 				   * recorded run history (anything else is PG_ECONFIG) */
-	const char *repo;         /* git: history repository path or URL; NULL: the current one */
-	const char *ref;          /* git: history ref; NULL: refs/perfgate/history */
-	const char *base_branch;  /* git: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH or main */
-	const char *source_repo;  /* git: where HEAD and the base branch live; NULL: cwd */
+	const char *repo;        /* git: history repository path or URL; NULL: the current one */
+	const char *ref;         /* git: history ref; NULL: refs/perfgate/history */
+	const char *base_branch; /* git: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH or main */
+	const char *source_repo; /* git: where HEAD and the base branch live; NULL: cwd */
 };
 
 /*
@@ -56,8 +56,8 @@ struct pg_gate_source {
  * thresholds file with a thresholds baseline is PG_ENOTFOUND with a
  * message saying how to create it.
  */
-int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base, const struct pg_gate_source *src,
-		 struct pg_error *err);
+int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
+		 const struct pg_gate_source *src, struct pg_error *err);
 
 /* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
  * created). md_out (may be NULL) gets the markdown appended, for printing

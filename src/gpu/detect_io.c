@@ -84,7 +84,8 @@ int pg_gpu_detect(struct pg_gpu_info *out, struct pg_error *err)
 	}
 	for (int i = 0; i < n; i++) {
 		char s[128];
-		pg_buf_printf(&types, "%s%s", i ? "\n" : "", pg_gpu_short(s, sizeof(s), names.v[i]));
+		pg_buf_printf(&types, "%s%s", i ? "\n" : "",
+			      pg_gpu_short(s, sizeof(s), names.v[i]));
 	}
 	out->count = n;
 	out->name = pg_xstrdup(names.v[0]);
@@ -182,7 +183,8 @@ int pg_gpu_wait_idle(double threshold_mib, double timeout, const volatile sig_at
 		pg_buf_release(&csv);
 		if (stop && *stop) {
 			free(used);
-			ret = pg_error_set(err, PG_ECANCEL, "cancelled while waiting for GPU memory");
+			ret = pg_error_set(err, PG_ECANCEL,
+					   "cancelled while waiting for GPU memory");
 			break;
 		}
 		if (n < 0) {
@@ -193,17 +195,18 @@ int pg_gpu_wait_idle(double threshold_mib, double timeout, const volatile sig_at
 		pg_buf_reset(&busy);
 		for (int i = 0; i < n; i++)
 			if (used[i] >= threshold_mib)
-				pg_buf_printf(&busy, "%sGPU %d uses %g MiB", busy.len ? ", " : "", i,
-					      used[i]);
+				pg_buf_printf(&busy, "%sGPU %d uses %g MiB", busy.len ? ", " : "",
+					      i, used[i]);
 		free(used);
 		if (waited)
 			*waited = pg_monotonic() - start;
 		if (!busy.len)
 			break;
 		if (pg_monotonic() - start >= timeout) {
-			ret = pg_error_set(err, PG_EINFRA,
-					   "GPU memory still in use after %gs (threshold %g MiB): %s",
-					   timeout, threshold_mib, busy.ptr);
+			ret = pg_error_set(
+				err, PG_EINFRA,
+				"GPU memory still in use after %gs (threshold %g MiB): %s", timeout,
+				threshold_mib, busy.ptr);
 			break;
 		}
 		for (int i = 0; i < 20 && !(stop && *stop); i++) {
@@ -211,7 +214,8 @@ int pg_gpu_wait_idle(double threshold_mib, double timeout, const volatile sig_at
 			nanosleep(&ts, NULL);
 		}
 		if (stop && *stop) {
-			ret = pg_error_set(err, PG_ECANCEL, "cancelled while waiting for GPU memory");
+			ret = pg_error_set(err, PG_ECANCEL,
+					   "cancelled while waiting for GPU memory");
 			break;
 		}
 	}

@@ -21,15 +21,15 @@ struct pg_error;
  * guess -- and `note` says why.
  */
 struct pg_gpu_info {
-	int count;             /* GPUs measured: detected, or implied by the forced name */
-	char *name;            /* full name of the first GPU, or the forced string; NULL: none */
-	char key[64];          /* baseline key (thresholds/<key>.yml): "H100"; "none" */
-	char label[128];       /* report label: "8xH100"; "none" */
-	char *gpu_type;        /* vLLM's gpu_type: one short name per GPU, "H100\nH100"; "" for none */
-	double memory_mib;     /* memory.total of the first GPU; NAN when unknown or forced */
-	const char *source;    /* "nvidia-smi", "flag", "env", "suite", "none" */
-	int detected;          /* GPUs nvidia-smi reported; -1 when it could not be asked */
-	char note[256];        /* why nothing was detected, or "" */
+	int count;          /* GPUs measured: detected, or implied by the forced name */
+	char *name;         /* full name of the first GPU, or the forced string; NULL: none */
+	char key[64];       /* baseline key (thresholds/<key>.yml): "H100"; "none" */
+	char label[128];    /* report label: "8xH100"; "none" */
+	char *gpu_type;     /* vLLM's gpu_type: one short name per GPU, "H100\nH100"; "" for none */
+	double memory_mib;  /* memory.total of the first GPU; NAN when unknown or forced */
+	const char *source; /* "nvidia-smi", "flag", "env", "suite", "none" */
+	int detected;       /* GPUs nvidia-smi reported; -1 when it could not be asked */
+	char note[256];     /* why nothing was detected, or "" */
 };
 
 void pg_gpu_info_init(struct pg_gpu_info *g);

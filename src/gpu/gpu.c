@@ -182,7 +182,8 @@ int pg_gpu_parse_query(struct pg_strv *names, double **mib, const char *csv)
 		}
 		pg_strv_push_owned(names, pg_xstrndup(name, name_len));
 		*mib = pg_xrealloc(*mib, (size_t)(count + 1) * sizeof(**mib));
-		(*mib)[count] = comma ? parse_mib(comma + 1, (size_t)(line + len - comma - 1)) : NAN;
+		(*mib)[count] = comma ? parse_mib(comma + 1, (size_t)(line + len - comma - 1))
+				      : NAN;
 		count++;
 		line = next;
 	}

@@ -248,8 +248,8 @@ void pg_import_point_suffix(struct pg_buf *b, const json_t *result)
 		pg_buf_printf(b, "_concurrency_%" JSON_INTEGER_FORMAT, json_integer_value(mc));
 }
 
-static char *derive_name(const struct pg_import_ctx *ctx, const struct pg_import_rec *rec,
-			 size_t k, size_t n_unnamed)
+static char *derive_name(const struct pg_import_ctx *ctx, const struct pg_import_rec *rec, size_t k,
+			 size_t n_unnamed)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	int width = 1;
@@ -342,9 +342,8 @@ static void finish(struct pg_import_ctx *ctx, struct pg_import_rec *rec, const c
 	put(pg, old, "error", json_null());
 	put(pg, old, "gpu", gpu_object(gpu));
 	put(pg, old, "params", params);
-	json_object_foreach(old, key, v)
-		if (!json_object_get(pg, key) && strcmp(key, "import"))
-			json_object_set(pg, key, v);
+	json_object_foreach(old, key, v) if (!json_object_get(pg, key) && strcmp(key, "import"))
+		json_object_set(pg, key, v);
 	if (json_is_object(json_object_get(old, "import")))
 		json_object_update(imp, json_object_get(old, "import"));
 	json_object_set_new(imp, "file", json_string(ctx->source));
@@ -386,15 +385,21 @@ int pg_import_text(struct pg_result_set *out, const char *text, size_t len, cons
 	ctx.err = err;
 
 	switch (pg_import_detect(text, len)) {
-	case PG_IMPORT_JSON: ret = pg_import_json(&ctx); break;
-	case PG_IMPORT_REPORT: ret = pg_import_report(&ctx); break;
-	case PG_IMPORT_PRINTED: ret = pg_import_printed(&ctx); break;
+	case PG_IMPORT_JSON:
+		ret = pg_import_json(&ctx);
+		break;
+	case PG_IMPORT_REPORT:
+		ret = pg_import_report(&ctx);
+		break;
+	case PG_IMPORT_PRINTED:
+		ret = pg_import_printed(&ctx);
+		break;
 	default:
 		ret = pg_error_set(
-		    err, PG_ECONFIG,
-		    "%s: not a format perfgate imports (vllm bench JSON, llm-d records, "
-		    "printed Serving Benchmark Result blocks, benchmark_results.md)",
-		    source);
+			err, PG_ECONFIG,
+			"%s: not a format perfgate imports (vllm bench JSON, llm-d records, "
+			"printed Serving Benchmark Result blocks, benchmark_results.md)",
+			source);
 	}
 	if (ret == 0 && ctx.n == 0)
 		ret = pg_error_set(err, PG_ECONFIG, "%s: no results in this file", source);
@@ -410,8 +415,8 @@ int pg_import_text(struct pg_result_set *out, const char *text, size_t len, cons
 	for (size_t i = 0; i < ctx.n; i++) {
 		struct pg_import_rec *rec = &ctx.recs[i];
 		struct pg_result r = { 0 };
-		char *name =
-		    rec->name ? sanitize_name(rec->name) : derive_name(&ctx, rec, ++k, n_unnamed);
+		char *name = rec->name ? sanitize_name(rec->name)
+				       : derive_name(&ctx, rec, ++k, n_unnamed);
 
 		finish(&ctx, rec, name);
 		r.path = pg_xstrdup(source);

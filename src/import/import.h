@@ -47,14 +47,14 @@ struct pg_result_set;
  * line). Values keep the source's full precision.
  */
 struct pg_import_opts {
-	const char *gpu;   /* GPU of records whose source names none, or NULL */
+	const char *gpu; /* GPU of records whose source names none, or NULL */
 };
 
 enum pg_import_format {
 	PG_IMPORT_UNKNOWN,
-	PG_IMPORT_JSON,     /* JSON values (records, arrays, report tables) */
-	PG_IMPORT_REPORT,   /* markdown with report JSON sections */
-	PG_IMPORT_PRINTED,  /* printed Serving Benchmark Result blocks */
+	PG_IMPORT_JSON,    /* JSON values (records, arrays, report tables) */
+	PG_IMPORT_REPORT,  /* markdown with report JSON sections */
+	PG_IMPORT_PRINTED, /* printed Serving Benchmark Result blocks */
 };
 
 enum pg_import_format pg_import_detect(const char *text, size_t len);

@@ -15,14 +15,14 @@ struct pg_error;
 
 /* One parsed record, before names are settled. */
 struct pg_import_rec {
-	json_t *json;             /* the result (owned) */
-	json_t *commands;         /* sidecar (owned) or NULL */
-	char *name;               /* the source's own name, or NULL (derive one) */
-	char *gpu;                /* raw GPU string from the source, or NULL */
+	json_t *json;     /* the result (owned) */
+	json_t *commands; /* sidecar (owned) or NULL */
+	char *name;       /* the source's own name, or NULL (derive one) */
+	char *gpu;        /* raw GPU string from the source, or NULL */
 	enum pg_suite_kind kind;
-	const char *format;       /* "vllm-serve", "report", ... (static) */
-	size_t record;            /* 1-based number in the file */
-	int line;                 /* where it starts */
+	const char *format; /* "vllm-serve", "report", ... (static) */
+	size_t record;      /* 1-based number in the file */
+	int line;           /* where it starts */
 };
 
 struct pg_import_ctx {
@@ -35,8 +35,8 @@ struct pg_import_ctx {
 	struct pg_error *err;
 	struct pg_import_rec *recs;
 	size_t n, cap;
-	size_t records;           /* records seen, for numbering */
-	size_t line_pos;          /* pg_import_line's cache */
+	size_t records;  /* records seen, for numbering */
+	size_t line_pos; /* pg_import_line's cache */
 	int line_no;
 };
 
@@ -57,7 +57,7 @@ void pg_import_push(struct pg_import_ctx *ctx, json_t *json, enum pg_suite_kind 
 struct pg_lenient_json {
 	char *text;
 	size_t len;
-	size_t *inserted;          /* offsets (in text) where one byte was added */
+	size_t *inserted; /* offsets (in text) where one byte was added */
 	size_t n_inserted;
 };
 /* one_value: stop after the first complete object or array (a report's

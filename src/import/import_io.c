@@ -98,7 +98,8 @@ int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *
 		}
 		ret = pg_dir_list(args[i], ".json", &names, err);
 		if (!ret && !names.n)
-			ret = pg_error_set(err, PG_ECONFIG, "%s: no .json files in this directory", args[i]);
+			ret = pg_error_set(err, PG_ECONFIG, "%s: no .json files in this directory",
+					   args[i]);
 		for (size_t k = 0; !ret && k < names.n; k++)
 			pg_strv_push_owned(&all, pg_path_join(args[i], names.v[k]));
 		pg_strv_release(&names);
@@ -115,8 +116,9 @@ int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *
 	for (size_t i = 0; i < all.n; i++) {
 		const char *why = derived_file(all.v[i]);
 		char *dir = why ? dir_part(all.v[i]) : NULL;
-		bool beside_results =
-		    dir && result_dirs.n && bsearch(&dir, result_dirs.v, result_dirs.n, sizeof(*result_dirs.v), cmp_str);
+		bool beside_results = dir && result_dirs.n &&
+				      bsearch(&dir, result_dirs.v, result_dirs.n,
+					      sizeof(*result_dirs.v), cmp_str);
 
 		if (beside_results) {
 			struct pg_buf note = PG_BUF_INIT;

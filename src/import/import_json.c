@@ -19,23 +19,32 @@
 static const char *format_of(enum pg_suite_kind kind)
 {
 	switch (kind) {
-	case PG_SUITE_LATENCY: return "vllm-latency";
-	case PG_SUITE_THROUGHPUT: return "vllm-throughput";
-	default: return "vllm-serve";
+	case PG_SUITE_LATENCY:
+		return "vllm-latency";
+	case PG_SUITE_THROUGHPUT:
+		return "vllm-throughput";
+	default:
+		return "vllm-serve";
 	}
 }
 
 static const char *type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
 	case JSON_INTEGER:
-	case JSON_REAL: return "a number";
+	case JSON_REAL:
+		return "a number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
 	}
 }
 
@@ -63,7 +72,8 @@ static json_t *normalise(const json_t *o)
 	json_t *v;
 	int has_new = json_object_get(o, "request_goodput") != NULL;
 
-	json_object_foreach((json_t *)o, key, v) {
+	json_object_foreach((json_t *)o, key, v)
+	{
 		if (!strcmp(key, "request_goodput:")) {
 			if (!has_new)
 				json_object_set(copy, "request_goodput", v);
@@ -81,8 +91,8 @@ static int is_inf_string(const json_t *v)
 }
 
 /* Numbers where numbers belong; the record number and key in the message. */
-static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_kind kind,
-		    size_t pos, size_t record)
+static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_kind kind, size_t pos,
+		    size_t record)
 {
 	size_t n;
 	const struct pg_metric *all = pg_metrics_all(&n);
@@ -107,15 +117,15 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 		v = json_object_get(o, "request_rate");
 		if (v && !json_is_number(v) && !json_is_null(v) && !is_inf_string(v))
 			return pg_import_fail(
-			    ctx, pos,
-			    "record %zu: 'request_rate' must be a number or \"inf\", got %s",
-			    record, json_is_string(v) ? json_string_value(v) : type_name(v));
+				ctx, pos,
+				"record %zu: 'request_rate' must be a number or \"inf\", got %s",
+				record, json_is_string(v) ? json_string_value(v) : type_name(v));
 		v = json_object_get(o, "max_concurrency");
 		if (v && !json_is_integer(v) && !json_is_null(v))
 			return pg_import_fail(
-			    ctx, pos,
-			    "record %zu: 'max_concurrency' must be an integer or null, got %s",
-			    record, type_name(v));
+				ctx, pos,
+				"record %zu: 'max_concurrency' must be an integer or null, got %s",
+				record, type_name(v));
 	}
 	return 0;
 }
@@ -168,10 +178,10 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 	}
 	if (json_object_get(o, "benchmark") && json_object_get(o, "metric"))
 		return pg_import_fail(
-		    ctx, pos,
-		    "record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
-		    "import the vLLM result file it was made from",
-		    record);
+			ctx, pos,
+			"record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
+			"import the vLLM result file it was made from",
+			record);
 	if (json_object_get(o, "verdict") && json_is_array(json_object_get(o, "rows")))
 		return pg_import_fail(ctx, pos,
 				      "record %zu: a perfgate verdict (verdict.json, the output of "
@@ -238,7 +248,8 @@ int pg_import_json(struct pg_import_ctx *ctx)
 			size_t i;
 			json_t *item;
 
-			json_array_foreach(v, i, item) {
+			json_array_foreach(v, i, item)
+			{
 				if ((ret = handle_object(ctx, item, start, &reports)) != 0)
 					break;
 			}

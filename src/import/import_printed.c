@@ -35,11 +35,12 @@
 enum value_type { V_INT, V_NUM, V_RATE, V_CONC, V_STR, V_LEADING_NUM };
 
 struct label_map {
-	const char *label;      /* without the colon, compared case-insensitively */
+	const char *label; /* without the colon, compared case-insensitively */
 	const char *key;
 	enum value_type type;
 };
 
+/* clang-format off */
 static const struct label_map labels[] = {
 	{ "Successful requests", "completed", V_INT },
 	{ "Failed requests", "failed", V_INT },
@@ -68,8 +69,10 @@ static const struct label_map labels[] = {
 	{ "Draft tokens", "spec_decode_draft_tokens", V_INT },
 	{ "Accepted tokens", "spec_decode_accepted_tokens", V_INT },
 };
+/* clang-format on */
 
 /* Metric names in "<Stat> <X> (ms)" rows -> the key's metric part. */
+/* clang-format off */
 static const struct {
 	const char *printed;
 	const char *key;
@@ -77,6 +80,7 @@ static const struct {
 	{ "TTFT", "ttft" }, { "TPOT", "tpot" }, { "ITL", "itl" }, { "E2EL", "e2el" },
 	{ "E2E Latency", "e2el" },
 };
+/* clang-format on */
 
 static int is_banner(const char *s, size_t len)
 {
@@ -212,7 +216,7 @@ static int parse_value(const char *text, enum value_type type, json_t **out)
 struct row {
 	char *label;
 	char *value;
-	size_t value_at;  /* offset of the value in the line, for messages */
+	size_t value_at; /* offset of the value in the line, for messages */
 };
 
 static char *trimmed(const char *s, size_t len)
@@ -343,8 +347,7 @@ static void block_open(struct block *b, size_t start)
 
 	b->result = json_object();
 	b->start = start;
-	json_object_foreach(b->pre, key, v)
-		json_object_set(b->result, key, v);
+	json_object_foreach(b->pre, key, v) json_object_set(b->result, key, v);
 	json_object_clear(b->pre);
 }
 

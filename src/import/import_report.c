@@ -20,16 +20,16 @@
 #include <string.h>
 
 enum col_type {
-	C_NUM,        /* a measurement at `key`, display = stored * scale */
-	C_INT,        /* a count at `key` */
-	C_STR,        /* a string at `key` */
-	C_RATE,       /* request_rate: a number or "inf" */
-	C_CONC,       /* max_concurrency: an integer or null */
-	C_DATASET,    /* workload parameters, not result keys */
+	C_NUM,     /* a measurement at `key`, display = stored * scale */
+	C_INT,     /* a count at `key` */
+	C_STR,     /* a string at `key` */
+	C_RATE,    /* request_rate: a number or "inf" */
+	C_CONC,    /* max_concurrency: an integer or null */
+	C_DATASET, /* workload parameters, not result keys */
 	C_INPUT_LEN,
 	C_OUTPUT_LEN,
 	C_TP,
-	C_STATUS,     /* perfgate's own report columns */
+	C_STATUS, /* perfgate's own report columns */
 	C_ERROR,
 };
 
@@ -47,6 +47,7 @@ struct column_map {
 };
 
 /* Headers of other converter generations (the registry's come first). */
+/* clang-format off */
 static const struct column_map aliases[] = {
 	{ LAT, "Average latency (s)", "avg_latency", 1, C_NUM },
 	{ LAT, "P10 (s)", "percentiles.10", 1, C_NUM },
@@ -81,6 +82,7 @@ static const struct column_map aliases[] = {
 	{ ANY, "Status", NULL, 1, C_STATUS },
 	{ ANY, "Error", NULL, 1, C_ERROR },
 };
+/* clang-format on */
 
 /* How a header of a suite's table maps to the result; 0 when unknown. */
 static int map_header(int suite, const char *header, struct column_map *out)
@@ -123,7 +125,8 @@ static int infer_suite(const json_t *row, const char *name)
 	for (int k = 0; k < PG_SUITE_COUNT; k++) {
 		size_t known = 0, measurements = 0;
 
-		json_object_foreach((json_t *)row, key, v) {
+		json_object_foreach((json_t *)row, key, v)
+		{
 			struct column_map m;
 			if (!strcmp(key, "Test name") || !strcmp(key, "GPU"))
 				continue;
@@ -240,7 +243,8 @@ int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, 
 	result = json_object();
 	pg = json_object();
 	json_object_set_new(pg, "suite", json_string(pg_suite_kind_name((enum pg_suite_kind)kind)));
-	json_object_foreach((json_t *)row, key, v) {
+	json_object_foreach((json_t *)row, key, v)
+	{
 		struct column_map m;
 
 		if (!strcmp(key, "Test name") || !strcmp(key, "GPU"))
@@ -258,7 +262,7 @@ int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, 
 		case C_NUM:
 		case C_INT:
 			if (json_is_string(v) && (!strcmp(json_string_value(v), "inf") ||
-						   !strcmp(json_string_value(v), "-inf")))
+						  !strcmp(json_string_value(v), "-inf")))
 				break; /* Python's Infinity: not a measurement */
 			if (!json_is_number(v))
 				goto bad_number;
@@ -302,14 +306,14 @@ int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, 
 			break;
 		}
 		continue;
-bad_number:
+	bad_number:
 		json_decref(result);
 		json_decref(pg);
 		json_decref(extra);
 		return pg_import_fail(ctx, pos, "%s ('%s'): '%s' must be a number, got %s", where,
 				      name, key,
 				      json_is_string(v) ? json_string_value(v) : "another type");
-bad_string:
+	bad_string:
 		json_decref(result);
 		json_decref(pg);
 		json_decref(extra);
@@ -354,26 +358,29 @@ int pg_import_report_tables(struct pg_import_ctx *ctx, const json_t *tables, siz
 		if (!json_is_object(names))
 			return pg_import_fail(ctx, pos, "report %zu, %s: no 'Test name' column",
 					      report_no, suite);
-		json_object_foreach(table, header, col) {
+		json_object_foreach(table, header, col)
+		{
 			if (!json_is_object(col))
 				return pg_import_fail(
-				    ctx, pos,
-				    "report %zu, %s: column '%s' must be an object "
-				    "{\"0\": value, ...}",
-				    report_no, suite, header);
+					ctx, pos,
+					"report %zu, %s: column '%s' must be an object "
+					"{\"0\": value, ...}",
+					report_no, suite, header);
 			if (json_object_size(col) > json_object_size(names))
 				return pg_import_fail(
-				    ctx, pos,
-				    "report %zu, %s: column '%s' has rows that 'Test name' lacks",
-				    report_no, suite, header);
+					ctx, pos,
+					"report %zu, %s: column '%s' has rows that 'Test name' lacks",
+					report_no, suite, header);
 		}
 		row = json_object();
-		json_object_foreach(names, idx, name) {
+		json_object_foreach(names, idx, name)
+		{
 			char where[96];
 			int rc;
 
 			json_object_clear(row);
-			json_object_foreach(table, header, col) {
+			json_object_foreach(table, header, col)
+			{
 				json_t *v = json_object_get(col, idx);
 				if (v)
 					json_object_set(row, header, v);
@@ -423,8 +430,9 @@ int pg_import_report(struct pg_import_ctx *ctx)
 		pg_lenient_json_init(&lj, ctx->text + at, ctx->len - at, true);
 		tables = json_loadb(lj.text, lj.len, 0, &jerr);
 		if (!tables) {
-			size_t bad = at + pg_lenient_json_orig(
-					      &lj, jerr.position > 0 ? (size_t)jerr.position : 0);
+			size_t bad = at + pg_lenient_json_orig(&lj, jerr.position > 0
+									    ? (size_t)jerr.position
+									    : 0);
 
 			if (bad > at)
 				bad--; /* the offending token's last character */

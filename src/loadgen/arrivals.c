@@ -32,9 +32,11 @@ int pg_arrivals(double *out, size_t n, double rate, double burstiness, uint64_t 
 		struct pg_error *err)
 {
 	if (!(rate > 0))
-		return pg_error_set(err, PG_ECONFIG, "request rate must be > 0 or inf, got %g", rate);
+		return pg_error_set(err, PG_ECONFIG, "request rate must be > 0 or inf, got %g",
+				    rate);
 	if (!(burstiness > 0))
-		return pg_error_set(err, PG_ECONFIG, "burstiness must be > 0 or inf, got %g", burstiness);
+		return pg_error_set(err, PG_ECONFIG, "burstiness must be > 0 or inf, got %g",
+				    burstiness);
 	if (n == 0)
 		return 0;
 	schedule(out, n, rate, NULL, burstiness, seed);
@@ -82,13 +84,16 @@ int pg_arrivals_ramp(double *out, size_t n, const struct pg_ramp_up *ramp, doubl
 		     uint64_t seed, struct pg_error *err)
 {
 	if (ramp->strategy == PG_RAMP_NONE)
-		return pg_error_set(err, PG_ECONFIG, "ramp-up: no strategy (linear or exponential)");
-	if (ramp->start_rps < 1 || ramp->end_rps < 1)
 		return pg_error_set(err, PG_ECONFIG,
-				    "ramp-up: start and end rates must be >= 1 req/s, got %ld and %ld",
-				    ramp->start_rps, ramp->end_rps);
+				    "ramp-up: no strategy (linear or exponential)");
+	if (ramp->start_rps < 1 || ramp->end_rps < 1)
+		return pg_error_set(
+			err, PG_ECONFIG,
+			"ramp-up: start and end rates must be >= 1 req/s, got %ld and %ld",
+			ramp->start_rps, ramp->end_rps);
 	if (!(burstiness > 0))
-		return pg_error_set(err, PG_ECONFIG, "burstiness must be > 0 or inf, got %g", burstiness);
+		return pg_error_set(err, PG_ECONFIG, "burstiness must be > 0 or inf, got %g",
+				    burstiness);
 	if (n)
 		schedule(out, n, INFINITY, ramp, burstiness, seed);
 	return 0;

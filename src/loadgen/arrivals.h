@@ -28,7 +28,7 @@ enum pg_ramp_strategy { PG_RAMP_NONE, PG_RAMP_LINEAR, PG_RAMP_EXPONENTIAL };
 
 struct pg_ramp_up {
 	enum pg_ramp_strategy strategy;
-	long start_rps;         /* >= 1, as vLLM's integers */
+	long start_rps; /* >= 1, as vLLM's integers */
 	long end_rps;
 };
 

@@ -29,6 +29,7 @@ static void push(struct pg_prompts *p, struct pg_prompt pr)
 
 /* Common English words that are one token in the usual BPE vocabularies
  * (with their leading space). */
+/* clang-format off */
 static const char *const words[] = {
 	"the", "of", "and", "to", "in", "is", "was", "for", "on", "that", "with", "as", "by",
 	"at", "from", "his", "her", "they", "this", "had", "not", "are", "but", "one", "were",
@@ -41,6 +42,7 @@ static const char *const words[] = {
 	"because", "come", "people", "just", "say", "each", "those", "take", "day", "good", "how",
 	"long", "little", "world", "very", "still", "own", "high", "men", "life", "both", "between",
 };
+/* clang-format on */
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
 int pg_dataset_random(struct pg_prompts *out, size_t n, const struct pg_dataset_spec *d,
@@ -53,9 +55,11 @@ int pg_dataset_random(struct pg_prompts *out, size_t n, const struct pg_dataset_
 	const long vocab = as_text ? (long)N_WORDS : PG_RANDOM_VOCAB_SPAN;
 
 	if (d->input_len < 1)
-		return pg_error_set(err, PG_ECONFIG, "input_len must be >= 1, got %ld", d->input_len);
+		return pg_error_set(err, PG_ECONFIG, "input_len must be >= 1, got %ld",
+				    d->input_len);
 	if (d->output_len < 1)
-		return pg_error_set(err, PG_ECONFIG, "output_len must be >= 1, got %ld", d->output_len);
+		return pg_error_set(err, PG_ECONFIG, "output_len must be >= 1, got %ld",
+				    d->output_len);
 	if (!(r >= 0 && r < 1))
 		return pg_error_set(err, PG_ECONFIG, "range_ratio must be in [0, 1), got %g", r);
 
@@ -136,7 +140,8 @@ static int take(struct pg_prompts *out, struct pg_prompts *kept, size_t n, uint6
 	size_t n_kept = kept->n;
 
 	if (kept->n == 0)
-		return pg_error_set(err, PG_ECONFIG, "%s: no entry passes the length filters", source);
+		return pg_error_set(err, PG_ECONFIG, "%s: no entry passes the length filters",
+				    source);
 	for (size_t i = 0; i < kept->n && out->n < n; i++) {
 		push(out, kept->v[i]);
 		kept->v[i].text = NULL;
@@ -164,7 +169,8 @@ static json_t *parse_entry(const char *text, const struct pg_json_span *sp, cons
 			   struct pg_error *err)
 {
 	json_error_t jerr;
-	json_t *entry = json_loadb(text + sp->off, sp->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	json_t *entry = json_loadb(text + sp->off, sp->len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+				   &jerr);
 	int line, col;
 
 	if (entry)
@@ -185,7 +191,8 @@ static bool has_two_turns(const char *text, const struct pg_json_span *entry)
 {
 	struct pg_json_span conv;
 
-	return pg_json_member(text, entry, "conversations", &conv) && pg_json_array_has(text, &conv, 2);
+	return pg_json_member(text, entry, "conversations", &conv) &&
+	       pg_json_array_has(text, &conv, 2);
 }
 
 int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
@@ -211,7 +218,8 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 	/* only the conversations visited are parsed: a few hundred of ~94,000 */
 	for (size_t i = 0; i < n_conv && kept.n < n; i++) {
 		json_t *entry = parse_entry(text, &spans[order[i]], source, err);
-		json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations") : NULL;
+		json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations")
+						     : NULL;
 		const char *prompt, *completion;
 		long plen, olen;
 
@@ -219,7 +227,8 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 			rc = PG_ECONFIG;
 			goto done;
 		}
-		prompt = json_is_array(conv) && json_array_size(conv) >= 2 ? turn_text(conv, 0) : NULL;
+		prompt = json_is_array(conv) && json_array_size(conv) >= 2 ? turn_text(conv, 0)
+									   : NULL;
 		completion = prompt ? turn_text(conv, 1) : NULL;
 		if (!prompt || !completion) {
 			json_decref(entry);
@@ -232,7 +241,8 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 		}
 		if (fixed_output_len > 0)
 			olen = fixed_output_len;
-		if (!(plen < 4 || (fixed_output_len <= 0 && olen < 4) || plen > 1024 || plen + olen > 2048))
+		if (!(plen < 4 || (fixed_output_len <= 0 && olen < 4) || plen > 1024 ||
+		      plen + olen > 2048))
 			push(&kept, (struct pg_prompt){ NULL, 0, pg_xstrdup(prompt), plen, olen });
 		json_decref(entry);
 	}
@@ -271,30 +281,36 @@ int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const
 		}
 		obj = json_loadb(p, (size_t)(eol - p), 0, &jerr);
 		if (!obj) {
-			rc = pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, line, jerr.column, jerr.text);
+			rc = pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, line,
+					  jerr.column, jerr.text);
 			goto done;
 		}
 		prompt = json_object_get(obj, "prompt");
 		olen = json_object_get(obj, "output_len");
 		if (!json_is_string(prompt)) {
 			json_decref(obj);
-			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: prompt: expected a string", source, line);
+			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: prompt: expected a string",
+					  source, line);
 			goto done;
 		}
 		if (olen && !(json_is_integer(olen) && json_integer_value(olen) > 0)) {
 			json_decref(obj);
-			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: output_len: expected a positive integer",
-					  source, line);
+			rc = pg_error_set(err, PG_ECONFIG,
+					  "%s:%d: output_len: expected a positive integer", source,
+					  line);
 			goto done;
 		}
 		if (!olen && default_output_len <= 0) {
 			json_decref(obj);
-			rc = pg_error_set(err, PG_ECONFIG, "%s:%d: output_len: missing (and no output_len in the test)",
-					  source, line);
+			rc = pg_error_set(
+				err, PG_ECONFIG,
+				"%s:%d: output_len: missing (and no output_len in the test)",
+				source, line);
 			goto done;
 		}
 		ol = olen ? (long)json_integer_value(olen) : default_output_len;
-		push(&all, (struct pg_prompt){ NULL, 0, pg_xstrdup(json_string_value(prompt)), 0, ol });
+		push(&all,
+		     (struct pg_prompt){ NULL, 0, pg_xstrdup(json_string_value(prompt)), 0, ol });
 		json_decref(obj);
 		p = eol + (nl ? 1 : 0);
 	}

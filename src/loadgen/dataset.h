@@ -15,11 +15,11 @@ struct pg_error;
  * estimate below).
  */
 struct pg_prompt {
-	long *ids;          /* token-id prompt (random dataset on /v1/completions), or NULL */
+	long *ids; /* token-id prompt (random dataset on /v1/completions), or NULL */
 	size_t n_ids;
-	char *text;         /* text prompt, or NULL */
-	long prompt_len;    /* tokens: exact for ids, else counted or estimated */
-	long output_len;    /* max_tokens to ask for */
+	char *text;      /* text prompt, or NULL */
+	long prompt_len; /* tokens: exact for ids, else counted or estimated */
+	long output_len; /* max_tokens to ask for */
 };
 
 struct pg_prompts {

@@ -17,7 +17,7 @@ struct tokenizer {
 	struct curl_slist *headers;
 	char *url;
 	const char *model;
-	bool works;       /* the first call succeeded */
+	bool works; /* the first call succeeded */
 	bool tried;
 	struct pg_buf resp;
 };
@@ -43,8 +43,8 @@ static int tokenize_remote(struct tokenizer *tk, const char *text, long *count)
 	if (cc == CURLE_ABORTED_BY_CALLBACK) {
 		rc = PG_ECANCEL;
 	} else if (cc == CURLE_OK &&
-		   curl_easy_getinfo(tk->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200 &&
-		   (resp = json_loadb(tk->resp.ptr, tk->resp.len, 0, NULL))) {
+		   curl_easy_getinfo(tk->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
+		   code == 200 && (resp = json_loadb(tk->resp.ptr, tk->resp.len, 0, NULL))) {
 		if (json_is_integer(v = json_object_get(resp, "count"))) {
 			*count = (long)json_integer_value(v);
 			rc = 0;
@@ -72,7 +72,8 @@ static int count_tokens(void *ctx, const char *text, long *count, struct pg_erro
 			tk->works = rc == 0;
 		} else if (rc) {
 			/* it answered before: a failure now is the server failing */
-			return pg_error_set(err, PG_EINFRA, "POST %s failed while counting prompt tokens", tk->url);
+			return pg_error_set(err, PG_EINFRA,
+					    "POST %s failed while counting prompt tokens", tk->url);
 		}
 		if (!rc)
 			return 0;
@@ -92,7 +93,8 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 		return pg_dataset_random(out, n, &t->dataset, chat, t->client.seed, err);
 
 	if (!t->dataset.path)
-		return pg_error_set(err, PG_ECONFIG, "%s: dataset: a %s dataset needs a path", t->name,
+		return pg_error_set(err, PG_ECONFIG, "%s: dataset: a %s dataset needs a path",
+				    t->name,
 				    t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl");
 	pg_buf_init(&tk.resp);
 	if (srv && srv->base_url) {
@@ -109,15 +111,18 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 
 	if ((rc = pg_file_read(t->dataset.path, &file, err))) {
 		if (rc == PG_ENOTFOUND)
-			rc = pg_error_set(err, PG_ECONFIG, "%s: dataset file not found", t->dataset.path);
+			rc = pg_error_set(err, PG_ECONFIG, "%s: dataset file not found",
+					  t->dataset.path);
 		goto done;
 	}
 	if (t->dataset.kind == PG_DATASET_SHAREGPT) {
 		rc = pg_dataset_sharegpt(out, file.ptr, file.len, t->dataset.path, n,
-					 t->dataset.output_len, t->client.seed, count_tokens, &tk, err);
+					 t->dataset.output_len, t->client.seed, count_tokens, &tk,
+					 err);
 	} else {
-		rc = pg_dataset_jsonl(out, file.ptr, file.len, t->dataset.path, n, t->dataset.output_len,
-				      t->client.seed, count_tokens, &tk, err);
+		rc = pg_dataset_jsonl(out, file.ptr, file.len, t->dataset.path, n,
+				      t->dataset.output_len, t->client.seed, count_tokens, &tk,
+				      err);
 	}
 	if (!rc)
 		out->input_source = tk.works ? "tokenize_endpoint" : "estimate";

@@ -12,9 +12,9 @@ struct pg_error;
 /* The server whose POST /tokenize counts prompt tokens. */
 struct pg_dataset_server {
 	const char *base_url;
-	const char *model;                   /* the request's "model"; may be NULL */
-	const char *api_key;                 /* never logged; may be NULL */
-	const volatile sig_atomic_t *stop;   /* non-zero: give up (PG_ECANCEL); may be NULL */
+	const char *model;                 /* the request's "model"; may be NULL */
+	const char *api_key;               /* never logged; may be NULL */
+	const volatile sig_atomic_t *stop; /* non-zero: give up (PG_ECANCEL); may be NULL */
 };
 
 /*

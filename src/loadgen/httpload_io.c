@@ -24,7 +24,7 @@ struct slot {
 	struct pg_hl *h;
 	struct pg_oai_resp resp;
 	struct pg_reqtrace *trace;
-	struct curl_slist id_header;  /* x-request-id, chained to the shared headers */
+	struct curl_slist id_header; /* x-request-id, chained to the shared headers */
 	char id_buf[96];
 	char errbuf[CURL_ERROR_SIZE];
 	bool begun;
@@ -40,9 +40,9 @@ struct pg_hl {
 	struct slot *free;
 	size_t in_flight;
 	uint64_t messages;
-	long connects;      /* new connections, summed over finished transfers */
+	long connects; /* new connections, summed over finished transfers */
 	int64_t origin;
-	bool poll_mode;     /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
+	bool poll_mode;       /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
 	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
 	int64_t delay_max;
 };
@@ -50,7 +50,7 @@ struct pg_hl {
 /* The read-delay histogram: 10 us buckets up to 40 ms (16 KiB), enough to
  * tell a p99 from the 1 ms client_bound threshold; beyond, the maximum. */
 #define READ_DELAY_BUCKET_NS 10000
-#define READ_DELAY_BUCKETS 4096
+#define READ_DELAY_BUCKETS   4096
 
 struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key)
 {
@@ -200,7 +200,8 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	/* one streaming request holds one HTTP/1.1 connection: keep as many
 	 * idle connections as requests can be in flight, or the pool churns */
-	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)(max_connections ? max_connections : 1));
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS,
+			  (long)(max_connections ? max_connections : 1));
 
 	/* thousands of streams need thousands of descriptors */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
@@ -292,7 +293,8 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
 	}
 	if (o->request_id_prefix) {
-		snprintf(s->id_buf, sizeof(s->id_buf), "x-request-id: %s%zu", o->request_id_prefix, index);
+		snprintf(s->id_buf, sizeof(s->id_buf), "x-request-id: %s%zu", o->request_id_prefix,
+			 index);
 		s->id_header.data = s->id_buf;
 		s->id_header.next = (struct curl_slist *)headers;
 		headers = &s->id_header;
@@ -306,15 +308,20 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 static enum pg_fail transport_fail(CURLcode rc)
 {
 	switch (rc) {
-	case CURLE_OK: return PG_FAIL_NONE;
-	case CURLE_OPERATION_TIMEDOUT: return PG_FAIL_TIMEOUT;
+	case CURLE_OK:
+		return PG_FAIL_NONE;
+	case CURLE_OPERATION_TIMEDOUT:
+		return PG_FAIL_TIMEOUT;
 	case CURLE_COULDNT_CONNECT:
-	case CURLE_COULDNT_RESOLVE_HOST: return PG_FAIL_CONNECT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return PG_FAIL_CONNECT;
 	case CURLE_PARTIAL_FILE:
 	case CURLE_RECV_ERROR:
 	case CURLE_SEND_ERROR:
-	case CURLE_GOT_NOTHING: return PG_FAIL_DISCONNECT;
-	default: return PG_FAIL_OTHER;
+	case CURLE_GOT_NOTHING:
+		return PG_FAIL_DISCONNECT;
+	default:
+		return PG_FAIL_OTHER;
 	}
 }
 
@@ -376,7 +383,7 @@ static void cancel_all(struct pg_hl *h)
 struct dispatch {
 	struct pg_hl_request *reqs;
 	size_t n, next, maxc;
-	int64_t release_ns;   /* when the last concurrency slot was freed */
+	int64_t release_ns; /* when the last concurrency slot was freed */
 	const struct pg_hl_run_opts *o;
 };
 
@@ -458,7 +465,8 @@ static int poll_events(struct pg_hl *h, const struct dispatch *d)
 		wait_ns = h->origin + due_ns(d) - now;
 	if (wait_ns < 0)
 		wait_ns = 0;
-	if (curl_multi_poll(h->multi, NULL, 0, (int)((wait_ns + 999999) / 1000000), &numfds) != CURLM_OK)
+	if (curl_multi_poll(h->multi, NULL, 0, (int)((wait_ns + 999999) / 1000000), &numfds) !=
+	    CURLM_OK)
 		return -1;
 	curl_multi_perform(h->multi, &running);
 	return 0;
@@ -487,7 +495,10 @@ static double delay_p99(const struct pg_hl *h)
 		seen += h->delay_hist[i];
 		if (seen >= rank) {
 			int64_t edge = (int64_t)(i + 1) * READ_DELAY_BUCKET_NS;
-			return (double)(i + 1 < READ_DELAY_BUCKETS && edge < h->delay_max ? edge : h->delay_max) / 1e9;
+			return (double)(i + 1 < READ_DELAY_BUCKETS && edge < h->delay_max
+						? edge
+						: h->delay_max) /
+			       1e9;
 		}
 	}
 	return (double)h->delay_max / 1e9;
@@ -496,17 +507,20 @@ static double delay_p99(const struct pg_hl *h)
 /* A wait that returned sooner than this found its events already there:
  * they were waiting while the loop worked. */
 #define WAIT_BLOCKED_NS 20000
-#define MAX_EVENTS 256
+#define MAX_EVENTS      256
 
-int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
-	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err)
+int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struct pg_hl_run_opts *o,
+	      struct pg_hl_stats *stats, struct pg_error *err)
 {
 	struct epoll_event events[MAX_EVENTS];
-	struct dispatch d = { reqs, n, 0, o->max_concurrency ? o->max_concurrency : SIZE_MAX, 0, o };
+	struct dispatch d = {
+		reqs, n, 0, o->max_concurrency ? o->max_concurrency : SIZE_MAX, 0, o
+	};
 	size_t done = 0, failed = 0;
 	int64_t busy_ns = 0, last_progress = 0, end_ns, mark, called, since;
 	int64_t all_in_hand; /* when the loop last held every ready event */
-	int64_t interval = (int64_t)((o->progress_interval_s > 0 ? o->progress_interval_s : 1) * 1e9);
+	int64_t interval = (int64_t)((o->progress_interval_s > 0 ? o->progress_interval_s : 1) *
+				     1e9);
 	uint64_t messages0 = h->messages;
 	long connects0 = h->connects;
 	int running, rc = 0;
@@ -523,7 +537,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 		if (o->stop && *o->stop) {
 			cancel_all(h);
 			for (size_t i = d.next; i < n; i++)
-				pg_reqtrace_fail(reqs[i].trace, PG_FAIL_CANCELLED, "cancelled before it was sent");
+				pg_reqtrace_fail(reqs[i].trace, PG_FAIL_CANCELLED,
+						 "cancelled before it was sent");
 			rc = pg_error_set(err, PG_ECANCEL, "stopped by a signal");
 			break;
 		}
@@ -586,7 +601,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
 		done += reap(h, &d.release_ns, &failed);
 		now = pg_hl_now_ns() - h->origin;
 		if (o->progress && now - last_progress >= interval) {
-			struct pg_hl_progress p = { done, n, failed, h->messages - messages0, (double)now / 1e9 };
+			struct pg_hl_progress p = { done, n, failed, h->messages - messages0,
+						    (double)now / 1e9 };
 			last_progress = now;
 			o->progress(o->progress_ctx, &p);
 		}

@@ -35,15 +35,15 @@ struct pg_error;
 struct pg_hl;
 
 struct pg_hl_request {
-	const char *body;           /* POST body (borrowed), or NULL for a GET */
+	const char *body; /* POST body (borrowed), or NULL for a GET */
 	size_t body_len;
-	double due_s;               /* send time, seconds after the origin; non-decreasing */
-	struct pg_reqtrace *trace;  /* filled in (times relative to the origin) */
+	double due_s;              /* send time, seconds after the origin; non-decreasing */
+	struct pg_reqtrace *trace; /* filled in (times relative to the origin) */
 };
 
 struct pg_hl_progress {
 	size_t done, total, failed;
-	uint64_t messages;          /* content messages received so far */
+	uint64_t messages; /* content messages received so far */
 	double elapsed_s;
 };
 
@@ -60,14 +60,14 @@ struct pg_hl_run_opts {
 };
 
 struct pg_hl_stats {
-	double duration_s;          /* dispatch-loop start to the end of the last request */
-	double busy_fraction;       /* share of duration the loop was not waiting in epoll */
-	double read_delay_p99_s;    /* p99 over socket events of how long each may have
+	double duration_s;       /* dispatch-loop start to the end of the last request */
+	double busy_fraction;    /* share of duration the loop was not waiting in epoll */
+	double read_delay_p99_s; /* p99 over socket events of how long each may have
 	                               waited, ready, for the loop to get to it (its
 	                               backlog: see pg_hl_run); < 0 unknown (poll mode) */
-	long new_connections;       /* connections libcurl opened during the run */
+	long new_connections;    /* connections libcurl opened during the run */
 	uint64_t messages;
-	int64_t origin_ns;          /* CLOCK_MONOTONIC of the origin trace times count from */
+	int64_t origin_ns; /* CLOCK_MONOTONIC of the origin trace times count from */
 };
 
 /* max_connections sizes libcurl's connection cache (CURLMOPT_MAXCONNECTS). */
@@ -96,8 +96,8 @@ void pg_hl_set_poll_mode(struct pg_hl *h);
  * PG_ECANCEL when *stop became set (in-flight requests are ended and
  * marked cancelled, the rest never sent), or PG_ERR for a system failure.
  */
-int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n,
-	      const struct pg_hl_run_opts *o, struct pg_hl_stats *stats, struct pg_error *err);
+int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struct pg_hl_run_opts *o,
+	      struct pg_hl_stats *stats, struct pg_error *err);
 
 /*
  * Open n keep-alive connections to the server of url (n concurrent GETs

@@ -25,12 +25,12 @@ struct run {
 	const struct pg_test *t;
 	const struct pg_loadgen_opts *o;
 	bool chat;
-	char *model;                 /* the "model" of request bodies */
-	char *url;                   /* the endpoint */
-	struct curl_slist *headers;  /* one holds the API key */
+	char *model;                /* the "model" of request bodies */
+	char *url;                  /* the endpoint */
+	struct curl_slist *headers; /* one holds the API key */
 	char id_prefix[32];
 	struct pg_prompts prompts;
-	struct pg_buf *bodies;       /* one per prompt */
+	struct pg_buf *bodies; /* one per prompt */
 	struct pg_hl *engine;
 };
 
@@ -53,9 +53,12 @@ static int discover_model(struct run *r, struct pg_error *err)
 		goto done;
 	}
 	if (cc != CURLE_OK || code != 200 || !(root = json_loadb(resp.ptr, resp.len, 0, NULL)) ||
-	    !json_is_string(id = json_object_get(json_array_get(json_object_get(root, "data"), 0), "id"))) {
-		rc = pg_error_set(err, PG_EINFRA, "%s: no model given and GET %s did not name one (%s)",
-				  r->t->name, url.ptr, cc != CURLE_OK ? curl_easy_strerror(cc) : "bad response");
+	    !json_is_string(
+		    id = json_object_get(json_array_get(json_object_get(root, "data"), 0), "id"))) {
+		rc = pg_error_set(err, PG_EINFRA,
+				  "%s: no model given and GET %s did not name one (%s)", r->t->name,
+				  url.ptr,
+				  cc != CURLE_OK ? curl_easy_strerror(cc) : "bad response");
 		goto done;
 	}
 	r->model = pg_xstrdup(json_string_value(id));
@@ -75,7 +78,8 @@ static void build_body(struct pg_buf *out, const struct run *r, const struct pg_
 
 	json_object_set_new(b, "model", json_string(r->model));
 	if (r->chat) {
-		json_t *part = json_pack("{s:s, s:s}", "type", "text", "text", p->text ? p->text : "");
+		json_t *part = json_pack("{s:s, s:s}", "type", "text", "text",
+					 p->text ? p->text : "");
 		json_t *msg = json_pack("{s:s, s:[o]}", "role", "user", "content", part);
 		json_object_set_new(b, "messages", json_pack("[o]", msg));
 		json_object_set_new(b, "max_completion_tokens", json_integer(p->output_len));
@@ -116,7 +120,8 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 	r->t = t;
 	r->o = o;
 	r->chat = t->client.endpoint && strstr(t->client.endpoint, "chat") != NULL;
-	pg_buf_printf(&b, "%s%s", o->base_url, t->client.endpoint ? t->client.endpoint : "/v1/completions");
+	pg_buf_printf(&b, "%s%s", o->base_url,
+		      t->client.endpoint ? t->client.endpoint : "/v1/completions");
 	r->url = pg_buf_detach(&b);
 
 	r->headers = curl_slist_append(NULL, "Content-Type: application/json");
@@ -125,7 +130,8 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 	r->headers = pg_hl_add_bearer(r->headers, o->api_key);
 	for (size_t i = 0; i < t->client.headers.n; i++) {
 		pg_buf_reset(&b);
-		pg_buf_printf(&b, "%s: %s", t->client.headers.items[i].key, t->client.headers.items[i].value);
+		pg_buf_printf(&b, "%s: %s", t->client.headers.items[i].key,
+			      t->client.headers.items[i].value);
 		r->headers = curl_slist_append(r->headers, b.ptr);
 	}
 	pg_buf_release(&b);
@@ -168,7 +174,8 @@ static void on_progress(void *ctx, const struct pg_hl_progress *p)
 	o->progress(o->progress_ctx, &q);
 }
 
-static void run_opts(struct pg_hl_run_opts *ho, const struct run *r, size_t max_concurrency, bool measured)
+static void run_opts(struct pg_hl_run_opts *ho, const struct run *r, size_t max_concurrency,
+		     bool measured)
 {
 	memset(ho, 0, sizeof(*ho));
 	ho->url = r->url;
@@ -197,7 +204,8 @@ static void make_requests(struct pg_hl_request *reqs, struct pg_reqtrace *traces
 		traces[i].prompt_len = p->prompt_len;
 		/* room for every message up front: nothing allocates per token */
 		pg_reqtrace_reserve(&traces[i], (size_t)p->output_len + 2);
-		reqs[i] = (struct pg_hl_request){ body->ptr, body->len, due ? due[i] : 0, &traces[i] };
+		reqs[i] = (struct pg_hl_request){ body->ptr, body->len, due ? due[i] : 0,
+						  &traces[i] };
 	}
 }
 
@@ -284,7 +292,8 @@ static void metadata(json_t *o, const struct run *r, const struct pg_point *pt)
 	else
 		json_object_set_new(o, "burstiness", json_real(r->t->burstiness));
 	json_object_set_new(o, "max_concurrency",
-			    pt->max_concurrency > 0 ? json_integer(pt->max_concurrency) : json_null());
+			    pt->max_concurrency > 0 ? json_integer(pt->max_concurrency)
+						    : json_null());
 	if (r->t->ramp_up.strategy != PG_RAMP_NONE) { /* vLLM's keys and order */
 		json_object_set_new(o, "ramp_up_strategy",
 				    json_string(pg_ramp_strategy_name(r->t->ramp_up.strategy)));
@@ -318,9 +327,11 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 	double warm_e2el = 0;
 	bool ramp = t->ramp_up.strategy != PG_RAMP_NONE;
 	/* the highest rate of the schedule: a ramp's higher end, or qps */
-	double peak = ramp ? (double)(t->ramp_up.end_rps > t->ramp_up.start_rps ? t->ramp_up.end_rps
-										 : t->ramp_up.start_rps)
-			   : isnan(pt->qps) ? INFINITY : pt->qps;
+	double peak = ramp             ? (double)(t->ramp_up.end_rps > t->ramp_up.start_rps
+							  ? t->ramp_up.end_rps
+							  : t->ramp_up.start_rps)
+		      : isnan(pt->qps) ? INFINITY
+				       : pt->qps;
 	int rc;
 
 	rc = ramp ? pg_arrivals_ramp(due, n, &t->ramp_up, t->burstiness, t->client.seed, err)
@@ -337,12 +348,14 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 		goto done;
 	}
 	if ((rc = warm_up(r, min_size(in_flight, PRECONNECT_MAX),
-			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, &warm_e2el, err)))
+			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc,
+			  &warm_e2el, err)))
 		goto done;
 	/* a warm-up request says how long requests last: at this rate about
 	 * qps x e2el are in flight, so open that many (with room) up front */
 	if (!maxc && !isinf(peak) && warm_e2el > 0) {
-		size_t want = min_size(min_size((size_t)ceil(peak * warm_e2el * 1.5) + 8, n), PRECONNECT_MAX);
+		size_t want = min_size(min_size((size_t)ceil(peak * warm_e2el * 1.5) + 8, n),
+				       PRECONNECT_MAX);
 		if (want > in_flight && (rc = warm_up(r, want, 0, 0, NULL, err)))
 			goto done;
 	}
@@ -393,7 +406,8 @@ static int run_throughput(struct run *r, json_t *out, struct pg_error *err)
 		goto done;
 	}
 	if ((rc = warm_up(r, min_size(maxc ? maxc : n, PRECONNECT_MAX),
-			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc, NULL, err)))
+			  (size_t)(t->client.num_warmups > 0 ? t->client.num_warmups : 0), maxc,
+			  NULL, err)))
 		goto done;
 	make_requests(reqs, traces, n, 0, r, NULL);
 	run_opts(&ho, r, maxc, true);
@@ -469,7 +483,8 @@ static int run_latency(struct run *r, json_t *out, struct pg_error *err)
 		conns += st.new_connections;
 		messages += st.messages;
 		if (r->o->progress) {
-			struct pg_progress p = { it - warm + 1, iters, failed_iters, dur, messages };
+			struct pg_progress p = { it - warm + 1, iters, failed_iters, dur,
+						 messages };
 			r->o->progress(r->o->progress_ctx, &p);
 		}
 	}
@@ -508,11 +523,13 @@ int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, j
 	switch (t->kind) {
 	case PG_SUITE_LATENCY:
 		if (t->batch_size < 1 || t->iterations < 1) {
-			rc = pg_error_set(err, PG_ECONFIG, "%s: batch_size and iterations must be >= 1", t->name);
+			rc = pg_error_set(err, PG_ECONFIG,
+					  "%s: batch_size and iterations must be >= 1", t->name);
 			goto done;
 		}
 		n_prompts = (size_t)t->batch_size *
-			    (size_t)(t->iterations + (t->warmup_iterations > 0 ? t->warmup_iterations : 0));
+			    (size_t)(t->iterations +
+				     (t->warmup_iterations > 0 ? t->warmup_iterations : 0));
 		break;
 	default:
 		if (t->num_prompts < 1) {
@@ -536,9 +553,15 @@ int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, j
 	if (rc)
 		goto done;
 	switch (t->kind) {
-	case PG_SUITE_LATENCY: rc = run_latency(&r, res, err); break;
-	case PG_SUITE_THROUGHPUT: rc = run_throughput(&r, res, err); break;
-	default: rc = run_serving(&r, pt, res, err); break;
+	case PG_SUITE_LATENCY:
+		rc = run_latency(&r, res, err);
+		break;
+	case PG_SUITE_THROUGHPUT:
+		rc = run_throughput(&r, res, err);
+		break;
+	default:
+		rc = run_serving(&r, pt, res, err);
+		break;
 	}
 done:
 	release(&r);

@@ -40,22 +40,22 @@ struct pg_error;
  * and PG_ECANCEL when *stop was set (in-flight streams are ended).
  */
 struct pg_progress {
-	size_t done;         /* measured requests finished */
-	size_t total;        /* measured requests of the point */
+	size_t done;  /* measured requests finished */
+	size_t total; /* measured requests of the point */
 	size_t failed;
-	double elapsed_s;    /* since the measured phase began */
-	uint64_t tokens;     /* content messages received (one per token
+	double elapsed_s; /* since the measured phase began */
+	uint64_t tokens;  /* content messages received (one per token
 	                        unless the server batches tokens) */
 };
 
 struct pg_loadgen_opts {
-	const char *base_url;                 /* "http://127.0.0.1:41237", no trailing slash */
-	const char *api_key;                  /* resolved value or NULL; never logged */
-	const volatile sig_atomic_t *stop;    /* set by a signal handler */
+	const char *base_url;              /* "http://127.0.0.1:41237", no trailing slash */
+	const char *api_key;               /* resolved value or NULL; never logged */
+	const volatile sig_atomic_t *stop; /* set by a signal handler */
 	void (*progress)(void *ctx, const struct pg_progress *p);
 	void *progress_ctx;
-	double progress_interval_s;           /* default 1 s */
-	bool save_detailed;                   /* serving: per-request arrays */
+	double progress_interval_s; /* default 1 s */
+	bool save_detailed;         /* serving: per-request arrays */
 };
 
 int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, json_t **out,

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT] = { "ttft", "tpot", "itl", "e2el", "client_queue_time",
-					      "e2el_including_client_queue" };
+const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT] = {
+	"ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"
+};
 
 bool pg_stat_metric_known(const char *name)
 {
@@ -30,12 +31,14 @@ int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg
 			if (!strcmp(names->v[i], pg_stat_metric_names[k]))
 				break;
 		if (k == PG_STAT_METRIC_COUNT) {
-			const char *near = pg_nearest(names->v[i], pg_stat_metric_names, PG_STAT_METRIC_COUNT);
-			return pg_error_set(err, PG_ECONFIG,
-					    "unknown percentile metric '%s'%s%s%s (one of ttft, tpot, itl, e2el, "
-					    "client_queue_time, e2el_including_client_queue)",
-					    names->v[i], near ? " (did you mean '" : "", near ? near : "",
-					    near ? "'?)" : "");
+			const char *near = pg_nearest(names->v[i], pg_stat_metric_names,
+						      PG_STAT_METRIC_COUNT);
+			return pg_error_set(
+				err, PG_ECONFIG,
+				"unknown percentile metric '%s'%s%s%s (one of ttft, tpot, itl, e2el, "
+				"client_queue_time, e2el_including_client_queue)",
+				names->v[i], near ? " (did you mean '" : "", near ? near : "",
+				near ? "'?)" : "");
 		}
 		*mask |= 1u << k;
 	}
@@ -103,8 +106,9 @@ static double latency_s(const struct pg_reqtrace *t)
  * trace does not say (no schedule or no limit). */
 static double queue_s(const struct pg_reqtrace *t)
 {
-	return t->eligible_ns >= 0 && t->scheduled_ns >= 0 ? pg_ns_to_s(t->eligible_ns - t->scheduled_ns)
-							   : 0.0;
+	return t->eligible_ns >= 0 && t->scheduled_ns >= 0
+		       ? pg_ns_to_s(t->eligible_ns - t->scheduled_ns)
+		       : 0.0;
 }
 
 struct interval {
@@ -226,7 +230,8 @@ void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	 * cannot keep its schedule */
 	bound = (late >= 2 && late * 100 > lag.n && !(h && h->burst)) ||
 		(h && h->read_delay_p99_ms > PG_CLIENT_BOUND_LAG_MS) ||
-		(h && h->duration_s >= PG_CLIENT_BOUND_MIN_S && h->busy_fraction > PG_CLIENT_BOUND_BUSY);
+		(h && h->duration_s >= PG_CLIENT_BOUND_MIN_S &&
+		 h->busy_fraction > PG_CLIENT_BOUND_BUSY);
 	json_object_set_new(obj, "client_bound", json_boolean(bound));
 	if (h && h->busy_fraction >= 0)
 		set_real(obj, "client_busy_fraction", h->busy_fraction);
@@ -257,7 +262,8 @@ void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		c = json_object_get(cats, name);
 		json_object_set_new(cats, name, json_integer((c ? json_integer_value(c) : 0) + 1));
 		if (!json_object_get(samples, name))
-			json_object_set_new(samples, name, json_string(t[i].error ? t[i].error : name));
+			json_object_set_new(samples, name,
+					    json_string(t[i].error ? t[i].error : name));
 	}
 	json_object_set_new(obj, "failed_by_category", cats);
 	json_object_set_new(obj, "error_samples", samples);
@@ -315,7 +321,8 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		if (r->n_chunk_usage == r->n_chunks) {
 			with_chunk_usage++;
 			for (size_t j = 1; j < r->n_chunks; j++) {
-				long tokens = (long)r->chunk_tokens[j] - (long)r->chunk_tokens[j - 1];
+				long tokens = (long)r->chunk_tokens[j] -
+					      (long)r->chunk_tokens[j - 1];
 				double gap = pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]);
 				for (long k = 0; k < tokens; k++)
 					dpush(&token_itls, gap / (double)tokens);
@@ -345,7 +352,8 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	else
 		json_object_set_new(obj, "request_goodput", json_null());
 	set_real(obj, "output_throughput", dur > 0 ? (double)total_output / dur : 0);
-	set_real(obj, "total_token_throughput", dur > 0 ? (double)(total_input + total_output) / dur : 0);
+	set_real(obj, "total_token_throughput",
+		 dur > 0 ? (double)(total_input + total_output) / dur : 0);
 	set_real(obj, "max_output_tokens_per_s", max_output_tokens_per_s(t, n));
 	json_object_set_new(obj, "max_concurrent_requests", json_integer(max_concurrent(t, n)));
 
@@ -363,8 +371,10 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		summarise(obj, "e2el_including_client_queue", &e2els_queued, pct, npct);
 
 	if (o->detailed) {
-		json_t *in = json_array(), *out = json_array(), *tt = json_array(), *it = json_array();
-		json_t *lat = json_array(), *st = json_array(), *qt = json_array(), *er = json_array();
+		json_t *in = json_array(), *out = json_array(), *tt = json_array(),
+		       *it = json_array();
+		json_t *lat = json_array(), *st = json_array(), *qt = json_array(),
+		       *er = json_array();
 
 		for (size_t i = 0; i < n; i++) {
 			const struct pg_reqtrace *r = &t[i];
@@ -372,15 +382,20 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			json_t *gaps = json_array();
 
 			json_array_append_new(in, json_integer(pg_reqtrace_input_tokens(r)));
-			json_array_append_new(out, json_integer(ok ? pg_reqtrace_output_tokens(r) : 0));
+			json_array_append_new(out,
+					      json_integer(ok ? pg_reqtrace_output_tokens(r) : 0));
 			json_array_append_new(tt, json_real(ok ? ttft_s(r) : 0.0));
 			for (size_t j = 1; ok && j < r->n_chunks; j++)
-				json_array_append_new(gaps, json_real(pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1])));
+				json_array_append_new(
+					gaps,
+					json_real(pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1])));
 			json_array_append_new(it, gaps);
 			json_array_append_new(lat, json_real(ok ? latency_s(r) : 0.0));
-			json_array_append_new(st, json_real(r->sent_ns >= 0 ? pg_ns_to_s(r->sent_ns) : 0.0));
+			json_array_append_new(
+				st, json_real(r->sent_ns >= 0 ? pg_ns_to_s(r->sent_ns) : 0.0));
 			json_array_append_new(qt, json_real(queue_s(r)));
-			json_array_append_new(er, json_string(ok ? "" : (r->error ? r->error : "failed")));
+			json_array_append_new(
+				er, json_string(ok ? "" : (r->error ? r->error : "failed")));
 		}
 		json_object_set_new(obj, "input_lens", in);
 		json_object_set_new(obj, "output_lens", out);
@@ -399,7 +414,8 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	}
 	json_object_set_new(obj, "input_tokens_source",
 			    json_string(completed && !without_prompt_usage ? "server_usage"
-				       : o->dataset_input_source ? o->dataset_input_source : "estimate"));
+					: o->dataset_input_source          ? o->dataset_input_source
+									   : "estimate"));
 	json_object_set_new(obj, "output_tokens_source",
 			    json_string(!without_usage ? "server_usage" : "message_count"));
 	json_object_set_new(obj, "requests_without_usage", json_integer(without_usage));
@@ -454,7 +470,8 @@ void pg_throughput_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n, d
 	json_object_set_new(obj, "num_requests", json_integer(completed));
 	json_object_set_new(obj, "total_num_tokens", json_integer(input + output));
 	set_real(obj, "requests_per_second", elapsed_s > 0 ? (double)completed / elapsed_s : 0);
-	set_real(obj, "tokens_per_second", elapsed_s > 0 ? (double)(input + output) / elapsed_s : 0);
+	set_real(obj, "tokens_per_second",
+		 elapsed_s > 0 ? (double)(input + output) / elapsed_s : 0);
 	set_real(obj, "output_tokens_per_second", elapsed_s > 0 ? (double)output / elapsed_s : 0);
 	json_object_set_new(obj, "total_output_tokens", json_integer(output));
 	json_object_set_new(obj, "failed", json_integer(failed));

@@ -55,7 +55,7 @@ void pg_percentile_word(char out[32], double p);
  *    PG_CLIENT_BOUND_MIN_S: no headroom left.
  */
 #define PG_CLIENT_BOUND_LAG_MS 1.0
-#define PG_CLIENT_BOUND_BUSY 0.95
+#define PG_CLIENT_BOUND_BUSY   0.95
 
 /* What the client measured about itself, reported next to the metrics. */
 struct pg_client_health {
@@ -73,14 +73,14 @@ struct pg_client_health {
 #define PG_CLIENT_BOUND_MIN_S 1.0
 
 struct pg_serve_stats_opts {
-	const double *percentiles;   /* default {99} when n_percentiles == 0 */
+	const double *percentiles; /* default {99} when n_percentiles == 0 */
 	size_t n_percentiles;
-	unsigned metrics;            /* PG_STAT_* to summarise; 0 = ttft|tpot|itl */
-	struct pg_goodput goodput;   /* ms; NAN = not part of the SLO */
-	double duration_s;           /* dispatch-loop start to the end of all requests */
-	bool detailed;               /* per-request arrays */
-	bool bounded;                /* a max_concurrency was set: queue metrics apply */
-	bool finite_rate;            /* requests had due times: e2el incl. queue applies */
+	unsigned metrics;          /* PG_STAT_* to summarise; 0 = ttft|tpot|itl */
+	struct pg_goodput goodput; /* ms; NAN = not part of the SLO */
+	double duration_s;         /* dispatch-loop start to the end of all requests */
+	bool detailed;             /* per-request arrays */
+	bool bounded;              /* a max_concurrency was set: queue metrics apply */
+	bool finite_rate;          /* requests had due times: e2el incl. queue applies */
 	/* where input lengths come from when the server reports no
 	 * usage.prompt_tokens: "token_ids", "tokenize_endpoint" or "estimate" */
 	const char *dataset_input_source;

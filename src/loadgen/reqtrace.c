@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static const char *const fail_names[PG_FAIL_COUNT] = {
 	[PG_FAIL_NONE] = "none",
 	[PG_FAIL_HTTP] = "http",
@@ -20,6 +21,7 @@ static const char *const fail_names[PG_FAIL_COUNT] = {
 	[PG_FAIL_CANCELLED] = "cancelled",
 	[PG_FAIL_OTHER] = "other",
 };
+/* clang-format on */
 
 const char *pg_fail_name(enum pg_fail f)
 {
@@ -129,7 +131,8 @@ static int skim_string(struct skim *s, const char **str, size_t *len)
 					if (++s->p >= s->end)
 						return -1;
 					h = *s->p;
-					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
+					      (h >= 'A' && h <= 'F')))
 						return -1;
 				}
 			} else if (!strchr("\"\\/bfnrt", *s->p)) {
@@ -261,13 +264,20 @@ static int skim_value(struct skim *s)
 	if (s->p >= s->end)
 		return -1;
 	switch (*s->p) {
-	case '{': return skim_container(s, '}', true);
-	case '[': return skim_container(s, ']', false);
-	case '"': return skim_string(s, NULL, NULL);
-	case 't': return skim_literal(s, "true");
-	case 'f': return skim_literal(s, "false");
-	case 'n': return skim_literal(s, "null");
-	default: return skim_number(s, NULL);
+	case '{':
+		return skim_container(s, '}', true);
+	case '[':
+		return skim_container(s, ']', false);
+	case '"':
+		return skim_string(s, NULL, NULL);
+	case 't':
+		return skim_literal(s, "true");
+	case 'f':
+		return skim_literal(s, "false");
+	case 'n':
+		return skim_literal(s, "null");
+	default:
+		return skim_number(s, NULL);
 	}
 }
 
@@ -380,7 +390,8 @@ static void error_message(struct pg_buf *out, const char *json, size_t len)
 		msg = json_object_get(root, "message");
 	if (json_is_string(msg))
 		pg_buf_add(out, json_string_value(msg),
-			   json_string_length(msg) > ERROR_BODY_MAX ? ERROR_BODY_MAX : json_string_length(msg));
+			   json_string_length(msg) > ERROR_BODY_MAX ? ERROR_BODY_MAX
+								    : json_string_length(msg));
 	else
 		pg_buf_add(out, json, len > ERROR_BODY_MAX ? ERROR_BODY_MAX : len);
 	json_decref(root);
@@ -414,9 +425,11 @@ static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool 
 		return 0;
 	}
 	if (pg_chunk_skim(&ci, data, len))
-		return fail_with_text(t, PG_FAIL_MALFORMED, "not JSON in the stream: ", data, len, false);
+		return fail_with_text(t, PG_FAIL_MALFORMED, "not JSON in the stream: ", data, len,
+				      false);
 	if (ci.error)
-		return fail_with_text(t, PG_FAIL_SERVER_ERROR, "error in the stream: ", data, len, true);
+		return fail_with_text(t, PG_FAIL_SERVER_ERROR, "error in the stream: ", data, len,
+				      true);
 	if (ci.choices) {
 		if (t->n_chunks == t->cap_chunks)
 			pg_reqtrace_reserve(t, t->n_chunks + 1);
@@ -487,7 +500,8 @@ int pg_oai_resp_feed(struct pg_oai_resp *r, int64_t now_ns, const char *bytes, s
 	r->now_ns = now_ns;
 	if (r->mode == MODE_NONE) {
 		size_t i = 0;
-		while (i < len && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t'))
+		while (i < len && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' ||
+				   bytes[i] == '\t'))
 			i++;
 		if (i == len)
 			return 0;
@@ -502,8 +516,8 @@ int pg_oai_resp_feed(struct pg_oai_resp *r, int64_t now_ns, const char *bytes, s
 		return rc ? -1 : 0;
 	case MODE_JSON:
 		if (r->body.len + len > JSON_BODY_MAX) {
-			pg_reqtrace_fail(t, PG_FAIL_MALFORMED, "a JSON response larger than %u bytes",
-					 JSON_BODY_MAX);
+			pg_reqtrace_fail(t, PG_FAIL_MALFORMED,
+					 "a JSON response larger than %u bytes", JSON_BODY_MAX);
 			return -1;
 		}
 		pg_buf_add(&r->body, bytes, len);
@@ -511,7 +525,9 @@ int pg_oai_resp_feed(struct pg_oai_resp *r, int64_t now_ns, const char *bytes, s
 	default:
 		if (r->body.len < ERROR_BODY_MAX)
 			pg_buf_add(&r->body, bytes,
-				   len < ERROR_BODY_MAX - r->body.len ? len : ERROR_BODY_MAX - r->body.len);
+				   len < ERROR_BODY_MAX - r->body.len
+					   ? len
+					   : ERROR_BODY_MAX - r->body.len);
 		return 0;
 	}
 }
@@ -532,7 +548,8 @@ void pg_oai_resp_end(struct pg_oai_resp *r, int64_t now_ns, enum pg_fail transpo
 		return;
 	}
 	if (transport != PG_FAIL_NONE) {
-		pg_reqtrace_fail(t, transport, "%s", transport_msg ? transport_msg : pg_fail_name(transport));
+		pg_reqtrace_fail(t, transport, "%s",
+				 transport_msg ? transport_msg : pg_fail_name(transport));
 		return;
 	}
 	if (t->http_status == 0) {

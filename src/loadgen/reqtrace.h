@@ -18,14 +18,14 @@
  */
 enum pg_fail {
 	PG_FAIL_NONE = 0,
-	PG_FAIL_HTTP,           /* status other than 200: "http_<status>" */
-	PG_FAIL_TIMEOUT,        /* the per-request timeout expired */
-	PG_FAIL_DISCONNECT,     /* connection closed or reset before the end */
-	PG_FAIL_CONNECT,        /* no connection could be made */
-	PG_FAIL_MALFORMED,      /* not SSE/JSON we can read */
-	PG_FAIL_SERVER_ERROR,   /* an error event or error object in a 200 response */
-	PG_FAIL_NO_CONTENT,     /* a clean 200 that never carried a choice */
-	PG_FAIL_CANCELLED,      /* stopped by a signal */
+	PG_FAIL_HTTP,         /* status other than 200: "http_<status>" */
+	PG_FAIL_TIMEOUT,      /* the per-request timeout expired */
+	PG_FAIL_DISCONNECT,   /* connection closed or reset before the end */
+	PG_FAIL_CONNECT,      /* no connection could be made */
+	PG_FAIL_MALFORMED,    /* not SSE/JSON we can read */
+	PG_FAIL_SERVER_ERROR, /* an error event or error object in a 200 response */
+	PG_FAIL_NO_CONTENT,   /* a clean 200 that never carried a choice */
+	PG_FAIL_CANCELLED,    /* stopped by a signal */
 	PG_FAIL_OTHER,
 	PG_FAIL_COUNT
 };
@@ -35,26 +35,26 @@ enum pg_fail {
 const char *pg_fail_name(enum pg_fail f);
 
 struct pg_reqtrace {
-	int64_t scheduled_ns;   /* due on the arrival schedule */
-	int64_t eligible_ns;    /* due and a concurrency slot was free */
-	int64_t sent_ns;        /* handed to the HTTP client: vLLM's start_time */
-	int64_t first_byte_ns;  /* first response body byte */
-	int64_t end_ns;         /* transfer finished */
+	int64_t scheduled_ns;  /* due on the arrival schedule */
+	int64_t eligible_ns;   /* due and a concurrency slot was free */
+	int64_t sent_ns;       /* handed to the HTTP client: vLLM's start_time */
+	int64_t first_byte_ns; /* first response body byte */
+	int64_t end_ns;        /* transfer finished */
 
 	int64_t *chunk_ns;      /* one per content message (non-empty choices) */
 	uint32_t *chunk_tokens; /* completion_tokens reported with each content
 	                           message (continuous_usage_stats), 0 if none */
 	size_t n_chunks;
 	size_t cap_chunks;
-	size_t n_chunk_usage;   /* content messages that carried usage */
+	size_t n_chunk_usage; /* content messages that carried usage */
 
-	long prompt_len;        /* from the dataset */
-	long usage_prompt_tokens;      /* -1: not reported */
-	long usage_completion_tokens;  /* -1: not reported */
-	int http_status;        /* 0 before headers */
-	bool saw_done;          /* data: [DONE] */
+	long prompt_len;              /* from the dataset */
+	long usage_prompt_tokens;     /* -1: not reported */
+	long usage_completion_tokens; /* -1: not reported */
+	int http_status;              /* 0 before headers */
+	bool saw_done;                /* data: [DONE] */
 	enum pg_fail fail;
-	char *error;            /* owned message for a failure, NULL on success */
+	char *error; /* owned message for a failure, NULL on success */
 };
 
 /* Zero the trace, times -1, usage -1. Reuses nothing. */
@@ -95,7 +95,7 @@ long pg_reqtrace_input_tokens(const struct pg_reqtrace *t);
 struct pg_oai_resp {
 	struct pg_reqtrace *t;
 	struct pg_sse sse;
-	struct pg_buf body;     /* JSON body, or the start of an error body */
+	struct pg_buf body; /* JSON body, or the start of an error body */
 	int64_t now_ns;
 	int mode;
 };
@@ -124,11 +124,11 @@ void pg_oai_resp_end(struct pg_oai_resp *r, int64_t now_ns, enum pg_fail transpo
  * per-token path of a client ingesting 100k messages/s).
  */
 struct pg_chunk_info {
-	bool choices;            /* "choices" is a non-empty array */
-	bool usage;              /* "usage" is an object */
-	bool error;              /* "error" is present and not null, or "object":"error" */
-	long prompt_tokens;      /* usage.prompt_tokens, -1 absent */
-	long completion_tokens;  /* usage.completion_tokens, -1 absent */
+	bool choices;           /* "choices" is a non-empty array */
+	bool usage;             /* "usage" is an object */
+	bool error;             /* "error" is present and not null, or "object":"error" */
+	long prompt_tokens;     /* usage.prompt_tokens, -1 absent */
+	long completion_tokens; /* usage.completion_tokens, -1 absent */
 };
 
 /* 0 when json is one valid JSON object, -1 otherwise. */

@@ -28,9 +28,9 @@
  * so a warm parser does not allocate per event.
  */
 struct pg_sse_event {
-	const char *type;       /* "" when no event: field was given */
+	const char *type; /* "" when no event: field was given */
 	size_t type_len;
-	const char *data;       /* data lines joined by "\n", NUL-terminated */
+	const char *data; /* data lines joined by "\n", NUL-terminated */
 	size_t data_len;
 };
 
@@ -38,16 +38,16 @@ struct pg_sse_event {
 typedef int (*pg_sse_cb)(void *ctx, const struct pg_sse_event *ev);
 
 struct pg_sse {
-	struct pg_buf line;     /* a line split across feeds */
+	struct pg_buf line; /* a line split across feeds */
 	struct pg_buf data;
 	struct pg_buf type;
-	size_t max_event;       /* data larger than this is an error */
-	size_t comments;        /* comment / heartbeat lines seen */
+	size_t max_event; /* data larger than this is an error */
+	size_t comments;  /* comment / heartbeat lines seen */
 	pg_sse_cb cb;
 	void *ctx;
-	bool has_data;          /* a data field was seen since the last dispatch */
-	bool after_cr;          /* the last byte was CR: an LF next is part of it */
-	bool started;           /* past a possible BOM */
+	bool has_data; /* a data field was seen since the last dispatch */
+	bool after_cr; /* the last byte was CR: an LF next is part of it */
+	bool started;  /* past a possible BOM */
 	bool overflow;
 };
 

@@ -13,18 +13,24 @@
 static const char *error_type(int status)
 {
 	switch (status) {
-	case 400: return "BadRequestError";
-	case 404: return "NotFoundError";
-	case 405: return "MethodNotAllowedError";
-	case 413: return "RequestTooLargeError";
-	case 500: return "InternalServerError";
-	case 503: return "ServiceUnavailableError";
+	case 400:
+		return "BadRequestError";
+	case 404:
+		return "NotFoundError";
+	case 405:
+		return "MethodNotAllowedError";
+	case 413:
+		return "RequestTooLargeError";
+	case 500:
+		return "InternalServerError";
+	case 503:
+		return "ServiceUnavailableError";
 	}
 	return "Error";
 }
 
-int pg_mock_error_set(struct pg_mock_error *err, int status, const char *param,
-		      const char *fmt, ...)
+int pg_mock_error_set(struct pg_mock_error *err, int status, const char *param, const char *fmt,
+		      ...)
 {
 	va_list ap;
 
@@ -119,11 +125,13 @@ static int token_ids_count(const struct pg_mock_model *m, json_t *arr, const cha
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		json_int_t id;
 		if (!json_is_integer(v))
 			return pg_mock_error_set(err, 400, param,
-						 "%s[%zu]: expected a token id (integer)", param, i);
+						 "%s[%zu]: expected a token id (integer)", param,
+						 i);
 		id = json_integer_value(v);
 		if (id < 0 || id >= (json_int_t)m->vocab_size)
 			return pg_mock_error_set(err, 400, param,
@@ -139,19 +147,21 @@ static int completion_prompt(const struct pg_mock_model *m, json_t *prompt, int 
 {
 	if (json_is_string(prompt)) {
 		*count = (int64_t)pg_vocab_tokenize(json_string_value(prompt),
-						    json_string_length(prompt), m->vocab_size,
-						    NULL, NULL);
+						    json_string_length(prompt), m->vocab_size, NULL,
+						    NULL);
 		return 0;
 	}
 	if (!json_is_array(prompt))
-		return pg_mock_error_set(err, 400, "prompt",
-					 "prompt: expected a string, a list of token ids, or a list of those");
+		return pg_mock_error_set(
+			err, 400, "prompt",
+			"prompt: expected a string, a list of token ids, or a list of those");
 	if (json_array_size(prompt) == 0)
 		return pg_mock_error_set(err, 400, "prompt", "prompt: the list is empty");
 	if (json_is_integer(json_array_get(prompt, 0)))
 		return token_ids_count(m, prompt, "prompt", count, err);
 	if (depth > 0)
-		return pg_mock_error_set(err, 400, "prompt", "prompt: expected a list of token ids");
+		return pg_mock_error_set(err, 400, "prompt",
+					 "prompt: expected a list of token ids");
 	if (json_array_size(prompt) > 1)
 		return pg_mock_error_set(err, 400, "prompt",
 					 "prompt: batches of %zu prompts are not supported by the "
@@ -166,8 +176,8 @@ static int64_t words(const char *s, size_t len, uint32_t vocab)
 }
 
 /* Walk chat messages; call fn on each piece of text content. */
-static int chat_text(json_t *messages, void (*fn)(const char *s, size_t len, void *ctx),
-		     void *ctx, struct pg_mock_error *err)
+static int chat_text(json_t *messages, void (*fn)(const char *s, size_t len, void *ctx), void *ctx,
+		     struct pg_mock_error *err)
 {
 	size_t i;
 	json_t *msg;
@@ -175,11 +185,13 @@ static int chat_text(json_t *messages, void (*fn)(const char *s, size_t len, voi
 	if (!json_is_array(messages) || json_array_size(messages) == 0)
 		return pg_mock_error_set(err, 400, "messages",
 					 "messages: expected a non-empty list of messages");
-	json_array_foreach(messages, i, msg) {
+	json_array_foreach(messages, i, msg)
+	{
 		json_t *content;
 		if (!json_is_object(msg) || !json_is_string(json_object_get(msg, "role")))
-			return pg_mock_error_set(err, 400, "messages",
-						 "messages[%zu]: expected an object with a string 'role'", i);
+			return pg_mock_error_set(
+				err, 400, "messages",
+				"messages[%zu]: expected an object with a string 'role'", i);
 		content = json_object_get(msg, "content");
 		if (!content || json_is_null(content))
 			continue;
@@ -188,24 +200,28 @@ static int chat_text(json_t *messages, void (*fn)(const char *s, size_t len, voi
 		} else if (json_is_array(content)) {
 			size_t k;
 			json_t *part;
-			json_array_foreach(content, k, part) {
+			json_array_foreach(content, k, part)
+			{
 				json_t *type = json_object_get(part, "type");
 				json_t *text = json_object_get(part, "text");
 				if (!json_is_object(part) || !json_is_string(type))
-					return pg_mock_error_set(err, 400, "messages",
-								 "messages[%zu].content[%zu]: expected an object with a 'type'",
-								 i, k);
+					return pg_mock_error_set(
+						err, 400, "messages",
+						"messages[%zu].content[%zu]: expected an object with a 'type'",
+						i, k);
 				if (!strcmp(json_string_value(type), "text")) {
 					if (!json_is_string(text))
-						return pg_mock_error_set(err, 400, "messages",
-									 "messages[%zu].content[%zu].text: expected a string",
-									 i, k);
+						return pg_mock_error_set(
+							err, 400, "messages",
+							"messages[%zu].content[%zu].text: expected a string",
+							i, k);
 					fn(json_string_value(text), json_string_length(text), ctx);
 				}
 			}
 		} else {
-			return pg_mock_error_set(err, 400, "messages",
-						 "messages[%zu].content: expected a string or a list of parts", i);
+			return pg_mock_error_set(
+				err, 400, "messages",
+				"messages[%zu].content: expected a string or a list of parts", i);
 		}
 	}
 	return 0;
@@ -222,9 +238,8 @@ static void count_words(const char *s, size_t len, void *ctx)
 	c->n += words(s, len, c->vocab);
 }
 
-int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api,
-			     const char *body, size_t len, struct pg_mock_generation *out,
-			     struct pg_mock_error *err)
+int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api, const char *body,
+			     size_t len, struct pg_mock_generation *out, struct pg_mock_error *err)
 {
 	json_t *root = load_object(body, len, err);
 	json_t *opts;
@@ -243,7 +258,8 @@ int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api
 	    get_int(root, "max_completion_tokens", &max_completion, &has_max_completion, err))
 		goto done;
 	if (has_n && n != 1) {
-		pg_mock_error_set(err, 400, "n", "n: the mock server generates one choice (n=1), got %lld",
+		pg_mock_error_set(err, 400, "n",
+				  "n: the mock server generates one choice (n=1), got %lld",
 				  (long long)n);
 		goto done;
 	}
@@ -256,7 +272,8 @@ int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api
 			goto done;
 		}
 		if (!json_is_object(opts)) {
-			pg_mock_error_set(err, 400, "stream_options", "stream_options: expected an object");
+			pg_mock_error_set(err, 400, "stream_options",
+					  "stream_options: expected an object");
 			goto done;
 		}
 		if (get_bool(opts, "include_usage", &out->include_usage, err) ||
@@ -290,20 +307,24 @@ int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api
 		goto done;
 	}
 	if (!has_max)
-		max_tokens = api == PG_MOCK_COMPLETIONS ? 16 : m->max_model_len - out->prompt_tokens;
+		max_tokens = api == PG_MOCK_COMPLETIONS ? 16
+							: m->max_model_len - out->prompt_tokens;
 	if (has_max && max_tokens < 1) {
-		pg_mock_error_set(err, 400, api == PG_MOCK_CHAT && has_max_completion ?
-				  "max_completion_tokens" : "max_tokens",
+		pg_mock_error_set(err, 400,
+				  api == PG_MOCK_CHAT && has_max_completion
+					  ? "max_completion_tokens"
+					  : "max_tokens",
 				  "max_tokens must be at least 1, got %lld", (long long)max_tokens);
 		goto done;
 	}
 	if (max_tokens < 1 || out->prompt_tokens + max_tokens > m->max_model_len) {
-		pg_mock_error_set(err, 400, NULL,
-				  "This model's maximum context length is %ld tokens. However, you "
-				  "requested %lld tokens (%lld in the messages, %lld in the "
-				  "completion). Please reduce the length of the messages or completion.",
-				  m->max_model_len, (long long)(out->prompt_tokens + max_tokens),
-				  (long long)out->prompt_tokens, (long long)max_tokens);
+		pg_mock_error_set(
+			err, 400, NULL,
+			"This model's maximum context length is %ld tokens. However, you "
+			"requested %lld tokens (%lld in the messages, %lld in the "
+			"completion). Please reduce the length of the messages or completion.",
+			m->max_model_len, (long long)(out->prompt_tokens + max_tokens),
+			(long long)out->prompt_tokens, (long long)max_tokens);
 		goto done;
 	}
 	out->max_tokens = max_tokens;
@@ -357,8 +378,9 @@ int pg_mock_tokenize(const struct pg_mock_model *m, const char *body, size_t len
 			goto done;
 		json_array_extend(tokens, prompt);
 	} else {
-		pg_mock_error_set(err, 400, "prompt",
-				  "prompt: expected a string or a list of token ids (or 'messages')");
+		pg_mock_error_set(
+			err, 400, "prompt",
+			"prompt: expected a string or a list of token ids (or 'messages')");
 		goto done;
 	}
 	resp = json_object();
@@ -398,8 +420,7 @@ int pg_mock_detokenize(const struct pg_mock_model *m, const char *body, size_t l
 	if (token_ids_count(m, tokens, "tokens", &n, err))
 		goto done;
 	ids = pg_xcalloc((size_t)n + 1, sizeof(*ids));
-	json_array_foreach(tokens, i, v)
-		ids[i] = (uint32_t)json_integer_value(v);
+	json_array_foreach(tokens, i, v) ids[i] = (uint32_t)json_integer_value(v);
 	pg_vocab_detokenize(&text, ids, (size_t)n);
 	resp = json_object();
 	json_object_set_new(resp, "prompt", json_stringn(text.ptr, text.len));
@@ -452,16 +473,19 @@ void pg_mock_token_text(const struct pg_mock_stream *s, int64_t first, int64_t n
 
 static void usage_json(struct pg_buf *b, int64_t prompt, int64_t completion)
 {
-	pg_buf_printf(b, "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld}",
+	pg_buf_printf(b,
+		      "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld}",
 		      (long long)prompt, (long long)(prompt + completion), (long long)completion);
 }
 
 static void chunk_head(const struct pg_mock_stream *s, struct pg_buf *b)
 {
-	pg_buf_printf(b, "data: {\"id\":\"%s%s\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,\"choices\":",
-		      s->api == PG_MOCK_CHAT ? "chatcmpl-" : "cmpl-", s->id,
-		      s->api == PG_MOCK_CHAT ? "chat.completion.chunk" : "text_completion",
-		      (long long)s->created, s->model_json);
+	pg_buf_printf(
+		b,
+		"data: {\"id\":\"%s%s\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,\"choices\":",
+		s->api == PG_MOCK_CHAT ? "chatcmpl-" : "cmpl-", s->id,
+		s->api == PG_MOCK_CHAT ? "chat.completion.chunk" : "text_completion",
+		(long long)s->created, s->model_json);
 }
 
 /* Move one SSE event from scratch to out, as an HTTP chunk when chunked. */
@@ -485,9 +509,8 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 			   bool last, bool chunked, bool malformed, struct pg_buf *scratch,
 			   struct pg_buf *out);
 
-void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
-			    int64_t n_tokens, bool last, bool chunked, struct pg_buf *scratch,
-			    struct pg_buf *out)
+void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token, int64_t n_tokens,
+			    bool last, bool chunked, struct pg_buf *scratch, struct pg_buf *out)
 {
 	stream_message(s, first_token, n_tokens, last, chunked, false, scratch, out);
 }
@@ -528,8 +551,9 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 		/* vLLM opens every chat stream with a role-only delta, sent with
 		 * the first token's output. */
 		chunk_head(s, scratch);
-		pg_buf_puts(scratch, "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
-				     "\"logprobs\":null,\"finish_reason\":null}]");
+		pg_buf_puts(scratch,
+			    "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+			    "\"logprobs\":null,\"finish_reason\":null}]");
 		if (s->continuous_usage) {
 			pg_buf_puts(scratch, ",\"usage\":");
 			usage_json(scratch, s->prompt_tokens, 0);
@@ -541,8 +565,9 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 	chunk_head(s, scratch);
 	if (malformed) {
 		/* the chunk's JSON breaks off inside the choices */
-		pg_buf_puts(scratch, s->api == PG_MOCK_CHAT ? "[{\"index\":0,\"delta\":{\"content\":\""
-							    : "[{\"index\":0,\"text\":\"");
+		pg_buf_puts(scratch, s->api == PG_MOCK_CHAT
+					     ? "[{\"index\":0,\"delta\":{\"content\":\""
+					     : "[{\"index\":0,\"text\":\"");
 		pg_mock_token_text(s, first_token, n_tokens, scratch);
 	} else if (s->api == PG_MOCK_CHAT) {
 		pg_buf_puts(scratch, "[{\"index\":0,\"delta\":{\"content\":\"");
@@ -559,8 +584,9 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 	} else {
 		pg_buf_puts(scratch, "[{\"index\":0,\"text\":\"");
 		pg_mock_token_text(s, first_token, n_tokens, scratch);
-		pg_buf_printf(scratch, "\",\"logprobs\":null,\"finish_reason\":%s,\"stop_reason\":null}],"
-				       "\"usage\":",
+		pg_buf_printf(scratch,
+			      "\",\"logprobs\":null,\"finish_reason\":%s,\"stop_reason\":null}],"
+			      "\"usage\":",
 			      last ? finish_reason(s) : "null");
 		if (s->continuous_usage)
 			usage_json(scratch, s->prompt_tokens, done_tokens);
@@ -587,10 +613,12 @@ void pg_mock_full_response(const struct pg_mock_stream *s, struct pg_buf *out)
 {
 	bool chat = s->api == PG_MOCK_CHAT;
 
-	pg_buf_printf(out, "{\"id\":\"%s%s\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,"
-			   "\"choices\":[{\"index\":0,",
-		      chat ? "chatcmpl-" : "cmpl-", s->id, chat ? "chat.completion" : "text_completion",
-		      (long long)s->created, s->model_json);
+	pg_buf_printf(out,
+		      "{\"id\":\"%s%s\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,"
+		      "\"choices\":[{\"index\":0,",
+		      chat ? "chatcmpl-" : "cmpl-", s->id,
+		      chat ? "chat.completion" : "text_completion", (long long)s->created,
+		      s->model_json);
 	if (chat)
 		pg_buf_puts(out, "\"message\":{\"role\":\"assistant\",\"content\":\"");
 	else
@@ -603,8 +631,9 @@ void pg_mock_full_response(const struct pg_mock_stream *s, struct pg_buf *out)
 	pg_buf_printf(out, ",\"logprobs\":null,\"finish_reason\":%s,\"stop_reason\":null",
 		      finish_reason(s));
 	pg_buf_puts(out, chat ? "}],\"usage\":" : ",\"prompt_logprobs\":null}],\"usage\":");
-	pg_buf_printf(out, "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld,"
-			   "\"prompt_tokens_details\":null}",
+	pg_buf_printf(out,
+		      "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld,"
+		      "\"prompt_tokens_details\":null}",
 		      (long long)s->prompt_tokens, (long long)(s->prompt_tokens + s->output_tokens),
 		      (long long)s->output_tokens);
 	pg_buf_puts(out, chat ? ",\"prompt_logprobs\":null}" : "}");

@@ -25,8 +25,8 @@ enum pg_mock_api {
 /* An error answer: HTTP status, OpenAI error type, offending parameter. */
 struct pg_mock_error {
 	int status;
-	const char *type;       /* "BadRequestError", "NotFoundError" ... */
-	const char *param;      /* NULL: null */
+	const char *type;  /* "BadRequestError", "NotFoundError" ... */
+	const char *param; /* NULL: null */
 	char message[512];
 };
 
@@ -41,8 +41,8 @@ struct pg_mock_model {
 struct pg_mock_generation {
 	enum pg_mock_api api;
 	bool stream;
-	bool include_usage;         /* stream_options.include_usage */
-	bool continuous_usage;      /* ... and continuous_usage_stats */
+	bool include_usage;    /* stream_options.include_usage */
+	bool continuous_usage; /* ... and continuous_usage_stats */
 	bool ignore_eos;
 	int64_t prompt_tokens;
 	int64_t max_tokens;
@@ -60,9 +60,8 @@ struct pg_mock_generation {
  * for completions (vLLM's default) and to the rest of the context for chat;
  * chat's max_completion_tokens wins over its max_tokens.
  */
-int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api,
-			     const char *body, size_t len, struct pg_mock_generation *out,
-			     struct pg_mock_error *err);
+int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api, const char *body,
+			     size_t len, struct pg_mock_generation *out, struct pg_mock_error *err);
 
 /* POST /tokenize and /detokenize: the response body, or -1 with err. */
 int pg_mock_tokenize(const struct pg_mock_model *m, const char *body, size_t len,
@@ -75,8 +74,8 @@ void pg_mock_models(const struct pg_mock_model *m, int64_t created, struct pg_bu
 
 /* {"error":{"message":...,"type":...,"param":...,"code":status}} */
 void pg_mock_error_body(const struct pg_mock_error *err, struct pg_buf *out);
-int pg_mock_error_set(struct pg_mock_error *err, int status, const char *param,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int pg_mock_error_set(struct pg_mock_error *err, int status, const char *param, const char *fmt,
+		      ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * One request's stream. id is the response id without its prefix (the
@@ -86,7 +85,7 @@ int pg_mock_error_set(struct pg_mock_error *err, int status, const char *param,
 struct pg_mock_stream {
 	enum pg_mock_api api;
 	const char *id;
-	const char *model_json;     /* the model name as a JSON string literal */
+	const char *model_json; /* the model name as a JSON string literal */
 	int64_t created;
 	int64_t prompt_tokens;
 	bool include_usage;
@@ -104,9 +103,8 @@ struct pg_mock_stream {
  * last message the usage chunk (when asked for), `data: [DONE]` and the
  * closing zero-length chunk. scratch is working space.
  */
-void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token,
-			    int64_t n_tokens, bool last, bool chunked, struct pg_buf *scratch,
-			    struct pg_buf *out);
+void pg_mock_stream_message(const struct pg_mock_stream *s, int64_t first_token, int64_t n_tokens,
+			    bool last, bool chunked, struct pg_buf *scratch, struct pg_buf *out);
 
 /* The same with the token chunk's JSON cut short (a malformed-stream fault). */
 void pg_mock_stream_message_malformed(const struct pg_mock_stream *s, int64_t first_token,

@@ -11,16 +11,16 @@ struct pg_engine_seq {
 	uint64_t serial;
 	int64_t prompt_tokens;
 	int64_t admitted_ns;
-	int64_t deadline_ns;         /* of message next_message */
+	int64_t deadline_ns; /* of message next_message */
 	int64_t next_message;
 	int64_t output_tokens;
 	int64_t messages;
 	enum pg_engine_fault fault;
 	int64_t fault_at;
-	uint64_t sched;              /* bumped whenever its heap entry goes stale */
-	bool scheduled;              /* has a live heap entry */
+	uint64_t sched; /* bumped whenever its heap entry goes stale */
+	bool scheduled; /* has a live heap entry */
 	bool running;
-	struct pg_engine_seq *prev;  /* queue links; next doubles as free list link */
+	struct pg_engine_seq *prev; /* queue links; next doubles as free list link */
 	struct pg_engine_seq *next;
 };
 
@@ -68,12 +68,18 @@ void pg_engine_params_default(struct pg_engine_params *p)
 const char *pg_engine_fault_name(enum pg_engine_fault f)
 {
 	switch (f) {
-	case PG_ENGINE_FAULT_NONE: return "none";
-	case PG_ENGINE_FAULT_HTTP_500: return "http_500";
-	case PG_ENGINE_FAULT_DISCONNECT: return "disconnect";
-	case PG_ENGINE_FAULT_STALL: return "stall";
-	case PG_ENGINE_FAULT_MALFORMED: return "malformed";
-	case PG_ENGINE_FAULT_STREAM_ERROR: return "stream_error";
+	case PG_ENGINE_FAULT_NONE:
+		return "none";
+	case PG_ENGINE_FAULT_HTTP_500:
+		return "http_500";
+	case PG_ENGINE_FAULT_DISCONNECT:
+		return "disconnect";
+	case PG_ENGINE_FAULT_STALL:
+		return "stall";
+	case PG_ENGINE_FAULT_MALFORMED:
+		return "malformed";
+	case PG_ENGINE_FAULT_STREAM_ERROR:
+		return "stream_error";
 	}
 	return "unknown";
 }
@@ -338,7 +344,7 @@ static void plan_request(const struct pg_engine *e, uint64_t serial,
 	plan->output_tokens = max_tokens;
 	if (!req->ignore_eos && p->eos_prob > 0) {
 		uint64_t threshold = p->eos_prob >= 1.0 ? UINT64_MAX
-				   : (uint64_t)(p->eos_prob * 0x1.0p64);
+							: (uint64_t)(p->eos_prob * 0x1.0p64);
 		for (int64_t i = 0; i < max_tokens; i++) {
 			if (draw(p, serial, STREAM_EOS, (uint64_t)i) < threshold) {
 				plan->output_tokens = i + 1;
@@ -348,17 +354,19 @@ static void plan_request(const struct pg_engine *e, uint64_t serial,
 		}
 	}
 	plan->messages = 1 + (plan->output_tokens - 1 + p->tokens_per_message - 1) /
-			 p->tokens_per_message;
+				     p->tokens_per_message;
 
 	/* One draw against cumulative probabilities, in a fixed order (new
 	 * kinds go last, so a seed keeps its meaning for the old ones). */
 	{
 		const double prob[] = { p->fault_500, p->fault_disconnect, p->fault_stall,
 					p->fault_malformed, p->fault_stream_error };
+		/* clang-format off */
 		const enum pg_engine_fault kind[] = {
 			PG_ENGINE_FAULT_HTTP_500, PG_ENGINE_FAULT_DISCONNECT, PG_ENGINE_FAULT_STALL,
 			PG_ENGINE_FAULT_MALFORMED, PG_ENGINE_FAULT_STREAM_ERROR,
 		};
+		/* clang-format on */
 		double edge = 0;
 		for (size_t k = 0; k < sizeof(prob) / sizeof(prob[0]); k++) {
 			edge += prob[k];
@@ -370,7 +378,7 @@ static void plan_request(const struct pg_engine *e, uint64_t serial,
 	}
 	if (plan->fault != PG_ENGINE_FAULT_NONE && plan->fault != PG_ENGINE_FAULT_HTTP_500)
 		plan->fault_at_message = (int64_t)(draw(p, serial, STREAM_FAULT_AT, 0) %
-					   (uint64_t)plan->messages);
+						   (uint64_t)plan->messages);
 }
 
 struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,

@@ -54,21 +54,21 @@
 
 struct pg_engine_params {
 	bool fixed_timing;
-	int64_t ttft_ns;             /* fixed: exact TTFT; model: base TTFT */
-	int64_t prefill_ns_per_token;/* model only */
-	int64_t itl_ns;              /* fixed: exact ITL; model: ITL of a lone sequence */
-	double itl_growth;           /* model only: per other running sequence */
-	uint32_t max_running;        /* model only; 0: no limit */
-	uint32_t tokens_per_message; /* >= 1 */
-	double eos_prob;             /* per token, unless ignore_eos */
+	int64_t ttft_ns;              /* fixed: exact TTFT; model: base TTFT */
+	int64_t prefill_ns_per_token; /* model only */
+	int64_t itl_ns;               /* fixed: exact ITL; model: ITL of a lone sequence */
+	double itl_growth;            /* model only: per other running sequence */
+	uint32_t max_running;         /* model only; 0: no limit */
+	uint32_t tokens_per_message;  /* >= 1 */
+	double eos_prob;              /* per token, unless ignore_eos */
 	double fault_500;
 	double fault_disconnect;
 	double fault_stall;
 	double fault_malformed;
 	double fault_stream_error;
-	int64_t stall_ns;            /* 0: stall until cancelled */
+	int64_t stall_ns; /* 0: stall until cancelled */
 	uint64_t seed;
-	uint32_t vocab_size;         /* token ids are 0 .. vocab_size-1 */
+	uint32_t vocab_size; /* token ids are 0 .. vocab_size-1 */
 };
 
 /* Defaults documented in the README and --help. */
@@ -87,34 +87,34 @@ const char *pg_engine_fault_name(enum pg_engine_fault f); /* "none", "http_500".
 
 struct pg_engine_request {
 	int64_t prompt_tokens;
-	int64_t max_tokens;          /* >= 1 */
+	int64_t max_tokens; /* >= 1 */
 	bool ignore_eos;
 };
 
 /* What the model decided for one request at submission. */
 struct pg_engine_plan {
-	uint64_t serial;             /* 1-based submission number */
+	uint64_t serial; /* 1-based submission number */
 	enum pg_engine_fault fault;
-	int64_t output_tokens;       /* tokens the sequence will produce */
-	bool eos;                    /* ends on EOS ("stop"), else "length" */
-	int64_t messages;            /* messages the sequence will send */
-	int64_t fault_at_message;    /* all but http_500: index of the message it hits */
+	int64_t output_tokens;    /* tokens the sequence will produce */
+	bool eos;                 /* ends on EOS ("stop"), else "length" */
+	int64_t messages;         /* messages the sequence will send */
+	int64_t fault_at_message; /* all but http_500: index of the message it hits */
 };
 
 enum pg_engine_event_kind {
-	PG_ENGINE_MESSAGE,           /* send tokens [first_token, first_token + n_tokens) */
-	PG_ENGINE_DISCONNECT,        /* fault: drop the connection now */
+	PG_ENGINE_MESSAGE,    /* send tokens [first_token, first_token + n_tokens) */
+	PG_ENGINE_DISCONNECT, /* fault: drop the connection now */
 };
 
 struct pg_engine_event {
 	enum pg_engine_event_kind kind;
-	void *user;                  /* as given to pg_engine_submit */
+	void *user; /* as given to pg_engine_submit */
 	uint64_t serial;
-	int64_t deadline_ns;         /* when the model wanted it sent */
-	int64_t message_index;       /* 0-based */
+	int64_t deadline_ns;   /* when the model wanted it sent */
+	int64_t message_index; /* 0-based */
 	int64_t first_token;
 	int64_t n_tokens;
-	bool last;                   /* the sequence is over: its handle is gone */
+	bool last; /* the sequence is over: its handle is gone */
 };
 
 struct pg_engine;

@@ -21,7 +21,7 @@ struct pg_buf;
  * its word count.
  */
 #define PG_VOCAB_WORD_LEN 6
-#define PG_VOCAB_MAX 262144u
+#define PG_VOCAB_MAX      262144u
 
 /* Write the word of id (< PG_VOCAB_MAX) into out (not NUL-terminated). */
 void pg_vocab_word(uint32_t id, char out[PG_VOCAB_WORD_LEN]);

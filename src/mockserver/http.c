@@ -60,8 +60,7 @@ static size_t find_head_end(const char *buf, size_t start, size_t len)
 
 /* Next line in [*pos, end): sets *line and *line_len, without its CR LF.
  * Returns false on a stray CR inside the line. */
-static bool next_line(const char *buf, size_t *pos, size_t end, const char **line,
-		      size_t *line_len)
+static bool next_line(const char *buf, size_t *pos, size_t end, const char **line, size_t *line_len)
 {
 	size_t i = *pos;
 	const char *nl = memchr(buf + i, '\n', end - i);
@@ -76,8 +75,8 @@ static bool next_line(const char *buf, size_t *pos, size_t end, const char **lin
 	return memchr(*line, '\r', n) == NULL;
 }
 
-static int parse_request_line(const char *line, size_t n, struct pg_http_request *req,
-			      int *status, const char **why)
+static int parse_request_line(const char *line, size_t n, struct pg_http_request *req, int *status,
+			      const char **why)
 {
 	size_t i = 0, start;
 
@@ -137,8 +136,8 @@ static int parse_content_length(const char *v, size_t n, size_t *out)
 	return 0;
 }
 
-int pg_http_parse_request(const char *buf, size_t len, size_t max_body,
-			  struct pg_http_request *req, int *status, const char **why)
+int pg_http_parse_request(const char *buf, size_t len, size_t max_body, struct pg_http_request *req,
+			  int *status, const char **why)
 {
 	size_t start = 0, head_end, pos;
 	const char *line;
@@ -148,8 +147,8 @@ int pg_http_parse_request(const char *buf, size_t len, size_t max_body,
 
 	memset(req, 0, sizeof(*req));
 	/* RFC 9112 §2.2: ignore empty lines before the request line. */
-	while (start < len && (buf[start] == '\n' || (buf[start] == '\r' && start + 1 < len &&
-						      buf[start + 1] == '\n')))
+	while (start < len && (buf[start] == '\n' ||
+			       (buf[start] == '\r' && start + 1 < len && buf[start + 1] == '\n')))
 		start += buf[start] == '\r' ? 2 : 1;
 	if (start == len || (len - start == 1 && buf[start] == '\r'))
 		return PG_HTTP_INCOMPLETE;
@@ -207,7 +206,8 @@ int pg_http_parse_request(const char *buf, size_t len, size_t max_body,
 			req->has_content_length = true;
 			req->content_length = cl;
 		} else if (field_eq(name, name_len, "transfer-encoding")) {
-			return bad(501, "Transfer-Encoding in requests is not supported", status, why);
+			return bad(501, "Transfer-Encoding in requests is not supported", status,
+				   why);
 		} else if (field_eq(name, name_len, "connection")) {
 			conn_close |= has_token(value, value_len, "close");
 			conn_keep_alive |= has_token(value, value_len, "keep-alive");
@@ -235,18 +235,30 @@ int pg_http_parse_request(const char *buf, size_t len, size_t max_body,
 const char *pg_http_reason(int status)
 {
 	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 413: return "Content Too Large";
-	case 417: return "Expectation Failed";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 503: return "Service Unavailable";
-	case 505: return "HTTP Version Not Supported";
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 413:
+		return "Content Too Large";
+	case 417:
+		return "Expectation Failed";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 503:
+		return "Service Unavailable";
+	case 505:
+		return "HTTP Version Not Supported";
 	}
 	return "Unknown";
 }

@@ -26,18 +26,18 @@ struct pg_http_request {
 	enum pg_http_method method;
 	const char *method_str;
 	size_t method_len;
-	const char *path;            /* without the query string */
+	const char *path; /* without the query string */
 	size_t path_len;
-	int minor_version;           /* HTTP/1.<minor> */
-	bool keep_alive;             /* after this response */
+	int minor_version; /* HTTP/1.<minor> */
+	bool keep_alive;   /* after this response */
 	bool expect_continue;
 	bool has_content_length;
-	size_t head_len;             /* request line + headers + blank line */
+	size_t head_len; /* request line + headers + blank line */
 	size_t content_length;
-	const char *body;            /* content_length bytes */
-	const char *request_id;      /* X-Request-Id value, or NULL */
+	const char *body;       /* content_length bytes */
+	const char *request_id; /* X-Request-Id value, or NULL */
 	size_t request_id_len;
-	size_t total_len;            /* head_len + content_length */
+	size_t total_len; /* head_len + content_length */
 };
 
 enum pg_http_parse_result {
@@ -58,8 +58,8 @@ enum pg_http_parse_result {
  *   PG_HTTP_BAD: *status is the HTTP status to answer (400, 413, 431, 501,
  *     505) and *why a short static reason; the connection cannot be reused.
  */
-int pg_http_parse_request(const char *buf, size_t len, size_t max_body,
-			  struct pg_http_request *req, int *status, const char **why);
+int pg_http_parse_request(const char *buf, size_t len, size_t max_body, struct pg_http_request *req,
+			  int *status, const char **why);
 
 /* The reason phrase of a status code ("Not Found"). */
 const char *pg_http_reason(int status);

@@ -40,11 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_BODY ((size_t)32 << 20)
+#define MAX_BODY      ((size_t)32 << 20)
 #define READ_BUF_SIZE 65536
-#define MAX_EVENTS 512
-#define OUT_KEEP_CAP 65536
-#define LATE_BUCKETS 65536 /* 1 us each; the last one holds everything above */
+#define MAX_EVENTS    512
+#define OUT_KEEP_CAP  65536
+#define LATE_BUCKETS  65536 /* 1 us each; the last one holds everything above */
 
 struct record {
 	uint64_t serial;
@@ -67,12 +67,12 @@ struct record {
 struct conn {
 	int fd;
 	bool dead;
-	bool want_close;     /* close once the output is flushed */
-	bool lingering;      /* write side shut down; discard input until EOF */
+	bool want_close; /* close once the output is flushed */
+	bool lingering;  /* write side shut down; discard input until EOF */
 	bool read_eof;
 	bool sent_continue;
-	struct pg_buf in;    /* an unfinished request's bytes (usually empty) */
-	struct pg_buf out;   /* what the kernel did not take yet */
+	struct pg_buf in;  /* an unfinished request's bytes (usually empty) */
+	struct pg_buf out; /* what the kernel did not take yet */
 	size_t out_off;
 
 	/* the generation request in progress (one at a time: HTTP/1.1 answers
@@ -108,7 +108,7 @@ struct server {
 	struct pg_buf model_json;
 	struct pg_engine *engine;
 	int epfd, listen_fd, signal_fd, spare_fd;
-	int timer_fd;                /* only where epoll_pwait2 is missing */
+	int timer_fd; /* only where epoll_pwait2 is missing */
 	int64_t timer_armed;
 	bool listening, listener_closed;
 	int port;
@@ -249,13 +249,14 @@ static int write_timing_log(struct server *s, struct pg_error *err)
 			pg_json_write_string(&id, r->request_id, strlen(r->request_id));
 		else
 			pg_buf_puts(&id, "null");
-		fprintf(f, "{\"serial\":%llu,\"request_id\":%s,\"endpoint\":\"%s\",\"stream\":%s,"
-			   "\"status\":%d,\"outcome\":\"%s\",\"fault\":\"%s\",\"prompt_tokens\":%lld,"
-			   "\"completion_tokens\":%lld,\"received_ns\":%lld,",
-			(unsigned long long)r->serial, id.ptr, r->endpoint, r->stream ? "true" : "false",
-			r->status, r->outcome, pg_engine_fault_name(r->fault),
-			(long long)r->prompt_tokens, (long long)r->completion_tokens,
-			(long long)r->received_ns);
+		fprintf(f,
+			"{\"serial\":%llu,\"request_id\":%s,\"endpoint\":\"%s\",\"stream\":%s,"
+			"\"status\":%d,\"outcome\":\"%s\",\"fault\":\"%s\",\"prompt_tokens\":%lld,"
+			"\"completion_tokens\":%lld,\"received_ns\":%lld,",
+			(unsigned long long)r->serial, id.ptr, r->endpoint,
+			r->stream ? "true" : "false", r->status, r->outcome,
+			pg_engine_fault_name(r->fault), (long long)r->prompt_tokens,
+			(long long)r->completion_tokens, (long long)r->received_ns);
 		if (r->admitted_ns == INT64_MIN)
 			fputs("\"admitted_ns\":null,", f);
 		else
@@ -478,7 +479,8 @@ static void respond(struct server *s, struct conn *c, int status, const char *co
 	struct pg_buf *o = &s->out;
 
 	pg_buf_reset(o);
-	pg_buf_printf(o, "HTTP/1.1 %d %s\r\nserver: perfgate-mock\r\n", status, pg_http_reason(status));
+	pg_buf_printf(o, "HTTP/1.1 %d %s\r\nserver: perfgate-mock\r\n", status,
+		      pg_http_reason(status));
 	if (content_type)
 		pg_buf_printf(o, "content-type: %s\r\n", content_type);
 	pg_buf_printf(o, "content-length: %zu\r\n", len);
@@ -518,24 +520,24 @@ static void stats_json(struct server *s, struct pg_buf *out)
 
 #define I(v) ((json_int_t)(v))
 	pg_engine_counts(s->engine, &ec);
-	root = json_pack(
-		"{s:s, s:f, s:{s:I, s:I, s:I},"
-		" s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
-		" s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f}}",
-		"model", s->cfg->model, "uptime_s", (double)(mono_ns() - s->start_ns) / 1e9,
-		"connections", "open", I(st->open), "peak", I(st->peak_open), "accepted", I(st->accepted),
-		"requests", "received", I(st->received), "finished", I(st->finished), "ok", I(st->ok),
-		"rejected", I(st->rejected), "http_500", I(st->http_500),
-		"disconnects", I(st->disconnects), "stalls", I(st->stalls),
-		"malformed", I(st->malformed), "stream_errors", I(st->stream_errors),
-		"client_closed", I(st->client_closed), "in_flight", I(st->in_flight),
-		"peak_in_flight", I(st->peak_in_flight), "other", I(st->other_requests),
-		"engine", "running", I(ec.running), "queued", I(ec.queued),
-		"peak_running", I(ec.peak_running), "peak_queued", I(ec.peak_queued),
-		"tokens_sent", I(st->tokens_sent), "messages_sent", I(st->messages_sent),
-		"writes_blocked", I(st->writes_blocked), "timing_log_bytes", I(s->records_bytes),
-		"lateness", "messages", I(s->late_n), "p50_us", lateness_percentile(s, 50),
-		"p99_us", lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
+	root = json_pack("{s:s, s:f, s:{s:I, s:I, s:I},"
+			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+			 " s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f}}",
+			 "model", s->cfg->model, "uptime_s",
+			 (double)(mono_ns() - s->start_ns) / 1e9, "connections", "open",
+			 I(st->open), "peak", I(st->peak_open), "accepted", I(st->accepted),
+			 "requests", "received", I(st->received), "finished", I(st->finished), "ok",
+			 I(st->ok), "rejected", I(st->rejected), "http_500", I(st->http_500),
+			 "disconnects", I(st->disconnects), "stalls", I(st->stalls), "malformed",
+			 I(st->malformed), "stream_errors", I(st->stream_errors), "client_closed",
+			 I(st->client_closed), "in_flight", I(st->in_flight), "peak_in_flight",
+			 I(st->peak_in_flight), "other", I(st->other_requests), "engine", "running",
+			 I(ec.running), "queued", I(ec.queued), "peak_running", I(ec.peak_running),
+			 "peak_queued", I(ec.peak_queued), "tokens_sent", I(st->tokens_sent),
+			 "messages_sent", I(st->messages_sent), "writes_blocked",
+			 I(st->writes_blocked), "timing_log_bytes", I(s->records_bytes), "lateness",
+			 "messages", I(s->late_n), "p50_us", lateness_percentile(s, 50), "p99_us",
+			 lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
 #undef I
 	pg_json_write(out, root, 0);
 	json_decref(root);
@@ -572,7 +574,8 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 	int64_t now = mono_ns();
 
 	if (limit_reached(s) || s->stopping) {
-		pg_mock_error_set(&e, 503, NULL, "the mock server is shutting down (--max-requests reached)");
+		pg_mock_error_set(&e, 503, NULL,
+				  "the mock server is shutting down (--max-requests reached)");
 		respond_error(s, c, &e, false, NULL);
 		return;
 	}
@@ -714,7 +717,8 @@ static void handle_engine_event(struct server *s, const struct pg_engine_event *
 		pg_buf_reset(&s->out);
 		if (c->fault == PG_ENGINE_FAULT_MALFORMED && ev->message_index == c->fault_at)
 			pg_mock_stream_message_malformed(&c->stream, ev->first_token, ev->n_tokens,
-							 ev->last, c->chunked, &s->scratch, &s->out);
+							 ev->last, c->chunked, &s->scratch,
+							 &s->out);
 		else
 			pg_mock_stream_message(&c->stream, ev->first_token, ev->n_tokens, ev->last,
 					       c->chunked, &s->scratch, &s->out);
@@ -762,6 +766,7 @@ static bool path_is(const struct pg_http_request *r, const char *p)
 
 static void dispatch(struct server *s, struct conn *c, const struct pg_http_request *req)
 {
+	/* clang-format off */
 	static const struct {
 		const char *path;
 		enum pg_http_method method;
@@ -775,6 +780,7 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 		{ "/v1/completions", PG_HTTP_POST },
 		{ "/v1/chat/completions", PG_HTTP_POST },
 	};
+	/* clang-format on */
 	struct pg_mock_error e = { 0 };
 	bool keep_alive = req->keep_alive && !s->stopping;
 	size_t i;
@@ -790,15 +796,17 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 	}
 	if (req->method != routes[i].method) {
 		s->st.other_requests++;
-		pg_mock_error_set(&e, 405, NULL, "Method Not Allowed: %.*s %s", (int)req->method_len,
-				  req->method_str, routes[i].path);
+		pg_mock_error_set(&e, 405, NULL, "Method Not Allowed: %.*s %s",
+				  (int)req->method_len, req->method_str, routes[i].path);
 		respond_error(s, c, &e, keep_alive,
-			      routes[i].method == PG_HTTP_GET ? "allow: GET\r\n" : "allow: POST\r\n");
+			      routes[i].method == PG_HTTP_GET ? "allow: GET\r\n"
+							      : "allow: POST\r\n");
 		return;
 	}
 	if (routes[i].method == PG_HTTP_POST && i >= 6) {
-		start_generation(s, c, req, path_is(req, "/v1/chat/completions") ? PG_MOCK_CHAT
-										 : PG_MOCK_COMPLETIONS);
+		start_generation(s, c, req,
+				 path_is(req, "/v1/chat/completions") ? PG_MOCK_CHAT
+								      : PG_MOCK_COMPLETIONS);
 		return;
 	}
 	s->st.other_requests++;
@@ -816,8 +824,10 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 		respond_json(s, c, 200, &s->body, keep_alive, NULL);
 	} else {
 		int rc = path_is(req, "/tokenize")
-			 ? pg_mock_tokenize(&s->model, req->body, req->content_length, &s->body, &e)
-			 : pg_mock_detokenize(&s->model, req->body, req->content_length, &s->body, &e);
+				 ? pg_mock_tokenize(&s->model, req->body, req->content_length,
+						    &s->body, &e)
+				 : pg_mock_detokenize(&s->model, req->body, req->content_length,
+						      &s->body, &e);
 		if (rc)
 			respond_error(s, c, &e, keep_alive, NULL);
 		else
@@ -834,7 +844,8 @@ static size_t process_bytes(struct server *s, struct conn *c, const char *buf, s
 		struct pg_http_request req;
 		const char *why = "";
 		int status = 0;
-		int rc = pg_http_parse_request(buf + used, len - used, MAX_BODY, &req, &status, &why);
+		int rc = pg_http_parse_request(buf + used, len - used, MAX_BODY, &req, &status,
+					       &why);
 
 		if (rc == PG_HTTP_INCOMPLETE) {
 			if (req.head_len && req.expect_continue && !c->sent_continue) {
@@ -968,9 +979,11 @@ static int bind_socket(struct server *s, struct pg_error *err)
 	if (gai)
 		return pg_error_set(err, PG_ECONFIG, "--host %s: %s", cfg->host, gai_strerror(gai));
 	if (!cfg->allow_remote && !is_loopback(res->ai_addr)) {
-		rc = pg_error_set(err, PG_ECONFIG,
-				  "--host %s is not a loopback address; pass --allow-remote to serve "
-				  "other machines", cfg->host);
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"--host %s is not a loopback address; pass --allow-remote to serve "
+			"other machines",
+			cfg->host);
 		goto done;
 	}
 	s->listen_fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -995,11 +1008,12 @@ done:
 static const char *timing_summary(const struct pg_engine_params *p, char *buf, size_t len)
 {
 	if (p->fixed_timing)
-		snprintf(buf, len, "fixed timing: ttft %.3f ms, itl %.3f ms", (double)p->ttft_ns / 1e6,
-			 (double)p->itl_ns / 1e6);
+		snprintf(buf, len, "fixed timing: ttft %.3f ms, itl %.3f ms",
+			 (double)p->ttft_ns / 1e6, (double)p->itl_ns / 1e6);
 	else
-		snprintf(buf, len, "engine model: ttft %.3f ms + %.3f us/token, itl %.3f ms x (1 + %g x "
-				   "others), max %u running",
+		snprintf(buf, len,
+			 "engine model: ttft %.3f ms + %.3f us/token, itl %.3f ms x (1 + %g x "
+			 "others), max %u running",
 			 (double)p->ttft_ns / 1e6, (double)p->prefill_ns_per_token / 1e3,
 			 (double)p->itl_ns / 1e6, p->itl_growth, p->max_running);
 	return buf;
@@ -1118,14 +1132,15 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	s->ready_at = cfg->never_ready ? INT64_MAX : s->start_ns + cfg->startup_delay_ms * 1000000;
-	s->exit_at = cfg->exit_after_ms >= 0 ? s->start_ns + cfg->exit_after_ms * 1000000 : INT64_MAX;
+	s->exit_at = cfg->exit_after_ms >= 0 ? s->start_ns + cfg->exit_after_ms * 1000000
+					     : INT64_MAX;
 	s->stop_at = cfg->max_seconds > 0 ? s->start_ns + (int64_t)(cfg->max_seconds * 1e9)
 					  : INT64_MAX;
 	if (cfg->never_ready)
 		logf_(s, "bound %s:%d, never becoming ready (--never-ready)", cfg->host, s->port);
 	else if (cfg->startup_delay_ms > 0)
-		logf_(s, "bound %s:%d, listening in %ld ms (--startup-delay-ms)", cfg->host, s->port,
-		      cfg->startup_delay_ms);
+		logf_(s, "bound %s:%d, listening in %ld ms (--startup-delay-ms)", cfg->host,
+		      s->port, cfg->startup_delay_ms);
 	return 0;
 }
 
@@ -1335,12 +1350,14 @@ int pg_mock_server_run(const struct pg_mock_server_config *cfg, struct pg_error 
 	if (!rc)
 		rc = loop(&s, err);
 	if (!rc && s.stop_reason) {
-		logf_(&s, "stopping (%s) after %.3f s: %llu requests (%llu ok, %llu failed or cut), "
-			  "%llu tokens sent, peak %llu in flight",
+		logf_(&s,
+		      "stopping (%s) after %.3f s: %llu requests (%llu ok, %llu failed or cut), "
+		      "%llu tokens sent, peak %llu in flight",
 		      s.stop_reason, (double)(mono_ns() - s.start_ns) / 1e9,
 		      (unsigned long long)s.st.received, (unsigned long long)s.st.ok,
 		      (unsigned long long)(s.st.received - s.st.ok),
-		      (unsigned long long)s.st.tokens_sent, (unsigned long long)s.st.peak_in_flight);
+		      (unsigned long long)s.st.tokens_sent,
+		      (unsigned long long)s.st.peak_in_flight);
 	}
 	/* Streams cut by the stop are recorded as such before the log is written. */
 	close_all(&s);

@@ -16,7 +16,8 @@ static const char *const sweep_metrics[] = {
 	"output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms",
 };
 static const char *const latency_metrics[] = { "median_latency_ms", "p99_latency_ms" };
-static const char *const throughput_metrics[] = { "requests_per_second", "output_tokens_per_second" };
+static const char *const throughput_metrics[] = { "requests_per_second",
+						  "output_tokens_per_second" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -34,10 +35,10 @@ char *pg_chart_stem(const char *s)
 
 /* A serving point: its test, and where it sits on the sweep. */
 struct spoint {
-	size_t idx;           /* into the input arrays */
+	size_t idx; /* into the input arrays */
 	char *test;
-	double qps;           /* INFINITY for "inf" */
-	double conc;          /* INFINITY for unbounded */
+	double qps;  /* INFINITY for "inf" */
+	double conc; /* INFINITY for unbounded */
 };
 
 static double json_num_or_inf(const json_t *v, double missing)
@@ -164,10 +165,18 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 		cur[np] = pg_xcalloc(n, sizeof(double));
 		fill_values(in, m, idx, n, cur[np], &base[np]);
 		panels[np] = (struct pg_panel){
-			.kind = pk, .title = m->label, .unit = m->unit, .hint = hint_for(m),
-			.better = m->direction == PG_HIGHER_IS_BETTER ? 1 : m->direction == PG_LOWER_IS_BETTER ? -1 : 0,
-			.x_title = x_title, .labels = (const char *const *)labels, .n = n,
-			.current = cur[np], .baseline = base[np],
+			.kind = pk,
+			.title = m->label,
+			.unit = m->unit,
+			.hint = hint_for(m),
+			.better = m->direction == PG_HIGHER_IS_BETTER  ? 1
+				  : m->direction == PG_LOWER_IS_BETTER ? -1
+								       : 0,
+			.x_title = x_title,
+			.labels = (const char *const *)labels,
+			.n = n,
+			.current = cur[np],
+			.baseline = base[np],
 		};
 		np++;
 	}
@@ -256,7 +265,8 @@ static void bar_title(struct pg_buf *title, const char *what, size_t shown, size
 {
 	pg_buf_puts(title, what);
 	if (shown < n)
-		pg_buf_printf(title, " (%zu of %zu, regressions first; all in the report)", shown, n);
+		pg_buf_printf(title, " (%zu of %zu, regressions first; all in the report)", shown,
+			      n);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -308,8 +318,8 @@ static void sweep_figure(struct pg_chart_set *out, const struct pg_chart_input *
 			      ? ""
 			      : "sweep_",
 		      group[0].test);
-	figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics), PG_PANEL_LINES, idx,
-		   labels, g,
+	figure_for(out, in, PG_SUITE_SERVING, sweep_metrics, N_OF(sweep_metrics), PG_PANEL_LINES,
+		   idx, labels, g,
 		   by_conc ? "Max concurrency (requests in flight)"
 			   : "Request rate (QPS, req/s; inf = all at once)",
 		   stem.ptr, title.ptr);
@@ -328,7 +338,8 @@ static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input
 {
 	struct spoint *sp = pg_xcalloc(in->n + 1, sizeof(*sp));
 	size_t *single = pg_xcalloc(in->n + 1, sizeof(*single));
-	size_t *start = pg_xcalloc(in->n + 1, sizeof(*start)), *len = pg_xcalloc(in->n + 1, sizeof(*len));
+	size_t *start = pg_xcalloc(in->n + 1, sizeof(*start)),
+	       *len = pg_xcalloc(in->n + 1, sizeof(*len));
 	bool *hot = pg_xcalloc(in->n + 1, sizeof(*hot));
 	size_t n = 0, n_single = 0, n_groups = 0, emitted = 0, shown;
 	char **labels;
@@ -405,8 +416,8 @@ static void bar_charts(struct pg_chart_set *out, const struct pg_chart_input *in
 		labels[i] = (char *)in->names[idx[i]];
 	bar_title(&title, what, shown, n);
 	if (shown)
-		figure_for(out, in, kind, ids, n_ids, PG_PANEL_HBARS, idx, labels, shown, NULL, stem,
-			   title.ptr);
+		figure_for(out, in, kind, ids, n_ids, PG_PANEL_HBARS, idx, labels, shown, NULL,
+			   stem, title.ptr);
 	pg_buf_release(&title);
 	free(idx);
 	free(labels);

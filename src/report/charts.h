@@ -21,17 +21,17 @@
 /* The baseline value of a metric of a point, in display units; return 0 and
  * set *out, or -1 when there is none. */
 typedef int (*pg_chart_baseline_fn)(void *ctx, const char *point, const struct pg_metric *m,
-				     double *out);
+				    double *out);
 
 struct pg_chart_input {
-	const json_t *const *results;  /* n result objects (borrowed) */
-	const char *const *names;      /* their point names */
+	const json_t *const *results; /* n result objects (borrowed) */
+	const char *const *names;     /* their point names */
 	size_t n;
 	pg_chart_baseline_fn baseline; /* NULL: no baseline */
 	void *baseline_ctx;
-	const char *subtitle;          /* "H100 · commit 1a2b3c4"; or NULL */
-	const char *baseline_name;     /* legend; default "Baseline" */
-	const char *const *flagged;    /* points that regressed or warn: their charts
+	const char *subtitle;       /* "H100 · commit 1a2b3c4"; or NULL */
+	const char *baseline_name;  /* legend; default "Baseline" */
+	const char *const *flagged; /* points that regressed or warn: their charts
 	                                * and bars come first; may be NULL */
 	size_t n_flagged;
 };
@@ -39,13 +39,13 @@ struct pg_chart_input {
 /* Limits that keep a results set of 10,000 points from making 10,000 SVG
  * artifacts or one 30 MB figure: sweeps beyond the first (flagged first)
  * are left out, bar figures show their first rows (flagged first). */
-#define PG_CHARTS_MAX_SWEEPS 24
+#define PG_CHARTS_MAX_SWEEPS   24
 #define PG_CHARTS_MAX_BAR_ROWS 30
 
 struct pg_chart_file {
-	char *stem;            /* file name without ".svg": [A-Za-z0-9._-] only */
-	char *title;           /* "serving_llama8B_tp1_sharegpt: QPS sweep" */
-	char *svg;             /* the document */
+	char *stem;  /* file name without ".svg": [A-Za-z0-9._-] only */
+	char *title; /* "serving_llama8B_tp1_sharegpt: QPS sweep" */
+	char *svg;   /* the document */
 	size_t svg_len;
 	struct pg_strv points; /* point names the figure shows */
 };
@@ -54,10 +54,13 @@ struct pg_chart_set {
 	struct pg_chart_file *items;
 	size_t n;
 	size_t cap;
-	size_t sweeps_left_out;  /* serving sweeps over PG_CHARTS_MAX_SWEEPS */
+	size_t sweeps_left_out; /* serving sweeps over PG_CHARTS_MAX_SWEEPS */
 };
 
-#define PG_CHART_SET_INIT { NULL, 0, 0, 0 }
+#define PG_CHART_SET_INIT                                                                          \
+	{                                                                                          \
+		NULL, 0, 0, 0                                                                      \
+	}
 
 /* Build every chart (appended to out, serving sweeps first, in test order). */
 void pg_charts_build(struct pg_chart_set *out, const struct pg_chart_input *in);

@@ -12,13 +12,16 @@ struct pg_error;
  * does at the end of every run, finished or not.
  */
 struct pg_report_files {
-	char *md_path;      /* owned */
-	char *json_path;    /* owned */
-	size_t rows;        /* table rows */
-	size_t not_ok;      /* rows of points that did not complete */
+	char *md_path;   /* owned */
+	char *json_path; /* owned */
+	size_t rows;     /* table rows */
+	size_t not_ok;   /* rows of points that did not complete */
 };
 
-#define PG_REPORT_FILES_INIT { NULL, NULL, 0, 0 }
+#define PG_REPORT_FILES_INIT                                                                       \
+	{                                                                                          \
+		NULL, NULL, 0, 0                                                                   \
+	}
 
 /* PG_ENOTFOUND when dir does not exist ("DIR: no such results directory"). */
 int pg_report_write_dir(struct pg_report_files *out, const char *dir, const char *outdir,

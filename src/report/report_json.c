@@ -64,11 +64,21 @@ static size_t table_columns(const struct pg_report_table *t, struct col *cols)
 static void put_cell(struct pg_buf *out, const struct pg_report_row *row, const struct col *col)
 {
 	switch (col->kind) {
-	case COL_NAME: put_string(out, row->name); break;
-	case COL_GPU: put_string(out, row->gpu); break;
-	case COL_METRIC: put_value(out, row, col->metric); break;
-	case COL_STATUS: put_string(out, row->status); break;
-	case COL_ERROR: put_string(out, row->ok ? NULL : row->error); break;
+	case COL_NAME:
+		put_string(out, row->name);
+		break;
+	case COL_GPU:
+		put_string(out, row->gpu);
+		break;
+	case COL_METRIC:
+		put_value(out, row, col->metric);
+		break;
+	case COL_STATUS:
+		put_string(out, row->status);
+		break;
+	case COL_ERROR:
+		put_string(out, row->ok ? NULL : row->error);
+		break;
 	}
 }
 

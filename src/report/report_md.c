@@ -79,11 +79,16 @@ enum long_field { F_INPUT, F_OUTPUT, F_BATCH, F_PROMPTS, F_CONCURRENCY };
 static long row_long(const struct pg_report_row *row, enum long_field f)
 {
 	switch (f) {
-	case F_INPUT: return row->params.input_len;
-	case F_OUTPUT: return row->params.output_len;
-	case F_BATCH: return row->params.batch_size;
-	case F_PROMPTS: return row->params.num_prompts;
-	case F_CONCURRENCY: return row->params.max_concurrency;
+	case F_INPUT:
+		return row->params.input_len;
+	case F_OUTPUT:
+		return row->params.output_len;
+	case F_BATCH:
+		return row->params.batch_size;
+	case F_PROMPTS:
+		return row->params.num_prompts;
+	case F_CONCURRENCY:
+		return row->params.max_concurrency;
 	}
 	return -1;
 }
@@ -117,10 +122,14 @@ enum str_field { S_MODEL, S_DATASET, S_ENGINE, S_RAMP_UP };
 static const char *row_str(const struct pg_report_row *row, enum str_field f)
 {
 	switch (f) {
-	case S_MODEL: return row->params.model;
-	case S_DATASET: return row->params.dataset;
-	case S_ENGINE: return row->params.engine;
-	case S_RAMP_UP: return row->params.ramp_up;
+	case S_MODEL:
+		return row->params.model;
+	case S_DATASET:
+		return row->params.dataset;
+	case S_ENGINE:
+		return row->params.engine;
+	case S_RAMP_UP:
+		return row->params.ramp_up;
 	}
 	return NULL;
 }
@@ -145,8 +154,7 @@ static int cmp_first(const void *a, const void *b)
 
 /* Distinct known strings of a field in order of first appearance (rows
  * are sorted by test name, so the order is deterministic). O(n log n). */
-static size_t distinct_strs(const struct pg_report_table *t, enum str_field f,
-			    struct str_at **out)
+static size_t distinct_strs(const struct pg_report_table *t, enum str_field f, struct str_at **out)
 {
 	struct str_at *v = pg_xmalloc((t->n ? t->n : 1) * sizeof(*v));
 	size_t n = 0, k = 0;
@@ -199,7 +207,7 @@ static size_t group_longs(const struct pg_report_table *t, const char *dataset, 
 }
 
 struct workload {
-	const char *dataset;     /* NULL: the rows do not say */
+	const char *dataset; /* NULL: the rows do not say */
 	long *in, *out, *prompts;
 	size_t n_in, n_out, n_prompts;
 };
@@ -263,9 +271,10 @@ static void bullets_workload(struct pg_buf *out, const struct pg_report_table *t
 		for (size_t g = 0; g < n_groups; g++)
 			if (has_input(&w[g])) {
 				pg_buf_puts(out, k++ ? "; " : "");
-				lengths_text(out, &w[g], w[g].in, w[g].n_in, "randomly sample ",
-					     "prompts from ShareGPT dataset (with fixed random seed)",
-					     n_groups > 1);
+				lengths_text(
+					out, &w[g], w[g].in, w[g].n_in, "randomly sample ",
+					"prompts from ShareGPT dataset (with fixed random seed)",
+					n_groups > 1);
 			}
 		pg_buf_puts(out, ".\n");
 	}
@@ -362,8 +371,9 @@ static void bullet_qps(struct pg_buf *out, const struct pg_report_table *t)
 					 "Poisson process (with fixed random seed).");
 		} else {
 			pg_buf_puts(
-			    out, " arrival time of each query is determined using a random gamma "
-				 "process with burstiness ");
+				out,
+				" arrival time of each query is determined using a random gamma "
+				"process with burstiness ");
 			for (size_t i = 0; i < n_burst && i < LIST_MAX; i++) {
 				join_begin(out, i, n_burst);
 				pg_buf_puts(out, pg_fmt_g(num, burst[i]));
@@ -379,8 +389,8 @@ done:
 }
 
 /* "- <prefix><the distinct values of field><suffix>", or nothing */
-static void bullet_distinct(struct pg_buf *out, const struct pg_report_table *t, enum str_field field,
-			    const char *prefix, const char *suffix)
+static void bullet_distinct(struct pg_buf *out, const struct pg_report_table *t,
+			    enum str_field field, const char *prefix, const char *suffix)
 {
 	struct str_at *v;
 	size_t n = distinct_strs(t, field, &v);
@@ -416,12 +426,14 @@ static void bullet_models(struct pg_buf *out, const struct pg_report_table *t)
 
 static const char *family_meaning(const char *family, size_t len)
 {
+	/* clang-format off */
 	static const struct { const char *family, *meaning; } families[] = {
 		{ "TTFT", "time to the first token" },
 		{ "TPOT", "time per output token" },
 		{ "ITL", "inter-token latency" },
 		{ "E2EL", "end-to-end latency" },
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		if (strlen(families[i].family) == len && !strncmp(families[i].family, family, len))
 			return families[i].meaning;
@@ -451,8 +463,8 @@ static int split_header(const char *h, char *stat, size_t stat_size, const char 
 }
 
 struct stat_col {
-	char stat[16];       /* "mean", "median", "p99" */
-	const char *family;  /* "TTFT (ms)", "latency (ms)": compare family_len bytes */
+	char stat[16];      /* "mean", "median", "p99" */
+	const char *family; /* "TTFT (ms)", "latency (ms)": compare family_len bytes */
 	size_t family_len;
 };
 
@@ -476,8 +488,8 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 			continue;
 		if (t->metrics[c]->cls == PG_CLASS_THROUGHPUT)
 			throughput = 1;
-		else if (split_header(t->metrics[c]->header, sc->stat, sizeof(sc->stat), &sc->family,
-				      &sc->family_len))
+		else if (split_header(t->metrics[c]->header, sc->stat, sizeof(sc->stat),
+				      &sc->family, &sc->family_len))
 			n++;
 	}
 	pg_buf_puts(out, "- Evaluation metrics: ");
@@ -499,8 +511,8 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 		if (t->kind == PG_SUITE_LATENCY)
 			pg_buf_puts(out, "end-to-end latency (");
 		else if (meaning)
-			pg_buf_printf(out, "%.*s (%s, with ", (int)cols[i].family_len, cols[i].family,
-				      meaning);
+			pg_buf_printf(out, "%.*s (%s, with ", (int)cols[i].family_len,
+				      cols[i].family, meaning);
 		else
 			pg_buf_printf(out, "%.*s (with ", (int)cols[i].family_len, cols[i].family);
 		for (j = i; j < n; j++) {
@@ -511,7 +523,8 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 			int last = k + 1 == n_stats;
 
 			if (k)
-				pg_buf_puts(out, last && t->kind != PG_SUITE_LATENCY ? " and " : ", ");
+				pg_buf_puts(out,
+					    last && t->kind != PG_SUITE_LATENCY ? " and " : ", ");
 			pg_buf_puts(out, cols[j].stat);
 			k++;
 		}
@@ -571,9 +584,11 @@ static void bullet_client_bound(struct pg_buf *out, const struct pg_report_table
 		pg_escape_md_text(out, t->rows[i].name);
 	}
 	join_end(out, n);
-	pg_buf_puts(out, "): the load generator could not keep up (schedule lag or read delay p99 "
-			 "over 1 ms, or its event loop saturated), so these numbers describe the client, "
-			 "not the server.\n");
+	pg_buf_puts(
+		out,
+		"): the load generator could not keep up (schedule lag or read delay p99 "
+		"over 1 ms, or its event loop saturated), so these numbers describe the client, "
+		"not the server.\n");
 }
 
 static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigned flags)
@@ -622,9 +637,9 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 /* ---- tables ---- */
 
 struct cell {
-	size_t off, len;   /* into the arena */
-	size_t width;      /* code points */
-	int dec;           /* tabulate's _afterpoint: characters after '.' (or 'e'), -1 */
+	size_t off, len; /* into the arena */
+	size_t width;    /* code points */
+	int dec;         /* tabulate's _afterpoint: characters after '.' (or 'e'), -1 */
 };
 
 struct column {
@@ -718,8 +733,8 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 			cell->len = arena.len - cell->off;
 			if (!cols[c].numeric)
 				trim_cell(&arena, cell);
-			cell->dec =
-			    cols[c].numeric ? afterpoint(arena.ptr + cell->off, cell->len) : -1;
+			cell->dec = cols[c].numeric ? afterpoint(arena.ptr + cell->off, cell->len)
+						    : -1;
 			if (cell->dec > cols[c].maxdec)
 				cols[c].maxdec = cell->dec;
 		}
@@ -785,32 +800,34 @@ static void table(struct pg_buf *out, const struct pg_report_table *t)
 /* ---- the document ---- */
 
 static const char *const section_titles[PG_SUITE_COUNT] = {
-	"Latency tests", "Throughput tests", "Serving tests",
+	"Latency tests",
+	"Throughput tests",
+	"Serving tests",
 };
 
 static void json_section(struct pg_buf *out, const struct pg_report *r)
 {
 	pg_buf_puts(
-	    out,
-	    "## json version of the benchmarking tables\n"
-	    "\n"
-	    "This section contains the data of the markdown tables above in JSON format.\n"
-	    "You can load the benchmarking tables into pandas dataframes as follows:\n"
-	    "\n"
-	    "```python\n"
-	    "import json\n"
-	    "import pandas as pd\n"
-	    "\n"
-	    "benchmarking_results_json = \"\"\"The json string\"\"\"\n"
-	    "benchmarking_results = json.loads(benchmarking_results_json)\n"
-	    "latency_results = pd.DataFrame.from_dict(benchmarking_results[\"latency\"])\n"
-	    "throughput_results = pd.DataFrame.from_dict(benchmarking_results[\"throughput\"])\n"
-	    "serving_results = pd.DataFrame.from_dict(benchmarking_results[\"serving\"])\n"
-	    "```\n"
-	    "\n"
-	    "The json string for all benchmarking tables:\n"
-	    "\n"
-	    "```json\n");
+		out,
+		"## json version of the benchmarking tables\n"
+		"\n"
+		"This section contains the data of the markdown tables above in JSON format.\n"
+		"You can load the benchmarking tables into pandas dataframes as follows:\n"
+		"\n"
+		"```python\n"
+		"import json\n"
+		"import pandas as pd\n"
+		"\n"
+		"benchmarking_results_json = \"\"\"The json string\"\"\"\n"
+		"benchmarking_results = json.loads(benchmarking_results_json)\n"
+		"latency_results = pd.DataFrame.from_dict(benchmarking_results[\"latency\"])\n"
+		"throughput_results = pd.DataFrame.from_dict(benchmarking_results[\"throughput\"])\n"
+		"serving_results = pd.DataFrame.from_dict(benchmarking_results[\"serving\"])\n"
+		"```\n"
+		"\n"
+		"The json string for all benchmarking tables:\n"
+		"\n"
+		"```json\n");
 	pg_report_json_tables(out, r);
 	pg_buf_puts(out, "\n"
 			 "```\n"

@@ -9,21 +9,21 @@
 #include <string.h>
 
 /* Geometry in SVG user units (pixels at 100%). */
-#define GAP 20.0
-#define PANEL_W 440.0
-#define LINES_H 270.0
+#define GAP      20.0
+#define PANEL_W  440.0
+#define LINES_H  270.0
 #define HEADER_H 92.0
-#define ROW_H 28.0
-#define CHAR_W 6.4          /* average advance of an 11px sans-serif glyph */
-#define FONT "DejaVu Sans, Helvetica, Arial, sans-serif"
+#define ROW_H    28.0
+#define CHAR_W   6.4 /* average advance of an 11px sans-serif glyph */
+#define FONT     "DejaVu Sans, Helvetica, Arial, sans-serif"
 
-#define COLOR_CURRENT "#2563eb"
+#define COLOR_CURRENT  "#2563eb"
 #define COLOR_BASELINE "#9ca3af"
-#define COLOR_AXIS "#374151"
-#define COLOR_GRID "#e5e7eb"
-#define COLOR_MUTED "#6b7280"
-#define COLOR_WORSE "#dc2626"
-#define COLOR_BETTER "#16a34a"
+#define COLOR_AXIS     "#374151"
+#define COLOR_GRID     "#e5e7eb"
+#define COLOR_MUTED    "#6b7280"
+#define COLOR_WORSE    "#dc2626"
+#define COLOR_BETTER   "#16a34a"
 
 double pg_nice_axis(double max, int max_ticks, double *step)
 {
@@ -120,9 +120,11 @@ static void panel_title(struct pg_buf *o, const struct pg_panel *p, double x, do
 	pg_buf_puts(&t, p->title ? p->title : "");
 	if (p->unit && *p->unit)
 		pg_buf_printf(&t, " (%s)", p->unit);
-	text(o, x, y, "start", "font-size=\"13\" font-weight=\"bold\" fill=\"" COLOR_AXIS "\"", t.ptr);
+	text(o, x, y, "start", "font-size=\"13\" font-weight=\"bold\" fill=\"" COLOR_AXIS "\"",
+	     t.ptr);
 	if (p->hint)
-		text(o, x - 12 + PANEL_W - 12, y, "end", "font-size=\"11\" fill=\"" COLOR_MUTED "\"", p->hint);
+		text(o, x - 12 + PANEL_W - 12, y, "end",
+		     "font-size=\"11\" fill=\"" COLOR_MUTED "\"", p->hint);
 	pg_buf_release(&t);
 }
 
@@ -173,18 +175,23 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 	panel_title(o, p, px + 12, py + 18);
 	for (double v = 0; v <= ymax * (1 + 1e-9); v += step) {
 		double y = bottom - v * yscale;
-		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-			      left, y, right, y, v == 0 ? COLOR_AXIS : COLOR_GRID);
+		pg_buf_printf(
+			o,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			left, y, right, y, v == 0 ? COLOR_AXIS : COLOR_GRID);
 		pg_tick_label(label, sizeof(label), v, step);
 		text(o, left - 6, y + 4, "end", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		double x = x0 + dx * (double)i;
 		struct pg_buf l = PG_BUF_INIT;
-		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-			      x, bottom, x, bottom + 4, COLOR_AXIS);
+		pg_buf_printf(
+			o,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			x, bottom, x, bottom + 4, COLOR_AXIS);
 		fit_label(&l, p->labels[i], dx > 0 ? dx : 120);
-		text(o, x, bottom + 17, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", l.ptr);
+		text(o, x, bottom + 17, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
+		     l.ptr);
 		pg_buf_release(&l);
 	}
 	if (p->x_title)
@@ -197,16 +204,23 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 			    "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"");
 		for (size_t i = 0; i < p->n; i++)
 			if (isfinite(p->baseline[i]))
-				pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" "
-					      "fill=\"white\" stroke=\"" COLOR_BASELINE "\" stroke-width=\"2\"/>\n",
-					      x0 + dx * (double)i - 3.5, bottom - p->baseline[i] * yscale - 3.5);
+				pg_buf_printf(
+					o,
+					"<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" "
+					"fill=\"white\" stroke=\"" COLOR_BASELINE
+					"\" stroke-width=\"2\"/>\n",
+					x0 + dx * (double)i - 3.5,
+					bottom - p->baseline[i] * yscale - 3.5);
 	}
 	series_path(o, p->current, p->n, x0, dx, bottom, yscale,
 		    "fill=\"none\" stroke=\"" COLOR_CURRENT "\" stroke-width=\"2.5\"");
 	for (size_t i = 0; i < p->n; i++)
 		if (isfinite(p->current[i]))
-			pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"" COLOR_CURRENT
-				      "\"/>\n", x0 + dx * (double)i, bottom - p->current[i] * yscale);
+			pg_buf_printf(
+				o,
+				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"" COLOR_CURRENT
+				"\"/>\n",
+				x0 + dx * (double)i, bottom - p->current[i] * yscale);
 }
 
 static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, double py)
@@ -226,10 +240,13 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 	panel_title(o, p, px + 12, py + 18);
 	for (double v = 0; v <= xmax * (1 + 1e-9); v += step) {
 		double x = left + v * xscale;
-		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-			      x, top, x, bottom, v == 0 ? COLOR_AXIS : COLOR_GRID);
+		pg_buf_printf(
+			o,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			x, top, x, bottom, v == 0 ? COLOR_AXIS : COLOR_GRID);
 		pg_tick_label(label, sizeof(label), v, step);
-		text(o, x, bottom + 16, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
+		text(o, x, bottom + 16, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
+		     label);
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		double y = top + ROW_H * (double)i;
@@ -240,29 +257,40 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 		pg_buf_printf(o, "<g><title>");
 		pg_escape_html(o, p->labels[i]);
 		pg_buf_puts(o, "</title>\n");
-		text(o, left - 8, y + ROW_H / 2 + 4, "end", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
-		     l.ptr);
+		text(o, left - 8, y + ROW_H / 2 + 4, "end",
+		     "font-size=\"11\" fill=\"" COLOR_AXIS "\"", l.ptr);
 		pg_buf_release(&l);
 		if (p->baseline && isfinite(p->baseline[i]))
-			pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"9\" fill=\""
-				      COLOR_BASELINE "\"/>\n", left, y + 4, p->baseline[i] * xscale);
+			pg_buf_printf(
+				o,
+				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"9\" fill=\"" COLOR_BASELINE
+				"\"/>\n",
+				left, y + 4, p->baseline[i] * xscale);
 		if (isfinite(p->current[i])) {
-			pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"11\" fill=\""
-				      COLOR_CURRENT "\"/>\n", left, y + 14, p->current[i] * xscale);
+			pg_buf_printf(
+				o,
+				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"11\" fill=\"" COLOR_CURRENT
+				"\"/>\n",
+				left, y + 14, p->current[i] * xscale);
 			snprintf(num, sizeof(num), "%.4g", p->current[i]);
-			pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" font-size=\"10\" "
-				      "fill=\"" COLOR_AXIS "\">%s", left + p->current[i] * xscale + 4, y + 23, num);
+			pg_buf_printf(
+				o,
+				"<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" font-size=\"10\" "
+				"fill=\"" COLOR_AXIS "\">%s",
+				left + p->current[i] * xscale + 4, y + 23, num);
 			if (p->baseline && isfinite(p->baseline[i]) && p->baseline[i] != 0) {
 				double change = (p->current[i] - p->baseline[i]) / p->baseline[i];
 				const char *color = COLOR_AXIS;
 				if (p->better && change != 0)
-					color = (change > 0) == (p->better > 0) ? COLOR_BETTER : COLOR_WORSE;
-				pg_buf_printf(o, " <tspan fill=\"%s\">(%+.1f%%)</tspan>", color, 100.0 * change);
+					color = (change > 0) == (p->better > 0) ? COLOR_BETTER
+										: COLOR_WORSE;
+				pg_buf_printf(o, " <tspan fill=\"%s\">(%+.1f%%)</tspan>", color,
+					      100.0 * change);
 			}
 			pg_buf_puts(o, "</text>\n");
 		} else {
-			text(o, left + 4, y + 23, "start", "font-size=\"10\" fill=\"" COLOR_MUTED "\"",
-			     "no data");
+			text(o, left + 4, y + 23, "start",
+			     "font-size=\"10\" fill=\"" COLOR_MUTED "\"", "no data");
 		}
 		pg_buf_puts(o, "</g>\n");
 	}
@@ -276,24 +304,31 @@ static double legend_entry(struct pg_buf *o, double x, double y, bool bars, bool
 	const char *color = baseline ? COLOR_BASELINE : COLOR_CURRENT;
 
 	if (bars) {
-		pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"%d\" fill=\"%s\"/>\n",
-			      x + 5, y - (baseline ? 4.5 : 5.5), baseline ? 9 : 11, color);
+		pg_buf_printf(
+			o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"%d\" fill=\"%s\"/>\n",
+			x + 5, y - (baseline ? 4.5 : 5.5), baseline ? 9 : 11, color);
 	} else if (baseline) {
-		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			      "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n", x, y, x + 24, y, color);
-		pg_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"white\" "
-			      "stroke=\"%s\" stroke-width=\"2\"/>\n", x + 8.5, y - 3.5, color);
+		pg_buf_printf(o,
+			      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			      "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+			      x, y, x + 24, y, color);
+		pg_buf_printf(o,
+			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"white\" "
+			      "stroke=\"%s\" stroke-width=\"2\"/>\n",
+			      x + 8.5, y - 3.5, color);
 	} else {
-		pg_buf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			      "stroke-width=\"2.5\"/>\n", x, y, x + 24, y, color);
-		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", x + 12, y, color);
+		pg_buf_printf(o,
+			      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			      "stroke-width=\"2.5\"/>\n",
+			      x, y, x + 24, y, color);
+		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", x + 12,
+			      y, color);
 	}
 	text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"", name);
 	return x + 40 + CHAR_W * 1.1 * (double)strlen(name) + 24;
 }
 
-static void legend(struct pg_buf *o, const struct pg_figure *f, double y, bool baseline,
-		   bool bars)
+static void legend(struct pg_buf *o, const struct pg_figure *f, double y, bool baseline, bool bars)
 {
 	double x = legend_entry(o, GAP, y, bars, false,
 				f->current_name ? f->current_name : "This run");
@@ -323,7 +358,8 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
 		all_bars &= f->panels[i].kind == PG_PANEL_HBARS;
 	}
 
-	pg_buf_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	pg_buf_printf(out,
+		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		      "viewBox=\"0 0 %.0f %.0f\" font-family=\"" FONT "\">\n",
 		      width, height, width, height);
 	pg_buf_puts(out, "<title>");
@@ -333,7 +369,8 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
 	text(out, GAP, 30, "start", "font-size=\"18\" font-weight=\"bold\" fill=\"#111827\"",
 	     f->title ? f->title : "");
 	if (f->subtitle)
-		text(out, GAP, 50, "start", "font-size=\"12\" fill=\"" COLOR_MUTED "\"", f->subtitle);
+		text(out, GAP, 50, "start", "font-size=\"12\" fill=\"" COLOR_MUTED "\"",
+		     f->subtitle);
 	legend(out, f, 74, any_baseline, all_bars);
 
 	y = HEADER_H;
@@ -343,7 +380,8 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
 			const struct pg_panel *p = &f->panels[r * cols + c];
 			double x = GAP + (double)c * (PANEL_W + GAP);
 
-			pg_buf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			pg_buf_printf(out,
+				      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				      "fill=\"none\" stroke=\"" COLOR_GRID "\" rx=\"4\"/>\n",
 				      x, y, PANEL_W, panel_height(p));
 			if (p->kind == PG_PANEL_HBARS)

@@ -29,26 +29,26 @@ enum pg_panel_kind {
 
 struct pg_panel {
 	enum pg_panel_kind kind;
-	const char *title;          /* "Median TTFT" */
-	const char *unit;           /* "ms", "tok/s"; "" for none */
-	const char *hint;           /* "lower is better" or NULL */
-	int better;                 /* 1 higher is better, -1 lower is better, 0 neither:
+	const char *title;         /* "Median TTFT" */
+	const char *unit;          /* "ms", "tok/s"; "" for none */
+	const char *hint;          /* "lower is better" or NULL */
+	int better;                /* 1 higher is better, -1 lower is better, 0 neither:
 	                             * colours a bar's change red (worse) or green */
-	const char *x_title;        /* LINES: "QPS (req/s)"; HBARS: unused */
-	const char *const *labels;  /* n categories: x ticks or bar rows */
+	const char *x_title;       /* LINES: "QPS (req/s)"; HBARS: unused */
+	const char *const *labels; /* n categories: x ticks or bar rows */
 	size_t n;
-	const double *current;      /* n values, NAN: missing */
-	const double *baseline;     /* n values, NAN: missing; NULL: no baseline */
+	const double *current;  /* n values, NAN: missing */
+	const double *baseline; /* n values, NAN: missing; NULL: no baseline */
 };
 
 struct pg_figure {
 	const char *title;
-	const char *subtitle;       /* GPU, commit, baseline source; or NULL */
-	const char *current_name;   /* legend: "This run" */
-	const char *baseline_name;  /* legend: "Baseline (main @ 1a2b3c4)" */
+	const char *subtitle;      /* GPU, commit, baseline source; or NULL */
+	const char *current_name;  /* legend: "This run" */
+	const char *baseline_name; /* legend: "Baseline (main @ 1a2b3c4)" */
 	const struct pg_panel *panels;
 	size_t n_panels;
-	size_t columns;             /* panels per row; 0: 2 */
+	size_t columns; /* panels per row; 0: 2 */
 };
 
 /* Append the whole SVG document. */

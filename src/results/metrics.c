@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAT PG_SUITE_LATENCY
-#define THR PG_SUITE_THROUGHPUT
-#define SRV PG_SUITE_SERVING
-#define UP PG_HIGHER_IS_BETTER
+#define LAT  PG_SUITE_LATENCY
+#define THR  PG_SUITE_THROUGHPUT
+#define SRV  PG_SUITE_SERVING
+#define UP   PG_HIGHER_IS_BETTER
 #define DOWN PG_LOWER_IS_BETTER
 
 /*
@@ -17,6 +17,7 @@
  * alarms under 1% and catches a 5% regression with over 95% power).
  * thresholds/<GPU>.yml overrides them per GPU, test and metric.
  */
+/* clang-format off */
 static const struct pg_metric metrics[] = {
 	/* id, suite, key, scale, header, label, unit, direction, class, gated, tolerance, floor */
 	{ "mean_latency_ms", LAT, "avg_latency", 1000, "Mean latency (ms)", "Mean latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
@@ -46,6 +47,7 @@ static const struct pg_metric metrics[] = {
 	{ "p99_e2el_ms", SRV, "p99_e2el_ms", 1, NULL, "P99 E2E latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
 	{ "request_goodput", SRV, "request_goodput", 1, NULL, "Request goodput", "req/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 };
+/* clang-format on */
 
 const struct pg_metric *pg_metrics_all(size_t *n)
 {
@@ -117,10 +119,11 @@ int pg_result_kind(const json_t *result)
 	if (json_object_get(result, "avg_latency") ||
 	    (json_object_get(result, "latencies") && json_object_get(result, "percentiles")))
 		return PG_SUITE_LATENCY;
-	if (json_object_get(result, "requests_per_second") || json_object_get(result, "elapsed_time"))
+	if (json_object_get(result, "requests_per_second") ||
+	    json_object_get(result, "elapsed_time"))
 		return PG_SUITE_THROUGHPUT;
-	if (json_object_get(result, "request_throughput") || json_object_get(result, "mean_ttft_ms") ||
-	    json_object_get(result, "completed"))
+	if (json_object_get(result, "request_throughput") ||
+	    json_object_get(result, "mean_ttft_ms") || json_object_get(result, "completed"))
 		return PG_SUITE_SERVING;
 	return -1;
 }

@@ -20,30 +20,30 @@
 
 enum pg_direction {
 	PG_LOWER_IS_BETTER = -1,
-	PG_NO_DIRECTION = 0,     /* counts: reported, never compared */
+	PG_NO_DIRECTION = 0, /* counts: reported, never compared */
 	PG_HIGHER_IS_BETTER = 1,
 };
 
 enum pg_metric_class {
-	PG_CLASS_COUNT,          /* number of requests */
-	PG_CLASS_THROUGHPUT,     /* req/s, tok/s */
-	PG_CLASS_LATENCY,        /* mean and median latencies */
-	PG_CLASS_TAIL,           /* p90, p99 latencies */
+	PG_CLASS_COUNT,      /* number of requests */
+	PG_CLASS_THROUGHPUT, /* req/s, tok/s */
+	PG_CLASS_LATENCY,    /* mean and median latencies */
+	PG_CLASS_TAIL,       /* p90, p99 latencies */
 };
 
 struct pg_metric {
-	const char *id;          /* stable name in thresholds files and verdicts */
+	const char *id; /* stable name in thresholds files and verdicts */
 	enum pg_suite_kind suite;
-	const char *key;         /* JSON key in the result file */
-	double scale;            /* stored * scale = display units */
-	const char *header;      /* report table column; NULL if not a column */
-	const char *label;       /* human name for comparisons and charts */
-	const char *unit;        /* display unit: "ms", "req/s", "tok/s", "" */
+	const char *key;    /* JSON key in the result file */
+	double scale;       /* stored * scale = display units */
+	const char *header; /* report table column; NULL if not a column */
+	const char *label;  /* human name for comparisons and charts */
+	const char *unit;   /* display unit: "ms", "req/s", "tok/s", "" */
 	enum pg_direction direction;
 	enum pg_metric_class cls;
-	bool gated;              /* gates by default (primary metric); else warns */
-	double tolerance;        /* default relative tolerance in the worse direction */
-	double floor;            /* changes smaller than this (display units) are unchanged */
+	bool gated;       /* gates by default (primary metric); else warns */
+	double tolerance; /* default relative tolerance in the worse direction */
+	double floor;     /* changes smaller than this (display units) are unchanged */
 };
 
 /* All metrics, in report column order within each suite. */

@@ -132,7 +132,8 @@ static void from_vllm_keys(struct pg_params *p, const json_t *r)
 		set_long(&start, json_object_get(r, "ramp_up_start_rps"));
 		set_long(&end, json_object_get(r, "ramp_up_end_rps"));
 		pg_buf_printf(&b, "%s from %ld to %ld req/s",
-			      json_string_value(json_object_get(r, "ramp_up_strategy")), start, end);
+			      json_string_value(json_object_get(r, "ramp_up_strategy")), start,
+			      end);
 		if (start > 0 && end > 0)
 			p->ramp_up = pg_buf_detach(&b);
 		pg_buf_release(&b);
@@ -185,8 +186,7 @@ static void dataset_from(struct pg_params *p, const struct pg_strv *argv)
 	}
 }
 
-static void from_command(struct pg_params *p, const char *command, const char *which,
-			 bool native)
+static void from_command(struct pg_params *p, const char *command, const char *which, bool native)
 {
 	struct pg_strv argv = PG_STRV_INIT;
 	const char *v;
@@ -251,7 +251,10 @@ done:
 void pg_params_from_result(struct pg_params *p, const json_t *result, const json_t *commands)
 {
 	static const char *const command_keys[] = {
-		"latency_command", "throughput_command", "client_command", "server_command",
+		"latency_command",
+		"throughput_command",
+		"client_command",
+		"server_command",
 	};
 	json_t *pg = json_object_get(result, "perfgate");
 	bool native = pg_str_eq(json_string_value(json_object_get(pg, "client")), "native");

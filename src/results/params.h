@@ -20,19 +20,19 @@
  * Unknown stays unknown: nothing is guessed from test names.
  */
 struct pg_params {
-	char *model;            /* NULL = unknown */
-	char *dataset;          /* "sharegpt", "random", ...; NULL = unknown */
+	char *model;   /* NULL = unknown */
+	char *dataset; /* "sharegpt", "random", ...; NULL = unknown */
 	char *endpoint;
-	char *engine;           /* "vllm", "sglang" from the server/bench command; NULL */
-	long tp;                /* -1 = unknown, for every long below */
+	char *engine; /* "vllm", "sglang" from the server/bench command; NULL */
+	long tp;      /* -1 = unknown, for every long below */
 	long input_len;
 	long output_len;
 	long num_prompts;
 	long batch_size;
-	long max_concurrency;   /* 0 = unbounded; -1 = unknown */
-	double qps;             /* INFINITY for inf; NAN = unknown */
-	double burstiness;      /* NAN = unknown */
-	char *ramp_up;          /* "linear from 1 to 20 req/s" from vLLM's ramp_up_*
+	long max_concurrency; /* 0 = unbounded; -1 = unknown */
+	double qps;           /* INFINITY for inf; NAN = unknown */
+	double burstiness;    /* NAN = unknown */
+	char *ramp_up;        /* "linear from 1 to 20 req/s" from vLLM's ramp_up_*
 				 * keys; NULL = a fixed rate */
 };
 

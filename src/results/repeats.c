@@ -50,7 +50,8 @@ static json_t *merge_objects(json_t *const *vals, size_t n)
 	const char *key;
 	json_t *value;
 
-	json_object_foreach((json_t *)last, key, value) {
+	json_object_foreach((json_t *)last, key, value)
+	{
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++) {
 			json_t *x = json_is_object(vals[i]) ? json_object_get(vals[i], key) : NULL;
@@ -101,9 +102,7 @@ static bool numeric_tree(const json_t *v)
 		return true;
 	if (!json_is_object(v) || json_object_size(v) == 0)
 		return false;
-	json_object_foreach((json_t *)v, key, x)
-		if (!numeric_tree(x))
-			return false;
+	json_object_foreach((json_t *)v, key, x) if (!numeric_tree(x)) return false;
 	return true;
 }
 
@@ -113,8 +112,7 @@ json_t *pg_repeats_metrics(const json_t *run)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)run, key, v)
-		if (numeric_tree(v))
-			json_object_set_new(out, key, json_deep_copy(v));
+	json_object_foreach((json_t *)run, key, v) if (numeric_tree(v))
+		json_object_set_new(out, key, json_deep_copy(v));
 	return out;
 }

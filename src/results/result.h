@@ -14,20 +14,23 @@
  * in results/results_io.h; see docs/results.md for every key.
  */
 struct pg_result {
-	char *path;                 /* the .json file (imports: the source file) */
-	char *name;                 /* the test point name (file stem) */
+	char *path; /* the .json file (imports: the source file) */
+	char *name; /* the test point name (file stem) */
 	enum pg_suite_kind kind;
-	json_t *json;               /* the whole result (owned reference) */
-	json_t *commands;           /* the .commands sidecar, or NULL (owned) */
+	json_t *json;     /* the whole result (owned reference) */
+	json_t *commands; /* the .commands sidecar, or NULL (owned) */
 };
 
 struct pg_result_set {
-	struct pg_result *items;    /* loaded from a directory: sorted by name */
+	struct pg_result *items; /* loaded from a directory: sorted by name */
 	size_t n;
 	size_t cap;
 };
 
-#define PG_RESULT_SET_INIT { NULL, 0, 0 }
+#define PG_RESULT_SET_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void pg_result_release(struct pg_result *r);
 void pg_result_set_release(struct pg_result_set *s);

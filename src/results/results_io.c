@@ -17,8 +17,8 @@ json_t *pg_json_parse(const char *text, size_t len, const char *source, struct p
 	json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 
 	if (!v)
-		pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, jerr.line,
-			     jerr.column, jerr.text);
+		pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, jerr.line, jerr.column,
+			     jerr.text);
 	return v;
 }
 
@@ -87,8 +87,8 @@ int pg_results_load_dir(struct pg_result_set *out, const char *dir, struct pg_er
 	return ret;
 }
 
-int pg_result_write(const char *dir, const char *name, const json_t *result,
-		    const json_t *commands, struct pg_error *err)
+int pg_result_write(const char *dir, const char *name, const json_t *result, const json_t *commands,
+		    struct pg_error *err)
 {
 	struct pg_buf text = PG_BUF_INIT;
 	struct pg_buf path = PG_BUF_INIT;

@@ -33,8 +33,8 @@ int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err
  * Write <dir>/<name>.json (indented 4, as vLLM writes) and, when commands is
  * not NULL, <dir>/<name>.commands, each atomically.
  */
-int pg_result_write(const char *dir, const char *name, const json_t *result,
-		    const json_t *commands, struct pg_error *err);
+int pg_result_write(const char *dir, const char *name, const json_t *result, const json_t *commands,
+		    struct pg_error *err);
 
 /* Parse JSON text with jansson, with errors as "<source>:<line>:<col>: <text>". */
 json_t *pg_json_parse(const char *text, size_t len, const char *source, struct pg_error *err);

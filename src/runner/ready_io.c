@@ -53,7 +53,8 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 		CURLcode rc;
 
 		if (o->stop && *o->stop) {
-			ret = pg_error_set(err, PG_ECANCEL, "cancelled while waiting for %s", o->url);
+			ret = pg_error_set(err, PG_ECANCEL, "cancelled while waiting for %s",
+					   o->url);
 			goto done;
 		}
 		if (o->proc && pg_proc_exited(o->proc)) {

@@ -14,11 +14,11 @@ struct pg_proc;
  * (its pidfd wakes us), a timeout is an error, and so is a cancel.
  */
 struct pg_ready_opts {
-	const char *url;                     /* base URL + ready path */
-	double timeout;                      /* seconds */
-	const char *api_key;                 /* sent as a Bearer token when not NULL */
-	struct pg_proc *proc;                /* the server; NULL for a remote one */
-	const volatile sig_atomic_t *stop;   /* non-zero: give up (PG_ECANCEL); may be NULL */
+	const char *url;                   /* base URL + ready path */
+	double timeout;                    /* seconds */
+	const char *api_key;               /* sent as a Bearer token when not NULL */
+	struct pg_proc *proc;              /* the server; NULL for a remote one */
+	const volatile sig_atomic_t *stop; /* non-zero: give up (PG_ECANCEL); may be NULL */
 };
 
 /*

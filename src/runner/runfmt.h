@@ -24,8 +24,8 @@ void pg_fmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t in
 
 /* Progress of the point being measured, as the load generator reports it. */
 struct pg_run_progress {
-	long done;            /* requests (or latency iterations) finished, failed included */
-	long total;           /* planned; 0 when unknown */
+	long done;  /* requests (or latency iterations) finished, failed included */
+	long total; /* planned; 0 when unknown */
 	long failed;
 	double elapsed;       /* seconds since the point started */
 	double output_tokens; /* generated so far */
@@ -55,10 +55,10 @@ void pg_fmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_
 
 /* One row of the end-of-run summary. */
 struct pg_run_row {
-	const char *point;   /* result file stem */
-	const char *status;  /* ok, error, skipped, cancelled */
-	const char *detail;  /* key metrics, or the reason for a non-ok status */
-	double seconds;      /* wall time of the point (server startup included for the first) */
+	const char *point;  /* result file stem */
+	const char *status; /* ok, error, skipped, cancelled */
+	const char *detail; /* key metrics, or the reason for a non-ok status */
+	double seconds;     /* wall time of the point (server startup included for the first) */
 };
 
 /*

@@ -80,7 +80,7 @@ void pg_run_signals_restore(void)
 /* On a cancel everything must be over within Buildkite's default 10 s
  * grace: servers get at most this long between SIGTERM and SIGKILL. */
 #define CANCEL_GRACE 4.0
-#define TAIL_LINES 20
+#define TAIL_LINES   20
 
 /* ---- state ------------------------------------------------------------ */
 
@@ -99,8 +99,8 @@ struct runner {
 	char *tmpdir;
 	char started_at[PG_ISO8601_SIZE];
 	double t0;
-	json_t *manifest;          /* {"perfgate_run": {...}} */
-	json_t *manifest_points;   /* borrowed from manifest */
+	json_t *manifest;        /* {"perfgate_run": {...}} */
+	json_t *manifest_points; /* borrowed from manifest */
 	bool stop_after_error;
 
 	/* the current test's server */
@@ -108,11 +108,11 @@ struct runner {
 	struct pg_proc server;
 	bool server_running;
 	char *server_log;
-	char *server_cmd;          /* redacted, as recorded */
+	char *server_cmd; /* redacted, as recorded */
 	char *base_url;
 	char port[16];
-	double startup;            /* seconds to ready; NAN without a server */
-	bool server_death_told;    /* its log tail was shown once */
+	double startup;         /* seconds to ready; NAN without a server */
+	bool server_death_told; /* its log tail was shown once */
 
 	/* progress of the point in flight */
 	double last_print;
@@ -123,13 +123,13 @@ struct runner {
 /* What happened to one point. */
 struct outcome {
 	const char *status;
-	struct pg_buf error;       /* why not ok; may span lines (a log tail) */
-	json_t *metrics;           /* merged result keys, or NULL */
-	json_t *repeats;           /* per-run metrics when repeat > 1, or NULL */
-	char *client_command;      /* redacted */
+	struct pg_buf error;  /* why not ok; may span lines (a log tail) */
+	json_t *metrics;      /* merged result keys, or NULL */
+	json_t *repeats;      /* per-run metrics when repeat > 1, or NULL */
+	char *client_command; /* redacted */
 	char started_at[PG_ISO8601_SIZE];
 	double t_start;
-	bool probe;                /* an SLA search probe, not a point of the plan */
+	bool probe; /* an SLA search probe, not a point of the plan */
 };
 
 static void outcome_init(struct outcome *oc)
@@ -150,8 +150,8 @@ static void outcome_release(struct outcome *oc)
 }
 
 /* Mark the outcome failed with a message (redacted when recorded). */
-__attribute__((format(printf, 3, 4)))
-static void fail(struct outcome *oc, const char *status, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void fail(struct outcome *oc, const char *status,
+						       const char *fmt, ...)
 {
 	va_list ap;
 
@@ -172,8 +172,7 @@ static void clear_bar(struct runner *r)
 	}
 }
 
-__attribute__((format(printf, 2, 3)))
-static void say(struct runner *r, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void say(struct runner *r, const char *fmt, ...)
 {
 	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT;
 	va_list ap;
@@ -294,28 +293,30 @@ static json_t *params_json(const struct pg_point *pt)
 	json_object_set_new(p, "dataset", json_string(datasets[d->kind]));
 	json_object_set_new(p, "input_len", random ? json_integer(d->input_len) : json_null());
 	json_object_set_new(p, "output_len",
-			    random || d->output_len > 0 ? json_integer(d->output_len) : json_null());
-	json_object_set_new(p, "num_prompts", t->kind == PG_SUITE_LATENCY
-						      ? json_null()
-						      : json_integer(pg_point_num_prompts(pt)));
+			    random || d->output_len > 0 ? json_integer(d->output_len)
+							: json_null());
+	json_object_set_new(p, "num_prompts",
+			    t->kind == PG_SUITE_LATENCY ? json_null()
+							: json_integer(pg_point_num_prompts(pt)));
 	if (serving && isinf(pt->qps))
 		json_object_set_new(p, "qps", json_string("inf"));
 	else
 		json_object_set_new(p, "qps", serving ? json_real(pt->qps) : json_null());
-	json_object_set_new(p, "max_concurrency", serving && pt->max_concurrency > 0
-							  ? json_integer(pt->max_concurrency)
-							  : json_null());
+	json_object_set_new(p, "max_concurrency",
+			    serving && pt->max_concurrency > 0 ? json_integer(pt->max_concurrency)
+							       : json_null());
 	if (serving && t->ramp_up.strategy != PG_RAMP_NONE)
 		json_object_set_new(p, "ramp_up",
 				    json_pack("{s:s, s:I, s:I}", "strategy",
-					      pg_ramp_strategy_name(t->ramp_up.strategy), "start_rps",
-					      (json_int_t)t->ramp_up.start_rps, "end_rps",
-					      (json_int_t)t->ramp_up.end_rps));
-	json_object_set_new(p, "batch_size", t->kind == PG_SUITE_LATENCY
-						     ? json_integer(t->batch_size)
-						     : json_null());
-	json_object_set_new(p, "endpoint", json_string(t->client.endpoint ? t->client.endpoint
-									: "/v1/completions"));
+					      pg_ramp_strategy_name(t->ramp_up.strategy),
+					      "start_rps", (json_int_t)t->ramp_up.start_rps,
+					      "end_rps", (json_int_t)t->ramp_up.end_rps));
+	json_object_set_new(p, "batch_size",
+			    t->kind == PG_SUITE_LATENCY ? json_integer(t->batch_size)
+							: json_null());
+	json_object_set_new(
+		p, "endpoint",
+		json_string(t->client.endpoint ? t->client.endpoint : "/v1/completions"));
 	return p;
 }
 
@@ -328,8 +329,9 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 
 	json_object_set_new(m, "status", json_string(status));
 	json_object_set_new(m, "exit_code", exit_code >= 0 ? json_integer(exit_code) : json_null());
-	json_object_set_new(m, "signal", r->rep->cancel_signal ? json_integer(r->rep->cancel_signal)
-							       : json_null());
+	json_object_set_new(m, "signal",
+			    r->rep->cancel_signal ? json_integer(r->rep->cancel_signal)
+						  : json_null());
 	json_object_set_new(m, "ended_at", json_string(pg_fmt_iso8601(now, (int64_t)time(NULL))));
 	pg_buf_printf(&path, "%s/perfgate_run.json", r->o->results_dir);
 	pg_json_write(&text, r->manifest, 4);
@@ -347,7 +349,8 @@ static void report_add(struct runner *r, const struct pg_point *pt, bool probe, 
 {
 	struct pg_run_report *rep = r->rep;
 	struct pg_run_point rp;
-	json_t *mp = probe ? NULL : json_array_get(r->manifest_points, (size_t)(pt - r->plan->points));
+	json_t *mp = probe ? NULL
+			   : json_array_get(r->manifest_points, (size_t)(pt - r->plan->points));
 	size_t len = detail ? strcspn(detail, "\n") : 0;
 
 	rp.name = pg_xstrdup(pt->name);
@@ -369,8 +372,9 @@ static void report_add(struct runner *r, const struct pg_point *pt, bool probe, 
 	 * search's answer, not a failure of the run */
 	if (mp) {
 		json_object_set_new(mp, "status", json_string(status));
-		json_object_set_new(mp, "error", strcmp(status, "ok") && detail ? json_string(detail)
-										 : json_null());
+		json_object_set_new(mp, "error",
+				    strcmp(status, "ok") && detail ? json_string(detail)
+								   : json_null());
 		json_object_set_new(mp, "seconds", json_real(seconds));
 	}
 }
@@ -453,7 +457,8 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		pg_fmt_key_metrics(&detail, t->kind, result);
 	else
 		pg_buf_puts(&detail, error.ptr);
-	report_add(r, pt, oc->probe, oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
+	report_add(r, pt, oc->probe,
+		   oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
 		   detail.ptr, seconds);
 	if (!ok && strcmp(oc->status, "skipped") && !oc->probe)
 		r->stop_after_error = r->o->fail_fast;
@@ -575,8 +580,10 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		r->server_log = pg_buf_detach(&url);
 		pg_buf_printf(&header, "$ %s\n", r->server_cmd);
 		say(r, "  server: %s\n  server log: %s\n", r->server_cmd, r->server_log);
-		struct pg_proc_spec spec = { argv.v, &t->server.env, r->server_log, header.ptr,
-					     t->server.stop_timeout, r->redact.values.v };
+		struct pg_proc_spec spec = {
+			argv.v,     &t->server.env,         r->server_log,
+			header.ptr, t->server.stop_timeout, r->redact.values.v
+		};
 		if ((ret = pg_proc_start(&r->server, &spec, &err))) {
 			fail(oc, "error", "server: %s", err.msg);
 			goto done;
@@ -676,7 +683,8 @@ static bool all_failed(const json_t *res, struct pg_buf *why)
 
 	if (json_is_integer(completed) && json_integer_value(completed) == 0 &&
 	    json_integer_value(failed) > 0)
-		pg_buf_printf(why, "all %lld requests failed", (long long)json_integer_value(failed));
+		pg_buf_printf(why, "all %lld requests failed",
+			      (long long)json_integer_value(failed));
 	else if (json_is_integer(num_requests) && json_integer_value(num_requests) == 0)
 		pg_buf_puts(why, "all requests failed");
 	else if (json_is_array(latencies) && json_array_size(latencies) == 0 &&
@@ -685,7 +693,8 @@ static bool all_failed(const json_t *res, struct pg_buf *why)
 			      (long long)json_integer_value(failed_iters));
 	else
 		return false;
-	json_object_foreach(samples, key, v) {
+	json_object_foreach(samples, key, v)
+	{
 		if (json_is_string(v)) {
 			pg_buf_printf(why, " (%s: %s)", key, json_string_value(v));
 			break;
@@ -734,8 +743,8 @@ static int run_native_once(struct runner *r, const struct pg_point *pt, json_t *
 	return rc;
 }
 
-static int run_command_once(struct runner *r, const struct pg_point *pt, int repeat,
-			    json_t **out, struct outcome *oc)
+static int run_command_once(struct runner *r, const struct pg_point *pt, int repeat, json_t **out,
+			    struct outcome *oc)
 {
 	const struct pg_test *t = pt->test;
 	struct pg_strv argv = PG_STRV_INIT;
@@ -771,12 +780,13 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	if (repeat == 0)
 		pg_buf_printf(&log, "%s/%s.command.log", r->o->results_dir, pt->name);
 	else
-		pg_buf_printf(&log, "%s/%s.command.%d.log", r->o->results_dir, pt->name, repeat + 1);
+		pg_buf_printf(&log, "%s/%s.command.%d.log", r->o->results_dir, pt->name,
+			      repeat + 1);
 	pg_buf_printf(&header, "$ %s\n", display.ptr);
 	say(r, "  command: %s\n  command log: %s\n", display.ptr, log.ptr);
 
-	struct pg_proc_spec spec = { argv.v, &t->command_env, log.ptr, header.ptr, CANCEL_GRACE,
-				     r->redact.values.v };
+	struct pg_proc_spec spec = { argv.v,     &t->command_env, log.ptr,
+				     header.ptr, CANCEL_GRACE,    r->redact.values.v };
 	if ((rc = pg_proc_start(&proc, &spec, &err))) {
 		fail(oc, "error", "command: %s", err.msg);
 		goto done;
@@ -989,8 +999,8 @@ static void sla_search(struct runner *r, const struct pg_test *t, double qps, co
 
 		outcome_init(&oc);
 		oc.probe = true;
-		say(r, "  probe %ld of at most %ld: concurrency %ld (%s)\n", w.probes + 1, s->max_probes, c,
-		    pname);
+		say(r, "  probe %ld of at most %ld: concurrency %ld (%s)\n", w.probes + 1,
+		    s->max_probes, c, pname);
 		if (!server_died(r, &oc, "before the probe"))
 			measure(r, &probe, &oc);
 		show_outcome(r, &probe, &oc);
@@ -1004,7 +1014,8 @@ static void sla_search(struct runner *r, const struct pg_test *t, double qps, co
 			break;
 	}
 	say(r, "  largest concurrency within the SLA: %s%ld (first beyond it: %ld; %ld probe%s)\n",
-	    w.last_pass ? "" : "none, ", w.last_pass, w.first_fail, w.probes, w.probes == 1 ? "" : "s");
+	    w.last_pass ? "" : "none, ", w.last_pass, w.first_fail, w.probes,
+	    w.probes == 1 ? "" : "s");
 
 	sum = json_object();
 	json_object_set_new(sum, "test_name", json_string(t->name));
@@ -1127,7 +1138,8 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		record(r, pt, &oc);
 		outcome_release(&oc);
 		/* the last point of this rate: the search, on the same server */
-		if (t->sla_search.enabled && ready && (i + 1 == end || r->plan->points[i + 1].qps != pt->qps)) {
+		if (t->sla_search.enabled && ready &&
+		    (i + 1 == end || r->plan->points[i + 1].qps != pt->qps)) {
 			if (!pg_run_cancelled && !r->stop_after_error)
 				sla_search(r, t, pt->qps, sla_conc, sla_pass, n_sla);
 			n_sla = 0;
@@ -1184,8 +1196,8 @@ static void manifest_init(struct runner *r)
 	json_object_set_new(m, "status", json_string("running"));
 	json_object_set_new(m, "exit_code", json_null());
 	json_object_set_new(m, "signal", json_null());
-	json_object_set_new(m, "source", r->suite->source ? json_string(r->suite->source)
-							   : json_null());
+	json_object_set_new(m, "source",
+			    r->suite->source ? json_string(r->suite->source) : json_null());
 	json_object_set_new(m, "started_at", json_string(r->started_at));
 	json_object_set_new(m, "ended_at", json_null());
 	json_object_set_new(m, "host", json_string(r->host));
@@ -1299,7 +1311,10 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 	if (rep->cancel_signal)
 		say(&r, "perfgate: cancelled by signal %d; finished results are kept\n",
 		    rep->cancel_signal);
-	manifest_update(&r, rep->cancel_signal ? "cancelled" : rep->n_error ? "error" : "ok",
+	manifest_update(&r,
+			rep->cancel_signal ? "cancelled"
+			: rep->n_error     ? "error"
+					   : "ok",
 			pg_run_exit_code(rep));
 done:
 	if (r.tmpdir) {

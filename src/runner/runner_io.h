@@ -24,14 +24,15 @@ struct pg_gpu_info;
 
 /* What one native point run gets from the runner. */
 struct pg_point_io {
-	const char *base_url;                 /* "http://127.0.0.1:41237" */
-	const char *api_key;                  /* value of client.api_key_env, or NULL */
-	const volatile sig_atomic_t *stop;    /* non-zero: stop sending, end streams, return PG_ECANCEL */
+	const char *base_url; /* "http://127.0.0.1:41237" */
+	const char *api_key;  /* value of client.api_key_env, or NULL */
+	const volatile sig_atomic_t
+		*stop; /* non-zero: stop sending, end streams, return PG_ECANCEL */
 	/* called by the load generator every so often (it may be called often:
 	 * the runner rate-limits what it prints) */
 	void (*progress)(void *ctx, const struct pg_run_progress *p);
 	void *progress_ctx;
-	bool save_detailed;                   /* keep per-request arrays */
+	bool save_detailed; /* keep per-request arrays */
 };
 
 /*
@@ -47,27 +48,27 @@ int pg_runner_native(const struct pg_point *pt, const struct pg_point_io *io, js
 		     struct pg_error *err);
 
 struct pg_run_opts {
-	const char *results_dir;          /* created when missing */
-	const struct pg_gpu_info *gpu;    /* identity recorded in every result; required */
-	const char *self_exe;             /* what a command's "perfgate" runs; NULL: /proc/self/exe */
-	const char *git_path;             /* repository to describe; NULL: "." */
-	bool fail_fast;                   /* stop after the first failed point (default: keep going) */
+	const char *results_dir;       /* created when missing */
+	const struct pg_gpu_info *gpu; /* identity recorded in every result; required */
+	const char *self_exe;          /* what a command's "perfgate" runs; NULL: /proc/self/exe */
+	const char *git_path;          /* repository to describe; NULL: "." */
+	bool fail_fast;                /* stop after the first failed point (default: keep going) */
 	bool save_detailed;
-	double gpu_idle_mib;              /* > 0: before each local test wait until every GPU
+	double gpu_idle_mib;      /* > 0: before each local test wait until every GPU
 	                                   * uses less memory than this; 0: each test's
 	                                   * server.gpu_idle_mib */
-	double gpu_idle_timeout;          /* seconds; 0: the test's server.gpu_idle_timeout */
-	pg_point_fn native;               /* NULL: pg_runner_native */
-	FILE *log;                        /* progress and diagnostics; NULL: stderr */
-	bool tty;                         /* a live progress bar instead of progress lines */
-	double progress_interval;         /* seconds between progress lines; 0: 5 */
+	double gpu_idle_timeout;  /* seconds; 0: the test's server.gpu_idle_timeout */
+	pg_point_fn native;       /* NULL: pg_runner_native */
+	FILE *log;                /* progress and diagnostics; NULL: stderr */
+	bool tty;                 /* a live progress bar instead of progress lines */
+	double progress_interval; /* seconds between progress lines; 0: 5 */
 };
 
 /* One point's outcome, for the summary and the exit code. */
 struct pg_run_point {
 	char *name;
-	char *status;      /* "ok", "error", "skipped", "cancelled", "not run" */
-	char *detail;      /* key metrics, or why not ok (first line) */
+	char *status; /* "ok", "error", "skipped", "cancelled", "not run" */
+	char *detail; /* key metrics, or why not ok (first line) */
 	double seconds;
 };
 
@@ -76,11 +77,14 @@ struct pg_run_report {
 	size_t n;
 	size_t cap;
 	size_t n_ok, n_error, n_skipped, n_cancelled, n_not_run;
-	int cancel_signal;  /* the signal that cancelled the run, or 0 */
+	int cancel_signal; /* the signal that cancelled the run, or 0 */
 	double seconds;
 };
 
-#define PG_RUN_REPORT_INIT { NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define PG_RUN_REPORT_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0                                                    \
+	}
 
 /*
  * Run the plan (points of one test are consecutive, as pg_plan_build makes

@@ -15,7 +15,11 @@ static void relay_progress(void *ctx, const struct pg_progress *p)
 {
 	const struct relay *r = ctx;
 	struct pg_run_progress q = {
-		(long)p->done, (long)p->total, (long)p->failed, p->elapsed_s, (double)p->tokens,
+		(long)p->done,
+		(long)p->total,
+		(long)p->failed,
+		p->elapsed_s,
+		(double)p->tokens,
 		r->pt->test->kind == PG_SUITE_LATENCY ? "iterations" : "requests",
 	};
 	r->io->progress(r->io->progress_ctx, &q);

@@ -10,7 +10,8 @@ void pg_sla_start(struct pg_sla_walk *w, const struct pg_sla_search *cfg, const 
 			first_fail = conc[i];
 	/* the last pass below the first failure: a pass above it is noise */
 	for (size_t i = 0; i < n; i++)
-		if (conc[i] > 0 && pass[i] && conc[i] > last_pass && (!first_fail || conc[i] < first_fail))
+		if (conc[i] > 0 && pass[i] && conc[i] > last_pass &&
+		    (!first_fail || conc[i] < first_fail))
 			last_pass = conc[i];
 	*w = (struct pg_sla_walk){ cfg, last_pass, first_fail, last_pass, first_fail, 0 };
 }

@@ -22,10 +22,10 @@
 
 struct pg_sla_search {
 	bool enabled;
-	double ttft_ms;         /* p99 TTFT limit, default 3000 (vLLM's SLA_TTFT_MS) */
-	double tpot_ms;         /* p99 TPOT limit, default 100 (SLA_TPOT_MS) */
-	long max_probes;        /* default 8 (ADAPTIVE_MAX_PROBES) */
-	long max_concurrency;   /* default 1024 (ADAPTIVE_MAX_CONCURRENCY) */
+	double ttft_ms;       /* p99 TTFT limit, default 3000 (vLLM's SLA_TTFT_MS) */
+	double tpot_ms;       /* p99 TPOT limit, default 100 (SLA_TPOT_MS) */
+	long max_probes;      /* default 8 (ADAPTIVE_MAX_PROBES) */
+	long max_concurrency; /* default 1024 (ADAPTIVE_MAX_CONCURRENCY) */
 };
 
 struct pg_sla_walk {

@@ -53,7 +53,8 @@ static void dataset_flags(struct pg_buf *out, const struct pg_test *t, bool serv
 		flag(out, "dataset-name", "sharegpt");
 		flag(out, "dataset-path", d->path);
 		if (d->output_len > 0)
-			flag_long(out, serving ? "sharegpt-output-len" : "output-len", d->output_len);
+			flag_long(out, serving ? "sharegpt-output-len" : "output-len",
+				  d->output_len);
 		break;
 	case PG_DATASET_JSONL:
 		flag(out, "dataset-name", "custom");
@@ -121,8 +122,8 @@ static void serving(struct pg_buf *out, const struct pg_point *pt, const char *b
 	pg_buf_release(&tmp);
 }
 
-void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt,
-				const char *base_url, const char *results_dir)
+void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt, const char *base_url,
+				const char *results_dir)
 {
 	const struct pg_test *t = pt->test;
 

@@ -24,8 +24,8 @@ struct pg_buf;
  * measures them through the server's API, vLLM's tools in-process.
  * base_url may be NULL (latency, throughput); results_dir may be NULL.
  */
-void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt,
-				const char *base_url, const char *results_dir);
+void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt, const char *base_url,
+				const char *results_dir);
 
 /* "latency_command", "throughput_command" or "client_command": the
  * .commands key the command goes under. */

@@ -49,10 +49,12 @@ int pg_cfg_set_gpu(struct pg_cfg *c, const char *gpu, const struct pg_ydoc *d,
 		   const yaml_node_t *at, const struct pg_ypath *path)
 {
 	if (!*gpu)
-		return pg_yerr(d, at, path, c->err, "the GPU name is empty (leave 'gpu' out to detect it)");
+		return pg_yerr(d, at, path, c->err,
+			       "the GPU name is empty (leave 'gpu' out to detect it)");
 	if (c->suite->gpu && strcmp(c->suite->gpu, gpu))
-		return pg_yerr(d, at, path, c->err, "gpu '%s' contradicts gpu '%s' of another input",
-			       gpu, c->suite->gpu);
+		return pg_yerr(d, at, path, c->err,
+			       "gpu '%s' contradicts gpu '%s' of another input", gpu,
+			       c->suite->gpu);
 	if (!c->suite->gpu)
 		c->suite->gpu = pg_xstrdup(gpu);
 	return 0;
@@ -78,10 +80,12 @@ static int kind_from_file_name(const char *path, bool *startup)
 
 static bool looks_like_step(const struct pg_ydoc *d, yaml_node_t *n)
 {
+	/* clang-format off */
 	static const char *const step_keys[] = {
 		"command", "commands", "plugins", "label", "group", "wait", "block", "input",
 		"trigger", "key", "agents", "steps",
 	};
+	/* clang-format on */
 
 	if (pg_ynode_is_scalar(n)) {
 		const char *s = pg_ynode_text(n);
@@ -102,7 +106,8 @@ static int classify(const struct pg_ydoc *d, struct pg_error *err, enum input_ki
 	if (!root || pg_ynode_is_null(root))
 		return pg_error_set(err, PG_ECONFIG,
 				    "%s: the file is empty: expected a suite, a Buildkite pipeline "
-				    "or a vLLM *-tests.json file", d->file);
+				    "or a vLLM *-tests.json file",
+				    d->file);
 	if (pg_ynode_is_map(root)) {
 		if (pg_ymap_get(d, root, "steps"))
 			*out = IN_PIPELINE;
@@ -122,10 +127,11 @@ static int classify(const struct pg_ydoc *d, struct pg_error *err, enum input_ki
 			*out = IN_PIPELINE;
 			return 0;
 		}
-		return pg_yexpected(d, first, NULL, err,
-				    "vLLM tests (objects with 'test_name') or Buildkite pipeline steps "
-				    "(a perfgate suite is a mapping: defaults, latency, throughput, "
-				    "serving)");
+		return pg_yexpected(
+			d, first, NULL, err,
+			"vLLM tests (objects with 'test_name') or Buildkite pipeline steps "
+			"(a perfgate suite is a mapping: defaults, latency, throughput, "
+			"serving)");
 	}
 	return pg_yexpected(d, root, NULL, err,
 			    "a suite (a mapping with latency, throughput or serving tests), a "
@@ -145,21 +151,25 @@ static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,
 	if ((ret = classify(d, c->err, &kind)))
 		return ret;
 	if (step_key && kind != IN_PIPELINE)
-		return pg_error_set(c->err, PG_ECONFIG,
-				    "--step chooses a step of a Buildkite pipeline, and %s is not one",
-				    d->file);
+		return pg_error_set(
+			c->err, PG_ECONFIG,
+			"--step chooses a step of a Buildkite pipeline, and %s is not one",
+			d->file);
 	switch (kind) {
 	case IN_PIPELINE:
 		if (!allow_pipeline)
 			return pg_error_set(c->err, PG_ECONFIG,
 					    "%s: a Buildkite pipeline cannot be used here: "
-					    "give it alone, as the only input", d->file);
+					    "give it alone, as the only input",
+					    d->file);
 		return pg_cfg_pipeline(c, d, pg_ydoc_root(d), select, step);
 	case IN_VLLM:
 		if (startup)
-			return pg_error_set(c->err, PG_ECONFIG,
-					    "%s: vLLM startup tests are not supported: perfgate runs "
-					    "latency, throughput and serving tests", d->file);
+			return pg_error_set(
+				c->err, PG_ECONFIG,
+				"%s: vLLM startup tests are not supported: perfgate runs "
+				"latency, throughput and serving tests",
+				d->file);
 		return pg_cfg_vllm(c, d, pg_ydoc_root(d), file_kind);
 	case IN_SUITE:
 		return pg_cfg_suite(c, d, pg_ydoc_root(d), NULL);
@@ -230,9 +240,8 @@ static void join_sources(struct pg_suite *s, const char *const *paths, size_t n)
 	s->source = pg_buf_detach(&b);
 }
 
-int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
-			const char *const *paths, size_t n_paths,
-			const struct pg_config_select *select, struct pg_error *err)
+int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step, const char *const *paths,
+			size_t n_paths, const struct pg_config_select *select, struct pg_error *err)
 {
 	struct pg_config_step local;
 	struct pg_cfg c = { out, err };
@@ -256,7 +265,8 @@ int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
 	if ((step_key || matrix) && !step->from_pipeline) {
 		ret = pg_error_set(err, PG_ECONFIG,
 				   "%s chooses a step of a Buildkite pipeline, and %s is not one",
-				   step_key ? "--step" : "--matrix", n_paths == 1 ? paths[0] : "no input");
+				   step_key ? "--step" : "--matrix",
+				   n_paths == 1 ? paths[0] : "no input");
 		goto done;
 	}
 	if (!step->from_pipeline)
@@ -291,8 +301,8 @@ int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *p
 	int ret;
 
 	if (suites->paths.n)
-		return pg_config_load(out, (const char *const *)suites->paths.v, suites->paths.n, NULL,
-				      err);
+		return pg_config_load(out, (const char *const *)suites->paths.v, suites->paths.n,
+				      NULL, err);
 	if (!suites->inline_suite)
 		return pg_error_set(err, PG_ECONFIG, "%s: option 'suites' is not given", source);
 	text = json_dumps(suites->inline_suite, JSON_PRESERVE_ORDER | JSON_COMPACT);
@@ -309,8 +319,8 @@ int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *p
 		else if (kind == IN_VLLM)
 			ret = pg_cfg_vllm(&c, &d, pg_ydoc_root(&d), -1);
 		else
-			ret = pg_error_set(err, PG_ECONFIG, "%s: suites: a pipeline cannot be a suite",
-					   source);
+			ret = pg_error_set(err, PG_ECONFIG,
+					   "%s: suites: a pipeline cannot be a suite", source);
 	}
 	if (ret)
 		goto done;
@@ -326,8 +336,8 @@ done:
 	return ret;
 }
 
-int pg_config_load_text(struct pg_suite *out, const char *text, size_t len,
-			const char *source_name, struct pg_error *err)
+int pg_config_load_text(struct pg_suite *out, const char *text, size_t len, const char *source_name,
+			struct pg_error *err)
 {
 	struct pg_ydoc d = PG_YDOC_INIT;
 	struct pg_cfg c = { out, err };

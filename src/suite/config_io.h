@@ -52,16 +52,16 @@ int pg_config_load(struct pg_suite *out, const char *const *paths, size_t n_path
  * `gpu`, which is then detected (with a warning).
  */
 struct pg_config_select {
-	const char *step_key;          /* --step: key or label; NULL: the only one */
-	const struct pg_strv *matrix;  /* --matrix values, or NULL */
+	const char *step_key;         /* --step: key or label; NULL: the only one */
+	const struct pg_strv *matrix; /* --matrix values, or NULL */
 };
 
 /* The same as pg_config_load, also returning the chosen pipeline step's
  * options (step may be NULL; select too). step is always initialised;
  * release it with pg_config_step_release. */
-int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step,
-			const char *const *paths, size_t n_paths,
-			const struct pg_config_select *select, struct pg_error *err);
+int pg_config_load_step(struct pg_suite *out, struct pg_config_step *step, const char *const *paths,
+			size_t n_paths, const struct pg_config_select *select,
+			struct pg_error *err);
 void pg_config_step_release(struct pg_config_step *step);
 
 /*
@@ -80,7 +80,7 @@ int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *p
  * JSON. source_name stands for the file in messages and in each test's
  * loc. Pipelines are refused here. Relative paths are not resolved.
  */
-int pg_config_load_text(struct pg_suite *out, const char *text, size_t len,
-			const char *source_name, struct pg_error *err);
+int pg_config_load_text(struct pg_suite *out, const char *text, size_t len, const char *source_name,
+			struct pg_error *err);
 
 #endif

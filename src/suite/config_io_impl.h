@@ -7,7 +7,7 @@
 #include "sys/yamldoc.h"
 
 struct pg_cfg {
-	struct pg_suite *suite;   /* tests accumulate here, across inputs */
+	struct pg_suite *suite; /* tests accumulate here, across inputs */
 	struct pg_error *err;
 };
 

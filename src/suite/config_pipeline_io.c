@@ -31,10 +31,10 @@
 
 struct candidate {
 	yaml_node_t *step;
-	yaml_node_t *config;   /* the plugin's configuration, or NULL */
-	char *key;             /* key (or identifier, id), or NULL */
-	char *label;           /* label (or name), or NULL */
-	char *where;           /* "steps[2].steps[0]" */
+	yaml_node_t *config; /* the plugin's configuration, or NULL */
+	char *key;           /* key (or identifier, id), or NULL */
+	char *label;         /* label (or name), or NULL */
+	char *where;         /* "steps[2].steps[0]" */
 };
 
 struct pctx {
@@ -51,8 +51,7 @@ static char *scalar_or_null(const struct pg_ydoc *d, yaml_node_t *step, const ch
 	return pg_ynode_is_scalar(v) && !pg_ynode_is_null(v) ? pg_xstrdup(pg_ynode_text(v)) : NULL;
 }
 
-static void add_candidate(struct pctx *p, yaml_node_t *step, yaml_node_t *config,
-			  const char *where)
+static void add_candidate(struct pctx *p, yaml_node_t *step, yaml_node_t *config, const char *where)
 {
 	struct candidate c = { step, config, NULL, NULL, pg_xstrdup(where) };
 
@@ -87,8 +86,10 @@ static void scan_plugins(struct pctx *p, yaml_node_t *step, const char *where)
 				continue;
 			for (yaml_node_pair_t *pr = entry->data.mapping.pairs.start;
 			     pr < entry->data.mapping.pairs.top; pr++) {
-				yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->key);
-				yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->value);
+				yaml_node_t *k = yaml_document_get_node(
+					(yaml_document_t *)&p->d->doc, pr->key);
+				yaml_node_t *v = yaml_document_get_node(
+					(yaml_document_t *)&p->d->doc, pr->value);
 				if (pg_ynode_is_scalar(k) && is_perfgate(pg_ynode_text(k)))
 					add_candidate(p, step, v, where);
 			}
@@ -97,8 +98,10 @@ static void scan_plugins(struct pctx *p, yaml_node_t *step, const char *where)
 		/* the legacy form: plugins as a mapping of source -> config */
 		for (yaml_node_pair_t *pr = plugins->data.mapping.pairs.start;
 		     pr < plugins->data.mapping.pairs.top; pr++) {
-			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->key);
-			yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&p->d->doc, pr->value);
+			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&p->d->doc,
+								pr->key);
+			yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&p->d->doc,
+								pr->value);
 			if (pg_ynode_is_scalar(k) && is_perfgate(pg_ynode_text(k)))
 				add_candidate(p, step, v, where);
 		}
@@ -147,7 +150,8 @@ static int choose(struct pctx *p, const char *step_key, const char *file, struct
 	if (p->n == 0) {
 		ret = pg_error_set(p->cfg->err, PG_ECONFIG,
 				   "%s: no step uses the perfgate plugin (a plugin whose source "
-				   "names perfgate, e.g. perfgate/perfgate#v" PERFGATE_VERSION ")", file);
+				   "names perfgate, e.g. perfgate/perfgate#v" PERFGATE_VERSION ")",
+				   file);
 		goto done;
 	}
 	if (!step_key) {
@@ -155,9 +159,10 @@ static int choose(struct pctx *p, const char *step_key, const char *file, struct
 			*out = &p->c[0];
 			goto done;
 		}
-		ret = pg_error_set(p->cfg->err, PG_ECONFIG,
-				   "%s: %zu steps use the perfgate plugin (%s): choose one with --step KEY",
-				   file, p->n, names.ptr);
+		ret = pg_error_set(
+			p->cfg->err, PG_ECONFIG,
+			"%s: %zu steps use the perfgate plugin (%s): choose one with --step KEY",
+			file, p->n, names.ptr);
 		goto done;
 	}
 	for (int pass = 0; pass < 2 && !*out; pass++) {
@@ -165,9 +170,10 @@ static int choose(struct pctx *p, const char *step_key, const char *file, struct
 			const char *s = pass == 0 ? p->c[i].key : p->c[i].label;
 			if (s && !strcmp(s, step_key)) {
 				if (*out) {
-					ret = pg_error_set(p->cfg->err, PG_ECONFIG,
-							   "%s: more than one perfgate step is called '%s'",
-							   file, step_key);
+					ret = pg_error_set(
+						p->cfg->err, PG_ECONFIG,
+						"%s: more than one perfgate step is called '%s'",
+						file, step_key);
 					goto done;
 				}
 				*out = &p->c[i];
@@ -183,13 +189,16 @@ static int choose(struct pctx *p, const char *step_key, const char *file, struct
 			cands[n++] = display_name(&p->c[i]);
 		near = pg_nearest(step_key, cands, n);
 		if (near)
-			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
-					   "%s: no perfgate step with key or label '%s' (did you mean '%s'?)",
-					   file, step_key, near);
+			ret = pg_error_set(
+				p->cfg->err, PG_ECONFIG,
+				"%s: no perfgate step with key or label '%s' (did you mean '%s'?)",
+				file, step_key, near);
 		else
-			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
-					   "%s: no perfgate step with key or label '%s'; the perfgate steps "
-					   "are %s", file, step_key, names.ptr);
+			ret = pg_error_set(
+				p->cfg->err, PG_ECONFIG,
+				"%s: no perfgate step with key or label '%s'; the perfgate steps "
+				"are %s",
+				file, step_key, names.ptr);
 	}
 done:
 	pg_buf_release(&names);
@@ -208,8 +217,10 @@ static const char *locate(void *vctx, const char *option, char *buf, size_t size
 
 	if (option && pg_ynode_is_map(l->c->config)) {
 		yaml_node_t *map = l->c->config;
-		for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
-			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&l->d->doc, pr->key);
+		for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
+		     pr < map->data.mapping.pairs.top; pr++) {
+			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&l->d->doc,
+								pr->key);
 			if (pg_ynode_is_scalar(k) && !strcmp(pg_ynode_text(k), option))
 				at = k;
 		}
@@ -250,7 +261,8 @@ static int pipeline_env(struct pg_kvlist *out, const struct pg_ydoc *d, yaml_nod
 
 		if (!pg_ynode_is_scalar(pairs[i].value))
 			ret = pg_yexpected(d, pairs[i].value, &at, err, "a string");
-		else if (pg_bk_interpolate(&v, pg_ynode_text(pairs[i].value), env_value, out, &ierr))
+		else if (pg_bk_interpolate(&v, pg_ynode_text(pairs[i].value), env_value, out,
+					   &ierr))
 			ret = pg_yerr(d, pairs[i].value, &at, err, "%s", ierr.msg);
 		else
 			pg_kvlist_set(out, pairs[i].key, v.ptr);
@@ -271,8 +283,8 @@ static void mark_subtree(const struct pg_ydoc *d, yaml_node_t *n, bool *seen)
 		return;
 	seen[n - doc->nodes.start] = true;
 	if (n->type == YAML_MAPPING_NODE) {
-		for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top;
-		     pr++)
+		for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+		     pr < n->data.mapping.pairs.top; pr++)
 			mark_subtree(d, yaml_document_get_node(doc, pr->value), seen);
 	} else if (n->type == YAML_SEQUENCE_NODE) {
 		for (i = 0; i < pg_yseq_len(n); i++)
@@ -337,7 +349,8 @@ static const char *matrix_choice(void *ctx, const char *name)
 		const char *eq = strchr(given->v[i], '=');
 		if (!*name && !eq)
 			return given->v[i];
-		if (*name && eq && (size_t)(eq - given->v[i]) == n && !strncmp(given->v[i], name, n))
+		if (*name && eq && (size_t)(eq - given->v[i]) == n &&
+		    !strncmp(given->v[i], name, n))
 			return eq + 1;
 	}
 	return NULL;
@@ -351,11 +364,12 @@ static int check_matrix_choices(struct pctx *p, const struct candidate *c, const
 	int ret = 0;
 
 	if (given && given->n && !pg_ymap_get(p->d, c->step, "matrix"))
-		return pg_error_set(p->cfg->err, PG_ECONFIG, "--matrix: step '%s' of %s has no matrix",
-				    label, p->d->file);
+		return pg_error_set(p->cfg->err, PG_ECONFIG,
+				    "--matrix: step '%s' of %s has no matrix", label, p->d->file);
 	for (size_t i = 0; given && i < given->n && !ret; i++) {
 		const char *eq = strchr(given->v[i], '=');
-		char *name = eq ? pg_xstrndup(given->v[i], (size_t)(eq - given->v[i])) : pg_xstrdup("");
+		char *name = eq ? pg_xstrndup(given->v[i], (size_t)(eq - given->v[i]))
+				: pg_xstrdup("");
 		const char *value = eq ? eq + 1 : given->v[i];
 		struct pg_strv values = PG_STRV_INIT;
 		bool found = false;
@@ -365,14 +379,15 @@ static int check_matrix_choices(struct pctx *p, const struct candidate *c, const
 			found = !strcmp(values.v[k], value);
 		if (!values.n)
 			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
-					   "--matrix %s: the matrix of step '%s' has no %s%s%s", given->v[i],
-					   label, *name ? "'" : "plain values (use NAME=VALUE)",
-					   name, *name ? "'" : "");
+					   "--matrix %s: the matrix of step '%s' has no %s%s%s",
+					   given->v[i], label,
+					   *name ? "'" : "plain values (use NAME=VALUE)", name,
+					   *name ? "'" : "");
 		else if (!found) {
 			char *list = join(&values);
 			ret = pg_error_set(p->cfg->err, PG_ECONFIG,
-					   "--matrix %s: not a job of step '%s' (%s%s%s)", given->v[i],
-					   label, name, *name ? ": " : "", list);
+					   "--matrix %s: not a job of step '%s' (%s%s%s)",
+					   given->v[i], label, name, *name ? ": " : "", list);
 			free(list);
 		}
 		pg_strv_release(&values);
@@ -413,7 +428,8 @@ static int fill_step(struct pctx *p, const struct candidate *c, const char *labe
 			continue;
 		if (pg_bk_interpolate(&b, pg_ynode_text(n), env_value, &env, &ierr)) {
 			ret = pg_yerr(d, n, NULL, p->cfg->err, "step '%s': %s", label, ierr.msg);
-		} else if (pg_bk_matrix_fill(&m, b.ptr, matrix_choice, (void *)matrix, &ierr) == 0) {
+		} else if (pg_bk_matrix_fill(&m, b.ptr, matrix_choice, (void *)matrix, &ierr) ==
+			   0) {
 			if (strcmp(m.ptr, pg_ynode_text(n)))
 				pg_ynode_set_text(n, m.ptr);
 		} else if (n == gpu) {
@@ -430,7 +446,8 @@ static int fill_step(struct pctx *p, const struct candidate *c, const char *labe
 			ret = pg_yerr(d, n, NULL, p->cfg->err,
 				      "step '%s': %s is filled in by Buildkite for each job of the "
 				      "step's matrix (%s%s%s); choose one with --matrix %s%sVALUE",
-				      label, ierr.msg, dim, *dim ? ": " : "", list, dim, *dim ? "=" : "");
+				      label, ierr.msg, dim, *dim ? ": " : "", list, dim,
+				      *dim ? "=" : "");
 			free(list);
 			free(dim);
 			pg_strv_release(&values);
@@ -473,9 +490,11 @@ static int load_suite_paths(struct pctx *p, const struct candidate *c, const str
 					ret = pg_yerr(p->d, node, &sp, p->cfg->err,
 						      "suite file '%s' not found", rel);
 				else
-					ret = pg_yerr(p->d, node, &sp, p->cfg->err,
-						      "suite file '%s' not found (looked in the current "
-						      "directory and in %s)", rel, pipeline_dir);
+					ret = pg_yerr(
+						p->d, node, &sp, p->cfg->err,
+						"suite file '%s' not found (looked in the current "
+						"directory and in %s)",
+						rel, pipeline_dir);
 				free(alt);
 				break;
 			}
@@ -518,8 +537,8 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 		struct pg_ypair *pairs = NULL;
 		size_t n = 0;
 		struct pg_ypath op = { NULL, label, 0 };
-		if ((ret = pg_ymap_pairs(d, chosen->config, &op, "a mapping of plugin options", &pairs,
-					 &n, cfg->err)))
+		if ((ret = pg_ymap_pairs(d, chosen->config, &op, "a mapping of plugin options",
+					 &pairs, &n, cfg->err)))
 			goto done;
 		free(pairs);
 	}
@@ -536,11 +555,12 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 	step->name = pg_xstrdup(label);
 
 	if (step->plugin.gpu && strstr(step->plugin.gpu, "{{")) {
-		pg_cfg_warn(cfg, pg_ymsg(d, pg_ymap_get(d, chosen->config, "gpu"), NULL,
-					 "step '%s': gpu '%s' is filled in by Buildkite for each job of "
-					 "the step's matrix; perfgate detects the GPU instead (or give "
-					 "--matrix or --gpu)",
-					 label, step->plugin.gpu));
+		pg_cfg_warn(cfg,
+			    pg_ymsg(d, pg_ymap_get(d, chosen->config, "gpu"), NULL,
+				    "step '%s': gpu '%s' is filled in by Buildkite for each job of "
+				    "the step's matrix; perfgate detects the GPU instead (or give "
+				    "--matrix or --gpu)",
+				    label, step->plugin.gpu));
 		free(step->plugin.gpu);
 		step->plugin.gpu = pg_xstrdup("auto");
 	}
@@ -552,7 +572,8 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 		ret = load_suite_paths(&p, chosen, &step->plugin.suites.paths);
 	} else {
 		ret = pg_error_set(cfg->err, PG_ECONFIG,
-				   "%s: step '%s' has mode 'report': it runs no suites", d->file, label);
+				   "%s: step '%s' has mode 'report': it runs no suites", d->file,
+				   label);
 	}
 	if (!ret) {
 		struct pg_buf src = PG_BUF_INIT;

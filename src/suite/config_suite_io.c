@@ -22,15 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define K_LAT (1u << PG_SUITE_LATENCY)
+#define K_LAT  (1u << PG_SUITE_LATENCY)
 #define K_TPUT (1u << PG_SUITE_THROUGHPUT)
 #define K_SERV (1u << PG_SUITE_SERVING)
-#define K_ALL (K_LAT | K_TPUT | K_SERV)
+#define K_ALL  (K_LAT | K_TPUT | K_SERV)
 
 enum mode {
-	MODE_STRICT,    /* a test, or defaults.<kind>: keys of other kinds are errors */
-	MODE_DEFAULTS,  /* general defaults applied to a test: other kinds' keys skipped */
-	MODE_CHECK,     /* general defaults checked once, every key read */
+	MODE_STRICT,   /* a test, or defaults.<kind>: keys of other kinds are errors */
+	MODE_DEFAULTS, /* general defaults applied to a test: other kinds' keys skipped */
+	MODE_CHECK,    /* general defaults checked once, every key read */
 };
 
 enum layer { LAYER_DEFAULTS, LAYER_KIND_DEFAULTS, LAYER_TEST };
@@ -63,7 +63,7 @@ struct key {
 };
 
 struct table {
-	const char *name;   /* "test", "server", ... for hints */
+	const char *name; /* "test", "server", ... for hints */
 	const struct key *keys;
 	size_t n;
 };
@@ -115,7 +115,8 @@ static int read_kv(struct sctx *c, struct pg_kvlist *l, yaml_node_t *v, const st
 
 		if (env_names && !valid_env_name(pairs[i].key)) {
 			ret = pg_yerr(c->d, pairs[i].key_node, p, E(c),
-				      "'%s' is not a valid environment variable name", pairs[i].key);
+				      "'%s' is not a valid environment variable name",
+				      pairs[i].key);
 			break;
 		}
 		if ((ret = pg_yget_string(c->d, pairs[i].value, &kp, &value, E(c))))
@@ -129,8 +130,8 @@ static int read_kv(struct sctx *c, struct pg_kvlist *l, yaml_node_t *v, const st
 
 /* A list of numbers (or one number), each checked by `check`. */
 static int read_doubles(struct sctx *c, yaml_node_t *v, const struct pg_ypath *p, bool inf_ok,
-			double **out, size_t *n_out,
-			const char *(*check)(double), bool no_duplicates)
+			double **out, size_t *n_out, const char *(*check)(double),
+			bool no_duplicates)
 {
 	size_t n = pg_ynode_is_seq(v) ? pg_yseq_len(v) : 1;
 	double *vals;
@@ -154,8 +155,9 @@ static int read_doubles(struct sctx *c, yaml_node_t *v, const struct pg_ypath *p
 		}
 		for (size_t j = 0; no_duplicates && j < i; j++) {
 			if (vals[j] == vals[i]) {
-				pg_yerr(c->d, item, at, E(c), "%s is already in the list (item %zu)",
-					pg_ynode_text(item), j);
+				pg_yerr(c->d, item, at, E(c),
+					"%s is already in the list (item %zu)", pg_ynode_text(item),
+					j);
 				goto fail;
 			}
 		}
@@ -257,7 +259,8 @@ static int srv_remote(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 	if (pg_yget_string(c->d, v, p, &s, E(c)))
 		return PG_ECONFIG;
 	if (!pg_str_has_prefix(s, "http://") && !pg_str_has_prefix(s, "https://")) {
-		pg_yerr(c->d, v, p, E(c), "expected a base URL like http://127.0.0.1:8000, got '%s'", s);
+		pg_yerr(c->d, v, p, E(c),
+			"expected a base URL like http://127.0.0.1:8000, got '%s'", s);
 		free(s);
 		return PG_ECONFIG;
 	}
@@ -272,6 +275,7 @@ static int srv_remote(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 	return 0;
 }
 
+/* clang-format off */
 static const struct key server_keys[] = {
 	{ "command", K_ALL, srv_command },
 	{ "shell", K_ALL, srv_shell },
@@ -283,6 +287,7 @@ static const struct key server_keys[] = {
 	{ "gpu_idle_timeout", K_ALL, srv_gpu_idle_timeout },
 	{ "remote", K_ALL, srv_remote },
 };
+/* clang-format on */
 
 /* ---- client ---------------------------------------------------------- */
 
@@ -295,7 +300,8 @@ static int cl_endpoint(struct sctx *c, struct pg_test *t, yaml_node_t *v, const 
 	if (s[0] != '/' || !pg_str_has_suffix(s, "/completions")) {
 		pg_yerr(c->d, v, p, E(c),
 			"expected an OpenAI path ending in /completions (/v1/completions or "
-			"/v1/chat/completions), got '%s'", s);
+			"/v1/chat/completions), got '%s'",
+			s);
 		free(s);
 		return PG_ECONFIG;
 	}
@@ -322,7 +328,8 @@ static int cl_temperature(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 	if (pg_yget_double(c->d, v, p, false, &x, E(c)))
 		return PG_ECONFIG;
 	if (x < 0)
-		return pg_yerr(c->d, v, p, E(c), "expected a temperature >= 0, got %s", pg_ynode_text(v));
+		return pg_yerr(c->d, v, p, E(c), "expected a temperature >= 0, got %s",
+			       pg_ynode_text(v));
 	t->client.temperature = x;
 	return 0;
 }
@@ -352,7 +359,8 @@ static int cl_api_key_env(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 		return PG_ECONFIG;
 	if (!valid_env_name(s)) {
 		pg_yerr(c->d, v, p, E(c),
-			"expected the name of an environment variable holding the key, got '%s'", s);
+			"expected the name of an environment variable holding the key, got '%s'",
+			s);
 		free(s);
 		return PG_ECONFIG;
 	}
@@ -419,7 +427,8 @@ static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t 
 			pg_yerr(c->d, item, at, E(c),
 				"expected one of ttft, tpot, itl, e2el, client_queue_time, "
 				"e2el_including_client_queue, got '%s'%s%s%s",
-				s, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+				s, near ? " (did you mean '" : "", near ? near : "",
+				near ? "'?)" : "");
 			pg_strv_release(&out);
 			return PG_ECONFIG;
 		}
@@ -450,6 +459,7 @@ static int cl_api_key(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 		       "name that with 'api_key_env'");
 }
 
+/* clang-format off */
 static const struct key client_keys[] = {
 	{ "endpoint", K_ALL, cl_endpoint },
 	{ "served_model", K_ALL, cl_served_model },
@@ -466,6 +476,7 @@ static const struct key client_keys[] = {
 	{ "continuous_usage", K_ALL, cl_continuous_usage },
 	{ "api_key", K_ALL, cl_api_key },
 };
+/* clang-format on */
 
 /* ---- dataset --------------------------------------------------------- */
 
@@ -529,7 +540,8 @@ static int ds_range_ratio(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 	if (pg_yget_double(c->d, v, p, false, &x, E(c)))
 		return PG_ECONFIG;
 	if (!(x >= 0 && x < 1))
-		return pg_yerr(c->d, v, p, E(c), "expected a ratio in [0, 1), got %s", pg_ynode_text(v));
+		return pg_yerr(c->d, v, p, E(c), "expected a ratio in [0, 1), got %s",
+			       pg_ynode_text(v));
 	t->dataset.range_ratio = x;
 	return 0;
 }
@@ -540,6 +552,7 @@ static int ds_prefix_len(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 	return pg_yget_long(c->d, v, p, 0, &t->dataset.prefix_len, E(c));
 }
 
+/* clang-format off */
 static const struct key dataset_keys[] = {
 	{ "name", K_ALL, set_dataset_name },
 	{ "path", K_ALL, ds_path },
@@ -548,6 +561,7 @@ static const struct key dataset_keys[] = {
 	{ "range_ratio", K_ALL, ds_range_ratio },
 	{ "prefix_len", K_ALL, ds_prefix_len },
 };
+/* clang-format on */
 
 /* ---- goodput --------------------------------------------------------- */
 
@@ -572,12 +586,13 @@ static int ru_strategy(struct sctx *c, struct pg_test *t, yaml_node_t *v, const 
 	const char *s = pg_ynode_text(v);
 	const char *near;
 
-	if (pg_ynode_is_scalar(v) && (t->ramp_up.strategy = pg_ramp_strategy_parse(s)) != PG_RAMP_NONE)
+	if (pg_ynode_is_scalar(v) &&
+	    (t->ramp_up.strategy = pg_ramp_strategy_parse(s)) != PG_RAMP_NONE)
 		return 0;
 	near = pg_ynode_is_scalar(v) ? pg_nearest(s, names, 2) : NULL;
 	if (near)
-		return pg_yerr(c->d, v, p, E(c), "unknown ramp-up strategy '%s' (did you mean '%s'?)", s,
-			       near);
+		return pg_yerr(c->d, v, p, E(c),
+			       "unknown ramp-up strategy '%s' (did you mean '%s'?)", s, near);
 	return pg_yexpected(c->d, v, p, E(c), "linear or exponential");
 }
 
@@ -611,29 +626,35 @@ static int sla_max(struct sctx *c, struct pg_test *t, yaml_node_t *v, const stru
 	return pg_yget_long(c->d, v, p, 1, &t->sla_search.max_concurrency, E(c));
 }
 
+/* clang-format off */
 static const struct key sla_search_keys[] = {
 	{ "ttft_ms", K_ALL, sla_ttft },
 	{ "tpot_ms", K_ALL, sla_tpot },
 	{ "max_probes", K_ALL, sla_probes },
 	{ "max_concurrency", K_ALL, sla_max },
 };
+/* clang-format on */
 
+/* clang-format off */
 static const struct key ramp_up_keys[] = {
 	{ "strategy", K_ALL, ru_strategy },
 	{ "start_rps", K_ALL, ru_start_rps },
 	{ "end_rps", K_ALL, ru_end_rps },
 };
+/* clang-format on */
 
+/* clang-format off */
 static const struct key goodput_keys[] = {
 	{ "ttft", K_ALL, gp_ttft },
 	{ "tpot", K_ALL, gp_tpot },
 	{ "e2el", K_ALL, gp_e2el },
 };
+/* clang-format on */
 
 /* ---- test keys ------------------------------------------------------- */
 
-static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map,
-		     const struct pg_ypath *p, const struct table *tab, const char *what);
+static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const struct pg_ypath *p,
+		     const struct table *tab, const char *what);
 
 static const struct table server_table = { "server", server_keys,
 					   sizeof(server_keys) / sizeof(server_keys[0]) };
@@ -641,8 +662,9 @@ static const struct table client_table = { "client", client_keys,
 					   sizeof(client_keys) / sizeof(client_keys[0]) };
 static const struct table dataset_table = { "dataset", dataset_keys,
 					    sizeof(dataset_keys) / sizeof(dataset_keys[0]) };
-static const struct table sla_search_table = { "sla_search", sla_search_keys,
-					       sizeof(sla_search_keys) / sizeof(sla_search_keys[0]) };
+static const struct table sla_search_table = {
+	"sla_search", sla_search_keys, sizeof(sla_search_keys) / sizeof(sla_search_keys[0])
+};
 static const struct table ramp_up_table = { "ramp_up", ramp_up_keys,
 					    sizeof(ramp_up_keys) / sizeof(ramp_up_keys[0]) };
 static const struct table goodput_table = { "goodput", goodput_keys,
@@ -662,13 +684,15 @@ bool pg_cfg_valid_name(const char *s)
 static int t_name(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	if (c->mode != MODE_STRICT || c->layer != LAYER_TEST)
-		return pg_yerr(c->d, v, p, E(c), "a name cannot be a default: every test names itself");
+		return pg_yerr(c->d, v, p, E(c),
+			       "a name cannot be a default: every test names itself");
 	if (pg_yget_string(c->d, v, p, &t->name, E(c)))
 		return PG_ECONFIG;
 	if (!pg_cfg_valid_name(t->name))
-		return pg_yerr(c->d, v, p, E(c),
-			       "'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			       t->name);
+		return pg_yerr(
+			c->d, v, p, E(c),
+			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
+			t->name);
 	return 0;
 }
 
@@ -716,11 +740,13 @@ static int t_dataset(struct sctx *c, struct pg_test *t, yaml_node_t *v, const st
 
 static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
+	/* clang-format off */
 	static const char *const reserved[] = {
 		"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 		"iterations", "warmup_iterations", "dataset_path", "port", "host", "base_url",
 		"result", "results_dir",
 	};
+	/* clang-format on */
 	struct pg_ypair *pairs = NULL;
 	size_t n = 0;
 	int ret;
@@ -736,14 +762,17 @@ static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 			      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
 				ok = false;
 		if (!ok) {
-			ret = pg_yerr(c->d, pairs[i].key_node, p, E(c),
-				      "'%s' cannot be a {placeholder}: use letters, digits, '_', '-', '.'", k);
+			ret = pg_yerr(
+				c->d, pairs[i].key_node, p, E(c),
+				"'%s' cannot be a {placeholder}: use letters, digits, '_', '-', '.'",
+				k);
 			goto done;
 		}
 		for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++) {
 			if (!strcmp(k, reserved[r])) {
 				ret = pg_yerr(c->d, pairs[i].key_node, p, E(c),
-					      "'%s' is a built-in variable and cannot be redefined", k);
+					      "'%s' is a built-in variable and cannot be redefined",
+					      k);
 				goto done;
 			}
 		}
@@ -770,7 +799,8 @@ static int t_iterations(struct sctx *c, struct pg_test *t, yaml_node_t *v, const
 	return pg_yget_long(c->d, v, p, 1, &t->iterations, E(c));
 }
 
-static int t_num_prompts(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+static int t_num_prompts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			 const struct pg_ypath *p)
 {
 	return pg_yget_long(c->d, v, p, 1, &t->num_prompts, E(c));
 }
@@ -861,7 +891,8 @@ static int t_max_concurrency(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 			goto fail;
 		for (size_t j = 0; j < i; j++) {
 			if (vals[j] == vals[i]) {
-				pg_yerr(c->d, item, at, E(c), "%s is already in the list (item %zu)",
+				pg_yerr(c->d, item, at, E(c),
+					"%s is already in the list (item %zu)",
 					vals[i] ? pg_ynode_text(item) : "unbounded", j);
 				goto fail;
 			}
@@ -918,8 +949,9 @@ static int t_sla_search(struct sctx *c, struct pg_test *t, yaml_node_t *v, const
 	}
 	if (pg_ynode_is_map(v)) {
 		t->sla_search.enabled = true;
-		return apply_map(c, t, v, p, &sla_search_table,
-				 "true or a mapping: ttft_ms, tpot_ms, max_probes, max_concurrency");
+		return apply_map(
+			c, t, v, p, &sla_search_table,
+			"true or a mapping: ttft_ms, tpot_ms, max_probes, max_concurrency");
 	}
 	/* true: vLLM's defaults; false: none */
 	if (pg_yget_bool(c->d, v, p, &on, E(c)))
@@ -967,6 +999,7 @@ static int t_command_env(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 	return read_kv(c, &t->command_env, v, p, true);
 }
 
+/* clang-format off */
 static const struct key test_keys[] = {
 	{ "name", K_ALL, t_name },
 	{ "model", K_ALL, t_model },
@@ -996,6 +1029,7 @@ static const struct key test_keys[] = {
 	{ "command_timeout", K_ALL, t_command_timeout },
 	{ "command_env", K_ALL, t_command_env },
 };
+/* clang-format on */
 
 static const struct table test_table = { "test", test_keys,
 					 sizeof(test_keys) / sizeof(test_keys[0]) };
@@ -1003,6 +1037,7 @@ static const struct table test_table = { "test", test_keys,
 /* ---- unknown keys ---------------------------------------------------- */
 
 /* Names vLLM's files (and habits) use, and what to write instead. */
+/* clang-format off */
 static const struct {
 	const char *theirs;
 	const char *hint;
@@ -1028,9 +1063,13 @@ static const struct {
 	{ "num_warmups", "perfgate calls it 'warmups', under 'client'" },
 	{ "metric_percentiles", "perfgate calls it 'percentiles', under 'client'" },
 };
+/* clang-format on */
 
 static const struct table *all_tables[] = {
-	&test_table, &server_table, &client_table, &dataset_table,
+	&test_table,
+	&server_table,
+	&client_table,
+	&dataset_table,
 };
 
 static const struct key *find_key(const struct table *tab, const char *name)
@@ -1059,8 +1098,8 @@ static int unknown_key(struct sctx *c, const struct table *tab, const struct pg_
 			       pr->key, normal);
 	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
 		if (!strcmp(normal, renamed[i].theirs))
-			return pg_yerr(c->d, pr->key_node, p, E(c),
-				       "unknown key '%s' (%s)", pr->key, renamed[i].hint);
+			return pg_yerr(c->d, pr->key_node, p, E(c), "unknown key '%s' (%s)",
+				       pr->key, renamed[i].hint);
 	for (size_t i = 0; i < tab->n && n < 64; i++)
 		if (strcmp(tab->keys[i].name, "api_key"))
 			names[n++] = tab->keys[i].name;
@@ -1079,7 +1118,8 @@ static int unknown_key(struct sctx *c, const struct table *tab, const struct pg_
 				       pr->key, tab->name);
 		if (tab == &test_table)
 			return pg_yerr(c->d, pr->key_node, p, E(c),
-				       "unknown key '%s' (it belongs under '%s')", pr->key, other->name);
+				       "unknown key '%s' (it belongs under '%s')", pr->key,
+				       other->name);
 	}
 	return pg_yerr(c->d, pr->key_node, p, E(c), "unknown key '%s'", pr->key);
 }
@@ -1102,8 +1142,8 @@ static const char *kinds_text(unsigned kinds)
 	}
 }
 
-static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map,
-		     const struct pg_ypath *p, const struct table *tab, const char *what)
+static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const struct pg_ypath *p,
+		     const struct table *tab, const char *what)
 {
 	struct pg_ypair *pairs = NULL;
 	size_t n = 0;
@@ -1123,12 +1163,13 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map,
 			if (c->mode == MODE_DEFAULTS)
 				continue;
 			if (!strcmp(k->name, "dataset"))
-				ret = pg_yerr(c->d, pairs[i].key_node, p, E(c),
-					      "'dataset' applies to throughput and serving tests only "
-					      "(latency prompts are random: set input_len and output_len)");
+				ret = pg_yerr(
+					c->d, pairs[i].key_node, p, E(c),
+					"'dataset' applies to throughput and serving tests only "
+					"(latency prompts are random: set input_len and output_len)");
 			else
-				ret = pg_yerr(c->d, pairs[i].key_node, p, E(c), "'%s' applies to %s",
-					      k->name, kinds_text(k->kinds));
+				ret = pg_yerr(c->d, pairs[i].key_node, p, E(c),
+					      "'%s' applies to %s", k->name, kinds_text(k->kinds));
 			break;
 		}
 		if ((ret = k->fn(c, t, pairs[i].value, &kp)))
@@ -1140,14 +1181,17 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map,
 
 /* ---- whole-test checks ----------------------------------------------- */
 
-static const char *const runtime_names[] = { "port", "host", "base_url", "result", "results_dir",
-					     "point", "qps", "max_concurrency" };
+static const char *const runtime_names[] = {
+	"port", "host", "base_url", "result", "results_dir", "point", "qps", "max_concurrency"
+};
 /* values that differ between the points one server serves */
 static const char *const point_names[] = { "point", "qps", "max_concurrency" };
+/* clang-format off */
 static const char *const builtin_names[] = {
 	"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 	"iterations", "warmup_iterations", "dataset_path",
 };
+/* clang-format on */
 
 static const char *dummy_lookup(void *ctx, const char *name)
 {
@@ -1178,17 +1222,21 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 		if (!strcmp(name, "result")) {
 			has_result = true;
 			if (is_server) {
-				ret = pg_yerr(c->d, at, p, E(c),
-					      "'{result}' is the result file of an external 'command'; "
-					      "a server command cannot use it");
+				ret = pg_yerr(
+					c->d, at, p, E(c),
+					"'{result}' is the result file of an external 'command'; "
+					"a server command cannot use it");
 				goto done;
 			}
 		}
-		for (size_t r = 0; is_server && r < sizeof(point_names) / sizeof(point_names[0]); r++) {
+		for (size_t r = 0; is_server && r < sizeof(point_names) / sizeof(point_names[0]);
+		     r++) {
 			if (!strcmp(name, point_names[r])) {
-				ret = pg_yerr(c->d, at, p, E(c),
-					      "'{%s}' differs between the points one server serves; "
-					      "a server command cannot use it", name);
+				ret = pg_yerr(
+					c->d, at, p, E(c),
+					"'{%s}' differs between the points one server serves; "
+					"a server command cannot use it",
+					name);
 				goto done;
 			}
 		}
@@ -1197,7 +1245,8 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 		if (pg_test_var(t, name, scratch))
 			continue;
 		if (!strcmp(name, "dataset_path")) {
-			ret = pg_yerr(c->d, at, p, E(c), "uses {dataset_path} but the test has no dataset path");
+			ret = pg_yerr(c->d, at, p, E(c),
+				      "uses {dataset_path} but the test has no dataset path");
 			goto done;
 		}
 		{
@@ -1205,25 +1254,30 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 			size_t n = 0;
 			const char *near;
 
-			for (size_t k = 0; k < sizeof(builtin_names) / sizeof(builtin_names[0]); k++)
+			for (size_t k = 0; k < sizeof(builtin_names) / sizeof(builtin_names[0]);
+			     k++)
 				cands[n++] = builtin_names[k];
-			for (size_t k = 0; k < sizeof(runtime_names) / sizeof(runtime_names[0]); k++)
+			for (size_t k = 0; k < sizeof(runtime_names) / sizeof(runtime_names[0]);
+			     k++)
 				cands[n++] = runtime_names[k];
 			for (size_t k = 0; k < t->vars.n && n < 64; k++)
 				cands[n++] = t->vars.items[k].key;
 			near = pg_nearest(name, cands, n);
 			if (near)
 				ret = pg_yerr(c->d, at, p, E(c),
-					      "unknown placeholder '{%s}' (did you mean '{%s}'?)", name, near);
+					      "unknown placeholder '{%s}' (did you mean '{%s}'?)",
+					      name, near);
 			else
 				ret = pg_yerr(c->d, at, p, E(c),
-					      "unknown placeholder '{%s}' (define it under 'vars')", name);
+					      "unknown placeholder '{%s}' (define it under 'vars')",
+					      name);
 			goto done;
 		}
 	}
 	if (!is_server && !has_result) {
-		ret = pg_yerr(c->d, at, p, E(c),
-			      "the command must write its result to {result} (e.g. --output-json {result})");
+		ret = pg_yerr(
+			c->d, at, p, E(c),
+			"the command must write its result to {result} (e.g. --output-json {result})");
 		goto done;
 	}
 	/* quoting: an unterminated quote is found now, not at run time */
@@ -1255,7 +1309,8 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 	if (!t->name)
 		return pg_yerr(c->d, node, p, E(c), "missing required key 'name'");
 	if (!t->model)
-		return pg_yerr(c->d, node, p, E(c), "test '%s': missing required key 'model'", t->name);
+		return pg_yerr(c->d, node, p, E(c), "test '%s': missing required key 'model'",
+			       t->name);
 
 	/* An external command that brings its own engine (vllm bench latency)
 	 * must not also get the server every test inherits from defaults. */
@@ -1265,11 +1320,12 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		t->server.shell = false;
 	}
 	if (!t->command && !t->server.command && !t->server.remote)
-		return pg_yerr(c->d, node, p, E(c),
-			       "test '%s': nothing to run: give server.command, server.remote or command",
-			       t->name);
-	if (t->server.command &&
-	    check_template(c, t, t->server.command, t->server.shell, c->server_cmd_node, &scp, true))
+		return pg_yerr(
+			c->d, node, p, E(c),
+			"test '%s': nothing to run: give server.command, server.remote or command",
+			t->name);
+	if (t->server.command && check_template(c, t, t->server.command, t->server.shell,
+						c->server_cmd_node, &scp, true))
 		return PG_ECONFIG;
 	if (t->command &&
 	    check_template(c, t, t->command, t->command_shell, c->command_node, &cp, false))
@@ -1284,7 +1340,8 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		struct pg_ypath rp = { p, "ramp_up", 0 };
 
 		if (pg_test_check_ramp_up(t, &tmp))
-			return pg_yerr(c->d, c->ramp_up_node, &rp, E(c), "test '%s': %s", t->name, tmp.msg);
+			return pg_yerr(c->d, c->ramp_up_node, &rp, E(c), "test '%s': %s", t->name,
+				       tmp.msg);
 	}
 	if (t->sla_search.enabled) {
 		bool bounded = false;
@@ -1293,10 +1350,11 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		for (size_t i = 0; i < t->n_max_concurrency; i++)
 			bounded = bounded || t->max_concurrency[i] > 0;
 		if (!bounded)
-			return pg_yerr(c->d, c->sla_search_node, &slap, E(c),
-				       "test '%s': the search starts from the test's max_concurrency "
-				       "points: give at least one (e.g. max_concurrency: [16, 64])",
-				       t->name);
+			return pg_yerr(
+				c->d, c->sla_search_node, &slap, E(c),
+				"test '%s': the search starts from the test's max_concurrency "
+				"points: give at least one (e.g. max_concurrency: [16, 64])",
+				t->name);
 	}
 	if (t->min_num_prompts > t->max_num_prompts)
 		return pg_yerr(c->d, c->prompt_bounds_node, p, E(c),
@@ -1310,20 +1368,23 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 	switch (t->dataset.kind) {
 	case PG_DATASET_RANDOM:
 		if (t->dataset.path)
-			return pg_yerr(c->d, c->dataset_path_node, &dpp, E(c),
-				       "the random dataset reads no file: set dataset.name to sharegpt "
-				       "or jsonl, or drop the path (path: null)");
+			return pg_yerr(
+				c->d, c->dataset_path_node, &dpp, E(c),
+				"the random dataset reads no file: set dataset.name to sharegpt "
+				"or jsonl, or drop the path (path: null)");
 		if (t->dataset.output_len < 1)
-			return pg_yerr(c->d, c->output_len_node, p, E(c),
-				       "random prompts need output_len >= 1 (0 means 'from the data' "
-				       "for sharegpt and jsonl)");
+			return pg_yerr(
+				c->d, c->output_len_node, p, E(c),
+				"random prompts need output_len >= 1 (0 means 'from the data' "
+				"for sharegpt and jsonl)");
 		break;
 	case PG_DATASET_SHAREGPT:
 	case PG_DATASET_JSONL:
 		if (!t->dataset.path)
-			return pg_yerr(c->d, c->dataset_name_node ? c->dataset_name_node : node, &dp,
-				       E(c), "dataset '%s' needs a path to the file",
-				       t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl");
+			return pg_yerr(c->d, c->dataset_name_node ? c->dataset_name_node : node,
+				       &dp, E(c), "dataset '%s' needs a path to the file",
+				       t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt"
+									      : "jsonl");
 		break;
 	}
 	return 0;
@@ -1332,8 +1393,8 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 /* ---- the file -------------------------------------------------------- */
 
 struct defaults {
-	yaml_node_t *general;                    /* `defaults` without kind sections */
-	yaml_node_t *kind[PG_SUITE_COUNT];       /* defaults.latency ... */
+	yaml_node_t *general;              /* `defaults` without kind sections */
+	yaml_node_t *kind[PG_SUITE_COUNT]; /* defaults.latency ... */
 	struct pg_ypath path;
 	struct pg_ypath kind_path[PG_SUITE_COUNT];
 };
@@ -1426,8 +1487,8 @@ static int read_defaults(struct sctx *c, yaml_node_t *node, const struct pg_ypat
 		df->kind_path[k] = (struct pg_ypath){ &df->path, pg_suite_kind_name(k), 0 };
 	if (!node || pg_ynode_is_null(node))
 		return 0;
-	if ((ret = pg_ymap_pairs(c->d, node, &df->path, "a mapping of default test keys", &pairs, &n,
-				 E(c))))
+	if ((ret = pg_ymap_pairs(c->d, node, &df->path, "a mapping of default test keys", &pairs,
+				 &n, E(c))))
 		return ret;
 	df->general = node;
 	for (size_t i = 0; i < n; i++) {
@@ -1462,7 +1523,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 	if (pg_ynode_is_null(list))
 		return 0;
 	if (!pg_ynode_is_seq(list))
-		return pg_yexpected(c->d, list, sp, E(c), "a list of tests (each starting with '- ')");
+		return pg_yexpected(c->d, list, sp, E(c),
+				    "a list of tests (each starting with '- ')");
 	for (size_t i = 0; i < pg_yseq_len(list); i++) {
 		yaml_node_t *node = pg_yseq_item(c->d, list, i);
 		struct pg_ypath tp = { sp, NULL, i };
@@ -1487,7 +1549,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		 const struct pg_ypath *base)
 {
-	static const char *const sections[] = { "defaults", "latency", "throughput", "serving", "gpu" };
+	static const char *const sections[] = { "defaults", "latency", "throughput", "serving",
+						"gpu" };
 	struct sctx c = { .cfg = cfg, .d = d };
 	struct pg_ypair *pairs = NULL;
 	struct defaults df;
@@ -1495,8 +1558,8 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 	int ret;
 
 	if ((ret = pg_ymap_pairs(d, root, base,
-				 "a suite: a mapping with latency, throughput or serving tests", &pairs,
-				 &n, cfg->err)))
+				 "a suite: a mapping with latency, throughput or serving tests",
+				 &pairs, &n, cfg->err)))
 		return ret;
 	for (size_t i = 0; i < n; i++) {
 		bool known = pg_str_has_prefix(pairs[i].key, "x-"); /* room for YAML anchors */
@@ -1506,11 +1569,14 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 			const char *near = pg_nearest(pairs[i].key, sections, 5);
 			if (near)
 				ret = pg_yerr(d, pairs[i].key_node, base, cfg->err,
-					      "unknown section '%s' (did you mean '%s'?)", pairs[i].key, near);
+					      "unknown section '%s' (did you mean '%s'?)",
+					      pairs[i].key, near);
 			else
-				ret = pg_yerr(d, pairs[i].key_node, base, cfg->err,
-					      "unknown section '%s': a suite has defaults, latency, "
-					      "throughput, serving and gpu", pairs[i].key);
+				ret = pg_yerr(
+					d, pairs[i].key_node, base, cfg->err,
+					"unknown section '%s': a suite has defaults, latency, "
+					"throughput, serving and gpu",
+					pairs[i].key);
 			goto done;
 		}
 	}
@@ -1529,7 +1595,8 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 			if (ret)
 				goto done;
 		}
-		if (kind >= 0 && (ret = read_section(&c, (enum pg_suite_kind)kind, pairs[i].value, &df, &sp)))
+		if (kind >= 0 &&
+		    (ret = read_section(&c, (enum pg_suite_kind)kind, pairs[i].value, &df, &sp)))
 			goto done;
 	}
 done:

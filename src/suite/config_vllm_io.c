@@ -186,7 +186,8 @@ static int read_env(struct vctx *c, struct pg_kvlist *env, const struct vparams 
 			if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
 			      (s != v->key && *s >= '0' && *s <= '9')))
 				return pg_yerr(c->d, v->key_node, v->parent, E(c),
-					       "'%s' is not a valid environment variable name", v->key);
+					       "'%s' is not a valid environment variable name",
+					       v->key);
 		}
 		text = value_text(c->d, v->value);
 		pg_kvlist_set(env, v->key, text);
@@ -215,7 +216,8 @@ static int vdouble(struct vctx *c, const struct vparam *v, bool inf_ok, double *
 
 	if (!pg_ynode_is_scalar(v->value) || pg_parse_double(pg_ynode_text(v->value), &x) ||
 	    (isinf(x) && !inf_ok) || x < 0)
-		return pg_yexpected(c->d, v->value, &p, E(c), "a number%s", inf_ok ? " or 'inf'" : "");
+		return pg_yexpected(c->d, v->value, &p, E(c), "a number%s",
+				    inf_ok ? " or 'inf'" : "");
 	*out = x;
 	return 0;
 }
@@ -252,7 +254,8 @@ static int c_backend(struct vctx *c, struct pg_test *t, const struct vparam *v)
 	}
 	return pg_yerr(c->d, v->value, &p, E(c),
 		       "backend '%s' is not supported: perfgate's client speaks the OpenAI API "
-		       "(vllm, openai, openai-chat)", s);
+		       "(vllm, openai, openai-chat)",
+		       s);
 }
 
 static int c_endpoint(struct vctx *c, struct pg_test *t, const struct vparam *v)
@@ -277,7 +280,8 @@ static int c_dataset_name(struct vctx *c, struct pg_test *t, const struct vparam
 	else
 		return pg_yerr(c->d, v->value, &p, E(c),
 			       "dataset '%s' is not supported: perfgate generates random, sharegpt "
-			       "and custom (JSON lines) prompts", s);
+			       "and custom (JSON lines) prompts",
+			       s);
 	return 0;
 }
 
@@ -400,7 +404,8 @@ static int c_ramp_strategy(struct vctx *c, struct pg_test *t, const struct vpara
 	const char *s = pg_ynode_text(v->value);
 	struct pg_ypath p = { v->parent, v->key, 0 };
 
-	if (!pg_ynode_is_scalar(v->value) || (t->ramp_up.strategy = pg_ramp_strategy_parse(s)) == PG_RAMP_NONE)
+	if (!pg_ynode_is_scalar(v->value) ||
+	    (t->ramp_up.strategy = pg_ramp_strategy_parse(s)) == PG_RAMP_NONE)
 		return pg_yexpected(c->d, v->value, &p, E(c), "linear or exponential");
 	return 0;
 }
@@ -428,8 +433,10 @@ static int c_metric_percentiles(struct vctx *c, struct pg_test *t, const struct 
 	for (char *tok = strtok_r(text, ", []", &save); tok; tok = strtok_r(NULL, ", []", &save)) {
 		double x;
 		if (pg_parse_double(tok, &x) || !(x > 0 && x <= 100)) {
-			ret = pg_yerr(c->d, v->value, &p, E(c),
-				      "expected percentiles in (0, 100] separated by commas, got '%s'", tok);
+			ret = pg_yerr(
+				c->d, v->value, &p, E(c),
+				"expected percentiles in (0, 100] separated by commas, got '%s'",
+				tok);
 			goto done;
 		}
 		PG_ARRAY_PUSH(vals, n, cap, x);
@@ -454,13 +461,16 @@ static int c_percentile_metrics(struct vctx *c, struct pg_test *t, const struct 
 	char *text = value_text(c->d, v->value);
 	char *save = NULL;
 
-	for (char *tok = strtok_r(text, ", []\"", &save); tok; tok = strtok_r(NULL, ", []\"", &save)) {
+	for (char *tok = strtok_r(text, ", []\"", &save); tok;
+	     tok = strtok_r(NULL, ", []\"", &save)) {
 		if (pg_stat_metric_known(tok)) {
 			pg_strv_push(&out, tok);
 		} else {
 			char note[256];
-			snprintf(note, sizeof(note),
-				 "percentile metric '%s' is not measured by perfgate's client; dropped", tok);
+			snprintf(
+				note, sizeof(note),
+				"percentile metric '%s' is not measured by perfgate's client; dropped",
+				tok);
 			vwarn(c, v, note);
 		}
 	}
@@ -482,7 +492,8 @@ static int c_goodput(struct vctx *c, struct pg_test *t, const struct vparam *v)
 	char *save = NULL;
 	int ret = 0;
 
-	for (char *tok = strtok_r(text, " ,[]\"", &save); tok; tok = strtok_r(NULL, " ,[]\"", &save)) {
+	for (char *tok = strtok_r(text, " ,[]\"", &save); tok;
+	     tok = strtok_r(NULL, " ,[]\"", &save)) {
 		char *colon = strchr(tok, ':');
 		double x;
 
@@ -500,7 +511,8 @@ static int c_goodput(struct vctx *c, struct pg_test *t, const struct vparam *v)
 			t->goodput.e2el_ms = x;
 		} else {
 			ret = pg_yerr(c->d, v->value, &p, E(c),
-				      "unknown goodput metric '%s': expected ttft, tpot or e2el", tok);
+				      "unknown goodput metric '%s': expected ttft, tpot or e2el",
+				      tok);
 			goto done;
 		}
 	}
@@ -520,7 +532,9 @@ static int c_header(struct vctx *c, struct pg_test *t, const struct vparam *v)
 	size_t n = pg_ynode_is_seq(v->value) ? pg_yseq_len(v->value) : 1;
 
 	for (size_t i = 0; i < n; i++) {
-		const yaml_node_t *item = pg_ynode_is_seq(v->value) ? pg_yseq_item(c->d, v->value, i) : v->value;
+		const yaml_node_t *item = pg_ynode_is_seq(v->value)
+						  ? pg_yseq_item(c->d, v->value, i)
+						  : v->value;
 		char *kv = pg_xstrdup(pg_ynode_text(item));
 		char *eq = strchr(kv, '=');
 
@@ -551,6 +565,7 @@ static int c_skip(struct vctx *c, struct pg_test *t, const struct vparam *v)
 	return 0;
 }
 
+/* clang-format off */
 static const struct {
 	const char *name;
 	cl_fn fn;           /* NULL: ignored with `why` as a warning */
@@ -609,6 +624,7 @@ static const struct {
 	{ "trust_remote_code", NULL, "perfgate's client does not tokenize; ignored" },
 	{ "ready_check_timeout_sec", NULL, "perfgate waits for the server itself (server.ready_timeout); ignored" },
 };
+/* clang-format on */
 
 static int apply_client(struct vctx *c, struct pg_test *t, const struct vparams *ps)
 {
@@ -664,16 +680,21 @@ static int apply_client(struct vctx *c, struct pg_test *t, const struct vparams 
 
 /* ---- tests ----------------------------------------------------------- */
 
+/* clang-format off */
 static const char *const serving_keys[] = {
 	"test_name", "qps_list", "max_concurrency_list", "server_parameters",
 	"client_parameters", "server_environment_variables", "tier",
 };
+/* clang-format on */
 static const char *const bench_keys[] = {
-	"test_name", "parameters", "environment_variables", "tier",
+	"test_name",
+	"parameters",
+	"environment_variables",
+	"tier",
 };
 
 #define N_SERVING_KEYS (sizeof(serving_keys) / sizeof(serving_keys[0]))
-#define N_BENCH_KEYS (sizeof(bench_keys) / sizeof(bench_keys[0]))
+#define N_BENCH_KEYS   (sizeof(bench_keys) / sizeof(bench_keys[0]))
 
 static bool in_list(const char *key, const char *const *list, size_t n)
 {
@@ -692,8 +713,9 @@ static int check_keys(struct vctx *c, yaml_node_t *obj, const struct pg_ypath *p
 	size_t n = 0;
 	int ret;
 
-	if ((ret = pg_ymap_pairs(c->d, obj, p, is_defaults ? "a mapping of defaults" : "a test object",
-				 &pairs, &n, E(c))))
+	if ((ret = pg_ymap_pairs(c->d, obj, p,
+				 is_defaults ? "a mapping of defaults" : "a test object", &pairs,
+				 &n, E(c))))
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++) {
 		const char *k = pairs[i].key;
@@ -701,9 +723,12 @@ static int check_keys(struct vctx *c, yaml_node_t *obj, const struct pg_ypath *p
 
 		if (in_list(k, keys, nkeys) && !(is_defaults && !strcmp(k, "test_name")))
 			continue;
-		if (in_list(k, serving_keys, N_SERVING_KEYS) || in_list(k, bench_keys, N_BENCH_KEYS)) {
-			ret = pg_yerr(c->d, pairs[i].key_node, p, E(c), "'%s' does not belong in a %s %s",
-				      k, pg_suite_kind_name(kind), is_defaults ? "defaults object" : "test");
+		if (in_list(k, serving_keys, N_SERVING_KEYS) ||
+		    in_list(k, bench_keys, N_BENCH_KEYS)) {
+			ret = pg_yerr(c->d, pairs[i].key_node, p, E(c),
+				      "'%s' does not belong in a %s %s", k,
+				      pg_suite_kind_name(kind),
+				      is_defaults ? "defaults object" : "test");
 			break;
 		}
 		near = pg_nearest(k, keys, nkeys);
@@ -725,9 +750,11 @@ static int test_kind(struct vctx *c, const char *name, yaml_node_t *name_node,
 	if (file_kind >= 0) {
 		snprintf(prefix, sizeof(prefix), "%s_", pg_suite_kind_name(file_kind));
 		if (!pg_str_has_prefix(name, prefix))
-			return pg_yerr(c->d, name_node, np, E(c),
-				       "in a %s tests file, test_name must start with '%s' (vLLM's driver "
-				       "requires it), got '%s'", pg_suite_kind_name(file_kind), prefix, name);
+			return pg_yerr(
+				c->d, name_node, np, E(c),
+				"in a %s tests file, test_name must start with '%s' (vLLM's driver "
+				"requires it), got '%s'",
+				pg_suite_kind_name(file_kind), prefix, name);
 		*kind = file_kind;
 		return 0;
 	}
@@ -740,7 +767,8 @@ static int test_kind(struct vctx *c, const char *name, yaml_node_t *name_node,
 	}
 	return pg_yerr(c->d, name_node, np, E(c),
 		       "test_name must start with latency_, throughput_ or serving_ (vLLM's driver "
-		       "requires it), got '%s'", name);
+		       "requires it), got '%s'",
+		       name);
 }
 
 static const char *const reserved_bench_flags[] = { "output_json", NULL };
@@ -765,7 +793,8 @@ static int build_bench(struct vctx *c, struct pg_test *t, const struct vparams *
 	if (t->kind == PG_SUITE_LATENCY) {
 		if ((v = vparams_get(params, "batch_size")) && vlong(c, v, 1, &t->batch_size))
 			return PG_ECONFIG;
-		if ((v = vparams_get(params, "num_iters_warmup")) && vlong(c, v, 0, &t->warmup_iterations))
+		if ((v = vparams_get(params, "num_iters_warmup")) &&
+		    vlong(c, v, 0, &t->warmup_iterations))
 			return PG_ECONFIG;
 		if ((v = vparams_get(params, "num_iters")) && vlong(c, v, 1, &t->iterations))
 			return PG_ECONFIG;
@@ -774,7 +803,8 @@ static int build_bench(struct vctx *c, struct pg_test *t, const struct vparams *
 			return PG_ECONFIG;
 		/* vllm bench throughput: a dataset file means ShareGPT unless
 		 * dataset_name says otherwise; without one, random prompts */
-		if ((v = vparams_get(params, "dataset_path")) || (v = vparams_get(params, "dataset"))) {
+		if ((v = vparams_get(params, "dataset_path")) ||
+		    (v = vparams_get(params, "dataset"))) {
 			t->dataset.path = vstring(v);
 			t->dataset.kind = PG_DATASET_SHAREGPT;
 			if (!vparams_get(params, "output_len"))
@@ -823,7 +853,8 @@ static int read_qps(struct vctx *c, struct pg_test *t, yaml_node_t *list, const 
 		}
 		if (pg_ynode_is_scalar(item) && pg_parse_double(pg_ynode_text(item), &x) == 0 &&
 		    !(x > 0)) {
-			pg_yerr(c->d, item, &ip, E(c), "expected a request rate > 0 or 'inf', got %s",
+			pg_yerr(c->d, item, &ip, E(c),
+				"expected a request rate > 0 or 'inf', got %s",
 				pg_ynode_text(item));
 			return PG_ECONFIG;
 		}
@@ -869,6 +900,7 @@ static int driver_environment(struct vctx *c, struct pg_test *t)
 {
 	const char *on = getenv("ENABLE_ADAPTIVE_CONCURRENCY");
 	bool search = on && !strcmp(on, "1");
+	/* clang-format off */
 	const struct {
 		const char *name;
 		bool used;     /* read at all: the search's only when it is on */
@@ -883,6 +915,7 @@ static int driver_environment(struct vctx *c, struct pg_test *t)
 		{ "ADAPTIVE_MAX_PROBES", search, &t->sla_search.max_probes, NULL },
 		{ "ADAPTIVE_MAX_CONCURRENCY", search, &t->sla_search.max_concurrency, NULL },
 	};
+	/* clang-format on */
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i].name);
@@ -894,23 +927,25 @@ static int driver_environment(struct vctx *c, struct pg_test *t)
 				    : pg_parse_double(v, vars[i].real) || !(*vars[i].real > 0) ||
 					      isinf(*vars[i].real);
 		if (bad)
-			return pg_error_set(E(c), PG_ECONFIG,
-					    "environment variable %s: expected a positive %s, got '%s'",
-					    vars[i].name, vars[i].whole ? "integer" : "number", v);
+			return pg_error_set(
+				E(c), PG_ECONFIG,
+				"environment variable %s: expected a positive %s, got '%s'",
+				vars[i].name, vars[i].whole ? "integer" : "number", v);
 	}
 	if (t->min_num_prompts > t->max_num_prompts)
-		return pg_error_set(E(c), PG_ECONFIG,
-				    "environment: MIN_NUM_PROMPTS (%ld) is above MAX_NUM_PROMPTS (%ld)",
-				    t->min_num_prompts, t->max_num_prompts);
+		return pg_error_set(
+			E(c), PG_ECONFIG,
+			"environment: MIN_NUM_PROMPTS (%ld) is above MAX_NUM_PROMPTS (%ld)",
+			t->min_num_prompts, t->max_num_prompts);
 	t->sla_search.enabled = search;
 	return 0;
 }
 
 /* Returns 1 when the test is to be skipped (as vLLM's driver skips it). */
-static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps, const struct pg_ypath *qp,
-			 yaml_node_t *mc, const struct pg_ypath *mp, const struct vparams *server,
-			 const struct vparams *client, const struct vparams *envs, yaml_node_t *node,
-			 const struct pg_ypath *p)
+static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps,
+			 const struct pg_ypath *qp, yaml_node_t *mc, const struct pg_ypath *mp,
+			 const struct vparams *server, const struct vparams *client,
+			 const struct vparams *envs, yaml_node_t *node, const struct pg_ypath *p)
 {
 	const struct vparam *v, *cm;
 	struct pg_buf cmd = PG_BUF_INIT;
@@ -923,18 +958,21 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps, co
 	t->model = vstring(v);
 	cm = vparams_get(client, "model");
 	if (!cm) {
-		pg_cfg_warn(c->cfg, pg_ymsg(c->d, node, p,
-					    "test '%s' skipped: client_parameters has no 'model', and "
-					    "vLLM's driver skips a test whose client and server models differ",
-					    t->name));
+		pg_cfg_warn(
+			c->cfg,
+			pg_ymsg(c->d, node, p,
+				"test '%s' skipped: client_parameters has no 'model', and "
+				"vLLM's driver skips a test whose client and server models differ",
+				t->name));
 		return 1;
 	}
 	if (strcmp(pg_ynode_text(cm->value), t->model)) {
 		struct pg_ypath cp = { cm->parent, cm->key, 0 };
-		pg_cfg_warn(c->cfg, pg_ymsg(c->d, cm->value, &cp,
-					    "test '%s' skipped: client model '%s' differs from server "
-					    "model '%s', and vLLM's driver skips such a test",
-					    t->name, pg_ynode_text(cm->value), t->model));
+		pg_cfg_warn(c->cfg,
+			    pg_ymsg(c->d, cm->value, &cp,
+				    "test '%s' skipped: client model '%s' differs from server "
+				    "model '%s', and vLLM's driver skips such a test",
+				    t->name, pg_ynode_text(cm->value), t->model));
 		return 1;
 	}
 	if ((v = vparams_get(server, "tensor_parallel_size")) && vlong(c, v, 1, &t->tp))
@@ -1019,9 +1057,10 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	if ((ret = test_kind(c, pg_ynode_text(name_node), name_node, &np, file_kind, &kind)))
 		return ret;
 	if (!pg_cfg_valid_name(pg_ynode_text(name_node)))
-		return pg_yerr(c->d, name_node, &np, E(c),
-			       "'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			       pg_ynode_text(name_node));
+		return pg_yerr(
+			c->d, name_node, &np, E(c),
+			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
+			pg_ynode_text(name_node));
 	if ((ret = check_keys(c, node, p, kind, false)))
 		return ret;
 	if (defaults && (ret = check_keys(c, defaults, dp, kind, true)))
@@ -1034,12 +1073,15 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	t.loc.column = pg_ydoc_column(c->d, node);
 
 	if (kind == PG_SUITE_SERVING) {
-		struct pg_ypath dsp = { dp, "server_parameters", 0 }, tsp = { p, "server_parameters", 0 };
-		struct pg_ypath dcp = { dp, "client_parameters", 0 }, tcp = { p, "client_parameters", 0 };
+		struct pg_ypath dsp = { dp, "server_parameters", 0 },
+				tsp = { p, "server_parameters", 0 };
+		struct pg_ypath dcp = { dp, "client_parameters", 0 },
+				tcp = { p, "client_parameters", 0 };
 		struct pg_ypath dep = { dp, "server_environment_variables", 0 };
 		struct pg_ypath tep = { p, "server_environment_variables", 0 };
 		struct pg_ypath dqp = { dp, "qps_list", 0 }, tqp = { p, "qps_list", 0 };
-		struct pg_ypath dmp = { dp, "max_concurrency_list", 0 }, tmp = { p, "max_concurrency_list", 0 };
+		struct pg_ypath dmp = { dp, "max_concurrency_list", 0 },
+				tmp = { p, "max_concurrency_list", 0 };
 		yaml_node_t *qps = pg_ymap_get(c->d, node, "qps_list");
 		yaml_node_t *mc = pg_ymap_get(c->d, node, "max_concurrency_list");
 		const struct pg_ypath *qp = &tqp, *mp = &tmp;
@@ -1052,12 +1094,25 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 			mc = pg_ymap_get(c->d, defaults, "max_concurrency_list");
 			mp = &dmp;
 		}
-		if ((ret = vparams_merge(c, &a, defaults ? pg_ymap_get(c->d, defaults, "server_parameters") : NULL, &dsp)) ||
-		    (ret = vparams_merge(c, &a, pg_ymap_get(c->d, node, "server_parameters"), &tsp)) ||
-		    (ret = vparams_merge(c, &b, defaults ? pg_ymap_get(c->d, defaults, "client_parameters") : NULL, &dcp)) ||
-		    (ret = vparams_merge(c, &b, pg_ymap_get(c->d, node, "client_parameters"), &tcp)) ||
-		    (ret = vparams_merge(c, &e, defaults ? pg_ymap_get(c->d, defaults, "server_environment_variables") : NULL, &dep)) ||
-		    (ret = vparams_merge(c, &e, pg_ymap_get(c->d, node, "server_environment_variables"), &tep)))
+		if ((ret = vparams_merge(c, &a,
+					 defaults ? pg_ymap_get(c->d, defaults, "server_parameters")
+						  : NULL,
+					 &dsp)) ||
+		    (ret = vparams_merge(c, &a, pg_ymap_get(c->d, node, "server_parameters"),
+					 &tsp)) ||
+		    (ret = vparams_merge(c, &b,
+					 defaults ? pg_ymap_get(c->d, defaults, "client_parameters")
+						  : NULL,
+					 &dcp)) ||
+		    (ret = vparams_merge(c, &b, pg_ymap_get(c->d, node, "client_parameters"),
+					 &tcp)) ||
+		    (ret = vparams_merge(
+			     c, &e,
+			     defaults ? pg_ymap_get(c->d, defaults, "server_environment_variables")
+				      : NULL,
+			     &dep)) ||
+		    (ret = vparams_merge(
+			     c, &e, pg_ymap_get(c->d, node, "server_environment_variables"), &tep)))
 			goto done;
 		ret = build_serving(c, &t, qps, qp, mc, mp, &a, &b, &e, node, p);
 		if (ret == 1) {
@@ -1074,10 +1129,16 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 			ret = pg_yerr(c->d, node, p, E(c), "missing 'parameters'");
 			goto done;
 		}
-		if ((ret = vparams_merge(c, &a, defaults ? pg_ymap_get(c->d, defaults, "parameters") : NULL, &dpp)) ||
+		if ((ret = vparams_merge(
+			     c, &a, defaults ? pg_ymap_get(c->d, defaults, "parameters") : NULL,
+			     &dpp)) ||
 		    (ret = vparams_merge(c, &a, pg_ymap_get(c->d, node, "parameters"), &tpp)) ||
-		    (ret = vparams_merge(c, &e, defaults ? pg_ymap_get(c->d, defaults, "environment_variables") : NULL, &dep)) ||
-		    (ret = vparams_merge(c, &e, pg_ymap_get(c->d, node, "environment_variables"), &tep)))
+		    (ret = vparams_merge(
+			     c, &e,
+			     defaults ? pg_ymap_get(c->d, defaults, "environment_variables") : NULL,
+			     &dep)) ||
+		    (ret = vparams_merge(c, &e, pg_ymap_get(c->d, node, "environment_variables"),
+					 &tep)))
 			goto done;
 		ret = build_bench(c, &t, &a, &e, node, p);
 	}
@@ -1114,7 +1175,8 @@ int pg_cfg_vllm(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root, 
 			const char *near = pg_nearest(pairs[i].key, top, 2);
 			ret = pg_yerr(d, pairs[i].key_node, NULL, cfg->err,
 				      "unknown key '%s' in a vLLM tests file%s%s%s", pairs[i].key,
-				      near ? " (did you mean '" : ": expected 'defaults' and 'tests'",
+				      near ? " (did you mean '"
+					   : ": expected 'defaults' and 'tests'",
 				      near ? near : "", near ? "'?)" : "");
 			free(pairs);
 			return ret;
@@ -1132,7 +1194,8 @@ int pg_cfg_vllm(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root, 
 	}
 	for (size_t i = 0; i < pg_yseq_len(tests); i++) {
 		struct pg_ypath p = { base, NULL, i };
-		if ((ret = vllm_test(&c, pg_yseq_item(d, tests, i), &p, defaults, &defaults_path, kind)))
+		if ((ret = vllm_test(&c, pg_yseq_item(d, tests, i), &p, defaults, &defaults_path,
+				     kind)))
 			return ret;
 	}
 	if (pg_yseq_len(tests) == 0)

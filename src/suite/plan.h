@@ -13,14 +13,17 @@ struct pg_error;
  */
 
 struct pg_selection {
-	const char *filter;   /* POSIX ERE matched against point names; NULL: all */
-	int only;             /* enum pg_suite_kind, or -1 for every kind */
-	long repeat;          /* > 0: runs per point for every test; 0: the suite's */
-	const char *shard;    /* "INDEX/COUNT": only the tests of that shard of the whole
+	const char *filter; /* POSIX ERE matched against point names; NULL: all */
+	int only;           /* enum pg_suite_kind, or -1 for every kind */
+	long repeat;        /* > 0: runs per point for every test; 0: the suite's */
+	const char *shard;  /* "INDEX/COUNT": only the tests of that shard of the whole
 	                       * suite (buildkite/pipeline_emit.h pg_shard_tests); NULL: all */
 };
 
-#define PG_SELECTION_INIT { NULL, -1, 0, NULL }
+#define PG_SELECTION_INIT                                                                          \
+	{                                                                                          \
+		NULL, -1, 0, NULL                                                                  \
+	}
 
 /*
  * Apply sel->repeat to the suite's tests, expand the suite into out (which
@@ -46,7 +49,7 @@ struct pg_point_vars {
 	const char *port;
 	const char *host;
 	const char *base_url;
-	const char *result;       /* where an external command writes its result */
+	const char *result; /* where an external command writes its result */
 	const char *results_dir;
 	char scratch[32];
 };
@@ -55,9 +58,9 @@ struct pg_point_vars {
 const char *pg_point_var(void *vars, const char *name);
 
 struct pg_dryrun_opts {
-	const char *results_dir;  /* for {result}; NULL: "results" */
-	const char *gpu;          /* forced GPU, or NULL (detected at run time) */
-	size_t total_points;      /* before selection; 0: same as the plan */
+	const char *results_dir; /* for {result}; NULL: "results" */
+	const char *gpu;         /* forced GPU, or NULL (detected at run time) */
+	size_t total_points;     /* before selection; 0: same as the plan */
 };
 
 /*

@@ -103,7 +103,8 @@ static void render_kv_redacted(struct pg_buf *out, const struct pg_kvlist *l, co
 {
 	for (size_t i = 0; i < l->n; i++) {
 		pg_buf_printf(out, "%s%s%s", i ? ", " : "", l->items[i].key, sep);
-		pg_buf_puts(out, pg_secret_name(l->items[i].key) ? PG_SECRET_MASK : l->items[i].value);
+		pg_buf_puts(out,
+			    pg_secret_name(l->items[i].key) ? PG_SECRET_MASK : l->items[i].value);
 	}
 }
 
@@ -147,7 +148,8 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 	field(out, "dataset");
 	switch (d->kind) {
 	case PG_DATASET_RANDOM:
-		pg_buf_printf(out, "random, %ld input / %ld output tokens", d->input_len, d->output_len);
+		pg_buf_printf(out, "random, %ld input / %ld output tokens", d->input_len,
+			      d->output_len);
 		if (d->range_ratio > 0)
 			pg_buf_printf(out, ", range ratio %s", num(n, d->range_ratio));
 		if (d->prefix_len > 0)
@@ -185,7 +187,8 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 		field(out, "load");
 		pg_buf_printf(out, "%ld prompts, ", t->num_prompts);
 		if (t->throughput_max_concurrency > 0)
-			pg_buf_printf(out, "at most %ld in flight\n", t->throughput_max_concurrency);
+			pg_buf_printf(out, "at most %ld in flight\n",
+				      t->throughput_max_concurrency);
 		else
 			pg_buf_puts(out, "all at once\n");
 		break;
@@ -196,15 +199,18 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 		if (t->prompts_per_concurrency > 0 && pt->max_concurrency > 0)
 			pg_buf_printf(out, " (%ld per concurrency)", t->prompts_per_concurrency);
 		if (t->ramp_up.strategy != PG_RAMP_NONE)
-			pg_buf_printf(out, ", the rate ramping up (%s) from %ld to %ld req/s, burstiness %s%s",
-				      pg_ramp_strategy_name(t->ramp_up.strategy), t->ramp_up.start_rps,
-				      t->ramp_up.end_rps, num(n2, t->burstiness),
-				      t->burstiness == 1 ? " (Poisson)" : "");
+			pg_buf_printf(
+				out,
+				", the rate ramping up (%s) from %ld to %ld req/s, burstiness %s%s",
+				pg_ramp_strategy_name(t->ramp_up.strategy), t->ramp_up.start_rps,
+				t->ramp_up.end_rps, num(n2, t->burstiness),
+				t->burstiness == 1 ? " (Poisson)" : "");
 		else if (isinf(pt->qps))
 			pg_buf_puts(out, ", all sent at once (qps inf)");
 		else
 			pg_buf_printf(out, " at %s req/s, burstiness %s%s", num(n, pt->qps),
-				      num(n2, t->burstiness), t->burstiness == 1 ? " (Poisson)" : "");
+				      num(n2, t->burstiness),
+				      t->burstiness == 1 ? " (Poisson)" : "");
 		if (pt->max_concurrency > 0)
 			pg_buf_printf(out, ", max concurrency %ld", pt->max_concurrency);
 		else
@@ -214,11 +220,12 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 		pg_buf_putc(out, '\n');
 		if (t->sla_search.enabled) {
 			field(out, "sla search");
-			pg_buf_printf(out,
-				      "after this rate's last concurrency point: the largest concurrency "
-				      "with p99 TTFT <= %s ms and p99 TPOT <= %s ms, at most %ld probes up to %ld\n",
-				      num(n, t->sla_search.ttft_ms), num(n2, t->sla_search.tpot_ms),
-				      t->sla_search.max_probes, t->sla_search.max_concurrency);
+			pg_buf_printf(
+				out,
+				"after this rate's last concurrency point: the largest concurrency "
+				"with p99 TTFT <= %s ms and p99 TPOT <= %s ms, at most %ld probes up to %ld\n",
+				num(n, t->sla_search.ttft_ms), num(n2, t->sla_search.tpot_ms),
+				t->sla_search.max_probes, t->sla_search.max_concurrency);
 		}
 		field(out, "metrics");
 		pg_buf_puts(out, "mean, median, std");
@@ -226,9 +233,11 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 			pg_buf_printf(out, ", p%s", num(n, t->client.percentiles[i]));
 		pg_buf_puts(out, " of");
 		for (size_t i = 0; i < t->client.percentile_metrics.n; i++)
-			pg_buf_printf(out, "%s %s", i ? "," : "", t->client.percentile_metrics.v[i]);
+			pg_buf_printf(out, "%s %s", i ? "," : "",
+				      t->client.percentile_metrics.v[i]);
 		pg_buf_putc(out, '\n');
-		if (!isnan(t->goodput.ttft_ms) || !isnan(t->goodput.tpot_ms) || !isnan(t->goodput.e2el_ms)) {
+		if (!isnan(t->goodput.ttft_ms) || !isnan(t->goodput.tpot_ms) ||
+		    !isnan(t->goodput.e2el_ms)) {
 			const char *sep = "";
 			field(out, "goodput");
 			if (!isnan(t->goodput.ttft_ms)) {
@@ -236,11 +245,13 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 				sep = ", ";
 			}
 			if (!isnan(t->goodput.tpot_ms)) {
-				pg_buf_printf(out, "%stpot <= %s ms", sep, num(n, t->goodput.tpot_ms));
+				pg_buf_printf(out, "%stpot <= %s ms", sep,
+					      num(n, t->goodput.tpot_ms));
 				sep = ", ";
 			}
 			if (!isnan(t->goodput.e2el_ms))
-				pg_buf_printf(out, "%se2el <= %s ms", sep, num(n, t->goodput.e2el_ms));
+				pg_buf_printf(out, "%se2el <= %s ms", sep,
+					      num(n, t->goodput.e2el_ms));
 			pg_buf_putc(out, '\n');
 		}
 		break;
@@ -292,13 +303,18 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 		}
 		if (t->server.gpu_idle_mib > 0) {
 			field(out, "gpu idle");
-			pg_buf_printf(out, "before starting: every GPU under %s MiB, waiting at most %s s\n",
-				      num(n, t->server.gpu_idle_mib), num(n2, t->server.gpu_idle_timeout));
+			pg_buf_printf(
+				out,
+				"before starting: every GPU under %s MiB, waiting at most %s s\n",
+				num(n, t->server.gpu_idle_mib),
+				num(n2, t->server.gpu_idle_timeout));
 		}
 		field(out, "ready");
-		pg_buf_printf(out, "GET %s%s until 200, at most %s s; stop: SIGTERM, SIGKILL after %s s\n",
-			      base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),
-			      num(n2, t->server.stop_timeout));
+		pg_buf_printf(
+			out,
+			"GET %s%s until 200, at most %s s; stop: SIGTERM, SIGKILL after %s s\n",
+			base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),
+			num(n2, t->server.stop_timeout));
 	} else if (t->server.remote) {
 		field(out, "server");
 		pg_buf_printf(out, "remote %s, already running (not started)\n", t->server.remote);
@@ -355,8 +371,10 @@ void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const st
 		pg_buf_printf(out, "GPU: %s (given). ", opts->gpu);
 	else
 		pg_buf_puts(out, "GPU: detected at run time. ");
-	pg_buf_printf(out, "Results go to %s/. {port} is a free loopback port chosen at run "
-			   "time; secret values show as " PG_SECRET_MASK ".\n", dir);
+	pg_buf_printf(out,
+		      "Results go to %s/. {port} is a free loopback port chosen at run "
+		      "time; secret values show as " PG_SECRET_MASK ".\n",
+		      dir);
 	for (size_t i = 0; i < plan->n; i++) {
 		pg_buf_putc(out, '\n');
 		render_point(out, &plan->points[i], i + 1, plan->n, dir);

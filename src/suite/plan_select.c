@@ -34,7 +34,8 @@ const char *pg_point_var(void *vars, const char *name)
 			return pg_fmt_g(v->scratch, v->point->qps);
 		if (!strcmp(name, "max_concurrency")) {
 			if (v->point->max_concurrency > 0)
-				snprintf(v->scratch, sizeof(v->scratch), "%ld", v->point->max_concurrency);
+				snprintf(v->scratch, sizeof(v->scratch), "%ld",
+					 v->point->max_concurrency);
 			else
 				snprintf(v->scratch, sizeof(v->scratch), "inf");
 			return v->scratch;
@@ -82,7 +83,8 @@ int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_
 			char msg[256];
 			regerror(rc, &re, msg, sizeof(msg));
 			pg_strv_release(&shard_tests);
-			return pg_error_set(err, PG_ECONFIG, "filter '%s' is not a valid regular expression: %s",
+			return pg_error_set(err, PG_ECONFIG,
+					    "filter '%s' is not a valid regular expression: %s",
 					    sel->filter, msg);
 		}
 		have_re = true;

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static const char *const kind_names[PG_SUITE_COUNT] = {
 	[PG_SUITE_LATENCY] = "latency",
 	[PG_SUITE_THROUGHPUT] = "throughput",
 	[PG_SUITE_SERVING] = "serving",
 };
+/* clang-format on */
 
 const char *pg_suite_kind_name(enum pg_suite_kind kind)
 {
@@ -166,8 +168,7 @@ char *pg_point_name(const char *test, double qps, long max_concurrency, bool wit
 	return pg_buf_detach(&b);
 }
 
-static void plan_push(struct pg_plan *p, const struct pg_test *t, char *name,
-		      double qps, long mc)
+static void plan_push(struct pg_plan *p, const struct pg_test *t, char *name, double qps, long mc)
 {
 	struct pg_point pt = { t, name, qps, mc };
 	PG_ARRAY_PUSH(p->points, p->n, p->cap, pt);
@@ -198,15 +199,18 @@ int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err)
 	if (r->strategy == PG_RAMP_NONE && !r->start_rps && !r->end_rps)
 		return 0;
 	if (r->strategy == PG_RAMP_NONE)
-		return pg_error_set(err, PG_ECONFIG, "a ramp-up needs a strategy: linear or exponential");
+		return pg_error_set(err, PG_ECONFIG,
+				    "a ramp-up needs a strategy: linear or exponential");
 	if (!r->start_rps || !r->end_rps)
-		return pg_error_set(err, PG_ECONFIG, "a %s ramp-up needs both a start and an end rate",
+		return pg_error_set(err, PG_ECONFIG,
+				    "a %s ramp-up needs both a start and an end rate",
 				    pg_ramp_strategy_name(r->strategy));
 	for (size_t i = 0; i < t->n_qps; i++)
 		if (!isinf(t->qps[i]))
-			return pg_error_set(err, PG_ECONFIG,
-					    "a ramp-up sets the request rate itself: leave qps at inf (got %g)",
-					    t->qps[i]);
+			return pg_error_set(
+				err, PG_ECONFIG,
+				"a ramp-up sets the request rate itself: leave qps at inf (got %g)",
+				t->qps[i]);
 	return 0;
 }
 
@@ -215,7 +219,8 @@ long pg_point_num_prompts(const struct pg_point *pt)
 	const struct pg_test *t = pt->test;
 	long n;
 
-	if (t->kind != PG_SUITE_SERVING || t->prompts_per_concurrency <= 0 || pt->max_concurrency <= 0)
+	if (t->kind != PG_SUITE_SERVING || t->prompts_per_concurrency <= 0 ||
+	    pt->max_concurrency <= 0)
 		return t->num_prompts;
 	n = pt->max_concurrency > LONG_MAX / t->prompts_per_concurrency
 		    ? LONG_MAX

@@ -23,12 +23,7 @@ struct pg_error;
  * Doubles use NAN for "not set" where a default is applied later.
  */
 
-enum pg_suite_kind {
-	PG_SUITE_LATENCY,
-	PG_SUITE_THROUGHPUT,
-	PG_SUITE_SERVING,
-	PG_SUITE_COUNT
-};
+enum pg_suite_kind { PG_SUITE_LATENCY, PG_SUITE_THROUGHPUT, PG_SUITE_SERVING, PG_SUITE_COUNT };
 
 /* "latency", "throughput", "serving"; NULL for out of range. */
 const char *pg_suite_kind_name(enum pg_suite_kind kind);
@@ -52,8 +47,8 @@ void pg_kvlist_release(struct pg_kvlist *l);
 
 /* Where a value came from, for error messages at run time. */
 struct pg_srcloc {
-	char *file;     /* path as the user gave it, or "BUILDKITE_PLUGIN_CONFIGURATION" */
-	int line;       /* 1-based; 0 when unknown (JSON from an env var) */
+	char *file; /* path as the user gave it, or "BUILDKITE_PLUGIN_CONFIGURATION" */
+	int line;   /* 1-based; 0 when unknown (JSON from an env var) */
 	int column;
 };
 
@@ -64,64 +59,64 @@ struct pg_server_spec {
 	 * external pg_test.command, the server is started first and the
 	 * command reaches it through {base_url}. */
 	char *command;
-	bool shell;             /* run through /bin/sh -c instead of execvp */
-	struct pg_kvlist env;   /* added to the server's environment */
-	char *ready_path;       /* GET until 200; default "/v1/models" */
-	double ready_timeout;   /* seconds; default 1200 */
-	double stop_timeout;    /* SIGTERM -> SIGKILL grace, seconds; default 30 */
-	double gpu_idle_mib;    /* > 0: before starting the server, wait until every
+	bool shell;              /* run through /bin/sh -c instead of execvp */
+	struct pg_kvlist env;    /* added to the server's environment */
+	char *ready_path;        /* GET until 200; default "/v1/models" */
+	double ready_timeout;    /* seconds; default 1200 */
+	double stop_timeout;     /* SIGTERM -> SIGKILL grace, seconds; default 30 */
+	double gpu_idle_mib;     /* > 0: before starting the server, wait until every
 	                           GPU uses less memory than this (nvidia-smi); 0 off */
-	double gpu_idle_timeout;/* seconds that wait may take; default 300 */
-	char *remote;           /* base URL of an already running server; excludes command */
+	double gpu_idle_timeout; /* seconds that wait may take; default 300 */
+	char *remote;            /* base URL of an already running server; excludes command */
 };
 
 enum pg_dataset_kind {
-	PG_DATASET_RANDOM,      /* token-id prompts of exact lengths */
-	PG_DATASET_SHAREGPT,    /* ShareGPT JSON conversations */
-	PG_DATASET_JSONL,       /* {"prompt": ..., "output_len": ...} per line */
+	PG_DATASET_RANDOM,   /* token-id prompts of exact lengths */
+	PG_DATASET_SHAREGPT, /* ShareGPT JSON conversations */
+	PG_DATASET_JSONL,    /* {"prompt": ..., "output_len": ...} per line */
 };
 
 struct pg_dataset_spec {
 	enum pg_dataset_kind kind;
-	char *path;             /* sharegpt / jsonl file; NULL for random */
-	long input_len;         /* random: default 1024 (serving), 32 (latency) */
-	long output_len;        /* random: default 128; sharegpt: 0 = from the data */
-	double range_ratio;     /* random: lengths uniform in [L(1-r), L(1+r)]; default 0 */
-	long prefix_len;        /* random: shared prefix tokens; default 0 */
+	char *path;         /* sharegpt / jsonl file; NULL for random */
+	long input_len;     /* random: default 1024 (serving), 32 (latency) */
+	long output_len;    /* random: default 128; sharegpt: 0 = from the data */
+	double range_ratio; /* random: lengths uniform in [L(1-r), L(1+r)]; default 0 */
+	long prefix_len;    /* random: shared prefix tokens; default 0 */
 };
 
 struct pg_goodput {
-	double ttft_ms;         /* NAN = not part of the SLO */
+	double ttft_ms; /* NAN = not part of the SLO */
 	double tpot_ms;
 	double e2el_ms;
 };
 
 struct pg_client_spec {
-	char *endpoint;         /* "/v1/completions" (default) or "/v1/chat/completions" */
-	char *served_model;     /* "model" in the request body; default: the test's model */
-	double temperature;     /* NAN = not sent (vLLM's newest default) */
-	bool ignore_eos;        /* default true */
-	unsigned long seed;     /* default 0 */
-	char *api_key_env;      /* env var holding the key; its value is never logged */
-	double timeout;         /* per-request timeout, seconds; default 600 */
-	json_t *extra_body;     /* object merged into every request body, or NULL */
+	char *endpoint;     /* "/v1/completions" (default) or "/v1/chat/completions" */
+	char *served_model; /* "model" in the request body; default: the test's model */
+	double temperature; /* NAN = not sent (vLLM's newest default) */
+	bool ignore_eos;    /* default true */
+	unsigned long seed; /* default 0 */
+	char *api_key_env;  /* env var holding the key; its value is never logged */
+	double timeout;     /* per-request timeout, seconds; default 600 */
+	json_t *extra_body; /* object merged into every request body, or NULL */
 	struct pg_kvlist headers;
-	double *percentiles;    /* default {99} */
+	double *percentiles; /* default {99} */
 	size_t n_percentiles;
 	struct pg_strv percentile_metrics; /* default ttft,tpot,itl */
-	long num_warmups;       /* unmeasured requests before timing; default 0 */
-	bool continuous_usage;  /* ask for stream_options.continuous_usage_stats */
+	long num_warmups;                  /* unmeasured requests before timing; default 0 */
+	bool continuous_usage;             /* ask for stream_options.continuous_usage_stats */
 };
 
 struct pg_test {
 	enum pg_suite_kind kind;
-	char *name;             /* unique across the suite; result file stem prefix */
+	char *name; /* unique across the suite; result file stem prefix */
 	char *model;
-	long tp;                /* tensor parallel size; default 1 */
+	long tp; /* tensor parallel size; default 1 */
 	struct pg_server_spec server;
 	struct pg_client_spec client;
 	struct pg_dataset_spec dataset;
-	struct pg_kvlist vars;  /* user variables for {templates} */
+	struct pg_kvlist vars; /* user variables for {templates} */
 
 	/* latency */
 	long batch_size;        /* default 8 */
@@ -129,7 +124,7 @@ struct pg_test {
 	long iterations;        /* default 30 */
 
 	/* throughput and serving */
-	long num_prompts;       /* default 1000 */
+	long num_prompts; /* default 1000 */
 	/* serving: > 0 sends max_concurrency x this many prompts per bounded
 	 * point instead (vLLM's PROMPTS_PER_CONCURRENCY), clamped to
 	 * [min_num_prompts, max_num_prompts] (defaults 1 and 1,000,000) */
@@ -138,12 +133,12 @@ struct pg_test {
 	long max_num_prompts;
 
 	/* serving: one point per qps x max_concurrency */
-	double *qps;            /* INFINITY for "inf"; default {INFINITY} */
+	double *qps; /* INFINITY for "inf"; default {INFINITY} */
 	size_t n_qps;
-	long *max_concurrency;  /* 0 = unbounded (null) */
+	long *max_concurrency; /* 0 = unbounded (null) */
 	size_t n_max_concurrency;
 	bool concurrency_in_name; /* a concurrency list was given: names get _concurrency_<c> */
-	double burstiness;      /* gamma shape; 1.0 = Poisson (default) */
+	double burstiness;        /* gamma shape; 1.0 = Poisson (default) */
 	/* the rate rising over the requests instead of qps (which stays inf),
 	 * vLLM's --ramp-up-strategy/-start-rps/-end-rps */
 	struct pg_ramp_up ramp_up;
@@ -157,31 +152,34 @@ struct pg_test {
 	/* serving: SLOs for request_goodput (vLLM's --goodput), ms; NAN = unset */
 	struct pg_goodput goodput;
 
-	long repeat;            /* runs per point, summarised by the median; default 1 */
+	long repeat; /* runs per point, summarised by the median; default 1 */
 
 	/* external benchmark command instead of the native client, e.g.
 	 * "vllm bench latency --model {model} --output-json {result}" */
 	char *command;
 	bool command_shell;
-	double command_timeout; /* seconds; default 3600 */
+	double command_timeout;       /* seconds; default 3600 */
 	struct pg_kvlist command_env; /* added to the external command's environment */
 
-	struct pg_srcloc loc;   /* where the test was defined */
+	struct pg_srcloc loc; /* where the test was defined */
 };
 
 struct pg_suite {
 	struct pg_test *tests;
 	size_t n_tests;
 	size_t cap_tests;
-	char *gpu;              /* forced GPU name from the suite, or NULL */
-	char *source;           /* the file (or "inline") it was loaded from */
+	char *gpu;    /* forced GPU name from the suite, or NULL */
+	char *source; /* the file (or "inline") it was loaded from */
 	/* Non-fatal notes from loading, one line each, already prefixed with
 	 * file:line:col ("a vLLM flag perfgate's client ignores"). The command
 	 * layer prints them. */
 	struct pg_strv warnings;
 };
 
-#define PG_SUITE_INIT { NULL, 0, 0, NULL, NULL, PG_STRV_INIT }
+#define PG_SUITE_INIT                                                                              \
+	{                                                                                          \
+		NULL, 0, 0, NULL, NULL, PG_STRV_INIT                                               \
+	}
 
 /* Fill t with every default listed above (strings NULL unless noted). */
 void pg_test_init(struct pg_test *t, enum pg_suite_kind kind);
@@ -196,10 +194,10 @@ void pg_suite_release(struct pg_suite *s);
  * throughput tests are one point each.
  */
 struct pg_point {
-	const struct pg_test *test;   /* borrowed from the suite */
-	char *name;                   /* result file stem, vLLM's naming */
-	double qps;                   /* serving only; NAN otherwise */
-	long max_concurrency;         /* serving only; 0 = unbounded */
+	const struct pg_test *test; /* borrowed from the suite */
+	char *name;                 /* result file stem, vLLM's naming */
+	double qps;                 /* serving only; NAN otherwise */
+	long max_concurrency;       /* serving only; 0 = unbounded */
 };
 
 struct pg_plan {
@@ -208,7 +206,10 @@ struct pg_plan {
 	size_t cap;
 };
 
-#define PG_PLAN_INIT { NULL, 0, 0 }
+#define PG_PLAN_INIT                                                                               \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /*
  * Expand the suite into points, in suite order (latency, throughput,

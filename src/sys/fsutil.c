@@ -23,8 +23,8 @@ int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err)
 	ssize_t n;
 
 	if (fd < 0)
-		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
-				    "%s: %s", path, strerror(errno));
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR, "%s: %s", path,
+				    strerror(errno));
 	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
@@ -231,7 +231,7 @@ int pg_mkdir_p(const char *path, struct pg_error *err)
 	char *copy = pg_xstrdup(path);
 	int ret = 0;
 
-	for (char *p = copy + 1; ; p++) {
+	for (char *p = copy + 1;; p++) {
 		if (*p == '/' || *p == '\0') {
 			char saved = *p;
 			*p = '\0';
@@ -261,8 +261,8 @@ static int cmp_str(const void *a, const void *b)
 
 /* Names of the entries of dir that `keep` accepts, dotfiles excluded,
  * appended to out sorted bytewise. */
-static int list_sorted(const char *dir, bool (*keep)(const char *dir, const struct dirent *e,
-						    const char *arg),
+static int list_sorted(const char *dir,
+		       bool (*keep)(const char *dir, const struct dirent *e, const char *arg),
 		       const char *arg, struct pg_strv *out, struct pg_error *err)
 {
 	DIR *d = opendir(dir);
@@ -270,8 +270,8 @@ static int list_sorted(const char *dir, bool (*keep)(const char *dir, const stru
 	size_t first = out->n;
 
 	if (!d)
-		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR,
-				    "%s: %s", dir, strerror(errno));
+		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR, "%s: %s", dir,
+				    strerror(errno));
 	while ((e = readdir(d)) != NULL)
 		if (e->d_name[0] != '.' && keep(dir, e, arg))
 			pg_strv_push(out, e->d_name);

@@ -10,7 +10,8 @@
 static int git_fail(struct pg_error *err, const char *what)
 {
 	const git_error *e = git_error_last();
-	return pg_error_set(err, PG_EINFRA, "git: %s: %s", what, e && e->message ? e->message : "failed");
+	return pg_error_set(err, PG_EINFRA, "git: %s: %s", what,
+			    e && e->message ? e->message : "failed");
 }
 
 int pg_git_info_read(struct pg_git_info *out, const char *path, struct pg_error *err)

@@ -11,14 +11,17 @@ struct pg_error;
  * the working directory), read with libgit2.
  */
 struct pg_git_info {
-	char commit[41];   /* HEAD's commit id, "" when HEAD has no commit yet */
-	char *branch;      /* "main"; on a detached HEAD (Buildkite checks out
+	char commit[41]; /* HEAD's commit id, "" when HEAD has no commit yet */
+	char *branch;    /* "main"; on a detached HEAD (Buildkite checks out
 	                    * commits) $BUILDKITE_BRANCH when set, else NULL */
-	bool dirty;        /* tracked files differ from HEAD (index or work
+	bool dirty;      /* tracked files differ from HEAD (index or work
 	                    * tree); untracked files (results/) do not count */
 };
 
-#define PG_GIT_INFO_INIT { { 0 }, NULL, false }
+#define PG_GIT_INFO_INIT                                                                           \
+	{                                                                                          \
+		{ 0 }, NULL, false                                                                 \
+	}
 
 /* PG_ENOTFOUND when path is not inside a repository; PG_EINFRA when the
  * repository cannot be read (the message says why). */

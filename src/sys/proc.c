@@ -386,7 +386,8 @@ static void write_all(int fd, const char *p, size_t n)
 }
 
 /* The secret that starts at p (within n bytes), longest first; NULL. */
-static const struct secret *secret_at(const char *p, size_t n, const struct secret *sec, size_t n_sec)
+static const struct secret *secret_at(const char *p, size_t n, const struct secret *sec,
+				      size_t n_sec)
 {
 	for (size_t k = 0; k < n_sec; k++)
 		if (sec[k].len <= n && p[0] == sec[k].s[0] && !memcmp(p, sec[k].s, sec[k].len))
@@ -396,8 +397,8 @@ static const struct secret *secret_at(const char *p, size_t n, const struct secr
 
 /* Write buf[0..*upto) with secrets masked; a secret that starts before
  * *upto but ends after it is masked whole, and *upto moves past it. */
-static void write_masked(int fd, const char *buf, size_t len, size_t *upto, const struct secret *sec,
-			 size_t n_sec)
+static void write_masked(int fd, const char *buf, size_t len, size_t *upto,
+			 const struct secret *sec, size_t n_sec)
 {
 	size_t i = 0, run = 0;
 
@@ -541,7 +542,8 @@ static int open_log(const char *path, const char *header, struct pg_error *err)
 	int fd = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (fd < 0)
-		return pg_error_set(err, PG_ERR, "%s: %s", path ? path : "/dev/null", strerror(errno));
+		return pg_error_set(err, PG_ERR, "%s: %s", path ? path : "/dev/null",
+				    strerror(errno));
 	if (header && *header) {
 		size_t len = strlen(header);
 		if (write(fd, header, len) != (ssize_t)len) {
@@ -778,8 +780,8 @@ static bool group_has(pid_t pgid, bool (*want)(char st))
 	while (!found && (e = readdir(d))) {
 		pid_t ppid, pgrp;
 		char st;
-		if (all_digits(e->d_name) && !proc_stat(e->d_name, &st, &ppid, &pgrp) && pgrp == pgid &&
-		    want(st))
+		if (all_digits(e->d_name) && !proc_stat(e->d_name, &st, &ppid, &pgrp) &&
+		    pgrp == pgid && want(st))
 			found = true;
 	}
 	closedir(d);
@@ -808,7 +810,8 @@ static void sweep_orphans(void)
 		pid_t ppid, pgrp, pid;
 		char st;
 		long v;
-		if (!all_digits(e->d_name) || proc_stat(e->d_name, &st, &ppid, &pgrp) || ppid != self)
+		if (!all_digits(e->d_name) || proc_stat(e->d_name, &st, &ppid, &pgrp) ||
+		    ppid != self)
 			continue;
 		if (pg_parse_long(e->d_name, &v))
 			continue;
@@ -864,9 +867,10 @@ int pg_proc_stop(struct pg_proc *p, double grace, struct pg_error *err)
 		if (!wait_group_gone(p, grace > 0 ? grace : 0)) {
 			kill(-p->pid, SIGKILL);
 			if (!wait_group_gone(p, 5) || pg_proc_group_alive(p->pid))
-				ret = pg_error_set(err, PG_EINFRA,
-						   "process group %d survived SIGKILL (stuck in the kernel?)",
-						   (int)p->pid);
+				ret = pg_error_set(
+					err, PG_EINFRA,
+					"process group %d survived SIGKILL (stuck in the kernel?)",
+					(int)p->pid);
 		}
 		if (ret == 0)
 			slot_del(live_groups, p->pid);
@@ -946,7 +950,8 @@ int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic
 			break;
 		}
 		if (left <= 0) {
-			ret = pg_error_set(err, PG_EINFRA, "%s did not finish within %g s", argv[0], timeout);
+			ret = pg_error_set(err, PG_EINFRA, "%s did not finish within %g s", argv[0],
+					   timeout);
 			break;
 		}
 		if (eof) {

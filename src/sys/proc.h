@@ -39,28 +39,32 @@ struct pg_kvlist;
  */
 
 struct pg_proc_spec {
-	char *const *argv;             /* argv[0] is looked up in the child's PATH */
-	const struct pg_kvlist *env;   /* added to (overriding) perfgate's environment; may be NULL */
-	const char *log_path;          /* stdout+stderr, truncated; NULL: /dev/null */
-	const char *log_header;        /* first line(s) of the log (a redacted command line); may be NULL */
-	double guard_grace;            /* seconds the guard allows between SIGTERM and SIGKILL */
-	char *const *redact;           /* NULL-terminated secret values hidden from the log
+	char *const *argv;           /* argv[0] is looked up in the child's PATH */
+	const struct pg_kvlist *env; /* added to (overriding) perfgate's environment; may be NULL */
+	const char *log_path;        /* stdout+stderr, truncated; NULL: /dev/null */
+	const char
+		*log_header; /* first line(s) of the log (a redacted command line); may be NULL */
+	double guard_grace;  /* seconds the guard allows between SIGTERM and SIGKILL */
+	char *const *redact; /* NULL-terminated secret values hidden from the log
 					  (those of PG_REDACT_MIN_SUBSTRING bytes or more),
 					  longest first as a pg_redactor keeps them; NULL: none */
 };
 
 struct pg_proc {
-	pid_t pid;          /* group leader, and the group's id; 0 before start */
-	int pidfd;          /* readable when the leader exits; -1 where unsupported */
-	pid_t guard;        /* the guard process, 0 when none */
-	int guard_fd;       /* perfgate's end of the guard's pipe, -1 when none */
-	bool exited;        /* the leader has been reaped */
-	int status;         /* its wait status, valid when exited */
-	double started;     /* monotonic seconds at start */
-	pid_t log_writer;   /* the redacting log writer, 0 when none */
+	pid_t pid;        /* group leader, and the group's id; 0 before start */
+	int pidfd;        /* readable when the leader exits; -1 where unsupported */
+	pid_t guard;      /* the guard process, 0 when none */
+	int guard_fd;     /* perfgate's end of the guard's pipe, -1 when none */
+	bool exited;      /* the leader has been reaped */
+	int status;       /* its wait status, valid when exited */
+	double started;   /* monotonic seconds at start */
+	pid_t log_writer; /* the redacting log writer, 0 when none */
 };
 
-#define PG_PROC_INIT { 0, -1, 0, -1, false, 0, 0, 0 }
+#define PG_PROC_INIT                                                                               \
+	{                                                                                          \
+		0, -1, 0, -1, false, 0, 0, 0                                                       \
+	}
 
 /*
  * Start spec->argv. Returns 0; PG_ENOTFOUND when the program is not on

@@ -38,9 +38,10 @@ int pg_ydoc_load(struct pg_ydoc *d, const char *text, size_t len, const char *fi
 	if (!yaml_parser_load(&parser, &extra))
 		goto syntax;
 	if (yaml_document_get_root_node(&extra)) {
-		ret = pg_error_set(err, PG_ECONFIG,
-				   "%s:%zu:%zu: a second YAML document ('---'): put everything in one",
-				   d->file, extra.start_mark.line + 1, extra.start_mark.column + 1);
+		ret = pg_error_set(
+			err, PG_ECONFIG,
+			"%s:%zu:%zu: a second YAML document ('---'): put everything in one",
+			d->file, extra.start_mark.line + 1, extra.start_mark.column + 1);
 	}
 	yaml_document_delete(&extra);
 	goto done;
@@ -381,8 +382,9 @@ static int check_duplicates(const struct pg_ydoc *d, const struct pg_ypair *pair
 		}
 	}
 	if (repeat)
-		rc = pg_yerr(d, repeat->key_node, path, err, "key '%s' given twice (first at line %d)",
-			     repeat->key, pg_ynode_line(first->key_node));
+		rc = pg_yerr(d, repeat->key_node, path, err,
+			     "key '%s' given twice (first at line %d)", repeat->key,
+			     pg_ynode_line(first->key_node));
 	free(v);
 	return rc;
 }
@@ -397,7 +399,8 @@ static int collect(const struct pg_ydoc *d, yaml_node_t *map, const struct pg_yp
 		return expected(d, map, path, err, what, NULL);
 	if (depth > 16)
 		return pg_yerr(d, map, path, err, "merge keys ('<<') nested too deeply");
-	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+	     pr++) {
 		yaml_node_t *k = node_at(d, pr->key);
 		yaml_node_t *v = node_at(d, pr->value);
 
@@ -415,14 +418,15 @@ static int collect(const struct pg_ydoc *d, yaml_node_t *map, const struct pg_yp
 			pg_grow((void **)out, cap, *n + 1, sizeof(**out));
 			(*out)[(*n)++] = p;
 		}
-next:;
+	next:;
 	}
 	/* a mapping with only merge keys has no entries yet: *out is still NULL */
 	if (!merged && *n > own_start &&
 	    check_duplicates(d, *out + own_start, *n - own_start, path, err))
 		return PG_ECONFIG;
 	/* merge keys after the mapping's own entries, so own entries win */
-	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+	     pr++) {
 		yaml_node_t *k = node_at(d, pr->key);
 		yaml_node_t *v = node_at(d, pr->value);
 
@@ -433,11 +437,13 @@ next:;
 				return PG_ECONFIG;
 		} else if (pg_ynode_is_seq(v)) {
 			for (size_t i = 0; i < pg_yseq_len(v); i++)
-				if (collect(d, pg_yseq_item(d, v, i), path, "a mapping to merge ('<<')",
-					    out, n, cap, true, depth + 1, err))
+				if (collect(d, pg_yseq_item(d, v, i), path,
+					    "a mapping to merge ('<<')", out, n, cap, true,
+					    depth + 1, err))
 					return PG_ECONFIG;
 		} else {
-			return expected(d, v, path, err, "a mapping (or a list of mappings) to merge with '<<'",
+			return expected(d, v, path, err,
+					"a mapping (or a list of mappings) to merge with '<<'",
 					NULL);
 		}
 	}
@@ -467,7 +473,8 @@ yaml_node_t *pg_ymap_get(const struct pg_ydoc *d, yaml_node_t *map, const char *
 
 	if (!pg_ynode_is_map(map))
 		return NULL;
-	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+	     pr++) {
 		yaml_node_t *k = node_at(d, pr->key);
 		yaml_node_t *v = node_at(d, pr->value);
 
@@ -498,8 +505,8 @@ int pg_yget_string(const struct pg_ydoc *d, const yaml_node_t *n, const struct p
 	return 0;
 }
 
-int pg_yget_long(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p,
-		 long min, long *out, struct pg_error *err)
+int pg_yget_long(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p, long min,
+		 long *out, struct pg_error *err)
 {
 	char what[64];
 	long v;
@@ -542,15 +549,16 @@ int pg_yget_double(const struct pg_ydoc *d, const yaml_node_t *n, const struct p
 	return 0;
 }
 
-int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p,
-		 bool *out, struct pg_error *err)
+int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p, bool *out,
+		 struct pg_error *err)
 {
 	bool v;
 
 	if (!pg_ynode_is_scalar(n) || !plain_bool(pg_ynode_text(n), &v))
 		return expected(d, n, p, err, "true or false", NULL);
 	if (pg_ynode_is_quoted(n))
-		return expected(d, n, p, err, "true or false", " (a quoted string: drop the quotes)");
+		return expected(d, n, p, err, "true or false",
+				" (a quoted string: drop the quotes)");
 	*out = v;
 	return 0;
 }
@@ -579,7 +587,8 @@ static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *bu
 		 * the first occurrence simply wins */
 		if (pg_ymap_pairs(d, (yaml_node_t *)n, NULL, "a mapping", &pairs, &np, NULL) == 0)
 			for (size_t i = 0; i < np; i++)
-				json_object_set_new(o, pairs[i].key, to_json(d, pairs[i].value, budget));
+				json_object_set_new(o, pairs[i].key,
+						    to_json(d, pairs[i].value, budget));
 		free(pairs);
 		return o;
 	}

@@ -25,14 +25,17 @@ struct pg_error;
 struct pg_ydoc {
 	yaml_document_t doc;
 	bool loaded;
-	char *file;          /* as given, for messages (owned) */
+	char *file; /* as given, for messages (owned) */
 	/* Text a program made (JSON re-serialised from
 	 * BUILDKITE_PLUGIN_CONFIGURATION): its lines mean nothing to the user,
 	 * so messages name the key path only. Set after loading. */
 	bool no_positions;
 };
 
-#define PG_YDOC_INIT { .loaded = false, .file = NULL }
+#define PG_YDOC_INIT                                                                               \
+	{                                                                                          \
+		.loaded = false, .file = NULL                                                      \
+	}
 
 /* The path to a node, built on the stack as the loaders descend:
  * "serving[0].qps[1]". key == NULL means a sequence index. */
@@ -70,7 +73,8 @@ char *pg_ymsg(const struct pg_ydoc *d, const yaml_node_t *at, const struct pg_yp
 /* "expected <what>, got <how n reads>" at n (what is a printf format).
  * Returns PG_ECONFIG. */
 int pg_yexpected(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *path,
-		 struct pg_error *err, const char *what_fmt, ...) __attribute__((format(printf, 5, 6)));
+		 struct pg_error *err, const char *what_fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* Position of a node, 1-based (0 when unknown or d->no_positions). */
 int pg_ydoc_line(const struct pg_ydoc *d, const yaml_node_t *n);
@@ -83,7 +87,7 @@ int pg_ynode_column(const yaml_node_t *n);
 bool pg_ynode_is_map(const yaml_node_t *n);
 bool pg_ynode_is_seq(const yaml_node_t *n);
 bool pg_ynode_is_scalar(const yaml_node_t *n);
-bool pg_ynode_is_null(const yaml_node_t *n);   /* plain ~, null, Null, NULL or empty */
+bool pg_ynode_is_null(const yaml_node_t *n); /* plain ~, null, Null, NULL or empty */
 bool pg_ynode_is_quoted(const yaml_node_t *n);
 const char *pg_ynode_text(const yaml_node_t *n); /* scalar text, "" otherwise */
 /* Replace a scalar's text (the style, so the typing rules, stay): the
@@ -115,13 +119,13 @@ yaml_node_t *pg_yseq_item(const struct pg_ydoc *d, const yaml_node_t *seq, size_
  */
 int pg_yget_string(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p,
 		   char **out, struct pg_error *err);
-int pg_yget_long(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p,
-		 long min, long *out, struct pg_error *err);
+int pg_yget_long(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p, long min,
+		 long *out, struct pg_error *err);
 /* inf_ok: also accept inf/.inf (and a quoted "inf"). */
 int pg_yget_double(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p,
 		   bool inf_ok, double *out, struct pg_error *err);
-int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p,
-		 bool *out, struct pg_error *err);
+int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *p, bool *out,
+		 struct pg_error *err);
 
 /* The node as JSON by the typing rules above (new reference). */
 json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n);

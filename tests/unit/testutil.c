@@ -145,11 +145,13 @@ void tu_assert_markdown_safe(const char *md, const char *const *allowed_tags)
 			if (!in_table)
 				header_pipes = pipes;
 			in_table = true;
-			ck_assert_msg(pipes == header_pipes, "line %zu: %zu cells, the header has %zu: %.*s",
-				      line_no, pipes - 1, header_pipes - 1, (int)len, p);
+			ck_assert_msg(pipes == header_pipes,
+				      "line %zu: %zu cells, the header has %zu: %.*s", line_no,
+				      pipes - 1, header_pipes - 1, (int)len, p);
 			for (const char *c = "`[]"; *c; c++)
-				ck_assert_msg(!count_unescaped(p, len, *c), "line %zu: unescaped '%c': %.*s",
-					      line_no, *c, (int)len, p);
+				ck_assert_msg(!count_unescaped(p, len, *c),
+					      "line %zu: unescaped '%c': %.*s", line_no, *c,
+					      (int)len, p);
 		} else {
 			in_table = false;
 		}

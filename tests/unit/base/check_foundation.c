@@ -38,6 +38,7 @@ START_TEST(buf_grows_and_stays_terminated)
 }
 END_TEST
 
+/* clang-format off */
 static const struct {
 	double v;
 	const char *repr;
@@ -57,6 +58,7 @@ static const struct {
 	{ 1.2345678901234568e+17, "1.2345678901234568e+17", "1.23457e+17" },
 	{ 5e-324, "5e-324", "4.94066e-324" },
 };
+/* clang-format on */
 
 START_TEST(numbers_format_like_python)
 {
@@ -119,8 +121,10 @@ START_TEST(template_keeps_values_literal)
 	struct pg_strv argv = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 
-	ck_assert_int_eq(pg_template_argv(&argv, "vllm serve {model} --tp={tp} 'x y' \"{tp} z\" {{lit}}",
-					  vars, NULL, &err), 0);
+	ck_assert_int_eq(pg_template_argv(&argv,
+					  "vllm serve {model} --tp={tp} 'x y' \"{tp} z\" {{lit}}",
+					  vars, NULL, &err),
+			 0);
 	ck_assert_uint_eq(argv.n, 7);
 	ck_assert_str_eq(argv.v[0], "vllm");
 	ck_assert_str_eq(argv.v[2], "a b'\"$(touch /tmp/pwned)\"");
@@ -143,11 +147,11 @@ START_TEST(template_shell_quotes_by_context)
 	struct pg_buf out = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 
-	ck_assert_int_eq(pg_template_shell(&out, "echo {model} \"{model}\" '{model}'", vars, NULL, &err), 0);
-	ck_assert_str_eq(out.ptr,
-			 "echo 'a b'\\''\"$(touch /tmp/pwned)\"' "
-			 "\"a b'\\\"\\$(touch /tmp/pwned)\\\"\" "
-			 "'a b'\\''\"$(touch /tmp/pwned)\"'");
+	ck_assert_int_eq(
+		pg_template_shell(&out, "echo {model} \"{model}\" '{model}'", vars, NULL, &err), 0);
+	ck_assert_str_eq(out.ptr, "echo 'a b'\\''\"$(touch /tmp/pwned)\"' "
+				  "\"a b'\\\"\\$(touch /tmp/pwned)\\\"\" "
+				  "'a b'\\''\"$(touch /tmp/pwned)\"'");
 	pg_buf_release(&out);
 }
 END_TEST
@@ -197,12 +201,13 @@ END_TEST
 START_TEST(json_writer_is_python_compatible)
 {
 	struct pg_buf out = PG_BUF_INIT;
-	json_t *v = json_pack("{s:f, s:i, s:s, s:[f,n], s:{}, s:b}", "z", 0.1, "a", 200,
-			      "gpu", "H100\nH100", "l", 200.0, "e", "t", 1);
+	json_t *v = json_pack("{s:f, s:i, s:s, s:[f,n], s:{}, s:b}", "z", 0.1, "a", 200, "gpu",
+			      "H100\nH100", "l", 200.0, "e", "t", 1);
 
 	pg_json_write(&out, v, -1);
-	ck_assert_str_eq(out.ptr,
-			 "{\"z\": 0.1, \"a\": 200, \"gpu\": \"H100\\nH100\", \"l\": [200.0, null], \"e\": {}, \"t\": true}");
+	ck_assert_str_eq(
+		out.ptr,
+		"{\"z\": 0.1, \"a\": 200, \"gpu\": \"H100\\nH100\", \"l\": [200.0, null], \"e\": {}, \"t\": true}");
 	pg_buf_reset(&out);
 	pg_json_write(&out, json_object_get(v, "l"), 2);
 	ck_assert_str_eq(out.ptr, "[\n  200.0,\n  null\n]");
@@ -213,7 +218,8 @@ END_TEST
 
 START_TEST(metric_registry_reads_results)
 {
-	json_t *lat = json_pack("{s:f, s:{s:f, s:f}}", "avg_latency", 1.0469, "percentiles", "50", 1.0468, "99", 1.0483);
+	json_t *lat = json_pack("{s:f, s:{s:f, s:f}}", "avg_latency", 1.0469, "percentiles", "50",
+				1.0468, "99", 1.0483);
 	const struct pg_metric *m = pg_metric_by_id(PG_SUITE_LATENCY, "median_latency_ms");
 	double v;
 
@@ -233,7 +239,9 @@ END_TEST
 START_TEST(gpu_label_matches_vllm_converter)
 {
 	char out[64];
-	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "H100\nH100\nH100\nH100\nH100\nH100\nH100\nH100"), "8xH100");
+	ck_assert_str_eq(
+		pg_gpu_label(out, sizeof(out), "H100\nH100\nH100\nH100\nH100\nH100\nH100\nH100"),
+		"8xH100");
 	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "A100-SXM4-80GB"), "1xA100-SXM4-80GB");
 	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "4xNVIDIA_L40S"), "4xNVIDIA_L40S");
 	ck_assert_str_eq(pg_gpu_label(out, sizeof(out), "H100\n"), "1xH100");
@@ -242,6 +250,7 @@ END_TEST
 
 START_TEST(gpu_key_normalises_every_shape)
 {
+	/* clang-format off */
 	static const char *const cases[][2] = {
 		{ "NVIDIA H100 80GB HBM3", "H100" },
 		{ "NVIDIA H200", "H200" },
@@ -257,6 +266,7 @@ START_TEST(gpu_key_normalises_every_shape)
 		{ "Tesla T4", "Tesla T4" },
 		{ "mock", "mock" },
 	};
+	/* clang-format on */
 	char out[128];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -274,9 +284,10 @@ START_TEST(results_round_trip_through_a_directory)
 	char *dir = tu_mkdtemp();
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set set = PG_RESULT_SET_INIT;
-	json_t *res = json_pack("{s:i, s:f, s:{s:s, s:s}}", "completed", 200, "request_throughput", 2.5,
-				"perfgate", "suite", "serving", "status", "ok");
-	json_t *cmds = json_pack("{s:s, s:s}", "server_command", "vllm serve x", "gpu_type", "H100\nH100");
+	json_t *res = json_pack("{s:i, s:f, s:{s:s, s:s}}", "completed", 200, "request_throughput",
+				2.5, "perfgate", "suite", "serving", "status", "ok");
+	json_t *cmds = json_pack("{s:s, s:s}", "server_command", "vllm serve x", "gpu_type",
+				 "H100\nH100");
 	char *other = malloc(strlen(dir) + 64);
 	struct stat st;
 

@@ -83,13 +83,16 @@ START_TEST(loads_policy_and_baselines)
 	ck_assert_int_eq(p.history_window, 12);
 	ck_assert_int_eq(p.min_history, 4);
 	ck_assert_double_eq(p.escalate, 0.12);
-	pg_policy_rule(&p, "serving_x_qps_1", NULL, pg_metric_by_id(PG_SUITE_SERVING, "median_itl_ms"), &r);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL,
+		       pg_metric_by_id(PG_SUITE_SERVING, "median_itl_ms"), &r);
 	ck_assert(r.gate);
 	ck_assert_double_eq(r.tolerance, 0.035);
 	ck_assert_double_eq(r.floor, 0.2);
-	pg_policy_rule(&p, "serving_x_qps_1", NULL, pg_metric_by_id(PG_SUITE_SERVING, "p99_ttft_ms"), &r);
+	pg_policy_rule(&p, "serving_x_qps_1", NULL,
+		       pg_metric_by_id(PG_SUITE_SERVING, "p99_ttft_ms"), &r);
 	ck_assert_double_eq(r.escalate, 0);
-	pg_policy_rule(&p, "serving_x_qps_inf", NULL, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), &r);
+	pg_policy_rule(&p, "serving_x_qps_inf", NULL,
+		       pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), &r);
 	ck_assert_double_eq(r.tolerance, 0.06);
 	ck_assert_double_eq(r.recheck, 0.9);
 
@@ -115,6 +118,7 @@ START_TEST(loads_policy_and_baselines)
 END_TEST
 
 /* Each broken file, and the one line perfgate says about it. */
+/* clang-format off */
 static const struct {
 	const char *yaml;
 	const char *message;
@@ -161,6 +165,7 @@ static const struct {
 	{ "policy:\n  alpha: [\n", "T.yml:3:1: not valid YAML" },
 	{ "", "T.yml: empty file" },
 };
+/* clang-format on */
 
 START_TEST(errors_name_file_line_key)
 {
@@ -229,11 +234,13 @@ static void fresh_points(struct pg_baseline *b, double scale)
 	p->repeats = 5;
 	for (int i = 0; i < 5; i++)
 		xs[i] = reps[i] * scale;
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, xs, 5);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, xs,
+				 5);
 	p = pg_baseline_add(b, "serving_x_qps_4", PG_SUITE_SERVING);
 	p->qps = 4;
 	p->test = strdup("serving_x");
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), 15.9 * scale, NULL, 0);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"),
+				 15.9 * scale, NULL, 0);
 	pg_baseline_sort(b);
 }
 
@@ -242,7 +249,9 @@ START_TEST(new_file_and_update_keep_the_policy)
 	char *path = path_in("th/H100.yml");
 	struct pg_baseline fresh = PG_BASELINE_INIT, again = PG_BASELINE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_thresholds_update_opts opts = { "H100", "perfgate baseline update th/ --from results/", false };
+	struct pg_thresholds_update_opts opts = { "H100",
+						  "perfgate baseline update th/ --from results/",
+						  false };
 	char *text, *edited, *pol;
 	struct pg_buf expect = PG_BUF_INIT;
 
@@ -269,10 +278,12 @@ START_TEST(new_file_and_update_keep_the_policy)
 	fresh.points[0].name = strdup("serving_x_qps_inf");
 	{
 		struct pg_baseline one = PG_BASELINE_INIT;
-		struct pg_base_point *p = pg_baseline_add(&one, "serving_x_qps_inf", PG_SUITE_SERVING);
+		struct pg_base_point *p = pg_baseline_add(&one, "serving_x_qps_inf",
+							  PG_SUITE_SERVING);
 		double xs[] = { 2500, 2510 };
 		p->runs = 2;
-		pg_base_point_add_runs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), xs, 2);
+		pg_base_point_add_runs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"),
+				       xs, 2);
 		ck_assert_msg(pg_thresholds_update(path, &one, &opts, &err) == 0, "%s", err.msg);
 		pg_baseline_release(&one);
 	}
@@ -281,7 +292,8 @@ START_TEST(new_file_and_update_keep_the_policy)
 	/* everything up to baselines: is byte for byte what was there */
 	pol = strstr(edited, "\nbaselines:\n");
 	ck_assert(pol);
-	ck_assert_msg(!strncmp(text, edited, (size_t)(pol - edited) + 1), "the policy changed:\n%s", text);
+	ck_assert_msg(!strncmp(text, edited, (size_t)(pol - edited) + 1), "the policy changed:\n%s",
+		      text);
 	tu_assert_golden("golden/gate/thresholds-updated.yml", text);
 
 	/* --replace drops what the sources lack */
@@ -290,8 +302,10 @@ START_TEST(new_file_and_update_keep_the_policy)
 		struct pg_baseline one = PG_BASELINE_INIT;
 		struct pg_policy p;
 		struct pg_baseline loaded;
-		struct pg_base_point *pt = pg_baseline_add(&one, "serving_z_qps_1", PG_SUITE_SERVING);
-		pg_base_point_add_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "median_tpot_ms"), 8.4, NULL, 0);
+		struct pg_base_point *pt = pg_baseline_add(&one, "serving_z_qps_1",
+							   PG_SUITE_SERVING);
+		pg_base_point_add_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "median_tpot_ms"),
+					 8.4, NULL, 0);
 		ck_assert_msg(pg_thresholds_update(path, &one, &opts, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(pg_thresholds_load(path, &p, &loaded, &err), 0);
 		ck_assert_uint_eq(loaded.n, 1);
@@ -349,7 +363,8 @@ START_TEST(update_refuses_a_broken_file)
 	tu_write_file(path, broken);
 	fresh_points(&fresh, 1);
 	ck_assert_int_eq(pg_thresholds_update(path, &fresh, &opts, &err), PG_ECONFIG);
-	ck_assert(strstr(err.msg, "H100.yml:3:3: policy: unknown setting 'alpah' (did you mean 'alpha'?)"));
+	ck_assert(strstr(err.msg,
+			 "H100.yml:3:3: policy: unknown setting 'alpah' (did you mean 'alpha'?)"));
 	text = tu_read_file(path, NULL);
 	ck_assert_str_eq(text, broken);
 	free(text);
@@ -360,6 +375,7 @@ END_TEST
 
 START_TEST(yaml_scalars_round_trip)
 {
+	/* clang-format off */
 	static const char *const cases[][2] = {
 		{ "serving_a_qps_inf", "serving_a_qps_inf" },
 		{ "8xH100", "8xH100" },
@@ -375,6 +391,7 @@ START_TEST(yaml_scalars_round_trip)
 		{ "say \"hi\"\n", "\"say \\\"hi\\\"\\n\"" },
 		{ "", "\"\"" },
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < N(cases); i++) {
 		struct pg_buf b = PG_BUF_INIT;
 		pg_yaml_scalar(&b, cases[i][0]);

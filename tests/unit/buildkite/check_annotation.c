@@ -62,24 +62,26 @@ START_TEST(fences_outgrow_backtick_runs)
 }
 END_TEST
 
-static const char report_md[] =
-	"## Latency tests\n\n"
-	"- Input length: 32 tokens.\n\n"
-	"| Test name | GPU | Mean latency (ms) |\n"
-	"|:---|:---|---:|\n"
-	"| latency_llama8B_tp1 | 8xH100 | 924.709 |\n";
+static const char report_md[] = "## Latency tests\n\n"
+				"- Input length: 32 tokens.\n\n"
+				"| Test name | GPU | Mean latency (ms) |\n"
+				"|:---|:---|---:|\n"
+				"| latency_llama8B_tp1 | 8xH100 | 924.709 |\n";
 static const char comparison_md[] =
 	"| Test | Metric | Baseline | Current | Change | Verdict |\n"
 	"|:---|:---|---:|---:|---:|:---|\n"
 	"| latency_llama8B_tp1 | Median latency (ms) | 910.2 | 924.7 | +1.6% | unchanged |\n";
-static const char json_section[] = "[{\"Test name\": \"latency_llama8B_tp1\", \"Mean latency (ms)\": 924.709}]";
+static const char json_section[] =
+	"[{\"Test name\": \"latency_llama8B_tp1\", \"Mean latency (ms)\": 924.709}]";
 
 static const char *const facts[] = { "step :h100: perf", "baseline main @ 9f8e7d6 (merge-base)",
 				     "commit 1a2b3c4" };
+/* clang-format off */
 static const struct pg_annotation_chart charts[] = {
 	{ "results/charts/serving_serving_llama8B_tp1_sharegpt.svg", "serving_llama8B_tp1_sharegpt: QPS sweep" },
 	{ "results/charts/latency.svg", "Latency tests" },
 };
+/* clang-format on */
 
 static struct pg_annotation base_annotation(void)
 {
@@ -128,12 +130,14 @@ START_TEST(golden_pass)
 }
 END_TEST
 
+/* clang-format off */
 static const struct pg_annotation_row rows[] = {
 	{ "serving_llama8B_tp1_sharegpt_qps_4", "Median TTFT (ms)", 108.9, 130.2, 19.559, 4, 1, "regressed" },
 	{ "latency_llama70B_tp4", "Median latency (ms)", 2530.1, 2702.4, 6.81, 3, 1, "regressed" },
 	{ "serving_llama8B_tp1_sharegpt_qps_inf", "P99 TPOT (ms)", 58.2, 61.3, 5.33, 7, 1, "warning (p99)" },
 	{ "throughput_llama8B_tp1", "Tput (req/s)", NAN, 22.84, NAN, 2.5, 0, "new" },
 };
+/* clang-format on */
 
 START_TEST(golden_warning)
 {
@@ -174,10 +178,12 @@ END_TEST
 START_TEST(golden_error)
 {
 	struct pg_annotation a = base_annotation();
+	/* clang-format off */
 	const char *notes[] = {
 		"serving_llama8B_tp1_sharegpt_qps_16: server never became ready within 1200 s (see results/serving_llama8B_tp1_sharegpt.server.log)",
 		"latency_llama70B_tp4: tp 4 exceeds the 1 GPU on this agent",
 	};
+	/* clang-format on */
 
 	a.status = PG_ANNOTATION_ERROR;
 	a.n_errors = 2;
@@ -220,19 +226,27 @@ static void big_make(struct big *g, size_t n)
 	g->rows = calloc(n, sizeof(*g->rows));
 	g->names = calloc(n, sizeof(char *));
 	pg_buf_puts(&g->report, "| Test name | GPU | Output Tput (tok/s) |\n|:---|:---|---:|\n");
-	pg_buf_puts(&g->comparison, "| Test | Metric | Baseline | Current |\n|:---|:---|---:|---:|\n");
+	pg_buf_puts(&g->comparison,
+		    "| Test | Metric | Baseline | Current |\n|:---|:---|---:|---:|\n");
 	pg_buf_putc(&g->json, '[');
 	for (size_t i = 0; i < n; i++) {
 		char name[96];
-		snprintf(name, sizeof(name), "serving_llama8B_tp1_sharegpt_qps_%zu_concurrency_%zu", i % 97,
-			 i);
+		snprintf(name, sizeof(name), "serving_llama8B_tp1_sharegpt_qps_%zu_concurrency_%zu",
+			 i % 97, i);
 		g->names[i] = strdup(name);
-		g->rows[i] = (struct pg_annotation_row){ g->names[i], "Output token throughput (tok/s)",
-							 2418.1, 2201.7, -8.95, 2.5, 1, "regressed" };
+		g->rows[i] = (struct pg_annotation_row){
+			g->names[i], "Output token throughput (tok/s)",
+			2418.1,      2201.7,
+			-8.95,       2.5,
+			1,           "regressed"
+		};
 		pg_buf_printf(&g->report, "| %s | 8xH100 | 2201.7 |\n", name);
-		pg_buf_printf(&g->comparison, "| %s | Output Tput (tok/s) | 2418.1 | 2201.7 |\n", name);
-		pg_buf_printf(&g->json, "%s{\"Test name\": \"%s\", \"Output Tput (tok/s)\": 2201.7, "
-			      "\"Median TTFT (ms)\": 108.9, \"P99 TTFT (ms)\": 201.4}", i ? ", " : "", name);
+		pg_buf_printf(&g->comparison, "| %s | Output Tput (tok/s) | 2418.1 | 2201.7 |\n",
+			      name);
+		pg_buf_printf(&g->json,
+			      "%s{\"Test name\": \"%s\", \"Output Tput (tok/s)\": 2201.7, "
+			      "\"Median TTFT (ms)\": 108.9, \"P99 TTFT (ms)\": 201.4}",
+			      i ? ", " : "", name);
 	}
 	pg_buf_putc(&g->json, ']');
 }
@@ -289,9 +303,11 @@ START_TEST(degrades_step_by_step_under_the_limit)
 	ck_assert_uint_gt(res.rows_shown, 1000);
 	ck_assert_uint_lt(res.rows_shown, g.n);
 	ck_assert_uint_eq(count(b.ptr, "| regressed |"), res.rows_shown);
-	ck_assert_ptr_nonnull(strstr(b.ptr, "more rows were left out to keep this annotation under 1 MiB"));
-	ck_assert_ptr_nonnull(strstr(b.ptr, "The full report is too large for an annotation: it is in "
-					    "<code>benchmark_results.md</code> in the artifacts."));
+	ck_assert_ptr_nonnull(
+		strstr(b.ptr, "more rows were left out to keep this annotation under 1 MiB"));
+	ck_assert_ptr_nonnull(strstr(b.ptr,
+				     "The full report is too large for an annotation: it is in "
+				     "<code>benchmark_results.md</code> in the artifacts."));
 	ck_assert_ptr_null(strstr(b.ptr, "<details>\n<summary>JSON"));
 	ck_assert_uint_le(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
 	ck_assert_str_eq(b.ptr + b.len - 1, "\n");
@@ -302,8 +318,10 @@ START_TEST(degrades_step_by_step_under_the_limit)
 	pg_buf_reset(&b);
 	ck_assert_int_eq(pg_annotation_render(&b, &a, 2200000, &res), 0);
 	ck_assert_int_eq(res.level, PG_ANNOTATION_JSON_LINKED);
-	ck_assert_ptr_nonnull(strstr(b.ptr, "The JSON section is too large for an annotation: it is in "));
-	ck_assert_ptr_nonnull(strstr(b.ptr, "<details>\n<summary>Full report</summary>\n\n| Test name |"));
+	ck_assert_ptr_nonnull(
+		strstr(b.ptr, "The JSON section is too large for an annotation: it is in "));
+	ck_assert_ptr_nonnull(
+		strstr(b.ptr, "<details>\n<summary>Full report</summary>\n\n| Test name |"));
 	pg_buf_reset(&b);
 	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
 	ck_assert_int_eq(res.level, PG_ANNOTATION_TABLES_LINKED);
@@ -364,7 +382,8 @@ START_TEST(golden_degraded)
 			if (pg_annotation_render(&b, &a, limit, &res) < 0)
 				break;
 			levels_seen |= 1 << res.level;
-			ck_assert_uint_le(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
+			ck_assert_uint_le(count(b.ptr, "artifact://"),
+					  PG_ANNOTATION_MAX_ARTIFACT_REFS);
 			if (limit > 4000)
 				limit = 4000;
 		}
@@ -377,10 +396,12 @@ END_TEST
 START_TEST(hostile_names_stay_in_their_cells)
 {
 	struct pg_annotation a = base_annotation();
+	/* clang-format off */
 	struct pg_annotation_row r[] = {
 		{ "x | y</details><script>alert(1)</script>\n| forged | row |", "m`v`", 1, 2, 100, 5, 1,
 		  "regressed" },
 	};
+	/* clang-format on */
 	struct pg_annotation_chart c[] = { { "results/charts/a\"onerror=\"x.svg", "<b>t</b>" } };
 	struct pg_buf b = PG_BUF_INIT;
 	struct pg_annotation_result res;
@@ -392,12 +413,14 @@ START_TEST(hostile_names_stay_in_their_cells)
 	a.charts = c;
 	a.n_charts = 1;
 	/* other renderers' markdown: their own inline HTML stays, a name's does not */
-	a.report_md = "| x </details><script>alert(1)</script><img src=x> | <span class=\"red\">+5%</span> |\n";
+	a.report_md =
+		"| x </details><script>alert(1)</script><img src=x> | <span class=\"red\">+5%</span> |\n";
 	a.comparison_md = "<span class=\"green\">-3%</span> <b>bold</b>\n";
 	a.json_section = "{\"t\": \"</details><script>\"}";
 	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
-	ck_assert_ptr_nonnull(strstr(b.ptr, "| x &lt;/details>&lt;script>alert(1)&lt;/script>&lt;img src=x> | "
-					    "<span class=\"red\">+5%</span> |"));
+	ck_assert_ptr_nonnull(
+		strstr(b.ptr, "| x &lt;/details>&lt;script>alert(1)&lt;/script>&lt;img src=x> | "
+			      "<span class=\"red\">+5%</span> |"));
 	ck_assert_ptr_nonnull(strstr(b.ptr, "<span class=\"green\">-3%</span> &lt;b>bold&lt;/b>"));
 	ck_assert_ptr_nonnull(strstr(b.ptr, "```json\n{\"t\": \"</details><script>\"}\n```"));
 	ck_assert_ptr_null(strstr(b.ptr, "<script>alert"));
@@ -455,6 +478,7 @@ static const char *table_lookup(void *ctx, const char *name)
 
 START_TEST(pull_request_environment)
 {
+	/* clang-format off */
 	static const char *const pr[] = {
 		"BUILDKITE", "true", "BUILDKITE_PULL_REQUEST", "4711",
 		"BUILDKITE_PULL_REQUEST_BASE_BRANCH", "main",
@@ -462,10 +486,21 @@ START_TEST(pull_request_environment)
 		"BUILDKITE_BRANCH", "feature/x", "BUILDKITE_BUILD_URL", "https://buildkite.com/a/b/builds/7",
 		"BUILDKITE_JOB_ID", "j-1", "BUILDKITE_LABEL", ":h100: perf", NULL,
 	};
+	/* clang-format on */
 	static const char *const push[] = {
-		"BUILDKITE", "true", "BUILDKITE_PULL_REQUEST", "false", "BUILDKITE_PULL_REQUEST_LABELS", "",
-		"BUILDKITE_BRANCH", "trunk", "BUILDKITE_PIPELINE_DEFAULT_BRANCH", "trunk",
-		"BUILDKITE_STEP_KEY", "perf-h100", NULL,
+		"BUILDKITE",
+		"true",
+		"BUILDKITE_PULL_REQUEST",
+		"false",
+		"BUILDKITE_PULL_REQUEST_LABELS",
+		"",
+		"BUILDKITE_BRANCH",
+		"trunk",
+		"BUILDKITE_PIPELINE_DEFAULT_BRANCH",
+		"trunk",
+		"BUILDKITE_STEP_KEY",
+		"perf-h100",
+		NULL,
 	};
 	const char *want[] = { "perf-benchmarks" };
 	const char *other[] = { "nope" };
@@ -501,6 +536,7 @@ END_TEST
 
 START_TEST(plugin_names_as_the_agent_derives_them)
 {
+	/* clang-format off */
 	static const struct {
 		const char *source, *name;
 	} cases[] = {
@@ -511,10 +547,12 @@ START_TEST(plugin_names_as_the_agent_derives_them)
 		{ "github.com/buildkite-plugins/docker-compose-buildkite-plugin#v5", "docker-compose" },
 		{ "~/Development/plugins/UPPER     CASE_party", "upper-case-party" },
 	};
+	/* clang-format on */
 	char out[128];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		ck_assert_str_eq(pg_bk_plugin_name(out, sizeof(out), cases[i].source), cases[i].name);
+		ck_assert_str_eq(pg_bk_plugin_name(out, sizeof(out), cases[i].source),
+				 cases[i].name);
 }
 END_TEST
 
@@ -524,9 +562,10 @@ START_TEST(our_entry_in_buildkite_plugins)
 	char *source = NULL;
 	json_t *c;
 
-	c = pg_bk_plugins_find("[{\"github.com/buildkite-plugins/docker-buildkite-plugin#v3\":{\"image\":\"x\"}},"
-			       "{\"github.com/acme/perfgate-buildkite-plugin#v1.0.0\":{\"gpu\":\"H100\"}}]",
-			       &source, &err);
+	c = pg_bk_plugins_find(
+		"[{\"github.com/buildkite-plugins/docker-buildkite-plugin#v3\":{\"image\":\"x\"}},"
+		"{\"github.com/acme/perfgate-buildkite-plugin#v1.0.0\":{\"gpu\":\"H100\"}}]",
+		&source, &err);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_str_eq(json_string_value(json_object_get(c, "gpu")), "H100");
 	ck_assert_str_eq(source, "github.com/acme/perfgate-buildkite-plugin#v1.0.0");
@@ -537,7 +576,8 @@ START_TEST(our_entry_in_buildkite_plugins)
 	ck_assert(json_is_object(c) && json_object_size(c) == 0);
 	json_decref(c);
 
-	ck_assert_ptr_null(pg_bk_plugins_find("[{\"github.com/x/other-buildkite-plugin#v1\":{}}]", NULL, &err));
+	ck_assert_ptr_null(pg_bk_plugins_find("[{\"github.com/x/other-buildkite-plugin#v1\":{}}]",
+					      NULL, &err));
 	ck_assert_int_eq(err.code, PG_ENOTFOUND);
 	ck_assert_ptr_null(pg_bk_plugins_find("{not json", NULL, &err));
 	ck_assert_int_eq(err.code, PG_ECONFIG);

@@ -29,6 +29,7 @@ static const char *vars(void *ctx, const char *name)
 /* Buildkite's upload-time interpolation, case by case. */
 START_TEST(interpolation)
 {
+	/* clang-format off */
 	static const struct {
 		const char *in, *out;
 	} ok[] = {
@@ -47,6 +48,8 @@ START_TEST(interpolation)
 		{ "${MODEL?}", "meta-llama/Llama-3.1-8B" },
 		{ "${EMPTY?}", "" },
 	};
+	/* clang-format on */
+	/* clang-format off */
 	static const struct {
 		const char *in, *msg;
 	} bad[] = {
@@ -58,12 +61,13 @@ START_TEST(interpolation)
 		{ "${MODEL+x}", "bad substitution '${MODEL+x}'" },
 		{ "${MODEL:x}", "bad substitution '${MODEL:x}'" },
 	};
+	/* clang-format on */
 	struct pg_error err = PG_ERROR_INIT;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		struct pg_buf b = PG_BUF_INIT;
-		ck_assert_msg(pg_bk_interpolate(&b, ok[i].in, vars, NULL, &err) == 0, "%s: %s", ok[i].in,
-			      err.msg);
+		ck_assert_msg(pg_bk_interpolate(&b, ok[i].in, vars, NULL, &err) == 0, "%s: %s",
+			      ok[i].in, err.msg);
 		ck_assert_str_eq(b.ptr, ok[i].out);
 		pg_buf_release(&b);
 	}
@@ -84,7 +88,8 @@ START_TEST(matrix_values)
 	ck_assert(pg_bk_has_matrix_ref("queue-{{matrix.gpu}}"));
 	ck_assert(pg_bk_has_matrix_ref("{{ matrix }}"));
 	ck_assert(!pg_bk_has_matrix_ref("{{matrixes}} {model}"));
-	ck_assert_int_eq(pg_bk_matrix_fill(&b, "q-{{matrix.gpu}}/{{ matrix }}/{gpu}", vars, NULL, &err), 0);
+	ck_assert_int_eq(
+		pg_bk_matrix_fill(&b, "q-{{matrix.gpu}}/{{ matrix }}/{gpu}", vars, NULL, &err), 0);
 	ck_assert_str_eq(b.ptr, "q-H100/plain/{gpu}");
 	pg_buf_reset(&b);
 	ck_assert_int_eq(pg_bk_matrix_fill(&b, "{{matrix.model}}", vars, NULL, &err), PG_ENOTFOUND);
@@ -102,11 +107,12 @@ START_TEST(shard_text)
 	ck_assert_uint_eq(i, 2);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(pg_shard_parse("1/1", &i, &n, &err), 0);
-	const char *bad[] = { "0/4", "5/4", "2", "a/b", "2/0", "-1/3", "", "1/ 2",
-			      "+1/2", "01/2", "1/02", "1/2x", "1//2", "/2" };
+	const char *bad[] = { "0/4",  "5/4",  "2",    "a/b",  "2/0",  "-1/3", "",
+			      "1/ 2", "+1/2", "01/2", "1/02", "1/2x", "1//2", "/2" };
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		ck_assert_int_eq(pg_shard_parse(bad[k], &i, &n, &err), PG_ECONFIG);
-		ck_assert_msg(strstr(err.msg, "expected \"INDEX/COUNT\"") == err.msg, "%s", err.msg);
+		ck_assert_msg(strstr(err.msg, "expected \"INDEX/COUNT\"") == err.msg, "%s",
+			      err.msg);
 	}
 }
 END_TEST
@@ -115,6 +121,7 @@ END_TEST
  * s3 with 1 point; throughput t. Points: 1,1,4,4,1,1 = 12. */
 static void make_suite(struct pg_suite *s)
 {
+	/* clang-format off */
 	static const struct {
 		enum pg_suite_kind kind;
 		const char *name;
@@ -124,6 +131,7 @@ static void make_suite(struct pg_suite *s)
 		{ PG_SUITE_SERVING, "serving_s1", 4, 0 },  { PG_SUITE_SERVING, "serving_s2", 2, 2 },
 		{ PG_SUITE_SERVING, "serving_s3", 1, 0 },  { PG_SUITE_THROUGHPUT, "throughput_t", 0, 0 },
 	};
+	/* clang-format on */
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		struct pg_test t;
@@ -159,7 +167,8 @@ static char *joined(const struct pg_strv *v)
 START_TEST(shards_split_evenly_and_cover_every_test_once)
 {
 	struct pg_suite s;
-	const char *want3[] = { "serving_s1", "serving_s2", "latency_a,latency_b,serving_s3,throughput_t" };
+	const char *want3[] = { "serving_s1", "serving_s2",
+				"latency_a,latency_b,serving_s3,throughput_t" };
 
 	make_suite(&s);
 	/* largest first: s1(4) -> 1, s2(4) -> 2, then the ones go to 3 until
@@ -196,7 +205,8 @@ END_TEST
 START_TEST(yaml_scalars_are_quoted_and_not_interpolated)
 {
 	json_t *v = json_pack("{s:s,s:[s,i,f,b,n],s:{},s:{s:s}}", "cmd", "echo $HOME \"q\"\n${X}",
-			      "list", "a: b # c", 3, 0.5, 1, "empty", "acme/perfgate#v1.0.0", "k", "v");
+			      "list", "a: b # c", 3, 0.5, 1, "empty", "acme/perfgate#v1.0.0", "k",
+			      "v");
 	struct pg_buf b = PG_BUF_INIT;
 
 	pg_yaml_write(&b, v, 0);
@@ -216,8 +226,9 @@ START_TEST(golden_pipelines)
 	const char *gpus[] = { "H100", "A100", "L40S" };
 	json_t *opts = json_pack("{s:s,s:s,s:[s]}", "thresholds", "thresholds", "baseline", "git",
 				 "only-on-labels", "perf-$ave");
-	struct pg_pipeline_spec spec = { "acme/perfgate#v1.0.0", ".buildkite/perf.yml", gpus, 3, 1,
-					 NULL, NULL, opts };
+	struct pg_pipeline_spec spec = {
+		"acme/perfgate#v1.0.0", ".buildkite/perf.yml", gpus, 3, 1, NULL, NULL, opts
+	};
 	struct pg_buf b = PG_BUF_INIT;
 
 	make_suite(&s);
@@ -244,7 +255,9 @@ START_TEST(golden_pipelines)
 	/* options are validated as the plugin will */
 	json_object_set_new(opts, "treshold", json_string("t"));
 	ck_assert_int_eq(pg_pipeline_render(&b, &spec, &s, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "step 'perfgate H100 1/3': unknown option 'treshold' (did you mean 'thresholds'?)");
+	ck_assert_str_eq(
+		err.msg,
+		"step 'perfgate H100 1/3': unknown option 'treshold' (did you mean 'thresholds'?)");
 	json_object_del(opts, "treshold");
 	spec.shards = 7;
 	ck_assert_int_eq(pg_pipeline_render(&b, &spec, &s, &err), PG_ECONFIG);

@@ -92,6 +92,7 @@ START_TEST(every_option)
 }
 END_TEST
 
+/* clang-format off */
 static const struct {
 	const char *json;
 	const char *message;
@@ -146,6 +147,7 @@ static const struct {
 	{ "[\"suites\"]",
 	  "step 'perf-h100': expected a mapping of options, got a list" },
 };
+/* clang-format on */
 
 START_TEST(bad_options_name_the_option_and_the_step)
 {
@@ -164,7 +166,8 @@ START_TEST(null_means_not_given_and_report_needs_no_suites)
 {
 	struct pg_plugin_config c;
 	struct pg_error err = PG_ERROR_INIT;
-	json_t *cfg = parse_json("{\"mode\": \"report\", \"gpu\": null, \"results-dir\": \"merged\"}");
+	json_t *cfg = parse_json(
+		"{\"mode\": \"report\", \"gpu\": null, \"results-dir\": \"merged\"}");
 
 	ck_assert_msg(pg_plugin_config_parse(&c, cfg, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c.gpu, "auto");
@@ -194,8 +197,9 @@ START_TEST(errors_carry_the_position_the_caller_knows)
 	json_t *cfg = parse_json("{\"suites\": \"s.yml\", \"repeat\": -1}");
 
 	ck_assert_int_eq(pg_plugin_config_parse_at(&c, cfg, "perf", where, NULL, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "pipeline.yml:9:11 (repeat): step 'perf': option 'repeat': expected "
-				  "an integer >= 1, got -1");
+	ck_assert_str_eq(err.msg,
+			 "pipeline.yml:9:11 (repeat): step 'perf': option 'repeat': expected "
+			 "an integer >= 1, got -1");
 	pg_plugin_config_release(&c);
 	json_decref(cfg);
 }
@@ -218,7 +222,8 @@ START_TEST(json_schema_for_plugin_yml)
 		ck_assert_ptr_nonnull(json_object_get(p, "type"));
 	}
 	ck_assert_str_eq(json_string_value(json_array_get(
-				 json_object_get(json_object_get(props, "mode"), "enum"), 2)), "gate");
+				 json_object_get(json_object_get(props, "mode"), "enum"), 2)),
+			 "gate");
 	pg_json_write(&out, schema, 2);
 	pg_buf_putc(&out, '\n');
 	tu_assert_golden("golden/plugin-configuration.json", out.ptr);

@@ -38,6 +38,7 @@ END_TEST
 /* Expected values: exhaustive enumeration of rank assignments (small
  * samples) and scipy.stats.mannwhitneyu(alternative='greater') for the
  * normal approximation. */
+/* clang-format off */
 static const struct {
 	double x[6];
 	size_t nx;
@@ -51,6 +52,7 @@ static const struct {
 	{ { 3, 4 }, 2, { 1, 2, 5, 6, 7 }, 5, 4, 5.0 / 7 },
 	{ { 1, 2, 3, 4, 5 }, 5, { 6, 7, 8, 9, 10 }, 5, 0, 1 },
 };
+/* clang-format on */
 
 START_TEST(mann_whitney_exact)
 {
@@ -58,8 +60,8 @@ START_TEST(mann_whitney_exact)
 		double u, p = pg_stat_mwu_greater(mwu_cases[i].x, mwu_cases[i].nx, mwu_cases[i].y,
 						  mwu_cases[i].ny, &u);
 		ck_assert_double_eq(u, mwu_cases[i].u);
-		ck_assert_msg(fabs(p - mwu_cases[i].p) < 1e-12, "case %zu: p %.17g, want %.17g", i, p,
-			      mwu_cases[i].p);
+		ck_assert_msg(fabs(p - mwu_cases[i].p) < 1e-12, "case %zu: p %.17g, want %.17g", i,
+			      p, mwu_cases[i].p);
 	}
 	ck_assert_double_eq_tol(pg_stat_mwu_min_p(5, 5), 1.0 / 252, 1e-15);
 	ck_assert_double_eq_tol(pg_stat_mwu_min_p(3, 3), 0.05, 1e-15);
@@ -92,7 +94,8 @@ START_TEST(mann_whitney_ties_and_large_samples)
 			x[i] = a[i % 6];
 			y[i] = b[i % 6];
 		}
-		ck_assert_double_eq_tol(pg_stat_mwu_greater(y, 60, x, 60, &u), 0.012495914194372364, 1e-9);
+		ck_assert_double_eq_tol(pg_stat_mwu_greater(y, 60, x, 60, &u), 0.012495914194372364,
+					1e-9);
 		ck_assert_double_eq(u, 2200);
 	}
 }
@@ -117,12 +120,22 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* One decision                                                        */
 
-static const struct pg_rule gate_rule = { .gate = true, .tolerance = 0.03, .floor = 0.1,
-					  .escalate = 0, .alpha = 0.05, .min_samples = 5,
-					  .noise_sigmas = 1.6, .recheck = 0.8 };
-static const struct pg_rule warn_rule = { .gate = false, .tolerance = 0.07, .floor = 0.5,
-					  .escalate = 0.08, .alpha = 0.05, .min_samples = 5,
-					  .noise_sigmas = 1.6, .recheck = 0.75 };
+static const struct pg_rule gate_rule = { .gate = true,
+					  .tolerance = 0.03,
+					  .floor = 0.1,
+					  .escalate = 0,
+					  .alpha = 0.05,
+					  .min_samples = 5,
+					  .noise_sigmas = 1.6,
+					  .recheck = 0.8 };
+static const struct pg_rule warn_rule = { .gate = false,
+					  .tolerance = 0.07,
+					  .floor = 0.5,
+					  .escalate = 0.08,
+					  .alpha = 0.05,
+					  .min_samples = 5,
+					  .noise_sigmas = 1.6,
+					  .recheck = 0.75 };
 
 struct decide_case {
 	const char *what;
@@ -137,9 +150,10 @@ struct decide_case {
 	bool fails, flagged, tested;
 };
 
-#define LOW PG_LOWER_IS_BETTER
+#define LOW  PG_LOWER_IS_BETTER
 #define HIGH PG_HIGHER_IS_BETTER
 
+/* clang-format off */
 static const struct decide_case decide_cases[] = {
 	{ "within tolerance", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
 	  { 10.1, 10.2, 10, 10.1, 10.2 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
@@ -174,6 +188,7 @@ static const struct decide_case decide_cases[] = {
 	{ "one baseline repeat wild", &gate_rule, HIGH, { 100, 101, 160, 100, 99 }, 5, NAN,
 	  { 100, 100.5, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
 };
+/* clang-format on */
 
 START_TEST(decide_table)
 {
@@ -286,10 +301,12 @@ static void base_point(struct pg_baseline *b, const char *name, double tput, dou
 
 	for (size_t i = 0; i < 5; i++)
 		xs[i] = tput * pattern[i];
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, xs, 5);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, xs,
+				 5);
 	for (size_t i = 0; i < 5; i++)
 		xs[i] = ttft * pattern[i];
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), NAN, xs, 5);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), NAN, xs,
+				 5);
 }
 
 static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const char *point,
@@ -297,7 +314,8 @@ static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const ch
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->rows[i].point, point) &&
-		    (metric ? c->rows[i].metric && !strcmp(c->rows[i].metric->id, metric) : !c->rows[i].metric))
+		    (metric ? c->rows[i].metric && !strcmp(c->rows[i].metric->id, metric)
+			    : !c->rows[i].metric))
 			return &c->rows[i];
 	ck_abort_msg("no row %s %s", point, metric ? metric : "(point)");
 	return NULL;
@@ -308,10 +326,12 @@ START_TEST(compare_every_verdict)
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
-	json_t *same = serving_result(1000, 50, "ok", NULL), *slow = serving_result(900, 56, "ok", NULL);
+	json_t *same = serving_result(1000, 50, "ok", NULL),
+	       *slow = serving_result(900, 56, "ok", NULL);
 	json_t *fresh = serving_result(500, 20, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "server never became ready");
 	json_t *skipped = serving_result(0, 0, "skipped", "tp 8 needs 8 GPUs");
+	/* clang-format off */
 	struct pg_run_point run[] = {
 		{ "a_same", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "b_slow", PG_SUITE_SERVING, "ok", slow, NULL },
@@ -319,6 +339,7 @@ START_TEST(compare_every_verdict)
 		{ "e_failed", PG_SUITE_SERVING, "error", failed, NULL },
 		{ "f_skipped", PG_SUITE_SERVING, "skipped", skipped, NULL },
 	};
+	/* clang-format on */
 
 	pg_policy_init(&policy);
 	base.gpu = strdup("H100");
@@ -331,8 +352,10 @@ START_TEST(compare_every_verdict)
 	pg_baseline_sort(&base);
 
 	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
-	ck_assert_int_eq(find_row(&c, "a_same", "output_throughput")->verdict, PG_VERDICT_UNCHANGED);
-	ck_assert_int_eq(find_row(&c, "b_slow", "output_throughput")->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(find_row(&c, "a_same", "output_throughput")->verdict,
+			 PG_VERDICT_UNCHANGED);
+	ck_assert_int_eq(find_row(&c, "b_slow", "output_throughput")->verdict,
+			 PG_VERDICT_REGRESSED);
 	ck_assert_int_eq(find_row(&c, "b_slow", "output_throughput")->outcome, PG_OUTCOME_FAIL);
 	ck_assert(find_row(&c, "b_slow", "median_ttft_ms")->needs_confirmation);
 	ck_assert_double_eq_tol(find_row(&c, "b_slow", "median_ttft_ms")->change, 0.12, 1e-9);
@@ -360,11 +383,13 @@ START_TEST(compare_every_verdict)
 	ck_assert_int_eq(pg_outcome_exit_code(c.outcome), 3);
 	pg_comparison_release(&c);
 	/* ... unless missing points are allowed; the error still counts */
-	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, &(struct pg_compare_opts){ .allow_missing = true });
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0,
+		   &(struct pg_compare_opts){ .allow_missing = true });
 	ck_assert_int_eq(find_row(&c, "c_missing", NULL)->outcome, PG_OUTCOME_WARN);
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_INFRA);
 	pg_comparison_release(&c);
-	pg_compare(&c, &policy, &base, run, 3, NULL, 0, &(struct pg_compare_opts){ .allow_missing = true });
+	pg_compare(&c, &policy, &base, run, 3, NULL, 0,
+		   &(struct pg_compare_opts){ .allow_missing = true });
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
 	pg_comparison_release(&c);
 
@@ -383,7 +408,8 @@ START_TEST(confirmation_pools_the_rerun)
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
-	json_t *slow = serving_result(960, 50, "ok", NULL), *again_slow = serving_result(955, 50, "ok", NULL);
+	json_t *slow = serving_result(960, 50, "ok", NULL),
+	       *again_slow = serving_result(955, 50, "ok", NULL);
 	json_t *again_fine = serving_result(1001, 50, "ok", NULL);
 	json_t *again_failed = serving_result(0, 0, "error", "out of memory");
 	struct pg_run_point run[] = { { "p", PG_SUITE_SERVING, "ok", slow, NULL } };
@@ -453,11 +479,15 @@ START_TEST(history_baselines_and_strict_mode)
 	base.kind = strdup("git");
 	p = pg_baseline_add(&base, "known", PG_SUITE_SERVING);
 	p->insufficient = strdup("3 runs in the history, 5 needed");
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), 1000, NULL, 0);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), 1000,
+				 NULL, 0);
 	pg_compare(&c, &policy, &base, run, 2, NULL, 0, NULL);
-	ck_assert_int_eq(find_row(&c, "known", "output_throughput")->verdict, PG_VERDICT_INSUFFICIENT);
-	ck_assert_str_eq(find_row(&c, "known", "output_throughput")->note, "3 runs in the history, 5 needed");
-	ck_assert_int_eq(find_row(&c, "unknown", "output_throughput")->verdict, PG_VERDICT_INSUFFICIENT);
+	ck_assert_int_eq(find_row(&c, "known", "output_throughput")->verdict,
+			 PG_VERDICT_INSUFFICIENT);
+	ck_assert_str_eq(find_row(&c, "known", "output_throughput")->note,
+			 "3 runs in the history, 5 needed");
+	ck_assert_int_eq(find_row(&c, "unknown", "output_throughput")->verdict,
+			 PG_VERDICT_INSUFFICIENT);
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
 	ck_assert_int_eq(pg_outcome_exit_code(c.outcome), 0);
 	pg_comparison_release(&c);
@@ -466,7 +496,8 @@ START_TEST(history_baselines_and_strict_mode)
 	/* a noisy gating metric passes with a warning, or fails when strict */
 	base.kind = strdup("thresholds");
 	p = pg_baseline_add(&base, "known", PG_SUITE_SERVING);
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN, noisy, 5);
+	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN,
+				 noisy, 5);
 	for (size_t i = 0; i < 5; i++) {
 		json_t *one = json_object();
 		json_object_set_new(one, "output_throughput", json_real(overlapping[i]));
@@ -519,13 +550,16 @@ START_TEST(render_markdown_and_json)
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
-	json_t *slow = serving_result(900, 56, "ok", NULL), *same = serving_result(1000, 50, "ok", NULL);
+	json_t *slow = serving_result(900, 56, "ok", NULL),
+	       *same = serving_result(1000, 50, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "exit 1 | see <log>");
+	/* clang-format off */
 	struct pg_run_point run[] = {
 		{ "serving_a|b_qps_inf", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "serving_c_qps_inf", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "serving_d_qps_inf", PG_SUITE_SERVING, "error", failed, NULL },
 	};
+	/* clang-format on */
 	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT;
 	json_t *j;
 
@@ -551,9 +585,12 @@ START_TEST(render_markdown_and_json)
 
 	/* all clear: a PASS headline and nothing above the fold */
 	run[0].result = same;
-	pg_compare(&c, &policy, &base, run, 2, NULL, 0, &(struct pg_compare_opts){ .allow_missing = true });
+	pg_compare(&c, &policy, &base, run, 2, NULL, 0,
+		   &(struct pg_compare_opts){ .allow_missing = true });
 	pg_comparison_headline(&md, &c);
-	ck_assert_str_eq(md.ptr, "**perfgate: PASS with warnings** — no confirmed regression on H100; 1 missing");
+	ck_assert_str_eq(
+		md.ptr,
+		"**perfgate: PASS with warnings** — no confirmed regression on H100; 1 missing");
 	pg_buf_reset(&md);
 	pg_comparison_attention_table(&md, &c);
 	ck_assert(strstr(md.ptr, "serving_d_qps_inf"));
@@ -573,17 +610,21 @@ END_TEST
  * source cannot break its tables or inject HTML. */
 START_TEST(hostile_names_cannot_break_the_comparison)
 {
-	static const char *const tags[] = { "<details>", "</details>", "<summary>", "</summary>", NULL };
+	static const char *const tags[] = { "<details>", "</details>", "<summary>", "</summary>",
+					    NULL };
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
-	json_t *slow = serving_result(500, 80, "ok", NULL), *same = serving_result(1000, 50, "ok", NULL);
+	json_t *slow = serving_result(500, 80, "ok", NULL),
+	       *same = serving_result(1000, 50, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "exit 1 | <b>see</b> `log`\n## [x](y)");
+	/* clang-format off */
 	struct pg_run_point run[] = {
 		{ "serving_<script>|x`y`_qps_1", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "serving_[a](b)\n|c_qps_1", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "serving_&amp;_qps_1", PG_SUITE_SERVING, "error", failed, NULL },
 	};
+	/* clang-format on */
 	struct pg_buf md = PG_BUF_INIT;
 
 	pg_policy_init(&policy);
@@ -600,7 +641,8 @@ START_TEST(hostile_names_cannot_break_the_comparison)
 	ck_assert_ptr_nonnull(strstr(md.ptr, "on &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "Re-run to confirm: `serving_<script>|x'y'_qps_1`"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
-	ck_assert_ptr_nonnull(strstr(md.ptr, "failed: exit 1 \\| &lt;b&gt;see&lt;/b&gt; \\`log\\` ## \\[x\\](y) |"));
+	ck_assert_ptr_nonnull(strstr(
+		md.ptr, "failed: exit 1 \\| &lt;b&gt;see&lt;/b&gt; \\`log\\` ## \\[x\\](y) |"));
 	pg_buf_release(&md);
 	pg_comparison_release(&c);
 
@@ -624,7 +666,8 @@ START_TEST(large_comparisons)
 	struct pg_comparison c;
 	struct pg_run_point run[POINTS + 1];
 	struct pg_run_index ix;
-	json_t *same = serving_result(1000, 50, "ok", NULL), *slow = serving_result(500, 50, "ok", NULL);
+	json_t *same = serving_result(1000, 50, "ok", NULL),
+	       *slow = serving_result(500, 50, "ok", NULL);
 	char names[POINTS][32];
 	size_t k = 0;
 
@@ -633,7 +676,8 @@ START_TEST(large_comparisons)
 		snprintf(names[i], sizeof(names[i]), "serving_p%03d_qps_inf", i);
 		if (i != 7) /* one point the baseline lacks */
 			base_point(&base, names[i], 1000, 50);
-		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same, NULL };
+		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same,
+							     NULL };
 	}
 	/* a second point of one name: the first one wins, not this */
 	run[POINTS] = (struct pg_run_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };

@@ -60,7 +60,8 @@ static void import_golden(const char *input, const char *golden, size_t want_n, 
 
 START_TEST(llmd_sample)
 {
-	import_golden("data/reference/llmd-results-sample.json", "golden/import/llmd-results-sample.txt", 2, NULL);
+	import_golden("data/reference/llmd-results-sample.json",
+		      "golden/import/llmd-results-sample.txt", 2, NULL);
 }
 END_TEST
 
@@ -73,7 +74,8 @@ END_TEST
 
 START_TEST(printed_every_label_variant)
 {
-	import_golden("data/import/serving-newest.txt", "golden/import/serving-newest.txt", 2, NULL);
+	import_golden("data/import/serving-newest.txt", "golden/import/serving-newest.txt", 2,
+		      NULL);
 }
 END_TEST
 
@@ -87,9 +89,10 @@ START_TEST(vllm_ci_results_with_sidecars)
 {
 	import_golden("data/import/serving_llama8B_tp1_sharegpt_qps_4.json",
 		      "golden/import/serving_llama8B_tp1_sharegpt_qps_4.txt", 1, NULL);
-	import_golden("data/import/latency_llama8B_tp1.json", "golden/import/latency_llama8B_tp1.txt", 1, NULL);
-	import_golden("data/import/throughput_llama8B_tp1.json", "golden/import/throughput_llama8B_tp1.txt", 1,
-		      NULL);
+	import_golden("data/import/latency_llama8B_tp1.json",
+		      "golden/import/latency_llama8B_tp1.txt", 1, NULL);
+	import_golden("data/import/throughput_llama8B_tp1.json",
+		      "golden/import/throughput_llama8B_tp1.txt", 1, NULL);
 }
 END_TEST
 
@@ -101,7 +104,8 @@ END_TEST
 
 START_TEST(records_and_reports)
 {
-	import_golden("data/import/benchmark_results.json", "golden/import/benchmark_results.txt", 3, NULL);
+	import_golden("data/import/benchmark_results.json", "golden/import/benchmark_results.txt",
+		      3, NULL);
 	import_golden("data/import/report-nan.md", "golden/import/report-nan.txt", 2, NULL);
 }
 END_TEST
@@ -123,7 +127,8 @@ START_TEST(values_are_kept_exactly)
 	ck_assert_ptr_nonnull(src);
 	ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), 0);
 	it = json_object_iter(rs.items[0].json);
-	json_object_foreach(src, key, v) {
+	json_object_foreach(src, key, v)
+	{
 		const char *want_key = strcmp(key, "request_goodput:") ? key : "request_goodput";
 		ck_assert_str_eq(json_object_iter_key(it), want_key);
 		ck_assert_msg(json_equal(json_object_iter_value(it), v), "%s differs", key);
@@ -139,12 +144,13 @@ END_TEST
 
 static const char *llmd_record(struct pg_buf *b, int i, const char *rate)
 {
-	pg_buf_printf(b,
-		      "{\"date\": \"20250526-0404%02d\", \"backend\": \"vllm\", \"model_id\": \"m\", "
-		      "\"num_prompts\": %d, \"gpu\": \"4xNVIDIA_L40S\", \"decode_replicas\": \"4\", "
-		      "\"request_rate\": %s, \"max_concurrency\": null, \"completed\": %d, "
-		      "\"request_throughput\": %d.25, \"request_goodput:\": null, \"mean_ttft_ms\": %d.5}",
-		      i % 60, 10 * i, rate, 10 * i, i, i);
+	pg_buf_printf(
+		b,
+		"{\"date\": \"20250526-0404%02d\", \"backend\": \"vllm\", \"model_id\": \"m\", "
+		"\"num_prompts\": %d, \"gpu\": \"4xNVIDIA_L40S\", \"decode_replicas\": \"4\", "
+		"\"request_rate\": %s, \"max_concurrency\": null, \"completed\": %d, "
+		"\"request_throughput\": %d.25, \"request_goodput:\": null, \"mean_ttft_ms\": %d.5}",
+		i % 60, 10 * i, rate, 10 * i, i, i);
 	return b->ptr;
 }
 
@@ -163,17 +169,25 @@ START_TEST(many_records_any_separator)
 			llmd_record(&text, i, i % 3 ? "5.0" : "\"inf\"");
 			pg_buf_puts(&text, seps[s]);
 		}
-		ck_assert_msg(pg_import_text(&rs, text.ptr, text.len, "runs.json", "runs", NULL, NULL, &err) == 0,
+		ck_assert_msg(pg_import_text(&rs, text.ptr, text.len, "runs.json", "runs", NULL,
+					     NULL, &err) == 0,
 			      "%s", err.msg);
 		ck_assert_uint_eq(rs.n, 120);
 		ck_assert_str_eq(rs.items[0].name, "runs_001_qps_5");
 		ck_assert_str_eq(rs.items[2].name, "runs_003_qps_inf");
 		snprintf(want, sizeof(want), "runs_120_qps_inf");
 		ck_assert_str_eq(rs.items[119].name, want);
-		ck_assert_str_eq(json_string_value(pg_json_path(rs.items[119].json, "perfgate.gpu.key")), "L40S");
-		ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[119].json, "perfgate.import.record")), 120);
-		ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[119].json, "perfgate.import.line")),
-				 s == 0 ? 1 : s == 3 ? 1 + 119 * 3 : 120);
+		ck_assert_str_eq(
+			json_string_value(pg_json_path(rs.items[119].json, "perfgate.gpu.key")),
+			"L40S");
+		ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[119].json,
+								 "perfgate.import.record")),
+				 120);
+		ck_assert_int_eq(json_integer_value(
+					 pg_json_path(rs.items[119].json, "perfgate.import.line")),
+				 s == 0   ? 1
+				 : s == 3 ? 1 + 119 * 3
+					  : 120);
 		ck_assert_ptr_null(json_object_get(rs.items[5].json, "request_goodput:"));
 		ck_assert(json_is_null(json_object_get(rs.items[5].json, "request_goodput")));
 		pg_buf_release(&text);
@@ -192,7 +206,9 @@ START_TEST(many_printed_blocks)
 	for (int i = 1; i <= 25; i++) {
 		pg_buf_printf(&text, "note %d: num_prompts=%d, seq: 80\n\n", i, i);
 		if (i % 2)
-			pg_buf_printf(&text, "Traffic request rate: %d\nMaximum request concurrency: None\n", i);
+			pg_buf_printf(
+				&text,
+				"Traffic request rate: %d\nMaximum request concurrency: None\n", i);
 		pg_buf_printf(&text,
 			      "============ Serving Benchmark Result ============\n"
 			      "Successful requests:                     %-10d\n"
@@ -202,21 +218,25 @@ START_TEST(many_printed_blocks)
 			      "---------------Time to First Token----------------\n"
 			      "Mean TTFT (ms):                          %-10.2f\n"
 			      "==================================================\n",
-			      i, i * 1.5, i / 3.0, i % 2 ? "Total Token throughput" : "Total token throughput",
-			      i * 7.0, 300.0 + i);
+			      i, i * 1.5, i / 3.0,
+			      i % 2 ? "Total Token throughput" : "Total token throughput", i * 7.0,
+			      300.0 + i);
 	}
-	ck_assert_msg(pg_import_text(&rs, text.ptr, text.len, "log.txt", "log", NULL, NULL, &err) == 0, "%s",
-		      err.msg);
+	ck_assert_msg(pg_import_text(&rs, text.ptr, text.len, "log.txt", "log", NULL, NULL, &err) ==
+			      0,
+		      "%s", err.msg);
 	ck_assert_uint_eq(rs.n, 25);
 	ck_assert_str_eq(rs.items[0].name, "log_01_qps_1");
 	ck_assert_str_eq(rs.items[1].name, "log_02");
 	ck_assert_str_eq(rs.items[24].name, "log_25_qps_25");
 	for (int i = 0; i < 25; i++) {
 		double tput;
-		const struct pg_metric *m = pg_metric_by_id(PG_SUITE_SERVING, "total_token_throughput");
+		const struct pg_metric *m = pg_metric_by_id(PG_SUITE_SERVING,
+							    "total_token_throughput");
 		ck_assert_int_eq(pg_metric_value(m, rs.items[i].json, &tput), 0);
 		ck_assert_double_eq_tol(tput, (i + 1) * 7.0, 1e-9);
-		ck_assert_int_eq(json_integer_value(json_object_get(rs.items[i].json, "completed")), i + 1);
+		ck_assert_int_eq(json_integer_value(json_object_get(rs.items[i].json, "completed")),
+				 i + 1);
 	}
 	pg_buf_release(&text);
 	pg_result_set_release(&rs);
@@ -225,6 +245,7 @@ END_TEST
 
 START_TEST(detects_formats)
 {
+	/* clang-format off */
 	static const struct {
 		const char *text;
 		enum pg_import_format want;
@@ -237,13 +258,16 @@ START_TEST(detects_formats)
 		{ "hello", PG_IMPORT_UNKNOWN },
 		{ "", PG_IMPORT_UNKNOWN },
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		ck_assert_int_eq(pg_import_detect(cases[i].text, strlen(cases[i].text)), cases[i].want);
+		ck_assert_int_eq(pg_import_detect(cases[i].text, strlen(cases[i].text)),
+				 cases[i].want);
 }
 END_TEST
 
 /* Unreadable input: one line naming the file and position, PG_ECONFIG,
  * and nothing appended. */
+/* clang-format off */
 static const struct {
 	const char *text;
 	const char *message;
@@ -306,6 +330,7 @@ static const struct {
 	  "============ Serving Benchmark Result ============\nSuccessful requests: many\n==========\n",
 	  "in.json:5:22: block 2: 'Successful requests': expected a number, got 'many'" },
 };
+/* clang-format on */
 
 START_TEST(bad_input_is_one_precise_error)
 {
@@ -313,7 +338,8 @@ START_TEST(bad_input_is_one_precise_error)
 	struct pg_error err = PG_ERROR_INIT;
 	const char *good = "{\"completed\": 1, \"request_throughput\": 2}";
 
-	ck_assert_int_eq(pg_import_text(&rs, good, strlen(good), "ok.json", "ok", NULL, NULL, &err), 0);
+	ck_assert_int_eq(pg_import_text(&rs, good, strlen(good), "ok.json", "ok", NULL, NULL, &err),
+			 0);
 	ck_assert_uint_eq(rs.n, 1);
 	for (size_t i = 0; i < sizeof(bad_inputs) / sizeof(bad_inputs[0]); i++) {
 		const char *t = bad_inputs[i].text;
@@ -322,8 +348,8 @@ START_TEST(bad_input_is_one_precise_error)
 		pg_error_clear(&err);
 		rc = pg_import_text(&rs, t, strlen(t), "in.json", "in", NULL, NULL, &err);
 		ck_assert_msg(rc == PG_ECONFIG, "case %zu: rc %d", i, rc);
-		ck_assert_msg(pg_str_has_prefix(err.msg, bad_inputs[i].message), "case %zu:\n got: %s\nwant: %s",
-			      i, err.msg, bad_inputs[i].message);
+		ck_assert_msg(pg_str_has_prefix(err.msg, bad_inputs[i].message),
+			      "case %zu:\n got: %s\nwant: %s", i, err.msg, bad_inputs[i].message);
 		ck_assert_msg(!strchr(err.msg, '\n'), "case %zu: message has a newline", i);
 		ck_assert_uint_eq(rs.n, 1);
 	}
@@ -333,6 +359,7 @@ END_TEST
 
 /* Inputs a fuzzer found, each handed over in a buffer of exactly its
  * length (no NUL after it), so the sanitizer build sees any read past it. */
+/* clang-format off */
 static const char *const fuzz_findings[] = {
 	/* heap-buffer-overflow in stat_key: a "(ms)" label with no name */
 	"Max (ms):Serving Benchmark Result",
@@ -342,6 +369,7 @@ static const char *const fuzz_findings[] = {
 	"Traffic request rate: 4",
 	"{\"completed\": 1",
 };
+/* clang-format on */
 
 START_TEST(fuzz_findings_are_harmless)
 {
@@ -383,14 +411,19 @@ START_TEST(files_and_sidecars)
 	ck_assert_uint_eq(rs.n, 0);
 
 	snprintf(path, sizeof(path), "%s/x_qps_1.commands", dir);
-	tu_write_file(path, "{\"gpu_type\": \"H100\\nH100\", \"client_command\": \"vllm bench serve --request-rate 1\"}");
+	tu_write_file(
+		path,
+		"{\"gpu_type\": \"H100\\nH100\", \"client_command\": \"vllm bench serve --request-rate 1\"}");
 	snprintf(path, sizeof(path), "%s/x_qps_1.json", dir);
 	ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), 0);
 	ck_assert_uint_eq(rs.n, 1);
 	ck_assert_str_eq(rs.items[0].name, "x_qps_1");
-	ck_assert_str_eq(json_string_value(json_object_get(rs.items[0].commands, "gpu_type")), "H100\nH100");
-	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[0].json, "perfgate.gpu.label")), "2xH100");
-	ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[0].json, "perfgate.params.qps")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(rs.items[0].commands, "gpu_type")),
+			 "H100\nH100");
+	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[0].json, "perfgate.gpu.label")),
+			 "2xH100");
+	ck_assert_int_eq(json_integer_value(pg_json_path(rs.items[0].json, "perfgate.params.qps")),
+			 1);
 	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[0].json, "perfgate.test")), "x");
 	pg_result_set_release(&rs);
 	tu_rm_rf(dir);

@@ -149,7 +149,8 @@ START_TEST(serving_completions_against_the_mock)
 	/* token-id prompts: exact input lengths; usage gives the outputs */
 	ck_assert_int_eq((long)num(r, "total_input_tokens"), 40 * 16);
 	ck_assert_int_eq((long)num(r, "total_output_tokens"), 40 * 8);
-	ck_assert_str_eq(json_string_value(json_object_get(r, "input_tokens_source")), "server_usage");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "input_tokens_source")),
+			 "server_usage");
 	/* the server's fixed timing comes through. Only what no delay can
 	 * break is asserted (bench/loadgen measures the accuracy): the
 	 * server never sends early, so no request ends before 20 + 7 x 5 ms;
@@ -165,8 +166,8 @@ START_TEST(serving_completions_against_the_mock)
 		      num(r, "mean_itl_ms"));
 	/* per request, the ITLs add up to the time from the first content
 	 * message to the last: e2el - ttft (vLLM's identity) */
-	ck_assert_double_eq_tol(num(r, "mean_itl_ms") * 7, num(r, "mean_e2el_ms") - num(r, "mean_ttft_ms"),
-				1e-6);
+	ck_assert_double_eq_tol(num(r, "mean_itl_ms") * 7,
+				num(r, "mean_e2el_ms") - num(r, "mean_ttft_ms"), 1e-6);
 	ck_assert(json_object_get(r, "p99.9_itl_ms") && json_object_get(r, "p50_e2el_ms"));
 	ck_assert_double_eq_tol(num(r, "request_goodput"), num(r, "request_throughput"), 1e-9);
 	ck_assert_int_le((long)num(r, "max_concurrent_requests"), 40);
@@ -192,7 +193,6 @@ START_TEST(serving_completions_against_the_mock)
 	mock_stop(&m);
 }
 END_TEST
-
 
 START_TEST(slow_responses_never_delay_arrivals)
 {
@@ -220,7 +220,8 @@ START_TEST(slow_responses_never_delay_arrivals)
 	 * the margin is for a loaded machine, not for the client */
 	ck_assert_msg(last >= 0.4 && last < 2, "last start %g", last);
 	ck_assert_int_ge((long)num(r, "max_concurrent_requests"), 10);
-	ck_assert_msg(num(r, "schedule_lag_p99_ms") < 1000, "lag %g", num(r, "schedule_lag_p99_ms"));
+	ck_assert_msg(num(r, "schedule_lag_p99_ms") < 1000, "lag %g",
+		      num(r, "schedule_lag_p99_ms"));
 	json_decref(r);
 	pg_test_release(&t);
 	mock_stop(&m);
@@ -229,8 +230,8 @@ END_TEST
 
 START_TEST(chat_with_multi_token_messages)
 {
-	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "2",
-				      "--tokens-per-message", "4", NULL };
+	const char *const flags[] = { "--fixed-timing",       "--ttft-ms", "5", "--itl-ms", "2",
+				      "--tokens-per-message", "4",         NULL };
 	struct mock m;
 	struct pg_test t;
 	json_t *r;
@@ -245,11 +246,12 @@ START_TEST(chat_with_multi_token_messages)
 	ck_assert_int_eq((long)num(r, "completed"), 10);
 	ck_assert_int_eq((long)num(r, "total_output_tokens"), 130);
 	/* chat prompts are words: the server's count is the input length */
-	ck_assert_str_eq(json_string_value(json_object_get(r, "input_tokens_source")), "server_usage");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "input_tokens_source")),
+			 "server_usage");
 	/* per-message ITL spans 4 tokens; the token ITL is a quarter of it */
 	double itl = num(r, "mean_itl_ms"), token_itl = num(r, "mean_token_itl_ms");
-	ck_assert_msg(token_itl > 0 && fabs(token_itl * 4 - itl) < 0.25 * itl, "itl %g token itl %g",
-		      itl, token_itl);
+	ck_assert_msg(token_itl > 0 && fabs(token_itl * 4 - itl) < 0.25 * itl,
+		      "itl %g token itl %g", itl, token_itl);
 	ck_assert_int_eq((long)num(r, "token_itl_requests"), 10);
 	json_decref(r);
 	pg_test_release(&t);
@@ -259,9 +261,20 @@ END_TEST
 
 START_TEST(faults_are_counted_by_category)
 {
-	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "1",
-				      "--fault-500", "0.25", "--fault-disconnect", "0.25",
-				      "--fault-stall", "0.25", "--seed", "3", NULL };
+	const char *const flags[] = { "--fixed-timing",
+				      "--ttft-ms",
+				      "5",
+				      "--itl-ms",
+				      "1",
+				      "--fault-500",
+				      "0.25",
+				      "--fault-disconnect",
+				      "0.25",
+				      "--fault-stall",
+				      "0.25",
+				      "--seed",
+				      "3",
+				      NULL };
 	struct mock m;
 	struct pg_test t;
 	json_t *r, *cats;
@@ -273,13 +286,16 @@ START_TEST(faults_are_counted_by_category)
 	r = run_point(&t, INFINITY, 0, &m, true);
 	cats = json_object_get(r, "failed_by_category");
 	ck_assert_int_eq((long)num(r, "completed") + (long)num(r, "failed"), 40);
-	ck_assert_msg(num(cats, "http_500") > 0 && num(cats, "disconnect") > 0 && num(cats, "timeout") > 0,
+	ck_assert_msg(num(cats, "http_500") > 0 && num(cats, "disconnect") > 0 &&
+			      num(cats, "timeout") > 0,
 		      "categories: %s", json_dumps(cats, 0));
-	ck_assert_int_eq((long)(num(cats, "http_500") + num(cats, "disconnect") + num(cats, "timeout")),
-			 (long)num(r, "failed"));
+	ck_assert_int_eq(
+		(long)(num(cats, "http_500") + num(cats, "disconnect") + num(cats, "timeout")),
+		(long)num(r, "failed"));
 	ck_assert(json_is_string(json_object_get(json_object_get(r, "error_samples"), "timeout")));
-	ck_assert(pg_str_has_prefix(json_string_value(json_object_get(json_object_get(r, "error_samples"),
-									"http_500")), "HTTP 500"));
+	ck_assert(pg_str_has_prefix(
+		json_string_value(json_object_get(json_object_get(r, "error_samples"), "http_500")),
+		"HTTP 500"));
 	json_decref(r);
 	pg_test_release(&t);
 	mock_stop(&m);
@@ -315,7 +331,8 @@ START_TEST(latency_and_throughput_suites)
 	ck_assert_int_eq((long)num(r, "num_requests"), 20);
 	ck_assert_int_eq((long)num(r, "total_num_tokens"), 20 * (16 + 8));
 	ck_assert_int_eq((long)num(r, "total_output_tokens"), 20 * 8);
-	ck_assert_double_eq_tol(num(r, "tokens_per_second"), 20 * 24 / num(r, "elapsed_time"), 1e-6);
+	ck_assert_double_eq_tol(num(r, "tokens_per_second"), 20 * 24 / num(r, "elapsed_time"),
+				1e-6);
 	json_decref(r);
 	pg_test_release(&t);
 	mock_stop(&m);
@@ -351,13 +368,13 @@ START_TEST(sharegpt_counts_with_tokenize)
 }
 END_TEST
 
-
 /* A listening socket on a free loopback port, its base URL in url. With
  * nobody accepting, the kernel's backlog still takes connections: a
  * server that never answers. */
 static int listen_loopback(char url[64])
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(addr);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -435,18 +452,24 @@ static void *serve_conn(void *argp)
 						char *eol = strstr(line, "\r\n");
 						struct pg_buf l = PG_BUF_INIT;
 						pg_buf_add(&l, line, (size_t)(eol - line));
-						for (char *q = l.ptr; line != in.ptr && *q && *q != ':'; q++)
+						for (char *q = l.ptr;
+						     line != in.ptr && *q && *q != ':'; q++)
 							*q = (char)tolower((unsigned char)*q);
-						if (line == in.ptr || pg_str_has_prefix(l.ptr, "authorization:") ||
+						if (line == in.ptr ||
+						    pg_str_has_prefix(l.ptr, "authorization:") ||
 						    pg_str_has_prefix(l.ptr, "content-type:") ||
 						    pg_str_has_prefix(l.ptr, "expect:") ||
 						    pg_str_has_prefix(l.ptr, "x-custom:")) {
 							pg_buf_add(&a->cap->log, l.ptr, l.len);
 							pg_buf_putc(&a->cap->log, '\n');
-						} else if (pg_str_has_prefix(l.ptr, "x-request-id: perfgate-")) {
+						} else if (pg_str_has_prefix(
+								   l.ptr,
+								   "x-request-id: perfgate-")) {
 							/* the 8 hex digits differ per run */
-							pg_buf_printf(&a->cap->log, "x-request-id: perfgate-XXXXXXXX-%s\n",
-								      l.ptr + strlen("x-request-id: perfgate-12345678-"));
+							pg_buf_printf(
+								&a->cap->log,
+								"x-request-id: perfgate-XXXXXXXX-%s\n",
+								l.ptr + strlen("x-request-id: perfgate-12345678-"));
 						}
 						pg_buf_release(&l);
 						line = eol + 2;
@@ -457,15 +480,23 @@ static void *serve_conn(void *argp)
 				pthread_mutex_unlock(&a->cap->mu);
 				if (post) {
 					char hdr[160];
-					snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-						 "Content-Length: %zu\r\n\r\n", sizeof(capture_stream) - 1);
+					snprintf(
+						hdr, sizeof(hdr),
+						"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+						"Content-Length: %zu\r\n\r\n",
+						sizeof(capture_stream) - 1);
 					send_all(a->fd, hdr, strlen(hdr), false);
-					send_all(a->fd, capture_stream, sizeof(capture_stream) - 1, true);
+					send_all(a->fd, capture_stream, sizeof(capture_stream) - 1,
+						 true);
 				} else {
-					const char *models = "{\"object\":\"list\",\"data\":[{\"id\":\"capture-model\"}]}";
+					const char *models =
+						"{\"object\":\"list\",\"data\":[{\"id\":\"capture-model\"}]}";
 					char hdr[160];
-					snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-						 "Content-Length: %zu\r\n\r\n", strlen(models));
+					snprintf(
+						hdr, sizeof(hdr),
+						"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+						"Content-Length: %zu\r\n\r\n",
+						strlen(models));
 					send_all(a->fd, hdr, strlen(hdr), false);
 					send_all(a->fd, models, strlen(models), false);
 				}
@@ -595,7 +626,9 @@ static void stop_on_progress(void *ctx, const struct pg_progress *p)
 START_TEST(stop_flag_cancels_the_run)
 {
 	/* every stream would take 10 s */
-	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "1000", NULL };
+	const char *const flags[] = {
+		"--fixed-timing", "--ttft-ms", "5", "--itl-ms", "1000", NULL
+	};
 	struct mock m;
 	struct pg_test t;
 	struct pg_point pt;
@@ -620,7 +653,6 @@ START_TEST(stop_flag_cancels_the_run)
 	mock_stop(&m);
 }
 END_TEST
-
 
 static volatile sig_atomic_t alarm_stop;
 
@@ -687,7 +719,8 @@ START_TEST(no_server_is_a_result_not_an_error)
 	struct pg_point pt;
 	struct pg_loadgen_opts o = { 0 };
 	struct pg_error err = PG_ERROR_INIT;
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(addr);
 	char url[64];
 	json_t *out = NULL;
@@ -706,7 +739,8 @@ START_TEST(no_server_is_a_result_not_an_error)
 	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq((long)num(out, "completed"), 0);
 	ck_assert_int_eq((long)num(out, "failed"), 5);
-	ck_assert_msg(json_integer_value(json_object_get(json_object_get(out, "failed_by_category"), "connect")) == 5,
+	ck_assert_msg(json_integer_value(json_object_get(json_object_get(out, "failed_by_category"),
+							 "connect")) == 5,
 		      "%s", json_dumps(out, 0));
 	ck_assert(num(out, "request_throughput") == 0 && num(out, "mean_ttft_ms") == 0);
 	json_decref(out);

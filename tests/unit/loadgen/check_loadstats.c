@@ -31,8 +31,12 @@ START_TEST(rng_matches_reference_vectors)
 	ck_assert_uint_eq(pg_splitmix64(&sm), 0x06c45d188009454fULL);
 
 	struct pg_rng r = { { 1, 2, 3, 4 } };
-	static const uint64_t want[] = { 11520ULL, 0ULL, 1509978240ULL, 1215971899390074240ULL,
-					 1216172134540287360ULL, 607988272756665600ULL };
+	static const uint64_t want[] = { 11520ULL,
+					 0ULL,
+					 1509978240ULL,
+					 1215971899390074240ULL,
+					 1216172134540287360ULL,
+					 607988272756665600ULL };
 	for (size_t i = 0; i < 6; i++)
 		ck_assert_uint_eq(pg_rng_next(&r), want[i]);
 
@@ -137,7 +141,8 @@ START_TEST(vllm_random_streams)
 	static const double shapes[] = { 0.25, 0.5, 1, 2.5, 8 };
 	static const uint64_t py_seeds[] = { 0, 7, 1099511627779u };
 	static const size_t sizes[] = { 1, 2, 10, 1000 };
-	const struct pg_ramp_up ramps[] = { { PG_RAMP_LINEAR, 1, 50 }, { PG_RAMP_EXPONENTIAL, 2, 64 } };
+	const struct pg_ramp_up ramps[] = { { PG_RAMP_LINEAR, 1, 50 },
+					    { PG_RAMP_EXPONENTIAL, 2, 64 } };
 	json_t *root = json_object(), *gammas = json_array(), *sched = json_array();
 	json_t *shuffles = json_array(), *choices = json_array();
 	struct pg_error err = PG_ERROR_INIT;
@@ -151,25 +156,32 @@ START_TEST(vllm_random_streams)
 
 			pg_mt_seed_numpy(&mt, seeds[i]);
 			for (int d = 0; d < 200; d++)
-				json_array_append_new(draws, json_real(pg_np_gamma(&mt, shapes[k], 0.5)));
-			json_array_append_new(gammas, json_pack("{s:I, s:f, s:f, s:o}", "seed", (json_int_t)seeds[i],
-								"shape", shapes[k], "scale", 0.5, "draws", draws));
+				json_array_append_new(draws,
+						      json_real(pg_np_gamma(&mt, shapes[k], 0.5)));
+			json_array_append_new(gammas,
+					      json_pack("{s:I, s:f, s:f, s:o}", "seed",
+							(json_int_t)seeds[i], "shape", shapes[k],
+							"scale", 0.5, "draws", draws));
 		}
 	}
 	for (size_t i = 0; i < 3; i++) {
 		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
 			ck_assert_int_eq(pg_arrivals(a, 300, 7.5, shapes[k], seeds[i], &err), 0);
-			json_array_append_new(sched, json_pack("{s:I, s:f, s:f, s:o}", "seed", (json_int_t)seeds[i],
-							       "rate", 7.5, "burstiness", shapes[k], "due",
+			json_array_append_new(sched, json_pack("{s:I, s:f, s:f, s:o}", "seed",
+							       (json_int_t)seeds[i], "rate", 7.5,
+							       "burstiness", shapes[k], "due",
 							       reals(a, 300)));
 		}
 		for (size_t r = 0; r < 2; r++) {
-			ck_assert_int_eq(pg_arrivals_ramp(a, 300, &ramps[r], 1.0, seeds[i], &err), 0);
-			json_array_append_new(sched, json_pack("{s:I, s:s, s:i, s:i, s:f, s:o}", "seed",
-							       (json_int_t)seeds[i], "ramp",
-							       pg_ramp_strategy_name(ramps[r].strategy), "start",
-							       (int)ramps[r].start_rps, "end", (int)ramps[r].end_rps,
-							       "burstiness", 1.0, "due", reals(a, 300)));
+			ck_assert_int_eq(pg_arrivals_ramp(a, 300, &ramps[r], 1.0, seeds[i], &err),
+					 0);
+			json_array_append_new(sched,
+					      json_pack("{s:I, s:s, s:i, s:i, s:f, s:o}", "seed",
+							(json_int_t)seeds[i], "ramp",
+							pg_ramp_strategy_name(ramps[r].strategy),
+							"start", (int)ramps[r].start_rps, "end",
+							(int)ramps[r].end_rps, "burstiness", 1.0,
+							"due", reals(a, 300)));
 		}
 	}
 	for (size_t i = 0; i < sizeof(py_seeds) / sizeof(py_seeds[0]); i++) {
@@ -184,13 +196,18 @@ START_TEST(vllm_random_streams)
 			pg_py_shuffle(&mt, idx, sizes[k]);
 			for (size_t j = 0; j < sizes[k]; j++)
 				json_array_append_new(perm, json_integer((json_int_t)idx[j]));
-			json_array_append_new(shuffles, json_pack("{s:I, s:I, s:o}", "seed", (json_int_t)py_seeds[i],
-								  "n", (json_int_t)sizes[k], "permutation", perm));
+			json_array_append_new(shuffles,
+					      json_pack("{s:I, s:I, s:o}", "seed",
+							(json_int_t)py_seeds[i], "n",
+							(json_int_t)sizes[k], "permutation", perm));
 			pg_mt_seed_python(&mt, py_seeds[i]);
 			for (int j = 0; j < 25; j++)
-				json_array_append_new(picks, json_integer((json_int_t)pg_py_choice(&mt, sizes[k])));
-			json_array_append_new(choices, json_pack("{s:I, s:I, s:o}", "seed", (json_int_t)py_seeds[i],
-								 "n", (json_int_t)sizes[k], "picks", picks));
+				json_array_append_new(picks, json_integer((json_int_t)pg_py_choice(
+								     &mt, sizes[k])));
+			json_array_append_new(choices,
+					      json_pack("{s:I, s:I, s:o}", "seed",
+							(json_int_t)py_seeds[i], "n",
+							(json_int_t)sizes[k], "picks", picks));
 			free(idx);
 		}
 	}
@@ -211,7 +228,8 @@ END_TEST
  * rescaling. */
 START_TEST(arrivals_ramp_up_like_vllm)
 {
-	const struct pg_ramp_up lin = { PG_RAMP_LINEAR, 2, 20 }, expo = { PG_RAMP_EXPONENTIAL, 1, 16 };
+	const struct pg_ramp_up lin = { PG_RAMP_LINEAR, 2, 20 },
+				expo = { PG_RAMP_EXPONENTIAL, 1, 16 };
 	const struct pg_ramp_up flat = { PG_RAMP_LINEAR, 10, 10 };
 	struct pg_error err = PG_ERROR_INIT;
 	double a[2000], b[2000], sum = 0;
@@ -243,8 +261,8 @@ START_TEST(arrivals_ramp_up_like_vllm)
 	{
 		double early = a[199] / 200, late = (a[1999] - a[1799]) / 200;
 		/* rates 2..3.8 vs 18.2..20 req/s: mean gaps about 0.37 s and 0.052 s */
-		ck_assert_msg(early > 0.28 && early < 0.46 && late > 0.04 && late < 0.065, "%g %g", early,
-			      late);
+		ck_assert_msg(early > 0.28 && early < 0.46 && late > 0.04 && late < 0.065, "%g %g",
+			      early, late);
 	}
 
 	const struct pg_ramp_up none = { PG_RAMP_NONE, 1, 2 }, zero = { PG_RAMP_LINEAR, 0, 5 };
@@ -287,7 +305,8 @@ START_TEST(stats_match_numpy)
 		json_object_set_new(o, "std", json_real(sum.std));
 		for (size_t j = 0; j < sizeof(pct) / sizeof(pct[0]); j++) {
 			pg_percentile_word(word, pct[j]);
-			json_object_set_new(p, word, json_real(pg_stats_percentile_sorted(s, n, pct[j])));
+			json_object_set_new(p, word,
+					    json_real(pg_stats_percentile_sorted(s, n, pct[j])));
 		}
 		json_object_set_new(o, "percentiles", p);
 		json_array_append_new(root, o);
@@ -339,13 +358,17 @@ static struct pg_reqtrace *load_trace(size_t *n, double *duration_s)
 		t[i].scheduled_ns = json_integer_value(json_object_get(r, "scheduled_ns"));
 		t[i].sent_ns = json_integer_value(json_object_get(r, "sent_ns"));
 		pg_oai_resp_init(&resp);
-		pg_oai_resp_begin(&resp, &t[i], (int)json_integer_value(json_object_get(r, "status")));
-		json_array_foreach(json_object_get(r, "body"), k, part) {
+		pg_oai_resp_begin(&resp, &t[i],
+				  (int)json_integer_value(json_object_get(r, "status")));
+		json_array_foreach(json_object_get(r, "body"), k, part)
+		{
 			const char *bytes = json_string_value(json_array_get(part, 1));
-			pg_oai_resp_feed(&resp, json_integer_value(json_array_get(part, 0)), bytes, strlen(bytes));
+			pg_oai_resp_feed(&resp, json_integer_value(json_array_get(part, 0)), bytes,
+					 strlen(bytes));
 		}
 		pg_oai_resp_end(&resp, json_integer_value(json_object_get(r, "end_ns")),
-				!strcmp(transport, "disconnect") ? PG_FAIL_DISCONNECT : PG_FAIL_NONE,
+				!strcmp(transport, "disconnect") ? PG_FAIL_DISCONNECT
+								 : PG_FAIL_NONE,
 				"transfer closed with outstanding read data remaining");
 		pg_oai_resp_release(&resp);
 	}
@@ -372,8 +395,10 @@ START_TEST(client_queue_metrics)
 	double dur;
 	struct pg_reqtrace *t = load_trace(&n, &dur);
 	struct pg_serve_stats_opts opts = {
-		.percentiles = pct, .n_percentiles = 2,
-		.metrics = PG_STAT_E2EL | PG_STAT_CLIENT_QUEUE | PG_STAT_E2EL_QUEUE, .duration_s = dur,
+		.percentiles = pct,
+		.n_percentiles = 2,
+		.metrics = PG_STAT_E2EL | PG_STAT_CLIENT_QUEUE | PG_STAT_E2EL_QUEUE,
+		.duration_s = dur,
 	};
 	json_t *o = json_object();
 
@@ -391,7 +416,8 @@ START_TEST(client_queue_metrics)
 	ck_assert_double_eq_tol(num(o, "mean_client_queue_time_ms"), 14.0 / 3, TOL);
 	ck_assert_double_eq_tol(num(o, "median_client_queue_time_ms"), 4, TOL);
 	ck_assert_double_eq_tol(num(o, "p99_client_queue_time_ms"), 4 + 6 * 0.98, TOL);
-	ck_assert_ptr_null(json_object_get(o, "mean_e2el_including_client_queue_ms")); /* rate inf */
+	ck_assert_ptr_null(
+		json_object_get(o, "mean_e2el_including_client_queue_ms")); /* rate inf */
 	json_decref(o);
 
 	opts.finite_rate = true;
@@ -405,7 +431,8 @@ START_TEST(client_queue_metrics)
 		const char *prev = NULL, *key;
 		json_t *v;
 		bool seen_e2el = false;
-		json_object_foreach(o, key, v) {
+		json_object_foreach(o, key, v)
+		{
 			seen_e2el = seen_e2el || !strcmp(key, "p99_e2el_ms");
 			if (!strcmp(key, "mean_client_queue_time_ms"))
 				ck_assert(seen_e2el && prev && !strcmp(prev, "p99_e2el_ms"));
@@ -427,10 +454,14 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	json_t *o = json_object();
 	static const double pct[] = { 50, 99 };
 	struct pg_serve_stats_opts opts = {
-		.percentiles = pct, .n_percentiles = 2,
+		.percentiles = pct,
+		.n_percentiles = 2,
 		.metrics = PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL | PG_STAT_E2EL,
-		.goodput = { 20, 10, NAN }, .duration_s = dur, .detailed = true,
-		.dataset_input_source = "token_ids", .health = { .busy_fraction = 0.25, .read_delay_p99_ms = 0.12 },
+		.goodput = { 20, 10, NAN },
+		.duration_s = dur,
+		.detailed = true,
+		.dataset_input_source = "token_ids",
+		.health = { .busy_fraction = 0.25, .read_delay_p99_ms = 0.12 },
 	};
 	struct pg_buf out = PG_BUF_INIT;
 
@@ -454,9 +485,12 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 
 	ck_assert_double_eq_tol(num(o, "mean_ttft_ms"), 80.0 / 3, TOL);
 	ck_assert_double_eq_tol(num(o, "median_ttft_ms"), 20, TOL);
-	ck_assert_double_eq_tol(num(o, "std_ttft_ms"), sqrt(((16 + 2.0 / 3) * (16 + 2.0 / 3) +
-							    (6 + 2.0 / 3) * (6 + 2.0 / 3) +
-							    (23 + 1.0 / 3) * (23 + 1.0 / 3)) / 3), TOL);
+	ck_assert_double_eq_tol(
+		num(o, "std_ttft_ms"),
+		sqrt(((16 + 2.0 / 3) * (16 + 2.0 / 3) + (6 + 2.0 / 3) * (6 + 2.0 / 3) +
+		      (23 + 1.0 / 3) * (23 + 1.0 / 3)) /
+		     3),
+		TOL);
 	ck_assert_double_eq_tol(num(o, "p50_ttft_ms"), 20, TOL);
 	ck_assert_double_eq_tol(num(o, "p99_ttft_ms"), 20 + 30 * 0.98, TOL);
 
@@ -489,9 +523,11 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	ck_assert_int_eq((long)num(cats, "http_500"), 1);
 	ck_assert_int_eq((long)num(cats, "disconnect"), 1);
 	ck_assert_int_eq((long)num(cats, "timeout"), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error_samples"), "http_500")),
-			 "HTTP 500: injected fault");
-	ck_assert_str_eq(json_string_value(json_object_get(o, "input_tokens_source")), "server_usage");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(o, "error_samples"), "http_500")),
+		"HTTP 500: injected fault");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "input_tokens_source")),
+			 "server_usage");
 
 	pg_json_write(&out, o, 4);
 	pg_buf_putc(&out, '\n');
@@ -587,9 +623,9 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 }
 END_TEST
 
-
 /* A request of chunks at the given ms after a send at sent_ms, with usage. */
-static void synth(struct pg_reqtrace *t, double sent_ms, const double *chunks_ms, size_t n, long tokens)
+static void synth(struct pg_reqtrace *t, double sent_ms, const double *chunks_ms, size_t n,
+		  long tokens)
 {
 	pg_reqtrace_init(t);
 	t->sent_ns = t->scheduled_ns = (int64_t)(sent_ms * 1e6);
@@ -678,7 +714,8 @@ START_TEST(random_dataset_like_vllm)
 		for (size_t i = 0; i < 8; i++)
 			ck_assert_int_eq(p.v[k].ids[i], p.v[0].ids[i]);
 		for (size_t i = 9; i < p.v[k].n_ids; i++) {
-			long a = p.v[k].ids[i - 1] - PG_RANDOM_VOCAB_BASE, b = p.v[k].ids[i] - PG_RANDOM_VOCAB_BASE;
+			long a = p.v[k].ids[i - 1] - PG_RANDOM_VOCAB_BASE,
+			     b = p.v[k].ids[i] - PG_RANDOM_VOCAB_BASE;
 			ck_assert_int_eq(b, (a + 1) % PG_RANDOM_VOCAB_SPAN);
 		}
 	}
@@ -736,7 +773,8 @@ START_TEST(sharegpt_filters_like_vllm)
 
 	/* the fixture has 3 usable conversations among too-short, too-long,
 	 * single-turn and malformed ones */
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 3, 0, 0, count_words, NULL, &err), 0);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 3, 0, 0, count_words, NULL, &err),
+			 0);
 	ck_assert_uint_eq(p.n, 3);
 	for (size_t i = 0; i < p.n; i++) {
 		ck_assert(pg_str_has_prefix(p.v[i].text, "keep"));
@@ -745,7 +783,8 @@ START_TEST(sharegpt_filters_like_vllm)
 	pg_prompts_release(&p);
 
 	/* oversampled to 10; a fixed output length admits the short answer */
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 10, 7, 5, count_words, NULL, &err), 0);
+	ck_assert_int_eq(
+		pg_dataset_sharegpt(&p, text, len, path, 10, 7, 5, count_words, NULL, &err), 0);
 	ck_assert_uint_eq(p.n, 10);
 	size_t short_answer = 0;
 	for (size_t i = 0; i < p.n; i++) {
@@ -765,12 +804,17 @@ START_TEST(sharegpt_filters_like_vllm)
 		for (uint64_t seed = 0; seed < 6; seed++) {
 			json_t *picked = json_array();
 
-			ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 8, 0, seed, count_words, NULL, &err), 0);
+			ck_assert_int_eq(pg_dataset_sharegpt(&p, text, len, path, 8, 0, seed,
+							     count_words, NULL, &err),
+					 0);
 			for (size_t i = 0; i < p.n; i++)
-				json_array_append_new(picked, json_pack("[s, I, I]", p.v[i].text, (json_int_t)p.v[i].prompt_len,
-									(json_int_t)p.v[i].output_len));
-			json_array_append_new(root, json_pack("{s:I, s:i, s:o}", "seed", (json_int_t)seed, "n", 8,
-							      "picked", picked));
+				json_array_append_new(picked,
+						      json_pack("[s, I, I]", p.v[i].text,
+								(json_int_t)p.v[i].prompt_len,
+								(json_int_t)p.v[i].output_len));
+			json_array_append_new(root,
+					      json_pack("{s:I, s:i, s:o}", "seed", (json_int_t)seed,
+							"n", 8, "picked", picked));
 			pg_prompts_release(&p);
 		}
 		pg_json_write(&golden, root, 1);
@@ -781,7 +825,8 @@ START_TEST(sharegpt_filters_like_vllm)
 	}
 	free(text);
 
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, "{\"x\": 1}", 8, "s.json", 3, 0, 0, count_words, NULL, &err),
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, "{\"x\": 1}", 8, "s.json", 3, 0, 0, count_words,
+					     NULL, &err),
 			 PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "s.json:1:1: expected a JSON array");
 	free(path);
@@ -792,20 +837,24 @@ END_TEST
  * is then reported at its place in the whole file, not in the fragment. */
 START_TEST(sharegpt_errors_name_the_place_in_the_file)
 {
-	const char *good = "{\"conversations\": [{\"value\": \"a b c d e\"}, {\"value\": \"f g h i j\"}]}";
+	const char *good =
+		"{\"conversations\": [{\"value\": \"a b c d e\"}, {\"value\": \"f g h i j\"}]}";
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_prompts p = { 0 };
 	struct pg_buf text = PG_BUF_INIT;
 
-	pg_buf_printf(&text, "[\n %s,\n %s,\n  {\"conversations\": [{\"value\": \"a\"}, tru]}\n]\n", good, good);
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 50, 0, 0, count_words, NULL, &err),
+	pg_buf_printf(&text, "[\n %s,\n %s,\n  {\"conversations\": [{\"value\": \"a\"}, tru]}\n]\n",
+		      good, good);
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 50, 0, 0,
+					     count_words, NULL, &err),
 			 PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "sg.json:4:40: invalid token near 'tru'");
 
 	/* a structural break anywhere fails before anything is sampled */
 	pg_buf_reset(&text);
 	pg_buf_printf(&text, "[\n %s,\n %s\n %s\n]", good, good, good);
-	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 1, 0, 0, count_words, NULL, &err),
+	ck_assert_int_eq(pg_dataset_sharegpt(&p, text.ptr, text.len, "sg.json", 1, 0, 0,
+					     count_words, NULL, &err),
 			 PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "sg.json:4:2: expected ',' or ']' after an element");
 	ck_assert_uint_eq(p.n, 0);
@@ -823,7 +872,8 @@ START_TEST(json_array_spans_match_the_elements)
 
 	pg_rng_seed(&rng, 42);
 	for (int i = 0; i < 300; i++) {
-		static const char *const pieces[] = { "\\", "\"", "]", "}", "[", "{", ",", ":", "x", " ", "\n", "\\\"" };
+		static const char *const pieces[] = { "\\", "\"", "]", "}", "[",  "{",
+						      ",",  ":",  "x", " ", "\n", "\\\"" };
 		struct pg_buf str = PG_BUF_INIT;
 		int k = (int)(pg_rng_next(&rng) % 12);
 
@@ -834,9 +884,10 @@ START_TEST(json_array_spans_match_the_elements)
 			json_array_append_new(arr, json_string(str.ptr ? str.ptr : ""));
 			break;
 		case 1:
-			json_array_append_new(arr, json_pack("{s:[s,{s:s}],s:i,s:b,s:n}", "conversations",
-							     str.ptr ? str.ptr : "", "v", str.ptr ? str.ptr : "", "n", i,
-							     "t", i % 2, "z"));
+			json_array_append_new(
+				arr, json_pack("{s:[s,{s:s}],s:i,s:b,s:n}", "conversations",
+					       str.ptr ? str.ptr : "", "v", str.ptr ? str.ptr : "",
+					       "n", i, "t", i % 2, "z"));
 			break;
 		case 2:
 			json_array_append_new(arr, json_real(i * -1.5e-3));
@@ -848,7 +899,8 @@ START_TEST(json_array_spans_match_the_elements)
 			json_array_append_new(arr, i % 4 ? json_true() : json_false());
 			break;
 		default:
-			json_array_append_new(arr, json_pack("{s:{s:[i,i]}}", str.ptr ? str.ptr : "", "\\", i, -i));
+			json_array_append_new(arr, json_pack("{s:{s:[i,i]}}",
+							     str.ptr ? str.ptr : "", "\\", i, -i));
 		}
 		pg_buf_release(&str);
 	}
@@ -858,11 +910,14 @@ START_TEST(json_array_spans_match_the_elements)
 		struct pg_error err = PG_ERROR_INIT;
 		size_t n = 0;
 
-		ck_assert_int_eq(pg_json_array_spans(text, strlen(text), "a.json", &spans, &n, &err), 0);
+		ck_assert_int_eq(
+			pg_json_array_spans(text, strlen(text), "a.json", &spans, &n, &err), 0);
 		ck_assert_uint_eq(n, json_array_size(arr));
 		for (size_t i = 0; i < n; i++) {
-			json_t *el = json_loadb(text + spans[i].off, spans[i].len, JSON_DECODE_ANY, NULL);
-			ck_assert_msg(el && json_equal(el, json_array_get(arr, i)), "element %zu differs", i);
+			json_t *el = json_loadb(text + spans[i].off, spans[i].len, JSON_DECODE_ANY,
+						NULL);
+			ck_assert_msg(el && json_equal(el, json_array_get(arr, i)),
+				      "element %zu differs", i);
 			json_decref(el);
 		}
 		free(spans);
@@ -877,8 +932,9 @@ END_TEST
  * objects do not count, and counting stops at what was asked. */
 START_TEST(json_member_and_array_has)
 {
-	const char *text = "{\"x\": \"\\\"conversations\\\": [1,2]\", \"n\": {\"conversations\": []},"
-			   " \"conversations\": [1], \"conversations\" : [ {\"a\": [1, 2]} , \"]\", 3 ] }";
+	const char *text =
+		"{\"x\": \"\\\"conversations\\\": [1,2]\", \"n\": {\"conversations\": []},"
+		" \"conversations\": [1], \"conversations\" : [ {\"a\": [1, 2]} , \"]\", 3 ] }";
 	struct pg_json_span obj = { 0, strlen(text) }, v;
 
 	ck_assert(pg_json_member(text, &obj, "conversations", &v));
@@ -895,6 +951,7 @@ END_TEST
 
 START_TEST(json_array_spans_report_structural_errors)
 {
+	/* clang-format off */
 	static const struct {
 		const char *text, *msg;
 	} cases[] = {
@@ -910,12 +967,14 @@ START_TEST(json_array_spans_report_structural_errors)
 		{ "[{\"a\":", "j:1:7: unexpected end of file inside a value" },
 		{ "[1,", "j:1:4: unexpected end of file, expected a value" },
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct pg_json_span *spans = NULL;
 		struct pg_error err = PG_ERROR_INIT;
 		size_t n = 0;
 
-		ck_assert_int_eq(pg_json_array_spans(cases[i].text, strlen(cases[i].text), "j", &spans, &n, &err),
+		ck_assert_int_eq(pg_json_array_spans(cases[i].text, strlen(cases[i].text), "j",
+						     &spans, &n, &err),
 				 PG_ECONFIG);
 		ck_assert_str_eq(err.msg, cases[i].msg);
 		ck_assert_ptr_null(spans);
@@ -938,19 +997,28 @@ START_TEST(jsonl_dataset_with_line_errors)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_prompts p = { 0 };
-	const char *good = "{\"prompt\": \"one two three\", \"output_len\": 5}\n\n{\"prompt\": \"four\"}\n";
+	const char *good =
+		"{\"prompt\": \"one two three\", \"output_len\": 5}\n\n{\"prompt\": \"four\"}\n";
 	const char *bad = "{\"prompt\": \"a\", \"output_len\": 5}\n{\"prompt\": 3}\n";
 
-	ck_assert_int_eq(pg_dataset_jsonl(&p, good, strlen(good), "p.jsonl", 4, 9, 0, count_words, NULL, &err), 0);
+	ck_assert_int_eq(pg_dataset_jsonl(&p, good, strlen(good), "p.jsonl", 4, 9, 0, count_words,
+					  NULL, &err),
+			 0);
 	ck_assert_uint_eq(p.n, 4);
 	for (size_t i = 0; i < p.n; i++)
 		ck_assert(p.v[i].prompt_len == 3 ? p.v[i].output_len == 5 : p.v[i].output_len == 9);
 	pg_prompts_release(&p);
-	ck_assert_int_eq(pg_dataset_jsonl(&p, bad, strlen(bad), "p.jsonl", 4, 9, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert_int_eq(
+		pg_dataset_jsonl(&p, bad, strlen(bad), "p.jsonl", 4, 9, 0, count_words, NULL, &err),
+		PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "p.jsonl:2: prompt: expected a string");
-	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":", 10, "p.jsonl", 1, 9, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":", 10, "p.jsonl", 1, 9, 0, count_words,
+					  NULL, &err),
+			 PG_ECONFIG);
 	ck_assert(pg_str_has_prefix(err.msg, "p.jsonl:1:"));
-	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":\"x\"}", 14, "p.jsonl", 1, 0, 0, count_words, NULL, &err), PG_ECONFIG);
+	ck_assert_int_eq(pg_dataset_jsonl(&p, "{\"prompt\":\"x\"}", 14, "p.jsonl", 1, 0, 0,
+					  count_words, NULL, &err),
+			 PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "p.jsonl:1: output_len: missing (and no output_len in the test)");
 	/* a long file costs a count per prompt used, not per line */
 	{
@@ -958,8 +1026,9 @@ START_TEST(jsonl_dataset_with_line_errors)
 		int calls = 0;
 		for (int i = 0; i < 50; i++)
 			pg_buf_printf(&many, "{\"prompt\": \"w%d x y\", \"output_len\": 5}\n", i);
-		ck_assert_int_eq(pg_dataset_jsonl(&p, many.ptr, many.len, "p.jsonl", 3, 0, 7, count_words, &calls,
-						  &err), 0);
+		ck_assert_int_eq(pg_dataset_jsonl(&p, many.ptr, many.len, "p.jsonl", 3, 0, 7,
+						  count_words, &calls, &err),
+				 0);
 		ck_assert_uint_eq(p.n, 3);
 		ck_assert_int_eq(calls, 3);
 		for (size_t i = 0; i < p.n; i++)

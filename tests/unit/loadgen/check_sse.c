@@ -20,6 +20,7 @@ static int record(void *ctx, const struct pg_sse_event *ev)
 	return 0;
 }
 
+/* clang-format off */
 static const struct {
 	const char *stream;
 	const char *events;
@@ -45,6 +46,7 @@ static const struct {
 	  "data: [DONE]\n\n",
 	  "[|{\"choices\":[{\"text\":\"hi\"}]}][|{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}][|[DONE]]" },
 };
+/* clang-format on */
 
 #define N_STREAMS (sizeof(streams) / sizeof(streams[0]))
 
@@ -75,19 +77,22 @@ START_TEST(sse_events_whole_and_split_everywhere)
 		struct pg_buf out = PG_BUF_INIT;
 
 		parse_pieces(&out, s, NULL, 0);
-		ck_assert_msg(!strcmp(out.ptr, streams[k].events), "stream %zu whole: got %s", k, out.ptr);
+		ck_assert_msg(!strcmp(out.ptr, streams[k].events), "stream %zu whole: got %s", k,
+			      out.ptr);
 
 		for (size_t i = 0; i <= len; i++) {
 			pg_buf_reset(&out);
 			parse_pieces(&out, s, &i, 1);
-			ck_assert_msg(!strcmp(out.ptr, streams[k].events), "stream %zu split at %zu: %s", k, i, out.ptr);
+			ck_assert_msg(!strcmp(out.ptr, streams[k].events),
+				      "stream %zu split at %zu: %s", k, i, out.ptr);
 		}
 		for (size_t i = 0; i <= len; i++)
 			for (size_t j = i; j <= len; j++) {
 				size_t cuts[2] = { i, j };
 				pg_buf_reset(&out);
 				parse_pieces(&out, s, cuts, 2);
-				ck_assert_msg(!strcmp(out.ptr, streams[k].events), "stream %zu split at %zu,%zu", k, i, j);
+				ck_assert_msg(!strcmp(out.ptr, streams[k].events),
+					      "stream %zu split at %zu,%zu", k, i, j);
 			}
 		{
 			size_t *cuts = malloc(len * sizeof(size_t));
@@ -95,7 +100,8 @@ START_TEST(sse_events_whole_and_split_everywhere)
 				cuts[i] = i + 1;
 			pg_buf_reset(&out);
 			parse_pieces(&out, s, cuts, len ? len - 1 : 0);
-			ck_assert_msg(!strcmp(out.ptr, streams[k].events), "stream %zu byte by byte", k);
+			ck_assert_msg(!strcmp(out.ptr, streams[k].events),
+				      "stream %zu byte by byte", k);
 			free(cuts);
 		}
 		pg_buf_release(&out);
@@ -133,11 +139,13 @@ END_TEST
 START_TEST(chunk_skim_picks_what_metrics_need)
 {
 	struct pg_chunk_info ci;
+	/* clang-format off */
 	static const char *const invalid[] = {
 		"", "{", "{\"a\":}", "{\"a\":1,}", "[1]", "{\"a\":tru}", "{\"a\":\"x}", "{\"a\":1} x",
 		"{\"a\":\"\\q\"}", "{\"a\":\"\\u12g4\"}", "{\"a\":01.}", "{\"a\":-}", "{\"choices\":[}",
 		"{\"usage\":{\"completion_tokens\":}}", "{\"a\":\"\x01\"}",
 	};
+	/* clang-format on */
 
 	const char *c1 = "{\"id\":\"x\",\"choices\":[{\"index\":0,\"text\":\"\"}],\"usage\":null}";
 	ck_assert_int_eq(pg_chunk_skim(&ci, c1, strlen(c1)), 0);
@@ -145,15 +153,17 @@ START_TEST(chunk_skim_picks_what_metrics_need)
 	ck_assert(!ci.usage);
 	ck_assert(!ci.error);
 
-	const char *u = " {\"choices\" : [ ] , \"usage\":{\"prompt_tokens\":12,\"total_tokens\":40,"
-			"\"completion_tokens\":28,\"prompt_tokens_details\":{\"cached_tokens\":0}}} ";
+	const char *u =
+		" {\"choices\" : [ ] , \"usage\":{\"prompt_tokens\":12,\"total_tokens\":40,"
+		"\"completion_tokens\":28,\"prompt_tokens_details\":{\"cached_tokens\":0}}} ";
 	ck_assert_int_eq(pg_chunk_skim(&ci, u, strlen(u)), 0);
 	ck_assert(!ci.choices);
 	ck_assert(ci.usage);
 	ck_assert_int_eq(ci.prompt_tokens, 12);
 	ck_assert_int_eq(ci.completion_tokens, 28);
 
-	const char *nested = "{\"x\":{\"choices\":[1],\"usage\":{\"completion_tokens\":5}},\"s\":\"\\\"choices\\\"\\u00e9\"}";
+	const char *nested =
+		"{\"x\":{\"choices\":[1],\"usage\":{\"completion_tokens\":5}},\"s\":\"\\\"choices\\\"\\u00e9\"}";
 	ck_assert_int_eq(pg_chunk_skim(&ci, nested, strlen(nested)), 0);
 	ck_assert(!ci.choices);
 	ck_assert(!ci.usage);
@@ -161,7 +171,8 @@ START_TEST(chunk_skim_picks_what_metrics_need)
 	const char *e1 = "{\"error\":{\"message\":\"overloaded\",\"code\":503}}";
 	ck_assert_int_eq(pg_chunk_skim(&ci, e1, strlen(e1)), 0);
 	ck_assert(ci.error);
-	const char *e2 = "{\"object\":\"error\",\"message\":\"bad\",\"type\":\"BadRequestError\",\"code\":400}";
+	const char *e2 =
+		"{\"object\":\"error\",\"message\":\"bad\",\"type\":\"BadRequestError\",\"code\":400}";
 	ck_assert_int_eq(pg_chunk_skim(&ci, e2, strlen(e2)), 0);
 	ck_assert(ci.error);
 	const char *e3 = "{\"error\":null,\"choices\":[{}]}";
@@ -170,7 +181,8 @@ START_TEST(chunk_skim_picks_what_metrics_need)
 	ck_assert(ci.choices);
 
 	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
-		ck_assert_msg(pg_chunk_skim(&ci, invalid[i], strlen(invalid[i])) == -1, "accepted %s", invalid[i]);
+		ck_assert_msg(pg_chunk_skim(&ci, invalid[i], strlen(invalid[i])) == -1,
+			      "accepted %s", invalid[i]);
 }
 END_TEST
 
@@ -221,7 +233,8 @@ START_TEST(responses_become_traces)
 		pg_reqtrace_release(&t);
 	}
 
-	replay(&t, 500, "application/json", "{\"object\":\"error\",\"message\":\"boom\",\"code\":500}", 0, PG_FAIL_NONE);
+	replay(&t, 500, "application/json",
+	       "{\"object\":\"error\",\"message\":\"boom\",\"code\":500}", 0, PG_FAIL_NONE);
 	ck_assert_int_eq(t.fail, PG_FAIL_HTTP);
 	ck_assert_int_eq(t.http_status, 500);
 	ck_assert_str_eq(t.error, "HTTP 500: boom");
@@ -231,36 +244,43 @@ START_TEST(responses_become_traces)
 	ck_assert_str_eq(t.error, "HTTP 503: upstream unavailable");
 	pg_reqtrace_release(&t);
 
-	replay(&t, 200, "text/event-stream", "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"te",
-	       0, PG_FAIL_DISCONNECT);
+	replay(&t, 200, "text/event-stream",
+	       "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"te", 0,
+	       PG_FAIL_DISCONNECT);
 	ck_assert_int_eq(t.fail, PG_FAIL_DISCONNECT);
 	ck_assert_uint_eq(t.n_chunks, 1);
 	ck_assert(!pg_reqtrace_ok(&t));
 	pg_reqtrace_release(&t);
 
-	replay(&t, 200, "text/event-stream", "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: not json\n\n", 0, PG_FAIL_NONE);
+	replay(&t, 200, "text/event-stream",
+	       "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: not json\n\n", 0, PG_FAIL_NONE);
 	ck_assert_int_eq(t.fail, PG_FAIL_MALFORMED);
 	ck_assert_str_eq(t.error, "not JSON in the stream: not json");
 	pg_reqtrace_release(&t);
 
-	replay(&t, 200, "text/event-stream", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n"
-	       "data: {\"error\":{\"message\":\"KV cache exhausted\",\"code\":500}}\n\n", 0, PG_FAIL_NONE);
+	replay(&t, 200, "text/event-stream",
+	       "data: {\"choices\":[{\"text\":\"a\"}]}\n\n"
+	       "data: {\"error\":{\"message\":\"KV cache exhausted\",\"code\":500}}\n\n",
+	       0, PG_FAIL_NONE);
 	ck_assert_int_eq(t.fail, PG_FAIL_SERVER_ERROR);
 	ck_assert_str_eq(t.error, "error in the stream: KV cache exhausted");
 	pg_reqtrace_release(&t);
 
-	replay(&t, 200, "text/event-stream", "event: error\ndata: {\"message\":\"shutting down\"}\n\n", 0, PG_FAIL_NONE);
+	replay(&t, 200, "text/event-stream",
+	       "event: error\ndata: {\"message\":\"shutting down\"}\n\n", 0, PG_FAIL_NONE);
 	ck_assert_int_eq(t.fail, PG_FAIL_SERVER_ERROR);
 	ck_assert_str_eq(t.error, "error event: shutting down");
 	pg_reqtrace_release(&t);
 
-	replay(&t, 200, "text/event-stream", "data: {\"choices\":[],\"usage\":{\"completion_tokens\":0}}\n\ndata: [DONE]\n\n",
-	       0, PG_FAIL_NONE);
+	replay(&t, 200, "text/event-stream",
+	       "data: {\"choices\":[],\"usage\":{\"completion_tokens\":0}}\n\ndata: [DONE]\n\n", 0,
+	       PG_FAIL_NONE);
 	ck_assert_int_eq(t.fail, PG_FAIL_NO_CONTENT);
 	pg_reqtrace_release(&t);
 
 	/* a server that ignores stream: true answers with one JSON body */
-	const char *full = "{\"id\":\"c\",\"choices\":[{\"text\":\"hello\"}],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":17}}";
+	const char *full =
+		"{\"id\":\"c\",\"choices\":[{\"text\":\"hello\"}],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":17}}";
 	replay(&t, 200, "application/json", full, 10, PG_FAIL_NONE);
 	ck_assert(pg_reqtrace_ok(&t));
 	ck_assert_uint_eq(t.n_chunks, 1);
@@ -270,7 +290,8 @@ START_TEST(responses_become_traces)
 	pg_reqtrace_release(&t);
 
 	/* SSE mislabelled as JSON is still SSE; the first byte decides */
-	replay(&t, 200, "application/json", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 0, PG_FAIL_NONE);
+	replay(&t, 200, "application/json", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 0,
+	       PG_FAIL_NONE);
 	ck_assert(pg_reqtrace_ok(&t));
 	pg_reqtrace_release(&t);
 	replay(&t, 200, NULL, full, 0, PG_FAIL_NONE);
@@ -281,7 +302,8 @@ START_TEST(responses_become_traces)
 	ck_assert_int_eq(pg_reqtrace_output_tokens(&t), 1); /* no usage: one per message */
 	pg_reqtrace_release(&t);
 
-	replay(&t, 200, "text/event-stream", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 0, PG_FAIL_TIMEOUT);
+	replay(&t, 200, "text/event-stream", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 0,
+	       PG_FAIL_TIMEOUT);
 	ck_assert_int_eq(t.fail, PG_FAIL_TIMEOUT);
 	pg_reqtrace_release(&t);
 }

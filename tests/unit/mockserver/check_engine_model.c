@@ -34,8 +34,8 @@ static size_t run(struct pg_engine *e, int64_t until, struct seen *out, size_t m
 			break;
 		while (pg_engine_poll(e, t, &ev)) {
 			ck_assert_uint_lt(n, max);
-			out[n++] = (struct seen){ ev.deadline_ns, ev.first_token, ev.n_tokens,
-						  ev.message_index, ev.last, ev.kind,
+			out[n++] = (struct seen){ ev.deadline_ns,    ev.first_token, ev.n_tokens,
+						  ev.message_index,  ev.last,        ev.kind,
 						  (uintptr_t)ev.user };
 		}
 	}
@@ -57,7 +57,9 @@ START_TEST(fixed_timing_is_exact_at_any_load)
 	struct pg_engine_params p;
 	struct pg_engine *e;
 	struct pg_engine_plan plan;
-	struct pg_engine_request req = { .prompt_tokens = 1000, .max_tokens = 5, .ignore_eos = true };
+	struct pg_engine_request req = { .prompt_tokens = 1000,
+					 .max_tokens = 5,
+					 .ignore_eos = true };
 	static struct seen ev[1000];
 	size_t n;
 
@@ -68,7 +70,8 @@ START_TEST(fixed_timing_is_exact_at_any_load)
 	p.max_running = 4;
 	e = pg_engine_new(&p);
 	for (int i = 0; i < 100; i++)
-		ck_assert_ptr_nonnull(pg_engine_submit(e, i * US, &req, (void *)(uintptr_t)i, &plan));
+		ck_assert_ptr_nonnull(
+			pg_engine_submit(e, i * US, &req, (void *)(uintptr_t)i, &plan));
 	n = run(e, INT64_MAX, ev, 1000);
 	ck_assert_uint_eq(n, 500);
 	for (size_t k = 0; k < n; k++) {
@@ -85,7 +88,9 @@ START_TEST(ttft_is_base_plus_prefill_per_token)
 	struct pg_engine_params p;
 	struct pg_engine *e;
 	struct pg_engine_plan plan;
-	struct pg_engine_request req = { .prompt_tokens = 512, .max_tokens = 1, .ignore_eos = true };
+	struct pg_engine_request req = { .prompt_tokens = 512,
+					 .max_tokens = 1,
+					 .ignore_eos = true };
 	struct seen ev[4];
 
 	base_params(&p);
@@ -214,7 +219,9 @@ START_TEST(eos_ends_early_unless_ignored_and_is_seeded)
 	struct pg_engine_params p;
 	struct pg_engine *a, *b;
 	struct pg_engine_plan pa, pb;
-	struct pg_engine_request req = { .prompt_tokens = 1, .max_tokens = 1000, .ignore_eos = false };
+	struct pg_engine_request req = { .prompt_tokens = 1,
+					 .max_tokens = 1000,
+					 .ignore_eos = false };
 	int early = 0;
 
 	base_params(&p);
@@ -334,8 +341,9 @@ START_TEST(fault_events_follow_the_plan)
 	n = run(e, INT64_MAX, ev, 16);
 	ck_assert_uint_eq(n, 8);
 	for (size_t k = 0; k < n; k++)
-		ck_assert_int_eq(ev[k].deadline, 50 * MS + (int64_t)k * 10 * MS +
-				 ((int64_t)k >= plan.fault_at_message ? 1000 * MS : 0));
+		ck_assert_int_eq(ev[k].deadline,
+				 50 * MS + (int64_t)k * 10 * MS +
+					 ((int64_t)k >= plan.fault_at_message ? 1000 * MS : 0));
 	pg_engine_free(e);
 
 	/* Stall for ever: the sequence holds its slot until cancelled, and the
@@ -408,7 +416,8 @@ START_TEST(cancels_and_reuse_never_leak_stale_events)
 	p.itl_growth = 0.01;
 	e = pg_engine_new(&p);
 	for (int i = 0; i < N; i++) {
-		struct pg_engine_request req = { .prompt_tokens = 1 + i % 7, .max_tokens = 1 + i % 13,
+		struct pg_engine_request req = { .prompt_tokens = 1 + i % 7,
+						 .max_tokens = 1 + i % 13,
 						 .ignore_eos = true };
 		seqs[i] = pg_engine_submit(e, now, &req, (void *)(uintptr_t)i, &plan);
 		got[i] = 0;
@@ -491,7 +500,8 @@ START_TEST(vocabulary_round_trips)
 	ck_assert_uint_eq(pg_vocab_tokenize("  Hello,\tworld!\n\nfoo ", 21, 32000, NULL, NULL), 3);
 	ck_assert_uint_eq(pg_vocab_tokenize("", 0, 32000, NULL, NULL), 0);
 	ck_assert_uint_lt(pg_vocab_word_id("Hello,", 6, 50), 50);
-	ck_assert_uint_eq(pg_vocab_word_id("Hello,", 6, 32000), pg_vocab_word_id("Hello,", 6, 32000));
+	ck_assert_uint_eq(pg_vocab_word_id("Hello,", 6, 32000),
+			  pg_vocab_word_id("Hello,", 6, 32000));
 	/* A vocabulary word beyond the vocabulary size is hashed, not trusted. */
 	pg_vocab_word(40000, w);
 	ck_assert_uint_lt(pg_vocab_word_id(w, 6, 32000), 32000);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static const char *const good[] = {
 	"GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
 	"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -20,6 +21,7 @@ static const char *const good[] = {
 	"\r\nGET /health HTTP/1.1\r\n\r\n",
 	"POST /x HTTP/1.1\r\ncontent-length:   5  \r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello",
 };
+/* clang-format on */
 
 START_TEST(every_split_parses_the_same)
 {
@@ -38,8 +40,8 @@ START_TEST(every_split_parses_the_same)
 			 * by the sanitizers. */
 			char *prefix = malloc(cut + 1);
 			memcpy(prefix, req, cut);
-			ck_assert_msg(pg_http_parse_request(prefix, cut, 1 << 20, &part, &status, &why) ==
-					      PG_HTTP_INCOMPLETE,
+			ck_assert_msg(pg_http_parse_request(prefix, cut, 1 << 20, &part, &status,
+							    &why) == PG_HTTP_INCOMPLETE,
 				      "request %zu cut at %zu", g, cut);
 			free(prefix);
 		}
@@ -53,8 +55,9 @@ START_TEST(fields_are_read)
 	int status;
 	const char *why;
 
-	ck_assert_int_eq(pg_http_parse_request(good[1], strlen(good[1]), 1 << 20, &r, &status, &why),
-			 PG_HTTP_COMPLETE);
+	ck_assert_int_eq(
+		pg_http_parse_request(good[1], strlen(good[1]), 1 << 20, &r, &status, &why),
+		PG_HTTP_COMPLETE);
 	ck_assert_int_eq(r.method, PG_HTTP_POST);
 	ck_assert_uint_eq(r.path_len, 15);
 	ck_assert(!memcmp(r.path, "/v1/completions", 15));
@@ -64,21 +67,24 @@ START_TEST(fields_are_read)
 	ck_assert_uint_eq(r.request_id_len, 7);
 	ck_assert(!memcmp(r.request_id, "bench-1", 7));
 
-	ck_assert_int_eq(pg_http_parse_request(good[2], strlen(good[2]), 1 << 20, &r, &status, &why),
-			 PG_HTTP_COMPLETE);
+	ck_assert_int_eq(
+		pg_http_parse_request(good[2], strlen(good[2]), 1 << 20, &r, &status, &why),
+		PG_HTTP_COMPLETE);
 	ck_assert_int_eq(r.method, PG_HTTP_GET);
 	ck_assert_uint_eq(r.path_len, 10); /* the query string is not part of the path */
 	ck_assert_int_eq(r.minor_version, 0);
 	ck_assert(r.keep_alive);
 
-	ck_assert_int_eq(pg_http_parse_request(good[5], strlen(good[5]), 1 << 20, &r, &status, &why),
-			 PG_HTTP_COMPLETE);
+	ck_assert_int_eq(
+		pg_http_parse_request(good[5], strlen(good[5]), 1 << 20, &r, &status, &why),
+		PG_HTTP_COMPLETE);
 	ck_assert(r.expect_continue);
 	ck_assert_uint_eq(r.content_length, 5);
 
 	/* HTTP/1.0 closes unless asked; HTTP/1.1 keeps alive unless asked. */
 	const char *ten = "GET / HTTP/1.0\r\n\r\n";
-	ck_assert_int_eq(pg_http_parse_request(ten, strlen(ten), 0, &r, &status, &why), PG_HTTP_COMPLETE);
+	ck_assert_int_eq(pg_http_parse_request(ten, strlen(ten), 0, &r, &status, &why),
+			 PG_HTTP_COMPLETE);
 	ck_assert(!r.keep_alive);
 	const char *close11 = "GET / HTTP/1.1\r\nConnection: Keep-Alive, close\r\n\r\n";
 	ck_assert_int_eq(pg_http_parse_request(close11, strlen(close11), 0, &r, &status, &why),
@@ -98,8 +104,8 @@ START_TEST(pipelined_requests_parse_one_after_another)
 	for (size_t g = 0; g < sizeof(good) / sizeof(good[0]); g++)
 		pg_buf_puts(&all, good[g]);
 	while (off < all.len) {
-		ck_assert_int_eq(pg_http_parse_request(all.ptr + off, all.len - off, 1 << 20, &r, &status,
-						       &why),
+		ck_assert_int_eq(pg_http_parse_request(all.ptr + off, all.len - off, 1 << 20, &r,
+						       &status, &why),
 				 PG_HTTP_COMPLETE);
 		ck_assert_uint_eq(r.total_len, strlen(good[count]));
 		off += r.total_len;
@@ -110,6 +116,7 @@ START_TEST(pipelined_requests_parse_one_after_another)
 }
 END_TEST
 
+/* clang-format off */
 static const struct {
 	const char *req;
 	int status;
@@ -133,6 +140,7 @@ static const struct {
 	{ "POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413 },
 	{ "GET / HTTP/1.1\r\nExpect: 200-ok\r\n\r\n", 417 },
 };
+/* clang-format on */
 
 START_TEST(bad_requests_get_the_right_status)
 {
@@ -140,7 +148,8 @@ START_TEST(bad_requests_get_the_right_status)
 		struct pg_http_request r;
 		int status = 0;
 		const char *why = NULL;
-		int rc = pg_http_parse_request(bad[i].req, strlen(bad[i].req), 1 << 20, &r, &status, &why);
+		int rc = pg_http_parse_request(bad[i].req, strlen(bad[i].req), 1 << 20, &r, &status,
+					       &why);
 		ck_assert_msg(rc == PG_HTTP_BAD && status == bad[i].status,
 			      "case %zu: rc %d status %d (want %d)", i, rc, status, bad[i].status);
 		ck_assert_ptr_nonnull(why);
@@ -179,10 +188,13 @@ START_TEST(generation_requests_are_read_like_vllm)
 	struct pg_mock_generation g;
 	struct pg_mock_error e;
 
-	ck_assert_int_eq(parse(PG_MOCK_COMPLETIONS,
-			       "{\"model\":\"m\",\"prompt\":\"a b c\",\"max_tokens\":5,\"stream\":true,"
-			       "\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true,"
-			       "\"repetition_penalty\":1.0,\"logprobs\":null}", &g, &e), 0);
+	ck_assert_int_eq(
+		parse(PG_MOCK_COMPLETIONS,
+		      "{\"model\":\"m\",\"prompt\":\"a b c\",\"max_tokens\":5,\"stream\":true,"
+		      "\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true,"
+		      "\"repetition_penalty\":1.0,\"logprobs\":null}",
+		      &g, &e),
+		0);
 	ck_assert_int_eq(g.prompt_tokens, 3);
 	ck_assert_int_eq(g.max_tokens, 5);
 	ck_assert(g.stream && g.include_usage && !g.continuous_usage && g.ignore_eos);
@@ -198,22 +210,29 @@ START_TEST(generation_requests_are_read_like_vllm)
 	/* continuous usage only with include_usage (vLLM) */
 	ck_assert_int_eq(parse(PG_MOCK_COMPLETIONS,
 			       "{\"prompt\":\"a\",\"stream\":true,\"stream_options\":"
-			       "{\"continuous_usage_stats\":true}}", &g, &e), 0);
+			       "{\"continuous_usage_stats\":true}}",
+			       &g, &e),
+			 0);
 	ck_assert(!g.continuous_usage);
 
-	ck_assert_int_eq(parse(PG_MOCK_CHAT,
-			       "{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
-			       "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one two three\"},"
-			       "{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}]}],"
-			       "\"max_completion_tokens\":7,\"max_tokens\":9}", &g, &e), 0);
+	ck_assert_int_eq(
+		parse(PG_MOCK_CHAT,
+		      "{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+		      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one two three\"},"
+		      "{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}]}],"
+		      "\"max_completion_tokens\":7,\"max_tokens\":9}",
+		      &g, &e),
+		0);
 	ck_assert_int_eq(g.prompt_tokens, 5);
 	ck_assert_int_eq(g.max_tokens, 7);
-	ck_assert_int_eq(parse(PG_MOCK_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
-			       &g, &e), 0);
+	ck_assert_int_eq(parse(PG_MOCK_CHAT,
+			       "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", &g, &e),
+			 0);
 	ck_assert_int_eq(g.max_tokens, 99); /* the rest of the context */
 }
 END_TEST
 
+/* clang-format off */
 static const struct {
 	enum pg_mock_api api;
 	const char *body;
@@ -245,6 +264,7 @@ static const struct {
 	{ PG_MOCK_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"max_completion_tokens\":0}",
 	  400, "at least 1" },
 };
+/* clang-format on */
 
 START_TEST(bad_generation_requests_are_refused)
 {
@@ -253,7 +273,8 @@ START_TEST(bad_generation_requests_are_refused)
 		struct pg_mock_error e = { 0 };
 		ck_assert_int_eq(parse(rejects[i].api, rejects[i].body, &g, &e), -1);
 		ck_assert_msg(e.status == rejects[i].status, "case %zu: status %d", i, e.status);
-		ck_assert_msg(strstr(e.message, rejects[i].message_part), "case %zu: '%s'", i, e.message);
+		ck_assert_msg(strstr(e.message, rejects[i].message_part), "case %zu: '%s'", i,
+			      e.message);
 	}
 }
 END_TEST
@@ -275,16 +296,20 @@ START_TEST(tokenize_and_detokenize_round_trip)
 {
 	struct pg_buf out = PG_BUF_INIT;
 	struct pg_mock_error e;
-	const char *t1 = "{\"model\":\"m\",\"prompt\":\"bababa bababe hello\",\"add_special_tokens\":false}";
+	const char *t1 =
+		"{\"model\":\"m\",\"prompt\":\"bababa bababe hello\",\"add_special_tokens\":false}";
 	const char *t2 = "{\"prompt\":[5,6,7]}";
 	const char *t3 = "{\"messages\":[{\"role\":\"user\",\"content\":\"bababi x\"}]}";
 	const char *d1 = "{\"tokens\":[0,1,2]}";
 
 	ck_assert_int_eq(pg_mock_tokenize(&model, t1, strlen(t1), &out, &e), 0);
-	ck_assert(pg_str_has_prefix(out.ptr, "{\"count\":3,\"max_model_len\":100,\"tokens\":[0,1,"));
+	ck_assert(
+		pg_str_has_prefix(out.ptr, "{\"count\":3,\"max_model_len\":100,\"tokens\":[0,1,"));
 	pg_buf_reset(&out);
 	ck_assert_int_eq(pg_mock_tokenize(&model, t2, strlen(t2), &out, &e), 0);
-	ck_assert_str_eq(out.ptr, "{\"count\":3,\"max_model_len\":100,\"tokens\":[5,6,7],\"token_strs\":null}");
+	ck_assert_str_eq(
+		out.ptr,
+		"{\"count\":3,\"max_model_len\":100,\"tokens\":[5,6,7],\"token_strs\":null}");
 	pg_buf_reset(&out);
 	ck_assert_int_eq(pg_mock_tokenize(&model, t3, strlen(t3), &out, &e), 0);
 	ck_assert(pg_str_has_prefix(out.ptr, "{\"count\":2,\"max_model_len\":100,\"tokens\":[2,"));
@@ -305,14 +330,22 @@ START_TEST(stream_chunks_frame_and_count)
 	struct pg_mock_stream s;
 
 	pg_engine_params_default(&p);
-	s = (struct pg_mock_stream){ .api = PG_MOCK_COMPLETIONS, .id = "x", .model_json = "\"m\"",
-				     .created = 1, .prompt_tokens = 2, .include_usage = true,
-				     .params = &p, .serial = 1, .output_tokens = 3, .eos = true };
+	s = (struct pg_mock_stream){ .api = PG_MOCK_COMPLETIONS,
+				     .id = "x",
+				     .model_json = "\"m\"",
+				     .created = 1,
+				     .prompt_tokens = 2,
+				     .include_usage = true,
+				     .params = &p,
+				     .serial = 1,
+				     .output_tokens = 3,
+				     .eos = true };
 	/* The last message carries the EOS token: empty text, "stop". */
 	pg_mock_stream_message(&s, 2, 1, true, true, &scratch, &out);
 	ck_assert(strstr(out.ptr, "\"text\":\"\",\"logprobs\":null,\"finish_reason\":\"stop\""));
-	ck_assert(strstr(out.ptr, "\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"total_tokens\":5,"
-				  "\"completion_tokens\":3}}\n\n\r\n"));
+	ck_assert(strstr(out.ptr,
+			 "\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"total_tokens\":5,"
+			 "\"completion_tokens\":3}}\n\n\r\n"));
 	ck_assert(pg_str_has_suffix(out.ptr, "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"));
 	/* The chunk sizes are right: walk the chunks. */
 	{

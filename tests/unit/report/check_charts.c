@@ -13,6 +13,7 @@
 
 START_TEST(nice_axis_steps)
 {
+	/* clang-format off */
 	static const struct {
 		double max;
 		int ticks;
@@ -22,9 +23,11 @@ START_TEST(nice_axis_steps)
 		{ 0.93, 5, 1, 0.2 },   { 2418.1, 5, 2500, 500 }, { 7, 5, 8, 2 },
 		{ 0, 5, 1, 0.2 },      { 1e-3, 4, 0.001, 0.00025 }, { 123456, 5, 125000, 25000 },
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		double step, max = pg_nice_axis(cases[i].max, cases[i].ticks, &step);
-		ck_assert_msg(fabs(max - cases[i].want_max) < 1e-9 && fabs(step - cases[i].want_step) < 1e-12,
+		ck_assert_msg(fabs(max - cases[i].want_max) < 1e-9 &&
+				      fabs(step - cases[i].want_step) < 1e-12,
 			      "max %g: got %g step %g", cases[i].max, max, step);
 	}
 }
@@ -77,7 +80,8 @@ static int fake_baseline(void *ctx, const char *point, const struct pg_metric *m
 
 	if (strstr(point, "_qps_16"))
 		return -1;
-	json_array_foreach(all, i, e) {
+	json_array_foreach(all, i, e)
+	{
 		if (strcmp(json_string_value(json_object_get(e, "n")), point))
 			continue;
 		if (pg_metric_value(m, json_object_get(e, "r"), out) < 0)
@@ -100,7 +104,8 @@ START_TEST(golden_figures)
 	json_t *e;
 
 	ck_assert_msg(all != NULL, "%s", jerr.text);
-	json_array_foreach(all, i, e) {
+	json_array_foreach(all, i, e)
+	{
 		results[i] = json_object_get(e, "r");
 		names[i] = json_string_value(json_object_get(e, "n"));
 	}
@@ -128,7 +133,8 @@ START_TEST(golden_figures)
 		snprintf(rel, sizeof(rel), "golden/charts/%s.svg", set.items[i].stem);
 		tu_assert_golden(rel, set.items[i].svg);
 	}
-	ck_assert_ptr_nonnull(strstr(set.items[1].svg, "serving_&lt;b&gt;weird&lt;/b&gt;|name_qps_2"));
+	ck_assert_ptr_nonnull(
+		strstr(set.items[1].svg, "serving_&lt;b&gt;weird&lt;/b&gt;|name_qps_2"));
 	pg_chart_set_release(&set);
 
 	/* without a baseline: no dashed series, no baseline legend */
@@ -165,12 +171,13 @@ START_TEST(large_sets_are_capped_flagged_first)
 
 	for (int t = 0; t < SWEEPS; t++)
 		for (int q = 0; q < 2; q++) {
-			json_t *r = json_pack("{s:s?,s:f,s:{s:s,s:s}}", "request_rate", q ? "inf" : NULL,
-					      "output_throughput", 100.0 + t, "perfgate", "suite", "serving",
-					      "test", "x");
+			json_t *r = json_pack("{s:s?,s:f,s:{s:s,s:s}}", "request_rate",
+					      q ? "inf" : NULL, "output_throughput", 100.0 + t,
+					      "perfgate", "suite", "serving", "test", "x");
 			char test[32];
 			snprintf(test, sizeof(test), "sweep_%03d", t);
-			json_object_set_new(json_object_get(r, "perfgate"), "test", json_string(test));
+			json_object_set_new(json_object_get(r, "perfgate"), "test",
+					    json_string(test));
 			if (!q)
 				json_object_set_new(r, "request_rate", json_integer(1));
 			snprintf(names[n], sizeof(names[n]), "%s_qps_%s", test, q ? "inf" : "1");
@@ -180,8 +187,9 @@ START_TEST(large_sets_are_capped_flagged_first)
 			n++;
 		}
 	for (int t = 0; t < LATENCY; t++) {
-		json_t *r = json_pack("{s:f,s:{s:f,s:f},s:{s:s}}", "avg_latency", 1.0, "percentiles", "50",
-				      1.0, "99", 1.1, "perfgate", "suite", "latency");
+		json_t *r = json_pack("{s:f,s:{s:f,s:f},s:{s:s}}", "avg_latency", 1.0,
+				      "percentiles", "50", 1.0, "99", 1.1, "perfgate", "suite",
+				      "latency");
 		snprintf(names[n], sizeof(names[n]), "latency_%03d", t);
 		json_array_append_new(arr, r);
 		results[n] = r;

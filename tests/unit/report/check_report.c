@@ -149,12 +149,13 @@ static void tables_release(struct tables *t)
 		pg_strv_release(&t->rows[i]);
 }
 
-static void assert_tables_equal(const struct tables *got, const struct tables *want, const char *what)
+static void assert_tables_equal(const struct tables *got, const struct tables *want,
+				const char *what)
 {
 	ck_assert_msg(got->n == want->n, "%s: %zu tables, want %zu", what, got->n, want->n);
 	for (size_t i = 0; i < want->n; i++) {
-		ck_assert_msg(got->rows[i].n == want->rows[i].n, "%s table %zu: %zu rows, want %zu", what,
-			      i, got->rows[i].n, want->rows[i].n);
+		ck_assert_msg(got->rows[i].n == want->rows[i].n, "%s table %zu: %zu rows, want %zu",
+			      what, i, got->rows[i].n, want->rows[i].n);
 		for (size_t r = 0; r < want->rows[i].n; r++)
 			ck_assert_msg(!strcmp(got->rows[i].v[r], want->rows[i].v[r]),
 				      "%s table %zu row %zu:\n got: %s\nwant: %s", what, i, r,
@@ -192,8 +193,10 @@ START_TEST(reference_gpu_reports_cell_for_cell)
 			char label[64];
 			const char *l = pg_result_gpu_label(&all.items[i], label, sizeof(label));
 			if (l && !strcmp(l, labels[g])) {
-				struct pg_result copy = { strdup(all.items[i].path), strdup(all.items[i].name),
-							  all.items[i].kind, json_incref(all.items[i].json), NULL };
+				struct pg_result copy = { strdup(all.items[i].path),
+							  strdup(all.items[i].name),
+							  all.items[i].kind,
+							  json_incref(all.items[i].json), NULL };
 				pg_result_set_add(&one, &copy);
 			}
 		}
@@ -247,22 +250,24 @@ START_TEST(reference_serving_report_round_trips)
 	ck_assert_uint_eq(json_object_size(json_object_get(ours, "throughput")), 0);
 	/* same columns in the same order; values equal by test name (we sort
 	 * the rows, vLLM did not) */
-	json_t *our_srv = json_object_get(ours, "serving"), *their_srv = json_object_get(theirs, "serving");
+	json_t *our_srv = json_object_get(ours, "serving"),
+	       *their_srv = json_object_get(theirs, "serving");
 	ck_assert_uint_eq(json_object_size(our_srv), json_object_size(their_srv));
-	json_object_foreach(their_srv, header, col) {
+	json_object_foreach(their_srv, header, col)
+	{
 		json_t *our_col = json_object_get(our_srv, header);
 		const char *idx;
 		json_t *v;
 
 		ck_assert_msg(our_col != NULL, "column %s missing", header);
-		json_object_foreach(col, idx, v) {
+		json_object_foreach(col, idx, v)
+		{
 			const char *name = json_string_value(
 				json_object_get(json_object_get(their_srv, "Test name"), idx));
 			const char *our_idx = NULL, *k;
 			json_t *n;
-			json_object_foreach(json_object_get(our_srv, "Test name"), k, n)
-				if (!strcmp(json_string_value(n), name))
-					our_idx = k;
+			json_object_foreach(json_object_get(our_srv, "Test name"), k,
+					    n) if (!strcmp(json_string_value(n), name)) our_idx = k;
 			ck_assert_ptr_nonnull(our_idx);
 			json_t *mine = json_object_get(our_col, our_idx);
 			if (!strcmp(header, "GPU")) {
@@ -271,7 +276,8 @@ START_TEST(reference_serving_report_round_trips)
 				snprintf(want_gpu, sizeof(want_gpu), "1x%s", json_string_value(v));
 				ck_assert_str_eq(json_string_value(mine), want_gpu);
 			} else {
-				ck_assert_msg(json_equal(mine, v), "%s row %s differs", header, name);
+				ck_assert_msg(json_equal(mine, v), "%s row %s differs", header,
+					      name);
 			}
 		}
 	}
@@ -292,11 +298,13 @@ START_TEST(report_imports_back_to_itself)
 	char *md, *md2;
 
 	import_ref(&rs, "data/reference/vllm-report-h100-h200-a100.md");
-	add_result(&rs, "serving_broken_qps_4",
-		   "{\"perfgate\": {\"suite\": \"serving\", \"status\": \"error\", \"error\": \"server never ready\"}}",
-		   NULL);
+	add_result(
+		&rs, "serving_broken_qps_4",
+		"{\"perfgate\": {\"suite\": \"serving\", \"status\": \"error\", \"error\": \"server never ready\"}}",
+		NULL);
 	md = render(&rs, PG_REPORT_ALL);
-	ck_assert_int_eq(pg_import_text(&back, md, strlen(md), "report.md", "report", NULL, NULL, &err), 0);
+	ck_assert_int_eq(
+		pg_import_text(&back, md, strlen(md), "report.md", "report", NULL, NULL, &err), 0);
 	ck_assert_uint_eq(back.n, rs.n);
 	md2 = render(&back, PG_REPORT_ALL);
 	ck_assert_str_eq(md2, md);
@@ -332,63 +340,71 @@ END_TEST
  * lines only, failed points, missing columns, awkward names. */
 static void mixed_results(struct pg_result_set *rs)
 {
-	add_result(rs, "latency_llama8B_tp1",
-		   "{\"avg_latency\": 1.0469095210234325, \"std_latency\": 0.0006, \"latencies\": [1.04],"
-		   " \"percentiles\": {\"10\": 1.04, \"50\": 1.04682, \"90\": 1.048, \"99\": 1.0483}}",
-		   "{\"latency_command\": \"vllm bench latency --model meta-llama/Llama-3.1-8B-Instruct"
-		   " --tensor-parallel-size 1 --load-format dummy --output-json results/latency_llama8B_tp1.json\","
-		   " \"gpu_type\": \"H100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\"}");
-	add_result(rs, "latency_llama70B_tp4",
-		   "{\"avg_latency\": 2.5407543117801347, \"latencies\": [2.54],"
-		   " \"percentiles\": {\"50\": 2.5402, \"99\": 2.54489}}",
-		   "{\"latency_command\": \"vllm bench latency --model meta-llama/Llama-3.1-70B-Instruct"
-		   " -tp 4 --input-len 64 --batch-size 16\", \"gpu_type\": \"H100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\"}");
-	add_result(rs, "throughput_llama8B_tp1",
-		   "{\"elapsed_time\": 9.25, \"num_requests\": 200, \"total_num_tokens\": 90000,"
-		   " \"requests_per_second\": 21.620062820024827, \"tokens_per_second\": 9729.7}",
-		   "{\"throughput_command\": \"vllm bench throughput --model meta-llama/Llama-3.1-8B-Instruct"
-		   " --dataset ./ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 200\","
-		   " \"gpu_type\": \"H100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\"}");
-	add_result(rs, "serving_llama8B_tp1_sharegpt_qps_4",
-		   "{\"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", \"num_prompts\": 200,"
-		   " \"request_rate\": 4.0, \"burstiness\": 1.0, \"max_concurrency\": null, \"completed\": 200,"
-		   " \"request_throughput\": 3.78847, \"output_throughput\": 812.5, \"total_token_throughput\": 1623.25,"
-		   " \"mean_ttft_ms\": 16.1596, \"median_ttft_ms\": 15.9192, \"p99_ttft_ms\": 22.108,"
-		   " \"mean_tpot_ms\": 8.4, \"median_tpot_ms\": 8.39, \"p99_tpot_ms\": 8.99,"
-		   " \"mean_itl_ms\": 8.41121, \"median_itl_ms\": 8.39612, \"p99_itl_ms\": 8.99637,"
-		   " \"perfgate\": {\"suite\": \"serving\", \"status\": \"ok\", \"gpu\": {\"label\": \"8xH100\"},"
-		   " \"params\": {\"model\": \"meta-llama/Llama-3.1-8B-Instruct\", \"tp\": 1, \"dataset\": \"sharegpt\","
-		   " \"input_len\": null, \"output_len\": null, \"num_prompts\": 200, \"qps\": 4,"
-		   " \"max_concurrency\": null, \"batch_size\": null, \"endpoint\": \"/v1/completions\"}}}",
-		   NULL);
-	add_result(rs, "serving_llama8B_tp1_sharegpt_qps_16",
-		   "{\"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", \"num_prompts\": 200,"
-		   " \"request_rate\": 16.0, \"completed\": 198,"
-		   " \"request_throughput\": 11.5228, \"output_throughput\": 2451.0, \"total_token_throughput\": 4903.5,"
-		   " \"mean_ttft_ms\": 19.5259, \"median_ttft_ms\": 19.811, \"p99_ttft_ms\": 25.4446,"
-		   " \"mean_itl_ms\": 9.40074, \"median_itl_ms\": 9.38206, \"p99_itl_ms\": 1234567.0,"
-		   " \"perfgate\": {\"suite\": \"serving\", \"gpu\": {\"label\": \"8xH100\"},"
-		   " \"params\": {\"dataset\": \"sharegpt\", \"num_prompts\": 200, \"qps\": 16}}}",
-		   NULL);
-	add_result(rs, "serving_llama8B_tp1_sharegpt_qps_inf",
-		   "{\"request_rate\": \"inf\", \"completed\": 3, \"request_throughput\": 24.18,"
-		   " \"perfgate\": {\"suite\": \"serving\", \"status\": \"error\","
-		   " \"error\": \"server exited with status 1 | see server.log\\nTraceback: CUDA out of memory while"
-		   " allocating the KV cache for 131072 tokens on device 0\", \"gpu\": {\"label\": \"8xH100\"},"
-		   " \"params\": {\"dataset\": \"sharegpt\", \"num_prompts\": 200, \"qps\": \"inf\"}}}",
-		   NULL);
-	add_result(rs, "serving_random|pipe_qps_1",
-		   "{\"model_id\": \"Qwen/Qwen3-0.6B\", \"request_rate\": 1, \"max_concurrency\": 16,"
-		   " \"burstiness\": 0.5, \"completed\": 50, \"request_throughput\": 1e-05,"
-		   " \"mean_ttft_ms\": 12, \"median_ttft_ms\": 11.5, \"p99_ttft_ms\": 40.25}",
-		   "{\"server_command\": \"vllm serve Qwen/Qwen3-0.6B --port 8000\","
-		   " \"client_command\": \"vllm bench serve --model Qwen/Qwen3-0.6B --dataset-name random"
-		   " --random-input-len 128 --random-output-len 2048 --num-prompts 50 --request-rate 1"
-		   " --max-concurrency 16\", \"gpu_type\": \"L40S\"}");
-	add_result(rs, "serving_skipped_qps_1",
-		   "{\"perfgate\": {\"suite\": \"serving\", \"status\": \"skipped\","
-		   " \"error\": \"tp 8 exceeds the 4 GPUs of this machine\", \"gpu\": {\"label\": \"4xL40S\"}}}",
-		   NULL);
+	add_result(
+		rs, "latency_llama8B_tp1",
+		"{\"avg_latency\": 1.0469095210234325, \"std_latency\": 0.0006, \"latencies\": [1.04],"
+		" \"percentiles\": {\"10\": 1.04, \"50\": 1.04682, \"90\": 1.048, \"99\": 1.0483}}",
+		"{\"latency_command\": \"vllm bench latency --model meta-llama/Llama-3.1-8B-Instruct"
+		" --tensor-parallel-size 1 --load-format dummy --output-json results/latency_llama8B_tp1.json\","
+		" \"gpu_type\": \"H100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\"}");
+	add_result(
+		rs, "latency_llama70B_tp4",
+		"{\"avg_latency\": 2.5407543117801347, \"latencies\": [2.54],"
+		" \"percentiles\": {\"50\": 2.5402, \"99\": 2.54489}}",
+		"{\"latency_command\": \"vllm bench latency --model meta-llama/Llama-3.1-70B-Instruct"
+		" -tp 4 --input-len 64 --batch-size 16\", \"gpu_type\": \"H100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\"}");
+	add_result(
+		rs, "throughput_llama8B_tp1",
+		"{\"elapsed_time\": 9.25, \"num_requests\": 200, \"total_num_tokens\": 90000,"
+		" \"requests_per_second\": 21.620062820024827, \"tokens_per_second\": 9729.7}",
+		"{\"throughput_command\": \"vllm bench throughput --model meta-llama/Llama-3.1-8B-Instruct"
+		" --dataset ./ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 200\","
+		" \"gpu_type\": \"H100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\\nH100\"}");
+	add_result(
+		rs, "serving_llama8B_tp1_sharegpt_qps_4",
+		"{\"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", \"num_prompts\": 200,"
+		" \"request_rate\": 4.0, \"burstiness\": 1.0, \"max_concurrency\": null, \"completed\": 200,"
+		" \"request_throughput\": 3.78847, \"output_throughput\": 812.5, \"total_token_throughput\": 1623.25,"
+		" \"mean_ttft_ms\": 16.1596, \"median_ttft_ms\": 15.9192, \"p99_ttft_ms\": 22.108,"
+		" \"mean_tpot_ms\": 8.4, \"median_tpot_ms\": 8.39, \"p99_tpot_ms\": 8.99,"
+		" \"mean_itl_ms\": 8.41121, \"median_itl_ms\": 8.39612, \"p99_itl_ms\": 8.99637,"
+		" \"perfgate\": {\"suite\": \"serving\", \"status\": \"ok\", \"gpu\": {\"label\": \"8xH100\"},"
+		" \"params\": {\"model\": \"meta-llama/Llama-3.1-8B-Instruct\", \"tp\": 1, \"dataset\": \"sharegpt\","
+		" \"input_len\": null, \"output_len\": null, \"num_prompts\": 200, \"qps\": 4,"
+		" \"max_concurrency\": null, \"batch_size\": null, \"endpoint\": \"/v1/completions\"}}}",
+		NULL);
+	add_result(
+		rs, "serving_llama8B_tp1_sharegpt_qps_16",
+		"{\"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", \"num_prompts\": 200,"
+		" \"request_rate\": 16.0, \"completed\": 198,"
+		" \"request_throughput\": 11.5228, \"output_throughput\": 2451.0, \"total_token_throughput\": 4903.5,"
+		" \"mean_ttft_ms\": 19.5259, \"median_ttft_ms\": 19.811, \"p99_ttft_ms\": 25.4446,"
+		" \"mean_itl_ms\": 9.40074, \"median_itl_ms\": 9.38206, \"p99_itl_ms\": 1234567.0,"
+		" \"perfgate\": {\"suite\": \"serving\", \"gpu\": {\"label\": \"8xH100\"},"
+		" \"params\": {\"dataset\": \"sharegpt\", \"num_prompts\": 200, \"qps\": 16}}}",
+		NULL);
+	add_result(
+		rs, "serving_llama8B_tp1_sharegpt_qps_inf",
+		"{\"request_rate\": \"inf\", \"completed\": 3, \"request_throughput\": 24.18,"
+		" \"perfgate\": {\"suite\": \"serving\", \"status\": \"error\","
+		" \"error\": \"server exited with status 1 | see server.log\\nTraceback: CUDA out of memory while"
+		" allocating the KV cache for 131072 tokens on device 0\", \"gpu\": {\"label\": \"8xH100\"},"
+		" \"params\": {\"dataset\": \"sharegpt\", \"num_prompts\": 200, \"qps\": \"inf\"}}}",
+		NULL);
+	add_result(
+		rs, "serving_random|pipe_qps_1",
+		"{\"model_id\": \"Qwen/Qwen3-0.6B\", \"request_rate\": 1, \"max_concurrency\": 16,"
+		" \"burstiness\": 0.5, \"completed\": 50, \"request_throughput\": 1e-05,"
+		" \"mean_ttft_ms\": 12, \"median_ttft_ms\": 11.5, \"p99_ttft_ms\": 40.25}",
+		"{\"server_command\": \"vllm serve Qwen/Qwen3-0.6B --port 8000\","
+		" \"client_command\": \"vllm bench serve --model Qwen/Qwen3-0.6B --dataset-name random"
+		" --random-input-len 128 --random-output-len 2048 --num-prompts 50 --request-rate 1"
+		" --max-concurrency 16\", \"gpu_type\": \"L40S\"}");
+	add_result(
+		rs, "serving_skipped_qps_1",
+		"{\"perfgate\": {\"suite\": \"serving\", \"status\": \"skipped\","
+		" \"error\": \"tp 8 exceeds the 4 GPUs of this machine\", \"gpu\": {\"label\": \"4xL40S\"}}}",
+		NULL);
 }
 
 START_TEST(mixed_results_golden)
@@ -453,22 +469,29 @@ END_TEST
  * inject HTML: benchmark_results.md goes into annotations as it is. */
 START_TEST(hostile_names_cannot_break_the_report)
 {
-	static const char hostile[] = "a|b <img src=x onerror=alert(1)> & `c` *d* [e](f) ~g~ \\\\h\\n## i";
+	static const char hostile[] =
+		"a|b <img src=x onerror=alert(1)> & `c` *d* [e](f) ~g~ \\\\h\\n## i";
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	struct pg_buf json = PG_BUF_INIT;
 	char *md;
 
-	pg_buf_printf(&json,
-		      "{\"request_throughput\": 1.5, \"model_id\": \"%s\", \"perfgate\": {\"suite\": \"serving\","
-		      " \"status\": \"error\", \"error\": \"%s\", \"gpu\": {\"label\": \"%s\"},"
-		      " \"params\": {\"model\": \"%s\", \"dataset\": \"%s\", \"engine\": \"%s\", \"qps\": 1}}}",
-		      hostile, hostile, hostile, hostile, hostile, hostile);
+	pg_buf_printf(
+		&json,
+		"{\"request_throughput\": 1.5, \"model_id\": \"%s\", \"perfgate\": {\"suite\": \"serving\","
+		" \"status\": \"error\", \"error\": \"%s\", \"gpu\": {\"label\": \"%s\"},"
+		" \"params\": {\"model\": \"%s\", \"dataset\": \"%s\", \"engine\": \"%s\", \"qps\": 1}}}",
+		hostile, hostile, hostile, hostile, hostile, hostile);
 	add_result(&rs, "serving_<b>x</b>|y_`z`_qps_1", json.ptr, NULL);
-	add_result(&rs, "latency_<script>", "{\"avg_latency\": 1.5}", "{\"gpu_type\": \"<i>H100</i>\"}");
+	add_result(&rs, "latency_<script>", "{\"avg_latency\": 1.5}",
+		   "{\"gpu_type\": \"<i>H100</i>\"}");
 	md = render(&rs, PG_REPORT_ALL);
 	tu_assert_markdown_safe(md, NULL);
-	ck_assert_ptr_nonnull(strstr(md, "| serving\\_&lt;b&gt;x&lt;/b&gt;\\|y\\_\\`z\\`\\_qps_1 — **error**: a\\|b &lt;img"));
-	ck_assert_ptr_nonnull(strstr(md, "- Models: a\\|b &lt;img src=x onerror=alert(1)&gt; &amp; \\`c\\` \\*d\\* \\[e\\](f)"));
+	ck_assert_ptr_nonnull(strstr(
+		md,
+		"| serving\\_&lt;b&gt;x&lt;/b&gt;\\|y\\_\\`z\\`\\_qps_1 — **error**: a\\|b &lt;img"));
+	ck_assert_ptr_nonnull(strstr(
+		md,
+		"- Models: a\\|b &lt;img src=x onerror=alert(1)&gt; &amp; \\`c\\` \\*d\\* \\[e\\](f)"));
 	/* the JSON keeps the names as they are */
 	ck_assert_ptr_nonnull(strstr(md, "\"serving_<b>x</b>|y_`z`_qps_1\""));
 	free(md);
@@ -483,12 +506,17 @@ START_TEST(columns_only_with_values)
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	char *md;
 
-	add_result(&rs, "serving_a_qps_1", "{\"request_throughput\": 1.5, \"mean_ttft_ms\": 10}", NULL);
-	add_result(&rs, "serving_b_qps_1", "{\"request_throughput\": 2.5, \"p99_itl_ms\": null}", NULL);
+	add_result(&rs, "serving_a_qps_1", "{\"request_throughput\": 1.5, \"mean_ttft_ms\": 10}",
+		   NULL);
+	add_result(&rs, "serving_b_qps_1", "{\"request_throughput\": 2.5, \"p99_itl_ms\": null}",
+		   NULL);
 	md = render(&rs, PG_REPORT_TABLES);
-	ck_assert_ptr_nonnull(strstr(md, "| Test name       | GPU   |   Tput (req/s) |   Mean TTFT (ms) |\n"));
-	ck_assert_ptr_nonnull(strstr(md, "| serving_a_qps_1 |       |            1.5 |               10 |\n"));
-	ck_assert_ptr_nonnull(strstr(md, "| serving_b_qps_1 |       |            2.5 |                  |\n"));
+	ck_assert_ptr_nonnull(
+		strstr(md, "| Test name       | GPU   |   Tput (req/s) |   Mean TTFT (ms) |\n"));
+	ck_assert_ptr_nonnull(
+		strstr(md, "| serving_a_qps_1 |       |            1.5 |               10 |\n"));
+	ck_assert_ptr_nonnull(
+		strstr(md, "| serving_b_qps_1 |       |            2.5 |                  |\n"));
 	ck_assert_ptr_null(strstr(md, "ITL"));
 	free(md);
 	pg_result_set_release(&rs);
@@ -499,10 +527,10 @@ END_TEST
 START_TEST(rows_sort_by_test_name)
 {
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
-	const char *names[] = { "serving_x_qps_inf", "serving_x_qps_4", "serving_x_qps_16", "serving_X_qps_1",
-				"serving_x_qps_1" };
-	const char *want[] = { "serving_X_qps_1", "serving_x_qps_1", "serving_x_qps_16", "serving_x_qps_4",
-			       "serving_x_qps_inf" };
+	const char *names[] = { "serving_x_qps_inf", "serving_x_qps_4", "serving_x_qps_16",
+				"serving_X_qps_1", "serving_x_qps_1" };
+	const char *want[] = { "serving_X_qps_1", "serving_x_qps_1", "serving_x_qps_16",
+			       "serving_x_qps_4", "serving_x_qps_inf" };
 	struct tables t;
 	char *md;
 
@@ -526,17 +554,19 @@ START_TEST(bullets_come_from_the_results)
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	char *md;
 
-	add_result(&rs, "latency_a",
-		   "{\"avg_latency\": 1, \"percentiles\": {\"50\": 1, \"99\": 1}}",
-		   "{\"latency_command\": \"VLLM_RPC_TIMEOUT=1 vllm bench latency --model 'my org/model' --output-len=256\"}");
-	add_result(&rs, "serving_b_qps_2",
-		   "{\"request_throughput\": 1, \"request_rate\": 2, \"burstiness\": 1.0}",
-		   "{\"client_command\": \"vllm bench serve --dataset-name random --random-input-len 1024"
-		   " --random-output-len 128 --num-prompts 100\", \"server_command\": \"python3 -m sglang.launch_server\"}");
-	add_result(&rs, "serving_b_qps_0.5",
-		   "{\"request_throughput\": 1, \"request_rate\": 0.5, \"burstiness\": 1.0}",
-		   "{\"client_command\": \"vllm bench serve --dataset-name random --random-input-len 2048"
-		   " --random-output-len 128 --num-prompts 100\"}");
+	add_result(
+		&rs, "latency_a", "{\"avg_latency\": 1, \"percentiles\": {\"50\": 1, \"99\": 1}}",
+		"{\"latency_command\": \"VLLM_RPC_TIMEOUT=1 vllm bench latency --model 'my org/model' --output-len=256\"}");
+	add_result(
+		&rs, "serving_b_qps_2",
+		"{\"request_throughput\": 1, \"request_rate\": 2, \"burstiness\": 1.0}",
+		"{\"client_command\": \"vllm bench serve --dataset-name random --random-input-len 1024"
+		" --random-output-len 128 --num-prompts 100\", \"server_command\": \"python3 -m sglang.launch_server\"}");
+	add_result(
+		&rs, "serving_b_qps_0.5",
+		"{\"request_throughput\": 1, \"request_rate\": 0.5, \"burstiness\": 1.0}",
+		"{\"client_command\": \"vllm bench serve --dataset-name random --random-input-len 2048"
+		" --random-output-len 128 --num-prompts 100\"}");
 	md = render(&rs, PG_REPORT_DESCRIPTIONS);
 	tu_assert_golden("golden/report/bullets.md", md);
 	free(md);
@@ -551,20 +581,28 @@ START_TEST(client_bound_points_are_called_out)
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	char *md;
 
-	add_result(&rs, "serving_c_qps_1", "{\"request_throughput\": 1, \"request_rate\": 1, \"client_bound\": false}",
+	add_result(&rs, "serving_c_qps_1",
+		   "{\"request_throughput\": 1, \"request_rate\": 1, \"client_bound\": false}",
 		   NULL);
 	add_result(&rs, "serving_c_qps_inf",
-		   "{\"request_throughput\": 9, \"request_rate\": \"inf\", \"client_bound\": true}", NULL);
-	add_result(&rs, "serving_c_qps_2",
-		   "{\"request_rate\": 2, \"client_bound\": true, \"perfgate\": {\"suite\": \"serving\","
-		   " \"status\": \"error\", \"error\": \"server died\"}}", NULL);
+		   "{\"request_throughput\": 9, \"request_rate\": \"inf\", \"client_bound\": true}",
+		   NULL);
+	add_result(
+		&rs, "serving_c_qps_2",
+		"{\"request_rate\": 2, \"client_bound\": true, \"perfgate\": {\"suite\": \"serving\","
+		" \"status\": \"error\", \"error\": \"server died\"}}",
+		NULL);
 	md = render(&rs, PG_REPORT_DESCRIPTIONS);
-	ck_assert_msg(strstr(md, "- **Client-bound**: 1 of 2 points (serving_c_qps_inf): the load generator "
-				 "could not keep up"), "%s", md);
+	ck_assert_msg(
+		strstr(md,
+		       "- **Client-bound**: 1 of 2 points (serving_c_qps_inf): the load generator "
+		       "could not keep up"),
+		"%s", md);
 	free(md);
 	pg_result_set_release(&rs);
 
-	add_result(&rs, "serving_d_qps_1", "{\"request_throughput\": 1, \"request_rate\": 1}", NULL);
+	add_result(&rs, "serving_d_qps_1", "{\"request_throughput\": 1, \"request_rate\": 1}",
+		   NULL);
 	md = render(&rs, PG_REPORT_DESCRIPTIONS);
 	ck_assert_ptr_null(strstr(md, "Client-bound"));
 	free(md);
@@ -577,8 +615,9 @@ START_TEST(command_lines_split_like_sh)
 {
 	struct pg_strv argv = PG_STRV_INIT;
 
-	ck_assert_int_eq(pg_cmdline_split(&argv, "A=1 vllm  serve 'my org/m' --x \"a \\\"b\\\" c\" "
-						 "--tensor_parallel_size=4 -tp 2 --flag\\ y --last"),
+	ck_assert_int_eq(pg_cmdline_split(&argv,
+					  "A=1 vllm  serve 'my org/m' --x \"a \\\"b\\\" c\" "
+					  "--tensor_parallel_size=4 -tp 2 --flag\\ y --last"),
 			 0);
 	ck_assert_uint_eq(argv.n, 11);
 	ck_assert_str_eq(argv.v[3], "my org/m");
@@ -598,14 +637,16 @@ END_TEST
 /* perfgate.params first, then vLLM's keys, then the command lines. */
 START_TEST(params_precedence)
 {
-	json_t *r = json_loads("{\"model_id\": \"from-key\", \"request_rate\": \"inf\", \"num_prompts\": 50,"
-			       " \"max_concurrency\": null, \"input_len\": \"1000\","
-			       " \"perfgate\": {\"params\": {\"model\": \"from-params\", \"tp\": null}}}",
-			       0, NULL);
-	json_t *c = json_loads("{\"client_command\": \"vllm bench serve --num-prompts 70 --request-rate 2"
-			       " --random-output-len 64 --dataset-name random\","
-			       " \"server_command\": \"vllm serve m --tensor-parallel-size 4\"}",
-			       0, NULL);
+	json_t *r = json_loads(
+		"{\"model_id\": \"from-key\", \"request_rate\": \"inf\", \"num_prompts\": 50,"
+		" \"max_concurrency\": null, \"input_len\": \"1000\","
+		" \"perfgate\": {\"params\": {\"model\": \"from-params\", \"tp\": null}}}",
+		0, NULL);
+	json_t *c = json_loads(
+		"{\"client_command\": \"vllm bench serve --num-prompts 70 --request-rate 2"
+		" --random-output-len 64 --dataset-name random\","
+		" \"server_command\": \"vllm serve m --tensor-parallel-size 4\"}",
+		0, NULL);
 	struct pg_params p;
 
 	pg_params_from_result(&p, r, c);
@@ -626,9 +667,12 @@ START_TEST(params_precedence)
 	 * "vllm bench throughput" is only the equivalent of what it did, and
 	 * the report must not say vLLM chose the batch size */
 	r = json_loads("{\"elapsed_time\": 1, \"perfgate\": {\"client\": \"native\","
-		       " \"server_command\": \"perfgate mock-server --port 1\"}}", 0, NULL);
-	c = json_loads("{\"throughput_command\": \"vllm bench throughput --model m --num-prompts 9\","
-		       " \"server_command\": \"perfgate mock-server --port 1\"}", 0, NULL);
+		       " \"server_command\": \"perfgate mock-server --port 1\"}}",
+		       0, NULL);
+	c = json_loads(
+		"{\"throughput_command\": \"vllm bench throughput --model m --num-prompts 9\","
+		" \"server_command\": \"perfgate mock-server --port 1\"}",
+		0, NULL);
 	pg_params_from_result(&p, r, c);
 	ck_assert_ptr_null(p.engine);
 	ck_assert_int_eq(p.num_prompts, 9);

@@ -18,11 +18,15 @@
 
 START_TEST(secret_flags)
 {
-	static const char *const secret[] = { "--api-key", "--hf-token", "--hf-token=x",
+	static const char *const secret[] = { "--api-key",    "--hf-token",    "--hf-token=x",
 					      "--auth_token", "--db-password", "-key" };
-	static const char *const visible[] = { "--tokenizer", "--max-num-batched-tokens",
-					       "--api-key-file", "--long-prefill-token-threshold",
-					       "--prefill-us-per-token", "--keyboard", "model",
+	static const char *const visible[] = { "--tokenizer",
+					       "--max-num-batched-tokens",
+					       "--api-key-file",
+					       "--long-prefill-token-threshold",
+					       "--prefill-us-per-token",
+					       "--keyboard",
+					       "model",
 					       "--skip-tokenizer-init" };
 
 	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
@@ -39,9 +43,21 @@ START_TEST(redact_command_hides_every_secret)
 	struct pg_buf out = PG_BUF_INIT;
 	char *env_v[] = { "HOME=/root", "HF_TOKEN=hf_abcdefghijkl", "SHORT_KEY=ab",
 			  "PATH=/opt/keys/bin:/usr/bin", NULL };
-	char *argv[] = { "vllm", "serve", "m", "--api-key", "sk-live-123456", "--hf-token=hf_zzzzzz99",
-			 "--tokenizer", "tok/x", "--download-dir", "/cache/hf_abcdefghijkl/x",
-			 "--hf-token", "--port", "8000", "it's", NULL };
+	char *argv[] = { "vllm",
+			 "serve",
+			 "m",
+			 "--api-key",
+			 "sk-live-123456",
+			 "--hf-token=hf_zzzzzz99",
+			 "--tokenizer",
+			 "tok/x",
+			 "--download-dir",
+			 "/cache/hf_abcdefghijkl/x",
+			 "--hf-token",
+			 "--port",
+			 "8000",
+			 "it's",
+			 NULL };
 
 	pg_kvlist_set(&env, "VLLM_RPC_TIMEOUT", "100000");
 	pg_kvlist_set(&env, "MY_SECRET", "s3cr3t-value");
@@ -174,14 +190,16 @@ START_TEST(summary_table)
 	json_t *serving = json_pack("{s:f, s:f, s:f, s:f, s:i, s:i}", "request_throughput", 3.9812,
 				    "output_throughput", 1021.4, "median_ttft_ms", 41.2345,
 				    "median_itl_ms", 10.1, "completed", 198, "failed", 2);
-	json_t *latency = json_pack("{s:f, s:{s:f}}", "avg_latency", 1.523, "percentiles", "99", 1.61);
-	json_t *tput = json_pack("{s:f, s:f, s:b}", "requests_per_second", 12.3, "tokens_per_second", 4567.0,
-				 "client_bound", 1);
+	json_t *latency = json_pack("{s:f, s:{s:f}}", "avg_latency", 1.523, "percentiles", "99",
+				    1.61);
+	json_t *tput = json_pack("{s:f, s:f, s:b}", "requests_per_second", 12.3,
+				 "tokens_per_second", 4567.0, "client_bound", 1);
 	struct pg_buf km[3] = { PG_BUF_INIT, PG_BUF_INIT, PG_BUF_INIT };
 
 	pg_fmt_key_metrics(&km[0], PG_SUITE_SERVING, serving);
 	pg_fmt_key_metrics(&km[1], PG_SUITE_LATENCY, latency);
 	pg_fmt_key_metrics(&km[2], PG_SUITE_THROUGHPUT, tput);
+	/* clang-format off */
 	struct pg_run_row rows[] = {
 		{ "latency_llama8B_tp1", "ok", km[1].ptr, 48.2 },
 		{ "throughput_llama8B_tp1", "ok", km[2].ptr, 61 },
@@ -195,6 +213,7 @@ START_TEST(summary_table)
 		  "KV cache blocks while scheduling a very long prompt)", 1 },
 		{ "serving_empty", "not run", NULL, 0 },
 	};
+	/* clang-format on */
 	pg_fmt_summary(&out, rows, sizeof(rows) / sizeof(rows[0]), 192);
 	pg_fmt_summary(&out, rows, 3, 161.3);
 	pg_fmt_summary(&out, NULL, 0, 0.1);
@@ -219,15 +238,18 @@ START_TEST(median_over_repeats)
 	ck_assert(pg_median(even, 4) == 2.5);
 	ck_assert(isnan(pg_median(NULL, 0)));
 
-	runs[0] = json_pack("{s:s, s:f, s:i, s:{s:f, s:f}, s:[f], s:s, s:n}", "date", "20261122-130000",
-			    "output_throughput", 100.0, "completed", 200, "percentiles", "50", 1.0,
-			    "99", 3.0, "latencies", 1.0, "request_rate", "inf", "max_concurrency");
-	runs[1] = json_pack("{s:s, s:f, s:i, s:{s:f, s:f}, s:[f], s:s, s:n}", "date", "20261122-130100",
-			    "output_throughput", 120.0, "completed", 199, "percentiles", "50", 2.0,
-			    "99", 1.0, "latencies", 2.0, "request_rate", "inf", "max_concurrency");
-	runs[2] = json_pack("{s:s, s:f, s:i, s:{s:f, s:f}, s:[f], s:s, s:n}", "date", "20261122-130200",
-			    "output_throughput", 110.0, "completed", 198, "percentiles", "50", 3.0,
-			    "99", 2.0, "latencies", 3.0, "request_rate", "inf", "max_concurrency");
+	runs[0] = json_pack("{s:s, s:f, s:i, s:{s:f, s:f}, s:[f], s:s, s:n}", "date",
+			    "20261122-130000", "output_throughput", 100.0, "completed", 200,
+			    "percentiles", "50", 1.0, "99", 3.0, "latencies", 1.0, "request_rate",
+			    "inf", "max_concurrency");
+	runs[1] = json_pack("{s:s, s:f, s:i, s:{s:f, s:f}, s:[f], s:s, s:n}", "date",
+			    "20261122-130100", "output_throughput", 120.0, "completed", 199,
+			    "percentiles", "50", 2.0, "99", 1.0, "latencies", 2.0, "request_rate",
+			    "inf", "max_concurrency");
+	runs[2] = json_pack("{s:s, s:f, s:i, s:{s:f, s:f}, s:[f], s:s, s:n}", "date",
+			    "20261122-130200", "output_throughput", 110.0, "completed", 198,
+			    "percentiles", "50", 3.0, "99", 2.0, "latencies", 3.0, "request_rate",
+			    "inf", "max_concurrency");
 	m = pg_repeats_median(runs, 3);
 	ck_assert_str_eq(json_string_value(json_object_get(m, "date")), "20261122-130200");
 	ck_assert(json_real_value(json_object_get(m, "output_throughput")) == 110.0);
@@ -250,7 +272,8 @@ START_TEST(median_over_repeats)
 	ck_assert(json_is_true(json_object_get(two, "client_bound")));
 
 	metrics = pg_repeats_metrics(runs[0]);
-	ck_assert_uint_eq(json_object_size(metrics), 3); /* output_throughput, completed, percentiles */
+	ck_assert_uint_eq(json_object_size(metrics),
+			  3); /* output_throughput, completed, percentiles */
 	ck_assert_ptr_null(json_object_get(metrics, "latencies"));
 	ck_assert_ptr_null(json_object_get(metrics, "date"));
 
@@ -265,9 +288,10 @@ END_TEST
 START_TEST(equivalent_vllm_commands)
 {
 	struct pg_buf out = PG_BUF_INIT;
-	struct pg_point sp = { &serving_test, "serving_llama8B_tp1_random_128_128_qps_4_concurrency_16", 4,
-			       16 };
-	struct pg_point si = { &serving_test, "serving_llama8B_tp1_random_128_128_qps_inf_concurrency_inf",
+	struct pg_point sp = { &serving_test,
+			       "serving_llama8B_tp1_random_128_128_qps_4_concurrency_16", 4, 16 };
+	struct pg_point si = { &serving_test,
+			       "serving_llama8B_tp1_random_128_128_qps_inf_concurrency_inf",
 			       INFINITY, 0 };
 	struct pg_point lp = { &latency_test, "latency_llama8B_tp1", NAN, 0 };
 	struct pg_point tp = { &throughput_test, "throughput_llama70B_tp4", NAN, 0 };
@@ -276,7 +300,8 @@ START_TEST(equivalent_vllm_commands)
 	for (int i = 0; i < 4; i++) {
 		const struct pg_point *pt = i == 0 ? &sp : i == 1 ? &si : i == 2 ? &lp : &tp;
 		pg_buf_printf(&out, "%s: ", pg_vllm_command_key(pt->test->kind));
-		pg_vllm_equivalent_command(&out, pt, i < 2 ? "http://127.0.0.1:41237" : NULL, "results");
+		pg_vllm_equivalent_command(&out, pt, i < 2 ? "http://127.0.0.1:41237" : NULL,
+					   "results");
 		pg_buf_putc(&out, '\n');
 	}
 	/* the chat endpoint uses vLLM's openai-chat backend */

@@ -32,19 +32,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static char *dir;          /* results directory of the test */
-static double idle_mib;    /* --gpu-idle-mib of the run */
-static bool on_tty;        /* the run's stderr is a terminal: a live bar */
-static char *log_text;     /* what the runner printed */
+static char *dir;       /* results directory of the test */
+static double idle_mib; /* --gpu-idle-mib of the run */
+static bool on_tty;     /* the run's stderr is a terminal: a live bar */
+static char *log_text;  /* what the runner printed */
 static struct pg_gpu_info gpu;
 
 /* ---- the stub load generator ---- */
 
 static int requests_per_point = 6;
 static double request_gap = 0.05;
-static int sigterm_at_request = -1;   /* raise SIGTERM at this request... */
-static int sigterm_on_call;           /* ...of this point (0-based) */
-static double throughput_base = 100;  /* varies per call, for repeats */
+static int sigterm_at_request = -1;  /* raise SIGTERM at this request... */
+static int sigterm_on_call;          /* ...of this point (0-based) */
+static double throughput_base = 100; /* varies per call, for repeats */
 static int calls;
 
 static size_t discard(char *p, size_t s, size_t n, void *c)
@@ -81,22 +81,24 @@ static int stub_native(const struct pg_point *pt, const struct pg_point_io *io, 
 			break;
 		}
 		if (curl_easy_perform(curl) == CURLE_OK &&
-		    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200)
+		    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
+		    code == 200)
 			ok++;
 		else
 			failed++;
-		p = (struct pg_run_progress){ i + 1, requests_per_point, failed, pg_monotonic() - t0,
-					  (double)ok * 10, NULL };
+		p = (struct pg_run_progress){ i + 1,           requests_per_point,
+					      failed,          pg_monotonic() - t0,
+					      (double)ok * 10, NULL };
 		io->progress(io->progress_ctx, &p);
 		nanosleep(&gap, NULL);
 	}
 	if (ret == 0) {
 		calls++;
-		*out = json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:{s:s}}", "date", "20261122-130000",
-				 "completed", (int)ok, "failed", (int)failed, "request_throughput",
-				 (double)ok / (pg_monotonic() - t0), "output_throughput",
-				 throughput_base + calls, "median_ttft_ms", 12.5, "error_samples",
-				 "disconnect", "Connection refused");
+		*out = json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:{s:s}}", "date",
+				 "20261122-130000", "completed", (int)ok, "failed", (int)failed,
+				 "request_throughput", (double)ok / (pg_monotonic() - t0),
+				 "output_throughput", throughput_base + calls, "median_ttft_ms",
+				 12.5, "error_samples", "disconnect", "Connection refused");
 	}
 	curl_easy_cleanup(curl);
 	pg_buf_release(&url);
@@ -162,10 +164,11 @@ static char *server_command(const char *before, double die_after)
 		      "print(\"serving\", flush=True)\n",
 		      py(), before ? before : "");
 	if (die_after > 0)
-		pg_buf_printf(&b,
-			      "threading.Timer(%g, lambda: (print(\"engine core died\", flush=True), "
-			      "os._exit(3))).start()\n",
-			      die_after);
+		pg_buf_printf(
+			&b,
+			"threading.Timer(%g, lambda: (print(\"engine core died\", flush=True), "
+			"os._exit(3))).start()\n",
+			die_after);
 	pg_buf_puts(&b, "s.serve_forever()' {port} {model}");
 	return pg_buf_detach(&b);
 }
@@ -324,8 +327,9 @@ START_TEST(a_server_serves_every_point_then_stops)
 	sidecar = result("serving_a_qps_1.commands");
 	ck_assert_str_eq(json_string_value(json_object_get(sidecar, "server_command")),
 			 pgs(r1, "server_command"));
-	ck_assert(pg_str_has_prefix(json_string_value(json_object_get(sidecar, "client_command")),
-				    "vllm bench serve --backend openai --base-url http://127.0.0.1:"));
+	ck_assert(pg_str_has_prefix(
+		json_string_value(json_object_get(sidecar, "client_command")),
+		"vllm bench serve --backend openai --base-url http://127.0.0.1:"));
 	ck_assert_str_eq(json_string_value(json_object_get(sidecar, "gpu_type")), "H100");
 
 	manifest = result("perfgate_run.json");
@@ -349,7 +353,6 @@ START_TEST(a_server_serves_every_point_then_stops)
 }
 END_TEST
 
-
 START_TEST(a_server_that_never_becomes_ready)
 {
 	struct pg_suite s = PG_SUITE_INIT;
@@ -367,7 +370,8 @@ START_TEST(a_server_that_never_becomes_ready)
 	r1 = result("serving_never_qps_1.json");
 	r2 = result("serving_never_qps_2.json");
 	ck_assert_str_eq(pgs(r1, "status"), "error");
-	ck_assert_msg(pg_str_has_prefix(pgs(r1, "error"), "server not ready after 0.5s: GET http://127.0.0.1:"),
+	ck_assert_msg(pg_str_has_prefix(pgs(r1, "error"),
+					"server not ready after 0.5s: GET http://127.0.0.1:"),
 		      "%s", pgs(r1, "error"));
 	ck_assert_str_eq(pgs(r2, "status"), "error");
 	ck_assert_str_eq(pgs(r2, "error"), pgs(r1, "error"));
@@ -386,7 +390,8 @@ START_TEST(a_server_that_exits_while_starting)
 	struct pg_run_report rep = PG_RUN_REPORT_INIT;
 	char *cmd = server_command("print(\"loading weights\", flush=True)\n"
 				   "print(\"CUDA out of memory\", file=sys.stderr, flush=True)\n"
-				   "sys.exit(1)", 0);
+				   "sys.exit(1)",
+				   0);
 	struct pg_test *t = add_test(&s, PG_SUITE_SERVING, "serving_oom", cmd);
 	struct pg_test *next = add_test(&s, PG_SUITE_SERVING, "serving_next", cmd);
 	json_t *r1;
@@ -405,7 +410,8 @@ START_TEST(a_server_that_exits_while_starting)
 	r1 = result("serving_oom_qps_inf.json");
 	ck_assert_msg(pg_str_has_prefix(pgs(r1, "error"), "server exited with status 1 after "),
 		      "%s", pgs(r1, "error"));
-	ck_assert_msg(strstr(pgs(r1, "error"), "while starting\nlast lines of "), "%s", pgs(r1, "error"));
+	ck_assert_msg(strstr(pgs(r1, "error"), "while starting\nlast lines of "), "%s",
+		      pgs(r1, "error"));
 	ck_assert_msg(strstr(pgs(r1, "error"), "loading weights\nCUDA out of memory"), "%s",
 		      pgs(r1, "error"));
 	assert_logged("  error: server exited with status 1 after ");
@@ -435,8 +441,9 @@ START_TEST(a_server_that_dies_in_the_middle)
 	assert_no_children();
 	r1 = result("serving_crash_qps_1.json");
 	ck_assert_str_eq(pgs(r1, "status"), "error");
-	ck_assert_msg(pg_str_has_prefix(pgs(r1, "error"), "server exited with status 3 during the point\n"
-							   "last lines of "),
+	ck_assert_msg(pg_str_has_prefix(pgs(r1, "error"),
+					"server exited with status 3 during the point\n"
+					"last lines of "),
 		      "%s", pgs(r1, "error"));
 	ck_assert(strstr(pgs(r1, "error"), "engine core died"));
 	r2 = result("serving_crash_qps_2.json");
@@ -476,7 +483,8 @@ START_TEST(every_request_failing_is_an_error)
 	r = result("serving_remote_down_qps_inf.json");
 	ck_assert_str_eq(pgs(r, "status"), "error");
 	ck_assert_str_eq(pgs(r, "server_command"), "Using Remote Server http://127.0.0.1:9");
-	ck_assert(pg_str_has_prefix(pgs(r, "error"), "server not ready after 0.3s: GET http://127.0.0.1:9/health: "));
+	ck_assert(pg_str_has_prefix(
+		pgs(r, "error"), "server not ready after 0.3s: GET http://127.0.0.1:9/health: "));
 	json_decref(r);
 	pg_run_report_release(&rep);
 	pg_suite_release(&s);
@@ -489,7 +497,8 @@ START_TEST(sigterm_stops_everything_and_keeps_what_finished)
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_run_report rep = PG_RUN_REPORT_INIT;
 	/* a server that ignores SIGTERM: the cancel must still end it fast */
-	char *cmd = server_command("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)", 0);
+	char *cmd = server_command("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)",
+				   0);
 	struct pg_test *t = add_test(&s, PG_SUITE_SERVING, "serving_cancel", cmd);
 	struct pg_test *later = add_test(&s, PG_SUITE_LATENCY, "latency_later", cmd);
 	json_t *r1, *r2, *manifest;
@@ -515,7 +524,8 @@ START_TEST(sigterm_stops_everything_and_keeps_what_finished)
 	ck_assert(!exists("serving_cancel_qps_3.json"));
 	ck_assert(!exists("latency_later.json"));
 	manifest = result("perfgate_run.json");
-	ck_assert_str_eq(json_string_value(pg_json_path(manifest, "perfgate_run.status")), "cancelled");
+	ck_assert_str_eq(json_string_value(pg_json_path(manifest, "perfgate_run.status")),
+			 "cancelled");
 	ck_assert_int_eq(json_integer_value(pg_json_path(manifest, "perfgate_run.exit_code")), 143);
 	r2 = json_array_get(pg_json_path(manifest, "perfgate_run.points"), 4);
 	ck_assert_str_eq(json_string_value(json_object_get(r2, "status")), "not run");
@@ -576,9 +586,10 @@ START_TEST(external_commands_write_their_result)
 	/* a serving command per point: {qps} and {max_concurrency}, and vLLM's
 	 * old "request_goodput:" key, which the importer renames */
 	struct pg_test *sv = add_test(&s, PG_SUITE_SERVING, "serving_ext", NULL);
-	sv->command = strdup("printf '{{\"request_rate\": %s, \"max_concurrency\": null, "
-			     "\"completed\": 10, \"failed\": 0, \"request_throughput\": 2.5, "
-			     "\"request_goodput:\": null, \"mean_ttft_ms\": 12.0}}' {qps} > {result}");
+	sv->command = strdup(
+		"printf '{{\"request_rate\": %s, \"max_concurrency\": null, "
+		"\"completed\": 10, \"failed\": 0, \"request_throughput\": 2.5, "
+		"\"request_goodput:\": null, \"mean_ttft_ms\": 12.0}}' {qps} > {result}");
 	sv->command_shell = true;
 	sv->command_timeout = 10;
 	serving_points(sv, 2);
@@ -599,19 +610,22 @@ START_TEST(external_commands_write_their_result)
 	json_decref(r);
 
 	r = result("latency_fails.json");
-	ck_assert_msg(pg_str_has_prefix(pgs(r, "error"), "command exited with status 2\nlast lines of "),
-		      "%s", pgs(r, "error"));
+	ck_assert_msg(
+		pg_str_has_prefix(pgs(r, "error"), "command exited with status 2\nlast lines of "),
+		"%s", pgs(r, "error"));
 	ck_assert(strstr(pgs(r, "error"), "ValueError: bad arg"));
 	json_decref(r);
 	r = result("latency_no_file.json");
-	ck_assert_str_eq(pgs(r, "error"), "command exited 0 but did not write its result ({result})");
+	ck_assert_str_eq(pgs(r, "error"),
+			 "command exited 0 but did not write its result ({result})");
 	json_decref(r);
 	r = result("latency_wrong_kind.json");
-	ck_assert_str_eq(pgs(r, "error"), "command wrote a throughput result, not a latency result");
+	ck_assert_str_eq(pgs(r, "error"),
+			 "command wrote a throughput result, not a latency result");
 	json_decref(r);
 	r = result("latency_slow.json");
-	ck_assert_msg(pg_str_has_prefix(pgs(r, "error"), "command did not finish within 0.5s"), "%s",
-		      pgs(r, "error"));
+	ck_assert_msg(pg_str_has_prefix(pgs(r, "error"), "command did not finish within 0.5s"),
+		      "%s", pgs(r, "error"));
 	json_decref(r);
 	ck_assert(exists("latency_ext.command.log"));
 	r = result("serving_ext_qps_2.json");
@@ -621,8 +635,8 @@ START_TEST(external_commands_write_their_result)
 	ck_assert_ptr_null(json_object_get(r, "request_goodput:"));
 	json_decref(r);
 	sc = result("serving_ext_qps_2.commands");
-	ck_assert_msg(strstr(json_string_value(json_object_get(sc, "client_command")), "' 2 > "), "%s",
-		      json_string_value(json_object_get(sc, "client_command")));
+	ck_assert_msg(strstr(json_string_value(json_object_get(sc, "client_command")), "' 2 > "),
+		      "%s", json_string_value(json_object_get(sc, "client_command")));
 	json_decref(sc);
 	pg_run_report_release(&rep);
 	pg_suite_release(&s);
@@ -644,9 +658,11 @@ START_TEST(repeats_are_summarised_by_the_median)
 	r = result("serving_rep_qps_inf.json");
 	ck_assert(json_real_value(json_object_get(r, "output_throughput")) == 102);
 	ck_assert_uint_eq(json_array_size(pg_json_path(r, "perfgate.repeats")), 3);
-	ck_assert(json_real_value(json_object_get(json_array_get(pg_json_path(r, "perfgate.repeats"), 2),
-						  "output_throughput")) == 103);
-	ck_assert_ptr_null(json_object_get(json_array_get(pg_json_path(r, "perfgate.repeats"), 0), "date"));
+	ck_assert(json_real_value(
+			  json_object_get(json_array_get(pg_json_path(r, "perfgate.repeats"), 2),
+					  "output_throughput")) == 103);
+	ck_assert_ptr_null(
+		json_object_get(json_array_get(pg_json_path(r, "perfgate.repeats"), 0), "date"));
 	assert_logged("  run 3/3\n");
 	json_decref(r);
 	pg_run_report_release(&rep);
@@ -682,7 +698,8 @@ START_TEST(secrets_are_redacted_everywhere)
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_run_report rep = PG_RUN_REPORT_INIT;
 	char *cmd = server_command("print(\"token\", os.environ[\"HF_TOKEN\"], \"key\", "
-				   "os.environ[\"OPENAI_API_KEY\"], flush=True)", 0);
+				   "os.environ[\"OPENAI_API_KEY\"], flush=True)",
+				   0);
 	struct pg_buf with_flag = PG_BUF_INIT;
 	struct pg_test *t;
 
@@ -722,7 +739,8 @@ START_TEST(model_names_are_passed_literally)
 {
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_run_report rep = PG_RUN_REPORT_INIT;
-	struct pg_buf before = PG_BUF_INIT, model = PG_BUF_INIT, pwned = PG_BUF_INIT, argfile = PG_BUF_INIT;
+	struct pg_buf before = PG_BUF_INIT, model = PG_BUF_INIT, pwned = PG_BUF_INIT,
+		      argfile = PG_BUF_INIT;
 	char *cmd;
 	struct pg_test *t;
 
@@ -730,7 +748,8 @@ START_TEST(model_names_are_passed_literally)
 	pg_buf_printf(&argfile, "%s/argv.txt", dir);
 	pg_buf_printf(&model, "org/m '\"$(touch %s)\"' `touch %s` ; touch %s", pwned.ptr, pwned.ptr,
 		      pwned.ptr);
-	pg_buf_printf(&before, "open(\"%s\", \"w\").write(\"\\n\".join(sys.argv[1:]))", argfile.ptr);
+	pg_buf_printf(&before, "open(\"%s\", \"w\").write(\"\\n\".join(sys.argv[1:]))",
+		      argfile.ptr);
 	cmd = server_command(before.ptr, 0);
 	t = add_test(&s, PG_SUITE_SERVING, "serving_inject", cmd);
 	free(t->model);
@@ -750,7 +769,6 @@ START_TEST(model_names_are_passed_literally)
 	free(cmd);
 }
 END_TEST
-
 
 /* On a terminal the progress is one line redrawn in place, cleared before
  * anything else is printed; in a log, lines. */
@@ -807,8 +825,9 @@ START_TEST(busy_gpus_fail_the_test_after_the_timeout)
 	add_test(&s, PG_SUITE_LATENCY, "latency_busy", "sleep 100");
 	ck_assert_int_eq(run(&s, &rep), 3);
 	r = result("latency_busy.json");
-	ck_assert_str_eq(pgs(r, "error"), "GPU memory still in use after 0.5s (threshold 1000 MiB): "
-					  "GPU 1 uses 50000 MiB");
+	ck_assert_str_eq(pgs(r, "error"),
+			 "GPU memory still in use after 0.5s (threshold 1000 MiB): "
+			 "GPU 1 uses 50000 MiB");
 	ck_assert(!strstr(log_text, "server:"));
 	assert_no_children();
 	json_decref(r);
@@ -821,11 +840,13 @@ START_TEST(busy_gpus_fail_the_test_after_the_timeout)
 	 * has no command line to give --gpu-idle-mib on */
 	s = (struct pg_suite)PG_SUITE_INIT;
 	idle_mib = 0;
-	add_test(&s, PG_SUITE_LATENCY, "latency_busy_suite", "sleep 100")->server.gpu_idle_mib = 1000;
+	add_test(&s, PG_SUITE_LATENCY, "latency_busy_suite", "sleep 100")->server.gpu_idle_mib =
+		1000;
 	ck_assert_int_eq(run(&s, &rep), 3);
 	r = result("latency_busy_suite.json");
-	ck_assert_str_eq(pgs(r, "error"), "GPU memory still in use after 0.5s (threshold 1000 MiB): "
-					  "GPU 1 uses 50000 MiB");
+	ck_assert_str_eq(pgs(r, "error"),
+			 "GPU memory still in use after 0.5s (threshold 1000 MiB): "
+			 "GPU 1 uses 50000 MiB");
 	json_decref(r);
 	pg_run_report_release(&rep);
 	pg_suite_release(&s);

@@ -24,7 +24,8 @@ static const char *load_fail(const char *yaml)
 	struct pg_suite s = PG_SUITE_INIT;
 
 	pg_error_clear(&err);
-	ck_assert_int_eq(pg_config_load_text(&s, yaml, strlen(yaml), "inline.yml", &err), PG_ECONFIG);
+	ck_assert_int_eq(pg_config_load_text(&s, yaml, strlen(yaml), "inline.yml", &err),
+			 PG_ECONFIG);
 	ck_assert_uint_eq(s.n_tests, 0);
 	return err.msg;
 }
@@ -129,7 +130,8 @@ START_TEST(issue_example_loads)
 	ck_assert_str_eq(plan.points[0].name, "latency_llama8B_tp1");
 	ck_assert_str_eq(plan.points[1].name, "throughput_llama8B_tp1");
 	ck_assert_str_eq(plan.points[2].name, "serving_llama8B_tp1_sharegpt_qps_1_concurrency_inf");
-	ck_assert_str_eq(plan.points[5].name, "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_inf");
+	ck_assert_str_eq(plan.points[5].name,
+			 "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_inf");
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
 }
@@ -185,8 +187,9 @@ START_TEST(defaults_merge_deeply_and_the_test_wins)
 	ck_assert(a->server.gpu_idle_mib == 2000 && a->server.gpu_idle_timeout == 60);
 	ck_assert(json_real_value(json_object_get(json_object_get(a->client.extra_body, "sampling"),
 						  "top_p")) == 0.9);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(a->client.extra_body,
-									    "sampling"), "top_k")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 json_object_get(a->client.extra_body, "sampling"), "top_k")),
+			 5);
 	ck_assert_int_eq(json_integer_value(json_object_get(a->client.extra_body, "x")), 1);
 	ck_assert_str_eq(pg_kvlist_get(&a->client.headers, "X-Team"), "infra");
 	ck_assert_str_eq(pg_kvlist_get(&a->client.headers, "X-Run"), "nightly");
@@ -254,12 +257,13 @@ START_TEST(every_client_and_dataset_key)
 	const struct pg_test *t;
 
 	/* a file dataset needs its file */
-	ck_assert_str_eq(load_fail("defaults: {server: {command: 'serve {model} --port {port}'}}\n"
-				   "throughput:\n"
-				   "  - name: throughput_jsonl\n"
-				   "    model: m\n"
-				   "    dataset: jsonl\n"),
-			 "inline.yml:5:14: throughput[0].dataset: dataset 'jsonl' needs a path to the file");
+	ck_assert_str_eq(
+		load_fail("defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+			  "throughput:\n"
+			  "  - name: throughput_jsonl\n"
+			  "    model: m\n"
+			  "    dataset: jsonl\n"),
+		"inline.yml:5:14: throughput[0].dataset: dataset 'jsonl' needs a path to the file");
 
 	load_ok(&s,
 		"defaults: {server: {command: 'serve {model} --port {port} --q {quant}'}}\n"
@@ -321,7 +325,8 @@ START_TEST(every_client_and_dataset_key)
 	ck_assert_int_eq(t->max_concurrency[0], 16);
 	ck_assert(t->concurrency_in_name);
 	ck_assert(isinf(t->burstiness));
-	ck_assert(t->goodput.ttft_ms == 500 && t->goodput.tpot_ms == 50 && t->goodput.e2el_ms == 10000);
+	ck_assert(t->goodput.ttft_ms == 500 && t->goodput.tpot_ms == 50 &&
+		  t->goodput.e2el_ms == 10000);
 	ck_assert_int_eq(t->repeat, 3);
 	ck_assert_str_eq(pg_kvlist_get(&t->vars, "max_len"), "4096");
 
@@ -339,18 +344,17 @@ START_TEST(concurrency_null_means_no_list)
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_plan plan = PG_PLAN_INIT;
 
-	load_ok(&s,
-		"defaults:\n"
-		"  server: {command: 'serve {model} --port {port}'}\n"
-		"  max_concurrency: [16, 64]\n"
-		"serving:\n"
-		"  - name: serving_list\n"
-		"    model: m\n"
-		"    qps: [inf]\n"
-		"  - name: serving_plain\n"
-		"    model: m\n"
-		"    qps: [1]\n"
-		"    max_concurrency: null\n");
+	load_ok(&s, "defaults:\n"
+		    "  server: {command: 'serve {model} --port {port}'}\n"
+		    "  max_concurrency: [16, 64]\n"
+		    "serving:\n"
+		    "  - name: serving_list\n"
+		    "    model: m\n"
+		    "    qps: [inf]\n"
+		    "  - name: serving_plain\n"
+		    "    model: m\n"
+		    "    qps: [1]\n"
+		    "    max_concurrency: null\n");
 	pg_plan_build(&plan, &s);
 	ck_assert_uint_eq(plan.n, 3);
 	ck_assert_str_eq(plan.points[0].name, "serving_list_qps_inf_concurrency_16");
@@ -367,17 +371,16 @@ START_TEST(anchors_merge_keys_and_extension_fields)
 	struct pg_suite s = PG_SUITE_INIT;
 	const struct pg_test *t;
 
-	load_ok(&s,
-		"x-common: &common\n"
-		"  model: meta-llama/Llama-3.1-8B-Instruct\n"
-		"  num_prompts: 100\n"
-		"  server: {command: 'serve {model} --port {port}'}\n"
-		"serving:\n"
-		"  - <<: *common\n"
-		"    name: serving_a\n"
-		"    num_prompts: 7\n"
-		"  - <<: *common\n"
-		"    name: serving_b\n");
+	load_ok(&s, "x-common: &common\n"
+		    "  model: meta-llama/Llama-3.1-8B-Instruct\n"
+		    "  num_prompts: 100\n"
+		    "  server: {command: 'serve {model} --port {port}'}\n"
+		    "serving:\n"
+		    "  - <<: *common\n"
+		    "    name: serving_a\n"
+		    "    num_prompts: 7\n"
+		    "  - <<: *common\n"
+		    "    name: serving_b\n");
 	t = find(&s, "serving_a");
 	ck_assert_str_eq(t->model, "meta-llama/Llama-3.1-8B-Instruct");
 	ck_assert_int_eq(t->num_prompts, 7); /* the mapping's own key wins over the merge */
@@ -387,13 +390,12 @@ START_TEST(anchors_merge_keys_and_extension_fields)
 
 	/* a mapping made only of a merge key (a fuzzer's find: the loader did
 	 * pointer arithmetic on an empty list) */
-	load_ok(&s,
-		"x-common: &common\n"
-		"  name: serving_c\n"
-		"  model: m\n"
-		"  server: {command: 'serve {model} --port {port}'}\n"
-		"serving:\n"
-		"  - <<: *common\n");
+	load_ok(&s, "x-common: &common\n"
+		    "  name: serving_c\n"
+		    "  model: m\n"
+		    "  server: {command: 'serve {model} --port {port}'}\n"
+		    "serving:\n"
+		    "  - <<: *common\n");
 	t = find(&s, "serving_c");
 	ck_assert_str_eq(t->model, "m");
 	pg_suite_release(&s);
@@ -404,8 +406,9 @@ START_TEST(json_is_yaml_too)
 {
 	struct pg_suite s = PG_SUITE_INIT;
 
-	load_ok(&s, "{\"defaults\": {\"server\": {\"command\": \"serve {model} --port {port}\"}},\n"
-		    " \"serving\": [{\"name\": \"serving_a\", \"model\": \"m\", \"qps\": [1, \"inf\"]}]}\n");
+	load_ok(&s,
+		"{\"defaults\": {\"server\": {\"command\": \"serve {model} --port {port}\"}},\n"
+		" \"serving\": [{\"name\": \"serving_a\", \"model\": \"m\", \"qps\": [1, \"inf\"]}]}\n");
 	ck_assert_uint_eq(s.n_tests, 1);
 	ck_assert(isinf(s.tests[0].qps[1]));
 	pg_suite_release(&s);
@@ -430,25 +433,29 @@ START_TEST(template_placeholders_checked_at_load)
 		"        --it {iterations} --w {warmup_iterations} --host {host} --port {port}\n"
 		"        --url {base_url} --dir {results_dir} '{{literal}}'\n");
 	pg_suite_release(&s);
-	ck_assert_str_eq(load_fail("serving:\n"
-				   "  - name: serving_a\n"
-				   "    model: m\n"
-				   "    server: {command: 'serve {model} --data {dataset_path} --port {port}'}\n"),
-			 "inline.yml:4:23: serving[0].server.command: uses {dataset_path} but the test "
-			 "has no dataset path");
-	ck_assert_str_eq(load_fail("serving:\n"
-				   "  - name: serving_a\n"
-				   "    model: m\n"
-				   "    server: {command: 'serve {model} --q {qunat} --port {port}'}\n"
-				   "    vars: {quant: fp8}\n"),
-			 "inline.yml:4:23: serving[0].server.command: unknown placeholder '{qunat}' "
-			 "(did you mean '{quant}'?)");
-	ck_assert_str_eq(load_fail("serving:\n"
-				   "  - name: serving_a\n"
-				   "    model: m\n"
-				   "    server: {command: 'serve {model} --port {port} {zzzzzzzz}'}\n"),
-			 "inline.yml:4:23: serving[0].server.command: unknown placeholder '{zzzzzzzz}' "
-			 "(define it under 'vars')");
+	ck_assert_str_eq(
+		load_fail(
+			"serving:\n"
+			"  - name: serving_a\n"
+			"    model: m\n"
+			"    server: {command: 'serve {model} --data {dataset_path} --port {port}'}\n"),
+		"inline.yml:4:23: serving[0].server.command: uses {dataset_path} but the test "
+		"has no dataset path");
+	ck_assert_str_eq(
+		load_fail("serving:\n"
+			  "  - name: serving_a\n"
+			  "    model: m\n"
+			  "    server: {command: 'serve {model} --q {qunat} --port {port}'}\n"
+			  "    vars: {quant: fp8}\n"),
+		"inline.yml:4:23: serving[0].server.command: unknown placeholder '{qunat}' "
+		"(did you mean '{quant}'?)");
+	ck_assert_str_eq(
+		load_fail("serving:\n"
+			  "  - name: serving_a\n"
+			  "    model: m\n"
+			  "    server: {command: 'serve {model} --port {port} {zzzzzzzz}'}\n"),
+		"inline.yml:4:23: serving[0].server.command: unknown placeholder '{zzzzzzzz}' "
+		"(define it under 'vars')");
 }
 END_TEST
 
@@ -485,7 +492,8 @@ START_TEST(several_files_make_one_suite)
 	ck_assert_str_eq(err.msg, "c.yml:3:12: latency[0].name: duplicate test name 'serving_a' "
 				  "(first defined at a.yml:4:5)");
 	ck_assert_int_eq(pg_config_load(&s, gpus, 2, NULL, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "d.yml:1:6: gpu: gpu 'A100' contradicts gpu 'H100' of another input");
+	ck_assert_str_eq(err.msg,
+			 "d.yml:1:6: gpu: gpu 'A100' contradicts gpu 'H100' of another input");
 
 	ck_assert_int_eq(chdir(old), 0);
 	tu_rm_rf(dir);

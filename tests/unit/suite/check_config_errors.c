@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+/* clang-format off */
 static const struct {
 	const char *file;
 	const char *step;   /* --step, or NULL */
@@ -176,6 +177,7 @@ static const struct {
 	{ "does-not-exist.yml", NULL,
 	  "does-not-exist.yml: No such file or directory" },
 };
+/* clang-format on */
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -208,6 +210,7 @@ END_TEST
 /* Several inputs: the errors that only exist between files. */
 START_TEST(bad_input_combinations)
 {
+	/* clang-format off */
 	static const struct {
 		const char *a, *b, *message;
 	} combos[] = {
@@ -217,6 +220,7 @@ START_TEST(bad_input_combinations)
 		{ "qps-fast.yml", "qps-fast.yml",
 		  "qps-fast.yml:7:14: serving[0].qps[1]: expected a number or 'inf', got 'fast'" },
 	};
+	/* clang-format on */
 
 	enter_fixtures();
 	for (size_t i = 0; i < sizeof(combos) / sizeof(combos[0]); i++) {

@@ -30,7 +30,8 @@ START_TEST(step_by_key_with_options)
 	const struct pg_plugin_config *pc = &step.plugin;
 
 	enter("data/pipeline");
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-h100"), &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-h100"), &err) == 0, "%s",
+		      err.msg);
 	ck_assert(step.from_pipeline);
 	ck_assert_str_eq(step.file, "pipeline.yml");
 	ck_assert_str_eq(step.name, "perf-h100");
@@ -62,7 +63,8 @@ START_TEST(full_url_source_with_a_list_of_vllm_files)
 	struct pg_error err = PG_ERROR_INIT;
 
 	enter("data/pipeline");
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-a100"), &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-a100"), &err) == 0, "%s",
+		      err.msg);
 	ck_assert_int_eq(step.plugin.mode, PG_MODE_RUN);
 	ck_assert_uint_eq(s.n_tests, 3 + 4);
 	ck_assert_str_eq(s.tests[0].loc.file, "../vllm/latency-tests.json");
@@ -80,8 +82,9 @@ START_TEST(legacy_map_vendored_plugin_by_label_inline_suite)
 	struct pg_error err = PG_ERROR_INIT;
 
 	enter("data/pipeline");
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf on a small model"), &err) == 0,
-		      "%s", err.msg);
+	ck_assert_msg(
+		pg_config_load_step(&s, &step, paths, 1, STEP("perf on a small model"), &err) == 0,
+		"%s", err.msg);
 	ck_assert_str_eq(step.name, "perf on a small model");
 	ck_assert_uint_eq(s.n_tests, 1);
 	ck_assert_str_eq(s.tests[0].name, "serving_opt125m_random");
@@ -103,7 +106,8 @@ START_TEST(suite_path_falls_back_to_the_pipeline_directory)
 
 	/* from elsewhere: suites/gpu.yml is not in the current directory */
 	ck_assert_int_eq(chdir(tmp), 0);
-	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-matrix"), &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_step(&s, &step, paths, 1, STEP("perf-matrix"), &err) == 0,
+		      "%s", err.msg);
 	ck_assert_uint_eq(s.n_tests, 3);
 	ck_assert(pg_str_has_suffix(s.tests[0].loc.file, "data/pipeline/suites/gpu.yml"));
 	/* a matrix value is Buildkite's to fill: detected instead, and said so */
@@ -180,7 +184,8 @@ START_TEST(plugin_configuration_json)
 	static const char dup[] =
 		"{\"suites\": {\"defaults\": {\"server\": {\"command\": \"serve {model} --port {port}\"}},"
 		" \"serving\": [{\"name\": \"serving_a\", \"model\": \"m\"}, {\"name\": \"serving_a\", \"model\": \"m\"}]}}";
-	static const char paths[] = "{\"suites\": [\"latency-tests.json\", \"throughput-tests.json\"]}";
+	static const char paths[] =
+		"{\"suites\": [\"latency-tests.json\", \"throughput-tests.json\"]}";
 	struct pg_plugin_config pc;
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
@@ -200,16 +205,18 @@ START_TEST(plugin_configuration_json)
 	cfg = json_loads(bad, 0, NULL);
 	ck_assert_int_eq(pg_plugin_config_parse(&pc, cfg, "perf", &err), 0);
 	ck_assert_int_eq(pg_config_load_plugin(&s, &pc, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[0].qps[1]: expected "
-				  "a number or 'inf', got 'fast'");
+	ck_assert_str_eq(err.msg,
+			 "BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[0].qps[1]: expected "
+			 "a number or 'inf', got 'fast'");
 	pg_plugin_config_release(&pc);
 	json_decref(cfg);
 
 	cfg = json_loads(dup, 0, NULL);
 	ck_assert_int_eq(pg_plugin_config_parse(&pc, cfg, "perf", &err), 0);
 	ck_assert_int_eq(pg_config_load_plugin(&s, &pc, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[1].name: duplicate "
-				  "test name 'serving_a' (first defined in BUILDKITE_PLUGIN_CONFIGURATION)");
+	ck_assert_str_eq(err.msg,
+			 "BUILDKITE_PLUGIN_CONFIGURATION: suites.serving[1].name: duplicate "
+			 "test name 'serving_a' (first defined in BUILDKITE_PLUGIN_CONFIGURATION)");
 	pg_plugin_config_release(&pc);
 	json_decref(cfg);
 
@@ -240,29 +247,30 @@ START_TEST(variables_and_matrix_values_as_buildkite_fills_them)
 	setenv("PG_TEST_SUITE", "from-env.yml", 1);
 	setenv("PG_TEST_MODEL", "overridden by the pipeline's env", 1);
 	unsetenv("PG_TEST_UNSET");
-	tu_write_file("suite-a.yml", "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
-				     "serving:\n  - {name: serving_a, model: m, qps: [1, 2]}\n"
-				     "  - {name: serving_b, model: m}\n");
-	tu_write_file("from-env.yml", "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
-				      "latency: [{name: latency_env, model: m}]\n");
-	tu_write_file("pipeline.yml",
-		      "env:\n"
-		      "  SUITE_DIR: .\n"
-		      "  PG_TEST_MODEL: facebook/opt-125m\n"
-		      "  MODEL_SHORT: ${PG_TEST_MODEL:9}\n"
-		      "steps:\n"
-		      "  - key: perf\n"
-		      "    matrix:\n"
-		      "      setup: {gpu: [H100, L40S], suite: [a, b]}\n"
-		      "      adjustments:\n"
-		      "        - with: {gpu: A100, suite: a}\n"
-		      "    plugins:\n"
-		      "      - acme/perfgate#v1.0.0:\n"
-		      "          suites: $SUITE_DIR/suite-{{ matrix.suite }}.yml\n"
-		      "          gpu: \"{{matrix.gpu}}\"\n"
-		      "          filter: ${PG_TEST_UNSET:-serving_a}\n"
-		      "          results-dir: results/${MODEL_SHORT}/$$HOME\n"
-		      "          repeat: ${PG_TEST_REPEAT-2}\n");
+	tu_write_file("suite-a.yml",
+		      "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+		      "serving:\n  - {name: serving_a, model: m, qps: [1, 2]}\n"
+		      "  - {name: serving_b, model: m}\n");
+	tu_write_file("from-env.yml",
+		      "defaults: {server: {command: 'serve {model} --port {port}'}}\n"
+		      "latency: [{name: latency_env, model: m}]\n");
+	tu_write_file("pipeline.yml", "env:\n"
+				      "  SUITE_DIR: .\n"
+				      "  PG_TEST_MODEL: facebook/opt-125m\n"
+				      "  MODEL_SHORT: ${PG_TEST_MODEL:9}\n"
+				      "steps:\n"
+				      "  - key: perf\n"
+				      "    matrix:\n"
+				      "      setup: {gpu: [H100, L40S], suite: [a, b]}\n"
+				      "      adjustments:\n"
+				      "        - with: {gpu: A100, suite: a}\n"
+				      "    plugins:\n"
+				      "      - acme/perfgate#v1.0.0:\n"
+				      "          suites: $SUITE_DIR/suite-{{ matrix.suite }}.yml\n"
+				      "          gpu: \"{{matrix.gpu}}\"\n"
+				      "          filter: ${PG_TEST_UNSET:-serving_a}\n"
+				      "          results-dir: results/${MODEL_SHORT}/$$HOME\n"
+				      "          repeat: ${PG_TEST_REPEAT-2}\n");
 
 	/* the matrix value chosen, the GPU from it */
 	pg_strv_push(&matrix, "suite=a");
@@ -281,9 +289,10 @@ START_TEST(variables_and_matrix_values_as_buildkite_fills_them)
 
 	/* no value for a matrix reference: the choices, and how to give one */
 	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "pipeline.yml:13:19: step 'perf': {{ matrix.suite }} is filled in "
-				  "by Buildkite for each job of the step's matrix (suite: a, b); "
-				  "choose one with --matrix suite=VALUE");
+	ck_assert_str_eq(err.msg,
+			 "pipeline.yml:13:19: step 'perf': {{ matrix.suite }} is filled in "
+			 "by Buildkite for each job of the step's matrix (suite: a, b); "
+			 "choose one with --matrix suite=VALUE");
 	pg_config_step_release(&step);
 
 	/* a value the matrix does not have */
@@ -299,12 +308,13 @@ START_TEST(variables_and_matrix_values_as_buildkite_fills_them)
 	pg_strv_release(&matrix);
 
 	/* ${VAR?message} of an unset variable stops the upload in Buildkite */
-	tu_write_file("pipeline.yml", "steps:\n"
-				      "  - key: perf\n"
-				      "    plugins:\n"
-				      "      - acme/perfgate#v1.0.0:\n"
-				      "          suites: $PG_TEST_SUITE\n"
-				      "          results-dir: \"${PG_TEST_UNSET?set it to the results dir}\"\n");
+	tu_write_file("pipeline.yml",
+		      "steps:\n"
+		      "  - key: perf\n"
+		      "    plugins:\n"
+		      "      - acme/perfgate#v1.0.0:\n"
+		      "          suites: $PG_TEST_SUITE\n"
+		      "          results-dir: \"${PG_TEST_UNSET?set it to the results dir}\"\n");
 	ck_assert_int_eq(pg_config_load_step(&s, &step, paths, 1, &sel, &err), PG_ECONFIG);
 	ck_assert_str_eq(err.msg, "pipeline.yml:6:24: step 'perf': PG_TEST_UNSET: set it to the "
 				  "results dir");

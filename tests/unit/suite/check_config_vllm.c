@@ -56,10 +56,11 @@ START_TEST(latency_becomes_vllm_bench_latency)
 	ck_assert_int_eq(t->dataset.output_len, 128);
 	ck_assert_ptr_null(t->server.command);
 	ck_assert_ptr_null(t->server.remote);
-	ck_assert_str_eq(t->command,
-			 "vllm bench latency --output-json {result} --model "
-			 "meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy "
-			 "--num-iters-warmup 5 --num-iters 15");
+	ck_assert_str_eq(
+		t->command,
+		"vllm bench latency --output-json {result} --model "
+		"meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy "
+		"--num-iters-warmup 5 --num-iters 15");
 	ck_assert(!t->command_shell);
 	ck_assert_str_eq(pg_kvlist_get(&t->command_env, "VLLM_ALLOW_LONG_MAX_MODEL_LEN"), "1");
 	ck_assert_str_eq(pg_kvlist_get(&t->command_env, "HF_TOKEN"), "hf_not_a_real_token");
@@ -75,9 +76,9 @@ START_TEST(latency_becomes_vllm_bench_latency)
 	t = find(&s, "latency_mixtral8x7B_tp2");
 	ck_assert_int_eq(t->dataset.input_len, 128);
 	ck_assert_int_eq(t->batch_size, 16);
-	ck_assert(pg_str_has_suffix(t->command,
-				    "--input-len 128 --batch-size 16 --enforce-eager --compilation-config "
-				    "'{{\"cudagraph_capture_sizes\":[1,2,4]}}'"));
+	ck_assert(pg_str_has_suffix(
+		t->command, "--input-len 128 --batch-size 16 --enforce-eager --compilation-config "
+			    "'{{\"cudagraph_capture_sizes\":[1,2,4]}}'"));
 	pg_suite_release(&s);
 }
 END_TEST
@@ -94,11 +95,12 @@ START_TEST(throughput_becomes_vllm_bench_throughput)
 	ck_assert_int_eq(t->num_prompts, 200);
 	ck_assert_int_eq(t->dataset.kind, PG_DATASET_SHAREGPT);
 	ck_assert_str_eq(t->dataset.path, "./ShareGPT_V3_unfiltered_cleaned_split.json");
-	ck_assert_str_eq(t->command,
-			 "vllm bench throughput --output-json {result} --model "
-			 "meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy "
-			 "--dataset ./ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 200 "
-			 "--backend vllm");
+	ck_assert_str_eq(
+		t->command,
+		"vllm bench throughput --output-json {result} --model "
+		"meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy "
+		"--dataset ./ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 200 "
+		"--backend vllm");
 	t = find(&s, "throughput_llama70B_tp4");
 	ck_assert_int_eq(t->dataset.kind, PG_DATASET_RANDOM);
 	ck_assert_int_eq(t->dataset.input_len, 1024);
@@ -147,7 +149,8 @@ START_TEST(serving_defaults_and_tests_shape)
 	ck_assert_uint_eq(t->client.n_percentiles, 3);
 	ck_assert(t->client.percentiles[0] == 50 && t->client.percentiles[2] == 99);
 	ck_assert_uint_eq(t->client.percentile_metrics.n, 4);
-	ck_assert(t->goodput.ttft_ms == 3000 && t->goodput.tpot_ms == 100 && isnan(t->goodput.e2el_ms));
+	ck_assert(t->goodput.ttft_ms == 3000 && t->goodput.tpot_ms == 100 &&
+		  isnan(t->goodput.e2el_ms));
 
 	/* the test overrides the model and adds switches; shallow merge keeps
 	 * the defaults' order */
@@ -162,20 +165,25 @@ START_TEST(serving_defaults_and_tests_shape)
 	ck_assert_str_eq(t->client.endpoint, "/v1/chat/completions");
 
 	ck_assert_uint_eq(s.warnings.n, 2);
-	ck_assert_str_eq(s.warnings.v[0], "serving-tests.json:84:9: tests[3].client_parameters."
-					  "tokenizer: perfgate's client does not tokenize; ignored");
-	ck_assert_str_eq(s.warnings.v[1],
-			 "serving-tests.json:17:16: defaults.client_parameters.model: test "
-			 "'serving_qwen8B_tp1_mismatch' skipped: client model "
-			 "'meta-llama/Llama-3.1-8B-Instruct' differs from server model 'Qwen/Qwen3-8B', "
-			 "and vLLM's driver skips such a test");
+	ck_assert_str_eq(s.warnings.v[0],
+			 "serving-tests.json:84:9: tests[3].client_parameters."
+			 "tokenizer: perfgate's client does not tokenize; ignored");
+	ck_assert_str_eq(
+		s.warnings.v[1],
+		"serving-tests.json:17:16: defaults.client_parameters.model: test "
+		"'serving_qwen8B_tp1_mismatch' skipped: client model "
+		"'meta-llama/Llama-3.1-8B-Instruct' differs from server model 'Qwen/Qwen3-8B', "
+		"and vLLM's driver skips such a test");
 
 	/* result names exactly as vLLM's driver names them */
 	pg_plan_build(&plan, &s);
 	ck_assert_uint_eq(plan.n, 7 + 3 + 2 + 7);
-	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_12");
-	ck_assert_str_eq(plan.points[8].name, "serving_llama8B_tp1_random_128_2048_qps_4.5_concurrency_16");
-	ck_assert_str_eq(plan.points[10].name, "serving_llama70B_tp4_random_128_128_qps_inf_concurrency_32");
+	ck_assert_str_eq(plan.points[0].name,
+			 "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_12");
+	ck_assert_str_eq(plan.points[8].name,
+			 "serving_llama8B_tp1_random_128_2048_qps_4.5_concurrency_16");
+	ck_assert_str_eq(plan.points[10].name,
+			 "serving_llama70B_tp4_random_128_128_qps_inf_concurrency_32");
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
 }
@@ -191,31 +199,36 @@ START_TEST(serving_array_shape_legacy_keys)
 	load(&s, paths, 1);
 	ck_assert_uint_eq(s.n_tests, 2);
 	t = find(&s, "serving_llama8B_tp1_sharegpt");
-	ck_assert_str_eq(t->server.command,
-			 "vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --swap-space 16 "
-			 "--disable-log-stats --disable-log-requests --load-format dummy --host {host} "
-			 "--port {port}");
+	ck_assert_str_eq(
+		t->server.command,
+		"vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --swap-space 16 "
+		"--disable-log-stats --disable-log-requests --load-format dummy --host {host} "
+		"--port {port}");
 	/* vLLM's default: no temperature sent, no ignore_eos for sharegpt */
 	ck_assert(isnan(t->client.temperature));
 	ck_assert(!t->client.ignore_eos);
 
 	t = find(&s, "serving_llama70B_tp4_sharegpt_specdecode");
-	ck_assert_str_eq(t->server.command,
-			 "vllm serve meta-llama/Meta-Llama-3.1-70B-Instruct --tensor-parallel-size 4 "
-			 "--swap-space 16 --speculative-config '{{\"model\":\"turboderp/Qwama-0.5B-Instruct\","
-			 "\"num_speculative_tokens\":4,\"draft_tensor_parallel_size\":1}}' --host {host} "
-			 "--port {port}");
+	ck_assert_str_eq(
+		t->server.command,
+		"vllm serve meta-llama/Meta-Llama-3.1-70B-Instruct --tensor-parallel-size 4 "
+		"--swap-space 16 --speculative-config '{{\"model\":\"turboderp/Qwama-0.5B-Instruct\","
+		"\"num_speculative_tokens\":4,\"draft_tensor_parallel_size\":1}}' --host {host} "
+		"--port {port}");
 	ck_assert_uint_eq(s.warnings.n, 2);
-	ck_assert_str_eq(s.warnings.v[0], "serving-tests-legacy.json:36:13: [1].server_parameters.port: "
-					  "perfgate picks a free port for the server itself; ignored");
-	ck_assert_str_eq(s.warnings.v[1], "serving-tests-legacy.json:44:13: [1].client_parameters."
-					  "save_result: perfgate writes the result files itself; ignored");
+	ck_assert_str_eq(s.warnings.v[0],
+			 "serving-tests-legacy.json:36:13: [1].server_parameters.port: "
+			 "perfgate picks a free port for the server itself; ignored");
+	ck_assert_str_eq(s.warnings.v[1],
+			 "serving-tests-legacy.json:44:13: [1].client_parameters."
+			 "save_result: perfgate writes the result files itself; ignored");
 
 	/* without max_concurrency_list the driver runs at num_prompts */
 	pg_plan_build(&plan, &s);
 	ck_assert_uint_eq(plan.n, 5);
 	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_sharegpt_qps_1_concurrency_200");
-	ck_assert_str_eq(plan.points[3].name, "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_200");
+	ck_assert_str_eq(plan.points[3].name,
+			 "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_200");
 	ck_assert_str_eq(plan.points[4].name,
 			 "serving_llama70B_tp4_sharegpt_specdecode_qps_2_concurrency_200");
 	pg_plan_release(&plan);
@@ -225,7 +238,8 @@ END_TEST
 
 START_TEST(three_files_make_one_suite)
 {
-	const char *paths[] = { "latency-tests.json", "throughput-tests.json", "serving-tests.json" };
+	const char *paths[] = { "latency-tests.json", "throughput-tests.json",
+				"serving-tests.json" };
 	struct pg_suite s = PG_SUITE_INIT;
 
 	load(&s, paths, 3);
@@ -252,8 +266,8 @@ START_TEST(prompts_per_concurrency_from_the_environment)
 
 	setenv("PROMPTS_PER_CONCURRENCY", "5", 1);
 	setenv("MAX_NUM_PROMPTS", "20", 1);
-	ck_assert_msg(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err) == 0, "%s",
-		      err.msg);
+	ck_assert_msg(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err) == 0,
+		      "%s", err.msg);
 	pg_plan_build(&plan, &s);
 	ck_assert_uint_eq(plan.n, 2);
 	ck_assert_int_eq(pg_point_num_prompts(&plan.points[0]), 10);
@@ -262,15 +276,19 @@ START_TEST(prompts_per_concurrency_from_the_environment)
 	pg_suite_release(&s);
 
 	setenv("PROMPTS_PER_CONCURRENCY", "five", 1);
-	ck_assert_int_eq(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "environment variable PROMPTS_PER_CONCURRENCY: expected a positive "
-				  "integer, got 'five'");
+	ck_assert_int_eq(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg,
+			 "environment variable PROMPTS_PER_CONCURRENCY: expected a positive "
+			 "integer, got 'five'");
 	pg_suite_release(&s);
 
 	setenv("PROMPTS_PER_CONCURRENCY", "5", 1);
 	setenv("MIN_NUM_PROMPTS", "30", 1);
-	ck_assert_int_eq(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "environment: MIN_NUM_PROMPTS (30) is above MAX_NUM_PROMPTS (20)");
+	ck_assert_int_eq(pg_config_load_text(&s, json, strlen(json), "serving-tests.json", &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg,
+			 "environment: MIN_NUM_PROMPTS (30) is above MAX_NUM_PROMPTS (20)");
 	pg_suite_release(&s);
 	unsetenv("PROMPTS_PER_CONCURRENCY");
 	unsetenv("MIN_NUM_PROMPTS");
@@ -297,10 +315,12 @@ START_TEST(inline_vllm_json_and_client_flags)
 	const struct pg_test *t;
 
 	ck_assert_msg(pg_config_load_text(&s, json, strlen(json), "BUILDKITE_PLUGIN_CONFIGURATION",
-					  &err) == 0, "%s", err.msg);
+					  &err) == 0,
+		      "%s", err.msg);
 	ck_assert_uint_eq(s.n_tests, 2);
 	t = find(&s, "serving_x");
-	ck_assert_str_eq(t->server.command, "vllm serve m --served-model-name mm --host {host} --port {port}");
+	ck_assert_str_eq(t->server.command,
+			 "vllm serve m --served-model-name mm --host {host} --port {port}");
 	ck_assert_str_eq(t->client.served_model, "mm");
 	ck_assert_str_eq(t->client.endpoint, "/v1/chat/completions");
 	ck_assert_int_eq(t->dataset.kind, PG_DATASET_JSONL);
@@ -308,7 +328,8 @@ START_TEST(inline_vllm_json_and_client_flags)
 	ck_assert_uint_eq(t->client.seed, 7);
 	ck_assert(json_real_value(json_object_get(t->client.extra_body, "top_p")) == 0.9);
 	ck_assert_int_eq(json_integer_value(json_object_get(t->client.extra_body, "top_k")), 20);
-	ck_assert_int_eq(json_integer_value(json_object_get(t->client.extra_body, "min_tokens")), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(t->client.extra_body, "min_tokens")),
+			 4);
 	ck_assert(t->burstiness == 0.5);
 	ck_assert_int_eq(t->client.num_warmups, 2);
 	ck_assert_str_eq(pg_kvlist_get(&t->client.headers, "Authorization"), "Bearer t");

@@ -78,15 +78,17 @@ START_TEST(filter_only_and_repeat)
 	sel.only = PG_SUITE_SERVING;
 	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
 	ck_assert_int_eq(err.code, PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "no test point is left after only serving, filter 'mixtral' (of 6 "
-				  "in suites/gpu.yml)");
+	ck_assert_str_eq(err.msg,
+			 "no test point is left after only serving, filter 'mixtral' (of 6 "
+			 "in suites/gpu.yml)");
 	ck_assert_uint_eq(plan.n, 0);
 	pg_plan_release(&plan);
 
 	sel.filter = "qps_(1";
 	sel.only = -1;
 	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
-	ck_assert(pg_str_has_prefix(err.msg, "filter 'qps_(1' is not a valid regular expression: "));
+	ck_assert(
+		pg_str_has_prefix(err.msg, "filter 'qps_(1' is not a valid regular expression: "));
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
 }
@@ -122,7 +124,8 @@ START_TEST(shards)
 
 	sel.shard = "3/2";
 	ck_assert_uint_eq(select_n(&sel, &plan, &s, &err), (size_t)-1);
-	ck_assert_str_eq(err.msg, "shard: expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got \"3/2\"");
+	ck_assert_str_eq(err.msg,
+			 "shard: expected \"INDEX/COUNT\" with 1 <= INDEX <= COUNT, got \"3/2\"");
 	pg_plan_release(&plan);
 
 	/* more shards than tests: the last ones are empty, which must not pass */
@@ -143,14 +146,15 @@ START_TEST(point_variables)
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_point_vars v;
 
-	load_text(&s,
-		  "serving:\n"
-		  "  - name: serving_a\n"
-		  "    model: \"a b'$(touch x)\"\n"
-		  "    vars: {quant: fp8}\n"
-		  "    server: {command: 'serve {model} --port {port}'}\n"
-		  "    command: \"bench --url {base_url} --host {host} --out {result} --dir {results_dir} -q {quant}\"\n",
-		  "vars.yml");
+	load_text(
+		&s,
+		"serving:\n"
+		"  - name: serving_a\n"
+		"    model: \"a b'$(touch x)\"\n"
+		"    vars: {quant: fp8}\n"
+		"    server: {command: 'serve {model} --port {port}'}\n"
+		"    command: \"bench --url {base_url} --host {host} --out {result} --dir {results_dir} -q {quant}\"\n",
+		"vars.yml");
 	memset(&v, 0, sizeof(v));
 	v.test = &s.tests[0];
 	v.port = "8123";
@@ -164,7 +168,8 @@ START_TEST(point_variables)
 	ck_assert_str_eq(argv.v[6], "results/serving_a_qps_inf.json");
 	ck_assert_str_eq(argv.v[10], "fp8");
 	pg_strv_release(&argv);
-	ck_assert_int_eq(pg_template_argv(&argv, s.tests[0].server.command, pg_point_var, &v, &err), 0);
+	ck_assert_int_eq(pg_template_argv(&argv, s.tests[0].server.command, pg_point_var, &v, &err),
+			 0);
 	ck_assert_str_eq(argv.v[1], "a b'$(touch x)"); /* one literal word */
 	ck_assert_str_eq(argv.v[3], "8123");
 	ck_assert_ptr_null(pg_point_var(&v, "nope"));
@@ -175,8 +180,17 @@ END_TEST
 
 START_TEST(secrets_are_redacted)
 {
-	char *argv[] = { "vllm", "serve", "m", "--api-key", "sk-123", "--hf-token=hf_abc",
-			 "--max-num-batched-tokens", "8192", "--tokenizer", "t", NULL };
+	char *argv[] = { "vllm",
+			 "serve",
+			 "m",
+			 "--api-key",
+			 "sk-123",
+			 "--hf-token=hf_abc",
+			 "--max-num-batched-tokens",
+			 "8192",
+			 "--tokenizer",
+			 "t",
+			 NULL };
 	struct pg_buf b = PG_BUF_INIT;
 	struct pg_kvlist env = { 0 };
 
@@ -194,15 +208,17 @@ START_TEST(secrets_are_redacted)
 	ck_assert(!pg_secret_flag("api-key"));
 
 	pg_argv_display_redacted(&b, argv);
-	ck_assert_str_eq(b.ptr, "vllm serve m --api-key *** --hf-token=*** --max-num-batched-tokens "
-				"8192 --tokenizer t");
+	ck_assert_str_eq(b.ptr,
+			 "vllm serve m --api-key *** --hf-token=*** --max-num-batched-tokens "
+			 "8192 --tokenizer t");
 	pg_buf_reset(&b);
 	{
 		/* a secret flag without its value hides nothing else */
-		char *bare[] = { "vllm", "serve", "--hf-token", "--port", "8000", "--api-key",
-				 "-k3y", "--api-key", NULL };
+		char *bare[] = { "vllm",      "serve", "--hf-token", "--port", "8000",
+				 "--api-key", "-k3y",  "--api-key",  NULL };
 		pg_argv_display_redacted(&b, bare);
-		ck_assert_str_eq(b.ptr, "vllm serve --hf-token --port 8000 --api-key *** --api-key");
+		ck_assert_str_eq(b.ptr,
+				 "vllm serve --hf-token --port 8000 --api-key *** --api-key");
 		pg_buf_reset(&b);
 	}
 	pg_kvlist_set(&env, "HF_TOKEN", "hf_abc");
@@ -253,7 +269,8 @@ END_TEST
 
 START_TEST(dryrun_vllm_files)
 {
-	const char *paths[] = { "latency-tests.json", "throughput-tests.json", "serving-tests.json" };
+	const char *paths[] = { "latency-tests.json", "throughput-tests.json",
+				"serving-tests.json" };
 	char *dir = tu_test_path("data/vllm");
 	struct pg_suite s = PG_SUITE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
@@ -278,51 +295,52 @@ START_TEST(dryrun_every_shape)
 	struct pg_selection sel = PG_SELECTION_INIT;
 	struct pg_dryrun_opts o = { NULL, NULL, 0 };
 
-	load_text(&s,
-		  "defaults:\n"
-		  "  server:\n"
-		  "    command: vllm serve {model} --port {port} --api-key sk-live-123 --hf-token=hf_abc\n"
-		  "    env: {HF_TOKEN: hf_abc, VLLM_LOGGING_LEVEL: WARNING}\n"
-		  "    ready_timeout: 600\n"
-		  "latency:\n"
-		  "  - name: latency_external\n"
-		  "    model: meta-llama/Llama-3.1-8B-Instruct\n"
-		  "    command: vllm bench latency --model {model} --output-json {result}\n"
-		  "    command_env: {VLLM_RPC_TIMEOUT: '180000', WANDB_API_KEY: abc}\n"
-		  "    command_timeout: 900\n"
-		  "throughput:\n"
-		  "  - name: throughput_jsonl\n"
-		  "    model: m\n"
-		  "    dataset: {name: jsonl, path: prompts.jsonl}\n"
-		  "    num_prompts: 64\n"
-		  "    max_concurrency: 8\n"
-		  "serving:\n"
-		  "  - name: serving_remote\n"
-		  "    model: m\n"
-		  "    server: {remote: 'http://[::1]:8000'}\n"
-		  "    client:\n"
-		  "      endpoint: /v1/chat/completions\n"
-		  "      served_model: llama\n"
-		  "      api_key_env: OPENAI_API_KEY\n"
-		  "      headers: {Authorization: Bearer xyz, X-Team: infra}\n"
-		  "      extra_body: {top_p: 0.9}\n"
-		  "      percentiles: [50, 99.9]\n"
-		  "      percentile_metrics: [ttft, e2el]\n"
-		  "      warmups: 2\n"
-		  "      continuous_usage: true\n"
-		  "      timeout: 30\n"
-		  "    dataset: {input_len: 256, output_len: 32, range_ratio: 0.5, prefix_len: 64}\n"
-		  "    qps: [0.5]\n"
-		  "    burstiness: 0.25\n"
-		  "    goodput: {ttft: 500, e2el: 2000}\n"
-		  "    repeat: 3\n"
-		  "  - name: serving_own_bench\n"
-		  "    model: m\n"
-		  "    server:\n"
-		  "      command: \"VLLM_X=1 exec vllm serve '{model}' --port {port} > \\\"{results_dir}/server.log\\\"\"\n"
-		  "      shell: true\n"
-		  "    command: my-bench --url {base_url} --out {result}\n",
-		  "shapes.yml");
+	load_text(
+		&s,
+		"defaults:\n"
+		"  server:\n"
+		"    command: vllm serve {model} --port {port} --api-key sk-live-123 --hf-token=hf_abc\n"
+		"    env: {HF_TOKEN: hf_abc, VLLM_LOGGING_LEVEL: WARNING}\n"
+		"    ready_timeout: 600\n"
+		"latency:\n"
+		"  - name: latency_external\n"
+		"    model: meta-llama/Llama-3.1-8B-Instruct\n"
+		"    command: vllm bench latency --model {model} --output-json {result}\n"
+		"    command_env: {VLLM_RPC_TIMEOUT: '180000', WANDB_API_KEY: abc}\n"
+		"    command_timeout: 900\n"
+		"throughput:\n"
+		"  - name: throughput_jsonl\n"
+		"    model: m\n"
+		"    dataset: {name: jsonl, path: prompts.jsonl}\n"
+		"    num_prompts: 64\n"
+		"    max_concurrency: 8\n"
+		"serving:\n"
+		"  - name: serving_remote\n"
+		"    model: m\n"
+		"    server: {remote: 'http://[::1]:8000'}\n"
+		"    client:\n"
+		"      endpoint: /v1/chat/completions\n"
+		"      served_model: llama\n"
+		"      api_key_env: OPENAI_API_KEY\n"
+		"      headers: {Authorization: Bearer xyz, X-Team: infra}\n"
+		"      extra_body: {top_p: 0.9}\n"
+		"      percentiles: [50, 99.9]\n"
+		"      percentile_metrics: [ttft, e2el]\n"
+		"      warmups: 2\n"
+		"      continuous_usage: true\n"
+		"      timeout: 30\n"
+		"    dataset: {input_len: 256, output_len: 32, range_ratio: 0.5, prefix_len: 64}\n"
+		"    qps: [0.5]\n"
+		"    burstiness: 0.25\n"
+		"    goodput: {ttft: 500, e2el: 2000}\n"
+		"    repeat: 3\n"
+		"  - name: serving_own_bench\n"
+		"    model: m\n"
+		"    server:\n"
+		"      command: \"VLLM_X=1 exec vllm serve '{model}' --port {port} > \\\"{results_dir}/server.log\\\"\"\n"
+		"      shell: true\n"
+		"    command: my-bench --url {base_url} --out {result}\n",
+		"shapes.yml");
 	dryrun_golden(&s, &sel, &o, "golden/dryrun-shapes.txt");
 	pg_suite_release(&s);
 }
@@ -368,9 +386,13 @@ START_TEST(prompts_per_concurrency)
 
 	o.total_points = plan.n;
 	pg_dryrun_render(&out, &s, &plan, &o);
-	ck_assert_msg(strstr(out.ptr, "40 prompts (10 per concurrency), all sent at once (qps inf), "
-				      "max concurrency 4\n"), "%s", out.ptr);
-	ck_assert_msg(strstr(out.ptr, "300 prompts, all sent at once (qps inf), unbounded concurrency\n"), "%s", out.ptr);
+	ck_assert_msg(strstr(out.ptr,
+			     "40 prompts (10 per concurrency), all sent at once (qps inf), "
+			     "max concurrency 4\n"),
+		      "%s", out.ptr);
+	ck_assert_msg(
+		strstr(out.ptr, "300 prompts, all sent at once (qps inf), unbounded concurrency\n"),
+		"%s", out.ptr);
 	pg_buf_release(&out);
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
@@ -378,8 +400,9 @@ START_TEST(prompts_per_concurrency)
 	/* bounds that cannot hold are refused where they are written */
 	ck_assert_int_eq(pg_config_load_text(&s, bad_bounds, strlen(bad_bounds), "sweep.yml", &err),
 			 PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "sweep.yml:7:22: serving[0]: test 'serving_sweep': min_num_prompts (20) "
-				  "is above max_num_prompts (10)");
+	ck_assert_str_eq(err.msg,
+			 "sweep.yml:7:22: serving[0]: test 'serving_sweep': min_num_prompts (20) "
+			 "is above max_num_prompts (10)");
 	pg_suite_release(&s);
 }
 END_TEST
@@ -389,6 +412,7 @@ END_TEST
  * one beside a finite qps is refused where it is written. */
 START_TEST(ramp_up)
 {
+	/* clang-format off */
 	static const char *const bad[][2] = {
 		{ "    ramp_up: {strategy: linera, start_rps: 1, end_rps: 8}\n",
 		  "r.yml:6:25: serving[0].ramp_up.strategy: unknown ramp-up strategy 'linera' (did you mean 'linear'?)" },
@@ -399,6 +423,7 @@ START_TEST(ramp_up)
 		{ "    ramp_up: {start_rps: 0, end_rps: 8}\n",
 		  "r.yml:6:26: serving[0].ramp_up.start_rps: expected a positive whole number, got 0" },
 	};
+	/* clang-format on */
 	static const char head[] = "serving:\n"
 				   "  - name: serving_r\n"
 				   "    model: m\n"
@@ -410,26 +435,34 @@ START_TEST(ramp_up)
 	struct pg_buf text = PG_BUF_INIT, out = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 
-	pg_buf_printf(&text, "%s    num_prompts: 100\n    ramp_up: {strategy: exponential, start_rps: 1, end_rps: 32}\n",
-		      head);
+	pg_buf_printf(
+		&text,
+		"%s    num_prompts: 100\n    ramp_up: {strategy: exponential, start_rps: 1, end_rps: 32}\n",
+		head);
 	load_text(&s, text.ptr, "r.yml");
 	pg_plan_build(&plan, &s);
 	ck_assert_uint_eq(plan.n, 1);
 	ck_assert_str_eq(plan.points[0].name, "serving_r_qps_inf");
 	pg_dryrun_render(&out, &s, &plan, &o);
-	ck_assert_msg(strstr(out.ptr, "100 prompts, the rate ramping up (exponential) from 1 to 32 req/s, "
-				      "burstiness 1 (Poisson), unbounded concurrency\n"), "%s", out.ptr);
+	ck_assert_msg(strstr(out.ptr,
+			     "100 prompts, the rate ramping up (exponential) from 1 to 32 req/s, "
+			     "burstiness 1 (Poisson), unbounded concurrency\n"),
+		      "%s", out.ptr);
 	pg_buf_reset(&out);
 	pg_vllm_equivalent_command(&out, &plan.points[0], NULL, "results");
-	ck_assert_msg(strstr(out.ptr, " --request-rate inf --ramp-up-strategy exponential --ramp-up-start-rps 1 "
-				      "--ramp-up-end-rps 32 "), "%s", out.ptr);
+	ck_assert_msg(
+		strstr(out.ptr,
+		       " --request-rate inf --ramp-up-strategy exponential --ramp-up-start-rps 1 "
+		       "--ramp-up-end-rps 32 "),
+		"%s", out.ptr);
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		pg_buf_reset(&text);
 		pg_buf_printf(&text, "%s%s", head, bad[i][0]);
-		ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "r.yml", &err), PG_ECONFIG);
+		ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "r.yml", &err),
+				 PG_ECONFIG);
 		ck_assert_str_eq(err.msg, bad[i][1]);
 		pg_suite_release(&s);
 	}
@@ -457,22 +490,30 @@ START_TEST(ramp_up)
 
 	/* vLLM's client_parameters, all three or an error */
 	pg_buf_reset(&text);
-	pg_buf_puts(&text, "[{\"test_name\": \"serving_v\", \"qps_list\": [\"inf\"], \"server_parameters\": {\"model\": \"m\"},"
-			   " \"client_parameters\": {\"model\": \"m\", \"ramp_up_strategy\": \"linear\","
-			   " \"ramp_up_start_rps\": 2, \"ramp_up_end_rps\": 40}}]");
-	ck_assert_msg(pg_config_load_text(&s, text.ptr, text.len, "serving-tests.json", &err) == 0, "%s", err.msg);
+	pg_buf_puts(
+		&text,
+		"[{\"test_name\": \"serving_v\", \"qps_list\": [\"inf\"], \"server_parameters\": {\"model\": \"m\"},"
+		" \"client_parameters\": {\"model\": \"m\", \"ramp_up_strategy\": \"linear\","
+		" \"ramp_up_start_rps\": 2, \"ramp_up_end_rps\": 40}}]");
+	ck_assert_msg(pg_config_load_text(&s, text.ptr, text.len, "serving-tests.json", &err) == 0,
+		      "%s", err.msg);
 	ck_assert_int_eq(s.tests[0].ramp_up.strategy, PG_RAMP_LINEAR);
 	ck_assert_int_eq(s.tests[0].ramp_up.start_rps, 2);
 	ck_assert_int_eq(s.tests[0].ramp_up.end_rps, 40);
 	ck_assert_uint_eq(s.warnings.n, 0);
 	pg_suite_release(&s);
 	pg_buf_reset(&text);
-	pg_buf_puts(&text, "[{\"test_name\": \"serving_v\", \"qps_list\": [1], \"server_parameters\": {\"model\": \"m\"},"
-			   " \"client_parameters\": {\"model\": \"m\", \"ramp_up_strategy\": \"linear\","
-			   " \"ramp_up_start_rps\": 2, \"ramp_up_end_rps\": 40}}]");
-	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "serving-tests.json", &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "serving-tests.json:1:139: [0].client_parameters.ramp_up_strategy: a ramp-up sets the request rate "
-				  "itself: leave qps at inf (got 1)");
+	pg_buf_puts(
+		&text,
+		"[{\"test_name\": \"serving_v\", \"qps_list\": [1], \"server_parameters\": {\"model\": \"m\"},"
+		" \"client_parameters\": {\"model\": \"m\", \"ramp_up_strategy\": \"linear\","
+		" \"ramp_up_start_rps\": 2, \"ramp_up_end_rps\": 40}}]");
+	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "serving-tests.json", &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(
+		err.msg,
+		"serving-tests.json:1:139: [0].client_parameters.ramp_up_strategy: a ramp-up sets the request rate "
+		"itself: leave qps at inf (got 1)");
 	pg_suite_release(&s);
 	pg_buf_release(&text);
 	pg_buf_release(&out);
@@ -579,7 +620,10 @@ START_TEST(sla_search_config)
 	struct pg_buf text = PG_BUF_INIT, out = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 
-	pg_buf_printf(&text, "%s    max_concurrency: [8, 32]\n    sla_search: {ttft_ms: 500, max_probes: 4}\n", head);
+	pg_buf_printf(
+		&text,
+		"%s    max_concurrency: [8, 32]\n    sla_search: {ttft_ms: 500, max_probes: 4}\n",
+		head);
 	load_text(&s, text.ptr, "s.yml");
 	ck_assert(s.tests[0].sla_search.enabled);
 	ck_assert(s.tests[0].sla_search.ttft_ms == 500 && s.tests[0].sla_search.tpot_ms == 100);
@@ -588,9 +632,12 @@ START_TEST(sla_search_config)
 	pg_plan_build(&plan, &s);
 	o.total_points = plan.n;
 	pg_dryrun_render(&out, &s, &plan, &o);
-	ck_assert_msg(strstr(out.ptr, "  sla search after this rate's last concurrency point: the largest "
-				      "concurrency with p99 TTFT <= 500 ms and p99 TPOT <= 100 ms, at most 4 "
-				      "probes up to 1024\n"), "%s", out.ptr);
+	ck_assert_msg(
+		strstr(out.ptr,
+		       "  sla search after this rate's last concurrency point: the largest "
+		       "concurrency with p99 TTFT <= 500 ms and p99 TPOT <= 100 ms, at most 4 "
+		       "probes up to 1024\n"),
+		"%s", out.ptr);
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
 
@@ -603,9 +650,10 @@ START_TEST(sla_search_config)
 	pg_buf_reset(&text);
 	pg_buf_printf(&text, "%s    sla_search: {ttft_ms: 500}\n", head);
 	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "s.yml", &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "s.yml:6:17: serving[0].sla_search: test 'serving_s': the search starts "
-				  "from the test's max_concurrency points: give at least one (e.g. "
-				  "max_concurrency: [16, 64])");
+	ck_assert_str_eq(err.msg,
+			 "s.yml:6:17: serving[0].sla_search: test 'serving_s': the search starts "
+			 "from the test's max_concurrency points: give at least one (e.g. "
+			 "max_concurrency: [16, 64])");
 	pg_suite_release(&s);
 
 	pg_buf_reset(&text);
@@ -617,13 +665,17 @@ START_TEST(sla_search_config)
 	setenv("ENABLE_ADAPTIVE_CONCURRENCY", "1", 1);
 	setenv("SLA_TTFT_MS", "250", 1);
 	setenv("ADAPTIVE_MAX_PROBES", "3", 1);
-	ck_assert_msg(pg_config_load_text(&s, vllm, strlen(vllm), "serving-tests.json", &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_config_load_text(&s, vllm, strlen(vllm), "serving-tests.json", &err) == 0,
+		      "%s", err.msg);
 	ck_assert(s.tests[0].sla_search.enabled && s.tests[0].sla_search.ttft_ms == 250);
 	ck_assert_int_eq(s.tests[0].sla_search.max_probes, 3);
 	pg_suite_release(&s);
 	setenv("ADAPTIVE_MAX_PROBES", "3.5", 1);
-	ck_assert_int_eq(pg_config_load_text(&s, vllm, strlen(vllm), "serving-tests.json", &err), PG_ECONFIG);
-	ck_assert_str_eq(err.msg, "environment variable ADAPTIVE_MAX_PROBES: expected a positive integer, got '3.5'");
+	ck_assert_int_eq(pg_config_load_text(&s, vllm, strlen(vllm), "serving-tests.json", &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(
+		err.msg,
+		"environment variable ADAPTIVE_MAX_PROBES: expected a positive integer, got '3.5'");
 	pg_suite_release(&s);
 	unsetenv("ENABLE_ADAPTIVE_CONCURRENCY");
 	unsetenv("SLA_TTFT_MS");

@@ -140,7 +140,8 @@ START_TEST(stop_takes_the_whole_group)
 	struct pg_proc p;
 	struct pg_error err = PG_ERROR_INIT;
 	/* children in the group, and one that leaves it with setsid */
-	char *log = start_in(&p, "sleep 100 & sleep 100 & setsid sleep 100 & echo started; wait", 5);
+	char *log = start_in(&p, "sleep 100 & sleep 100 & setsid sleep 100 & echo started; wait",
+			     5);
 	pid_t pgid = p.pid, guard = p.guard;
 
 	ck_assert_int_gt(pgid, 0);
@@ -407,18 +408,21 @@ END_TEST
 START_TEST(log_writer_masks_secrets_as_they_arrive)
 {
 	/* longest first, as a pg_redactor keeps them */
-	char *secrets[] = { "sk-live-123456-extra", "sk-live-123456", "hf_abcdefghij", "abc", NULL };
+	char *secrets[] = { "sk-live-123456-extra", "sk-live-123456", "hf_abcdefghij", "abc",
+			    NULL };
 	char *dir = tu_mkdtemp();
 	struct pg_buf log = PG_BUF_INIT, want = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_proc p;
 	/* printf pieces with pauses: the writer reads them separately */
-	char *argv[] = { "/bin/sh", "-c",
-			 "printf 'token hf_abc'; sleep 0.2; printf 'defghij and abc\\n';"
-			 "printf 'key sk-live-123456-extra, sk-live-123456\\n';"
-			 "head -c 70000 /dev/zero | tr '\\0' x; printf 'hf_abcdefghij'; head -c 10 /dev/zero | tr '\\0' y;"
-			 "printf '\\nlast hf_abcdefghij'; sleep 30",
-			 NULL };
+	char *argv[] = {
+		"/bin/sh", "-c",
+		"printf 'token hf_abc'; sleep 0.2; printf 'defghij and abc\\n';"
+		"printf 'key sk-live-123456-extra, sk-live-123456\\n';"
+		"head -c 70000 /dev/zero | tr '\\0' x; printf 'hf_abcdefghij'; head -c 10 /dev/zero | tr '\\0' y;"
+		"printf '\\nlast hf_abcdefghij'; sleep 30",
+		NULL
+	};
 	char *text;
 
 	pg_buf_printf(&log, "%s/server.log", dir);
@@ -661,9 +665,10 @@ START_TEST(gpus_from_nvidia_smi)
 {
 	struct pg_gpu_info g;
 	struct pg_error err = PG_ERROR_INIT;
-	char *dir = fake_smi("#!/bin/sh\n"
-			     "case \"$1\" in --query-gpu=name,memory.total) ;; *) exit 2;; esac\n"
-			     "for i in 1 2 3 4 5 6 7 8; do echo 'NVIDIA H100 80GB HBM3, 81559 MiB'; done\n");
+	char *dir = fake_smi(
+		"#!/bin/sh\n"
+		"case \"$1\" in --query-gpu=name,memory.total) ;; *) exit 2;; esac\n"
+		"for i in 1 2 3 4 5 6 7 8; do echo 'NVIDIA H100 80GB HBM3, 81559 MiB'; done\n");
 
 	pg_gpu_info_init(&g);
 	unsetenv("PERFGATE_GPU");
@@ -761,8 +766,9 @@ START_TEST(wait_for_gpu_memory)
 	pg_buf_printf(&script, "%s/n", dir);
 	tu_write_file(script.ptr, "0\n");
 	ck_assert_int_eq(pg_gpu_wait_idle(100, 0.5, NULL, &waited, &err), PG_EINFRA);
-	ck_assert_str_eq(err.msg, "GPU memory still in use after 0.5s (threshold 100 MiB): GPU 0 uses "
-				  "500 MiB, GPU 1 uses 70000 MiB");
+	ck_assert_str_eq(err.msg,
+			 "GPU memory still in use after 0.5s (threshold 100 MiB): GPU 0 uses "
+			 "500 MiB, GPU 1 uses 70000 MiB");
 
 	pg_buf_release(&script);
 	tu_rm_rf(dir);
@@ -793,7 +799,8 @@ START_TEST(git_commit_branch_dirty)
 	unsetenv("BUILDKITE_BRANCH");
 	ck_assert_int_eq(pg_git_info_read(&g, dir, &err), PG_ENOTFOUND);
 
-	sh(dir, "git init -q -b perf-branch . && git config user.email t@e && git config user.name t");
+	sh(dir,
+	   "git init -q -b perf-branch . && git config user.email t@e && git config user.name t");
 	ck_assert_int_eq(pg_git_info_read(&g, dir, &err), 0);
 	ck_assert_str_eq(g.commit, "");
 	ck_assert_str_eq(g.branch, "perf-branch");
