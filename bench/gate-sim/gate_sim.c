@@ -180,8 +180,8 @@ static void trial(const struct scenario *sc, const struct pg_policy *policy, int
 {
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp;
-	struct pg_run_point run = { "sim_qps_inf", PG_SUITE_SERVING, "ok", NULL, NULL };
-	struct pg_run_point again = run;
+	struct pg_cmp_point run = { "sim_qps_inf", PG_SUITE_SERVING, "ok", NULL, NULL };
+	struct pg_cmp_point again = run;
 	json_t *first, *second = NULL;
 	bool any = false;
 

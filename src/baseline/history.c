@@ -16,7 +16,7 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_meta *meta)
+json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_meta *meta)
 {
 	json_t *o = json_object(), *metrics = json_object(), *v;
 	size_t nm, repeats = 0;

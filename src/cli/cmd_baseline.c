@@ -118,8 +118,8 @@ static int baseline_update(int argc, char **argv)
 	struct pg_strv pos = PG_STRV_INIT, skipped = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set *sets = NULL;
-	struct pg_run_point **points = NULL;
-	struct pg_run *runs = NULL;
+	struct pg_cmp_point **points = NULL;
+	struct pg_cmp_run *runs = NULL;
 	struct pg_baseline fresh = PG_BASELINE_INIT;
 	char gpu[128] = "", *path = NULL, *regenerate = NULL;
 	int rc, exit_code = PG_EXIT_OK;
@@ -164,8 +164,8 @@ static int baseline_update(int argc, char **argv)
 					  gpu);
 			goto fail;
 		}
-		points[i] = pg_run_points(&sets[i]);
-		runs[i] = (struct pg_run){ from.v[i], points[i], sets[i].n };
+		points[i] = pg_gate_points(&sets[i]);
+		runs[i] = (struct pg_cmp_run){ from.v[i], points[i], sets[i].n };
 	}
 	fresh.gpu = pg_xstrdup(gpu);
 	pg_baseline_from_runs(&fresh, runs, from.n, &skipped);
@@ -251,7 +251,7 @@ static int baseline_record(int argc, char **argv)
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set set = PG_RESULT_SET_INIT;
-	struct pg_run_point *points = NULL;
+	struct pg_cmp_point *points = NULL;
 	char gpu[128], now[32];
 	struct pg_history_recorded done_rec;
 	int rc, exit_code = PG_EXIT_OK;
@@ -263,7 +263,7 @@ static int baseline_record(int argc, char **argv)
 	    (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
 		goto fail;
 	keep_gpu(&set, gpu);
-	points = pg_run_points(&set);
+	points = pg_gate_points(&set);
 	date = first_result_str(&set, "perfgate.started_at");
 	if (!date) {
 		time_t t = time(NULL);
@@ -273,7 +273,7 @@ static int baseline_record(int argc, char **argv)
 		date = now;
 	}
 	rc = pg_history_record(
-		&(struct pg_run){ pos.v[0], points, set.n },
+		&(struct pg_cmp_run){ pos.v[0], points, set.n },
 		&(struct pg_history_record_opts){
 			.repo = repo,
 			.ref = ref,

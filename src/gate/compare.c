@@ -284,14 +284,14 @@ void pg_baseline_sort(struct pg_baseline *b)
 
 static int cmp_run_ptr(const void *a, const void *b)
 {
-	const struct pg_run_point *x = *(const struct pg_run_point *const *)a;
-	const struct pg_run_point *y = *(const struct pg_run_point *const *)b;
+	const struct pg_cmp_point *x = *(const struct pg_cmp_point *const *)a;
+	const struct pg_cmp_point *y = *(const struct pg_cmp_point *const *)b;
 	int c = strcmp(x->name, y->name);
 
 	return c ? c : (x > y) - (x < y);
 }
 
-void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n)
+void pg_cmp_index_init(struct pg_cmp_index *ix, const struct pg_cmp_point *pts, size_t n)
 {
 	ix->v = pg_xmalloc((n ? n : 1) * sizeof(*ix->v));
 	ix->n = 0;
@@ -302,7 +302,7 @@ void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, 
 		qsort(ix->v, ix->n, sizeof(*ix->v), cmp_run_ptr);
 }
 
-const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name)
+const struct pg_cmp_point *pg_cmp_index_find(const struct pg_cmp_index *ix, const char *name)
 {
 	size_t lo = 0, hi = ix->n;
 
@@ -316,7 +316,7 @@ const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, cons
 	return lo < ix->n && !strcmp(ix->v[lo]->name, name) ? ix->v[lo] : NULL;
 }
 
-void pg_run_index_release(struct pg_run_index *ix)
+void pg_cmp_index_release(struct pg_cmp_index *ix)
 {
 	free(ix->v);
 	ix->v = NULL;

@@ -332,7 +332,7 @@ START_TEST(compare_every_verdict)
 	json_t *failed = serving_result(0, 0, "error", "server never became ready");
 	json_t *skipped = serving_result(0, 0, "skipped", "tp 8 needs 8 GPUs");
 	/* clang-format off */
-	struct pg_run_point run[] = {
+	struct pg_cmp_point run[] = {
 		{ "a_same", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "b_slow", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "d_new", PG_SUITE_SERVING, "ok", fresh, NULL },
@@ -412,8 +412,8 @@ START_TEST(confirmation_pools_the_rerun)
 	       *again_slow = serving_result(955, 50, "ok", NULL);
 	json_t *again_fine = serving_result(1001, 50, "ok", NULL);
 	json_t *again_failed = serving_result(0, 0, "error", "out of memory");
-	struct pg_run_point run[] = { { "p", PG_SUITE_SERVING, "ok", slow, NULL } };
-	struct pg_run_point again[] = { { "p", PG_SUITE_SERVING, "ok", again_slow, NULL } };
+	struct pg_cmp_point run[] = { { "p", PG_SUITE_SERVING, "ok", slow, NULL } };
+	struct pg_cmp_point again[] = { { "p", PG_SUITE_SERVING, "ok", again_slow, NULL } };
 	const struct pg_cmp_row *r;
 
 	pg_policy_init(&policy);
@@ -469,7 +469,7 @@ START_TEST(history_baselines_and_strict_mode)
 	struct pg_comparison c;
 	json_t *fresh = serving_result(1000, 50, "ok", NULL);
 	json_t *odd = json_object(), *pg = json_object(), *reps = json_array();
-	struct pg_run_point run[] = { { "known", PG_SUITE_SERVING, "ok", fresh, NULL },
+	struct pg_cmp_point run[] = { { "known", PG_SUITE_SERVING, "ok", fresh, NULL },
 				      { "unknown", PG_SUITE_SERVING, "ok", fresh, NULL } };
 	struct pg_base_point *p;
 	static const double noisy[] = { 1000, 1100, 900, 1050, 950 };
@@ -554,7 +554,7 @@ START_TEST(render_markdown_and_json)
 	       *same = serving_result(1000, 50, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "exit 1 | see <log>");
 	/* clang-format off */
-	struct pg_run_point run[] = {
+	struct pg_cmp_point run[] = {
 		{ "serving_a|b_qps_inf", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "serving_c_qps_inf", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "serving_d_qps_inf", PG_SUITE_SERVING, "error", failed, NULL },
@@ -619,7 +619,7 @@ START_TEST(hostile_names_cannot_break_the_comparison)
 	       *same = serving_result(1000, 50, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "exit 1 | <b>see</b> `log`\n## [x](y)");
 	/* clang-format off */
-	struct pg_run_point run[] = {
+	struct pg_cmp_point run[] = {
 		{ "serving_<script>|x`y`_qps_1", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "serving_[a](b)\n|c_qps_1", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "serving_&amp;_qps_1", PG_SUITE_SERVING, "error", failed, NULL },
@@ -664,8 +664,8 @@ START_TEST(large_comparisons)
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
-	struct pg_run_point run[POINTS + 1];
-	struct pg_run_index ix;
+	struct pg_cmp_point run[POINTS + 1];
+	struct pg_cmp_index ix;
 	json_t *same = serving_result(1000, 50, "ok", NULL),
 	       *slow = serving_result(500, 50, "ok", NULL);
 	char names[POINTS][32];
@@ -676,11 +676,11 @@ START_TEST(large_comparisons)
 		snprintf(names[i], sizeof(names[i]), "serving_p%03d_qps_inf", i);
 		if (i != 7) /* one point the baseline lacks */
 			base_point(&base, names[i], 1000, 50);
-		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same,
+		run[POINTS - 1 - i] = (struct pg_cmp_point){ names[i], PG_SUITE_SERVING, "ok", same,
 							     NULL };
 	}
 	/* a second point of one name: the first one wins, not this */
-	run[POINTS] = (struct pg_run_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
+	run[POINTS] = (struct pg_cmp_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
 
 	ck_assert(!base.sorted);
 	ck_assert_ptr_eq(pg_baseline_find(&base, names[3]), &base.points[POINTS - 1 - 1 - 3]);
@@ -693,11 +693,11 @@ START_TEST(large_comparisons)
 	ck_assert_ptr_null(pg_baseline_find(&base, "serving_p"));
 	ck_assert_ptr_null(pg_baseline_find(&base, "zzz"));
 
-	pg_run_index_init(&ix, run, N(run));
-	ck_assert_ptr_eq(pg_run_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
-	ck_assert_ptr_eq(pg_run_index_find(&ix, names[0]), &run[POINTS - 1]);
-	ck_assert_ptr_null(pg_run_index_find(&ix, "serving_p"));
-	pg_run_index_release(&ix);
+	pg_cmp_index_init(&ix, run, N(run));
+	ck_assert_ptr_eq(pg_cmp_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
+	ck_assert_ptr_eq(pg_cmp_index_find(&ix, names[0]), &run[POINTS - 1]);
+	ck_assert_ptr_null(pg_cmp_index_find(&ix, "serving_p"));
+	pg_cmp_index_release(&ix);
 
 	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
 	ck_assert_int_eq(c.counts[PG_VERDICT_NEW], 2); /* names[7]'s two metrics */
