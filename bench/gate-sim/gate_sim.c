@@ -158,7 +158,7 @@ static void baseline(struct pg_baseline *base, const struct scenario *sc, int re
 		draw_common(&common, n);
 		for (size_t i = 0; i < N_METRICS; i++) {
 			job(&metrics[i], sc, &common, 0, n, values[i]);
-			medians[i][k] = pg_stat_median(values[i], (size_t)n);
+			medians[i][k] = pg_cmpstat_median(values[i], (size_t)n);
 		}
 	}
 	for (size_t i = 0; i < N_METRICS; i++) {
@@ -220,7 +220,7 @@ static double rate(size_t k, long n)
 static void print_rate(size_t k, long trials)
 {
 	double lo, hi;
-	pg_stat_wilson(k, (size_t)trials, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(k, (size_t)trials, 1.959964, &lo, &hi);
 	printf(" %.1f%% (%.1f–%.1f) |", 100 * rate(k, trials), 100 * lo, 100 * hi);
 }
 

@@ -142,7 +142,7 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *run
 			for (size_t i = 0; i < n_pts; i++) {
 				n_xs = pg_result_samples(pts[i]->result, &all[m], &xs);
 				if (n_xs)
-					medians[n_med++] = pg_stat_median(xs, n_xs);
+					medians[n_med++] = pg_cmpstat_median(xs, n_xs);
 				if ((long)n_xs > bp->repeats)
 					bp->repeats = (long)n_xs;
 				free(xs);

@@ -163,7 +163,7 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 		if (json_is_number(x))
 			xs[n++] = json_number_value(x);
 	}
-	med = pg_stat_median(xs, n);
+	med = pg_cmpstat_median(xs, n);
 	free(xs);
 	return med;
 }
@@ -300,7 +300,8 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char
 			}
 		}
 		if (k) {
-			double med = pg_stat_median(present, k), cv = pg_stat_robust_cv(present, k);
+			double med = pg_cmpstat_median(present, k),
+			       cv = pg_cmpstat_robust_cv(present, k);
 			metric_name(name, sizeof(name), &all[m]);
 			pg_buf_printf(out, "  %-*s  %10s -> %-10s %+6.1f%%  ", (int)width, name,
 				      pg_fmt_g(a, first_v), pg_fmt_g(b, last_v),

@@ -242,7 +242,7 @@ struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const s
 		memcpy(bm->samples, samples, n_samples * sizeof(double));
 		bm->n_samples = n_samples;
 	}
-	bm->value = isnan(value) ? pg_stat_median(samples, n_samples) : value;
+	bm->value = isnan(value) ? pg_cmpstat_median(samples, n_samples) : value;
 	return bm;
 }
 
@@ -253,7 +253,7 @@ struct pg_base_metric *pg_base_point_add_runs(struct pg_base_point *p, const str
 
 	bm->runs = (long)k;
 	if (k >= 3)
-		bm->noise = pg_stat_robust_cv(run_medians, k);
+		bm->noise = pg_cmpstat_robust_cv(run_medians, k);
 	return bm;
 }
 
@@ -335,8 +335,8 @@ void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_dire
 	memset(out, 0, sizeof(*out));
 	out->verdict = PG_VERDICT_UNCHANGED;
 	out->p_value = NAN;
-	b = isnan(base->value) ? pg_stat_median(base->samples, base->n_samples) : base->value;
-	c = pg_stat_median(cur, n_cur);
+	b = isnan(base->value) ? pg_cmpstat_median(base->samples, base->n_samples) : base->value;
+	c = pg_cmpstat_median(cur, n_cur);
 	out->baseline = b;
 	out->current = c;
 	out->change = b != 0 ? c / b - 1 : NAN;
@@ -382,10 +382,10 @@ void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_dire
 	if (tested) {
 		/* "worse" means larger for lower-is-better metrics */
 		bool cur_larger = (dir == PG_LOWER_IS_BETTER) == worse;
-		out->p_value = cur_larger ? pg_stat_mwu_greater(cur, n_cur, base->samples,
-								base->n_samples, NULL)
-					  : pg_stat_mwu_greater(base->samples, base->n_samples, cur,
-								n_cur, NULL);
+		out->p_value = cur_larger ? pg_cmpstat_mwu_greater(cur, n_cur, base->samples,
+								   base->n_samples, NULL)
+					  : pg_cmpstat_mwu_greater(base->samples, base->n_samples,
+								   cur, n_cur, NULL);
 		if (!(out->p_value < rule->alpha))
 			out->verdict = PG_VERDICT_NOISY;
 	}

@@ -174,7 +174,7 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	if (!bm && c->baseline_kind && !strcmp(c->baseline_kind, "git")) {
 		/* a history baseline that has never seen this point */
 		row->verdict = PG_VERDICT_INSUFFICIENT;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_WARN;
 		set_note(row, "no runs in the history");
@@ -182,7 +182,7 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	}
 	if (!bm) {
 		row->verdict = PG_VERDICT_NEW;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_PASS;
 		goto done;
@@ -198,7 +198,7 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	}
 	if (bp->insufficient) {
 		row->verdict = PG_VERDICT_INSUFFICIENT;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_WARN;
 		set_note(row, "%s", bp->insufficient);

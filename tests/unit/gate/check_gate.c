@@ -22,16 +22,16 @@ START_TEST(median_mad_and_spread)
 	const double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, one[] = { 7 };
 	const double outlier[] = { 10, 10.1, 9.9, 10.05, 30 };
 
-	ck_assert(isnan(pg_stat_median(NULL, 0)));
-	ck_assert_double_eq(pg_stat_median(one, 1), 7);
-	ck_assert_double_eq(pg_stat_median(odd, 3), 2);
-	ck_assert_double_eq(pg_stat_median(even, 4), 2.5);
+	ck_assert(isnan(pg_cmpstat_median(NULL, 0)));
+	ck_assert_double_eq(pg_cmpstat_median(one, 1), 7);
+	ck_assert_double_eq(pg_cmpstat_median(odd, 3), 2);
+	ck_assert_double_eq(pg_cmpstat_median(even, 4), 2.5);
 	ck_assert_double_eq(odd[0], 3); /* the input is not sorted in place */
-	ck_assert_double_eq(pg_stat_mad(even, 4), 1);
+	ck_assert_double_eq(pg_cmpstat_mad(even, 4), 1);
 	/* one wild repeat moves neither the median nor the robust spread much */
-	ck_assert_double_eq_tol(pg_stat_median(outlier, 5), 10.05, 1e-12);
-	ck_assert_double_lt(pg_stat_robust_cv(outlier, 5), 0.015);
-	ck_assert(isnan(pg_stat_robust_cv(one, 1)));
+	ck_assert_double_eq_tol(pg_cmpstat_median(outlier, 5), 10.05, 1e-12);
+	ck_assert_double_lt(pg_cmpstat_robust_cv(outlier, 5), 0.015);
+	ck_assert(isnan(pg_cmpstat_robust_cv(one, 1)));
 }
 END_TEST
 
@@ -57,15 +57,15 @@ static const struct {
 START_TEST(mann_whitney_exact)
 {
 	for (size_t i = 0; i < N(mwu_cases); i++) {
-		double u, p = pg_stat_mwu_greater(mwu_cases[i].x, mwu_cases[i].nx, mwu_cases[i].y,
-						  mwu_cases[i].ny, &u);
+		double u, p = pg_cmpstat_mwu_greater(mwu_cases[i].x, mwu_cases[i].nx,
+						     mwu_cases[i].y, mwu_cases[i].ny, &u);
 		ck_assert_double_eq(u, mwu_cases[i].u);
 		ck_assert_msg(fabs(p - mwu_cases[i].p) < 1e-12, "case %zu: p %.17g, want %.17g", i,
 			      p, mwu_cases[i].p);
 	}
-	ck_assert_double_eq_tol(pg_stat_mwu_min_p(5, 5), 1.0 / 252, 1e-15);
-	ck_assert_double_eq_tol(pg_stat_mwu_min_p(3, 3), 0.05, 1e-15);
-	ck_assert(isnan(pg_stat_mwu_greater(NULL, 0, mwu_cases[0].y, 5, NULL)));
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_min_p(5, 5), 1.0 / 252, 1e-15);
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_min_p(3, 3), 0.05, 1e-15);
+	ck_assert(isnan(pg_cmpstat_mwu_greater(NULL, 0, mwu_cases[0].y, 5, NULL)));
 }
 END_TEST
 
@@ -76,9 +76,10 @@ START_TEST(mann_whitney_ties_and_large_samples)
 	const double tx[] = { 10, 11, 12, 13, 14, 15 }, ty[] = { 1, 2, 3, 12.5, 16 };
 	const double hx[] = { 2, 2, 3 }, hy[] = { 1, 2, 2 };
 
-	ck_assert_double_eq_tol(pg_stat_mwu_greater(tx, 6, ty, 5, &u), 0.16450216450216451, 1e-12);
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_greater(tx, 6, ty, 5, &u), 0.16450216450216451,
+				1e-12);
 	ck_assert_double_eq(u, 21);
-	pg_stat_mwu_greater(hx, 3, hy, 3, &u);
+	pg_cmpstat_mwu_greater(hx, 3, hy, 3, &u);
 	ck_assert_double_eq(u, 7); /* 2 > 1 twice, 2 = 2 four halves, 3 beats all */
 
 	/* 60 x 60 = 3600 pairs: the normal approximation, as scipy computes it */
@@ -86,7 +87,7 @@ START_TEST(mann_whitney_ties_and_large_samples)
 		x[i] = i + 0.5 * (i % 3);
 		y[i] = i - 3;
 	}
-	ck_assert_double_eq_tol(pg_stat_mwu_greater(x, 60, y, 60, &u), 0.1432998531445681, 1e-9);
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_greater(x, 60, y, 60, &u), 0.1432998531445681, 1e-9);
 	ck_assert_double_eq(u, 2003.5);
 	{
 		static const double a[] = { 1, 1, 2, 2, 3, 3 }, b[] = { 1, 2, 2, 3, 3, 3 };
@@ -94,8 +95,8 @@ START_TEST(mann_whitney_ties_and_large_samples)
 			x[i] = a[i % 6];
 			y[i] = b[i % 6];
 		}
-		ck_assert_double_eq_tol(pg_stat_mwu_greater(y, 60, x, 60, &u), 0.012495914194372364,
-					1e-9);
+		ck_assert_double_eq_tol(pg_cmpstat_mwu_greater(y, 60, x, 60, &u),
+					0.012495914194372364, 1e-9);
 		ck_assert_double_eq(u, 2200);
 	}
 }
@@ -105,13 +106,13 @@ START_TEST(wilson_interval)
 {
 	double lo, hi;
 
-	pg_stat_wilson(50, 100, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(50, 100, 1.959964, &lo, &hi);
 	ck_assert_double_eq_tol(lo, 0.40383, 1e-4);
 	ck_assert_double_eq_tol(hi, 0.59617, 1e-4);
-	pg_stat_wilson(0, 20000, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(0, 20000, 1.959964, &lo, &hi);
 	ck_assert_double_eq(lo, 0);
 	ck_assert_double_lt(hi, 0.0002);
-	pg_stat_wilson(0, 0, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(0, 0, 1.959964, &lo, &hi);
 	ck_assert_double_eq(lo, 0);
 	ck_assert_double_eq(hi, 1);
 }
@@ -204,8 +205,8 @@ START_TEST(decide_table)
 	ck_assert_msg(d.fails == c->fails, "%s: fails %d", c->what, d.fails);
 	ck_assert_msg(d.flagged == c->flagged, "%s: flagged %d", c->what, d.flagged);
 	ck_assert_msg(isnan(d.p_value) != c->tested, "%s: p %g", c->what, d.p_value);
-	ck_assert_double_eq(d.baseline, pg_stat_median(c->base, c->nb));
-	ck_assert_double_eq(d.current, pg_stat_median(c->cur, c->nc));
+	ck_assert_double_eq(d.baseline, pg_cmpstat_median(c->base, c->nb));
+	ck_assert_double_eq(d.current, pg_cmpstat_median(c->cur, c->nc));
 }
 END_TEST
 

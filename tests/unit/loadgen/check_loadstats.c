@@ -397,7 +397,7 @@ START_TEST(client_queue_metrics)
 	struct pg_serve_stats_opts opts = {
 		.percentiles = pct,
 		.n_percentiles = 2,
-		.metrics = PG_STAT_E2EL | PG_STAT_CLIENT_QUEUE | PG_STAT_E2EL_QUEUE,
+		.metrics = PG_LOADSTATS_E2EL | PG_LOADSTATS_CLIENT_QUEUE | PG_LOADSTATS_E2EL_QUEUE,
 		.duration_s = dur,
 	};
 	json_t *o = json_object();
@@ -456,7 +456,8 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	struct pg_serve_stats_opts opts = {
 		.percentiles = pct,
 		.n_percentiles = 2,
-		.metrics = PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL | PG_STAT_E2EL,
+		.metrics = PG_LOADSTATS_TTFT | PG_LOADSTATS_TPOT | PG_LOADSTATS_ITL |
+			   PG_LOADSTATS_E2EL,
 		.goodput = { 20, 10, NAN },
 		.duration_s = dur,
 		.detailed = true,
