@@ -360,10 +360,10 @@ void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,
 
 			pg_policy_rule(p, pt->name, pt->test, bm->metric, &r);
 			pg_buf_puts(&rule, r.gate ? "gate " : "warn ");
-			pg_fmt_percent(&rule, r.tolerance);
+			pg_thresholds_percent(&rule, r.tolerance);
 			if (!r.gate && r.escalate > 0) {
 				pg_buf_puts(&rule, ", fail beyond ");
-				pg_fmt_percent(&rule, r.escalate);
+				pg_thresholds_percent(&rule, r.escalate);
 			}
 			if (r.floor > 0)
 				pg_buf_printf(&rule, ", floor %s%s%s", pg_fmt_g(f, r.floor),
