@@ -256,7 +256,7 @@ static json_t *result(const char *name)
 	json_t *j;
 
 	pg_buf_printf(&path, "%s/%s", dir, name);
-	j = pg_json_load_file(path.ptr, &err);
+	j = pg_results_load_json(path.ptr, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
 	pg_buf_release(&path);
 	return j;
