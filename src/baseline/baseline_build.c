@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "gate/compare_stats.h"
 #include "gpu/gpu.h"
+#include "base/jsonw.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "gpu/gpu.h"
 #include "baseline/thresholds.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>

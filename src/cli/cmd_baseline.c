@@ -21,6 +21,7 @@
 #include "import/import_io.h"
 #include "results/results_io.h"
 #include "baseline/thresholds_io.h"
+#include "base/jsonw.h"
 
 #include <stdio.h>
 #include <stdlib.h>

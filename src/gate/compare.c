@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "gate/compare_stats.h"
 #include "base/exitcode.h"
+#include "base/jsonw.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -417,12 +418,6 @@ long pg_result_max_concurrency(const json_t *result)
 	if (json_is_integer(v))
 		return (long)json_integer_value(v);
 	return json_is_null(v) ? 0 : -1;
-}
-
-const char *pg_json_path_str(const json_t *obj, const char *dotted)
-{
-	json_t *v = pg_json_path(obj, dotted);
-	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
 }
 
 size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out)

@@ -308,8 +308,6 @@ double pg_result_qps(const json_t *result);
 /* Its max_concurrency (perfgate.params, else vLLM's key): 0 for null
  * (unbounded), -1 when absent. */
 long pg_result_max_concurrency(const json_t *result);
-/* The non-empty string at a dotted path ("perfgate.test"), or NULL. */
-const char *pg_json_path_str(const json_t *obj, const char *dotted);
 
 /* The samples of a metric in a result object: one per perfgate.repeats
  * entry that has it, else the top-level value. Returns the count; *out is

@@ -4,6 +4,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "gate/compare_stats.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdarg.h>

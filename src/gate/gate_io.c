@@ -9,6 +9,7 @@
 #include "gpu/detect_io.h"
 #include "baseline/history_io.h"
 #include "baseline/thresholds_io.h"
+#include "base/jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>

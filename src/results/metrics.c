@@ -1,4 +1,5 @@
 #include "results/metrics.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,26 +71,6 @@ size_t pg_metric_ids(enum pg_suite_kind suite, const char **out, size_t max)
 		if (metrics[i].suite == suite)
 			out[n++] = metrics[i].id;
 	return n;
-}
-
-json_t *pg_json_path(const json_t *obj, const char *dotted_key)
-{
-	char part[128];
-	const char *p = dotted_key;
-	json_t *cur = (json_t *)obj;
-
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t len = dot ? (size_t)(dot - p) : strlen(p);
-
-		if (!json_is_object(cur) || len >= sizeof(part))
-			return NULL;
-		memcpy(part, p, len);
-		part[len] = '\0';
-		cur = json_object_get(cur, part);
-		p += len + (dot ? 1 : 0);
-	}
-	return cur;
 }
 
 int pg_metric_value(const struct pg_metric *m, const json_t *result, double *out)

@@ -3,6 +3,7 @@
 #include "base/buf.h"
 #include "results/metrics.h"
 #include "base/strutil.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <string.h>

@@ -17,6 +17,7 @@
 #include "sys/proc.h"
 #include "results/results_io.h"
 #include "runner/runner_io.h"
+#include "base/jsonw.h"
 
 #include <curl/curl.h>
 #include <git2.h>
