@@ -2,7 +2,7 @@
  * run in the git history. The decisions are the gate's (gate/compare.h);
  * this file only chooses the baseline for the build and reshapes the
  * outcome for the annotation. */
-#include "buildkite/step_io_impl.h"
+#include "buildkite/step_io.h"
 
 #include "base/alloc.h"
 #include "buildkite/job_env.h"
