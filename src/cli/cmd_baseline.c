@@ -90,6 +90,15 @@ static char *command_line(int argc, char **argv)
 	return pg_buf_detach(&b);
 }
 
+/* A GPU named by --gpu or $PERFGATE_GPU; empty counts as not given, as in
+ * pg_gate_gpu_key, so that the GPU then comes from the results. */
+static bool gpu_given(const char *flag)
+{
+	const char *env = getenv("PERFGATE_GPU");
+
+	return (flag && *flag) || (env && *env);
+}
+
 static int baseline_update(int argc, char **argv)
 {
 	const char *gpu_flag = NULL;
@@ -139,8 +148,9 @@ static int baseline_update(int argc, char **argv)
 	for (size_t i = 0; i < from.n; i++)
 		if ((rc = load_source(&sets[i], from.v[i], &err)))
 			goto fail;
-	if (gpu_flag || getenv("PERFGATE_GPU")) {
-		pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, NULL, &err);
+	if (gpu_given(gpu_flag)) {
+		if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, NULL, &err)))
+			goto fail;
 	} else {
 		for (size_t i = 0; i < from.n; i++) {
 			char key[128];
@@ -316,7 +326,7 @@ static int resolve_gpu(char *gpu, size_t size, const char *flag, const char *thr
 	struct stat st;
 	int rc;
 
-	if (flag || getenv("PERFGATE_GPU"))
+	if (gpu_given(flag))
 		return pg_gate_gpu_key(gpu, size, flag, NULL, err);
 	if (thresholds && stat(thresholds, &st) == 0 && S_ISREG(st.st_mode)) {
 		rc = pg_thresholds_load(thresholds, &p, &b, err);

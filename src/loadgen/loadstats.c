@@ -278,7 +278,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	size_t npct = o->n_percentiles ? o->n_percentiles : 1;
 	unsigned metrics = o->metrics ? o->metrics
 				      : (PG_LOADSTATS_TTFT | PG_LOADSTATS_TPOT | PG_LOADSTATS_ITL);
-	struct dvec ttfts = { 0 }, tpots = { 0 }, all_tpots = { 0 }, itls = { 0 }, e2els = { 0 };
+	struct dvec ttfts = { 0 }, tpots = { 0 }, itls = { 0 }, e2els = { 0 };
 	struct dvec token_itls = { 0 }, queues = { 0 }, e2els_queued = { 0 };
 	long completed = 0, failed = 0, total_input = 0, total_output = 0, good = 0;
 	long without_usage = 0, without_prompt_usage = 0, with_chunk_usage = 0;
@@ -307,7 +307,6 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			tpot = (lat - ttft) / (double)(out_len - 1);
 			dpush(&tpots, tpot);
 		}
-		dpush(&all_tpots, tpot);
 		for (size_t j = 1; j < r->n_chunks; j++)
 			dpush(&itls, pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]));
 		dpush(&ttfts, ttft);
@@ -330,7 +329,10 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			}
 		}
 		if (have_goodput(&o->goodput)) {
-			/* inclusive SLOs, compared in seconds as vLLM does */
+			/* inclusive SLOs, compared in seconds as vLLM does; a
+			 * one-token request's tpot is 0 here, as in vLLM's
+			 * goodput (its all_tpots), though the TPOT statistics
+			 * leave it out */
 			bool ok = true;
 			if (!isnan(o->goodput.ttft_ms) && !(o->goodput.ttft_ms / 1000 >= ttft))
 				ok = false;
@@ -423,7 +425,6 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 
 	free(ttfts.v);
 	free(tpots.v);
-	free(all_tpots.v);
 	free(itls.v);
 	free(e2els.v);
 	free(token_itls.v);

@@ -43,6 +43,15 @@ setup() {
 	[ "$stderr" = "perfgate baseline update: runs/base: no results for A100" ]
 }
 
+@test "an empty PERFGATE_GPU counts as unset: the GPU comes from the results" {
+	PERFGATE_GPU= run --separate-stderr "$PERFGATE_BIN" baseline update empty-env --from runs/base
+	assert_success
+	[ "$stderr" = "perfgate baseline update: empty-env/H100.yml: 4 test points for H100" ]
+	PERFGATE_GPU=A100 run --separate-stderr "$PERFGATE_BIN" baseline update empty-env --from runs/base
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline update: runs/base: no results for A100" ]
+}
+
 @test "the same run again: PASS, exit 0" {
 	run --separate-stderr "$PERFGATE_BIN" gate runs/same -o out
 	assert_success
