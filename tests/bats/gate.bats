@@ -3,18 +3,8 @@
 # directories (tests/data/gate, made by make_runs.py): exit codes, the
 # markdown and JSON users read (golden files), and one-line errors.
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+load helpers
 bats_require_minimum_version 1.5.0
-
-# Compare a file with tests/golden/<name>; PERFGATE_UPDATE_GOLDEN=1 rewrites it.
-golden() {
-	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
-		mkdir -p "$(dirname "$PERFGATE_TESTS/golden/$2")"
-		cp "$1" "$PERFGATE_TESTS/golden/$2"
-	fi
-	diff -u "$PERFGATE_TESTS/golden/$2" "$1"
-}
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
