@@ -153,18 +153,6 @@ static void logf_(struct server *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-void pg_mock_server_config_default(struct pg_mock_server_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->host = "127.0.0.1";
-	cfg->model = "perfgate-mock";
-	cfg->max_model_len = 8192;
-	pg_engine_params_default(&cfg->engine);
-	cfg->exit_after_ms = -1;
-	cfg->exit_code = 1;
-	cfg->log = stderr;
-}
-
 static void stop(struct server *s, const char *reason)
 {
 	if (s->stopping)
