@@ -10,7 +10,7 @@
  *
  *   build/bench/gate-sim                       every scenario, 20,000 trials
  *   build/bench/gate-sim --check               exit 1 unless the defaults
- *                                              meet the targets (README)
+ *                                              meet the targets (docs/gate.md)
  *   build/bench/gate-sim --thresholds thresholds/H100.yml --scenario published
  *
  * Noise model (multiplicative, log-normal): every job (a CI step on a GPU)
@@ -51,8 +51,8 @@ struct sim_metric {
 
 /* A serving point's gating metrics, median ITL (it gates where reports
  * lack TPOT) and the p99s that escalate. Noise: the issue's figures for
- * throughput (2% + 1%) and p99 (6% + 2%); research/regression.md 6.2 for
- * the medians. */
+ * throughput (2% + 1%) and p99 (6% + 2%); docs/design/gate-policy.md §2
+ * for the medians. */
 /* clang-format off */
 static struct sim_metric metrics[] = {
 	{ "output_throughput", 2400, 0.02, 0.01, NULL },

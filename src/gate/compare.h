@@ -14,7 +14,8 @@ struct pg_error;
 
 /*
  * The gate: compare every test point x metric of a run with its baseline
- * and give each a verdict (research/regression.md section 6.3).
+ * and give each a verdict: docs/gate.md ("The decision") says how, and
+ * docs/design/gate-policy.md the policy it started from and why.
  *
  *   policy    how results are judged: tolerances, floors, which metrics gate
  *             and which only warn, the test's significance level...

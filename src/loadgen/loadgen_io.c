@@ -70,7 +70,7 @@ done:
 	return rc;
 }
 
-/* The request body as vLLM's client sends it (research/loadgen.md 1.5). */
+/* The request body as vLLM's client sends it (docs/design/vllm-benchmarks.md §3). */
 static void build_body(struct pg_buf *out, const struct run *r, const struct pg_prompt *p)
 {
 	const struct pg_client_spec *c = &r->t->client;

@@ -13,7 +13,7 @@ struct pg_strv;
 
 /*
  * The result keys of docs/results.md, computed from request traces with
- * vLLM's definitions (research/loadgen.md 1.2-1.3, 1.10). Pure: the load
+ * vLLM's definitions (docs/design/vllm-benchmarks.md §1, §2, §5). Pure: the load
  * generator passes the traces and the figures it measured about itself.
  */
 

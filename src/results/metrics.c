@@ -12,8 +12,8 @@
 #define DOWN PG_LOWER_IS_BETTER
 
 /*
- * Default tolerances and floors follow research/regression.md section 6.2;
- * bench/gate-sim checks them (README, "Gate and baselines": with a 20-run
+ * Default tolerances and floors follow docs/design/gate-policy.md §2;
+ * bench/gate-sim checks them (docs/gate.md, "How well it works": with a 20-run
  * git baseline and a confirmation re-run, throughput's 2.5% keeps false
  * alarms under 1% and catches a 5% regression with over 95% power).
  * thresholds/<GPU>.yml overrides them per GPU, test and metric.

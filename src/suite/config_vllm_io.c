@@ -1,5 +1,5 @@
 /*
- * vLLM's own test files (research/vllm-perf-ci.md §1): latency-tests.json,
+ * vLLM's own test files (docs/design/vllm-benchmarks.md §6): latency-tests.json,
  * throughput-tests.json, serving-tests.json, as a top-level array or as
  * {"defaults": {...}, "tests": [...]}.
  *
