@@ -76,7 +76,7 @@ void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *
 		"#   %s\n"
 		"#\n"
 		"# which rewrites the baselines section only: the policy and these\n"
-		"# comments stay as you wrote them. See the README, \"Gate and baselines\".\n",
+		"# comments stay as you wrote them. See docs/gate.md.\n",
 		gpu,
 		regenerate ? regenerate
 			   : "perfgate baseline update <this file> --from <results dir or report>");
@@ -143,7 +143,7 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		    "  # only warns). tolerance: the change allowed in the worse direction.\n"
 		    "  # floor: smaller absolute changes count as unchanged. recheck: a first\n"
 		    "  # run worse than recheck x the failing threshold is re-run, and both\n"
-		    "  # runs pooled decide. Tuned by bench/gate-sim (README).\n"
+		    "  # runs pooled decide. Tuned by bench/gate-sim (docs/gate.md).\n"
 		    "  metrics:\n");
 
 	for (size_t i = 0; i < n; i++) {

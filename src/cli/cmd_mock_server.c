@@ -21,7 +21,7 @@ static const char description[] =
 	"\n"
 	"with at most --max-running sequences running and the rest queued FIFO, or,\n"
 	"with --fixed-timing, TTFT and ITL exactly as given whatever the load.\n"
-	"Tokens are whitespace-separated words; see the README for the vocabulary,\n"
+	"Tokens are whitespace-separated words; docs/mock-server.md has the vocabulary,\n"
 	"the fault options and the --timing-log format. Stops on SIGTERM/SIGINT,\n"
 	"--max-seconds or --max-requests with exit code 0.";
 

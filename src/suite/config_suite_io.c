@@ -1,6 +1,6 @@
 /*
  * The perfgate suite file: `gpu`, `defaults`, then `latency:`,
- * `throughput:` and `serving:` lists of tests (README "Suite file").
+ * `throughput:` and `serving:` lists of tests (docs/suite.md).
  *
  * A test is built by applying mappings in order onto pg_test_init()'s
  * defaults: the general `defaults`, the kind's `defaults.<kind>`, then the

@@ -180,7 +180,7 @@ static const struct decide_case decide_cases[] = {
 	  PG_VERDICT_REGRESSED, false, true, false },
 	{ "zero baseline", &gate_rule, LOW, { 0 }, 1, NAN, { 1 }, 1, PG_VERDICT_REGRESSED, true, true,
 	  false },
-	/* no per-repeat quality check (README, "Gate and baselines"): the
+	/* no per-repeat quality check (docs/gate.md, "How well it works"): the
 	 * median absorbs one wild repeat of five, on either side */
 	{ "one repeat 40% slower", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
 	  { 10.1, 10, 14, 10.1, 10 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
