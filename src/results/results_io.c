@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *pg_json_parse(const char *text, size_t len, const char *source, struct pg_error *err)
+json_t *pg_results_parse_json(const char *text, size_t len, const char *source,
+			      struct pg_error *err)
 {
 	json_error_t jerr;
 	json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
@@ -22,20 +23,20 @@ json_t *pg_json_parse(const char *text, size_t len, const char *source, struct p
 	return v;
 }
 
-json_t *pg_json_load_file(const char *path, struct pg_error *err)
+json_t *pg_results_load_json(const char *path, struct pg_error *err)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	json_t *v = NULL;
 
 	if (pg_file_read(path, &b, err) == 0)
-		v = pg_json_parse(b.ptr, b.len, path, err);
+		v = pg_results_parse_json(b.ptr, b.len, path, err);
 	pg_buf_release(&b);
 	return v;
 }
 
 int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err)
 {
-	json_t *json = pg_json_load_file(path, err);
+	json_t *json = pg_results_load_json(path, err);
 	struct pg_buf sidecar = PG_BUF_INIT;
 	int kind;
 
@@ -57,7 +58,7 @@ int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err
 	if (pg_str_has_suffix(path, ".json")) {
 		struct pg_error ignored = PG_ERROR_INIT;
 		/* a missing or unreadable sidecar only loses the command lines */
-		out->commands = pg_json_load_file(sidecar.ptr, &ignored);
+		out->commands = pg_results_load_json(sidecar.ptr, &ignored);
 		if (out->commands && !json_is_object(out->commands)) {
 			json_decref(out->commands);
 			out->commands = NULL;
