@@ -37,7 +37,8 @@ int cmd_mock_server(int argc, char **argv)
 	long vocab_size = 32000;
 	double ttft_ms = 20, itl_ms = 10, prefill_us = NAN, itl_growth = NAN, eos_prob = 0;
 	double fault_500 = 0, fault_disconnect = 0, fault_stall = 0, stall_ms = 0, max_seconds = 0;
-	double fault_malformed = 0, fault_stream_error = 0;
+	double fault_malformed = 0, fault_stream_error = 0, prefix_hit = 0;
+	long kv_cache_tokens = 0;
 	bool allow_remote = false, fixed_timing = false, never_ready = false, log_requests = false;
 	int rc;
 
@@ -57,6 +58,8 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "prefill-us-per-token", 0, &prefill_us, "US", "engine model: TTFT added per prompt token (default 20)" },
 		{ PG_OPT_DOUBLE, "itl-growth", 0, &itl_growth, "K", "engine model: ITL grows by K x itl per other running sequence (default 0.01)" },
 		{ PG_OPT_LONG, "max-running", 0, &max_running, "N", "engine model: running sequences limit, the rest queue FIFO (default 256; 0 = none)" },
+		{ PG_OPT_LONG, "kv-cache-tokens", 0, &kv_cache_tokens, "N", "engine model: KV-cache capacity in tokens; a full cache queues new sequences and preempts the newest (default max-running x 8192; -1 = unlimited)" },
+		{ PG_OPT_DOUBLE, "prefix-hit", 0, &prefix_hit, "F", "engine model: share of each prompt found in the prefix cache (default 0)" },
 		{ PG_OPT_LONG, "tokens-per-message", 0, &tokens_per_message, "N", "tokens per SSE message after the first (default 1)" },
 		{ PG_OPT_DOUBLE, "eos-prob", 0, &eos_prob, "P", "per-token EOS probability for requests without ignore_eos (default 0)" },
 		{ PG_OPT_DOUBLE, "fault-500", 0, &fault_500, "P", "probability a generation request fails with HTTP 500" },
@@ -88,11 +91,14 @@ int cmd_mock_server(int argc, char **argv)
 		pg_strv_release(&pos);
 		return rc;
 	}
-	if (fixed_timing && (!isnan(prefill_us) || !isnan(itl_growth) || max_running >= 0)) {
+	if (fixed_timing && (!isnan(prefill_us) || !isnan(itl_growth) || max_running >= 0 ||
+			     kv_cache_tokens || prefix_hit)) {
 		pg_error_set(&err, PG_ECONFIG, "--fixed-timing has no engine model: drop %s",
 			     !isnan(prefill_us)   ? "--prefill-us-per-token"
 			     : !isnan(itl_growth) ? "--itl-growth"
-						  : "--max-running");
+			     : max_running >= 0   ? "--max-running"
+			     : kv_cache_tokens    ? "--kv-cache-tokens"
+						  : "--prefix-hit");
 		goto fail;
 	}
 
@@ -124,6 +130,8 @@ int cmd_mock_server(int argc, char **argv)
 	if (max_running >= 0)
 		cfg.engine.max_running = (uint32_t)max_running;
 	cfg.engine.tokens_per_message = (uint32_t)tokens_per_message;
+	cfg.engine.kv_cache_tokens = kv_cache_tokens;
+	cfg.engine.prefix_hit = prefix_hit;
 	cfg.engine.eos_prob = eos_prob;
 	cfg.engine.fault_500 = fault_500;
 	cfg.engine.fault_disconnect = fault_disconnect;
@@ -138,6 +146,7 @@ int cmd_mock_server(int argc, char **argv)
 		/* clang-format off */
 		const struct { const char *name; double v, max; const char *what; } ranges[] = {
 			{ "eos-prob", eos_prob, 1, "a probability in [0, 1]" },
+			{ "prefix-hit", prefix_hit, 1, "a share in [0, 1]" },
 			{ "fault-500", fault_500, 1, "a probability in [0, 1]" },
 			{ "fault-disconnect", fault_disconnect, 1, "a probability in [0, 1]" },
 			{ "fault-stall", fault_stall, 1, "a probability in [0, 1]" },
@@ -178,6 +187,12 @@ int cmd_mock_server(int argc, char **argv)
 	if (vocab_size < 1 || vocab_size > (long)PG_VOCAB_MAX) {
 		pg_error_set(&err, PG_ECONFIG, "--vocab-size %ld: expected 1..%u", vocab_size,
 			     PG_VOCAB_MAX);
+		goto fail;
+	}
+	if (kv_cache_tokens < -1) {
+		pg_error_set(&err, PG_ECONFIG,
+			     "--kv-cache-tokens %ld: expected -1 (unlimited) or more",
+			     kv_cache_tokens);
 		goto fail;
 	}
 	if (max_running > 10000000 || startup_delay_ms < 0 || exit_code < 0 || exit_code > 255 ||
