@@ -1,6 +1,9 @@
 #include "telemetry/health_io.h"
 
+#include "base/alloc.h"
 #include "base/buf.h"
+#include "baseline/thresholds_io.h"
+#include "results/result.h"
 #include "base/error.h"
 #include "base/strutil.h"
 #include "sys/fsutil.h"
@@ -136,5 +139,31 @@ int pg_health_policy_load(struct pg_health_policy *p, const char *path, struct p
 done:
 	pg_ydoc_release(&d);
 	pg_buf_release(&text);
+	return rc;
+}
+
+int pg_health_check(struct pg_buf *out, const char *thresholds, const char *gpu,
+		    const struct pg_result_set *set, struct pg_error *err)
+{
+	char *path = pg_thresholds_path(thresholds ? thresholds : "thresholds", gpu);
+	const json_t **res = pg_xcalloc(set->n + 1, sizeof(*res));
+	const char **names = pg_xcalloc(set->n + 1, sizeof(*names));
+	struct pg_health_policy p;
+	struct pg_job_health h = PG_JOB_HEALTH_INIT;
+	int rc = pg_health_policy_load(&p, path, err);
+
+	if (rc == 0) {
+		for (size_t i = 0; i < set->n; i++) {
+			res[i] = set->items[i].json;
+			names[i] = set->items[i].name;
+		}
+		pg_job_health_judge(&h, &p, res, names, set->n);
+		if (h.suspect && p.on_suspect == PG_ON_SUSPECT_RERUN)
+			pg_job_health_line(out, &h, 3);
+	}
+	pg_job_health_release(&h);
+	free(res);
+	free(names);
+	free(path);
 	return rc;
 }

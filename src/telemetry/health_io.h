@@ -24,4 +24,16 @@ struct pg_error;
  */
 int pg_health_policy_load(struct pg_health_policy *p, const char *path, struct pg_error *err);
 
+struct pg_result_set;
+
+/*
+ * What the gate consults (gate/compare.h pg_compare_opts.suspect): the
+ * policy of the GPU's thresholds file (thresholds: a file or directory,
+ * NULL "thresholds"; gpu the key) applied to the results of set. out gets
+ * one line of reasons when the job is suspect and the policy says to re-run
+ * (nothing otherwise). Errors: a health: section that does not load.
+ */
+int pg_health_check(struct pg_buf *out, const char *thresholds, const char *gpu,
+		    const struct pg_result_set *set, struct pg_error *err);
+
 #endif

@@ -124,6 +124,13 @@ static size_t arena_add(struct pg_prom_store *st, const char *s, size_t len)
 {
 	size_t off = st->arena.len;
 
+	/* a copy of a string already in the arena: growing it may move it */
+	if (s >= st->arena.ptr && s < st->arena.ptr + st->arena.len) {
+		size_t from = (size_t)(s - st->arena.ptr);
+		pg_buf_grow(&st->arena, len + 1);
+		s = st->arena.ptr + from;
+	}
+
 	pg_buf_add(&st->arena, s, len);
 	pg_buf_putc(&st->arena, '\0');
 	return off;

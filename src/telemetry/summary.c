@@ -170,7 +170,9 @@ static json_t *engine_summary(const struct pg_series *s)
 				if (s->ticks[i].engine_ok)
 					v[n++] = s->ticks[i].eng.v[sig];
 			delta[sig] = pg_counter_delta(v, n, &resets);
-			resets_total += resets;
+			/* a restart resets every counter: count it once */
+			if (resets > resets_total)
+				resets_total = resets;
 			continue;
 		}
 		for (size_t i = 0; i < s->n_ticks; i++)
@@ -417,7 +419,11 @@ json_t *pg_telemetry_summary(const struct pg_series *s)
 	json_object_set_new(o, "interval_s", json_real(s->interval));
 	json_object_set_new(o, "seconds", num_or_null(isnan(t1) ? NAN : t1 > 0 ? t1 : 0));
 	json_object_set_new(o, "ticks", json_integer((json_int_t)s->n_ticks));
-	if (s->scrapes)
+	bool engine = s->scrapes > 0;
+
+	for (size_t i = 0; i < s->n_ticks && !engine; i++)
+		engine = s->ticks[i].engine_ok;
+	if (engine)
 		json_object_set_new(o, "engine", engine_summary(s));
 	else
 		json_object_set_new(o, "engine", json_null());
