@@ -40,6 +40,7 @@ int cmd_mock_server(int argc, char **argv)
 	double fault_malformed = 0, fault_stream_error = 0, prefix_hit = 0;
 	long kv_cache_tokens = 0;
 	bool allow_remote = false, fixed_timing = false, never_ready = false, log_requests = false;
+	bool no_metrics = false;
 	int rc;
 
 	/* clang-format off */
@@ -76,6 +77,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_LONG, "exit-code", 0, &exit_code, "CODE", "exit code of --exit-after-ms (default 1)" },
 		{ PG_OPT_STRING, "timing-log", 0, &timing_log, "PATH", "at exit, write each request's true timing (JSON lines, CLOCK_MONOTONIC ns)" },
 		{ PG_OPT_FLAG, "log-requests", 0, &log_requests, NULL, "log one line per generation request to stderr" },
+		{ PG_OPT_FLAG, "no-metrics", 0, &no_metrics, NULL, "serve no /metrics (an engine started without metrics)" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */
@@ -119,6 +121,7 @@ int cmd_mock_server(int argc, char **argv)
 	cfg.exit_code = (int)exit_code;
 	cfg.timing_log = timing_log;
 	cfg.log_requests = log_requests;
+	cfg.no_metrics = no_metrics;
 
 	cfg.engine.fixed_timing = fixed_timing;
 	cfg.engine.ttft_ns = llround(ttft_ms * 1e6);

@@ -788,7 +788,8 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 	size_t i;
 
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (path_is(req, routes[i].path))
+		if (path_is(req, routes[i].path) &&
+		    !(s->cfg->no_metrics && path_is(req, "/metrics")))
 			break;
 	if (i == sizeof(routes) / sizeof(routes[0])) {
 		s->st.other_requests++;

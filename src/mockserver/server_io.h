@@ -33,6 +33,7 @@ struct pg_mock_server_config {
 	int exit_code;
 	const char *timing_log; /* JSON lines written at exit, or NULL */
 	bool log_requests;      /* one line per generation request */
+	bool no_metrics;        /* GET /metrics is a 404 (an engine without metrics) */
 	FILE *log;              /* startup/shutdown lines; NULL: silent */
 };
 

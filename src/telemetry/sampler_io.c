@@ -129,17 +129,15 @@ static void scrape(struct pg_sampler *s, struct pg_tick *t)
 
 /* ---- GPUs ---- */
 
-int pg_sampler_pid_ours(pid_t pid, pid_t pgid)
+/* ppid and process group of pid from /proc; -1 when it cannot be seen. */
+static int stat_of(pid_t pid, long *ppid, long *pgrp)
 {
 	char path[64], buf[512];
 	FILE *f;
 	size_t n;
 	const char *rp;
-	long ppid, pgrp;
 	char state;
 
-	if (pid == getpid())
-		return 1;
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -149,11 +147,32 @@ int pg_sampler_pid_ours(pid_t pid, pid_t pgid)
 	buf[n] = '\0';
 	/* "pid (comm) state ppid pgrp ...": comm may hold anything */
 	rp = strrchr(buf, ')');
-	if (!rp || sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3)
+	if (!rp || sscanf(rp + 1, " %c %ld %ld", &state, ppid, pgrp) != 3)
+		return -1;
+	return 0;
+}
+
+int pg_sampler_pid_ours(pid_t pid, pid_t pgid)
+{
+	long ppid, pgrp;
+	long cur = pid;
+
+	if (pid == getpid())
+		return 1;
+	if (stat_of(pid, &ppid, &pgrp))
 		return -1;
 	if (pgid > 0 && pgrp == (long)pgid)
 		return 1;
-	return pgrp == (long)getpgrp() ? 1 : 0;
+	/* a descendant of perfgate (an external command's engine, or one
+	 * that left its group: perfgate is their subreaper) */
+	for (int depth = 0; depth < 64 && cur > 1; depth++) {
+		if (stat_of((pid_t)cur, &ppid, &pgrp))
+			return 0;
+		if (ppid == (long)getpid())
+			return 1;
+		cur = ppid;
+	}
+	return 0;
 }
 
 static bool wanted(const struct pg_sampler *s, int index)

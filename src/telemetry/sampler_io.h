@@ -52,9 +52,9 @@ void pg_sampler_progress(struct pg_sampler *s, double completed, double output_t
 void pg_sampler_stop(struct pg_sampler *s, struct pg_series *out);
 
 /*
- * Whether pid belongs to the server's process group pgid or to perfgate
- * (1), to someone else (0), or cannot be seen from here (-1: another PID
- * namespace).
+ * Whether pid is ours (1: perfgate, the server's process group pgid, or a
+ * descendant of perfgate), someone else's (0), or cannot be seen from here
+ * (-1: another PID namespace).
  */
 int pg_sampler_pid_ours(pid_t pid, pid_t pgid);
 
