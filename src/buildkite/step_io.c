@@ -372,7 +372,9 @@ static void post_annotation(struct step *st, struct finish *f)
 		pg_buf_reset(&fact);
 		pg_buf_printf(&fact, "%s:", st->results.items[i].name);
 		json_array_foreach(fl, k, v)
+		{
 			pg_buf_printf(&fact, "%s %s", k ? "," : "", json_string_value(v));
+		}
 		pg_strv_push(&tflags, fact.ptr);
 	}
 	pg_buf_reset(&fact);

@@ -211,6 +211,12 @@ int cmd_run(int argc, char **argv)
 			     repeat);
 		goto fail;
 	}
+	if (telemetry_interval < 0 || telemetry_interval > 3600) {
+		pg_error_set(&err, PG_ECONFIG,
+			     "option '--telemetry-interval': expected seconds in (0, 3600], got %g",
+			     telemetry_interval);
+		goto fail;
+	}
 	if (parse_only(only, &sel.only, &err))
 		goto fail;
 	select.step_key = step_key;

@@ -134,11 +134,12 @@ struct runner {
 /* What happened to one point. */
 struct outcome {
 	const char *status;
-	struct pg_buf error;  /* why not ok; may span lines (a log tail) */
-	json_t *metrics;      /* merged result keys, or NULL */
-	json_t *repeats;      /* per-run metrics when repeat > 1, or NULL */
-	json_t *telemetry;    /* perfgate.telemetry, or NULL */
-	char *client_command; /* redacted */
+	struct pg_buf error;            /* why not ok; may span lines (a log tail) */
+	json_t *metrics;                /* merged result keys, or NULL */
+	json_t *repeats;                /* per-run metrics when repeat > 1, or NULL */
+	json_t *telemetry;              /* perfgate.telemetry, or NULL */
+	struct pg_strv telemetry_lines; /* shown after the outcome: notes, flags */
+	char *client_command;           /* redacted */
 	char started_at[PG_ISO8601_SIZE];
 	double t_start;
 	bool probe; /* an SLA search probe, not a point of the plan */
@@ -159,6 +160,7 @@ static void outcome_release(struct outcome *oc)
 	json_decref(oc->metrics);
 	json_decref(oc->repeats);
 	json_decref(oc->telemetry);
+	pg_strv_release(&oc->telemetry_lines);
 	free(oc->client_command);
 }
 
@@ -890,17 +892,18 @@ done:
 
 static bool local_test(const struct pg_test *t);
 
-static void tell_once(struct runner *r, const char *line)
+/* A note (a missing tool or endpoint) is shown once per run. */
+static void tell_once(struct runner *r, struct outcome *oc, const char *line)
 {
 	for (size_t i = 0; i < r->told.n; i++)
 		if (!strcmp(r->told.v[i], line))
 			return;
 	pg_strv_push(&r->told, line);
-	say(r, "  telemetry: %s\n", line);
+	pg_strv_push(&oc->telemetry_lines, line);
 }
 
 /* Sample the engine and the GPUs while the point runs (telemetry/). */
-static void telemetry_start(struct runner *r, const struct pg_point *pt)
+static void telemetry_start(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	const struct pg_test *t = pt->test;
 	struct pg_sampler_opts so;
@@ -918,7 +921,7 @@ static void telemetry_start(struct runner *r, const struct pg_point *pt)
 		r->gpu_reader_tried = true;
 		r->gpu_reader = pg_gpu_reader_open(note, sizeof(note));
 		if (!r->gpu_reader)
-			tell_once(r, note);
+			tell_once(r, oc, note);
 	}
 	if (r->base_url) {
 		pg_buf_printf(&url, "%s/metrics", r->base_url);
@@ -957,14 +960,17 @@ static void telemetry_stop(struct runner *r, const struct pg_point *pt, struct o
 	pg_sampler_stop(r->sampler, &s);
 	r->sampler = NULL;
 	for (size_t i = 0; i < s.notes.n; i++)
-		tell_once(r, s.notes.v[i]);
+		tell_once(r, oc, s.notes.v[i]);
 	json_decref(oc->telemetry);
 	oc->telemetry = pg_telemetry_summary(&s);
 	{
 		const json_t *flags = json_object_get(oc->telemetry, "flags");
 		size_t i;
 		const json_t *f;
-		json_array_foreach(flags, i, f) say(r, "  telemetry: %s\n", json_string_value(f));
+		json_array_foreach(flags, i, f)
+		{
+			pg_strv_push(&oc->telemetry_lines, json_string_value(f));
+		}
 	}
 	pg_telemetry_jsonl(&text, &s);
 	pg_buf_printf(&path, "%s/%s.telemetry.jsonl", r->o->results_dir, pt->name);
@@ -991,7 +997,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 	json_t **runs = pg_xcalloc((size_t)n, sizeof(*runs));
 	long done = 0;
 
-	telemetry_start(r, pt);
+	telemetry_start(r, pt, oc);
 	for (long i = 0; i < n; i++) {
 		json_t *out = NULL;
 		int rc;
@@ -1042,6 +1048,12 @@ static void announce(struct runner *r, size_t idx)
 	pg_buf_release(&b);
 }
 
+static void show_telemetry(struct runner *r, const struct outcome *oc)
+{
+	for (size_t i = 0; i < oc->telemetry_lines.n; i++)
+		say(r, "  telemetry: %s\n", oc->telemetry_lines.v[i]);
+}
+
 static void show_outcome(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	if (!strcmp(oc->status, "ok")) {
@@ -1049,8 +1061,10 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 		pg_fmt_key_metrics(&km, pt->test->kind, oc->metrics);
 		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
 		pg_buf_release(&km);
+		show_telemetry(r, oc);
 		return;
 	}
+	show_telemetry(r, oc);
 	say(r, "  %s: %.*s\n", oc->status, (int)strcspn(oc->error.ptr, "\n"), oc->error.ptr);
 	if (strchr(oc->error.ptr, '\n'))
 		say_block(r, strchr(oc->error.ptr, '\n') + 1, "    ");

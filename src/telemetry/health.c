@@ -90,8 +90,11 @@ bool pg_health_point(const struct pg_health_policy *p, const json_t *telemetry, 
 			if (ecc > 0)
 				add(why, "GPU %ld: %.0f new uncorrected ECC error%s", index, ecc,
 				    ecc == 1 ? "" : "s");
-			json_array_foreach(xid, j, x) add(why, "GPU %ld: Xid %lld", index,
-							  (long long)json_integer_value(x));
+			json_array_foreach(xid, j, x)
+			{
+				add(why, "GPU %ld: Xid %lld", index,
+				    (long long)json_integer_value(x));
+			}
 		}
 		if (p->foreign_process) {
 			const json_t *procs = json_object_get(d, "foreign_processes");

@@ -518,7 +518,9 @@ void pg_telemetry_flags(struct pg_strv *out, const json_t *summary)
 			flag(out, "GPU %ld: %.0f new uncorrected ECC error%s", index, ecc,
 			     ecc == 1 ? "" : "s");
 		json_array_foreach(xid, j, p)
+		{
 			flag(out, "GPU %ld: Xid %lld", index, (long long)json_integer_value(p));
+		}
 		json_array_foreach(procs, j, p)
 		{
 			double mib = jnum(p, "memory_mib");
