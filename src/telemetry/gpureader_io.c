@@ -280,7 +280,7 @@ static int tool(struct pg_gpu_reader *r, char *const *argv, const volatile sig_a
 	r->cost = pg_monotonic() - t0;
 	r->tool_seconds += r->cost;
 	if (rc) {
-		snprintf(why, why_size, "%s", err.msg);
+		snprintf(why, why_size, "%.200s", err.msg);
 		return -1;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
