@@ -30,7 +30,9 @@
 #define PROCS_EVERY 10.0
 
 struct pg_sampler {
-	struct pg_sampler_opts o;
+	struct pg_sampler_opts o; /* its strings and GPU list are the copies below */
+	char *url, *api_key;
+	int *gpus;
 	struct pg_series series;
 	double t0; /* monotonic seconds when the load started (the before tick) */
 	CURL *curl;
@@ -311,14 +313,21 @@ struct pg_sampler *pg_sampler_start(const struct pg_sampler_opts *o)
 	double cpu0 = thread_cpu();
 
 	s->o = *o;
+	/* the caller's strings and list may be gone before the thread is */
+	s->o.metrics_url = s->url = pg_xstrdup(o->metrics_url);
+	s->o.api_key = s->api_key = pg_xstrdup(o->api_key);
+	s->gpus = pg_xcalloc(o->n_gpus + 1, sizeof(*s->gpus));
+	if (o->n_gpus)
+		memcpy(s->gpus, o->gpus, o->n_gpus * sizeof(*s->gpus));
+	s->o.gpus = s->gpus;
 	if (s->o.interval <= 0)
 		s->o.interval = 1;
 	pg_series_init(&s->series, s->o.interval);
 	pg_buf_init(&s->body);
 	atomic_init(&s->completed, NAN);
 	atomic_init(&s->tokens, NAN);
-	if (o->metrics_url && (s->curl = curl_easy_init())) {
-		curl_easy_setopt(s->curl, CURLOPT_URL, o->metrics_url);
+	if (s->url && (s->curl = curl_easy_init())) {
+		curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
 		curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)SCRAPE_TIMEOUT_MS);
 		curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)SCRAPE_TIMEOUT_MS);
@@ -327,9 +336,9 @@ struct pg_sampler *pg_sampler_start(const struct pg_sampler_opts *o)
 		curl_easy_setopt(s->curl, CURLOPT_ACCEPT_ENCODING, "");
 		/* the text format, not OpenMetrics or protobuf */
 		s->headers = curl_slist_append(NULL, "Accept: text/plain;version=0.0.4");
-		if (o->api_key) {
+		if (s->api_key) {
 			struct pg_buf h = PG_BUF_INIT;
-			pg_buf_printf(&h, "Authorization: Bearer %s", o->api_key);
+			pg_buf_printf(&h, "Authorization: Bearer %s", s->api_key);
 			s->headers = curl_slist_append(s->headers, h.ptr);
 			pg_buf_release(&h);
 		}
@@ -384,6 +393,9 @@ void pg_sampler_stop(struct pg_sampler *s, struct pg_series *out)
 	curl_slist_free_all(s->headers);
 	pg_buf_release(&s->body);
 	free(s->gbuf);
+	free(s->url);
+	free(s->api_key);
+	free(s->gpus);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

@@ -28,6 +28,7 @@ struct pg_gpu_reader;
  * an error of the point.
  */
 
+/* Everything is copied by pg_sampler_start but the GPU reader. */
 struct pg_sampler_opts {
 	const char *metrics_url;   /* the engine's /metrics; NULL: no scrape */
 	const char *api_key;       /* sent as a bearer token; may be NULL */
