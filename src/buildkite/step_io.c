@@ -355,9 +355,28 @@ static void post_annotation(struct step *st, struct finish *f)
 	char *job_url = pg_bkenv_job_url(st->env);
 	char *context = annotation_context(st);
 	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
-	struct pg_strv facts = PG_STRV_INIT;
+	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
 	struct pg_buf fact = PG_BUF_INIT;
 
+	/* telemetry flags, one line per point that has any */
+	for (size_t i = 0; i < st->results.n; i++) {
+		const json_t *fl = json_object_get(
+			json_object_get(json_object_get(st->results.items[i].json, "perfgate"),
+					"telemetry"),
+			"flags");
+		size_t k;
+		const json_t *v;
+		if (!json_array_size(fl))
+			continue;
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "%s:", st->results.items[i].name);
+		json_array_foreach(fl, k, v)
+		{
+			pg_buf_printf(&fact, "%s %s", k ? "," : "", json_string_value(v));
+		}
+		pg_strv_push(&tflags, fact.ptr);
+	}
+	pg_buf_reset(&fact);
 	pg_buf_printf(&fact, "step %s", st->name);
 	pg_strv_push(&facts, fact.ptr);
 	if (st->env->commit) {
@@ -384,6 +403,8 @@ static void post_annotation(struct step *st, struct finish *f)
 	annotation_counts(st, f, &a);
 	a.facts = (const char *const *)facts.v;
 	a.n_facts = facts.n;
+	a.flags = (const char *const *)tflags.v;
+	a.n_flags = tflags.n;
 	a.notes = (const char *const *)st->notes.v;
 	a.n_notes = st->notes.n;
 	a.charts = f->chart_refs;
@@ -430,6 +451,7 @@ done:
 	pg_buf_release(&body);
 	pg_buf_release(&fact);
 	pg_strv_release(&facts);
+	pg_strv_release(&tflags);
 	free(report_art);
 	free(json_art);
 	free(cmp_art);
@@ -521,14 +543,22 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	struct pg_result_set again = PG_RESULT_SET_INIT;
 	char *dir = pg_path_join(st->s.results_dir, "confirm");
 	int run_exit = 0;
+	/* a sick job's numbers are the machine's: its re-run replaces them
+	 * rather than being pooled with them */
+	bool replace = f->cmp.suspect != NULL;
+	struct pg_result_set merged = PG_RESULT_SET_INIT;
 
 	if (pg_bk_plan(&suite, &plan, &st->s, st->name, &err))
 		goto fail;
 	pg_bk_plan_points(&plan, &f->cmp.rerun);
 	if (!plan.n)
 		goto done;
-	say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
-	    plan.n == 1 ? "" : "s");
+	if (replace)
+		say(st, "--- perfgate: the job looks sick (%s): re-running %zu point%s\n",
+		    f->cmp.suspect, plan.n, plan.n == 1 ? "" : "s");
+	else
+		say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
+		    plan.n == 1 ? "" : "s");
 	if (pg_bk_run(&suite, &plan, dir, &st->gpu, st->log, &run_exit, &err))
 		goto fail;
 	if (run_exit > 128) {
@@ -538,6 +568,24 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	if (load_results(st, &again, dir))
 		goto done;
 	pg_bk_compare_release(&f->cmp);
+	if (replace) {
+		/* shallow: the items stay the two sets' */
+		merged.items = pg_xcalloc(st->results.n + 1, sizeof(*merged.items));
+		for (size_t i = 0; i < st->results.n; i++) {
+			merged.items[merged.n] = st->results.items[i];
+			for (size_t k = 0; k < again.n; k++)
+				if (!strcmp(again.items[k].name, st->results.items[i].name))
+					merged.items[merged.n] = again.items[k];
+			merged.n++;
+		}
+		if (pg_bk_compare(&f->cmp, &merged, NULL, &st->s, st->env, st->gpu.key,
+				  st->s.results_dir, &err))
+			goto fail;
+		if (f->cmp.suspect)
+			pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
+						 "another agent");
+		goto done;
+	}
 	if (pg_bk_compare(&f->cmp, &st->results, &again, &st->s, st->env, st->gpu.key,
 			  st->s.results_dir, &err))
 		goto fail;
@@ -546,6 +594,7 @@ fail:
 	say(st, "perfgate: confirmation failed: %s\n", err.msg);
 	pg_strv_push(&st->notes, err.msg);
 done:
+	free(merged.items);
 	pg_result_set_release(&again);
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);
@@ -573,6 +622,13 @@ static void compare_step(struct step *st, struct finish *f)
 	}
 	if (f->cmp.note)
 		say(st, "perfgate: %s\n", f->cmp.note);
+	if (f->cmp.suspect) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note, "job suspect, a regression not trusted: %s", f->cmp.suspect);
+		say(st, "perfgate: %s\n", note.ptr);
+		pg_strv_push(&st->notes, note.ptr);
+		pg_buf_release(&note);
+	}
 	if (f->cmp.compared && f->cmp.rerun.n && st->s.confirm && st->s.mode != PG_MODE_REPORT &&
 	    (st->s.suites.paths.n || st->s.suites.inline_suite))
 		confirm_regressions(st, f);

@@ -299,7 +299,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts)
 {
-	static const struct pg_compare_opts no_opts = { false, false };
+	static const struct pg_compare_opts no_opts = { false, false, NULL };
 	struct pg_cmp_index run_ix, confirm_ix;
 	const char **names;
 	size_t n_names = 0;
@@ -397,6 +397,21 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		if (r->outcome > out->outcome)
 			out->outcome = r->outcome;
 	}
+	/* a sick job's regression is the machine's: re-run, do not fail */
+	if (opts->suspect && out->outcome == PG_OUTCOME_FAIL) {
+		out->suspect = pg_xstrdup(opts->suspect);
+		out->outcome = PG_OUTCOME_INFRA;
+		for (size_t i = 0; i < out->n; i++) {
+			const char *p = out->rows[i].point;
+			bool listed = false;
+			if (out->rows[i].outcome != PG_OUTCOME_FAIL)
+				continue;
+			for (size_t k = 0; k < out->rerun.n && !listed; k++)
+				listed = !strcmp(out->rerun.v[k], p);
+			if (!listed)
+				pg_strv_push(&out->rerun, p);
+		}
+	}
 }
 
 void pg_comparison_release(struct pg_comparison *c)
@@ -410,6 +425,7 @@ void pg_comparison_release(struct pg_comparison *c)
 	free(c->gpu);
 	free(c->baseline_kind);
 	free(c->baseline_source);
+	free(c->suspect);
 	pg_strv_release(&c->rerun);
 	memset(c, 0, sizeof(*c));
 }

@@ -24,7 +24,9 @@ char *pg_gpu_label(char *out, size_t size, const char *raw);
  * (the first word, cut at '-'), and keep it when it looks like a GPU model
  * (a letter, digits, optional letters: H100, H200, A100, L40S, B200, A10G).
  * "NVIDIA H100 80GB HBM3" -> "H100", "NVIDIA A100-SXM4-80GB" -> "A100",
- * "4xNVIDIA_L40S" -> "L40S", "H100\nH100" -> "H100". Anything else passes
+ * "4xNVIDIA_L40S" -> "L40S", "H100\nH100" -> "H100", AMD's "AMD Instinct
+ * MI300X OAM" -> "MI300X", "MI325X", "AMD Instinct MI250" -> "MI250" (an
+ * "AMD" and "Instinct" word is dropped like "NVIDIA"). Anything else passes
  * through unchanged (its first line, trimmed): a new GPU gets its own key
  * rather than a wrong one.
  */

@@ -31,6 +31,7 @@ struct pg_mock_server_config {
 	int exit_code;
 	const char *timing_log; /* JSON lines written at exit, or NULL */
 	bool log_requests;      /* one line per generation request */
+	bool no_metrics;        /* GET /metrics is a 404 (an engine without metrics) */
 	FILE *log;              /* startup/shutdown lines; NULL: silent */
 };
 
@@ -47,7 +48,9 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg);
 struct pg_mock_options {
 	struct pg_mock_server_config server; /* host, port, model, faults, limits... */
 	long vocab_size, seed, tokens_per_message, exit_code;
-	long max_running; /* -1: not given */
+	long max_running;     /* -1: not given */
+	long kv_cache_tokens; /* 0: not given (max-running x 8192); -1: unlimited */
+	double prefix_hit;    /* 0: not given */
 	double ttft_ms, itl_ms, stall_ms;
 	double prefill_us, itl_growth; /* NAN: not given */
 };

@@ -19,6 +19,7 @@
 #include "sys/fsutil.h"
 #include "mockserver/api.h"
 #include "mockserver/http.h"
+#include "mockserver/metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -770,6 +771,7 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 		{ "/version", PG_HTTP_GET },
 		{ "/v1/models", PG_HTTP_GET },
 		{ "/mock/stats", PG_HTTP_GET },
+		{ "/metrics", PG_HTTP_GET },
 		{ "/tokenize", PG_HTTP_POST },
 		{ "/detokenize", PG_HTTP_POST },
 		{ "/v1/completions", PG_HTTP_POST },
@@ -781,7 +783,8 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 	size_t i;
 
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (path_is(req, routes[i].path))
+		if (path_is(req, routes[i].path) &&
+		    !(s->cfg->no_metrics && path_is(req, "/metrics")))
 			break;
 	if (i == sizeof(routes) / sizeof(routes[0])) {
 		s->st.other_requests++;
@@ -798,7 +801,7 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 							      : "allow: POST\r\n");
 		return;
 	}
-	if (routes[i].method == PG_HTTP_POST && i >= 6) {
+	if (routes[i].method == PG_HTTP_POST && i >= 7) {
 		start_generation(s, c, req,
 				 path_is(req, "/v1/chat/completions") ? PG_MOCK_CHAT
 								      : PG_MOCK_COMPLETIONS);
@@ -817,6 +820,12 @@ static void dispatch(struct server *s, struct conn *c, const struct pg_http_requ
 	} else if (path_is(req, "/mock/stats")) {
 		stats_json(s, &s->body);
 		respond_json(s, c, 200, &s->body, keep_alive, NULL);
+	} else if (path_is(req, "/metrics")) {
+		struct pg_engine_counts ec;
+		pg_engine_counts(s->engine, &ec);
+		pg_mock_metrics_text(&s->body, s->cfg->model, &ec);
+		respond(s, c, 200, "text/plain; version=0.0.4; charset=utf-8", s->body.ptr,
+			s->body.len, keep_alive, NULL);
 	} else {
 		int rc = path_is(req, "/tokenize")
 				 ? pg_mock_tokenize(&s->model, req->body, req->content_length,

@@ -18,6 +18,10 @@
 #include "sys/proc.h"
 #include "runner/ready_io.h"
 #include "results/results_io.h"
+#include "telemetry/gpureader_io.h"
+#include "telemetry/gpustat.h"
+#include "telemetry/sampler_io.h"
+#include "telemetry/series.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -114,6 +118,13 @@ struct runner {
 	double startup;         /* seconds to ready; NAN without a server */
 	bool server_death_told; /* its log tail was shown once */
 
+	/* telemetry: the GPU reader is opened at the first point and kept;
+	 * each note (a missing tool or endpoint) is printed once per run */
+	struct pg_gpu_reader *gpu_reader;
+	bool gpu_reader_tried;
+	struct pg_strv told;
+	struct pg_sampler *sampler; /* of the point in flight, or NULL */
+
 	/* progress of the point in flight */
 	double last_print;
 	double last_check;
@@ -123,10 +134,12 @@ struct runner {
 /* What happened to one point. */
 struct outcome {
 	const char *status;
-	struct pg_buf error;  /* why not ok; may span lines (a log tail) */
-	json_t *metrics;      /* merged result keys, or NULL */
-	json_t *repeats;      /* per-run metrics when repeat > 1, or NULL */
-	char *client_command; /* redacted */
+	struct pg_buf error;            /* why not ok; may span lines (a log tail) */
+	json_t *metrics;                /* merged result keys, or NULL */
+	json_t *repeats;                /* per-run metrics when repeat > 1, or NULL */
+	json_t *telemetry;              /* perfgate.telemetry, or NULL */
+	struct pg_strv telemetry_lines; /* shown after the outcome: notes, flags */
+	char *client_command;           /* redacted */
 	char started_at[PG_ISO8601_SIZE];
 	double t_start;
 	bool probe; /* an SLA search probe, not a point of the plan */
@@ -146,6 +159,8 @@ static void outcome_release(struct outcome *oc)
 	pg_buf_release(&oc->error);
 	json_decref(oc->metrics);
 	json_decref(oc->repeats);
+	json_decref(oc->telemetry);
+	pg_strv_release(&oc->telemetry_lines);
 	free(oc->client_command);
 }
 
@@ -209,6 +224,7 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 	double interval = r->o->progress_interval > 0 ? r->o->progress_interval : 5;
 	struct pg_buf line = PG_BUF_INIT;
 
+	pg_sampler_progress(r->sampler, (double)p->done, p->output_tokens);
 	/* a dead server cannot be measured: stop the point now rather than
 	 * wait for every request to time out */
 	if (now - r->last_check >= 0.1) {
@@ -420,6 +436,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->repeats) {
 		json_object_set_new(pg, "repeats", oc->repeats);
 		oc->repeats = NULL;
+	}
+	if (oc->telemetry) {
+		json_object_set_new(pg, "telemetry", oc->telemetry);
+		oc->telemetry = NULL;
 	}
 	/* probes differ from run to run: reports show them, the gate does not
 	 * compare them, baselines and history leave them out */
@@ -869,12 +889,116 @@ done:
 }
 
 /* Measure a point, all its repeats, into oc. */
+/* ---- telemetry -------------------------------------------------------- */
+
+static bool local_test(const struct pg_test *t);
+
+/* A note (a missing tool or endpoint) is shown once per run. */
+static void tell_once(struct runner *r, struct outcome *oc, const char *line)
+{
+	for (size_t i = 0; i < r->told.n; i++)
+		if (!strcmp(r->told.v[i], line))
+			return;
+	pg_strv_push(&r->told, line);
+	pg_strv_push(&oc->telemetry_lines, line);
+}
+
+/* Sample the engine and the GPUs while the point runs (telemetry/). */
+static void telemetry_start(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	const struct pg_test *t = pt->test;
+	struct pg_sampler_opts so;
+	struct pg_buf url = PG_BUF_INIT;
+	int gpus[64];
+	const char *visible;
+	const char *off = getenv("PERFGATE_TELEMETRY");
+
+	if (r->o->no_telemetry || (off && !strcmp(off, "0")))
+		return;
+	memset(&so, 0, sizeof(so));
+	/* local servers only: a remote one's GPUs are not this machine's */
+	if (!r->gpu_reader_tried && local_test(t)) {
+		char note[512] = "";
+		r->gpu_reader_tried = true;
+		r->gpu_reader = pg_gpu_reader_open(note, sizeof(note));
+		if (!r->gpu_reader)
+			tell_once(r, oc, note);
+	}
+	if (r->base_url) {
+		pg_buf_printf(&url, "%s/metrics", r->base_url);
+		so.metrics_url = url.ptr;
+		so.api_key = api_key(t);
+	}
+	if (local_test(t) && r->gpu_reader) {
+		visible = pg_kvlist_get(&t->server.env, "CUDA_VISIBLE_DEVICES");
+		if (!visible)
+			visible = pg_kvlist_get(&t->server.env, "HIP_VISIBLE_DEVICES");
+		if (!visible)
+			visible = getenv("CUDA_VISIBLE_DEVICES");
+		so.gpu = r->gpu_reader;
+		so.n_gpus = pg_gpu_set(gpus, 64, visible, t->tp, r->o->gpu->detected);
+		so.gpus = gpus;
+		so.server_pgid = r->server_running ? r->server.pid : 0;
+	}
+	if (!so.metrics_url && !so.gpu) {
+		pg_buf_release(&url);
+		return;
+	}
+	so.interval = r->o->telemetry_interval;
+	r->sampler = pg_sampler_start(&so);
+	pg_buf_release(&url);
+}
+
+/* The series into the result's summary, its sidecar and its chart. */
+static void telemetry_stop(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	struct pg_series s;
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT, title = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (!r->sampler)
+		return;
+	pg_sampler_stop(r->sampler, &s);
+	r->sampler = NULL;
+	for (size_t i = 0; i < s.notes.n; i++)
+		tell_once(r, oc, s.notes.v[i]);
+	json_decref(oc->telemetry);
+	oc->telemetry = pg_telemetry_summary(&s);
+	{
+		const json_t *flags = json_object_get(oc->telemetry, "flags");
+		size_t i;
+		const json_t *f;
+		json_array_foreach(flags, i, f)
+		{
+			pg_strv_push(&oc->telemetry_lines, json_string_value(f));
+		}
+	}
+	pg_telemetry_jsonl(&text, &s);
+	pg_buf_printf(&path, "%s/%s.telemetry.jsonl", r->o->results_dir, pt->name);
+	if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
+		say(r, "perfgate: warning: %s\n", err.msg);
+	pg_buf_reset(&text);
+	pg_buf_reset(&path);
+	pg_buf_printf(&title, "%s: timeline", pt->name);
+	pg_telemetry_timeline(&text, &s, title.ptr);
+	if (text.len) {
+		pg_buf_printf(&path, "%s/%s.timeline.svg", r->o->results_dir, pt->name);
+		if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
+			say(r, "perfgate: warning: %s\n", err.msg);
+	}
+	pg_series_release(&s);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
+	pg_buf_release(&title);
+}
+
 static void measure(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	long n = pt->test->repeat > 0 ? pt->test->repeat : 1;
 	json_t **runs = pg_xcalloc((size_t)n, sizeof(*runs));
 	long done = 0;
 
+	telemetry_start(r, pt, oc);
 	for (long i = 0; i < n; i++) {
 		json_t *out = NULL;
 		int rc;
@@ -909,6 +1033,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 			json_array_append_new(oc->repeats, pg_repeats_metrics(runs[i]));
 	}
 done:
+	telemetry_stop(r, pt, oc);
 	for (long i = 0; i < done; i++)
 		json_decref(runs[i]);
 	free(runs);
@@ -924,6 +1049,12 @@ static void announce(struct runner *r, size_t idx)
 	pg_buf_release(&b);
 }
 
+static void show_telemetry(struct runner *r, const struct outcome *oc)
+{
+	for (size_t i = 0; i < oc->telemetry_lines.n; i++)
+		say(r, "  telemetry: %s\n", oc->telemetry_lines.v[i]);
+}
+
 static void show_outcome(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	if (!strcmp(oc->status, "ok")) {
@@ -931,8 +1062,10 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 		pg_runfmt_key_metrics(&km, pt->test->kind, oc->metrics);
 		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
 		pg_buf_release(&km);
+		show_telemetry(r, oc);
 		return;
 	}
+	show_telemetry(r, oc);
 	say(r, "  %s: %.*s\n", oc->status, (int)strcspn(oc->error.ptr, "\n"), oc->error.ptr);
 	if (strchr(oc->error.ptr, '\n'))
 		say_block(r, strchr(oc->error.ptr, '\n') + 1, "    ");
@@ -1318,6 +1451,8 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 					   : "ok",
 			pg_run_exit_code(rep));
 done:
+	pg_gpu_reader_close(r.gpu_reader);
+	pg_strv_release(&r.told);
 	if (r.tmpdir) {
 		rmdir(r.tmpdir);
 		free(r.tmpdir);

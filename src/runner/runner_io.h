@@ -54,14 +54,16 @@ struct pg_run_opts {
 	const char *git_path;          /* repository to describe; NULL: "." */
 	bool fail_fast;                /* stop after the first failed point (default: keep going) */
 	bool save_detailed;
-	double gpu_idle_mib;      /* > 0: before each local test wait until every GPU
+	double gpu_idle_mib;       /* > 0: before each local test wait until every GPU
 	                                   * uses less memory than this; 0: each test's
 	                                   * server.gpu_idle_mib */
-	double gpu_idle_timeout;  /* seconds; 0: the test's server.gpu_idle_timeout */
-	pg_point_fn native;       /* NULL: pg_runner_native */
-	FILE *log;                /* progress and diagnostics; NULL: stderr */
-	bool tty;                 /* a live progress bar instead of progress lines */
-	double progress_interval; /* seconds between progress lines; 0: 5 */
+	double gpu_idle_timeout;   /* seconds; 0: the test's server.gpu_idle_timeout */
+	pg_point_fn native;        /* NULL: pg_runner_native */
+	FILE *log;                 /* progress and diagnostics; NULL: stderr */
+	bool tty;                  /* a live progress bar instead of progress lines */
+	double progress_interval;  /* seconds between progress lines; 0: 5 */
+	bool no_telemetry;         /* no engine scrape, no GPU sampling (telemetry/) */
+	double telemetry_interval; /* seconds between telemetry ticks; 0: 1 */
 };
 
 /* One point's outcome, for the summary and the exit code. */

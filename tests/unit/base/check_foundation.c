@@ -264,6 +264,12 @@ START_TEST(gpu_key_normalises_every_shape)
 		{ "NVIDIA H100 PCIe", "H100" },
 		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2" },
 		{ "Tesla T4", "Tesla T4" },
+		{ "AMD Instinct MI300X OAM", "MI300X" },
+		{ "AMD Instinct MI325X", "MI325X" },
+		{ "AMD Instinct MI250X/MI250", "MI250X" },
+		{ "AMD Instinct MI250", "MI250" },
+		{ "8xMI300X", "MI300X" },
+		{ "NVIDIA GB200", "GB200" },
 		{ "mock", "mock" },
 	};
 	/* clang-format on */
