@@ -20,6 +20,10 @@
 #include "sys/fsutil.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"
+#include "base/jsonw.h"
+#include "base/redact.h"
+#include "base/secret.h"
+#include "runner/runner_io.h"
 
 #include <libgen.h>
 #include <math.h>
@@ -44,18 +48,26 @@ struct step {
 	struct pg_result_set results;
 	struct pg_strv notes; /* errors and warnings for the annotation */
 	int run_exit;         /* the runner's exit code (3, 128+N) or 0 */
+	/* every secret the step knows: what it logs, writes and posts passes
+	 * through it, whatever the message came from */
+	struct pg_redactor redact;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void say(struct step *st, const char *fmt, ...)
 {
+	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(st->log, fmt, ap);
+	pg_buf_vprintf(&raw, fmt, ap);
 	va_end(ap);
+	pg_redact(&st->redact, &clean, raw.ptr);
+	fputs(clean.ptr, st->log);
 	fflush(st->log);
+	pg_buf_release(&raw);
+	pg_buf_release(&clean);
 }
 
 static const char *step_label(const struct pg_bkenv *env)
@@ -175,17 +187,24 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 	struct pg_error err = PG_ERROR_INIT;
 	char *path = pg_path_join(st->s.results_dir, rel);
 	char *dir = pg_xstrdup(path);
+	struct pg_buf text = PG_BUF_INIT, clean = PG_BUF_INIT;
 	int rc;
 
+	/* reports, charts and the annotation are text built from results and
+	 * messages: one last pass, so no secret is written whatever its path */
+	pg_buf_add(&text, data, len);
+	pg_redact(&st->redact, &clean, text.ptr);
 	rc = pg_mkdir_p(dirname(dir), &err);
 	if (!rc)
-		rc = pg_file_write_atomic(path, data, len, &err);
+		rc = pg_file_write_atomic(path, clean.ptr, clean.len, &err);
 	if (rc) {
 		say(st, "perfgate: warning: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 	}
 	free(dir);
 	free(path);
+	pg_buf_release(&text);
+	pg_buf_release(&clean);
 	return rc;
 }
 
@@ -402,6 +421,27 @@ static void post_annotation(struct step *st, struct finish *f)
 	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
 		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");
 		goto done;
+	}
+	{
+		/* a value shorter than "***" (a URL's one-letter password) makes
+		 * the body longer: rendered again within the limit less that */
+		struct pg_buf clean = PG_BUF_INIT;
+		pg_redact(&st->redact, &clean, body.ptr);
+		if (clean.len >= PG_ANNOTATION_MAX_BYTES) {
+			size_t grew = clean.len - body.len;
+			pg_buf_reset(&body);
+			pg_buf_reset(&clean);
+			if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1 - grew,
+						 &res) < 0) {
+				say(st,
+				    "perfgate: warning: the annotation does not fit in 1 MiB\n");
+				pg_buf_release(&clean);
+				goto done;
+			}
+			pg_redact(&st->redact, &clean, body.ptr);
+		}
+		pg_buf_release(&body);
+		body = clean;
 	}
 	if (res.level != PG_ANNOTATION_FULL)
 		say(st,
@@ -674,6 +714,30 @@ static int finish_step(struct step *st)
 
 /* ---- the step ---- */
 
+/* An inline suite's secrets, before it is even parsed (a report step
+ * never parses it): every string as a command line would be searched, and
+ * the value of every secret-named key ("HF_TOKEN": ..., "password": ...;
+ * not "api_key_env", which names a variable). */
+static void collect_config_secrets(struct pg_redactor *r, const json_t *v, const char *key)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	if (json_is_string(v)) {
+		size_t klen = key ? strlen(key) : 0;
+		bool names_a_variable = klen > 4 && (!strcmp(key + klen - 4, "_env") ||
+						     !strcmp(key + klen - 4, "-env"));
+		if (key && pg_secret_name(key) && !names_a_variable)
+			pg_redactor_add(r, json_string_value(v));
+		pg_redactor_add_shell(r, json_string_value(v), NULL, NULL);
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item) collect_config_secrets(r, item, k);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item) collect_config_secrets(r, item, key);
+	}
+}
+
 /* run and gate: the suite, narrowed to this step's selection and shard. */
 static int run_step(struct step *st, struct pg_error *err)
 {
@@ -683,6 +747,7 @@ static int run_step(struct step *st, struct pg_error *err)
 
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
 		goto done;
+	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
@@ -776,6 +841,8 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	st.log = o && o->log ? o->log : stderr;
 	st.name = step_label(env);
 	pg_gpu_info_init(&st.gpu);
+	pg_run_collect_secrets(&st.redact, NULL);
+	collect_config_secrets(&st.redact, config, NULL);
 
 	if ((rc = pg_plugin_config_parse(&st.s, config, st.name, err)))
 		goto fail;
@@ -817,6 +884,7 @@ done:
 	pg_bkagent_release(&st.agent);
 	pg_result_set_release(&st.results);
 	pg_strv_release(&st.notes);
+	pg_redactor_release(&st.redact);
 	free(st.artifact_cwd);
 	free(st.artifact_prefix);
 	return exit_code;
