@@ -597,7 +597,7 @@ static void record_group(pid_t pgid)
 
 	if (!file || !*file)
 		return;
-	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
 	n = snprintf(line, sizeof(line), "%ld\n", (long)pgid);
