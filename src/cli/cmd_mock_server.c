@@ -34,7 +34,7 @@ int cmd_mock_server(int argc, char **argv)
 	const char *host = NULL, *model = NULL, *port_file = NULL, *timing_log = NULL;
 	long port = 8000, max_model_len = 8192, seed = 0, max_running = -1, tokens_per_message = 1;
 	long max_requests = 0, startup_delay_ms = 0, exit_after_ms = -1, exit_code = 1;
-	long vocab_size = 32000;
+	long vocab_size = 32000, idle_timeout_ms = PG_MOCK_IDLE_TIMEOUT_MS;
 	double ttft_ms = 20, itl_ms = 10, prefill_us = NAN, itl_growth = NAN, eos_prob = 0;
 	double fault_500 = 0, fault_disconnect = 0, fault_stall = 0, stall_ms = 0, max_seconds = 0;
 	double fault_malformed = 0, fault_stream_error = 0;
@@ -73,6 +73,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_LONG, "exit-code", 0, &exit_code, "CODE", "exit code of --exit-after-ms (default 1)" },
 		{ PG_OPT_STRING, "timing-log", 0, &timing_log, "PATH", "at exit, write each request's true timing (JSON lines, CLOCK_MONOTONIC ns)" },
 		{ PG_OPT_FLAG, "log-requests", 0, &log_requests, NULL, "log one line per generation request to stderr" },
+		{ PG_OPT_LONG, "idle-timeout-ms", 0, &idle_timeout_ms, "MS", "close a connection that sends no whole request for MS after connecting or its last answer, with 408 when half-sent (default 30000; 0 = never)" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */
@@ -113,6 +114,7 @@ int cmd_mock_server(int argc, char **argv)
 	cfg.exit_code = (int)exit_code;
 	cfg.timing_log = timing_log;
 	cfg.log_requests = log_requests;
+	cfg.idle_timeout_ms = idle_timeout_ms;
 
 	cfg.engine.fixed_timing = fixed_timing;
 	cfg.engine.ttft_ns = llround(ttft_ms * 1e6);
@@ -181,13 +183,14 @@ int cmd_mock_server(int argc, char **argv)
 		goto fail;
 	}
 	if (max_running > 10000000 || startup_delay_ms < 0 || exit_code < 0 || exit_code > 255 ||
-	    seed < 0 || max_requests < 0) {
+	    seed < 0 || max_requests < 0 || idle_timeout_ms < 0) {
 		pg_error_set(&err, PG_ECONFIG, "%s",
 			     max_running > 10000000 ? "--max-running: expected at most 10000000"
 			     : startup_delay_ms < 0 ? "--startup-delay-ms: expected a number >= 0"
 			     : exit_code < 0 || exit_code > 255 ? "--exit-code: expected 0..255"
 			     : seed < 0                         ? "--seed: expected a number >= 0"
-					: "--max-requests: expected a number >= 0");
+			     : idle_timeout_ms < 0 ? "--idle-timeout-ms: expected a number >= 0"
+						   : "--max-requests: expected a number >= 0");
 		goto fail;
 	}
 

@@ -8,6 +8,11 @@
 
 struct pg_error;
 
+/* Long enough for any client between two requests of a run (uvicorn,
+ * vLLM's server, closes idle keep-alives after 5 s), short enough that
+ * thousands of half-sent requests do not stay open. */
+#define PG_MOCK_IDLE_TIMEOUT_MS 30000
+
 /*
  * `perfgate mock-server`: an OpenAI-compatible simulated inference engine on
  * one epoll loop (non-blocking sockets, HTTP/1.1 keep-alive, chunked SSE),
@@ -33,6 +38,9 @@ struct pg_mock_server_config {
 	int exit_code;
 	const char *timing_log; /* JSON lines written at exit, or NULL */
 	bool log_requests;      /* one line per generation request */
+	long idle_timeout_ms;   /* close a connection without a whole request this long
+				   after it opened or was last answered (408 to a
+				   half-sent one); <= 0: never */
 	FILE *log;              /* startup/shutdown lines; NULL: silent */
 };
 
