@@ -26,6 +26,7 @@
 #include "runner/runner_io.h"
 
 #include <libgen.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -186,7 +187,8 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 {
 	struct pg_error err = PG_ERROR_INIT;
 	char *path = pg_path_join(st->s.results_dir, rel);
-	char *dir = pg_xstrdup(path);
+	const char *slash = strrchr(rel, '/');
+	char *dir = pg_xstrndup(rel, slash ? (size_t)(slash - rel) : 0);
 	struct pg_buf text = PG_BUF_INIT, clean = PG_BUF_INIT;
 	int rc;
 
@@ -194,7 +196,9 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 	 * messages: one last pass, so no secret is written whatever its path */
 	pg_buf_add(&text, data, len);
 	pg_redact(&st->redact, &clean, text.ptr);
-	rc = pg_mkdir_p(dirname(dir), &err);
+	/* charts/ as a link planted in the results directory is not
+	 * written through */
+	rc = pg_mkdir_under(st->s.results_dir, dir, &err);
 	if (!rc)
 		rc = pg_file_write_atomic(path, clean.ptr, clean.len, &err);
 	if (rc) {
@@ -479,10 +483,55 @@ done:
 	free(annotation_file);
 }
 
+/* Upload arguments are ';'-separated glob patterns; keep each call's well
+ * under the kernel's 128 KiB limit for one argument. */
+#define UPLOAD_ARG_MAX 65536
+
+/*
+ * The files to upload, named one by one rather than by a pattern the agent
+ * would expand: the regular files of the results directory and of its
+ * charts/ and confirm/ (real directories only) -- not a symbolic link a
+ * benchmarked server left there, which the agent would follow, nor the
+ * shard-* copies a merge step downloaded. A name the agent would read as
+ * a pattern is left out with a warning.
+ */
+static void upload_list(struct step *st, struct pg_strv *paths)
+{
+	static const char *const subdirs[] = { NULL, "charts", "confirm" };
+
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_strv names = PG_STRV_INIT;
+		char *dir = subdirs[i] ? pg_path_join(st->s.results_dir, subdirs[i])
+				       : pg_xstrdup(st->s.results_dir);
+		struct stat lst;
+
+		if (subdirs[i] && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			say(st, "perfgate: warning: %s: a symbolic link, not uploaded\n", dir);
+		} else if (pg_dir_list_regular(dir, NULL, &names, &err) == 0) {
+			for (size_t k = 0; k < names.n; k++) {
+				struct pg_buf p = PG_BUF_INIT;
+				if (strpbrk(names.v[k], "*?[]{};\\")) {
+					say(st,
+					    "perfgate: warning: %s/%s: not uploaded (a name the agent would read as a pattern)\n",
+					    dir, names.v[k]);
+					continue;
+				}
+				pg_buf_printf(&p, "%s/%s%s%s", st->artifact_prefix,
+					      subdirs[i] ? subdirs[i] : "", subdirs[i] ? "/" : "",
+					      names.v[k]);
+				pg_strv_push_owned(paths, pg_buf_detach(&p));
+			}
+		}
+		pg_strv_release(&names);
+		free(dir);
+	}
+}
+
 static void upload_artifacts(struct step *st)
 {
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_buf pattern = PG_BUF_INIT;
+	struct pg_strv paths = PG_STRV_INIT;
+	struct pg_buf arg = PG_BUF_INIT;
 
 	if (!st->env->in_buildkite || !st->s.artifacts)
 		return;
@@ -490,14 +539,26 @@ static void upload_artifacts(struct step *st)
 		say(st, "perfgate: warning: cannot upload artifacts: no buildkite-agent\n");
 		return;
 	}
-	/* the results, their logs and sidecars, charts, confirmation runs; not
-	 * the shard-* copies a merge step downloaded */
-	pg_buf_printf(&pattern, "%s/*;%s/charts/*;%s/confirm/*", st->artifact_prefix,
-		      st->artifact_prefix, st->artifact_prefix);
-	say(st, "--- perfgate: uploading %s\n", pattern.ptr);
-	if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, pattern.ptr, &err))
-		say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
-	pg_buf_release(&pattern);
+	upload_list(st, &paths);
+	say(st, "--- perfgate: uploading %zu files of %s\n", paths.n, st->artifact_prefix);
+	for (size_t i = 0; i <= paths.n; i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		bool flush = i == paths.n
+				     ? arg.len > 0
+				     : arg.len && arg.len + 1 + strlen(paths.v[i]) > UPLOAD_ARG_MAX;
+		if (flush) {
+			if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, arg.ptr, &err))
+				say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
+			pg_buf_reset(&arg);
+		}
+		if (i == paths.n)
+			break;
+		if (arg.len)
+			pg_buf_putc(&arg, ';');
+		pg_buf_puts(&arg, paths.v[i]);
+	}
+	pg_buf_release(&arg);
+	pg_strv_release(&paths);
 }
 
 static void set_meta_data(struct step *st, enum pg_annotation_status status)
@@ -568,6 +629,9 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	pg_bk_plan_points(&plan, &f->cmp.rerun);
 	if (!plan.n)
 		goto done;
+	/* confirm/ as a link planted by the first run is not written through */
+	if (pg_mkdir_under(st->s.results_dir, "confirm", &err))
+		goto fail;
 	say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
 	    plan.n == 1 ? "" : "s");
 	if (pg_bk_run(&suite, &plan, dir, &st->gpu, st->log, &run_exit, &err))

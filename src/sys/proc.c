@@ -566,7 +566,13 @@ static void stop_writer(struct pg_proc *p)
 
 static int open_log(const char *path, const char *header, struct pg_error *err)
 {
-	int fd = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (path ? O_NOFOLLOW : 0);
+	int fd = open(path ? path : "/dev/null", flags, 0644);
+
+	/* a link where the log goes (left in the results directory by a
+	 * server) is replaced, never written through */
+	if (fd < 0 && errno == ELOOP && path && unlink(path) == 0)
+		fd = open(path, flags | O_EXCL, 0644);
 
 	if (fd < 0)
 		return pg_error_set(err, PG_ERR, "%s: %s", path ? path : "/dev/null",
@@ -1026,7 +1032,8 @@ done:
 void pg_file_tail(struct pg_buf *out, const char *path, size_t n)
 {
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a log replaced by a link is not read through it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	off_t size, from;
 	ssize_t got;
 	size_t len, start, lines = 0;

@@ -136,7 +136,8 @@ int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic
 		    struct pg_buf *out, int *wait_status, struct pg_error *err);
 
 /* The last n lines of a file (at most 64 KiB are read), for error
- * messages. Appends nothing when the file is missing or empty. */
+ * messages. Appends nothing when the file is missing or empty, or is a
+ * symbolic link (a log a server replaced by one is not read through it). */
 void pg_file_tail(struct pg_buf *out, const char *path, size_t n);
 
 /* Monotonic clock in seconds. */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(buf_grows_and_stays_terminated)
 {
@@ -326,6 +327,72 @@ START_TEST(results_round_trip_through_a_directory)
 }
 END_TEST
 
+/* A results directory is read and written without following links: a
+ * link is not listed, not read, and a directory link is not written
+ * through (the base directory itself may be one). */
+START_TEST(links_in_a_results_directory_are_not_followed)
+{
+	char *dir = tu_mkdtemp();
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv names = PG_STRV_INIT;
+	struct pg_buf path = PG_BUF_INIT, target = PG_BUF_INIT, text = PG_BUF_INIT;
+	struct pg_result_set set = PG_RESULT_SET_INIT;
+
+	pg_buf_printf(&target, "%s/outside", dir);
+	ck_assert_int_eq(pg_mkdir_p(target.ptr, &err), 0);
+	pg_buf_printf(&path, "%s/outside/secret.json", dir);
+	tu_write_file(path.ptr, "{\"completed\": 1, \"perfgate\": {\"suite\": \"serving\"}}");
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results", dir);
+	ck_assert_int_eq(pg_mkdir_p(path.ptr, &err), 0);
+	pg_buf_printf(&path, "/link.json");
+	pg_buf_reset(&text);
+	pg_buf_printf(&text, "%s/outside/secret.json", dir);
+	ck_assert_int_eq(symlink(text.ptr, path.ptr), 0);
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results/charts", dir);
+	ck_assert_int_eq(symlink(target.ptr, path.ptr), 0);
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results/real.json", dir);
+	tu_write_file(path.ptr, "{\"completed\": 2, \"perfgate\": {\"suite\": \"serving\"}}");
+
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results", dir);
+	ck_assert_int_eq(pg_dir_list_regular(path.ptr, ".json", &names, &err), 0);
+	ck_assert_uint_eq(names.n, 1);
+	ck_assert_str_eq(names.v[0], "real.json");
+	ck_assert_int_eq(pg_results_load_dir(&set, path.ptr, &err), 0);
+	ck_assert_uint_eq(set.n, 1);
+	pg_strv_release(&names);
+	ck_assert_int_eq(pg_subdir_list_real(path.ptr, NULL, &names, &err), 0);
+	ck_assert_uint_eq(names.n, 0);
+
+	pg_buf_reset(&text);
+	pg_buf_printf(&path, "/link.json");
+	ck_assert_int_eq(pg_file_read_nofollow(path.ptr, &text, &err), PG_ERR);
+	ck_assert(strstr(err.msg, "a symbolic link, not read"));
+	ck_assert_uint_eq(text.len, 0);
+
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results", dir);
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "charts", &err), PG_ERR);
+	ck_assert(strstr(err.msg, "results/charts: a symbolic link, not written through"));
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "confirm/deeper", &err), 0);
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "", &err), 0);
+	/* the base may be a link: a results directory placed elsewhere */
+	pg_buf_printf(&path, "/charts");
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "x", &err), 0);
+
+	pg_result_set_release(&set);
+	pg_strv_release(&names);
+	pg_buf_release(&path);
+	pg_buf_release(&target);
+	pg_buf_release(&text);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *foundation_suite(void)
 {
 	Suite *s = suite_create("foundation");
@@ -345,6 +412,7 @@ static Suite *foundation_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("io");
 	tcase_add_test(tc, results_round_trip_through_a_directory);
+	tcase_add_test(tc, links_in_a_results_directory_are_not_followed);
 	suite_add_tcase(s, tc);
 	return s;
 }
