@@ -167,8 +167,14 @@ class MockConnections(unittest.TestCase):
         rng = random.Random(SEED)
         start = time.monotonic()
         n = 0
+        data = b""
         while n < CONNECTIONS and time.monotonic() - start < SECONDS:
-            data, reply = self.one(rng, n)
+            try:
+                data, reply = self.one(rng, n)
+            except ConnectionRefusedError:
+                time.sleep(0.2)
+                self.fail("mock-server gone (exit %s) at connection %d (seed %d), after sending %r\n%s" %
+                          (self.server.poll(), n, SEED, data[:300], self.server_log()))
             self.assertTrue(is_http(reply), "seed %d connection %d: not HTTP: %r (sent %r...)" %
                             (SEED, n, reply[:80], data[:200]))
             n += 1
