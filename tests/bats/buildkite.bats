@@ -599,3 +599,36 @@ SHIM
 	assert_output ""
 	grep -q 'results/confirm: a symbolic link, not written through' results/annotation.md
 }
+
+@test "a GPU name is never a path: the option, the suite and results cannot reach outside thresholds/" {
+	results
+	mkdir -p thresholds
+	# what `../../x` would open from thresholds/
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" "${BATS_TEST_TMPDIR}/x.yml"
+	config '{"mode":"report","gpu":"../../x"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "option 'gpu': '../../x': a GPU name cannot be a path"
+	printf 'gpu: ../../x\nlatency:\n  - name: l\n    model: m\n    command: "true {result}"\n' >suite.yml
+	config '{"mode":"run","suites":"suite.yml"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "suite.yml:1:6: gpu: GPU name '../../x': a GPU name cannot be a path"
+	PERFGATE_GPU=../../x run "${PERFGATE}" gate results
+	assert_equal "${status}" 2
+	assert_output --partial "PERFGATE_GPU '../../x': a GPU name cannot be a path"
+	# results that say so are data: their GPU becomes a key that names a
+	# file in thresholds/, and the gate looks for that one
+	"${PYTHON}" - <<'PY'
+import glob, json
+for p in glob.glob("results/*.json"):
+    r = json.load(open(p))
+    if "perfgate" in r:
+        r["perfgate"]["gpu"] = {"key": "../../x", "label": "../../x", "name": "../../x", "count": 1}
+        json.dump(r, open(p, "w"))
+PY
+	rm -f results/*.commands
+	run "${PERFGATE}" gate results
+	assert_equal "${status}" 2
+	assert_output --partial "thresholds/______x.yml: no thresholds file for ______x"
+}

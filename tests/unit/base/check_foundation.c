@@ -263,15 +263,36 @@ START_TEST(gpu_key_normalises_every_shape)
 		{ "A100-SXM4-80GB\nA100-SXM4-80GB", "A100" },
 		{ "1xA100-SXM4-80GB", "A100" },
 		{ "NVIDIA H100 PCIe", "H100" },
-		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2" },
-		{ "Tesla T4", "Tesla T4" },
+		/* any other name is its own key, made fit to name a file */
+		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband_x_2" },
+		{ "Tesla T4", "Tesla_T4" },
+		{ "NVIDIA RTX A6000", "NVIDIA_RTX_A6000" },
 		{ "mock", "mock" },
+		{ "A10.G", "A10.G" },
+		/* never a path */
+		{ "../../x", "______x" },
+		{ "/etc/passwd", "_etc_passwd" },
+		{ "-rf", "_rf" },
+		{ ".hidden", "_hidden" },
+		{ "a\\b", "a_b" },
+		{ "0123456789012345678901234567890123456789012345678901234567890123456789",
+		  "0123456789012345678901234567890123456789012345678901234567890123" },
 	};
+	static const char *const refused[] = { "../../x", "a/b", ".hidden", "-x", "a\\b", "x..y",
+					       "tab\there" };
+	static const char *const accepted[] = { "H100", "NVIDIA H100 80GB HBM3", "NVIDIA RTX A6000",
+						"8xH100", "Tesla T4", "A10.G" };
 	/* clang-format on */
 	char out[128];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ck_assert_str_eq(pg_gpu_key(out, sizeof(out), cases[i][0]), cases[i][1]);
+		ck_assert_msg(pg_gpu_key_valid(out), "%s", out);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(!pg_gpu_name_ok(refused[i]), "%s", refused[i]);
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++)
+		ck_assert_msg(pg_gpu_name_ok(accepted[i]), "%s", accepted[i]);
 	ck_assert_int_eq(pg_gpu_count("8xH100"), 8);
 	ck_assert_int_eq(pg_gpu_count("4xNVIDIA_L40S"), 4);
 	ck_assert_int_eq(pg_gpu_count("H100\nH100\n"), 2);
