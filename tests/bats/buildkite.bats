@@ -632,3 +632,32 @@ PY
 	assert_equal "${status}" 2
 	assert_output --partial "thresholds/______x.yml: no thresholds file for ______x"
 }
+
+@test "a long test name charts under a capped file name; a test name too long for its files is a config error" {
+	results
+	local long
+	long="serving_$(printf 'x%.0s' $(seq 1 230))"
+	# results from elsewhere (an import, another tool) may carry any name
+	"${PYTHON}" - "${long}" <<'PY'
+import json, os, sys
+long = sys.argv[1]
+for q in ("1", "4"):  # two rates: a sweep, charted on its own
+    r = json.load(open("results/serving_llama8B_tp1_sharegpt_qps_%s.json" % q))
+    r["perfgate"]["test"] = long
+    r["perfgate"]["point"] = long + "_qps_" + q
+    json.dump(r, open("results/%s_qps_%s.json" % (long, q), "w"))
+PY
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "File name too long"
+	run ls results/charts
+	assert_output --regexp "serving_x{175}-[0-9a-f]{16}\.svg"
+	# the annotation links the chart under its capped name
+	grep -q -E "artifact://results/charts/serving_x{175}-[0-9a-f]{16}\.svg" results/annotation.md
+	# a suite cannot name a test so long that its result files could not be written
+	printf 'latency:\n  - name: %s\n    model: m\n    command: "true {result}"\n' "${long}" >suite.yml
+	run "${PERFGATE}" run --dry-run suite.yml
+	assert_equal "${status}" 2
+	assert_output --partial "cannot name result files: at most 128 characters"
+}
