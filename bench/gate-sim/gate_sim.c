@@ -10,7 +10,7 @@
  *
  *   build/bench/gate-sim                       every scenario, 20,000 trials
  *   build/bench/gate-sim --check               exit 1 unless the defaults
- *                                              meet the targets (README)
+ *                                              meet the targets (docs/gate.md)
  *   build/bench/gate-sim --thresholds thresholds/H100.yml --scenario published
  *
  * Noise model (multiplicative, log-normal): every job (a CI step on a GPU)
@@ -51,8 +51,8 @@ struct sim_metric {
 
 /* A serving point's gating metrics, median ITL (it gates where reports
  * lack TPOT) and the p99s that escalate. Noise: the issue's figures for
- * throughput (2% + 1%) and p99 (6% + 2%); research/regression.md 6.2 for
- * the medians. */
+ * throughput (2% + 1%) and p99 (6% + 2%); docs/design/gate-policy.md §2
+ * for the medians. */
 /* clang-format off */
 static struct sim_metric metrics[] = {
 	{ "output_throughput", 2400, 0.02, 0.01, NULL },
@@ -158,7 +158,7 @@ static void baseline(struct pg_baseline *base, const struct scenario *sc, int re
 		draw_common(&common, n);
 		for (size_t i = 0; i < N_METRICS; i++) {
 			job(&metrics[i], sc, &common, 0, n, values[i]);
-			medians[i][k] = pg_stat_median(values[i], (size_t)n);
+			medians[i][k] = pg_cmpstat_median(values[i], (size_t)n);
 		}
 	}
 	for (size_t i = 0; i < N_METRICS; i++) {
@@ -180,8 +180,8 @@ static void trial(const struct scenario *sc, const struct pg_policy *policy, int
 {
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp;
-	struct pg_run_point run = { "sim_qps_inf", PG_SUITE_SERVING, "ok", NULL, NULL };
-	struct pg_run_point again = run;
+	struct pg_cmp_point run = { "sim_qps_inf", PG_SUITE_SERVING, "ok", NULL, NULL };
+	struct pg_cmp_point again = run;
 	json_t *first, *second = NULL;
 	bool any = false;
 
@@ -220,7 +220,7 @@ static double rate(size_t k, long n)
 static void print_rate(size_t k, long trials)
 {
 	double lo, hi;
-	pg_stat_wilson(k, (size_t)trials, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(k, (size_t)trials, 1.959964, &lo, &hi);
 	printf(" %.1f%% (%.1f–%.1f) |", 100 * rate(k, trials), 100 * lo, 100 * hi);
 }
 

@@ -611,7 +611,8 @@ static size_t mark_header(const char *s, size_t n, size_t i, unsigned char *mask
 	if (k == i || k >= n || !header_name(s + i, k - i))
 		return k;
 	auth = ci_eqn(s + i, k - i, "authorization") || ci_eqn(s + i, k - i, "proxy-authorization");
-	cookie = ci_eqn(s + i + (k - i > 6 ? k - i - 6 : 0), k - i > 6 ? 6 : k - i, "cookie");
+	/* Cookie, Set-Cookie: "a=1; b=2" is one value */
+	cookie = k - i >= 6 && ci_eqn(s + k - 6, 6, "cookie");
 	v = k;
 	if (v < n && i > 0 && (s[v] == '"' || s[v] == '\'') && s[v] == s[i - 1])
 		v++;

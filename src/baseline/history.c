@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "gpu/gpu.h"
 #include "baseline/thresholds.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_meta *meta)
+json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_meta *meta)
 {
 	json_t *o = json_object(), *metrics = json_object(), *v;
 	size_t nm, repeats = 0;
@@ -163,7 +164,7 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 		if (json_is_number(x))
 			xs[n++] = json_number_value(x);
 	}
-	med = pg_stat_median(xs, n);
+	med = pg_cmpstat_median(xs, n);
 	free(xs);
 	return med;
 }
@@ -300,7 +301,8 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char
 			}
 		}
 		if (k) {
-			double med = pg_stat_median(present, k), cv = pg_stat_robust_cv(present, k);
+			double med = pg_cmpstat_median(present, k),
+			       cv = pg_cmpstat_robust_cv(present, k);
 			metric_name(name, sizeof(name), &all[m]);
 			pg_buf_printf(out, "  %-*s  %10s -> %-10s %+6.1f%%  ", (int)width, name,
 				      pg_fmt_g(a, first_v), pg_fmt_g(b, last_v),
@@ -359,10 +361,10 @@ void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,
 
 			pg_policy_rule(p, pt->name, pt->test, bm->metric, &r);
 			pg_buf_puts(&rule, r.gate ? "gate " : "warn ");
-			pg_fmt_percent(&rule, r.tolerance);
+			pg_thresholds_percent(&rule, r.tolerance);
 			if (!r.gate && r.escalate > 0) {
 				pg_buf_puts(&rule, ", fail beyond ");
-				pg_fmt_percent(&rule, r.escalate);
+				pg_thresholds_percent(&rule, r.escalate);
 			}
 			if (r.floor > 0)
 				pg_buf_printf(&rule, ", floor %s%s%s", pg_fmt_g(f, r.floor),

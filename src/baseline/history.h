@@ -33,7 +33,7 @@ struct pg_history_meta {
 
 /* The history line for one point of a run (new reference); NULL when the
  * point has no comparable metric. */
-json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_meta *meta);
+json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_meta *meta);
 
 /* One parsed line. */
 struct pg_history_rec {

@@ -372,7 +372,7 @@ static int parse_values(struct tload *t, struct pg_base_point *p, yaml_node_t *v
 		/* samples of several runs are their medians: their spread is the
 		 * run-to-run noise the tolerance must cover */
 		if (p->runs > 1 && n_xs >= 3)
-			bm->noise = pg_stat_robust_cv(xs, n_xs);
+			bm->noise = pg_cmpstat_robust_cv(xs, n_xs);
 		free(xs);
 	}
 done:

@@ -2,7 +2,7 @@
  * run in the git history. The decisions are the gate's (gate/compare.h);
  * this file only chooses the baseline for the build and reshapes the
  * outcome for the annotation. */
-#include "buildkite/step_io_impl.h"
+#include "buildkite/step_io.h"
 
 #include "base/alloc.h"
 #include "buildkite/job_env.h"
@@ -138,7 +138,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		  struct pg_error *err)
 {
 	struct impl *im = pg_xcalloc(1, sizeof(*im));
-	struct pg_run_point *points = NULL, *confirm_points = NULL;
+	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
 	struct pg_gate_source src = { 0 };
 	struct pg_annotation_row *all = NULL;
 	struct pg_error lerr = PG_ERROR_INIT;
@@ -167,9 +167,9 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	}
 	out->baseline_desc = pg_xstrdup(im->base.source ? im->base.source : gpu_key);
 
-	points = pg_run_points(run);
+	points = pg_gate_points(run);
 	if (confirm)
-		confirm_points = pg_run_points(confirm);
+		confirm_points = pg_gate_points(confirm);
 	pg_compare(&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
 		   confirm ? confirm->n : 0, NULL);
 	out->compared = true;
@@ -237,7 +237,7 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
 			 struct pg_error *err)
 {
-	struct pg_run_point *points = pg_run_points(run);
+	struct pg_cmp_point *points = pg_gate_points(run);
 	char now[32];
 	time_t t = time(NULL);
 	struct tm tm;
@@ -247,7 +247,7 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rc = pg_history_record(
-		&(struct pg_run){ "this build", points, run->n },
+		&(struct pg_cmp_run){ "this build", points, run->n },
 		&(struct pg_history_record_opts){ .repo = c->history_repo,
 						  .gpu = gpu_key,
 						  .meta = { .commit = env->commit,

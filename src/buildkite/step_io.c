@@ -16,7 +16,6 @@
 #include "report/report.h"
 #include "results/result.h"
 #include "buildkite/agent_io.h"
-#include "buildkite/step_io_impl.h"
 #include "sys/fsutil.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"

@@ -1,6 +1,6 @@
 /* perfgate buildkite: choosing what to run, running it, gathering shards,
  * and the dynamic pipeline. */
-#include "buildkite/step_io_impl.h"
+#include "buildkite/step_io.h"
 
 #include "base/alloc.h"
 #include "buildkite/pipeline_emit.h"

@@ -61,7 +61,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	struct pg_policy policy = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp = PG_COMPARISON_INIT;
-	struct pg_run_point *points = NULL, *confirm_points = NULL;
+	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
 	struct pg_buf md = PG_BUF_INIT;
 	char gpu[128];
 	int rc, exit_code = PG_EXIT_OK;
@@ -81,8 +81,8 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	if (rc)
 		goto fail;
 
-	points = pg_run_points(&run);
-	confirm_points = pg_run_points(&again);
+	points = pg_gate_points(&run);
+	confirm_points = pg_gate_points(&again);
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
 	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))

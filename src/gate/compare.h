@@ -14,7 +14,8 @@ struct pg_error;
 
 /*
  * The gate: compare every test point x metric of a run with its baseline
- * and give each a verdict (research/regression.md section 6.3).
+ * and give each a verdict: docs/gate.md ("The decision") says how, and
+ * docs/design/gate-policy.md the policy it started from and why.
  *
  *   policy    how results are judged: tolerances, floors, which metrics gate
  *             and which only warn, the test's significance level...
@@ -146,7 +147,7 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 /* Runs                                                                */
 
 /* One point of a run (a result file), as the gate reads it. Borrowed. */
-struct pg_run_point {
+struct pg_cmp_point {
 	const char *name; /* result file stem */
 	enum pg_suite_kind suite;
 	const char *status;   /* "ok", "error", "skipped", "cancelled" */
@@ -159,22 +160,22 @@ struct pg_run_point {
 
 /* Run points by name, for lookups in runs of any size: pointers sorted by
  * name, points of the same name in input order (the first one wins). */
-struct pg_run_index {
-	const struct pg_run_point **v;
+struct pg_cmp_index {
+	const struct pg_cmp_point **v;
 	size_t n;
 };
 
 /* Index the n points at pts (borrowed; points without a name are left
  * out). */
-void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n);
+void pg_cmp_index_init(struct pg_cmp_index *ix, const struct pg_cmp_point *pts, size_t n);
 /* The first point called name, or NULL. */
-const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name);
-void pg_run_index_release(struct pg_run_index *ix);
+const struct pg_cmp_point *pg_cmp_index_find(const struct pg_cmp_index *ix, const char *name);
+void pg_cmp_index_release(struct pg_cmp_index *ix);
 
 /* One run (a results directory, one report, one job) of several points. */
-struct pg_run {
+struct pg_cmp_run {
 	const char *label; /* where it came from, for "source:" */
-	const struct pg_run_point *points;
+	const struct pg_cmp_point *points;
 	size_t n;
 };
 
@@ -259,7 +260,7 @@ void pg_baseline_sort(struct pg_baseline *b);
  * noise their spread. Points are added to out (which should be empty) and
  * sorted. SLA search probes are left out.
  */
-void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, size_t n_runs,
+void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *runs, size_t n_runs,
 			   struct pg_strv *skipped);
 
 /* A result's date as YYYY-MM-DD (perfgate.started_at, or vLLM's
@@ -308,8 +309,6 @@ double pg_result_qps(const json_t *result);
 /* Its max_concurrency (perfgate.params, else vLLM's key): 0 for null
  * (unbounded), -1 when absent. */
 long pg_result_max_concurrency(const json_t *result);
-/* The non-empty string at a dotted path ("perfgate.test"), or NULL. */
-const char *pg_json_path_str(const json_t *obj, const char *dotted);
 
 /* The samples of a metric in a result object: one per perfgate.repeats
  * entry that has it, else the top-level value. Returns the count; *out is
@@ -374,8 +373,8 @@ struct pg_compare_opts {
  * strings; the metric pointers are the registry's.
  */
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
-		const struct pg_baseline *base, const struct pg_run_point *run, size_t n_run,
-		const struct pg_run_point *confirm, size_t n_confirm,
+		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
+		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts);
 
 void pg_comparison_release(struct pg_comparison *c);

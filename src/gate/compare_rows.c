@@ -4,6 +4,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "gate/compare_stats.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -11,25 +12,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool status_is(const struct pg_run_point *rp, const char *s)
+static bool status_is(const struct pg_cmp_point *rp, const char *s)
 {
 	return rp->status && !strcmp(rp->status, s);
 }
 
 /* An SLA search probe is reported but never compared, neither "new" nor
  * "missing". */
-static bool is_probe(const struct pg_run_point *rp)
+static bool is_probe(const struct pg_cmp_point *rp)
 {
 	return rp && rp->probe;
 }
 
-static bool status_failed(const struct pg_run_point *rp)
+static bool status_failed(const struct pg_cmp_point *rp)
 {
 	return status_is(rp, "error") || status_is(rp, "cancelled");
 }
 
 static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
-				  const struct pg_base_point *bp, const struct pg_run_point *rp,
+				  const struct pg_base_point *bp, const struct pg_cmp_point *rp,
 				  enum pg_suite_kind suite)
 {
 	struct pg_cmp_row *row;
@@ -156,8 +157,8 @@ static void fill_decided(struct pg_cmp_row *row, const struct pg_decision *d, si
 }
 
 static void compare_metric(struct pg_comparison *c, const struct pg_policy *policy,
-			   const struct pg_base_point *bp, const struct pg_run_point *rp,
-			   const struct pg_run_point *cp, const struct pg_metric *m,
+			   const struct pg_base_point *bp, const struct pg_cmp_point *rp,
+			   const struct pg_cmp_point *cp, const struct pg_metric *m,
 			   const struct pg_compare_opts *opts)
 {
 	const struct pg_base_metric *bm = bp ? pg_base_point_metric(bp, m) : NULL;
@@ -174,7 +175,7 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	if (!bm && c->baseline_kind && !strcmp(c->baseline_kind, "git")) {
 		/* a history baseline that has never seen this point */
 		row->verdict = PG_VERDICT_INSUFFICIENT;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_WARN;
 		set_note(row, "no runs in the history");
@@ -182,7 +183,7 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	}
 	if (!bm) {
 		row->verdict = PG_VERDICT_NEW;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_PASS;
 		goto done;
@@ -198,7 +199,7 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	}
 	if (bp->insufficient) {
 		row->verdict = PG_VERDICT_INSUFFICIENT;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_WARN;
 		set_note(row, "%s", bp->insufficient);
@@ -264,7 +265,7 @@ done:
 }
 
 static void point_row(struct pg_comparison *c, const struct pg_policy *policy, const char *name,
-		      const struct pg_base_point *bp, const struct pg_run_point *rp,
+		      const struct pg_base_point *bp, const struct pg_cmp_point *rp,
 		      enum pg_suite_kind suite, enum pg_verdict v, enum pg_outcome o,
 		      const char *note)
 {
@@ -294,12 +295,12 @@ static int cmp_cstr(const void *a, const void *b)
 }
 
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
-		const struct pg_baseline *base, const struct pg_run_point *run, size_t n_run,
-		const struct pg_run_point *confirm, size_t n_confirm,
+		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
+		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts)
 {
 	static const struct pg_compare_opts no_opts = { false, false };
-	struct pg_run_index run_ix, confirm_ix;
+	struct pg_cmp_index run_ix, confirm_ix;
 	const char **names;
 	size_t n_names = 0;
 
@@ -312,8 +313,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	out->with_confirmation = n_confirm > 0;
 
 	/* every point name once, sorted */
-	pg_run_index_init(&run_ix, run, n_run);
-	pg_run_index_init(&confirm_ix, confirm, n_confirm);
+	pg_cmp_index_init(&run_ix, run, n_run);
+	pg_cmp_index_init(&confirm_ix, confirm, n_confirm);
 	names = pg_xmalloc((base->n + n_run + 1) * sizeof(*names));
 	for (size_t i = 0; i < base->n; i++)
 		names[n_names++] = base->points[i].name;
@@ -325,8 +326,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	for (size_t k = 0; k < n_names; k++) {
 		const char *name = names[k];
 		const struct pg_base_point *bp = pg_baseline_find(base, name);
-		const struct pg_run_point *rp = pg_run_index_find(&run_ix, name);
-		const struct pg_run_point *cp = pg_run_index_find(&confirm_ix, name);
+		const struct pg_cmp_point *rp = pg_cmp_index_find(&run_ix, name);
+		const struct pg_cmp_point *cp = pg_cmp_index_find(&confirm_ix, name);
 
 		if (is_probe(rp))
 			rp = NULL;
@@ -382,8 +383,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 				compare_metric(out, policy, bp, rp, cp, &all[i], opts);
 	}
 	free(names);
-	pg_run_index_release(&run_ix);
-	pg_run_index_release(&confirm_ix);
+	pg_cmp_index_release(&run_ix);
+	pg_cmp_index_release(&confirm_ix);
 
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {

@@ -13,7 +13,7 @@
  * and the normal approximation is already good. */
 #define MWU_EXACT_MAX_PAIRS 2500
 
-double pg_stat_median(const double *x, size_t n)
+double pg_cmpstat_median(const double *x, size_t n)
 {
 	double *copy, m;
 
@@ -28,31 +28,31 @@ double pg_stat_median(const double *x, size_t n)
 	return m;
 }
 
-double pg_stat_mad(const double *x, size_t n)
+double pg_cmpstat_mad(const double *x, size_t n)
 {
 	double *dev, med, mad;
 
 	if (n == 0)
 		return NAN;
-	med = pg_stat_median(x, n);
+	med = pg_cmpstat_median(x, n);
 	dev = pg_xmalloc(n * sizeof(*dev));
 	for (size_t i = 0; i < n; i++)
 		dev[i] = fabs(x[i] - med);
-	mad = pg_stat_median(dev, n);
+	mad = pg_cmpstat_median(dev, n);
 	free(dev);
 	return mad;
 }
 
-double pg_stat_robust_cv(const double *x, size_t n)
+double pg_cmpstat_robust_cv(const double *x, size_t n)
 {
 	double med;
 
 	if (n < 2)
 		return NAN;
-	med = pg_stat_median(x, n);
+	med = pg_cmpstat_median(x, n);
 	if (med == 0 || !isfinite(med))
 		return NAN;
-	return 1.4826 * pg_stat_mad(x, n) / fabs(med);
+	return 1.4826 * pg_cmpstat_mad(x, n) / fabs(med);
 }
 
 /*
@@ -102,7 +102,7 @@ static double *mwu_null_pmf(size_t a, size_t b)
 	return pmf;
 }
 
-double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t ny, double *u_out)
+double pg_cmpstat_mwu_greater(const double *x, size_t nx, const double *y, size_t ny, double *u_out)
 {
 	double u = 0, p;
 	size_t n = nx + ny;
@@ -160,7 +160,7 @@ double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t n
 	return 0.5 * erfc(z / sqrt(2));
 }
 
-double pg_stat_mwu_min_p(size_t nx, size_t ny)
+double pg_cmpstat_mwu_min_p(size_t nx, size_t ny)
 {
 	/* 1 / C(nx+ny, nx), computed in logs */
 	double l = lgamma((double)(nx + ny + 1)) - lgamma((double)(nx + 1)) -
@@ -168,7 +168,7 @@ double pg_stat_mwu_min_p(size_t nx, size_t ny)
 	return exp(-l);
 }
 
-void pg_stat_wilson(size_t k, size_t n, double z, double *lo, double *hi)
+void pg_cmpstat_wilson(size_t k, size_t n, double z, double *lo, double *hi)
 {
 	double p, z2, denom, centre, half;
 

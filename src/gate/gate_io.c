@@ -9,6 +9,7 @@
 #include "gpu/detect_io.h"
 #include "baseline/history_io.h"
 #include "baseline/thresholds_io.h"
+#include "base/jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,9 @@ static const char *run_gpu(const struct pg_result *r)
 	return pg_result_gpu(r);
 }
 
-struct pg_run_point *pg_run_points(const struct pg_result_set *set)
+struct pg_cmp_point *pg_gate_points(const struct pg_result_set *set)
 {
-	struct pg_run_point *pts = pg_xcalloc(set->n ? set->n : 1, sizeof(*pts));
+	struct pg_cmp_point *pts = pg_xcalloc(set->n ? set->n : 1, sizeof(*pts));
 
 	for (size_t i = 0; i < set->n; i++) {
 		const struct pg_result *r = &set->items[i];

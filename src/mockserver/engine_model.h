@@ -71,7 +71,7 @@ struct pg_engine_params {
 	uint32_t vocab_size; /* token ids are 0 .. vocab_size-1 */
 };
 
-/* Defaults documented in the README and --help. */
+/* Defaults documented in docs/mock-server.md and --help. */
 void pg_engine_params_default(struct pg_engine_params *p);
 
 enum pg_engine_fault {

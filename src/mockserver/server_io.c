@@ -159,19 +159,6 @@ static void logf_(struct server *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-void pg_mock_server_config_default(struct pg_mock_server_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->host = "127.0.0.1";
-	cfg->model = "perfgate-mock";
-	cfg->max_model_len = 8192;
-	pg_engine_params_default(&cfg->engine);
-	cfg->exit_after_ms = -1;
-	cfg->exit_code = 1;
-	cfg->idle_timeout_ms = PG_MOCK_IDLE_TIMEOUT_MS;
-	cfg->log = stderr;
-}
-
 /* The connection waits for its next request from now on. */
 static void idle_from_now(struct server *s, struct conn *c)
 {
@@ -423,6 +410,17 @@ static void begin_close(struct server *s, struct conn *c)
 	pg_buf_release(&c->in);
 }
 
+/* After send or recv failed (not EINTR, which the callers retry): false
+ * when the socket only has no room or no data for now, true when the
+ * connection failed (it is closed then). */
+static bool conn_failed(struct server *s, struct conn *c)
+{
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return false;
+	conn_close(s, c, "client_closed");
+	return true;
+}
+
 /* Send as much of data as the kernel takes now. Returns the bytes sent, or
  * -1 when the connection failed (it is closed then). */
 static ssize_t send_some(struct server *s, struct conn *c, const char *data, size_t len)
@@ -431,14 +429,10 @@ static ssize_t send_some(struct server *s, struct conn *c, const char *data, siz
 
 	while (done < len) {
 		ssize_t n = send(c->fd, data + done, len - done, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			conn_close(s, c, "client_closed");
-			return -1;
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return conn_failed(s, c) ? -1 : (ssize_t)done;
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
@@ -917,13 +911,12 @@ static void conn_read(struct server *s, struct conn *c)
 		if (c->active && c->in.len > PG_HTTP_MAX_HEAD + MAX_BODY)
 			return;
 		n = recv(c->fd, s->rbuf, READ_BUF_SIZE, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			conn_close(s, c, "client_closed");
-			return;
+			if (conn_failed(s, c))
+				return;
+			break;
 		}
 		if (n == 0) {
 			c->read_eof = true;

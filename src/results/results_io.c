@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *pg_json_parse(const char *text, size_t len, const char *source, struct pg_error *err)
+json_t *pg_results_parse_json(const char *text, size_t len, const char *source,
+			      struct pg_error *err)
 {
 	json_error_t jerr;
 	json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
@@ -29,12 +30,12 @@ static json_t *load_json(const char *path, bool nofollow, struct pg_error *err)
 	int rc = nofollow ? pg_file_read_nofollow(path, &b, err) : pg_file_read(path, &b, err);
 
 	if (rc == 0)
-		v = pg_json_parse(b.ptr, b.len, path, err);
+		v = pg_results_parse_json(b.ptr, b.len, path, err);
 	pg_buf_release(&b);
 	return v;
 }
 
-json_t *pg_json_load_file(const char *path, struct pg_error *err)
+json_t *pg_results_load_json(const char *path, struct pg_error *err)
 {
 	return load_json(path, false, err);
 }

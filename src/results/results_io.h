@@ -39,9 +39,10 @@ int pg_result_write(const char *dir, const char *name, const json_t *result, con
 		    struct pg_error *err);
 
 /* Parse JSON text with jansson, with errors as "<source>:<line>:<col>: <text>". */
-json_t *pg_json_parse(const char *text, size_t len, const char *source, struct pg_error *err);
+json_t *pg_results_parse_json(const char *text, size_t len, const char *source,
+			      struct pg_error *err);
 
 /* Read and parse a JSON file. */
-json_t *pg_json_load_file(const char *path, struct pg_error *err);
+json_t *pg_results_load_json(const char *path, struct pg_error *err);
 
 #endif

@@ -138,7 +138,7 @@ static void outcome_init(struct outcome *oc)
 	oc->status = "ok";
 	pg_buf_init(&oc->error);
 	oc->t_start = pg_monotonic();
-	pg_fmt_iso8601(oc->started_at, (int64_t)time(NULL));
+	pg_runfmt_iso8601(oc->started_at, (int64_t)time(NULL));
 }
 
 static void outcome_release(struct outcome *oc)
@@ -219,14 +219,14 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 	if (r->o->tty) {
 		if (now - r->last_print < 0.2)
 			return;
-		pg_fmt_progress_bar(&line, p, 30);
+		pg_runfmt_progress_bar(&line, p, 30);
 		fputs(line.ptr, r->log);
 		fflush(r->log);
 		r->bar_active = true;
 	} else {
 		if (now - r->last_print < interval)
 			return;
-		pg_fmt_progress_line(&line, p);
+		pg_runfmt_progress_line(&line, p);
 		say(r, "%s", line.ptr);
 	}
 	r->last_print = now;
@@ -346,7 +346,8 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 	json_object_set_new(m, "signal",
 			    r->rep->cancel_signal ? json_integer(r->rep->cancel_signal)
 						  : json_null());
-	json_object_set_new(m, "ended_at", json_string(pg_fmt_iso8601(now, (int64_t)time(NULL))));
+	json_object_set_new(m, "ended_at",
+			    json_string(pg_runfmt_iso8601(now, (int64_t)time(NULL))));
 	pg_buf_printf(&path, "%s/perfgate_run.json", r->o->results_dir);
 	pg_redact_json(&r->redact, r->manifest);
 	pg_json_write(&text, r->manifest, 4);
@@ -428,7 +429,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(pg, "seed", json_integer((json_int_t)t->client.seed));
 	json_object_set_new(pg, "started_at", json_string(oc->started_at));
 	json_object_set_new(pg, "ended_at",
-			    json_string(pg_fmt_iso8601(ended, (int64_t)time(NULL))));
+			    json_string(pg_runfmt_iso8601(ended, (int64_t)time(NULL))));
 	json_object_set_new(pg, "host", json_string(r->host));
 	json_object_set_new(pg, "build", json_incref(r->build));
 	if (oc->repeats) {
@@ -473,7 +474,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	}
 
 	if (ok)
-		pg_fmt_key_metrics(&detail, t->kind, result);
+		pg_runfmt_key_metrics(&detail, t->kind, result);
 	else
 		pg_buf_puts(&detail, error.ptr);
 	report_add(r, pt, oc->probe,
@@ -929,7 +930,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 		runs[done++] = out;
 		if (n > 1) {
 			struct pg_buf km = PG_BUF_INIT;
-			pg_fmt_key_metrics(&km, pt->test->kind, out);
+			pg_runfmt_key_metrics(&km, pt->test->kind, out);
 			say(r, "    %s\n", km.ptr);
 			pg_buf_release(&km);
 		}
@@ -951,7 +952,7 @@ done:
 static void announce(struct runner *r, size_t idx)
 {
 	struct pg_buf b = PG_BUF_INIT;
-	pg_fmt_point_group(&b, &r->plan->points[idx], idx, r->plan->n);
+	pg_runfmt_point_group(&b, &r->plan->points[idx], idx, r->plan->n);
 	say(r, "%s", b.ptr);
 	pg_buf_release(&b);
 }
@@ -960,7 +961,7 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 {
 	if (!strcmp(oc->status, "ok")) {
 		struct pg_buf km = PG_BUF_INIT;
-		pg_fmt_key_metrics(&km, pt->test->kind, oc->metrics);
+		pg_runfmt_key_metrics(&km, pt->test->kind, oc->metrics);
 		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
 		pg_buf_release(&km);
 		return;
@@ -1291,7 +1292,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 	r.t0 = pg_monotonic();
 	r.server = (struct pg_proc)PG_PROC_INIT;
 	r.startup = NAN;
-	pg_fmt_iso8601(r.started_at, (int64_t)time(NULL));
+	pg_runfmt_iso8601(r.started_at, (int64_t)time(NULL));
 	if (gethostname(r.host, sizeof(r.host)))
 		snprintf(r.host, sizeof(r.host), "unknown");
 	r.host[sizeof(r.host) - 1] = '\0';
@@ -1334,7 +1335,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 		rows[k].detail = rep->points[k].detail;
 		rows[k].seconds = rep->points[k].seconds;
 	}
-	pg_fmt_summary(&summary, rows, rep->n, rep->seconds);
+	pg_runfmt_summary(&summary, rows, rep->n, rep->seconds);
 	say(&r, "%s", summary.ptr);
 	if (rep->cancel_signal)
 		say(&r, "perfgate: cancelled by signal %d; finished results are kept\n",

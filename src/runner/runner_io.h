@@ -19,7 +19,7 @@ struct pg_gpu_info;
  * test's external `command:`, write each point's result atomically, stop
  * the server's whole process group. A failing test is recorded and the
  * next one runs; SIGINT/SIGTERM stop everything within seconds and keep
- * what finished. See README "perfgate run".
+ * what finished. See docs/run.md.
  */
 
 /* What one native point run gets from the runner. */

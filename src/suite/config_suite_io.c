@@ -1,6 +1,6 @@
 /*
  * The perfgate suite file: `gpu`, `defaults`, then `latency:`,
- * `throughput:` and `serving:` lists of tests (README "Suite file").
+ * `throughput:` and `serving:` lists of tests (docs/suite.md).
  *
  * A test is built by applying mappings in order onto pg_test_init()'s
  * defaults: the general `defaults`, the kind's `defaults.<kind>`, then the
@@ -408,7 +408,7 @@ static int cl_percentiles(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 				 const struct pg_ypath *p)
 {
-	const char *const *metrics = pg_stat_metric_names;
+	const char *const *metrics = pg_loadstats_metric_names;
 	struct pg_strv out = PG_STRV_INIT;
 	size_t n = pg_ynode_is_seq(v) ? pg_yseq_len(v) : 1;
 
@@ -422,8 +422,8 @@ static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t 
 		const struct pg_ypath *at = pg_ynode_is_seq(v) ? &ip : p;
 		const char *s = pg_ynode_text(item);
 
-		if (!pg_stat_metric_known(s) || !pg_ynode_is_scalar(item)) {
-			const char *near = pg_nearest(s, metrics, PG_STAT_METRIC_COUNT);
+		if (!pg_loadstats_metric_known(s) || !pg_ynode_is_scalar(item)) {
+			const char *near = pg_nearest(s, metrics, PG_LOADSTATS_METRIC_COUNT);
 			pg_yerr(c->d, item, at, E(c),
 				"expected one of ttft, tpot, itl, e2el, client_queue_time, "
 				"e2el_including_client_queue, got '%s'%s%s%s",

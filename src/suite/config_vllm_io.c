@@ -1,5 +1,5 @@
 /*
- * vLLM's own test files (research/vllm-perf-ci.md §1): latency-tests.json,
+ * vLLM's own test files (docs/design/vllm-benchmarks.md §6): latency-tests.json,
  * throughput-tests.json, serving-tests.json, as a top-level array or as
  * {"defaults": {...}, "tests": [...]}.
  *
@@ -463,7 +463,7 @@ static int c_percentile_metrics(struct vctx *c, struct pg_test *t, const struct 
 
 	for (char *tok = strtok_r(text, ", []\"", &save); tok;
 	     tok = strtok_r(NULL, ", []\"", &save)) {
-		if (pg_stat_metric_known(tok)) {
+		if (pg_loadstats_metric_known(tok)) {
 			pg_strv_push(&out, tok);
 		} else {
 			char note[256];

@@ -2,18 +2,14 @@
 # The command layer: perfgate --help / --version / help CMD, the command
 # table, unknown commands and options, argument counts, exit codes.
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+load helpers
 bats_require_minimum_version 1.5.0
 
 COMMANDS="run report compare gate baseline import pipeline buildkite mock-server"
 
 @test "perfgate --help lists every command and the exit codes (golden)" {
 	run -0 --separate-stderr "$PERFGATE_BIN" --help
-	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
-		printf '%s\n' "$output" >"$PERFGATE_TESTS/golden/cli/help.txt"
-	fi
-	diff -u "$PERFGATE_TESTS/golden/cli/help.txt" - <<<"$output"
+	golden - cli/help.txt <<<"$output"
 	[ -z "$stderr" ]
 	run -0 "$PERFGATE_BIN" -h
 	run -0 "$PERFGATE_BIN" help
@@ -89,14 +85,15 @@ COMMANDS="run report compare gate baseline import pipeline buildkite mock-server
 	assert_line --index 1 --partial "Results go to out2/."
 }
 
-@test "every option of every command is documented in the README" {
+@test "every option of every command is documented in the README or docs/" {
 	local c opt missing=""
 	for c in run report compare gate import pipeline buildkite mock-server \
 		"baseline update" "baseline record" "baseline show" "baseline history"; do
 		for opt in $("$PERFGATE_BIN" $c --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'); do
 			[ "$opt" = "--help" ] && continue
-			grep -qE -- "${opt}([^a-z0-9-]|\$)" "$PERFGATE_SRC/README.md" || missing="$missing $c:$opt"
+			cat "$PERFGATE_SRC/README.md" "$PERFGATE_SRC"/docs/*.md |
+				grep -qE -- "${opt}([^a-z0-9-]|\$)" || missing="$missing $c:$opt"
 		done
 	done
-	[ -z "$missing" ] || fail "not in the README:$missing"
+	[ -z "$missing" ] || fail "not in the README or docs/:$missing"
 }

@@ -2,6 +2,7 @@
 # perfgate mock-server end to end: the real binary on a free loopback port,
 # spoken to with curl(1) and raw sockets (tests/bats/mock_raw.py).
 
+load helpers
 bats_require_minimum_version 1.5.0
 
 RAW="$BATS_TEST_DIRNAME/mock_raw.py"
@@ -48,14 +49,6 @@ teardown() {
 	fi
 }
 
-golden() {
-	local g="$PERFGATE_TESTS/golden/mock-server/$1"
-	if [ "${PERFGATE_UPDATE_GOLDEN:-}" = 1 ]; then
-		cp "$2" "$g"
-	fi
-	diff -u "$g" "$2"
-}
-
 py() {
 	"$PERFGATE_PYTHON" -c "$@"
 }
@@ -99,14 +92,14 @@ post() { # PATH BODY [curl options]
 	body='{"model":"perfgate-mock","prompt":[1,2,3,4,5],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true}'
 	printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: golden-1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
 		"${#body}" "$body" | "$PERFGATE_PYTHON" "$RAW" "$PORT" --normalise >"$BATS_TEST_TMPDIR/stream.txt"
-	golden completions-stream.txt "$BATS_TEST_TMPDIR/stream.txt"
+	golden "$BATS_TEST_TMPDIR/stream.txt" mock-server/completions-stream.txt
 }
 
 @test "a streamed chat opens with a role-only chunk, continuous usage on every chunk (golden)" {
 	start_server --fixed-timing --ttft-ms 5 --itl-ms 1 --seed 3 --tokens-per-message 2
 	post /v1/chat/completions '{"messages":[{"role":"user","content":[{"type":"text","text":"say three words"}]}],"max_completion_tokens":3,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}' \
 		-N -H 'x-request-id: golden-2' | sed -E 's/"created":[0-9]+/"created":0/' >"$BATS_TEST_TMPDIR/chat.txt"
-	golden chat-stream.txt "$BATS_TEST_TMPDIR/chat.txt"
+	golden "$BATS_TEST_TMPDIR/chat.txt" mock-server/chat-stream.txt
 }
 
 @test "non-streaming completions and chat carry the whole text and usage" {
@@ -127,7 +120,7 @@ s["uptime_s"] = 0.0
 s["lateness"].update(p50_us=0.0, p99_us=0.0, max_us=0.0)
 s["connections"].update(open=0, peak=0)  # closes race the next connect
 print(json.dumps(s, indent=1))' >"$BATS_TEST_TMPDIR/stats.json"
-	golden stats.json "$BATS_TEST_TMPDIR/stats.json"
+	golden "$BATS_TEST_TMPDIR/stats.json" mock-server/stats.json
 }
 
 @test "without ignore_eos a seeded EOS ends the output early with finish_reason stop" {
