@@ -68,6 +68,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_STRING, "timing-log", 0, &o.server.timing_log, "PATH", "at exit, write each request's true timing (JSON lines, CLOCK_MONOTONIC ns)" },
 		{ PG_OPT_FLAG, "log-requests", 0, &o.server.log_requests, NULL, "log one line per generation request to stderr" },
 		{ PG_OPT_FLAG, "no-metrics", 0, &o.server.no_metrics, NULL, "serve no /metrics (an engine started without metrics)" },
+		{ PG_OPT_LONG, "idle-timeout-ms", 0, &o.server.idle_timeout_ms, "MS", "close a connection that sends no whole request for MS after connecting or its last answer, with 408 when half-sent (default 30000; 0 = never)" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */

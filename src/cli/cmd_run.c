@@ -16,6 +16,7 @@
 #include "suite/suite.h"
 #include "suite/config_io.h"
 #include "gpu/detect_io.h"
+#include "gpu/gpu.h"
 #include "report/report_io.h"
 #include "runner/runner_io.h"
 
@@ -248,6 +249,12 @@ int cmd_run(int argc, char **argv)
 		const char *env_gpu = getenv("PERFGATE_GPU");
 		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
 		struct pg_dryrun_opts o = { results_dir, shown, total };
+
+		if (shown && shown != suite.gpu && !pg_gpu_name_ok(shown)) {
+			pg_error_set(&err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+				     gpu ? "--gpu" : "PERFGATE_GPU", shown);
+			goto fail;
+		}
 		pg_dryrun_render(&out, &suite, &plan, &o);
 		rc = pg_cmd_print(&out);
 		goto done;

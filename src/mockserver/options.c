@@ -16,6 +16,7 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg)
 	pg_engine_params_default(&cfg->engine);
 	cfg->exit_after_ms = -1;
 	cfg->exit_code = 1;
+	cfg->idle_timeout_ms = PG_MOCK_IDLE_TIMEOUT_MS;
 }
 
 void pg_mock_options_default(struct pg_mock_options *o)
@@ -94,6 +95,8 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "--seed: expected a number >= 0");
 	if (c->max_requests < 0)
 		return pg_error_set(err, PG_ECONFIG, "--max-requests: expected a number >= 0");
+	if (c->idle_timeout_ms < 0)
+		return pg_error_set(err, PG_ECONFIG, "--idle-timeout-ms: expected a number >= 0");
 	return 0;
 }
 

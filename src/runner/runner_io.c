@@ -251,6 +251,15 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 
 /* ---- templates -------------------------------------------------------- */
 
+/* A variable as a command's shell sees it: the test's env, then ours. */
+static const char *env_lookup(void *ctx, const char *name)
+{
+	const struct pg_kvlist *env = ctx;
+	const char *v = env ? pg_kvlist_get(env, name) : NULL;
+
+	return v ? v : getenv(name);
+}
+
 /*
  * Expand a command template into argv (or /bin/sh -c SCRIPT with shell) and
  * its redacted display. A first word "perfgate" means this very binary, so
@@ -269,6 +278,10 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 			pg_buf_release(&script);
 			return ret;
 		}
+		/* what the rendered line says is secret ({vars} filled in,
+		 * "$KEY" given to a secret flag) joins the redactor before
+		 * the command is shown or its log written */
+		pg_redactor_add_shell(&r->redact, script.ptr, env_lookup, (void *)env);
 		pg_redact_shell_command(&r->redact, display, env, script.ptr);
 		if (pg_str_has_prefix(script.ptr, "perfgate") &&
 		    (script.ptr[8] == ' ' || script.ptr[8] == '\0')) {
@@ -285,6 +298,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 	}
 	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
 		return ret;
+	pg_redactor_add_argv(&r->redact, argv->v, env_lookup, (void *)env);
 	pg_redact_command(&r->redact, display, env, argv->v);
 	if (!strcmp(argv->v[0], "perfgate")) {
 		free(argv->v[0]);
@@ -351,6 +365,7 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 	json_object_set_new(m, "ended_at",
 			    json_string(pg_runfmt_iso8601(now, (int64_t)time(NULL))));
 	pg_buf_printf(&path, "%s/perfgate_run.json", r->o->results_dir);
+	pg_redact_json(&r->redact, r->manifest);
 	pg_json_write(&text, r->manifest, 4);
 	pg_buf_putc(&text, '\n');
 	if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
@@ -465,6 +480,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
 	if (oc->probe)
 		json_object_set_new(commands, "adaptive_search", json_true());
+	/* an external command's result is its own: whatever it wrote (its
+	 * arguments, a server's error text) passes the redactor too */
+	pg_redact_json(&r->redact, result);
+	pg_redact_json(&r->redact, commands);
 
 	if (pg_result_write(r->o->results_dir, pt->name, result, commands, &err)) {
 		say(r, "  error: cannot write the result: %s\n", err.msg);
@@ -523,6 +542,16 @@ static const char *api_key(const struct pg_test *t)
 	return v && *v ? v : NULL;
 }
 
+void pg_run_collect_secrets(struct pg_redactor *r, const struct pg_suite *suite)
+{
+	pg_redactor_add_environ(r, environ);
+	if (!suite)
+		return;
+	pg_redactor_add_suite(r, suite);
+	for (size_t k = 0; k < suite->n_tests; k++)
+		pg_redactor_add(r, api_key(&suite->tests[k]));
+}
+
 /* Append "\nlast lines of LOG:\n<tail>" to an error, once the log writer
  * of proc (may be NULL) has written what the group printed. */
 static void add_tail(struct pg_buf *msg, const char *log, struct pg_proc *proc)
@@ -575,7 +604,11 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		while (len && t->server.remote[len - 1] == '/')
 			len--;
 		r->base_url = pg_xstrndup(t->server.remote, len);
-		pg_buf_printf(&display, "Using Remote Server %s", r->base_url);
+		/* the URL as recorded: its password and secret parameters
+		 * hidden (the client still uses it whole) */
+		pg_buf_printf(&url, "Using Remote Server %s", r->base_url);
+		pg_redact(&r->redact, &display, url.ptr);
+		pg_buf_reset(&url);
 		r->server_cmd = pg_buf_detach(&display);
 		say(r, "  server: remote %s\n", r->base_url);
 	} else if (t->server.command) {
@@ -1397,12 +1430,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 		snprintf(r.host, sizeof(r.host), "unknown");
 	r.host[sizeof(r.host) - 1] = '\0';
 
-	pg_redactor_add_environ(&r.redact, environ);
-	for (size_t k = 0; k < suite->n_tests; k++) {
-		pg_redactor_add_env(&r.redact, &suite->tests[k].server.env);
-		pg_redactor_add_env(&r.redact, &suite->tests[k].command_env);
-		pg_redactor_add(&r.redact, api_key(&suite->tests[k]));
-	}
+	pg_run_collect_secrets(&r.redact, suite);
 
 	if ((ret = pg_mkdir_p(o->results_dir, err)))
 		goto done;

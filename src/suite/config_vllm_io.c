@@ -1057,10 +1057,10 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	if ((ret = test_kind(c, pg_ynode_text(name_node), name_node, &np, file_kind, &kind)))
 		return ret;
 	if (!pg_cfg_valid_name(pg_ynode_text(name_node)))
-		return pg_yerr(
-			c->d, name_node, &np, E(c),
-			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			pg_ynode_text(name_node));
+		return pg_yerr(c->d, name_node, &np, E(c), "'%.80s%s' cannot name result files: %s",
+			       pg_ynode_text(name_node),
+			       strlen(pg_ynode_text(name_node)) > 80 ? "..." : "",
+			       pg_cfg_name_problem(pg_ynode_text(name_node)));
 	if ((ret = check_keys(c, node, p, kind, false)))
 		return ret;
 	if (defaults && (ret = check_keys(c, defaults, dp, kind, true)))
