@@ -213,9 +213,13 @@ struct pg_plan {
 
 /*
  * Expand the suite into points, in suite order (latency, throughput,
- * serving as loaded). Names: latency/throughput "<test>"; serving
- * "<test>_qps_<q>" plus "_concurrency_<c>" when concurrency_in_name, where q
- * and c print as "%g" ("1", "0.5", "inf") and unbounded concurrency as "inf".
+ * serving as loaded). Names are the points' identities
+ * (results/identity.h): latency/throughput "<test>"; serving
+ * "<test>_qps_<q>", plus "_concurrency_<c>" when concurrency_in_name and
+ * the cap holds requests back (below the point's prompt count), where q
+ * and c print as "%g" ("1", "0.5", "inf"). With prompts_per_concurrency,
+ * or when two caps of a rate would share a name, the cap always shows
+ * (unbounded as "inf").
  */
 void pg_plan_build(struct pg_plan *out, const struct pg_suite *s);
 

@@ -191,7 +191,7 @@ START_TEST(plan_names_points_like_vllm)
 	ck_assert_str_eq(plan.points[2].name, "serving_x_qps_0.5");
 	ck_assert_str_eq(plan.points[3].name, "serving_x_qps_inf");
 	ck_assert_str_eq(plan.points[4].name, "serving_c_qps_inf_concurrency_16");
-	ck_assert_str_eq(plan.points[5].name, "serving_c_qps_inf_concurrency_inf");
+	ck_assert_str_eq(plan.points[5].name, "serving_c_qps_inf"); /* unbounded: no cap */
 	ck_assert(plan.points[4].test == &s.tests[2]);
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
