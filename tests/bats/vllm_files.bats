@@ -33,10 +33,25 @@ if [ "$1" = serve ]; then
 		--ttft-ms 2 --itl-ms 1
 fi
 kind=$2
+echo "vllm $*" >>"$BATS_TEST_TMPDIR/vllm.calls"
 while [ $# -gt 0 ]; do
 	[ "$1" = --output-json ] && out=$2
+	[ "$1" = --result-filename ] && out=$2
 	shift
 done
+if [ "$kind" = serve ]; then
+	# what vllm bench serve saves for a pooling (embeddings) model
+	"$PERFGATE_PYTHON" - "$out" "$@" <<'PY'
+import json, sys
+json.dump({"date": "20250901-120000", "backend": "openai-embeddings", "model_id": "m",
+           "num_prompts": 200, "request_rate": "inf", "burstiness": 1.0, "max_concurrency": 32,
+           "duration": 2.5, "completed": 200, "total_input_tokens": 41000,
+           "request_throughput": 80.0, "total_token_throughput": 16400.0,
+           "mean_e2el_ms": 390.1, "median_e2el_ms": 380.2, "std_e2el_ms": 40.3,
+           "p99_e2el_ms": 480.4}, open(sys.argv[1], "w"))
+PY
+	exit 0
+fi
 if [ "$kind" = latency ]; then
 	echo '{"avg_latency": 1.05, "std_latency": 0.01, "latencies": [1.04, 1.05, 1.06],
 	 "percentiles": {"10": 1.04, "25": 1.045, "50": 1.05, "75": 1.055, "90": 1.06, "99": 1.06}}' >"$out"
@@ -147,4 +162,94 @@ pts = {r["point"] for r in v["rows"] if r["verdict"] not in ("missing",)}
 want = {"serving_llama8B_tp1_sharegpt_qps_%s" % q for q in ("1", "4", "16", "inf")}
 assert pts == want, pts
 PY
+}
+
+# a vLLM file with its prompts cut to n: the same test, seconds not minutes
+cut_prompts() {
+	"$PERFGATE_PYTHON" - "$1" "$2" "$3" <<'PY'
+import json, sys
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tests = json.load(open(src))
+for t in tests:
+    for k in ("client_parameters", "common_parameters"):
+        if k in t:
+            t[k].pop("num-prompts", None)
+            t[k]["num_prompts"] = n
+json.dump(tests, open(dst, "w"), indent=4)
+PY
+}
+
+@test "vLLM's first nightly serving file (no qps_list) runs one point at rate inf" {
+	vllm_shim
+	sharegpt
+	cut_prompts "$HIST/0707a7f/serving-tests.json" serving-tests.json 6
+	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xA100 -o res serving-tests.json
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"[0].qps_list: no qps_list: one point at request rate inf, as vLLM's first driver ran such a test"* ]]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+r = json.load(open("res/serving_llama7B_sharegpt_qps_inf.json"))
+assert r["completed"] == 6 and r["request_rate"] == "inf", r
+PY
+}
+
+@test "the TPU file's sonnet prompts, as vLLM samples them, against the mock server" {
+	vllm_shim
+	for i in 1 2 3 4; do cat "$PERFGATE_SRC/tests/data/loadgen/sonnet.txt"; done >sonnet_4x.txt
+	cut_prompts "$HIST/53cc451/tpu-serving-tests-v6e-1.json" serving-tests.json 5
+	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xTPU -o res serving-tests.json
+	echo "$stderr" | tail -5
+	[ "$status" -eq 0 ]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+r = json.load(open("res/serving_llama_3p1_8B_Instruct_tp1_sonnet_qps_inf.json"))
+assert r["completed"] == 5 and r["failed"] == 0, r
+# prompts of at most 1800 tokens, 128 out each (ignore_eos)
+assert r["total_output_tokens"] == 5 * 128, r["total_output_tokens"]
+assert 5 * 1500 < r["total_input_tokens"] <= 5 * 1800, r["total_input_tokens"]
+assert r["perfgate"]["params"]["dataset"] == "sonnet", r["perfgate"]["params"]
+PY
+}
+
+@test "the CPU embeddings file runs vLLM's own client against the server perfgate starts" {
+	vllm_shim
+	sharegpt
+	cp "$HIST/028b5aa/serving-tests-cpu-embed.json" serving-tests-cpu-embed.json
+	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xcpu -o res serving-tests-cpu-embed.json
+	echo "$stderr" | tail -5
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"backend 'openai-embeddings' is not one perfgate's client generates"* ]]
+	# the driver's client command, pointed at the mock server perfgate started
+	grep -q -- "vllm bench serve --save-result --result-filename .*serving_jina_embed_v3_tp1_sharegpt_qps_inf_concurrency_32.json --request-rate inf --max-concurrency 32 --model jinaai/jina-embeddings-v3 --metadata tensor_parallel_size=1 --backend openai-embeddings --endpoint /v1/embeddings --dataset-name sharegpt" vllm.calls
+	grep -q -- "--host 127.0.0.1 --port [0-9]*$" vllm.calls
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+for c in (32, 64, 128):
+    r = json.load(open("res/serving_jina_embed_v3_tp1_sharegpt_qps_inf_concurrency_%d.json" % c))
+    assert r["total_token_throughput"] == 16400.0 and r["perfgate"]["client"] == "command", r
+PY
+}
+
+@test "a nightly multi-engine file runs its vllm tests, sharegpt and sonnet" {
+	vllm_shim
+	sharegpt
+	for i in 1 2 3 4; do cat "$PERFGATE_SRC/tests/data/loadgen/sonnet.txt"; done >sonnet_4x.txt
+	cut_prompts "$HIST/9c6c815/nightly-tests.json" nightly-tests.json 4
+	run --separate-stderr timeout 180 "$PERFGATE_BIN" run --gpu 8xH100 -o res \
+		--filter 'llama8B_tp1_(sharegpt|sonnet_512_16)_qps_(32|inf)$' nightly-tests.json
+	echo "$stderr" | tail -5
+	[ "$status" -eq 0 ]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+for p in ("vllm_llama8B_tp1_sharegpt_qps_32", "vllm_llama8B_tp1_sharegpt_qps_inf",
+          "vllm_llama8B_tp1_sonnet_512_16_qps_inf"):
+    r = json.load(open("res/%s.json" % p))
+    assert r["completed"] == 4, (p, r["completed"])
+r = json.load(open("res/vllm_llama8B_tp1_sonnet_512_16_qps_inf.json"))
+assert r["total_output_tokens"] == 4 * 16, r
+PY
+	# the same file for another engine is a one-line error, not a guess
+	CURRENT_LLM_SERVING_ENGINE=tgi run --separate-stderr "$PERFGATE_BIN" run --dry-run nightly-tests.json
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "perfgate run: nightly-tests.json:2:5: [0]: CURRENT_LLM_SERVING_ENGINE=tgi: perfgate runs the vllm, sglang and lmdeploy engines of a nightly file (their OpenAI API); TGI's /generate_stream is not it" ]
 }
