@@ -90,7 +90,7 @@ char *pg_gpu_key(char *out, size_t size, const char *raw)
 
 	p = line + count_prefix_len(line);
 	start = (size_t)(p - line);
-	if (!strncasecmp(p, "NVIDIA", 6) && (p[6] == ' ' || p[6] == '_')) {
+	if (!strncasecmp(p, "NVIDIA", 6) && (p[6] == ' ' || p[6] == '_' || p[6] == '-')) {
 		p += 7;
 		start = (size_t)(p - line);
 	}

@@ -188,5 +188,5 @@ perfgate import: skipped res/verdict.json: perfgate's comparison of the results 
 	mkdir empty
 	run "$PERFGATE_BIN" import empty
 	assert_failure 2
-	assert_output "perfgate import: empty: no .json files in this directory"
+	assert_output "perfgate import: empty: no result files (.json, .jsonl, llm-d's benchmark_report*.yaml) in this directory or below it"
 }

@@ -258,6 +258,7 @@ START_TEST(gpu_key_normalises_every_shape)
 		{ "NVIDIA L40S", "L40S" },
 		{ "8xH100", "H100" },
 		{ "4xNVIDIA_L40S", "L40S" },
+		{ "8xNVIDIA-H100-80GB-HBM3", "H100" }, /* llm-d benchmark report */
 		{ "H100\nH100\nH100", "H100" },
 		{ "A100-SXM4-80GB\nA100-SXM4-80GB", "A100" },
 		{ "1xA100-SXM4-80GB", "A100" },
