@@ -253,3 +253,44 @@ PY
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "perfgate run: nightly-tests.json:2:5: [0]: CURRENT_LLM_SERVING_ENGINE=tgi: perfgate runs the vllm, sglang and lmdeploy engines of a nightly file (their OpenAI API); TGI's /generate_stream is not it" ]
 }
+
+@test "vLLM's genai-perf file runs genai-perf against the server perfgate starts and imports its export" {
+	vllm_shim
+	# `genai-perf profile ... --artifact-dir D`: writes D/profile_export_genai_perf.json,
+	# an export of the shape GenAI-Perf writes (tests/data/import/real/genai-perf-issue-298.md)
+	cat >"${SHIMS}/genai-perf" <<'SHIM'
+#!/bin/bash
+echo "genai-perf $*" >>"$BATS_TEST_TMPDIR/genai-perf.calls"
+while [ $# -gt 0 ]; do
+	[ "$1" = --artifact-dir ] && dir=$2
+	[ "$1" = --request-rate ] && rate=$2
+	shift
+done
+mkdir -p "$dir"
+cat >"$dir/profile_export_genai_perf.json" <<JSON
+{"request_throughput": {"unit": "requests/sec", "avg": 3.97},
+ "request_latency": {"unit": "ms", "avg": 5767.43, "p50": 5778.65, "p99": 5910.15, "std": 94.06},
+ "time_to_first_token": {"unit": "ms", "avg": 184.63, "p50": 172.80, "p99": 425.02, "std": 87.80},
+ "inter_token_latency": {"unit": "ms", "avg": 2.17, "p50": 2.17, "p99": 2.26, "std": 0.04},
+ "output_token_throughput": {"unit": "tokens/sec", "avg": 1022.5},
+ "input_config": {"subcommand": "profile", "model": ["m"], "concurrency": null, "request_rate": $rate}}
+JSON
+SHIM
+	chmod +x "${SHIMS}/genai-perf"
+	cp "$HIST/307e086/genai-perf-tests.json" genai-perf-tests.json
+	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 8xH100 -o res \
+		--filter 'qps_(4|8)$' genai-perf-tests.json
+	echo "$stderr" | tail -5
+	[ "$status" -eq 0 ]
+	grep -q -- "genai-perf profile -m meta-llama/Meta-Llama-3-8B-Instruct --service-kind openai --backend vllm --endpoint-type chat --streaming --url 127.0.0.1:[0-9]* --request-rate 4 --num-prompts 500" genai-perf.calls
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+for q in (4, 8):
+    r = json.load(open("res/vllm_llama8B_tp1_genai_perf_qps_%d.json" % q))
+    assert r["backend"] == "genai-perf" and r["request_rate"] == q, r
+    assert r["mean_tpot_ms"] == 2.17 and r["p99_ttft_ms"] == 425.02, r
+    assert r["perfgate"]["point"] == "vllm_llama8B_tp1_genai_perf_qps_%d" % q, r["perfgate"]
+PY
+	# and the report shows them as any serving points
+	grep -q "| vllm_llama8B_tp1_genai_perf_qps_8 |" res/benchmark_results.md
+}
