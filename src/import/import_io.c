@@ -37,8 +37,14 @@ static int yaml_as_json(struct pg_buf *text, const char *path, struct pg_error *
 		ret = pg_error_set(err, PG_ECONFIG, "%s: an empty YAML document", path);
 		goto done;
 	}
+	if (!pg_ynode_is_map(pg_ydoc_root(&d)) && !pg_ynode_is_seq(pg_ydoc_root(&d))) {
+		ret = pg_yerr(&d, pg_ydoc_root(&d), NULL, err,
+			      "expected a mapping (an llm-d benchmark report), got %s",
+			      "a single value");
+		goto done;
+	}
 	v = pg_ynode_to_json(&d, pg_ydoc_root(&d));
-	dump = json_dumps(v, JSON_PRESERVE_ORDER | JSON_INDENT(1));
+	dump = json_dumps(v, JSON_PRESERVE_ORDER | JSON_INDENT(1) | JSON_ENCODE_ANY);
 	json_decref(v);
 	if (!dump) {
 		ret = pg_error_set(err, PG_ERR, "%s: out of memory", path);

@@ -706,6 +706,39 @@ START_TEST(files_and_sidecars)
 }
 END_TEST
 
+/* YAML files (llm-d's reports): one line with the YAML file's position. */
+START_TEST(yaml_errors)
+{
+	/* clang-format off */
+	static const struct {
+		const char *text, *message;
+	} cases[] = {
+		{ "a: [1\n", "r.yaml:2:1: not valid YAML: did not find expected ',' or ']'" },
+		{ "# only a comment\n", "r.yaml: an empty YAML document" },
+		{ "# x\n 42\n", "r.yaml:2:2: expected a mapping (an llm-d benchmark report), got a single value" },
+		{ "version: '0.1'\nresults: {}\nscenario: {}\n",
+		  "r.yaml:1:1: llm-d benchmark report version 0.1: perfgate reads version 0.2" },
+	};
+	/* clang-format on */
+	char *dir = tu_mkdtemp();
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/r.yaml", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pg_result_set rs = PG_RESULT_SET_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+
+		tu_write_file(path, cases[i].text);
+		ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), PG_ECONFIG);
+		ck_assert_msg(strstr(err.msg, cases[i].message) != NULL, "case %zu: %s", i,
+			      err.msg);
+		ck_assert_uint_eq(rs.n, 0);
+	}
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 /* Names from the source, or derived; never a path. */
 START_TEST(names_are_safe_file_names)
 {
@@ -750,6 +783,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, bad_input_is_one_precise_error);
 	tcase_add_test(tc, fuzz_findings_are_harmless);
 	tcase_add_test(tc, files_and_sidecars);
+	tcase_add_test(tc, yaml_errors);
 	tcase_add_test(tc, names_are_safe_file_names);
 	suite_add_tcase(s, tc);
 	return s;
