@@ -24,12 +24,13 @@ static bool is_yaml(const char *path)
  * value, so a message about it points at 1:1, the document's start, as in
  * the YAML file. YAML syntax errors keep the file's own line and column.
  */
-static int yaml_as_json(struct pg_buf *text, const char *path, struct pg_error *err)
+static int yaml_as_json(const char *text, size_t len, const char *path, struct pg_buf *out,
+			struct pg_error *err)
 {
 	struct pg_ydoc d = PG_YDOC_INIT;
 	json_t *v;
 	char *dump;
-	int ret = pg_ydoc_load(&d, text->ptr, text->len, path, err);
+	int ret = pg_ydoc_load(&d, text, len, path, err);
 
 	if (ret)
 		goto done;
@@ -50,11 +51,23 @@ static int yaml_as_json(struct pg_buf *text, const char *path, struct pg_error *
 		ret = pg_error_set(err, PG_ERR, "%s: out of memory", path);
 		goto done;
 	}
-	pg_buf_reset(text);
-	pg_buf_puts(text, dump);
+	pg_buf_puts(out, dump);
 	free(dump);
 done:
 	pg_ydoc_release(&d);
+	return ret;
+}
+
+int pg_import_yaml_text(struct pg_result_set *out, const char *text, size_t len, const char *source,
+			const char *base_name, const struct pg_import_opts *opts,
+			struct pg_error *err)
+{
+	struct pg_buf json = PG_BUF_INIT;
+	int ret = yaml_as_json(text, len, source, &json, err);
+
+	if (ret == 0)
+		ret = pg_import_text(out, json.ptr, json.len, source, base_name, NULL, opts, err);
+	pg_buf_release(&json);
 	return ret;
 }
 
@@ -95,8 +108,6 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 				goto done;
 		}
 	}
-	if (is_yaml(path) && (ret = yaml_as_json(&text, path, err)) != 0)
-		goto done;
 	if (opts && opts->labels_from_path) {
 		/* <experiment>/<GPU>/<deployment>/ */
 		pg_import_path_labels(path, &labels);
@@ -106,7 +117,10 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 		with_labels.deployment = labels.deployment;
 		opts = &with_labels;
 	}
-	ret = pg_import_text(out, text.ptr, text.len, path, stem, sidecar, opts, err);
+	if (is_yaml(path))
+		ret = pg_import_yaml_text(out, text.ptr, text.len, path, stem, opts, err);
+	else
+		ret = pg_import_text(out, text.ptr, text.len, path, stem, sidecar, opts, err);
 done:
 	json_decref(sidecar);
 	pg_buf_release(&text);

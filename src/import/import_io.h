@@ -27,6 +27,16 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 		   struct pg_error *err);
 
 /*
+ * A YAML document (llm-d's benchmark_report_v0.2,_*.yaml) of len bytes
+ * read as the same tree in JSON and imported as pg_import_text imports it;
+ * YAML errors carry the document's line and column. No file is touched:
+ * the fuzz harness's entry point for YAML.
+ */
+int pg_import_yaml_text(struct pg_result_set *out, const char *text, size_t len, const char *source,
+			const char *base_name, const struct pg_import_opts *opts,
+			struct pg_error *err);
+
+/*
  * The files an import of args reads: a directory stands for the files
  * in it and below it (depth first, each directory's files sorted before
  * its subdirectories) that hold results -- *.json, *.jsonl and llm-d's
