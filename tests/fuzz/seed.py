@@ -186,6 +186,10 @@ def seed_config():
                    glob.glob(os.path.join(ROOT, "pipelines", "suites", "*.yml")) +
                    [os.path.join(DATA, "buildkite", "suite.yml")])
     for p in files:
+        if p.endswith("alias-bomb.yml"):
+            # bounded but ~1 s each under ASan (check_config tests it): it
+            # would take most of a campaign's time
+            continue
         data = open(p, "rb").read()
         label = os.path.relpath(p, ROOT)
         if is_pipeline(data):
