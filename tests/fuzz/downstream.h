@@ -23,6 +23,18 @@
 #include "report/report.h"
 #include "results/result.h"
 
+/* Text perfgate wrote as JSON parses as JSON. */
+static inline void fz_check_json(const struct pg_buf *js)
+{
+	json_error_t jerr;
+	json_t *v = json_loadb(js->ptr, js->len, JSON_DECODE_ANY, &jerr);
+
+	if (!v)
+		fprintf(stderr, "%d:%d: %s\n%s\n", jerr.line, jerr.column, jerr.text, js->ptr);
+	FZ_CHECK(v != NULL);
+	json_decref(v);
+}
+
 static inline void fz_downstream(const struct pg_result_set *rs)
 {
 	struct pg_buf out = PG_BUF_INIT;
@@ -38,8 +50,15 @@ static inline void fz_downstream(const struct pg_result_set *rs)
 
 	pg_report_render(&out, rs, PG_REPORT_ALL);
 	{
+		/* the JSON perfgate writes is JSON (pandas reads it) */
 		struct pg_report *r = pg_report_new(rs);
-		pg_report_records(&out, r);
+		struct pg_buf js = PG_BUF_INIT;
+		pg_report_records(&js, r);
+		fz_check_json(&js);
+		pg_buf_reset(&js);
+		pg_report_json_tables(&js, r);
+		fz_check_json(&js);
+		pg_buf_release(&js);
 		pg_report_free(r);
 	}
 
@@ -48,7 +67,12 @@ static inline void fz_downstream(const struct pg_result_set *rs)
 	pg_compare(&cmp, &policy, &base, pts, rs->n, pts, rs->n, NULL);
 	pg_comparison_markdown(&out, &cmp);
 	j = pg_comparison_json(&cmp);
-	pg_json_write(&out, j, 2);
+	{
+		struct pg_buf js = PG_BUF_INIT;
+		pg_json_write(&js, j, 2);
+		fz_check_json(&js);
+		pg_buf_release(&js);
+	}
 	json_decref(j);
 	pg_comparison_release(&cmp);
 	pg_compare(&cmp, &policy, &none, pts, rs->n, NULL, 0, NULL);

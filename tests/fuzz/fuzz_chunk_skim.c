@@ -4,9 +4,9 @@
  *
  * The skim is allowed to be more lenient than jansson (it does not check
  * UTF-8 or number syntax beyond what it needs), never stricter: an object
- * jansson reads (without duplicate keys, escapes in names, or nesting near
- * the skim's depth limit) must skim, with the same choices / usage / error
- * flags and token counts.
+ * jansson reads (without duplicate keys, escapes, NUL bytes, or nesting
+ * near the skim's depth limit) must skim, with the same choices / usage /
+ * error flags and token counts.
  */
 #include "fuzz.h"
 
@@ -42,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (rc == 0)
 		FZ_CHECK(ci.usage || (ci.prompt_tokens == -1 && ci.completion_tokens == -1));
-	if (memchr(s, '\\', size) || count_openers(s, size) > 100)
+	/* jansson (2.14) takes a NUL byte between tokens for white space; JSON
+	 * and the skim do not */
+	if (memchr(s, '\\', size) || memchr(s, '\0', size) || count_openers(s, size) > 100)
 		goto done;
 	o = json_loadb(s, size, JSON_REJECT_DUPLICATES, NULL);
 	if (json_is_object(o)) {
