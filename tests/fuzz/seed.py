@@ -198,6 +198,10 @@ def seed_config():
         else:
             cfg.add(label, data)
     cfg.add("filter", rd("tests/data/vllm/serving-tests.json") + SEP + b"qps_(1|inf)$")
+    # issue 16's finding: a mapping made only of a merge key
+    cfg.add("issue16-merge-only", b"x-common: &common\n  name: serving_c\n  model: m\n"
+                                  b"  server: {command: 'serve {model} --port {port}'}\n"
+                                  b"serving:\n  - <<: *common\n")
     pipe.add("inline-matrix", b"steps:\n  - label: perf {{matrix}}\n    matrix: [H100, A100]\n"
                               b"    plugins:\n      - perfgate#v1:\n          gpu: \"{{matrix}}\"\n"
                               b"          suites: suite.yml\n" + SEP + b"H100\n")
