@@ -513,6 +513,25 @@ done:
 	return rc;
 }
 
+/* What the file does not set: the defaults, no points. */
+static void load_init(struct pg_policy *policy, struct pg_baseline *base, const char *path)
+{
+	pg_policy_init(policy);
+	memset(base, 0, sizeof(*base));
+	base->kind = pg_xstrdup("thresholds");
+	base->source = pg_xstrdup(path);
+}
+
+int pg_thresholds_load_text(const char *text, size_t len, const char *path,
+			    struct pg_policy *policy, struct pg_baseline *base,
+			    struct pg_error *err)
+{
+	struct tload t = { .err = err };
+
+	load_init(policy, base, path);
+	return load_text(&t, path, text, len, policy, base);
+}
+
 int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_baseline *base,
 		       struct pg_error *err)
 {
@@ -520,10 +539,7 @@ int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_bas
 	struct tload t = { .err = err };
 	int rc;
 
-	pg_policy_init(policy);
-	memset(base, 0, sizeof(*base));
-	base->kind = pg_xstrdup("thresholds");
-	base->source = pg_xstrdup(path);
+	load_init(policy, base, path);
 	rc = pg_file_read(path, &text, err);
 	if (rc == 0)
 		rc = load_text(&t, path, text.ptr, text.len, policy, base);

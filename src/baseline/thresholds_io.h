@@ -23,6 +23,12 @@ struct pg_error;
 int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_baseline *base,
 		       struct pg_error *err);
 
+/* The same from text already read (path names it in messages): what the
+ * fuzz harness and anything holding the file's bytes use. text need not be
+ * NUL-terminated. */
+int pg_thresholds_load_text(const char *text, size_t len, const char *path,
+			    struct pg_policy *policy, struct pg_baseline *base,
+			    struct pg_error *err);
 /*
  * The thresholds file for a GPU: path_or_dir itself when it is a file (or
  * does not exist and ends in .yml/.yaml), else <dir>/<gpu_key>.yml.
