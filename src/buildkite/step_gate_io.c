@@ -258,5 +258,6 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 	free(points);
 	if (rc == 0)
 		*lines = recorded.lines;
+	pg_history_recorded_release(&recorded);
 	return rc;
 }
