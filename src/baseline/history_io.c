@@ -1110,6 +1110,7 @@ int pg_history_record(const struct pg_run *run, const struct pg_history_record_o
 		}
 	}
 	if (!recordable) {
+		out->none_recordable = true;
 		rc = pg_error_set(
 			err, PG_ECONFIG,
 			"nothing to record: no result that is ok, complete and comparable");
@@ -1393,15 +1394,16 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 			enum standing st = standing_of(&anc, r->commit);
 
 			if (st == UNKNOWN && shallow) {
-				char *repo = safe_url(o->repo ? o->repo : "git");
+				char *repo = safe_url(o->repo ? o->repo : "");
 				rc = pg_error_set(
 					err, PG_EINFRA,
-					"%s is a shallow checkout: commit %.12s of a run in %s %s:%s/%s.jsonl "
+					"%s is a shallow checkout: commit %.12s of a run in %s%s%s:%s/%s.jsonl "
 					"(%.10s) is not in it, so the history cannot be placed before or after "
 					"the merge-base; %s",
 					src_where, r->commit ? r->commit : "(none)", repo,
-					o->ref ? o->ref : PG_HISTORY_DEFAULT_REF, gpu, hs[i].point,
-					r->date ? r->date : "no date", shallow_hint);
+					*repo ? " " : "", o->ref ? o->ref : PG_HISTORY_DEFAULT_REF,
+					gpu, hs[i].point, r->date ? r->date : "no date",
+					shallow_hint);
 				free(repo);
 				free(use);
 				goto done;

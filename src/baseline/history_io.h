@@ -89,6 +89,7 @@ struct pg_history_recorded {
 	char commit[41];         /* the new history commit ("" when nothing was written) */
 	char measured[41];       /* the source commit the lines name */
 	struct pg_strv left_out; /* "<point>: <why>" for points not recorded */
+	bool none_recordable;    /* every point was left out (nothing was tried) */
 	struct pg_strv notes;    /* what else happened: a stale lock removed, a lost
 				  * update re-applied */
 };
