@@ -490,12 +490,14 @@ static enum update store_update(struct store *s, const git_oid *old, const git_o
 		bool unsupported;
 		int guard = guard_take(s, LOCK_SH, &unsupported);
 
-		if (old)
-			rc = git_reference_create_matching(&ref, s->repo, s->ref, new, 1, old,
-							   "perfgate: record");
-		else
-			rc = git_reference_create(&ref, s->repo, s->ref, new, 0,
-						  "perfgate: record");
+		/* a compare-and-swap even for the first record: libgit2 checks
+		 * "must not exist" (force 0) before it takes the lock, so two
+		 * writers could both create the ref; a zero old id is checked
+		 * under the lock */
+		git_oid none;
+		memset(&none, 0, sizeof(none));
+		rc = git_reference_create_matching(&ref, s->repo, s->ref, new, 1, old ? old : &none,
+						   "perfgate: record");
 		if (guard >= 0)
 			close(guard);
 		git_reference_free(ref);
