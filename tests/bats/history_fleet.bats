@@ -271,6 +271,12 @@ PY
 	[ "$stderr" = "perfgate baseline record: left out serving_llama8B_tp1_sharegpt_qps_4: incomplete: 32 of $(/usr/bin/python3 -c 'import json; print(json.load(open("runs/base/serving_llama8B_tp1_sharegpt_qps_4.json"))["num_prompts"])') requests failed" ]
 	run git --git-dir=h.git ls-tree -r --name-only refs/perfgate/history
 	refute_output --partial "qps_4"
+	# nor do they become the baselines of a thresholds file
+	run --separate-stderr "$PERFGATE_BIN" baseline update th --from partial --gpu H100
+	assert_success
+	[[ "$stderr" == "perfgate baseline update: left out serving_llama8B_tp1_sharegpt_qps_4 (incomplete: 32 of "*" requests failed, partial)"* ]]
+	run grep -c "^  serving_llama8B_tp1_sharegpt_qps_4:" th/H100.yml
+	assert_output 0
 }
 
 @test "--repo decides the repository for every git question, outside a checkout too" {
