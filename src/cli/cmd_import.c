@@ -4,6 +4,7 @@
  * bad input leaves the results directory as it was.
  */
 #include "cli/cmd.h"
+#include "cli/common.h"
 #include "cli/opt.h"
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -36,7 +37,7 @@ static const struct pg_cmd_help help = {
 	"objects back to back, as llm-d writes them), text holding printed\n"
 	"\"Serving Benchmark Result\" blocks, and benchmark_results.md reports or\n"
 	"benchmark_results.json records, and writes one result file per point\n"
-	"into DIR. A directory stands for its .json files. perfgate's own outputs\n"
+	"into DIR. A directory stands for its .json files, - for stdin. perfgate's own outputs\n"
 	"(benchmark_results.json, verdict.json) and *.pytorch.json files are\n"
 	"skipped, with a note, when result files of their directory are imported\n"
 	"too. When the inputs span several GPUs, each GPU gets its own\n"
@@ -109,7 +110,7 @@ int cmd_import(int argc, char **argv)
 	for (size_t i = 0; i < notes.n; i++)
 		fprintf(stderr, "perfgate import: %s\n", notes.v[i]);
 	for (size_t i = 0; i < inputs.n; i++) {
-		if ((rc = pg_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
+		if ((rc = pg_cmd_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
 			if (rc == PG_ENOTFOUND)
 				err.code = PG_ECONFIG; /* a missing input is a usage error */
 			goto fail;
