@@ -240,7 +240,7 @@ class Pipelines(unittest.TestCase):
         suite = os.path.join(TESTS, "data", "buildkite", "suite.yml")
         for args in (["--gpus", "H100"],
                      ["--gpus", "H100,H200,A100,L40S", "--shards", "3", "--queue", "gpu-{gpu_lower}",
-                      "-o", "baseline=git", "-o", 'only-on-labels=["perf-$benchmarks"]']):
+                      "--option", "baseline=git", "--option", 'only-on-labels=["perf-$benchmarks"]']):
             out = subprocess.run([PERFGATE, "pipeline", suite, "--plugin", PLUGIN_ID + "#v0.1.0"] + args,
                                  check=True, capture_output=True, text=True).stdout
             self.assertNotIn("$b", out.replace("$$", ""), "a lone $ would be interpolated")
@@ -276,7 +276,7 @@ class Pipelines(unittest.TestCase):
     def test_dynamic_example_generates_a_valid_pipeline(self):
         suite = os.path.join(SRC, "pipelines", "suites", "vllm-gpu.yml")
         out = subprocess.run([PERFGATE, "pipeline", suite, "--gpus", "H100,H200,A100,L40S", "--shards",
-                              "4", "--plugin", PLUGIN_ID + "#v0.1.0", "-o", "baseline=git"],
+                              "4", "--plugin", PLUGIN_ID + "#v0.1.0", "--option", "baseline=git"],
                              check=True, capture_output=True, text=True).stdout
         self.check_pipeline(yaml.safe_load(out.replace("$$", "$")), "vllm-gpu.yml x 4 shards")
 
