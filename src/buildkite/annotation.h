@@ -93,6 +93,12 @@ struct pg_annotation {
 	const char *comparison_artifact; /* ".../comparison.md" */
 	const char *json_artifact;       /* ".../benchmark_results.json" */
 	const char *job_url;             /* the job on the build page, or NULL */
+
+	/* Outside Buildkite the annotation is a file in the results directory,
+	 * where no preview resolves artifact:// URLs: images and links are then
+	 * paths relative to that file (artifact paths minus this directory
+	 * prefix, "results"). NULL: artifact:// URLs, for Buildkite. */
+	const char *local_dir;
 };
 
 /* How far rendering had to degrade to fit. */

@@ -19,6 +19,7 @@
 #include "sys/fsutil.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"
+#include "runner/runfmt.h"
 
 #include <libgen.h>
 #include <math.h>
@@ -49,12 +50,19 @@ static void say(struct step *st, const char *fmt, ...) __attribute__((format(pri
 
 static void say(struct step *st, const char *fmt, ...)
 {
+	struct pg_buf text = PG_BUF_INIT, plain = PG_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(st->log, fmt, ap);
+	pg_buf_vprintf(&text, fmt, ap);
 	va_end(ap);
+	/* log groups only where Buildkite shows them as groups */
+	if (!st->env->in_buildkite)
+		pg_runfmt_plain(&plain, text.ptr);
+	fputs(st->env->in_buildkite ? text.ptr : plain.ptr, st->log);
 	fflush(st->log);
+	pg_buf_release(&text);
+	pg_buf_release(&plain);
 }
 
 static const char *step_label(const struct pg_bkenv *env)
@@ -190,7 +198,7 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 
 struct finish {
 	struct pg_report *report;
-	struct pg_buf report_md, report_tables, records, json_section;
+	struct pg_buf report_md, report_tables, records;
 	struct pg_chart_set charts;
 	struct pg_annotation_chart *chart_refs;
 	char **chart_paths;
@@ -206,7 +214,6 @@ static void write_reports(struct step *st, struct finish *f)
 	pg_report_markdown(&f->report_md, f->report, PG_REPORT_ALL);
 	pg_report_markdown(&f->report_tables, f->report, PG_REPORT_DESCRIPTIONS | PG_REPORT_TABLES);
 	pg_report_records(&f->records, f->report);
-	pg_report_json_tables(&f->json_section, f->report);
 	write_file(st, "benchmark_results.md", f->report_md.ptr, f->report_md.len);
 	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
 }
@@ -286,7 +293,6 @@ static void finish_release(struct finish *f)
 	pg_buf_release(&f->report_md);
 	pg_buf_release(&f->report_tables);
 	pg_buf_release(&f->records);
-	pg_buf_release(&f->json_section);
 	for (size_t i = 0; i < f->charts.n; i++)
 		free(f->chart_paths[i]);
 	free(f->chart_paths);
@@ -392,11 +398,15 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.n_rows = f->cmp.n_rows;
 	a.report_md = f->report_tables.ptr;
 	a.comparison_md = f->cmp.compared ? f->cmp.table.ptr : NULL;
-	a.json_section = f->json_section.ptr;
+	/* the records (benchmark_results.json): pd.read_json makes one frame
+	 * of them, a row per point, as the section's title says */
+	a.json_section = f->records.ptr;
 	a.report_artifact = st->s.artifacts ? report_art : NULL;
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	a.job_url = job_url;
+	/* a local annotation.md links its neighbours, which a preview shows */
+	a.local_dir = st->env->in_buildkite ? NULL : st->artifact_prefix;
 
 	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
 		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");

@@ -12,6 +12,8 @@
 #include "base/jsonw.h"
 #include "buildkite/plugin_config.h"
 #include "buildkite/step_io.h"
+#include "suite/plan.h"
+#include "suite/suite.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,7 +41,8 @@ static const struct pg_cmd_help help = {
 	"run -> report -> compare -> annotate -> upload. Outside Buildkite the\n"
 	"annotation is written to <results-dir>/annotation.md.\n"
 	"\n"
-	"--check validates the options alone, e.g. before committing a pipeline:\n"
+	"--check validates the options and loads the suites the step would run,\n"
+	"e.g. before committing a pipeline (paths relative to the current directory):\n"
 	"  BUILDKITE_PLUGIN_CONFIGURATION='{\"suites\": \"perf.yml\", \"repeat\": 3}' \\\n"
 	"    perfgate buildkite --check\n"
 	"\n"
@@ -82,8 +85,16 @@ int cmd_buildkite(int argc, char **argv)
 	}
 	if (check) {
 		struct pg_plugin_config pc;
+		struct pg_suite suite = PG_SUITE_INIT;
+		struct pg_plan plan = PG_PLAN_INIT;
 		const char *step = env.step_label ? env.step_label : pg_bkenv_step_name(&env);
 		rc = pg_plugin_config_parse(&pc, config, step, &err);
+		/* the suites too, as the step will load them: a missing or broken
+		 * suite file, or a filter that selects nothing, is not valid */
+		if (rc == 0 && (pc.suites.paths.n || pc.suites.inline_suite))
+			rc = pg_bk_plan(&suite, &plan, &pc, step, &err);
+		pg_plan_release(&plan);
+		pg_suite_release(&suite);
 		pg_plugin_config_release(&pc);
 		if (rc)
 			goto fail;

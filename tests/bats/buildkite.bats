@@ -165,6 +165,47 @@ agent_stdin() {
 	assert_equal "$(cat "${CALLS}")" ""
 }
 
+@test "outside Buildkite: annotation.md links its neighbours, the log has no group markers" {
+	unset BUILDKITE
+	results
+	config '{"mode":"report","gpu":"H100","results-dir":"out/h100"}'
+	mv results out-h100 && mkdir out && mv out-h100 out/h100
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial -- "--- "
+	refute_output --partial "+++ "
+	assert_output --partial "perfgate: H100: 6 tests ran, no baseline comparison (exit 0)"
+	# no preview shows artifact:// images: paths relative to the file
+	run grep -c "artifact://" out/h100/annotation.md
+	assert_output 0
+	grep -qF '<img src="charts/serving_llama8B_tp1_sharegpt.svg"' out/h100/annotation.md
+	grep -qF '<a href="benchmark_results.json">benchmark_results.json</a>' out/h100/annotation.md
+	assert_file_exists out/h100/charts/serving_llama8B_tp1_sharegpt.svg
+	# in Buildkite the same step links the artifacts
+	export BUILDKITE=true
+	run "${PERFGATE}" buildkite
+	grep -qF '<img src="artifact://out/h100/charts/serving_llama8B_tp1_sharegpt.svg"' out/h100/annotation.md
+}
+
+@test "the annotation's JSON section loads with pd.read_json: a row per point" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	run "${PYTHON}" - results/annotation.md <<'PY'
+import io, re, sys
+import pandas as pd
+md = open(sys.argv[1]).read()
+m = re.search(r"<summary>JSON \(pandas.read_json\)</summary>\s*(`{3,})json\n(.*?)\n\1", md, re.S)
+df = pd.read_json(io.StringIO(m.group(2)))
+print(df.shape[0], df["Test name"].tolist()[0], df["Status"].tolist().count("error"))
+print(df["Output Tput (tok/s)"].dtype, df["Model"].dtype)
+PY
+	assert_success
+	assert_line --index 0 "6 latency_llama8B_tp1 1"
+	assert_line --index 1 --regexp "^float64 object$"
+}
+
 @test "an absolute results-dir uploads from its parent so artifact links match" {
 	results
 	config "{\"mode\":\"report\",\"gpu\":\"H100\",\"results-dir\":\"${WORK}/results\"}"
