@@ -75,24 +75,35 @@ static const char *step_label(const struct pg_bkenv *env)
 /* ---- pull-request gating ---- */
 
 /* true: the step has nothing to do on this build (logged once). */
-static bool skip_for_labels(struct step *st)
+bool pg_bk_skipped_for_labels(const struct pg_bkenv *env, const struct pg_plugin_config *c,
+			      struct pg_buf *why)
 {
 	struct pg_buf want = PG_BUF_INIT, have = PG_BUF_INIT;
 
-	if (!st->s.only_on_labels.n || !pg_bkenv_is_pr(st->env))
+	if (!c->only_on_labels.n || !pg_bkenv_is_pr(env))
 		return false;
-	if (pg_bkenv_has_label(st->env, (const char *const *)st->s.only_on_labels.v,
-			       st->s.only_on_labels.n))
+	if (pg_bkenv_has_label(env, (const char *const *)c->only_on_labels.v, c->only_on_labels.n))
 		return false;
-	for (size_t i = 0; i < st->s.only_on_labels.n; i++)
-		pg_buf_printf(&want, "%s%s", i ? ", " : "", st->s.only_on_labels.v[i]);
-	for (size_t i = 0; i < st->env->labels.n; i++)
-		pg_buf_printf(&have, "%s%s", i ? ", " : "", st->env->labels.v[i]);
-	say(st, "perfgate: skipped: pull request #%s has no label %s (labels: %s)\n",
-	    st->env->pull_request, want.ptr, have.len ? have.ptr : "none");
+	for (size_t i = 0; i < c->only_on_labels.n; i++)
+		pg_buf_printf(&want, "%s%s", i ? ", " : "", c->only_on_labels.v[i]);
+	for (size_t i = 0; i < env->labels.n; i++)
+		pg_buf_printf(&have, "%s%s", i ? ", " : "", env->labels.v[i]);
+	pg_buf_printf(why, "skipped: pull request #%s has no label %s (labels: %s)",
+		      env->pull_request, want.ptr, have.len ? have.ptr : "none");
 	pg_buf_release(&want);
 	pg_buf_release(&have);
 	return true;
+}
+
+static bool skip_for_labels(struct step *st)
+{
+	struct pg_buf why = PG_BUF_INIT;
+	bool skipped = pg_bk_skipped_for_labels(st->env, &st->s, &why);
+
+	if (skipped)
+		say(st, "perfgate: %s\n", why.ptr);
+	pg_buf_release(&why);
+	return skipped;
 }
 
 /* ---- artifact paths ---- */
@@ -801,6 +812,16 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	artifact_layout(&st);
 
 	switch (st.s.mode) {
+	case PG_MODE_BINARY:
+		/* bash's job: hooks/command packs the binary it found or built
+		 * (plugin/lib.bash perfgate_bundle) before perfgate runs */
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"step '%s': mode 'binary' is the plugin hook's: hooks/command "
+			"packs perfgate and uploads it as '%s' (perfgate buildkite --check "
+			"validates the options)",
+			st.name, st.s.binary_artifact);
+		goto fail;
 	case PG_MODE_PIPELINE:
 		exit_code = pipeline_step(&st, config, err);
 		goto done;

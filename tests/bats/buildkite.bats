@@ -53,7 +53,7 @@ agent_stdin() {
 		'{"suites":"perf.yml","treshold":"t"}|step '"'"':h100: perf'"'"': unknown option '"'"'treshold'"'"' (did you mean '"'"'thresholds'"'"'?)'
 		'{"suites":"perf.yml","repeat":"three"}|option '"'"'repeat'"'"': expected an integer >= 1, got '"'"'three'"'"''
 		'{"suites":"perf.yml","repeat":0}|option '"'"'repeat'"'"': expected an integer >= 1, got 0'
-		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"' or '"'"'pipeline'"'"', got '"'"'fast'"'"''
+		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"', '"'"'pipeline'"'"' or '"'"'binary'"'"', got '"'"'fast'"'"''
 		'{"suites":"perf.yml","confirm":"yes"}|option '"'"'confirm'"'"': expected true or false, got '"'"'yes'"'"''
 		'{"suites":"perf.yml","filter":"(("}|option '"'"'filter'"'"': bad regular expression'
 		'{"suites":"perf.yml","shard":"5/4"}|option '"'"'shard'"'"': expected "INDEX/COUNT" with 1 <= INDEX <= COUNT, got "5/4"'
@@ -363,6 +363,55 @@ assert list(steps[0]["plugins"][0]) == ["github.com/perfgate/perfgate-buildkite-
 assert cfg["baseline"] == "git" and cfg["only-on-labels"] == ["perf"] and cfg["shard"] == "1/2", cfg
 assert "gpus" not in cfg and "shards" not in cfg
 PY
+}
+
+@test "pipeline mode with binary-artifact: every generated step downloads the bundle" {
+	suite_here
+	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'
+	# the pipeline step's agent has perfgate at a path of its own (binary);
+	# its hook uploads that perfgate as the artifact
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100","L40S"],"binary":"/opt/perfgate/bin/perfgate","binary-artifact":"perfgate/perfgate.tar.gz"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	"${PYTHON}" - "${CALLS}.buildkite-agent.0" <<'PY'
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]).read().replace("$$", "$"))
+configs = [list(s["plugins"][0].values())[0] for s in doc["steps"] if "plugins" in s]
+assert len(configs) == 2, configs
+for cfg in configs:
+    assert cfg["binary-artifact"] == "perfgate/perfgate.tar.gz", cfg
+    assert "binary" not in cfg, cfg
+PY
+}
+
+@test "--will-run: valid and not skipped 0, skipped by only-on-labels 1, bad options 2" {
+	config '{"mode":"report","only-on-labels":["perf"]}'
+	run "${PERFGATE}" buildkite --will-run
+	assert_success
+	assert_output ""
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs"
+	run "${PERFGATE}" buildkite --will-run
+	assert_equal "${status}" 1
+	assert_output "perfgate buildkite: step ':h100: perf': skipped: pull request #4711 has no label perf (labels: docs)"
+	export BUILDKITE_PULL_REQUEST_LABELS="docs,perf"
+	run "${PERFGATE}" buildkite --will-run
+	assert_success
+	config '{"mode":"report","only-on-labels":["perf"],"colour":true}'
+	run "${PERFGATE}" buildkite --will-run
+	assert_equal "${status}" 2
+	assert_output --partial "unknown option 'colour'"
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "mode binary is the hook's: perfgate buildkite says so, --check validates" {
+	config '{"mode":"binary","binary-artifact":"perfgate.tar.gz"}'
+	run "${PERFGATE}" buildkite --check
+	assert_success
+	assert_output "perfgate buildkite: step ':h100: perf': the configuration is valid"
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "mode 'binary' is the plugin hook's: hooks/command packs perfgate and uploads it as 'perfgate.tar.gz'"
+	assert_equal "$(cat "${CALLS}")" ""
 }
 
 @test "a run cancelled by SIGTERM ends with 143, keeps what finished, and annotates" {

@@ -43,7 +43,10 @@ good = [
      "thresholds": "thresholds", "only-on-labels": "perf"},
     {"suites": "s.yml", "mode": "run", "shard": "2/4", "annotate": "never"},
     {"suites": "s.yml", "mode": "pipeline", "gpus": ["H100", "A100"], "shards": 4,
-     "queue": "gpu-{gpu_lower}"},
+     "queue": "gpu-{gpu_lower}", "binary-artifact": "perfgate/perfgate.tar.gz",
+     "binary": "/opt/perfgate/bin/perfgate"},
+    {"mode": "binary", "binary-artifact": ".perfgate/perfgate-x86_64.tar.gz"},
+    {"suites": "s.yml", "binary-artifact": "perfgate/perfgate.tar.gz"},
 ]
 bad = [
     {"suites": "s.yml", "thresold": "t"},          # unknown option
@@ -58,11 +61,20 @@ bad = [
     {"suites": "s.yml", "shard": 2},
     {"suites": "s.yml", "shards": 0},
     {"suites": "s.yml", "gpus": [3]},
+    {},                                            # suites required (mode gate)
+    {"gpu": "H100", "mode": "run"},
+    {"mode": "binary"},                            # binary-artifact required
+    {"mode": "binary", "binary-artifact": "/tmp/perfgate.tar.gz"},   # absolute
+    {"mode": "binary", "binary-artifact": "bin/*.tar.gz"},           # a glob
+    {"mode": "binary", "binary-artifact": "perfgate"},               # not a bundle
 ]
 # the C check is stricter where a schema cannot be: shard 5/4 passes the
-# pattern, but INDEX must not exceed COUNT
+# pattern, but INDEX must not exceed COUNT; suite files must load
 stricter = [{"suites": "s.yml", "shard": "5/4"}, {"suites": "missing.yml"},
-            {"suites": "s.yml", "filter": "no_such_test"}]
+            {"suites": "s.yml", "filter": "no_such_test"},
+            # "." parts, and a binary where the step downloads one
+            {"mode": "binary", "binary-artifact": "./perfgate.tar.gz"},
+            {"suites": "s.yml", "binary": "/opt/perfgate", "binary-artifact": "p.tar.gz"}]
 
 
 
