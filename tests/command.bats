@@ -54,6 +54,22 @@ teardown() {
 	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
 }
 
+@test "the job id and plugin name from the environment cannot reach a path or bash evaluation" {
+	local marker="${BATS_TEST_TMPDIR}/pwned"
+	export BUILDKITE_JOB_ID="../../${BATS_TEST_TMPDIR##*/}/x"
+	run bash -c ". '${PLUGIN_DIR}/plugin/lib.bash' && echo \"\$(perfgate_pidfile)\" && perfgate_command_marker"
+	assert_line --index 0 "${TMPDIR}/perfgate-.._.._${BATS_TEST_TMPDIR##*/}_x.pgids"
+	assert_line --index 1 "${TMPDIR}/perfgate-.._.._${BATS_TEST_TMPDIR##*/}_x.command"
+	fake_perfgate "${BATS_TEST_TMPDIR}/opt/perfgate"
+	export BUILDKITE_PLUGIN_NAME="X[\$(touch ${marker})]"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY="${BATS_TEST_TMPDIR}/opt/perfgate"
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_success
+	assert_file_not_exists "${marker}"
+	assert_output --partial "ignoring BUILDKITE_PLUGIN_NAME"
+	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
+}
+
 @test "a binary that is not there is a configuration error naming the step" {
 	export BUILDKITE_PLUGIN_PERFGATE_BINARY=/opt/nowhere/perfgate BUILDKITE_LABEL=":h100: perf"
 	run "${PLUGIN_DIR}/hooks/command"

@@ -76,6 +76,17 @@ command_ran() {
 	unstub perfgate
 }
 
+@test "mode report: a note planted by someone else, or a link, is no note" {
+	export BUILDKITE_PLUGIN_PERFGATE_MODE=report BUILDKITE_COMMAND_EXIT_STATUS=0
+	stub perfgate
+	echo ran >"${BATS_TEST_TMPDIR}/elsewhere"
+	ln -s "${BATS_TEST_TMPDIR}/elsewhere" "${TMPDIR}/perfgate-${BUILDKITE_JOB_ID}.command"
+	run "${PLUGIN_DIR}/hooks/post-command"
+	assert_success
+	assert_output "perfgate: the command phase stopped before the step's command ran; nothing to report"
+	unstub perfgate
+}
+
 @test "mode report with binary-artifact: the bundle the command phase unpacked" {
 	local bundle="${BATS_TEST_TMPDIR}/pg.tar.gz" sum
 	unset BUILDKITE_PLUGIN_PERFGATE_BINARY

@@ -64,6 +64,57 @@ wait_until_set_up() {
 	assert_file_not_exists "${pidfile}"
 }
 
+@test "PERFGATE_STOP_GRACE is checked before arithmetic: no command in it runs" {
+	local pidfile marker="${BATS_TEST_TMPDIR}/pwned" polite value i
+	pidfile="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_pidfile)"
+	for value in "PATH[\$(touch ${marker})]" "x[\`touch ${marker}\`]" "\$(touch ${marker})" \
+		"1+1" "-1" "1.5" "999999"; do
+		setsid sleep 300 </dev/null >/dev/null 2>&1 &
+		polite=$!
+		LEFTOVERS=("${polite}")
+		wait_until_set_up "${polite}"
+		echo "${polite}" >"${pidfile}"
+		PERFGATE_STOP_GRACE="${value}" run "${PLUGIN_DIR}/hooks/pre-exit"
+		assert_success
+		assert_file_not_exists "${marker}"
+		# a bad value falls back to the default, and the group still stops
+		if [ "${value}" != 999999 ]; then
+			assert_output --partial "perfgate: warning: PERFGATE_STOP_GRACE must be a whole number of seconds; using 10"
+		fi
+		assert_output --partial "stopping leftover server process group ${polite}"
+		for i in $(seq 100); do
+			kill -0 "${polite}" 2>/dev/null || break
+			sleep 0.05
+		done
+		run kill -0 "${polite}"
+		assert_failure
+	done
+}
+
+@test "only its own pid file is read: ids are digits, links and other users' files are ignored" {
+	local pidfile marker="${BATS_TEST_TMPDIR}/pwned" polite
+	pidfile="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_pidfile)"
+	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	polite=$!
+	LEFTOVERS=("${polite}")
+	wait_until_set_up "${polite}"
+	# ids that bash arithmetic would evaluate
+	printf '%s\n' "a[\$(touch ${marker})]" "${polite}x" "0" "99999999999999999999" >"${pidfile}"
+	run "${PLUGIN_DIR}/hooks/pre-exit"
+	assert_success
+	assert_output ""
+	assert_file_not_exists "${marker}"
+	# a link in place of the pid file is not followed
+	echo "${polite}" >"${BATS_TEST_TMPDIR}/elsewhere"
+	ln -s "${BATS_TEST_TMPDIR}/elsewhere" "${pidfile}"
+	run "${PLUGIN_DIR}/hooks/pre-exit"
+	assert_success
+	assert_output ""
+	run kill -0 "${polite}"
+	assert_success
+	rm -f "${pidfile}"
+}
+
 @test "nothing recorded: silent, and the step's exit code stands" {
 	run "${PLUGIN_DIR}/hooks/pre-exit"
 	assert_success
@@ -71,7 +122,7 @@ wait_until_set_up() {
 }
 
 @test "mode report's note for post-command does not outlive the job" {
-	: >"${TMPDIR}/perfgate-${BUILDKITE_JOB_ID}.command"
+	echo ran >"${TMPDIR}/perfgate-${BUILDKITE_JOB_ID}.command"
 	run "${PLUGIN_DIR}/hooks/pre-exit"
 	assert_success
 	assert_file_not_exists "${TMPDIR}/perfgate-${BUILDKITE_JOB_ID}.command"

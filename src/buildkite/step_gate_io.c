@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "gate/gate_io.h"
 #include "baseline/history_io.h"
+#include "telemetry/health_io.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -142,6 +143,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	struct pg_gate_source src = { 0 };
 	struct pg_annotation_row *all = NULL;
 	struct pg_error lerr = PG_ERROR_INIT;
+	struct pg_buf sick = PG_BUF_INIT;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -167,11 +169,17 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	}
 	out->baseline_desc = pg_xstrdup(im->base.source ? im->base.source : gpu_key);
 
+	/* the job health verdict the gate consults: the confirmation run's
+	 * when there is one */
+	if ((rc = pg_health_check(&sick, c->thresholds, gpu_key, confirm ? confirm : run, err)))
+		goto done;
 	points = pg_gate_points(run);
 	if (confirm)
 		confirm_points = pg_gate_points(confirm);
 	pg_compare(&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
-		   confirm ? confirm->n : 0, NULL);
+		   confirm ? confirm->n : 0,
+		   &(struct pg_compare_opts){ .suspect = sick.len ? sick.ptr : NULL });
+	out->suspect = im->cmp.suspect ? pg_xstrdup(im->cmp.suspect) : NULL;
 	out->compared = true;
 	out->confirmed = im->cmp.with_confirmation;
 	out->status = status_of(im->cmp.outcome);
@@ -194,6 +202,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 
 	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
 done:
+	pg_buf_release(&sick);
 	free(all);
 	free(points);
 	free(confirm_points);
@@ -211,6 +220,7 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 		free(im);
 	}
 	free(out->baseline_desc);
+	free(out->suspect);
 	free(out->note);
 	free(out->rows);
 	pg_strv_release(&out->rerun);

@@ -107,6 +107,8 @@ struct pg_bk_compare {
 	char *note;           /* why nothing was compared, or NULL */
 	struct pg_strv rerun; /* points a confirmation run should repeat */
 	bool confirmed;       /* decided with a confirmation run pooled */
+	char *suspect;        /* the job was sick and would have failed: why (a re-run
+			       * decides), or NULL (telemetry/health.h) */
 	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
 	struct pg_annotation_row *rows; /* needing attention: failing first */
 	size_t n_rows;

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "gate/gate_io.h"
 #include "results/results_io.h"
+#include "telemetry/health_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,11 @@ static const char compare_description[] =
 	"comparison.md and verdict.json (to -o, default DIR) and prints the markdown.\n"
 	"\n"
 	"With --confirm-dir, the points listed under \"rerun\" in a first verdict.json,\n"
-	"run again, are decided on both runs' samples pooled.";
+	"run again, are decided on both runs' samples pooled.\n"
+	"\n"
+	"A job whose telemetry shows it was sick (GPU throttling, clocks held down, GPU\n"
+	"errors, another process on the GPU: the thresholds file's health: policy) does\n"
+	"not fail: its verdict is \"suspect\" and gate exits 3, asking for a re-run.";
 
 static const char gate_description[] =
 	"compare, with the exit code as the verdict: 0 pass (warnings included), 1 a\n"
@@ -62,7 +67,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp = PG_COMPARISON_INIT;
 	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
-	struct pg_buf md = PG_BUF_INIT;
+	struct pg_buf md = PG_BUF_INIT, sick = PG_BUF_INIT;
 	char gpu[128];
 	int rc, exit_code = PG_EXIT_OK;
 
@@ -81,10 +86,16 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	if (rc)
 		goto fail;
 
+	/* the job's health: the run's, or the confirmation run's when there
+	 * is one (it decides the flagged points) */
+	if ((rc = pg_health_check(&sick, src.thresholds, gpu, confirm_dir ? &again : &run, &err)))
+		goto fail;
 	points = pg_gate_points(&run);
 	confirm_points = pg_gate_points(&again);
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
-		   &(struct pg_compare_opts){ .allow_missing = allow_missing, .strict = strict });
+		   &(struct pg_compare_opts){ .allow_missing = allow_missing,
+					      .strict = strict,
+					      .suspect = sick.len ? sick.ptr : NULL });
 	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
 		goto fail;
 	if (!quiet) {
@@ -100,6 +111,7 @@ done:
 	free(points);
 	free(confirm_points);
 	pg_buf_release(&md);
+	pg_buf_release(&sick);
 	pg_comparison_release(&cmp);
 	pg_baseline_release(&base);
 	pg_policy_release(&policy);

@@ -49,6 +49,8 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "prefill-us-per-token", 0, &o.prefill_us, "US", "engine model: TTFT added per prompt token (default 20)" },
 		{ PG_OPT_DOUBLE, "itl-growth", 0, &o.itl_growth, "K", "engine model: ITL grows by K x itl per other running sequence (default 0.01)" },
 		{ PG_OPT_LONG, "max-running", 0, &o.max_running, "N", "engine model: running sequences limit, the rest queue FIFO (default 256; 0 = none)" },
+		{ PG_OPT_LONG, "kv-cache-tokens", 0, &o.kv_cache_tokens, "N", "engine model: KV-cache capacity in tokens; a full cache queues new sequences and preempts the newest (default max-running x 8192; -1 = unlimited)" },
+		{ PG_OPT_DOUBLE, "prefix-hit", 0, &o.prefix_hit, "F", "engine model: share of each prompt found in the prefix cache (default 0)" },
 		{ PG_OPT_LONG, "tokens-per-message", 0, &o.tokens_per_message, "N", "tokens per SSE message after the first (default 1)" },
 		{ PG_OPT_DOUBLE, "eos-prob", 0, &o.server.engine.eos_prob, "P", "per-token EOS probability for requests without ignore_eos (default 0)" },
 		{ PG_OPT_DOUBLE, "fault-500", 0, &o.server.engine.fault_500, "P", "probability a generation request fails with HTTP 500" },
@@ -65,6 +67,8 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_LONG, "exit-code", 0, &o.exit_code, "CODE", "exit code of --exit-after-ms (default 1)" },
 		{ PG_OPT_STRING, "timing-log", 0, &o.server.timing_log, "PATH", "at exit, write each request's true timing (JSON lines, CLOCK_MONOTONIC ns)" },
 		{ PG_OPT_FLAG, "log-requests", 0, &o.server.log_requests, NULL, "log one line per generation request to stderr" },
+		{ PG_OPT_FLAG, "no-metrics", 0, &o.server.no_metrics, NULL, "serve no /metrics (an engine started without metrics)" },
+		{ PG_OPT_LONG, "idle-timeout-ms", 0, &o.server.idle_timeout_ms, "MS", "close a connection that sends no whole request for MS after connecting or its last answer, with 408 when half-sent (default 30000; 0 = never)" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */

@@ -353,6 +353,9 @@ struct pg_comparison {
 	enum pg_outcome outcome;
 	struct pg_strv rerun;   /* points a confirmation run should repeat */
 	bool with_confirmation; /* a confirmation run was given */
+	char *suspect;          /* the job was sick (pg_compare_opts.suspect) and would
+				 * have failed: why; the outcome is then INFRA (exit 3,
+				 * verdict "suspect") and rerun lists the failing points */
 };
 
 #define PG_COMPARISON_INIT                                                                         \
@@ -363,6 +366,12 @@ struct pg_comparison {
 struct pg_compare_opts {
 	bool allow_missing; /* missing points warn instead of exit 3 */
 	bool strict;        /* noisy gating metrics fail after confirmation */
+	/* The job health verdict, computed outside the gate (telemetry/health.h
+	 * from the results' perfgate.telemetry): non-NULL when the job was sick
+	 * (throttling, clocks held down, GPU errors, a foreign process), saying
+	 * why. A comparison that would fail is then not trusted: it asks for a
+	 * re-run of the job instead. */
+	const char *suspect;
 };
 
 /*

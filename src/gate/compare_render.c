@@ -152,6 +152,14 @@ void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
 	gpu = name.ptr;
 
+	if (c->suspect) {
+		pg_buf_printf(out,
+			      "**perfgate: SUSPECT** — %zu regression%s on %s from a sick job: "
+			      "re-run it",
+			      c->failing, c->failing == 1 ? "" : "s", gpu);
+		pg_buf_release(&name);
+		return;
+	}
 	switch (c->outcome) {
 	case PG_OUTCOME_FAIL:
 		pg_buf_printf(out, "**perfgate: FAIL** — %zu regression%s on %s", c->failing,
@@ -227,6 +235,11 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 
 	pg_comparison_headline(out, c);
 	pg_buf_puts(out, "\n\n");
+	if (c->suspect) {
+		pg_buf_puts(out, "Job health: ");
+		pg_escape_md_text(out, c->suspect);
+		pg_buf_puts(out, "\n\n");
+	}
 	summary_line(out, c);
 	if (c->rerun.n) {
 		pg_buf_puts(out, "\nRe-run to confirm: ");
@@ -324,9 +337,12 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 	json_object_set_new(base, "kind", str_or_null(c->baseline_kind));
 	json_object_set_new(base, "source", str_or_null(c->baseline_source));
 	json_object_set_new(o, "baseline", base);
-	json_object_set_new(o, "verdict", json_string(pg_outcome_name(c->outcome)));
+	json_object_set_new(o, "verdict",
+			    json_string(c->suspect ? "suspect" : pg_outcome_name(c->outcome)));
 	json_object_set_new(o, "exit_code", json_integer(pg_outcome_exit_code(c->outcome)));
 	json_object_set_new(o, "headline", json_string(headline.ptr));
+	if (c->suspect)
+		json_object_set_new(o, "suspect", json_string(c->suspect));
 	json_object_set_new(o, "confirmation", json_boolean(c->with_confirmation));
 	json_object_set_new(summary, "comparisons", json_integer((json_int_t)c->n));
 	json_object_set_new(summary, "gating", json_integer((json_int_t)c->gated));

@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "gate/compare_stats.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -294,13 +295,54 @@ static int cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static bool in_baseline(void *base, const char *name)
+{
+	return pg_baseline_find(base, name) != NULL;
+}
+
+/*
+ * The points of a run under the names the comparison knows them by: each
+ * point's identity (results/identity.h), or the older name of the same
+ * workload that the baseline was recorded under. Probes keep their names.
+ * The copies borrow everything but the names, which go to *names.
+ */
+static struct pg_cmp_point *identified(const struct pg_baseline *base,
+				       const struct pg_cmp_point *pts, size_t n,
+				       struct pg_strv *names)
+{
+	struct pg_cmp_point *out = pg_xcalloc(n ? n : 1, sizeof(*out));
+	char **ids = pg_xcalloc(n ? n : 1, sizeof(*ids));
+	const char **given = pg_xcalloc(n ? n : 1, sizeof(*given));
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = pts[i];
+		given[i] = pts[i].name ? pts[i].name : "";
+		if (!pts[i].name || pts[i].probe)
+			ids[i] = pg_xstrdup(given[i]);
+		else if (!(ids[i] = pg_identity_find(pts[i].name, pts[i].suite, pts[i].result,
+						     in_baseline, (void *)base)))
+			ids[i] = pg_identity_of(pts[i].name, pts[i].suite, pts[i].result);
+	}
+	pg_identity_unique(ids, given, n);
+	for (size_t i = 0; i < n; i++) {
+		pg_strv_push_owned(names, ids[i]);
+		if (pts[i].name)
+			out[i].name = ids[i];
+	}
+	free(ids);
+	free(given);
+	return out;
+}
+
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
 		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts)
 {
-	static const struct pg_compare_opts no_opts = { false, false };
+	static const struct pg_compare_opts no_opts = { false, false, NULL };
 	struct pg_cmp_index run_ix, confirm_ix;
+	struct pg_strv ids = PG_STRV_INIT, superseded = PG_STRV_INIT;
+	struct pg_cmp_point *run_id, *confirm_id;
 	const char **names;
 	size_t n_names = 0;
 
@@ -313,8 +355,17 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	out->with_confirmation = n_confirm > 0;
 
 	/* every point name once, sorted */
-	pg_cmp_index_init(&run_ix, run, n_run);
-	pg_cmp_index_init(&confirm_ix, confirm, n_confirm);
+	run_id = identified(base, run, n_run, &ids);
+	confirm_id = identified(base, confirm, n_confirm, &ids);
+	pg_cmp_index_init(&run_ix, run_id, n_run);
+	pg_cmp_index_init(&confirm_ix, confirm_id, n_confirm);
+	/* the other names of the run's points: baseline points under them
+	 * are older records of a workload the run has, never "missing" */
+	for (size_t i = 0; i < n_run; i++)
+		if (run[i].name && !run[i].probe)
+			pg_identity_names(&superseded, run[i].name, run[i].suite, run[i].result);
+	if (superseded.n > 1)
+		qsort(superseded.v, superseded.n, sizeof(*superseded.v), cmp_cstr);
 	names = pg_xmalloc((base->n + n_run + 1) * sizeof(*names));
 	for (size_t i = 0; i < base->n; i++)
 		names[n_names++] = base->points[i].name;
@@ -334,6 +385,9 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		if (is_probe(cp))
 			cp = NULL;
 		if (!bp && !rp)
+			continue;
+		if (!rp && superseded.n &&
+		    bsearch(&name, superseded.v, superseded.n, sizeof(*superseded.v), cmp_cstr))
 			continue;
 		enum pg_suite_kind suite = bp ? bp->suite : rp->suite;
 		size_t nm;
@@ -385,6 +439,10 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	free(names);
 	pg_cmp_index_release(&run_ix);
 	pg_cmp_index_release(&confirm_ix);
+	free(run_id);
+	free(confirm_id);
+	pg_strv_release(&ids);
+	pg_strv_release(&superseded);
 
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {
@@ -396,6 +454,21 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 			out->gated++;
 		if (r->outcome > out->outcome)
 			out->outcome = r->outcome;
+	}
+	/* a sick job's regression is the machine's: re-run, do not fail */
+	if (opts->suspect && out->outcome == PG_OUTCOME_FAIL) {
+		out->suspect = pg_xstrdup(opts->suspect);
+		out->outcome = PG_OUTCOME_INFRA;
+		for (size_t i = 0; i < out->n; i++) {
+			const char *p = out->rows[i].point;
+			bool listed = false;
+			if (out->rows[i].outcome != PG_OUTCOME_FAIL)
+				continue;
+			for (size_t k = 0; k < out->rerun.n && !listed; k++)
+				listed = !strcmp(out->rerun.v[k], p);
+			if (!listed)
+				pg_strv_push(&out->rerun, p);
+		}
 	}
 }
 
@@ -410,6 +483,7 @@ void pg_comparison_release(struct pg_comparison *c)
 	free(c->gpu);
 	free(c->baseline_kind);
 	free(c->baseline_source);
+	free(c->suspect);
 	pg_strv_release(&c->rerun);
 	memset(c, 0, sizeof(*c));
 }

@@ -48,12 +48,12 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 	const char *env = getenv("PERFGATE_GPU");
 	char key[128], first[128] = "";
 
-	if (forced && *forced) {
-		pg_gpu_key(out, size, forced);
-		return 0;
-	}
-	if (env && *env) {
-		pg_gpu_key(out, size, env);
+	if ((forced && *forced) || (env && *env)) {
+		const char *raw = forced && *forced ? forced : env;
+		if (!pg_gpu_name_ok(raw))
+			return pg_error_set(err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+					    raw == forced ? "--gpu" : "PERFGATE_GPU", raw);
+		pg_gpu_key(out, size, raw);
 		return 0;
 	}
 	for (size_t i = 0; set && i < set->n; i++) {

@@ -16,6 +16,7 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg)
 	pg_engine_params_default(&cfg->engine);
 	cfg->exit_after_ms = -1;
 	cfg->exit_code = 1;
+	cfg->idle_timeout_ms = PG_MOCK_IDLE_TIMEOUT_MS;
 }
 
 void pg_mock_options_default(struct pg_mock_options *o)
@@ -46,6 +47,7 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 	/* clang-format off */
 	const struct { const char *name; double v, max; const char *what; } ranges[] = {
 		{ "eos-prob", e->eos_prob, 1, probability },
+		{ "prefix-hit", o->prefix_hit, 1, "a share in [0, 1]" },
 		{ "fault-500", e->fault_500, 1, probability },
 		{ "fault-disconnect", e->fault_disconnect, 1, probability },
 		{ "fault-stall", e->fault_stall, 1, probability },
@@ -79,6 +81,10 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 	if (o->vocab_size < 1 || o->vocab_size > (long)PG_VOCAB_MAX)
 		return pg_error_set(err, PG_ECONFIG, "--vocab-size %ld: expected 1..%u",
 				    o->vocab_size, PG_VOCAB_MAX);
+	if (o->kv_cache_tokens < -1)
+		return pg_error_set(err, PG_ECONFIG,
+				    "--kv-cache-tokens %ld: expected -1 (unlimited) or more",
+				    o->kv_cache_tokens);
 	if (o->max_running > 10000000)
 		return pg_error_set(err, PG_ECONFIG, "--max-running: expected at most 10000000");
 	if (c->startup_delay_ms < 0)
@@ -89,6 +95,8 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "--seed: expected a number >= 0");
 	if (c->max_requests < 0)
 		return pg_error_set(err, PG_ECONFIG, "--max-requests: expected a number >= 0");
+	if (c->idle_timeout_ms < 0)
+		return pg_error_set(err, PG_ECONFIG, "--idle-timeout-ms: expected a number >= 0");
 	return 0;
 }
 
@@ -99,11 +107,14 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 	int rc;
 
 	if (o->server.engine.fixed_timing &&
-	    (!isnan(o->prefill_us) || !isnan(o->itl_growth) || o->max_running >= 0))
+	    (!isnan(o->prefill_us) || !isnan(o->itl_growth) || o->max_running >= 0 ||
+	     o->kv_cache_tokens || o->prefix_hit))
 		return pg_error_set(err, PG_ECONFIG, "--fixed-timing has no engine model: drop %s",
 				    !isnan(o->prefill_us)   ? "--prefill-us-per-token"
 				    : !isnan(o->itl_growth) ? "--itl-growth"
-							    : "--max-running");
+				    : o->max_running >= 0   ? "--max-running"
+				    : o->kv_cache_tokens    ? "--kv-cache-tokens"
+							    : "--prefix-hit");
 	if ((rc = check_ranges(o, err)))
 		return rc;
 
@@ -119,6 +130,8 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 	if (o->max_running >= 0)
 		e->max_running = (uint32_t)o->max_running;
 	e->tokens_per_message = (uint32_t)o->tokens_per_message;
+	e->kv_cache_tokens = o->kv_cache_tokens;
+	e->prefix_hit = o->prefix_hit;
 	e->seed = (uint64_t)o->seed;
 	e->vocab_size = (uint32_t)o->vocab_size;
 	return 0;

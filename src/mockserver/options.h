@@ -31,8 +31,17 @@ struct pg_mock_server_config {
 	int exit_code;
 	const char *timing_log; /* JSON lines written at exit, or NULL */
 	bool log_requests;      /* one line per generation request */
+	bool no_metrics;        /* GET /metrics is a 404 (an engine without metrics) */
+	long idle_timeout_ms;   /* close a connection without a whole request this long
+				   after it opened or was last answered (408 to a
+				   half-sent one); <= 0: never */
 	FILE *log;              /* startup/shutdown lines; NULL: silent */
 };
+
+/* Long enough for any client between two requests of a run (uvicorn,
+ * vLLM's server, closes idle keep-alives after 5 s), short enough that
+ * thousands of half-sent requests do not stay open. */
+#define PG_MOCK_IDLE_TIMEOUT_MS 30000
 
 /* The defaults --help documents; log NULL (the command passes stderr). */
 void pg_mock_server_config_default(struct pg_mock_server_config *cfg);
@@ -47,7 +56,9 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg);
 struct pg_mock_options {
 	struct pg_mock_server_config server; /* host, port, model, faults, limits... */
 	long vocab_size, seed, tokens_per_message, exit_code;
-	long max_running; /* -1: not given */
+	long max_running;     /* -1: not given */
+	long kv_cache_tokens; /* 0: not given (max-running x 8192); -1: unlimited */
+	double prefix_hit;    /* 0: not given */
 	double ttft_ms, itl_ms, stall_ms;
 	double prefill_us, itl_growth; /* NAN: not given */
 };

@@ -15,7 +15,7 @@ struct pg_error;
  *
  * Endpoints: GET /health, GET /v1/models, GET /version, POST /tokenize,
  * POST /detokenize, POST /v1/completions, POST /v1/chat/completions,
- * GET /mock/stats. Its configuration: mockserver/options.h.
+ * GET /mock/stats, GET /metrics. Its configuration: mockserver/options.h.
  *
  * Run until SIGTERM/SIGINT, --max-seconds or --max-requests, then close
  * every connection, write the timing log and return 0. Fails (PG_ECONFIG

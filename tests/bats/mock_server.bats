@@ -406,3 +406,85 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 	done
 	run -0 "$PERFGATE_BIN" mock-server --host ::1 --port 0 --max-seconds 0.2
 }
+
+@test "--idle-timeout-ms closes 3,000 half-sent and idle connections (408 to the half-sent), never a stream in progress" {
+	start_server --idle-timeout-ms 1000 --fixed-timing --ttft-ms 1 --itl-ms 100
+	# a stream that outlives the timeout three times over
+	post /v1/completions '{"prompt":"a","max_tokens":30,"stream":true,"ignore_eos":true}' -N \
+		>"$BATS_TEST_TMPDIR/stream.txt" &
+	local streamer=$!
+	"$PERFGATE_PYTHON" - "$PORT" <<'PY'
+import resource, selectors, socket, sys, time
+port = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+half = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"pro"
+kinds = {}
+t0 = time.monotonic()
+for i in range(3000):
+    s = socket.create_connection(("127.0.0.1", port))
+    kind = "half" if i % 3 else "silent"
+    if kind == "half":
+        s.sendall(half)
+    kinds[s] = kind
+# a whole request, then an idle keep-alive
+ka = socket.create_connection(("127.0.0.1", port))
+ka.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+kinds[ka] = "keepalive"
+# one that trickles a request a byte every 100 ms: no byte restarts the clock
+tr = socket.create_connection(("127.0.0.1", port))
+kinds[tr] = "trickle"
+# meanwhile the server answers others at once
+h = socket.create_connection(("127.0.0.1", port))
+h.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+assert h.recv(100).startswith(b"HTTP/1.1 200"), "busy server did not answer"
+h.close()
+sel = selectors.DefaultSelector()
+got = {s: b"" for s in kinds}
+for s in kinds:
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ)
+closed = {}
+trickle = iter(half)
+next_byte = time.monotonic()
+while len(closed) < len(kinds) and time.monotonic() - t0 < 20:
+    if tr not in closed and time.monotonic() >= next_byte:
+        try:
+            tr.send(bytes([next(trickle)]))
+        except (StopIteration, OSError):
+            pass
+        next_byte += 0.1
+    for key, _ in sel.select(0.05):
+        s = key.fileobj
+        try:
+            data = s.recv(65536)
+        except ConnectionResetError:
+            data = b""
+        if data:
+            got[s] += data
+        else:
+            closed[s] = time.monotonic() - t0
+            sel.unregister(s)
+left = [kinds[s] for s in kinds if s not in closed]
+assert not left, "%d connections still open after 20 s: %s" % (len(left), sorted(set(left)))
+by = {}
+for s, k in kinds.items():
+    by.setdefault(k, []).append(got[s])
+assert all(g.startswith(b"HTTP/1.1 408 Request Timeout\r\n") for g in by["half"]), by["half"][:1]
+assert all(g.startswith(b"HTTP/1.1 408") for g in by["trickle"]), by["trickle"]
+assert all(g == b"" for g in by["silent"]), "silent ones got bytes"
+assert by["keepalive"][0].startswith(b"HTTP/1.1 200") and b"408" not in by["keepalive"][0]
+worst = max(closed.values())
+assert 0.9 < min(closed.values()) and worst < 1 + 0.25 + 3, "closed between %.2f and %.2f s" % (min(closed.values()), worst)
+print("3002 connections closed between %.2f and %.2f s" % (min(closed.values()), worst))
+PY
+	wait "$streamer"
+	# the stream ran to its end: 30 tokens, then [DONE]
+	[ "$(grep -c '^data: {' "$BATS_TEST_TMPDIR/stream.txt")" -eq 30 ]
+	grep -q '^data: \[DONE\]' "$BATS_TEST_TMPDIR/stream.txt"
+	wait_stats 's["connections"]["idle_timeouts"] == 3002 and s["connections"]["open"] == 1'
+	# 0 turns it off; a negative value is an error
+	run "$PERFGATE_BIN" mock-server --idle-timeout-ms -1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--idle-timeout-ms: expected a number >= 0"* ]]
+}
