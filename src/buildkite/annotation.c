@@ -175,12 +175,28 @@ static void put_artifact_name(struct pg_buf *out, const char *path)
 	pg_buf_puts(out, "</code>");
 }
 
-static void put_artifact_link(struct pg_buf *out, const char *path)
+/* Where an artifact is, as an href or src: artifact://<path> in Buildkite,
+ * else the path relative to the annotation file. */
+static void put_artifact_url(struct pg_buf *out, const struct pg_annotation *a, const char *path)
+{
+	size_t n = a->local_dir ? strlen(a->local_dir) : 0;
+
+	if (!a->local_dir) {
+		pg_buf_puts(out, "artifact://");
+		pg_escape_html(out, path);
+	} else if (!strncmp(path, a->local_dir, n) && path[n] == '/') {
+		pg_escape_html(out, path + n + 1);
+	} else {
+		pg_escape_html(out, path);
+	}
+}
+
+static void put_artifact_link(struct pg_buf *out, const struct pg_annotation *a, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
-	pg_buf_puts(out, "<a href=\"artifact://");
-	pg_escape_html(out, path);
+	pg_buf_puts(out, "<a href=\"");
+	put_artifact_url(out, a, path);
 	pg_buf_puts(out, "\">");
 	pg_escape_html(out, slash ? slash + 1 : path);
 	pg_buf_puts(out, "</a>");
@@ -281,8 +297,8 @@ static void render_charts(struct pg_buf *out, const struct pg_annotation *a, siz
 		return;
 	pg_buf_printf(out, "<details open>\n<summary>Charts</summary>\n\n");
 	for (size_t i = 0; i < n; i++) {
-		pg_buf_puts(out, "<img src=\"artifact://");
-		pg_escape_html(out, a->charts[i].artifact_path);
+		pg_buf_puts(out, "<img src=\"");
+		put_artifact_url(out, a, a->charts[i].artifact_path);
 		pg_buf_puts(out, "\" alt=\"");
 		pg_escape_html(out, a->charts[i].title);
 		pg_buf_puts(out, "\">\n");
@@ -363,7 +379,7 @@ static void render_footer(struct pg_buf *out, const struct pg_annotation *a)
 		if (!links[i])
 			continue;
 		pg_buf_puts(out, any ? " · " : "Artifacts: ");
-		put_artifact_link(out, links[i]);
+		put_artifact_link(out, a, links[i]);
 		any = true;
 	}
 	if (a->job_url) {

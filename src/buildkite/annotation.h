@@ -104,6 +104,12 @@ struct pg_annotation {
 	 * 412 preemptions" */
 	const char *const *flags;
 	size_t n_flags;
+
+	/* Outside Buildkite the annotation is a file in the results directory,
+	 * where no preview resolves artifact:// URLs: images and links are then
+	 * paths relative to that file (artifact paths minus this directory
+	 * prefix, "results"). NULL: artifact:// URLs, for Buildkite. */
+	const char *local_dir;
 };
 
 /* How far rendering had to degrade to fit. */

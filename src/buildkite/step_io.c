@@ -24,6 +24,7 @@
 #include "base/secret.h"
 #include "runner/runner_io.h"
 #include "baseline/history_io.h"
+#include "runner/runfmt.h"
 
 #include <libgen.h>
 #include <sys/stat.h>
@@ -60,17 +61,21 @@ static void say(struct step *st, const char *fmt, ...) __attribute__((format(pri
 
 static void say(struct step *st, const char *fmt, ...)
 {
-	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT;
+	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT, plain = PG_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
 	pg_buf_vprintf(&raw, fmt, ap);
 	va_end(ap);
 	pg_redact(&st->redact, &clean, raw.ptr);
-	fputs(clean.ptr, st->log);
+	/* log groups only where Buildkite shows them as groups */
+	if (!st->env->in_buildkite)
+		pg_runfmt_plain(&plain, clean.ptr);
+	fputs(st->env->in_buildkite ? clean.ptr : plain.ptr, st->log);
 	fflush(st->log);
 	pg_buf_release(&raw);
 	pg_buf_release(&clean);
+	pg_buf_release(&plain);
 }
 
 static const char *step_label(const struct pg_bkenv *env)
@@ -83,24 +88,35 @@ static const char *step_label(const struct pg_bkenv *env)
 /* ---- pull-request gating ---- */
 
 /* true: the step has nothing to do on this build (logged once). */
-static bool skip_for_labels(struct step *st)
+bool pg_bk_skipped_for_labels(const struct pg_bkenv *env, const struct pg_plugin_config *c,
+			      struct pg_buf *why)
 {
 	struct pg_buf want = PG_BUF_INIT, have = PG_BUF_INIT;
 
-	if (!st->s.only_on_labels.n || !pg_bkenv_is_pr(st->env))
+	if (!c->only_on_labels.n || !pg_bkenv_is_pr(env))
 		return false;
-	if (pg_bkenv_has_label(st->env, (const char *const *)st->s.only_on_labels.v,
-			       st->s.only_on_labels.n))
+	if (pg_bkenv_has_label(env, (const char *const *)c->only_on_labels.v, c->only_on_labels.n))
 		return false;
-	for (size_t i = 0; i < st->s.only_on_labels.n; i++)
-		pg_buf_printf(&want, "%s%s", i ? ", " : "", st->s.only_on_labels.v[i]);
-	for (size_t i = 0; i < st->env->labels.n; i++)
-		pg_buf_printf(&have, "%s%s", i ? ", " : "", st->env->labels.v[i]);
-	say(st, "perfgate: skipped: pull request #%s has no label %s (labels: %s)\n",
-	    st->env->pull_request, want.ptr, have.len ? have.ptr : "none");
+	for (size_t i = 0; i < c->only_on_labels.n; i++)
+		pg_buf_printf(&want, "%s%s", i ? ", " : "", c->only_on_labels.v[i]);
+	for (size_t i = 0; i < env->labels.n; i++)
+		pg_buf_printf(&have, "%s%s", i ? ", " : "", env->labels.v[i]);
+	pg_buf_printf(why, "skipped: pull request #%s has no label %s (labels: %s)",
+		      env->pull_request, want.ptr, have.len ? have.ptr : "none");
 	pg_buf_release(&want);
 	pg_buf_release(&have);
 	return true;
+}
+
+static bool skip_for_labels(struct step *st)
+{
+	struct pg_buf why = PG_BUF_INIT;
+	bool skipped = pg_bk_skipped_for_labels(st->env, &st->s, &why);
+
+	if (skipped)
+		say(st, "perfgate: %s\n", why.ptr);
+	pg_buf_release(&why);
+	return skipped;
 }
 
 /* ---- artifact paths ---- */
@@ -216,7 +232,7 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 
 struct finish {
 	struct pg_report *report;
-	struct pg_buf report_md, report_tables, records, json_section;
+	struct pg_buf report_md, report_tables, records;
 	struct pg_chart_set charts;
 	struct pg_annotation_chart *chart_refs;
 	char **chart_paths;
@@ -233,7 +249,6 @@ static void write_reports(struct step *st, struct finish *f)
 	pg_report_markdown(&f->report_md, f->report, PG_REPORT_ALL);
 	pg_report_markdown(&f->report_tables, f->report, PG_REPORT_DESCRIPTIONS | PG_REPORT_TABLES);
 	pg_report_records(&f->records, f->report);
-	pg_report_json_tables(&f->json_section, f->report);
 	write_file(st, "benchmark_results.md", f->report_md.ptr, f->report_md.len);
 	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
 }
@@ -313,7 +328,6 @@ static void finish_release(struct finish *f)
 	pg_buf_release(&f->report_md);
 	pg_buf_release(&f->report_tables);
 	pg_buf_release(&f->records);
-	pg_buf_release(&f->json_section);
 	for (size_t i = 0; i < f->charts.n; i++)
 		free(f->chart_paths[i]);
 	free(f->chart_paths);
@@ -450,11 +464,15 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.n_rows = f->cmp.n_rows;
 	a.report_md = f->report_tables.ptr;
 	a.comparison_md = f->cmp.compared ? f->cmp.table.ptr : NULL;
-	a.json_section = f->json_section.ptr;
+	/* the records (benchmark_results.json): pd.read_json makes one frame
+	 * of them, a row per point, as the section's title says */
+	a.json_section = f->records.ptr;
 	a.report_artifact = st->s.artifacts ? report_art : NULL;
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	a.job_url = job_url;
+	/* a local annotation.md links its neighbours, which a preview shows */
+	a.local_dir = st->env->in_buildkite ? NULL : st->artifact_prefix;
 
 	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
 		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");
@@ -1054,6 +1072,16 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 		pg_bk_pr_pin(&st.pr, &st.s, env);
 
 	switch (st.s.mode) {
+	case PG_MODE_BINARY:
+		/* bash's job: hooks/command packs the binary it found or built
+		 * (plugin/lib.bash perfgate_bundle) before perfgate runs */
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"step '%s': mode 'binary' is the plugin hook's: hooks/command "
+			"packs perfgate and uploads it as '%s' (perfgate buildkite --check "
+			"validates the options)",
+			st.name, st.s.binary_artifact);
+		goto fail;
 	case PG_MODE_PIPELINE:
 		exit_code = pipeline_step(&st, config, err);
 		goto done;

@@ -34,6 +34,14 @@ struct pg_bk_opts {
 };
 
 /*
+ * Whether only-on-labels skips the step in this build: a pull request that
+ * carries none of the labels. When it does, appends the reason to why
+ * ("skipped: pull request #12 has no label perf (labels: docs)").
+ */
+bool pg_bk_skipped_for_labels(const struct pg_bkenv *env, const struct pg_plugin_config *c,
+			      struct pg_buf *why);
+
+/*
  * Run the step. Returns the exit code. Problems that end the step early
  * (configuration, nothing to run) are in err with the code's class;
  * problems after the run has started are annotated and logged, and only

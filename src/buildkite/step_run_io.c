@@ -133,7 +133,8 @@ done:
 }
 
 /* Options that belong to the pipeline step itself, not to the steps it
- * generates. */
+ * generates. binary-artifact goes on: this step's hook uploads the perfgate
+ * it runs there, and the generated steps download it. */
 static const char *const pipeline_own[] = { "mode", "gpus", "shards", "queue", "binary" };
 
 int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,

@@ -22,6 +22,7 @@
 #include "baseline/history_io.h"
 #include "import/import_io.h"
 #include "results/results_io.h"
+#include "sys/fsutil.h"
 #include "baseline/thresholds_io.h"
 #include "base/jsonw.h"
 
@@ -54,14 +55,15 @@ static int load_source(struct pg_result_set *out, const char *path, struct pg_er
 	struct stat st;
 	int rc;
 
-	if (stat(path, &st))
+	if (strcmp(path, "-") && stat(path, &st))
 		return pg_error_set(err, PG_ECONFIG, "%s: no such file or directory", path);
-	if (S_ISDIR(st.st_mode))
+	if (strcmp(path, "-") && S_ISDIR(st.st_mode))
 		rc = pg_results_load_dir(out, path, err);
 	else
-		rc = pg_import_file(out, path, NULL, err);
+		rc = pg_cmd_import_file(out, path, NULL, err);
 	if (rc == 0 && !out->n)
-		rc = pg_error_set(err, PG_ECONFIG, "%s: no benchmark results in it", path);
+		rc = pg_error_set(err, PG_ECONFIG, "%s: no benchmark results in it",
+				  pg_file_arg_name(path));
 	return rc;
 }
 
@@ -111,8 +113,8 @@ static int baseline_update(int argc, char **argv)
 	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRINGS, "from", 'f', &from, "SRC",
-		  "a results directory, or a report or file 'perfgate import' reads; "
-		  "repeat for several runs (each counts once)" },
+		  "a results directory, or a report or file 'perfgate import' reads (- for "
+		  "stdin); repeat for several runs (each counts once)" },
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
 		  "use the results of this GPU (needed when a source holds several)" },
 		{ PG_OPT_FLAG, "replace", 0, &replace, NULL,
@@ -423,18 +425,25 @@ static int baseline_history(int argc, char **argv)
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
 		  "the history repository (default: the current one)" },
 		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "the history ref (default: refs/perfgate/history)" },
-		{ PG_OPT_STRING, "point", 'p', &point, "NAME", "only this test point" },
+		{ PG_OPT_STRING, "point", 0, &point, "NAME", "only this test point" },
 		{ PG_OPT_STRING, "metric", 'm', &metric, "ID", "only this metric (e.g. output_throughput)" },
-		{ PG_OPT_LONG, "last", 'n', &last, "N", "the last N runs of each point (default: 20)" },
+		{ PG_OPT_LONG, "last", 0, &last, "N", "the last N runs of each point (default: 20)" },
 		{ PG_OPT_END },
 	};
+	/* -p and -n meant --point and --last here before they meant --port
+	 * and --dry-run in every command */
+	static const struct pg_opt_moved moved[] = { { 'p', "--point NAME" },
+						     { 'n', "--last N" },
+						     { 0, NULL } };
 	/* clang-format on */
 	const struct pg_cmd_help help = {
-		"baseline history", "[options]",
+		"baseline history",
+		"[options]",
 		"print each test point's recorded runs as a trend per metric",
 		"Per metric: the oldest and newest value of the last N runs, the change, a\n"
 		"sparkline, the median and the run-to-run spread (1.4826 MAD / median).",
-		opts
+		opts,
+		moved
 	};
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
@@ -685,6 +694,10 @@ int cmd_baseline(int argc, char **argv)
 		fputs(baseline_usage, stdout);
 		return PG_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("perfgate %s\n", PERFGATE_VERSION);
+		return PG_EXIT_OK;
+	}
 	for (size_t i = 0; i < n_subs; i++) {
 		names[i] = subs[i].name;
 		if (!strcmp(argv[1], subs[i].name))
@@ -692,8 +705,11 @@ int cmd_baseline(int argc, char **argv)
 	}
 	{
 		const char *near = pg_nearest(argv[1], names, n_subs);
-		fprintf(stderr, "perfgate baseline: unknown subcommand '%s'%s%s%s\n", argv[1],
-			near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		fprintf(stderr,
+			"perfgate baseline: unknown subcommand '%s'%s%s%s; see 'perfgate "
+			"baseline --help'\n",
+			argv[1], near ? " (did you mean '" : "", near ? near : "",
+			near ? "'?)" : "");
 	}
 	return PG_EXIT_USAGE;
 }

@@ -4,6 +4,7 @@
  * bad input leaves the results directory as it was.
  */
 #include "cli/cmd.h"
+#include "cli/common.h"
 #include "cli/opt.h"
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -40,10 +41,10 @@ static const struct pg_cmd_help help = {
 	"benchmark_results.json records, GuideLLM reports, AIPerf and GenAI-Perf\n"
 	"exports, llm-d benchmark reports (v0.2, YAML or JSON) and JSON records\n"
 	"inside any text (Markdown pages, job logs), and writes one result file\n"
-	"per point into DIR. A directory stands for the .json, .jsonl and\n"
-	"benchmark_report*.yaml files in it and below it; a path laid out as\n"
-	"<experiment>/<GPU>/<deployment>/ gives the records that lack them their\n"
-	"GPU, experiment and deployment (a note says so). perfgate's own outputs\n"
+	"per point into DIR. - reads stdin. A directory stands for the .json,\n"
+	".jsonl and benchmark_report*.yaml files in it and below it; a path laid\n"
+	"out as <experiment>/<GPU>/<deployment>/ gives the records that lack them\n"
+	"their GPU, experiment and deployment (a note says so). perfgate's own outputs\n"
 	"(benchmark_results.json, verdict.json), *.pytorch.json files and llm-d\n"
 	"reports made from a result file beside them are skipped, with a note.\n"
 	"When the inputs span several experiments or GPUs, each gets its own\n"
@@ -151,7 +152,7 @@ int cmd_import(int argc, char **argv)
 	for (size_t i = 0; i < inputs.n; i++) {
 		size_t before = rs.n;
 
-		if ((rc = pg_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
+		if ((rc = pg_cmd_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
 			if (rc == PG_ENOTFOUND)
 				err.code = PG_ECONFIG; /* a missing input is a usage error */
 			goto fail;

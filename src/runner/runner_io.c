@@ -197,7 +197,14 @@ __attribute__((format(printf, 2, 3))) static void say(struct runner *r, const ch
 	va_end(ap);
 	pg_redact(&r->redact, &clean, raw.ptr);
 	clear_bar(r);
-	fputs(clean.ptr, r->log);
+	if (r->buildkite) {
+		fputs(clean.ptr, r->log);
+	} else {
+		struct pg_buf plain = PG_BUF_INIT;
+		pg_runfmt_plain(&plain, clean.ptr);
+		fputs(plain.ptr, r->log);
+		pg_buf_release(&plain);
+	}
 	fflush(r->log);
 	pg_buf_release(&raw);
 	pg_buf_release(&clean);
@@ -488,7 +495,11 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		pg_buf_release(&cmd);
 		pg_buf_release(&clean);
 	}
-	json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
+	/* without a GPU there is no gpu_type to write: an empty string would
+	 * read as a GPU named "" ("1x" in vLLM's report); perfgate's readers
+	 * take the GPU from perfgate.gpu (docs/design/vllm-benchmarks.md §7) */
+	if (r->o->gpu->gpu_type[0])
+		json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
 	if (oc->probe)
 		json_object_set_new(commands, "adaptive_search", json_true());
 	/* an external command's result is its own: whatever it wrote (its

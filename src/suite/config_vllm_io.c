@@ -1262,7 +1262,7 @@ static int nightly_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath
 	struct pg_ypair *pairs = NULL;
 	size_t n_pairs = 0;
 	const struct vparam *v;
-	const char *engine;
+	const char *engine = NULL;
 	char key[64];
 	struct pg_buf name = PG_BUF_INIT;
 	yaml_node_t *gp_node = pg_ymap_get(c->d, node, "genai_perf_input_parameters");

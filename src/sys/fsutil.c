@@ -51,6 +51,29 @@ int pg_file_read_nofollow(const char *path, struct pg_buf *out, struct pg_error 
 	return read_file(path, O_NOFOLLOW, out, err);
 }
 
+int pg_file_read_arg(const char *path, struct pg_buf *out, struct pg_error *err)
+{
+	char chunk[65536];
+	ssize_t n;
+
+	if (strcmp(path, "-"))
+		return pg_file_read(path, out, err);
+	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return pg_error_set(err, PG_ERR, "<stdin>: read: %s", strerror(errno));
+		}
+		pg_buf_add(out, chunk, (size_t)n);
+	}
+	return 0;
+}
+
+const char *pg_file_arg_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
 static int write_all(int fd, const char *data, size_t len)
 {
 	while (len) {

@@ -19,6 +19,15 @@ int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err);
 int pg_file_read_nofollow(const char *path, struct pg_buf *out, struct pg_error *err);
 
 /*
+ * A file named on the command line, where "-" means stdin, as GNU tools
+ * have it: read it whole into out (appends). Stdin can be read once; a
+ * second "-" reads nothing more. pg_file_arg_name is the name messages
+ * use: "<stdin>" for "-", else the path.
+ */
+int pg_file_read_arg(const char *path, struct pg_buf *out, struct pg_error *err);
+const char *pg_file_arg_name(const char *path);
+
+/*
  * Write a file so that readers (and a SIGKILL at any instant) only ever see
  * the old content or the whole new content: the data goes to an unnamed
  * O_TMPFILE in the target directory (a named temporary where the file

@@ -53,7 +53,7 @@ agent_stdin() {
 		'{"suites":"perf.yml","treshold":"t"}|step '"'"':h100: perf'"'"': unknown option '"'"'treshold'"'"' (did you mean '"'"'thresholds'"'"'?)'
 		'{"suites":"perf.yml","repeat":"three"}|option '"'"'repeat'"'"': expected an integer >= 1, got '"'"'three'"'"''
 		'{"suites":"perf.yml","repeat":0}|option '"'"'repeat'"'"': expected an integer >= 1, got 0'
-		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"' or '"'"'pipeline'"'"', got '"'"'fast'"'"''
+		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"', '"'"'pipeline'"'"' or '"'"'binary'"'"', got '"'"'fast'"'"''
 		'{"suites":"perf.yml","confirm":"yes"}|option '"'"'confirm'"'"': expected true or false, got '"'"'yes'"'"''
 		'{"suites":"perf.yml","filter":"(("}|option '"'"'filter'"'"': bad regular expression'
 		'{"suites":"perf.yml","shard":"5/4"}|option '"'"'shard'"'"': expected "INDEX/COUNT" with 1 <= INDEX <= COUNT, got "5/4"'
@@ -164,6 +164,47 @@ agent_stdin() {
 	assert_output --partial "perfgate: not running in Buildkite: annotation written to out/h100/annotation.md"
 	assert_file_exists out/h100/annotation.md
 	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "outside Buildkite: annotation.md links its neighbours, the log has no group markers" {
+	unset BUILDKITE
+	results
+	config '{"mode":"report","gpu":"H100","results-dir":"out/h100"}'
+	mv results out-h100 && mkdir out && mv out-h100 out/h100
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial -- "--- "
+	refute_output --partial "+++ "
+	assert_output --partial "perfgate: H100: 6 tests ran, no baseline comparison (exit 0)"
+	# no preview shows artifact:// images: paths relative to the file
+	run grep -c "artifact://" out/h100/annotation.md
+	assert_output 0
+	grep -qF '<img src="charts/serving_llama8B_tp1_sharegpt.svg"' out/h100/annotation.md
+	grep -qF '<a href="benchmark_results.json">benchmark_results.json</a>' out/h100/annotation.md
+	assert_file_exists out/h100/charts/serving_llama8B_tp1_sharegpt.svg
+	# in Buildkite the same step links the artifacts
+	export BUILDKITE=true
+	run "${PERFGATE}" buildkite
+	grep -qF '<img src="artifact://out/h100/charts/serving_llama8B_tp1_sharegpt.svg"' out/h100/annotation.md
+}
+
+@test "the annotation's JSON section loads with pd.read_json: a row per point" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	run "${PYTHON}" - results/annotation.md <<'PY'
+import io, re, sys
+import pandas as pd
+md = open(sys.argv[1]).read()
+m = re.search(r"<summary>JSON \(pandas.read_json\)</summary>\s*(`{3,})json\n(.*?)\n\1", md, re.S)
+df = pd.read_json(io.StringIO(m.group(2)))
+print(df.shape[0], df["Test name"].tolist()[0], df["Status"].tolist().count("error"))
+print(df["Output Tput (tok/s)"].dtype, df["Model"].dtype)
+PY
+	assert_success
+	assert_line --index 0 "6 latency_llama8B_tp1 1"
+	assert_line --index 1 --regexp "^float64 object$"
 }
 
 @test "an absolute results-dir uploads from its parent so artifact links match" {
@@ -324,6 +365,55 @@ assert list(steps[0]["plugins"][0]) == ["github.com/perfgate/perfgate-buildkite-
 assert cfg["baseline"] == "git" and cfg["only-on-labels"] == ["perf"] and cfg["shard"] == "1/2", cfg
 assert "gpus" not in cfg and "shards" not in cfg
 PY
+}
+
+@test "pipeline mode with binary-artifact: every generated step downloads the bundle" {
+	suite_here
+	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'
+	# the pipeline step's agent has perfgate at a path of its own (binary);
+	# its hook uploads that perfgate as the artifact
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100","L40S"],"binary":"/opt/perfgate/bin/perfgate","binary-artifact":"perfgate/perfgate.tar.gz"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	"${PYTHON}" - "${CALLS}.buildkite-agent.0" <<'PY'
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]).read().replace("$$", "$"))
+configs = [list(s["plugins"][0].values())[0] for s in doc["steps"] if "plugins" in s]
+assert len(configs) == 2, configs
+for cfg in configs:
+    assert cfg["binary-artifact"] == "perfgate/perfgate.tar.gz", cfg
+    assert "binary" not in cfg, cfg
+PY
+}
+
+@test "--will-run: valid and not skipped 0, skipped by only-on-labels 1, bad options 2" {
+	config '{"mode":"report","only-on-labels":["perf"]}'
+	run "${PERFGATE}" buildkite --will-run
+	assert_success
+	assert_output ""
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs"
+	run "${PERFGATE}" buildkite --will-run
+	assert_equal "${status}" 1
+	assert_output "perfgate buildkite: step ':h100: perf': skipped: pull request #4711 has no label perf (labels: docs)"
+	export BUILDKITE_PULL_REQUEST_LABELS="docs,perf"
+	run "${PERFGATE}" buildkite --will-run
+	assert_success
+	config '{"mode":"report","only-on-labels":["perf"],"colour":true}'
+	run "${PERFGATE}" buildkite --will-run
+	assert_equal "${status}" 2
+	assert_output --partial "unknown option 'colour'"
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "mode binary is the hook's: perfgate buildkite says so, --check validates" {
+	config '{"mode":"binary","binary-artifact":"perfgate.tar.gz"}'
+	run "${PERFGATE}" buildkite --check
+	assert_success
+	assert_output "perfgate buildkite: step ':h100: perf': the configuration is valid"
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "mode 'binary' is the plugin hook's: hooks/command packs perfgate and uploads it as 'perfgate.tar.gz'"
+	assert_equal "$(cat "${CALLS}")" ""
 }
 
 @test "a run cancelled by SIGTERM ends with 143, keeps what finished, and annotates" {

@@ -137,11 +137,11 @@ print(df.groupby("verdict").size().to_dict())'
 
 	run --separate-stderr "$PERFGATE_BIN" gate runs/slow runs/same
 	assert_failure 2
-	[ "$stderr" = "perfgate gate: unexpected argument 'runs/same' (expected one results directory)" ]
+	[ "$stderr" = "perfgate gate: unexpected argument 'runs/same' (expected one results directory); see 'perfgate gate --help'" ]
 
 	run --separate-stderr "$PERFGATE_BIN" baseline updat
 	assert_failure 2
-	[ "$stderr" = "perfgate baseline: unknown subcommand 'updat' (did you mean 'update'?)" ]
+	[ "$stderr" = "perfgate baseline: unknown subcommand 'updat' (did you mean 'update'?); see 'perfgate baseline --help'" ]
 }
 
 @test "--help for every command this owns" {

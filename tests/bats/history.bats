@@ -134,7 +134,7 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 	assert_success
 	echo "$output" >history.txt
 	golden history.txt gate/history.txt
-	run "$PERFGATE_BIN" baseline history --gpu H100 -p serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput -n 2
+	run "$PERFGATE_BIN" baseline history --gpu H100 --point serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput --last 2
 	assert_success
 	assert_line --index 1 --regexp '^  Output token throughput \(tok/s\) +5489.96 -> 5500.96 +\+0.2%  ▁█  median 5495.46, spread 0.1%$'
 	run --separate-stderr "$PERFGATE_BIN" baseline history --gpu H100 -m output_throughtput
@@ -171,7 +171,7 @@ race() { # race REPO
 	[ "${#lines[@]}" = 3 ]
 	[ "$(git --git-dir=../hist.git rev-list --count refs/perfgate/history)" = 3 ]
 	# and the history reads back through the same path
-	run "$PERFGATE_BIN" baseline history --gpu H100 --repo ../hist.git -p latency_llama8B_tp1 -m median_latency_ms
+	run "$PERFGATE_BIN" baseline history --gpu H100 --repo ../hist.git --point latency_llama8B_tp1 -m median_latency_ms
 	assert_success
 	assert_line --index 0 --partial "latency_llama8B_tp1 (latency, 1xH100): 3 runs"
 }

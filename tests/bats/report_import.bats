@@ -81,7 +81,7 @@ teardown() {
 	assert_failure 2
 	run "$PERFGATE_BIN" report a b
 	assert_failure 2
-	assert_output "perfgate report: unexpected argument 'b' (expected one results directory)"
+	assert_output "perfgate report: unexpected argument 'b' (expected one results directory); see 'perfgate report --help'"
 }
 
 @test "report --help and import --help" {

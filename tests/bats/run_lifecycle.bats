@@ -179,7 +179,7 @@ EOF
 	[ "$(field "$RESULTS/serving_crash_qps_40.json" 'r["perfgate"]["error"]')" = "server exited with status 1 before the point" ]
 	[ "$(field "$RESULTS/serving_after_qps_inf.json" 'r["perfgate"]["status"]')" = ok ]
 	[ "$(field "$RESULTS/serving_after_qps_inf.json" 'r["completed"]')" = 20 ]
-	[[ "$stderr" == *"+++ perfgate run: 1 ok, 2 error"* ]]
+	[[ "$stderr" == *"perfgate run: 1 ok, 2 error"* ]]
 	no_procs_left 0
 }
 

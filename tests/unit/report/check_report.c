@@ -680,7 +680,7 @@ START_TEST(params_precedence)
 	json_t *c = json_loads(
 		"{\"client_command\": \"vllm bench serve --num-prompts 70 --request-rate 2"
 		" --random-output-len 64 --dataset-name random\","
-		" \"server_command\": \"vllm serve m --tensor-parallel-size 4\"}",
+		" \"server_command\": \"vllm serve m --tensor-parallel-size 4 -pp 2\"}",
 		0, NULL);
 	struct pg_params p;
 
@@ -692,8 +692,27 @@ START_TEST(params_precedence)
 	ck_assert_int_eq(p.input_len, 1000);
 	ck_assert_int_eq(p.output_len, 64);
 	ck_assert_int_eq(p.tp, 4);
+	ck_assert_int_eq(p.pp, 2);
+	ck_assert_ptr_null(p.dtype);
 	ck_assert_str_eq(p.dataset, "random");
 	ck_assert_str_eq(p.engine, "vllm");
+	pg_params_release(&p);
+	/* vLLM's key, and the server's --dtype (vLLM's report columns) */
+	json_object_set_new(r, "pipeline_parallel_size", json_integer(3));
+	json_object_set_new(
+		c, "server_command",
+		json_string("vllm serve m --pipeline-parallel-size=2 --dtype bfloat16"));
+	pg_params_from_result(&p, r, c);
+	ck_assert_int_eq(p.pp, 3);
+	ck_assert_str_eq(p.dtype, "bfloat16");
+	pg_params_release(&p);
+	json_decref(r);
+	json_decref(c);
+	r = json_loads("{\"model_id\": \"m\"}", 0, NULL);
+	c = json_loads("{\"server_command\": \"vllm serve m\"}", 0, NULL);
+	pg_params_from_result(&p, r, c);
+	ck_assert_int_eq(p.pp, -1);
+	ck_assert_ptr_null(p.dtype);
 	pg_params_release(&p);
 	json_decref(r);
 	json_decref(c);

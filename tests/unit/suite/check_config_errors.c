@@ -81,7 +81,8 @@ static const struct {
 	{ "percentile-metrics.yml", NULL,
 	  "percentile-metrics.yml:8:34: serving[0].client.percentile_metrics[1]: expected one of ttft, tpot, itl, e2el, client_queue_time, e2el_including_client_queue, got 'tpop' (did you mean 'tpot'?)" },
 	{ "pipeline-bad-enum.yml", NULL,
-	  "pipeline-bad-enum.yml:6:11: step 'perf-h100': option 'mode': expected 'run', 'report', 'gate', 'merge' or 'pipeline', got 'gating'" },
+	  "pipeline-bad-enum.yml:6:11: step 'perf-h100': option 'mode': expected 'run', 'report', 'gate', 'merge', 'pipeline' or 'binary', "
+	  "got 'gating'" },
 	{ "pipeline-bad-option.yml", NULL,
 	  "pipeline-bad-option.yml:7:11: step 'perf-h100': unknown option 'thresold' (did you mean 'thresholds'?)" },
 	{ "pipeline-bad-type.yml", NULL,
