@@ -22,6 +22,10 @@ static const char description[] =
 	"\n"
 	"with at most --max-running sequences running and the rest queued FIFO, or,\n"
 	"with --fixed-timing, TTFT and ITL exactly as given whatever the load.\n"
+	"Noise as shared GPU machines have it, reproducible by --seed: every duration\n"
+	"times the session's scale, (1 + slowdown) x exp(session-offset x z), times\n"
+	"(1 + slow-factor) on a slow node (probability --slow-session), and each\n"
+	"request's own exp(jitter x z).\n"
 	"Tokens are whitespace-separated words; see the README for the vocabulary,\n"
 	"the fault options and the --timing-log format. Stops on SIGTERM/SIGINT,\n"
 	"--max-seconds or --max-requests with exit code 0.";
@@ -38,6 +42,7 @@ int cmd_mock_server(int argc, char **argv)
 	double ttft_ms = 20, itl_ms = 10, prefill_us = NAN, itl_growth = NAN, eos_prob = 0;
 	double fault_500 = 0, fault_disconnect = 0, fault_stall = 0, stall_ms = 0, max_seconds = 0;
 	double fault_malformed = 0, fault_stream_error = 0;
+	double slowdown = 0, session_offset = 0, slow_session = 0, slow_factor = 0.05, jitter = 0;
 	bool allow_remote = false, fixed_timing = false, never_ready = false, log_requests = false;
 	int rc;
 
@@ -65,6 +70,11 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "fault-malformed", 0, &fault_malformed, "P", "probability one chunk's JSON is cut short" },
 		{ PG_OPT_DOUBLE, "fault-stream-error", 0, &fault_stream_error, "P", "probability the stream ends in an error event (vLLM's)" },
 		{ PG_OPT_DOUBLE, "stall-ms", 0, &stall_ms, "MS", "how long a stall lasts (default 0: until the client gives up)" },
+		{ PG_OPT_DOUBLE, "slowdown", 0, &slowdown, "F", "every duration (1 + F) x longer (F >= -0.5): an injected regression, or a job's offset (default 0)" },
+		{ PG_OPT_DOUBLE, "session-offset", 0, &session_offset, "SD", "the session's own offset: durations x exp(SD x z), z drawn from --seed (default 0)" },
+		{ PG_OPT_DOUBLE, "slow-session", 0, &slow_session, "P", "probability the session is a slow node, drawn from --seed (default 0)" },
+		{ PG_OPT_DOUBLE, "slow-factor", 0, &slow_factor, "F", "a slow node's durations are (1 + F) x longer (default 0.05)" },
+		{ PG_OPT_DOUBLE, "jitter", 0, &jitter, "SD", "each request's own scale: durations x exp(SD x z) (default 0)" },
 		{ PG_OPT_DOUBLE, "max-seconds", 0, &max_seconds, "S", "exit 0 after S seconds" },
 		{ PG_OPT_LONG, "max-requests", 0, &max_requests, "N", "after N generation requests stop accepting, finish them, exit 0" },
 		{ PG_OPT_LONG, "startup-delay-ms", 0, &startup_delay_ms, "MS", "stay bound but not listening for MS (a slow-starting server)" },
@@ -131,6 +141,11 @@ int cmd_mock_server(int argc, char **argv)
 	cfg.engine.fault_malformed = fault_malformed;
 	cfg.engine.fault_stream_error = fault_stream_error;
 	cfg.engine.stall_ns = llround(stall_ms * 1e6);
+	cfg.engine.slowdown = slowdown;
+	cfg.engine.session_sd = session_offset;
+	cfg.engine.slow_session_prob = slow_session;
+	cfg.engine.slow_session = slow_factor;
+	cfg.engine.jitter = jitter;
 	cfg.engine.seed = (uint64_t)seed;
 	cfg.engine.vocab_size = (uint32_t)vocab_size;
 
@@ -149,6 +164,10 @@ int cmd_mock_server(int argc, char **argv)
 			{ "itl-growth", isnan(itl_growth) ? 0 : itl_growth, 1e9, "a finite number >= 0" },
 			{ "stall-ms", stall_ms, 1e9, "a finite number >= 0" },
 			{ "max-seconds", max_seconds, 1e9, "a finite number >= 0" },
+			{ "session-offset", session_offset, 1, "a number in [0, 1]" },
+			{ "slow-session", slow_session, 1, "a probability in [0, 1]" },
+			{ "slow-factor", slow_factor, 100, "a number in [0, 100]" },
+			{ "jitter", jitter, 1, "a number in [0, 1]" },
 		};
 		/* clang-format on */
 		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
@@ -157,6 +176,12 @@ int cmd_mock_server(int argc, char **argv)
 					     ranges[i].name, ranges[i].v, ranges[i].what);
 				goto fail;
 			}
+	}
+	if (!(slowdown >= -0.5 && slowdown <= 100)) {
+		/* below 0 a faster session: a job's offset goes both ways */
+		pg_error_set(&err, PG_ECONFIG, "--slowdown %g: expected a number in [-0.5, 100]",
+			     slowdown);
+		goto fail;
 	}
 	if (fault_500 + fault_disconnect + fault_stall + fault_malformed + fault_stream_error > 1) {
 		pg_error_set(&err, PG_ECONFIG,
