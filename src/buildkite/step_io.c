@@ -44,6 +44,8 @@ struct step {
 	struct pg_result_set results;
 	struct pg_strv notes; /* errors and warnings for the annotation */
 	int run_exit;         /* the runner's exit code (3, 128+N) or 0 */
+	struct pg_strv plan;  /* the points the step planned, when known */
+	bool have_plan;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -337,7 +339,8 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->gpu = gpu_display(st);
 	a->status = f->status;
 	a->compared = f->cmp.compared;
-	a->n_tests = st->results.n;
+	/* planned points count even when they produced nothing */
+	a->n_tests = st->have_plan && st->plan.n > st->results.n ? st->plan.n : st->results.n;
 	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
 	a->n_regressions = f->cmp.n_regressions;
 	a->n_warnings = f->cmp.n_warnings;
@@ -378,7 +381,8 @@ static void post_annotation(struct step *st, struct finish *f)
 		pg_strv_push(&facts, fact.ptr);
 	}
 	if (f->cmp.confirmed)
-		pg_strv_push(&facts, "regressions re-run and decided on the pooled samples");
+		pg_strv_push(&facts,
+			     "flagged regressions re-run: each must reproduce on the re-run");
 	if (f->cmp.note)
 		pg_strv_push(&st->notes, f->cmp.note);
 
@@ -539,8 +543,8 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	if (load_results(st, &again, dir))
 		goto done;
 	pg_bk_compare_release(&f->cmp);
-	if (pg_bk_compare(&f->cmp, &st->results, &again, &st->s, st->env, st->gpu.key,
-			  st->s.results_dir, &err))
+	if (pg_bk_compare(&f->cmp, &st->results, &again, st->have_plan ? &st->plan : NULL, &st->s,
+			  st->env, st->gpu.key, st->s.results_dir, &err))
 		goto fail;
 	goto done;
 fail:
@@ -565,8 +569,8 @@ static void compare_step(struct step *st, struct finish *f)
 	}
 	say(st, "--- perfgate: comparing with the %s baseline\n",
 	    st->s.baseline == PG_BASELINE_GIT ? "git history" : "thresholds");
-	if (pg_bk_compare(&f->cmp, &st->results, NULL, &st->s, st->env, st->gpu.key,
-			  st->s.results_dir, &err)) {
+	if (pg_bk_compare(&f->cmp, &st->results, NULL, st->have_plan ? &st->plan : NULL, &st->s,
+			  st->env, st->gpu.key, st->s.results_dir, &err)) {
 		say(st, "perfgate: comparison failed: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 		f->compare_failed = err.code;
@@ -607,6 +611,31 @@ static void record_step(struct step *st, const struct finish *f)
 	    st->gpu.key);
 }
 
+/* The points the step planned: its own plan when it ran them, else the
+ * results directory's manifest, else the suites it names (a merge step). */
+static void learn_plan(struct step *st)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+
+	if (st->have_plan)
+		return;
+	if (pg_bk_read_plan(&st->plan, &st->have_plan, st->s.results_dir, &err) == 0 &&
+	    st->have_plan)
+		return;
+	pg_strv_release(&st->plan);
+	st->have_plan = false;
+	if ((st->s.suites.paths.n || st->s.suites.inline_suite) &&
+	    pg_bk_plan(&suite, &plan, &st->s, st->name, &err) == 0) {
+		for (size_t i = 0; i < plan.n; i++)
+			pg_strv_push(&st->plan, plan.points[i].name);
+		st->have_plan = true;
+	}
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+}
+
 static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
 					     bool loaded)
 {
@@ -642,6 +671,7 @@ static int finish_step(struct step *st)
 	f.n_errors = note_failed_points(st);
 	gpu_from_results(st);
 	write_reports(st, &f);
+	learn_plan(st);
 	if (loaded && st->results.n)
 		compare_step(st, &f);
 	write_charts(st, &f);
@@ -652,17 +682,26 @@ static int finish_step(struct step *st)
 	set_meta_data(st, f.status);
 	record_step(st, &f);
 
-	if (st->run_exit > 128)
-		exit_code = st->run_exit;
-	else if (f.compare_failed == PG_ECONFIG)
-		exit_code = PG_EXIT_USAGE;
-	else if (f.status == PG_ANNOTATION_ERROR)
-		exit_code = PG_EXIT_INFRA;
-	else if (f.status == PG_ANNOTATION_REGRESSION &&
-		 (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
-		exit_code = PG_EXIT_REGRESSION;
-	else
-		exit_code = PG_EXIT_OK;
+	{
+		/* the verdict counts only where the step gates (gate, merge): a
+		 * run or a report never fails on one, only on its own failures;
+		 * the mapping is the CLI gate's (pg_gate_exit_code) */
+		bool enforce = st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE;
+		int verdict = pg_bk_verdict_exit(&f.cmp, enforce);
+		bool run_failed = !loaded || f.n_errors || st->run_exit || !st->results.n ||
+				  f.compare_failed;
+
+		if (st->run_exit > 128)
+			exit_code = st->run_exit;
+		else if (f.compare_failed == PG_ECONFIG)
+			exit_code = PG_EXIT_USAGE;
+		else if (verdict == PG_EXIT_REGRESSION)
+			exit_code = PG_EXIT_REGRESSION; /* the news outranks failed points */
+		else if (run_failed)
+			exit_code = PG_EXIT_INFRA;
+		else
+			exit_code = verdict;
+	}
 
 	annotation_counts(st, &f, &a);
 	pg_annotation_headline(&headline, &a);
@@ -685,6 +724,9 @@ static int run_step(struct step *st, struct pg_error *err)
 		goto done;
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
+	for (size_t i = 0; i < plan.n; i++)
+		pg_strv_push(&st->plan, plan.points[i].name);
+	st->have_plan = true;
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
 	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
 	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
@@ -817,6 +859,7 @@ done:
 	pg_bkagent_release(&st.agent);
 	pg_result_set_release(&st.results);
 	pg_strv_release(&st.notes);
+	pg_strv_release(&st.plan);
 	free(st.artifact_cwd);
 	free(st.artifact_prefix);
 	return exit_code;
