@@ -220,6 +220,25 @@ static int cmp_job_key(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
+/* A job, to be put in time order: its date, then its lines' earliest
+ * position in the files. */
+struct job_order {
+	const struct pg_history_rec *rec;
+	size_t first;
+	size_t id;
+};
+
+static int cmp_job_order(const void *a, const void *b)
+{
+	const struct job_order *x = a, *y = b;
+	int c = str_cmp0(x->rec->date, y->rec->date);
+	if (c)
+		return c;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 static void add_change(struct pg_history_analysis *a, size_t point, const struct pg_metric *m,
 		       bool creep, size_t job, double shift, double per_job, double p)
 {
@@ -237,6 +256,13 @@ static double min_shift(const struct pg_policy *policy, const struct pg_history 
 
 	pg_policy_rule(policy, h ? h->point : NULL, test, m, &r);
 	return 0.5 * log1p(r.tolerance);
+}
+
+/* An oriented log change (worse > 0) as the relative change measured,
+ * signed worse > 0: a throughput 9.2% lower is 0.092. */
+static double worse_rel(const struct pg_metric *m, double x)
+{
+	return m->direction == PG_HIGHER_IS_BETTER ? -expm1(-x) : expm1(x);
 }
 
 /*
@@ -262,7 +288,7 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 		before = pg_stat_median_inplace(buf, cps[c] - lo);
 		memcpy(buf, v + cps[c], (hi - cps[c]) * sizeof(double));
 		after = pg_stat_median_inplace(buf, hi - cps[c]);
-		add_change(a, point, m, false, pos[cps[c]], expm1(after - before), 0, NAN);
+		add_change(a, point, m, false, pos[cps[c]], worse_rel(m, after - before), 0, NAN);
 	}
 	free(buf);
 	if (n_cp)
@@ -272,8 +298,8 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 		pg_stat_trend(&t, v + start, k - start);
 		if (t.p_value < 0.001 && fabs(t.slope) * (double)(k - start - t.start) >= shift_min)
 			add_change(a, point, m, true, pos[start + t.start],
-				   expm1(t.slope * (double)(k - start - t.start)), expm1(t.slope),
-				   t.p_value);
+				   worse_rel(m, t.slope * (double)(k - start - t.start)),
+				   worse_rel(m, t.slope), t.p_value);
 	}
 }
 
@@ -382,7 +408,9 @@ void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *
 			bool creep)
 {
 	struct job_key *keys = NULL;
-	size_t n_keys = 0, cap = 0, nm;
+	struct job_order *order = NULL;
+	size_t n_keys = 0, cap = 0, nm, n_order = 0, cap_order = 0;
+	long *renumber;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 
 	memset(a, 0, sizeof(*a));
@@ -398,19 +426,37 @@ void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *
 			PG_ARRAY_PUSH(keys, n_keys, cap, key);
 		}
 	}
-	/* jobs in date order; one per distinct key */
+	/* one job per distinct key ... */
 	if (n_keys > 1)
 		qsort(keys, n_keys, sizeof(*keys), cmp_job_key);
 	for (size_t i = 0; i < n_keys; i++) {
 		if (!i || cmp_rec_key(keys[i - 1].rec, keys[i].rec)) {
-			a->jobs = pg_xrealloc(a->jobs, (a->n_jobs + 1) * sizeof(*a->jobs));
-			a->jobs[a->n_jobs++] = (struct pg_history_job){ keys[i].rec->commit,
-									keys[i].rec->date,
-									keys[i].rec->build_url };
+			struct job_order o = { keys[i].rec, keys[i].index, a->n_jobs };
+			PG_ARRAY_PUSH(order, n_order, cap_order, o);
+			a->n_jobs++;
+		} else if (keys[i].index < order[n_order - 1].first) {
+			order[n_order - 1].first = keys[i].index;
 		}
 		a->rec_job[keys[i].point][keys[i].index] = (long)a->n_jobs - 1;
 	}
 	free(keys);
+	/* ... in date order, then in the order they were recorded (lines are
+	 * appended: an earlier job's lines come first in every file) */
+	if (n_order > 1)
+		qsort(order, n_order, sizeof(*order), cmp_job_order);
+	renumber = pg_xmalloc((n_order ? n_order : 1) * sizeof(long));
+	a->jobs = pg_xmalloc((n_order ? n_order : 1) * sizeof(*a->jobs));
+	for (size_t j = 0; j < n_order; j++) {
+		renumber[order[j].id] = (long)j;
+		a->jobs[j] = (struct pg_history_job){ order[j].rec->commit, order[j].rec->date,
+						      order[j].rec->build_url };
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < hs[i].n; k++)
+			if (a->rec_job[i][k] >= 0)
+				a->rec_job[i][k] = renumber[a->rec_job[i][k]];
+	free(renumber);
+	free(order);
 
 	for (size_t m = 0; m < nm; m++)
 		if (all[m].direction != PG_NO_DIRECTION)

@@ -84,7 +84,7 @@ struct pg_history_change {
 	const struct pg_metric *metric;
 	bool creep;     /* a slow trend rather than a step */
 	size_t job;     /* the first job at the new level; a creep: where it began */
-	double shift;   /* relative, worse > 0: the step, or the creep since it began */
+	double shift;   /* as measured, signed worse > 0: the step, or the creep since it began */
 	double per_job; /* a creep: relative change per job */
 	double p_value;
 };

@@ -178,3 +178,30 @@ json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
 	PERFGATE_GPU=8xH100 run "$PERFGATE_BIN" gate anon -o out -q
 	assert_failure 1
 }
+
+@test "missing means planned and not produced: the run's manifest is its plan" {
+	mkdir part
+	cp runs/same/serving_llama8B_tp1_sharegpt_qps_4.json runs/same/latency_llama8B_tp1.json part/
+	# perfgate run's manifest: the step planned these two points only
+	printf '{"perfgate_run": {"status": "ok", "points": [{"name": "serving_llama8B_tp1_sharegpt_qps_4"}, {"name": "latency_llama8B_tp1"}]}}\n' >part/perfgate_run.json
+	run "$PERFGATE_BIN" gate part -o out -q
+	assert_success
+	grep -q '^\*\*perfgate: PASS\*\* — no regressions on H100$' out/comparison.md
+	grep -q '(not compared: 2 baseline points not in this suite)$' out/comparison.md
+	run /usr/bin/python3 -c 'import json; v = json.load(open("out/verdict.json")); print(sorted(v["not_in_suite"]), v["summary"]["missing"])'
+	assert_output "['serving_llama8B_tp1_sharegpt_qps_inf', 'throughput_llama8B_tp1'] 0"
+	# a planned point without a result is missing: exit 3
+	rm part/latency_llama8B_tp1.json
+	run "$PERFGATE_BIN" gate part -o out -q
+	assert_failure 3
+	grep -q '| latency_llama8B_tp1 | all metrics | — | — | — | — | \*\*missing\*\* | planned, not in the run |' out/comparison.md
+	# without a manifest, every baseline point is expected (results from elsewhere)
+	rm part/perfgate_run.json
+	run "$PERFGATE_BIN" gate part -o out -q
+	assert_failure 3
+	# a manifest that is not one: exit 3, one line
+	echo '{"x": 1}' >part/perfgate_run.json
+	run --separate-stderr "$PERFGATE_BIN" gate part -o out -q
+	assert_failure 3
+	[ "$stderr" = "perfgate gate: part/perfgate_run.json: not a perfgate run manifest" ]
+}
