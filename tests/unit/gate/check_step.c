@@ -634,7 +634,7 @@ START_TEST(history_marks_and_reports_changes)
 	pg_history_trend(&out, hs, 1, &a, "output_throughput", 0);
 	/* the sparkline marks where the level changed, then the commits */
 	ck_assert_ptr_nonnull(strstr(out.ptr, "|"));
-	ck_assert_ptr_nonnull(strstr(out.ptr, "step: 7"));
+	ck_assert_ptr_nonnull(strstr(out.ptr, "step: 6.9% worse"));
 	ck_assert_ptr_nonnull(strstr(out.ptr, "between a0009"));
 	pg_buf_reset(&out);
 	bad = pg_history_changes_markdown(&out, hs, P, &a, &policy, "H100", NULL, 0);
