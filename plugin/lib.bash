@@ -14,13 +14,40 @@ perfgate_error() {
 	echo "perfgate: $*" >&2
 }
 
+# Inputs from the environment are checked before bash evaluates them:
+# ${!var} and arithmetic evaluate array subscripts, so a value such as
+# 'PATH[$(cmd)]' would run cmd. A value that does not match is replaced by
+# the default, with a warning.
+
+# perfgate_valid VALUE REGEX: VALUE matches REGEX (anchored by the caller).
+perfgate_valid() {
+	[[ "$1" =~ $2 ]]
+}
+
+# A whole number of seconds from the variable named $1 (at most 5 digits),
+# else the default $2 with a warning.
+perfgate_seconds() {
+	local name="$1" default="$2" value="${!1:-}"
+	[ -z "${value}" ] && value="${default}"
+	if ! perfgate_valid "${value}" '^[0-9]{1,5}$'; then
+		echo "perfgate: warning: ${name} must be a whole number of seconds; using ${default}" >&2
+		value="${default}"
+	fi
+	printf '%s' "$((10#${value}))"
+}
+
 # The value of a scalar plugin option as the agent flattens it:
 # BUILDKITE_PLUGIN_<NAME>_<KEY>, where NAME comes from the plugin's source
 # (PERFGATE for org/perfgate#v1). Empty when unset.
 perfgate_option() {
 	local key="$1" name="${BUILDKITE_PLUGIN_NAME:-PERFGATE}" var
+	# a variable name, nothing bash would evaluate in ${!var}
+	if ! perfgate_valid "${name}" '^[A-Za-z0-9_]{1,64}$'; then
+		echo "perfgate: warning: ignoring BUILDKITE_PLUGIN_NAME (not a plugin name)" >&2
+		name=PERFGATE
+	fi
 	key="${key^^}"
-	var="BUILDKITE_PLUGIN_${name}_${key//-/_}"
+	var="BUILDKITE_PLUGIN_${name^^}_${key//-/_}"
 	printf '%s' "${!var:-}"
 }
 
@@ -151,22 +178,30 @@ perfgate_binary() {
 }
 
 # Where perfgate records the process groups of the servers it starts for
-# this job (one id per line), so pre-exit can find them.
+# this job (one id per line), so pre-exit can find them. The job id names
+# a file in TMPDIR, nowhere else: anything but [A-Za-z0-9._-] becomes '_'.
 perfgate_pidfile() {
-	printf '%s/perfgate-%s.pgids' "${TMPDIR:-/tmp}" "${BUILDKITE_JOB_ID:-local}"
+	local job="${BUILDKITE_JOB_ID:-local}"
+	job="${job//[^A-Za-z0-9._-]/_}"
+	printf '%s/perfgate-%s.pgids' "${TMPDIR:-/tmp}" "${job:0:128}"
 }
 
 # Stop what perfgate could not: TERM each recorded process group that is
 # still alive, KILL it after a grace period. Never fails: a pre-exit
 # hook's status would replace the step's exit code.
 perfgate_stop_leftovers() {
-	local file pgid alive=() grace="${PERFGATE_STOP_GRACE:-10}" i
+	local file pgid alive=() grace i
+	grace="$(perfgate_seconds PERFGATE_STOP_GRACE 10)"
 	file="$(perfgate_pidfile)"
-	[ -f "${file}" ] || return 0
+	# ours, and no link: a file planted in a shared TMPDIR must not name
+	# process groups for us to kill
+	[ -f "${file}" ] && [ ! -L "${file}" ] && [ -O "${file}" ] || return 0
 	while read -r pgid; do
-		if ! [[ "${pgid}" =~ ^[0-9]+$ ]] || [ "${pgid}" -le 1 ]; then
+		# digits only before any arithmetic; pid_max is at most 2^22
+		if ! perfgate_valid "${pgid}" '^[0-9]{1,7}$' || [ "$((10#${pgid}))" -le 1 ]; then
 			continue
 		fi
+		pgid="$((10#${pgid}))"
 		if kill -0 -- "-${pgid}" 2>/dev/null; then
 			echo "perfgate: stopping leftover server process group ${pgid}" >&2
 			kill -TERM -- "-${pgid}" 2>/dev/null || true

@@ -263,14 +263,14 @@ static json_t *point_result(const struct job *j, int p, int n_rep)
 }
 
 /* The run points of a job (results owned by the caller's array). */
-static size_t job_points(struct pg_run_point *out, json_t **results, const struct job *j, int n_rep)
+static size_t job_points(struct pg_cmp_point *out, json_t **results, const struct job *j, int n_rep)
 {
 	size_t n = 0;
 	for (int p = 0; p < N_POINTS; p++) {
 		if (!j->ran[p])
 			continue;
 		results[n] = point_result(j, p, n_rep);
-		out[n] = (struct pg_run_point){ point_names[p], PG_SUITE_SERVING,
+		out[n] = (struct pg_cmp_point){ point_names[p], PG_SUITE_SERVING,
 						"ok",           results[n],
 						NULL,           false };
 		n++;
@@ -421,7 +421,7 @@ static void pr(const struct scenario *sc, const struct pg_policy *policy,
 	static struct job first, again;
 	struct main_state s = *main_now;
 	double extra[N_POINTS] = { 0 };
-	struct pg_run_point pts[N_POINTS], rpts[N_POINTS];
+	struct pg_cmp_point pts[N_POINTS], rpts[N_POINTS];
 	json_t *res[N_POINTS], *rres[N_POINTS];
 	size_t n, rn = 0;
 	struct pg_comparison cmp;
@@ -482,8 +482,8 @@ static struct rate clustered_rate(const double *per_base, size_t n_base, size_t 
 	var /= n_base > 1 ? (double)(n_base - 1) : 1;
 	n_eff = var > 0 ? r.mean * (1 - r.mean) / (var / (double)n_base) : most;
 	n_eff = fmax((double)n_base, fmin(n_eff, most));
-	pg_stat_wilson((size_t)llround(r.mean * n_eff), (size_t)llround(n_eff), 1.959964, &r.lo,
-		       &r.hi);
+	pg_cmpstat_wilson((size_t)llround(r.mean * n_eff), (size_t)llround(n_eff), 1.959964, &r.lo,
+			  &r.hi);
 	return r;
 }
 

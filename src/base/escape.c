@@ -81,6 +81,25 @@ static bool is_alnum_byte(unsigned char c)
 	       c >= 0x80;
 }
 
+/* HTML's three (and with quotes its two attribute) characters as named
+ * references, which read better in markdown and SVG source than &#38;.
+ * Returns whether c was one of them. */
+static bool put_entity(struct pg_buf *out, unsigned char c, bool quotes)
+{
+	/* clang-format off */
+	static const struct { unsigned char c; const char *ref; } refs[] = {
+		{ '&', "&amp;" }, { '<', "&lt;" }, { '>', "&gt;" }, { '"', "&quot;" }, { '\'', "&#39;" },
+	};
+	/* clang-format on */
+
+	for (size_t i = 0; i < (quotes ? 5 : 3); i++)
+		if (c == refs[i].c) {
+			pg_buf_puts(out, refs[i].ref);
+			return true;
+		}
+	return false;
+}
+
 void pg_escape_md_cell(struct pg_buf *out, const char *s)
 {
 	struct pg_buf clean = PG_BUF_INIT;
@@ -92,16 +111,9 @@ void pg_escape_md_cell(struct pg_buf *out, const char *s)
 	for (size_t i = 0; i < clean.len; i++) {
 		unsigned char c = p[i];
 
+		if (put_entity(out, c, false))
+			continue;
 		switch (c) {
-		case '&':
-			pg_buf_puts(out, "&amp;");
-			break;
-		case '<':
-			pg_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			pg_buf_puts(out, "&gt;");
-			break;
 		case '|':
 		case '\\':
 		case '`':
@@ -163,32 +175,12 @@ void pg_escape_md_code(struct pg_buf *out, const char *s)
 
 void pg_escape_html(struct pg_buf *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	struct pg_buf tmp = PG_BUF_INIT;
 
-	/* named references read better in SVG source than &#38; */
-	escape_with(&tmp, (const char *)p, "");
-	for (size_t i = 0; i < tmp.len; i++) {
-		switch (tmp.ptr[i]) {
-		case '&':
-			pg_buf_puts(out, "&amp;");
-			break;
-		case '<':
-			pg_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			pg_buf_puts(out, "&gt;");
-			break;
-		case '"':
-			pg_buf_puts(out, "&quot;");
-			break;
-		case '\'':
-			pg_buf_puts(out, "&#39;");
-			break;
-		default:
+	escape_with(&tmp, s, "");
+	for (size_t i = 0; i < tmp.len; i++)
+		if (!put_entity(out, (unsigned char)tmp.ptr[i], true))
 			pg_buf_putc(out, tmp.ptr[i]);
-		}
-	}
 	pg_buf_release(&tmp);
 }
 

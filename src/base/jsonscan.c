@@ -122,8 +122,8 @@ static bool skip_value(struct scan *s)
 	return true;
 }
 
-bool pg_json_member(const char *text, const struct pg_json_span *obj, const char *key,
-		    struct pg_json_span *value)
+bool pg_jsonscan_member(const char *text, const struct pg_jsonscan_span *obj, const char *key,
+			struct pg_jsonscan_span *value)
 {
 	struct scan s = { text + obj->off, text + obj->off + obj->len, NULL, NULL };
 	size_t key_len = strlen(key);
@@ -151,8 +151,8 @@ bool pg_json_member(const char *text, const struct pg_json_span *obj, const char
 		if (!skip_value(&s))
 			return found;
 		if (match) {
-			*value = (struct pg_json_span){ (size_t)(start - text),
-							(size_t)(s.p - start) };
+			*value = (struct pg_jsonscan_span){ (size_t)(start - text),
+							    (size_t)(s.p - start) };
 			found = true;
 		}
 		skip_ws(&s);
@@ -162,7 +162,7 @@ bool pg_json_member(const char *text, const struct pg_json_span *obj, const char
 	}
 }
 
-bool pg_json_array_has(const char *text, const struct pg_json_span *arr, size_t n)
+bool pg_jsonscan_array_has(const char *text, const struct pg_jsonscan_span *arr, size_t n)
 {
 	struct scan s = { text + arr->off, text + arr->off + arr->len, NULL, NULL, { 0 } };
 	size_t seen = 0;
@@ -187,7 +187,7 @@ bool pg_json_array_has(const char *text, const struct pg_json_span *arr, size_t 
 	return seen >= n;
 }
 
-void pg_json_position(const char *text, size_t off, int *line, int *col)
+void pg_jsonscan_position(const char *text, size_t off, int *line, int *col)
 {
 	const char *p = text, *end = text + off, *line_start = text;
 	int l = 1;
@@ -200,11 +200,11 @@ void pg_json_position(const char *text, size_t off, int *line, int *col)
 	*col = (int)(end - line_start) + 1;
 }
 
-int pg_json_array_spans(const char *text, size_t len, const char *source,
-			struct pg_json_span **spans, size_t *n, struct pg_error *err)
+int pg_jsonscan_array_spans(const char *text, size_t len, const char *source,
+			    struct pg_jsonscan_span **spans, size_t *n, struct pg_error *err)
 {
 	struct scan s = { text, text + len, NULL, NULL };
-	struct pg_json_span *v = NULL;
+	struct pg_jsonscan_span *v = NULL;
 	size_t count = 0, cap = 0;
 	bool ok = true;
 
@@ -226,8 +226,8 @@ int pg_json_array_spans(const char *text, size_t len, const char *source,
 			if (!(ok = skip_value(&s)))
 				goto done;
 			PG_ARRAY_PUSH(v, count, cap,
-				      ((struct pg_json_span){ (size_t)(start - text),
-							      (size_t)(s.p - start) }));
+				      ((struct pg_jsonscan_span){ (size_t)(start - text),
+								  (size_t)(s.p - start) }));
 			skip_ws(&s);
 			if (s.p < s.end && *s.p == ',') {
 				s.p++;
@@ -249,7 +249,7 @@ done:
 		int line, col;
 
 		free(v);
-		pg_json_position(text, (size_t)(s.bad - text), &line, &col);
+		pg_jsonscan_position(text, (size_t)(s.bad - text), &line, &col);
 		return pg_error_set(err, PG_ECONFIG, "%s:%d:%d: %s", source, line, col, s.why);
 	}
 	*spans = v;

@@ -15,7 +15,7 @@
 
 struct pg_error;
 
-struct pg_json_span {
+struct pg_jsonscan_span {
 	size_t off; /* first byte of the element */
 	size_t len; /* its length, without surrounding white space */
 };
@@ -25,21 +25,21 @@ struct pg_json_span {
  * success *spans (malloc'd, the caller frees) holds *n elements in order.
  * A structural error is PG_ECONFIG "source:line:col: what".
  */
-int pg_json_array_spans(const char *text, size_t len, const char *source,
-			struct pg_json_span **spans, size_t *n, struct pg_error *err);
+int pg_jsonscan_array_spans(const char *text, size_t len, const char *source,
+			    struct pg_jsonscan_span **spans, size_t *n, struct pg_error *err);
 
 /*
- * Within an element found by pg_json_array_spans (so well-formed in
+ * Within an element found by pg_jsonscan_array_spans (so well-formed in
  * structure): the value of an object's member named key (compared as the
  * raw bytes between the quotes; the last one wins, as in Python's json),
  * and an array's length. Nothing is parsed or allocated.
  */
-bool pg_json_member(const char *text, const struct pg_json_span *obj, const char *key,
-		    struct pg_json_span *value);
+bool pg_jsonscan_member(const char *text, const struct pg_jsonscan_span *obj, const char *key,
+			struct pg_jsonscan_span *value);
 /* Whether the array has at least n elements (scanning no further). */
-bool pg_json_array_has(const char *text, const struct pg_json_span *arr, size_t n);
+bool pg_jsonscan_array_has(const char *text, const struct pg_jsonscan_span *arr, size_t n);
 
 /* 1-based line and column of byte off in text, for error messages. */
-void pg_json_position(const char *text, size_t off, int *line, int *col);
+void pg_jsonscan_position(const char *text, size_t off, int *line, int *col);
 
 #endif

@@ -136,3 +136,29 @@ void pg_json_write_nested(struct pg_buf *out, const json_t *v, int indent, int d
 {
 	write_value(out, v, indent, depth);
 }
+
+json_t *pg_json_path(const json_t *obj, const char *dotted_key)
+{
+	char part[128];
+	const char *p = dotted_key;
+	json_t *cur = (json_t *)obj;
+
+	while (cur && *p) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (!json_is_object(cur) || len >= sizeof(part))
+			return NULL;
+		memcpy(part, p, len);
+		part[len] = '\0';
+		cur = json_object_get(cur, part);
+		p += len + (dot ? 1 : 0);
+	}
+	return cur;
+}
+
+const char *pg_json_path_str(const json_t *obj, const char *dotted)
+{
+	json_t *v = pg_json_path(obj, dotted);
+	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
+}

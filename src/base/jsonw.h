@@ -27,4 +27,13 @@ void pg_json_write_nested(struct pg_buf *out, const json_t *v, int indent, int d
 /* Append s as a JSON string literal (with quotes). */
 void pg_json_write_string(struct pg_buf *out, const char *s, size_t len);
 
+/*
+ * Lookups by a dotted path, where a dot walks into a nested object
+ * ("percentiles.50", "perfgate.test"): the one way perfgate reads a key of
+ * a result object that may be nested.
+ */
+json_t *pg_json_path(const json_t *obj, const char *dotted_key); /* borrowed, or NULL */
+/* The non-empty string at a dotted path, or NULL. */
+const char *pg_json_path_str(const json_t *obj, const char *dotted);
+
 #endif

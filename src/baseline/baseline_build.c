@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "gate/compare_stats.h"
 #include "gpu/gpu.h"
+#include "base/jsonw.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -35,7 +36,7 @@ static int cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void describe_sources(struct pg_buf *b, const struct pg_run *const *used, size_t n)
+static void describe_sources(struct pg_buf *b, const struct pg_cmp_run *const *used, size_t n)
 {
 	for (size_t i = 0; i < n && i < 3; i++)
 		pg_buf_printf(b, "%s%s", i ? ", " : "", used[i]->label ? used[i]->label : "?");
@@ -43,16 +44,16 @@ static void describe_sources(struct pg_buf *b, const struct pg_run *const *used,
 		pg_buf_printf(b, " and %zu more", n - 3);
 }
 
-void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, size_t n_runs,
+void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *runs, size_t n_runs,
 			   struct pg_strv *skipped)
 {
 	const char **names = NULL;
 	size_t n_names = 0, cap = 0, nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
-	struct pg_run_index *ix = pg_xcalloc(n_runs ? n_runs : 1, sizeof(*ix));
+	struct pg_cmp_index *ix = pg_xcalloc(n_runs ? n_runs : 1, sizeof(*ix));
 
 	for (size_t r = 0; r < n_runs; r++) {
-		pg_run_index_init(&ix[r], runs[r].points, runs[r].n);
+		pg_cmp_index_init(&ix[r], runs[r].points, runs[r].n);
 		for (size_t i = 0; i < ix[r].n; i++)
 			if (!ix[r].v[i]->probe)
 				PG_ARRAY_PUSH(names, n_names, cap, ix[r].v[i]->name);
@@ -61,11 +62,11 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 		qsort(names, n_names, sizeof(*names), cmp_cstr);
 
 	for (size_t k = 0; k < n_names; k++) {
-		const struct pg_run_point **pts;
-		const struct pg_run **used;
+		const struct pg_cmp_point **pts;
+		const struct pg_cmp_run **used;
 		size_t n_pts = 0;
 		struct pg_base_point *bp;
-		const struct pg_run_point *last;
+		const struct pg_cmp_point *last;
 		struct pg_buf src = PG_BUF_INIT;
 		char date[16];
 
@@ -74,7 +75,7 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 		pts = pg_xmalloc(n_runs * sizeof(*pts));
 		used = pg_xmalloc(n_runs * sizeof(*used));
 		for (size_t r = 0; r < n_runs; r++) {
-			const struct pg_run_point *p = pg_run_index_find(&ix[r], names[k]);
+			const struct pg_cmp_point *p = pg_cmp_index_find(&ix[r], names[k]);
 			if (!p)
 				continue;
 			if (p->status && strcmp(p->status, "ok")) {
@@ -142,7 +143,7 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 			for (size_t i = 0; i < n_pts; i++) {
 				n_xs = pg_result_samples(pts[i]->result, &all[m], &xs);
 				if (n_xs)
-					medians[n_med++] = pg_stat_median(xs, n_xs);
+					medians[n_med++] = pg_cmpstat_median(xs, n_xs);
 				if ((long)n_xs > bp->repeats)
 					bp->repeats = (long)n_xs;
 				free(xs);
@@ -157,7 +158,7 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, s
 	}
 	free(names);
 	for (size_t r = 0; r < n_runs; r++)
-		pg_run_index_release(&ix[r]);
+		pg_cmp_index_release(&ix[r]);
 	free(ix);
 	pg_baseline_sort(out);
 }

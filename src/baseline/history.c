@@ -8,6 +8,7 @@
 #include "gpu/gpu.h"
 #include "results/metrics.h"
 #include "baseline/thresholds.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
-json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_meta *meta)
+json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_meta *meta)
 {
 	json_t *o = json_object(), *metrics = json_object(), *v;
 	size_t nm, repeats = 0;
@@ -178,7 +179,7 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 		if (json_is_number(x))
 			xs[n++] = json_number_value(x);
 	}
-	med = pg_stat_median(xs, n);
+	med = pg_cmpstat_median(xs, n);
 	free(xs);
 	return med;
 }
@@ -279,15 +280,15 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 
 	if (k < 6)
 		return;
-	n_cp = pg_stat_change_points(v, k, &o, cps, sizeof(cps) / sizeof(cps[0]));
+	n_cp = pg_cmpstat_change_points(v, k, &o, cps, sizeof(cps) / sizeof(cps[0]));
 	buf = pg_xmalloc(k * sizeof(double));
 	for (size_t c = 0; c < n_cp; c++) {
 		size_t lo = c ? cps[c - 1] : 0, hi = c + 1 < n_cp ? cps[c + 1] : k;
 		double before, after;
 		memcpy(buf, v + lo, (cps[c] - lo) * sizeof(double));
-		before = pg_stat_median_inplace(buf, cps[c] - lo);
+		before = pg_cmpstat_median_inplace(buf, cps[c] - lo);
 		memcpy(buf, v + cps[c], (hi - cps[c]) * sizeof(double));
-		after = pg_stat_median_inplace(buf, hi - cps[c]);
+		after = pg_cmpstat_median_inplace(buf, hi - cps[c]);
 		add_change(a, point, m, false, pos[cps[c]], worse_rel(m, after - before), 0, NAN);
 	}
 	free(buf);
@@ -295,7 +296,7 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 		start = cps[n_cp - 1];
 	if (creep && k - start >= 8) {
 		struct pg_trend t;
-		pg_stat_trend(&t, v + start, k - start);
+		pg_cmpstat_trend(&t, v + start, k - start);
 		if (t.p_value < 0.001 && fabs(t.slope) * (double)(k - start - t.start) >= shift_min)
 			add_change(a, point, m, true, pos[start + t.start],
 				   worse_rel(m, t.slope * (double)(k - start - t.start)),
@@ -350,7 +351,7 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 		for (size_t c = 0; c < P; c++)
 			count[r] += !isnan(y[r * P + c]);
 	if (P >= 3)
-		pg_stat_median_polish(y, R, P, row, col);
+		pg_cmpstat_median_polish(y, R, P, row, col);
 	v = pg_xmalloc(R * sizeof(double));
 	pos = pg_xmalloc(R * sizeof(size_t));
 	if (P >= 3) {
@@ -744,7 +745,8 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *hs, size_t i,
 					mark[r] = true;
 		}
 		if (k) {
-			double med = pg_stat_median(present, k), cv = pg_stat_robust_cv(present, k);
+			double med = pg_cmpstat_median(present, k),
+			       cv = pg_cmpstat_robust_cv(present, k);
 			metric_name(name, sizeof(name), &all[m]);
 			pg_buf_printf(out, "  %-*s  %10s -> %-10s %+6.1f%%  ", (int)width, name,
 				      pg_fmt_g(x, first_v), pg_fmt_g(y, last_v),
@@ -973,10 +975,10 @@ void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,
 
 			pg_policy_rule(p, pt->name, pt->test, bm->metric, &r);
 			pg_buf_puts(&rule, r.gate ? "gate " : "warn ");
-			pg_fmt_percent(&rule, r.tolerance);
+			pg_thresholds_percent(&rule, r.tolerance);
 			if (!r.gate && r.escalate > 0) {
 				pg_buf_puts(&rule, ", fail beyond ");
-				pg_fmt_percent(&rule, r.escalate);
+				pg_thresholds_percent(&rule, r.escalate);
 			}
 			if (r.floor > 0)
 				pg_buf_printf(&rule, ", floor %s%s%s", pg_fmt_g(f, r.floor),

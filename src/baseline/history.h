@@ -33,7 +33,7 @@ struct pg_history_meta {
 
 /* The history line for one point of a run (new reference); NULL when the
  * point has no comparable metric. */
-json_t *pg_history_line(const struct pg_run_point *p, const struct pg_history_meta *meta);
+json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_meta *meta);
 
 /* One parsed line. */
 struct pg_history_rec {
@@ -109,7 +109,7 @@ struct pg_history_analysis {
  *    job's common offset (a slow node, a change to everything) from each
  *    point's level;
  *  - steps in the offsets are whole-run changes; steps in a point's level
- *    with the offsets taken out are that point's (pg_stat_change_points:
+ *    with the offsets taken out are that point's (pg_cmpstat_change_points:
  *    p < 0.001, at least 3 jobs on each side, a shift of at least half the
  *    metric's tolerance under policy);
  *  - with creep, a monotone trend (Mann-Kendall p < 0.001, Theil-Sen

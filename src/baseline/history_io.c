@@ -365,7 +365,7 @@ static int empty_tree(git_repository *repo, git_tree **out, const char *where, s
 }
 
 /* A commit on top of parent (NULL: the first) appending every line. */
-static int build_commit(struct store *s, const git_oid *parent_id, const struct pg_run *run,
+static int build_commit(struct store *s, const git_oid *parent_id, const struct pg_cmp_run *run,
 			const struct pg_history_record_opts *o, git_oid *out, size_t *lines,
 			struct pg_error *err)
 {
@@ -392,7 +392,7 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 	updates = pg_xcalloc(run->n ? run->n : 1, sizeof(*updates));
 	paths = pg_xcalloc(run->n ? run->n : 1, sizeof(*paths));
 	for (size_t i = 0; i < run->n; i++) {
-		const struct pg_run_point *p = &run->points[i];
+		const struct pg_cmp_point *p = &run->points[i];
 		json_t *line;
 		git_oid blob;
 
@@ -513,7 +513,7 @@ static void test_barrier(const char *spec)
 	free(dir);
 }
 
-int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o,
+int pg_history_record(const struct pg_cmp_run *run, const struct pg_history_record_opts *o,
 		      struct pg_history_recorded *out, struct pg_error *err)
 {
 	size_t *lines = &out->lines;

@@ -71,7 +71,7 @@ struct pg_history_recorded {
  * "HEAD" works), or HEAD there when not given. PG_EINFRA when git fails or
  * every attempt was rejected; PG_ECONFIG for an unknown commit.
  */
-int pg_history_record(const struct pg_run *run, const struct pg_history_record_opts *o,
+int pg_history_record(const struct pg_cmp_run *run, const struct pg_history_record_opts *o,
 		      struct pg_history_recorded *out, struct pg_error *err);
 
 #endif

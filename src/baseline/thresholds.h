@@ -40,6 +40,6 @@ void pg_thresholds_emit_baselines(struct pg_buf *out, const struct pg_baseline *
 void pg_yaml_scalar(struct pg_buf *out, const char *s);
 
 /* 0.026 -> "2.6%" (shortest form that reads back). */
-void pg_fmt_percent(struct pg_buf *out, double fraction);
+void pg_thresholds_percent(struct pg_buf *out, double fraction);
 
 #endif

@@ -50,7 +50,7 @@ void pg_yaml_scalar(struct pg_buf *out, const char *s)
 	pg_buf_putc(out, '"');
 }
 
-void pg_fmt_percent(struct pg_buf *out, double fraction)
+void pg_thresholds_percent(struct pg_buf *out, double fraction)
 {
 	char tmp[64];
 	/* ten significant digits hide the binary noise of x100 */
@@ -76,7 +76,7 @@ void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *
 		"#   %s\n"
 		"#\n"
 		"# which rewrites the baselines section only: the policy and these\n"
-		"# comments stay as you wrote them. See the README, \"Gate and baselines\".\n",
+		"# comments stay as you wrote them. See docs/gate.md.\n",
 		gpu,
 		regenerate ? regenerate
 			   : "perfgate baseline update <this file> --from <results dir or report>");
@@ -93,7 +93,7 @@ static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const stru
 	char f[PG_FMT_DOUBLE_SIZE];
 
 	snprintf(c->gate, sizeof(c->gate), "gate: %s,", r->gate ? "true" : "false");
-	pg_fmt_percent(&b, r->tolerance);
+	pg_thresholds_percent(&b, r->tolerance);
 	snprintf(c->tol, sizeof(c->tol), "tolerance: %s,", b.ptr);
 	pg_fmt_g(f, r->floor);
 	if (m->unit[0] && r->floor != 0)
@@ -103,7 +103,7 @@ static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const stru
 	pg_buf_reset(&b);
 	if (r->escalate > 0 && r->escalate != global_escalate) {
 		pg_buf_puts(&b, "escalate: ");
-		pg_fmt_percent(&b, r->escalate);
+		pg_thresholds_percent(&b, r->escalate);
 	} else if (r->escalate == 0 && m->cls == PG_CLASS_TAIL && global_escalate > 0) {
 		pg_buf_puts(&b, "escalate: 0");
 	}
@@ -123,7 +123,7 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		"  # point x metric of a step at once (docs/gate.md); a flagged regression\n"
 		"  # must then reproduce on a re-run of its points and rerun_anchors others.\n");
 	pg_buf_puts(out, "  step_false_alarm: ");
-	pg_fmt_percent(out, p->step_false_alarm);
+	pg_thresholds_percent(out, p->step_false_alarm);
 	pg_buf_printf(out, "\n  rerun_anchors: %ld\n", p->rerun_anchors);
 	pg_buf_puts(out,
 		    "  # Git history baselines (compare --baseline git): the last history_window\n"
@@ -137,7 +137,7 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 	pg_buf_printf(out, "  noise_sigmas: %.10g\n", p->noise_sigmas);
 	pg_buf_puts(out, "  # Tail metrics (p90, p99) only warn, unless worse by more than this.\n"
 			 "  escalate: ");
-	pg_fmt_percent(out, p->escalate);
+	pg_thresholds_percent(out, p->escalate);
 	pg_buf_puts(out, "\n");
 	pg_buf_puts(out,
 		    "  # Per metric. gate: a confirmed regression fails the step (false: it\n"
@@ -210,7 +210,7 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		}
 		if (e->patch.set & PG_RULE_TOLERANCE) {
 			pg_buf_printf(out, "%stolerance: ", sep);
-			pg_fmt_percent(out, e->patch.rule.tolerance);
+			pg_thresholds_percent(out, e->patch.rule.tolerance);
 			sep = ", ";
 		}
 		if (e->patch.set & PG_RULE_FLOOR) {
@@ -220,7 +220,7 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		}
 		if (e->patch.set & PG_RULE_ESCALATE) {
 			pg_buf_printf(out, "%sescalate: ", sep);
-			pg_fmt_percent(out, e->patch.rule.escalate);
+			pg_thresholds_percent(out, e->patch.rule.escalate);
 			sep = ", ";
 		}
 		pg_buf_puts(out, " }\n");

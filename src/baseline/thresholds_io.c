@@ -372,7 +372,7 @@ static int parse_values(struct tload *t, struct pg_base_point *p, yaml_node_t *v
 		/* samples of several runs are their medians: their spread is the
 		 * run-to-run noise the tolerance must cover */
 		if (p->runs > 1 && n_xs >= 3)
-			bm->noise = pg_stat_robust_cv(xs, n_xs);
+			bm->noise = pg_cmpstat_robust_cv(xs, n_xs);
 		free(xs);
 	}
 done:
@@ -466,7 +466,7 @@ static int parse_baselines(struct tload *t, yaml_node_t *map, struct pg_baseline
 
 /* ------------------------------------------------------------------ */
 
-static const char *const top_keys[] = { "gpu", "policy", "baselines" };
+static const char *const top_keys[] = { "gpu", "policy", "baselines", "health" };
 
 static int load_text(struct tload *t, const char *path, const char *text, size_t len,
 		     struct pg_policy *policy, struct pg_baseline *base)
@@ -501,8 +501,10 @@ static int load_text(struct tload *t, const char *path, const char *text, size_t
 		} else if (!strcmp(pr->key, "baselines")) {
 			t->baselines_line = pg_ynode_line(pr->key_node) - 1;
 			rc = parse_baselines(t, pr->value, base);
+		} else if (!strcmp(pr->key, "health")) {
+			/* the job health policy: telemetry/health_io.c reads it */
 		} else {
-			rc = unknown(t, pr, NULL, "section", top_keys, 3);
+			rc = unknown(t, pr, NULL, "section", top_keys, 4);
 		}
 	}
 done:

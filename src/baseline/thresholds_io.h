@@ -9,7 +9,7 @@ struct pg_error;
 
 /*
  * thresholds/<GPU>.yml: the policy and the baselines of one GPU (format:
- * baseline/thresholds.h, README "Gate and baselines").
+ * baseline/thresholds.h, docs/gate.md).
  */
 
 /*

@@ -197,6 +197,22 @@ static void render_head(struct pg_buf *out, const struct pg_annotation *a)
 	pg_buf_puts(out, "\n\n");
 	pg_buf_release(&line);
 
+	/* what the machine did, next to the verdict it may explain */
+	for (size_t i = 0; i < a->n_flags && i < PG_ANNOTATION_MAX_NOTES; i++) {
+		size_t keep = pg_utf8_prefix(a->flags[i], NOTE_MAX_BYTES);
+		char *cut = pg_xstrndup(a->flags[i], keep);
+
+		pg_buf_puts(out, i ? "<br>\n" : "");
+		pg_buf_puts(out, "⚠️ ");
+		pg_escape_md_text(out, cut);
+		free(cut);
+	}
+	if (a->n_flags > PG_ANNOTATION_MAX_NOTES)
+		pg_buf_printf(out, "<br>\n⚠️ … and %zu more points",
+			      a->n_flags - PG_ANNOTATION_MAX_NOTES);
+	if (a->n_flags)
+		pg_buf_puts(out, "\n\n");
+
 	if (a->n_facts) {
 		for (size_t i = 0; i < a->n_facts; i++) {
 			if (i)

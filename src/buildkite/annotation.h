@@ -93,6 +93,11 @@ struct pg_annotation {
 	const char *comparison_artifact; /* ".../comparison.md" */
 	const char *json_artifact;       /* ".../benchmark_results.json" */
 	const char *job_url;             /* the job on the build page, or NULL */
+	/* telemetry flags per point, shown under the headline (telemetry/series.h
+	 * pg_telemetry_flags): "serving_x_qps_4: GPU 3 thermal throttling for 12 s,
+	 * 412 preemptions" */
+	const char *const *flags;
+	size_t n_flags;
 };
 
 /* How far rendering had to degrade to fit. */

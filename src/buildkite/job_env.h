@@ -71,4 +71,14 @@ char *pg_bk_plugin_name(char *out, size_t size, const char *source);
  */
 json_t *pg_bk_plugins_find(const char *plugins_json, char **source, struct pg_error *err);
 
+/*
+ * The step's plugin configuration from the environment:
+ * BUILDKITE_PLUGIN_CONFIGURATION, else perfgate's entry in
+ * BUILDKITE_PLUGINS. PG_ECONFIG when neither is there or it is not a JSON
+ * object. *source (may be NULL) gets the plugin source when it came from
+ * BUILDKITE_PLUGINS ("github.com/acme/perfgate-buildkite-plugin#v1"),
+ * else NULL; caller frees.
+ */
+json_t *pg_bk_config_from_env(const struct pg_bkenv *env, char **source, struct pg_error *err);
+
 #endif

@@ -115,36 +115,17 @@ static bool plain_key(const char *k)
 	return true;
 }
 
+/* A value that is not a block: strings quoted as YAML needs, null as ~;
+ * numbers, booleans and empty collections read the same in JSON's flow
+ * form, which is YAML too. */
 static void yaml_scalar(struct pg_buf *out, const json_t *v)
 {
-	char num[PG_FMT_DOUBLE_SIZE];
-
-	switch (json_typeof(v)) {
-	case JSON_STRING:
+	if (json_is_string(v))
 		yaml_string(out, json_string_value(v));
-		break;
-	case JSON_INTEGER:
-		pg_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		break;
-	case JSON_REAL:
-		pg_buf_puts(out, pg_fmt_repr(num, json_real_value(v)));
-		break;
-	case JSON_TRUE:
-		pg_buf_puts(out, "true");
-		break;
-	case JSON_FALSE:
-		pg_buf_puts(out, "false");
-		break;
-	case JSON_NULL:
+	else if (json_is_null(v))
 		pg_buf_puts(out, "~");
-		break;
-	case JSON_OBJECT:
-		pg_buf_puts(out, "{}");
-		break;
-	case JSON_ARRAY:
-		pg_buf_puts(out, "[]");
-		break;
-	}
+	else
+		pg_json_write(out, v, 0);
 }
 
 static bool is_block(const json_t *v)

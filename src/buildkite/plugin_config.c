@@ -4,6 +4,7 @@
 #include "buildkite/pipeline_emit.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "gpu/gpu.h"
 #include "suite/suite.h"
 
 #include <regex.h>
@@ -431,6 +432,13 @@ int pg_plugin_config_parse_at(struct pg_plugin_config *out, const json_t *config
 			return PG_ECONFIG;
 	}
 check:
+	/* the GPU names a thresholds file and a history directory */
+	if (out->gpu && strcmp(out->gpu, "auto") && !pg_gpu_name_ok(out->gpu))
+		return fail(&p, "gpu", "option 'gpu': '%s': " PG_GPU_NAME_HINT, out->gpu);
+	for (size_t i = 0; i < out->gpus.n; i++)
+		if (!pg_gpu_name_ok(out->gpus.v[i]))
+			return fail(&p, "gpus", "option 'gpus': '%s': " PG_GPU_NAME_HINT,
+				    out->gpus.v[i]);
 	if (out->mode != PG_MODE_REPORT && out->suites.paths.n == 0 && !out->suites.inline_suite)
 		return fail(&p, "suites", "option 'suites' is required (mode '%s' runs suites)",
 			    mode_values[out->mode]);

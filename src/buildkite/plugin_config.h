@@ -19,7 +19,7 @@ struct pg_error;
  * type, allowed values, default and description. Parsing, defaults, the
  * JSON Schema in plugin.yml and the README all come from it, so they
  * cannot disagree. The agent does not validate configuration by default
- * (research/buildkite.md §1.3), so pg_plugin_config_parse does: types,
+ * (docs/design/buildkite-agent.md §1), so pg_plugin_config_parse does: types,
  * allowed values, unknown options (with the nearest valid name).
  */
 

@@ -2,7 +2,7 @@
  * run in the git history. The decisions are the gate's (gate/compare.h);
  * this file only chooses the baseline for the build and reshapes the
  * outcome for the annotation. */
-#include "buildkite/step_io_impl.h"
+#include "buildkite/step_io.h"
 
 #include "base/alloc.h"
 #include "buildkite/job_env.h"
@@ -12,6 +12,7 @@
 #include "gate/gate_io.h"
 #include "baseline/history_io.h"
 #include "base/exitcode.h"
+#include "telemetry/health_io.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -139,10 +140,11 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		  const char *results_dir, struct pg_error *err)
 {
 	struct impl *im = pg_xcalloc(1, sizeof(*im));
-	struct pg_run_point *points = NULL, *confirm_points = NULL;
+	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
 	struct pg_gate_source src = { 0 };
 	struct pg_annotation_row *all = NULL;
 	struct pg_error lerr = PG_ERROR_INIT;
+	struct pg_buf sick = PG_BUF_INIT;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -168,11 +170,18 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	}
 	out->baseline_desc = pg_xstrdup(im->base.source ? im->base.source : gpu_key);
 
-	points = pg_run_points(run);
+	/* the job health verdict the gate consults: the confirmation run's
+	 * when there is one */
+	if ((rc = pg_health_check(&sick, c->thresholds, gpu_key, confirm ? confirm : run, err)))
+		goto done;
+	points = pg_gate_points(run);
 	if (confirm)
-		confirm_points = pg_run_points(confirm);
-	pg_compare(&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
-		   confirm ? confirm->n : 0, &(struct pg_compare_opts){ .plan = plan });
+		confirm_points = pg_gate_points(confirm);
+	pg_compare(
+		&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
+		confirm ? confirm->n : 0,
+		&(struct pg_compare_opts){ .plan = plan, .suspect = sick.len ? sick.ptr : NULL });
+	out->suspect = im->cmp.suspect ? pg_xstrdup(im->cmp.suspect) : NULL;
 	out->compared = true;
 	out->confirmed = im->cmp.with_confirmation;
 	out->status = status_of(im->cmp.outcome);
@@ -196,6 +205,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 
 	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
 done:
+	pg_buf_release(&sick);
 	free(all);
 	free(points);
 	free(confirm_points);
@@ -213,6 +223,7 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 		free(im);
 	}
 	free(out->baseline_desc);
+	free(out->suspect);
 	free(out->note);
 	free(out->rows);
 	pg_strv_release(&out->rerun);
@@ -249,7 +260,7 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
 			 struct pg_error *err)
 {
-	struct pg_run_point *points = pg_run_points(run);
+	struct pg_cmp_point *points = pg_gate_points(run);
 	char now[32];
 	time_t t = time(NULL);
 	struct tm tm;
@@ -259,7 +270,7 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rc = pg_history_record(
-		&(struct pg_run){ "this build", points, run->n },
+		&(struct pg_cmp_run){ "this build", points, run->n },
 		&(struct pg_history_record_opts){ .repo = c->history_repo,
 						  .gpu = gpu_key,
 						  .meta = { .commit = env->commit,

@@ -16,12 +16,16 @@
 #include "report/report.h"
 #include "results/result.h"
 #include "buildkite/agent_io.h"
-#include "buildkite/step_io_impl.h"
 #include "sys/fsutil.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"
+#include "base/jsonw.h"
+#include "base/redact.h"
+#include "base/secret.h"
+#include "runner/runner_io.h"
 
 #include <libgen.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -46,18 +50,26 @@ struct step {
 	int run_exit;         /* the runner's exit code (3, 128+N) or 0 */
 	struct pg_strv plan;  /* the points the step planned, when known */
 	bool have_plan;
+	/* every secret the step knows: what it logs, writes and posts passes
+	 * through it, whatever the message came from */
+	struct pg_redactor redact;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void say(struct step *st, const char *fmt, ...)
 {
+	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(st->log, fmt, ap);
+	pg_buf_vprintf(&raw, fmt, ap);
 	va_end(ap);
+	pg_redact(&st->redact, &clean, raw.ptr);
+	fputs(clean.ptr, st->log);
 	fflush(st->log);
+	pg_buf_release(&raw);
+	pg_buf_release(&clean);
 }
 
 static const char *step_label(const struct pg_bkenv *env)
@@ -176,18 +188,28 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 {
 	struct pg_error err = PG_ERROR_INIT;
 	char *path = pg_path_join(st->s.results_dir, rel);
-	char *dir = pg_xstrdup(path);
+	const char *slash = strrchr(rel, '/');
+	char *dir = pg_xstrndup(rel, slash ? (size_t)(slash - rel) : 0);
+	struct pg_buf text = PG_BUF_INIT, clean = PG_BUF_INIT;
 	int rc;
 
-	rc = pg_mkdir_p(dirname(dir), &err);
+	/* reports, charts and the annotation are text built from results and
+	 * messages: one last pass, so no secret is written whatever its path */
+	pg_buf_add(&text, data, len);
+	pg_redact(&st->redact, &clean, text.ptr);
+	/* charts/ as a link planted in the results directory is not
+	 * written through */
+	rc = pg_mkdir_under(st->s.results_dir, dir, &err);
 	if (!rc)
-		rc = pg_file_write_atomic(path, data, len, &err);
+		rc = pg_file_write_atomic(path, clean.ptr, clean.len, &err);
 	if (rc) {
 		say(st, "perfgate: warning: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 	}
 	free(dir);
 	free(path);
+	pg_buf_release(&text);
+	pg_buf_release(&clean);
 	return rc;
 }
 
@@ -359,9 +381,28 @@ static void post_annotation(struct step *st, struct finish *f)
 	char *job_url = pg_bkenv_job_url(st->env);
 	char *context = annotation_context(st);
 	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
-	struct pg_strv facts = PG_STRV_INIT;
+	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
 	struct pg_buf fact = PG_BUF_INIT;
 
+	/* telemetry flags, one line per point that has any */
+	for (size_t i = 0; i < st->results.n; i++) {
+		const json_t *fl = json_object_get(
+			json_object_get(json_object_get(st->results.items[i].json, "perfgate"),
+					"telemetry"),
+			"flags");
+		size_t k;
+		const json_t *v;
+		if (!json_array_size(fl))
+			continue;
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "%s:", st->results.items[i].name);
+		json_array_foreach(fl, k, v)
+		{
+			pg_buf_printf(&fact, "%s %s", k ? "," : "", json_string_value(v));
+		}
+		pg_strv_push(&tflags, fact.ptr);
+	}
+	pg_buf_reset(&fact);
 	pg_buf_printf(&fact, "step %s", st->name);
 	pg_strv_push(&facts, fact.ptr);
 	if (st->env->commit) {
@@ -389,6 +430,8 @@ static void post_annotation(struct step *st, struct finish *f)
 	annotation_counts(st, f, &a);
 	a.facts = (const char *const *)facts.v;
 	a.n_facts = facts.n;
+	a.flags = (const char *const *)tflags.v;
+	a.n_flags = tflags.n;
 	a.notes = (const char *const *)st->notes.v;
 	a.n_notes = st->notes.n;
 	a.charts = f->chart_refs;
@@ -406,6 +449,27 @@ static void post_annotation(struct step *st, struct finish *f)
 	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
 		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");
 		goto done;
+	}
+	{
+		/* a value shorter than "***" (a URL's one-letter password) makes
+		 * the body longer: rendered again within the limit less that */
+		struct pg_buf clean = PG_BUF_INIT;
+		pg_redact(&st->redact, &clean, body.ptr);
+		if (clean.len >= PG_ANNOTATION_MAX_BYTES) {
+			size_t grew = clean.len - body.len;
+			pg_buf_reset(&body);
+			pg_buf_reset(&clean);
+			if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1 - grew,
+						 &res) < 0) {
+				say(st,
+				    "perfgate: warning: the annotation does not fit in 1 MiB\n");
+				pg_buf_release(&clean);
+				goto done;
+			}
+			pg_redact(&st->redact, &clean, body.ptr);
+		}
+		pg_buf_release(&body);
+		body = clean;
 	}
 	if (res.level != PG_ANNOTATION_FULL)
 		say(st,
@@ -435,6 +499,7 @@ done:
 	pg_buf_release(&body);
 	pg_buf_release(&fact);
 	pg_strv_release(&facts);
+	pg_strv_release(&tflags);
 	free(report_art);
 	free(json_art);
 	free(cmp_art);
@@ -443,10 +508,55 @@ done:
 	free(annotation_file);
 }
 
+/* Upload arguments are ';'-separated glob patterns; keep each call's well
+ * under the kernel's 128 KiB limit for one argument. */
+#define UPLOAD_ARG_MAX 65536
+
+/*
+ * The files to upload, named one by one rather than by a pattern the agent
+ * would expand: the regular files of the results directory and of its
+ * charts/ and confirm/ (real directories only) -- not a symbolic link a
+ * benchmarked server left there, which the agent would follow, nor the
+ * shard-* copies a merge step downloaded. A name the agent would read as
+ * a pattern is left out with a warning.
+ */
+static void upload_list(struct step *st, struct pg_strv *paths)
+{
+	static const char *const subdirs[] = { NULL, "charts", "confirm" };
+
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_strv names = PG_STRV_INIT;
+		char *dir = subdirs[i] ? pg_path_join(st->s.results_dir, subdirs[i])
+				       : pg_xstrdup(st->s.results_dir);
+		struct stat lst;
+
+		if (subdirs[i] && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			say(st, "perfgate: warning: %s: a symbolic link, not uploaded\n", dir);
+		} else if (pg_dir_list_regular(dir, NULL, &names, &err) == 0) {
+			for (size_t k = 0; k < names.n; k++) {
+				struct pg_buf p = PG_BUF_INIT;
+				if (strpbrk(names.v[k], "*?[]{};\\")) {
+					say(st,
+					    "perfgate: warning: %s/%s: not uploaded (a name the agent would read as a pattern)\n",
+					    dir, names.v[k]);
+					continue;
+				}
+				pg_buf_printf(&p, "%s/%s%s%s", st->artifact_prefix,
+					      subdirs[i] ? subdirs[i] : "", subdirs[i] ? "/" : "",
+					      names.v[k]);
+				pg_strv_push_owned(paths, pg_buf_detach(&p));
+			}
+		}
+		pg_strv_release(&names);
+		free(dir);
+	}
+}
+
 static void upload_artifacts(struct step *st)
 {
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_buf pattern = PG_BUF_INIT;
+	struct pg_strv paths = PG_STRV_INIT;
+	struct pg_buf arg = PG_BUF_INIT;
 
 	if (!st->env->in_buildkite || !st->s.artifacts)
 		return;
@@ -454,14 +564,26 @@ static void upload_artifacts(struct step *st)
 		say(st, "perfgate: warning: cannot upload artifacts: no buildkite-agent\n");
 		return;
 	}
-	/* the results, their logs and sidecars, charts, confirmation runs; not
-	 * the shard-* copies a merge step downloaded */
-	pg_buf_printf(&pattern, "%s/*;%s/charts/*;%s/confirm/*", st->artifact_prefix,
-		      st->artifact_prefix, st->artifact_prefix);
-	say(st, "--- perfgate: uploading %s\n", pattern.ptr);
-	if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, pattern.ptr, &err))
-		say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
-	pg_buf_release(&pattern);
+	upload_list(st, &paths);
+	say(st, "--- perfgate: uploading %zu files of %s\n", paths.n, st->artifact_prefix);
+	for (size_t i = 0; i <= paths.n; i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		bool flush = i == paths.n
+				     ? arg.len > 0
+				     : arg.len && arg.len + 1 + strlen(paths.v[i]) > UPLOAD_ARG_MAX;
+		if (flush) {
+			if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, arg.ptr, &err))
+				say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
+			pg_buf_reset(&arg);
+		}
+		if (i == paths.n)
+			break;
+		if (arg.len)
+			pg_buf_putc(&arg, ';');
+		pg_buf_puts(&arg, paths.v[i]);
+	}
+	pg_buf_release(&arg);
+	pg_strv_release(&paths);
 }
 
 static void set_meta_data(struct step *st, enum pg_annotation_status status)
@@ -515,8 +637,9 @@ static size_t note_failed_points(struct step *st)
 }
 
 /*
- * confirm: re-run the flagged points once into <results-dir>/confirm and
- * compare again with both runs' samples pooled.
+ * confirm: re-run the points the comparison lists (the flagged ones and a
+ * few anchors, or a sick job's) once into <results-dir>/confirm and decide
+ * again: each flagged regression must reproduce on the re-run alone.
  */
 static void confirm_regressions(struct step *st, struct finish *f)
 {
@@ -526,14 +649,23 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	struct pg_result_set again = PG_RESULT_SET_INIT;
 	char *dir = pg_path_join(st->s.results_dir, "confirm");
 	int run_exit = 0;
+	/* a sick job: its flagged points and anchors are re-run at once */
+	bool replace = f->cmp.suspect != NULL;
 
 	if (pg_bk_plan(&suite, &plan, &st->s, st->name, &err))
 		goto fail;
 	pg_bk_plan_points(&plan, &f->cmp.rerun);
 	if (!plan.n)
 		goto done;
-	say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
-	    plan.n == 1 ? "" : "s");
+	/* confirm/ as a link planted by the first run is not written through */
+	if (pg_mkdir_under(st->s.results_dir, "confirm", &err))
+		goto fail;
+	if (replace)
+		say(st, "--- perfgate: the job looks sick (%s): re-running %zu point%s\n",
+		    f->cmp.suspect, plan.n, plan.n == 1 ? "" : "s");
+	else
+		say(st, "--- perfgate: confirming %zu flagged point%s with a re-run\n", plan.n,
+		    plan.n == 1 ? "" : "s");
 	if (pg_bk_run(&suite, &plan, dir, &st->gpu, st->log, &run_exit, &err))
 		goto fail;
 	if (run_exit > 128) {
@@ -543,9 +675,17 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	if (load_results(st, &again, dir))
 		goto done;
 	pg_bk_compare_release(&f->cmp);
+	/* The re-run decides on its own either way: each flagged regression
+	 * must reproduce on it alone (replication), so a sick first job's
+	 * numbers are never pooled with the re-run's -- the re-run takes their
+	 * place, and a regression that was the machine's does not reproduce.
+	 * The health judged is now the re-run's. */
 	if (pg_bk_compare(&f->cmp, &st->results, &again, st->have_plan ? &st->plan : NULL, &st->s,
 			  st->env, st->gpu.key, st->s.results_dir, &err))
 		goto fail;
+	if (replace && f->cmp.suspect)
+		pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
+					 "another agent");
 	goto done;
 fail:
 	say(st, "perfgate: confirmation failed: %s\n", err.msg);
@@ -578,6 +718,13 @@ static void compare_step(struct step *st, struct finish *f)
 	}
 	if (f->cmp.note)
 		say(st, "perfgate: %s\n", f->cmp.note);
+	if (f->cmp.suspect) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note, "job suspect, a regression not trusted: %s", f->cmp.suspect);
+		say(st, "perfgate: %s\n", note.ptr);
+		pg_strv_push(&st->notes, note.ptr);
+		pg_buf_release(&note);
+	}
 	if (f->cmp.compared && f->cmp.rerun.n && st->s.confirm && st->s.mode != PG_MODE_REPORT &&
 	    (st->s.suites.paths.n || st->s.suites.inline_suite))
 		confirm_regressions(st, f);
@@ -713,6 +860,30 @@ static int finish_step(struct step *st)
 
 /* ---- the step ---- */
 
+/* An inline suite's secrets, before it is even parsed (a report step
+ * never parses it): every string as a command line would be searched, and
+ * the value of every secret-named key ("HF_TOKEN": ..., "password": ...;
+ * not "api_key_env", which names a variable). */
+static void collect_config_secrets(struct pg_redactor *r, const json_t *v, const char *key)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	if (json_is_string(v)) {
+		size_t klen = key ? strlen(key) : 0;
+		bool names_a_variable = klen > 4 && (!strcmp(key + klen - 4, "_env") ||
+						     !strcmp(key + klen - 4, "-env"));
+		if (key && pg_secret_name(key) && !names_a_variable)
+			pg_redactor_add(r, json_string_value(v));
+		pg_redactor_add_shell(r, json_string_value(v), NULL, NULL);
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item) collect_config_secrets(r, item, k);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item) collect_config_secrets(r, item, key);
+	}
+}
+
 /* run and gate: the suite, narrowed to this step's selection and shard. */
 static int run_step(struct step *st, struct pg_error *err)
 {
@@ -722,6 +893,7 @@ static int run_step(struct step *st, struct pg_error *err)
 
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
 		goto done;
+	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
 	for (size_t i = 0; i < plan.n; i++)
@@ -818,6 +990,8 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	st.log = o && o->log ? o->log : stderr;
 	st.name = step_label(env);
 	pg_gpu_info_init(&st.gpu);
+	pg_run_collect_secrets(&st.redact, NULL);
+	collect_config_secrets(&st.redact, config, NULL);
 
 	if ((rc = pg_plugin_config_parse(&st.s, config, st.name, err)))
 		goto fail;
@@ -860,6 +1034,7 @@ done:
 	pg_result_set_release(&st.results);
 	pg_strv_release(&st.notes);
 	pg_strv_release(&st.plan);
+	pg_redactor_release(&st.redact);
 	free(st.artifact_cwd);
 	free(st.artifact_prefix);
 	return exit_code;

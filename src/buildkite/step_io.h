@@ -5,9 +5,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "base/buf.h"
+#include "base/strutil.h"
 #include "buildkite/annotation.h"
 #include "buildkite/job_env.h"
-#include "base/strutil.h"
+#include "buildkite/plugin_config.h"
+#include "results/metrics.h"
+#include "results/result.h"
+#include "suite/suite.h"
 
 struct pg_error;
 
@@ -20,16 +25,6 @@ struct pg_error;
  * confirmed regression (gate and merge modes), 2 a configuration error,
  * 3 an infrastructure failure, 128+N when cancelled by signal N.
  */
-
-/*
- * The step's plugin configuration from the environment:
- * BUILDKITE_PLUGIN_CONFIGURATION, else perfgate's entry in
- * BUILDKITE_PLUGINS. PG_ECONFIG when neither is there or it is not a JSON
- * object. *source (may be NULL) gets the plugin source when it came from
- * BUILDKITE_PLUGINS ("github.com/acme/perfgate-buildkite-plugin#v1"),
- * else NULL; caller frees.
- */
-json_t *pg_bk_config_from_env(const struct pg_bkenv *env, char **source, struct pg_error *err);
 
 struct pg_bk_opts {
 	FILE *log;                 /* progress; NULL: stderr */
@@ -46,5 +41,111 @@ struct pg_bk_opts {
  */
 int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const struct pg_bk_opts *o,
 		      struct pg_error *err);
+
+/* ------------------------------------------------------------------ */
+/* The stages of the step, called by pg_buildkite_main (step_io.c):   */
+/* step_run_io.c plans, runs, merges shards and emits pipelines;      */
+/* step_gate_io.c compares with the baseline and records history.     */
+
+struct pg_bkagent;
+struct pg_gpu_info;
+
+/*
+ * The suite and the plan this step runs: the `suites` option (paths, or
+ * the inline mapping), narrowed by filter, only and repeat, then by shard.
+ * An empty selection is PG_ECONFIG (a step that runs nothing would pass).
+ */
+int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plugin_config *c,
+	       const char *step, struct pg_error *err);
+
+/* Keep only the points named in names (a confirmation re-run). */
+void pg_bk_plan_points(struct pg_plan *plan, const struct pg_strv *names);
+
+/*
+ * Run the plan into results_dir with SIGINT/SIGTERM cancelling cleanly.
+ * *run_exit gets the runner's exit code (0; 3 when a point failed;
+ * 128+N when cancelled). Returns an error only when the run could not
+ * start.
+ */
+int pg_bk_run(const struct pg_suite *suite, const struct pg_plan *plan, const char *results_dir,
+	      const struct pg_gpu_info *gpu, FILE *log, int *run_exit, struct pg_error *err);
+
+/*
+ * mode merge: download the shards' results (<prefix>/shard-*) from this
+ * build's artifacts into cwd (NULL: ours) and gather their result files
+ * into results_dir. agent NULL (outside Buildkite): only gather what is
+ * already on disk. *n_shards gets how many shard directories were found.
+ */
+int pg_bk_merge(const struct pg_bkagent *agent, const char *cwd, const char *prefix,
+		const char *results_dir, size_t *n_shards, FILE *log, struct pg_error *err);
+
+/*
+ * mode pipeline: the pipeline YAML for this step's configuration (the
+ * options that are not the pipeline's own are passed on to every step).
+ */
+int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
+			const struct pg_plugin_config *c, const json_t *config,
+			const char *plugin_source, struct pg_error *err);
+
+/*
+ * The comparison of a step's results with their baseline (gate/gate_io.h), in
+ * the shapes the rest of the step needs: rows for the annotation, a
+ * status, the points to confirm, baseline values for the charts.
+ */
+struct pg_bk_compare {
+	bool compared; /* a baseline was found and compared */
+	enum pg_annotation_status status;
+	int outcome;          /* the comparison's enum pg_outcome (pg_bk_verdict_exit) */
+	char *baseline_desc;  /* "thresholds/H100.yml", "git ... at <merge-base>" */
+	char *note;           /* why nothing was compared, or NULL */
+	struct pg_strv rerun; /* points a confirmation run should repeat */
+	bool confirmed;       /* decided with a confirmation re-run */
+	char *suspect;        /* the job was sick and would have failed: why (a re-run
+			       * decides), or NULL (telemetry/health.h) */
+	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
+	struct pg_annotation_row *rows; /* needing attention: failing first */
+	size_t n_rows;
+	struct pg_buf table; /* every row, as the annotation's comparison */
+	size_t n_all_rows;
+	struct pg_strv strings; /* storage behind rows */
+	void *impl;             /* policy, baseline, comparison */
+};
+
+/*
+ * Compare run (and, when confirm is not NULL, its confirmation re-run,
+ * which must reproduce what the first run flagged) with the baseline the
+ * configuration names, for gpu_key. The job health judged (telemetry) is
+ * the re-run's when there is one. plan (may be NULL: unknown) names the
+ * points the step planned: baseline points outside it are not in this
+ * suite. Writes comparison.md and verdict.json into results_dir. A missing
+ * baseline is not an error: out->compared is false and out->note says why.
+ * Errors are configuration mistakes (a thresholds file that does not
+ * parse) or git failures.
+ */
+int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
+		  const struct pg_result_set *confirm, const struct pg_strv *plan,
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env, const char *gpu_key,
+		  const char *results_dir, struct pg_error *err);
+void pg_bk_compare_release(struct pg_bk_compare *out);
+
+/* The exit code the comparison's verdict asks for (pg_gate_exit_code, the
+ * CLI gate's mapping): enforce false (mode run, report) never fails on a
+ * verdict; 0 when nothing was compared. */
+int pg_bk_verdict_exit(const struct pg_bk_compare *c, bool enforce);
+
+/* The plan in a results directory's perfgate_run.json (pg_gate_read_plan). */
+int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
+
+/* The baseline value of a metric of a point (pg_chart_baseline_fn over a
+ * struct pg_bk_compare). */
+int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m, double *out);
+
+/*
+ * Record run in the git history (record-history on the default branch).
+ * *lines gets the number of points recorded.
+ */
+int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
+			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
+			 struct pg_error *err);
 
 #endif

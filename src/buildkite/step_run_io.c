@@ -1,6 +1,6 @@
 /* perfgate buildkite: choosing what to run, running it, gathering shards,
  * and the dynamic pipeline. */
-#include "buildkite/step_io_impl.h"
+#include "buildkite/step_io.h"
 
 #include "base/alloc.h"
 #include "buildkite/pipeline_emit.h"
@@ -69,7 +69,7 @@ static bool gathered(const char *name)
 static int copy_file(const char *from, const char *to, struct pg_error *err)
 {
 	struct pg_buf data = PG_BUF_INIT;
-	int rc = pg_file_read(from, &data, err);
+	int rc = pg_file_read_nofollow(from, &data, err);
 
 	if (!rc)
 		rc = pg_file_write_atomic(to, data.ptr, data.len, err);
@@ -98,13 +98,15 @@ int pg_bk_merge(const struct pg_bkagent *agent, const char *cwd, const char *pre
 	}
 	if ((rc = pg_mkdir_p(results_dir, err)))
 		goto done;
-	if ((rc = pg_subdir_list(results_dir, "shard-", &dirs, err)))
+	/* what a shard's server left in its results is data, never a link
+	 * to follow */
+	if ((rc = pg_subdir_list_real(results_dir, "shard-", &dirs, err)))
 		goto done;
 	for (size_t d = 0; d < dirs.n; d++) {
 		char *dir = pg_path_join(results_dir, dirs.v[d]);
 		struct pg_strv files = PG_STRV_INIT;
 
-		rc = pg_dir_list(dir, NULL, &files, err);
+		rc = pg_dir_list_regular(dir, NULL, &files, err);
 		for (size_t f = 0; !rc && f < files.n; f++) {
 			char *from, *to;
 			if (!gathered(files.v[f]))

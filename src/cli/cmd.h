@@ -8,7 +8,8 @@
  *
  * Adding a command: write src/cli/cmd_<name>.c with `int cmd_<name>(int argc,
  * char **argv)` and an option table (cli/opt.h), declare it here, add it to
- * the table in src/main.c, document it in the README, add tests.
+ * the table in src/main.c, document it (the README's command table and a
+ * page in docs/; docs/architecture.md, "Adding a subcommand"), add tests.
  */
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

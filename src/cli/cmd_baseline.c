@@ -24,6 +24,7 @@
 #include "results/results_io.h"
 #include "sys/fsutil.h"
 #include "baseline/thresholds_io.h"
+#include "base/jsonw.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,15 @@ static char *command_line(int argc, char **argv)
 	return pg_buf_detach(&b);
 }
 
+/* A GPU named by --gpu or $PERFGATE_GPU; empty counts as not given, as in
+ * pg_gate_gpu_key, so that the GPU then comes from the results. */
+static bool gpu_given(const char *flag)
+{
+	const char *env = getenv("PERFGATE_GPU");
+
+	return (flag && *flag) || (env && *env);
+}
+
 static int baseline_update(int argc, char **argv)
 {
 	const char *gpu_flag = NULL;
@@ -122,8 +132,8 @@ static int baseline_update(int argc, char **argv)
 	struct pg_strv pos = PG_STRV_INIT, skipped = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set *sets = NULL;
-	struct pg_run_point **points = NULL;
-	struct pg_run *runs = NULL;
+	struct pg_cmp_point **points = NULL;
+	struct pg_cmp_run *runs = NULL;
 	struct pg_baseline fresh = PG_BASELINE_INIT;
 	char gpu[128] = "", *path = NULL, *regenerate = NULL;
 	int rc, exit_code = PG_EXIT_OK;
@@ -142,8 +152,9 @@ static int baseline_update(int argc, char **argv)
 	for (size_t i = 0; i < from.n; i++)
 		if ((rc = load_source(&sets[i], from.v[i], &err)))
 			goto fail;
-	if (gpu_flag || getenv("PERFGATE_GPU")) {
-		pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, NULL, &err);
+	if (gpu_given(gpu_flag)) {
+		if ((rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, NULL, &err)))
+			goto fail;
 	} else {
 		for (size_t i = 0; i < from.n; i++) {
 			char key[128];
@@ -168,8 +179,8 @@ static int baseline_update(int argc, char **argv)
 					  gpu);
 			goto fail;
 		}
-		points[i] = pg_run_points(&sets[i]);
-		runs[i] = (struct pg_run){ from.v[i], points[i], sets[i].n };
+		points[i] = pg_gate_points(&sets[i]);
+		runs[i] = (struct pg_cmp_run){ from.v[i], points[i], sets[i].n };
 	}
 	fresh.gpu = pg_xstrdup(gpu);
 	pg_baseline_from_runs(&fresh, runs, from.n, &skipped);
@@ -255,7 +266,7 @@ static int baseline_record(int argc, char **argv)
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set set = PG_RESULT_SET_INIT;
-	struct pg_run_point *points = NULL;
+	struct pg_cmp_point *points = NULL;
 	char gpu[128], now[32];
 	struct pg_history_recorded done_rec;
 	int rc, exit_code = PG_EXIT_OK;
@@ -267,7 +278,7 @@ static int baseline_record(int argc, char **argv)
 	    (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
 		goto fail;
 	keep_gpu(&set, gpu);
-	points = pg_run_points(&set);
+	points = pg_gate_points(&set);
 	date = first_result_str(&set, "perfgate.started_at");
 	if (!date) {
 		time_t t = time(NULL);
@@ -277,7 +288,7 @@ static int baseline_record(int argc, char **argv)
 		date = now;
 	}
 	rc = pg_history_record(
-		&(struct pg_run){ pos.v[0], points, set.n },
+		&(struct pg_cmp_run){ pos.v[0], points, set.n },
 		&(struct pg_history_record_opts){
 			.repo = repo,
 			.ref = ref,
@@ -319,7 +330,7 @@ static int resolve_gpu(char *gpu, size_t size, const char *flag, const char *thr
 	struct stat st;
 	int rc;
 
-	if (flag || getenv("PERFGATE_GPU"))
+	if (gpu_given(flag))
 		return pg_gate_gpu_key(gpu, size, flag, NULL, err);
 	if (thresholds && stat(thresholds, &st) == 0 && S_ISREG(st.st_mode)) {
 		rc = pg_thresholds_load(thresholds, &p, &b, err);

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "gate/gate_io.h"
 #include "results/results_io.h"
+#include "telemetry/health_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,11 @@ static const char compare_description[] =
 	"\n"
 	"With --confirm-dir, a re-run of the points listed under \"rerun\" in a first\n"
 	"verdict.json: each flagged regression must reproduce on the re-run alone, or\n"
-	"it is not-reproduced (a warning).";
+	"it is not-reproduced (a warning).\n"
+	"\n"
+	"A job whose telemetry shows it was sick (GPU throttling, clocks held down, GPU\n"
+	"errors, another process on the GPU: the thresholds file's health: policy) does\n"
+	"not fail: its verdict is \"suspect\" and gate exits 3, asking for a re-run.";
 
 static const char gate_description[] =
 	"compare, with the exit code as the verdict: 0 pass (warnings and\n"
@@ -69,10 +74,10 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	struct pg_policy policy = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp = PG_COMPARISON_INIT;
-	struct pg_run_point *points = NULL, *confirm_points = NULL;
+	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
 	struct pg_strv plan = PG_STRV_INIT;
 	bool have_plan = false;
-	struct pg_buf md = PG_BUF_INIT;
+	struct pg_buf md = PG_BUF_INIT, sick = PG_BUF_INIT;
 	char gpu[128];
 	int rc, exit_code = PG_EXIT_OK;
 
@@ -92,12 +97,17 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	if (rc)
 		goto fail;
 
-	points = pg_run_points(&run);
-	confirm_points = pg_run_points(&again);
+	/* the job's health: the run's, or the confirmation run's when there
+	 * is one (it decides the flagged points) */
+	if ((rc = pg_health_check(&sick, src.thresholds, gpu, confirm_dir ? &again : &run, &err)))
+		goto fail;
+	points = pg_gate_points(&run);
+	confirm_points = pg_gate_points(&again);
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing,
 					      .strict = strict,
-					      .plan = have_plan ? &plan : NULL });
+					      .plan = have_plan ? &plan : NULL,
+					      .suspect = sick.len ? sick.ptr : NULL });
 	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
 		goto fail;
 	if (!quiet) {
@@ -114,6 +124,7 @@ done:
 	free(confirm_points);
 	pg_strv_release(&plan);
 	pg_buf_release(&md);
+	pg_buf_release(&sick);
 	pg_comparison_release(&cmp);
 	pg_baseline_release(&base);
 	pg_policy_release(&policy);

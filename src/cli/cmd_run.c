@@ -16,6 +16,7 @@
 #include "suite/suite.h"
 #include "suite/config_io.h"
 #include "gpu/detect_io.h"
+#include "gpu/gpu.h"
 #include "report/report_io.h"
 #include "runner/runner_io.h"
 
@@ -38,6 +39,8 @@ static bool save_detailed;
 static bool fail_fast;
 static double gpu_idle_mib;
 static double gpu_idle_timeout; /* 0: the suite's (300 by default) */
+static bool no_telemetry;
+static double telemetry_interval;
 
 /* clang-format off */
 static const struct pg_opt opts[] = {
@@ -65,6 +68,11 @@ static const struct pg_opt opts[] = {
 	{ PG_OPT_DOUBLE, "gpu-idle-timeout", 0, &gpu_idle_timeout, "SECONDS",
 	  "how long that wait may take before the test is recorded as an error "
 	  "(default: server.gpu_idle_timeout, 300)" },
+	{ PG_OPT_FLAG, "no-telemetry", 0, &no_telemetry, NULL,
+	  "do not scrape the server's /metrics or sample the GPUs while points run "
+	  "(also PERFGATE_TELEMETRY=0)" },
+	{ PG_OPT_DOUBLE, "telemetry-interval", 0, &telemetry_interval, "SECONDS",
+	  "seconds between telemetry samples (default: 1)" },
 	{ PG_OPT_END },
 };
 /* clang-format on */
@@ -160,6 +168,8 @@ static int run(const struct pg_suite *suite, const struct pg_plan *plan)
 	o.save_detailed = save_detailed;
 	o.gpu_idle_mib = gpu_idle_mib;
 	o.gpu_idle_timeout = gpu_idle_timeout;
+	o.no_telemetry = no_telemetry;
+	o.telemetry_interval = telemetry_interval;
 	o.log = stderr;
 	/* Buildkite runs jobs in a pseudo-terminal, but its log wants lines */
 	o.tty = isatty(STDERR_FILENO) && !(bk && !strcmp(bk, "true")) &&
@@ -202,6 +212,12 @@ int cmd_run(int argc, char **argv)
 			     repeat);
 		goto fail;
 	}
+	if (telemetry_interval < 0 || telemetry_interval > 3600) {
+		pg_error_set(&err, PG_ECONFIG,
+			     "option '--telemetry-interval': expected seconds in (0, 3600], got %g",
+			     telemetry_interval);
+		goto fail;
+	}
 	if (parse_only(only, &sel.only, &err))
 		goto fail;
 	select.step_key = step_key;
@@ -233,6 +249,12 @@ int cmd_run(int argc, char **argv)
 		const char *env_gpu = getenv("PERFGATE_GPU");
 		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
 		struct pg_dryrun_opts o = { results_dir, shown, total };
+
+		if (shown && shown != suite.gpu && !pg_gpu_name_ok(shown)) {
+			pg_error_set(&err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+				     gpu ? "--gpu" : "PERFGATE_GPU", shown);
+			goto fail;
+		}
 		pg_dryrun_render(&out, &suite, &plan, &o);
 		rc = pg_cmd_print(&out);
 		goto done;

@@ -3,6 +3,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/exitcode.h"
+#include "base/redact.h"
 
 #include <string.h>
 
@@ -158,7 +159,17 @@ void pg_opt_print_help(const struct pg_cmd_help *cmd, FILE *out)
 
 int pg_cmd_fail(const char *cmd, const struct pg_error *err)
 {
-	fprintf(stderr, "perfgate %s: %s\n", cmd, err->msg[0] ? err->msg : "failed");
+	extern char **environ;
+	struct pg_redactor r = PG_REDACTOR_INIT;
+	struct pg_buf msg = PG_BUF_INIT;
+
+	/* an error may quote a URL with its password, or a value from the
+	 * environment: never print a secret */
+	pg_redactor_add_environ(&r, environ);
+	pg_redact(&r, &msg, err->msg[0] ? err->msg : "failed");
+	fprintf(stderr, "perfgate %s: %s\n", cmd, msg.ptr);
+	pg_buf_release(&msg);
+	pg_redactor_release(&r);
 	return pg_error_exit_code(err->code ? err->code : PG_ERR);
 }
 

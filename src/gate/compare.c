@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "gate/compare_stats.h"
 #include "base/exitcode.h"
+#include "base/jsonw.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -262,7 +263,7 @@ struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const s
 		memcpy(bm->samples, samples, n_samples * sizeof(double));
 		bm->n_samples = n_samples;
 	}
-	bm->value = isnan(value) ? pg_stat_median(samples, n_samples) : value;
+	bm->value = isnan(value) ? pg_cmpstat_median(samples, n_samples) : value;
 	return bm;
 }
 
@@ -273,7 +274,7 @@ struct pg_base_metric *pg_base_point_add_runs(struct pg_base_point *p, const str
 
 	bm->runs = (long)k;
 	if (k >= 3)
-		bm->noise = pg_stat_robust_cv(run_medians, k);
+		bm->noise = pg_cmpstat_robust_cv(run_medians, k);
 	return bm;
 }
 
@@ -316,14 +317,14 @@ void pg_baseline_sort(struct pg_baseline *b)
 
 static int cmp_run_ptr(const void *a, const void *b)
 {
-	const struct pg_run_point *x = *(const struct pg_run_point *const *)a;
-	const struct pg_run_point *y = *(const struct pg_run_point *const *)b;
+	const struct pg_cmp_point *x = *(const struct pg_cmp_point *const *)a;
+	const struct pg_cmp_point *y = *(const struct pg_cmp_point *const *)b;
 	int c = strcmp(x->name, y->name);
 
 	return c ? c : (x > y) - (x < y);
 }
 
-void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n)
+void pg_cmp_index_init(struct pg_cmp_index *ix, const struct pg_cmp_point *pts, size_t n)
 {
 	ix->v = pg_xmalloc((n ? n : 1) * sizeof(*ix->v));
 	ix->n = 0;
@@ -334,7 +335,7 @@ void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, 
 		qsort(ix->v, ix->n, sizeof(*ix->v), cmp_run_ptr);
 }
 
-const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name)
+const struct pg_cmp_point *pg_cmp_index_find(const struct pg_cmp_index *ix, const char *name)
 {
 	size_t lo = 0, hi = ix->n;
 
@@ -348,7 +349,7 @@ const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, cons
 	return lo < ix->n && !strcmp(ix->v[lo]->name, name) ? ix->v[lo] : NULL;
 }
 
-void pg_run_index_release(struct pg_run_index *ix)
+void pg_cmp_index_release(struct pg_cmp_index *ix)
 {
 	free(ix->v);
 	ix->v = NULL;
@@ -382,12 +383,6 @@ long pg_result_max_concurrency(const json_t *result)
 	if (json_is_integer(v))
 		return (long)json_integer_value(v);
 	return json_is_null(v) ? 0 : -1;
-}
-
-const char *pg_json_path_str(const json_t *obj, const char *dotted)
-{
-	json_t *v = pg_json_path(obj, dotted);
-	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
 }
 
 size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out)

@@ -14,7 +14,9 @@ struct pg_error;
 
 /*
  * The gate: compare every test point x metric of a run with its baseline
- * and give each a verdict, deciding on the whole step at once (docs/gate.md).
+ * and give each a verdict, deciding on the whole step at once: docs/gate.md
+ * ("The decision") says how, and docs/design/gate-policy.md the policy the
+ * first gate started from and why.
  *
  *   policy    how results are judged: tolerances, floors, which metrics gate
  *             and which only warn, the step's false-alarm budget...
@@ -154,7 +156,7 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 /* Runs                                                                */
 
 /* One point of a run (a result file), as the gate reads it. Borrowed. */
-struct pg_run_point {
+struct pg_cmp_point {
 	const char *name; /* result file stem */
 	enum pg_suite_kind suite;
 	const char *status;   /* "ok", "error", "skipped", "cancelled" */
@@ -172,22 +174,22 @@ struct pg_run_point {
 
 /* Run points by name, for lookups in runs of any size: pointers sorted by
  * name, points of the same name in input order (the first one wins). */
-struct pg_run_index {
-	const struct pg_run_point **v;
+struct pg_cmp_index {
+	const struct pg_cmp_point **v;
 	size_t n;
 };
 
 /* Index the n points at pts (borrowed; points without a name are left
  * out). */
-void pg_run_index_init(struct pg_run_index *ix, const struct pg_run_point *pts, size_t n);
+void pg_cmp_index_init(struct pg_cmp_index *ix, const struct pg_cmp_point *pts, size_t n);
 /* The first point called name, or NULL. */
-const struct pg_run_point *pg_run_index_find(const struct pg_run_index *ix, const char *name);
-void pg_run_index_release(struct pg_run_index *ix);
+const struct pg_cmp_point *pg_cmp_index_find(const struct pg_cmp_index *ix, const char *name);
+void pg_cmp_index_release(struct pg_cmp_index *ix);
 
 /* One run (a results directory, one report, one job) of several points. */
-struct pg_run {
+struct pg_cmp_run {
 	const char *label; /* where it came from, for "source:" */
-	const struct pg_run_point *points;
+	const struct pg_cmp_point *points;
 	size_t n;
 };
 
@@ -308,7 +310,7 @@ void pg_baseline_sort(struct pg_baseline *b);
  * noise their spread. Points are added to out (which should be empty) and
  * sorted. SLA search probes are left out.
  */
-void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_run *runs, size_t n_runs,
+void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *runs, size_t n_runs,
 			   struct pg_strv *skipped);
 
 /* A result's date as YYYY-MM-DD (perfgate.started_at, or vLLM's
@@ -324,8 +326,6 @@ double pg_result_qps(const json_t *result);
 /* Its max_concurrency (perfgate.params, else vLLM's key): 0 for null
  * (unbounded), -1 when absent. */
 long pg_result_max_concurrency(const json_t *result);
-/* The non-empty string at a dotted path ("perfgate.test"), or NULL. */
-const char *pg_json_path_str(const json_t *obj, const char *dotted);
 
 /* The samples of a metric in a result object: one per perfgate.repeats
  * entry that has it, else the top-level value. Returns the count; *out is
@@ -433,6 +433,9 @@ struct pg_comparison {
 	struct pg_strv not_in_suite; /* baseline points outside the run's plan */
 	struct pg_strv aged_out;     /* history points not recorded lately (aged out)
 				      * and not in the run: not missing */
+	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
+				 * have failed: why; the outcome is then INFRA (exit 3,
+				 * verdict "suspect") and rerun lists the failing points */
 };
 
 #define PG_COMPARISON_INIT                                                                         \
@@ -448,6 +451,12 @@ struct pg_compare_opts {
 	 * baseline points outside it are "not in this suite" and never fail;
 	 * planned points without a result are missing */
 	const struct pg_strv *plan;
+	/* The job health verdict, computed outside the gate (telemetry/health.h
+	 * from the results' perfgate.telemetry): non-NULL when the job was sick
+	 * (throttling, clocks held down, GPU errors, a foreign process), saying
+	 * why. A comparison that would fail is then not trusted: it asks for a
+	 * re-run of the job instead. */
+	const char *suspect;
 };
 
 /*
@@ -459,8 +468,8 @@ struct pg_compare_opts {
  * the metric pointers are the registry's.
  */
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
-		const struct pg_baseline *base, const struct pg_run_point *run, size_t n_run,
-		const struct pg_run_point *confirm, size_t n_confirm,
+		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
+		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts);
 
 void pg_comparison_release(struct pg_comparison *c);

@@ -184,6 +184,14 @@ void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
 	gpu = name.ptr;
 
+	if (c->suspect) {
+		pg_buf_printf(out,
+			      "**perfgate: SUSPECT** — %zu regression%s on %s from a sick job: "
+			      "re-run it",
+			      c->failing, c->failing == 1 ? "" : "s", gpu);
+		pg_buf_release(&name);
+		return;
+	}
 	switch (c->outcome) {
 	case PG_OUTCOME_FAIL: {
 		size_t points = count_points(c, PG_OUTCOME_FAIL);
@@ -370,6 +378,11 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 
 	pg_comparison_headline(out, c);
 	pg_buf_puts(out, "\n\n");
+	if (c->suspect) {
+		pg_buf_puts(out, "Job health: ");
+		pg_escape_md_text(out, c->suspect);
+		pg_buf_puts(out, "\n\n");
+	}
 	summary_line(out, c);
 	decision_line(out, c);
 	whole_run_table(out, c);
@@ -525,9 +538,12 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 	json_object_set_new(base, "kind", str_or_null(c->baseline_kind));
 	json_object_set_new(base, "source", str_or_null(c->baseline_source));
 	json_object_set_new(o, "baseline", base);
-	json_object_set_new(o, "verdict", json_string(pg_outcome_name(c->outcome)));
+	json_object_set_new(o, "verdict",
+			    json_string(c->suspect ? "suspect" : pg_outcome_name(c->outcome)));
 	json_object_set_new(o, "exit_code", json_integer(pg_outcome_exit_code(c->outcome)));
 	json_object_set_new(o, "headline", json_string(headline.ptr));
+	if (c->suspect)
+		json_object_set_new(o, "suspect", json_string(c->suspect));
 	json_object_set_new(o, "confirmation", json_boolean(c->with_confirmation));
 	{
 		json_t *d = json_object();

@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "gate/compare_stats.h"
 #include "gate/compare_step.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,25 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool status_is(const struct pg_run_point *rp, const char *s)
+static bool status_is(const struct pg_cmp_point *rp, const char *s)
 {
 	return rp->status && !strcmp(rp->status, s);
 }
 
 /* An SLA search probe is reported but never compared, neither "new" nor
  * "missing". */
-static bool is_probe(const struct pg_run_point *rp)
+static bool is_probe(const struct pg_cmp_point *rp)
 {
 	return rp && rp->probe;
 }
 
-static bool status_failed(const struct pg_run_point *rp)
+static bool status_failed(const struct pg_cmp_point *rp)
 {
 	return status_is(rp, "error") || status_is(rp, "cancelled");
 }
 
 static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
-				  const struct pg_base_point *bp, const struct pg_run_point *rp,
+				  const struct pg_base_point *bp, const struct pg_cmp_point *rp,
 				  enum pg_suite_kind suite)
 {
 	struct pg_cmp_row *row;
@@ -92,7 +93,7 @@ static double within_sd(const double *x, size_t n)
 	l = pg_xmalloc(n * sizeof(double));
 	for (size_t i = 0; i < n; i++)
 		l[i] = x[i] > 0 ? log(x[i]) : NAN;
-	sd = pg_stat_robust_sd(l, n, pg_stat_median(l, n));
+	sd = pg_cmpstat_robust_sd(l, n, pg_cmpstat_median(l, n));
 	free(l);
 	return sd;
 }
@@ -101,7 +102,7 @@ static double within_sd(const double *x, size_t n)
 struct collect {
 	struct pg_step_pair *pairs;
 	size_t n, cap;
-	const struct pg_run_point **jobs; /* one run point per job seen */
+	const struct pg_cmp_point **jobs; /* one run point per job seen */
 	size_t n_jobs, cap_jobs;
 };
 
@@ -111,7 +112,7 @@ static bool same_str(const char *a, const char *b)
 }
 
 /* The job (group) of a run point: points with the same host and run start. */
-static size_t job_of(struct collect *col, const struct pg_run_point *rp)
+static size_t job_of(struct collect *col, const struct pg_cmp_point *rp)
 {
 	for (size_t i = 0; i < col->n_jobs; i++)
 		if (same_str(col->jobs[i]->host, rp->host) &&
@@ -123,7 +124,7 @@ static size_t job_of(struct collect *col, const struct pg_run_point *rp)
 
 static void compare_metric(struct pg_comparison *c, struct collect *col,
 			   const struct pg_policy *policy, const struct pg_base_point *bp,
-			   const struct pg_run_point *rp, const struct pg_run_point *cp,
+			   const struct pg_cmp_point *rp, const struct pg_cmp_point *cp,
 			   const struct pg_metric *m, const struct pg_compare_opts *opts)
 {
 	const struct pg_base_metric *bm = bp ? pg_base_point_metric(bp, m) : NULL;
@@ -140,7 +141,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	if (!bm && c->baseline_kind && !strcmp(c->baseline_kind, "git")) {
 		/* a history baseline that has never seen this point */
 		row->verdict = PG_VERDICT_INSUFFICIENT;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_WARN;
 		set_note(row, "no runs in the history");
@@ -148,7 +149,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	}
 	if (!bm) {
 		row->verdict = PG_VERDICT_NEW;
-		row->current = pg_stat_median(cur, n_cur);
+		row->current = pg_cmpstat_median(cur, n_cur);
 		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_PASS;
 		goto done;
@@ -162,7 +163,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 		set_note(row, "the run did not report this metric");
 		goto done;
 	}
-	row->current = pg_stat_median(cur, n_cur);
+	row->current = pg_cmpstat_median(cur, n_cur);
 	row->n_current = n_cur;
 	row->change = row->baseline != 0 ? row->current / row->baseline - 1 : NAN;
 	if (bp->insufficient) {
@@ -185,7 +186,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	} else if (cp) {
 		n_conf = pg_result_samples(cp->result, m, &conf);
 		if (n_conf) {
-			pair.v2 = pg_stat_median(conf, n_conf);
+			pair.v2 = pg_cmpstat_median(conf, n_conf);
 			pair.n2 = n_conf;
 			pair.w2 = within_sd(conf, n_conf);
 		} else {
@@ -199,7 +200,7 @@ done:
 }
 
 static void point_row(struct pg_comparison *c, const struct pg_policy *policy, const char *name,
-		      const struct pg_base_point *bp, const struct pg_run_point *rp,
+		      const struct pg_base_point *bp, const struct pg_cmp_point *rp,
 		      enum pg_suite_kind suite, enum pg_verdict v, enum pg_outcome o,
 		      const char *note)
 {
@@ -235,12 +236,12 @@ static bool in_sorted(const char *const *v, size_t n, const char *name)
 }
 
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
-		const struct pg_baseline *base, const struct pg_run_point *run, size_t n_run,
-		const struct pg_run_point *confirm, size_t n_confirm,
+		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
+		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts)
 {
 	static const struct pg_compare_opts no_opts = { false, false, NULL };
-	struct pg_run_index run_ix, confirm_ix;
+	struct pg_cmp_index run_ix, confirm_ix;
 	struct collect col = { 0 };
 	const char **names, **plan = NULL;
 	size_t n_names = 0, n_plan = 0;
@@ -263,16 +264,16 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	}
 
 	/* every point name once, sorted */
-	pg_run_index_init(&run_ix, run, n_run);
-	pg_run_index_init(&confirm_ix, confirm, n_confirm);
+	pg_cmp_index_init(&run_ix, run, n_run);
+	pg_cmp_index_init(&confirm_ix, confirm, n_confirm);
 	names = pg_xmalloc((base->n + n_run + n_plan + 1) * sizeof(*names));
 	for (size_t i = 0; i < base->n; i++) {
 		const char *name = base->points[i].name;
-		if (plan && !in_sorted(plan, n_plan, name) && !pg_run_index_find(&run_ix, name)) {
+		if (plan && !in_sorted(plan, n_plan, name) && !pg_cmp_index_find(&run_ix, name)) {
 			pg_strv_push(&out->not_in_suite, name);
 			continue;
 		}
-		if (base->points[i].aged && !pg_run_index_find(&run_ix, name) &&
+		if (base->points[i].aged && !pg_cmp_index_find(&run_ix, name) &&
 		    !(plan && in_sorted(plan, n_plan, name))) {
 			pg_strv_push(&out->aged_out, name);
 			continue;
@@ -283,15 +284,15 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		if (!is_probe(run_ix.v[i]) && !pg_baseline_find(base, run_ix.v[i]->name))
 			names[n_names++] = run_ix.v[i]->name;
 	for (size_t i = 0; i < n_plan; i++)
-		if (!pg_baseline_find(base, plan[i]) && !pg_run_index_find(&run_ix, plan[i]))
+		if (!pg_baseline_find(base, plan[i]) && !pg_cmp_index_find(&run_ix, plan[i]))
 			names[n_names++] = plan[i];
 	qsort(names, n_names, sizeof(*names), cmp_cstr);
 
 	for (size_t k = 0; k < n_names; k++) {
 		const char *name = names[k];
 		const struct pg_base_point *bp = pg_baseline_find(base, name);
-		const struct pg_run_point *rp = pg_run_index_find(&run_ix, name);
-		const struct pg_run_point *cp = pg_run_index_find(&confirm_ix, name);
+		const struct pg_cmp_point *rp = pg_cmp_index_find(&run_ix, name);
+		const struct pg_cmp_point *cp = pg_cmp_index_find(&confirm_ix, name);
 
 		if (is_probe(rp))
 			rp = NULL;
@@ -356,8 +357,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	}
 	free(names);
 	free(plan);
-	pg_run_index_release(&run_ix);
-	pg_run_index_release(&confirm_ix);
+	pg_cmp_index_release(&run_ix);
+	pg_cmp_index_release(&confirm_ix);
 
 	out->jobs = col.n_jobs;
 	pg_step_decide(out, col.pairs, col.n, policy, base, opts);
@@ -378,6 +379,21 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	for (size_t i = 0; i < out->n_commons; i++)
 		if (out->commons[i].outcome > out->outcome)
 			out->outcome = out->commons[i].outcome;
+	/* a sick job's regression is the machine's: re-run, do not fail */
+	if (opts->suspect && out->outcome == PG_OUTCOME_FAIL) {
+		out->suspect = pg_xstrdup(opts->suspect);
+		out->outcome = PG_OUTCOME_INFRA;
+		for (size_t i = 0; i < out->n; i++) {
+			const char *p = out->rows[i].point;
+			bool listed = false;
+			if (out->rows[i].outcome != PG_OUTCOME_FAIL)
+				continue;
+			for (size_t k = 0; k < out->rerun.n && !listed; k++)
+				listed = !strcmp(out->rerun.v[k], p);
+			if (!listed)
+				pg_strv_push(&out->rerun, p);
+		}
+	}
 }
 
 void pg_comparison_release(struct pg_comparison *c)
@@ -396,6 +412,7 @@ void pg_comparison_release(struct pg_comparison *c)
 	free(c->gpu);
 	free(c->baseline_kind);
 	free(c->baseline_source);
+	free(c->suspect);
 	pg_strv_release(&c->rerun);
 	memset(c, 0, sizeof(*c));
 }

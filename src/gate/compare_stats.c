@@ -13,7 +13,7 @@
  * and the normal approximation is already good. */
 #define MWU_EXACT_MAX_PAIRS 2500
 
-double pg_stat_median(const double *x, size_t n)
+double pg_cmpstat_median(const double *x, size_t n)
 {
 	double *copy, m;
 
@@ -28,31 +28,31 @@ double pg_stat_median(const double *x, size_t n)
 	return m;
 }
 
-double pg_stat_mad(const double *x, size_t n)
+double pg_cmpstat_mad(const double *x, size_t n)
 {
 	double *dev, med, mad;
 
 	if (n == 0)
 		return NAN;
-	med = pg_stat_median(x, n);
+	med = pg_cmpstat_median(x, n);
 	dev = pg_xmalloc(n * sizeof(*dev));
 	for (size_t i = 0; i < n; i++)
 		dev[i] = fabs(x[i] - med);
-	mad = pg_stat_median(dev, n);
+	mad = pg_cmpstat_median(dev, n);
 	free(dev);
 	return mad;
 }
 
-double pg_stat_robust_cv(const double *x, size_t n)
+double pg_cmpstat_robust_cv(const double *x, size_t n)
 {
 	double med;
 
 	if (n < 2)
 		return NAN;
-	med = pg_stat_median(x, n);
+	med = pg_cmpstat_median(x, n);
 	if (med == 0 || !isfinite(med))
 		return NAN;
-	return 1.4826 * pg_stat_mad(x, n) / fabs(med);
+	return 1.4826 * pg_cmpstat_mad(x, n) / fabs(med);
 }
 
 /*
@@ -102,7 +102,7 @@ static double *mwu_null_pmf(size_t a, size_t b)
 	return pmf;
 }
 
-double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t ny, double *u_out)
+double pg_cmpstat_mwu_greater(const double *x, size_t nx, const double *y, size_t ny, double *u_out)
 {
 	double u = 0, p;
 	size_t n = nx + ny;
@@ -160,7 +160,7 @@ double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t n
 	return 0.5 * erfc(z / sqrt(2));
 }
 
-double pg_stat_mwu_min_p(size_t nx, size_t ny)
+double pg_cmpstat_mwu_min_p(size_t nx, size_t ny)
 {
 	/* 1 / C(nx+ny, nx), computed in logs */
 	double l = lgamma((double)(nx + ny + 1)) - lgamma((double)(nx + 1)) -
@@ -168,7 +168,7 @@ double pg_stat_mwu_min_p(size_t nx, size_t ny)
 	return exp(-l);
 }
 
-void pg_stat_wilson(size_t k, size_t n, double z, double *lo, double *hi)
+void pg_cmpstat_wilson(size_t k, size_t n, double z, double *lo, double *hi)
 {
 	double p, z2, denom, centre, half;
 
@@ -228,7 +228,7 @@ static double select_kth(double *x, size_t n, size_t k)
 	return x[k];
 }
 
-double pg_stat_median_inplace(double *x, size_t n)
+double pg_cmpstat_median_inplace(double *x, size_t n)
 {
 	size_t k = 0;
 	double hi;
@@ -251,7 +251,7 @@ double pg_stat_median_inplace(double *x, size_t n)
 	}
 }
 
-double pg_stat_normal_sf(double z)
+double pg_cmpstat_normal_sf(double z)
 {
 	return 0.5 * erfc(z / sqrt(2));
 }
@@ -303,14 +303,14 @@ static double inc_beta(double a, double b, double x)
 	return 1 - front * beta_cf(b, a, 1 - x) / b;
 }
 
-double pg_stat_t_sf(double t, double df)
+double pg_cmpstat_t_sf(double t, double df)
 {
 	double tail;
 
 	if (isnan(t) || isnan(df) || df <= 0)
 		return NAN;
 	if (isinf(df))
-		return pg_stat_normal_sf(t);
+		return pg_cmpstat_normal_sf(t);
 	if (isinf(t))
 		return t > 0 ? 0 : 1;
 	tail = 0.5 * inc_beta(df / 2, 0.5, df / (df + t * t));
@@ -321,13 +321,13 @@ double pg_stat_t_sf(double t, double df)
  * square of normal data estimates, as a share of the variance. */
 static double clipped_second_moment(double c)
 {
-	double tail = 2 * pg_stat_normal_sf(c), dens = exp(-c * c / 2) / sqrt(2 * M_PI);
+	double tail = 2 * pg_cmpstat_normal_sf(c), dens = exp(-c * c / 2) / sqrt(2 * M_PI);
 	return 1 - tail - 2 * c * dens + c * c * tail;
 }
 
 #define ROBUST_SD_CUT 2.5
 
-double pg_stat_robust_sd(const double *x, size_t n, double centre)
+double pg_cmpstat_robust_sd(const double *x, size_t n, double centre)
 {
 	double *d = pg_xmalloc((n ? n : 1) * sizeof(double)), mad, cut, ss = 0;
 	size_t k = 0;
@@ -342,7 +342,7 @@ double pg_stat_robust_sd(const double *x, size_t n, double centre)
 	{
 		double *copy = pg_xmalloc(k * sizeof(double));
 		memcpy(copy, d, k * sizeof(double));
-		mad = 1.4826 * pg_stat_median_inplace(copy, k);
+		mad = 1.4826 * pg_cmpstat_median_inplace(copy, k);
 		free(copy);
 	}
 	cut = ROBUST_SD_CUT * mad;
@@ -369,7 +369,7 @@ static int cmp_ranked(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-void pg_stat_holm(const double *p, size_t n, double *adj)
+void pg_cmpstat_holm(const double *p, size_t n, double *adj)
 {
 	struct ranked *r = pg_xmalloc((n ? n : 1) * sizeof(*r));
 	size_t m = 0;
@@ -389,7 +389,7 @@ void pg_stat_holm(const double *p, size_t n, double *adj)
 	free(r);
 }
 
-void pg_stat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
 {
 	size_t most = rows > cols ? rows : cols;
 	double *buf = pg_xmalloc((most ? most : 1) * sizeof(double));
@@ -403,18 +403,18 @@ void pg_stat_median_polish(const double *y, size_t rows, size_t cols, double *ro
 			double old = col[c];
 			for (size_t r = 0; r < rows; r++)
 				buf[r] = isnan(row[r]) ? NAN : y[r * cols + c] - row[r];
-			col[c] = pg_stat_median_inplace(buf, rows);
+			col[c] = pg_cmpstat_median_inplace(buf, rows);
 			if (it && !isnan(col[c]))
 				change = fmax(change, fabs(col[c] - old));
 		}
 		for (size_t r = 0; r < rows; r++) {
 			for (size_t c = 0; c < cols; c++)
 				buf[c] = y[r * cols + c] - col[c];
-			row[r] = pg_stat_median_inplace(buf, cols);
+			row[r] = pg_cmpstat_median_inplace(buf, cols);
 		}
 		/* the rows' median is the common level: it belongs to the columns */
 		memcpy(buf, row, rows * sizeof(double));
-		centre = pg_stat_median_inplace(buf, rows);
+		centre = pg_cmpstat_median_inplace(buf, rows);
 		if (isnan(centre))
 			break;
 		for (size_t r = 0; r < rows; r++)
@@ -444,12 +444,12 @@ static size_t best_split(struct cp_ctx *cx, size_t lo, size_t hi, double *t_out,
 	for (size_t tau = lo + m; tau + m <= hi; tau++) {
 		double m1, m2, s, t, n1 = (double)(tau - lo), n2 = (double)(hi - tau);
 		memcpy(cx->buf, cx->x + lo, (tau - lo) * sizeof(double));
-		m1 = pg_stat_median_inplace(cx->buf, tau - lo);
+		m1 = pg_cmpstat_median_inplace(cx->buf, tau - lo);
 		memcpy(cx->buf, cx->x + tau, (hi - tau) * sizeof(double));
-		m2 = pg_stat_median_inplace(cx->buf, hi - tau);
+		m2 = pg_cmpstat_median_inplace(cx->buf, hi - tau);
 		for (size_t i = lo; i < hi; i++)
 			cx->buf[i - lo] = cx->x[i] - (i < tau ? m1 : m2);
-		s = pg_stat_robust_sd(cx->buf, n, 0);
+		s = pg_cmpstat_robust_sd(cx->buf, n, 0);
 		if (!(s > 0))
 			s = 1e-300;
 		/* a median's variance is about pi/2 times a mean's */
@@ -474,7 +474,7 @@ static void segment(struct cp_ctx *cx, size_t lo, size_t hi)
 		return;
 	tau = best_split(cx, lo, hi, &t, &shift, &df);
 	candidates = hi - lo - 2 * m + 1;
-	p = 2 * pg_stat_t_sf(t, df) * (double)candidates;
+	p = 2 * pg_cmpstat_t_sf(t, df) * (double)candidates;
 	if (!(p < cx->o->p_max) || fabs(shift) < cx->o->min_shift)
 		return;
 	cx->out[cx->n_out++] = tau;
@@ -488,8 +488,8 @@ static int cmp_size(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-size_t pg_stat_change_points(const double *x, size_t n, const struct pg_cp_opts *o, size_t *out,
-			     size_t max)
+size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_opts *o, size_t *out,
+				size_t max)
 {
 	static const struct pg_cp_opts defaults = { 3, 0.001, 0 };
 	struct pg_cp_opts opts = o ? *o : defaults;
@@ -506,7 +506,7 @@ size_t pg_stat_change_points(const double *x, size_t n, const struct pg_cp_opts 
 	return cx.n_out;
 }
 
-void pg_stat_trend(struct pg_trend *out, const double *x, size_t n)
+void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 {
 	size_t k = 0, n_pairs = 0;
 	double *pos = pg_xmalloc((n ? n : 1) * sizeof(double));
@@ -529,7 +529,7 @@ void pg_stat_trend(struct pg_trend *out, const double *x, size_t n)
 			slopes[n_pairs++] = d / (pos[j] - pos[i]);
 			s += (d > 0) - (d < 0);
 		}
-	out->slope = pg_stat_median_inplace(slopes, n_pairs);
+	out->slope = pg_cmpstat_median_inplace(slopes, n_pairs);
 	free(slopes);
 	/* Mann-Kendall, with the variance corrected for tied values */
 	var = (double)k * (double)(k - 1) * (2.0 * (double)k + 5) / 18;
@@ -547,7 +547,7 @@ void pg_stat_trend(struct pg_trend *out, const double *x, size_t n)
 		}
 		free(sorted);
 	}
-	out->p_value = var > 0 ? 2 * pg_stat_normal_sf((fabs(s) - 1) / sqrt(var)) : 1;
+	out->p_value = var > 0 ? 2 * pg_cmpstat_normal_sf((fabs(s) - 1) / sqrt(var)) : 1;
 	if (out->p_value > 1)
 		out->p_value = 1;
 
@@ -561,10 +561,10 @@ void pg_stat_trend(struct pg_trend *out, const double *x, size_t n)
 		{
 			double *copy = pg_xmalloc(k * sizeof(double));
 			memcpy(copy, r, k * sizeof(double));
-			intercept = pg_stat_median_inplace(copy, k);
+			intercept = pg_cmpstat_median_inplace(copy, k);
 			free(copy);
 		}
-		sd = pg_stat_robust_sd(r, k, intercept);
+		sd = pg_cmpstat_robust_sd(r, k, intercept);
 		for (size_t i = 0; i < k; i++) {
 			double fit = intercept + out->slope * pos[i], d = val[i] - fit;
 			if (sd > 0 && fabs(d) > ROBUST_SD_CUT * sd)

@@ -9,18 +9,18 @@
  */
 
 /* Median (mean of the two middle values for even n); NAN for n == 0. */
-double pg_stat_median(const double *x, size_t n);
+double pg_cmpstat_median(const double *x, size_t n);
 
 /* Median absolute deviation from the median, unscaled (multiply by 1.4826
  * for a normal sd estimate); NAN for n == 0. */
-double pg_stat_mad(const double *x, size_t n);
+double pg_cmpstat_mad(const double *x, size_t n);
 
 /*
  * Robust relative spread: 1.4826 * MAD / |median|, an estimate of the
  * coefficient of variation that one outlier cannot inflate. NAN when n < 2
  * or the median is 0.
  */
-double pg_stat_robust_cv(const double *x, size_t n);
+double pg_cmpstat_robust_cv(const double *x, size_t n);
 
 /*
  * One-sided Mann-Whitney U test of "x is stochastically greater than y".
@@ -31,32 +31,33 @@ double pg_stat_robust_cv(const double *x, size_t n);
  * normal approximation with continuity and tie corrections. NAN when
  * either sample is empty. *u_out (if not NULL) receives U.
  */
-double pg_stat_mwu_greater(const double *x, size_t nx, const double *y, size_t ny, double *u_out);
+double pg_cmpstat_mwu_greater(const double *x, size_t nx, const double *y, size_t ny,
+			      double *u_out);
 
 /*
  * The smallest p-value the one-sided test can reach with these sample
  * sizes, 1 / C(nx + ny, nx): with 5 vs 5 it is 1/252 ~ 0.004, with 3 vs 3
  * 0.05 (so the test cannot reject at alpha 0.05).
  */
-double pg_stat_mwu_min_p(size_t nx, size_t ny);
+double pg_cmpstat_mwu_min_p(size_t nx, size_t ny);
 
 /* Wilson score interval for k successes in n trials at normal quantile z
  * (1.959964 for 95%). */
-void pg_stat_wilson(size_t k, size_t n, double z, double *lo, double *hi);
+void pg_cmpstat_wilson(size_t k, size_t n, double z, double *lo, double *hi);
 
 /* ------------------------------------------------------------------ */
 /* The step decision (gate/compare_step.c) and the history's change points */
 
 /* The median of x[0..n), NAN values left out; x is reordered (no copy,
  * no allocation). NAN when nothing is left. */
-double pg_stat_median_inplace(double *x, size_t n);
+double pg_cmpstat_median_inplace(double *x, size_t n);
 
 /* Upper tail of the standard normal: P(Z > z). */
-double pg_stat_normal_sf(double z);
+double pg_cmpstat_normal_sf(double z);
 
 /* Upper tail of Student's t with df degrees of freedom (df > 0, not
  * necessarily whole): P(T > t). df = INFINITY is the normal's. */
-double pg_stat_t_sf(double t, double df);
+double pg_cmpstat_t_sf(double t, double df);
 
 /*
  * A robust standard deviation of x[0..n) around centre: the deviations are
@@ -65,7 +66,7 @@ double pg_stat_t_sf(double t, double df);
  * MAD alone has 37%; a few wild values move it little). NAN values are
  * left out; NAN with fewer than 2 values.
  */
-double pg_stat_robust_sd(const double *x, size_t n, double centre);
+double pg_cmpstat_robust_sd(const double *x, size_t n, double centre);
 
 /*
  * Holm's step-down adjustment: adj[i] = the smallest family-wise level at
@@ -73,7 +74,7 @@ double pg_stat_robust_sd(const double *x, size_t n, double centre);
  * tested, left out of the family and NAN in adj). A hypothesis is rejected
  * at family-wise level a when adj[i] <= a. Valid under any dependence.
  */
-void pg_stat_holm(const double *p, size_t n, double *adj);
+void pg_cmpstat_holm(const double *p, size_t n, double *adj);
 
 /*
  * Tukey's median polish of a rows x cols table (row-major, NAN: missing):
@@ -82,7 +83,7 @@ void pg_stat_holm(const double *p, size_t n, double *adj);
  * NAN. For the history, a row is a job and a column a test point: row is
  * the job's common offset, col the point's level without it.
  */
-void pg_stat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col);
+void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col);
 
 /*
  * Change points of a series by binary segmentation: the split of a segment
@@ -99,8 +100,8 @@ struct pg_cp_opts {
 	double p_max;     /* default 0.001 */
 	double min_shift; /* in the series' units; 0: any */
 };
-size_t pg_stat_change_points(const double *x, size_t n, const struct pg_cp_opts *o, size_t *out,
-			     size_t max);
+size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_opts *o, size_t *out,
+				size_t max);
 
 /*
  * A monotone trend: Theil-Sen slope (per step) and the two-sided
@@ -113,6 +114,6 @@ struct pg_trend {
 	double p_value; /* two-sided */
 	size_t start;   /* index where the slope begins */
 };
-void pg_stat_trend(struct pg_trend *out, const double *x, size_t n);
+void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n);
 
 #endif

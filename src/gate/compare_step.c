@@ -157,7 +157,7 @@ static double median_of(const double *x, size_t n)
 	double *copy = pg_xmalloc((n ? n : 1) * sizeof(double)), med;
 
 	memcpy(copy, x, n * sizeof(double));
-	med = pg_stat_median_inplace(copy, n);
+	med = pg_cmpstat_median_inplace(copy, n);
 	free(copy);
 	return med;
 }
@@ -263,7 +263,7 @@ static void step_history(struct step *s, struct unit *u)
 	}
 	row = pg_xmalloc((R ? R : 1) * sizeof(double));
 	col = pg_xmalloc((P ? P : 1) * sizeof(double));
-	pg_stat_median_polish(y, R, P, row, col);
+	pg_cmpstat_median_polish(y, R, P, row, col);
 
 	/* leftovers of the jobs that ran enough points to have an offset */
 	count = pg_xcalloc(R ? R : 1, sizeof(size_t));
@@ -282,7 +282,7 @@ static void step_history(struct step *s, struct unit *u)
 		if (jobs[r] >= from)
 			offs[n_offs++] = row[r];
 	}
-	pooled = pg_stat_robust_sd(all_res, n_all, 0);
+	pooled = pg_cmpstat_robust_sd(all_res, n_all, 0);
 
 	for (size_t k = 0; k < P; k++) {
 		struct pair_state *st = &s->ps[u->pairs[k]];
@@ -292,7 +292,7 @@ static void step_history(struct step *s, struct unit *u)
 		for (size_t r = 0; r < R; r++)
 			if (count[r] >= MIN_STEP_POINTS && !isnan(y[r * P + k]))
 				res[kp++] = y[r * P + k] - row[r] - col[k];
-		own = kp >= 3 ? pg_stat_robust_sd(res, kp, 0) : NAN;
+		own = kp >= 3 ? pg_cmpstat_robust_sd(res, kp, 0) : NAN;
 		nu_p = isnan(own) ? 0 : SD_EFFICIENCY * (double)(kp - 1);
 		if (isnan(pooled) && isnan(own)) {
 			st->h.sd1 = NAN;
@@ -321,7 +321,7 @@ static void step_history(struct step *s, struct unit *u)
 	}
 	if (n_offs >= 3) {
 		u->level = median_of(offs, n_offs);
-		u->spread = pg_stat_robust_sd(offs, n_offs, u->level);
+		u->spread = pg_cmpstat_robust_sd(offs, n_offs, u->level);
 		u->spread_df = SD_EFFICIENCY * (double)(n_offs - 1);
 		u->n_hist = n_offs;
 	}
@@ -365,7 +365,7 @@ static double run_offset(const struct step *s, const struct unit *u, bool rerun,
 		if (k >= MIN_STEP_POINTS)
 			break;
 	}
-	off = k >= MIN_STEP_POINTS ? pg_stat_median_inplace(v, k) : NAN;
+	off = k >= MIN_STEP_POINTS ? pg_cmpstat_median_inplace(v, k) : NAN;
 	free(v);
 	*n = k >= MIN_STEP_POINTS ? k : 0;
 	return off;
@@ -395,9 +395,9 @@ static void t_test(double e, double sd, double df, double *worse, double *better
 		*worse = *better = NAN;
 		return;
 	}
-	*worse = pg_stat_t_sf(e / sd, df);
+	*worse = pg_cmpstat_t_sf(e / sd, df);
 	if (better)
-		*better = pg_stat_t_sf(-e / sd, df);
+		*better = pg_cmpstat_t_sf(-e / sd, df);
 }
 
 /* ------------------------------------------------------------------ */
@@ -473,7 +473,7 @@ static void first_run(struct step *s, struct unit *u)
 			st->centre = median_of(v, k);
 			st->r1 = st->y1 - st->centre;
 			st->r2 = st->y2 - st->centre;
-			st->h.sd1 = st->h.sd2 = k >= 3 ? pg_stat_robust_sd(v, k, st->centre) *
+			st->h.sd1 = st->h.sd2 = k >= 3 ? pg_cmpstat_robust_sd(v, k, st->centre) *
 								 sqrt(1 + MEDIAN_VAR / (double)k)
 						       : NAN;
 			st->h.df = k >= 3 ? SD_EFFICIENCY * (double)(k - 1) : NAN;
@@ -504,7 +504,7 @@ static void first_run(struct step *s, struct unit *u)
 		size_t k = 0, P = u->n_off1;
 		for (size_t i = 0; i < u->n; i++)
 			e[k++] = s->ps[u->pairs[i]].r1 - u->off1;
-		sd = pg_stat_robust_sd(e, k, 0);
+		sd = pg_cmpstat_robust_sd(e, k, 0);
 		free(e);
 		for (size_t i = 0; i < u->n; i++) {
 			struct pair_state *st = &s->ps[u->pairs[i]];
@@ -606,7 +606,7 @@ static void holm_family(struct step *s, enum family fam, double budget)
 			hs[k++] = &s->units[u].common;
 	for (size_t i = 0; i < n; i++)
 		p[i] = hs[i]->p1;
-	pg_stat_holm(p, n, adj);
+	pg_cmpstat_holm(p, n, adj);
 	for (size_t i = 0; i < n; i++)
 		hs[i]->padj = adj[i];
 	s->budget[fam] = budget;

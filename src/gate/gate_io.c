@@ -9,6 +9,7 @@
 #include "gpu/detect_io.h"
 #include "baseline/history_io.h"
 #include "baseline/thresholds_io.h"
+#include "base/jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,9 @@ static const char *run_gpu(const struct pg_result *r)
 	return pg_result_gpu(r);
 }
 
-struct pg_run_point *pg_run_points(const struct pg_result_set *set)
+struct pg_cmp_point *pg_gate_points(const struct pg_result_set *set)
 {
-	struct pg_run_point *pts = pg_xcalloc(set->n ? set->n : 1, sizeof(*pts));
+	struct pg_cmp_point *pts = pg_xcalloc(set->n ? set->n : 1, sizeof(*pts));
 
 	for (size_t i = 0; i < set->n; i++) {
 		const struct pg_result *r = &set->items[i];
@@ -49,12 +50,12 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 	const char *env = getenv("PERFGATE_GPU");
 	char key[128], first[128] = "";
 
-	if (forced && *forced) {
-		pg_gpu_key(out, size, forced);
-		return 0;
-	}
-	if (env && *env) {
-		pg_gpu_key(out, size, env);
+	if ((forced && *forced) || (env && *env)) {
+		const char *raw = forced && *forced ? forced : env;
+		if (!pg_gpu_name_ok(raw))
+			return pg_error_set(err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+					    raw == forced ? "--gpu" : "PERFGATE_GPU", raw);
+		pg_gpu_key(out, size, raw);
 		return 0;
 	}
 	for (size_t i = 0; set && i < set->n; i++) {

@@ -19,14 +19,14 @@ struct pg_error;
  *   pg_gate_gpu_key(gpu, sizeof(gpu), NULL, &run, &err);
  *   pg_gate_load(&policy, &base, &(struct pg_gate_source){ .thresholds = "thresholds",
  *                .gpu = gpu }, &err);
- *   points = pg_run_points(&run);
+ *   points = pg_gate_points(&run);
  *   pg_compare(&cmp, &policy, &base, points, run.n, NULL, 0, NULL);
  *   pg_comparison_markdown(&md, &cmp);  // or pg_comparison_json(&cmp)
  */
 
 /* The run points of a result set: an array of set->n, borrowing from set.
  * Caller frees the array (not the strings). */
-struct pg_run_point *pg_run_points(const struct pg_result_set *set);
+struct pg_cmp_point *pg_gate_points(const struct pg_result_set *set);
 
 /*
  * The GPU key the comparison is for: forced (a --gpu value), else the

@@ -13,6 +13,7 @@
 #include "results/params.h"
 #include "results/result.h"
 #include "base/strutil.h"
+#include "base/jsonw.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -33,7 +33,8 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 			struct pg_error side_err = PG_ERROR_INIT;
 
 			if (pg_file_read(sidecar_path.ptr, &side, &side_err) == 0) {
-				sidecar = pg_json_parse(side.ptr, side.len, sidecar_path.ptr, err);
+				sidecar = pg_results_parse_json(side.ptr, side.len,
+								sidecar_path.ptr, err);
 				if (!sidecar || !json_is_object(sidecar)) {
 					if (sidecar)
 						pg_error_set(err, PG_ECONFIG,

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "results/metrics.h"
 #include "base/strutil.h"
+#include "base/jsonw.h"
 
 #include <ctype.h>
 #include <math.h>

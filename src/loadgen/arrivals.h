@@ -8,7 +8,7 @@ struct pg_error;
 
 /*
  * The arrival schedule of a serving point, computed up front as vLLM's
- * get_request does (research/loadgen.md 1.6): one inter-arrival gap per
+ * get_request does (docs/design/vllm-benchmarks.md §4): one inter-arrival gap per
  * request -- 0 when rate is infinite, 1/rate when burstiness is infinite,
  * else Gamma(shape = burstiness, scale = 1/(rate * burstiness)), so 1.0 is
  * a Poisson process, drawn from numpy's stream after np.random.seed(seed)

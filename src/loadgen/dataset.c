@@ -165,7 +165,7 @@ static const char *turn_text(const json_t *conv, size_t i)
 }
 
 /* Parses one conversation; an error names its place in the whole file. */
-static json_t *parse_entry(const char *text, const struct pg_json_span *sp, const char *source,
+static json_t *parse_entry(const char *text, const struct pg_jsonscan_span *sp, const char *source,
 			   struct pg_error *err)
 {
 	json_error_t jerr;
@@ -175,7 +175,7 @@ static json_t *parse_entry(const char *text, const struct pg_json_span *sp, cons
 
 	if (entry)
 		return entry;
-	pg_json_position(text, sp->off, &line, &col);
+	pg_jsonscan_position(text, sp->off, &line, &col);
 	if (jerr.line > 1)
 		col = jerr.column;
 	else
@@ -187,12 +187,12 @@ static json_t *parse_entry(const char *text, const struct pg_json_span *sp, cons
 
 /* vLLM keeps the entries whose "conversations" has at least two turns
  * before it shuffles: found here without parsing the entry. */
-static bool has_two_turns(const char *text, const struct pg_json_span *entry)
+static bool has_two_turns(const char *text, const struct pg_jsonscan_span *entry)
 {
-	struct pg_json_span conv;
+	struct pg_jsonscan_span conv;
 
-	return pg_json_member(text, entry, "conversations", &conv) &&
-	       pg_json_array_has(text, &conv, 2);
+	return pg_jsonscan_member(text, entry, "conversations", &conv) &&
+	       pg_jsonscan_array_has(text, &conv, 2);
 }
 
 int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
@@ -200,12 +200,12 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 			void *ctx, struct pg_error *err)
 {
 	struct pg_prompts kept = { 0 };
-	struct pg_json_span *spans = NULL;
+	struct pg_jsonscan_span *spans = NULL;
 	struct pg_mt mt;
 	size_t m = 0, n_conv = 0, *order = NULL;
 	int rc;
 
-	if ((rc = pg_json_array_spans(text, len, source, &spans, &m, err)))
+	if ((rc = pg_jsonscan_array_spans(text, len, source, &spans, &m, err)))
 		return rc;
 	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
 	for (size_t i = 0; i < m; i++)

@@ -70,7 +70,7 @@ done:
 	return rc;
 }
 
-/* The request body as vLLM's client sends it (research/loadgen.md 1.5). */
+/* The request body as vLLM's client sends it (docs/design/vllm-benchmarks.md §3). */
 static void build_body(struct pg_buf *out, const struct run *r, const struct pg_prompt *p)
 {
 	const struct pg_client_spec *c = &r->t->client;
@@ -377,7 +377,8 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 			.dataset_input_source = r->prompts.input_source,
 			.health = client_health(&st, isinf(peak)),
 		};
-		if ((rc = pg_stat_metrics_parse(&so.metrics, &t->client.percentile_metrics, err)))
+		if ((rc = pg_loadstats_metrics_parse(&so.metrics, &t->client.percentile_metrics,
+						     err)))
 			goto done;
 		metadata(out, r, pt);
 		pg_serve_metrics(out, traces, n, &so);

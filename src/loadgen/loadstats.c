@@ -10,29 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT] = {
+const char *const pg_loadstats_metric_names[PG_LOADSTATS_METRIC_COUNT] = {
 	"ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"
 };
 
-bool pg_stat_metric_known(const char *name)
+bool pg_loadstats_metric_known(const char *name)
 {
-	for (size_t k = 0; k < PG_STAT_METRIC_COUNT; k++)
-		if (!strcmp(name, pg_stat_metric_names[k]))
+	for (size_t k = 0; k < PG_LOADSTATS_METRIC_COUNT; k++)
+		if (!strcmp(name, pg_loadstats_metric_names[k]))
 			return true;
 	return false;
 }
 
-int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err)
+int pg_loadstats_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err)
 {
 	*mask = 0;
 	for (size_t i = 0; i < names->n; i++) {
 		size_t k;
-		for (k = 0; k < PG_STAT_METRIC_COUNT; k++)
-			if (!strcmp(names->v[i], pg_stat_metric_names[k]))
+		for (k = 0; k < PG_LOADSTATS_METRIC_COUNT; k++)
+			if (!strcmp(names->v[i], pg_loadstats_metric_names[k]))
 				break;
-		if (k == PG_STAT_METRIC_COUNT) {
-			const char *near = pg_nearest(names->v[i], pg_stat_metric_names,
-						      PG_STAT_METRIC_COUNT);
+		if (k == PG_LOADSTATS_METRIC_COUNT) {
+			const char *near = pg_nearest(names->v[i], pg_loadstats_metric_names,
+						      PG_LOADSTATS_METRIC_COUNT);
 			return pg_error_set(
 				err, PG_ECONFIG,
 				"unknown percentile metric '%s'%s%s%s (one of ttft, tpot, itl, e2el, "
@@ -276,8 +276,9 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	static const double default_pct[] = { 99 };
 	const double *pct = o->n_percentiles ? o->percentiles : default_pct;
 	size_t npct = o->n_percentiles ? o->n_percentiles : 1;
-	unsigned metrics = o->metrics ? o->metrics : (PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL);
-	struct dvec ttfts = { 0 }, tpots = { 0 }, all_tpots = { 0 }, itls = { 0 }, e2els = { 0 };
+	unsigned metrics = o->metrics ? o->metrics
+				      : (PG_LOADSTATS_TTFT | PG_LOADSTATS_TPOT | PG_LOADSTATS_ITL);
+	struct dvec ttfts = { 0 }, tpots = { 0 }, itls = { 0 }, e2els = { 0 };
 	struct dvec token_itls = { 0 }, queues = { 0 }, e2els_queued = { 0 };
 	long completed = 0, failed = 0, total_input = 0, total_output = 0, good = 0;
 	long without_usage = 0, without_prompt_usage = 0, with_chunk_usage = 0;
@@ -306,7 +307,6 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			tpot = (lat - ttft) / (double)(out_len - 1);
 			dpush(&tpots, tpot);
 		}
-		dpush(&all_tpots, tpot);
 		for (size_t j = 1; j < r->n_chunks; j++)
 			dpush(&itls, pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]));
 		dpush(&ttfts, ttft);
@@ -329,7 +329,10 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			}
 		}
 		if (have_goodput(&o->goodput)) {
-			/* inclusive SLOs, compared in seconds as vLLM does */
+			/* inclusive SLOs, compared in seconds as vLLM does; a
+			 * one-token request's tpot is 0 here, as in vLLM's
+			 * goodput (its all_tpots), though the TPOT statistics
+			 * leave it out */
 			bool ok = true;
 			if (!isnan(o->goodput.ttft_ms) && !(o->goodput.ttft_ms / 1000 >= ttft))
 				ok = false;
@@ -357,17 +360,17 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	set_real(obj, "max_output_tokens_per_s", max_output_tokens_per_s(t, n));
 	json_object_set_new(obj, "max_concurrent_requests", json_integer(max_concurrent(t, n)));
 
-	if (metrics & PG_STAT_TTFT)
+	if (metrics & PG_LOADSTATS_TTFT)
 		summarise(obj, "ttft", &ttfts, pct, npct);
-	if (metrics & PG_STAT_TPOT)
+	if (metrics & PG_LOADSTATS_TPOT)
 		summarise(obj, "tpot", &tpots, pct, npct);
-	if (metrics & PG_STAT_ITL)
+	if (metrics & PG_LOADSTATS_ITL)
 		summarise(obj, "itl", &itls, pct, npct);
-	if (metrics & PG_STAT_E2EL)
+	if (metrics & PG_LOADSTATS_E2EL)
 		summarise(obj, "e2el", &e2els, pct, npct);
-	if ((metrics & PG_STAT_CLIENT_QUEUE) && o->bounded)
+	if ((metrics & PG_LOADSTATS_CLIENT_QUEUE) && o->bounded)
 		summarise(obj, "client_queue_time", &queues, pct, npct);
-	if ((metrics & PG_STAT_E2EL_QUEUE) && o->bounded && o->finite_rate)
+	if ((metrics & PG_LOADSTATS_E2EL_QUEUE) && o->bounded && o->finite_rate)
 		summarise(obj, "e2el_including_client_queue", &e2els_queued, pct, npct);
 
 	if (o->detailed) {
@@ -422,7 +425,6 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 
 	free(ttfts.v);
 	free(tpots.v);
-	free(all_tpots.v);
 	free(itls.v);
 	free(e2els.v);
 	free(token_itls.v);

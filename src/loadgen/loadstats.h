@@ -13,32 +13,32 @@ struct pg_strv;
 
 /*
  * The result keys of docs/results.md, computed from request traces with
- * vLLM's definitions (research/loadgen.md 1.2-1.3, 1.10). Pure: the load
+ * vLLM's definitions (docs/design/vllm-benchmarks.md §1, §2, §5). Pure: the load
  * generator passes the traces and the figures it measured about itself.
  */
 
-enum pg_stat_metric {
-	PG_STAT_TTFT = 1 << 0,
-	PG_STAT_TPOT = 1 << 1,
-	PG_STAT_ITL = 1 << 2,
-	PG_STAT_E2EL = 1 << 3,
+enum pg_loadstats_metric {
+	PG_LOADSTATS_TTFT = 1 << 0,
+	PG_LOADSTATS_TPOT = 1 << 1,
+	PG_LOADSTATS_ITL = 1 << 2,
+	PG_LOADSTATS_E2EL = 1 << 3,
 	/* vLLM's opt-in pair against coordinated omission (#54101), only with
 	 * a concurrency limit: how long a due request waited for a slot, and
 	 * e2el plus that wait (the latter only at a finite rate) */
-	PG_STAT_CLIENT_QUEUE = 1 << 4,
-	PG_STAT_E2EL_QUEUE = 1 << 5,
+	PG_LOADSTATS_CLIENT_QUEUE = 1 << 4,
+	PG_LOADSTATS_E2EL_QUEUE = 1 << 5,
 };
 
 /* The names above in vLLM's spelling, in mask order, and how many. */
-#define PG_STAT_METRIC_COUNT 6
-extern const char *const pg_stat_metric_names[PG_STAT_METRIC_COUNT];
+#define PG_LOADSTATS_METRIC_COUNT 6
+extern const char *const pg_loadstats_metric_names[PG_LOADSTATS_METRIC_COUNT];
 
-/* Whether name is one of pg_stat_metric_names. */
-bool pg_stat_metric_known(const char *name);
+/* Whether name is one of pg_loadstats_metric_names. */
+bool pg_loadstats_metric_known(const char *name);
 
 /* "ttft", ..., "e2el_including_client_queue" names -> mask; PG_ECONFIG
  * naming an unknown one. */
-int pg_stat_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err);
+int pg_loadstats_metrics_parse(unsigned *mask, const struct pg_strv *names, struct pg_error *err);
 
 /* vLLM's percentile word: "99" for 99.0, "99.9" for 99.9 (Python str()). */
 void pg_percentile_word(char out[32], double p);
@@ -75,7 +75,7 @@ struct pg_client_health {
 struct pg_serve_stats_opts {
 	const double *percentiles; /* default {99} when n_percentiles == 0 */
 	size_t n_percentiles;
-	unsigned metrics;          /* PG_STAT_* to summarise; 0 = ttft|tpot|itl */
+	unsigned metrics;          /* PG_LOADSTATS_* to summarise; 0 = ttft|tpot|itl */
 	struct pg_goodput goodput; /* ms; NAN = not part of the SLO */
 	double duration_s;         /* dispatch-loop start to the end of all requests */
 	bool detailed;             /* per-request arrays */

@@ -81,7 +81,7 @@ long pg_reqtrace_input_tokens(const struct pg_reqtrace *t);
  * and the time they arrived, so the recorded-trace tests replay exactly
  * what the HTTP client does.
  *
- * Classification of each SSE data message (research/loadgen.md 1.2):
+ * Classification of each SSE data message (docs/design/vllm-benchmarks.md §1):
  *   "[DONE]"                       -> end marker
  *   JSON with non-empty "choices"  -> content message (TTFT/ITL/E2EL), even
  *                                     with empty text (vLLM's newest rule)

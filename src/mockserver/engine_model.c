@@ -21,8 +21,13 @@ struct pg_engine_seq {
 	uint64_t sched; /* bumped whenever its heap entry goes stale */
 	bool scheduled; /* has a live heap entry */
 	bool running;
+	bool queued;
+	bool started;               /* admitted once: its prompt was counted */
+	int64_t emitted;            /* tokens sent so far */
+	int64_t kv;                 /* KV-cache tokens held while running */
 	struct pg_engine_seq *prev; /* queue links; next doubles as free list link */
 	struct pg_engine_seq *next;
+	struct pg_engine_seq *rprev, *rnext; /* running list, in admission order */
 };
 
 /*
@@ -45,6 +50,7 @@ struct pg_engine {
 	struct heap_entry *heap;
 	size_t heap_len, heap_cap;
 	struct pg_engine_seq *queue_head, *queue_tail;
+	struct pg_engine_seq *run_head, *run_tail;
 	struct pg_engine_seq *free_list;
 	/* every record ever allocated (live, stalled or free), for pg_engine_free */
 	struct pg_engine_seq **allocated;
@@ -67,6 +73,8 @@ void pg_engine_params_default(struct pg_engine_params *p)
 	p->eos_prob = 0.0;
 	p->seed = 0;
 	p->vocab_size = 32000;
+	p->kv_cache_tokens = 0; /* max_running x 8192 */
+	p->prefix_hit = 0;
 }
 
 const char *pg_engine_fault_name(enum pg_engine_fault f)
@@ -148,6 +156,11 @@ struct pg_engine *pg_engine_new(const struct pg_engine_params *params)
 		  unit(draw(&e->p, 0, STREAM_SESSION, 2)) < e->p.slow_session_prob;
 	if (e->slow)
 		e->scale *= 1 + e->p.slow_session;
+	if (e->p.kv_cache_tokens == 0)
+		e->p.kv_cache_tokens = (int64_t)e->p.max_running * 8192;
+	if (e->p.fixed_timing || e->p.kv_cache_tokens < 0)
+		e->p.kv_cache_tokens = 0;
+	e->counts.kv_capacity = e->p.kv_cache_tokens;
 	return e;
 }
 
@@ -315,23 +328,83 @@ static void reschedule_top(struct pg_engine *e, struct pg_engine_seq *s, int64_t
 	heap_down(e, 0);
 }
 
+static void run_link(struct pg_engine *e, struct pg_engine_seq *s)
+{
+	s->rprev = e->run_tail;
+	s->rnext = NULL;
+	if (e->run_tail)
+		e->run_tail->rnext = s;
+	else
+		e->run_head = s;
+	e->run_tail = s;
+}
+
+static void run_unlink(struct pg_engine *e, struct pg_engine_seq *s)
+{
+	if (s->rprev)
+		s->rprev->rnext = s->rnext;
+	else
+		e->run_head = s->rnext;
+	if (s->rnext)
+		s->rnext->rprev = s->rprev;
+	else
+		e->run_tail = s->rprev;
+	s->rprev = s->rnext = NULL;
+}
+
+/* Prompt tokens the prefix cache holds: whole 16-token blocks, never the
+ * last token (the engine always computes it). */
+static int64_t prefix_hits(const struct pg_engine *e, int64_t prompt)
+{
+	int64_t hit;
+
+	if (e->p.prefix_hit <= 0 || prompt < 2)
+		return 0;
+	hit = (int64_t)((double)prompt * (e->p.prefix_hit > 1 ? 1 : e->p.prefix_hit));
+	hit -= hit % 16;
+	return hit < prompt ? hit : prompt - 1 - (prompt - 1) % 16;
+}
+
 static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 {
 	int64_t first = at_ns + scaled(s, e->p.ttft_ns);
+	int64_t compute = s->prompt_tokens;
 
+	if (!s->started) {
+		int64_t hit = prefix_hits(e, s->prompt_tokens);
+		s->started = true;
+		e->counts.prefix_queries += (uint64_t)s->prompt_tokens;
+		e->counts.prefix_hits += (uint64_t)hit;
+		e->counts.prompt_tokens += (uint64_t)s->prompt_tokens;
+		compute -= hit;
+		s->admitted_ns = at_ns;
+	} else {
+		/* back from a preemption: recompute what it had */
+		compute += s->emitted;
+	}
 	if (!e->p.fixed_timing)
-		first += scaled(s, e->p.prefill_ns_per_token * s->prompt_tokens);
+		first += scaled(s, e->p.prefill_ns_per_token * compute);
 	s->running = true;
-	s->admitted_ns = at_ns;
+	s->kv = s->prompt_tokens + s->emitted;
+	e->counts.kv_tokens += s->kv;
+	run_link(e, s);
 	e->counts.running++;
 	if (e->counts.running > e->counts.peak_running)
 		e->counts.peak_running = e->counts.running;
-	schedule(e, s, 0, first);
+	schedule(e, s, s->next_message, first);
 }
 
 static bool has_free_slot(const struct pg_engine *e)
 {
 	return e->p.fixed_timing || e->p.max_running == 0 || e->counts.running < e->p.max_running;
+}
+
+/* Whether s fits in the KV cache now (always when nothing runs: a
+ * sequence larger than the cache still runs alone). */
+static bool fits(const struct pg_engine *e, const struct pg_engine_seq *s)
+{
+	return !e->counts.kv_capacity || !e->counts.running ||
+	       e->counts.kv_tokens + s->prompt_tokens + s->emitted <= e->counts.kv_capacity;
 }
 
 static void queue_unlink(struct pg_engine *e, struct pg_engine_seq *s)
@@ -345,12 +418,61 @@ static void queue_unlink(struct pg_engine *e, struct pg_engine_seq *s)
 	else
 		e->queue_tail = s->prev;
 	s->prev = s->next = NULL;
+	s->queued = false;
 	e->counts.queued--;
+}
+
+static void queue_push(struct pg_engine *e, struct pg_engine_seq *s, bool front)
+{
+	if (front) {
+		s->prev = NULL;
+		s->next = e->queue_head;
+		if (e->queue_head)
+			e->queue_head->prev = s;
+		else
+			e->queue_tail = s;
+		e->queue_head = s;
+	} else {
+		s->next = NULL;
+		s->prev = e->queue_tail;
+		if (e->queue_tail)
+			e->queue_tail->next = s;
+		else
+			e->queue_head = s;
+		e->queue_tail = s;
+	}
+	s->queued = true;
+	e->counts.queued++;
+	if (e->counts.queued > e->counts.peak_queued)
+		e->counts.peak_queued = e->counts.queued;
+}
+
+static void leave_batch(struct pg_engine *e, struct pg_engine_seq *s)
+{
+	run_unlink(e, s);
+	e->counts.kv_tokens -= s->kv;
+	s->kv = 0;
+	e->counts.running--;
+	s->running = false;
+}
+
+/* The batch outgrew the KV cache: preempt the newest sequences (never the
+ * last one running) until it fits. */
+static void preempt_overflow(struct pg_engine *e)
+{
+	while (e->counts.kv_capacity && e->counts.kv_tokens > e->counts.kv_capacity &&
+	       e->counts.running > 1) {
+		struct pg_engine_seq *v = e->run_tail;
+		unschedule(v);
+		leave_batch(e, v);
+		queue_push(e, v, true);
+		e->counts.preemptions++;
+	}
 }
 
 static void admit_waiting(struct pg_engine *e, int64_t at_ns)
 {
-	while (e->queue_head && has_free_slot(e)) {
+	while (e->queue_head && has_free_slot(e) && fits(e, e->queue_head)) {
 		struct pg_engine_seq *s = e->queue_head;
 		queue_unlink(e, s);
 		admit(e, s, at_ns);
@@ -360,12 +482,10 @@ static void admit_waiting(struct pg_engine *e, int64_t at_ns)
 static void release(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 {
 	unschedule(s);
-	if (s->running) {
-		e->counts.running--;
-		s->running = false;
-	} else if (s->admitted_ns == INT64_MIN) {
+	if (s->running)
+		leave_batch(e, s);
+	else if (s->queued)
 		queue_unlink(e, s);
-	}
 	s->next = e->free_list;
 	e->free_list = s;
 	admit_waiting(e, at_ns);
@@ -454,19 +574,10 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 	if (e->p.jitter > 0)
 		s->scale *= exp(e->p.jitter * normal(&e->p, s->serial, STREAM_JITTER));
 
-	if (has_free_slot(e) && !e->queue_head) {
+	if (has_free_slot(e) && !e->queue_head && fits(e, s))
 		admit(e, s, now_ns);
-	} else {
-		s->prev = e->queue_tail;
-		if (e->queue_tail)
-			e->queue_tail->next = s;
-		else
-			e->queue_head = s;
-		e->queue_tail = s;
-		e->counts.queued++;
-		if (e->counts.queued > e->counts.peak_queued)
-			e->counts.peak_queued = e->counts.queued;
-	}
+	else
+		queue_push(e, s, false);
 	return s;
 }
 
@@ -507,7 +618,15 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 		ev->n_tokens = tokens_in_message(e, s, m);
 		ev->last = m + 1 >= s->messages;
 	}
+	if (ev->kind == PG_ENGINE_MESSAGE) {
+		s->emitted += ev->n_tokens;
+		s->kv += ev->n_tokens;
+		e->counts.kv_tokens += ev->n_tokens;
+		e->counts.generation_tokens += (uint64_t)ev->n_tokens;
+	}
 	if (ev->last) {
+		if (ev->kind == PG_ENGINE_MESSAGE)
+			e->counts.finished++;
 		heap_pop(e);
 		s->scheduled = false;
 		release(e, s, ev->deadline_ns);
@@ -515,6 +634,7 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 		reschedule_top(e, s, m + 1,
 			       ev->deadline_ns +
 				       scaled(s, tokens_in_message(e, s, m + 1) * itl_now(e)));
+		preempt_overflow(e);
 	}
 	drop_stale(e);
 	return true;

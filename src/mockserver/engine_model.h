@@ -32,6 +32,24 @@
  * tokens_per_message tokens each (the last one what remains), and a message
  * is due when its last token is.
  *
+ * KV cache (engine model only): each running sequence holds its prompt and
+ * the tokens it has generated. A queued sequence is admitted only when it
+ * fits in kv_cache_tokens (or nothing runs); when the running sequences'
+ * growth overflows it, the most recently admitted one is preempted, as
+ * vLLM does: it leaves the batch, frees its blocks and goes back to the
+ * head of the queue; re-admitted, it first recomputes its prompt and the
+ * tokens it had (prefill_ns_per_token each) and carries on from the
+ * message it was at. The default capacity, max_running x 8192 tokens, never
+ * binds with the default max_model_len (8192).
+ *
+ * Prefix cache: prefix_hit of each prompt (rounded down to 16-token
+ * blocks, never the whole prompt) is found cached at first admission and
+ * costs no prefill.
+ *
+ * The model counts what vLLM's /metrics shows (pg_engine_counts): KV
+ * usage, preemptions, prefix-cache queries and hits, prompt and generation
+ * tokens, finished requests.
+ *
  * Output length: max_tokens, unless the request does not ignore EOS, in
  * which case each token is EOS with probability eos_prob and the sequence
  * ends at the first one (the EOS token counts as a completion token and has
@@ -74,6 +92,9 @@ struct pg_engine_params {
 	double fault_malformed;
 	double fault_stream_error;
 	int64_t stall_ns;         /* 0: stall until cancelled */
+	int64_t kv_cache_tokens;  /* model only: KV-cache capacity; 0: max_running x 8192
+				  * (unlimited with max_running 0); < 0: unlimited */
+	double prefix_hit;        /* share of each prompt found in the prefix cache */
 	double slowdown;          /* every duration (1 + slowdown) x longer */
 	double session_sd;        /* log-normal sd of the session's offset */
 	double slow_session_prob; /* probability the session is a slow node */
@@ -83,7 +104,7 @@ struct pg_engine_params {
 	uint32_t vocab_size; /* token ids are 0 .. vocab_size-1 */
 };
 
-/* Defaults documented in the README and --help. */
+/* Defaults documented in docs/mock-server.md and --help. */
 void pg_engine_params_default(struct pg_engine_params *p);
 
 enum pg_engine_fault {
@@ -173,6 +194,14 @@ struct pg_engine_counts {
 	uint32_t queued;
 	uint32_t peak_running;
 	uint32_t peak_queued;
+	int64_t kv_tokens;    /* held by running sequences now */
+	int64_t kv_capacity;  /* 0: unlimited */
+	uint64_t preemptions; /* cumulative, as are the rest */
+	uint64_t prefix_queries;
+	uint64_t prefix_hits;
+	uint64_t prompt_tokens;
+	uint64_t generation_tokens;
+	uint64_t finished; /* sequences that sent their last message */
 };
 void pg_engine_counts(const struct pg_engine *e, struct pg_engine_counts *out);
 

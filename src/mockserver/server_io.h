@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "mockserver/engine_model.h"
+#include "mockserver/options.h"
 
 struct pg_error;
 
@@ -15,30 +15,8 @@ struct pg_error;
  *
  * Endpoints: GET /health, GET /v1/models, GET /version, POST /tokenize,
  * POST /detokenize, POST /v1/completions, POST /v1/chat/completions,
- * GET /mock/stats.
- */
-struct pg_mock_server_config {
-	const char *host;      /* default "127.0.0.1" */
-	long port;             /* 0: any free port */
-	bool allow_remote;     /* else only loopback addresses */
-	const char *port_file; /* written atomically once listening */
-	const char *model;
-	long max_model_len;
-	struct pg_engine_params engine;
-	double max_seconds;    /* <= 0: no limit */
-	long max_requests;     /* generation requests; <= 0: no limit */
-	long startup_delay_ms; /* bound but not listening meanwhile */
-	bool never_ready;      /* never listen */
-	long exit_after_ms;    /* < 0: never; else _exit(exit_code) then */
-	int exit_code;
-	const char *timing_log; /* JSON lines written at exit, or NULL */
-	bool log_requests;      /* one line per generation request */
-	FILE *log;              /* startup/shutdown lines; NULL: silent */
-};
-
-void pg_mock_server_config_default(struct pg_mock_server_config *cfg);
-
-/*
+ * GET /mock/stats, GET /metrics. Its configuration: mockserver/options.h.
+ *
  * Run until SIGTERM/SIGINT, --max-seconds or --max-requests, then close
  * every connection, write the timing log and return 0. Fails (PG_ECONFIG
  * for a non-loopback host without allow_remote, PG_EINFRA when the address

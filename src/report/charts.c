@@ -6,6 +6,8 @@
 #include "report/svg.h"
 
 #include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -24,12 +26,24 @@ static const char *const throughput_metrics[] = { "requests_per_second",
 char *pg_chart_stem(const char *s)
 {
 	char *out = pg_xstrdup(s && *s ? s : "chart");
+	size_t len = strlen(out);
 
 	for (char *p = out; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != '_')
 			*p = '_';
 	if (out[0] == '.')
 		out[0] = '_';
+	if (len > PG_CHART_STEM_MAX) {
+		/* "File name too long" past 255 bytes: the start of the name
+		 * and a hash of all of it, the same on every run, different
+		 * for names that share the start */
+		uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+		for (const char *p = s; *p; p++) {
+			h ^= (unsigned char)*p;
+			h *= 0x100000001b3ULL;
+		}
+		snprintf(out + PG_CHART_STEM_MAX - 17, 18, "-%016llx", (unsigned long long)h);
+	}
 	return out;
 }
 

@@ -66,7 +66,14 @@ struct pg_chart_set {
 void pg_charts_build(struct pg_chart_set *out, const struct pg_chart_input *in);
 void pg_chart_set_release(struct pg_chart_set *set);
 
-/* Copy s into a file-name-safe stem (other bytes become '_'). Caller frees. */
+/* Longest stem: "charts/<stem>.svg" stays well under the 255-byte limit
+ * of a file name whatever the name it comes from. */
+#define PG_CHART_STEM_MAX 200
+
+/* Copy s into a file-name-safe stem (other bytes become '_'); one longer
+ * than PG_CHART_STEM_MAX keeps its start and ends in "-" and 16 hex digits
+ * of a hash of all of s (stable, distinct for names that share a start).
+ * Caller frees. */
 char *pg_chart_stem(const char *s);
 
 #endif

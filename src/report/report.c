@@ -11,6 +11,7 @@
 #include "results/metrics.h"
 #include "results/result.h"
 #include "base/strutil.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -185,11 +185,13 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 	for (size_t i = 0; i < p->n; i++) {
 		double x = x0 + dx * (double)i;
 		struct pg_buf l = PG_BUF_INIT;
+		if (p->timeline && !p->labels[i][0])
+			continue;
 		pg_buf_printf(
 			o,
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			x, bottom, x, bottom + 4, COLOR_AXIS);
-		fit_label(&l, p->labels[i], dx > 0 ? dx : 120);
+		fit_label(&l, p->labels[i], dx > 0 && !p->timeline ? dx : 120);
 		text(o, x, bottom + 17, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
 		     l.ptr);
 		pg_buf_release(&l);
@@ -202,7 +204,7 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 		series_path(o, p->baseline, p->n, x0, dx, bottom, yscale,
 			    "fill=\"none\" stroke=\"" COLOR_BASELINE
 			    "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"");
-		for (size_t i = 0; i < p->n; i++)
+		for (size_t i = 0; i < p->n && !p->timeline; i++)
 			if (isfinite(p->baseline[i]))
 				pg_buf_printf(
 					o,
@@ -214,7 +216,7 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 	}
 	series_path(o, p->current, p->n, x0, dx, bottom, yscale,
 		    "fill=\"none\" stroke=\"" COLOR_CURRENT "\" stroke-width=\"2.5\"");
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n && !p->timeline; i++)
 		if (isfinite(p->current[i]))
 			pg_buf_printf(
 				o,

@@ -1,6 +1,7 @@
 #ifndef PERFGATE_REPORT_SVG_H
 #define PERFGATE_REPORT_SVG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct pg_buf;
@@ -39,6 +40,8 @@ struct pg_panel {
 	size_t n;
 	const double *current;  /* n values, NAN: missing */
 	const double *baseline; /* n values, NAN: missing; NULL: no baseline */
+	bool timeline;          /* LINES over time: no point markers, and x ticks only
+	                         * where the label is not empty (hundreds of samples) */
 };
 
 struct pg_figure {

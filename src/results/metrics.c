@@ -1,4 +1,5 @@
 #include "results/metrics.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,8 +12,8 @@
 #define DOWN PG_LOWER_IS_BETTER
 
 /*
- * Default tolerances and floors follow research/regression.md section 6.2;
- * bench/gate-sim checks them (README, "Gate and baselines": with a 20-run
+ * Default tolerances and floors follow docs/design/gate-policy.md §2;
+ * bench/gate-sim checks them (docs/gate.md, "How well it works": with a 20-run
  * git baseline and a confirmation re-run, throughput's 2.5% keeps false
  * alarms under 1% and catches a 5% regression with over 95% power).
  * thresholds/<GPU>.yml overrides them per GPU, test and metric.
@@ -70,26 +71,6 @@ size_t pg_metric_ids(enum pg_suite_kind suite, const char **out, size_t max)
 		if (metrics[i].suite == suite)
 			out[n++] = metrics[i].id;
 	return n;
-}
-
-json_t *pg_json_path(const json_t *obj, const char *dotted_key)
-{
-	char part[128];
-	const char *p = dotted_key;
-	json_t *cur = (json_t *)obj;
-
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t len = dot ? (size_t)(dot - p) : strlen(p);
-
-		if (!json_is_object(cur) || len >= sizeof(part))
-			return NULL;
-		memcpy(part, p, len);
-		part[len] = '\0';
-		cur = json_object_get(cur, part);
-		p += len + (dot ? 1 : 0);
-	}
-	return cur;
 }
 
 int pg_metric_value(const struct pg_metric *m, const json_t *result, double *out)

@@ -59,9 +59,6 @@ size_t pg_metric_ids(enum pg_suite_kind suite, const char **out, size_t max);
  */
 int pg_metric_value(const struct pg_metric *m, const json_t *result, double *out);
 
-/* Look up a dotted key ("percentiles.50") in an object; borrowed, or NULL. */
-json_t *pg_json_path(const json_t *obj, const char *dotted_key);
-
 /*
  * Which suite a result object belongs to: its perfgate.suite, else the
  * shape of its keys (avg_latency/latencies -> latency; requests_per_second

@@ -3,12 +3,13 @@
 #include "base/buf.h"
 #include "results/metrics.h"
 #include "base/strutil.h"
+#include "base/jsonw.h"
 
 #include <math.h>
 #include <string.h>
 #include <time.h>
 
-void pg_point_label(struct pg_buf *out, const struct pg_point *pt)
+void pg_runfmt_point_label(struct pg_buf *out, const struct pg_point *pt)
 {
 	char num[PG_FMT_DOUBLE_SIZE];
 
@@ -24,14 +25,14 @@ void pg_point_label(struct pg_buf *out, const struct pg_point *pt)
 	}
 }
 
-void pg_fmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t index, size_t n)
+void pg_runfmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t index, size_t n)
 {
 	pg_buf_puts(out, "--- ");
-	pg_point_label(out, pt);
+	pg_runfmt_point_label(out, pt);
 	pg_buf_printf(out, " (%zu/%zu)\n", index + 1, n);
 }
 
-void pg_fmt_duration(struct pg_buf *out, double s)
+void pg_runfmt_duration(struct pg_buf *out, double s)
 {
 	if (!(s >= 0))
 		s = 0;
@@ -46,7 +47,7 @@ void pg_fmt_duration(struct pg_buf *out, double s)
 	}
 }
 
-char *pg_fmt_iso8601(char out[PG_ISO8601_SIZE], int64_t epoch_seconds)
+char *pg_runfmt_iso8601(char out[PG_ISO8601_SIZE], int64_t epoch_seconds)
 {
 	time_t t = (time_t)epoch_seconds;
 	struct tm tm;
@@ -84,17 +85,17 @@ static void progress_figures(struct pg_buf *out, const struct pg_run_progress *p
 		pg_buf_puts(out, " tok/s");
 	}
 	pg_buf_printf(out, "  %ld error%s  ", p->failed, p->failed == 1 ? "" : "s");
-	pg_fmt_duration(out, el);
+	pg_runfmt_duration(out, el);
 }
 
-void pg_fmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p)
+void pg_runfmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p)
 {
 	pg_buf_puts(out, "  ");
 	progress_figures(out, p);
 	pg_buf_putc(out, '\n');
 }
 
-void pg_fmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width)
+void pg_runfmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width)
 {
 	pg_buf_putc(out, '\r');
 	if (p->total > 0 && bar_width > 2) {
@@ -129,7 +130,7 @@ static void metric(struct pg_buf *out, const json_t *result, const char *key, co
 		pg_buf_printf(out, "%s%.4g%s", before, x, after);
 }
 
-void pg_fmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result)
+void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	json_t *failed;
@@ -174,7 +175,7 @@ static void pad_to(struct pg_buf *out, const char *s, size_t col)
 	pg_buf_pad(out, ' ', col > w ? col - w : 0);
 }
 
-void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n, double total)
+void pg_runfmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n, double total)
 {
 	size_t counts[N_STATUSES] = { 0 }, other = 0;
 	size_t w_point = strlen("point"), w_status = strlen("status"), w_time = strlen("time");
@@ -194,7 +195,7 @@ void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
 		if (strlen(rows[i].status) > w_status)
 			w_status = strlen(rows[i].status);
 		pg_buf_reset(&tmp);
-		pg_fmt_duration(&tmp, rows[i].seconds);
+		pg_runfmt_duration(&tmp, rows[i].seconds);
 		if (tmp.len > w_time)
 			w_time = tmp.len;
 	}
@@ -211,7 +212,7 @@ void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
 	if (other)
 		pg_buf_printf(out, ", %zu other", other);
 	pg_buf_puts(out, " (");
-	pg_fmt_duration(out, total);
+	pg_runfmt_duration(out, total);
 	pg_buf_puts(out, ")\n");
 	if (n == 0)
 		goto done;
@@ -229,7 +230,7 @@ void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
 		pad_to(out, rows[i].point, w_point + 2);
 		pad_to(out, rows[i].status, w_status + 2);
 		pg_buf_reset(&tmp);
-		pg_fmt_duration(&tmp, rows[i].seconds);
+		pg_runfmt_duration(&tmp, rows[i].seconds);
 		pad_to(out, tmp.ptr, w_time + 2);
 		if (pg_utf8_width(d, len) > DETAIL_MAX) {
 			/* cut at a character boundary, leaving room for the ellipsis */

@@ -16,11 +16,11 @@ struct pg_buf;
  */
 
 /* "serving_x qps 4", "serving_x qps inf concurrency 16", "latency_x". */
-void pg_point_label(struct pg_buf *out, const struct pg_point *pt);
+void pg_runfmt_point_label(struct pg_buf *out, const struct pg_point *pt);
 
 /* A Buildkite log group per point: "--- serving_x qps 4 (3/12)\n"
  * (index is 0-based, printed 1-based). */
-void pg_fmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t index, size_t n);
+void pg_runfmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t index, size_t n);
 
 /* Progress of the point being measured, as the load generator reports it. */
 struct pg_run_progress {
@@ -33,25 +33,25 @@ struct pg_run_progress {
 };
 
 /* One line for logs: "  120/200 requests  45.1 req/s  5773 tok/s  0 errors  2.7s\n". */
-void pg_fmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p);
+void pg_runfmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p);
 
 /* The live single-line bar for a terminal, starting with '\r' and ending
  * with "erase to end of line" (no newline): "\r[=====>    ] 120/200 ...". */
-void pg_fmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width);
+void pg_runfmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width);
 
 /* "0.4s", "48.2s", "3m12s", "1h02m". */
-void pg_fmt_duration(struct pg_buf *out, double seconds);
+void pg_runfmt_duration(struct pg_buf *out, double seconds);
 
 /* UTC ISO-8601 with seconds: "2026-11-22T13:00:00Z". */
 #define PG_ISO8601_SIZE 32
-char *pg_fmt_iso8601(char out[PG_ISO8601_SIZE], int64_t epoch_seconds);
+char *pg_runfmt_iso8601(char out[PG_ISO8601_SIZE], int64_t epoch_seconds);
 
 /* The few numbers a reader wants at a glance, per suite:
  * serving "3.98 req/s, 1021 tok/s, TTFT p50 41.2 ms, ITL p50 10.1 ms",
  * latency "avg 1.52 s, p99 1.61 s", throughput "12.3 req/s, 4567 tok/s".
  * Keys that are missing are left out; ", client-bound" is added when the
  * result says so. */
-void pg_fmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result);
+void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result);
 
 /* One row of the end-of-run summary. */
 struct pg_run_row {
@@ -66,7 +66,7 @@ struct pg_run_row {
  *   "+++ perfgate run: 11 ok, 1 error (3m12s)\n" then an aligned table of
  * point, status, detail (first line, at most 90 characters) and time.
  */
-void pg_fmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
-		    double total_seconds);
+void pg_runfmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
+		       double total_seconds);
 
 #endif

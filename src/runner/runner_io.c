@@ -18,6 +18,10 @@
 #include "sys/proc.h"
 #include "runner/ready_io.h"
 #include "results/results_io.h"
+#include "telemetry/gpureader_io.h"
+#include "telemetry/gpustat.h"
+#include "telemetry/sampler_io.h"
+#include "telemetry/series.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -114,6 +118,13 @@ struct runner {
 	double startup;         /* seconds to ready; NAN without a server */
 	bool server_death_told; /* its log tail was shown once */
 
+	/* telemetry: the GPU reader is opened at the first point and kept;
+	 * each note (a missing tool or endpoint) is printed once per run */
+	struct pg_gpu_reader *gpu_reader;
+	bool gpu_reader_tried;
+	struct pg_strv told;
+	struct pg_sampler *sampler; /* of the point in flight, or NULL */
+
 	/* progress of the point in flight */
 	double last_print;
 	double last_check;
@@ -123,10 +134,12 @@ struct runner {
 /* What happened to one point. */
 struct outcome {
 	const char *status;
-	struct pg_buf error;  /* why not ok; may span lines (a log tail) */
-	json_t *metrics;      /* merged result keys, or NULL */
-	json_t *repeats;      /* per-run metrics when repeat > 1, or NULL */
-	char *client_command; /* redacted */
+	struct pg_buf error;            /* why not ok; may span lines (a log tail) */
+	json_t *metrics;                /* merged result keys, or NULL */
+	json_t *repeats;                /* per-run metrics when repeat > 1, or NULL */
+	json_t *telemetry;              /* perfgate.telemetry, or NULL */
+	struct pg_strv telemetry_lines; /* shown after the outcome: notes, flags */
+	char *client_command;           /* redacted */
 	char started_at[PG_ISO8601_SIZE];
 	double t_start;
 	bool probe; /* an SLA search probe, not a point of the plan */
@@ -138,7 +151,7 @@ static void outcome_init(struct outcome *oc)
 	oc->status = "ok";
 	pg_buf_init(&oc->error);
 	oc->t_start = pg_monotonic();
-	pg_fmt_iso8601(oc->started_at, (int64_t)time(NULL));
+	pg_runfmt_iso8601(oc->started_at, (int64_t)time(NULL));
 }
 
 static void outcome_release(struct outcome *oc)
@@ -146,6 +159,8 @@ static void outcome_release(struct outcome *oc)
 	pg_buf_release(&oc->error);
 	json_decref(oc->metrics);
 	json_decref(oc->repeats);
+	json_decref(oc->telemetry);
+	pg_strv_release(&oc->telemetry_lines);
 	free(oc->client_command);
 }
 
@@ -209,6 +224,7 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 	double interval = r->o->progress_interval > 0 ? r->o->progress_interval : 5;
 	struct pg_buf line = PG_BUF_INIT;
 
+	pg_sampler_progress(r->sampler, (double)p->done, p->output_tokens);
 	/* a dead server cannot be measured: stop the point now rather than
 	 * wait for every request to time out */
 	if (now - r->last_check >= 0.1) {
@@ -219,14 +235,14 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 	if (r->o->tty) {
 		if (now - r->last_print < 0.2)
 			return;
-		pg_fmt_progress_bar(&line, p, 30);
+		pg_runfmt_progress_bar(&line, p, 30);
 		fputs(line.ptr, r->log);
 		fflush(r->log);
 		r->bar_active = true;
 	} else {
 		if (now - r->last_print < interval)
 			return;
-		pg_fmt_progress_line(&line, p);
+		pg_runfmt_progress_line(&line, p);
 		say(r, "%s", line.ptr);
 	}
 	r->last_print = now;
@@ -234,6 +250,15 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 }
 
 /* ---- templates -------------------------------------------------------- */
+
+/* A variable as a command's shell sees it: the test's env, then ours. */
+static const char *env_lookup(void *ctx, const char *name)
+{
+	const struct pg_kvlist *env = ctx;
+	const char *v = env ? pg_kvlist_get(env, name) : NULL;
+
+	return v ? v : getenv(name);
+}
 
 /*
  * Expand a command template into argv (or /bin/sh -c SCRIPT with shell) and
@@ -253,6 +278,10 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 			pg_buf_release(&script);
 			return ret;
 		}
+		/* what the rendered line says is secret ({vars} filled in,
+		 * "$KEY" given to a secret flag) joins the redactor before
+		 * the command is shown or its log written */
+		pg_redactor_add_shell(&r->redact, script.ptr, env_lookup, (void *)env);
 		pg_redact_shell_command(&r->redact, display, env, script.ptr);
 		if (pg_str_has_prefix(script.ptr, "perfgate") &&
 		    (script.ptr[8] == ' ' || script.ptr[8] == '\0')) {
@@ -269,6 +298,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 	}
 	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
 		return ret;
+	pg_redactor_add_argv(&r->redact, argv->v, env_lookup, (void *)env);
 	pg_redact_command(&r->redact, display, env, argv->v);
 	if (!strcmp(argv->v[0], "perfgate")) {
 		free(argv->v[0]);
@@ -332,8 +362,10 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 	json_object_set_new(m, "signal",
 			    r->rep->cancel_signal ? json_integer(r->rep->cancel_signal)
 						  : json_null());
-	json_object_set_new(m, "ended_at", json_string(pg_fmt_iso8601(now, (int64_t)time(NULL))));
+	json_object_set_new(m, "ended_at",
+			    json_string(pg_runfmt_iso8601(now, (int64_t)time(NULL))));
 	pg_buf_printf(&path, "%s/perfgate_run.json", r->o->results_dir);
+	pg_redact_json(&r->redact, r->manifest);
 	pg_json_write(&text, r->manifest, 4);
 	pg_buf_putc(&text, '\n');
 	if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
@@ -413,7 +445,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(pg, "seed", json_integer((json_int_t)t->client.seed));
 	json_object_set_new(pg, "started_at", json_string(oc->started_at));
 	json_object_set_new(pg, "ended_at",
-			    json_string(pg_fmt_iso8601(ended, (int64_t)time(NULL))));
+			    json_string(pg_runfmt_iso8601(ended, (int64_t)time(NULL))));
 	json_object_set_new(pg, "host", json_string(r->host));
 	/* with host, which run (one CI job) measured it: the gate tells the
 	 * shards of a build apart by it, each job having its own offset */
@@ -422,6 +454,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->repeats) {
 		json_object_set_new(pg, "repeats", oc->repeats);
 		oc->repeats = NULL;
+	}
+	if (oc->telemetry) {
+		json_object_set_new(pg, "telemetry", oc->telemetry);
+		oc->telemetry = NULL;
 	}
 	/* probes differ from run to run: reports show them, the gate does not
 	 * compare them, baselines and history leave them out */
@@ -447,6 +483,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
 	if (oc->probe)
 		json_object_set_new(commands, "adaptive_search", json_true());
+	/* an external command's result is its own: whatever it wrote (its
+	 * arguments, a server's error text) passes the redactor too */
+	pg_redact_json(&r->redact, result);
+	pg_redact_json(&r->redact, commands);
 
 	if (pg_result_write(r->o->results_dir, pt->name, result, commands, &err)) {
 		say(r, "  error: cannot write the result: %s\n", err.msg);
@@ -457,7 +497,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	}
 
 	if (ok)
-		pg_fmt_key_metrics(&detail, t->kind, result);
+		pg_runfmt_key_metrics(&detail, t->kind, result);
 	else
 		pg_buf_puts(&detail, error.ptr);
 	report_add(r, pt, oc->probe,
@@ -503,6 +543,16 @@ static const char *api_key(const struct pg_test *t)
 {
 	const char *v = t->client.api_key_env ? getenv(t->client.api_key_env) : NULL;
 	return v && *v ? v : NULL;
+}
+
+void pg_run_collect_secrets(struct pg_redactor *r, const struct pg_suite *suite)
+{
+	pg_redactor_add_environ(r, environ);
+	if (!suite)
+		return;
+	pg_redactor_add_suite(r, suite);
+	for (size_t k = 0; k < suite->n_tests; k++)
+		pg_redactor_add(r, api_key(&suite->tests[k]));
 }
 
 /* Append "\nlast lines of LOG:\n<tail>" to an error, once the log writer
@@ -557,7 +607,11 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		while (len && t->server.remote[len - 1] == '/')
 			len--;
 		r->base_url = pg_xstrndup(t->server.remote, len);
-		pg_buf_printf(&display, "Using Remote Server %s", r->base_url);
+		/* the URL as recorded: its password and secret parameters
+		 * hidden (the client still uses it whole) */
+		pg_buf_printf(&url, "Using Remote Server %s", r->base_url);
+		pg_redact(&r->redact, &display, url.ptr);
+		pg_buf_reset(&url);
 		r->server_cmd = pg_buf_detach(&display);
 		say(r, "  server: remote %s\n", r->base_url);
 	} else if (t->server.command) {
@@ -871,12 +925,116 @@ done:
 }
 
 /* Measure a point, all its repeats, into oc. */
+/* ---- telemetry -------------------------------------------------------- */
+
+static bool local_test(const struct pg_test *t);
+
+/* A note (a missing tool or endpoint) is shown once per run. */
+static void tell_once(struct runner *r, struct outcome *oc, const char *line)
+{
+	for (size_t i = 0; i < r->told.n; i++)
+		if (!strcmp(r->told.v[i], line))
+			return;
+	pg_strv_push(&r->told, line);
+	pg_strv_push(&oc->telemetry_lines, line);
+}
+
+/* Sample the engine and the GPUs while the point runs (telemetry/). */
+static void telemetry_start(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	const struct pg_test *t = pt->test;
+	struct pg_sampler_opts so;
+	struct pg_buf url = PG_BUF_INIT;
+	int gpus[64];
+	const char *visible;
+	const char *off = getenv("PERFGATE_TELEMETRY");
+
+	if (r->o->no_telemetry || (off && !strcmp(off, "0")))
+		return;
+	memset(&so, 0, sizeof(so));
+	/* local servers only: a remote one's GPUs are not this machine's */
+	if (!r->gpu_reader_tried && local_test(t)) {
+		char note[512] = "";
+		r->gpu_reader_tried = true;
+		r->gpu_reader = pg_gpu_reader_open(note, sizeof(note));
+		if (!r->gpu_reader)
+			tell_once(r, oc, note);
+	}
+	if (r->base_url) {
+		pg_buf_printf(&url, "%s/metrics", r->base_url);
+		so.metrics_url = url.ptr;
+		so.api_key = api_key(t);
+	}
+	if (local_test(t) && r->gpu_reader) {
+		visible = pg_kvlist_get(&t->server.env, "CUDA_VISIBLE_DEVICES");
+		if (!visible)
+			visible = pg_kvlist_get(&t->server.env, "HIP_VISIBLE_DEVICES");
+		if (!visible)
+			visible = getenv("CUDA_VISIBLE_DEVICES");
+		so.gpu = r->gpu_reader;
+		so.n_gpus = pg_gpu_set(gpus, 64, visible, t->tp, r->o->gpu->detected);
+		so.gpus = gpus;
+		so.server_pgid = r->server_running ? r->server.pid : 0;
+	}
+	if (!so.metrics_url && !so.gpu) {
+		pg_buf_release(&url);
+		return;
+	}
+	so.interval = r->o->telemetry_interval;
+	r->sampler = pg_sampler_start(&so);
+	pg_buf_release(&url);
+}
+
+/* The series into the result's summary, its sidecar and its chart. */
+static void telemetry_stop(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	struct pg_series s;
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT, title = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (!r->sampler)
+		return;
+	pg_sampler_stop(r->sampler, &s);
+	r->sampler = NULL;
+	for (size_t i = 0; i < s.notes.n; i++)
+		tell_once(r, oc, s.notes.v[i]);
+	json_decref(oc->telemetry);
+	oc->telemetry = pg_telemetry_summary(&s);
+	{
+		const json_t *flags = json_object_get(oc->telemetry, "flags");
+		size_t i;
+		const json_t *f;
+		json_array_foreach(flags, i, f)
+		{
+			pg_strv_push(&oc->telemetry_lines, json_string_value(f));
+		}
+	}
+	pg_telemetry_jsonl(&text, &s);
+	pg_buf_printf(&path, "%s/%s.telemetry.jsonl", r->o->results_dir, pt->name);
+	if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
+		say(r, "perfgate: warning: %s\n", err.msg);
+	pg_buf_reset(&text);
+	pg_buf_reset(&path);
+	pg_buf_printf(&title, "%s: timeline", pt->name);
+	pg_telemetry_timeline(&text, &s, title.ptr);
+	if (text.len) {
+		pg_buf_printf(&path, "%s/%s.timeline.svg", r->o->results_dir, pt->name);
+		if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
+			say(r, "perfgate: warning: %s\n", err.msg);
+	}
+	pg_series_release(&s);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
+	pg_buf_release(&title);
+}
+
 static void measure(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	long n = pt->test->repeat > 0 ? pt->test->repeat : 1;
 	json_t **runs = pg_xcalloc((size_t)n, sizeof(*runs));
 	long done = 0;
 
+	telemetry_start(r, pt, oc);
 	for (long i = 0; i < n; i++) {
 		json_t *out = NULL;
 		int rc;
@@ -899,7 +1057,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 		runs[done++] = out;
 		if (n > 1) {
 			struct pg_buf km = PG_BUF_INIT;
-			pg_fmt_key_metrics(&km, pt->test->kind, out);
+			pg_runfmt_key_metrics(&km, pt->test->kind, out);
 			say(r, "    %s\n", km.ptr);
 			pg_buf_release(&km);
 		}
@@ -911,6 +1069,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 			json_array_append_new(oc->repeats, pg_repeats_metrics(runs[i]));
 	}
 done:
+	telemetry_stop(r, pt, oc);
 	for (long i = 0; i < done; i++)
 		json_decref(runs[i]);
 	free(runs);
@@ -921,20 +1080,28 @@ done:
 static void announce(struct runner *r, size_t idx)
 {
 	struct pg_buf b = PG_BUF_INIT;
-	pg_fmt_point_group(&b, &r->plan->points[idx], idx, r->plan->n);
+	pg_runfmt_point_group(&b, &r->plan->points[idx], idx, r->plan->n);
 	say(r, "%s", b.ptr);
 	pg_buf_release(&b);
+}
+
+static void show_telemetry(struct runner *r, const struct outcome *oc)
+{
+	for (size_t i = 0; i < oc->telemetry_lines.n; i++)
+		say(r, "  telemetry: %s\n", oc->telemetry_lines.v[i]);
 }
 
 static void show_outcome(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	if (!strcmp(oc->status, "ok")) {
 		struct pg_buf km = PG_BUF_INIT;
-		pg_fmt_key_metrics(&km, pt->test->kind, oc->metrics);
+		pg_runfmt_key_metrics(&km, pt->test->kind, oc->metrics);
 		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
 		pg_buf_release(&km);
+		show_telemetry(r, oc);
 		return;
 	}
+	show_telemetry(r, oc);
 	say(r, "  %s: %.*s\n", oc->status, (int)strcspn(oc->error.ptr, "\n"), oc->error.ptr);
 	if (strchr(oc->error.ptr, '\n'))
 		say_block(r, strchr(oc->error.ptr, '\n') + 1, "    ");
@@ -1261,17 +1428,12 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 	r.t0 = pg_monotonic();
 	r.server = (struct pg_proc)PG_PROC_INIT;
 	r.startup = NAN;
-	pg_fmt_iso8601(r.started_at, (int64_t)time(NULL));
+	pg_runfmt_iso8601(r.started_at, (int64_t)time(NULL));
 	if (gethostname(r.host, sizeof(r.host)))
 		snprintf(r.host, sizeof(r.host), "unknown");
 	r.host[sizeof(r.host) - 1] = '\0';
 
-	pg_redactor_add_environ(&r.redact, environ);
-	for (size_t k = 0; k < suite->n_tests; k++) {
-		pg_redactor_add_env(&r.redact, &suite->tests[k].server.env);
-		pg_redactor_add_env(&r.redact, &suite->tests[k].command_env);
-		pg_redactor_add(&r.redact, api_key(&suite->tests[k]));
-	}
+	pg_run_collect_secrets(&r.redact, suite);
 
 	if ((ret = pg_mkdir_p(o->results_dir, err)))
 		goto done;
@@ -1309,7 +1471,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 		rows[k].detail = rep->points[k].detail;
 		rows[k].seconds = rep->points[k].seconds;
 	}
-	pg_fmt_summary(&summary, rows, rep->n, rep->seconds);
+	pg_runfmt_summary(&summary, rows, rep->n, rep->seconds);
 	say(&r, "%s", summary.ptr);
 	if (rep->cancel_signal)
 		say(&r, "perfgate: cancelled by signal %d; finished results are kept\n",
@@ -1320,6 +1482,8 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 					   : "ok",
 			pg_run_exit_code(rep));
 done:
+	pg_gpu_reader_close(r.gpu_reader);
+	pg_strv_release(&r.told);
 	if (r.tmpdir) {
 		rmdir(r.tmpdir);
 		free(r.tmpdir);

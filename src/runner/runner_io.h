@@ -19,7 +19,7 @@ struct pg_gpu_info;
  * test's external `command:`, write each point's result atomically, stop
  * the server's whole process group. A failing test is recorded and the
  * next one runs; SIGINT/SIGTERM stop everything within seconds and keep
- * what finished. See README "perfgate run".
+ * what finished. See docs/run.md.
  */
 
 /* What one native point run gets from the runner. */
@@ -54,14 +54,16 @@ struct pg_run_opts {
 	const char *git_path;          /* repository to describe; NULL: "." */
 	bool fail_fast;                /* stop after the first failed point (default: keep going) */
 	bool save_detailed;
-	double gpu_idle_mib;      /* > 0: before each local test wait until every GPU
+	double gpu_idle_mib;       /* > 0: before each local test wait until every GPU
 	                                   * uses less memory than this; 0: each test's
 	                                   * server.gpu_idle_mib */
-	double gpu_idle_timeout;  /* seconds; 0: the test's server.gpu_idle_timeout */
-	pg_point_fn native;       /* NULL: pg_runner_native */
-	FILE *log;                /* progress and diagnostics; NULL: stderr */
-	bool tty;                 /* a live progress bar instead of progress lines */
-	double progress_interval; /* seconds between progress lines; 0: 5 */
+	double gpu_idle_timeout;   /* seconds; 0: the test's server.gpu_idle_timeout */
+	pg_point_fn native;        /* NULL: pg_runner_native */
+	FILE *log;                 /* progress and diagnostics; NULL: stderr */
+	bool tty;                  /* a live progress bar instead of progress lines */
+	double progress_interval;  /* seconds between progress lines; 0: 5 */
+	bool no_telemetry;         /* no engine scrape, no GPU sampling (telemetry/) */
+	double telemetry_interval; /* seconds between telemetry ticks; 0: 1 */
 };
 
 /* One point's outcome, for the summary and the exit code. */
@@ -99,6 +101,16 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 /* 128 + signal when cancelled, 3 when a point failed, else 0 (skipped
  * points do not fail a run). */
 int pg_run_exit_code(const struct pg_run_report *rep);
+
+/*
+ * Every secret a run knows before it starts (base/redact.h): the values
+ * of perfgate's environment, the suite's (NULL: none) env, headers,
+ * remote URLs and command templates, and the API keys. What pg_run hides
+ * from everything it writes, for a caller that writes more (the plugin's
+ * annotation and reports).
+ */
+struct pg_redactor;
+void pg_run_collect_secrets(struct pg_redactor *r, const struct pg_suite *suite);
 
 void pg_run_report_release(struct pg_run_report *rep);
 

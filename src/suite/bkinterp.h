@@ -12,7 +12,7 @@ struct pg_error;
  * pipeline.yml --step KEY` reads the values the step gets in CI.
  *
  * At upload, `buildkite-agent pipeline upload` substitutes environment
- * variables (research/buildkite.md §4.3): $VAR, ${VAR}, ${VAR:-default}
+ * variables (docs/design/buildkite-agent.md §3): $VAR, ${VAR}, ${VAR:-default}
  * (unset or empty), ${VAR-default} (unset), ${VAR:?message} and
  * ${VAR?message} (an error when unset, or empty for ':?'), ${VAR:offset}
  * and ${VAR:offset:length} (a negative offset counts from the end). $$

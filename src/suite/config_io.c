@@ -8,6 +8,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/strutil.h"
+#include "gpu/gpu.h"
 #include "sys/fsutil.h"
 
 #include <libgen.h>
@@ -51,6 +52,8 @@ int pg_cfg_set_gpu(struct pg_cfg *c, const char *gpu, const struct pg_ydoc *d,
 	if (!*gpu)
 		return pg_yerr(d, at, path, c->err,
 			       "the GPU name is empty (leave 'gpu' out to detect it)");
+	if (!pg_gpu_name_ok(gpu))
+		return pg_yerr(d, at, path, c->err, "GPU name '%s': " PG_GPU_NAME_HINT, gpu);
 	if (c->suite->gpu && strcmp(c->suite->gpu, gpu))
 		return pg_yerr(d, at, path, c->err,
 			       "gpu '%s' contradicts gpu '%s' of another input", gpu,

@@ -14,7 +14,7 @@ struct pg_error;
  * in, told apart by content, not by file name:
  *
  *  - a perfgate suite file (YAML): `defaults`, then `latency:`,
- *    `throughput:`, `serving:` lists (README "Suite file");
+ *    `throughput:`, `serving:` lists (docs/suite.md);
  *  - a Buildkite pipeline (YAML): the step that uses the perfgate plugin,
  *    whose `suites:` option is a path (or paths) or the suite inline;
  *  - vLLM's latency-tests.json, throughput-tests.json, serving-tests.json

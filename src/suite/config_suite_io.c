@@ -1,6 +1,6 @@
 /*
  * The perfgate suite file: `gpu`, `defaults`, then `latency:`,
- * `throughput:` and `serving:` lists of tests (README "Suite file").
+ * `throughput:` and `serving:` lists of tests (docs/suite.md).
  *
  * A test is built by applying mappings in order onto pg_test_init()'s
  * defaults: the general `defaults`, the kind's `defaults.<kind>`, then the
@@ -408,7 +408,7 @@ static int cl_percentiles(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 				 const struct pg_ypath *p)
 {
-	const char *const *metrics = pg_stat_metric_names;
+	const char *const *metrics = pg_loadstats_metric_names;
 	struct pg_strv out = PG_STRV_INIT;
 	size_t n = pg_ynode_is_seq(v) ? pg_yseq_len(v) : 1;
 
@@ -422,8 +422,8 @@ static int cl_percentile_metrics(struct sctx *c, struct pg_test *t, yaml_node_t 
 		const struct pg_ypath *at = pg_ynode_is_seq(v) ? &ip : p;
 		const char *s = pg_ynode_text(item);
 
-		if (!pg_stat_metric_known(s) || !pg_ynode_is_scalar(item)) {
-			const char *near = pg_nearest(s, metrics, PG_STAT_METRIC_COUNT);
+		if (!pg_loadstats_metric_known(s) || !pg_ynode_is_scalar(item)) {
+			const char *near = pg_nearest(s, metrics, PG_LOADSTATS_METRIC_COUNT);
 			pg_yerr(c->d, item, at, E(c),
 				"expected one of ttft, tpot, itl, e2el, client_queue_time, "
 				"e2el_including_client_queue, got '%s'%s%s%s",
@@ -670,15 +670,27 @@ static const struct table ramp_up_table = { "ramp_up", ramp_up_keys,
 static const struct table goodput_table = { "goodput", goodput_keys,
 					    sizeof(goodput_keys) / sizeof(goodput_keys[0]) };
 
+const char *pg_cfg_name_problem(const char *s)
+{
+	size_t n = 0;
+
+	if (!*s || *s == '.' || *s == '-')
+		return "use letters, digits, '_', '-' and '.'";
+	for (; s[n]; n++)
+		if (!(s[n] == '_' || s[n] == '-' || s[n] == '.' || (s[n] >= 'a' && s[n] <= 'z') ||
+		      (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9')))
+			return "use letters, digits, '_', '-' and '.'";
+	/* <name>_qps_<q>_concurrency_<c>.command.<n>.log must fit in the 255
+	 * bytes of a file name */
+	if (n > PG_TEST_NAME_MAX)
+		return "at most " PG_STR(PG_TEST_NAME_MAX) " characters (its result files' names "
+							   "must fit in 255 bytes)";
+	return NULL;
+}
+
 bool pg_cfg_valid_name(const char *s)
 {
-	if (!*s || *s == '.' || *s == '-')
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || *s == '-' || *s == '.' || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	return pg_cfg_name_problem(s) == NULL;
 }
 
 static int t_name(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -689,10 +701,8 @@ static int t_name(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 	if (pg_yget_string(c->d, v, p, &t->name, E(c)))
 		return PG_ECONFIG;
 	if (!pg_cfg_valid_name(t->name))
-		return pg_yerr(
-			c->d, v, p, E(c),
-			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			t->name);
+		return pg_yerr(c->d, v, p, E(c), "'%.80s%s' cannot name result files: %s", t->name,
+			       strlen(t->name) > 80 ? "..." : "", pg_cfg_name_problem(t->name));
 	return 0;
 }
 

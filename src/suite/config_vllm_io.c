@@ -1,5 +1,5 @@
 /*
- * vLLM's own test files (research/vllm-perf-ci.md §1): latency-tests.json,
+ * vLLM's own test files (docs/design/vllm-benchmarks.md §6): latency-tests.json,
  * throughput-tests.json, serving-tests.json, as a top-level array or as
  * {"defaults": {...}, "tests": [...]}.
  *
@@ -463,7 +463,7 @@ static int c_percentile_metrics(struct vctx *c, struct pg_test *t, const struct 
 
 	for (char *tok = strtok_r(text, ", []\"", &save); tok;
 	     tok = strtok_r(NULL, ", []\"", &save)) {
-		if (pg_stat_metric_known(tok)) {
+		if (pg_loadstats_metric_known(tok)) {
 			pg_strv_push(&out, tok);
 		} else {
 			char note[256];
@@ -1057,10 +1057,10 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 	if ((ret = test_kind(c, pg_ynode_text(name_node), name_node, &np, file_kind, &kind)))
 		return ret;
 	if (!pg_cfg_valid_name(pg_ynode_text(name_node)))
-		return pg_yerr(
-			c->d, name_node, &np, E(c),
-			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			pg_ynode_text(name_node));
+		return pg_yerr(c->d, name_node, &np, E(c), "'%.80s%s' cannot name result files: %s",
+			       pg_ynode_text(name_node),
+			       strlen(pg_ynode_text(name_node)) > 80 ? "..." : "",
+			       pg_cfg_name_problem(pg_ynode_text(name_node)));
 	if ((ret = check_keys(c, node, p, kind, false)))
 		return ret;
 	if (defaults && (ret = check_keys(c, defaults, dp, kind, true)))

@@ -102,7 +102,8 @@ agent_stdin() {
 	assert_success
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
-	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
+	# every file by name, no pattern for the agent to expand
+	assert_line --index 1 'buildkite-agent artifact upload results/annotation.md\;results/benchmark_results.json\;results/benchmark_results.md\;results/latency_llama8B_tp1.json\;results/serving_llama8B_tp1_sharegpt_qps_1.json\;results/serving_llama8B_tp1_sharegpt_qps_16.json\;results/serving_llama8B_tp1_sharegpt_qps_4.json\;results/serving_llama8B_tp1_sharegpt_qps_inf.json\;results/throughput_llama8B_tp1.json\;results/charts/latency.svg\;results/charts/serving_llama8B_tp1_sharegpt.svg\;results/charts/throughput.svg'
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
 	assert_equal "${#lines[@]}" 3
 	# the body came on stdin, and is what was written to annotation.md
@@ -172,7 +173,7 @@ agent_stdin() {
 	run "${PERFGATE}" buildkite
 	assert_success
 	run cat "${CALLS}"
-	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
+	assert_line --index 1 --regexp '^buildkite-agent artifact upload results/annotation\.md\\;.*\\;results/charts/latency\.svg\\;'
 	grep -q 'artifact://results/charts/latency.svg' "${WORK}/results/annotation.md"
 }
 
@@ -286,7 +287,8 @@ suite_here() {
 	# merge gates: without a thresholds file that is a warning
 	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
 	# the shards' copies are not uploaded again
-	assert_line --index 2 'buildkite-agent artifact upload perfgate-results/H100/\*\;perfgate-results/H100/charts/\*\;perfgate-results/H100/confirm/\*'
+	assert_line --index 2 --regexp '^buildkite-agent artifact upload perfgate-results/H100/annotation\.md\\;'
+	[[ "${lines[2]}" != *shard-* ]]
 	# one report over both shards
 	run grep -c '^| latency_' perfgate-results/H100/benchmark_results.md
 	assert_output 3
@@ -577,4 +579,109 @@ SHIM
 	# nothing of the hung call is left
 	run pgrep -f "${marker}"
 	assert_failure
+}
+
+@test "links in the results directory are neither read, uploaded nor written through" {
+	results
+	local outside="${BATS_TEST_TMPDIR}/outside"
+	mkdir -p "${outside}/charts" "${outside}/confirm"
+	echo "root-secret-token-of-the-agent" >"${outside}/token"
+	# what a hostile server could leave behind: a result that is a link to
+	# another file, charts/ as a link to another directory
+	ln -s "${outside}/token" results/stolen.json
+	ln -s "${outside}/token" results/stolen.commands
+	ln -s "${outside}/charts" results/charts
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	# the charts are not written, and that is said
+	assert_output --partial "results/charts: a symbolic link, not written through"
+	assert_output --partial "results/charts: a symbolic link, not uploaded"
+	run ls -A "${outside}/charts"
+	assert_output ""
+	# the link's target is nowhere: not in the annotation, not in any file
+	run grep -rl "root-secret-token" results/annotation.md "${CALLS}" "${CALLS}".*
+	assert_failure
+	# (grep -r reads no link it finds: only the files perfgate wrote)
+	run grep -rl "root-secret-token" results/
+	assert_failure
+	# not uploaded: every uploaded path is a regular file, none the links
+	run grep 'artifact upload' "${CALLS}"
+	assert_success
+	refute_output --partial "stolen"
+	refute_output --partial "charts/"
+}
+
+@test "a confirm/ link planted by the first run is not written through by the re-run" {
+	baseline_here
+	local outside="${BATS_TEST_TMPDIR}/outside"
+	mkdir -p "${outside}" results
+	ln -s "${outside}" results/confirm
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: confirmation failed: results/confirm: a symbolic link, not written through"
+	run ls -A "${outside}"
+	assert_output ""
+	grep -q 'results/confirm: a symbolic link, not written through' results/annotation.md
+}
+
+@test "a GPU name is never a path: the option, the suite and results cannot reach outside thresholds/" {
+	results
+	mkdir -p thresholds
+	# what `../../x` would open from thresholds/
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" "${BATS_TEST_TMPDIR}/x.yml"
+	config '{"mode":"report","gpu":"../../x"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "option 'gpu': '../../x': a GPU name cannot be a path"
+	printf 'gpu: ../../x\nlatency:\n  - name: l\n    model: m\n    command: "true {result}"\n' >suite.yml
+	config '{"mode":"run","suites":"suite.yml"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "suite.yml:1:6: gpu: GPU name '../../x': a GPU name cannot be a path"
+	PERFGATE_GPU=../../x run "${PERFGATE}" gate results
+	assert_equal "${status}" 2
+	assert_output --partial "PERFGATE_GPU '../../x': a GPU name cannot be a path"
+	# results that say so are data: their GPU becomes a key that names a
+	# file in thresholds/, and the gate looks for that one
+	"${PYTHON}" - <<'PY'
+import glob, json
+for p in glob.glob("results/*.json"):
+    r = json.load(open(p))
+    if "perfgate" in r:
+        r["perfgate"]["gpu"] = {"key": "../../x", "label": "../../x", "name": "../../x", "count": 1}
+        json.dump(r, open(p, "w"))
+PY
+	rm -f results/*.commands
+	run "${PERFGATE}" gate results
+	assert_equal "${status}" 2
+	assert_output --partial "thresholds/______x.yml: no thresholds file for ______x"
+}
+
+@test "a long test name charts under a capped file name; a test name too long for its files is a config error" {
+	results
+	local long
+	long="serving_$(printf 'x%.0s' $(seq 1 230))"
+	# results from elsewhere (an import, another tool) may carry any name
+	"${PYTHON}" - "${long}" <<'PY'
+import json, os, sys
+long = sys.argv[1]
+for q in ("1", "4"):  # two rates: a sweep, charted on its own
+    r = json.load(open("results/serving_llama8B_tp1_sharegpt_qps_%s.json" % q))
+    r["perfgate"]["test"] = long
+    r["perfgate"]["point"] = long + "_qps_" + q
+    json.dump(r, open("results/%s_qps_%s.json" % (long, q), "w"))
+PY
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "File name too long"
+	run ls results/charts
+	assert_output --regexp "serving_x{175}-[0-9a-f]{16}\.svg"
+	# the annotation links the chart under its capped name
+	grep -q -E "artifact://results/charts/serving_x{175}-[0-9a-f]{16}\.svg" results/annotation.md
+	# a suite cannot name a test so long that its result files could not be written
+	printf 'latency:\n  - name: %s\n    model: m\n    command: "true {result}"\n' "${long}" >suite.yml
+	run "${PERFGATE}" run --dry-run suite.yml
+	assert_equal "${status}" 2
+	assert_output --partial "cannot name result files: at most 128 characters"
 }

@@ -2,18 +2,14 @@
 # The command layer: perfgate --help / --version / help CMD, the command
 # table, unknown commands and options, argument counts, exit codes.
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+load helpers
 bats_require_minimum_version 1.5.0
 
 COMMANDS="run report compare gate baseline import pipeline buildkite mock-server"
 
 @test "perfgate --help lists every command and the exit codes (golden)" {
 	run -0 --separate-stderr "$PERFGATE_BIN" --help
-	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
-		printf '%s\n' "$output" >"$PERFGATE_TESTS/golden/cli/help.txt"
-	fi
-	diff -u "$PERFGATE_TESTS/golden/cli/help.txt" - <<<"$output"
+	golden - cli/help.txt <<<"$output"
 	[ -z "$stderr" ]
 	run -0 "$PERFGATE_BIN" -h
 	run -0 "$PERFGATE_BIN" help

@@ -3,18 +3,8 @@
 # directories (tests/data/gate, made by make_runs.py): exit codes, the
 # markdown and JSON users read (golden files), and one-line errors.
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+load helpers
 bats_require_minimum_version 1.5.0
-
-# Compare a file with tests/golden/<name>; PERFGATE_UPDATE_GOLDEN=1 rewrites it.
-golden() {
-	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
-		mkdir -p "$(dirname "$PERFGATE_TESTS/golden/$2")"
-		cp "$1" "$PERFGATE_TESTS/golden/$2"
-	fi
-	diff -u "$PERFGATE_TESTS/golden/$2" "$1"
-}
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
@@ -39,6 +29,15 @@ setup() {
 	grep -q '# the median of each run per metric' multi.yml
 	# a results directory from another GPU is refused
 	run --separate-stderr "$PERFGATE_BIN" baseline update thresholds --from runs/base --gpu A100
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline update: runs/base: no results for A100" ]
+}
+
+@test "an empty PERFGATE_GPU counts as unset: the GPU comes from the results" {
+	PERFGATE_GPU= run --separate-stderr "$PERFGATE_BIN" baseline update empty-env --from runs/base
+	assert_success
+	[ "$stderr" = "perfgate baseline update: empty-env/H100.yml: 4 test points for H100" ]
+	PERFGATE_GPU=A100 run --separate-stderr "$PERFGATE_BIN" baseline update empty-env --from runs/base
 	assert_failure 2
 	[ "$stderr" = "perfgate baseline update: runs/base: no results for A100" ]
 }

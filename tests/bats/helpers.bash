@@ -10,6 +10,22 @@ bats_load_library bats-file
 
 PLUGIN_DIR="${PERFGATE_SRC:-$(cd "${BATS_TEST_DIRNAME}/../.." && pwd)}"
 
+# golden FILE NAME: compare FILE (- for stdin) with tests/golden/NAME, as
+# the unit tests' tu_assert_golden does: PERFGATE_UPDATE_GOLDEN=1 rewrites
+# the golden file first (read the diff before committing it).
+golden() {
+	local got="$1" want="${PERFGATE_TESTS}/golden/$2"
+	if [ "${got}" = - ]; then
+		got="$(mktemp "${BATS_TEST_TMPDIR}/golden.XXXXXX")"
+		cat >"${got}"
+	fi
+	if [ "${PERFGATE_UPDATE_GOLDEN:-}" = 1 ]; then
+		mkdir -p "$(dirname "${want}")"
+		cp "${got}" "${want}"
+	fi
+	diff -u "${want}" "${got}"
+}
+
 # make_shim NAME [EXIT] : $SHIMS/NAME appends "NAME args..." to $CALLS,
 # its stdin to $CALLS.NAME.<n> when SHIM_STDIN is set, and exits EXIT.
 make_shim() {

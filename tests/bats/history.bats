@@ -4,16 +4,8 @@
 # and a feature branch (a merge-base), a bare repository two writers race to
 # update (directly, and pushing through git daemon on loopback).
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+load helpers
 bats_require_minimum_version 1.5.0
-
-golden() {
-	if [ -n "${PERFGATE_UPDATE_GOLDEN:-}" ]; then
-		cp "$1" "$PERFGATE_TESTS/golden/$2"
-	fi
-	diff -u "$PERFGATE_TESTS/golden/$2" "$1"
-}
 
 # Deterministic commits, so ids (and golden files) do not change.
 export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com

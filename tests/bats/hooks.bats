@@ -203,6 +203,73 @@ SHIM
 	assert_file_not_exists "${pidfile}"
 }
 
+@test "pre-exit validates PERFGATE_STOP_GRACE before arithmetic: no command in it runs" {
+	export BUILDKITE_JOB_ID="job-grace-$$"
+	local pidfile marker="${BATS_TEST_TMPDIR}/pwned" polite value
+	pidfile="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_pidfile)"
+	for value in "PATH[\$(touch ${marker})]" "x[\`touch ${marker}\`]" "\$(touch ${marker})" \
+		"1+1" "-1" "1.5" "999999"; do
+		setsid sleep 300 </dev/null >/dev/null 2>&1 &
+		polite=$!
+		LEFTOVERS=("${polite}")
+		wait_until_set_up "${polite}"
+		echo "${polite}" >"${pidfile}"
+		PERFGATE_STOP_GRACE="${value}" run "${PLUGIN_DIR}/hooks/pre-exit"
+		assert_success
+		assert_file_not_exists "${marker}"
+		# a bad value falls back to the default, and the group still stops
+		if [ "${value}" != 999999 ]; then
+			assert_output --partial "perfgate: warning: PERFGATE_STOP_GRACE must be a whole number of seconds; using 10"
+		fi
+		assert_output --partial "stopping leftover server process group ${polite}"
+		for i in $(seq 100); do
+			kill -0 "${polite}" 2>/dev/null || break
+			sleep 0.05
+		done
+		run kill -0 "${polite}"
+		assert_failure
+	done
+}
+
+@test "pre-exit reads only its own pid file: ids are digits, links and other users' files are ignored" {
+	export BUILDKITE_JOB_ID="job-ids-$$"
+	local pidfile marker="${BATS_TEST_TMPDIR}/pwned" polite
+	pidfile="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_pidfile)"
+	setsid sleep 300 </dev/null >/dev/null 2>&1 &
+	polite=$!
+	LEFTOVERS=("${polite}")
+	wait_until_set_up "${polite}"
+	# ids that bash arithmetic would evaluate
+	printf '%s\n' "a[\$(touch ${marker})]" "${polite}x" "0" "99999999999999999999" >"${pidfile}"
+	run "${PLUGIN_DIR}/hooks/pre-exit"
+	assert_success
+	assert_output ""
+	assert_file_not_exists "${marker}"
+	# a link in place of the pid file is not followed
+	echo "${polite}" >"${BATS_TEST_TMPDIR}/elsewhere"
+	ln -s "${BATS_TEST_TMPDIR}/elsewhere" "${pidfile}"
+	run "${PLUGIN_DIR}/hooks/pre-exit"
+	assert_success
+	assert_output ""
+	run kill -0 "${polite}"
+	assert_success
+	rm -f "${pidfile}"
+}
+
+@test "the job id and plugin name from the environment cannot reach a path or bash evaluation" {
+	local marker="${BATS_TEST_TMPDIR}/pwned"
+	export BUILDKITE_JOB_ID="../../${BATS_TEST_TMPDIR##*/}/x"
+	run bash -c ". '${PLUGIN_DIR}/plugin/lib.bash' && perfgate_pidfile"
+	assert_output "${TMPDIR:-/tmp}/perfgate-.._.._${BATS_TEST_TMPDIR##*/}_x.pgids"
+	export BUILDKITE_PLUGIN_NAME="X[\$(touch ${marker})]"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY="${SHIMS}/perfgate"
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_success
+	assert_file_not_exists "${marker}"
+	assert_output --partial "ignoring BUILDKITE_PLUGIN_NAME"
+	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
+}
+
 @test "pre-exit with nothing recorded is silent and succeeds" {
 	export BUILDKITE_JOB_ID="job-none-$$"
 	run "${PLUGIN_DIR}/hooks/pre-exit"

@@ -2,6 +2,7 @@
 # perfgate mock-server end to end: the real binary on a free loopback port,
 # spoken to with curl(1) and raw sockets (tests/bats/mock_raw.py).
 
+load helpers
 bats_require_minimum_version 1.5.0
 
 RAW="$BATS_TEST_DIRNAME/mock_raw.py"
@@ -48,14 +49,6 @@ teardown() {
 	fi
 }
 
-golden() {
-	local g="$PERFGATE_TESTS/golden/mock-server/$1"
-	if [ "${PERFGATE_UPDATE_GOLDEN:-}" = 1 ]; then
-		cp "$2" "$g"
-	fi
-	diff -u "$g" "$2"
-}
-
 py() {
 	"$PERFGATE_PYTHON" -c "$@"
 }
@@ -99,14 +92,14 @@ post() { # PATH BODY [curl options]
 	body='{"model":"perfgate-mock","prompt":[1,2,3,4,5],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true}'
 	printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: golden-1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' \
 		"${#body}" "$body" | "$PERFGATE_PYTHON" "$RAW" "$PORT" --normalise >"$BATS_TEST_TMPDIR/stream.txt"
-	golden completions-stream.txt "$BATS_TEST_TMPDIR/stream.txt"
+	golden "$BATS_TEST_TMPDIR/stream.txt" mock-server/completions-stream.txt
 }
 
 @test "a streamed chat opens with a role-only chunk, continuous usage on every chunk (golden)" {
 	start_server --fixed-timing --ttft-ms 5 --itl-ms 1 --seed 3 --tokens-per-message 2
 	post /v1/chat/completions '{"messages":[{"role":"user","content":[{"type":"text","text":"say three words"}]}],"max_completion_tokens":3,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}' \
 		-N -H 'x-request-id: golden-2' | sed -E 's/"created":[0-9]+/"created":0/' >"$BATS_TEST_TMPDIR/chat.txt"
-	golden chat-stream.txt "$BATS_TEST_TMPDIR/chat.txt"
+	golden "$BATS_TEST_TMPDIR/chat.txt" mock-server/chat-stream.txt
 }
 
 @test "non-streaming completions and chat carry the whole text and usage" {
@@ -127,7 +120,7 @@ s["uptime_s"] = 0.0
 s["lateness"].update(p50_us=0.0, p99_us=0.0, max_us=0.0)
 s["connections"].update(open=0, peak=0)  # closes race the next connect
 print(json.dumps(s, indent=1))' >"$BATS_TEST_TMPDIR/stats.json"
-	golden stats.json "$BATS_TEST_TMPDIR/stats.json"
+	golden "$BATS_TEST_TMPDIR/stats.json" mock-server/stats.json
 }
 
 @test "without ignore_eos a seeded EOS ends the output early with finish_reason stop" {
@@ -463,4 +456,86 @@ print(" ".join(str(r["deadline_ns"][0] - r["received_ns"]) for r in map(json.loa
 		[[ "$output" == *"$flag"* ]] || { echo "missing $flag"; return 1; }
 	done
 	run -0 "$PERFGATE_BIN" mock-server --host ::1 --port 0 --max-seconds 0.2
+}
+
+@test "--idle-timeout-ms closes 3,000 half-sent and idle connections (408 to the half-sent), never a stream in progress" {
+	start_server --idle-timeout-ms 1000 --fixed-timing --ttft-ms 1 --itl-ms 100
+	# a stream that outlives the timeout three times over
+	post /v1/completions '{"prompt":"a","max_tokens":30,"stream":true,"ignore_eos":true}' -N \
+		>"$BATS_TEST_TMPDIR/stream.txt" &
+	local streamer=$!
+	"$PERFGATE_PYTHON" - "$PORT" <<'PY'
+import resource, selectors, socket, sys, time
+port = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+half = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"pro"
+kinds = {}
+t0 = time.monotonic()
+for i in range(3000):
+    s = socket.create_connection(("127.0.0.1", port))
+    kind = "half" if i % 3 else "silent"
+    if kind == "half":
+        s.sendall(half)
+    kinds[s] = kind
+# a whole request, then an idle keep-alive
+ka = socket.create_connection(("127.0.0.1", port))
+ka.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+kinds[ka] = "keepalive"
+# one that trickles a request a byte every 100 ms: no byte restarts the clock
+tr = socket.create_connection(("127.0.0.1", port))
+kinds[tr] = "trickle"
+# meanwhile the server answers others at once
+h = socket.create_connection(("127.0.0.1", port))
+h.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+assert h.recv(100).startswith(b"HTTP/1.1 200"), "busy server did not answer"
+h.close()
+sel = selectors.DefaultSelector()
+got = {s: b"" for s in kinds}
+for s in kinds:
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ)
+closed = {}
+trickle = iter(half)
+next_byte = time.monotonic()
+while len(closed) < len(kinds) and time.monotonic() - t0 < 20:
+    if tr not in closed and time.monotonic() >= next_byte:
+        try:
+            tr.send(bytes([next(trickle)]))
+        except (StopIteration, OSError):
+            pass
+        next_byte += 0.1
+    for key, _ in sel.select(0.05):
+        s = key.fileobj
+        try:
+            data = s.recv(65536)
+        except ConnectionResetError:
+            data = b""
+        if data:
+            got[s] += data
+        else:
+            closed[s] = time.monotonic() - t0
+            sel.unregister(s)
+left = [kinds[s] for s in kinds if s not in closed]
+assert not left, "%d connections still open after 20 s: %s" % (len(left), sorted(set(left)))
+by = {}
+for s, k in kinds.items():
+    by.setdefault(k, []).append(got[s])
+assert all(g.startswith(b"HTTP/1.1 408 Request Timeout\r\n") for g in by["half"]), by["half"][:1]
+assert all(g.startswith(b"HTTP/1.1 408") for g in by["trickle"]), by["trickle"]
+assert all(g == b"" for g in by["silent"]), "silent ones got bytes"
+assert by["keepalive"][0].startswith(b"HTTP/1.1 200") and b"408" not in by["keepalive"][0]
+worst = max(closed.values())
+assert 0.9 < min(closed.values()) and worst < 1 + 0.25 + 3, "closed between %.2f and %.2f s" % (min(closed.values()), worst)
+print("3002 connections closed between %.2f and %.2f s" % (min(closed.values()), worst))
+PY
+	wait "$streamer"
+	# the stream ran to its end: 30 tokens, then [DONE]
+	[ "$(grep -c '^data: {' "$BATS_TEST_TMPDIR/stream.txt")" -eq 30 ]
+	grep -q '^data: \[DONE\]' "$BATS_TEST_TMPDIR/stream.txt"
+	wait_stats 's["connections"]["idle_timeouts"] == 3002 and s["connections"]["open"] == 1'
+	# 0 turns it off; a negative value is an error
+	run "$PERFGATE_BIN" mock-server --idle-timeout-ms -1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--idle-timeout-ms: expected a number >= 0"* ]]
 }

@@ -167,9 +167,9 @@ setup() {
 	assert_output --partial "--step KEY"
 }
 
-@test "the README's suite example loads as written" {
-	awk '/^## Suite file/{f=1} f&&/^```yaml/{g=1;next} g&&/^```/{exit} g' README.md > "$BATS_TEST_TMPDIR/readme.yml"
-	run "$PERFGATE_BIN" run --dry-run "$BATS_TEST_TMPDIR/readme.yml"
+@test "the suite example of docs/suite.md loads as written" {
+	awk '/^```yaml/{g=1;next} g&&/^```/{exit} g' docs/suite.md > "$BATS_TEST_TMPDIR/suite.yml"
+	run "$PERFGATE_BIN" run --dry-run "$BATS_TEST_TMPDIR/suite.yml"
 	assert_success
 	assert_line --partial "10 test points from"
 	assert_line "[10/10] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_64"

@@ -1,4 +1,5 @@
-"""plugin.yml, README examples, example pipelines and generated pipelines
+"""plugin.yml, the examples of the README and docs/, example pipelines and
+generated pipelines
 against Buildkite's schemas (copies in tests/data/schemas, see README there)
 and against the plugin's own configuration schema: the checks the
 buildkite-plugin-linter makes, without Docker."""
@@ -94,10 +95,19 @@ class PluginYml(unittest.TestCase):
         self.assertEqual(json.loads(out), load_plugin_yml()["configuration"])
 
 
+def doc_files():
+    """The pages a user copies examples from: the README and docs/."""
+    return [os.path.join(SRC, "README.md")] + sorted(glob.glob(os.path.join(SRC, "docs", "*.md")))
+
+
 def readme_examples():
-    with open(os.path.join(SRC, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    return re.findall(r"^```ya?ml\n(.*?)^```", text, re.S | re.M)
+    """Every yml block of the README and docs/ (a suite file's are `yaml`
+    blocks without steps or plugins, and pass trivially)."""
+    blocks = []
+    for path in doc_files():
+        with open(path, encoding="utf-8") as f:
+            blocks += re.findall(r"^```ya?ml\n(.*?)^```", f.read(), re.S | re.M)
+    return blocks
 
 
 class ReadmeExamples(unittest.TestCase):
@@ -151,10 +161,10 @@ def readme_text():
 class PluginReferences(unittest.TestCase):
     def test_every_reference_names_this_release(self):
         """The linter's version rule, made exact: every `perfgate/perfgate#ref`
-        a user may copy (README, pipelines/) is `#v<project version>`, the tag
+        a user may copy (README, docs/, pipelines/) is `#v<project version>`, the tag
         a release of this source gets."""
         want = "%s#v%s" % (PLUGIN_ID, project_version())
-        files = [os.path.join(SRC, "README.md")] + glob.glob(os.path.join(SRC, "pipelines", "*.yml"))
+        files = doc_files() + glob.glob(os.path.join(SRC, "pipelines", "*.yml"))
         found = 0
         for path in files:
             with open(path, encoding="utf-8") as f:

@@ -585,6 +585,53 @@ START_TEST(our_entry_in_buildkite_plugins)
 }
 END_TEST
 
+START_TEST(configuration_from_the_job_environment)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_bkenv e = { 0 };
+	char *source = NULL;
+	json_t *c;
+
+	/* BUILDKITE_PLUGIN_CONFIGURATION wins over BUILDKITE_PLUGINS */
+	e.plugin_configuration = "{\"gpu\": \"H100\"}";
+	e.plugins = "[{\"github.com/acme/perfgate-buildkite-plugin#v1\":{\"gpu\":\"A100\"}}]";
+	c = pg_bk_config_from_env(&e, &source, &err);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "gpu")), "H100");
+	ck_assert_ptr_null(source);
+	json_decref(c);
+
+	e.plugin_configuration = NULL;
+	c = pg_bk_config_from_env(&e, &source, &err);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "gpu")), "A100");
+	ck_assert_str_eq(source, "github.com/acme/perfgate-buildkite-plugin#v1");
+	free(source);
+	json_decref(c);
+
+	/* an array, duplicate keys, no perfgate entry, nothing at all: each a
+	 * configuration error that names the variable */
+	e.plugin_configuration = "[1]";
+	ck_assert_ptr_null(pg_bk_config_from_env(&e, NULL, &err));
+	ck_assert_int_eq(err.code, PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "expected an object") != NULL, "%s", err.msg);
+	e.plugin_configuration = "{\"gpu\": \"a\", \"gpu\": \"b\"}";
+	ck_assert_ptr_null(pg_bk_config_from_env(&e, NULL, &err));
+	ck_assert_int_eq(err.code, PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "BUILDKITE_PLUGIN_CONFIGURATION") != NULL, "%s", err.msg);
+	e.plugin_configuration = NULL;
+	e.plugins = "[{\"github.com/x/other-buildkite-plugin#v1\":{}}]";
+	ck_assert_ptr_null(pg_bk_config_from_env(&e, NULL, &err));
+	ck_assert_int_eq(err.code, PG_ECONFIG);
+	e.plugins = "[{\"github.com/acme/perfgate-buildkite-plugin#v1\":[1]}]";
+	ck_assert_ptr_null(pg_bk_config_from_env(&e, NULL, &err));
+	ck_assert_msg(strstr(err.msg, "not an object") != NULL, "%s", err.msg);
+	e.plugins = NULL;
+	ck_assert_ptr_null(pg_bk_config_from_env(&e, NULL, &err));
+	ck_assert_int_eq(err.code, PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "BUILDKITE_PLUGIN_CONFIGURATION is not set") != NULL, "%s",
+		      err.msg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("annotation");
@@ -604,6 +651,7 @@ int main(void)
 	tcase_add_test(tc, pull_request_environment);
 	tcase_add_test(tc, plugin_names_as_the_agent_derives_them);
 	tcase_add_test(tc, our_entry_in_buildkite_plugins);
+	tcase_add_test(tc, configuration_from_the_job_environment);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }

@@ -22,16 +22,16 @@ START_TEST(median_mad_and_spread)
 	const double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 }, one[] = { 7 };
 	const double outlier[] = { 10, 10.1, 9.9, 10.05, 30 };
 
-	ck_assert(isnan(pg_stat_median(NULL, 0)));
-	ck_assert_double_eq(pg_stat_median(one, 1), 7);
-	ck_assert_double_eq(pg_stat_median(odd, 3), 2);
-	ck_assert_double_eq(pg_stat_median(even, 4), 2.5);
+	ck_assert(isnan(pg_cmpstat_median(NULL, 0)));
+	ck_assert_double_eq(pg_cmpstat_median(one, 1), 7);
+	ck_assert_double_eq(pg_cmpstat_median(odd, 3), 2);
+	ck_assert_double_eq(pg_cmpstat_median(even, 4), 2.5);
 	ck_assert_double_eq(odd[0], 3); /* the input is not sorted in place */
-	ck_assert_double_eq(pg_stat_mad(even, 4), 1);
+	ck_assert_double_eq(pg_cmpstat_mad(even, 4), 1);
 	/* one wild repeat moves neither the median nor the robust spread much */
-	ck_assert_double_eq_tol(pg_stat_median(outlier, 5), 10.05, 1e-12);
-	ck_assert_double_lt(pg_stat_robust_cv(outlier, 5), 0.015);
-	ck_assert(isnan(pg_stat_robust_cv(one, 1)));
+	ck_assert_double_eq_tol(pg_cmpstat_median(outlier, 5), 10.05, 1e-12);
+	ck_assert_double_lt(pg_cmpstat_robust_cv(outlier, 5), 0.015);
+	ck_assert(isnan(pg_cmpstat_robust_cv(one, 1)));
 }
 END_TEST
 
@@ -57,15 +57,15 @@ static const struct {
 START_TEST(mann_whitney_exact)
 {
 	for (size_t i = 0; i < N(mwu_cases); i++) {
-		double u, p = pg_stat_mwu_greater(mwu_cases[i].x, mwu_cases[i].nx, mwu_cases[i].y,
-						  mwu_cases[i].ny, &u);
+		double u, p = pg_cmpstat_mwu_greater(mwu_cases[i].x, mwu_cases[i].nx,
+						     mwu_cases[i].y, mwu_cases[i].ny, &u);
 		ck_assert_double_eq(u, mwu_cases[i].u);
 		ck_assert_msg(fabs(p - mwu_cases[i].p) < 1e-12, "case %zu: p %.17g, want %.17g", i,
 			      p, mwu_cases[i].p);
 	}
-	ck_assert_double_eq_tol(pg_stat_mwu_min_p(5, 5), 1.0 / 252, 1e-15);
-	ck_assert_double_eq_tol(pg_stat_mwu_min_p(3, 3), 0.05, 1e-15);
-	ck_assert(isnan(pg_stat_mwu_greater(NULL, 0, mwu_cases[0].y, 5, NULL)));
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_min_p(5, 5), 1.0 / 252, 1e-15);
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_min_p(3, 3), 0.05, 1e-15);
+	ck_assert(isnan(pg_cmpstat_mwu_greater(NULL, 0, mwu_cases[0].y, 5, NULL)));
 }
 END_TEST
 
@@ -76,9 +76,10 @@ START_TEST(mann_whitney_ties_and_large_samples)
 	const double tx[] = { 10, 11, 12, 13, 14, 15 }, ty[] = { 1, 2, 3, 12.5, 16 };
 	const double hx[] = { 2, 2, 3 }, hy[] = { 1, 2, 2 };
 
-	ck_assert_double_eq_tol(pg_stat_mwu_greater(tx, 6, ty, 5, &u), 0.16450216450216451, 1e-12);
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_greater(tx, 6, ty, 5, &u), 0.16450216450216451,
+				1e-12);
 	ck_assert_double_eq(u, 21);
-	pg_stat_mwu_greater(hx, 3, hy, 3, &u);
+	pg_cmpstat_mwu_greater(hx, 3, hy, 3, &u);
 	ck_assert_double_eq(u, 7); /* 2 > 1 twice, 2 = 2 four halves, 3 beats all */
 
 	/* 60 x 60 = 3600 pairs: the normal approximation, as scipy computes it */
@@ -86,7 +87,7 @@ START_TEST(mann_whitney_ties_and_large_samples)
 		x[i] = i + 0.5 * (i % 3);
 		y[i] = i - 3;
 	}
-	ck_assert_double_eq_tol(pg_stat_mwu_greater(x, 60, y, 60, &u), 0.1432998531445681, 1e-9);
+	ck_assert_double_eq_tol(pg_cmpstat_mwu_greater(x, 60, y, 60, &u), 0.1432998531445681, 1e-9);
 	ck_assert_double_eq(u, 2003.5);
 	{
 		static const double a[] = { 1, 1, 2, 2, 3, 3 }, b[] = { 1, 2, 2, 3, 3, 3 };
@@ -94,8 +95,8 @@ START_TEST(mann_whitney_ties_and_large_samples)
 			x[i] = a[i % 6];
 			y[i] = b[i % 6];
 		}
-		ck_assert_double_eq_tol(pg_stat_mwu_greater(y, 60, x, 60, &u), 0.012495914194372364,
-					1e-9);
+		ck_assert_double_eq_tol(pg_cmpstat_mwu_greater(y, 60, x, 60, &u),
+					0.012495914194372364, 1e-9);
 		ck_assert_double_eq(u, 2200);
 	}
 }
@@ -105,13 +106,13 @@ START_TEST(wilson_interval)
 {
 	double lo, hi;
 
-	pg_stat_wilson(50, 100, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(50, 100, 1.959964, &lo, &hi);
 	ck_assert_double_eq_tol(lo, 0.40383, 1e-4);
 	ck_assert_double_eq_tol(hi, 0.59617, 1e-4);
-	pg_stat_wilson(0, 20000, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(0, 20000, 1.959964, &lo, &hi);
 	ck_assert_double_eq(lo, 0);
 	ck_assert_double_lt(hi, 0.0002);
-	pg_stat_wilson(0, 0, 1.959964, &lo, &hi);
+	pg_cmpstat_wilson(0, 0, 1.959964, &lo, &hi);
 	ck_assert_double_eq(lo, 0);
 	ck_assert_double_eq(hi, 1);
 }
@@ -262,7 +263,7 @@ START_TEST(tolerance_table)
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
 	json_t *r = json_object(), *pg = json_object(), *reps = json_array();
-	struct pg_run_point run[] = { { "p", PG_SUITE_SERVING, "ok", r, NULL } };
+	struct pg_cmp_point run[] = { { "p", PG_SUITE_SERVING, "ok", r, NULL } };
 	struct pg_base_metric *bm;
 	const struct pg_cmp_row *row;
 
@@ -287,7 +288,7 @@ START_TEST(tolerance_table)
 		      pg_outcome_name(row->outcome));
 	ck_assert_int_eq(row->method, PG_METHOD_TOLERANCE);
 	ck_assert(isnan(row->p_value));
-	ck_assert_double_eq(row->current, pg_stat_median(tc->cur, 5));
+	ck_assert_double_eq(row->current, pg_cmpstat_median(tc->cur, 5));
 	if (!isnan(tc->noise))
 		ck_assert_double_eq_tol(row->tolerance, expm1(1.6 * tc->noise), 1e-12);
 	pg_comparison_release(&c);
@@ -308,7 +309,7 @@ START_TEST(compare_every_verdict)
 	json_t *failed = serving_result(0, 0, "error", "server never became ready");
 	json_t *skipped = serving_result(0, 0, "skipped", "tp 8 needs 8 GPUs");
 	/* clang-format off */
-	struct pg_run_point run[] = {
+	struct pg_cmp_point run[] = {
 		{ "a_same", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "b_slow", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "d_new", PG_SUITE_SERVING, "ok", fresh, NULL },
@@ -389,8 +390,8 @@ START_TEST(confirmation_replicates)
 	       *again_slow = serving_result(955, 50, "ok", NULL);
 	json_t *again_fine = serving_result(1001, 50, "ok", NULL);
 	json_t *again_failed = serving_result(0, 0, "error", "out of memory");
-	struct pg_run_point run[] = { { "p", PG_SUITE_SERVING, "ok", slow, NULL } };
-	struct pg_run_point again[] = { { "p", PG_SUITE_SERVING, "ok", again_slow, NULL } };
+	struct pg_cmp_point run[] = { { "p", PG_SUITE_SERVING, "ok", slow, NULL } };
+	struct pg_cmp_point again[] = { { "p", PG_SUITE_SERVING, "ok", again_slow, NULL } };
 	const struct pg_cmp_row *r;
 
 	pg_policy_init(&policy);
@@ -449,7 +450,7 @@ START_TEST(history_baselines_and_strict_mode)
 	struct pg_comparison c;
 	json_t *fresh = serving_result(1000, 50, "ok", NULL);
 	json_t *odd = json_object(), *pg = json_object(), *reps = json_array();
-	struct pg_run_point run[] = { { "known", PG_SUITE_SERVING, "ok", fresh, NULL },
+	struct pg_cmp_point run[] = { { "known", PG_SUITE_SERVING, "ok", fresh, NULL },
 				      { "unknown", PG_SUITE_SERVING, "ok", fresh, NULL } };
 	struct pg_base_point *p;
 	static const double noisy[] = { 1000, 1100, 900, 1050, 950 };
@@ -544,7 +545,7 @@ START_TEST(render_markdown_and_json)
 	       *same = serving_result(1000, 50, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "exit 1 | see <log>");
 	/* clang-format off */
-	struct pg_run_point run[] = {
+	struct pg_cmp_point run[] = {
 		{ "serving_a|b_qps_inf", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "serving_c_qps_inf", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "serving_d_qps_inf", PG_SUITE_SERVING, "error", failed, NULL },
@@ -609,7 +610,7 @@ START_TEST(hostile_names_cannot_break_the_comparison)
 	       *same = serving_result(1000, 50, "ok", NULL);
 	json_t *failed = serving_result(0, 0, "error", "exit 1 | <b>see</b> `log`\n## [x](y)");
 	/* clang-format off */
-	struct pg_run_point run[] = {
+	struct pg_cmp_point run[] = {
 		{ "serving_<script>|x`y`_qps_1", PG_SUITE_SERVING, "ok", slow, NULL },
 		{ "serving_[a](b)\n|c_qps_1", PG_SUITE_SERVING, "ok", same, NULL },
 		{ "serving_&amp;_qps_1", PG_SUITE_SERVING, "error", failed, NULL },
@@ -654,8 +655,8 @@ START_TEST(large_comparisons)
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison c;
-	struct pg_run_point run[POINTS + 1];
-	struct pg_run_index ix;
+	struct pg_cmp_point run[POINTS + 1];
+	struct pg_cmp_index ix;
 	json_t *same = serving_result(1000, 50, "ok", NULL),
 	       *slow = serving_result(500, 50, "ok", NULL);
 	char names[POINTS][32];
@@ -666,11 +667,11 @@ START_TEST(large_comparisons)
 		snprintf(names[i], sizeof(names[i]), "serving_p%03d_qps_inf", i);
 		if (i != 7) /* one point the baseline lacks */
 			base_point(&base, names[i], 1000, 50);
-		run[POINTS - 1 - i] = (struct pg_run_point){ names[i], PG_SUITE_SERVING, "ok", same,
+		run[POINTS - 1 - i] = (struct pg_cmp_point){ names[i], PG_SUITE_SERVING, "ok", same,
 							     NULL };
 	}
 	/* a second point of one name: the first one wins, not this */
-	run[POINTS] = (struct pg_run_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
+	run[POINTS] = (struct pg_cmp_point){ names[42], PG_SUITE_SERVING, "ok", slow, NULL };
 
 	ck_assert(!base.sorted);
 	ck_assert_ptr_eq(pg_baseline_find(&base, names[3]), &base.points[POINTS - 1 - 1 - 3]);
@@ -683,11 +684,11 @@ START_TEST(large_comparisons)
 	ck_assert_ptr_null(pg_baseline_find(&base, "serving_p"));
 	ck_assert_ptr_null(pg_baseline_find(&base, "zzz"));
 
-	pg_run_index_init(&ix, run, N(run));
-	ck_assert_ptr_eq(pg_run_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
-	ck_assert_ptr_eq(pg_run_index_find(&ix, names[0]), &run[POINTS - 1]);
-	ck_assert_ptr_null(pg_run_index_find(&ix, "serving_p"));
-	pg_run_index_release(&ix);
+	pg_cmp_index_init(&ix, run, N(run));
+	ck_assert_ptr_eq(pg_cmp_index_find(&ix, names[42]), &run[POINTS - 1 - 42]);
+	ck_assert_ptr_eq(pg_cmp_index_find(&ix, names[0]), &run[POINTS - 1]);
+	ck_assert_ptr_null(pg_cmp_index_find(&ix, "serving_p"));
+	pg_cmp_index_release(&ix);
 
 	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
 	ck_assert_int_eq(c.counts[PG_VERDICT_NEW], 2); /* names[7]'s two metrics */

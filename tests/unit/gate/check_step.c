@@ -26,16 +26,17 @@ START_TEST(student_t_tails)
 {
 	/* closed forms for 1 and 2 degrees of freedom; numerical integration
 	 * of the density for the others */
-	ck_assert_double_eq_tol(pg_stat_t_sf(3.3, 1), 0.5 - atan(3.3) / M_PI, 1e-12);
-	ck_assert_double_eq_tol(pg_stat_t_sf(1.5, 2), 0.5 - 1.5 / (2 * sqrt(2 + 1.5 * 1.5)), 1e-12);
-	ck_assert_double_eq_tol(pg_stat_t_sf(2.0, 10), 0.036694017392, 1e-10);
-	ck_assert_double_eq_tol(pg_stat_t_sf(3.5, 4.5), 0.010270845003, 1e-10);
-	ck_assert_double_eq_tol(pg_stat_t_sf(-2.0, 10), 1 - 0.036694017392, 1e-10);
-	ck_assert_double_eq_tol(pg_stat_t_sf(3, INFINITY), pg_stat_normal_sf(3), 1e-15);
-	ck_assert_double_eq_tol(pg_stat_normal_sf(3), 0.0013498980316301, 1e-14);
-	ck_assert_double_eq(pg_stat_t_sf(0, 7), 0.5);
-	ck_assert(isnan(pg_stat_t_sf(1, 0)));
-	ck_assert(isnan(pg_stat_t_sf(NAN, 3)));
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(3.3, 1), 0.5 - atan(3.3) / M_PI, 1e-12);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(1.5, 2), 0.5 - 1.5 / (2 * sqrt(2 + 1.5 * 1.5)),
+				1e-12);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(2.0, 10), 0.036694017392, 1e-10);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(3.5, 4.5), 0.010270845003, 1e-10);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(-2.0, 10), 1 - 0.036694017392, 1e-10);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(3, INFINITY), pg_cmpstat_normal_sf(3), 1e-15);
+	ck_assert_double_eq_tol(pg_cmpstat_normal_sf(3), 0.0013498980316301, 1e-14);
+	ck_assert_double_eq(pg_cmpstat_t_sf(0, 7), 0.5);
+	ck_assert(isnan(pg_cmpstat_t_sf(1, 0)));
+	ck_assert(isnan(pg_cmpstat_t_sf(NAN, 3)));
 }
 END_TEST
 
@@ -45,7 +46,7 @@ START_TEST(holm_step_down)
 	const double p[] = { 0.03, 0.01, NAN, 0.2, 0.02 };
 	double adj[N(p)];
 
-	pg_stat_holm(p, N(p), adj);
+	pg_cmpstat_holm(p, N(p), adj);
 	ck_assert_double_eq_tol(adj[1], 0.04, 1e-15);
 	ck_assert_double_eq_tol(adj[4], 0.06, 1e-15);
 	ck_assert_double_eq_tol(adj[0], 0.06, 1e-15);
@@ -75,13 +76,13 @@ START_TEST(robust_sd_and_median)
 	/* evenly spaced normal quantiles: sd 1 */
 	for (int i = 0; i < 40; i++)
 		clean[i] = dirty[i] = normal_quantile((i + 0.5) / 40);
-	ck_assert_double_eq_tol(pg_stat_robust_sd(clean, 40, 0), 1, 0.06);
+	ck_assert_double_eq_tol(pg_cmpstat_robust_sd(clean, 40, 0), 1, 0.06);
 	/* four wild values (a slow node, ten times) barely move it */
 	for (int i = 0; i < 4; i++)
 		dirty[i] = 10;
-	ck_assert_double_lt(pg_stat_robust_sd(dirty, 40, 0), 1.25);
-	ck_assert(isnan(pg_stat_robust_sd(clean, 1, 0)));
-	ck_assert_double_eq(pg_stat_median_inplace(copy, 5), 2.5);
+	ck_assert_double_lt(pg_cmpstat_robust_sd(dirty, 40, 0), 1.25);
+	ck_assert(isnan(pg_cmpstat_robust_sd(clean, 1, 0)));
+	ck_assert_double_eq(pg_cmpstat_median_inplace(copy, 5), 2.5);
 }
 END_TEST
 
@@ -95,7 +96,7 @@ START_TEST(median_polish_splits_jobs_from_points)
 		for (int c = 0; c < 3; c++)
 			y[r * 3 + c] = job[r] + pt[c];
 	y[5] = NAN;
-	pg_stat_median_polish(y, 4, 3, row, col);
+	pg_cmpstat_median_polish(y, 4, 3, row, col);
 	/* the rows' median is 0: offsets relative to the typical job */
 	for (int r = 0; r < 4; r++)
 		ck_assert_double_eq_tol(row[r] - (job[r] - 0.01), 0, 1e-12);
@@ -115,29 +116,29 @@ START_TEST(change_points_and_trends)
 		x[i] = (i >= 18 ? 0.05 : 0) + wiggle;
 		slow[i] = wiggle + (i % 10 == 3 ? 0.05 : 0); /* a slow job now and then */
 	}
-	n = pg_stat_change_points(x, 30, NULL, cps, 8);
+	n = pg_cmpstat_change_points(x, 30, NULL, cps, 8);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(cps[0], 18);
 	/* slow jobs are wild values, not steps */
-	ck_assert_uint_eq(pg_stat_change_points(slow, 30, NULL, cps, 8), 0);
+	ck_assert_uint_eq(pg_cmpstat_change_points(slow, 30, NULL, cps, 8), 0);
 	/* a step too small to matter is not one */
 	ck_assert_uint_eq(
-		pg_stat_change_points(x, 30, &(struct pg_cp_opts){ 3, 0.001, 0.08 }, cps, 8), 0);
+		pg_cmpstat_change_points(x, 30, &(struct pg_cp_opts){ 3, 0.001, 0.08 }, cps, 8), 0);
 	/* a step three jobs from the end is seen */
 	for (int i = 0; i < 30; i++)
 		x[i] = (i >= 27 ? 0.05 : 0) + 0.003 * sin(1.7 * i);
-	ck_assert_uint_eq(pg_stat_change_points(x, 30, NULL, cps, 8), 1);
+	ck_assert_uint_eq(pg_cmpstat_change_points(x, 30, NULL, cps, 8), 1);
 	ck_assert_uint_eq(cps[0], 27);
 
 	/* flat for 12 jobs, then 0.2% worse per job */
 	for (int i = 0; i < 30; i++)
 		x[i] = (i > 12 ? 0.002 * (i - 12) : 0) + 0.0005 * sin(2.3 * i);
-	pg_stat_trend(&t, x, 30);
+	pg_cmpstat_trend(&t, x, 30);
 	ck_assert_double_lt(t.p_value, 0.001);
 	ck_assert_double_gt(t.slope, 0.001);
 	ck_assert_uint_ge(t.start, 10);
 	ck_assert_uint_le(t.start, 14);
-	pg_stat_trend(&t, slow, 30);
+	pg_cmpstat_trend(&t, slow, 30);
 	ck_assert_double_gt(t.p_value, 0.01);
 }
 END_TEST
@@ -238,7 +239,7 @@ static void history(struct pg_baseline *base, const struct pg_policy *policy, in
 /* A run: one job at `offset`, point i worse by extra[i]; results owned by
  * the caller (free_run). */
 struct run {
-	struct pg_run_point pts[P];
+	struct pg_cmp_point pts[P];
 	json_t *res[P];
 	size_t n;
 };
@@ -269,7 +270,7 @@ static void make_run(struct run *r, int n_points, double offset, const double *e
 		json_object_set_new(pg, "repeats", reps);
 		json_object_set_new(res, "perfgate", pg);
 		r->res[r->n] = res;
-		r->pts[r->n] = (struct pg_run_point){ names[p], PG_SUITE_SERVING, "ok", res, NULL };
+		r->pts[r->n] = (struct pg_cmp_point){ names[p], PG_SUITE_SERVING, "ok", res, NULL };
 		r->n++;
 	}
 }

@@ -339,7 +339,7 @@ static struct pg_reqtrace *load_trace(size_t *n, double *duration_s)
 {
 	char *path = tu_test_path("data/loadgen/trace.json");
 	struct pg_error err = PG_ERROR_INIT;
-	json_t *root = pg_json_load_file(path, &err), *reqs;
+	json_t *root = pg_results_load_json(path, &err), *reqs;
 	struct pg_reqtrace *t;
 
 	ck_assert_msg(root != NULL, "%s", err.msg);
@@ -397,7 +397,7 @@ START_TEST(client_queue_metrics)
 	struct pg_serve_stats_opts opts = {
 		.percentiles = pct,
 		.n_percentiles = 2,
-		.metrics = PG_STAT_E2EL | PG_STAT_CLIENT_QUEUE | PG_STAT_E2EL_QUEUE,
+		.metrics = PG_LOADSTATS_E2EL | PG_LOADSTATS_CLIENT_QUEUE | PG_LOADSTATS_E2EL_QUEUE,
 		.duration_s = dur,
 	};
 	json_t *o = json_object();
@@ -456,7 +456,8 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	struct pg_serve_stats_opts opts = {
 		.percentiles = pct,
 		.n_percentiles = 2,
-		.metrics = PG_STAT_TTFT | PG_STAT_TPOT | PG_STAT_ITL | PG_STAT_E2EL,
+		.metrics = PG_LOADSTATS_TTFT | PG_LOADSTATS_TPOT | PG_LOADSTATS_ITL |
+			   PG_LOADSTATS_E2EL,
 		.goodput = { 20, 10, NAN },
 		.duration_s = dur,
 		.detailed = true,
@@ -906,12 +907,12 @@ START_TEST(json_array_spans_match_the_elements)
 	}
 	for (int layout = 0; layout < 2; layout++) {
 		char *text = json_dumps(arr, layout ? JSON_INDENT(3) : JSON_COMPACT);
-		struct pg_json_span *spans = NULL;
+		struct pg_jsonscan_span *spans = NULL;
 		struct pg_error err = PG_ERROR_INIT;
 		size_t n = 0;
 
 		ck_assert_int_eq(
-			pg_json_array_spans(text, strlen(text), "a.json", &spans, &n, &err), 0);
+			pg_jsonscan_array_spans(text, strlen(text), "a.json", &spans, &n, &err), 0);
 		ck_assert_uint_eq(n, json_array_size(arr));
 		for (size_t i = 0; i < n; i++) {
 			json_t *el = json_loadb(text + spans[i].off, spans[i].len, JSON_DECODE_ANY,
@@ -935,17 +936,17 @@ START_TEST(json_member_and_array_has)
 	const char *text =
 		"{\"x\": \"\\\"conversations\\\": [1,2]\", \"n\": {\"conversations\": []},"
 		" \"conversations\": [1], \"conversations\" : [ {\"a\": [1, 2]} , \"]\", 3 ] }";
-	struct pg_json_span obj = { 0, strlen(text) }, v;
+	struct pg_jsonscan_span obj = { 0, strlen(text) }, v;
 
-	ck_assert(pg_json_member(text, &obj, "conversations", &v));
+	ck_assert(pg_jsonscan_member(text, &obj, "conversations", &v));
 	ck_assert(!strncmp(text + v.off, "[ {", 3) && text[v.off + v.len - 1] == ']');
-	ck_assert(pg_json_array_has(text, &v, 3));
-	ck_assert(!pg_json_array_has(text, &v, 4));
-	ck_assert(pg_json_member(text, &obj, "n", &v));
-	ck_assert(!pg_json_array_has(text, &v, 0)); /* an object, not an array */
-	ck_assert(!pg_json_member(text, &obj, "conversation", &v));
-	v = (struct pg_json_span){ 0, 2 };
-	ck_assert(pg_json_array_has("[]", &v, 0) && !pg_json_array_has("[]", &v, 1));
+	ck_assert(pg_jsonscan_array_has(text, &v, 3));
+	ck_assert(!pg_jsonscan_array_has(text, &v, 4));
+	ck_assert(pg_jsonscan_member(text, &obj, "n", &v));
+	ck_assert(!pg_jsonscan_array_has(text, &v, 0)); /* an object, not an array */
+	ck_assert(!pg_jsonscan_member(text, &obj, "conversation", &v));
+	v = (struct pg_jsonscan_span){ 0, 2 };
+	ck_assert(pg_jsonscan_array_has("[]", &v, 0) && !pg_jsonscan_array_has("[]", &v, 1));
 }
 END_TEST
 
@@ -969,12 +970,12 @@ START_TEST(json_array_spans_report_structural_errors)
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct pg_json_span *spans = NULL;
+		struct pg_jsonscan_span *spans = NULL;
 		struct pg_error err = PG_ERROR_INIT;
 		size_t n = 0;
 
-		ck_assert_int_eq(pg_json_array_spans(cases[i].text, strlen(cases[i].text), "j",
-						     &spans, &n, &err),
+		ck_assert_int_eq(pg_jsonscan_array_spans(cases[i].text, strlen(cases[i].text), "j",
+							 &spans, &n, &err),
 				 PG_ECONFIG);
 		ck_assert_str_eq(err.msg, cases[i].msg);
 		ck_assert_ptr_null(spans);
@@ -982,11 +983,12 @@ START_TEST(json_array_spans_report_structural_errors)
 	/* a NUL byte where a scalar would be ends the scalar, never the scan */
 	{
 		const char nul[] = { '[', '1', ',', '[', '\0', ']', ']' };
-		struct pg_json_span *spans = NULL;
+		struct pg_jsonscan_span *spans = NULL;
 		struct pg_error err = PG_ERROR_INIT;
 		size_t n = 0;
 
-		ck_assert_int_eq(pg_json_array_spans(nul, sizeof(nul), "j", &spans, &n, &err), 0);
+		ck_assert_int_eq(pg_jsonscan_array_spans(nul, sizeof(nul), "j", &spans, &n, &err),
+				 0);
 		ck_assert_uint_eq(n, 2);
 		free(spans);
 	}

@@ -150,7 +150,32 @@ END_TEST
 START_TEST(stems_are_file_safe)
 {
 	char *s = pg_chart_stem("../a b/c:d");
+	char long_a[400], long_b[400];
+	char *a, *a2, *b;
+
 	ck_assert_str_eq(s, "_._a_b_c_d");
+	free(s);
+	/* a name past the file system's limit: capped, with a stable hash of
+	 * the whole name, so two long names that share a start do not clash */
+	memset(long_a, 'x', sizeof(long_a) - 1);
+	long_a[sizeof(long_a) - 1] = '\0';
+	memcpy(long_b, long_a, sizeof(long_b));
+	long_b[300] = 'y';
+	a = pg_chart_stem(long_a);
+	a2 = pg_chart_stem(long_a);
+	b = pg_chart_stem(long_b);
+	ck_assert_uint_eq(strlen(a), PG_CHART_STEM_MAX);
+	ck_assert_uint_eq(strlen(b), PG_CHART_STEM_MAX);
+	ck_assert_str_eq(a, a2);
+	ck_assert_str_ne(a, b);
+	ck_assert(!strncmp(a, long_a, PG_CHART_STEM_MAX - 17));
+	ck_assert_int_eq(a[PG_CHART_STEM_MAX - 17], '-');
+	free(a);
+	free(a2);
+	free(b);
+	s = pg_chart_stem(long_a + 400 - 1 - PG_CHART_STEM_MAX);
+	ck_assert_uint_eq(strlen(s), PG_CHART_STEM_MAX);
+	ck_assert(!strchr(s, '-'));
 	free(s);
 }
 END_TEST

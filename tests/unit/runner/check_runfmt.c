@@ -152,21 +152,21 @@ START_TEST(log_groups_progress_and_durations)
 	double durations[] = { 0, 0.04, 48.25, 59.96, 192, 3599, 3600, 7322, -1 };
 
 	make_tests();
-	pg_fmt_point_group(&out, &sp, 2, 12);
-	pg_fmt_point_group(&out, &si, 11, 12);
-	pg_fmt_point_group(&out, &lp, 0, 1);
-	pg_fmt_progress_line(&out, &p);
-	pg_fmt_progress_line(&out, &it);
-	pg_fmt_progress_line(&out, &unknown);
-	pg_fmt_progress_bar(&out, &p, 20);
+	pg_runfmt_point_group(&out, &sp, 2, 12);
+	pg_runfmt_point_group(&out, &si, 11, 12);
+	pg_runfmt_point_group(&out, &lp, 0, 1);
+	pg_runfmt_progress_line(&out, &p);
+	pg_runfmt_progress_line(&out, &it);
+	pg_runfmt_progress_line(&out, &unknown);
+	pg_runfmt_progress_bar(&out, &p, 20);
 	pg_buf_putc(&out, '\n');
 	p.done = 250; /* more than planned must not overflow the bar */
-	pg_fmt_progress_bar(&out, &p, 20);
+	pg_runfmt_progress_bar(&out, &p, 20);
 	pg_buf_putc(&out, '\n');
-	pg_fmt_progress_bar(&out, &unknown, 20);
+	pg_runfmt_progress_bar(&out, &unknown, 20);
 	pg_buf_putc(&out, '\n');
 	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
-		pg_fmt_duration(&out, durations[i]);
+		pg_runfmt_duration(&out, durations[i]);
 		pg_buf_putc(&out, '\n');
 	}
 	tu_assert_golden("golden/run/progress.txt", out.ptr);
@@ -179,8 +179,8 @@ START_TEST(iso8601_is_utc)
 {
 	char out[PG_ISO8601_SIZE];
 
-	ck_assert_str_eq(pg_fmt_iso8601(out, 0), "1970-01-01T00:00:00Z");
-	ck_assert_str_eq(pg_fmt_iso8601(out, 1795352400), "2026-11-22T13:00:00Z");
+	ck_assert_str_eq(pg_runfmt_iso8601(out, 0), "1970-01-01T00:00:00Z");
+	ck_assert_str_eq(pg_runfmt_iso8601(out, 1795352400), "2026-11-22T13:00:00Z");
 }
 END_TEST
 
@@ -196,9 +196,9 @@ START_TEST(summary_table)
 				 "tokens_per_second", 4567.0, "client_bound", 1);
 	struct pg_buf km[3] = { PG_BUF_INIT, PG_BUF_INIT, PG_BUF_INIT };
 
-	pg_fmt_key_metrics(&km[0], PG_SUITE_SERVING, serving);
-	pg_fmt_key_metrics(&km[1], PG_SUITE_LATENCY, latency);
-	pg_fmt_key_metrics(&km[2], PG_SUITE_THROUGHPUT, tput);
+	pg_runfmt_key_metrics(&km[0], PG_SUITE_SERVING, serving);
+	pg_runfmt_key_metrics(&km[1], PG_SUITE_LATENCY, latency);
+	pg_runfmt_key_metrics(&km[2], PG_SUITE_THROUGHPUT, tput);
 	/* clang-format off */
 	struct pg_run_row rows[] = {
 		{ "latency_llama8B_tp1", "ok", km[1].ptr, 48.2 },
@@ -214,9 +214,9 @@ START_TEST(summary_table)
 		{ "serving_empty", "not run", NULL, 0 },
 	};
 	/* clang-format on */
-	pg_fmt_summary(&out, rows, sizeof(rows) / sizeof(rows[0]), 192);
-	pg_fmt_summary(&out, rows, 3, 161.3);
-	pg_fmt_summary(&out, NULL, 0, 0.1);
+	pg_runfmt_summary(&out, rows, sizeof(rows) / sizeof(rows[0]), 192);
+	pg_runfmt_summary(&out, rows, 3, 161.3);
+	pg_runfmt_summary(&out, NULL, 0, 0.1);
 	tu_assert_golden("golden/run/summary.txt", out.ptr);
 
 	for (int i = 0; i < 3; i++)

@@ -17,6 +17,7 @@
 #include "sys/proc.h"
 #include "results/results_io.h"
 #include "runner/runner_io.h"
+#include "base/jsonw.h"
 
 #include <curl/curl.h>
 #include <git2.h>
@@ -256,7 +257,7 @@ static json_t *result(const char *name)
 	json_t *j;
 
 	pg_buf_printf(&path, "%s/%s", dir, name);
-	j = pg_json_load_file(path.ptr, &err);
+	j = pg_results_load_json(path.ptr, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
 	pg_buf_release(&path);
 	return j;

@@ -1,0 +1,76 @@
+#ifndef PERFGATE_MOCKSERVER_OPTIONS_H
+#define PERFGATE_MOCKSERVER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "mockserver/engine_model.h"
+
+struct pg_error;
+
+/*
+ * The mock server's configuration (what mockserver/server_io.c runs), and
+ * the options of `perfgate mock-server` that fill it: the command parses
+ * its table into struct pg_mock_options, pg_mock_options_apply checks
+ * them and maps them onto the configuration. Pure, so both are tested
+ * without a server.
+ */
+struct pg_mock_server_config {
+	const char *host;      /* default "127.0.0.1" */
+	long port;             /* 0: any free port */
+	bool allow_remote;     /* else only loopback addresses */
+	const char *port_file; /* written atomically once listening */
+	const char *model;
+	long max_model_len;
+	struct pg_engine_params engine;
+	double max_seconds;    /* <= 0: no limit */
+	long max_requests;     /* generation requests; <= 0: no limit */
+	long startup_delay_ms; /* bound but not listening meanwhile */
+	bool never_ready;      /* never listen */
+	long exit_after_ms;    /* < 0: never; else _exit(exit_code) then */
+	int exit_code;
+	const char *timing_log; /* JSON lines written at exit, or NULL */
+	bool log_requests;      /* one line per generation request */
+	bool no_metrics;        /* GET /metrics is a 404 (an engine without metrics) */
+	long idle_timeout_ms;   /* close a connection without a whole request this long
+				   after it opened or was last answered (408 to a
+				   half-sent one); <= 0: never */
+	FILE *log;              /* startup/shutdown lines; NULL: silent */
+};
+
+/* Long enough for any client between two requests of a run (uvicorn,
+ * vLLM's server, closes idle keep-alives after 5 s), short enough that
+ * thousands of half-sent requests do not stay open. */
+#define PG_MOCK_IDLE_TIMEOUT_MS 30000
+
+/* The defaults --help documents; log NULL (the command passes stderr). */
+void pg_mock_server_config_default(struct pg_mock_server_config *cfg);
+
+/*
+ * The options as the user writes them. Those that need no conversion are
+ * parsed straight into `server` (strings borrowed from argv); the rest are
+ * in the user's units (times in ms, prefill in µs) or ranges wider than
+ * the engine's types, and the engine model's own knobs start "not given"
+ * (NAN, -1) so that --fixed-timing can refuse them.
+ */
+struct pg_mock_options {
+	struct pg_mock_server_config server; /* host, port, model, faults, limits... */
+	long vocab_size, seed, tokens_per_message, exit_code;
+	long max_running;     /* -1: not given */
+	long kv_cache_tokens; /* 0: not given (max-running x 8192); -1: unlimited */
+	double prefix_hit;    /* 0: not given */
+	double ttft_ms, itl_ms, stall_ms;
+	double prefill_us, itl_growth; /* NAN: not given */
+};
+
+/* The defaults: those of pg_mock_server_config_default. */
+void pg_mock_options_default(struct pg_mock_options *o);
+
+/*
+ * Check o and map it onto cfg. PG_ECONFIG with a message naming the option ("--fault-500 1.5: expected
+ * a probability in [0, 1]"); cfg is then unspecified.
+ */
+int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_mock_options *o,
+			  struct pg_error *err);
+
+#endif
