@@ -1,4 +1,5 @@
 #include "baseline/history_io.h"
+#include "results/identity.h"
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -364,7 +365,31 @@ static int empty_tree(git_repository *repo, git_tree **out, const char *where, s
 	return rc ? git_fail(err, "creating a tree", where) : 0;
 }
 
-/* A commit on top of parent (NULL: the first) appending every line. */
+struct known_files {
+	git_tree *tree;
+	const char *gpu;
+};
+
+static bool in_history(void *ctx, const char *point)
+{
+	const struct known_files *k = ctx;
+	struct pg_buf path = PG_BUF_INIT;
+	git_tree_entry *e = NULL;
+	bool found;
+
+	point_path(&path, k->gpu, point);
+	found = k->tree && git_tree_entry_bypath(&e, k->tree, path.ptr) == 0;
+	if (!found)
+		git_error_clear();
+	git_tree_entry_free(e);
+	pg_buf_release(&path);
+	return found;
+}
+
+/* A commit on top of parent (NULL: the first) appending every line. A
+ * point goes to the file of its identity (results/identity.h), or to the
+ * file an older name of the same workload already has, so its history
+ * stays in one piece across the rename. */
 static int build_commit(struct store *s, const git_oid *parent_id, const struct pg_cmp_run *run,
 			const struct pg_history_record_opts *o, git_oid *out, size_t *lines,
 			struct pg_error *err)
@@ -401,7 +426,15 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 		line = pg_history_line(p, &o->meta);
 		if (!line)
 			continue;
-		point_path(&path, o->gpu, p->name);
+		{
+			struct known_files k = { parent_id ? tree : NULL, o->gpu };
+			char *name = pg_identity_find(p->name, p->suite, p->result, in_history, &k);
+
+			if (!name)
+				name = pg_identity_of(p->name, p->suite, p->result);
+			point_path(&path, o->gpu, name);
+			free(name);
+		}
 		pg_buf_reset(&content);
 		if ((rc = read_blob(s->repo, parent_id ? tree : NULL, path.ptr, &content, s->where,
 				    err))) {

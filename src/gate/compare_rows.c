@@ -6,6 +6,7 @@
 #include "gate/compare_stats.h"
 #include "gate/compare_step.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -235,6 +236,45 @@ static bool in_sorted(const char *const *v, size_t n, const char *name)
 	return n && bsearch(&name, v, n, sizeof(*v), cmp_cstr) != NULL;
 }
 
+static bool in_baseline(void *base, const char *name)
+{
+	return pg_baseline_find(base, name) != NULL;
+}
+
+/*
+ * The points of a run under the names the comparison knows them by: each
+ * point's identity (results/identity.h), or the older name of the same
+ * workload that the baseline was recorded under. Probes keep their names.
+ * The copies borrow everything but the names, which go to *names.
+ */
+static struct pg_cmp_point *identified(const struct pg_baseline *base,
+				       const struct pg_cmp_point *pts, size_t n,
+				       struct pg_strv *names)
+{
+	struct pg_cmp_point *out = pg_xcalloc(n ? n : 1, sizeof(*out));
+	char **ids = pg_xcalloc(n ? n : 1, sizeof(*ids));
+	const char **given = pg_xcalloc(n ? n : 1, sizeof(*given));
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = pts[i];
+		given[i] = pts[i].name ? pts[i].name : "";
+		if (!pts[i].name || pts[i].probe)
+			ids[i] = pg_xstrdup(given[i]);
+		else if (!(ids[i] = pg_identity_find(pts[i].name, pts[i].suite, pts[i].result,
+						     in_baseline, (void *)base)))
+			ids[i] = pg_identity_of(pts[i].name, pts[i].suite, pts[i].result);
+	}
+	pg_identity_unique(ids, given, n);
+	for (size_t i = 0; i < n; i++) {
+		pg_strv_push_owned(names, ids[i]);
+		if (pts[i].name)
+			out[i].name = ids[i];
+	}
+	free(ids);
+	free(given);
+	return out;
+}
+
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
 		const struct pg_cmp_point *confirm, size_t n_confirm,
@@ -243,6 +283,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	static const struct pg_compare_opts no_opts = { false, false, NULL };
 	struct pg_cmp_index run_ix, confirm_ix;
 	struct collect col = { 0 };
+	struct pg_strv ids = PG_STRV_INIT, superseded = PG_STRV_INIT;
+	struct pg_cmp_point *run_id, *confirm_id;
 	const char **names, **plan = NULL;
 	size_t n_names = 0, n_plan = 0;
 
@@ -264,8 +306,17 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	}
 
 	/* every point name once, sorted */
-	pg_cmp_index_init(&run_ix, run, n_run);
-	pg_cmp_index_init(&confirm_ix, confirm, n_confirm);
+	run_id = identified(base, run, n_run, &ids);
+	confirm_id = identified(base, confirm, n_confirm, &ids);
+	pg_cmp_index_init(&run_ix, run_id, n_run);
+	pg_cmp_index_init(&confirm_ix, confirm_id, n_confirm);
+	/* the other names of the run's points: baseline points under them
+	 * are older records of a workload the run has, never "missing" */
+	for (size_t i = 0; i < n_run; i++)
+		if (run[i].name && !run[i].probe)
+			pg_identity_names(&superseded, run[i].name, run[i].suite, run[i].result);
+	if (superseded.n > 1)
+		qsort(superseded.v, superseded.n, sizeof(*superseded.v), cmp_cstr);
 	names = pg_xmalloc((base->n + n_run + n_plan + 1) * sizeof(*names));
 	for (size_t i = 0; i < base->n; i++) {
 		const char *name = base->points[i].name;
@@ -299,6 +350,9 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		if (is_probe(cp))
 			cp = NULL;
 		if (k > 0 && !strcmp(names[k - 1], name))
+			continue;
+		if (!rp && superseded.n &&
+		    bsearch(&name, superseded.v, superseded.n, sizeof(*superseded.v), cmp_cstr))
 			continue;
 		if (!bp && !rp) {
 			/* planned, never produced, never recorded */
@@ -357,13 +411,19 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	}
 	free(names);
 	free(plan);
-	pg_cmp_index_release(&run_ix);
-	pg_cmp_index_release(&confirm_ix);
 
 	out->jobs = col.n_jobs;
 	pg_step_decide(out, col.pairs, col.n, policy, base, opts);
 	free(col.pairs);
 	free(col.jobs);
+	/* the pairs point into the identified copies: released after the
+	 * decision */
+	pg_cmp_index_release(&run_ix);
+	pg_cmp_index_release(&confirm_ix);
+	free(run_id);
+	free(confirm_id);
+	pg_strv_release(&ids);
+	pg_strv_release(&superseded);
 
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {

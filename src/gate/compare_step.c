@@ -958,8 +958,14 @@ static void fill_pair(struct step *s, size_t i)
 	struct pg_cmp_row *row = &s->c->rows[p->row];
 	double centre = isnan(st->centre) ? p->bm->value : sign_of(m) * st->centre;
 
-	if (!isnan(st->centre))
+	if (!isnan(st->centre)) {
 		centre = exp(centre);
+		/* the value as recorded (a thresholds file's), not through a
+		 * log and back */
+		if (isfinite(p->bm->value) && p->bm->value != 0 &&
+		    fabs(centre / p->bm->value - 1) < 1e-12)
+			centre = p->bm->value;
+	}
 	row->method = st->method;
 	row->baseline = centre;
 	row->current = p->v1;

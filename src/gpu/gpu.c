@@ -111,7 +111,7 @@ static char *key_of(char *out, size_t size, const char *raw)
 	start = (size_t)(p - line);
 	/* vendor and family words: "NVIDIA H100", "AMD Instinct MI300X OAM" */
 	for (;;) {
-		if (!strncasecmp(p, "NVIDIA", 6) && (p[6] == ' ' || p[6] == '_'))
+		if (!strncasecmp(p, "NVIDIA", 6) && (p[6] == ' ' || p[6] == '_' || p[6] == '-'))
 			p += 7;
 		else if (!strncasecmp(p, "AMD", 3) && (p[3] == ' ' || p[3] == '_'))
 			p += 4;

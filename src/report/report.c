@@ -71,6 +71,11 @@ static void row_fill(struct pg_report_table *t, struct pg_report_row *row, doubl
 		flags[c] = PG_CELL_PRESENT;
 		if (json_is_integer(raw) && m->scale == 1)
 			flags[c] |= PG_CELL_INT;
+		/* failed requests get a column once a point has any: vLLM's
+		 * tables never show them, and a run without failures stays
+		 * the table vLLM's users know */
+		if (!strcmp(m->key, "failed") && vals[c] == 0)
+			continue;
 		t->shown[c] = true;
 	}
 }

@@ -313,7 +313,7 @@ static json_t *params_json(const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
 	const struct pg_dataset_spec *d = &t->dataset;
-	static const char *const datasets[] = { "random", "sharegpt", "jsonl" };
+	static const char *const datasets[] = { "random", "sharegpt", "jsonl", "sonnet" };
 	json_t *p = json_object();
 	bool random = d->kind == PG_DATASET_RANDOM;
 	bool serving = t->kind == PG_SUITE_SERVING;
@@ -321,7 +321,9 @@ static json_t *params_json(const struct pg_point *pt)
 	json_object_set_new(p, "model", t->model ? json_string(t->model) : json_null());
 	json_object_set_new(p, "tp", json_integer(t->tp));
 	json_object_set_new(p, "dataset", json_string(datasets[d->kind]));
-	json_object_set_new(p, "input_len", random ? json_integer(d->input_len) : json_null());
+	json_object_set_new(p, "input_len",
+			    random || d->kind == PG_DATASET_SONNET ? json_integer(d->input_len)
+								   : json_null());
 	json_object_set_new(p, "output_len",
 			    random || d->output_len > 0 ? json_integer(d->output_len)
 							: json_null());

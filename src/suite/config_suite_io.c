@@ -483,10 +483,10 @@ static const struct key client_keys[] = {
 static int set_dataset_name(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 			    const struct pg_ypath *p)
 {
-	static const char *const names[] = { "random", "sharegpt", "jsonl" };
+	static const char *const names[] = { "random", "sharegpt", "jsonl", "sonnet" };
 	const char *s = pg_ynode_text(v);
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (pg_ynode_is_scalar(v) && !strcmp(s, names[i])) {
 			t->dataset.kind = (enum pg_dataset_kind)i;
 			c->dataset_name_node = v;
@@ -494,14 +494,16 @@ static int set_dataset_name(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 		}
 	}
 	if (pg_ynode_is_scalar(v) && !pg_ynode_is_null(v)) {
-		const char *near = pg_nearest(s, names, 3);
+		const char *near = pg_nearest(s, names, 4);
 		if (near)
 			return pg_yerr(c->d, v, p, E(c),
 				       "unknown dataset '%s' (did you mean '%s'?)", s, near);
 		return pg_yerr(c->d, v, p, E(c),
-			       "unknown dataset '%s': expected random, sharegpt or jsonl", s);
+			       "unknown dataset '%s': expected random, sharegpt, jsonl or sonnet",
+			       s);
 	}
-	return pg_yerr(c->d, v, p, E(c), "expected a dataset name: random, sharegpt or jsonl");
+	return pg_yerr(c->d, v, p, E(c),
+		       "expected a dataset name: random, sharegpt, jsonl or sonnet");
 }
 
 static int ds_path(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -1390,11 +1392,16 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		break;
 	case PG_DATASET_SHAREGPT:
 	case PG_DATASET_JSONL:
+	case PG_DATASET_SONNET:
 		if (!t->dataset.path)
 			return pg_yerr(c->d, c->dataset_name_node ? c->dataset_name_node : node,
 				       &dp, E(c), "dataset '%s' needs a path to the file",
 				       t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt"
+				       : t->dataset.kind == PG_DATASET_SONNET ? "sonnet"
 									      : "jsonl");
+		if (t->dataset.kind == PG_DATASET_SONNET && t->dataset.output_len < 1)
+			return pg_yerr(c->d, c->output_len_node ? c->output_len_node : node, p,
+				       E(c), "sonnet prompts need output_len >= 1");
 		break;
 	}
 	return 0;

@@ -172,6 +172,13 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 		else
 			pg_buf_puts(out, "output lengths from the data");
 		break;
+	case PG_DATASET_SONNET:
+		pg_buf_printf(out,
+			      "sonnet %s, prompts of at most %ld tokens (%ld shared), %ld output "
+			      "tokens",
+			      d->path ? d->path : "(no path)", d->input_len, d->prefix_len,
+			      d->output_len);
+		break;
 	}
 	pg_buf_putc(out, '\n');
 }

@@ -523,6 +523,37 @@ START_TEST(columns_only_with_values)
 }
 END_TEST
 
+/* Failed requests are a column once a point has any, in the markdown and
+ * the pandas JSON alike; a run without failures keeps vLLM's table. */
+START_TEST(failed_column_when_any_point_failed)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	char *md;
+
+	add_result(&rs, "serving_a_qps_1",
+		   "{\"completed\": 200, \"failed\": 0, \"request_throughput\": 1.5}", NULL);
+	md = render(&rs, PG_REPORT_TABLES | PG_REPORT_JSON);
+	ck_assert_ptr_null(strstr(md, "Failed"));
+	free(md);
+	add_result(&rs, "serving_b_qps_1",
+		   "{\"completed\": 197, \"failed\": 3, \"request_throughput\": 1.4}", NULL);
+	add_result(&rs, "throughput_c",
+		   "{\"num_requests\": 10, \"failed\": 0, \"requests_per_second\": 9}", NULL);
+	md = render(&rs, PG_REPORT_TABLES | PG_REPORT_JSON);
+	ck_assert_ptr_nonnull(strstr(
+		md, "| Test name       | GPU   |   # of req. |   Failed |   Tput (req/s) |\n"));
+	ck_assert_ptr_nonnull(strstr(
+		md, "| serving_a_qps_1 |       |         200 |        0 |            1.5 |\n"));
+	ck_assert_ptr_nonnull(strstr(
+		md, "| serving_b_qps_1 |       |         197 |        3 |            1.4 |\n"));
+	ck_assert_ptr_nonnull(strstr(md, "\"Failed\": {\"0\": 0, \"1\": 3}"));
+	/* the throughput table had none */
+	ck_assert_ptr_nonnull(strstr(md, "| Test name    | GPU   |   Tput (req/s) |\n"));
+	free(md);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
 /* Rows sort bytewise by test name, as pandas' sort_values does. */
 START_TEST(rows_sort_by_test_name)
 {
@@ -707,6 +738,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, mixed_results_golden);
 	tcase_add_test(tc, parts_render_separately);
 	tcase_add_test(tc, columns_only_with_values);
+	tcase_add_test(tc, failed_column_when_any_point_failed);
 	tcase_add_test(tc, hostile_names_cannot_break_the_report);
 	tcase_add_test(tc, rows_sort_by_test_name);
 	tcase_add_test(tc, bullets_come_from_the_results);
