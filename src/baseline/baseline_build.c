@@ -7,6 +7,7 @@
 #include "gpu/gpu.h"
 #include "base/jsonw.h"
 #include "results/identity.h"
+#include "results/result.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -107,6 +108,18 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *run
 				if (skipped) {
 					struct pg_buf why = PG_BUF_INIT;
 					pg_buf_printf(&why, "%s (%s, %s)", p->name, p->status,
+						      runs[r].label ? runs[r].label : "?");
+					pg_strv_push_owned(skipped, pg_buf_detach(&why));
+				}
+				continue;
+			}
+			/* failed requests: real numbers of a run that went wrong */
+			if (pg_result_json_incomplete(p->result, NULL)) {
+				if (skipped) {
+					struct pg_buf why = PG_BUF_INIT;
+					pg_buf_printf(&why, "%s (incomplete: ", p->name);
+					pg_result_json_incomplete(p->result, &why);
+					pg_buf_printf(&why, ", %s)",
 						      runs[r].label ? runs[r].label : "?");
 					pg_strv_push_owned(skipped, pg_buf_detach(&why));
 				}

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "gpu/gpu.h"
 #include "results/metrics.h"
+#include "baseline/history_check.h"
 #include "baseline/thresholds.h"
 #include "base/jsonw.h"
 
@@ -47,6 +48,7 @@ json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_me
 		json_decref(metrics);
 		return NULL;
 	}
+	json_object_set_new(o, "format", json_integer(PG_HISTORY_FORMAT));
 	json_object_set_new(o, "commit", str_or_null(meta->commit));
 	json_object_set_new(o, "date", str_or_null(meta->date));
 	json_object_set_new(o, "build_url", str_or_null(meta->build_url));
@@ -118,6 +120,8 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 		json_error_t jerr;
 		json_t *o, *v;
 		struct pg_history_rec r;
+		enum pg_hline_kind kind;
+		char why[256];
 		int suite;
 
 		off += l + (nl ? 1 : 0);
@@ -128,7 +132,16 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 			continue;
 		o = json_loadb(start, l, 0, &jerr);
 		if (!o)
-			return pg_error_set(err, PG_EINFRA, "%s:%d: %s", source, line, jerr.text);
+			return pg_error_set(err, PG_EINFRA, "%s:%d: unreadable history line: %s",
+					    source, line, jerr.text);
+		/* a line this perfgate cannot use is an error naming it, never a
+		 * point silently missing from the baseline */
+		if ((kind = pg_history_classify(o, why, sizeof(why))) != PG_HLINE_OK) {
+			json_decref(o);
+			return pg_error_set(
+				err, PG_EINFRA, "%s:%d: %s history line: %s", source, line,
+				kind == PG_HLINE_NEWER ? "a newer-format" : "unreadable", why);
+		}
 		suite = json_is_string(json_object_get(o, "suite"))
 				? pg_suite_kind_parse(
 					  json_string_value(json_object_get(o, "suite")))

@@ -14,14 +14,15 @@ struct pg_error;
  * The run history kept in git (baseline/history_io.c stores it): one JSON-lines file
  * per GPU and test point, <gpu>/<point>.jsonl, one line per recorded run:
  *
- *   {"commit": "9f1c...", "date": "2026-11-22T13:00:00Z",
+ *   {"format": 1, "commit": "9f1c...", "date": "2026-11-22T13:00:00Z",
  *    "build_url": "https://buildkite.com/...", "branch": "main",
  *    "gpu": "8xH100", "suite": "serving", "point": "serving_x_qps_4",
  *    "test": "serving_x", "qps": 4, "max_concurrency": null, "repeats": 5,
  *    "metrics": {"output_throughput": [2418.1, 2411.0, ...], ...}}
  *
- * Lines are appended, never rewritten, so concurrent writers only ever
- * conflict on the ref, never on content.
+ * Lines are appended (a build's earlier line of the point is replaced),
+ * so concurrent writers only ever conflict on the ref, never on content.
+ * Which lines are usable: baseline/history_check.h.
  */
 
 struct pg_history_meta {
@@ -59,7 +60,8 @@ struct pg_history {
 
 /*
  * Parse a <point>.jsonl file. Blank lines are skipped; a line that is not a
- * record is an error naming source:line. On error h holds what parsed.
+ * record, or one in a newer format (pg_history_classify), is an error
+ * naming source:line. On error h holds what parsed.
  */
 int pg_history_parse(struct pg_history *h, const char *point, const char *text, size_t len,
 		     const char *source, struct pg_error *err);

@@ -7,6 +7,7 @@
 #include "base/strutil.h"
 #include "baseline/thresholds.h"
 #include "sys/fsutil.h"
+#include "sys/gitinfo.h"
 #include "sys/yamldoc.h"
 
 #include <math.h>
@@ -513,6 +514,25 @@ done:
 	return rc;
 }
 
+/* What the file does not set: the defaults, no points. */
+static void load_init(struct pg_policy *policy, struct pg_baseline *base, const char *path)
+{
+	pg_policy_init(policy);
+	memset(base, 0, sizeof(*base));
+	base->kind = pg_xstrdup("thresholds");
+	base->source = pg_xstrdup(path);
+}
+
+int pg_thresholds_load_text(const char *text, size_t len, const char *path,
+			    struct pg_policy *policy, struct pg_baseline *base,
+			    struct pg_error *err)
+{
+	struct tload t = { .err = err };
+
+	load_init(policy, base, path);
+	return load_text(&t, path, text, len, policy, base);
+}
+
 int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_baseline *base,
 		       struct pg_error *err)
 {
@@ -520,14 +540,122 @@ int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_bas
 	struct tload t = { .err = err };
 	int rc;
 
-	pg_policy_init(policy);
-	memset(base, 0, sizeof(*base));
-	base->kind = pg_xstrdup("thresholds");
-	base->source = pg_xstrdup(path);
+	load_init(policy, base, path);
 	rc = pg_file_read(path, &text, err);
 	if (rc == 0)
 		rc = load_text(&t, path, text.ptr, text.len, policy, base);
 	pg_buf_release(&text);
+	return rc;
+}
+
+void pg_thresholds_origin_release(struct pg_thresholds_origin *o)
+{
+	free(o->rev);
+	free(o->relpath);
+	free(o->diff);
+	memset(o, 0, sizeof(*o));
+}
+
+/* origin from the two copies (either may be absent: NULL). */
+static void fill_origin(struct pg_thresholds_origin *o, const char *rev, const char *relpath,
+			const struct pg_buf *at_rev, const struct pg_buf *here)
+{
+	struct pg_buf diff = PG_BUF_INIT;
+
+	o->in_repo = true;
+	o->rev = pg_xstrdup(rev);
+	o->relpath = pg_xstrdup(relpath);
+	o->in_rev = at_rev != NULL;
+	o->in_checkout = here != NULL;
+	o->differs = !at_rev || !here || at_rev->len != here->len ||
+		     (here->len && memcmp(at_rev->ptr, here->ptr, here->len));
+	if (!o->differs || (!at_rev && !here))
+		return;
+	pg_git_diff_text(&diff, &o->added, &o->removed, relpath, at_rev ? at_rev->ptr : "",
+			 at_rev ? at_rev->len : 0, here ? here->ptr : "", here ? here->len : 0);
+	o->diff = pg_buf_detach(&diff);
+}
+
+/* Both copies of path: the commit's (*at_ok) and the working tree's
+ * (*here_ok). *outside: path is in no repository (nothing read). Returns
+ * the error of reading the commit's copy (PG_ENOTFOUND: it has none). */
+static int both_copies(const char *path, const char *rev, struct pg_buf *at, bool *at_ok,
+		       struct pg_buf *here, bool *here_ok, bool *outside, char **relpath,
+		       struct pg_error *err)
+{
+	struct pg_error ignored = PG_ERROR_INIT;
+	int rc = pg_git_read_at(at, outside, relpath, rev, path, err);
+
+	*at_ok = rc == 0 && !*outside;
+	*here_ok = pg_file_read(path, here, &ignored) == 0;
+	return rc;
+}
+
+void pg_thresholds_compare_at(struct pg_thresholds_origin *origin, const char *path,
+			      const char *rev)
+{
+	struct pg_buf at = PG_BUF_INIT, here = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char *rel = NULL;
+	bool at_ok, here_ok, outside;
+	int rc = both_copies(path, rev, &at, &at_ok, &here, &here_ok, &outside, &rel, &err);
+
+	memset(origin, 0, sizeof(*origin));
+	if (!outside && (rc == 0 || rc == PG_ENOTFOUND))
+		fill_origin(origin, rev, rel ? rel : path, at_ok ? &at : NULL,
+			    here_ok ? &here : NULL);
+	free(rel);
+	pg_buf_release(&at);
+	pg_buf_release(&here);
+}
+
+int pg_thresholds_load_at(const char *path, const char *rev, struct pg_policy *policy,
+			  struct pg_baseline *base, struct pg_thresholds_origin *origin,
+			  struct pg_error *err)
+{
+	struct pg_thresholds_origin own = { 0 };
+	struct pg_thresholds_origin *o = origin ? origin : &own;
+	struct pg_buf at = PG_BUF_INIT, here = PG_BUF_INIT, label = PG_BUF_INIT;
+	struct tload t = { .err = err };
+	char *rel = NULL;
+	bool at_ok, here_ok, outside;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	pg_policy_init(policy);
+	memset(base, 0, sizeof(*base));
+	rc = both_copies(path, rev, &at, &at_ok, &here, &here_ok, &outside, &rel, err);
+	if (outside) {
+		/* in no repository: nothing a pull request could have changed */
+		pg_policy_release(policy);
+		rc = pg_thresholds_load(path, policy, base, err);
+		goto done;
+	}
+	if (rc && rc != PG_ENOTFOUND)
+		goto done;
+	fill_origin(o, rev, rel ? rel : path, at_ok ? &at : NULL, here_ok ? &here : NULL);
+	base->kind = pg_xstrdup("thresholds");
+	pg_buf_printf(&label, "%s at %.12s", rel ? rel : path, rev);
+	base->source = pg_xstrdup(label.ptr);
+	if (!at_ok) {
+		if (rc == PG_ENOTFOUND)
+			pg_error_set(
+				err, PG_ENOTFOUND,
+				"%s: not in the base branch (at %.12s): a pull request that adds "
+				"it is gated by it once it is merged",
+				rel ? rel : path, rev);
+		goto done;
+	}
+	/* messages name the commit's copy: "thresholds/H100.yml@1a2b3c4d5e6f:12:5: ..." */
+	pg_buf_reset(&label);
+	pg_buf_printf(&label, "%s@%.12s", rel ? rel : path, rev);
+	rc = load_text(&t, label.ptr, at.ptr, at.len, policy, base);
+done:
+	free(rel);
+	pg_buf_release(&at);
+	pg_buf_release(&here);
+	pg_buf_release(&label);
+	pg_thresholds_origin_release(&own);
 	return rc;
 }
 

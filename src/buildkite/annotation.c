@@ -186,6 +186,38 @@ static void put_artifact_link(struct pg_buf *out, const char *path)
 	pg_buf_puts(out, "</a>");
 }
 
+/* The thresholds change, folded: at most POLICY_DIFF_MAX_LINES lines (a
+ * pull request could rewrite a whole file of baselines). */
+#define POLICY_DIFF_MAX_LINES 120
+static void render_policy_diff(struct pg_buf *out, const struct pg_annotation *a)
+{
+	struct pg_buf diff = PG_BUF_INIT, fenced = PG_BUF_INIT;
+	const char *p = a->policy_diff;
+	size_t lines = 0, more = 0;
+
+	for (; *p; lines++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+		if (lines < POLICY_DIFF_MAX_LINES)
+			pg_buf_add(&diff, p, len);
+		else
+			more++;
+		p += len;
+	}
+	if (more)
+		pg_buf_printf(&diff, "… %zu more lines\n", more);
+	pg_md_fenced(&fenced, "diff", diff.ptr);
+	pg_buf_puts(out, "<details>\n<summary>");
+	pg_escape_html(out, a->policy_diff_title ? a->policy_diff_title : "Thresholds change");
+	pg_buf_puts(out, "</summary>\n\n");
+	pg_buf_add(out, fenced.ptr, fenced.len);
+	if (fenced.len && fenced.ptr[fenced.len - 1] != '\n')
+		pg_buf_putc(out, '\n');
+	pg_buf_puts(out, "\n</details>\n\n");
+	pg_buf_release(&diff);
+	pg_buf_release(&fenced);
+}
+
 /* Head: headline, facts, notes. Never degraded (notes are capped). */
 static void render_head(struct pg_buf *out, const struct pg_annotation *a)
 {
@@ -236,6 +268,8 @@ static void render_head(struct pg_buf *out, const struct pg_annotation *a)
 		pg_buf_printf(out, "- … and %zu more\n", a->n_notes - PG_ANNOTATION_MAX_NOTES);
 	if (a->n_notes)
 		pg_buf_putc(out, '\n');
+	if (a->policy_diff && *a->policy_diff)
+		render_policy_diff(out, a);
 }
 
 static void render_charts(struct pg_buf *out, const struct pg_annotation *a, size_t *shown)

@@ -13,7 +13,8 @@ struct pg_buf;
  * size.
  *
  * Layout: a headline ("H100: 2 regressions in 14 tests"), one line of facts
- * (step, baseline, commit), notes (errors), the table of rows that need
+ * (step, baseline, commit), notes (errors), a pull request's change to its
+ * thresholds (a diff, folded), the table of rows that need
  * attention (regressions first), charts, the full report tables, the
  * comparison and the JSON section each in a <details> block, and links to
  * the artifacts.
@@ -77,6 +78,11 @@ struct pg_annotation {
 	size_t n_facts;
 	const char *const *notes; /* error messages, one per line */
 	size_t n_notes;
+
+	/* a change the pull request makes to its thresholds file: a unified
+	 * diff under a title, folded after the notes (long diffs are cut) */
+	const char *policy_diff;
+	const char *policy_diff_title;
 
 	const struct pg_annotation_row *rows; /* regressions first, then warnings */
 	size_t n_rows;

@@ -22,6 +22,8 @@ static const char *const only_values[] = { "latency", "throughput", "serving", N
 _Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SERVING == 2,
 	       "only_values follows enum pg_suite_kind");
 static const char *const annotate_values[] = { "always", "on-change", "never", NULL };
+static const char *const pr_thresholds_values[] = { "base-branch", "pull-request", NULL };
+static const char *const record_failure_values[] = { "fail", "warn", NULL };
 
 /* clang-format off */
 const struct pg_plugin_option pg_plugin_options[] = {
@@ -34,6 +36,10 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Directory holding the per-GPU baselines and tolerances, thresholds/<GPU>.yml." },
 	{ "baseline", PG_POPT_ENUM, baseline_values, "thresholds", 0, FIELD(baseline),
 	  "Where baselines come from: the thresholds files, or the results history kept in git." },
+	{ "pr-thresholds", PG_POPT_ENUM, pr_thresholds_values, "base-branch", 0, FIELD(pr_thresholds),
+	  "On a pull request, read the thresholds file (policy and baselines) as the base branch has it at the "
+	  "merge-base (base-branch), or the pull request's own copy (pull-request: the pull request can move its "
+	  "own bar); a difference is shown as a warning either way." },
 	{ "mode", PG_POPT_ENUM, mode_values, "gate", 0, FIELD(mode),
 	  "run: run the suites and report; report: only report results already in results-dir; "
 	  "gate: run, compare with the baselines and fail the step on a confirmed regression; "
@@ -61,6 +67,9 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Append this build's results to the history repository (typically on the base branch)." },
 	{ "history-repo", PG_POPT_STRING, NULL, NULL, 0, FIELD(history_repo),
 	  "Git repository (URL or path) holding the results history used by baseline: git." },
+	{ "record-history-failure", PG_POPT_ENUM, record_failure_values, "fail", 0, FIELD(record_failure),
+	  "When recording the history fails: fail the step (exit 3, an error in the annotation), or warn "
+	  "(a warning in the annotation; the exit code is the verdict's)." },
 	{ "base-branch", PG_POPT_STRING, NULL, NULL, 0, FIELD(base_branch),
 	  "Branch whose results are the baseline; default the pipeline's default branch." },
 	{ "binary", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary),

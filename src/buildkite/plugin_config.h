@@ -26,6 +26,8 @@ struct pg_error;
 enum pg_plugin_mode { PG_MODE_RUN, PG_MODE_REPORT, PG_MODE_GATE, PG_MODE_MERGE, PG_MODE_PIPELINE };
 enum pg_plugin_baseline { PG_BASELINE_THRESHOLDS, PG_BASELINE_GIT };
 enum pg_plugin_annotate { PG_ANNOTATE_ALWAYS, PG_ANNOTATE_ON_CHANGE, PG_ANNOTATE_NEVER };
+enum pg_plugin_pr_thresholds { PG_PR_THRESHOLDS_BASE, PG_PR_THRESHOLDS_PR };
+enum pg_plugin_record_failure { PG_RECORD_FAIL, PG_RECORD_WARN };
 
 /* `suites`: a path, a list of paths, or the suite mapping inline. */
 struct pg_plugin_suites {
@@ -38,6 +40,7 @@ struct pg_plugin_config {
 	char *gpu;                     /* "auto" (default) or a GPU name */
 	char *thresholds;              /* directory of <GPU>.yml; default "thresholds" */
 	int baseline;                  /* enum pg_plugin_baseline */
+	int pr_thresholds;             /* enum pg_plugin_pr_thresholds */
 	int mode;                      /* enum pg_plugin_mode; default gate */
 	char *filter;                  /* POSIX ERE over test point names, or NULL */
 	int only;                      /* enum pg_suite_kind, or -1 for all */
@@ -50,6 +53,7 @@ struct pg_plugin_config {
 	struct pg_strv only_on_labels; /* run only on PRs with one of these labels */
 	bool record_history;           /* append results to the history repository */
 	char *history_repo;            /* git URL or path, or NULL */
+	int record_failure;            /* enum pg_plugin_record_failure */
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */
 	/* dynamic pipelines (buildkite/pipeline_emit.h) */

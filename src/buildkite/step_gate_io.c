@@ -13,6 +13,8 @@
 #include "baseline/history_io.h"
 #include "base/exitcode.h"
 #include "telemetry/health_io.h"
+#include "baseline/thresholds_io.h"
+#include "sys/gitinfo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,15 +27,72 @@ struct impl {
 	struct pg_comparison cmp;
 };
 
-/* The branch whose history is the baseline: the PR's base branch, else the
- * configured one, else the pipeline's default branch. */
-static const char *base_branch(const struct pg_plugin_config *c, const struct pg_bkenv *env)
+const char *pg_bk_base_branch(const struct pg_plugin_config *c, const struct pg_bkenv *env)
 {
 	if (pg_bkenv_is_pr(env) && env->base_branch)
 		return env->base_branch;
 	if (c->base_branch)
 		return c->base_branch;
 	return env->default_branch;
+}
+
+void pg_bk_pr_pin(struct pg_bk_pr *pr, const struct pg_plugin_config *c, const struct pg_bkenv *env)
+{
+	struct pg_error err = PG_ERROR_INIT;
+
+	memset(pr, 0, sizeof(*pr));
+	if (!pg_bkenv_is_pr(env))
+		return;
+	pr->is_pr = true;
+	pr->branch = pg_bk_base_branch(c, env);
+	if (pg_git_merge_base(pr->rev, ".", pr->branch, &err))
+		pr->error = pg_xstrdup(err.msg);
+}
+
+void pg_bk_pr_release(struct pg_bk_pr *pr)
+{
+	free(pr->error);
+	memset(pr, 0, sizeof(*pr));
+}
+
+/*
+ * A pull request that changes its own thresholds file: say so, as a
+ * warning, with the change, whichever copy the gate used.
+ */
+static void note_policy_change(struct pg_bk_compare *out, const struct pg_thresholds_origin *o,
+			       const struct pg_bk_pr *pr, bool used_base)
+{
+	struct pg_buf note = PG_BUF_INIT, title = PG_BUF_INIT;
+	const char *file = o->relpath;
+
+	if (!o->differs)
+		return;
+	if (!o->in_checkout)
+		pg_buf_printf(&note, "this pull request deletes %s", file);
+	else if (!o->in_rev)
+		pg_buf_printf(&note, "this pull request adds %s", file);
+	else
+		pg_buf_printf(&note, "this pull request changes %s (+%zu -%zu lines)", file,
+			      o->added, o->removed);
+	if (used_base && o->in_rev)
+		pg_buf_printf(
+			&note,
+			": the gate used the base branch's copy (%s at %.12s, the merge-base); "
+			"the change applies once it is merged",
+			pr->branch, o->rev);
+	else if (used_base)
+		pg_buf_puts(&note, ": it applies once it is merged");
+	else
+		pg_buf_puts(&note, " and the gate used its copy (pr-thresholds: pull-request): the "
+				   "pull request sets its own bar");
+	out->policy_note = pg_buf_detach(&note);
+	if (o->diff) {
+		pg_buf_printf(&title, "%s: this pull request against %s at %.12s", file, pr->branch,
+			      o->rev);
+		out->policy_diff = pg_xstrdup(o->diff);
+		out->policy_diff_title = pg_buf_detach(&title);
+	}
+	pg_buf_release(&title);
 }
 
 static enum pg_annotation_status status_of(enum pg_outcome o)
@@ -136,8 +195,9 @@ static void count_points(struct pg_bk_compare *out, const struct pg_comparison *
 
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		  const struct pg_result_set *confirm, const struct pg_strv *plan,
-		  const struct pg_plugin_config *c, const struct pg_bkenv *env, const char *gpu_key,
-		  const char *results_dir, struct pg_error *err)
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env,
+		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
+		  struct pg_error *err)
 {
 	struct impl *im = pg_xcalloc(1, sizeof(*im));
 	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
@@ -145,6 +205,9 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	struct pg_annotation_row *all = NULL;
 	struct pg_error lerr = PG_ERROR_INIT;
 	struct pg_buf sick = PG_BUF_INIT;
+	struct pg_thresholds_origin origin = { 0 };
+	bool use_base = pr && pr->is_pr && c->pr_thresholds == PG_PR_THRESHOLDS_BASE;
+	char *path = pg_thresholds_path(c->thresholds, gpu_key);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -155,8 +218,37 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	src.gpu = gpu_key;
 	src.baseline = c->baseline == PG_BASELINE_GIT ? "git" : "thresholds";
 	src.repo = c->history_repo;
-	src.base_branch = base_branch(c, env);
+	src.base_branch = pg_bk_base_branch(c, env);
+	/* the history's commits are the checkout's, whatever history-repo is */
+	src.source_repo = ".";
+	if (use_base && pr->error) {
+		/* without the base, the pull request's own copy is all there is:
+		 * never use it silently, unless the file is not the PR's at all */
+		struct pg_buf ignored = PG_BUF_INIT;
+		struct pg_error e = PG_ERROR_INIT;
+		bool outside = false;
+
+		pg_git_read_at(&ignored, &outside, NULL, "HEAD", path, &e);
+		pg_buf_release(&ignored);
+		if (!outside) {
+			rc = pg_error_set(
+				err, PG_EINFRA,
+				"pull request: cannot read %s from the base branch: %s (fetch it, or set "
+				"pr-thresholds: pull-request to gate with the pull request's own copy)",
+				path, pr->error);
+			goto done;
+		}
+		use_base = false;
+	}
+	if (use_base) {
+		src.thresholds_rev = pr->rev;
+		src.origin = &origin;
+	}
 	rc = pg_gate_load(&im->policy, &im->base, &src, &lerr);
+	if (!use_base && pr && pr->is_pr && pr->rev[0])
+		pg_thresholds_compare_at(&origin, path, pr->rev);
+	if (pr && pr->is_pr && origin.in_repo)
+		note_policy_change(out, &origin, pr, use_base);
 	if (rc == PG_ENOTFOUND) {
 		/* a first run has nothing to compare with: say so, do not fail */
 		out->note = pg_xstrdup(lerr.msg);
@@ -186,6 +278,8 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	out->confirmed = im->cmp.with_confirmation;
 	out->status = status_of(im->cmp.outcome);
 	out->outcome = (int)im->cmp.outcome;
+	if (out->policy_note && out->status < PG_ANNOTATION_WARNING)
+		out->status = PG_ANNOTATION_WARNING;
 	for (size_t i = 0; i < im->cmp.rerun.n; i++)
 		pg_strv_push(&out->rerun, im->cmp.rerun.v[i]);
 	count_points(out, &im->cmp);
@@ -206,6 +300,8 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
 done:
 	pg_buf_release(&sick);
+	pg_thresholds_origin_release(&origin);
+	free(path);
 	free(all);
 	free(points);
 	free(confirm_points);
@@ -225,6 +321,9 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	free(out->baseline_desc);
 	free(out->suspect);
 	free(out->note);
+	free(out->policy_note);
+	free(out->policy_diff);
+	free(out->policy_diff_title);
 	free(out->rows);
 	pg_strv_release(&out->rerun);
 	pg_strv_release(&out->strings);
@@ -257,14 +356,13 @@ int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m
 }
 
 int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
-			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
-			 struct pg_error *err)
+			 const struct pg_bkenv *env, const char *gpu_key,
+			 struct pg_history_recorded *out, struct pg_error *err)
 {
 	struct pg_cmp_point *points = pg_gate_points(run);
 	char now[32];
 	time_t t = time(NULL);
 	struct tm tm;
-	struct pg_history_recorded recorded;
 	int rc;
 
 	gmtime_r(&t, &tm);
@@ -272,14 +370,13 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 	rc = pg_history_record(
 		&(struct pg_cmp_run){ "this build", points, run->n },
 		&(struct pg_history_record_opts){ .repo = c->history_repo,
+						  .source_repo = ".",
 						  .gpu = gpu_key,
 						  .meta = { .commit = env->commit,
 							    .date = now,
 							    .build_url = env->build_url,
 							    .branch = env->branch } },
-		&recorded, err);
+		out, err);
 	free(points);
-	if (rc == 0)
-		*lines = recorded.lines;
 	return rc;
 }

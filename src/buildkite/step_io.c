@@ -23,6 +23,7 @@
 #include "base/redact.h"
 #include "base/secret.h"
 #include "runner/runner_io.h"
+#include "baseline/history_io.h"
 
 #include <libgen.h>
 #include <sys/stat.h>
@@ -53,6 +54,8 @@ struct step {
 	/* every secret the step knows: what it logs, writes and posts passes
 	 * through it, whatever the message came from */
 	struct pg_redactor redact;
+	struct pg_bk_pr pr; /* a pull request's base, pinned before the run */
+	bool told_local_history;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -223,6 +226,7 @@ struct finish {
 	size_t n_errors;
 	struct pg_bk_compare cmp;
 	int compare_failed; /* the comparison's error code, or 0 */
+	size_t recorded;    /* points recorded in the history */
 };
 
 static void write_reports(struct step *st, struct finish *f)
@@ -424,6 +428,14 @@ static void post_annotation(struct step *st, struct finish *f)
 	if (f->cmp.confirmed)
 		pg_strv_push(&facts,
 			     "flagged regressions re-run: each must reproduce on the re-run");
+	if (f->recorded) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "recorded in the history (%zu point%s)", f->recorded,
+			      f->recorded == 1 ? "" : "s");
+		pg_strv_push(&facts, fact.ptr);
+	}
+	if (f->cmp.policy_note)
+		pg_strv_push(&st->notes, f->cmp.policy_note);
 	if (f->cmp.note)
 		pg_strv_push(&st->notes, f->cmp.note);
 
@@ -434,6 +446,8 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.n_flags = tflags.n;
 	a.notes = (const char *const *)st->notes.v;
 	a.n_notes = st->notes.n;
+	a.policy_diff = f->cmp.policy_diff;
+	a.policy_diff_title = f->cmp.policy_diff_title;
 	a.charts = f->chart_refs;
 	a.n_charts = f->charts.n;
 	a.rows = f->cmp.rows;
@@ -681,7 +695,7 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	 * place, and a regression that was the machine's does not reproduce.
 	 * The health judged is now the re-run's. */
 	if (pg_bk_compare(&f->cmp, &st->results, &again, st->have_plan ? &st->plan : NULL, &st->s,
-			  st->env, st->gpu.key, st->s.results_dir, &err))
+			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err))
 		goto fail;
 	if (replace && f->cmp.suspect)
 		pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
@@ -697,6 +711,21 @@ done:
 	free(dir);
 }
 
+/* Without history-repo the history is a ref in the agent's checkout: say
+ * what that means, once per step, in the log. */
+static void note_local_history(struct step *st)
+{
+	if (st->told_local_history || st->s.history_repo || !st->env->in_buildkite)
+		return;
+	st->told_local_history = true;
+	say(st,
+	    "perfgate: note: history-repo is not set: the history is %s in this agent's "
+	    "checkout, pushed nowhere: other agents do not see it, and any later job in this "
+	    "checkout (pull requests included) can rewrite it; set history-repo to a "
+	    "repository only default-branch builds can push to\n",
+	    PG_HISTORY_DEFAULT_REF);
+}
+
 static void compare_step(struct step *st, struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
@@ -709,13 +738,20 @@ static void compare_step(struct step *st, struct finish *f)
 	}
 	say(st, "--- perfgate: comparing with the %s baseline\n",
 	    st->s.baseline == PG_BASELINE_GIT ? "git history" : "thresholds");
+	if (st->s.baseline == PG_BASELINE_GIT)
+		note_local_history(st);
 	if (pg_bk_compare(&f->cmp, &st->results, NULL, st->have_plan ? &st->plan : NULL, &st->s,
-			  st->env, st->gpu.key, st->s.results_dir, &err)) {
+			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err)) {
 		say(st, "perfgate: comparison failed: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 		f->compare_failed = err.code;
 		return;
 	}
+	if (f->cmp.policy_note)
+		say(st, "perfgate: warning: %s\n", f->cmp.policy_note);
+	if (f->cmp.policy_diff)
+		write_file(st, "thresholds-change.diff", f->cmp.policy_diff,
+			   strlen(f->cmp.policy_diff));
 	if (f->cmp.note)
 		say(st, "perfgate: %s\n", f->cmp.note);
 	if (f->cmp.suspect) {
@@ -730,11 +766,17 @@ static void compare_step(struct step *st, struct finish *f)
 		confirm_regressions(st, f);
 }
 
-/* record-history: green runs of the default branch become the baseline. */
-static void record_step(struct step *st, const struct finish *f)
+/*
+ * record-history: green runs of the default branch become the baseline.
+ * Runs before the annotation, so that a record that failed is in it: an
+ * error (exit 3) or, with record-history-failure: warn, a warning.
+ */
+static void record_step(struct step *st, struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
-	size_t lines = 0;
+	struct pg_history_recorded rec = { 0 };
+	bool soft = st->s.record_failure == PG_RECORD_WARN;
+	int rc;
 
 	if (!st->s.record_history)
 		return;
@@ -750,12 +792,43 @@ static void record_step(struct step *st, const struct finish *f)
 		say(st, "perfgate: not recording history: only passing runs become baselines\n");
 		return;
 	}
-	if (pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &lines, &err)) {
-		say(st, "perfgate: warning: recording history failed: %s\n", err.msg);
-		return;
+	note_local_history(st);
+	say(st, "--- perfgate: recording the run in the %s history\n", st->gpu.key);
+	rc = pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &rec, &err);
+	for (size_t i = 0; i < rec.notes.n; i++)
+		say(st, "perfgate: %s\n", rec.notes.v[i]);
+	for (size_t i = 0; i < rec.left_out.n; i++) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note, "not recorded in the history: %s", rec.left_out.v[i]);
+		say(st, "perfgate: %s\n", note.ptr);
+		pg_strv_push_owned(&st->notes, pg_buf_detach(&note));
 	}
-	say(st, "perfgate: recorded %zu point%s in the %s history\n", lines, lines == 1 ? "" : "s",
-	    st->gpu.key);
+	if (rc && rec.none_recordable) {
+		/* every point was left out, each with its note: nothing failed */
+		if (f->status < PG_ANNOTATION_WARNING)
+			f->status = PG_ANNOTATION_WARNING;
+		goto done;
+	}
+	if (rc) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note, "recording the history failed: %s", err.msg);
+		say(st, "perfgate: %s%s\n", soft ? "warning: " : "error: ", note.ptr);
+		pg_strv_push_owned(&st->notes, pg_buf_detach(&note));
+		if (!soft)
+			f->status = PG_ANNOTATION_ERROR;
+		else if (f->status < PG_ANNOTATION_WARNING)
+			f->status = PG_ANNOTATION_WARNING;
+		goto done;
+	}
+	f->recorded = rec.lines;
+	say(st, "perfgate: recorded %zu point%s in the %s history", rec.lines,
+	    rec.lines == 1 ? "" : "s", st->gpu.key);
+	if (rec.replaced)
+		say(st, ", replacing %zu earlier record%s of this build", rec.replaced,
+		    rec.replaced == 1 ? "" : "s");
+	say(st, " (%d attempt%s)\n", rec.attempts, rec.attempts == 1 ? "" : "s");
+done:
+	pg_history_recorded_release(&rec);
 }
 
 /* The points the step planned: its own plan when it ran them, else the
@@ -824,10 +897,10 @@ static int finish_step(struct step *st)
 	write_charts(st, &f);
 	f.status = step_status(st, &f, loaded);
 
+	record_step(st, &f);
 	post_annotation(st, &f);
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
-	record_step(st, &f);
 
 	{
 		/* the verdict counts only where the step gates (gate, merge): a
@@ -1006,6 +1079,9 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 			say(&st, "perfgate: warning: %s\n", aerr.msg);
 	}
 	artifact_layout(&st);
+	/* before anything of the pull request runs */
+	if (st.s.mode != PG_MODE_PIPELINE)
+		pg_bk_pr_pin(&st.pr, &st.s, env);
 
 	switch (st.s.mode) {
 	case PG_MODE_PIPELINE:
@@ -1035,6 +1111,7 @@ done:
 	pg_strv_release(&st.notes);
 	pg_strv_release(&st.plan);
 	pg_redactor_release(&st.redact);
+	pg_bk_pr_release(&st.pr);
 	free(st.artifact_cwd);
 	free(st.artifact_prefix);
 	return exit_code;

@@ -88,6 +88,28 @@ int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 			const char *plugin_source, struct pg_error *err);
 
 /*
+ * A pull request's base, pinned before anything of the pull request runs
+ * (its benchmark commands could move refs in the checkout): the commit
+ * whose thresholds file the gate reads (pr-thresholds: base-branch).
+ */
+struct pg_bk_pr {
+	bool is_pr;
+	const char *branch; /* the base branch (borrowed) */
+	char rev[41];       /* the merge-base of HEAD and branch; "" when not found */
+	char *error;        /* why not (owned), or NULL */
+};
+
+/* The branch a pull request (or a build of another branch) compares with:
+ * the PR's base branch, else base-branch, else the pipeline's default. */
+const char *pg_bk_base_branch(const struct pg_plugin_config *c, const struct pg_bkenv *env);
+
+/* Pin the base of a pull request build in the checkout around the cwd;
+ * nothing for other builds. */
+void pg_bk_pr_pin(struct pg_bk_pr *pr, const struct pg_plugin_config *c,
+		  const struct pg_bkenv *env);
+void pg_bk_pr_release(struct pg_bk_pr *pr);
+
+/*
  * The comparison of a step's results with their baseline (gate/gate_io.h), in
  * the shapes the rest of the step needs: rows for the annotation, a
  * status, the points to confirm, baseline values for the charts.
@@ -108,7 +130,12 @@ struct pg_bk_compare {
 	struct pg_buf table; /* every row, as the annotation's comparison */
 	size_t n_all_rows;
 	struct pg_strv strings; /* storage behind rows */
-	void *impl;             /* policy, baseline, comparison */
+	/* a pull request that changes its thresholds file: a warning, the
+	 * change as a diff and its title; NULL when it does not */
+	char *policy_note;
+	char *policy_diff;
+	char *policy_diff_title;
+	void *impl; /* policy, baseline, comparison */
 };
 
 /*
@@ -124,8 +151,9 @@ struct pg_bk_compare {
  */
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		  const struct pg_result_set *confirm, const struct pg_strv *plan,
-		  const struct pg_plugin_config *c, const struct pg_bkenv *env, const char *gpu_key,
-		  const char *results_dir, struct pg_error *err);
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env,
+		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
+		  struct pg_error *err);
 void pg_bk_compare_release(struct pg_bk_compare *out);
 
 /* The exit code the comparison's verdict asks for (pg_gate_exit_code, the
@@ -140,12 +168,16 @@ int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg
  * struct pg_bk_compare). */
 int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m, double *out);
 
+struct pg_history_recorded;
+
 /*
- * Record run in the git history (record-history on the default branch).
- * *lines gets the number of points recorded.
+ * Record run in the git history (record-history on the default branch):
+ * its recordable points (baseline/history_check.h), replacing this
+ * build's earlier record of them (a retried job). out is initialised
+ * here; the caller releases it, also on error.
  */
 int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
-			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
-			 struct pg_error *err);
+			 const struct pg_bkenv *env, const char *gpu_key,
+			 struct pg_history_recorded *out, struct pg_error *err);
 
 #endif

@@ -104,8 +104,12 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 				    src->baseline);
 	}
 	path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
-	rc = pg_thresholds_load(path, policy, base, err);
+	rc = src->thresholds_rev ? pg_thresholds_load_at(path, src->thresholds_rev, policy, base,
+							 src->origin, err)
+				 : pg_thresholds_load(path, policy, base, err);
 	if (rc == PG_ENOTFOUND) {
+		if (!git && src->thresholds_rev)
+			goto done; /* its message says which commit has no such file */
 		if (!git) {
 			pg_error_set(
 				err, PG_ENOTFOUND,

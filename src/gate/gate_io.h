@@ -9,6 +9,7 @@
 
 struct pg_buf;
 struct pg_error;
+struct pg_thresholds_origin;
 
 /*
  * The gate's edges, for the commands (compare, gate, baseline) and for
@@ -48,6 +49,12 @@ struct pg_gate_source {
 	const char *ref;         /* git: history ref; NULL: refs/perfgate/history */
 	const char *base_branch; /* git: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH or main */
 	const char *source_repo; /* git: where HEAD and the base branch live; NULL: cwd */
+	/* a pull request's base: read the thresholds file (policy and
+	 * baselines) as this commit has it, not the working tree's copy, and
+	 * fill origin (may be NULL) with how the two differ
+	 * (baseline/thresholds_io.h pg_thresholds_load_at); NULL: the file */
+	const char *thresholds_rev;
+	struct pg_thresholds_origin *origin;
 };
 
 /*

@@ -466,6 +466,15 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->probe)
 		json_object_set_new(pg, "adaptive_search", json_true());
 	json_object_set_new(result, "perfgate", pg);
+	/* failed requests leave real numbers of a run that went wrong: say so,
+	 * for the reports, for pandas and for the history, which skips them
+	 * (a probe the server fails is the SLA search's answer, not a fault) */
+	if (ok && !oc->probe) {
+		struct pg_buf why = PG_BUF_INIT;
+		if (pg_result_json_incomplete(result, &why))
+			json_object_set_new(pg, "incomplete", json_string(why.ptr));
+		pg_buf_release(&why);
+	}
 
 	/* the sidecar as vLLM's driver writes it */
 	if (t->kind == PG_SUITE_SERVING || r->server_cmd)

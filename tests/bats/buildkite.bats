@@ -508,8 +508,9 @@ repo_here() {
 @test "a pull request is compared with the base branch's history at the merge-base" {
 	repo_here
 	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
+	# five builds (one record per build: each has its own URL)
 	for i in 1 2 3 4 5; do
-		run "${PERFGATE}" buildkite
+		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
 		assert_success
 	done
 	# main moves on after the PR branched: its newer (slower) records are
@@ -524,7 +525,7 @@ repo_here() {
 	# recorded without a comparison (no thresholds file: a warning, still
 	# recorded), 50% slower
 	config '{"suites":"suite.yml","gpu":"H100","record-history":true,"annotate":"never","artifacts":false}'
-	FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/6 FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
 	assert_output --partial "perfgate: recorded 5 points in the H100 history"
 	run git log --oneline refs/perfgate/history
 	assert_equal "${#lines[@]}" 6

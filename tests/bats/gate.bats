@@ -148,14 +148,14 @@ print(df.groupby("verdict").size().to_dict())'
 
 @test "--help for every command this owns" {
 	for c in compare gate "baseline update" "baseline record" "baseline show" "baseline history" \
-		"baseline changes"; do
+		"baseline changes" "baseline check" "baseline repair"; do
 		# shellcheck disable=SC2086 # the subcommand is two words on purpose
 		"$PERFGATE_BIN" $c --help >"help-${c// /-}.txt"
 		golden "help-${c// /-}.txt" "gate/help-${c// /-}.txt"
 	done
 	run "$PERFGATE_BIN" baseline --help
 	assert_success
-	assert_line --index 0 "usage: perfgate baseline <update|record|show|history|changes> [options]"
+	assert_line --index 0 "usage: perfgate baseline <update|record|show|history|changes|check|repair> [options]"
 }
 
 @test "results that do not name their GPU: nvidia-smi on this machine decides" {

@@ -156,6 +156,53 @@ START_TEST(golden_warning)
 }
 END_TEST
 
+/* A pull request that loosened its thresholds: the note, then the diff
+ * folded under a title that cannot inject HTML, cut after 120 lines, in a
+ * fence its content cannot close. */
+START_TEST(golden_pull_request_thresholds_change)
+{
+	struct pg_annotation a = base_annotation();
+	const char *notes[] = {
+		"this pull request changes thresholds/H100.yml (+2 -2 lines): the gate "
+		"used the base branch's copy (main at 1a2b3c4d5e6f, the merge-base); "
+		"the change applies once it is merged"
+	};
+	struct pg_buf diff = PG_BUF_INIT, body = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	pg_buf_puts(&diff, "diff --git a/thresholds/H100.yml b/thresholds/H100.yml\n"
+			   "--- a/thresholds/H100.yml\n"
+			   "+++ b/thresholds/H100.yml\n"
+			   "@@ -3,4 +3,4 @@ policy:\n"
+			   "   metrics:\n"
+			   "-    output_throughput: { gate: true, tolerance: 3% }\n"
+			   "+    output_throughput: { gate: false, tolerance: 3% }\n"
+			   "+    # ``` cannot close the fence\n");
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.n_regressions = 2;
+	a.rows = rows;
+	a.n_rows = 2;
+	a.notes = notes;
+	a.n_notes = 1;
+	a.policy_diff = diff.ptr;
+	a.policy_diff_title = "thresholds/H100.yml: this pull request against main at 1a2b3c4d5e6f";
+	render_golden(&a, "golden/annotations/pr-thresholds.md");
+
+	/* a rewrite of a whole file of baselines is cut */
+	for (int i = 0; i < 300; i++)
+		pg_buf_printf(&diff, "+    point_%d: { suite: serving }\n", i);
+	a.policy_diff = diff.ptr;
+	a.policy_diff_title = "<b>x</b>";
+	ck_assert_int_eq(pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_ptr_nonnull(strstr(body.ptr, "<summary>&lt;b&gt;x&lt;/b&gt;</summary>"));
+	ck_assert_ptr_nonnull(
+		strstr(body.ptr, "+    point_111: { suite: serving }\n… 188 more lines\n"));
+	ck_assert_ptr_null(strstr(body.ptr, "point_112"));
+	pg_buf_release(&body);
+	pg_buf_release(&diff);
+}
+END_TEST
+
 START_TEST(golden_regression)
 {
 	struct pg_annotation a = base_annotation();
@@ -642,6 +689,7 @@ int main(void)
 	tcase_add_test(tc, golden_pass);
 	tcase_add_test(tc, golden_warning);
 	tcase_add_test(tc, golden_regression);
+	tcase_add_test(tc, golden_pull_request_thresholds_change);
 	tcase_add_test(tc, golden_error);
 	tcase_add_test(tc, golden_not_compared);
 	tcase_add_test(tc, degrades_step_by_step_under_the_limit);
