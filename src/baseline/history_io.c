@@ -1382,6 +1382,7 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 	struct pg_history *hs = NULL;
 	size_t n_hs = 0, unknown = 0;
 	struct ancestry anc = { 0 };
+	bool **use = NULL;
 	git_oid head, base;
 	char mb_hex[41];
 	char *src_where = NULL;
@@ -1422,8 +1423,9 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 	git_oid_tostr(mb_hex, sizeof(mb_hex), &anc.mb);
 	if ((rc = pg_history_read(&hs, &n_hs, gpu, NULL, o, err)))
 		goto done;
+	use = pg_xcalloc(n_hs ? n_hs : 1, sizeof(*use));
 	for (size_t i = 0; i < n_hs; i++) {
-		bool *use = pg_xcalloc(hs[i].n ? hs[i].n : 1, sizeof(bool));
+		use[i] = pg_xcalloc(hs[i].n ? hs[i].n : 1, sizeof(bool));
 		for (size_t k = 0; k < hs[i].n; k++) {
 			const struct pg_history_rec *r = &hs[i].recs[k];
 			enum standing st = standing_of(&anc, r->commit);
@@ -1440,20 +1442,18 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 					gpu, hs[i].point, r->date ? r->date : "no date",
 					shallow_hint);
 				free(repo);
-				free(use);
 				goto done;
 			}
 			unknown += st == UNKNOWN;
-			use[k] = st == AT_OR_BEFORE;
+			use[i][k] = st == AT_OR_BEFORE;
 			/* a retried job's record replaces its first one */
-			for (size_t j = k + 1; use[k] && j < hs[i].n; j++)
+			for (size_t j = k + 1; use[i][k] && j < hs[i].n; j++)
 				if (same_run(r, &hs[i].recs[j]))
-					use[k] = false;
+					use[i][k] = false;
 		}
-		pg_history_baseline_point(out, &hs[i], use, policy->history_window,
-					  policy->min_history);
-		free(use);
 	}
+	/* the points line up job by job: one build for the whole GPU */
+	pg_history_baseline_build(out, hs, n_hs, (const bool *const *)use, policy);
 	pg_baseline_sort(out);
 	{
 		char *repo = safe_url(o->repo ? o->repo : "git");
@@ -1467,6 +1467,9 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 	}
 	out->source = pg_buf_detach(&where);
 done:
+	for (size_t i = 0; use && i < n_hs; i++)
+		free(use[i]);
+	free(use);
 	for (size_t i = 0; i < n_hs; i++)
 		pg_history_release(&hs[i]);
 	free(hs);

@@ -114,8 +114,15 @@ static int get_floor(struct tload *t, const yaml_node_t *n, const struct pg_ypat
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
-static const char *const rule_keys[] = { "gate",    "tolerance", "floor",       "escalate",
-					 "recheck", "alpha",     "min_samples", "noise_sigmas" };
+static const char *const rule_keys[] = { "gate", "tolerance", "floor", "escalate", "noise_sigmas" };
+
+/* Settings of the first gate (a Mann-Whitney test per metric, a pooled
+ * re-run), which the step decision replaced: still read, so files that
+ * have them load, and ignored (docs/gate.md). */
+static bool legacy_key(const char *key)
+{
+	return !strcmp(key, "alpha") || !strcmp(key, "min_samples") || !strcmp(key, "recheck");
+}
 
 static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *at,
 		      const char *metric, struct pg_rule_patch *patch)
@@ -148,15 +155,8 @@ static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *
 			else
 				rc = get_fraction(t, pr->value, &here, &r->escalate);
 			patch->set |= PG_RULE_ESCALATE;
-		} else if (!strcmp(pr->key, "recheck")) {
-			rc = get_fraction(t, pr->value, &here, &r->recheck);
-			patch->set |= PG_RULE_RECHECK;
-		} else if (!strcmp(pr->key, "alpha")) {
-			rc = get_fraction(t, pr->value, &here, &r->alpha);
-			patch->set |= PG_RULE_ALPHA;
-		} else if (!strcmp(pr->key, "min_samples")) {
-			rc = pg_yget_long(&t->d, pr->value, &here, 2, &r->min_samples, t->err);
-			patch->set |= PG_RULE_MIN_SAMPLES;
+		} else if (legacy_key(pr->key)) {
+			continue;
 		} else if (!strcmp(pr->key, "noise_sigmas")) {
 			rc = pg_yget_double(&t->d, pr->value, &here, false, &r->noise_sigmas,
 					    t->err);
@@ -210,9 +210,9 @@ static int parse_metric_rules(struct tload *t, yaml_node_t *map, const struct pg
 	return rc;
 }
 
-static const char *const policy_keys[] = { "alpha",       "min_samples",  "history_window",
-					   "min_history", "noise_sigmas", "escalate",
-					   "recheck",     "metrics",      "tests" };
+static const char *const policy_keys[] = { "step_false_alarm", "rerun_anchors", "history_window",
+					   "min_history",      "noise_sigmas",  "escalate",
+					   "metrics",          "tests" };
 
 static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 {
@@ -225,12 +225,14 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 		const struct pg_ypair *pr = &ps[i];
 		const struct pg_ypath here = KEY(&at, pr->key);
 
-		if (!strcmp(pr->key, "alpha")) {
-			rc = get_fraction(t, pr->value, &here, &p->alpha);
-			if (!rc && p->alpha <= 0)
+		if (!strcmp(pr->key, "step_false_alarm")) {
+			rc = get_fraction(t, pr->value, &here, &p->step_false_alarm);
+			if (!rc && p->step_false_alarm <= 0)
 				rc = pg_yerr(&t->d, pr->value, &here, t->err, "must be above 0");
-		} else if (!strcmp(pr->key, "min_samples")) {
-			rc = pg_yget_long(&t->d, pr->value, &here, 2, &p->min_samples, t->err);
+		} else if (!strcmp(pr->key, "rerun_anchors")) {
+			rc = pg_yget_long(&t->d, pr->value, &here, 0, &p->rerun_anchors, t->err);
+		} else if (legacy_key(pr->key)) {
+			continue;
 		} else if (!strcmp(pr->key, "history_window")) {
 			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->history_window, t->err);
 		} else if (!strcmp(pr->key, "min_history")) {
@@ -243,8 +245,6 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 					     "must not be negative");
 		} else if (!strcmp(pr->key, "escalate")) {
 			rc = get_fraction(t, pr->value, &here, &p->escalate);
-		} else if (!strcmp(pr->key, "recheck")) {
-			rc = get_fraction(t, pr->value, &here, &p->recheck);
 		} else if (!strcmp(pr->key, "metrics")) {
 			rc = parse_metric_rules(t, pr->value, &here, NULL, p);
 		} else if (!strcmp(pr->key, "tests")) {

@@ -57,7 +57,7 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "repeat", PG_POPT_INT, NULL, NULL, 1, FIELD(repeat),
 	  "Runs per test point, summarised by the median; overrides the suite's repeat." },
 	{ "confirm", PG_POPT_BOOL, NULL, "true", 0, FIELD(confirm),
-	  "Re-run a regressed test once and decide on the pooled samples before failing the step." },
+	  "Re-run the flagged test points (and a few anchors) once; a regression fails the step only when the re-run reproduces it." },
 	{ "annotate", PG_POPT_ENUM, annotate_values, "always", 0, FIELD(annotate),
 	  "When to post the build annotation: always, on-change (only when a verdict is not unchanged), or never." },
 	{ "context", PG_POPT_STRING, NULL, NULL, 0, FIELD(context),

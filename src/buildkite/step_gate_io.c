@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "gate/gate_io.h"
 #include "baseline/history_io.h"
+#include "base/exitcode.h"
 #include "telemetry/health_io.h"
 #include "baseline/thresholds_io.h"
 #include "sys/gitinfo.h"
@@ -193,9 +194,10 @@ static void count_points(struct pg_bk_compare *out, const struct pg_comparison *
 }
 
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
-		  const struct pg_result_set *confirm, const struct pg_plugin_config *c,
-		  const struct pg_bkenv *env, const struct pg_bk_pr *pr, const char *gpu_key,
-		  const char *results_dir, struct pg_error *err)
+		  const struct pg_result_set *confirm, const struct pg_strv *plan,
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env,
+		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
+		  struct pg_error *err)
 {
 	struct impl *im = pg_xcalloc(1, sizeof(*im));
 	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
@@ -267,13 +269,15 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	points = pg_gate_points(run);
 	if (confirm)
 		confirm_points = pg_gate_points(confirm);
-	pg_compare(&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
-		   confirm ? confirm->n : 0,
-		   &(struct pg_compare_opts){ .suspect = sick.len ? sick.ptr : NULL });
+	pg_compare(
+		&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
+		confirm ? confirm->n : 0,
+		&(struct pg_compare_opts){ .plan = plan, .suspect = sick.len ? sick.ptr : NULL });
 	out->suspect = im->cmp.suspect ? pg_xstrdup(im->cmp.suspect) : NULL;
 	out->compared = true;
 	out->confirmed = im->cmp.with_confirmation;
 	out->status = status_of(im->cmp.outcome);
+	out->outcome = (int)im->cmp.outcome;
 	if (out->policy_note && out->status < PG_ANNOTATION_WARNING)
 		out->status = PG_ANNOTATION_WARNING;
 	for (size_t i = 0; i < im->cmp.rerun.n; i++)
@@ -325,6 +329,16 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	pg_strv_release(&out->strings);
 	pg_buf_release(&out->table);
 	memset(out, 0, sizeof(*out));
+}
+
+int pg_bk_verdict_exit(const struct pg_bk_compare *c, bool enforce)
+{
+	return c->compared ? pg_gate_exit_code((enum pg_outcome)c->outcome, enforce) : PG_EXIT_OK;
+}
+
+int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err)
+{
+	return pg_gate_read_plan(out, found, dir, err);
 }
 
 int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m, double *out)

@@ -50,6 +50,8 @@ struct step {
 	struct pg_result_set results;
 	struct pg_strv notes; /* errors and warnings for the annotation */
 	int run_exit;         /* the runner's exit code (3, 128+N) or 0 */
+	struct pg_strv plan;  /* the points the step planned, when known */
+	bool have_plan;
 	/* every secret the step knows: what it logs, writes and posts passes
 	 * through it, whatever the message came from */
 	struct pg_redactor redact;
@@ -377,7 +379,8 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->gpu = gpu_display(st);
 	a->status = f->status;
 	a->compared = f->cmp.compared;
-	a->n_tests = st->results.n;
+	/* planned points count even when they produced nothing */
+	a->n_tests = st->have_plan && st->plan.n > st->results.n ? st->plan.n : st->results.n;
 	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
 	a->n_regressions = f->cmp.n_regressions;
 	a->n_warnings = f->cmp.n_warnings;
@@ -437,7 +440,8 @@ static void post_annotation(struct step *st, struct finish *f)
 		pg_strv_push(&facts, fact.ptr);
 	}
 	if (f->cmp.confirmed)
-		pg_strv_push(&facts, "regressions re-run and decided on the pooled samples");
+		pg_strv_push(&facts,
+			     "flagged regressions re-run: each must reproduce on the re-run");
 	if (f->recorded) {
 		pg_buf_reset(&fact);
 		pg_buf_printf(&fact, "recorded in the history (%zu point%s)", f->recorded,
@@ -665,8 +669,9 @@ static size_t note_failed_points(struct step *st)
 }
 
 /*
- * confirm: re-run the flagged points once into <results-dir>/confirm and
- * compare again with both runs' samples pooled.
+ * confirm: re-run the points the comparison lists (the flagged ones and a
+ * few anchors, or a sick job's) once into <results-dir>/confirm and decide
+ * again: each flagged regression must reproduce on the re-run alone.
  */
 static void confirm_regressions(struct step *st, struct finish *f)
 {
@@ -676,10 +681,8 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	struct pg_result_set again = PG_RESULT_SET_INIT;
 	char *dir = pg_path_join(st->s.results_dir, "confirm");
 	int run_exit = 0;
-	/* a sick job's numbers are the machine's: its re-run replaces them
-	 * rather than being pooled with them */
+	/* a sick job: its flagged points and anchors are re-run at once */
 	bool replace = f->cmp.suspect != NULL;
-	struct pg_result_set merged = PG_RESULT_SET_INIT;
 
 	if (pg_bk_plan(&suite, &plan, &st->s, st->name, &err))
 		goto fail;
@@ -704,33 +707,22 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	if (load_results(st, &again, dir))
 		goto done;
 	pg_bk_compare_release(&f->cmp);
-	if (replace) {
-		/* shallow: the items stay the two sets' */
-		merged.items = pg_xcalloc(st->results.n + 1, sizeof(*merged.items));
-		for (size_t i = 0; i < st->results.n; i++) {
-			merged.items[merged.n] = st->results.items[i];
-			for (size_t k = 0; k < again.n; k++)
-				if (!strcmp(again.items[k].name, st->results.items[i].name))
-					merged.items[merged.n] = again.items[k];
-			merged.n++;
-		}
-		if (pg_bk_compare(&f->cmp, &merged, NULL, &st->s, st->env, &st->pr, st->gpu.key,
-				  st->s.results_dir, &err))
-			goto fail;
-		if (f->cmp.suspect)
-			pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
-						 "another agent");
-		goto done;
-	}
-	if (pg_bk_compare(&f->cmp, &st->results, &again, &st->s, st->env, &st->pr, st->gpu.key,
-			  st->s.results_dir, &err))
+	/* The re-run decides on its own either way: each flagged regression
+	 * must reproduce on it alone (replication), so a sick first job's
+	 * numbers are never pooled with the re-run's -- the re-run takes their
+	 * place, and a regression that was the machine's does not reproduce.
+	 * The health judged is now the re-run's. */
+	if (pg_bk_compare(&f->cmp, &st->results, &again, st->have_plan ? &st->plan : NULL, &st->s,
+			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err))
 		goto fail;
+	if (replace && f->cmp.suspect)
+		pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
+					 "another agent");
 	goto done;
 fail:
 	say(st, "perfgate: confirmation failed: %s\n", err.msg);
 	pg_strv_push(&st->notes, err.msg);
 done:
-	free(merged.items);
 	pg_result_set_release(&again);
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);
@@ -766,8 +758,8 @@ static void compare_step(struct step *st, struct finish *f)
 	    st->s.baseline == PG_BASELINE_GIT ? "git history" : "thresholds");
 	if (st->s.baseline == PG_BASELINE_GIT)
 		note_local_history(st);
-	if (pg_bk_compare(&f->cmp, &st->results, NULL, &st->s, st->env, &st->pr, st->gpu.key,
-			  st->s.results_dir, &err)) {
+	if (pg_bk_compare(&f->cmp, &st->results, NULL, st->have_plan ? &st->plan : NULL, &st->s,
+			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err)) {
 		say(st, "perfgate: comparison failed: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 		f->compare_failed = err.code;
@@ -857,6 +849,31 @@ done:
 	pg_history_recorded_release(&rec);
 }
 
+/* The points the step planned: its own plan when it ran them, else the
+ * results directory's manifest, else the suites it names (a merge step). */
+static void learn_plan(struct step *st)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+
+	if (st->have_plan)
+		return;
+	if (pg_bk_read_plan(&st->plan, &st->have_plan, st->s.results_dir, &err) == 0 &&
+	    st->have_plan)
+		return;
+	pg_strv_release(&st->plan);
+	st->have_plan = false;
+	if ((st->s.suites.paths.n || st->s.suites.inline_suite) &&
+	    pg_bk_plan(&suite, &plan, &st->s, st->name, &err) == 0) {
+		for (size_t i = 0; i < plan.n; i++)
+			pg_strv_push(&st->plan, plan.points[i].name);
+		st->have_plan = true;
+	}
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+}
+
 static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
 					     bool loaded)
 {
@@ -892,6 +909,7 @@ static int finish_step(struct step *st)
 	f.n_errors = note_failed_points(st);
 	gpu_from_results(st);
 	write_reports(st, &f);
+	learn_plan(st);
 	if (loaded && st->results.n)
 		compare_step(st, &f);
 	write_charts(st, &f);
@@ -902,17 +920,26 @@ static int finish_step(struct step *st)
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
 
-	if (st->run_exit > 128)
-		exit_code = st->run_exit;
-	else if (f.compare_failed == PG_ECONFIG)
-		exit_code = PG_EXIT_USAGE;
-	else if (f.status == PG_ANNOTATION_ERROR)
-		exit_code = PG_EXIT_INFRA;
-	else if (f.status == PG_ANNOTATION_REGRESSION &&
-		 (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
-		exit_code = PG_EXIT_REGRESSION;
-	else
-		exit_code = PG_EXIT_OK;
+	{
+		/* the verdict counts only where the step gates (gate, merge): a
+		 * run or a report never fails on one, only on its own failures;
+		 * the mapping is the CLI gate's (pg_gate_exit_code) */
+		bool enforce = st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE;
+		int verdict = pg_bk_verdict_exit(&f.cmp, enforce);
+		bool run_failed = !loaded || f.n_errors || st->run_exit || !st->results.n ||
+				  f.compare_failed;
+
+		if (st->run_exit > 128)
+			exit_code = st->run_exit;
+		else if (f.compare_failed == PG_ECONFIG)
+			exit_code = PG_EXIT_USAGE;
+		else if (verdict == PG_EXIT_REGRESSION)
+			exit_code = PG_EXIT_REGRESSION; /* the news outranks failed points */
+		else if (run_failed)
+			exit_code = PG_EXIT_INFRA;
+		else
+			exit_code = verdict;
+	}
 
 	annotation_counts(st, &f, &a);
 	pg_annotation_headline(&headline, &a);
@@ -960,6 +987,9 @@ static int run_step(struct step *st, struct pg_error *err)
 	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
+	for (size_t i = 0; i < plan.n; i++)
+		pg_strv_push(&st->plan, plan.points[i].name);
+	st->have_plan = true;
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
 	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
 	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
@@ -1107,6 +1137,7 @@ done:
 	pg_bkagent_release(&st.agent);
 	pg_result_set_release(&st.results);
 	pg_strv_release(&st.notes);
+	pg_strv_release(&st.plan);
 	pg_redactor_release(&st.redact);
 	pg_bk_pr_release(&st.pr);
 	free(st.artifact_cwd);

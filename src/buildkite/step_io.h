@@ -125,10 +125,11 @@ void pg_bk_pr_release(struct pg_bk_pr *pr);
 struct pg_bk_compare {
 	bool compared; /* a baseline was found and compared */
 	enum pg_annotation_status status;
+	int outcome;          /* the comparison's enum pg_outcome (pg_bk_verdict_exit) */
 	char *baseline_desc;  /* "thresholds/H100.yml", "git ... at <merge-base>" */
 	char *note;           /* why nothing was compared, or NULL */
 	struct pg_strv rerun; /* points a confirmation run should repeat */
-	bool confirmed;       /* decided with a confirmation run pooled */
+	bool confirmed;       /* decided with a confirmation re-run */
 	char *suspect;        /* the job was sick and would have failed: why (a re-run
 			       * decides), or NULL (telemetry/health.h) */
 	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
@@ -147,17 +148,29 @@ struct pg_bk_compare {
 
 /*
  * Compare run (and, when confirm is not NULL, its confirmation re-run,
- * pooled) with the baseline the configuration names, for gpu_key. Writes
- * comparison.md and verdict.json into results_dir. A missing baseline is
- * not an error: out->compared is false and out->note says why. Errors are
- * configuration mistakes (a thresholds file that does not parse) or git
- * failures.
+ * which must reproduce what the first run flagged) with the baseline the
+ * configuration names, for gpu_key. The job health judged (telemetry) is
+ * the re-run's when there is one. plan (may be NULL: unknown) names the
+ * points the step planned: baseline points outside it are not in this
+ * suite. Writes comparison.md and verdict.json into results_dir. A missing
+ * baseline is not an error: out->compared is false and out->note says why.
+ * Errors are configuration mistakes (a thresholds file that does not
+ * parse) or git failures.
  */
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
-		  const struct pg_result_set *confirm, const struct pg_plugin_config *c,
-		  const struct pg_bkenv *env, const struct pg_bk_pr *pr, const char *gpu_key,
-		  const char *results_dir, struct pg_error *err);
+		  const struct pg_result_set *confirm, const struct pg_strv *plan,
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env,
+		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
+		  struct pg_error *err);
 void pg_bk_compare_release(struct pg_bk_compare *out);
+
+/* The exit code the comparison's verdict asks for (pg_gate_exit_code, the
+ * CLI gate's mapping): enforce false (mode run, report) never fails on a
+ * verdict; 0 when nothing was compared. */
+int pg_bk_verdict_exit(const struct pg_bk_compare *c, bool enforce);
+
+/* The plan in a results directory's perfgate_run.json (pg_gate_read_plan). */
+int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 
 /* The baseline value of a metric of a point (pg_chart_baseline_fn over a
  * struct pg_bk_compare). */

@@ -5,6 +5,7 @@
  *   record   append a run to the history in git
  *   show     print the baseline a comparison would use
  *   history  print the recorded runs of each test as a trend per metric
+ *   changes  report steps and slow creep on main (nightly)
  *   check    find what is wrong in the history in git
  *   repair   drop what check found that can be dropped
  */
@@ -13,6 +14,7 @@
 #include "cli/opt.h"
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/jsonw.h"
 #include "gate/compare.h"
 #include "base/error.h"
 #include "gpu/gpu.h"
@@ -33,7 +35,7 @@
 #include <time.h>
 
 static const char baseline_usage[] =
-	"usage: perfgate baseline <update|record|show|history|check|repair> [options]\n"
+	"usage: perfgate baseline <update|record|show|history|changes|check|repair> [options]\n"
 	"\n"
 	"The baselines the gate compares with.\n"
 	"\n"
@@ -41,6 +43,7 @@ static const char baseline_usage[] =
 	"  record   append a run to the history in git (one commit per run)\n"
 	"  show     print the baseline a comparison would use\n"
 	"  history  print the recorded runs of each test point as a trend per metric\n"
+	"  changes  report steps and slow creep on main (for a nightly build)\n"
 	"  check    list what is wrong in the history: unreadable lines, duplicates, a stale lock\n"
 	"  repair   drop the unreadable lines and duplicates (one commit), remove a stale lock\n"
 	"\n"
@@ -415,18 +418,109 @@ done:
 	return exit_code;
 }
 
+/* The policy for GPU gpu: its thresholds file's, else the defaults. */
+static int load_policy(struct pg_policy *policy, const char *thresholds, const char *gpu,
+		       struct pg_error *err)
+{
+	struct pg_baseline ignored = PG_BASELINE_INIT;
+	char *path = pg_thresholds_path(thresholds ? thresholds : "thresholds", gpu);
+	int rc = pg_thresholds_load(path, policy, &ignored, err);
+
+	pg_baseline_release(&ignored);
+	free(path);
+	if (rc == PG_ENOTFOUND) {
+		pg_error_clear(err);
+		pg_policy_release(policy);
+		pg_policy_init(policy);
+		rc = 0;
+	}
+	return rc;
+}
+
+static int check_metric(const char *metric, struct pg_error *err)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	const char *ids[128];
+
+	if (!metric)
+		return 0;
+	for (size_t i = 0; i < nm && i < 128; i++) {
+		ids[i] = all[i].id;
+		if (!strcmp(all[i].id, metric))
+			return 0;
+	}
+	{
+		const char *near = pg_nearest(metric, ids, nm < 128 ? nm : 128);
+		return pg_error_set(err, PG_ECONFIG, "option '--metric': unknown metric '%s'%s%s%s",
+				    metric, near ? " (did you mean '" : "", near ? near : "",
+				    near ? "'?)" : "");
+	}
+}
+
+/* What history and changes share: the GPU's histories and its policy. */
+struct history_args {
+	const char *gpu_flag, *repo, *ref, *point, *metric, *thresholds;
+	char gpu[128];
+	struct pg_history *hs;
+	size_t n;
+	struct pg_policy policy;
+};
+
+static int history_load(struct history_args *h, struct pg_error *err)
+{
+	int rc;
+
+	pg_policy_init(&h->policy);
+	if ((rc = check_metric(h->metric, err)) ||
+	    (rc = resolve_gpu(h->gpu, sizeof(h->gpu), h->gpu_flag, NULL, err)) ||
+	    (rc = load_policy(&h->policy, h->thresholds, h->gpu, err)))
+		return rc;
+	if ((rc = pg_history_read(&h->hs, &h->n, h->gpu, h->point,
+				  &(struct pg_history_opts){ .repo = h->repo, .ref = h->ref },
+				  err)))
+		return rc;
+	if (!h->n)
+		return pg_error_set(err, PG_ENOTFOUND, "no recorded runs for %s%s%s in %s", h->gpu,
+				    h->point ? " " : "", h->point ? h->point : "",
+				    h->ref ? h->ref : PG_HISTORY_DEFAULT_REF);
+	return 0;
+}
+
+static void history_release(struct history_args *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		pg_history_release(&h->hs[i]);
+	free(h->hs);
+	pg_policy_release(&h->policy);
+}
+
+#define HISTORY_OPTS(h)                                                                             \
+	{ PG_OPT_STRING, "gpu", 0, &(h).gpu_flag, "GPU", "the GPU (default: $PERFGATE_GPU)" },      \
+		{ PG_OPT_STRING, "repo",     0,                                                     \
+		  &(h).repo,     "PATH|URL", "the history repository (default: the current one)" }, \
+		{ PG_OPT_STRING, "ref", 0,                                                          \
+		  &(h).ref,      "REF", "the history ref (default: refs/perfgate/history)" },       \
+		{ PG_OPT_STRING,                                                                    \
+		  "thresholds",                                                                     \
+		  't',                                                                              \
+		  &(h).thresholds,                                                                  \
+		  "PATH",                                                                           \
+		  "the policy's thresholds file or directory (default: thresholds; else the "       \
+		  "defaults)" },                                                                    \
+		{ PG_OPT_STRING, "point", 0, &(h).point, "NAME", "only this test point" },          \
+	{                                                                                           \
+		PG_OPT_STRING, "metric", 'm', &(h).metric, "ID",                                    \
+			"only this metric (e.g. output_throughput)"                                 \
+	}
+
 static int baseline_history(int argc, char **argv)
 {
-	const char *gpu_flag = NULL, *repo = NULL, *ref = NULL, *point = NULL, *metric = NULL;
+	struct history_args h = { 0 };
 	long last = 20;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
-		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "the GPU (default: $PERFGATE_GPU)" },
-		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
-		  "the history repository (default: the current one)" },
-		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "the history ref (default: refs/perfgate/history)" },
-		{ PG_OPT_STRING, "point", 0, &point, "NAME", "only this test point" },
-		{ PG_OPT_STRING, "metric", 'm', &metric, "ID", "only this metric (e.g. output_throughput)" },
+		HISTORY_OPTS(h),
 		{ PG_OPT_LONG, "last", 0, &last, "N", "the last N runs of each point (default: 20)" },
 		{ PG_OPT_END },
 	};
@@ -441,16 +535,17 @@ static int baseline_history(int argc, char **argv)
 		"[options]",
 		"print each test point's recorded runs as a trend per metric",
 		"Per metric: the oldest and newest value of the last N runs, the change, a\n"
-		"sparkline, the median and the run-to-run spread (1.4826 MAD / median).",
+		"sparkline ('|' where a change point starts a new level), the median and the\n"
+		"run-to-run spread (1.4826 MAD / median), then each change point (a step, or a\n"
+		"slow creep) with the commits between which it began. Change points are found\n"
+		"on every point at once: a job's common offset is taken out first.",
 		opts,
 		moved
 	};
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_history *hs = NULL;
-	size_t n = 0;
+	struct pg_history_analysis an = { 0 };
 	struct pg_buf out = PG_BUF_INIT;
-	char gpu[128] = "";
 	int rc, exit_code = PG_EXIT_OK;
 
 	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
@@ -459,48 +554,94 @@ static int baseline_history(int argc, char **argv)
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must be at least 1");
 		goto fail;
 	}
-	if (metric) {
-		size_t nm;
-		const struct pg_metric *all = pg_metrics_all(&nm);
-		const char *ids[128];
-		bool known = false;
-		for (size_t i = 0; i < nm && i < 128; i++) {
-			ids[i] = all[i].id;
-			known |= !strcmp(all[i].id, metric);
-		}
-		if (!known) {
-			const char *near = pg_nearest(metric, ids, nm < 128 ? nm : 128);
-			rc = pg_error_set(&err, PG_ECONFIG,
-					  "option '--metric': unknown metric '%s'%s%s%s", metric,
-					  near ? " (did you mean '" : "", near ? near : "",
-					  near ? "'?)" : "");
-			goto fail;
-		}
-	}
-	if ((rc = resolve_gpu(gpu, sizeof(gpu), gpu_flag, NULL, &err)))
+	if ((rc = history_load(&h, &err)))
 		goto fail;
-	if ((rc = pg_history_read(&hs, &n, gpu, point,
-				  &(struct pg_history_opts){ .repo = repo, .ref = ref }, &err)))
-		goto fail;
-	if (!n) {
-		rc = pg_error_set(&err, PG_ENOTFOUND, "no recorded runs for %s%s%s in %s", gpu,
-				  point ? " " : "", point ? point : "",
-				  ref ? ref : PG_HISTORY_DEFAULT_REF);
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
+	/* change points over every point: a job's offset is common to them */
+	pg_history_analyse(&an, h.hs, h.n, NULL, &h.policy, 0, true);
+	for (size_t i = 0; i < h.n; i++) {
 		if (i)
 			pg_buf_putc(&out, '\n');
-		pg_history_trend(&out, &hs[i], metric, last);
+		pg_history_trend(&out, h.hs, i, &an, h.metric, last);
 	}
 	fwrite(out.ptr, 1, out.len, stdout);
 	goto done;
 fail:
 	exit_code = pg_cmd_fail("baseline history", &err);
 done:
-	for (size_t i = 0; i < n; i++)
-		pg_history_release(&hs[i]);
-	free(hs);
+	pg_history_analysis_release(&an);
+	history_release(&h);
+	pg_buf_release(&out);
+	pg_strv_release(&pos);
+	return exit_code;
+}
+
+static int baseline_changes(int argc, char **argv)
+{
+	struct history_args h = { 0 };
+	long last = 0, fail_within = 0;
+	const char *json_out = NULL;
+	/* clang-format off */
+	const struct pg_opt opts[] = {
+		HISTORY_OPTS(h),
+		{ PG_OPT_LONG, "last", 0, &last, "N", "only the last N jobs (default: all)" },
+		{ PG_OPT_LONG, "fail-within", 0, &fail_within, "N",
+		  "exit 1 when a step or creep that makes a gating metric worse began in the last "
+		  "N jobs (default: 0, never)" },
+		{ PG_OPT_STRING, "json", 0, &json_out, "FILE", "also write the changes as JSON" },
+		{ PG_OPT_END },
+	};
+	/* clang-format on */
+	const struct pg_cmd_help help = {
+		"baseline changes", "[options]",
+		"report steps and slow creep on main, for a nightly build",
+		"Finds where the recorded main history changed level: steps (binary segmentation\n"
+		"on a robust two-sample test, p < 0.001, 3 jobs or more on each side) and slow\n"
+		"creep (Mann-Kendall trend, p < 0.001) of at least half a metric's tolerance, for\n"
+		"every point and for every point at once (a job's common offset, which a PR\n"
+		"gate absorbs). Prints a markdown table, worse changes of gating metrics first,\n"
+		"each with the commits between which it began. With --fail-within N, exit 1\n"
+		"when such a worse change began in the last N jobs.",
+		opts
+	};
+	struct pg_strv pos = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_history_analysis an = { 0 };
+	struct pg_buf out = PG_BUF_INIT;
+	size_t bad;
+	int rc, exit_code = PG_EXIT_OK;
+
+	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
+		goto done;
+	if (last < 0 || fail_within < 0) {
+		rc = pg_error_set(&err, PG_ECONFIG, "option '--%s': must not be negative",
+				  last < 0 ? "last" : "fail-within");
+		goto fail;
+	}
+	if ((rc = history_load(&h, &err)))
+		goto fail;
+	pg_history_analyse(&an, h.hs, h.n, NULL, &h.policy, (size_t)last, true);
+	bad = pg_history_changes_markdown(&out, h.hs, h.n, &an, &h.policy, h.gpu, h.metric,
+					  (size_t)fail_within);
+	if (json_out) {
+		json_t *j = pg_history_changes_json(h.hs, h.n, &an, &h.policy, h.gpu, h.metric);
+		struct pg_buf text = PG_BUF_INIT;
+		pg_json_write(&text, j, 2);
+		pg_buf_putc(&text, '\n');
+		json_decref(j);
+		rc = pg_file_write_atomic(json_out, text.ptr, text.len, &err);
+		pg_buf_release(&text);
+		if (rc)
+			goto fail;
+	}
+	exit_code = pg_cmd_print(&out);
+	if (fail_within > 0 && bad)
+		exit_code = PG_EXIT_REGRESSION;
+	goto done;
+fail:
+	exit_code = pg_cmd_fail("baseline changes", &err);
+done:
+	pg_history_analysis_release(&an);
+	history_release(&h);
 	pg_buf_release(&out);
 	pg_strv_release(&pos);
 	return exit_code;
@@ -679,6 +820,7 @@ int cmd_baseline(int argc, char **argv)
 		{ "record", baseline_record },
 		{ "show", baseline_show },
 		{ "history", baseline_history },
+		{ "changes", baseline_changes },
 		{ "check", baseline_check },
 		{ "repair", baseline_repair },
 	};

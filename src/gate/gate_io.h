@@ -1,6 +1,7 @@
 #ifndef PERFGATE_GATE_GATE_IO_H
 #define PERFGATE_GATE_GATE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "gate/compare.h"
@@ -65,6 +66,14 @@ struct pg_gate_source {
  */
 int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 		 const struct pg_gate_source *src, struct pg_error *err);
+
+/*
+ * The points a results directory's run planned: the names in its
+ * perfgate_run.json manifest (written by `perfgate run`). *found is false
+ * (and out empty) when the directory has none (results from elsewhere),
+ * and a manifest that does not parse is PG_EINFRA.
+ */
+int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 
 /* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
  * created). md_out (may be NULL) gets the markdown appended, for printing

@@ -59,6 +59,10 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		{ "itl-growth", isnan(o->itl_growth) ? 0 : o->itl_growth, 1e9, duration },
 		{ "stall-ms", o->stall_ms, 1e9, duration },
 		{ "max-seconds", c->max_seconds, 1e9, duration },
+		{ "session-offset", e->session_sd, 1, "a number in [0, 1]" },
+		{ "slow-session", e->slow_session_prob, 1, probability },
+		{ "slow-factor", e->slow_session, 100, "a number in [0, 100]" },
+		{ "jitter", e->jitter, 1, "a number in [0, 1]" },
 	};
 	/* clang-format on */
 	double faults = e->fault_500 + e->fault_disconnect + e->fault_stall + e->fault_malformed +
@@ -68,6 +72,10 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		if (!(ranges[i].v >= 0 && ranges[i].v <= ranges[i].max))
 			return pg_error_set(err, PG_ECONFIG, "--%s %g: expected %s", ranges[i].name,
 					    ranges[i].v, ranges[i].what);
+	if (!(e->slowdown >= -0.5 && e->slowdown <= 100))
+		/* below 0 a faster session: a job's offset goes both ways */
+		return pg_error_set(err, PG_ECONFIG,
+				    "--slowdown %g: expected a number in [-0.5, 100]", e->slowdown);
 	if (faults > 1)
 		return pg_error_set(err, PG_ECONFIG,
 				    "the --fault-* probabilities add up to %g: at most 1, please",

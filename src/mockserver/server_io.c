@@ -548,6 +548,12 @@ static void stats_json(struct server *s, struct pg_buf *out)
 		"messages", I(s->late_n), "p50_us", lateness_percentile(s, 50), "p99_us",
 		lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
 #undef I
+	{
+		bool slow;
+		double scale = pg_engine_session_scale(s->engine, &slow);
+		json_object_set_new(root, "session",
+				    json_pack("{s:f, s:b}", "scale", scale, "slow", slow));
+	}
 	pg_json_write(out, root, 0);
 	json_decref(root);
 }
@@ -1043,7 +1049,9 @@ static const char *timing_summary(const struct pg_engine_params *p, char *buf, s
 static int start_listening(struct server *s, struct pg_error *err)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->listen_fd };
-	char buf[256];
+	char buf[256], session[96] = "";
+	bool slow;
+	double scale = pg_engine_session_scale(s->engine, &slow);
 
 	if (listen(s->listen_fd, 65535) != 0)
 		return pg_error_set(err, PG_EINFRA, "listen: %s", strerror(errno));
@@ -1056,8 +1064,12 @@ static int start_listening(struct server *s, struct pg_error *err)
 		if (pg_file_write_atomic(s->cfg->port_file, text, (size_t)n, err))
 			return pg_error_prefix(err, "--port-file");
 	}
-	logf_(s, "listening on %s:%d, model %s, %s", s->cfg->host, s->port, s->cfg->model,
-	      timing_summary(&s->cfg->engine, buf, sizeof(buf)));
+	/* the session's draw, so a run's noise can be read back from its logs */
+	if (scale != 1 || s->cfg->engine.jitter > 0)
+		snprintf(session, sizeof(session), ", session x%.4f%s, jitter %g", scale,
+			 slow ? " (slow node)" : "", s->cfg->engine.jitter);
+	logf_(s, "listening on %s:%d, model %s, %s%s", s->cfg->host, s->port, s->cfg->model,
+	      timing_summary(&s->cfg->engine, buf, sizeof(buf)), session);
 	return 0;
 }
 

@@ -456,6 +456,9 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(pg, "ended_at",
 			    json_string(pg_runfmt_iso8601(ended, (int64_t)time(NULL))));
 	json_object_set_new(pg, "host", json_string(r->host));
+	/* with host, which run (one CI job) measured it: the gate tells the
+	 * shards of a build apart by it, each job having its own offset */
+	json_object_set_new(pg, "run_started_at", json_string(r->started_at));
 	json_object_set_new(pg, "build", json_incref(r->build));
 	if (oc->repeats) {
 		json_object_set_new(pg, "repeats", oc->repeats);

@@ -487,7 +487,8 @@ baseline_here() {
 	# regressions first, in the first table of the annotation
 	run grep -m1 '^| latency_' results/annotation.md
 	assert_output --regexp '^\| latency_llama70B_tp4 \| Median latency \(ms\) \| 2530 \| 3289 \| <span class="red">\+30\.0%</span> \| 3% \| regressed'
-	grep -q 'regressions re-run and decided on the pooled samples' results/annotation.md
+	grep -q 'flagged regressions re-run: each must reproduce on the re-run' results/annotation.md
+	grep -q 'reproduced by the re-run' results/annotation.md
 	# the chart compares with the baseline
 	grep -q '(+30.0%)' results/charts/latency.svg
 }
@@ -528,6 +529,29 @@ baseline_here() {
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_success
 	assert_output --partial "H100: 3 regressions in 5 tests"
+}
+
+@test "baseline points outside the step's plan are not in this suite: they never fail" {
+	baseline_here
+	# a step that runs 2 of the baseline's 5 points (the demo: gpu H100, mode run)
+	for mode in run gate; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"mode\":\"${mode}\",\"filter\":\"^latency_llama\"}"
+		run "${PERFGATE}" buildkite
+		assert_success
+		assert_output --partial "+++ perfgate: H100: no regressions in 2 tests (exit 0)"
+		run "${PYTHON}" -c 'import json; v = json.load(open("results/verdict.json")); print(v["verdict"], sorted(v["not_in_suite"]), v["summary"]["missing"])'
+		assert_output "pass ['latency_mixtral8x7B_tp2', 'throughput_llama70B_tp4', 'throughput_llama8B_tp1'] 0"
+	done
+	# planned and not produced is still missing: a point that failed
+	config '{"suites":"suite.yml","gpu":"H100","mode":"gate","filter":"^latency_llama"}'
+	FAKE_BENCH_FAIL=latency_llama8B_tp1 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "+++ perfgate: H100: 1 of 2 tests failed to run (exit 3)"
+	# run mode never fails on a verdict: a regression there warns, exit 0
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","filter":"^latency_llama"}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "regression"
 }
 
 @test "no baseline yet: a warning annotation that says how to make one, exit 0" {

@@ -158,7 +158,8 @@ COMMANDS="run report compare gate baseline import pipeline buildkite mock-server
 @test "every option of every command is documented in the README or docs/" {
 	local c opt missing=""
 	for c in run report compare gate import pipeline buildkite mock-server \
-		"baseline update" "baseline record" "baseline show" "baseline history"; do
+		"baseline update" "baseline record" "baseline show" "baseline history" \
+		"baseline changes" "baseline check" "baseline repair"; do
 		for opt in $("$PERFGATE_BIN" $c --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'); do
 			[ "$opt" = "--help" ] && continue
 			cat "$PERFGATE_SRC/README.md" "$PERFGATE_SRC"/docs/*.md |

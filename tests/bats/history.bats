@@ -251,3 +251,41 @@ teardown() {
 	[ "$stderr" = "perfgate baseline record: --commit 'nope' is not a commit of this repository (give the full id)" ]
 	[ "$(git rev-list --count refs/perfgate/history)" = 3 ]
 }
+
+@test "baseline changes: a step on main with the commits it began between; history marks it" {
+	for i in 1 2 3; do record base "m$i" >/dev/null; done
+	for i in 4 5 6; do record slow "m$i" >/dev/null; done
+	local range
+	range="$(cut -c1-12 ../m3)..$(cut -c1-12 ../m4)"
+	run --separate-stderr "$PERFGATE_BIN" baseline changes --gpu H100
+	assert_success
+	assert_line --index 0 "**perfgate: changes on main for H100** — 6 jobs, 2026-11-22 to 2026-11-22: 7 steps or creep, 4 worse in a gating metric"
+	# worse changes of gating metrics first, largest first
+	assert_line --index 3 "| serving_llama8B_tp1_sharegpt_qps_inf | P99 TTFT (ms) | **step: 25.1% worse** | 2026-11-22 | \`${range}\` |"
+	assert_line --index 5 "| serving_llama8B_tp1_sharegpt_qps_inf | Output token throughput (tok/s) | **step: 9.2% worse** | 2026-11-22 | \`${range}\` |"
+	assert_line --index 7 "| serving_llama8B_tp1_sharegpt_qps_inf | Mean TTFT (ms) | step: 12.1% worse | 2026-11-22 | \`${range}\` |"
+
+	# a nightly fails on a worse change that began in its last N jobs
+	run "$PERFGATE_BIN" baseline changes --gpu H100 --fail-within 3 --json changes.json -m output_throughput
+	assert_failure 1
+	run /usr/bin/python3 -c '
+import json, sys
+c = json.load(open("changes.json"))["changes"]
+print(len(c), c[0]["point"], c[0]["kind"], c[0]["worse"], c[0]["gates"], round(c[0]["shift"], 3),
+      c[0]["first_commit"] == sys.argv[1], c[0]["last_commit"] == sys.argv[2])' "$(cat ../m3)" "$(cat ../m4)"
+	assert_output "1 serving_llama8B_tp1_sharegpt_qps_inf step True True 0.092 True True"
+	run "$PERFGATE_BIN" baseline changes --gpu H100 --fail-within 2
+	assert_success
+
+	# the history's sparkline marks where the level changed, and says so
+	run "$PERFGATE_BIN" baseline history --gpu H100 --point serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput
+	assert_success
+	assert_line --index 1 --regexp '^  Output token throughput \(tok/s\) +6045 -> 5489.96 +-9\.2%  ███\|▁▁▁  median 5767.48, spread 7\.1%$'
+	assert_line --index 2 --regexp "^ +step: 9\.2% worse, between $(cut -c1-12 ../m3) and $(cut -c1-12 ../m4) \(2026-11-22\)$"
+
+	# a PR after the step is judged against the jobs since it: too few yet
+	git checkout -q main
+	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
+	assert_success
+	grep -q "3 runs since its level changed at $(cut -c1-12 ../m4), 5 needed" out/comparison.md
+}

@@ -322,6 +322,56 @@ assert recs[1]["endpoint"] == "/v1/chat/completions" and len(recs[1]["sent_ns"])
 assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_TEST_TMPDIR/t.jsonl"
 }
 
+@test "noise for the gate: a session's offset and slow node from the seed, a slowdown, jitter" {
+	# a slowdown scales every duration: the model's deadlines say exactly how much
+	start_server --fixed-timing --ttft-ms 20 --itl-ms 5 --slowdown 0.5 \
+		--timing-log "$BATS_TEST_TMPDIR/t.jsonl" --max-requests 1
+	grep -q 'session x1.5000, jitter 0$' "$SERVER_LOG"
+	post /v1/completions '{"prompt":"a","max_tokens":3,"stream":true}' -N >/dev/null
+	wait_exit 5
+	py 'import json,sys
+r = json.loads(open(sys.argv[1]).readline())
+d = r["deadline_ns"]
+assert d[0] - r["received_ns"] == 30_000_000, d[0] - r["received_ns"]
+assert all(b - a == 7_500_000 for a, b in zip(d, d[1:])), d' "$BATS_TEST_TMPDIR/t.jsonl"
+
+	# the session's draw: the same seed, the same scale; another seed, another
+	scale() {
+		start_server "$@"
+		curl -sS "$URL/mock/stats" | py 'import json,sys; s=json.load(sys.stdin)["session"]; print("%.6f %s" % (s["scale"], s["slow"]))'
+		kill "$SERVER_PID"
+		wait "$SERVER_PID" || true
+		SERVER_PID=
+	}
+	a=$(scale --session-offset 0.02 --seed 7)
+	b=$(scale --session-offset 0.02 --seed 7)
+	c=$(scale --session-offset 0.02 --seed 8)
+	[ "$a" = "$b" ]
+	[ "$a" != "$c" ]
+	[[ "$a" == *" False" ]]
+	# a slow node, certain here: 5% slower by default
+	[ "$(scale --slow-session 1)" = "1.050000 True" ]
+	[ "$(scale --slow-session 1 --slow-factor 0.2 --slowdown -0.1)" = "1.080000 True" ]
+
+	# jitter: each request its own scale, reproducible by seed and serial
+	jitter() {
+		start_server --fixed-timing --ttft-ms 100 --itl-ms 1 --jitter 0.05 --seed "$1" \
+			--timing-log "$BATS_TEST_TMPDIR/j.jsonl" --max-requests 3
+		for _ in 1 2 3; do post /v1/completions '{"prompt":"a","max_tokens":1}' >/dev/null; done
+		wait_exit 5
+		py 'import json,sys
+print(" ".join(str(r["deadline_ns"][0] - r["received_ns"]) for r in map(json.loads, open(sys.argv[1]))))' "$BATS_TEST_TMPDIR/j.jsonl"
+	}
+	x=$(jitter 3)
+	[ "$x" = "$(jitter 3)" ]
+	[ "$x" != "$(jitter 4)" ]
+	py 'import sys; t = [int(v) for v in sys.argv[1].split()]; assert len(set(t)) == 3 and all(80e6 < v < 125e6 for v in t), t' "$x"
+	run -2 "$PERFGATE_BIN" mock-server --slowdown -0.7
+	[[ "$output" == *'--slowdown -0.7: expected a number in [-0.5, 100]'* ]]
+	run -2 "$PERFGATE_BIN" mock-server --slow-session 2
+	[[ "$output" == *'--slow-session 2: expected a probability in [0, 1]'* ]]
+}
+
 @test "the engine model queues beyond --max-running and reports it in /mock/stats" {
 	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 5 --itl-growth 0 --max-running 2
 	clients=()
@@ -401,7 +451,8 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 		--ttft-ms --itl-ms --prefill-us-per-token --itl-growth --max-running --tokens-per-message \
 		--eos-prob --fault-500 --fault-disconnect --fault-stall --fault-malformed --fault-stream-error \
 		--stall-ms --max-seconds \
-		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log; do
+		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log \
+		--slowdown --session-offset --slow-session --slow-factor --jitter; do
 		[[ "$output" == *"$flag"* ]] || { echo "missing $flag"; return 1; }
 	done
 	run -0 "$PERFGATE_BIN" mock-server --host ::1 --port 0 --max-seconds 0.2

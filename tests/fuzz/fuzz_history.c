@@ -1,9 +1,10 @@
 /*
  * The history reader (baseline/history.c): a <gpu>/<point>.jsonl file from
  * the history ref, which any job with push access may have written. Parsed,
- * then what `perfgate baseline` and the gate do with it: the baseline point
- * from a window of records (byte 0 picks the window and the minimum), the
- * trend text, the comparison of a run against that baseline.
+ * then what `perfgate baseline` and the gate do with it: the baseline
+ * from a window of jobs (byte 0 picks the window and the minimum), the
+ * change points, the trend text and the nightly report, the comparison of
+ * a run against that baseline.
  */
 #include "fuzz.h"
 
@@ -33,10 +34,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < h.n; i++)
 		use[i] = (ctl >> (i % 8)) & 1;
 	pg_policy_init(&policy);
-	pg_history_baseline_point(&base, &h, (ctl & 0x80) ? use : NULL, 1 + (ctl & 15),
-				  (ctl >> 4) & 7);
-	pg_history_trend(&out, &h, NULL, 1 + (ctl & 31));
-	pg_history_trend(&out, &h, "mean_ttft_ms", 5);
+	policy.history_window = 1 + (ctl & 15);
+	policy.min_history = (ctl >> 4) & 7;
+	{
+		const bool *uses[1] = { use };
+		struct pg_history_analysis a;
+		pg_history_baseline_build(&base, &h, 1, (ctl & 0x80) ? uses : NULL, &policy);
+		pg_history_analyse(&a, &h, 1, (ctl & 0x80) ? uses : NULL, &policy, 0, true);
+		pg_history_trend(&out, &h, 0, &a, NULL, 1 + (ctl & 31));
+		pg_history_trend(&out, &h, 0, NULL, "mean_ttft_ms", 5);
+		pg_history_changes_markdown(&out, &h, 1, &a, &policy, "H100", NULL, 0);
+		pg_history_analysis_release(&a);
+	}
 	pg_baseline_describe(&out, &base, &policy);
 	if (base.n) {
 		/* a run of the same point, with values of its own */

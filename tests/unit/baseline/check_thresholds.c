@@ -43,7 +43,9 @@ static const char good[] =
 	"# hand-written comment\n"
 	"gpu: H100\n"
 	"policy:\n"
-	"  alpha: 0.01\n"
+	"  step_false_alarm: 2%\n"
+	"  rerun_anchors: 4\n"
+	"  alpha: 0.01\n" /* the first gate's settings still load, and are ignored */
 	"  history_window: 12\n"
 	"  min_history: 4\n"
 	"  escalate: 12%\n"
@@ -83,7 +85,8 @@ START_TEST(loads_policy_and_baselines)
 	ck_assert_msg(pg_thresholds_load(path, &p, &b, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(b.gpu, "H100");
 	ck_assert_str_eq(b.kind, "thresholds");
-	ck_assert_double_eq(p.alpha, 0.01);
+	ck_assert_double_eq(p.step_false_alarm, 0.02);
+	ck_assert_int_eq(p.rerun_anchors, 4);
 	ck_assert_int_eq(p.history_window, 12);
 	ck_assert_int_eq(p.min_history, 4);
 	ck_assert_double_eq(p.escalate, 0.12);
@@ -98,7 +101,6 @@ START_TEST(loads_policy_and_baselines)
 	pg_policy_rule(&p, "serving_x_qps_inf", NULL,
 		       pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), &r);
 	ck_assert_double_eq(r.tolerance, 0.06);
-	ck_assert_double_eq(r.recheck, 0.9);
 
 	ck_assert_uint_eq(b.n, 2);
 	ck_assert_str_eq(b.points[0].name, "latency_y"); /* sorted */
@@ -111,7 +113,7 @@ START_TEST(loads_policy_and_baselines)
 	ck_assert_uint_eq(bm->n_samples, 3);
 	/* three runs' medians: their spread is the measured noise */
 	ck_assert_double_eq_tol(bm->noise, 1.4826 * 50 / 2400, 1e-12);
-	ck_assert_int_eq(bm->line, 22);
+	ck_assert_int_eq(bm->line, 24);
 	bm = pg_base_point_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"));
 	ck_assert_uint_eq(bm->n_samples, 0);
 	ck_assert(isnan(bm->noise));
@@ -141,6 +143,12 @@ static const struct {
 	  "T.yml:3:30: policy.metrics.median_ttft_ms.floor: unit 's' is not median_ttft_ms's unit 'ms'" },
 	{ "policy:\n  tests:\n    serving_*:\n      ttft: { tolerance: 5% }\n",
 	  "T.yml:4:7: policy.tests.serving_*: unknown metric 'ttft'" },
+	{ "policy:\n  step_false_alarm: 0\n",
+	  "T.yml:2:21: policy.step_false_alarm: must be above 0" },
+	{ "policy:\n  step_false_alarm: 5\n",
+	  "T.yml:2:21: policy.step_false_alarm: 5 is 100% or more: write a percentage like 5%" },
+	{ "policy:\n  rerun_anchors: -1\n",
+	  "T.yml:2:18: policy.rerun_anchors: " },
 	{ "policy:\n  min_history: 30\n",
 	  "T.yml:2:3: policy: min_history (30) is more than history_window (20)" },
 	{ "gpu: H100\nbaseline:\n  x: {}\n",
@@ -362,13 +370,14 @@ START_TEST(update_refuses_a_broken_file)
 	struct pg_baseline fresh = PG_BASELINE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "H100", NULL, false };
-	const char broken[] = "gpu: H100\npolicy:\n  alpah: 0.05\nbaselines: {}\n";
+	const char broken[] = "gpu: H100\npolicy:\n  escalte: 8%\nbaselines: {}\n";
 
 	tu_write_file(path, broken);
 	fresh_points(&fresh, 1);
 	ck_assert_int_eq(pg_thresholds_update(path, &fresh, &opts, &err), PG_ECONFIG);
-	ck_assert(strstr(err.msg,
-			 "H100.yml:3:3: policy: unknown setting 'alpah' (did you mean 'alpha'?)"));
+	ck_assert(strstr(
+		err.msg,
+		"H100.yml:3:3: policy: unknown setting 'escalte' (did you mean 'escalate'?)"));
 	text = tu_read_file(path, NULL);
 	ck_assert_str_eq(text, broken);
 	free(text);
