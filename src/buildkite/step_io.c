@@ -926,8 +926,10 @@ static int finish_step(struct step *st)
 		 * the mapping is the CLI gate's (pg_gate_exit_code) */
 		bool enforce = st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE;
 		int verdict = pg_bk_verdict_exit(&f.cmp, enforce);
+		/* a failed history record turned a passing step's status into
+		 * an error (record_step): infrastructure, exit 3 */
 		bool run_failed = !loaded || f.n_errors || st->run_exit || !st->results.n ||
-				  f.compare_failed;
+				  f.compare_failed || f.status == PG_ANNOTATION_ERROR;
 
 		if (st->run_exit > 128)
 			exit_code = st->run_exit;
