@@ -392,7 +392,9 @@ static double fewer_repeats(double sd, double w, size_t n, long history_repeats)
 static void t_test(double e, double sd, double df, double *worse, double *better)
 {
 	if (isnan(e) || !(sd > 0) || isnan(df)) {
-		*worse = *better = NAN;
+		*worse = NAN;
+		if (better) /* NULL: the caller wants only the worse side */
+			*better = NAN;
 		return;
 	}
 	*worse = pg_cmpstat_t_sf(e / sd, df);
