@@ -18,6 +18,9 @@ SHA=0123456789abcdef0123456789abcdef01234567
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
+	# perfgate's temporary clones go here, not in a /tmp other tests share
+	export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+	mkdir -p "$TMPDIR"
 	cp -r "$PERFGATE_TESTS"/data/gate runs
 }
 
@@ -85,7 +88,7 @@ check_race() { # check_race GITDIR N OUTPUT
 	run race "file://$BATS_TEST_TMPDIR/h.git" 8
 	check_race h.git 8 "$output"
 	# no temporary clone was made for it
-	[ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'perfgate-history-*' -newer h.git/HEAD 2>/dev/null)" ]
+	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'perfgate-history-*')" ]
 }
 
 @test "8 writers pushing to a git server: no record lost" {

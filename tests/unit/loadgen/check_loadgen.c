@@ -822,7 +822,8 @@ static void *endless_loop(void *argp)
 /* 64 streams of a server that sends one event without end: the run's
  * memory budget cuts them (each stream alone stays under the 16 MiB event
  * cap), the response buffers never hold more than the budget plus one
- * stream's growth, and every request says why it failed. */
+ * stream's growth (at most its own size), and every request says why it
+ * failed. */
 START_TEST(one_memory_budget_for_all_streams)
 {
 	enum { N = 64 };
@@ -855,8 +856,11 @@ START_TEST(one_memory_budget_for_all_streams)
 			      "%s", traces[i].error);
 		pg_reqtrace_release(&traces[i]);
 	}
-	/* each stream's buffer at most doubles past the budget */
-	ck_assert_uint_le(st.peak_held_bytes, budget + (budget >> 1));
+	/* the budget is checked after a read: the most held is the budget
+	 * plus the one stream that crossed it doubling its buffer (a fast
+	 * machine lets one stream read 8 MiB before the others start), and
+	 * the read itself */
+	ck_assert_uint_le(st.peak_held_bytes, 2 * budget + (1u << 20));
 	ck_assert_uint_gt(st.peak_held_bytes, budget);
 	e.stop = 1;
 	pthread_join(e.thread, NULL);
