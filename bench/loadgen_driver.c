@@ -233,12 +233,13 @@ int main(int argc, char **argv)
 	}
 	printf("{\"requests\":%zu,\"ok\":%zu,\"messages\":%llu,\"tokens\":%llu,\"duration_s\":%.6f,"
 	       "\"client_cpu_s\":%.6f,\"client_user_s\":%.6f,\"client_sys_s\":%.6f,\"busy_fraction\":%.4f,\"read_delay_p99_ms\":%.4f,"
-	       "\"new_connections\":%ld,"
+	       "\"new_connections\":%ld,\"read_checks_answered\":%llu,"
 	       "\"rss_before_kb\":%ld,\"peak_rss_kb\":%ld,"
 	       "\"schedule_lag_p50_ms\":%.4f,\"schedule_lag_p99_ms\":%.4f,\"schedule_lag_max_ms\":%.4f}\n",
 	       n, ok, (unsigned long long)st.messages, (unsigned long long)tokens, st.duration_s,
 	       user1 + sys1 - user0 - sys0, user1 - user0, sys1 - sys0, st.busy_fraction,
-	       st.read_delay_p99_s * 1000, st.new_connections, rss0, hwm1,
+	       st.read_delay_p99_s * 1000, st.new_connections,
+	       (unsigned long long)st.read_checks_answered, rss0, hwm1,
 	       pg_stats_percentile_sorted(lag, n_lag, 50),
 	       pg_stats_percentile_sorted(lag, n_lag, 99), n_lag ? lag[n_lag - 1] : 0.0);
 

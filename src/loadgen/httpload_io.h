@@ -81,6 +81,10 @@ struct pg_hl_stats {
 	long new_connections;    /* connections libcurl opened during the run */
 	size_t peak_held_bytes;  /* most the response buffers held at once */
 	uint64_t messages;
+	/* libcurl's checks for more bytes after a read (a poll per read in
+	 * libcurl 7.x) that perfgate answered without a system call: the
+	 * event loop's epoll reports those bytes (httpload_io.c, poll) */
+	uint64_t read_checks_answered;
 	int64_t origin_ns; /* CLOCK_MONOTONIC of the origin trace times count from */
 };
 
