@@ -559,6 +559,10 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 			curl_multi_perform(h->multi, &running);
 		else
 			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		/* starting a transfer takes tens of microseconds: the next
+		 * check, the busy time and the wait go by the time after it
+		 * (one reading per request) */
+		h->clock_ns = pg_hl_now_ns();
 	}
 }
 
@@ -691,7 +695,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 		/* (with a request already due, the wait below does not block: it
 		 * only picks up what the sockets have, then dispatch goes on) */
 		/* the latest reading: taken at the end of the last batch, or
-		 * by a dispatch or a reap since, whichever did work */
+		 * after a dispatch or by a reap since, whichever did work */
 		called = h->clock_ns;
 		busy_ns += called - mark;
 		if (h->poll_mode) {
@@ -750,6 +754,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 		if (h->curl_deadline >= 0 && h->curl_deadline <= h->clock_ns) {
 			h->curl_deadline = -1;
 			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+			h->clock_ns = pg_hl_now_ns();
 		}
 		done += reap(h, &d.release_ns, &failed);
 		now = h->clock_ns - h->origin;
