@@ -274,6 +274,8 @@ static void write_charts(struct step *st, struct finish *f)
 		flagged[i] = f->cmp.rows[i].test;
 	in.flagged = flagged;
 	in.n_flagged = f->cmp.n_rows;
+	in.metrics = (const char *const *)f->cmp.metrics.v;
+	in.n_metrics = f->cmp.metrics.n;
 	pg_charts_build(&f->charts, &in);
 	if (f->charts.sweeps_left_out)
 		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
@@ -364,10 +366,8 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->status = f->status;
 	a->compared = f->cmp.compared;
 	a->n_tests = st->results.n;
-	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
-	a->n_regressions = f->cmp.n_regressions;
-	a->n_warnings = f->cmp.n_warnings;
-	a->n_improvements = f->cmp.n_improvements;
+	a->n_errors = f->n_errors ? f->n_errors : f->cmp.counts.errors;
+	a->counts = f->cmp.counts;
 }
 
 static void post_annotation(struct step *st, struct finish *f)
@@ -859,6 +859,24 @@ static enum pg_annotation_status step_status(const struct step *st, const struct
 	return PG_ANNOTATION_PASS;
 }
 
+/* The step's status as the gate's outcome: the step adds its own
+ * failures (points that failed to run, a history not recorded) to the
+ * comparison's. */
+static enum pg_outcome status_outcome(enum pg_annotation_status s)
+{
+	switch (s) {
+	case PG_ANNOTATION_ERROR:
+		return PG_OUTCOME_INFRA;
+	case PG_ANNOTATION_REGRESSION:
+		return PG_OUTCOME_FAIL;
+	case PG_ANNOTATION_WARNING:
+		return PG_OUTCOME_WARN;
+	case PG_ANNOTATION_PASS:
+		break;
+	}
+	return PG_OUTCOME_PASS;
+}
+
 /* After the results exist: report, compare, charts, annotate, upload. */
 static int finish_step(struct step *st)
 {
@@ -884,17 +902,16 @@ static int finish_step(struct step *st)
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
 
+	/* a signal and a bad configuration are not verdicts; the rest is the
+	 * gate's ladder, the one `perfgate gate` exits with */
 	if (st->run_exit > 128)
 		exit_code = st->run_exit;
 	else if (f.compare_failed == PG_ECONFIG)
 		exit_code = PG_EXIT_USAGE;
-	else if (f.status == PG_ANNOTATION_ERROR)
-		exit_code = PG_EXIT_INFRA;
-	else if (f.status == PG_ANNOTATION_REGRESSION &&
-		 (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
-		exit_code = PG_EXIT_REGRESSION;
 	else
-		exit_code = PG_EXIT_OK;
+		exit_code = pg_gate_exit_code(status_outcome(f.status),
+					      st->s.mode == PG_MODE_GATE ||
+						      st->s.mode == PG_MODE_MERGE);
 
 	annotation_counts(st, &f, &a);
 	pg_annotation_headline(&headline, &a);

@@ -117,13 +117,16 @@ void pg_bk_pr_release(struct pg_bk_pr *pr);
 struct pg_bk_compare {
 	bool compared; /* a baseline was found and compared */
 	enum pg_annotation_status status;
-	char *baseline_desc;  /* "thresholds/H100.yml", "git ... at <merge-base>" */
-	char *note;           /* why nothing was compared, or NULL */
-	struct pg_strv rerun; /* points a confirmation run should repeat */
-	bool confirmed;       /* decided with a confirmation run pooled */
-	char *suspect;        /* the job was sick and would have failed: why (a re-run
+	char *baseline_desc;            /* "thresholds/H100.yml", "git ... at <merge-base>" */
+	char *note;                     /* why nothing was compared, or NULL */
+	struct pg_strv rerun;           /* points a confirmation run should repeat */
+	bool confirmed;                 /* decided with a confirmation run pooled */
+	char *suspect;                  /* the job was sick and would have failed: why (a re-run
 			       * decides), or NULL (telemetry/health.h) */
-	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
+	enum pg_outcome outcome;        /* the gate's: pg_gate_exit_code's input */
+	struct pg_gate_counts counts;   /* per test point, as `perfgate gate` counts */
+	struct pg_strv metrics;         /* ids of the metrics that need attention, then of
+				 * any other that regressed: the charts draw them */
 	struct pg_annotation_row *rows; /* needing attention: failing first */
 	size_t n_rows;
 	struct pg_buf table; /* every row, as the annotation's comparison */

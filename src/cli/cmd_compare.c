@@ -4,6 +4,7 @@
 #include "cli/compare_cmd.h"
 #include "cli/opt.h"
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "base/error.h"
 #include "gate/gate_io.h"
@@ -102,8 +103,8 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		exit_code = pg_cmd_print(&md);
 	}
 	/* the verdict outranks a stdout that failed: the files are written */
-	if (gate && pg_outcome_exit_code(cmp.outcome) != PG_EXIT_OK)
-		exit_code = pg_outcome_exit_code(cmp.outcome);
+	if (gate && pg_gate_exit_code(cmp.outcome, true) != PG_EXIT_OK)
+		exit_code = pg_gate_exit_code(cmp.outcome, true);
 	goto done;
 fail:
 	exit_code = pg_cmd_fail(help.name, &err);

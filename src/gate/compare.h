@@ -404,13 +404,15 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
 /* Only the headline line (no trailing newline), e.g. for a step label. */
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c);
 
-/* Only the table of rows needing attention (regressed, noisy, error,
- * missing), or nothing when there are none. */
+/* Only the table of rows needing attention (gate/attention.h: failing,
+ * missing or failed, gating metrics undecided), or nothing. */
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c);
 
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",
- * "exit_code", "summary": {verdict counts}, "rerun": [points],
+ * "exit_code", "summary": {row counts per verdict}, "tests": {compared,
+ * regressed, regressed_metrics, error, warn, improved} (gate/attention.h
+ * pg_gate_count), "rerun": [points],
  * "rows": [{point, test, suite, qps, max_concurrency, metric, label, unit,
  * direction, gate, baseline, current, change, tolerance, floor, p_value,
  * n_baseline, n_current, verdict, outcome, confirmed, note}]}.

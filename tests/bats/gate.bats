@@ -45,7 +45,7 @@ setup() {
 @test "the same run again: PASS, exit 0" {
 	run --separate-stderr "$PERFGATE_BIN" gate runs/same -o out
 	assert_success
-	assert_line --index 0 "**perfgate: PASS** — no regressions on H100"
+	assert_line --index 0 "**perfgate: PASS** — H100: no regressions in 4 tests"
 	golden out/comparison.md gate/same.md
 }
 
@@ -167,7 +167,7 @@ json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
 	chmod +x bin/nvidia-smi
 	PATH="$PWD/bin:$PATH" run "$PERFGATE_BIN" gate anon -o out -q
 	assert_failure 1
-	grep -q '^\*\*perfgate: FAIL\*\* — 3 regressions on H100$' out/comparison.md
+	grep -q '^\*\*perfgate: FAIL\*\* — H100: 1 of 4 tests regressed (3 metrics)$' out/comparison.md
 	# no nvidia-smi, nothing forced: say so, exit 2
 	PATH="/usr/bin:/bin" run --separate-stderr "$PERFGATE_BIN" gate anon -o out -q
 	assert_failure 2
