@@ -83,7 +83,7 @@ void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *
 }
 
 struct rule_cells {
-	char gate[16], tol[32], floor[48], extra[64];
+	char gate[16], tol[32], floor[48], extra[96];
 };
 
 static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const struct pg_metric *m,
@@ -109,6 +109,18 @@ static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const stru
 		pg_buf_puts(&b, "escalate: 0, ");
 	}
 	pg_buf_printf(&b, "recheck: %.10g", r->recheck);
+	if (!isnan(r->limit)) {
+		pg_buf_printf(&b, ", %s: ", m->direction == PG_HIGHER_IS_BETTER ? "min" : "max");
+		if (!strcmp(m->unit, "%")) {
+			pg_thresholds_percent(&b, r->limit / m->scale);
+		} else {
+			pg_buf_puts(&b, pg_fmt_g(f, r->limit));
+			if (m->unit[0])
+				pg_buf_printf(&b, " %s", m->unit);
+		}
+	}
+	if (!r->certify && m->cls == PG_CLASS_TAIL)
+		pg_buf_puts(&b, ", certify: false");
 	snprintf(c->extra, sizeof(c->extra), "%s", b.ptr);
 	pg_buf_release(&b);
 }
@@ -221,6 +233,26 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		}
 		if (e->patch.set & PG_RULE_RECHECK) {
 			pg_buf_printf(out, "%srecheck: %.10g", sep, e->patch.rule.recheck);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_LIMIT) {
+			const struct pg_metric *m = NULL;
+			for (size_t k = 0; k < n && !m; k++)
+				if (!strcmp(all[k].id, e->metric))
+					m = &all[k];
+			pg_buf_printf(out, "%s%s: ", sep,
+				      m && m->direction == PG_HIGHER_IS_BETTER ? "min" : "max");
+			if (m && !strcmp(m->unit, "%"))
+				pg_thresholds_percent(out, e->patch.rule.limit / m->scale);
+			else
+				number(out, e->patch.rule.limit);
+			if (m && m->unit[0] && strcmp(m->unit, "%"))
+				pg_buf_printf(out, " %s", m->unit);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_CERTIFY) {
+			pg_buf_printf(out, "%scertify: %s", sep,
+				      e->patch.rule.certify ? "true" : "false");
 			sep = ", ";
 		}
 		pg_buf_puts(out, " }\n");

@@ -106,6 +106,10 @@ static void apply_patch(struct pg_rule *r, const struct pg_rule_patch *p)
 		r->noise_sigmas = p->rule.noise_sigmas;
 	if (p->set & PG_RULE_RECHECK)
 		r->recheck = p->rule.recheck;
+	if (p->set & PG_RULE_CERTIFY)
+		r->certify = p->rule.certify;
+	if (p->set & PG_RULE_LIMIT)
+		r->limit = p->rule.limit;
 }
 
 static bool entry_metric_matches(const struct pg_policy_entry *e, const struct pg_metric *m)
@@ -143,6 +147,8 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 	out->min_samples = p->min_samples;
 	out->noise_sigmas = p->noise_sigmas;
 	out->recheck = isnan(p->recheck) ? class_recheck(m->cls) : p->recheck;
+	out->certify = true;
+	out->limit = NAN;
 
 	for (size_t i = 0; i < p->n_entries; i++) {
 		const struct pg_policy_entry *e = &p->entries[i];

@@ -75,6 +75,13 @@ struct pg_rule {
 	double recheck;      /* a first run worse than recheck x the failing threshold
 			       * (tolerance, or escalate for warn-only metrics) is re-run
 			       * to confirm; the pooled runs then decide */
+	bool certify;        /* a tail metric (p90, p99...) is decided only when the run
+			       * has the samples MLPerf's early-stopping rule needs to
+			       * certify its percentile (gate/compare_tails.h); default on */
+	double limit;        /* an SLO: the value (display units) the metric must meet
+			       * whatever the baseline, a minimum for higher-is-better
+			       * metrics and a maximum otherwise (gate/compare_slo.h);
+			       * NAN: none */
 };
 
 /* Which fields of a pg_rule a policy entry sets. */
@@ -87,6 +94,8 @@ enum {
 	PG_RULE_MIN_SAMPLES = 1 << 5,
 	PG_RULE_NOISE_SIGMAS = 1 << 6,
 	PG_RULE_RECHECK = 1 << 7,
+	PG_RULE_CERTIFY = 1 << 8,
+	PG_RULE_LIMIT = 1 << 9,
 };
 
 struct pg_rule_patch {

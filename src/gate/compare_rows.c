@@ -4,6 +4,8 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "gate/compare_stats.h"
+#include "gate/compare_slo.h"
+#include "gate/compare_tails.h"
 #include "base/jsonw.h"
 
 #include <math.h>
@@ -172,6 +174,8 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	row = add_row(c, rp->name, bp, rp, rp->suite);
 	row->metric = m;
 	pg_policy_rule(policy, row->point, row->test, m, &row->rule);
+	if (pg_cmp_slo_decide(row, rp->result, bm, cur, n_cur))
+		goto done;
 	if (!bm && c->baseline_kind && !strcmp(c->baseline_kind, "git")) {
 		/* a history baseline that has never seen this point */
 		row->verdict = PG_VERDICT_INSUFFICIENT;
@@ -190,6 +194,8 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 	}
 	row->baseline = bm->value;
 	row->n_baseline = bm->n_samples ? bm->n_samples : (size_t)bm->runs;
+	if (!bp->insufficient && pg_cmp_tail_undecidable(row, rp->result, cur, n_cur))
+		goto done;
 	if (n_cur == 0) {
 		row->verdict = PG_VERDICT_MISSING;
 		row->outcome = row->rule.gate && !opts->allow_missing ? PG_OUTCOME_INFRA

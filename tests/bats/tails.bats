@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# Certified tails, SLO attainment and the frontier (docs/tails.md): a real
+# run against the mock server, and the report and gate on ladders made by
+# make_ladder.py (golden files for what users read).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	PY="${PERFGATE_PYTHON:-/usr/bin/python3}"
+	export PERFGATE_GPU=H100
+}
+
+ladder() {
+	"$PY" "$PERFGATE_TESTS/bats/make_ladder.py" "$@"
+}
+
+# thresholds_with PATTERN RULE...: thresholds/H100.yml from a ladder of
+# 1,000 requests per point, with the rules as "tests:" entries for the
+# points PATTERN matches.
+thresholds_with() {
+	rm -rf base thresholds
+	ladder base --n 1000
+	"$PERFGATE_BIN" baseline update thresholds --from base 2>/dev/null
+	"$PY" - "$@" <<'EOF'
+import sys
+rules = "".join("      %s\n" % r for r in sys.argv[2:])
+path = "thresholds/H100.yml"
+text = open(path).read()
+if rules:
+    text = text.replace("  tests: {}\n", '  tests:\n    "%s":\n' % sys.argv[1] + rules)
+open(path, "w").write(text)
+EOF
+}
+
+@test "certify_tails sizes the run; results carry certified tails and SLO attainment" {
+	cat >suite.yml <<'EOF'
+serving:
+  - name: serving_tails
+    model: perfgate-mock
+    server:
+      command: perfgate mock-server --port {port} --model {model} --ttft-ms 5 --itl-ms 1 --max-running 64
+      ready: /health
+      ready_timeout: 30
+    qps: [inf]
+    max_concurrency: [16]
+    num_prompts: 100
+    certify_tails: true
+    dataset: {name: random, input_len: 32, output_len: 16}
+    client: {percentiles: [90, 99]}
+    goodput: {ttft: 1000, tpot: 100, itl: 200, itl_percentile: 99}
+EOF
+	run "$PERFGATE_BIN" run suite.yml --dry-run
+	assert_success
+	assert_line --partial "load       662 prompts (certify_tails: at least 662), all sent at once (qps inf), max concurrency 16"
+	assert_line --partial "goodput    ttft <= 1000 ms, tpot <= 100 ms, itl <= 200 ms (p99 of each request's gaps)"
+
+	run "$PERFGATE_BIN" run suite.yml -o res --no-telemetry
+	assert_success
+	run "$PY" - <<'EOF'
+import json
+r = json.load(open("res/serving_tails_qps_inf_concurrency_16.json"))
+c = r["perfgate"]["certified"]
+assert r["completed"] == 662, r["completed"]
+assert c["method"] == "mlperf-early-stopping" and c["confidence"] == 0.99
+for m in ("ttft", "tpot", "itl"):
+    assert sorted(c[m]) == ["n", "p50", "p90", "p99"], c[m]
+    # an upper bound: never below the plain percentile
+    assert c[m]["p99"] >= r["p99_%s_ms" % m] and c[m]["p90"] >= r["p90_%s_ms" % m], (m, c[m])
+assert c["ttft"]["n"] == 662 and c["itl"]["n"] == 662 * 15
+# a generous SLO: every request met it
+for k in ("slo_attainment", "slo_attainment_ttft", "slo_attainment_tpot", "slo_attainment_itl"):
+    assert r[k] == 1.0, (k, r[k])
+assert abs(r["token_goodput"] - r["output_throughput"]) < 1e-6 * r["output_throughput"]
+assert r["perfgate"]["params"]["slo"] == {"ttft_ms": 1000, "tpot_ms": 100, "itl_ms": 200, "itl_percentile": 99}
+print("ok")
+EOF
+	assert_output ok
+	grep -q '| Cert. P99 TTFT (ms) |' <(sed 's/  */ /g' res/benchmark_results.md)
+	grep -q '^- Certified P99: .*every point had enough samples\.$' res/benchmark_results.md
+	grep -q '^- SLOs, per request and inclusive: TTFT ≤ 1000 ms, TPOT ≤ 100 ms, ITL ≤ 200 ms (p99 of each request' res/benchmark_results.md
+}
+
+@test "the report shows certified tails next to the plain ones and the SLO columns" {
+	ladder results --n 1000
+	ladder small --n 200
+	cp small/serving_ladder_qps_inf_concurrency_1.json results/serving_ladder_qps_inf_concurrency_1.json
+	run "$PERFGATE_BIN" report results
+	assert_success
+	golden results/benchmark_results.md tails/report.md
+}
+
+@test "a p99 rule at 200 requests is not decidable; at 1,000 it is judged" {
+	thresholds_with none
+	ladder small --n 200 --speed 0.99
+	run "$PERFGATE_BIN" gate small -o out -q
+	assert_success
+	grep -q '| serving_ladder_qps_inf_concurrency_8 | P99 TTFT (ms) | .* | insufficient-data | not decidable at n = 200 (p99 needs ≥ 662) |' out/comparison.md
+	# the same point at 1,000 requests: decided
+	ladder large --n 1000 --speed 0.99
+	run "$PERFGATE_BIN" gate large -o out -q
+	assert_success
+	run grep -c 'not decidable' out/comparison.md
+	assert_output 0
+	# certify: false judges at any n
+	sed -i 's/^    p99_ttft_ms:\( *\){ gate: false,/    p99_ttft_ms:\1{ certify: false, gate: false,/' thresholds/H100.yml
+	run "$PERFGATE_BIN" gate small -o out -q
+	assert_success
+	run grep -c '| P99 TTFT (ms) | .* not decidable' out/comparison.md
+	assert_output 0
+}
+
+@test "SLO bounds in a thresholds file: certified, missed, or not decided" {
+	# the ladder's points up to concurrency 8 meet their SLOs
+	thresholds_with 'serving_ladder_qps_inf_concurrency_?' \
+		"slo_attainment: { gate: true, min: 99% }" \
+		"certified_p99_ttft_ms: { gate: true, max: 100 ms }"
+	# 1,000 requests, every one within the SLOs: certified passes
+	ladder large --n 1000
+	run "$PERFGATE_BIN" gate large -o out -q
+	assert_success
+	grep -q '| serving_ladder_qps_inf_concurrency_8 | SLO attainment (%) | 100 | 100 | +0.0% | — | unchanged | SLO met: 100% ≥ 99% (certain at 99% confidence, n = 1000) |' out/comparison.md
+	# 200 requests: too few to certify 99%, a warning that says what would
+	ladder small --n 200
+	run "$PERFGATE_BIN" gate small -o out -q
+	assert_success
+	grep -q 'SLO not decided: 100% ≥ 99% at n = 200: with 0 misses, certifying it takes ≥ 459 requests' out/comparison.md
+	grep -q 'SLO not decided: .* at n = 200: p99 needs ≥ 662' out/comparison.md
+	# a tight bound on the certified p99 TTFT fails the points over it
+	thresholds_with 'serving_ladder*' "certified_p99_ttft_ms: { gate: true, max: 60 ms }"
+	run "$PERFGATE_BIN" gate large -o out -q
+	assert_failure 1
+	golden out/comparison.md tails/slo-missed.md
+}
