@@ -4,6 +4,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "gate/compare_stats.h"
+#include "gate/compare_frontier.h"
 #include "gate/compare_slo.h"
 #include "gate/compare_tails.h"
 #include "base/jsonw.h"
@@ -391,6 +392,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	free(names);
 	pg_cmp_index_release(&run_ix);
 	pg_cmp_index_release(&confirm_ix);
+	pg_cmp_frontiers(out, policy, base, run, n_run);
 
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {

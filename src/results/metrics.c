@@ -18,7 +18,9 @@
  * alarms under 1% and catches a 5% regression with over 95% power).
  * thresholds/<GPU>.yml overrides them per GPU, test and metric.
  *
- * slo_attainment* are shares of requests (stored 0..1, shown in %) that
+ * frontier is never in a result: it names the one decision per
+ * concurrency or rate ladder (gate/compare_frontier.h), so that thresholds
+ * files can set its rule. slo_attainment* are shares of requests (stored 0..1, shown in %) that
  * met the test's goodput SLOs; a thresholds file bounds them with
  * `min: 99%` (gate/compare_slo.h). certified_* are MLPerf's early-stopping estimates of the same tails
  * (results/tails.h, perfgate.certified in the result): an upper bound on
@@ -63,6 +65,7 @@ static const struct pg_metric metrics[] = {
 	{ "slo_attainment_tpot", SRV, "slo_attainment_tpot", 100, NULL, "SLO attainment, TPOT", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
 	{ "slo_attainment_itl", SRV, "slo_attainment_itl", 100, NULL, "SLO attainment, ITL", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
 	{ "slo_attainment_e2el", SRV, "slo_attainment_e2el", 100, NULL, "SLO attainment, E2E latency", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "frontier", SRV, "perfgate.frontier", 1, NULL, "Frontier: tput per GPU", "", UP, PG_CLASS_THROUGHPUT, false, 0.01, 0 },
 	{ "token_goodput", SRV, "token_goodput", 1, "Token goodput (tok/s)", "Token goodput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 };
 /* clang-format on */

@@ -148,6 +148,32 @@ long pg_tails_rank(long n, double p, double c)
 	return lo;
 }
 
+double pg_tails_t_quantile(double p, double df)
+{
+	double lo = 0, hi = 1;
+
+	if (!(p > 0 && p < 1) || !(df > 0))
+		return NAN;
+	if (p < 0.5)
+		return -pg_tails_t_quantile(1 - p, df);
+	if (p == 0.5)
+		return 0;
+	/* the upper tail 1 - p = I_{df/(df+t^2)}(df/2, 1/2) / 2 falls with t:
+	 * bracket, then bisect to double precision */
+	while (pg_tails_betai(df / 2, 0.5, df / (df + hi * hi)) / 2 > 1 - p && hi < 1e12) {
+		lo = hi;
+		hi *= 2;
+	}
+	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+		double mid = (lo + hi) / 2;
+		if (pg_tails_betai(df / 2, 0.5, df / (df + mid * mid)) / 2 > 1 - p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 double pg_tails_estimate(const double *sorted, size_t n, double p, double c)
 {
 	long t = pg_tails_rank((long)n, p, c);

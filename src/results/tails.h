@@ -64,4 +64,9 @@ long pg_tails_rank(long n, double p, double c);
  * for t = pg_tails_rank(n, p, c); NAN when there is none. */
 double pg_tails_estimate(const double *sorted, size_t n, double p, double c);
 
+/* The p-quantile of Student's t distribution with df degrees of freedom
+ * (its CDF is 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t > 0), for the
+ * intervals of results/frontier.h; NAN for p outside (0, 1) or df <= 0. */
+double pg_tails_t_quantile(double p, double df);
+
 #endif

@@ -133,3 +133,68 @@ EOF
 	assert_failure 1
 	golden out/comparison.md tails/slo-missed.md
 }
+
+# five baseline runs of the ladder (1% noise per point) and the frontier
+# rule gating for it
+frontier_thresholds() {
+	rm -rf thresholds
+	for s in 1 2 3 4 5; do ladder "base$s" --n 1000 --noise 0.01 --seed "$s"; done
+	"$PERFGATE_BIN" baseline update thresholds --from base1 --from base2 --from base3 \
+		--from base4 --from base5 2>/dev/null
+	sed -i 's/^  tests: {}$/  tests:\n    serving_ladder:\n      frontier: { gate: true }/' thresholds/H100.yml
+}
+
+@test "a ladder 3% slower everywhere: one frontier decision fails, its points do not" {
+	frontier_thresholds
+	ladder slow --n 1000 --speed 0.97 --noise 0.01 --seed 9
+	run "$PERFGATE_BIN" gate slow -o out -q
+	assert_failure 1
+	grep -q '^\*\*perfgate: FAIL\*\* — 1 regression on H100$' out/comparison.md
+	grep -q '| serving_ladder ladder (qps inf, concurrency 1-128) | Frontier: tput per GPU | — | — | -2.5% | 1.0% | \*\*regressed\*\* | 7 points at equal users/GPU: -2.5% (98% interval -3.6% to -1.4%); knee at concurrency 16 (baseline 16) |' out/comparison.md
+	grep -q "| serving_ladder_qps_inf_concurrency_1 | Output token throughput (tok/s) | .* | regressed (warn) | the ladder's frontier decides" out/comparison.md
+	# the same build again: the frontier has not moved
+	ladder same --n 1000 --noise 0.01 --seed 10
+	run "$PERFGATE_BIN" gate same -o out -q
+	assert_success
+	grep -q '| serving_ladder ladder (qps inf, concurrency 1-128) | Frontier: tput per GPU | — | — | .* | unchanged |' out/comparison.md
+}
+
+@test "the annotation shows the frontier chart; the report writes the dashboard's rows" {
+	common_setup
+	make_shim buildkite-agent
+	export SHIM_STDIN=1 BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
+	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
+	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false BUILDKITE_COMMIT=1a2b3c4d5e6f7a8b9c0d
+	frontier_thresholds
+	ladder results --n 1000 --speed 0.97 --noise 0.01 --seed 9 --tp 2
+	# per GPU: the baseline ran on 1 GPU at the same totals, so halve it too
+	"$PY" - <<'PY'
+import json, glob
+for f in glob.glob("results/*.json"):
+    r = json.load(open(f)); r["perfgate"]["params"]["tp"] = 1; json.dump(r, open(f, "w"), indent=4)
+PY
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"report","gpu":"H100","results-dir":"results","thresholds":"thresholds"}'
+	run "$PERFGATE_BIN" buildkite
+	assert_success
+	assert_file_exists results/charts/serving_ladder_frontier.svg
+	grep -q 'artifact://results/charts/serving_ladder_frontier.svg' results/annotation.md
+	golden results/annotation.md tails/annotation.md
+	golden results/charts/serving_ladder_frontier.svg tails/frontier.svg
+
+	run "$PERFGATE_BIN" report results -o rep
+	assert_success
+	assert_line --index 2 rep/benchmark_results_inferencex.json
+	run "$PY" - <<'PY'
+import json
+rows = json.load(open("rep/benchmark_results_inferencex.json"))
+assert len(rows) == 8, len(rows)
+r = [x for x in rows if x["conc"] == 8][0]
+res = json.load(open("results/serving_ladder_qps_inf_concurrency_8.json"))
+assert r["device"] == "h100" and r["tp"] == 1 and r["isl"] == 512 and r["osl"] == 128
+assert abs(r["output_tput_per_gpu"] - res["output_throughput"]) < 1e-9
+assert abs(r["median_tpot"] - res["median_tpot_ms"] / 1000) < 1e-12
+assert abs(r["median_intvty"] - 1000 / res["median_tpot_ms"]) < 1e-9
+print("ok")
+PY
+	assert_output ok
+}

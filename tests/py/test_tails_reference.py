@@ -4,7 +4,9 @@ function, exact binomial sums in integers (math.comb, fractions) where a
 decision sits within floating-point reach of its threshold, and MLPerf
 LoadGen's own characterisation of the rule (n >= h_min(t) + t, h_min found
 by its own search). 10,000 random rule cases, 2,000 server-rule and mirror
-decisions, 2,000 beta values; seeded, so a failure reproduces."""
+decisions, 2,000 beta values, and 1,000 quantiles of Student's t (the
+frontier's intervals, against scipy.stats.t); seeded, so a failure
+reproduces."""
 import os
 import random
 import subprocess
@@ -13,6 +15,7 @@ from fractions import Fraction
 from math import comb
 
 from scipy.special import betainc
+from scipy.stats import t as student_t
 
 BUILD = os.environ.get("PERFGATE_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 HELPER = os.path.join(BUILD, "tests", "tails-cases")
@@ -181,9 +184,19 @@ def main():
         if not err <= 1e-13 + 1e-9 * want:
             failures.append(f"betai({a!r}, {b!r}, {x!r}): perfgate {g}, scipy {want!r}")
 
+    # 1,000 quantiles of Student's t (the frontier's intervals)
+    cases = [(rnd.choice([0.9, 0.95, 0.975, 0.99, 0.995, rnd.uniform(0.51, 0.999)]),
+              rnd.choice([1, 2, 3, 7, 10, 30, 100, rnd.uniform(0.5, 200)])) for _ in range(1000)]
+    got = run_helper([f"T {p!r} {df!r}\n" for p, df in cases])
+    for (p, df), g in zip(cases, got):
+        want = float(student_t.ppf(p, df))
+        # an interval needs a few digits; the beta function gives ~9
+        if not abs(float(g) - want) <= 1e-7 * max(1.0, abs(want)):
+            failures.append(f"t quantile p={p!r} df={df!r}: perfgate {g}, scipy {want!r}")
+
     for f in failures[:20]:
         print(f)
-    print(f"tails: 10000 rank cases, 2000 decisions, 2000 beta values; "
+    print(f"tails: 10000 rank cases, 2000 decisions, 2000 beta values, 1000 t quantiles; "
           f"worst beta error {worst:.2e}; {len(failures)} failures")
     return 1 if failures else 0
 
