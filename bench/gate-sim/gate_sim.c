@@ -1,290 +1,572 @@
 /*
- * gate-sim: how often does the gate fail a change that did nothing (false
- * alarms), and how often does it catch a real regression (power)?
+ * gate-sim: how often does the gate fail a whole CI step that changed
+ * nothing (false alarms), how often does it catch a real regression
+ * (power), and what does confirming cost (re-runs)?
  *
- * It runs perfgate's own decision code -- pg_compare with the policy's
- * rules, floors, escalation, the Mann-Whitney guard and confirmation
- * pooling -- on synthetic noisy runs of one serving test point, thousands of
- * times per cell, and prints each failure rate with its 95% Wilson interval
- * as markdown tables.
+ * It runs perfgate's own decision code -- the git history baseline as
+ * `compare --baseline git` builds it, pg_compare with the policy's rules,
+ * and the confirmation re-run of the points it lists -- on synthetic steps
+ * shaped like vLLM's H100 serving suite: 18 serving points, each with the
+ * default gated metrics (output throughput, median TTFT and TPOT gate; the
+ * p99s of TTFT, TPOT, ITL and E2E latency fail when worse than `escalate`).
  *
- *   build/bench/gate-sim                       every scenario, 20,000 trials
- *   build/bench/gate-sim --check               exit 1 unless the defaults
- *                                              meet the targets (docs/gate.md)
- *   build/bench/gate-sim --thresholds thresholds/H100.yml --scenario published
+ *   build/bench/gate-sim                  every scenario
+ *   build/bench/gate-sim --check          exit 1 unless the defaults meet
+ *                                         the targets (a ctest runs this)
+ *   build/bench/gate-sim --scenario published --thresholds thresholds/H100.yml
  *
- * Noise model (multiplicative, log-normal): every job (a CI step on a GPU)
- * has its own offset, sd `session`; every repeat in a job varies around it
- * with sd `within`. A regression of delta makes the candidate worse by the
- * factor (1 + delta) in the metric's worse direction, in every metric at
- * once; each metric's rate is its own, "any metric" is the test's.
+ * Noise (log-normal, in the metric's worse direction), as it lives on
+ * shared GPU machines -- at the level of the job (one agent, one session):
  *
- * Baselines, as production builds them:
- *   git        the last K recorded main runs, each the median of its
- *              repeats; noise from their spread (compare --baseline git)
- *   recorded   one run with its repeats (baseline update --from <results>)
- *   published  one figure per metric, no repeats (baseline update --from
- *              <report>: the committed thresholds files)
- * The candidate runs `repeats` repeats; with confirmation, a test the first
- * run flags runs again and is decided on both runs pooled.
+ *   job offset      sd 1.5% (throughput; medians 1.3x, p99s 3x), one draw
+ *                   per job shared by every point and metric of that job;
+ *                   optionally a share of it drawn per point instead
+ *   slow nodes      10% of jobs are 5% worse in every metric
+ *   within the job  each repeat varies around the job's level, sd 0.5%
+ *                   (class-scaled like the offset)
+ *   drift           the level of main walks 0.3% per job (a random walk)
+ *   creep, steps    scenarios: 0.1% worse per merge; a step in the history
+ *   heavy tails     scenario: Student t(3) draws instead of normal ones
+ *
+ * A history of 20 recorded main jobs is drawn once per baseline and fixed
+ * for many PRs, as in CI (a lucky history fails PR after PR); each PR is a
+ * new job at the newest level of main. Regressions make one point (or every
+ * point) worse by delta in every metric. Rates are per step, with 95%
+ * intervals that count the baselines, not the PRs, as the independent
+ * units (PRs sharing a baseline are correlated).
  */
 #include "base/alloc.h"
+#include "base/error.h"
+#include "base/rng.h"
+#include "baseline/history.h"
+#include "baseline/thresholds_io.h"
 #include "gate/compare.h"
 #include "gate/compare_stats.h"
-#include "base/error.h"
 #include "results/metrics.h"
-#include "base/rng.h"
-#include "baseline/thresholds_io.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define N_POINTS    18
+#define MAX_REPEATS 16
+#define MAX_HISTORY 64
+
+/* The serving metrics that can fail a step by default, their levels at
+ * point 0 and their noise class. */
 struct sim_metric {
 	const char *id;
-	double value;   /* baseline level, display units */
-	double within;  /* repeat-to-repeat relative sd */
-	double session; /* job-to-job relative sd */
+	double value;
+	double scale; /* noise multiplier of the class */
 	const struct pg_metric *m;
 };
 
-/* A serving point's gating metrics, median ITL (it gates where reports
- * lack TPOT) and the p99s that escalate. Noise: the issue's figures for
- * throughput (2% + 1%) and p99 (6% + 2%); docs/design/gate-policy.md §2
- * for the medians. */
 /* clang-format off */
 static struct sim_metric metrics[] = {
-	{ "output_throughput", 2400, 0.02, 0.01, NULL },
-	{ "median_ttft_ms", 100, 0.03, 0.015, NULL },
-	{ "median_tpot_ms", 30, 0.025, 0.01, NULL },
-	{ "median_itl_ms", 30, 0.025, 0.01, NULL },
-	{ "p99_ttft_ms", 250, 0.06, 0.02, NULL },
-	{ "p99_tpot_ms", 40, 0.06, 0.02, NULL },
-	{ "p99_itl_ms", 45, 0.06, 0.02, NULL },
+	{ "output_throughput", 2400, 1.0, NULL },
+	{ "median_ttft_ms", 120, 1.3, NULL },
+	{ "median_tpot_ms", 25, 1.3, NULL },
+	{ "p99_ttft_ms", 400, 3.0, NULL },
+	{ "p99_tpot_ms", 40, 3.0, NULL },
+	{ "p99_itl_ms", 60, 3.0, NULL },
+	{ "p99_e2el_ms", 5000, 3.0, NULL },
 };
 /* clang-format on */
-#define N_METRICS   (sizeof(metrics) / sizeof(metrics[0]))
-#define MAX_REPEATS 32
+#define N_METRICS (sizeof(metrics) / sizeof(metrics[0]))
 
-static const double deltas[] = { 0, 0.02, 0.05, 0.10, 0.15 };
-#define N_DELTAS (sizeof(deltas) / sizeof(deltas[0]))
+struct noise {
+	double job_sd;      /* job offset, throughput class */
+	double point_share; /* share of the job offset's variance drawn per point */
+	double within;      /* repeat-to-repeat, throughput class */
+	double slow_prob;   /* share of jobs on a slow node */
+	double slow;        /* how much worse they are */
+	double drift;       /* random walk of main's level per job */
+	double creep;       /* systematic worsening per main job */
+	bool heavy;         /* t(3) instead of normal draws */
+	int step_at;        /* a step in the history this many jobs ago (0: none) */
+	double step;        /* its size */
+	bool step_one;      /* at one point only (else every point) */
+};
 
-enum baseline_kind { BASE_GIT, BASE_RECORDED, BASE_PUBLISHED };
+enum base_kind { BASE_GIT, BASE_PUBLISHED };
 
 struct scenario {
 	const char *name;
 	const char *title;
-	enum baseline_kind base;
+	enum base_kind base;
 	bool confirm;
-	double noise_scale; /* multiplies every sd */
-	double correlation; /* share of the noise all metrics have in common */
+	struct noise noise;
 };
+
+#define ISSUE_NOISE                                                                                \
+	.job_sd = 0.015, .within = 0.005, .slow_prob = 0.10, .slow = 0.05, .drift = 0.003
 
 /* clang-format off */
 static const struct scenario scenarios[] = {
-	{ "git", "git baseline (last K main runs), confirmation re-run: the default", BASE_GIT, true, 1, 0 },
-	{ "git-single", "git baseline, first run only (no confirmation)", BASE_GIT, false, 1, 0 },
-	{ "git-correlated", "git baseline, confirmation, metrics moving together (correlation 0.8)",
-	  BASE_GIT, true, 1, 0.8 },
-	{ "git-noisy", "git baseline, confirmation, a GPU twice as noisy as assumed", BASE_GIT, true, 2, 0 },
-	{ "recorded", "thresholds baseline from one recorded run (5 repeats), confirmation", BASE_RECORDED,
-	  true, 1, 0 },
-	{ "published", "thresholds baseline from one published figure (no repeats), confirmation",
-	  BASE_PUBLISHED, true, 1, 0 },
+	{ "default", "git history (20 jobs), confirmation: the issue's noise", BASE_GIT, true,
+	  { ISSUE_NOISE } },
+	{ "first-run", "git history, first run only (no confirmation)", BASE_GIT, false,
+	  { ISSUE_NOISE } },
+	{ "point-30", "git history, confirmation, 30% of the job offset point-specific", BASE_GIT, true,
+	  { ISSUE_NOISE, .point_share = 0.3 } },
+	{ "point-60", "git history, confirmation, 60% of the job offset point-specific", BASE_GIT, true,
+	  { ISSUE_NOISE, .point_share = 0.6 } },
+	{ "heavy", "git history, confirmation, heavy tails (t3 draws)", BASE_GIT, true,
+	  { ISSUE_NOISE, .heavy = true } },
+	{ "creep", "git history, confirmation, main creeping 0.1% worse per job", BASE_GIT, true,
+	  { ISSUE_NOISE, .creep = 0.001 } },
+	{ "step-all", "git history, confirmation, main 4% worse everywhere 6 jobs ago", BASE_GIT, true,
+	  { ISSUE_NOISE, .step_at = 6, .step = 0.04 } },
+	{ "step-one", "git history, confirmation, one point 6% worse on main 6 jobs ago", BASE_GIT, true,
+	  { ISSUE_NOISE, .step_at = 6, .step = 0.06, .step_one = true } },
+	{ "published", "thresholds baseline: one published job, no repeats; confirmation", BASE_PUBLISHED,
+	  true, { ISSUE_NOISE } },
 };
 /* clang-format on */
+#define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+/* What a PR changes: nothing, one point, or every point, by delta. */
+struct change {
+	const char *label;
+	double delta;
+	bool all;
+};
+
+/* clang-format off */
+static const struct change changes[] = {
+	{ "clean", 0, false },
+	{ "one point 5% worse", 0.05, false },
+	{ "one point 10% worse", 0.10, false },
+	{ "every point 5% worse", 0.05, true },
+	{ "every point 10% worse", 0.10, true },
+};
+/* clang-format on */
+#define N_CHANGES (sizeof(changes) / sizeof(changes[0]))
 
 static struct pg_rng rng;
 
-/* Normal draws for one job: [0] the job's offset, [1..] its repeats. A
- * share `correlation` of each is common to every metric: a slow job or
- * repeat is slow everywhere (throughput down, latencies up). */
-struct job_noise {
-	double z[MAX_REPEATS + 1];
-};
+/* --noise KEY=VALUE overrides, applied to every scenario's noise. */
+static const char *noise_sets[16];
+static int n_noise_sets;
 
-static void draw_common(struct job_noise *common, int repeats)
+static int apply_noise(struct noise *nz, const char *spec)
 {
-	for (int r = 0; r <= repeats; r++)
-		common->z[r] = pg_rng_normal(&rng);
+	const char *eq = strchr(spec, '=');
+	char key[32];
+	double v;
+
+	if (!eq || eq - spec >= (long)sizeof(key))
+		return -1;
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - spec), spec);
+	v = strtod(eq + 1, NULL);
+	if (!strcmp(key, "job_sd"))
+		nz->job_sd = v;
+	else if (!strcmp(key, "point_share"))
+		nz->point_share = v;
+	else if (!strcmp(key, "within"))
+		nz->within = v;
+	else if (!strcmp(key, "slow_prob"))
+		nz->slow_prob = v;
+	else if (!strcmp(key, "slow"))
+		nz->slow = v;
+	else if (!strcmp(key, "drift"))
+		nz->drift = v;
+	else if (!strcmp(key, "creep"))
+		nz->creep = v;
+	else if (!strcmp(key, "heavy"))
+		nz->heavy = v != 0;
+	else
+		return -1;
+	return 0;
+}
+static int repeats = 5, history = 20;
+static const char *point_names[N_POINTS];
+
+static double draw(const struct noise *nz)
+{
+	if (nz->heavy) {
+		/* Student t(3), scaled to unit variance */
+		double z = pg_rng_normal(&rng), c = 0;
+		for (int i = 0; i < 3; i++) {
+			double w = pg_rng_normal(&rng);
+			c += w * w;
+		}
+		return z / sqrt(c / 3) / sqrt(3);
+	}
+	return pg_rng_normal(&rng);
 }
 
-static void job(const struct sim_metric *sm, const struct scenario *sc,
-		const struct job_noise *common, double delta, int repeats, double *out)
-{
-	double a = sqrt(sc->correlation), b = sqrt(1 - sc->correlation);
-	double sign = sm->m->direction == PG_HIGHER_IS_BETTER ? -1 : 1;
-	double worse = sm->m->direction == PG_HIGHER_IS_BETTER ? 1 / (1 + delta) : 1 + delta;
-	double zs = a * sign * common->z[0] + b * pg_rng_normal(&rng);
-	double level = sm->value * worse * exp(sc->noise_scale * sm->session * zs);
+/* The main branch as it moves: its level per point and metric (log, worse
+ * direction positive). */
+struct main_state {
+	double level[N_POINTS][N_METRICS];
+};
 
-	for (int r = 0; r < repeats; r++) {
-		double zw = a * sign * common->z[r + 1] + b * pg_rng_normal(&rng);
-		out[r] = level * exp(sc->noise_scale * sm->within * zw);
+static void main_advance(struct main_state *s, const struct noise *nz)
+{
+	double walk = nz->drift * pg_rng_normal(&rng) + nz->creep;
+	for (int p = 0; p < N_POINTS; p++)
+		for (size_t m = 0; m < N_METRICS; m++)
+			s->level[p][m] += walk;
+}
+
+/* One job's repeats of every point and metric, in display units. only:
+ * the points the job runs (NULL: all). */
+struct job {
+	double v[N_POINTS][N_METRICS][MAX_REPEATS];
+	bool ran[N_POINTS];
+};
+
+static void run_job(struct job *j, const struct main_state *s, const struct noise *nz,
+		    const double *extra, int n_rep, const bool *only)
+{
+	double common = draw(nz);
+	double slow = pg_rng_uniform(&rng) < nz->slow_prob ? log1p(nz->slow) : 0;
+	double a = sqrt(1 - nz->point_share), b = sqrt(nz->point_share);
+
+	for (int p = 0; p < N_POINTS; p++) {
+		double own = draw(nz);
+		j->ran[p] = !only || only[p];
+		if (!j->ran[p])
+			continue;
+		for (size_t m = 0; m < N_METRICS; m++) {
+			double sc = metrics[m].scale;
+			double x = s->level[p][m] + slow +
+				   sc * nz->job_sd * (a * common + b * own) +
+				   (extra ? extra[p] : 0);
+			double sign = metrics[m].m->direction == PG_HIGHER_IS_BETTER ? -1 : 1;
+			double base = metrics[m].value * (1 + 0.15 * p);
+			for (int r = 0; r < n_rep; r++) {
+				double y = x + sc * nz->within * draw(nz);
+				j->v[p][m][r] = base * exp(sign * y);
+			}
+		}
 	}
 }
 
-static json_t *run_result(const struct scenario *sc, double delta, int repeats)
+static json_t *point_result(const struct job *j, int p, int n_rep)
 {
 	json_t *result = json_object(), *pg = json_object(), *reps = json_array();
-	double values[N_METRICS][MAX_REPEATS];
-	struct job_noise common;
 
-	draw_common(&common, repeats);
-	for (size_t i = 0; i < N_METRICS; i++)
-		job(&metrics[i], sc, &common, delta, repeats, values[i]);
-	for (int r = 0; r < repeats; r++) {
+	for (int r = 0; r < n_rep; r++) {
 		json_t *one = json_object();
-		for (size_t i = 0; i < N_METRICS; i++)
-			json_object_set_new(one, metrics[i].m->key, json_real(values[i][r]));
+		for (size_t m = 0; m < N_METRICS; m++)
+			json_object_set_new(one, metrics[m].m->key, json_real(j->v[p][m][r]));
 		json_array_append_new(reps, one);
 	}
 	json_object_set_new(pg, "suite", json_string("serving"));
+	json_object_set_new(pg, "test", json_string(point_names[p]));
 	json_object_set_new(pg, "repeats", reps);
 	json_object_set_new(result, "perfgate", pg);
 	return result;
 }
 
-static void baseline(struct pg_baseline *base, const struct scenario *sc, int repeats, int history)
+/* The run points of a job (results owned by the caller's array). */
+static size_t job_points(struct pg_cmp_point *out, json_t **results, const struct job *j, int n_rep)
 {
-	struct pg_base_point *bp = pg_baseline_add(base, "sim_qps_inf", PG_SUITE_SERVING);
-	double values[N_METRICS][MAX_REPEATS], medians[N_METRICS][256];
-	int runs = sc->base == BASE_GIT ? history : 1;
-	int n = sc->base == BASE_PUBLISHED ? 1 : repeats;
+	size_t n = 0;
+	for (int p = 0; p < N_POINTS; p++) {
+		if (!j->ran[p])
+			continue;
+		results[n] = point_result(j, p, n_rep);
+		out[n] = (struct pg_cmp_point){ point_names[p], PG_SUITE_SERVING,
+						"ok",           results[n],
+						NULL,           false };
+		n++;
+	}
+	return n;
+}
 
-	for (int k = 0; k < runs; k++) {
-		struct job_noise common;
-		draw_common(&common, n);
-		for (size_t i = 0; i < N_METRICS; i++) {
-			job(&metrics[i], sc, &common, 0, n, values[i]);
-			medians[i][k] = pg_cmpstat_median(values[i], (size_t)n);
+static void free_results(json_t **results, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_decref(results[i]);
+}
+
+/* A history record as `baseline record` writes it. */
+static void add_record(struct pg_history *h, const struct job *j, int p, int k)
+{
+	struct pg_history_rec r;
+	char commit[41], date[32];
+
+	memset(&r, 0, sizeof(r));
+	snprintf(commit, sizeof(commit), "%040d", k + 1);
+	snprintf(date, sizeof(date), "2026-%02d-%02dT12:00:00Z", 1 + k / 28, 1 + k % 28);
+	r.commit = pg_xstrdup(commit);
+	r.date = pg_xstrdup(date);
+	r.suite = PG_SUITE_SERVING;
+	r.test = pg_xstrdup(point_names[p]);
+	r.qps = NAN;
+	r.repeats = repeats;
+	r.metrics = json_object();
+	for (size_t m = 0; m < N_METRICS; m++) {
+		json_t *arr = json_array();
+		for (int i = 0; i < repeats; i++)
+			json_array_append_new(arr, json_real(j->v[p][m][i]));
+		json_object_set_new(r.metrics, metrics[m].id, arr);
+	}
+	PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
+}
+
+/* Draw a history (or a published job) and the state of main after it. */
+static void make_baseline(struct pg_baseline *base, struct main_state *s, const struct scenario *sc,
+			  const struct pg_policy *policy)
+{
+	static struct job j;
+	struct pg_history hs[N_POINTS];
+	int step_point = (int)pg_rng_range(&rng, 0, N_POINTS - 1);
+
+	memset(s, 0, sizeof(*s));
+	memset(hs, 0, sizeof(hs));
+	memset(base, 0, sizeof(*base));
+	base->gpu = pg_xstrdup("H100");
+	if (sc->base == BASE_PUBLISHED) {
+		base->kind = pg_xstrdup("thresholds");
+		run_job(&j, s, &sc->noise, NULL, 1, NULL);
+		for (int p = 0; p < N_POINTS; p++) {
+			struct pg_base_point *bp = pg_baseline_add(base, point_names[p],
+								   PG_SUITE_SERVING);
+			for (size_t m = 0; m < N_METRICS; m++)
+				pg_base_point_add_metric(bp, metrics[m].m, j.v[p][m][0], NULL, 0);
+		}
+		pg_baseline_sort(base);
+		return;
+	}
+	base->kind = pg_xstrdup("git");
+	for (int k = 0; k < history; k++) {
+		main_advance(s, &sc->noise);
+		if (sc->noise.step_at && k == history - sc->noise.step_at)
+			for (int p = 0; p < N_POINTS; p++)
+				for (size_t m = 0; m < N_METRICS; m++)
+					if (!sc->noise.step_one || p == step_point)
+						s->level[p][m] += log1p(sc->noise.step);
+		run_job(&j, s, &sc->noise, NULL, repeats, NULL);
+		for (int p = 0; p < N_POINTS; p++) {
+			if (!hs[p].point)
+				hs[p].point = pg_xstrdup(point_names[p]);
+			add_record(&hs[p], &j, p, k);
 		}
 	}
-	for (size_t i = 0; i < N_METRICS; i++) {
-		if (sc->base == BASE_GIT)
-			pg_base_point_add_runs(bp, metrics[i].m, medians[i], (size_t)runs);
-		else
-			pg_base_point_add_metric(bp, metrics[i].m, NAN, values[i], (size_t)n);
-	}
+	pg_history_baseline_build(base, hs, N_POINTS, NULL, policy);
+	for (int p = 0; p < N_POINTS; p++)
+		pg_history_release(&hs[p]);
+	pg_baseline_sort(base);
 }
 
+/* Per change: steps failed, steps re-run, points re-run, over B x M PRs;
+ * per baseline: its own failure count, for the clustered interval. */
 struct cell {
-	size_t fails[N_METRICS];
-	size_t any;
-	size_t reruns;
+	size_t fails, reruns, points_rerun, trials;
+	double *per_base; /* failure share per baseline */
+	double *per_base_rerun;
 };
 
-static void trial(const struct scenario *sc, const struct pg_policy *policy, int repeats,
-		  int history, double delta, struct cell *cell)
+static bool step_fails(const struct pg_comparison *c)
 {
-	struct pg_baseline base = PG_BASELINE_INIT;
-	struct pg_comparison cmp;
-	struct pg_cmp_point run = { "sim_qps_inf", PG_SUITE_SERVING, "ok", NULL, NULL };
-	struct pg_cmp_point again = run;
-	json_t *first, *second = NULL;
-	bool any = false;
+	return c->outcome == PG_OUTCOME_FAIL;
+}
 
-	base.kind = pg_xstrdup(sc->base == BASE_GIT ? "git" : "thresholds");
-	baseline(&base, sc, repeats, history);
-	first = run_result(sc, delta, repeats);
-	run.result = first;
-	pg_compare(&cmp, policy, &base, &run, 1, NULL, 0, NULL);
-	if (sc->confirm && cmp.rerun.n) {
-		pg_comparison_release(&cmp);
-		cell->reruns++;
-		second = run_result(sc, delta, repeats);
-		again.result = second;
-		pg_compare(&cmp, policy, &base, &run, 1, &again, 1, NULL);
-	}
-	for (size_t r = 0; r < cmp.n; r++) {
-		if (cmp.rows[r].outcome != PG_OUTCOME_FAIL)
+/* --calibrate: how often the first run's p-values fall under nominal
+ * levels on clean PRs (point pairs per metric class, whole-run changes):
+ * a calibrated test has the level's share. */
+static bool calibrate;
+static const double cal_levels[] = { 0.05, 0.01, 0.001, 0.0001 };
+static size_t cal_hits[4][5], cal_n[4];
+
+static void calibrate_count(const struct pg_comparison *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pg_cmp_row *r = &c->rows[i];
+		int k = !r->metric                              ? -1
+			: r->metric->cls == PG_CLASS_THROUGHPUT ? 0
+			: r->metric->cls == PG_CLASS_TAIL       ? 2
+								: 1;
+		if (k < 0 || isnan(r->first.p_value))
 			continue;
-		for (size_t i = 0; i < N_METRICS; i++)
-			if (cmp.rows[r].metric == metrics[i].m)
-				cell->fails[i]++;
-		any = true;
+		cal_n[k]++;
+		for (int l = 0; l < 4; l++)
+			cal_hits[k][l] += r->first.p_value < cal_levels[l];
 	}
-	cell->any += any;
+	for (size_t i = 0; i < c->n_commons; i++) {
+		if (isnan(c->commons[i].first.p_value))
+			continue;
+		cal_n[3]++;
+		for (int l = 0; l < 4; l++)
+			cal_hits[3][l] += c->commons[i].first.p_value < cal_levels[l];
+	}
+}
+
+static void calibrate_print(void)
+{
+	static const char *const what[] = { "throughput pairs", "median pairs", "p99 pairs",
+					    "whole-run changes" };
+	printf("\n| first run, clean PRs | n | p < 5%% | p < 1%% | p < 0.1%% | p < 0.01%% |\n"
+	       "|---|--:|--:|--:|--:|--:|\n");
+	for (int k = 0; k < 4; k++) {
+		printf("| %s | %zu |", what[k], cal_n[k]);
+		for (int l = 0; l < 4; l++)
+			printf(" %.3f%% |",
+			       cal_n[k] ? 100.0 * (double)cal_hits[k][l] / (double)cal_n[k] : 0);
+		printf("\n");
+	}
+	memset(cal_hits, 0, sizeof(cal_hits));
+	memset(cal_n, 0, sizeof(cal_n));
+}
+
+static void pr(const struct scenario *sc, const struct pg_policy *policy,
+	       const struct pg_baseline *base, const struct main_state *main_now,
+	       const struct change *ch, struct cell *cell, size_t *fails, size_t *reruns)
+{
+	static struct job first, again;
+	struct main_state s = *main_now;
+	double extra[N_POINTS] = { 0 };
+	struct pg_cmp_point pts[N_POINTS], rpts[N_POINTS];
+	json_t *res[N_POINTS], *rres[N_POINTS];
+	size_t n, rn = 0;
+	struct pg_comparison cmp;
+	bool rerun[N_POINTS] = { false };
+	int at = (int)pg_rng_range(&rng, 0, N_POINTS - 1);
+
+	/* the PR branches off the newest main: one more step of main's walk */
+	main_advance(&s, &sc->noise);
+	for (int p = 0; p < N_POINTS; p++)
+		if (ch->all || p == at)
+			extra[p] = log1p(ch->delta);
+	run_job(&first, &s, &sc->noise, extra, repeats, NULL);
+	n = job_points(pts, res, &first, repeats);
+	pg_compare(&cmp, policy, base, pts, n, NULL, 0, NULL);
+	if (calibrate && ch->delta == 0)
+		calibrate_count(&cmp);
+	if (sc->confirm && cmp.rerun.n) {
+		for (size_t i = 0; i < cmp.rerun.n; i++)
+			for (int p = 0; p < N_POINTS; p++)
+				if (!strcmp(cmp.rerun.v[i], point_names[p]))
+					rerun[p] = true;
+		pg_comparison_release(&cmp);
+		run_job(&again, &s, &sc->noise, extra, repeats, rerun);
+		rn = job_points(rpts, rres, &again, repeats);
+		cell->reruns++;
+		(*reruns)++;
+		cell->points_rerun += rn;
+		pg_compare(&cmp, policy, base, pts, n, rpts, rn, NULL);
+	}
+	if (step_fails(&cmp)) {
+		cell->fails++;
+		(*fails)++;
+	}
+	cell->trials++;
 	pg_comparison_release(&cmp);
-	json_decref(first);
-	json_decref(second);
-	pg_baseline_release(&base);
+	free_results(res, n);
+	free_results(rres, rn);
 }
 
-static double rate(size_t k, long n)
+/* A rate over clustered trials: the mean of the baselines' rates, with a
+ * Wilson interval on the effective number of independent trials (PRs that
+ * share a baseline are correlated: the design effect of the clustering
+ * puts n_eff between the number of baselines and the number of PRs). */
+struct rate {
+	double mean, lo, hi;
+};
+
+static struct rate clustered_rate(const double *per_base, size_t n_base, size_t per)
 {
-	return (double)k / (double)n;
+	struct rate r = { 0, 0, 1 };
+	double var = 0, n_eff, most = (double)(n_base * per);
+
+	for (size_t i = 0; i < n_base; i++)
+		r.mean += per_base[i];
+	r.mean /= (double)n_base;
+	for (size_t i = 0; i < n_base; i++)
+		var += (per_base[i] - r.mean) * (per_base[i] - r.mean);
+	var /= n_base > 1 ? (double)(n_base - 1) : 1;
+	n_eff = var > 0 ? r.mean * (1 - r.mean) / (var / (double)n_base) : most;
+	n_eff = fmax((double)n_base, fmin(n_eff, most));
+	pg_cmpstat_wilson((size_t)llround(r.mean * n_eff), (size_t)llround(n_eff), 1.959964, &r.lo,
+			  &r.hi);
+	return r;
 }
 
-static void print_rate(size_t k, long trials)
+static void print_rate(const double *per_base, size_t n_base, size_t per)
 {
-	double lo, hi;
-	pg_cmpstat_wilson(k, (size_t)trials, 1.959964, &lo, &hi);
-	printf(" %.1f%% (%.1f–%.1f) |", 100 * rate(k, trials), 100 * lo, 100 * hi);
+	struct rate r = clustered_rate(per_base, n_base, per);
+	printf(" %.1f%% (%.1f–%.1f) |", 100 * r.mean, 100 * r.lo, 100 * r.hi);
 }
 
-static void rule_text(char *out, size_t size, const struct pg_rule *r)
+static int cmp_desc(const void *a, const void *b)
 {
-	if (r->gate)
-		snprintf(out, size, "gate %g%%", 100 * r->tolerance);
-	else if (r->escalate > 0)
-		snprintf(out, size, "fails > %g%%", 100 * fmax(r->escalate, r->tolerance));
-	else
-		snprintf(out, size, "warn only");
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x < y) - (x > y);
 }
 
-/* Runs a scenario; returns how many of the targets it misses (only the
- * default scenario has targets). */
-static int run_scenario(const struct scenario *sc, const struct pg_policy *policy, long trials,
-			int repeats, int history, bool targets)
+/* Runs a scenario; returns how many targets it misses (only the default
+ * scenario has targets; margin: the interval, not only the estimate, must
+ * clear them). */
+static int run_scenario(const struct scenario *scenario, const struct pg_policy *policy, long bases,
+			long prs, bool targets)
 {
-	struct cell cells[N_DELTAS];
+	struct scenario copy = *scenario;
+	const struct scenario *sc = &copy;
+	struct cell cells[N_CHANGES];
 	int missed = 0;
+	/* --check needs only the rows with targets */
+	size_t n_changes = targets ? 3 : N_CHANGES;
 
+	for (int i = 0; i < n_noise_sets; i++)
+		apply_noise(&copy.noise, noise_sets[i]);
 	memset(cells, 0, sizeof(cells));
-	for (size_t d = 0; d < N_DELTAS; d++)
-		for (long t = 0; t < trials; t++)
-			trial(sc, policy, repeats, history, deltas[d], &cells[d]);
+	for (size_t c = 0; c < N_CHANGES; c++) {
+		cells[c].per_base = pg_xcalloc((size_t)bases, sizeof(double));
+		cells[c].per_base_rerun = pg_xcalloc((size_t)bases, sizeof(double));
+	}
+	for (long b = 0; b < bases; b++) {
+		struct pg_baseline base;
+		struct main_state s;
+		make_baseline(&base, &s, sc, policy);
+		for (size_t c = 0; c < n_changes; c++) {
+			size_t fails = 0, reruns = 0;
+			for (long t = 0; t < prs; t++)
+				pr(sc, policy, &base, &s, &changes[c], &cells[c], &fails, &reruns);
+			cells[c].per_base[b] = (double)fails / (double)prs;
+			cells[c].per_base_rerun[b] = (double)reruns / (double)prs;
+		}
+		pg_baseline_release(&base);
+	}
 
 	printf("\n#### %s\n\n", sc->title);
-	printf("| metric | rule | false alarms |");
-	for (size_t d = 1; d < N_DELTAS; d++)
-		printf(" power at %g%% |", 100 * deltas[d]);
-	printf("\n|---|---|");
-	for (size_t d = 0; d < N_DELTAS; d++)
-		printf("--:|");
-	printf("\n");
-	for (size_t i = 0; i < N_METRICS; i++) {
-		struct pg_rule r;
-		char text[64];
-		pg_policy_rule(policy, "sim_qps_inf", NULL, metrics[i].m, &r);
-		rule_text(text, sizeof(text), &r);
-		printf("| %s | %s |", metrics[i].id, text);
-		for (size_t d = 0; d < N_DELTAS; d++)
-			print_rate(cells[d].fails[i], trials);
-		printf("\n");
-		if (!targets || (!r.gate && !(r.escalate > 0)))
-			continue;
-		/* per gating metric: <= 1% false alarms; throughput: >= 95% at 5%;
-		 * p99: >= 95% at 15% */
-		if (rate(cells[0].fails[i], trials) > 0.01)
+	printf("| PR | steps failed | steps re-run | points re-run | worst 10%% of baselines |\n");
+	printf("|---|--:|--:|--:|--:|\n");
+	for (size_t c = 0; c < n_changes; c++) {
+		double *sorted = pg_xmalloc((size_t)bases * sizeof(double)), tail = 0;
+		size_t k = (size_t)bases / 10 ? (size_t)bases / 10 : 1;
+		memcpy(sorted, cells[c].per_base, (size_t)bases * sizeof(double));
+		qsort(sorted, (size_t)bases, sizeof(double), cmp_desc);
+		for (size_t i = 0; i < k; i++)
+			tail += sorted[i];
+		free(sorted);
+		printf("| %s |", changes[c].label);
+		print_rate(cells[c].per_base, (size_t)bases, (size_t)prs);
+		print_rate(cells[c].per_base_rerun, (size_t)bases, (size_t)prs);
+		printf(" %.1f%% |", 100.0 * (double)cells[c].points_rerun /
+					    ((double)cells[c].trials * N_POINTS));
+		printf(" %.1f%% |\n", 100 * tail / (double)k);
+	}
+	if (targets) {
+		/* <= 5% of clean steps fail; one point 5% worse caught >= 90%,
+		 * 10% worse >= 99% */
+		if (clustered_rate(cells[0].per_base, (size_t)bases, (size_t)prs).hi > 0.05)
 			missed++;
-		if (metrics[i].m->cls == PG_CLASS_THROUGHPUT &&
-		    rate(cells[2].fails[i], trials) < 0.95)
+		if (clustered_rate(cells[1].per_base, (size_t)bases, (size_t)prs).lo < 0.90)
 			missed++;
-		if (metrics[i].m->cls == PG_CLASS_TAIL && rate(cells[4].fails[i], trials) < 0.95)
+		if (clustered_rate(cells[2].per_base, (size_t)bases, (size_t)prs).mean < 0.99)
 			missed++;
 	}
-	printf("| **any metric of the test** | |");
-	for (size_t d = 0; d < N_DELTAS; d++)
-		print_rate(cells[d].any, trials);
-	printf("\n| re-runs (share of tests) | |");
-	for (size_t d = 0; d < N_DELTAS; d++)
-		print_rate(cells[d].reruns, trials);
-	printf("\n");
-	if (targets && rate(cells[0].any, trials) > 0.05)
-		missed++;
+	for (size_t c = 0; c < N_CHANGES; c++) {
+		free(cells[c].per_base);
+		free(cells[c].per_base_rerun);
+	}
+	if (calibrate)
+		calibrate_print();
 	fflush(stdout);
 	return missed;
 }
@@ -292,83 +574,56 @@ static int run_scenario(const struct scenario *sc, const struct pg_policy *polic
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gate-sim [--trials N] [--seed S] [--repeats N] [--history K] [--scenario NAME]\n"
-		"                [--thresholds FILE] [--set [METRIC.]FIELD=VALUE]... [--check]\n"
-		"scenarios: git, git-single, git-correlated, git-noisy, recorded, published\n"
-		"FIELD: tolerance, escalate, recheck, noise_sigmas, alpha, gate (0/1)\n");
+		"usage: gate-sim [--baselines B] [--prs M] [--seed S] [--repeats N] [--history K]\n"
+		"                [--scenario NAME] [--thresholds FILE] [--noise KEY=VALUE]... [--check]\n"
+		"noise keys: job_sd point_share within slow_prob slow drift creep heavy\n"
+		"scenarios:");
+	for (size_t i = 0; i < N_SCENARIOS; i++)
+		fprintf(stderr, " %s", scenarios[i].name);
+	fprintf(stderr, "\n");
 	exit(2);
-}
-
-/* --set recheck=0.5, --set output_throughput.tolerance=0.03: what-if policies. */
-static int apply_set(struct pg_policy *p, const char *spec)
-{
-	char metric[64] = "*", field[64];
-	const char *eq = strchr(spec, '='), *dot = strchr(spec, '.');
-	struct pg_rule_patch patch = { 0 };
-	double v;
-
-	if (!eq)
-		return -1;
-	if (dot && dot < eq) {
-		snprintf(metric, sizeof(metric), "%.*s", (int)(dot - spec), spec);
-		spec = dot + 1;
-	}
-	snprintf(field, sizeof(field), "%.*s", (int)(eq - spec), spec);
-	v = strtod(eq + 1, NULL);
-	if (!strcmp(field, "tolerance"))
-		patch.set = PG_RULE_TOLERANCE, patch.rule.tolerance = v;
-	else if (!strcmp(field, "escalate"))
-		patch.set = PG_RULE_ESCALATE, patch.rule.escalate = v;
-	else if (!strcmp(field, "recheck"))
-		patch.set = PG_RULE_RECHECK, patch.rule.recheck = v;
-	else if (!strcmp(field, "noise_sigmas"))
-		patch.set = PG_RULE_NOISE_SIGMAS, patch.rule.noise_sigmas = v;
-	else if (!strcmp(field, "alpha"))
-		patch.set = PG_RULE_ALPHA, patch.rule.alpha = v;
-	else if (!strcmp(field, "gate"))
-		patch.set = PG_RULE_GATE, patch.rule.gate = v != 0;
-	else
-		return -1;
-	if (!strcmp(field, "escalate") && !strcmp(metric, "*")) {
-		p->escalate = v; /* the tail metrics' default */
-		return 0;
-	}
-	pg_policy_add(p, NULL, metric, &patch, 0);
-	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	long trials = 20000, repeats = 5, history = -1;
+	long bases = 200, prs = 25;
 	unsigned long long seed = 1;
-	const char *thresholds = NULL, *only = NULL, *sets[32];
-	int n_sets = 0, missed = 0;
+	const char *thresholds = NULL, *only = NULL;
+	int missed = 0;
 	bool check = false;
 	struct pg_policy policy;
+	static char names[N_POINTS][64];
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--trials") && i + 1 < argc)
-			trials = strtol(argv[++i], NULL, 10);
+		if (!strcmp(argv[i], "--baselines") && i + 1 < argc)
+			bases = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--prs") && i + 1 < argc)
+			prs = strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
-			repeats = strtol(argv[++i], NULL, 10);
+			repeats = (int)strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--history") && i + 1 < argc)
-			history = strtol(argv[++i], NULL, 10);
+			history = (int)strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--thresholds") && i + 1 < argc)
 			thresholds = argv[++i];
-		else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < 32)
-			sets[n_sets++] = argv[++i];
 		else if (!strcmp(argv[i], "--check"))
 			check = true;
-		else
+		else if (!strcmp(argv[i], "--calibrate"))
+			calibrate = true;
+		else if (!strcmp(argv[i], "--noise") && i + 1 < argc && n_noise_sets < 16) {
+			struct noise probe = { 0 };
+			noise_sets[n_noise_sets++] = argv[++i];
+			if (apply_noise(&probe, argv[i]))
+				usage();
+		} else
 			usage();
 	}
-	if (trials < 1 || repeats < 1 || repeats > MAX_REPEATS)
+	if (bases < 2 || prs < 1 || repeats < 1 || repeats > MAX_REPEATS || history < 1 ||
+	    history > MAX_HISTORY)
 		usage();
-
 	if (thresholds) {
 		struct pg_error err = PG_ERROR_INIT;
 		struct pg_baseline ignored = PG_BASELINE_INIT;
@@ -382,29 +637,23 @@ int main(int argc, char **argv)
 	} else {
 		pg_policy_init(&policy);
 	}
-	for (int i = 0; i < n_sets; i++)
-		if (apply_set(&policy, sets[i]))
-			usage();
-	if (history < 0)
-		history = policy.history_window;
-	if (history < 1 || history > 256)
-		usage();
 	for (size_t i = 0; i < N_METRICS; i++)
 		metrics[i].m = pg_metric_by_id(PG_SUITE_SERVING, metrics[i].id);
+	for (int p = 0; p < N_POINTS; p++) {
+		snprintf(names[p], sizeof(names[p]), "serving_sim%02d_qps_inf", p);
+		point_names[p] = names[p];
+	}
 	pg_rng_seed(&rng, seed);
 
-	printf("gate-sim: %ld trials per cell (seed %llu); %ld repeats per run; git baselines of the last %ld "
-	       "runs; policy: %s%s.\n"
-	       "Noise, repeat-to-repeat sd + job-to-job sd: throughput 2%% + 1%%, median TTFT 3%% + 1.5%%,\n"
-	       "median TPOT and ITL 2.5%% + 1%%, p99 6%% + 2%%. Rates with 95%% Wilson intervals.\n",
-	       trials, seed, repeats, history, thresholds ? thresholds : "the defaults",
-	       n_sets ? " with --set changes" : "");
-	for (size_t s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+	printf("gate-sim: %ld baselines x %ld PRs per cell (seed %llu); %d points x %zu metrics, "
+	       "%d repeats;\nhistory of %d jobs; policy: %s.\n",
+	       bases, prs, seed, N_POINTS, N_METRICS, repeats, history,
+	       thresholds ? thresholds : "the defaults");
+	for (size_t s = 0; s < N_SCENARIOS; s++) {
 		bool is_default = s == 0;
 		if (only ? strcmp(only, scenarios[s].name) : check && !is_default)
 			continue;
-		missed += run_scenario(&scenarios[s], &policy, trials, (int)repeats, (int)history,
-				       check && is_default);
+		missed += run_scenario(&scenarios[s], &policy, bases, prs, check && is_default);
 	}
 	pg_policy_release(&policy);
 	if (check && missed) {

@@ -6,6 +6,8 @@
 #include "gate/compare_stats.h"
 #include "gpu/gpu.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
+#include "results/result.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -51,9 +53,33 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *run
 	size_t n_names = 0, cap = 0, nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 	struct pg_cmp_index *ix = pg_xcalloc(n_runs ? n_runs : 1, sizeof(*ix));
+	struct pg_cmp_point **pts_id = pg_xcalloc(n_runs ? n_runs : 1, sizeof(*pts_id));
+	struct pg_strv ids = PG_STRV_INIT;
 
 	for (size_t r = 0; r < n_runs; r++) {
-		pg_cmp_index_init(&ix[r], runs[r].points, runs[r].n);
+		/* points go into the baseline under their identities
+		 * (results/identity.h), whatever their files are called */
+		const struct pg_cmp_point *p = runs[r].points;
+		size_t n = runs[r].n;
+		char **id = pg_xcalloc(n ? n : 1, sizeof(*id));
+		const char **given = pg_xcalloc(n ? n : 1, sizeof(*given));
+
+		pts_id[r] = pg_xcalloc(n ? n : 1, sizeof(**pts_id));
+		for (size_t i = 0; i < n; i++) {
+			given[i] = p[i].name ? p[i].name : "";
+			id[i] = p[i].probe ? pg_xstrdup(given[i])
+					   : pg_identity_of(given[i], p[i].suite, p[i].result);
+		}
+		pg_identity_unique(id, given, n);
+		for (size_t i = 0; i < n; i++) {
+			pts_id[r][i] = p[i];
+			pg_strv_push_owned(&ids, id[i]);
+			if (p[i].name)
+				pts_id[r][i].name = id[i];
+		}
+		free(id);
+		free(given);
+		pg_cmp_index_init(&ix[r], pts_id[r], n);
 		for (size_t i = 0; i < ix[r].n; i++)
 			if (!ix[r].v[i]->probe)
 				PG_ARRAY_PUSH(names, n_names, cap, ix[r].v[i]->name);
@@ -82,6 +108,18 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *run
 				if (skipped) {
 					struct pg_buf why = PG_BUF_INIT;
 					pg_buf_printf(&why, "%s (%s, %s)", p->name, p->status,
+						      runs[r].label ? runs[r].label : "?");
+					pg_strv_push_owned(skipped, pg_buf_detach(&why));
+				}
+				continue;
+			}
+			/* failed requests: real numbers of a run that went wrong */
+			if (pg_result_json_incomplete(p->result, NULL)) {
+				if (skipped) {
+					struct pg_buf why = PG_BUF_INIT;
+					pg_buf_printf(&why, "%s (incomplete: ", p->name);
+					pg_result_json_incomplete(p->result, &why);
+					pg_buf_printf(&why, ", %s)",
 						      runs[r].label ? runs[r].label : "?");
 					pg_strv_push_owned(skipped, pg_buf_detach(&why));
 				}
@@ -157,8 +195,12 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *run
 		free(used);
 	}
 	free(names);
-	for (size_t r = 0; r < n_runs; r++)
+	for (size_t r = 0; r < n_runs; r++) {
 		pg_cmp_index_release(&ix[r]);
+		free(pts_id[r]);
+	}
 	free(ix);
+	free(pts_id);
+	pg_strv_release(&ids);
 	pg_baseline_sort(out);
 }

@@ -2,9 +2,12 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/escape.h"
 #include "gate/compare_stats.h"
 #include "base/error.h"
 #include "gpu/gpu.h"
+#include "results/metrics.h"
+#include "baseline/history_check.h"
 #include "baseline/thresholds.h"
 #include "base/jsonw.h"
 
@@ -45,6 +48,7 @@ json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_me
 		json_decref(metrics);
 		return NULL;
 	}
+	json_object_set_new(o, "format", json_integer(PG_HISTORY_FORMAT));
 	json_object_set_new(o, "commit", str_or_null(meta->commit));
 	json_object_set_new(o, "date", str_or_null(meta->date));
 	json_object_set_new(o, "build_url", str_or_null(meta->build_url));
@@ -67,6 +71,17 @@ json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_me
 		v = json_object_get(p->result, "max_concurrency");
 	json_object_set_new(o, "max_concurrency", json_is_integer(v) ? json_copy(v) : json_null());
 	json_object_set_new(o, "repeats", json_integer((json_int_t)repeats));
+	/* which run recorded it: the shards of one build are different jobs */
+	{
+		const char *host = pg_json_path_str(p->result, "perfgate.host");
+		const char *run = pg_json_path_str(p->result, "perfgate.run_started_at");
+		if (run) {
+			struct pg_buf id = PG_BUF_INIT;
+			pg_buf_printf(&id, "%s@%s", host ? host : "", run);
+			json_object_set_new(o, "run", json_string(id.ptr));
+			pg_buf_release(&id);
+		}
+	}
 	json_object_set_new(o, "metrics", metrics);
 	return o;
 }
@@ -78,6 +93,7 @@ static void rec_release(struct pg_history_rec *r)
 	free(r->build_url);
 	free(r->gpu);
 	free(r->test);
+	free(r->run);
 	json_decref(r->metrics);
 }
 
@@ -104,6 +120,8 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 		json_error_t jerr;
 		json_t *o, *v;
 		struct pg_history_rec r;
+		enum pg_hline_kind kind;
+		char why[256];
 		int suite;
 
 		off += l + (nl ? 1 : 0);
@@ -114,7 +132,16 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 			continue;
 		o = json_loadb(start, l, 0, &jerr);
 		if (!o)
-			return pg_error_set(err, PG_EINFRA, "%s:%d: %s", source, line, jerr.text);
+			return pg_error_set(err, PG_EINFRA, "%s:%d: unreadable history line: %s",
+					    source, line, jerr.text);
+		/* a line this perfgate cannot use is an error naming it, never a
+		 * point silently missing from the baseline */
+		if ((kind = pg_history_classify(o, why, sizeof(why))) != PG_HLINE_OK) {
+			json_decref(o);
+			return pg_error_set(
+				err, PG_EINFRA, "%s:%d: %s history line: %s", source, line,
+				kind == PG_HLINE_NEWER ? "a newer-format" : "unreadable", why);
+		}
 		suite = json_is_string(json_object_get(o, "suite"))
 				? pg_suite_kind_parse(
 					  json_string_value(json_object_get(o, "suite")))
@@ -131,6 +158,7 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 		r.build_url = pg_xstrdup(pg_json_path_str(o, "build_url"));
 		r.gpu = pg_xstrdup(pg_json_path_str(o, "gpu"));
 		r.test = pg_xstrdup(pg_json_path_str(o, "test"));
+		r.run = pg_xstrdup(pg_json_path_str(o, "run"));
 		r.suite = (enum pg_suite_kind)suite;
 		r.qps = NAN;
 		v = json_object_get(o, "qps");
@@ -169,66 +197,479 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 	return med;
 }
 
-void pg_history_baseline_point(struct pg_baseline *base, const struct pg_history *h,
-			       const bool *use, long window, long min_history)
-{
-	size_t *idx = pg_xmalloc((h->n + 1) * sizeof(size_t)), n = 0, first;
-	const struct pg_history_rec *last;
-	struct pg_base_point *bp;
-	size_t nm;
-	const struct pg_metric *all = pg_metrics_all(&nm);
-	struct pg_buf src = PG_BUF_INIT;
+/* ------------------------------------------------------------------ */
+/* Jobs and change points                                              */
 
-	for (size_t i = 0; i < h->n; i++)
-		if (!use || use[i])
-			idx[n++] = i;
-	if (!n)
-		goto done;
-	first = n > (size_t)window ? n - (size_t)window : 0;
-	last = &h->recs[idx[n - 1]];
-	bp = pg_baseline_add(base, h->point, last->suite);
-	bp->test = pg_xstrdup(last->test);
-	bp->qps = last->qps;
-	bp->max_concurrency = last->max_concurrency;
-	bp->gpu = pg_xstrdup(last->gpu);
-	bp->commit = pg_xstrdup(last->commit);
-	if (last->date && strlen(last->date) >= 10)
-		bp->date = pg_xstrndup(last->date, 10);
-	bp->runs = (long)(n - first);
-	bp->repeats = 1;
-	pg_buf_printf(&src, "git history: %zu run%s", n - first, n - first == 1 ? "" : "s");
-	if (h->recs[idx[first]].date && last->date)
-		pg_buf_printf(&src, ", %.10s to %.10s", h->recs[idx[first]].date, last->date);
-	bp->source = pg_buf_detach(&src);
-	if ((long)(n - first) < min_history) {
-		struct pg_buf why = PG_BUF_INIT;
-		pg_buf_printf(&why, "%zu run%s in the history, %ld needed", n - first,
-			      n - first == 1 ? "" : "s", min_history);
-		bp->insufficient = pg_buf_detach(&why);
-	}
-	for (size_t m = 0; m < nm; m++) {
-		double *medians;
-		size_t k = 0;
-		if (all[m].suite != bp->suite || all[m].direction == PG_NO_DIRECTION)
-			continue;
-		medians = pg_xmalloc((n - first) * sizeof(double));
-		for (size_t i = first; i < n; i++) {
-			const struct pg_history_rec *r = &h->recs[idx[i]];
-			double med = rec_median(r, all[m].id);
-			if (!isnan(med))
-				medians[k++] = med;
-			if (r->repeats > bp->repeats)
-				bp->repeats = r->repeats;
-		}
-		if (k)
-			pg_base_point_add_runs(bp, &all[m], medians, k);
-		free(medians);
-	}
-done:
-	free(idx);
+/* The records of one job carry the same date, commit, build and run. */
+struct job_key {
+	const struct pg_history_rec *rec;
+	size_t point, index;
+};
+
+static int str_cmp0(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
 }
 
-static void sparkline(struct pg_buf *out, const double *v, size_t n)
+static int cmp_rec_key(const struct pg_history_rec *x, const struct pg_history_rec *y)
+{
+	int c = str_cmp0(x->date, y->date);
+	if (!c)
+		c = str_cmp0(x->commit, y->commit);
+	if (!c)
+		c = str_cmp0(x->build_url, y->build_url);
+	if (!c)
+		c = str_cmp0(x->run, y->run);
+	return c;
+}
+
+static int cmp_job_key(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c = cmp_rec_key(x->rec, y->rec);
+	if (c)
+		return c;
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* A job, to be put in time order: its date, then its lines' earliest
+ * position in the files. */
+struct job_order {
+	const struct pg_history_rec *rec;
+	size_t first;
+	size_t id;
+};
+
+static int cmp_job_order(const void *a, const void *b)
+{
+	const struct job_order *x = a, *y = b;
+	int c = str_cmp0(x->rec->date, y->rec->date);
+	if (c)
+		return c;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static void add_change(struct pg_history_analysis *a, size_t point, const struct pg_metric *m,
+		       bool creep, size_t job, double shift, double per_job, double p)
+{
+	struct pg_history_change c = { point, m, creep, job, shift, per_job, p };
+	PG_ARRAY_PUSH(a->changes, a->n_changes, a->cap_changes, c);
+}
+
+/* Half the metric's tolerance for that point, in log units: smaller steps
+ * are not worth a window cut or a report. */
+static double min_shift(const struct pg_policy *policy, const struct pg_history *h,
+			const struct pg_metric *m)
+{
+	struct pg_rule r;
+	const char *test = h && h->n ? h->recs[h->n - 1].test : NULL;
+
+	pg_policy_rule(policy, h ? h->point : NULL, test, m, &r);
+	return 0.5 * log1p(r.tolerance);
+}
+
+/* An oriented log change (worse > 0) as the relative change measured,
+ * signed worse > 0: a throughput 9.2% lower is 0.092. */
+static double worse_rel(const struct pg_metric *m, double x)
+{
+	return m->direction == PG_HIGHER_IS_BETTER ? -expm1(-x) : expm1(x);
+}
+
+/*
+ * Steps (and creep) of one series: values v at jobs pos (compacted, no
+ * gaps), attributed to point (PG_HISTORY_ALL: the common level).
+ */
+static void series_changes(struct pg_history_analysis *a, size_t point, const struct pg_metric *m,
+			   const double *v, const size_t *pos, size_t k, double shift_min,
+			   bool creep)
+{
+	size_t cps[64], n_cp, start = 0;
+	struct pg_cp_opts o = { 3, 0.001, shift_min };
+	double *buf;
+
+	if (k < 6)
+		return;
+	n_cp = pg_cmpstat_change_points(v, k, &o, cps, sizeof(cps) / sizeof(cps[0]));
+	buf = pg_xmalloc(k * sizeof(double));
+	for (size_t c = 0; c < n_cp; c++) {
+		size_t lo = c ? cps[c - 1] : 0, hi = c + 1 < n_cp ? cps[c + 1] : k;
+		double before, after;
+		memcpy(buf, v + lo, (cps[c] - lo) * sizeof(double));
+		before = pg_cmpstat_median_inplace(buf, cps[c] - lo);
+		memcpy(buf, v + cps[c], (hi - cps[c]) * sizeof(double));
+		after = pg_cmpstat_median_inplace(buf, hi - cps[c]);
+		add_change(a, point, m, false, pos[cps[c]], worse_rel(m, after - before), 0, NAN);
+	}
+	free(buf);
+	if (n_cp)
+		start = cps[n_cp - 1];
+	if (creep && k - start >= 8) {
+		struct pg_trend t;
+		pg_cmpstat_trend(&t, v + start, k - start);
+		if (t.p_value < 0.001 && fabs(t.slope) * (double)(k - start - t.start) >= shift_min)
+			add_change(a, point, m, true, pos[start + t.start],
+				   worse_rel(m, t.slope * (double)(k - start - t.start)),
+				   worse_rel(m, t.slope), t.p_value);
+	}
+}
+
+/* The job median of metric id in a record, oriented (worse larger), NAN. */
+static double rec_level(const struct pg_history_rec *r, const struct pg_metric *m)
+{
+	double med = rec_median(r, m->id);
+	if (!(med > 0))
+		return NAN;
+	return m->direction == PG_HIGHER_IS_BETTER ? -log(med) : log(med);
+}
+
+static void metric_changes(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
+			   const struct pg_policy *policy, const struct pg_metric *m, size_t from,
+			   bool creep)
+{
+	size_t R = a->n_jobs - from, P = 0, *cols = pg_xmalloc((n ? n : 1) * sizeof(size_t));
+	double *y, *row, *col, *v;
+	size_t *pos, *count;
+
+	for (size_t i = 0; i < n; i++) {
+		bool has = false;
+		for (size_t k = 0; k < hs[i].n && !has; k++)
+			has = a->rec_job[i][k] >= (long)from && hs[i].recs[k].suite == m->suite &&
+			      json_object_get(hs[i].recs[k].metrics, m->id);
+		if (has)
+			cols[P++] = i;
+	}
+	if (!P || !R) {
+		free(cols);
+		return;
+	}
+	y = pg_xmalloc(R * P * sizeof(double));
+	for (size_t i = 0; i < R * P; i++)
+		y[i] = NAN;
+	for (size_t c = 0; c < P; c++) {
+		const struct pg_history *h = &hs[cols[c]];
+		for (size_t k = 0; k < h->n; k++) {
+			long j = a->rec_job[cols[c]][k];
+			if (j >= (long)from)
+				y[((size_t)j - from) * P + c] = rec_level(&h->recs[k], m);
+		}
+	}
+	row = pg_xcalloc(R, sizeof(double));
+	col = pg_xmalloc(P * sizeof(double));
+	count = pg_xcalloc(R, sizeof(size_t));
+	for (size_t r = 0; r < R; r++)
+		for (size_t c = 0; c < P; c++)
+			count[r] += !isnan(y[r * P + c]);
+	if (P >= 3)
+		pg_cmpstat_median_polish(y, R, P, row, col);
+	v = pg_xmalloc(R * sizeof(double));
+	pos = pg_xmalloc(R * sizeof(size_t));
+	if (P >= 3) {
+		/* the jobs' common level: a job needs 3 points for an offset */
+		size_t k = 0;
+		for (size_t r = 0; r < R; r++)
+			if (count[r] >= 3 && !isnan(row[r])) {
+				v[k] = row[r];
+				pos[k++] = from + r;
+			}
+		series_changes(a, PG_HISTORY_ALL, m, v, pos, k, min_shift(policy, NULL, m), creep);
+	}
+	for (size_t c = 0; c < P; c++) {
+		size_t k = 0;
+		for (size_t r = 0; r < R; r++) {
+			double x = y[r * P + c];
+			if (isnan(x))
+				continue;
+			if (P >= 3) {
+				if (count[r] < 3 || isnan(row[r]))
+					continue;
+				x -= row[r];
+			}
+			v[k] = x;
+			pos[k++] = from + r;
+		}
+		series_changes(a, cols[c], m, v, pos, k, min_shift(policy, &hs[cols[c]], m), creep);
+	}
+	free(cols);
+	free(y);
+	free(row);
+	free(col);
+	free(count);
+	free(v);
+	free(pos);
+}
+
+static int cmp_change(const void *x, const void *y)
+{
+	const struct pg_history_change *a = x, *b = y;
+	size_t pa = a->point == PG_HISTORY_ALL ? 0 : a->point + 1;
+	size_t pb = b->point == PG_HISTORY_ALL ? 0 : b->point + 1;
+
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (a->metric != b->metric)
+		return a->metric < b->metric ? -1 : 1; /* the registry's order */
+	if (a->job != b->job)
+		return a->job < b->job ? -1 : 1;
+	return (int)a->creep - (int)b->creep;
+}
+
+void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
+			const bool *const *use, const struct pg_policy *policy, size_t last,
+			bool creep)
+{
+	struct job_key *keys = NULL;
+	struct job_order *order = NULL;
+	size_t n_keys = 0, cap = 0, nm, n_order = 0, cap_order = 0;
+	long *renumber;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+
+	memset(a, 0, sizeof(*a));
+	a->n_points = n;
+	a->rec_job = pg_xcalloc(n ? n : 1, sizeof(long *));
+	for (size_t i = 0; i < n; i++) {
+		a->rec_job[i] = pg_xmalloc((hs[i].n ? hs[i].n : 1) * sizeof(long));
+		for (size_t k = 0; k < hs[i].n; k++) {
+			struct job_key key = { &hs[i].recs[k], i, k };
+			a->rec_job[i][k] = -1;
+			if (use && use[i] && !use[i][k])
+				continue;
+			PG_ARRAY_PUSH(keys, n_keys, cap, key);
+		}
+	}
+	/* one job per distinct key ... */
+	if (n_keys > 1)
+		qsort(keys, n_keys, sizeof(*keys), cmp_job_key);
+	for (size_t i = 0; i < n_keys; i++) {
+		if (!i || cmp_rec_key(keys[i - 1].rec, keys[i].rec)) {
+			struct job_order o = { keys[i].rec, keys[i].index, a->n_jobs };
+			PG_ARRAY_PUSH(order, n_order, cap_order, o);
+			a->n_jobs++;
+		} else if (keys[i].index < order[n_order - 1].first) {
+			order[n_order - 1].first = keys[i].index;
+		}
+		a->rec_job[keys[i].point][keys[i].index] = (long)a->n_jobs - 1;
+	}
+	free(keys);
+	/* ... in date order, then in the order they were recorded (lines are
+	 * appended: an earlier job's lines come first in every file) */
+	if (n_order > 1)
+		qsort(order, n_order, sizeof(*order), cmp_job_order);
+	renumber = pg_xmalloc((n_order ? n_order : 1) * sizeof(long));
+	a->jobs = pg_xmalloc((n_order ? n_order : 1) * sizeof(*a->jobs));
+	for (size_t j = 0; j < n_order; j++) {
+		renumber[order[j].id] = (long)j;
+		a->jobs[j] = (struct pg_history_job){ order[j].rec->commit, order[j].rec->date,
+						      order[j].rec->build_url };
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < hs[i].n; k++)
+			if (a->rec_job[i][k] >= 0)
+				a->rec_job[i][k] = renumber[a->rec_job[i][k]];
+	free(renumber);
+	free(order);
+
+	for (size_t m = 0; m < nm; m++)
+		if (all[m].direction != PG_NO_DIRECTION)
+			metric_changes(a, hs, n, policy, &all[m],
+				       last && a->n_jobs > last ? a->n_jobs - last : 0, creep);
+	if (a->n_changes > 1)
+		qsort(a->changes, a->n_changes, sizeof(*a->changes), cmp_change);
+}
+
+void pg_history_analysis_release(struct pg_history_analysis *a)
+{
+	for (size_t i = 0; i < a->n_points; i++)
+		free(a->rec_job[i]);
+	free(a->rec_job);
+	free(a->jobs);
+	free(a->changes);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Can a regression of m at this point fail a gate under policy? */
+static bool can_fail(const struct pg_policy *policy, const struct pg_history *h,
+		     const struct pg_metric *m)
+{
+	struct pg_rule r;
+	pg_policy_rule(policy, h ? h->point : NULL, h && h->n ? h->recs[h->n - 1].test : NULL, m,
+		       &r);
+	return r.gate || r.escalate > 0;
+}
+
+void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history *hs, size_t n,
+			       const bool *const *use, const struct pg_policy *policy)
+{
+	struct pg_history_analysis a;
+	size_t nm, window = policy->history_window > 0 ? (size_t)policy->history_window : 1;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	long first_job;
+
+	/* change points over three windows: enough jobs before a recent step
+	 * to see it as one */
+	pg_history_analyse(&a, hs, n, use, policy, 3 * window, false);
+	first_job = (long)base->n_jobs;
+	for (size_t j = 0; j < a.n_jobs; j++)
+		pg_baseline_add_job(base, a.jobs[j].commit, a.jobs[j].date);
+	for (size_t c = 0; c < a.n_changes; c++) {
+		const struct pg_history_change *ch = &a.changes[c];
+		pg_baseline_add_change(base,
+				       ch->point == PG_HISTORY_ALL ? NULL : hs[ch->point].point,
+				       ch->metric, first_job + (long)ch->job, ch->shift);
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_history *h = &hs[i];
+		size_t *idx = pg_xmalloc((h->n ? h->n : 1) * sizeof(size_t)), k = 0, first;
+		long start = 0, newest = -1;
+		const struct pg_history_rec *last;
+		struct pg_base_point *bp;
+		struct pg_buf src = PG_BUF_INIT;
+		const char *step_commit = NULL;
+		bool aged;
+
+		for (size_t r = 0; r < h->n; r++)
+			newest = a.rec_job[i][r] > newest ? a.rec_job[i][r] : newest;
+		if (newest < 0) {
+			free(idx);
+			continue;
+		}
+		aged = (size_t)newest + window < a.n_jobs;
+		/* the window starts at the point's last step in a metric that
+		 * can fail */
+		for (size_t c = 0; c < a.n_changes; c++) {
+			const struct pg_history_change *ch = &a.changes[c];
+			if (ch->point == i && !ch->creep && (long)ch->job > start &&
+			    can_fail(policy, h, ch->metric)) {
+				start = (long)ch->job;
+				step_commit = a.jobs[ch->job].commit;
+			}
+		}
+		for (size_t r = 0; r < h->n; r++)
+			if (a.rec_job[i][r] >= start)
+				idx[k++] = r;
+		if (!k) {
+			free(idx);
+			continue;
+		}
+		/* records in job order (a file is appended in time order, but
+		 * its lines of one job can come from several writers) */
+		for (size_t x = 1; x < k; x++)
+			for (size_t y = x; y > 0 && a.rec_job[i][idx[y - 1]] > a.rec_job[i][idx[y]];
+			     y--) {
+				size_t t = idx[y];
+				idx[y] = idx[y - 1];
+				idx[y - 1] = t;
+			}
+		first = k > window ? k - window : 0;
+		last = &h->recs[idx[k - 1]];
+		bp = pg_baseline_add(base, h->point, last->suite);
+		bp->aged = aged;
+		bp->test = pg_xstrdup(last->test);
+		bp->qps = last->qps;
+		bp->max_concurrency = last->max_concurrency;
+		bp->gpu = pg_xstrdup(last->gpu);
+		bp->commit = pg_xstrdup(last->commit);
+		if (last->date && strlen(last->date) >= 10)
+			bp->date = pg_xstrndup(last->date, 10);
+		bp->runs = (long)(k - first);
+		bp->repeats = 1;
+		pg_buf_printf(&src, "git history: %zu run%s", k - first, k - first == 1 ? "" : "s");
+		if (h->recs[idx[first]].date && last->date)
+			pg_buf_printf(&src, ", %.10s to %.10s", h->recs[idx[first]].date,
+				      last->date);
+		if (start > 0)
+			pg_buf_printf(&src, ", since the change at %.12s",
+				      step_commit ? step_commit : "?");
+		bp->source = pg_buf_detach(&src);
+		if ((long)(k - first) < policy->min_history) {
+			struct pg_buf why = PG_BUF_INIT;
+			if (start > 0)
+				pg_buf_printf(
+					&why,
+					"%zu run%s since its level changed at %.12s, %ld needed",
+					k - first, k - first == 1 ? "" : "s",
+					step_commit ? step_commit : "?", policy->min_history);
+			else
+				pg_buf_printf(&why, "%zu run%s in the history, %ld needed",
+					      k - first, k - first == 1 ? "" : "s",
+					      policy->min_history);
+			bp->insufficient = pg_buf_detach(&why);
+		}
+		for (size_t m = 0; m < nm; m++) {
+			double *medians;
+			long *jobs;
+			size_t got = 0;
+			if (all[m].suite != bp->suite || all[m].direction == PG_NO_DIRECTION)
+				continue;
+			medians = pg_xmalloc((k - first) * sizeof(double));
+			jobs = pg_xmalloc((k - first) * sizeof(long));
+			for (size_t x = first; x < k; x++) {
+				const struct pg_history_rec *r = &h->recs[idx[x]];
+				double med = rec_median(r, all[m].id);
+				if (!isnan(med)) {
+					medians[got] = med;
+					jobs[got++] = first_job + a.rec_job[i][idx[x]];
+				}
+				if (r->repeats > bp->repeats)
+					bp->repeats = r->repeats;
+			}
+			if (got)
+				pg_base_point_add_jobs(bp, &all[m], medians, jobs, got);
+			free(medians);
+			free(jobs);
+		}
+		free(idx);
+	}
+	pg_history_analysis_release(&a);
+}
+/* The last job before job j that recorded point i (PG_HISTORY_ALL: any
+ * point), or -1: a change began after it, at j. */
+static long job_before(const struct pg_history_analysis *a, const struct pg_history *hs, size_t i,
+		       size_t j)
+{
+	long best = -1;
+
+	if (i == PG_HISTORY_ALL)
+		return (long)j - 1;
+	for (size_t k = 0; k < hs[i].n; k++)
+		if (a->rec_job[i][k] < (long)j && a->rec_job[i][k] > best)
+			best = a->rec_job[i][k];
+	return best;
+}
+
+/* "between 1a2b3c4d5e6f and 9f8e7d6c5b4a (2026-11-05)": the commits of
+ * the last job at the old level and the first at the new one. */
+static void commit_range(struct pg_buf *out, const struct pg_history_analysis *a,
+			 const struct pg_history *hs, size_t i, size_t j)
+{
+	long before = job_before(a, hs, i, j);
+	const struct pg_history_job *to = &a->jobs[j];
+
+	if (before >= 0 && a->jobs[before].commit)
+		pg_buf_printf(out, "between %.12s and %.12s", a->jobs[before].commit,
+			      to->commit ? to->commit : "?");
+	else
+		pg_buf_printf(out, "at %.12s", to->commit ? to->commit : "?");
+	if (to->date)
+		pg_buf_printf(out, " (%.10s)", to->date);
+}
+
+static void change_text(struct pg_buf *out, const struct pg_history_change *c)
+{
+	double pct = round(fabs(c->shift) * 1000) / 10;
+
+	if (c->creep)
+		pg_buf_printf(out, "creep: %.2g%% %s per job, %g%% since it began",
+			      fabs(c->per_job) * 100, c->per_job > 0 ? "worse" : "better", pct);
+	else
+		pg_buf_printf(out, "step: %g%% %s", pct, c->shift > 0 ? "worse" : "better");
+}
+
+static void sparkline(struct pg_buf *out, const double *v, const bool *mark, size_t n)
 {
 	static const char *const bars[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
 	double lo = INFINITY, hi = -INFINITY;
@@ -240,6 +681,8 @@ static void sparkline(struct pg_buf *out, const double *v, size_t n)
 		hi = v[i] > hi ? v[i] : hi;
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (mark && mark[i])
+			pg_buf_puts(out, "|");
 		if (isnan(v[i]))
 			pg_buf_puts(out, " ");
 		else if (hi <= lo)
@@ -257,13 +700,15 @@ static void metric_name(char *out, size_t size, const struct pg_metric *m)
 		snprintf(out, size, "%s", m->label);
 }
 
-void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char *metric, long last)
+void pg_history_trend(struct pg_buf *out, const struct pg_history *hs, size_t i,
+		      const struct pg_history_analysis *a, const char *metric, long last)
 {
+	const struct pg_history *h = &hs[i];
 	size_t first = last > 0 && h->n > (size_t)last ? h->n - (size_t)last : 0, n = h->n - first;
 	size_t nm, width = 0;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 	const struct pg_history_rec *r0, *r1;
-	char name[96], a[PG_FMT_DOUBLE_SIZE], b[PG_FMT_DOUBLE_SIZE], c[PG_FMT_DOUBLE_SIZE];
+	char name[96], x[PG_FMT_DOUBLE_SIZE], y[PG_FMT_DOUBLE_SIZE], z[PG_FMT_DOUBLE_SIZE];
 
 	if (!n)
 		return;
@@ -284,6 +729,7 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char
 	}
 	for (size_t m = 0; m < nm; m++) {
 		double *v, first_v = NAN, last_v = NAN, *present;
+		bool *mark;
 		size_t k = 0;
 		if (all[m].suite != r1->suite || all[m].direction == PG_NO_DIRECTION)
 			continue;
@@ -291,31 +737,212 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char
 			continue;
 		v = pg_xmalloc(n * sizeof(double));
 		present = pg_xmalloc(n * sizeof(double));
-		for (size_t i = 0; i < n; i++) {
-			v[i] = rec_median(&h->recs[first + i], all[m].id);
-			if (!isnan(v[i])) {
-				present[k++] = v[i];
+		mark = pg_xcalloc(n, sizeof(bool));
+		for (size_t r = 0; r < n; r++) {
+			v[r] = rec_median(&h->recs[first + r], all[m].id);
+			if (!isnan(v[r])) {
+				present[k++] = v[r];
 				if (isnan(first_v))
-					first_v = v[i];
-				last_v = v[i];
+					first_v = v[r];
+				last_v = v[r];
 			}
+		}
+		/* a bar where a step of this point (or of every point) begins */
+		for (size_t c = 0; a && c < a->n_changes; c++) {
+			const struct pg_history_change *ch = &a->changes[c];
+			if (ch->metric != &all[m] || ch->creep ||
+			    (ch->point != i && ch->point != PG_HISTORY_ALL))
+				continue;
+			for (size_t r = 1; r < n; r++)
+				if (a->rec_job[i][first + r] == (long)ch->job)
+					mark[r] = true;
 		}
 		if (k) {
 			double med = pg_cmpstat_median(present, k),
 			       cv = pg_cmpstat_robust_cv(present, k);
 			metric_name(name, sizeof(name), &all[m]);
 			pg_buf_printf(out, "  %-*s  %10s -> %-10s %+6.1f%%  ", (int)width, name,
-				      pg_fmt_g(a, first_v), pg_fmt_g(b, last_v),
+				      pg_fmt_g(x, first_v), pg_fmt_g(y, last_v),
 				      first_v != 0 ? (last_v / first_v - 1) * 100 : 0.0);
-			sparkline(out, v, n);
-			pg_buf_printf(out, "  median %s", pg_fmt_g(c, med));
+			sparkline(out, v, mark, n);
+			pg_buf_printf(out, "  median %s", pg_fmt_g(z, med));
 			if (!isnan(cv))
 				pg_buf_printf(out, ", spread %.1f%%", cv * 100);
 			pg_buf_puts(out, "\n");
+			for (size_t c = 0; a && c < a->n_changes; c++) {
+				const struct pg_history_change *ch = &a->changes[c];
+				if (ch->metric != &all[m] ||
+				    (ch->point != i && ch->point != PG_HISTORY_ALL))
+					continue;
+				pg_buf_printf(out, "  %*s  %s", (int)width, "",
+					      ch->point == PG_HISTORY_ALL ? "every point, " : "");
+				change_text(out, ch);
+				pg_buf_puts(out, ", ");
+				commit_range(out, a, hs, ch->point, ch->job);
+				pg_buf_puts(out, "\n");
+			}
 		}
 		free(v);
 		free(present);
+		free(mark);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The nightly report                                                  */
+
+static bool change_worse_gating(const struct pg_history *hs, const struct pg_policy *policy,
+				const struct pg_history_change *c)
+{
+	return c->shift > 0 &&
+	       can_fail(policy, c->point == PG_HISTORY_ALL ? NULL : &hs[c->point], c->metric);
+}
+
+static int cmp_report(const void *x, const void *y, void *ctx);
+
+struct report_ctx {
+	const struct pg_history *hs;
+	const struct pg_policy *policy;
+	const struct pg_history_change *v;
+};
+
+/* The changes to report, worse gating ones first, then by size. */
+static size_t report_order(size_t **out, const struct pg_history *hs,
+			   const struct pg_history_analysis *a, const struct pg_policy *policy,
+			   const char *metric)
+{
+	size_t *idx = pg_xmalloc((a->n_changes + 1) * sizeof(size_t)), k = 0;
+	struct report_ctx cx = { hs, policy, a->changes };
+
+	for (size_t c = 0; c < a->n_changes; c++)
+		if (!metric || !strcmp(metric, a->changes[c].metric->id))
+			idx[k++] = c;
+	qsort_r(idx, k, sizeof(size_t), cmp_report, &cx);
+	*out = idx;
+	return k;
+}
+
+static int cmp_report(const void *x, const void *y, void *ctx)
+{
+	const struct report_ctx *cx = ctx;
+	const struct pg_history_change *a = &cx->v[*(const size_t *)x];
+	const struct pg_history_change *b = &cx->v[*(const size_t *)y];
+	bool wa = change_worse_gating(cx->hs, cx->policy, a);
+	bool wb = change_worse_gating(cx->hs, cx->policy, b);
+
+	if (wa != wb)
+		return wa ? -1 : 1;
+	if (fabs(a->shift) != fabs(b->shift))
+		return fabs(a->shift) > fabs(b->shift) ? -1 : 1;
+	return (*(const size_t *)x > *(const size_t *)y) -
+	       (*(const size_t *)x < *(const size_t *)y);
+}
+
+size_t pg_history_changes_markdown(struct pg_buf *out, const struct pg_history *hs, size_t n,
+				   const struct pg_history_analysis *a,
+				   const struct pg_policy *policy, const char *gpu,
+				   const char *metric, size_t recent)
+{
+	size_t *idx, k = report_order(&idx, hs, a, policy, metric), bad = 0, n_worse = 0;
+
+	(void)n;
+	for (size_t i = 0; i < k; i++) {
+		const struct pg_history_change *c = &a->changes[idx[i]];
+		if (!change_worse_gating(hs, policy, c))
+			continue;
+		n_worse++;
+		if (!recent || c->job + recent >= a->n_jobs)
+			bad++;
+	}
+	pg_buf_printf(out, "**perfgate: changes on main for ");
+	pg_escape_md_text(out, gpu ? gpu : "this GPU");
+	pg_buf_printf(out, "** — %zu job%s", a->n_jobs, a->n_jobs == 1 ? "" : "s");
+	if (a->n_jobs && a->jobs[0].date && a->jobs[a->n_jobs - 1].date)
+		pg_buf_printf(out, ", %.10s to %.10s", a->jobs[0].date,
+			      a->jobs[a->n_jobs - 1].date);
+	pg_buf_printf(out, ": %zu step%s or creep, %zu worse in a gating metric\n\n", k,
+		      k == 1 ? "" : "s", n_worse);
+	if (!k) {
+		pg_buf_puts(out, "No step and no creep of half a tolerance or more.\n");
+		free(idx);
+		return 0;
+	}
+	pg_buf_puts(out, "| Test | Metric | Change | Began | Commits |\n|---|---|---|---|---|\n");
+	for (size_t i = 0; i < k; i++) {
+		const struct pg_history_change *c = &a->changes[idx[i]];
+		const struct pg_history_job *j = &a->jobs[c->job];
+		long before = job_before(a, hs, c->point, c->job);
+		char name[96];
+
+		pg_buf_puts(out, "| ");
+		if (c->point == PG_HISTORY_ALL)
+			pg_buf_puts(out, "every point");
+		else
+			pg_escape_md_cell(out, hs[c->point].point);
+		metric_name(name, sizeof(name), c->metric);
+		pg_buf_puts(out, " | ");
+		pg_escape_md_cell(out, name);
+		pg_buf_puts(out, " | ");
+		if (change_worse_gating(hs, policy, c))
+			pg_buf_puts(out, "**");
+		change_text(out, c);
+		if (change_worse_gating(hs, policy, c))
+			pg_buf_puts(out, "**");
+		pg_buf_printf(out, " | %.10s | ", j->date ? j->date : "?");
+		if (before >= 0 && a->jobs[before].commit)
+			pg_buf_printf(out, "`%.12s..%.12s`", a->jobs[before].commit,
+				      j->commit ? j->commit : "?");
+		else
+			pg_buf_printf(out, "`%.12s`", j->commit ? j->commit : "?");
+		pg_buf_puts(out, " |\n");
+	}
+	free(idx);
+	return bad;
+}
+
+json_t *pg_history_changes_json(const struct pg_history *hs, size_t n,
+				const struct pg_history_analysis *a, const struct pg_policy *policy,
+				const char *gpu, const char *metric)
+{
+	json_t *o = json_object(), *arr = json_array();
+	size_t *idx, k = report_order(&idx, hs, a, policy, metric);
+
+	(void)n;
+	json_object_set_new(o, "gpu", str_or_null(gpu));
+	json_object_set_new(o, "jobs", json_integer((json_int_t)a->n_jobs));
+	for (size_t i = 0; i < k; i++) {
+		const struct pg_history_change *c = &a->changes[idx[i]];
+		const struct pg_history_job *j = &a->jobs[c->job];
+		long before = job_before(a, hs, c->point, c->job);
+		json_t *r = json_object();
+
+		json_object_set_new(r, "point",
+				    c->point == PG_HISTORY_ALL ? json_null()
+							       : json_string(hs[c->point].point));
+		json_object_set_new(r, "metric", json_string(c->metric->id));
+		json_object_set_new(r, "kind", json_string(c->creep ? "creep" : "step"));
+		json_object_set_new(r, "shift", json_real(c->shift));
+		json_object_set_new(r, "per_job", c->creep ? json_real(c->per_job) : json_null());
+		json_object_set_new(r, "p_value",
+				    isfinite(c->p_value) ? json_real(c->p_value) : json_null());
+		json_object_set_new(r, "worse", json_boolean(c->shift > 0));
+		json_object_set_new(
+			r, "gates",
+			json_boolean(can_fail(policy,
+					      c->point == PG_HISTORY_ALL ? NULL : &hs[c->point],
+					      c->metric)));
+		json_object_set_new(r, "first_commit",
+				    before >= 0 ? str_or_null(a->jobs[before].commit)
+						: json_null());
+		json_object_set_new(r, "last_commit", str_or_null(j->commit));
+		json_object_set_new(r, "first_date",
+				    before >= 0 ? str_or_null(a->jobs[before].date) : json_null());
+		json_object_set_new(r, "last_date", str_or_null(j->date));
+		json_array_append_new(arr, r);
+	}
+	json_object_set_new(o, "changes", arr);
+	free(idx);
+	return o;
 }
 
 void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,

@@ -14,14 +14,15 @@ struct pg_error;
  * The run history kept in git (baseline/history_io.c stores it): one JSON-lines file
  * per GPU and test point, <gpu>/<point>.jsonl, one line per recorded run:
  *
- *   {"commit": "9f1c...", "date": "2026-11-22T13:00:00Z",
+ *   {"format": 1, "commit": "9f1c...", "date": "2026-11-22T13:00:00Z",
  *    "build_url": "https://buildkite.com/...", "branch": "main",
  *    "gpu": "8xH100", "suite": "serving", "point": "serving_x_qps_4",
  *    "test": "serving_x", "qps": 4, "max_concurrency": null, "repeats": 5,
  *    "metrics": {"output_throughput": [2418.1, 2411.0, ...], ...}}
  *
- * Lines are appended, never rewritten, so concurrent writers only ever
- * conflict on the ref, never on content.
+ * Lines are appended (a build's earlier line of the point is replaced),
+ * so concurrent writers only ever conflict on the ref, never on content.
+ * Which lines are usable: baseline/history_check.h.
  */
 
 struct pg_history_meta {
@@ -46,6 +47,7 @@ struct pg_history_rec {
 	double qps;
 	long max_concurrency;
 	long repeats;
+	char *run;       /* the run that recorded it, when it says (shards of one build) */
 	json_t *metrics; /* {"id": [values...]} (owned) */
 };
 
@@ -58,30 +60,118 @@ struct pg_history {
 
 /*
  * Parse a <point>.jsonl file. Blank lines are skipped; a line that is not a
- * record is an error naming source:line. On error h holds what parsed.
+ * record, or one in a newer format (pg_history_classify), is an error
+ * naming source:line. On error h holds what parsed.
  */
 int pg_history_parse(struct pg_history *h, const char *point, const char *text, size_t len,
 		     const char *source, struct pg_error *err);
 void pg_history_release(struct pg_history *h);
 
-/*
- * Add the baseline point for h to base from the records for which
- * use[i] is true (NULL: all): the last `window` of them. Each record counts
- * once (its median per metric); the value is the median of those, the
- * noise their spread. Fewer than min_history usable records mark the point
- * insufficient (its values are still filled from what there is). Nothing is
- * added when no record is usable.
- */
-void pg_history_baseline_point(struct pg_baseline *base, const struct pg_history *h,
-			       const bool *use, long window, long min_history);
+/* ------------------------------------------------------------------ */
+/* Jobs and change points                                              */
+
+/* A recorded job: one `baseline record` (one CI job) of several points. */
+struct pg_history_job {
+	const char *commit; /* borrowed from its records; may be NULL */
+	const char *date;
+	const char *build_url;
+};
+
+#define PG_HISTORY_ALL ((size_t)-1)
+
+/* A change of level on main: a step, or a slow creep. */
+struct pg_history_change {
+	size_t point; /* index into the histories; PG_HISTORY_ALL: every point moved
+		       * (the jobs' common level, a whole-run change) */
+	const struct pg_metric *metric;
+	bool creep;     /* a slow trend rather than a step */
+	size_t job;     /* the first job at the new level; a creep: where it began */
+	double shift;   /* as measured, signed worse > 0: the step, or the creep since it began */
+	double per_job; /* a creep: relative change per job */
+	double p_value;
+};
+
+struct pg_history_analysis {
+	struct pg_history_job *jobs; /* oldest first */
+	size_t n_jobs;
+	long **rec_job; /* [point][record]: the record's job, -1 when not used */
+	size_t n_points;
+	struct pg_history_change *changes; /* by point (whole-run first), metric, job */
+	size_t n_changes, cap_changes;
+};
 
 /*
- * The history as readable text: per metric, the oldest and newest of the
- * last `last` records, the change, a sparkline, the median and the spread.
- * metric (may be NULL) limits it to one metric id.
+ * The histories of one GPU (hs[0..n), e.g. from pg_history_read) as jobs:
+ * records of the same job (same date, commit, build and run) line up
+ * across points, jobs ordered by date. use[i][k] says whether record k of
+ * point i counts (use NULL, or use[i] NULL: all). Then the change points of
+ * the last `last` jobs (0: all) for every metric with a direction:
+ *
+ *  - per metric, a median polish of the jobs x points table splits each
+ *    job's common offset (a slow node, a change to everything) from each
+ *    point's level;
+ *  - steps in the offsets are whole-run changes; steps in a point's level
+ *    with the offsets taken out are that point's (pg_cmpstat_change_points:
+ *    p < 0.001, at least 3 jobs on each side, a shift of at least half the
+ *    metric's tolerance under policy);
+ *  - with creep, a monotone trend (Mann-Kendall p < 0.001, Theil-Sen
+ *    slope) over the jobs after the last step that moved the level by at
+ *    least half the tolerance in total is a creep, from where it began.
+ *
+ * With fewer than 3 points per job, steps are found on the points' raw
+ * levels (no offsets to take out).
  */
-void pg_history_trend(struct pg_buf *out, const struct pg_history *h, const char *metric,
-		      long last);
+void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
+			const bool *const *use, const struct pg_policy *policy, size_t last,
+			bool creep);
+void pg_history_analysis_release(struct pg_history_analysis *a);
+
+/*
+ * The git baseline from the histories of one GPU (see pg_history_analyse
+ * for hs, n, use), added to base (its points, jobs and change points):
+ *
+ *  - a point not recorded in any of the last history_window jobs has aged
+ *    out (dropped from the suite, renamed): marked aged, so a run without
+ *    it does not miss it;
+ *  - a point's window starts at its last step in a metric that can fail
+ *    (steps common to every point stay in: the decision takes each job's
+ *    offset out), and holds its last history_window jobs;
+ *  - each job counts once: a metric's samples are the job medians (with
+ *    their job indices), its value their median, its noise their spread;
+ *  - fewer than min_history jobs in the window mark it insufficient (its
+ *    values are still filled from what there is).
+ */
+void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history *hs, size_t n,
+			       const bool *const *use, const struct pg_policy *policy);
+
+/*
+ * The history of point i of hs as readable text: per metric, the oldest
+ * and newest of its last `last` jobs, the change, a sparkline ('|' where a
+ * change point of a (the analysis of hs, may be NULL) starts a new level),
+ * the median and the spread, and a line per change point with the commit
+ * range it began in. metric (may be NULL) limits it to one metric id.
+ */
+void pg_history_trend(struct pg_buf *out, const struct pg_history *hs, size_t i,
+		      const struct pg_history_analysis *a, const char *metric, long last);
+
+/*
+ * The nightly report of the changes in a (markdown): steps and creep on
+ * main, worse first, each with the commit range in which it began. metric
+ * (may be NULL) limits it to one metric id. Returns how many changes in
+ * the worse direction of metrics that can fail under policy began in the
+ * last `recent` jobs (0: any).
+ */
+size_t pg_history_changes_markdown(struct pg_buf *out, const struct pg_history *hs, size_t n,
+				   const struct pg_history_analysis *a,
+				   const struct pg_policy *policy, const char *gpu,
+				   const char *metric, size_t recent);
+
+/* The same as JSON: {"gpu", "jobs", "changes": [{point, metric, kind,
+ * shift, per_job, p_value, worse, gates, first_commit, last_commit,
+ * first_date, last_date}]}. New reference. */
+json_t *pg_history_changes_json(const struct pg_history *hs, size_t n,
+				const struct pg_history_analysis *a, const struct pg_policy *policy,
+				const char *gpu, const char *metric);
 
 /* The baseline as readable text (perfgate baseline show). */
 void pg_baseline_describe(struct pg_buf *out, const struct pg_baseline *b,

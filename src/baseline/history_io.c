@@ -1,24 +1,44 @@
 #include "baseline/history_io.h"
+#include "results/identity.h"
 
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
 #include "base/redact.h"
+#include "base/rng.h"
 #include "base/secret.h"
 #include "base/strutil.h"
+#include "baseline/history_check.h"
 #include "sys/fsutil.h"
+#include "sys/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <git2.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * A ref lock older than this, that no perfgate writer holds, is stale.
+ * git programs hold a ref lock for milliseconds; perfgate writers hold
+ * the guard (below) for as long as they may have the lock, so the age
+ * only protects against other git programs.
+ */
+#define LOCK_GRACE_S 2.0
+/* Without the guard (a file system without flock): only age tells. */
+#define LOCK_GRACE_UNGUARDED_S 120.0
+/* Failures to reach the repository in a row before giving up: a server
+ * under load drops connections now and then; one that is down stays down. */
+#define MAX_TRANSPORT_FAILURES 6
 
 /* Where the history lives while we work on it. */
 struct store {
@@ -27,8 +47,13 @@ struct store {
 	char *tmpdir;       /* URL mode: our temporary bare clone */
 	const char *ref;
 	char *where; /* for messages: the path, or the URL without a password */
+	/* local mode: the ref's lock file, and perfgate's guard beside it */
+	char *lock_path;
+	char *guard_path;
 	int cred_tries;
-	bool push_rejected; /* the server refused our ref update */
+	bool push_rejected;    /* the server refused our ref update */
+	char push_status[160]; /* and why */
+	double lock_seen_age;  /* the lock's age when last found (-1: none) */
 };
 
 /*
@@ -103,6 +128,20 @@ done:
 	pg_redactor_release(&r);
 }
 
+/* The same for notes that may quote a server. */
+static void redact_strv(struct pg_strv *v, const char *url)
+{
+	struct pg_error e = PG_ERROR_INIT;
+
+	for (size_t i = 0; i < v->n; i++) {
+		e.code = PG_ERR;
+		snprintf(e.msg, sizeof(e.msg), "%s", v->v[i]);
+		redact_error(&e, url);
+		free(v->v[i]);
+		v->v[i] = pg_xstrdup(e.msg);
+	}
+}
+
 static int git_fail(struct pg_error *err, const char *what, const char *where)
 {
 	const git_error *e = git_error_last();
@@ -117,6 +156,64 @@ static bool is_url(const char *s)
 	if (strstr(s, "://"))
 		return true;
 	return at && colon && at < colon && (!slash || colon < slash);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * file:///abs/path (or file://localhost/abs/path) as the path it names,
+ * percent-decoded; NULL for anything else. Such a repository is opened
+ * like a path: libgit2's local transport updates a pushed ref with force,
+ * so two writers pushing from the same tip would both "succeed" and one
+ * record would be lost.
+ */
+static char *file_url_path(const char *url)
+{
+	const char *p;
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (strncmp(url, "file://", 7))
+		return NULL;
+	p = url + 7;
+	if (!strncmp(p, "localhost/", 10))
+		p += 9;
+	if (*p != '/')
+		return NULL;
+	for (; *p; p++) {
+		int hi, lo;
+		if (*p == '%' && (hi = hex_digit(p[1])) >= 0 && (lo = hex_digit(p[2])) >= 0) {
+			pg_buf_putc(&b, (char)(hi * 16 + lo));
+			p += 2;
+		} else {
+			pg_buf_putc(&b, *p);
+		}
+	}
+	return pg_buf_detach(&b);
+}
+
+enum location { LOC_CWD, LOC_PATH, LOC_URL };
+
+/* Where repo is; *path (caller frees) gets the local path for LOC_PATH. */
+static enum location locate(const char *repo, char **path)
+{
+	*path = NULL;
+	if (!repo)
+		return LOC_CWD;
+	if ((*path = file_url_path(repo)))
+		return LOC_PATH;
+	if (is_url(repo))
+		return LOC_URL;
+	*path = pg_xstrdup(repo);
+	return LOC_PATH;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -150,6 +247,8 @@ static void store_close(struct store *s)
 	git_remote_free(s->remote);
 	git_repository_free(s->repo);
 	free(s->where);
+	free(s->lock_path);
+	free(s->guard_path);
 	if (s->tmpdir) {
 		nftw(s->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		free(s->tmpdir);
@@ -157,22 +256,46 @@ static void store_close(struct store *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Local mode: where the ref's lock file and our guard are. Refs live in
+ * the common directory (a linked worktree shares its repository's). */
+static void local_paths(struct store *s)
+{
+	const char *common = git_repository_commondir(s->repo);
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_printf(&b, "%s%s.lock", common, s->ref);
+	s->lock_path = pg_buf_detach(&b);
+	pg_buf_printf(&b, "%sperfgate-history.flock", common);
+	s->guard_path = pg_buf_detach(&b);
+}
+
 static int store_open(struct store *s, const char *repo, const char *ref, struct pg_error *err)
 {
+	char *path = NULL;
+	enum location loc = locate(repo, &path);
+	int rc = 0;
+
 	memset(s, 0, sizeof(*s));
+	s->lock_seen_age = -1;
 	s->ref = ref ? ref : PG_HISTORY_DEFAULT_REF;
 	s->where = safe_url(repo ? repo : "the current repository");
-	if (!git_reference_is_valid_name(s->ref))
-		return pg_error_set(err, PG_ECONFIG, "'%s' is not a valid git ref name", s->ref);
-	if (!repo) {
-		if (git_repository_open_ext(&s->repo, ".", 0, NULL))
-			return git_fail(err, "opening the repository", ".");
-		return 0;
+	if (!git_reference_is_valid_name(s->ref)) {
+		rc = pg_error_set(err, PG_ECONFIG, "'%s' is not a valid git ref name", s->ref);
+		goto done;
 	}
-	if (!is_url(repo)) {
-		if (git_repository_open(&s->repo, repo))
-			return git_fail(err, "opening the repository", repo);
-		return 0;
+	if (loc == LOC_CWD) {
+		if (git_repository_open_ext(&s->repo, ".", 0, NULL))
+			rc = git_fail(err, "opening the repository", ".");
+		else
+			local_paths(s);
+		goto done;
+	}
+	if (loc == LOC_PATH) {
+		if (git_repository_open(&s->repo, path))
+			rc = git_fail(err, "opening the repository", s->where);
+		else
+			local_paths(s);
+		goto done;
 	}
 	{
 		const char *tmp = getenv("TMPDIR");
@@ -181,12 +304,15 @@ static int store_open(struct store *s, const char *repo, const char *ref, struct
 		if (!mkdtemp(dir.ptr)) {
 			int e = errno;
 			pg_buf_release(&dir);
-			return pg_error_set(err, PG_EINFRA, "mkdtemp: %s", strerror(e));
+			rc = pg_error_set(err, PG_EINFRA, "mkdtemp: %s", strerror(e));
+			goto done;
 		}
 		s->tmpdir = pg_buf_detach(&dir);
 	}
-	if (git_repository_init(&s->repo, s->tmpdir, 1))
-		return git_fail(err, "creating a temporary repository", s->tmpdir);
+	if (git_repository_init(&s->repo, s->tmpdir, 1)) {
+		rc = git_fail(err, "creating a temporary repository", s->tmpdir);
+		goto done;
+	}
 	{
 		/* The URL is used as given: no url.<base>.insteadOf rewriting,
 		 * whose config lookup (by regex) leaks in libgit2 1.5 with pcre2. */
@@ -194,9 +320,11 @@ static int store_open(struct store *s, const char *repo, const char *ref, struct
 		ro.repository = s->repo;
 		ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
 		if (git_remote_create_with_opts(&s->remote, repo, &ro))
-			return git_fail(err, "opening the remote", repo);
+			rc = git_fail(err, "opening the remote", repo);
 	}
-	return 0;
+done:
+	free(path);
+	return rc;
 }
 
 /* URL mode: bring the remote ref (if any) into our clone, exactly. */
@@ -215,6 +343,8 @@ static int store_fetch(struct store *s, struct pg_error *err)
 	fo.callbacks.credentials = credentials;
 	fo.callbacks.payload = s;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	/* a ref the remote no longer has goes here too */
+	fo.prune = GIT_FETCH_PRUNE;
 	s->cred_tries = 0;
 	if (git_remote_fetch(s->remote, &arr, &fo, "perfgate: fetch history"))
 		rc = git_fail(err, "fetching the history", s->where);
@@ -235,47 +365,165 @@ static int store_tip(struct store *s, git_oid *out, bool *exists, struct pg_erro
 	return rc ? git_fail(err, "reading the history ref", s->where) : 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* The ref's lock                                                      */
+
+/*
+ * Every perfgate writer holds the guard file shared from before libgit2
+ * creates the ref's lock until after it renames it into the ref, and the
+ * kernel lets go of it when the writer dies, however it dies. So whoever
+ * gets the guard exclusively knows that no live perfgate holds the ref's
+ * lock. Returns the open descriptor (caller closes, which unlocks), or -1
+ * when the guard cannot be had: flags has LOCK_NB and someone holds it,
+ * or the file system has no flock (*unsupported).
+ */
+static int guard_take(const struct store *s, int flags, bool *unsupported)
+{
+	int fd, rc;
+
+	*unsupported = false;
+	if (!s->guard_path)
+		return -1;
+	fd = open(s->guard_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		*unsupported = true;
+		return -1;
+	}
+	while ((rc = flock(fd, flags)) && errno == EINTR)
+		;
+	if (rc) {
+		*unsupported = errno != EWOULDBLOCK;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The lock file's age in seconds, or -1 when there is none. */
+static double lock_age(const char *path, struct stat *st)
+{
+	struct timespec now;
+
+	if (lstat(path, st))
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (double)(now.tv_sec - st->st_mtim.tv_sec) +
+	       (double)(now.tv_nsec - st->st_mtim.tv_nsec) / 1e9;
+}
+
+static const char *lock_name(const struct store *s)
+{
+	/* "refs/perfgate/history.lock", as git users know it */
+	const char *name = strstr(s->lock_path, s->ref);
+	return name ? name : s->lock_path;
+}
+
+/*
+ * The ref was locked. If its lock is stale -- no perfgate writer holds the
+ * guard and the file is older than LOCK_GRACE_S (LOCK_GRACE_UNGUARDED_S
+ * where flock does not work) -- remove it, under the exclusive guard so
+ * that no writer can be creating a new one meanwhile, and say so in
+ * notes. A lock that is not stale is left alone: its age is kept for the
+ * message should the deadline pass.
+ */
+static void recover_lock(struct store *s, struct pg_strv *notes)
+{
+	struct stat st, again;
+	double age;
+	bool unsupported;
+	int fd;
+
+	s->lock_seen_age = -1;
+	if (!s->lock_path || (age = lock_age(s->lock_path, &st)) < 0)
+		return;
+	s->lock_seen_age = age;
+	fd = guard_take(s, LOCK_EX | LOCK_NB, &unsupported);
+	if (fd < 0 && !(unsupported && age >= LOCK_GRACE_UNGUARDED_S))
+		return;
+	if (age < (fd >= 0 ? LOCK_GRACE_S : LOCK_GRACE_UNGUARDED_S))
+		goto done;
+	/* the very file we judged, not one a writer made since */
+	if (lstat(s->lock_path, &again) || again.st_ino != st.st_ino || again.st_dev != st.st_dev)
+		goto done;
+	if (unlink(s->lock_path) == 0) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note,
+			      "removed a stale lock, %s in %s, %.0f s old: the writer that made it "
+			      "was stopped before it finished",
+			      lock_name(s), s->where, age);
+		pg_strv_push_owned(notes, pg_buf_detach(&note));
+		s->lock_seen_age = -1;
+	}
+done:
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Moving the ref                                                      */
+
 static int push_ref_status(const char *refname, const char *status, void *payload)
 {
 	struct store *s = payload;
 	(void)refname;
-	if (status)
+	if (status) {
 		s->push_rejected = true;
+		snprintf(s->push_status, sizeof(s->push_status), "%s", status);
+	}
 	return 0;
 }
 
+/* What an update did. */
+enum update { UPDATED, REJECTED, LOCKED, FAILED };
+
 /*
- * Move the ref from old (NULL: it must not exist yet) to new. A concurrent
- * writer having moved it first is not an error: *rejected says so.
+ * Move the ref from old (NULL: it must not exist yet) to new. Another
+ * writer having moved it first is REJECTED, its lock being there LOCKED;
+ * FAILED (err says why) may be a passing failure (a dropped connection).
  */
-static int store_update(struct store *s, const git_oid *old, const git_oid *new, bool *rejected,
-			struct pg_error *err)
+static enum update store_update(struct store *s, const git_oid *old, const git_oid *new,
+				struct pg_error *err)
 {
 	git_reference *ref = NULL;
 	int rc;
 
-	*rejected = false;
 	if (!s->remote) {
-		if (old)
-			rc = git_reference_create_matching(&ref, s->repo, s->ref, new, 1, old,
-							   "perfgate: record");
-		else
-			rc = git_reference_create(&ref, s->repo, s->ref, new, 0,
-						  "perfgate: record");
+		bool unsupported;
+		int guard = guard_take(s, LOCK_SH, &unsupported);
+
+		/* a compare-and-swap even for the first record: libgit2 checks
+		 * "must not exist" (force 0) before it takes the lock, so two
+		 * writers could both create the ref; a zero old id is checked
+		 * under the lock */
+		git_oid none;
+		memset(&none, 0, sizeof(none));
+		rc = git_reference_create_matching(&ref, s->repo, s->ref, new, 1, old ? old : &none,
+						   "perfgate: record");
+		if (guard >= 0)
+			close(guard);
 		git_reference_free(ref);
-		if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) {
+		if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS) {
 			git_error_clear();
-			*rejected = true;
-			return 0;
+			return REJECTED;
 		}
-		return rc ? git_fail(err, "updating the history ref", s->where) : 0;
+		if (rc == GIT_ELOCKED) {
+			git_error_clear();
+			return LOCKED;
+		}
+		if (rc) {
+			git_fail(err, "updating the history ref", s->where);
+			return FAILED;
+		}
+		return UPDATED;
 	}
 
 	/* URL mode: our clone's ref first, then a push without force */
 	rc = git_reference_create(&ref, s->repo, s->ref, new, 1, "perfgate: record");
 	git_reference_free(ref);
-	if (rc)
-		return git_fail(err, "updating the local history ref", s->tmpdir);
+	if (rc) {
+		git_fail(err, "updating the local history ref", s->tmpdir);
+		return FAILED;
+	}
 	{
 		git_push_options po = GIT_PUSH_OPTIONS_INIT;
 		struct pg_buf spec = PG_BUF_INIT;
@@ -289,31 +537,252 @@ static int store_update(struct store *s, const git_oid *old, const git_oid *new,
 		po.callbacks.payload = s;
 		s->cred_tries = 0;
 		s->push_rejected = false;
+		s->push_status[0] = '\0';
 		rc = git_remote_push(s->remote, &arr, &po);
 		pg_buf_release(&spec);
 		if (rc == GIT_ENONFASTFORWARD || (rc == 0 && s->push_rejected)) {
 			git_error_clear();
-			*rejected = true;
-			return 0;
+			return REJECTED;
 		}
 		if (rc) {
-			/* some servers report a lost race as a plain error */
-			const git_error *e = git_error_last();
-			if (e && e->message &&
-			    (strstr(e->message, "non-fast-forward") ||
-			     strstr(e->message, "fetch first") || strstr(e->message, "rejected") ||
-			     strstr(e->message, "failed to update"))) {
-				git_error_clear();
-				*rejected = true;
-				return 0;
-			}
-			return git_fail(err, "pushing the history", s->where);
+			git_fail(err, "pushing the history", s->where);
+			return FAILED;
 		}
 	}
-	return 0;
+	return UPDATED;
 }
 
-/* "H100/serving_x_qps_4.jsonl", with '/' in names made safe. */
+/* Is ours the tip, or an ancestor of it (later writers built on it)? */
+static bool contains(git_repository *repo, const git_oid *tip, const git_oid *ours)
+{
+	bool yes = git_oid_equal(tip, ours) || git_graph_descendant_of(repo, tip, ours) == 1;
+	git_error_clear();
+	return yes;
+}
+
+static bool is_full_sha(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	return n == 40 && !s[n];
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Full jitter: a uniform wait up to a cap that doubles with each try
+ * (40 ms, 80 ms, ... 4 s), so writers that collided spread out instead
+ * of colliding again in step. The cap grows that far because N writers
+ * that each need time T to fetch, commit and push are best spread over
+ * N x T: 32 writers at 0.1 s, or 8 on a loaded machine at 0.5 s.
+ */
+static long backoff_ms(struct pg_rng *rng, int attempt)
+{
+	long cap = 20L << (attempt < 8 ? attempt : 8);
+	if (cap > 4000)
+		cap = 4000;
+	return 5 + pg_rng_range(rng, 0, cap);
+}
+
+/*
+ * Test hook, PERFGATE_HISTORY_TEST_BARRIER=DIR:N: a writer that has read
+ * the tip adds a file to DIR and waits (up to a minute) until N writers
+ * have, so a test makes writers collide for certain, whatever the
+ * machine's speed, instead of hoping a delay is long enough.
+ */
+static void test_barrier(const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	struct pg_buf mine = PG_BUF_INIT;
+	char *dir;
+	long want = 0;
+	int fd;
+
+	if (!colon || pg_parse_long(colon + 1, &want) || want < 1)
+		return;
+	dir = pg_xstrndup(spec, (size_t)(colon - spec));
+	pg_buf_printf(&mine, "%s/%ld", dir, (long)getpid());
+	fd = open(mine.ptr, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (int waited = 0; waited < 6000; waited++) {
+		struct pg_strv names = PG_STRV_INIT;
+		struct pg_error ignored = PG_ERROR_INIT;
+		bool all_here = pg_dir_list(dir, NULL, &names, &ignored) == 0 &&
+				names.n >= (size_t)want;
+
+		pg_strv_release(&names);
+		if (all_here)
+			break;
+		sleep_ms(10);
+	}
+	pg_buf_release(&mine);
+	free(dir);
+}
+
+static double timeout_of(double given)
+{
+	const char *env = getenv("PERFGATE_HISTORY_TIMEOUT");
+	double t;
+
+	if (given > 0)
+		return given;
+	if (env && *env && pg_parse_double(env, &t) == 0 && t > 0)
+		return t;
+	return PG_HISTORY_DEFAULT_TIMEOUT;
+}
+
+/*
+ * One change to the history: given the tip (NULL: no history yet), make
+ * the commit that applies it on top. *nothing: there is nothing to
+ * change on this tip (no commit made).
+ */
+typedef int (*build_fn)(struct store *s, const git_oid *parent, git_oid *out, bool *nothing,
+			void *ctx, struct pg_error *err);
+
+/*
+ * Apply a change until it is in the history or the deadline passes:
+ * fetch the tip, build on it, move the ref, and read the tip back to see
+ * that our commit is there (the tip or an ancestor of it) -- whatever the
+ * transport claimed. A rejected update (another writer won), a lock, a
+ * dropped connection or a lost update are tried again after a jittered
+ * backoff; other failures end it.
+ */
+static int commit_loop(struct store *s, build_fn build, void *ctx, double timeout,
+		       struct pg_history_recorded *out, struct pg_error *err)
+{
+	const char *barrier = getenv("PERFGATE_HISTORY_TEST_BARRIER");
+	double start = pg_monotonic(), deadline = start + timeout_of(timeout);
+	struct pg_rng rng;
+	git_oid pending; /* our last commit whose update may have landed */
+	bool have_pending = false;
+	int transport_failures = 0, rejections = 0;
+	enum update last = UPDATED;
+	struct pg_error last_err = PG_ERROR_INIT;
+	int rc = 0;
+
+	pg_rng_seed(&rng,
+		    (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(pg_monotonic() * 1e9));
+	/* a crash must never leave a ref that names an object not on disk */
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
+	for (int attempt = 1;; attempt++) {
+		git_oid tip, new;
+		bool exists, nothing = false;
+		enum update u;
+
+		if (attempt > 1) {
+			if (pg_monotonic() + 0.005 >= deadline)
+				break;
+			{
+				long ms = backoff_ms(&rng, attempt - 1);
+				double left = (deadline - pg_monotonic()) * 1000;
+				sleep_ms(ms < left ? ms : (long)left);
+			}
+		}
+		out->attempts = attempt;
+		if ((rc = store_fetch(s, err))) {
+			if (++transport_failures >= MAX_TRANSPORT_FAILURES)
+				goto done;
+			last = FAILED;
+			last_err = *err;
+			pg_error_clear(err);
+			rc = 0;
+			continue;
+		}
+		if ((rc = store_tip(s, &tip, &exists, err)))
+			goto done;
+		/* an update reported as failed may have landed all the same */
+		if (have_pending && exists && contains(s->repo, &tip, &pending)) {
+			git_oid_tostr(out->commit, sizeof(out->commit), &pending);
+			goto done;
+		}
+		have_pending = false;
+		if ((rc = build(s, exists ? &tip : NULL, &new, &nothing, ctx, err)))
+			goto done;
+		if (nothing)
+			goto done;
+		if (barrier && attempt == 1)
+			test_barrier(barrier);
+		u = store_update(s, exists ? &tip : NULL, &new, err);
+		last = u;
+		if (u == FAILED) {
+			if (++transport_failures >= MAX_TRANSPORT_FAILURES) {
+				rc = err->code;
+				goto done;
+			}
+			last_err = *err;
+			pg_error_clear(err);
+			git_oid_cpy(&pending, &new);
+			have_pending = true;
+			continue;
+		}
+		transport_failures = 0;
+		if (u == REJECTED) {
+			rejections++;
+			continue;
+		}
+		if (u == LOCKED) {
+			recover_lock(s, &out->notes);
+			continue;
+		}
+		/* UPDATED: believe it when the tip says so */
+		if ((rc = store_fetch(s, err)) == 0 &&
+		    (rc = store_tip(s, &tip, &exists, err)) == 0 && exists &&
+		    contains(s->repo, &tip, &new)) {
+			git_oid_tostr(out->commit, sizeof(out->commit), &new);
+			goto done;
+		}
+		if (rc) {
+			/* could not read it back: find out on the next try */
+			last_err = *err;
+			pg_error_clear(err);
+			rc = 0;
+			git_oid_cpy(&pending, &new);
+			have_pending = true;
+			transport_failures++;
+			continue;
+		}
+		{
+			struct pg_buf note = PG_BUF_INIT;
+			pg_buf_printf(&note,
+				      "%s: %s was updated but another writer's update replaced it "
+				      "(a transport that forces updates?): applied again",
+				      s->where, s->ref);
+			pg_strv_push_owned(&out->notes, pg_buf_detach(&note));
+		}
+	}
+	/* out of time */
+	if (last == LOCKED && s->lock_seen_age >= 0)
+		rc = pg_error_set(
+			err, PG_EINFRA,
+			"%s: %s: still locked after %d attempts in %.0f s: %s is %.0f s old and "
+			"another program holds it (or held it and died); if no git program is "
+			"working on the repository, remove it",
+			s->where, s->ref, out->attempts, pg_monotonic() - start, lock_name(s),
+			s->lock_seen_age);
+	else if (last == FAILED && last_err.code)
+		rc = pg_error_set(err, PG_EINFRA, "%s (after %d attempts in %.0f s)", last_err.msg,
+				  out->attempts, pg_monotonic() - start);
+	else
+		rc = pg_error_set(
+			err, PG_EINFRA,
+			"%s: %s: not recorded after %d attempts in %.0f s: other writers kept "
+			"winning (%d rejected%s%s); raise PERFGATE_HISTORY_TIMEOUT",
+			s->where, s->ref, out->attempts, pg_monotonic() - start, rejections,
+			s->push_status[0] ? ": " : "", s->push_status);
+done:
+	out->seconds = pg_monotonic() - start;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Commits                                                             */
+
+/* <gpu>/<point>.jsonl; a '/' in either would make a directory. */
 static void point_path(struct pg_buf *out, const char *gpu, const char *point)
 {
 	pg_buf_reset(out);
@@ -364,70 +833,68 @@ static int empty_tree(git_repository *repo, git_tree **out, const char *where, s
 	return rc ? git_fail(err, "creating a tree", where) : 0;
 }
 
-/* A commit on top of parent (NULL: the first) appending every line. */
-static int build_commit(struct store *s, const git_oid *parent_id, const struct pg_cmp_run *run,
-			const struct pg_history_record_opts *o, git_oid *out, size_t *lines,
+/* The parent's tree (an empty one for the first commit). */
+static int parent_tree(struct store *s, const git_oid *parent_id, git_commit **parent,
+		       git_tree **tree, struct pg_error *err)
+{
+	*parent = NULL;
+	*tree = NULL;
+	if (!parent_id)
+		return empty_tree(s->repo, tree, s->where, err);
+	if (git_commit_lookup(parent, s->repo, parent_id) || git_commit_tree(tree, *parent))
+		return git_fail(err, "reading the history", s->where);
+	return 0;
+}
+
+/* Changed files, to apply to a tree in one go. */
+struct updates {
+	git_tree_update *v;
+	char **paths;
+	size_t n, cap;
+};
+
+static int updates_add(struct updates *u, struct store *s, const char *path, const char *content,
+		       size_t len, struct pg_error *err)
+{
+	git_oid blob;
+
+	if (git_blob_create_from_buffer(&blob, s->repo, content, len))
+		return git_fail(err, "writing a history file", s->where);
+	if (u->n == u->cap) {
+		u->cap = u->cap ? 2 * u->cap : 16;
+		u->v = pg_xrealloc(u->v, u->cap * sizeof(*u->v));
+		u->paths = pg_xrealloc(u->paths, u->cap * sizeof(*u->paths));
+	}
+	u->paths[u->n] = pg_xstrdup(path);
+	memset(&u->v[u->n], 0, sizeof(u->v[u->n]));
+	u->v[u->n].action = GIT_TREE_UPDATE_UPSERT;
+	u->v[u->n].id = blob;
+	u->v[u->n].filemode = GIT_FILEMODE_BLOB;
+	u->v[u->n].path = u->paths[u->n];
+	u->n++;
+	return 0;
+}
+
+static void updates_release(struct updates *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		free(u->paths[i]);
+	free(u->paths);
+	free(u->v);
+	memset(u, 0, sizeof(*u));
+}
+
+/* The commit of tree + updates on top of parent, with message msg. */
+static int write_commit(struct store *s, git_commit *parent, git_tree *tree,
+			const struct updates *u, const char *msg, git_oid *out,
 			struct pg_error *err)
 {
-	git_commit *parent = NULL;
-	git_tree *tree = NULL, *new_tree = NULL;
-	git_tree_update *updates = NULL;
-	char **paths = NULL;
-	size_t n_up = 0;
+	git_tree *new_tree = NULL;
 	git_signature *sig = NULL;
-	struct pg_buf content = PG_BUF_INIT, path = PG_BUF_INIT, msg = PG_BUF_INIT;
 	git_oid tree_id;
 	int rc = 0;
 
-	*lines = 0;
-	if (parent_id) {
-		if (git_commit_lookup(&parent, s->repo, parent_id) ||
-		    git_commit_tree(&tree, parent)) {
-			rc = git_fail(err, "reading the history", s->where);
-			goto done;
-		}
-	} else if ((rc = empty_tree(s->repo, &tree, s->where, err))) {
-		goto done;
-	}
-	updates = pg_xcalloc(run->n ? run->n : 1, sizeof(*updates));
-	paths = pg_xcalloc(run->n ? run->n : 1, sizeof(*paths));
-	for (size_t i = 0; i < run->n; i++) {
-		const struct pg_cmp_point *p = &run->points[i];
-		json_t *line;
-		git_oid blob;
-
-		if ((p->status && strcmp(p->status, "ok")) || p->probe)
-			continue;
-		line = pg_history_line(p, &o->meta);
-		if (!line)
-			continue;
-		point_path(&path, o->gpu, p->name);
-		pg_buf_reset(&content);
-		if ((rc = read_blob(s->repo, parent_id ? tree : NULL, path.ptr, &content, s->where,
-				    err))) {
-			json_decref(line);
-			goto done;
-		}
-		if (content.len && content.ptr[content.len - 1] != '\n')
-			pg_buf_putc(&content, '\n');
-		pg_json_write(&content, line, -1);
-		pg_buf_putc(&content, '\n');
-		json_decref(line);
-		if (git_blob_create_from_buffer(&blob, s->repo, content.ptr, content.len)) {
-			rc = git_fail(err, "writing a history file", s->where);
-			goto done;
-		}
-		paths[n_up] = pg_xstrdup(path.ptr);
-		updates[n_up].action = GIT_TREE_UPDATE_UPSERT;
-		updates[n_up].id = blob;
-		updates[n_up].filemode = GIT_FILEMODE_BLOB;
-		updates[n_up].path = paths[n_up];
-		n_up++;
-	}
-	*lines = n_up;
-	if (!n_up)
-		goto done;
-	if (git_tree_create_updated(&tree_id, s->repo, tree, n_up, updates) ||
+	if (git_tree_create_updated(&tree_id, s->repo, tree, u->n, u->v) ||
 	    git_tree_lookup(&new_tree, s->repo, &tree_id)) {
 		rc = git_fail(err, "writing the history tree", s->where);
 		goto done;
@@ -436,165 +903,269 @@ static int build_commit(struct store *s, const git_oid *parent_id, const struct 
 		rc = git_fail(err, "making a signature", s->where);
 		goto done;
 	}
-	pg_buf_printf(&msg, "perfgate: record %zu point%s on %s", n_up, n_up == 1 ? "" : "s",
-		      o->gpu);
+	{
+		const git_commit *parents[1] = { parent };
+		if (git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg, new_tree,
+				      parent ? 1 : 0, parents))
+			rc = git_fail(err, "committing the history", s->where);
+	}
+done:
+	git_signature_free(sig);
+	git_tree_free(new_tree);
+	return rc;
+}
+
+struct record_ctx {
+	const struct pg_cmp_run *run;
+	const struct pg_history_record_opts *o; /* meta.commit is a full id */
+	struct pg_history_recorded *out;
+};
+
+struct known_files {
+	git_tree *tree;
+	const char *gpu;
+};
+
+static bool in_history(void *ctx, const char *point)
+{
+	const struct known_files *k = ctx;
+	struct pg_buf path = PG_BUF_INIT;
+	git_tree_entry *e = NULL;
+	bool found;
+
+	point_path(&path, k->gpu, point);
+	found = k->tree && git_tree_entry_bypath(&e, k->tree, path.ptr) == 0;
+	if (!found)
+		git_error_clear();
+	git_tree_entry_free(e);
+	pg_buf_release(&path);
+	return found;
+}
+
+/* A commit on top of parent (NULL: the first) with every recordable point's
+ * line, replacing an earlier record of the same build. A point goes to the
+ * file of its identity (results/identity.h), or to the file an older name
+ * of the same workload already has, so its history stays in one piece
+ * across the rename. */
+static int build_record(struct store *s, const git_oid *parent_id, git_oid *out, bool *nothing,
+			void *ctx, struct pg_error *err)
+{
+	struct record_ctx *c = ctx;
+	const struct pg_history_record_opts *o = c->o;
+	git_commit *parent = NULL;
+	git_tree *tree = NULL;
+	struct updates u = { 0 };
+	struct pg_buf old = PG_BUF_INIT, content = PG_BUF_INIT, path = PG_BUF_INIT,
+		      line = PG_BUF_INIT, msg = PG_BUF_INIT;
+	int rc;
+
+	*nothing = false;
+	c->out->lines = c->out->replaced = 0;
+	if ((rc = parent_tree(s, parent_id, &parent, &tree, err)))
+		goto done;
+	for (size_t i = 0; i < c->run->n; i++) {
+		const struct pg_cmp_point *p = &c->run->points[i];
+		json_t *rec;
+		int replaced, bad;
+		char why[256];
+
+		if (!pg_history_point_recordable(p, NULL))
+			continue;
+		rec = pg_history_line(p, &o->meta);
+		if (!rec)
+			continue;
+		pg_buf_reset(&line);
+		pg_json_write(&line, rec, -1);
+		json_decref(rec);
+		{
+			struct known_files k = { parent_id ? tree : NULL, o->gpu };
+			char *name = pg_identity_find(p->name, p->suite, p->result, in_history, &k);
+
+			if (!name)
+				name = pg_identity_of(p->name, p->suite, p->result);
+			point_path(&path, o->gpu, name);
+			free(name);
+		}
+		pg_buf_reset(&old);
+		pg_buf_reset(&content);
+		if ((rc = read_blob(s->repo, parent_id ? tree : NULL, path.ptr, &old, s->where,
+				    err)))
+			goto done;
+		replaced = pg_history_append(&content, old.ptr, old.len, line.ptr, &bad, why,
+					     sizeof(why));
+		if (replaced < 0) {
+			rc = pg_error_set(
+				err, PG_EINFRA,
+				"%s: %s:%s:%d: unreadable history line (%s): no record is added "
+				"after it; 'perfgate baseline repair' drops it",
+				s->where, s->ref, path.ptr, bad, why);
+			goto done;
+		}
+		c->out->replaced += (size_t)replaced;
+		if ((rc = updates_add(&u, s, path.ptr, content.ptr, content.len, err)))
+			goto done;
+	}
+	c->out->lines = u.n;
+	if (!u.n) {
+		*nothing = true;
+		goto done;
+	}
+	pg_buf_printf(&msg, "perfgate: record %zu point%s on %s", u.n, u.n == 1 ? "" : "s", o->gpu);
 	if (o->meta.commit)
 		pg_buf_printf(&msg, " at %.12s", o->meta.commit);
 	pg_buf_puts(&msg, "\n");
 	if (o->meta.build_url)
 		pg_buf_printf(&msg, "\nBuild: %s\n", o->meta.build_url);
-	{
-		const git_commit *parents[1] = { parent };
-		if (git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, new_tree,
-				      parent ? 1 : 0, parents))
-			rc = git_fail(err, "committing the history", s->where);
-	}
+	rc = write_commit(s, parent, tree, &u, msg.ptr, out, err);
 done:
-	for (size_t i = 0; i < n_up; i++)
-		free(paths[i]);
-	free(paths);
-	free(updates);
-	git_signature_free(sig);
-	git_tree_free(new_tree);
+	updates_release(&u);
 	git_tree_free(tree);
 	git_commit_free(parent);
+	pg_buf_release(&old);
 	pg_buf_release(&content);
 	pg_buf_release(&path);
+	pg_buf_release(&line);
 	pg_buf_release(&msg);
 	return rc;
 }
 
-static bool is_full_sha(const char *s)
-{
-	size_t n = strspn(s, "0123456789abcdef");
-	return n == 40 && !s[n];
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
+/* ------------------------------------------------------------------ */
+/* The source repository                                               */
 
 /*
- * Test hook, PERFGATE_HISTORY_TEST_BARRIER=DIR:N: a writer that has read
- * the tip adds a file to DIR and waits (up to a minute) until N writers
- * have, so a test makes writers collide for certain, whatever the
- * machine's speed, instead of hoping a delay is long enough.
+ * The repository that answers questions about source commits
+ * (struct pg_history_opts): source when given, else the history
+ * repository when it is local with a HEAD of its own, else the checkout
+ * around the cwd. *where (caller frees) names it for messages.
  */
-static void test_barrier(const char *spec)
+static int open_source(git_repository **out, char **where, const char *source, const char *history,
+		       struct pg_error *err)
 {
-	const char *colon = strrchr(spec, ':');
-	struct pg_buf mine = PG_BUF_INIT;
-	char *dir;
-	long want = 0;
-	int fd;
+	char *path = NULL;
+	int rc = 0;
 
-	if (!colon || pg_parse_long(colon + 1, &want) || want < 1)
-		return;
-	dir = pg_xstrndup(spec, (size_t)(colon - spec));
-	pg_buf_printf(&mine, "%s/%ld", dir, (long)getpid());
-	fd = open(mine.ptr, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		close(fd);
-	for (int waited = 0; waited < 6000; waited++) {
-		struct pg_strv names = PG_STRV_INIT;
-		struct pg_error ignored = PG_ERROR_INIT;
-		bool all_here = pg_dir_list(dir, NULL, &names, &ignored) == 0 &&
-				names.n >= (size_t)want;
-
-		pg_strv_release(&names);
-		if (all_here)
-			break;
-		sleep_ms(10);
+	*out = NULL;
+	*where = NULL;
+	if (source) {
+		*where = pg_xstrdup(source);
+		if (git_repository_open_ext(out, source, 0, NULL))
+			rc = git_fail(err, "opening the source repository", source);
+		return rc;
 	}
-	pg_buf_release(&mine);
-	free(dir);
+	if (locate(history, &path) == LOC_PATH) {
+		git_repository *r = NULL;
+		git_oid head;
+		if (git_repository_open(&r, path) == 0 &&
+		    git_reference_name_to_id(&head, r, "HEAD") == 0) {
+			*out = r;
+			*where = safe_url(history);
+			free(path);
+			return 0;
+		}
+		git_repository_free(r);
+		git_error_clear();
+	}
+	free(path);
+	*where = pg_xstrdup(".");
+	if (git_repository_open_ext(out, ".", 0, NULL))
+		rc = git_fail(err, "opening the source repository",
+			      history ? "the working directory (the history repository has "
+					"no commits of the project)"
+				      : ".");
+	return rc;
+}
+
+/* The measured commit as a full id: given as one, or a name (a branch,
+ * "HEAD~1") resolved in the source repository, or its HEAD. */
+static int resolve_measured(char hex[41], const struct pg_history_record_opts *o,
+			    struct pg_error *err)
+{
+	const char *given = o->meta.commit;
+	git_repository *src = NULL;
+	git_object *obj = NULL, *peeled = NULL;
+	char *where = NULL;
+	int rc = 0;
+
+	if (given && is_full_sha(given)) {
+		snprintf(hex, 41, "%s", given);
+		return 0;
+	}
+	if (open_source(&src, &where, o->source_repo, o->repo, err) == 0 &&
+	    git_revparse_single(&obj, src, given ? given : "HEAD") == 0 &&
+	    git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) == 0) {
+		git_oid_tostr(hex, 41, git_object_id(peeled));
+	} else if (given) {
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "--commit '%s' is not a commit of %s (give the full id)", given,
+				  where && strcmp(where, ".") ? where : "this repository");
+	} else {
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"which commit did this run measure? pass --commit (%s has no HEAD)",
+			where && strcmp(where, ".") ? where : "no repository here");
+	}
+	git_error_clear();
+	git_object_free(peeled);
+	git_object_free(obj);
+	git_repository_free(src);
+	free(where);
+	return rc;
+}
+
+void pg_history_recorded_release(struct pg_history_recorded *r)
+{
+	pg_strv_release(&r->left_out);
+	pg_strv_release(&r->notes);
+	memset(r, 0, sizeof(*r));
 }
 
 int pg_history_record(const struct pg_cmp_run *run, const struct pg_history_record_opts *o,
 		      struct pg_history_recorded *out, struct pg_error *err)
 {
-	size_t *lines = &out->lines;
-	int *attempts = &out->attempts;
-	char *commit = out->commit;
 	struct store s;
-	int max = o->max_attempts > 0 ? o->max_attempts : 10;
-	const char *barrier = getenv("PERFGATE_HISTORY_TEST_BARRIER");
-	struct pg_history_meta meta = o->meta;
 	struct pg_history_record_opts opts = *o;
-	char head_hex[41];
+	struct record_ctx ctx = { run, &opts, out };
+	struct pg_buf why = PG_BUF_INIT;
+	size_t recordable = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!meta.commit || !is_full_sha(meta.commit)) {
-		/* the commit measured, as a full id: HEAD of the repository we
-		 * run in, or a name (a branch, "HEAD~1") resolved there */
-		const char *given = meta.commit;
-		git_repository *here = NULL;
-		git_object *obj = NULL, *peeled = NULL;
-
-		meta.commit = NULL;
-		if (git_repository_open_ext(&here, ".", 0, NULL) == 0 &&
-		    git_revparse_single(&obj, here, given ? given : "HEAD") == 0 &&
-		    git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) == 0) {
-			git_oid_tostr(head_hex, sizeof(head_hex), git_object_id(peeled));
-			meta.commit = head_hex;
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < run->n; i++) {
+		pg_buf_reset(&why);
+		if (pg_history_point_recordable(&run->points[i], &why)) {
+			recordable++;
+			continue;
 		}
-		git_object_free(peeled);
-		git_object_free(obj);
-		git_repository_free(here);
-		git_error_clear();
-		if (!meta.commit) {
-			memset(&s, 0, sizeof(s));
-			rc = given ? pg_error_set(
-					     err, PG_ECONFIG,
-					     "--commit '%s' is not a commit of this repository (give the full id)",
-					     given)
-				   : pg_error_set(
-					     err, PG_ECONFIG,
-					     "which commit did this run measure? pass --commit");
-			goto done;
+		{
+			struct pg_buf item = PG_BUF_INIT;
+			pg_buf_printf(&item, "%s: %s", run->points[i].name,
+				      why.len ? why.ptr : "not recordable");
+			pg_strv_push_owned(&out->left_out, pg_buf_detach(&item));
 		}
 	}
-	opts.meta = meta;
-	snprintf(out->measured, sizeof(out->measured), "%s", meta.commit);
+	if (!recordable) {
+		out->none_recordable = true;
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"nothing to record: no result that is ok, complete and comparable");
+		goto done;
+	}
+	if ((rc = resolve_measured(out->measured, o, err)))
+		goto done;
+	opts.meta.commit = out->measured;
 	if ((rc = store_open(&s, o->repo, o->ref, err)))
 		goto done;
-	for (int attempt = 1; attempt <= max; attempt++) {
-		git_oid tip, new;
-		bool exists, rejected;
-
-		*attempts = attempt;
-		if ((rc = store_fetch(&s, err)) || (rc = store_tip(&s, &tip, &exists, err)))
-			goto done;
-		if ((rc = build_commit(&s, exists ? &tip : NULL, run, &opts, &new, lines, err)))
-			goto done;
-		if (!*lines) {
-			rc = pg_error_set(
-				err, PG_ECONFIG,
-				"nothing to record: no result with status ok and a comparable metric");
-			goto done;
-		}
-		if (barrier && attempt == 1)
-			test_barrier(barrier);
-		if ((rc = store_update(&s, exists ? &tip : NULL, &new, &rejected, err)))
-			goto done;
-		if (!rejected) {
-			git_oid_tostr(commit, 41, &new);
-			goto done;
-		}
-		/* someone else recorded first: back off a little, then redo on the new tip */
-		sleep_ms(20L * attempt + (long)(getpid() % 20));
-	}
-	rc = pg_error_set(err, PG_EINFRA,
-			  "%s: %s: still rejected after %d attempts (other writers keep winning)",
-			  s.where, s.ref, max);
+	rc = commit_loop(&s, build_record, &ctx, o->timeout, out, err);
+	if (rc == 0 && !out->commit[0])
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "nothing to record: no result with a comparable metric");
 done:
 	store_close(&s);
+	pg_buf_release(&why);
 	if (rc)
 		redact_error(err, o->repo);
+	redact_strv(&out->notes, o->repo);
 	return rc;
 }
 
@@ -655,8 +1226,21 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 		pg_buf_reset(&src);
 		pg_buf_printf(&src, "%s:%s", s->ref, path.ptr);
 		rc = read_blob(s->repo, root, path.ptr, &text, s->where, err);
-		if (rc == 0)
-			rc = pg_history_parse(&h, stem, text.ptr, text.len, src.ptr, err);
+		if (rc == 0 &&
+		    (rc = pg_history_parse(&h, stem, text.ptr, text.len, src.ptr, err))) {
+			/* where, and what to do about it */
+			bool broken = strstr(err->msg, "unreadable history line") != NULL;
+			bool named = strcmp(s->where, "the current repository") != 0;
+			struct pg_buf m = PG_BUF_INIT;
+
+			pg_buf_printf(&m, "%s%s%s (%s)", named ? s->where : "", named ? ": " : "",
+				      err->msg,
+				      broken ? "'perfgate baseline check' lists such lines, "
+					       "'perfgate baseline repair' drops them"
+					     : "upgrade perfgate to read it");
+			pg_error_set(err, rc, "%s", m.ptr);
+			pg_buf_release(&m);
+		}
 		free(stem);
 		if (rc) {
 			pg_history_release(&h);
@@ -723,38 +1307,69 @@ static int resolve_base(git_repository *repo, const char *branch, git_oid *out)
 	return rc;
 }
 
+/* Where a record's commit stands relative to the merge-base. */
+enum standing { AT_OR_BEFORE, AFTER, UNKNOWN };
+
 struct ancestry {
 	git_repository *repo;
 	git_oid mb;
 	char (*sha)[41];
-	bool *ok;
+	enum standing *st;
 	size_t n, cap;
 };
 
-/* Is commit (hex) the merge-base or one of its ancestors? Cached. */
-static bool at_or_before(struct ancestry *a, const char *hex)
+/* Is commit (hex) the merge-base or one of its ancestors, later (another
+ * branch, or after it), or not in the repository at all? Cached. */
+static enum standing standing_of(struct ancestry *a, const char *hex)
 {
 	git_oid id;
-	bool ok;
+	git_odb *odb = NULL;
+	enum standing st;
 
 	if (!hex || git_oid_fromstr(&id, hex)) {
 		git_error_clear();
-		return false;
+		return UNKNOWN;
 	}
 	for (size_t i = 0; i < a->n; i++)
 		if (!strcmp(a->sha[i], hex))
-			return a->ok[i];
-	ok = git_oid_equal(&id, &a->mb) || git_graph_descendant_of(a->repo, &a->mb, &id) == 1;
+			return a->st[i];
+	if (git_repository_odb(&odb, a->repo) == 0 && !git_odb_exists(odb, &id))
+		st = UNKNOWN;
+	else if (git_oid_equal(&id, &a->mb) || git_graph_descendant_of(a->repo, &a->mb, &id) == 1)
+		st = AT_OR_BEFORE;
+	else
+		st = AFTER;
+	git_odb_free(odb);
 	git_error_clear();
 	if (a->n == a->cap) {
 		a->cap = a->cap ? 2 * a->cap : 64;
 		a->sha = pg_xrealloc(a->sha, a->cap * sizeof(*a->sha));
-		a->ok = pg_xrealloc(a->ok, a->cap * sizeof(*a->ok));
+		a->st = pg_xrealloc(a->st, a->cap * sizeof(*a->st));
 	}
 	snprintf(a->sha[a->n], 41, "%s", hex);
-	a->ok[a->n++] = ok;
-	return ok;
+	a->st[a->n++] = st;
+	return st;
 }
+
+static const char *nonempty(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/* Does a later record of the same run (the same build) replace r? */
+static bool same_run(const struct pg_history_rec *a, const struct pg_history_rec *b)
+{
+	const char *ua = nonempty(a->build_url), *ub = nonempty(b->build_url);
+
+	if (ua || ub)
+		return ua && ub && !strcmp(ua, ub);
+	return a->commit && b->commit && !strcmp(a->commit, b->commit) &&
+	       json_equal(a->metrics, b->metrics);
+}
+
+static const char shallow_hint[] =
+	"fetch the full history (git fetch --unshallow; on Buildkite, leave --depth out of "
+	"BUILDKITE_GIT_CLONE_FLAGS)";
 
 int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct pg_policy *policy,
 			const struct pg_history_opts *o, struct pg_error *err)
@@ -765,23 +1380,24 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 										  : "main";
 	git_repository *src = NULL;
 	struct pg_history *hs = NULL;
-	size_t n_hs = 0;
+	size_t n_hs = 0, unknown = 0;
 	struct ancestry anc = { 0 };
+	bool **use = NULL;
 	git_oid head, base;
 	char mb_hex[41];
+	char *src_where = NULL;
 	struct pg_buf where = PG_BUF_INIT;
+	bool shallow;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->gpu = pg_xstrdup(gpu);
 	out->kind = pg_xstrdup("git");
-	if (git_repository_open_ext(&src, o->source_repo ? o->source_repo : ".", 0, NULL)) {
-		rc = git_fail(err, "opening the source repository",
-			      o->source_repo ? o->source_repo : ".");
+	if ((rc = open_source(&src, &src_where, o->source_repo, o->repo, err)))
 		goto done;
-	}
+	shallow = git_repository_is_shallow(src) == 1;
 	if (git_reference_name_to_id(&head, src, "HEAD")) {
-		rc = git_fail(err, "resolving HEAD", o->source_repo ? o->source_repo : ".");
+		rc = git_fail(err, "resolving HEAD", src_where);
 		goto done;
 	}
 	if (resolve_base(src, branch, &base)) {
@@ -793,36 +1409,299 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 		goto done;
 	}
 	if (git_merge_base(&anc.mb, src, &head, &base)) {
-		rc = git_fail(err, "finding the merge-base of HEAD and the base branch", branch);
+		if (shallow)
+			rc = pg_error_set(
+				err, PG_EINFRA,
+				"%s is a shallow checkout: the merge-base of HEAD and %s is not in it; %s",
+				src_where, branch, shallow_hint);
+		else
+			rc = git_fail(err, "finding the merge-base of HEAD and the base branch",
+				      branch);
 		goto done;
 	}
 	anc.repo = src;
 	git_oid_tostr(mb_hex, sizeof(mb_hex), &anc.mb);
 	if ((rc = pg_history_read(&hs, &n_hs, gpu, NULL, o, err)))
 		goto done;
+	use = pg_xcalloc(n_hs ? n_hs : 1, sizeof(*use));
 	for (size_t i = 0; i < n_hs; i++) {
-		bool *use = pg_xcalloc(hs[i].n ? hs[i].n : 1, sizeof(bool));
-		for (size_t k = 0; k < hs[i].n; k++)
-			use[k] = at_or_before(&anc, hs[i].recs[k].commit);
-		pg_history_baseline_point(out, &hs[i], use, policy->history_window,
-					  policy->min_history);
-		free(use);
+		use[i] = pg_xcalloc(hs[i].n ? hs[i].n : 1, sizeof(bool));
+		for (size_t k = 0; k < hs[i].n; k++) {
+			const struct pg_history_rec *r = &hs[i].recs[k];
+			enum standing st = standing_of(&anc, r->commit);
+
+			if (st == UNKNOWN && shallow) {
+				char *repo = safe_url(o->repo ? o->repo : "");
+				rc = pg_error_set(
+					err, PG_EINFRA,
+					"%s is a shallow checkout: commit %.12s of a run in %s%s%s:%s/%s.jsonl "
+					"(%.10s) is not in it, so the history cannot be placed before or after "
+					"the merge-base; %s",
+					src_where, r->commit ? r->commit : "(none)", repo,
+					*repo ? " " : "", o->ref ? o->ref : PG_HISTORY_DEFAULT_REF,
+					gpu, hs[i].point, r->date ? r->date : "no date",
+					shallow_hint);
+				free(repo);
+				goto done;
+			}
+			unknown += st == UNKNOWN;
+			use[i][k] = st == AT_OR_BEFORE;
+			/* a retried job's record replaces its first one */
+			for (size_t j = k + 1; use[i][k] && j < hs[i].n; j++)
+				if (same_run(r, &hs[i].recs[j]))
+					use[i][k] = false;
+		}
 	}
+	/* the points line up job by job: one build for the whole GPU */
+	pg_history_baseline_build(out, hs, n_hs, (const bool *const *)use, policy);
 	pg_baseline_sort(out);
 	{
 		char *repo = safe_url(o->repo ? o->repo : "git");
 		pg_buf_printf(&where, "%s %s, runs at or before %.12s (merge-base of HEAD and %s)",
 			      repo, o->ref ? o->ref : PG_HISTORY_DEFAULT_REF, mb_hex, branch);
+		if (unknown)
+			pg_buf_printf(&where, "; %zu run%s of commits not in %s left out", unknown,
+				      unknown == 1 ? "" : "s",
+				      strcmp(src_where, ".") ? src_where : "this repository");
 		free(repo);
 	}
 	out->source = pg_buf_detach(&where);
 done:
+	for (size_t i = 0; use && i < n_hs; i++)
+		free(use[i]);
+	free(use);
 	for (size_t i = 0; i < n_hs; i++)
 		pg_history_release(&hs[i]);
 	free(hs);
 	free(anc.sha);
-	free(anc.ok);
+	free(anc.st);
+	free(src_where);
 	git_repository_free(src);
 	pg_buf_release(&where);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Check and repair                                                    */
+
+void pg_history_report_release(struct pg_history_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].file);
+		free(r->v[i].why);
+		free(r->v[i].text);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static void report_reset(struct pg_history_report *r)
+{
+	pg_history_report_release(r);
+}
+
+static struct pg_history_problem *problem_add(struct pg_history_report *r, const char *file,
+					      int line, const char *kind, const char *why,
+					      const char *text, bool repaired)
+{
+	struct pg_history_problem p = {
+		pg_xstrdup(file), line, kind, pg_xstrdup(why), text ? pg_xstrdup(text) : NULL,
+		repaired
+	};
+
+	PG_ARRAY_PUSH(r->v, r->n, r->cap, p);
+	if (repaired)
+		r->n_fixable++;
+	return &r->v[r->n - 1];
+}
+
+/* Scan every history file under the tip (of gpu, or all); with u, collect
+ * the repaired files. */
+static int scan_tree(struct store *s, const git_oid *tip, const char *gpu,
+		     struct pg_history_report *rep, struct updates *u, size_t *dropped,
+		     struct pg_error *err)
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT, fixed = PG_BUF_INIT;
+	int rc = 0;
+
+	*dropped = 0;
+	git_oid_tostr(rep->tip, sizeof(rep->tip), tip);
+	if (git_commit_lookup(&c, s->repo, tip) || git_commit_tree(&root, c)) {
+		rc = git_fail(err, "reading the history", s->where);
+		goto done;
+	}
+	for (size_t g = 0; g < git_tree_entrycount(root); g++) {
+		const git_tree_entry *ge = git_tree_entry_byindex(root, g);
+		git_tree *dir = NULL;
+
+		if (git_tree_entry_type(ge) != GIT_OBJECT_TREE ||
+		    (gpu && strcmp(gpu, git_tree_entry_name(ge))))
+			continue;
+		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(ge))) {
+			rc = git_fail(err, "reading the history", s->where);
+			goto done;
+		}
+		rep->gpus++;
+		for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
+			const git_tree_entry *f = git_tree_entry_byindex(dir, i);
+			struct pg_history_scan sc;
+
+			if (git_tree_entry_type(f) != GIT_OBJECT_BLOB ||
+			    !pg_str_has_suffix(git_tree_entry_name(f), ".jsonl"))
+				continue;
+			pg_buf_reset(&path);
+			pg_buf_printf(&path, "%s/%s", git_tree_entry_name(ge),
+				      git_tree_entry_name(f));
+			pg_buf_reset(&text);
+			pg_buf_reset(&fixed);
+			if ((rc = read_blob(s->repo, root, path.ptr, &text, s->where, err))) {
+				git_tree_free(dir);
+				goto done;
+			}
+			rep->files++;
+			pg_history_scan(&sc, text.ptr, text.len, &fixed);
+			rep->records += sc.records;
+			for (size_t k = 0; k < sc.n_bad; k++)
+				problem_add(rep, path.ptr, sc.bad[k].line,
+					    pg_hline_kind_name(sc.bad[k].kind), sc.bad[k].why,
+					    sc.bad[k].text, sc.bad[k].kind != PG_HLINE_NEWER);
+			*dropped += sc.dropped;
+			if (u && sc.dropped)
+				rc = updates_add(u, s, path.ptr, fixed.ptr, fixed.len, err);
+			pg_history_scan_release(&sc);
+			if (rc) {
+				git_tree_free(dir);
+				goto done;
+			}
+		}
+		git_tree_free(dir);
+	}
+done:
+	git_tree_free(root);
+	git_commit_free(c);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
+	pg_buf_release(&fixed);
+	return rc;
+}
+
+/* Local mode: report the ref's lock when it has outlived a git update. */
+static void check_lock(struct store *s, struct pg_history_report *rep)
+{
+	struct stat st;
+	double age;
+	bool unsupported, stale;
+	int fd;
+	char why[256];
+
+	if (!s->lock_path || (age = lock_age(s->lock_path, &st)) < LOCK_GRACE_S)
+		return;
+	fd = guard_take(s, LOCK_EX | LOCK_NB, &unsupported);
+	stale = fd >= 0 || (unsupported && age >= LOCK_GRACE_UNGUARDED_S);
+	if (fd >= 0)
+		close(fd);
+	if (stale)
+		snprintf(why, sizeof(why),
+			 "%.0f s old and no perfgate writer holds it: left by a writer that was "
+			 "stopped; every record and repair removes it",
+			 age);
+	else
+		snprintf(why, sizeof(why), "%.0f s old, held by a writer now", age);
+	problem_add(rep, lock_name(s), 0, stale ? "stale lock" : "lock", why, NULL, stale);
+}
+
+int pg_history_check(struct pg_history_report *out, const char *gpu,
+		     const struct pg_history_opts *o, struct pg_error *err)
+{
+	struct store s;
+	git_oid tip;
+	bool exists = false;
+	size_t dropped;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = store_open(&s, o->repo, o->ref, err)) || (rc = store_fetch(&s, err)) ||
+	    (rc = store_tip(&s, &tip, &exists, err)))
+		goto done;
+	if (exists)
+		rc = scan_tree(&s, &tip, gpu, out, NULL, &dropped, err);
+	if (rc == 0)
+		check_lock(&s, out);
+done:
+	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
+	return rc;
+}
+
+struct repair_ctx {
+	const char *gpu;
+	struct pg_history_report *rep;
+	struct pg_history_recorded *out;
+};
+
+static int build_repair(struct store *s, const git_oid *parent_id, git_oid *out, bool *nothing,
+			void *ctx, struct pg_error *err)
+{
+	struct repair_ctx *c = ctx;
+	git_commit *parent = NULL;
+	git_tree *tree = NULL;
+	struct updates u = { 0 };
+	struct pg_buf msg = PG_BUF_INIT;
+	size_t dropped = 0;
+	int rc;
+
+	*nothing = true;
+	report_reset(c->rep);
+	c->out->lines = 0;
+	if (!parent_id)
+		return 0;
+	if ((rc = scan_tree(s, parent_id, c->gpu, c->rep, &u, &dropped, err)) || !u.n)
+		goto done;
+	if ((rc = parent_tree(s, parent_id, &parent, &tree, err)))
+		goto done;
+	c->out->lines = dropped;
+	pg_buf_printf(&msg, "perfgate: repair: drop %zu line%s in %zu file%s\n", dropped,
+		      dropped == 1 ? "" : "s", u.n, u.n == 1 ? "" : "s");
+	for (size_t i = 0; i < c->rep->n; i++)
+		if (c->rep->v[i].repaired && c->rep->v[i].line)
+			pg_buf_printf(&msg, "\n%s:%d: %s: %s", c->rep->v[i].file, c->rep->v[i].line,
+				      c->rep->v[i].kind, c->rep->v[i].why);
+	pg_buf_putc(&msg, '\n');
+	if ((rc = write_commit(s, parent, tree, &u, msg.ptr, out, err)) == 0)
+		*nothing = false;
+done:
+	updates_release(&u);
+	git_tree_free(tree);
+	git_commit_free(parent);
+	pg_buf_release(&msg);
+	return rc;
+}
+
+int pg_history_repair(struct pg_history_report *report, struct pg_history_recorded *rec,
+		      const char *gpu, const struct pg_history_opts *o, double timeout,
+		      struct pg_error *err)
+{
+	struct store s;
+	struct repair_ctx ctx = { gpu, report, rec };
+	int rc;
+
+	memset(report, 0, sizeof(*report));
+	memset(rec, 0, sizeof(*rec));
+	if ((rc = store_open(&s, o->repo, o->ref, err)))
+		goto done;
+	/* a stale lock first: with nothing else to repair, no update would
+	 * ever meet it */
+	recover_lock(&s, &rec->notes);
+	rc = commit_loop(&s, build_repair, &ctx, timeout, rec, err);
+	if (rc == 0)
+		check_lock(&s, report);
+done:
+	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
+	redact_strv(&rec->notes, o->repo);
 	return rc;
 }

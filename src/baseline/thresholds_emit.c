@@ -97,20 +97,19 @@ static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const stru
 	snprintf(c->tol, sizeof(c->tol), "tolerance: %s,", b.ptr);
 	pg_fmt_g(f, r->floor);
 	if (m->unit[0] && r->floor != 0)
-		snprintf(c->floor, sizeof(c->floor), "floor: %s %s,", f, m->unit);
+		snprintf(c->floor, sizeof(c->floor), "floor: %s %s", f, m->unit);
 	else
-		snprintf(c->floor, sizeof(c->floor), "floor: %s,", f);
+		snprintf(c->floor, sizeof(c->floor), "floor: %s", f);
 	pg_buf_reset(&b);
 	if (r->escalate > 0 && r->escalate != global_escalate) {
 		pg_buf_puts(&b, "escalate: ");
 		pg_thresholds_percent(&b, r->escalate);
-		pg_buf_puts(&b, ", ");
 	} else if (r->escalate == 0 && m->cls == PG_CLASS_TAIL && global_escalate > 0) {
-		pg_buf_puts(&b, "escalate: 0, ");
+		pg_buf_puts(&b, "escalate: 0");
 	}
-	pg_buf_printf(&b, "recheck: %.10g", r->recheck);
 	if (!isnan(r->limit)) {
-		pg_buf_printf(&b, ", %s: ", m->direction == PG_HIGHER_IS_BETTER ? "min" : "max");
+		pg_buf_printf(&b, "%s%s: ", b.len ? ", " : "",
+			      m->direction == PG_HIGHER_IS_BETTER ? "min" : "max");
 		if (!strcmp(m->unit, "%")) {
 			pg_thresholds_percent(&b, r->limit / m->scale);
 		} else {
@@ -120,7 +119,7 @@ static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const stru
 		}
 	}
 	if (!r->certify && m->cls == PG_CLASS_TAIL)
-		pg_buf_puts(&b, ", certify: false");
+		pg_buf_printf(&b, "%scertify: false", b.len ? ", " : "");
 	snprintf(c->extra, sizeof(c->extra), "%s", b.ptr);
 	pg_buf_release(&b);
 }
@@ -131,31 +130,32 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 	const struct pg_metric *all = pg_metrics_all(&n);
 
 	pg_buf_puts(out, "policy:\n");
+	pg_buf_puts(
+		out,
+		"  # The share of clean builds the gate may fail, over every gated test\n"
+		"  # point x metric of a step at once (docs/gate.md); a flagged regression\n"
+		"  # must then reproduce on a re-run of its points and rerun_anchors others.\n");
+	pg_buf_puts(out, "  step_false_alarm: ");
+	pg_thresholds_percent(out, p->step_false_alarm);
+	pg_buf_printf(out, "\n  rerun_anchors: %ld\n", p->rerun_anchors);
 	pg_buf_puts(out,
-		    "  # A change beyond the tolerance must also be significant: one-sided\n"
-		    "  # Mann-Whitney U at alpha, when both sides have min_samples samples.\n");
-	pg_buf_printf(out, "  alpha: %.10g\n  min_samples: %ld\n", p->alpha, p->min_samples);
-	pg_buf_puts(out,
-		    "  # Git history baselines (compare --baseline git): the median of the\n"
-		    "  # last history_window records at or before the merge-base; fewer than\n"
-		    "  # min_history records give insufficient-data, a pass with a warning.\n");
+		    "  # Git history baselines (compare --baseline git): the last history_window\n"
+		    "  # jobs at or before the merge-base, from the last change point on; fewer\n"
+		    "  # than min_history give insufficient-data, a pass with a warning.\n");
 	pg_buf_printf(out, "  history_window: %ld\n  min_history: %ld\n", p->history_window,
 		      p->min_history);
-	pg_buf_puts(out, "  # A tolerance widens to noise_sigmas x the run-to-run spread measured\n"
-			 "  # in the baseline's runs (MAD), so noisy setups do not flake.\n");
+	pg_buf_puts(out,
+		    "  # Baselines with no job-to-job spread to test against (thresholds files):\n"
+		    "  # a tolerance widens to noise_sigmas x their recorded run-to-run noise.\n");
 	pg_buf_printf(out, "  noise_sigmas: %.10g\n", p->noise_sigmas);
 	pg_buf_puts(out, "  # Tail metrics (p90, p99) only warn, unless worse by more than this.\n"
 			 "  escalate: ");
 	pg_thresholds_percent(out, p->escalate);
 	pg_buf_puts(out, "\n");
-	if (!isnan(p->recheck))
-		pg_buf_printf(out, "  recheck: %.10g\n", p->recheck);
 	pg_buf_puts(out,
 		    "  # Per metric. gate: a confirmed regression fails the step (false: it\n"
-		    "  # only warns). tolerance: the change allowed in the worse direction.\n"
-		    "  # floor: smaller absolute changes count as unchanged. recheck: a first\n"
-		    "  # run worse than recheck x the failing threshold is re-run, and both\n"
-		    "  # runs pooled decide. Tuned by bench/gate-sim (docs/gate.md).\n"
+		    "  # only warns). tolerance: the smallest change that counts, in the worse\n"
+		    "  # direction. floor: smaller absolute changes count as unchanged.\n"
 		    "  metrics:\n");
 
 	for (size_t i = 0; i < n; i++) {
@@ -179,9 +179,14 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 				continue;
 			pg_policy_rule(p, NULL, NULL, &all[i], &r);
 			rule_cells(&c, &r, &all[i], p->escalate);
-			pg_buf_printf(out, "    %s:%*s { %-*s %-*s %-*s %s }\n", all[i].id,
+			pg_buf_printf(out, "    %s:%*s { %-*s %-*s ", all[i].id,
 				      (int)(key_w - strlen(all[i].id)), "", (int)gate_w, c.gate,
-				      (int)tol_w, c.tol, (int)floor_w, c.floor, c.extra);
+				      (int)tol_w, c.tol);
+			if (c.extra[0])
+				pg_buf_printf(out, "%s,%*s %s }\n", c.floor,
+					      (int)(floor_w - strlen(c.floor)), "", c.extra);
+			else
+				pg_buf_printf(out, "%s }\n", c.floor);
 		}
 	}
 	pg_buf_puts(out, "  # Per test point (a name or a glob; the test's name also matches) and\n"
@@ -229,10 +234,6 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		if (e->patch.set & PG_RULE_ESCALATE) {
 			pg_buf_printf(out, "%sescalate: ", sep);
 			pg_thresholds_percent(out, e->patch.rule.escalate);
-			sep = ", ";
-		}
-		if (e->patch.set & PG_RULE_RECHECK) {
-			pg_buf_printf(out, "%srecheck: %.10g", sep, e->patch.rule.recheck);
 			sep = ", ";
 		}
 		if (e->patch.set & PG_RULE_LIMIT) {

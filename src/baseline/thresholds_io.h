@@ -23,6 +23,46 @@ struct pg_error;
 int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_baseline *base,
 		       struct pg_error *err);
 
+/* The same from text already read (path names it in messages): what the
+ * fuzz harness and anything holding the file's bytes use. text need not be
+ * NUL-terminated. */
+int pg_thresholds_load_text(const char *text, size_t len, const char *path,
+			    struct pg_policy *policy, struct pg_baseline *base,
+			    struct pg_error *err);
+/*
+ * Where a pull request's thresholds came from, and how its own copy
+ * differs (pg_thresholds_load_at).
+ */
+struct pg_thresholds_origin {
+	bool in_repo;          /* the file is in the repository (else read as it is) */
+	char *rev;             /* the commit read (full id), or NULL */
+	char *relpath;         /* the file's path in the repository, or NULL */
+	bool in_rev;           /* the commit has the file */
+	bool in_checkout;      /* the working tree has it */
+	bool differs;          /* the working tree's copy is not the commit's */
+	char *diff;            /* unified diff commit -> working tree, or NULL */
+	size_t added, removed; /* its line counts */
+};
+
+void pg_thresholds_origin_release(struct pg_thresholds_origin *o);
+
+/*
+ * Load path as commit rev of its repository has it, not the working
+ * tree's copy (which a pull request controls): the policy and the
+ * baselines of the pull request's base. base->source says
+ * "thresholds/H100.yml at 1a2b3c4d5e6f". origin (may be NULL) is filled
+ * also on error: whether the working tree's copy differs, with the diff.
+ * A file outside any repository is loaded as it is. PG_ENOTFOUND when the
+ * commit has no such file (the pull request adds it).
+ */
+int pg_thresholds_load_at(const char *path, const char *rev, struct pg_policy *policy,
+			  struct pg_baseline *base, struct pg_thresholds_origin *origin,
+			  struct pg_error *err);
+
+/* Fill origin only: how path's working-tree copy differs from rev's. */
+void pg_thresholds_compare_at(struct pg_thresholds_origin *origin, const char *path,
+			      const char *rev);
+
 /*
  * The thresholds file for a GPU: path_or_dir itself when it is a file (or
  * does not exist and ends in .yml/.yaml), else <dir>/<gpu_key>.yml.

@@ -53,36 +53,21 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 	size_t tests = a->n_tests;
 
 	pg_buf_printf(out, "%s: ", gpu);
+	if (a->compared) {
+		pg_gate_counts_phrase(out, &a->counts);
+		return;
+	}
 	if (a->status == PG_ANNOTATION_ERROR && a->n_errors) {
 		pg_buf_printf(out, "%zu of %zu %s failed to run", a->n_errors, tests,
 			      plural(tests, "test", "tests"));
-		if (a->n_regressions)
-			pg_buf_printf(out, ", %zu %s", a->n_regressions,
-				      plural(a->n_regressions, "regression", "regressions"));
 		return;
 	}
 	if (a->status == PG_ANNOTATION_ERROR) {
 		pg_buf_puts(out, "the benchmark run failed");
 		return;
 	}
-	if (!a->compared) {
-		pg_buf_printf(out, "%zu %s ran, no baseline comparison", tests,
-			      plural(tests, "test", "tests"));
-		return;
-	}
-	if (a->n_regressions) {
-		pg_buf_printf(out, "%zu %s in %zu %s", a->n_regressions,
-			      plural(a->n_regressions, "regression", "regressions"), tests,
-			      plural(tests, "test", "tests"));
-		if (a->n_errors)
-			pg_buf_printf(out, ", %zu failed to run", a->n_errors);
-	} else
-		pg_buf_printf(out, "no regressions in %zu %s", tests,
-			      plural(tests, "test", "tests"));
-	if (a->n_warnings)
-		pg_buf_printf(out, ", %zu with warnings", a->n_warnings);
-	if (a->n_improvements)
-		pg_buf_printf(out, ", %zu improved", a->n_improvements);
+	pg_buf_printf(out, "%zu %s ran, no baseline comparison", tests,
+		      plural(tests, "test", "tests"));
 }
 
 void pg_md_fenced(struct pg_buf *out, const char *info, const char *text)
@@ -133,7 +118,11 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 	if (isnan(r->delta_pct)) {
 		pg_buf_puts(out, NO_VALUE);
 	} else {
-		const char *cls = r->worse > 0 ? "red" : r->worse < 0 ? "green" : NULL;
+		/* Buildkite's annotation stylesheet colours these classes */
+		const char *cls = r->tone == PG_TONE_BAD    ? "red"
+				  : r->tone == PG_TONE_WARN ? "orange"
+				  : r->tone == PG_TONE_GOOD ? "green"
+							    : NULL;
 		if (cls)
 			pg_buf_printf(out, "<span class=\"%s\">", cls);
 		pg_buf_printf(out, "%+.1f%%", r->delta_pct);
@@ -175,15 +164,63 @@ static void put_artifact_name(struct pg_buf *out, const char *path)
 	pg_buf_puts(out, "</code>");
 }
 
-static void put_artifact_link(struct pg_buf *out, const char *path)
+/* Where an artifact is, as an href or src: artifact://<path> in Buildkite,
+ * else the path relative to the annotation file. */
+static void put_artifact_url(struct pg_buf *out, const struct pg_annotation *a, const char *path)
+{
+	size_t n = a->local_dir ? strlen(a->local_dir) : 0;
+
+	if (!a->local_dir) {
+		pg_buf_puts(out, "artifact://");
+		pg_escape_html(out, path);
+	} else if (!strncmp(path, a->local_dir, n) && path[n] == '/') {
+		pg_escape_html(out, path + n + 1);
+	} else {
+		pg_escape_html(out, path);
+	}
+}
+
+static void put_artifact_link(struct pg_buf *out, const struct pg_annotation *a, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
-	pg_buf_puts(out, "<a href=\"artifact://");
-	pg_escape_html(out, path);
+	pg_buf_puts(out, "<a href=\"");
+	put_artifact_url(out, a, path);
 	pg_buf_puts(out, "\">");
 	pg_escape_html(out, slash ? slash + 1 : path);
 	pg_buf_puts(out, "</a>");
+}
+
+/* The thresholds change, folded: at most POLICY_DIFF_MAX_LINES lines (a
+ * pull request could rewrite a whole file of baselines). */
+#define POLICY_DIFF_MAX_LINES 120
+static void render_policy_diff(struct pg_buf *out, const struct pg_annotation *a)
+{
+	struct pg_buf diff = PG_BUF_INIT, fenced = PG_BUF_INIT;
+	const char *p = a->policy_diff;
+	size_t lines = 0, more = 0;
+
+	for (; *p; lines++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+		if (lines < POLICY_DIFF_MAX_LINES)
+			pg_buf_add(&diff, p, len);
+		else
+			more++;
+		p += len;
+	}
+	if (more)
+		pg_buf_printf(&diff, "… %zu more lines\n", more);
+	pg_md_fenced(&fenced, "diff", diff.ptr);
+	pg_buf_puts(out, "<details>\n<summary>");
+	pg_escape_html(out, a->policy_diff_title ? a->policy_diff_title : "Thresholds change");
+	pg_buf_puts(out, "</summary>\n\n");
+	pg_buf_add(out, fenced.ptr, fenced.len);
+	if (fenced.len && fenced.ptr[fenced.len - 1] != '\n')
+		pg_buf_putc(out, '\n');
+	pg_buf_puts(out, "\n</details>\n\n");
+	pg_buf_release(&diff);
+	pg_buf_release(&fenced);
 }
 
 /* Head: headline, facts, notes. Never degraded (notes are capped). */
@@ -236,6 +273,8 @@ static void render_head(struct pg_buf *out, const struct pg_annotation *a)
 		pg_buf_printf(out, "- … and %zu more\n", a->n_notes - PG_ANNOTATION_MAX_NOTES);
 	if (a->n_notes)
 		pg_buf_putc(out, '\n');
+	if (a->policy_diff && *a->policy_diff)
+		render_policy_diff(out, a);
 }
 
 static void render_charts(struct pg_buf *out, const struct pg_annotation *a, size_t *shown)
@@ -245,10 +284,16 @@ static void render_charts(struct pg_buf *out, const struct pg_annotation *a, siz
 	*shown = n;
 	if (!n)
 		return;
-	pg_buf_printf(out, "<details open>\n<summary>Charts</summary>\n\n");
+	/* folded, so the tables come first; the summary names the first
+	 * figure (the one with regressions, when any) */
+	pg_buf_printf(out, "<details>\n<summary>Charts (%zu): ", a->n_charts);
+	pg_escape_html(out, a->charts[0].title);
+	if (a->n_charts > 1)
+		pg_buf_printf(out, " and %zu more", a->n_charts - 1);
+	pg_buf_puts(out, "</summary>\n\n");
 	for (size_t i = 0; i < n; i++) {
-		pg_buf_puts(out, "<img src=\"artifact://");
-		pg_escape_html(out, a->charts[i].artifact_path);
+		pg_buf_puts(out, "<img src=\"");
+		put_artifact_url(out, a, a->charts[i].artifact_path);
 		pg_buf_puts(out, "\" alt=\"");
 		pg_escape_html(out, a->charts[i].title);
 		pg_buf_puts(out, "\">\n");
@@ -329,7 +374,7 @@ static void render_footer(struct pg_buf *out, const struct pg_annotation *a)
 		if (!links[i])
 			continue;
 		pg_buf_puts(out, any ? " · " : "Artifacts: ");
-		put_artifact_link(out, links[i]);
+		put_artifact_link(out, a, links[i]);
 		any = true;
 	}
 	if (a->job_url) {

@@ -4,6 +4,7 @@
 #include "buildkite/pipeline_emit.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "gpu/gpu.h"
 #include "suite/suite.h"
 
 #include <regex.h>
@@ -15,12 +16,17 @@
 #define FIELD(name) offsetof(struct pg_plugin_config, name)
 
 static const char *const baseline_values[] = { "thresholds", "git", NULL };
-static const char *const mode_values[] = { "run", "report", "gate", "merge", "pipeline", NULL };
+static const char *const mode_values[] = { "run",      "report", "gate", "merge",
+					   "pipeline", "binary", NULL };
+_Static_assert(PG_MODE_PIPELINE == 4 && PG_MODE_BINARY == 5,
+	       "mode_values follows enum pg_plugin_mode");
 /* `only` is stored as the index, which must be the enum pg_suite_kind */
 static const char *const only_values[] = { "latency", "throughput", "serving", NULL };
 _Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SERVING == 2,
 	       "only_values follows enum pg_suite_kind");
 static const char *const annotate_values[] = { "always", "on-change", "never", NULL };
+static const char *const pr_thresholds_values[] = { "base-branch", "pull-request", NULL };
+static const char *const record_failure_values[] = { "fail", "warn", NULL };
 
 /* clang-format off */
 const struct pg_plugin_option pg_plugin_options[] = {
@@ -33,11 +39,17 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Directory holding the per-GPU baselines and tolerances, thresholds/<GPU>.yml." },
 	{ "baseline", PG_POPT_ENUM, baseline_values, "thresholds", 0, FIELD(baseline),
 	  "Where baselines come from: the thresholds files, or the results history kept in git." },
+	{ "pr-thresholds", PG_POPT_ENUM, pr_thresholds_values, "base-branch", 0, FIELD(pr_thresholds),
+	  "On a pull request, read the thresholds file (policy and baselines) as the base branch has it at the "
+	  "merge-base (base-branch), or the pull request's own copy (pull-request: the pull request can move its "
+	  "own bar); a difference is shown as a warning either way." },
 	{ "mode", PG_POPT_ENUM, mode_values, "gate", 0, FIELD(mode),
-	  "run: run the suites and report; report: only report results already in results-dir; "
+	  "run: run the suites and report; report: run the step's command, then report the results it "
+	  "wrote to results-dir; "
 	  "gate: run, compare with the baselines and fail the step on a confirmed regression; "
 	  "merge: gather the shards of a dynamic pipeline from the artifacts, then gate; "
-	  "pipeline: generate a dynamic pipeline (gpus, shards, queue) and upload it." },
+	  "pipeline: generate a dynamic pipeline (gpus, shards, queue) and upload it; "
+	  "binary: build perfgate and upload it as binary-artifact for steps on agents without build tools." },
 	{ "filter", PG_POPT_REGEX, NULL, NULL, 0, FIELD(filter),
 	  "Run only the test points whose names match this POSIX extended regular expression." },
 	{ "only", PG_POPT_ENUM, only_values, NULL, 0, FIELD(only),
@@ -45,7 +57,7 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "repeat", PG_POPT_INT, NULL, NULL, 1, FIELD(repeat),
 	  "Runs per test point, summarised by the median; overrides the suite's repeat." },
 	{ "confirm", PG_POPT_BOOL, NULL, "true", 0, FIELD(confirm),
-	  "Re-run a regressed test once and decide on the pooled samples before failing the step." },
+	  "Re-run the flagged test points (and a few anchors) once; a regression fails the step only when the re-run reproduces it." },
 	{ "annotate", PG_POPT_ENUM, annotate_values, "always", 0, FIELD(annotate),
 	  "When to post the build annotation: always, on-change (only when a verdict is not unchanged), or never." },
 	{ "context", PG_POPT_STRING, NULL, NULL, 0, FIELD(context),
@@ -60,10 +72,16 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Append this build's results to the history repository (typically on the base branch)." },
 	{ "history-repo", PG_POPT_STRING, NULL, NULL, 0, FIELD(history_repo),
 	  "Git repository (URL or path) holding the results history used by baseline: git." },
+	{ "record-history-failure", PG_POPT_ENUM, record_failure_values, "fail", 0, FIELD(record_failure),
+	  "When recording the history fails: fail the step (exit 3, an error in the annotation), or warn "
+	  "(a warning in the annotation; the exit code is the verdict's)." },
 	{ "base-branch", PG_POPT_STRING, NULL, NULL, 0, FIELD(base_branch),
 	  "Branch whose results are the baseline; default the pipeline's default branch." },
 	{ "binary", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary),
 	  "Path to a prebuilt perfgate executable; by default the plugin builds or finds one." },
+	{ "binary-artifact", PG_POPT_ARTIFACT, NULL, NULL, 0, FIELD(binary_artifact),
+	  "A perfgate bundle (.tar.gz) shared as an artifact of this build: modes binary and pipeline upload "
+	  "the perfgate they run there, other steps download it instead of building (agents without build tools)." },
 	{ "shard", PG_POPT_SHARD, NULL, NULL, 0, FIELD(shard),
 	  "Run only this slice of the suite's tests, INDEX/COUNT (perfgate pipeline sets it)." },
 	{ "gpus", PG_POPT_STRINGS, NULL, NULL, 0, FIELD(gpus),
@@ -95,6 +113,7 @@ static void set_default(struct pg_plugin_config *c, const struct pg_plugin_optio
 	case PG_POPT_STRING:
 	case PG_POPT_REGEX:
 	case PG_POPT_SHARD:
+	case PG_POPT_ARTIFACT:
 		*AT(c, o, char *) = pg_xstrdup(d);
 		break;
 	case PG_POPT_BOOL:
@@ -128,6 +147,7 @@ void pg_plugin_config_release(struct pg_plugin_config *c)
 		case PG_POPT_STRING:
 		case PG_POPT_REGEX:
 		case PG_POPT_SHARD:
+		case PG_POPT_ARTIFACT:
 			free(*AT(c, o, char *));
 			break;
 		case PG_POPT_STRINGS:
@@ -313,17 +333,46 @@ static int parse_suites(const struct parse *p, const struct pg_plugin_option *o,
 	return expected(p, o, "a path, a list of paths or a suite mapping", v);
 }
 
+/* Why text cannot name one artifact exactly, or NULL when it can: the agent
+ * stores an upload's path as given and matches downloads as globs. */
+static const char *artifact_path_problem(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n < 8 || strcmp(text + n - 7, ".tar.gz"))
+		return "is not a .tar.gz file (a perfgate bundle)";
+	if (text[0] == '/')
+		return "is absolute: write the artifact's path in the build, e.g. perfgate/perfgate.tar.gz";
+	if (strpbrk(text, "*?[]{}\\"))
+		return "has glob characters: it must name one artifact";
+	for (const char *seg = text; seg;) {
+		const char *end = strchr(seg, '/');
+		size_t len = end ? (size_t)(end - seg) : strlen(seg);
+		if (len == 0 || (len == 1 && seg[0] == '.') || (len == 2 && !strncmp(seg, "..", 2)))
+			return "has an empty, '.' or '..' part: write the path as the artifact stores it";
+		seg = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
 static int parse_one(const struct parse *p, struct pg_plugin_config *c,
 		     const struct pg_plugin_option *o, const json_t *v)
 {
 	switch (o->type) {
 	case PG_POPT_STRING:
 	case PG_POPT_REGEX:
-	case PG_POPT_SHARD: {
+	case PG_POPT_SHARD:
+	case PG_POPT_ARTIFACT: {
 		char **dst = AT(c, o, char *);
 		if (!json_is_string(v))
 			return expected(
 				p, o, o->type == PG_POPT_SHARD ? "\"INDEX/COUNT\"" : "a string", v);
+		if (o->type == PG_POPT_ARTIFACT) {
+			const char *why = artifact_path_problem(json_string_value(v));
+			if (why)
+				return fail(p, o->name, "option '%s': '%s' %s", o->name,
+					    json_string_value(v), why);
+		}
 		if (o->type == PG_POPT_SHARD) {
 			size_t index, count;
 			struct pg_error serr = PG_ERROR_INIT;
@@ -431,9 +480,30 @@ int pg_plugin_config_parse_at(struct pg_plugin_config *out, const json_t *config
 			return PG_ECONFIG;
 	}
 check:
-	if (out->mode != PG_MODE_REPORT && out->suites.paths.n == 0 && !out->suites.inline_suite)
+	/* the GPU names a thresholds file and a history directory */
+	if (out->gpu && strcmp(out->gpu, "auto") && !pg_gpu_name_ok(out->gpu))
+		return fail(&p, "gpu", "option 'gpu': '%s': " PG_GPU_NAME_HINT, out->gpu);
+	for (size_t i = 0; i < out->gpus.n; i++)
+		if (!pg_gpu_name_ok(out->gpus.v[i]))
+			return fail(&p, "gpus", "option 'gpus': '%s': " PG_GPU_NAME_HINT,
+				    out->gpus.v[i]);
+	if (out->mode != PG_MODE_REPORT && out->mode != PG_MODE_BINARY &&
+	    out->suites.paths.n == 0 && !out->suites.inline_suite)
 		return fail(&p, "suites", "option 'suites' is required (mode '%s' runs suites)",
 			    mode_values[out->mode]);
+	if (out->mode == PG_MODE_BINARY && !out->binary_artifact)
+		return fail(&p, "binary-artifact",
+			    "option 'binary-artifact' is required (mode 'binary' uploads perfgate "
+			    "there)");
+	/* elsewhere the step downloads the artifact: a binary too would be
+	 * two answers to where perfgate comes from */
+	if (out->binary && out->binary_artifact && out->mode != PG_MODE_BINARY &&
+	    out->mode != PG_MODE_PIPELINE)
+		return fail(
+			&p, "binary-artifact",
+			"options 'binary' and 'binary-artifact' exclude each other in mode '%s' "
+			"(both only where perfgate is uploaded: modes binary and pipeline)",
+			mode_values[out->mode]);
 	return 0;
 }
 
@@ -452,9 +522,12 @@ static json_t *option_schema(const struct pg_plugin_option *o)
 	case PG_POPT_STRING:
 	case PG_POPT_REGEX:
 	case PG_POPT_SHARD:
+	case PG_POPT_ARTIFACT:
 		json_object_set_new(s, "type", json_string("string"));
 		if (o->type == PG_POPT_SHARD)
 			json_object_set_new(s, "pattern", json_string(PG_SHARD_PATTERN));
+		if (o->type == PG_POPT_ARTIFACT)
+			json_object_set_new(s, "pattern", json_string(PG_ARTIFACT_PATTERN));
 		if (o->default_value)
 			def = json_string(o->default_value);
 		break;
@@ -503,5 +576,13 @@ json_t *pg_plugin_config_schema(void)
 	for (size_t i = 0; i < pg_plugin_n_options; i++)
 		json_object_set_new(props, pg_plugin_options[i].name,
 				    option_schema(&pg_plugin_options[i]));
-	return json_pack("{s:o, s:b}", "properties", props, "additionalProperties", 0);
+	/* what pg_plugin_config_parse_at requires, as the plugin linter and the
+	 * agent (when it validates) can check it: no option always, suites
+	 * unless mode report or binary, binary-artifact in mode binary */
+	return json_pack("{s:o, s:[], s:[{s:{s:{s:{s:[ss]}}, s:[s]}, s:{s:[s]}}, "
+			 "{s:{s:{s:{s:s}}, s:[s]}, s:{s:[s]}}], s:b}",
+			 "properties", props, "required", "allOf", "if", "properties", "mode",
+			 "enum", "report", "binary", "required", "mode", "else", "required",
+			 "suites", "if", "properties", "mode", "const", "binary", "required",
+			 "mode", "then", "required", "binary-artifact", "additionalProperties", 0);
 }

@@ -23,9 +23,18 @@ struct pg_error;
  * allowed values, unknown options (with the nearest valid name).
  */
 
-enum pg_plugin_mode { PG_MODE_RUN, PG_MODE_REPORT, PG_MODE_GATE, PG_MODE_MERGE, PG_MODE_PIPELINE };
+enum pg_plugin_mode {
+	PG_MODE_RUN,
+	PG_MODE_REPORT,
+	PG_MODE_GATE,
+	PG_MODE_MERGE,
+	PG_MODE_PIPELINE,
+	PG_MODE_BINARY, /* the hook packs and uploads perfgate; perfgate buildkite only checks */
+};
 enum pg_plugin_baseline { PG_BASELINE_THRESHOLDS, PG_BASELINE_GIT };
 enum pg_plugin_annotate { PG_ANNOTATE_ALWAYS, PG_ANNOTATE_ON_CHANGE, PG_ANNOTATE_NEVER };
+enum pg_plugin_pr_thresholds { PG_PR_THRESHOLDS_BASE, PG_PR_THRESHOLDS_PR };
+enum pg_plugin_record_failure { PG_RECORD_FAIL, PG_RECORD_WARN };
 
 /* `suites`: a path, a list of paths, or the suite mapping inline. */
 struct pg_plugin_suites {
@@ -38,6 +47,7 @@ struct pg_plugin_config {
 	char *gpu;                     /* "auto" (default) or a GPU name */
 	char *thresholds;              /* directory of <GPU>.yml; default "thresholds" */
 	int baseline;                  /* enum pg_plugin_baseline */
+	int pr_thresholds;             /* enum pg_plugin_pr_thresholds */
 	int mode;                      /* enum pg_plugin_mode; default gate */
 	char *filter;                  /* POSIX ERE over test point names, or NULL */
 	int only;                      /* enum pg_suite_kind, or -1 for all */
@@ -50,8 +60,10 @@ struct pg_plugin_config {
 	struct pg_strv only_on_labels; /* run only on PRs with one of these labels */
 	bool record_history;           /* append results to the history repository */
 	char *history_repo;            /* git URL or path, or NULL */
+	int record_failure;            /* enum pg_plugin_record_failure */
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */
+	char *binary_artifact;         /* the perfgate bundle's artifact path, or NULL */
 	/* dynamic pipelines (buildkite/pipeline_emit.h) */
 	char *shard;         /* "INDEX/COUNT": run only this slice of the tests, or NULL */
 	struct pg_strv gpus; /* mode pipeline: the GPU queues to fan out over */
@@ -60,19 +72,26 @@ struct pg_plugin_config {
 };
 
 enum pg_plugin_opt_type {
-	PG_POPT_STRING,  /* char * */
-	PG_POPT_BOOL,    /* bool */
-	PG_POPT_INT,     /* long, >= min */
-	PG_POPT_ENUM,    /* int: index into values (-1 when unset, no default) */
-	PG_POPT_STRINGS, /* struct pg_strv: a list of strings (a single string is a list of one) */
-	PG_POPT_SUITES,  /* struct pg_plugin_suites */
-	PG_POPT_REGEX,   /* char *, a valid POSIX extended regular expression */
-	PG_POPT_SHARD,   /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
+	PG_POPT_STRING,   /* char * */
+	PG_POPT_BOOL,     /* bool */
+	PG_POPT_INT,      /* long, >= min */
+	PG_POPT_ENUM,     /* int: index into values (-1 when unset, no default) */
+	PG_POPT_STRINGS,  /* struct pg_strv: a list of strings (a single string is a list of one) */
+	PG_POPT_SUITES,   /* struct pg_plugin_suites */
+	PG_POPT_REGEX,    /* char *, a valid POSIX extended regular expression */
+	PG_POPT_SHARD,    /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
+	PG_POPT_ARTIFACT, /* char *, an artifact path: relative, no glob characters, *.tar.gz */
 };
 
 /* The JSON Schema pattern of a PG_POPT_SHARD value; pg_shard_parse accepts
  * exactly these strings (and checks INDEX <= COUNT, which a pattern cannot). */
 #define PG_SHARD_PATTERN "^[1-9][0-9]*/[1-9][0-9]*$"
+
+/* The JSON Schema pattern of a PG_POPT_ARTIFACT value: what `buildkite-agent
+ * artifact upload` stores as given and `download` finds exactly (no glob
+ * characters, not absolute). The parser also refuses "." and ".." segments,
+ * which a pattern without look-ahead cannot (Go's regexp, the agent's). */
+#define PG_ARTIFACT_PATTERN "^[^/*?\\[\\]{}\\\\][^*?\\[\\]{}\\\\]*\\.tar\\.gz$"
 
 struct pg_plugin_option {
 	const char *name;

@@ -7,11 +7,15 @@
 #include "base/alloc.h"
 #include "buildkite/job_env.h"
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "base/error.h"
 #include "gate/gate_io.h"
 #include "baseline/history_io.h"
+#include "base/exitcode.h"
 #include "telemetry/health_io.h"
+#include "baseline/thresholds_io.h"
+#include "sys/gitinfo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,15 +28,72 @@ struct impl {
 	struct pg_comparison cmp;
 };
 
-/* The branch whose history is the baseline: the PR's base branch, else the
- * configured one, else the pipeline's default branch. */
-static const char *base_branch(const struct pg_plugin_config *c, const struct pg_bkenv *env)
+const char *pg_bk_base_branch(const struct pg_plugin_config *c, const struct pg_bkenv *env)
 {
 	if (pg_bkenv_is_pr(env) && env->base_branch)
 		return env->base_branch;
 	if (c->base_branch)
 		return c->base_branch;
 	return env->default_branch;
+}
+
+void pg_bk_pr_pin(struct pg_bk_pr *pr, const struct pg_plugin_config *c, const struct pg_bkenv *env)
+{
+	struct pg_error err = PG_ERROR_INIT;
+
+	memset(pr, 0, sizeof(*pr));
+	if (!pg_bkenv_is_pr(env))
+		return;
+	pr->is_pr = true;
+	pr->branch = pg_bk_base_branch(c, env);
+	if (pg_git_merge_base(pr->rev, ".", pr->branch, &err))
+		pr->error = pg_xstrdup(err.msg);
+}
+
+void pg_bk_pr_release(struct pg_bk_pr *pr)
+{
+	free(pr->error);
+	memset(pr, 0, sizeof(*pr));
+}
+
+/*
+ * A pull request that changes its own thresholds file: say so, as a
+ * warning, with the change, whichever copy the gate used.
+ */
+static void note_policy_change(struct pg_bk_compare *out, const struct pg_thresholds_origin *o,
+			       const struct pg_bk_pr *pr, bool used_base)
+{
+	struct pg_buf note = PG_BUF_INIT, title = PG_BUF_INIT;
+	const char *file = o->relpath;
+
+	if (!o->differs)
+		return;
+	if (!o->in_checkout)
+		pg_buf_printf(&note, "this pull request deletes %s", file);
+	else if (!o->in_rev)
+		pg_buf_printf(&note, "this pull request adds %s", file);
+	else
+		pg_buf_printf(&note, "this pull request changes %s (+%zu -%zu lines)", file,
+			      o->added, o->removed);
+	if (used_base && o->in_rev)
+		pg_buf_printf(
+			&note,
+			": the gate used the base branch's copy (%s at %.12s, the merge-base); "
+			"the change applies once it is merged",
+			pr->branch, o->rev);
+	else if (used_base)
+		pg_buf_puts(&note, ": it applies once it is merged");
+	else
+		pg_buf_puts(&note, " and the gate used its copy (pr-thresholds: pull-request): the "
+				   "pull request sets its own bar");
+	out->policy_note = pg_buf_detach(&note);
+	if (o->diff) {
+		pg_buf_printf(&title, "%s: this pull request against %s at %.12s", file, pr->branch,
+			      o->rev);
+		out->policy_diff = pg_xstrdup(o->diff);
+		out->policy_diff_title = pg_buf_detach(&title);
+	}
+	pg_buf_release(&title);
 }
 
 static enum pg_annotation_status status_of(enum pg_outcome o)
@@ -66,7 +127,7 @@ static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar,
 		if (m->unit && *m->unit)
 			pg_buf_printf(&metric, " (%s)", m->unit);
 	} else {
-		pg_buf_puts(&metric, "(whole point)");
+		pg_buf_puts(&metric, "all metrics"); /* as comparison.md says */
 	}
 	/* the gate's note says why (warn-only, confirmed by the re-run...);
 	 * without one, say what the outcome means */
@@ -81,69 +142,39 @@ static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar,
 	ar->baseline = r->baseline;
 	ar->current = r->current;
 	ar->delta_pct = isnan(r->change) ? NAN : 100.0 * r->change;
-	ar->tolerance_pct = isnan(r->tolerance) ? NAN : 100.0 * r->tolerance;
-	ar->worse = 0;
-	if (m && !isnan(r->change) && r->change != 0 && m->direction != PG_NO_DIRECTION)
-		ar->worse = (r->change > 0) == (m->direction == PG_LOWER_IS_BETTER) ? 1 : -1;
+	ar->tolerance_pct = isnan(pg_attention_threshold(r)) ? NAN
+							     : 100.0 * pg_attention_threshold(r);
+	ar->tone = pg_attention_tone(r);
 	ar->verdict = keep(out, pg_buf_detach(&verdict));
 }
 
-static bool needs_attention(const struct pg_cmp_row *r)
+/* A metric for the charts, once. */
+static void chart_metric(struct pg_bk_compare *out, const struct pg_cmp_row *r)
 {
-	return r->outcome == PG_OUTCOME_FAIL || r->outcome == PG_OUTCOME_INFRA ||
-	       r->outcome == PG_OUTCOME_WARN;
-}
-
-/* Worst first, then the comparison's own order (points, then metrics). */
-static int attention_rank(const struct pg_cmp_row *r)
-{
-	switch (r->outcome) {
-	case PG_OUTCOME_FAIL:
-		return 0;
-	case PG_OUTCOME_INFRA:
-		return 1;
-	case PG_OUTCOME_WARN:
-		return 2;
-	default:
-		return 3;
-	}
-}
-
-/* Per point: its worst outcome, and whether anything improved. */
-static void count_points(struct pg_bk_compare *out, const struct pg_comparison *cmp)
-{
-	for (size_t i = 0; i < cmp->n;) {
-		const char *point = cmp->rows[i].point;
-		enum pg_outcome worst = PG_OUTCOME_PASS;
-		bool improved = false;
-
-		for (; i < cmp->n && !strcmp(cmp->rows[i].point, point); i++) {
-			if (cmp->rows[i].outcome > worst)
-				worst = cmp->rows[i].outcome;
-			improved |= cmp->rows[i].verdict == PG_VERDICT_IMPROVED;
-		}
-		if (worst == PG_OUTCOME_FAIL)
-			out->n_regressions++;
-		else if (worst == PG_OUTCOME_INFRA)
-			out->n_errors++;
-		else if (worst == PG_OUTCOME_WARN)
-			out->n_warnings++;
-		else if (improved)
-			out->n_improvements++;
-	}
+	if (!r->metric)
+		return;
+	for (size_t i = 0; i < out->metrics.n; i++)
+		if (!strcmp(out->metrics.v[i], r->metric->id))
+			return;
+	pg_strv_push(&out->metrics, r->metric->id);
 }
 
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
-		  const struct pg_result_set *confirm, const struct pg_plugin_config *c,
-		  const struct pg_bkenv *env, const char *gpu_key, const char *results_dir,
+		  const struct pg_result_set *confirm, const struct pg_strv *plan,
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env,
+		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
 		  struct pg_error *err)
 {
 	struct impl *im = pg_xcalloc(1, sizeof(*im));
 	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
 	struct pg_gate_source src = { 0 };
 	struct pg_annotation_row *all = NULL;
+	const struct pg_cmp_row **attention = NULL;
 	struct pg_error lerr = PG_ERROR_INIT;
 	struct pg_buf sick = PG_BUF_INIT;
+	struct pg_thresholds_origin origin = { 0 };
+	bool use_base = pr && pr->is_pr && c->pr_thresholds == PG_PR_THRESHOLDS_BASE;
+	char *path = pg_thresholds_path(c->thresholds, gpu_key);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -154,8 +185,37 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	src.gpu = gpu_key;
 	src.baseline = c->baseline == PG_BASELINE_GIT ? "git" : "thresholds";
 	src.repo = c->history_repo;
-	src.base_branch = base_branch(c, env);
+	src.base_branch = pg_bk_base_branch(c, env);
+	/* the history's commits are the checkout's, whatever history-repo is */
+	src.source_repo = ".";
+	if (use_base && pr->error) {
+		/* without the base, the pull request's own copy is all there is:
+		 * never use it silently, unless the file is not the PR's at all */
+		struct pg_buf ignored = PG_BUF_INIT;
+		struct pg_error e = PG_ERROR_INIT;
+		bool outside = false;
+
+		pg_git_read_at(&ignored, &outside, NULL, "HEAD", path, &e);
+		pg_buf_release(&ignored);
+		if (!outside) {
+			rc = pg_error_set(
+				err, PG_EINFRA,
+				"pull request: cannot read %s from the base branch: %s (fetch it, or set "
+				"pr-thresholds: pull-request to gate with the pull request's own copy)",
+				path, pr->error);
+			goto done;
+		}
+		use_base = false;
+	}
+	if (use_base) {
+		src.thresholds_rev = pr->rev;
+		src.origin = &origin;
+	}
 	rc = pg_gate_load(&im->policy, &im->base, &src, &lerr);
+	if (!use_base && pr && pr->is_pr && pr->rev[0])
+		pg_thresholds_compare_at(&origin, path, pr->rev);
+	if (pr && pr->is_pr && origin.in_repo)
+		note_policy_change(out, &origin, pr, use_base);
 	if (rc == PG_ENOTFOUND) {
 		/* a first run has nothing to compare with: say so, do not fail */
 		out->note = pg_xstrdup(lerr.msg);
@@ -176,34 +236,46 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	points = pg_gate_points(run);
 	if (confirm)
 		confirm_points = pg_gate_points(confirm);
-	pg_compare(&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
-		   confirm ? confirm->n : 0,
-		   &(struct pg_compare_opts){ .suspect = sick.len ? sick.ptr : NULL });
+	pg_compare(
+		&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
+		confirm ? confirm->n : 0,
+		&(struct pg_compare_opts){ .plan = plan, .suspect = sick.len ? sick.ptr : NULL });
 	out->suspect = im->cmp.suspect ? pg_xstrdup(im->cmp.suspect) : NULL;
 	out->compared = true;
 	out->confirmed = im->cmp.with_confirmation;
 	out->status = status_of(im->cmp.outcome);
+	out->outcome = (int)im->cmp.outcome;
+	if (out->policy_note && out->status < PG_ANNOTATION_WARNING)
+		out->status = PG_ANNOTATION_WARNING;
 	for (size_t i = 0; i < im->cmp.rerun.n; i++)
 		pg_strv_push(&out->rerun, im->cmp.rerun.v[i]);
-	count_points(out, &im->cmp);
+	out->outcome = im->cmp.outcome;
+	pg_gate_count(&out->counts, &im->cmp);
 
-	/* every row for the comparison section; attention rows, worst first */
+	/* every row for the comparison section; the attention rows as the
+	 * gate's comparison.md lists them */
 	all = pg_xcalloc(im->cmp.n + 1, sizeof(*all));
-	out->rows = pg_xcalloc(im->cmp.n + 1, sizeof(*out->rows));
 	for (size_t i = 0; i < im->cmp.n; i++)
 		to_row(out, &all[i], &im->cmp.rows[i]);
-	for (int rank = 0; rank < 3; rank++)
-		for (size_t i = 0; i < im->cmp.n; i++)
-			if (needs_attention(&im->cmp.rows[i]) &&
-			    attention_rank(&im->cmp.rows[i]) == rank)
-				out->rows[out->n_rows++] = all[i];
+	attention = pg_attention_rows(&im->cmp, &out->n_rows);
+	out->rows = pg_xcalloc(out->n_rows + 1, sizeof(*out->rows));
+	for (size_t i = 0; i < out->n_rows; i++) {
+		out->rows[i] = all[attention[i] - im->cmp.rows];
+		chart_metric(out, attention[i]);
+	}
+	for (size_t i = 0; i < im->cmp.n; i++)
+		if (im->cmp.rows[i].verdict == PG_VERDICT_REGRESSED)
+			chart_metric(out, &im->cmp.rows[i]);
 	pg_annotation_table(&out->table, all, im->cmp.n);
 	out->n_all_rows = im->cmp.n;
 
 	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
 done:
 	pg_buf_release(&sick);
+	pg_thresholds_origin_release(&origin);
+	free(path);
 	free(all);
+	free((void *)attention);
 	free(points);
 	free(confirm_points);
 	return rc;
@@ -222,11 +294,20 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	free(out->baseline_desc);
 	free(out->suspect);
 	free(out->note);
+	free(out->policy_note);
+	free(out->policy_diff);
+	free(out->policy_diff_title);
 	free(out->rows);
 	pg_strv_release(&out->rerun);
+	pg_strv_release(&out->metrics);
 	pg_strv_release(&out->strings);
 	pg_buf_release(&out->table);
 	memset(out, 0, sizeof(*out));
+}
+
+int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err)
+{
+	return pg_gate_read_plan(out, found, dir, err);
 }
 
 int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m, double *out)
@@ -244,14 +325,13 @@ int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m
 }
 
 int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
-			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
-			 struct pg_error *err)
+			 const struct pg_bkenv *env, const char *gpu_key,
+			 struct pg_history_recorded *out, struct pg_error *err)
 {
 	struct pg_cmp_point *points = pg_gate_points(run);
 	char now[32];
 	time_t t = time(NULL);
 	struct tm tm;
-	struct pg_history_recorded recorded;
 	int rc;
 
 	gmtime_r(&t, &tm);
@@ -259,14 +339,13 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin
 	rc = pg_history_record(
 		&(struct pg_cmp_run){ "this build", points, run->n },
 		&(struct pg_history_record_opts){ .repo = c->history_repo,
+						  .source_repo = ".",
 						  .gpu = gpu_key,
 						  .meta = { .commit = env->commit,
 							    .date = now,
 							    .build_url = env->build_url,
 							    .branch = env->branch } },
-		&recorded, err);
+		out, err);
 	free(points);
-	if (rc == 0)
-		*lines = recorded.lines;
 	return rc;
 }

@@ -19,8 +19,15 @@
 #include "sys/fsutil.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"
+#include "base/jsonw.h"
+#include "base/redact.h"
+#include "base/secret.h"
+#include "runner/runner_io.h"
+#include "baseline/history_io.h"
+#include "runner/runfmt.h"
 
 #include <libgen.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -43,18 +50,34 @@ struct step {
 	struct pg_result_set results;
 	struct pg_strv notes; /* errors and warnings for the annotation */
 	int run_exit;         /* the runner's exit code (3, 128+N) or 0 */
+	struct pg_strv plan;  /* the points the step planned, when known */
+	bool have_plan;
+	/* every secret the step knows: what it logs, writes and posts passes
+	 * through it, whatever the message came from */
+	struct pg_redactor redact;
+	struct pg_bk_pr pr; /* a pull request's base, pinned before the run */
+	bool told_local_history;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void say(struct step *st, const char *fmt, ...)
 {
+	struct pg_buf raw = PG_BUF_INIT, clean = PG_BUF_INIT, plain = PG_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(st->log, fmt, ap);
+	pg_buf_vprintf(&raw, fmt, ap);
 	va_end(ap);
+	pg_redact(&st->redact, &clean, raw.ptr);
+	/* log groups only where Buildkite shows them as groups */
+	if (!st->env->in_buildkite)
+		pg_runfmt_plain(&plain, clean.ptr);
+	fputs(st->env->in_buildkite ? clean.ptr : plain.ptr, st->log);
 	fflush(st->log);
+	pg_buf_release(&raw);
+	pg_buf_release(&clean);
+	pg_buf_release(&plain);
 }
 
 static const char *step_label(const struct pg_bkenv *env)
@@ -67,24 +90,35 @@ static const char *step_label(const struct pg_bkenv *env)
 /* ---- pull-request gating ---- */
 
 /* true: the step has nothing to do on this build (logged once). */
-static bool skip_for_labels(struct step *st)
+bool pg_bk_skipped_for_labels(const struct pg_bkenv *env, const struct pg_plugin_config *c,
+			      struct pg_buf *why)
 {
 	struct pg_buf want = PG_BUF_INIT, have = PG_BUF_INIT;
 
-	if (!st->s.only_on_labels.n || !pg_bkenv_is_pr(st->env))
+	if (!c->only_on_labels.n || !pg_bkenv_is_pr(env))
 		return false;
-	if (pg_bkenv_has_label(st->env, (const char *const *)st->s.only_on_labels.v,
-			       st->s.only_on_labels.n))
+	if (pg_bkenv_has_label(env, (const char *const *)c->only_on_labels.v, c->only_on_labels.n))
 		return false;
-	for (size_t i = 0; i < st->s.only_on_labels.n; i++)
-		pg_buf_printf(&want, "%s%s", i ? ", " : "", st->s.only_on_labels.v[i]);
-	for (size_t i = 0; i < st->env->labels.n; i++)
-		pg_buf_printf(&have, "%s%s", i ? ", " : "", st->env->labels.v[i]);
-	say(st, "perfgate: skipped: pull request #%s has no label %s (labels: %s)\n",
-	    st->env->pull_request, want.ptr, have.len ? have.ptr : "none");
+	for (size_t i = 0; i < c->only_on_labels.n; i++)
+		pg_buf_printf(&want, "%s%s", i ? ", " : "", c->only_on_labels.v[i]);
+	for (size_t i = 0; i < env->labels.n; i++)
+		pg_buf_printf(&have, "%s%s", i ? ", " : "", env->labels.v[i]);
+	pg_buf_printf(why, "skipped: pull request #%s has no label %s (labels: %s)",
+		      env->pull_request, want.ptr, have.len ? have.ptr : "none");
 	pg_buf_release(&want);
 	pg_buf_release(&have);
 	return true;
+}
+
+static bool skip_for_labels(struct step *st)
+{
+	struct pg_buf why = PG_BUF_INIT;
+	bool skipped = pg_bk_skipped_for_labels(st->env, &st->s, &why);
+
+	if (skipped)
+		say(st, "perfgate: %s\n", why.ptr);
+	pg_buf_release(&why);
+	return skipped;
 }
 
 /* ---- artifact paths ---- */
@@ -173,24 +207,34 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 {
 	struct pg_error err = PG_ERROR_INIT;
 	char *path = pg_path_join(st->s.results_dir, rel);
-	char *dir = pg_xstrdup(path);
+	const char *slash = strrchr(rel, '/');
+	char *dir = pg_xstrndup(rel, slash ? (size_t)(slash - rel) : 0);
+	struct pg_buf text = PG_BUF_INIT, clean = PG_BUF_INIT;
 	int rc;
 
-	rc = pg_mkdir_p(dirname(dir), &err);
+	/* reports, charts and the annotation are text built from results and
+	 * messages: one last pass, so no secret is written whatever its path */
+	pg_buf_add(&text, data, len);
+	pg_redact(&st->redact, &clean, text.ptr);
+	/* charts/ as a link planted in the results directory is not
+	 * written through */
+	rc = pg_mkdir_under(st->s.results_dir, dir, &err);
 	if (!rc)
-		rc = pg_file_write_atomic(path, data, len, &err);
+		rc = pg_file_write_atomic(path, clean.ptr, clean.len, &err);
 	if (rc) {
 		say(st, "perfgate: warning: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 	}
 	free(dir);
 	free(path);
+	pg_buf_release(&text);
+	pg_buf_release(&clean);
 	return rc;
 }
 
 struct finish {
 	struct pg_report *report;
-	struct pg_buf report_md, report_tables, records, json_section;
+	struct pg_buf report_md, report_tables, records;
 	struct pg_chart_set charts;
 	struct pg_annotation_chart *chart_refs;
 	char **chart_paths;
@@ -198,6 +242,7 @@ struct finish {
 	size_t n_errors;
 	struct pg_bk_compare cmp;
 	int compare_failed; /* the comparison's error code, or 0 */
+	size_t recorded;    /* points recorded in the history */
 };
 
 static void write_reports(struct step *st, struct finish *f)
@@ -206,7 +251,6 @@ static void write_reports(struct step *st, struct finish *f)
 	pg_report_markdown(&f->report_md, f->report, PG_REPORT_ALL);
 	pg_report_markdown(&f->report_tables, f->report, PG_REPORT_DESCRIPTIONS | PG_REPORT_TABLES);
 	pg_report_records(&f->records, f->report);
-	pg_report_json_tables(&f->json_section, f->report);
 	write_file(st, "benchmark_results.md", f->report_md.ptr, f->report_md.len);
 	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
 }
@@ -247,6 +291,8 @@ static void write_charts(struct step *st, struct finish *f)
 		flagged[i] = f->cmp.rows[i].test;
 	in.flagged = flagged;
 	in.n_flagged = f->cmp.n_rows;
+	in.metrics = (const char *const *)f->cmp.metrics.v;
+	in.n_metrics = f->cmp.metrics.n;
 	pg_charts_build(&f->charts, &in);
 	if (f->charts.sweeps_left_out)
 		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
@@ -286,7 +332,6 @@ static void finish_release(struct finish *f)
 	pg_buf_release(&f->report_md);
 	pg_buf_release(&f->report_tables);
 	pg_buf_release(&f->records);
-	pg_buf_release(&f->json_section);
 	for (size_t i = 0; i < f->charts.n; i++)
 		free(f->chart_paths[i]);
 	free(f->chart_paths);
@@ -336,11 +381,10 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->gpu = gpu_display(st);
 	a->status = f->status;
 	a->compared = f->cmp.compared;
-	a->n_tests = st->results.n;
-	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
-	a->n_regressions = f->cmp.n_regressions;
-	a->n_warnings = f->cmp.n_warnings;
-	a->n_improvements = f->cmp.n_improvements;
+	/* planned points count even when they produced nothing */
+	a->n_tests = st->have_plan && st->plan.n > st->results.n ? st->plan.n : st->results.n;
+	a->n_errors = f->n_errors ? f->n_errors : f->cmp.counts.errors;
+	a->counts = f->cmp.counts;
 }
 
 static void post_annotation(struct step *st, struct finish *f)
@@ -396,7 +440,16 @@ static void post_annotation(struct step *st, struct finish *f)
 		pg_strv_push(&facts, fact.ptr);
 	}
 	if (f->cmp.confirmed)
-		pg_strv_push(&facts, "regressions re-run and decided on the pooled samples");
+		pg_strv_push(&facts,
+			     "flagged regressions re-run: each must reproduce on the re-run");
+	if (f->recorded) {
+		pg_buf_reset(&fact);
+		pg_buf_printf(&fact, "recorded in the history (%zu point%s)", f->recorded,
+			      f->recorded == 1 ? "" : "s");
+		pg_strv_push(&facts, fact.ptr);
+	}
+	if (f->cmp.policy_note)
+		pg_strv_push(&st->notes, f->cmp.policy_note);
 	if (f->cmp.note)
 		pg_strv_push(&st->notes, f->cmp.note);
 
@@ -407,21 +460,48 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.n_flags = tflags.n;
 	a.notes = (const char *const *)st->notes.v;
 	a.n_notes = st->notes.n;
+	a.policy_diff = f->cmp.policy_diff;
+	a.policy_diff_title = f->cmp.policy_diff_title;
 	a.charts = f->chart_refs;
 	a.n_charts = f->charts.n;
 	a.rows = f->cmp.rows;
 	a.n_rows = f->cmp.n_rows;
 	a.report_md = f->report_tables.ptr;
 	a.comparison_md = f->cmp.compared ? f->cmp.table.ptr : NULL;
-	a.json_section = f->json_section.ptr;
+	/* the records (benchmark_results.json): pd.read_json makes one frame
+	 * of them, a row per point, as the section's title says */
+	a.json_section = f->records.ptr;
 	a.report_artifact = st->s.artifacts ? report_art : NULL;
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	a.job_url = job_url;
+	/* a local annotation.md links its neighbours, which a preview shows */
+	a.local_dir = st->env->in_buildkite ? NULL : st->artifact_prefix;
 
 	if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res) < 0) {
 		say(st, "perfgate: warning: the annotation does not fit in 1 MiB\n");
 		goto done;
+	}
+	{
+		/* a value shorter than "***" (a URL's one-letter password) makes
+		 * the body longer: rendered again within the limit less that */
+		struct pg_buf clean = PG_BUF_INIT;
+		pg_redact(&st->redact, &clean, body.ptr);
+		if (clean.len >= PG_ANNOTATION_MAX_BYTES) {
+			size_t grew = clean.len - body.len;
+			pg_buf_reset(&body);
+			pg_buf_reset(&clean);
+			if (pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1 - grew,
+						 &res) < 0) {
+				say(st,
+				    "perfgate: warning: the annotation does not fit in 1 MiB\n");
+				pg_buf_release(&clean);
+				goto done;
+			}
+			pg_redact(&st->redact, &clean, body.ptr);
+		}
+		pg_buf_release(&body);
+		body = clean;
 	}
 	if (res.level != PG_ANNOTATION_FULL)
 		say(st,
@@ -460,10 +540,55 @@ done:
 	free(annotation_file);
 }
 
+/* Upload arguments are ';'-separated glob patterns; keep each call's well
+ * under the kernel's 128 KiB limit for one argument. */
+#define UPLOAD_ARG_MAX 65536
+
+/*
+ * The files to upload, named one by one rather than by a pattern the agent
+ * would expand: the regular files of the results directory and of its
+ * charts/ and confirm/ (real directories only) -- not a symbolic link a
+ * benchmarked server left there, which the agent would follow, nor the
+ * shard-* copies a merge step downloaded. A name the agent would read as
+ * a pattern is left out with a warning.
+ */
+static void upload_list(struct step *st, struct pg_strv *paths)
+{
+	static const char *const subdirs[] = { NULL, "charts", "confirm" };
+
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_strv names = PG_STRV_INIT;
+		char *dir = subdirs[i] ? pg_path_join(st->s.results_dir, subdirs[i])
+				       : pg_xstrdup(st->s.results_dir);
+		struct stat lst;
+
+		if (subdirs[i] && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			say(st, "perfgate: warning: %s: a symbolic link, not uploaded\n", dir);
+		} else if (pg_dir_list_regular(dir, NULL, &names, &err) == 0) {
+			for (size_t k = 0; k < names.n; k++) {
+				struct pg_buf p = PG_BUF_INIT;
+				if (strpbrk(names.v[k], "*?[]{};\\")) {
+					say(st,
+					    "perfgate: warning: %s/%s: not uploaded (a name the agent would read as a pattern)\n",
+					    dir, names.v[k]);
+					continue;
+				}
+				pg_buf_printf(&p, "%s/%s%s%s", st->artifact_prefix,
+					      subdirs[i] ? subdirs[i] : "", subdirs[i] ? "/" : "",
+					      names.v[k]);
+				pg_strv_push_owned(paths, pg_buf_detach(&p));
+			}
+		}
+		pg_strv_release(&names);
+		free(dir);
+	}
+}
+
 static void upload_artifacts(struct step *st)
 {
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_buf pattern = PG_BUF_INIT;
+	struct pg_strv paths = PG_STRV_INIT;
+	struct pg_buf arg = PG_BUF_INIT;
 
 	if (!st->env->in_buildkite || !st->s.artifacts)
 		return;
@@ -471,14 +596,26 @@ static void upload_artifacts(struct step *st)
 		say(st, "perfgate: warning: cannot upload artifacts: no buildkite-agent\n");
 		return;
 	}
-	/* the results, their logs and sidecars, charts, confirmation runs; not
-	 * the shard-* copies a merge step downloaded */
-	pg_buf_printf(&pattern, "%s/*;%s/charts/*;%s/confirm/*", st->artifact_prefix,
-		      st->artifact_prefix, st->artifact_prefix);
-	say(st, "--- perfgate: uploading %s\n", pattern.ptr);
-	if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, pattern.ptr, &err))
-		say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
-	pg_buf_release(&pattern);
+	upload_list(st, &paths);
+	say(st, "--- perfgate: uploading %zu files of %s\n", paths.n, st->artifact_prefix);
+	for (size_t i = 0; i <= paths.n; i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		bool flush = i == paths.n
+				     ? arg.len > 0
+				     : arg.len && arg.len + 1 + strlen(paths.v[i]) > UPLOAD_ARG_MAX;
+		if (flush) {
+			if (pg_bkagent_artifact_upload(&st->agent, st->artifact_cwd, arg.ptr, &err))
+				say(st, "perfgate: warning: artifact upload failed: %s\n", err.msg);
+			pg_buf_reset(&arg);
+		}
+		if (i == paths.n)
+			break;
+		if (arg.len)
+			pg_buf_putc(&arg, ';');
+		pg_buf_puts(&arg, paths.v[i]);
+	}
+	pg_buf_release(&arg);
+	pg_strv_release(&paths);
 }
 
 static void set_meta_data(struct step *st, enum pg_annotation_status status)
@@ -532,8 +669,9 @@ static size_t note_failed_points(struct step *st)
 }
 
 /*
- * confirm: re-run the flagged points once into <results-dir>/confirm and
- * compare again with both runs' samples pooled.
+ * confirm: re-run the points the comparison lists (the flagged ones and a
+ * few anchors, or a sick job's) once into <results-dir>/confirm and decide
+ * again: each flagged regression must reproduce on the re-run alone.
  */
 static void confirm_regressions(struct step *st, struct finish *f)
 {
@@ -543,16 +681,17 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	struct pg_result_set again = PG_RESULT_SET_INIT;
 	char *dir = pg_path_join(st->s.results_dir, "confirm");
 	int run_exit = 0;
-	/* a sick job's numbers are the machine's: its re-run replaces them
-	 * rather than being pooled with them */
+	/* a sick job: its flagged points and anchors are re-run at once */
 	bool replace = f->cmp.suspect != NULL;
-	struct pg_result_set merged = PG_RESULT_SET_INIT;
 
 	if (pg_bk_plan(&suite, &plan, &st->s, st->name, &err))
 		goto fail;
 	pg_bk_plan_points(&plan, &f->cmp.rerun);
 	if (!plan.n)
 		goto done;
+	/* confirm/ as a link planted by the first run is not written through */
+	if (pg_mkdir_under(st->s.results_dir, "confirm", &err))
+		goto fail;
 	if (replace)
 		say(st, "--- perfgate: the job looks sick (%s): re-running %zu point%s\n",
 		    f->cmp.suspect, plan.n, plan.n == 1 ? "" : "s");
@@ -568,37 +707,41 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	if (load_results(st, &again, dir))
 		goto done;
 	pg_bk_compare_release(&f->cmp);
-	if (replace) {
-		/* shallow: the items stay the two sets' */
-		merged.items = pg_xcalloc(st->results.n + 1, sizeof(*merged.items));
-		for (size_t i = 0; i < st->results.n; i++) {
-			merged.items[merged.n] = st->results.items[i];
-			for (size_t k = 0; k < again.n; k++)
-				if (!strcmp(again.items[k].name, st->results.items[i].name))
-					merged.items[merged.n] = again.items[k];
-			merged.n++;
-		}
-		if (pg_bk_compare(&f->cmp, &merged, NULL, &st->s, st->env, st->gpu.key,
-				  st->s.results_dir, &err))
-			goto fail;
-		if (f->cmp.suspect)
-			pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
-						 "another agent");
-		goto done;
-	}
-	if (pg_bk_compare(&f->cmp, &st->results, &again, &st->s, st->env, st->gpu.key,
-			  st->s.results_dir, &err))
+	/* The re-run decides on its own either way: each flagged regression
+	 * must reproduce on it alone (replication), so a sick first job's
+	 * numbers are never pooled with the re-run's -- the re-run takes their
+	 * place, and a regression that was the machine's does not reproduce.
+	 * The health judged is now the re-run's. */
+	if (pg_bk_compare(&f->cmp, &st->results, &again, st->have_plan ? &st->plan : NULL, &st->s,
+			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err))
 		goto fail;
+	if (replace && f->cmp.suspect)
+		pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
+					 "another agent");
 	goto done;
 fail:
 	say(st, "perfgate: confirmation failed: %s\n", err.msg);
 	pg_strv_push(&st->notes, err.msg);
 done:
-	free(merged.items);
 	pg_result_set_release(&again);
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);
 	free(dir);
+}
+
+/* Without history-repo the history is a ref in the agent's checkout: say
+ * what that means, once per step, in the log. */
+static void note_local_history(struct step *st)
+{
+	if (st->told_local_history || st->s.history_repo || !st->env->in_buildkite)
+		return;
+	st->told_local_history = true;
+	say(st,
+	    "perfgate: note: history-repo is not set: the history is %s in this agent's "
+	    "checkout, pushed nowhere: other agents do not see it, and any later job in this "
+	    "checkout (pull requests included) can rewrite it; set history-repo to a "
+	    "repository only default-branch builds can push to\n",
+	    PG_HISTORY_DEFAULT_REF);
 }
 
 static void compare_step(struct step *st, struct finish *f)
@@ -613,13 +756,20 @@ static void compare_step(struct step *st, struct finish *f)
 	}
 	say(st, "--- perfgate: comparing with the %s baseline\n",
 	    st->s.baseline == PG_BASELINE_GIT ? "git history" : "thresholds");
-	if (pg_bk_compare(&f->cmp, &st->results, NULL, &st->s, st->env, st->gpu.key,
-			  st->s.results_dir, &err)) {
+	if (st->s.baseline == PG_BASELINE_GIT)
+		note_local_history(st);
+	if (pg_bk_compare(&f->cmp, &st->results, NULL, st->have_plan ? &st->plan : NULL, &st->s,
+			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err)) {
 		say(st, "perfgate: comparison failed: %s\n", err.msg);
 		pg_strv_push(&st->notes, err.msg);
 		f->compare_failed = err.code;
 		return;
 	}
+	if (f->cmp.policy_note)
+		say(st, "perfgate: warning: %s\n", f->cmp.policy_note);
+	if (f->cmp.policy_diff)
+		write_file(st, "thresholds-change.diff", f->cmp.policy_diff,
+			   strlen(f->cmp.policy_diff));
 	if (f->cmp.note)
 		say(st, "perfgate: %s\n", f->cmp.note);
 	if (f->cmp.suspect) {
@@ -634,11 +784,17 @@ static void compare_step(struct step *st, struct finish *f)
 		confirm_regressions(st, f);
 }
 
-/* record-history: green runs of the default branch become the baseline. */
-static void record_step(struct step *st, const struct finish *f)
+/*
+ * record-history: green runs of the default branch become the baseline.
+ * Runs before the annotation, so that a record that failed is in it: an
+ * error (exit 3) or, with record-history-failure: warn, a warning.
+ */
+static void record_step(struct step *st, struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
-	size_t lines = 0;
+	struct pg_history_recorded rec = { 0 };
+	bool soft = st->s.record_failure == PG_RECORD_WARN;
+	int rc;
 
 	if (!st->s.record_history)
 		return;
@@ -654,20 +810,78 @@ static void record_step(struct step *st, const struct finish *f)
 		say(st, "perfgate: not recording history: only passing runs become baselines\n");
 		return;
 	}
-	if (pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &lines, &err)) {
-		say(st, "perfgate: warning: recording history failed: %s\n", err.msg);
-		return;
+	note_local_history(st);
+	say(st, "--- perfgate: recording the run in the %s history\n", st->gpu.key);
+	rc = pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &rec, &err);
+	for (size_t i = 0; i < rec.notes.n; i++)
+		say(st, "perfgate: %s\n", rec.notes.v[i]);
+	for (size_t i = 0; i < rec.left_out.n; i++) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note, "not recorded in the history: %s", rec.left_out.v[i]);
+		say(st, "perfgate: %s\n", note.ptr);
+		pg_strv_push_owned(&st->notes, pg_buf_detach(&note));
 	}
-	say(st, "perfgate: recorded %zu point%s in the %s history\n", lines, lines == 1 ? "" : "s",
-	    st->gpu.key);
+	if (rc && rec.none_recordable) {
+		/* every point was left out, each with its note: nothing failed */
+		if (f->status < PG_ANNOTATION_WARNING)
+			f->status = PG_ANNOTATION_WARNING;
+		goto done;
+	}
+	if (rc) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_printf(&note, "recording the history failed: %s", err.msg);
+		say(st, "perfgate: %s%s\n", soft ? "warning: " : "error: ", note.ptr);
+		pg_strv_push_owned(&st->notes, pg_buf_detach(&note));
+		if (!soft)
+			f->status = PG_ANNOTATION_ERROR;
+		else if (f->status < PG_ANNOTATION_WARNING)
+			f->status = PG_ANNOTATION_WARNING;
+		goto done;
+	}
+	f->recorded = rec.lines;
+	say(st, "perfgate: recorded %zu point%s in the %s history", rec.lines,
+	    rec.lines == 1 ? "" : "s", st->gpu.key);
+	if (rec.replaced)
+		say(st, ", replacing %zu earlier record%s of this build", rec.replaced,
+		    rec.replaced == 1 ? "" : "s");
+	say(st, " (%d attempt%s)\n", rec.attempts, rec.attempts == 1 ? "" : "s");
+done:
+	pg_history_recorded_release(&rec);
+}
+
+/* The points the step planned: its own plan when it ran them, else the
+ * results directory's manifest, else the suites it names (a merge step). */
+static void learn_plan(struct step *st)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+
+	if (st->have_plan)
+		return;
+	if (pg_bk_read_plan(&st->plan, &st->have_plan, st->s.results_dir, &err) == 0 &&
+	    st->have_plan)
+		return;
+	pg_strv_release(&st->plan);
+	st->have_plan = false;
+	if ((st->s.suites.paths.n || st->s.suites.inline_suite) &&
+	    pg_bk_plan(&suite, &plan, &st->s, st->name, &err) == 0) {
+		for (size_t i = 0; i < plan.n; i++)
+			pg_strv_push(&st->plan, plan.points[i].name);
+		st->have_plan = true;
+	}
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
 }
 
 static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
 					     bool loaded)
 {
-	/* a confirmed regression outranks failed points, as in the gate: it is
-	 * the news, and a retry on exit 3 would only hide it again */
-	if (f->cmp.compared && f->cmp.status == PG_ANNOTATION_REGRESSION)
+	/* where the step gates, a confirmed regression outranks failed points,
+	 * as in the gate: it is the news, and a retry on exit 3 would only hide
+	 * it again; a run or a report fails on its own failures only */
+	if (f->cmp.compared && f->cmp.status == PG_ANNOTATION_REGRESSION &&
+	    (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
 		return PG_ANNOTATION_REGRESSION;
 	if (!loaded || f->n_errors || st->run_exit || !st->results.n)
 		return PG_ANNOTATION_ERROR;
@@ -680,6 +894,24 @@ static enum pg_annotation_status step_status(const struct step *st, const struct
 	if (f->cmp.note && (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
 		return PG_ANNOTATION_WARNING;
 	return PG_ANNOTATION_PASS;
+}
+
+/* The step's status as the gate's outcome: the step adds its own
+ * failures (points that failed to run, a history not recorded) to the
+ * comparison's. */
+static enum pg_outcome status_outcome(enum pg_annotation_status s)
+{
+	switch (s) {
+	case PG_ANNOTATION_ERROR:
+		return PG_OUTCOME_INFRA;
+	case PG_ANNOTATION_REGRESSION:
+		return PG_OUTCOME_FAIL;
+	case PG_ANNOTATION_WARNING:
+		return PG_OUTCOME_WARN;
+	case PG_ANNOTATION_PASS:
+		break;
+	}
+	return PG_OUTCOME_PASS;
 }
 
 /* After the results exist: report, compare, charts, annotate, upload. */
@@ -697,27 +929,27 @@ static int finish_step(struct step *st)
 	f.n_errors = note_failed_points(st);
 	gpu_from_results(st);
 	write_reports(st, &f);
+	learn_plan(st);
 	if (loaded && st->results.n)
 		compare_step(st, &f);
 	write_charts(st, &f);
 	f.status = step_status(st, &f, loaded);
 
+	record_step(st, &f);
 	post_annotation(st, &f);
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
-	record_step(st, &f);
 
+	/* a signal and a bad configuration are not verdicts; the rest is the
+	 * gate's ladder, the one `perfgate gate` exits with */
 	if (st->run_exit > 128)
 		exit_code = st->run_exit;
 	else if (f.compare_failed == PG_ECONFIG)
 		exit_code = PG_EXIT_USAGE;
-	else if (f.status == PG_ANNOTATION_ERROR)
-		exit_code = PG_EXIT_INFRA;
-	else if (f.status == PG_ANNOTATION_REGRESSION &&
-		 (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
-		exit_code = PG_EXIT_REGRESSION;
 	else
-		exit_code = PG_EXIT_OK;
+		exit_code = pg_gate_exit_code(status_outcome(f.status),
+					      st->s.mode == PG_MODE_GATE ||
+						      st->s.mode == PG_MODE_MERGE);
 
 	annotation_counts(st, &f, &a);
 	pg_annotation_headline(&headline, &a);
@@ -729,6 +961,30 @@ static int finish_step(struct step *st)
 
 /* ---- the step ---- */
 
+/* An inline suite's secrets, before it is even parsed (a report step
+ * never parses it): every string as a command line would be searched, and
+ * the value of every secret-named key ("HF_TOKEN": ..., "password": ...;
+ * not "api_key_env", which names a variable). */
+static void collect_config_secrets(struct pg_redactor *r, const json_t *v, const char *key)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+
+	if (json_is_string(v)) {
+		size_t klen = key ? strlen(key) : 0;
+		bool names_a_variable = klen > 4 && (!strcmp(key + klen - 4, "_env") ||
+						     !strcmp(key + klen - 4, "-env"));
+		if (key && pg_secret_name(key) && !names_a_variable)
+			pg_redactor_add(r, json_string_value(v));
+		pg_redactor_add_shell(r, json_string_value(v), NULL, NULL);
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item) collect_config_secrets(r, item, k);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item) collect_config_secrets(r, item, key);
+	}
+}
+
 /* run and gate: the suite, narrowed to this step's selection and shard. */
 static int run_step(struct step *st, struct pg_error *err)
 {
@@ -738,8 +994,12 @@ static int run_step(struct step *st, struct pg_error *err)
 
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
 		goto done;
+	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
+	for (size_t i = 0; i < plan.n; i++)
+		pg_strv_push(&st->plan, plan.points[i].name);
+	st->have_plan = true;
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
 	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
 	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
@@ -831,6 +1091,8 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	st.log = o && o->log ? o->log : stderr;
 	st.name = step_label(env);
 	pg_gpu_info_init(&st.gpu);
+	pg_run_collect_secrets(&st.redact, NULL);
+	collect_config_secrets(&st.redact, config, NULL);
 
 	if ((rc = pg_plugin_config_parse(&st.s, config, st.name, err)))
 		goto fail;
@@ -845,8 +1107,21 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 			say(&st, "perfgate: warning: %s\n", aerr.msg);
 	}
 	artifact_layout(&st);
+	/* before anything of the pull request runs */
+	if (st.s.mode != PG_MODE_PIPELINE)
+		pg_bk_pr_pin(&st.pr, &st.s, env);
 
 	switch (st.s.mode) {
+	case PG_MODE_BINARY:
+		/* bash's job: hooks/command packs the binary it found or built
+		 * (plugin/lib.bash perfgate_bundle) before perfgate runs */
+		rc = pg_error_set(
+			err, PG_ECONFIG,
+			"step '%s': mode 'binary' is the plugin hook's: hooks/command "
+			"packs perfgate and uploads it as '%s' (perfgate buildkite --check "
+			"validates the options)",
+			st.name, st.s.binary_artifact);
+		goto fail;
 	case PG_MODE_PIPELINE:
 		exit_code = pipeline_step(&st, config, err);
 		goto done;
@@ -872,6 +1147,9 @@ done:
 	pg_bkagent_release(&st.agent);
 	pg_result_set_release(&st.results);
 	pg_strv_release(&st.notes);
+	pg_strv_release(&st.plan);
+	pg_redactor_release(&st.redact);
+	pg_bk_pr_release(&st.pr);
 	free(st.artifact_cwd);
 	free(st.artifact_prefix);
 	return exit_code;

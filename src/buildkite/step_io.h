@@ -34,6 +34,14 @@ struct pg_bk_opts {
 };
 
 /*
+ * Whether only-on-labels skips the step in this build: a pull request that
+ * carries none of the labels. When it does, appends the reason to why
+ * ("skipped: pull request #12 has no label perf (labels: docs)").
+ */
+bool pg_bk_skipped_for_labels(const struct pg_bkenv *env, const struct pg_plugin_config *c,
+			      struct pg_buf *why);
+
+/*
  * Run the step. Returns the exit code. Problems that end the step early
  * (configuration, nothing to run) are in err with the code's class;
  * problems after the run has started are annotated and logged, and only
@@ -88,6 +96,28 @@ int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 			const char *plugin_source, struct pg_error *err);
 
 /*
+ * A pull request's base, pinned before anything of the pull request runs
+ * (its benchmark commands could move refs in the checkout): the commit
+ * whose thresholds file the gate reads (pr-thresholds: base-branch).
+ */
+struct pg_bk_pr {
+	bool is_pr;
+	const char *branch; /* the base branch (borrowed) */
+	char rev[41];       /* the merge-base of HEAD and branch; "" when not found */
+	char *error;        /* why not (owned), or NULL */
+};
+
+/* The branch a pull request (or a build of another branch) compares with:
+ * the PR's base branch, else base-branch, else the pipeline's default. */
+const char *pg_bk_base_branch(const struct pg_plugin_config *c, const struct pg_bkenv *env);
+
+/* Pin the base of a pull request build in the checkout around the cwd;
+ * nothing for other builds. */
+void pg_bk_pr_pin(struct pg_bk_pr *pr, const struct pg_plugin_config *c,
+		  const struct pg_bkenv *env);
+void pg_bk_pr_release(struct pg_bk_pr *pr);
+
+/*
  * The comparison of a step's results with their baseline (gate/gate_io.h), in
  * the shapes the rest of the step needs: rows for the annotation, a
  * status, the points to confirm, baseline values for the charts.
@@ -95,45 +125,64 @@ int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 struct pg_bk_compare {
 	bool compared; /* a baseline was found and compared */
 	enum pg_annotation_status status;
-	char *baseline_desc;  /* "thresholds/H100.yml", "git ... at <merge-base>" */
-	char *note;           /* why nothing was compared, or NULL */
-	struct pg_strv rerun; /* points a confirmation run should repeat */
-	bool confirmed;       /* decided with a confirmation run pooled */
-	char *suspect;        /* the job was sick and would have failed: why (a re-run
+	char *baseline_desc;            /* "thresholds/H100.yml", "git ... at <merge-base>" */
+	char *note;                     /* why nothing was compared, or NULL */
+	struct pg_strv rerun;           /* points a confirmation run should repeat */
+	bool confirmed;                 /* decided with a confirmation run pooled */
+	char *suspect;                  /* the job was sick and would have failed: why (a re-run
 			       * decides), or NULL (telemetry/health.h) */
-	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
+	enum pg_outcome outcome;        /* the gate's: pg_gate_exit_code's input */
+	struct pg_gate_counts counts;   /* per test point, as `perfgate gate` counts */
+	struct pg_strv metrics;         /* ids of the metrics that need attention, then of
+				 * any other that regressed: the charts draw them */
 	struct pg_annotation_row *rows; /* needing attention: failing first */
 	size_t n_rows;
 	struct pg_buf table; /* every row, as the annotation's comparison */
 	size_t n_all_rows;
 	struct pg_strv strings; /* storage behind rows */
-	void *impl;             /* policy, baseline, comparison */
+	/* a pull request that changes its thresholds file: a warning, the
+	 * change as a diff and its title; NULL when it does not */
+	char *policy_note;
+	char *policy_diff;
+	char *policy_diff_title;
+	void *impl; /* policy, baseline, comparison */
 };
 
 /*
  * Compare run (and, when confirm is not NULL, its confirmation re-run,
- * pooled) with the baseline the configuration names, for gpu_key. Writes
- * comparison.md and verdict.json into results_dir. A missing baseline is
- * not an error: out->compared is false and out->note says why. Errors are
- * configuration mistakes (a thresholds file that does not parse) or git
- * failures.
+ * which must reproduce what the first run flagged) with the baseline the
+ * configuration names, for gpu_key. The job health judged (telemetry) is
+ * the re-run's when there is one. plan (may be NULL: unknown) names the
+ * points the step planned: baseline points outside it are not in this
+ * suite. Writes comparison.md and verdict.json into results_dir. A missing
+ * baseline is not an error: out->compared is false and out->note says why.
+ * Errors are configuration mistakes (a thresholds file that does not
+ * parse) or git failures.
  */
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
-		  const struct pg_result_set *confirm, const struct pg_plugin_config *c,
-		  const struct pg_bkenv *env, const char *gpu_key, const char *results_dir,
+		  const struct pg_result_set *confirm, const struct pg_strv *plan,
+		  const struct pg_plugin_config *c, const struct pg_bkenv *env,
+		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
 		  struct pg_error *err);
 void pg_bk_compare_release(struct pg_bk_compare *out);
+
+/* The plan in a results directory's perfgate_run.json (pg_gate_read_plan). */
+int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 
 /* The baseline value of a metric of a point (pg_chart_baseline_fn over a
  * struct pg_bk_compare). */
 int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m, double *out);
 
+struct pg_history_recorded;
+
 /*
- * Record run in the git history (record-history on the default branch).
- * *lines gets the number of points recorded.
+ * Record run in the git history (record-history on the default branch):
+ * its recordable points (baseline/history_check.h), replacing this
+ * build's earlier record of them (a retried job). out is initialised
+ * here; the caller releases it, also on error.
  */
 int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
-			 const struct pg_bkenv *env, const char *gpu_key, size_t *lines,
-			 struct pg_error *err);
+			 const struct pg_bkenv *env, const char *gpu_key,
+			 struct pg_history_recorded *out, struct pg_error *err);
 
 #endif

@@ -73,7 +73,7 @@ static bool gathered(const char *name)
 static int copy_file(const char *from, const char *to, struct pg_error *err)
 {
 	struct pg_buf data = PG_BUF_INIT;
-	int rc = pg_file_read(from, &data, err);
+	int rc = pg_file_read_nofollow(from, &data, err);
 
 	if (!rc)
 		rc = pg_file_write_atomic(to, data.ptr, data.len, err);
@@ -102,13 +102,15 @@ int pg_bk_merge(const struct pg_bkagent *agent, const char *cwd, const char *pre
 	}
 	if ((rc = pg_mkdir_p(results_dir, err)))
 		goto done;
-	if ((rc = pg_subdir_list(results_dir, "shard-", &dirs, err)))
+	/* what a shard's server left in its results is data, never a link
+	 * to follow */
+	if ((rc = pg_subdir_list_real(results_dir, "shard-", &dirs, err)))
 		goto done;
 	for (size_t d = 0; d < dirs.n; d++) {
 		char *dir = pg_path_join(results_dir, dirs.v[d]);
 		struct pg_strv files = PG_STRV_INIT;
 
-		rc = pg_dir_list(dir, NULL, &files, err);
+		rc = pg_dir_list_regular(dir, NULL, &files, err);
 		for (size_t f = 0; !rc && f < files.n; f++) {
 			char *from, *to;
 			if (!gathered(files.v[f]))
@@ -135,7 +137,8 @@ done:
 }
 
 /* Options that belong to the pipeline step itself, not to the steps it
- * generates. */
+ * generates. binary-artifact goes on: this step's hook uploads the perfgate
+ * it runs there, and the generated steps download it. */
 static const char *const pipeline_own[] = { "mode", "gpus", "shards", "queue", "binary" };
 
 int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,

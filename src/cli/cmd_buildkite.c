@@ -12,17 +12,21 @@
 #include "base/jsonw.h"
 #include "buildkite/plugin_config.h"
 #include "buildkite/step_io.h"
+#include "suite/plan.h"
+#include "suite/suite.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static bool print_schema, check;
+static bool print_schema, check, will_run;
 
 /* clang-format off */
 static const struct pg_opt opts[] = {
 	{ PG_OPT_FLAG, "check", 0, &check, NULL,
 	  "validate the step's plugin options and exit (0 valid, 2 with the error)" },
+	{ PG_OPT_FLAG, "will-run", 0, &will_run, NULL,
+	  "validate as --check, then exit 0 if the step runs in this build, 1 if only-on-labels skips it" },
 	{ PG_OPT_FLAG, "print-schema", 0, &print_schema, NULL,
 	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
 	{ PG_OPT_END }
@@ -39,9 +43,14 @@ static const struct pg_cmd_help help = {
 	"run -> report -> compare -> annotate -> upload. Outside Buildkite the\n"
 	"annotation is written to <results-dir>/annotation.md.\n"
 	"\n"
-	"--check validates the options alone, e.g. before committing a pipeline:\n"
+	"--check validates the options and loads the suites the step would run,\n"
+	"e.g. before committing a pipeline (paths relative to the current directory):\n"
 	"  BUILDKITE_PLUGIN_CONFIGURATION='{\"suites\": \"perf.yml\", \"repeat\": 3}' \\\n"
 	"    perfgate buildkite --check\n"
+	"\n"
+	"--will-run is what the plugin's hook asks before it runs a step's own\n"
+	"command (mode report): the options are valid and no only-on-labels skips\n"
+	"the step in this build (exit 0), or it does (exit 1, the reason on stderr).\n"
 	"\n"
 	"Exit codes: 0 pass (or skipped by only-on-labels), 1 confirmed regression,\n"
 	"2 configuration error, 3 infrastructure failure.",
@@ -58,7 +67,7 @@ int cmd_buildkite(int argc, char **argv)
 	char *source = NULL;
 	int rc;
 
-	print_schema = check = false;
+	print_schema = check = will_run = false;
 	pg_bkenv_load(&env, pg_cmd_getenv, NULL);
 	if (pg_cmd_parse(
 		    &help, argc, argv, &pos, 0, 0,
@@ -80,15 +89,35 @@ int cmd_buildkite(int argc, char **argv)
 		rc = err.code;
 		goto fail;
 	}
-	if (check) {
+	if (check || will_run) {
 		struct pg_plugin_config pc;
+		struct pg_suite suite = PG_SUITE_INIT;
+		struct pg_plan plan = PG_PLAN_INIT;
+		struct pg_buf why = PG_BUF_INIT;
 		const char *step = env.step_label ? env.step_label : pg_bkenv_step_name(&env);
+		bool skipped = false;
 		rc = pg_plugin_config_parse(&pc, config, step, &err);
+		/* the suites too, as the step will load them: a missing or broken
+		 * suite file, or a filter that selects nothing, is not valid */
+		if (rc == 0 && (pc.suites.paths.n || pc.suites.inline_suite))
+			rc = pg_bk_plan(&suite, &plan, &pc, step, &err);
+		if (rc == 0 && will_run)
+			skipped = pg_bk_skipped_for_labels(&env, &pc, &why);
+		pg_plan_release(&plan);
+		pg_suite_release(&suite);
 		pg_plugin_config_release(&pc);
-		if (rc)
+		if (rc) {
+			pg_buf_release(&why);
 			goto fail;
-		fprintf(stderr, "perfgate buildkite: step '%s': the configuration is valid\n",
-			step);
+		}
+		if (skipped)
+			fprintf(stderr, "perfgate buildkite: step '%s': %s\n", step, why.ptr);
+		else if (check)
+			fprintf(stderr,
+				"perfgate buildkite: step '%s': the configuration is valid\n",
+				step);
+		pg_buf_release(&why);
+		rc = skipped ? 1 : 0;
 		goto done;
 	}
 	if (!source && env.plugins) {

@@ -4,6 +4,7 @@
 #include "cli/compare_cmd.h"
 #include "cli/opt.h"
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "base/error.h"
 #include "gate/gate_io.h"
@@ -15,22 +16,28 @@
 #include <string.h>
 
 static const char compare_description[] =
-	"Compares every test point and metric in DIR with the GPU's baseline and gives\n"
-	"each a verdict: regressed, improved, unchanged, noisy, missing (in the baseline,\n"
-	"not run), new (run, not in the baseline), insufficient-data, or error. Writes\n"
+	"Compares every test point and metric in DIR with the GPU's baseline, deciding on\n"
+	"the whole step at once (docs/gate.md): regressed, not-reproduced, improved,\n"
+	"unchanged, noisy, missing (planned, not produced), new (run, not in the\n"
+	"baseline), insufficient-data, or error. Baseline points outside the run's plan\n"
+	"(its perfgate_run.json) are not in this suite and never fail. Writes\n"
 	"comparison.md and verdict.json (to -o, default DIR) and prints the markdown.\n"
 	"\n"
-	"With --confirm-dir, the points listed under \"rerun\" in a first verdict.json,\n"
-	"run again, are decided on both runs' samples pooled.\n"
+	"With --confirm-dir, a re-run of the points listed under \"rerun\" in a first\n"
+	"verdict.json: each flagged regression must reproduce on the re-run alone, or\n"
+	"it is not-reproduced (a warning).\n"
 	"\n"
 	"A job whose telemetry shows it was sick (GPU throttling, clocks held down, GPU\n"
 	"errors, another process on the GPU: the thresholds file's health: policy) does\n"
 	"not fail: its verdict is \"suspect\" and gate exits 3, asking for a re-run.";
 
 static const char gate_description[] =
-	"compare, with the exit code as the verdict: 0 pass (warnings included), 1 a\n"
-	"regression of a gating metric (confirmed when --confirm-dir is given), 3 when\n"
-	"results needed for the decision are missing or failed.";
+	"compare, with the exit code as the verdict: 0 pass (warnings and\n"
+	"not-reproduced included), 1 a regression of a gating metric, 3 when results\n"
+	"needed for the decision are missing or failed. Without --confirm-dir the first\n"
+	"run decides alone within the step's false-alarm budget (exit 1, \"not confirmed\n"
+	"by a re-run\"; verdict.json lists the points to re-run); with it, only a\n"
+	"regression the re-run reproduces exits 1.";
 
 int pg_compare_main(int argc, char **argv, bool gate)
 {
@@ -43,13 +50,15 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU",
 		  "the GPU to compare for (default: $PERFGATE_GPU, else what the results record)" },
 		{ PG_OPT_STRING, "confirm-dir", 'c', &confirm_dir, "DIR",
-		  "a re-run of the flagged points: decide them on both runs pooled" },
+		  "a re-run of the points listed under rerun: a flagged regression must "
+		  "reproduce on it alone" },
 		{ PG_OPT_STRING, "output", 'o', &outdir, "DIR",
 		  "where comparison.md and verdict.json go (default: the results directory)" },
 		{ PG_OPT_FLAG, "allow-missing", 0, &allow_missing,
-		  NULL, "baseline points the run lacks only warn (default: exit 3 in gate)" },
+		  NULL, "planned points the run lacks only warn (default: exit 3 in gate)" },
 		{ PG_OPT_FLAG, "strict", 0, &strict, NULL,
-		  "a gating metric still noisy after confirmation fails too" },
+		  "a gating metric beyond its threshold but within the noise (noisy) is "
+		  "flagged too" },
 		{ PG_OPT_FLAG, "quiet", 'q', &quiet, NULL, "do not print the markdown" },
 		{ PG_OPT_END },
 	};
@@ -67,13 +76,16 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_comparison cmp = PG_COMPARISON_INIT;
 	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
+	struct pg_strv plan = PG_STRV_INIT;
+	bool have_plan = false;
 	struct pg_buf md = PG_BUF_INIT, sick = PG_BUF_INIT;
 	char gpu[128];
 	int rc, exit_code = PG_EXIT_OK;
 
 	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one results directory", &exit_code))
 		goto done;
-	if ((rc = pg_cmd_load_results(&run, pos.v[0], &err)))
+	if ((rc = pg_cmd_load_results(&run, pos.v[0], &err)) ||
+	    (rc = pg_gate_read_plan(&plan, &have_plan, pos.v[0], &err)))
 		goto fail;
 	if (confirm_dir && (rc = pg_cmd_load_results(&again, confirm_dir, &err)))
 		goto fail;
@@ -95,6 +107,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing,
 					      .strict = strict,
+					      .plan = have_plan ? &plan : NULL,
 					      .suspect = sick.len ? sick.ptr : NULL });
 	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
 		goto fail;
@@ -102,14 +115,15 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		exit_code = pg_cmd_print(&md);
 	}
 	/* the verdict outranks a stdout that failed: the files are written */
-	if (gate && pg_outcome_exit_code(cmp.outcome) != PG_EXIT_OK)
-		exit_code = pg_outcome_exit_code(cmp.outcome);
+	if (gate && pg_gate_exit_code(cmp.outcome, true) != PG_EXIT_OK)
+		exit_code = pg_gate_exit_code(cmp.outcome, true);
 	goto done;
 fail:
 	exit_code = pg_cmd_fail(help.name, &err);
 done:
 	free(points);
 	free(confirm_points);
+	pg_strv_release(&plan);
 	pg_buf_release(&md);
 	pg_buf_release(&sick);
 	pg_comparison_release(&cmp);

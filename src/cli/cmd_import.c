@@ -4,13 +4,16 @@
  * bad input leaves the results directory as it was.
  */
 #include "cli/cmd.h"
+#include "cli/common.h"
 #include "cli/opt.h"
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/jsonw.h"
 #include "base/error.h"
 #include "gpu/gpu.h"
 #include "sys/fsutil.h"
 #include "import/import_io.h"
+#include "results/metrics.h"
 #include "results/results_io.h"
 
 #include <ctype.h>
@@ -35,13 +38,18 @@ static const struct pg_cmd_help help = {
 	"Reads vllm bench serve/latency/throughput JSON (one object, JSON lines, or\n"
 	"objects back to back, as llm-d writes them), text holding printed\n"
 	"\"Serving Benchmark Result\" blocks, and benchmark_results.md reports or\n"
-	"benchmark_results.json records, and writes one result file per point\n"
-	"into DIR. A directory stands for its .json files. perfgate's own outputs\n"
-	"(benchmark_results.json, verdict.json) and *.pytorch.json files are\n"
-	"skipped, with a note, when result files of their directory are imported\n"
-	"too. When the inputs span several GPUs, each GPU gets its own\n"
-	"directory, DIR/<GPU> (H100, L40S, ...). Nothing is written unless every\n"
-	"input is readable.",
+	"benchmark_results.json records, GuideLLM reports, AIPerf and GenAI-Perf\n"
+	"exports, llm-d benchmark reports (v0.2, YAML or JSON) and JSON records\n"
+	"inside any text (Markdown pages, job logs), and writes one result file\n"
+	"per point into DIR. - reads stdin. A directory stands for the .json,\n"
+	".jsonl and benchmark_report*.yaml files in it and below it; a path laid\n"
+	"out as <experiment>/<GPU>/<deployment>/ gives the records that lack them\n"
+	"their GPU, experiment and deployment (a note says so). perfgate's own outputs\n"
+	"(benchmark_results.json, verdict.json), *.pytorch.json files and llm-d\n"
+	"reports made from a result file beside them are skipped, with a note.\n"
+	"When the inputs span several experiments or GPUs, each gets its own\n"
+	"directory, DIR/<experiment>/<GPU>. Nothing is written unless every\n"
+	"input is readable (docs/import.md).",
 	opts,
 };
 /* clang-format on */
@@ -83,6 +91,38 @@ static long record_of(const struct pg_result *r)
 	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
 }
 
+/* A directory name of a GPU key or a label: no '/', nothing odd. */
+static void dir_safe(char *s)
+{
+	for (char *c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
+			*c = '_';
+	if (s[0] == '.')
+		s[0] = '_';
+}
+
+/* What the results of one file took from its path, once per file. */
+static void note_inferred(const char *file, const struct pg_result_set *rs, size_t from)
+{
+	for (size_t i = from; i < rs->n; i++) {
+		json_t *inf = pg_json_path(rs->items[i].json, "perfgate.import.inferred");
+		const char *key;
+		json_t *v;
+		const char *sep = "";
+
+		if (!json_object_size(inf))
+			continue;
+		fprintf(stderr, "perfgate import: %s: from its path:", file);
+		json_object_foreach(inf, key, v)
+		{
+			fprintf(stderr, "%s %s %s", sep, key, json_string_value(v));
+			sep = ",";
+		}
+		fputc('\n', stderr);
+		return;
+	}
+}
+
 int cmd_import(int argc, char **argv)
 {
 	struct pg_strv pos = PG_STRV_INIT, inputs = PG_STRV_INIT, notes = PG_STRV_INIT;
@@ -90,11 +130,11 @@ int cmd_import(int argc, char **argv)
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
 	struct pg_import_opts iopts = { 0 };
 	struct target *targets = NULL;
-	char(*keys)[128] = NULL;
+	char(*keys)[128] = NULL, (*exps)[128] = NULL;
 	struct pg_file_out *files = NULL;
 	struct pg_buf *texts = NULL;
 	size_t n_files = 0;
-	int split = 0, rc;
+	int split = 0, split_exp = 0, rc;
 
 	outdir = NULL;
 	gpu = NULL;
@@ -103,33 +143,50 @@ int cmd_import(int argc, char **argv)
 	if (!outdir)
 		outdir = "results";
 	iopts.gpu = gpu && *gpu ? gpu : NULL;
+	iopts.labels_from_path = 1;
 
 	if ((rc = pg_import_inputs(&inputs, &notes, pos.v, pos.n, &err)) != 0)
 		goto fail;
 	for (size_t i = 0; i < notes.n; i++)
 		fprintf(stderr, "perfgate import: %s\n", notes.v[i]);
 	for (size_t i = 0; i < inputs.n; i++) {
-		if ((rc = pg_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
+		size_t before = rs.n;
+
+		if ((rc = pg_cmd_import_file(&rs, inputs.v[i], &iopts, &err)) != 0) {
 			if (rc == PG_ENOTFOUND)
 				err.code = PG_ECONFIG; /* a missing input is a usage error */
 			goto fail;
 		}
+		note_inferred(inputs.v[i], &rs, before);
 	}
 
-	/* one directory per GPU when the inputs hold several */
+	/* one directory per experiment and per GPU when the inputs hold several */
 	keys = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*keys));
+	exps = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*exps));
 	for (size_t i = 0; i < rs.n; i++) {
+		const char *e = json_string_value(
+			pg_json_path(rs.items[i].json, "perfgate.labels.experiment"));
+
 		pg_gpu_key(keys[i], sizeof(keys[i]), pg_result_gpu(&rs.items[i]));
-		for (char *c = keys[i]; *c; c++)
-			if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
-				*c = '_';
+		snprintf(exps[i], sizeof(exps[i]), "%s", e && *e ? e : "unlabelled");
+		dir_safe(keys[i]);
+		dir_safe(exps[i]);
 		if (i && strcmp(keys[i], keys[0]))
 			split = 1;
+		if (i && strcmp(exps[i], exps[0]))
+			split_exp = 1;
 	}
 	targets = pg_xcalloc(rs.n ? rs.n : 1, sizeof(*targets));
 	for (size_t i = 0; i < rs.n; i++) {
+		struct pg_buf dir = PG_BUF_INIT;
+
+		pg_buf_puts(&dir, outdir);
+		if (split_exp)
+			pg_buf_printf(&dir, "/%s", exps[i]);
+		if (split)
+			pg_buf_printf(&dir, "/%s", keys[i]);
 		targets[i].index = i;
-		targets[i].dir = split ? pg_path_join(outdir, keys[i]) : pg_xstrdup(outdir);
+		targets[i].dir = pg_buf_detach(&dir);
 	}
 	qsort_r(targets, rs.n, sizeof(*targets), target_cmp, &rs);
 	for (size_t i = 1; i < rs.n; i++) {
@@ -177,6 +234,7 @@ done:
 		free(targets[i].dir);
 	free(targets);
 	free(keys);
+	free(exps);
 	for (size_t i = 0; i < n_files; i++) {
 		free((char *)files[i].path);
 		pg_buf_release(&texts[i]);

@@ -21,6 +21,10 @@ static const char description[] =
 	"\n"
 	"with at most --max-running sequences running and the rest queued FIFO, or,\n"
 	"with --fixed-timing, TTFT and ITL exactly as given whatever the load.\n"
+	"Noise as shared GPU machines have it, reproducible by --seed: every duration\n"
+	"times the session's scale, (1 + slowdown) x exp(session-offset x z), times\n"
+	"(1 + slow-factor) on a slow node (probability --slow-session), and each\n"
+	"request's own exp(jitter x z).\n"
 	"Tokens are whitespace-separated words; docs/mock-server.md has the vocabulary,\n"
 	"the fault options and the --timing-log format. Stops on SIGTERM/SIGINT,\n"
 	"--max-seconds or --max-requests with exit code 0.";
@@ -59,6 +63,11 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "fault-malformed", 0, &o.server.engine.fault_malformed, "P", "probability one chunk's JSON is cut short" },
 		{ PG_OPT_DOUBLE, "fault-stream-error", 0, &o.server.engine.fault_stream_error, "P", "probability the stream ends in an error event (vLLM's)" },
 		{ PG_OPT_DOUBLE, "stall-ms", 0, &o.stall_ms, "MS", "how long a stall lasts (default 0: until the client gives up)" },
+		{ PG_OPT_DOUBLE, "slowdown", 0, &o.server.engine.slowdown, "F", "every duration (1 + F) x longer (F >= -0.5): an injected regression, or a job's offset (default 0)" },
+		{ PG_OPT_DOUBLE, "session-offset", 0, &o.server.engine.session_sd, "SD", "the session's own offset: durations x exp(SD x z), z drawn from --seed (default 0)" },
+		{ PG_OPT_DOUBLE, "slow-session", 0, &o.server.engine.slow_session_prob, "P", "probability the session is a slow node, drawn from --seed (default 0)" },
+		{ PG_OPT_DOUBLE, "slow-factor", 0, &o.server.engine.slow_session, "F", "a slow node's durations are (1 + F) x longer (default 0.05)" },
+		{ PG_OPT_DOUBLE, "jitter", 0, &o.server.engine.jitter, "SD", "each request's own scale: durations x exp(SD x z) (default 0)" },
 		{ PG_OPT_DOUBLE, "max-seconds", 0, &o.server.max_seconds, "S", "exit 0 after S seconds" },
 		{ PG_OPT_LONG, "max-requests", 0, &o.server.max_requests, "N", "after N generation requests stop accepting, finish them, exit 0" },
 		{ PG_OPT_LONG, "startup-delay-ms", 0, &o.server.startup_delay_ms, "MS", "stay bound but not listening for MS (a slow-starting server)" },
@@ -68,6 +77,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_STRING, "timing-log", 0, &o.server.timing_log, "PATH", "at exit, write each request's true timing (JSON lines, CLOCK_MONOTONIC ns)" },
 		{ PG_OPT_FLAG, "log-requests", 0, &o.server.log_requests, NULL, "log one line per generation request to stderr" },
 		{ PG_OPT_FLAG, "no-metrics", 0, &o.server.no_metrics, NULL, "serve no /metrics (an engine started without metrics)" },
+		{ PG_OPT_LONG, "idle-timeout-ms", 0, &o.server.idle_timeout_ms, "MS", "close a connection that sends no whole request for MS after connecting or its last answer, with 408 when half-sent (default 30000; 0 = never)" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */

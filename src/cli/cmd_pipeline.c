@@ -33,7 +33,7 @@ static const struct pg_opt opts[] = {
 	{ PG_OPT_STRING, "plugin", 0, &plugin_opt, "SOURCE",
 	  "how steps refer to the plugin, e.g. perfgate/perfgate#v" PERFGATE_VERSION
 	  " (default: $PERFGATE_PLUGIN, or the running step's)" },
-	{ PG_OPT_STRINGS, "option", 'o', &option_opts, "KEY=VALUE",
+	{ PG_OPT_STRINGS, "option", 0, &option_opts, "KEY=VALUE",
 	  "a plugin option for every step (VALUE as JSON when it parses, else a string); repeatable" },
 	{ PG_OPT_STRING, "thresholds", 0, &thresholds_opt, "DIR",
 	  "where to look for GPUs when --gpus is not given (default thresholds)" },
@@ -41,6 +41,8 @@ static const struct pg_opt opts[] = {
 	  "results directories of the steps, <DIR>/<GPU>[/shard-<i>] (default perfgate-results)" },
 	{ PG_OPT_END }
 };
+/* -o was --option before it meant the output path in every command */
+static const struct pg_opt_moved moved[] = { { 'o', "--option KEY=VALUE" }, { 0, NULL } };
 /* clang-format on */
 
 static const struct pg_cmd_help help = {
@@ -56,8 +58,9 @@ static const struct pg_cmd_help help = {
 	"\n"
 	"  perfgate pipeline .buildkite/perf.yml --gpus H100,A100 --shards 4 \\\n"
 	"    --plugin perfgate/perfgate#v" PERFGATE_VERSION
-	" -o baseline=git | buildkite-agent pipeline upload",
+	" --option baseline=git | buildkite-agent pipeline upload",
 	opts,
+	moved,
 };
 
 static void split_list(struct pg_strv *out, const char *s)
@@ -128,6 +131,13 @@ int cmd_pipeline(int argc, char **argv)
 	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "one suite file (the path each step loads)",
 			 &rc))
 		goto done;
+	if (!strcmp(pos.v[0], "-")) {
+		/* every generated step loads the suite from this path */
+		rc = pg_error_set(&err, PG_ECONFIG,
+				  "the suite must be a file in the repository (each step loads "
+				  "it), not stdin");
+		goto fail;
+	}
 	if (shards_opt < 1) {
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--shards': expected N >= 1, got %ld",
 				  shards_opt);

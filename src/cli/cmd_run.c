@@ -16,6 +16,7 @@
 #include "suite/suite.h"
 #include "suite/config_io.h"
 #include "gpu/detect_io.h"
+#include "gpu/gpu.h"
 #include "report/report_io.h"
 #include "runner/runner_io.h"
 
@@ -43,8 +44,8 @@ static double telemetry_interval;
 
 /* clang-format off */
 static const struct pg_opt opts[] = {
-	{ PG_OPT_STRING, "results-dir", 'o', &results_dir, "DIR",
-	  "write result files to DIR (default: results, or the step's results-dir)" },
+	{ PG_OPT_STRING, "output", 'o', &results_dir, "DIR",
+	  "write result files to DIR (default: results, or the step's results-dir)", "results-dir" },
 	{ PG_OPT_STRING, "step", 0, &step_key, "KEY",
 	  "with a Buildkite pipeline: the perfgate step to run (its key, or its label)" },
 	{ PG_OPT_STRINGS, "matrix", 0, &matrix, "NAME=VALUE",
@@ -82,7 +83,8 @@ static const struct pg_cmd_help help = {
 	"run benchmark suites against an inference server and write results",
 	"INPUT is a perfgate suite file, a Buildkite pipeline (the step that uses the\n"
 	"perfgate plugin; --step chooses among several) or vLLM's latency-tests.json,\n"
-	"throughput-tests.json and serving-tests.json (several make one suite).\n"
+	"throughput-tests.json and serving-tests.json (several make one suite); - reads\n"
+	"it from stdin.\n"
 	"Command-line options win over the pipeline step's options. The step's\n"
 	"$VARIABLES are substituted as Buildkite does at upload (the pipeline's\n"
 	"env: first, then the environment), its {{matrix}} values from --matrix.\n"
@@ -219,6 +221,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (parse_only(only, &sel.only, &err))
 		goto fail;
+	for (size_t i = 0, stdin_inputs = 0; i < inputs.n; i++)
+		if (!strcmp(inputs.v[i], "-") && ++stdin_inputs > 1) {
+			pg_error_set(&err, PG_ECONFIG, "- (stdin) can be given once");
+			goto fail;
+		}
 	select.step_key = step_key;
 	if (pg_config_load_step(&suite, &step, (const char *const *)inputs.v, inputs.n, &select,
 				&err))
@@ -248,6 +255,12 @@ int cmd_run(int argc, char **argv)
 		const char *env_gpu = getenv("PERFGATE_GPU");
 		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
 		struct pg_dryrun_opts o = { results_dir, shown, total };
+
+		if (shown && shown != suite.gpu && !pg_gpu_name_ok(shown)) {
+			pg_error_set(&err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+				     gpu ? "--gpu" : "PERFGATE_GPU", shown);
+			goto fail;
+		}
 		pg_dryrun_render(&out, &suite, &plan, &o);
 		rc = pg_cmd_print(&out);
 		goto done;

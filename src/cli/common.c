@@ -3,11 +3,14 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/exitcode.h"
+#include "import/import_io.h"
 #include "results/results_io.h"
+#include "sys/fsutil.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *pg_cmd_getenv(void *ctx, const char *name)
 {
@@ -23,6 +26,21 @@ int pg_cmd_load_results(struct pg_result_set *set, const char *dir, struct pg_er
 		return pg_error_set(err, PG_EINFRA, "%s: no such results directory", dir);
 	if (rc == 0 && set->n == 0)
 		return pg_error_set(err, PG_EINFRA, "%s: no benchmark results in it", dir);
+	return rc;
+}
+
+int pg_cmd_import_file(struct pg_result_set *out, const char *path,
+		       const struct pg_import_opts *opts, struct pg_error *err)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	int rc;
+
+	if (strcmp(path, "-"))
+		return pg_import_file(out, path, opts, err);
+	rc = pg_file_read_arg(path, &text, err);
+	if (rc == 0)
+		rc = pg_import_text(out, text.ptr, text.len, "<stdin>", "stdin", NULL, opts, err);
+	pg_buf_release(&text);
 	return rc;
 }
 

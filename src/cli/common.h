@@ -37,6 +37,7 @@
 
 struct pg_buf;
 struct pg_error;
+struct pg_import_opts;
 struct pg_result_set;
 
 /* A lookup over the process environment, for pure functions that take
@@ -49,6 +50,14 @@ const char *pg_cmd_getenv(void *ctx, const char *name);
  * the run that should have written them did not), named in err.
  */
 int pg_cmd_load_results(struct pg_result_set *set, const char *dir, struct pg_error *err);
+
+/*
+ * pg_import_file (import/import_io.h), where "-" is stdin: its results
+ * are named "stdin" unless the text names them, and messages say
+ * "<stdin>". opts may be NULL.
+ */
+int pg_cmd_import_file(struct pg_result_set *out, const char *path,
+		       const struct pg_import_opts *opts, struct pg_error *err);
 
 /* Write b to stdout and flush: PG_EXIT_OK, or PG_EXIT_INFRA when stdout
  * failed (a full disk). A closed pipe counts as done. */

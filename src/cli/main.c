@@ -49,7 +49,8 @@ static void print_help(FILE *out)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n"
-		     "Run 'perfgate <command> --help' for a command's options.\n"
+		     "Run 'perfgate <command> --help' for a command's options;\n"
+		     "'perfgate --version' (-V) prints the version.\n"
 		     "\n"
 		     "exit codes:\n"
 		     "  0  pass (warnings included)\n"
@@ -76,8 +77,9 @@ static int unknown_command(const char *name)
 		names[i] = commands[i].name;
 	near = pg_nearest(name, names, N_COMMANDS);
 	if (near)
-		fprintf(stderr, "perfgate: unknown command '%s' (did you mean '%s'?)\n", name,
-			near);
+		fprintf(stderr,
+			"perfgate: unknown command '%s' (did you mean '%s'?); see 'perfgate --help'\n",
+			name, near);
 	else
 		fprintf(stderr, "perfgate: unknown command '%s'; see 'perfgate --help'\n", name);
 	return PG_EXIT_USAGE;
@@ -96,7 +98,8 @@ int main(int argc, char **argv)
 		print_help(stdout);
 		return PG_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+	    !strcmp(argv[1], "version")) {
 		printf("perfgate %s\n", PERFGATE_VERSION);
 		return PG_EXIT_OK;
 	}

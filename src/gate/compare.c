@@ -14,6 +14,7 @@
 /* clang-format off */
 static const char *const verdict_names[PG_VERDICT_COUNT] = {
 	[PG_VERDICT_REGRESSED] = "regressed",
+	[PG_VERDICT_NOT_REPRODUCED] = "not-reproduced",
 	[PG_VERDICT_NOISY] = "noisy",
 	[PG_VERDICT_ERROR] = "error",
 	[PG_VERDICT_MISSING] = "missing",
@@ -56,17 +57,32 @@ int pg_outcome_exit_code(enum pg_outcome o)
 	}
 }
 
+const char *pg_cmp_method_name(enum pg_cmp_method m)
+{
+	switch (m) {
+	case PG_METHOD_STEP:
+		return "step";
+	case PG_METHOD_HISTORY:
+		return "history";
+	case PG_METHOD_CROSSWISE:
+		return "crosswise";
+	case PG_METHOD_TOLERANCE:
+		return "tolerance";
+	default:
+		return "";
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
 void pg_policy_init(struct pg_policy *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->alpha = PG_DEFAULT_ALPHA;
-	p->min_samples = PG_DEFAULT_MIN_SAMPLES;
+	p->step_false_alarm = PG_DEFAULT_STEP_FALSE_ALARM;
+	p->rerun_anchors = PG_DEFAULT_RERUN_ANCHORS;
 	p->noise_sigmas = PG_DEFAULT_NOISE_SIGMAS;
 	p->escalate = PG_DEFAULT_ESCALATE;
-	p->recheck = NAN; /* per metric class, see class_recheck() */
 	p->min_history = PG_DEFAULT_MIN_HISTORY;
 	p->history_window = PG_DEFAULT_HISTORY_WINDOW;
 }
@@ -98,14 +114,8 @@ static void apply_patch(struct pg_rule *r, const struct pg_rule_patch *p)
 		r->floor = p->rule.floor;
 	if (p->set & PG_RULE_ESCALATE)
 		r->escalate = p->rule.escalate;
-	if (p->set & PG_RULE_ALPHA)
-		r->alpha = p->rule.alpha;
-	if (p->set & PG_RULE_MIN_SAMPLES)
-		r->min_samples = p->rule.min_samples;
 	if (p->set & PG_RULE_NOISE_SIGMAS)
 		r->noise_sigmas = p->rule.noise_sigmas;
-	if (p->set & PG_RULE_RECHECK)
-		r->recheck = p->rule.recheck;
 	if (p->set & PG_RULE_CERTIFY)
 		r->certify = p->rule.certify;
 	if (p->set & PG_RULE_LIMIT)
@@ -117,24 +127,6 @@ static bool entry_metric_matches(const struct pg_policy_entry *e, const struct p
 	return !strcmp(e->metric, "*") || !strcmp(e->metric, m->id);
 }
 
-/*
- * Default re-run trigger, as a fraction of the failing threshold, per metric
- * class (bench/gate-sim tuned these). Throughput must catch a 5% regression
- * with 95% power, so it re-runs early; the other classes have no power
- * target that tight and re-run later, which keeps re-runs (GPU time) down.
- */
-static double class_recheck(enum pg_metric_class cls)
-{
-	switch (cls) {
-	case PG_CLASS_THROUGHPUT:
-		return PG_DEFAULT_RECHECK_THROUGHPUT;
-	case PG_CLASS_TAIL:
-		return PG_DEFAULT_RECHECK_TAIL;
-	default:
-		return PG_DEFAULT_RECHECK_LATENCY;
-	}
-}
-
 void pg_policy_rule(const struct pg_policy *p, const char *point, const char *test,
 		    const struct pg_metric *m, struct pg_rule *out)
 {
@@ -143,10 +135,7 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 	out->tolerance = m->tolerance;
 	out->floor = m->floor;
 	out->escalate = m->cls == PG_CLASS_TAIL ? p->escalate : 0;
-	out->alpha = p->alpha;
-	out->min_samples = p->min_samples;
 	out->noise_sigmas = p->noise_sigmas;
-	out->recheck = isnan(p->recheck) ? class_recheck(m->cls) : p->recheck;
 	out->certify = true;
 	out->limit = NAN;
 
@@ -177,8 +166,10 @@ static void base_point_release(struct pg_base_point *p)
 	free(p->date);
 	free(p->commit);
 	free(p->insufficient);
-	for (size_t i = 0; i < p->n_metrics; i++)
+	for (size_t i = 0; i < p->n_metrics; i++) {
 		free(p->metrics[i].samples);
+		free(p->metrics[i].jobs);
+	}
 	free(p->metrics);
 }
 
@@ -187,10 +178,34 @@ void pg_baseline_release(struct pg_baseline *b)
 	for (size_t i = 0; i < b->n; i++)
 		base_point_release(&b->points[i]);
 	free(b->points);
+	for (size_t i = 0; i < b->n_jobs; i++) {
+		free(b->jobs[i].commit);
+		free(b->jobs[i].date);
+	}
+	free(b->jobs);
+	for (size_t i = 0; i < b->n_changes; i++)
+		free(b->changes[i].point);
+	free(b->changes);
 	free(b->gpu);
 	free(b->kind);
 	free(b->source);
 	memset(b, 0, sizeof(*b));
+}
+
+long pg_baseline_add_job(struct pg_baseline *b, const char *commit, const char *date)
+{
+	struct pg_base_job j = { pg_xstrdup(commit), pg_xstrdup(date) };
+
+	PG_ARRAY_PUSH(b->jobs, b->n_jobs, b->cap_jobs, j);
+	return (long)b->n_jobs - 1;
+}
+
+void pg_baseline_add_change(struct pg_baseline *b, const char *point, const struct pg_metric *m,
+			    long job, double shift)
+{
+	struct pg_base_change c = { pg_xstrdup(point), m, job, shift };
+
+	PG_ARRAY_PUSH(b->changes, b->n_changes, b->cap_changes, c);
 }
 
 struct pg_base_point *pg_baseline_find(const struct pg_baseline *b, const char *name)
@@ -264,6 +279,18 @@ struct pg_base_metric *pg_base_point_add_runs(struct pg_base_point *p, const str
 	return bm;
 }
 
+struct pg_base_metric *pg_base_point_add_jobs(struct pg_base_point *p, const struct pg_metric *m,
+					      const double *run_medians, const long *jobs, size_t k)
+{
+	struct pg_base_metric *bm = pg_base_point_add_runs(p, m, run_medians, k);
+
+	if (k) {
+		bm->jobs = pg_xmalloc(k * sizeof(long));
+		memcpy(bm->jobs, jobs, k * sizeof(long));
+	}
+	return bm;
+}
+
 const struct pg_base_metric *pg_base_point_metric(const struct pg_base_point *p,
 						  const struct pg_metric *m)
 {
@@ -331,74 +358,7 @@ void pg_cmp_index_release(struct pg_cmp_index *ix)
 }
 
 /* ------------------------------------------------------------------ */
-/* One decision                                                        */
-
-void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_direction dir,
-	       const struct pg_base_metric *base, const double *cur, size_t n_cur)
-{
-	double b, c, d, limit, tol, fail_at;
-	bool worse, tested;
-
-	memset(out, 0, sizeof(*out));
-	out->verdict = PG_VERDICT_UNCHANGED;
-	out->p_value = NAN;
-	b = isnan(base->value) ? pg_cmpstat_median(base->samples, base->n_samples) : base->value;
-	c = pg_cmpstat_median(cur, n_cur);
-	out->baseline = b;
-	out->current = c;
-	out->change = b != 0 ? c / b - 1 : NAN;
-
-	tol = rule->tolerance;
-	if (isfinite(base->noise) && rule->noise_sigmas > 0) {
-		/* noise is a relative sd: widen in log space, like the effect */
-		double widened = expm1(rule->noise_sigmas * base->noise);
-		if (widened > tol)
-			tol = widened;
-	}
-	out->tolerance = tol;
-
-	if (!isfinite(b) || !isfinite(c) || dir == PG_NO_DIRECTION)
-		return;
-	if (fabs(c - b) <= rule->floor) {
-		out->below_floor = true;
-		return;
-	}
-	if (b > 0 && c > 0)
-		d = log(c / b);
-	else
-		d = c > b ? INFINITY : -INFINITY;
-	if (dir == PG_HIGHER_IS_BETTER)
-		d = -d;
-	limit = log1p(tol);
-
-	/* The threshold beyond which this metric fails, and the lower one at
-	 * which a first run is worth re-running: confirmation pools a second
-	 * run, and deciding on the pool is what keeps false alarms rare, so
-	 * catching a real regression needs the re-run to start early. */
-	fail_at = rule->gate           ? limit
-		  : rule->escalate > 0 ? log1p(fmax(rule->escalate, tol))
-				       : INFINITY;
-	out->flagged = isfinite(fail_at) && d > fail_at * rule->recheck;
-	if (fabs(d) <= limit)
-		return;
-
-	worse = d > 0;
-	out->verdict = worse ? PG_VERDICT_REGRESSED : PG_VERDICT_IMPROVED;
-	tested = base->n_samples >= (size_t)rule->min_samples &&
-		 n_cur >= (size_t)rule->min_samples && rule->min_samples > 0;
-	if (tested) {
-		/* "worse" means larger for lower-is-better metrics */
-		bool cur_larger = (dir == PG_LOWER_IS_BETTER) == worse;
-		out->p_value = cur_larger ? pg_cmpstat_mwu_greater(cur, n_cur, base->samples,
-								   base->n_samples, NULL)
-					  : pg_cmpstat_mwu_greater(base->samples, base->n_samples,
-								   cur, n_cur, NULL);
-		if (!(out->p_value < rule->alpha))
-			out->verdict = PG_VERDICT_NOISY;
-	}
-	out->escalated = worse && rule->escalate > 0 && d > log1p(fmax(rule->escalate, tol));
-	out->fails = out->verdict == PG_VERDICT_REGRESSED && (rule->gate || out->escalated);
-}
+/* Result objects                                                      */
 
 double pg_result_qps(const json_t *result)
 {

@@ -14,34 +14,42 @@ struct pg_error;
 
 /*
  * The gate: compare every test point x metric of a run with its baseline
- * and give each a verdict: docs/gate.md ("The decision") says how, and
- * docs/design/gate-policy.md the policy it started from and why.
+ * and give each a verdict, deciding on the whole step at once: docs/gate.md
+ * ("The decision") says how, and docs/design/gate-policy.md the policy the
+ * first gate started from and why.
  *
  *   policy    how results are judged: tolerances, floors, which metrics gate
- *             and which only warn, the test's significance level...
+ *             and which only warn, the step's false-alarm budget...
  *             (thresholds/<GPU>.yml "policy:", else the registry defaults)
  *   baseline  reference values per point and metric, from a thresholds file
- *             or from the run history in git
+ *             or from the run history in git (one value per recorded job)
  *   current   the run's result objects (and optionally a confirmation re-run)
+ *
+ * The job (one agent, one session) is the unit of evidence: a job's repeats
+ * make its median; its common offset, shared by every point, is told apart
+ * from a change at one point; every gated (point, metric) pair of the step
+ * shares one false-alarm budget; and a confirmation re-run must reproduce a
+ * regression on its own (gate/compare_step.c).
  *
  * Everything here is pure: loading and writing live in the *_io.c files
  * (gate/gate_io.c and those of baseline/).
  */
 
 enum pg_verdict {
-	PG_VERDICT_REGRESSED,    /* worse beyond tolerance (and significant) */
-	PG_VERDICT_NOISY,        /* beyond tolerance, not significant / unstable */
-	PG_VERDICT_ERROR,        /* the point failed (status error/cancelled) */
-	PG_VERDICT_MISSING,      /* in the baseline, not in the run */
-	PG_VERDICT_INSUFFICIENT, /* too little baseline history to judge */
-	PG_VERDICT_IMPROVED,     /* better beyond tolerance */
-	PG_VERDICT_NEW,          /* in the run, not in the baseline */
-	PG_VERDICT_UNCHANGED,    /* within tolerance or under the floor */
+	PG_VERDICT_REGRESSED,      /* worse beyond tolerance, significant for the step */
+	PG_VERDICT_NOT_REPRODUCED, /* the first run regressed, the re-run did not */
+	PG_VERDICT_NOISY,          /* beyond tolerance, not significant for the step */
+	PG_VERDICT_ERROR,          /* the point failed (status error/cancelled) */
+	PG_VERDICT_MISSING,        /* planned, not produced (or not in the run) */
+	PG_VERDICT_INSUFFICIENT,   /* too little baseline history to judge */
+	PG_VERDICT_IMPROVED,       /* better beyond tolerance */
+	PG_VERDICT_NEW,            /* in the run, not in the baseline */
+	PG_VERDICT_UNCHANGED,      /* within tolerance or under the floor */
 	PG_VERDICT_COUNT
 };
 
-/* "regressed", "noisy", "error", "missing", "insufficient-data",
- * "improved", "new", "unchanged". */
+/* "regressed", "not-reproduced", "noisy", "error", "missing",
+ * "insufficient-data", "improved", "new", "unchanged". */
 const char *pg_verdict_name(enum pg_verdict v);
 
 /* What a row (or the whole comparison) means for the gate. Ordered by
@@ -68,13 +76,9 @@ struct pg_rule {
 	double floor;        /* absolute change (display units) below which nothing changed */
 	double escalate;     /* a warn-only metric still fails when worse by more
 			       * than this (relative); 0 = never */
-	double alpha;        /* significance level of the one-sided Mann-Whitney U guard */
-	long min_samples;    /* the test runs only with this many samples on both sides */
-	double noise_sigmas; /* widen the tolerance to this many measured run-to-run
-			       * sds of the baseline (git history) */
-	double recheck;      /* a first run worse than recheck x the failing threshold
-			       * (tolerance, or escalate for warn-only metrics) is re-run
-			       * to confirm; the pooled runs then decide */
+	double noise_sigmas; /* baselines that give no job-to-job spread to test
+			       * against (thresholds files): widen the tolerance to this
+			       * many sds of the baseline's recorded run-to-run noise */
 	bool certify;        /* a tail metric (p90, p99...) is decided only when the run
 			       * has the samples MLPerf's early-stopping rule needs to
 			       * certify its percentile (gate/compare_tails.h); default on */
@@ -90,12 +94,9 @@ enum {
 	PG_RULE_TOLERANCE = 1 << 1,
 	PG_RULE_FLOOR = 1 << 2,
 	PG_RULE_ESCALATE = 1 << 3,
-	PG_RULE_ALPHA = 1 << 4,
-	PG_RULE_MIN_SAMPLES = 1 << 5,
-	PG_RULE_NOISE_SIGMAS = 1 << 6,
-	PG_RULE_RECHECK = 1 << 7,
-	PG_RULE_CERTIFY = 1 << 8,
-	PG_RULE_LIMIT = 1 << 9,
+	PG_RULE_NOISE_SIGMAS = 1 << 4,
+	PG_RULE_CERTIFY = 1 << 5,
+	PG_RULE_LIMIT = 1 << 6,
 };
 
 struct pg_rule_patch {
@@ -112,28 +113,27 @@ struct pg_policy_entry {
 };
 
 struct pg_policy {
+	/* the step: the share of clean builds the gate may fail (family-wise
+	 * over every gated point x metric pair), and how many unflagged points
+	 * a confirmation re-run repeats to measure its own job's offset */
+	double step_false_alarm; /* default PG_DEFAULT_STEP_FALSE_ALARM */
+	long rerun_anchors;      /* default PG_DEFAULT_RERUN_ANCHORS */
 	/* settings that apply to every metric unless an entry overrides them */
-	double alpha;        /* default 0.05 */
-	long min_samples;    /* default 5 */
 	double noise_sigmas; /* default PG_DEFAULT_NOISE_SIGMAS */
 	double escalate;     /* tail-class metrics: default PG_DEFAULT_ESCALATE */
-	double recheck;      /* NAN: per metric class (PG_DEFAULT_RECHECK_*) */
-	long min_history;    /* git baselines: fewer records -> insufficient-data; default 5 */
-	long history_window; /* git baselines: the last K records; default 10 */
+	long min_history;    /* git baselines: fewer jobs -> insufficient-data; default 5 */
+	long history_window; /* git baselines: the last K jobs; default 20 */
 	struct pg_policy_entry *entries; /* in file order; later entries win */
 	size_t n_entries;
 	size_t cap_entries;
 };
 
-#define PG_DEFAULT_ALPHA              0.05
-#define PG_DEFAULT_MIN_SAMPLES        5
-#define PG_DEFAULT_NOISE_SIGMAS       1.6
-#define PG_DEFAULT_ESCALATE           0.08
-#define PG_DEFAULT_RECHECK_THROUGHPUT 0.6
-#define PG_DEFAULT_RECHECK_LATENCY    0.8
-#define PG_DEFAULT_RECHECK_TAIL       0.75
-#define PG_DEFAULT_MIN_HISTORY        5
-#define PG_DEFAULT_HISTORY_WINDOW     20
+#define PG_DEFAULT_STEP_FALSE_ALARM 0.05
+#define PG_DEFAULT_RERUN_ANCHORS    6
+#define PG_DEFAULT_NOISE_SIGMAS     1.6
+#define PG_DEFAULT_ESCALATE         0.08
+#define PG_DEFAULT_MIN_HISTORY      5
+#define PG_DEFAULT_HISTORY_WINDOW   20
 
 /* The defaults above and no entries. */
 void pg_policy_init(struct pg_policy *p);
@@ -165,6 +165,11 @@ struct pg_cmp_point {
 	bool probe;           /* an SLA search probe (perfgate.adaptive_search): its
 				    * concurrency moves from run to run, so comparisons,
 				    * baselines and history leave it out */
+	const char *host;     /* the job that ran it: host and the run's start
+			       * (perfgate.host, perfgate.run_started_at); the shards
+			       * of a merged build are different jobs, each with its own
+			       * offset. NULL: unknown (one job with the others) */
+	const char *run_started;
 };
 
 /* Run points by name, for lookups in runs of any size: pointers sorted by
@@ -194,9 +199,12 @@ struct pg_cmp_run {
 struct pg_base_metric {
 	const struct pg_metric *metric;
 	double value;    /* the baseline: median of the runs, or as published */
-	double *samples; /* per-repeat values or per-run summaries, for the
-			       * significance test (owned; NULL when only a value) */
+	double *samples; /* per-repeat values or per-run summaries (owned; NULL
+			       * when only a value) */
 	size_t n_samples;
+	long *jobs;   /* git history: samples[i] is the median of job jobs[i]
+			       * (an index into pg_baseline.jobs), so the step's points
+			       * line up job by job; NULL otherwise (owned) */
 	double noise; /* relative sd between runs (from history), NAN if unknown */
 	long runs;    /* runs or records behind value */
 	int line;     /* thresholds file line; 0 if none */
@@ -216,10 +224,29 @@ struct pg_base_point {
 	long repeats;         /* samples per run, 1 for published figures */
 	char *insufficient;   /* non-NULL: why this point cannot be judged (git: too
 			       * few records); its metrics still show values */
+	bool aged;            /* git: not recorded in the last history_window jobs
+			       * (dropped from the suite?): a run without it does not
+			       * miss it */
 	struct pg_base_metric *metrics;
 	size_t n_metrics;
 	size_t cap_metrics;
 	int line;
+};
+
+/* A recorded job of a git history baseline (one `baseline record`). */
+struct pg_base_job {
+	char *commit; /* the source commit it measured, or NULL */
+	char *date;   /* ISO 8601, or NULL */
+};
+
+/* A change point found in the history: from job `job` on, the level of a
+ * metric moved by `shift` (relative, worse > 0) at one point, or at every
+ * point when point is NULL (a whole-run change). */
+struct pg_base_change {
+	char *point; /* NULL: common to the step's points */
+	const struct pg_metric *metric;
+	long job;     /* first job at the new level */
+	double shift; /* relative, in the metric's worse direction */
 };
 
 struct pg_baseline {
@@ -231,11 +258,16 @@ struct pg_baseline {
 	size_t cap;
 	bool sorted; /* points are in name order (pg_baseline_sort): lookups
 			       * bisect instead of scanning */
+	/* git history baselines */
+	struct pg_base_job *jobs; /* oldest first */
+	size_t n_jobs, cap_jobs;
+	struct pg_base_change *changes; /* the history's change points */
+	size_t n_changes, cap_changes;
 };
 
 #define PG_BASELINE_INIT                                                                           \
 	{                                                                                          \
-		NULL, NULL, NULL, NULL, 0, 0, false                                                \
+		0                                                                                  \
 	}
 
 void pg_baseline_release(struct pg_baseline *b);
@@ -255,6 +287,15 @@ struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const s
  */
 struct pg_base_metric *pg_base_point_add_runs(struct pg_base_point *p, const struct pg_metric *m,
 					      const double *run_medians, size_t k);
+/* The same, for a git history: run_medians[i] is job jobs[i]'s median. */
+struct pg_base_metric *pg_base_point_add_jobs(struct pg_base_point *p, const struct pg_metric *m,
+					      const double *run_medians, const long *jobs,
+					      size_t k);
+/* Append a job (strings copied) and return its index. */
+long pg_baseline_add_job(struct pg_baseline *b, const char *commit, const char *date);
+/* Append a change point (point copied; NULL: common). */
+void pg_baseline_add_change(struct pg_baseline *b, const char *point, const struct pg_metric *m,
+			    long job, double shift);
 const struct pg_base_metric *pg_base_point_metric(const struct pg_base_point *p,
 						  const struct pg_metric *m);
 /* Sort points by name, so files and reports are stable. */
@@ -277,40 +318,7 @@ void pg_baseline_from_runs(struct pg_baseline *out, const struct pg_cmp_run *run
 void pg_result_date(char out[16], const json_t *result);
 
 /* ------------------------------------------------------------------ */
-/* One decision                                                        */
-
-struct pg_decision {
-	enum pg_verdict verdict; /* regressed, noisy, improved or unchanged */
-	double baseline;
-	double current;   /* median of the current samples */
-	double change;    /* current / baseline - 1 (signed, raw) */
-	double tolerance; /* effective: after widening to the measured noise */
-	double p_value;   /* NAN when the test did not run */
-	bool below_floor; /* |current - baseline| <= floor */
-	bool escalated;   /* a warn-only metric worse than the escalation threshold */
-	bool fails;       /* regressed, and the rule gates or escalated */
-	bool flagged;     /* worth a confirmation re-run: worse than recheck x the
-				    * failing threshold on a metric that can fail */
-};
-
-/*
- * Decide one metric: the current samples (repeats of one run, or a run and
- * its confirmation pooled) against the baseline. Steps, in order:
- *
- *  1. baseline b and current c are medians; d = ln(c/b), signed so that d > 0
- *     is worse (the metric's direction);
- *  2. tolerance t = max(rule tolerance, noise_sigmas * base->noise);
- *  3. |c - b| <= floor -> unchanged;
- *  4. |d| <= ln(1 + t) -> unchanged;
- *  5. with >= min_samples on both sides, the one-sided Mann-Whitney U test
- *     must agree (p < alpha) or the verdict is noisy;
- *  6. otherwise regressed (d > 0) or improved (d < 0).
- *
- * A regressed metric fails when the rule gates it, or when it is worse than
- * the escalation threshold. A baseline <= 0 compares by the floor only.
- */
-void pg_decide(struct pg_decision *out, const struct pg_rule *rule, enum pg_direction dir,
-	       const struct pg_base_metric *base, const double *cur, size_t n_cur);
+/* Result objects                                                      */
 
 /* A result's request rate: perfgate.params.qps, else vLLM's request_rate
  * (a number or "inf"); NAN when it has neither. */
@@ -327,6 +335,34 @@ size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double
 /* ------------------------------------------------------------------ */
 /* A whole comparison                                                  */
 
+/* One run's evidence on one (point, metric) pair, or on a metric's change
+ * common to the whole run. Relative changes are signed as measured
+ * (current / baseline - 1); p-values are one-sided, in the worse
+ * direction. */
+struct pg_cmp_side {
+	double current;    /* the job's median (a whole-run side: NAN) */
+	double change;     /* current / baseline - 1 */
+	double effect;     /* what is judged: for a point, its change beyond the
+			    * run's common change; for a whole run, the common
+			    * change; for a point judged alone, its change */
+	double p_value;    /* NAN: no test (tolerance only) */
+	double p_adjusted; /* Holm-adjusted within the step's family; NAN */
+	size_t n;          /* samples (repeats); points for a whole-run side */
+	bool flagged;      /* regressed beyond the failing threshold in this run */
+};
+
+/* How a pair was judged (docs/gate.md, "The decision"). */
+enum pg_cmp_method {
+	PG_METHOD_NONE,      /* not decided (missing, new, insufficient...) */
+	PG_METHOD_STEP,      /* vs the run's other points, noise from the history */
+	PG_METHOD_HISTORY,   /* alone, vs the history's job-to-job spread */
+	PG_METHOD_CROSSWISE, /* vs the run's other points, noise from their spread */
+	PG_METHOD_TOLERANCE, /* tolerance only: nothing to measure noise with */
+};
+
+/* "", "step", "history", "crosswise", "tolerance". */
+const char *pg_cmp_method_name(enum pg_cmp_method m);
+
 struct pg_cmp_row {
 	char *point;
 	char *test; /* NULL when unknown */
@@ -336,17 +372,40 @@ struct pg_cmp_row {
 	const struct pg_metric *metric; /* NULL for a whole-point row (error, missing point) */
 	struct pg_rule rule;
 	double baseline;   /* NAN when absent */
-	double current;    /* NAN when absent */
+	double current;    /* the first run's median; NAN when absent */
 	double change;     /* current / baseline - 1; NAN */
+	double effect;     /* the judged change (pg_cmp_side.effect), NAN */
+	double run_change; /* the run's change common to its points, NAN */
 	double tolerance;  /* effective tolerance; NAN for missing/new */
-	double p_value;    /* NAN when no test ran */
-	size_t n_baseline; /* samples (or runs) behind the baseline */
+	double noise;      /* the sd (relative) the test expected of effect, NAN */
+	double p_value;    /* the deciding run's, NAN when no test ran */
+	double p_adjusted; /* Holm-adjusted over the step's family, NAN */
+	size_t n_baseline; /* jobs (or samples) behind the baseline */
 	size_t n_current;  /* samples behind current */
+	enum pg_cmp_method method;
+	struct pg_cmp_side first; /* the first run */
+	struct pg_cmp_side rerun; /* the confirmation re-run (n == 0: none) */
 	enum pg_verdict verdict;
 	enum pg_outcome outcome;
-	bool confirmed;          /* decided on first run + confirmation pooled */
-	bool needs_confirmation; /* first pass flagged it and no confirmation was given */
+	bool confirmed;          /* flagged, re-run, and the re-run reproduced it */
+	bool needs_confirmation; /* flagged, and no re-run was given */
 	char *note;              /* one short human sentence, or NULL */
+};
+
+/* A metric's change common to every point of a run (its job's offset),
+ * judged against the history's spread of job offsets. */
+struct pg_cmp_common {
+	const struct pg_metric *metric;
+	enum pg_suite_kind suite;
+	enum pg_cmp_method method; /* STEP (history) or TOLERANCE */
+	size_t job;                /* which job of the run (0; shards: 0, 1, ...) */
+	size_t points;             /* points behind the estimate */
+	double spread;             /* relative sd of the history's job offsets; NAN */
+	double tolerance;          /* the failing threshold */
+	struct pg_cmp_side first, rerun;
+	enum pg_verdict verdict; /* regressed, not-reproduced, noisy, improved, unchanged */
+	enum pg_outcome outcome;
+	char *note;
 };
 
 struct pg_comparison {
@@ -356,13 +415,25 @@ struct pg_comparison {
 	struct pg_cmp_row *rows; /* point order, then registry metric order */
 	size_t n;
 	size_t cap;
+	struct pg_cmp_common *commons; /* registry metric order */
+	size_t n_commons, cap_commons;
+	size_t jobs; /* jobs that ran the points (shards of a merged build) */
 	size_t counts[PG_VERDICT_COUNT];
 	size_t failing; /* rows with outcome FAIL */
 	size_t gated;   /* rows of gating metrics */
 	enum pg_outcome outcome;
 	struct pg_strv rerun;   /* points a confirmation run should repeat */
 	bool with_confirmation; /* a confirmation run was given */
-	char *suspect;          /* the job was sick (pg_compare_opts.suspect) and would
+	/* the step's budget: Holm over the gated hypotheses, whole-run ones
+	 * getting a share of it when there are any */
+	double step_false_alarm;
+	size_t hypotheses;           /* gated hypotheses with a p-value */
+	double budget_points;        /* the share for single points */
+	double budget_whole_run;     /* the share for whole-run changes */
+	struct pg_strv not_in_suite; /* baseline points outside the run's plan */
+	struct pg_strv aged_out;     /* history points not recorded lately (aged out)
+				      * and not in the run: not missing */
+	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
 				 * have failed: why; the outcome is then INFRA (exit 3,
 				 * verdict "suspect") and rerun lists the failing points */
 };
@@ -374,7 +445,12 @@ struct pg_comparison {
 
 struct pg_compare_opts {
 	bool allow_missing; /* missing points warn instead of exit 3 */
-	bool strict;        /* noisy gating metrics fail after confirmation */
+	bool strict;        /* noisy gating pairs beyond their threshold fail too
+			     * (still subject to confirmation) */
+	/* the points the run planned (NULL: unknown, the run's own points):
+	 * baseline points outside it are "not in this suite" and never fail;
+	 * planned points without a result are missing */
+	const struct pg_strv *plan;
 	/* The job health verdict, computed outside the gate (telemetry/health.h
 	 * from the results' perfgate.telemetry): non-NULL when the job was sick
 	 * (throttling, clocks held down, GPU errors, a foreign process), saying
@@ -384,11 +460,12 @@ struct pg_compare_opts {
 };
 
 /*
- * Compare run (n_run points) with base under policy. confirm (n_confirm,
- * may be 0) is a re-run of some of the points: rows the first pass flags
- * (regressed or noisy, on metrics that can fail) are decided again on the
- * first run's and the re-run's samples pooled. The comparison owns its
- * strings; the metric pointers are the registry's.
+ * Compare run (n_run points, one job) with base under policy, and decide
+ * on the whole step (gate/compare_step.c). confirm (n_confirm, may be 0)
+ * is a re-run of the points listed under rerun by a comparison of the same
+ * run without it: each pair the first run flagged is decided again on the
+ * re-run alone, which must reproduce it. The comparison owns its strings;
+ * the metric pointers are the registry's.
  */
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
@@ -413,17 +490,27 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
 /* Only the headline line (no trailing newline), e.g. for a step label. */
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c);
 
-/* Only the table of rows needing attention (regressed, noisy, error,
- * missing), or nothing when there are none. */
+/* Only the table of rows needing attention (gate/attention.h: failing,
+ * missing or failed, gating metrics undecided), or nothing. */
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c);
 
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",
- * "exit_code", "summary": {verdict counts}, "rerun": [points],
- * "rows": [{point, test, suite, qps, max_concurrency, metric, label, unit,
- * direction, gate, baseline, current, change, tolerance, floor, p_value,
- * n_baseline, n_current, verdict, outcome, confirmed, note}]}.
- * pandas: pd.DataFrame(json.load(f)["rows"]). New reference.
+ * "exit_code", "headline", "confirmation", "decision": {step_false_alarm,
+ * hypotheses, budget_points, budget_whole_run, correction, confirmation},
+ * "summary": {verdict counts}, "tests": {compared, regressed,
+ * regressed_metrics, error, warn, improved} (gate/attention.h
+ * pg_gate_count), "rerun": [points], "whole_run": [{metric,
+ * suite, method, points, change, effect, spread, tolerance, p_value,
+ * p_adjusted, first, rerun, verdict, outcome, note}], "not_in_suite":
+ * [points], "aged_out": [points], "rows": [{point, test, suite, qps,
+ * max_concurrency, metric, label, unit, direction, gate, baseline, current,
+ * change, tolerance, floor, escalate, p_value, p_adjusted, effect,
+ * run_change, noise, method, n_baseline, n_current, first, rerun, verdict,
+ * outcome, confirmed, needs_confirmation, note}]}, where first and rerun
+ * are {current, change, effect, p_value, p_adjusted, n, flagged} (rerun
+ * null without one). pandas: pd.DataFrame(json.load(f)["rows"]). New
+ * reference.
  */
 json_t *pg_comparison_json(const struct pg_comparison *c);
 

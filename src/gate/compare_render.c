@@ -1,7 +1,7 @@
 /* The comparison as markdown (annotations, artifacts) and as verdict JSON. */
 #include "gate/compare.h"
+#include "gate/attention.h"
 
-#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
 #include "base/jsonw.h"
@@ -58,7 +58,27 @@ static const char table_head[] =
 	"| Test | Metric | Baseline | Current | Change | Tolerance | Verdict | Note |\n"
 	"|---|---|--:|--:|--:|--:|---|---|\n";
 
-static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
+/* With a confirmation re-run: the first run and the re-run side by side. */
+static const char table_head_confirmed[] =
+	"| Test | Metric | Baseline | First run | Re-run | Tolerance | Verdict | Note |\n"
+	"|---|---|--:|--:|--:|--:|---|---|\n";
+
+/* "2310 (-5.1%)", or a dash. */
+static void side_cell(struct pg_buf *out, const struct pg_cmp_side *sd)
+{
+	if (isnan(sd->current)) {
+		pg_buf_puts(out, "—");
+		return;
+	}
+	num_cell(out, sd->current);
+	if (isfinite(sd->change)) {
+		pg_buf_puts(out, " (");
+		pct_cell(out, sd->change, true);
+		pg_buf_puts(out, ")");
+	}
+}
+
+static void table_row(struct pg_buf *out, const struct pg_cmp_row *r, bool confirmed)
 {
 	pg_buf_puts(out, "| ");
 	pg_escape_md_cell(out, r->point);
@@ -67,11 +87,20 @@ static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_buf_puts(out, " | ");
 	num_cell(out, r->baseline);
 	pg_buf_puts(out, " | ");
-	num_cell(out, r->current);
+	if (confirmed) {
+		if (isnan(r->first.current))
+			num_cell(out, r->current);
+		else
+			side_cell(out, &r->first);
+		pg_buf_puts(out, " | ");
+		side_cell(out, &r->rerun);
+	} else {
+		num_cell(out, r->current);
+		pg_buf_puts(out, " | ");
+		pct_cell(out, r->change, true);
+	}
 	pg_buf_puts(out, " | ");
-	pct_cell(out, r->change, true);
-	pg_buf_puts(out, " | ");
-	pct_cell(out, r->tolerance, false);
+	pct_cell(out, pg_attention_threshold(r), false);
 	pg_buf_puts(out, " | ");
 	verdict_cell(out, r);
 	pg_buf_puts(out, " | ");
@@ -79,152 +108,165 @@ static void table_row(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_buf_puts(out, " |\n");
 }
 
-/* Rows shown above the fold: regressions and doubts about single metrics. */
-static bool needs_attention(const struct pg_cmp_row *r)
-{
-	return r->verdict == PG_VERDICT_REGRESSED || r->verdict == PG_VERDICT_NOISY ||
-	       r->verdict == PG_VERDICT_ERROR || r->verdict == PG_VERDICT_MISSING;
-}
-
-static int attention_rank(const struct pg_cmp_row *r)
-{
-	switch (r->outcome) {
-	case PG_OUTCOME_FAIL:
-		return 0;
-	case PG_OUTCOME_INFRA:
-		return 1;
-	case PG_OUTCOME_WARN:
-		return r->verdict == PG_VERDICT_REGRESSED ? 2 : 3;
-	default:
-		return 4;
-	}
-}
-
-static int cmp_attention(const void *a, const void *b)
-{
-	const struct pg_cmp_row *x = *(const struct pg_cmp_row *const *)a;
-	const struct pg_cmp_row *y = *(const struct pg_cmp_row *const *)b;
-	int rx = attention_rank(x), ry = attention_rank(y);
-	double cx = isfinite(x->change) ? fabs(x->change) : -1;
-	double cy = isfinite(y->change) ? fabs(y->change) : -1;
-
-	if (rx != ry)
-		return rx - ry;
-	if (cx != cy)
-		return cx < cy ? 1 : -1; /* bigger changes first */
-	if (x < y)
-		return -1;
-	return x > y;
-}
-
-static const struct pg_cmp_row **attention_rows(const struct pg_comparison *c, size_t *n)
-{
-	const struct pg_cmp_row **rows = pg_xmalloc((c->n + 1) * sizeof(*rows));
-	*n = 0;
-	for (size_t i = 0; i < c->n; i++)
-		if (needs_attention(&c->rows[i]))
-			rows[(*n)++] = &c->rows[i];
-	qsort(rows, *n, sizeof(*rows), cmp_attention);
-	return rows;
-}
-
-/* Points with a row of outcome o. pg_compare writes a point's rows one
- * after the other. */
-static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
-{
-	size_t n = 0, next;
-
-	for (size_t i = 0; i < c->n; i = next) {
-		bool hit = false;
-		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point);
-		     next++)
-			hit |= c->rows[next].outcome == o;
-		n += hit;
-	}
-	return n;
-}
-
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 {
-	struct pg_buf name = PG_BUF_INIT;
-	const char *gpu;
+	struct pg_gate_counts k;
+	const char *word = "PASS";
 
-	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
-	gpu = name.ptr;
-
-	if (c->suspect) {
-		pg_buf_printf(out,
-			      "**perfgate: SUSPECT** — %zu regression%s on %s from a sick job: "
-			      "re-run it",
-			      c->failing, c->failing == 1 ? "" : "s", gpu);
-		pg_buf_release(&name);
-		return;
-	}
-	switch (c->outcome) {
-	case PG_OUTCOME_FAIL:
-		pg_buf_printf(out, "**perfgate: FAIL** — %zu regression%s on %s", c->failing,
-			      c->failing == 1 ? "" : "s", gpu);
-		if (c->with_confirmation)
-			pg_buf_puts(out, ", confirmed by a re-run");
-		break;
-	case PG_OUTCOME_INFRA: {
-		size_t n = count_points(c, PG_OUTCOME_INFRA);
-		pg_buf_printf(
-			out,
-			"**perfgate: ERROR** — results needed for the decision are missing or failed for %zu test point%s on %s",
-			n, n == 1 ? "" : "s", gpu);
-		break;
-	}
-	case PG_OUTCOME_WARN: {
-		bool first = true;
-		pg_buf_printf(out,
-			      "**perfgate: PASS with warnings** — no confirmed regression on %s; ",
-			      gpu);
-		for (int v = 0; v < PG_VERDICT_COUNT; v++) {
-			if (v == PG_VERDICT_IMPROVED || v == PG_VERDICT_NEW ||
-			    v == PG_VERDICT_UNCHANGED || !c->counts[v])
-				continue;
-			pg_buf_printf(out, "%s%zu %s", first ? "" : ", ", c->counts[v],
-				      pg_verdict_name(v));
-			first = false;
-		}
-		break;
-	}
-	case PG_OUTCOME_PASS:
-		pg_buf_printf(out, "**perfgate: PASS** — no regressions on %s", gpu);
-		break;
-	}
-	pg_buf_release(&name);
+	if (c->suspect)
+		word = "SUSPECT";
+	else if (c->outcome == PG_OUTCOME_FAIL)
+		word = "FAIL";
+	else if (c->outcome == PG_OUTCOME_INFRA)
+		word = "ERROR";
+	else if (c->outcome == PG_OUTCOME_WARN)
+		word = "PASS with warnings";
+	pg_gate_count(&k, c);
+	pg_buf_printf(out, "**perfgate: %s** — ", word);
+	pg_escape_md_text(out, c->gpu ? c->gpu : "this GPU");
+	pg_buf_puts(out, ": ");
+	pg_gate_counts_phrase(out, &k);
+	if (c->outcome == PG_OUTCOME_FAIL && !c->suspect)
+		pg_buf_puts(out, c->with_confirmation ? " · confirmed by a re-run"
+						      : " · not confirmed by a re-run");
 }
 
+/* The metrics behind the headline's tests: a regressed metric that only
+ * warns is counted apart from those that fail. */
 static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
 {
-	bool first = true;
+	size_t warn_only = 0;
+	size_t extra = c->not_in_suite.n + c->aged_out.n;
 
+	for (size_t i = 0; i < c->n; i++)
+		warn_only += c->rows[i].verdict == PG_VERDICT_REGRESSED &&
+			     c->rows[i].outcome != PG_OUTCOME_FAIL;
 	pg_buf_puts(out, "Baseline: ");
 	pg_escape_md_cell(out, c->baseline_source ? c->baseline_source : "none");
 	if (c->baseline_kind)
 		pg_buf_printf(out, " (%s)", c->baseline_kind);
-	pg_buf_printf(out, " · %zu comparison%s, %zu gating", c->n, c->n == 1 ? "" : "s", c->gated);
+	pg_buf_printf(out, " · %zu metric%s compared, %zu gating", c->n, c->n == 1 ? "" : "s",
+		      c->gated);
 	for (int v = 0; v < PG_VERDICT_COUNT; v++) {
-		if (!c->counts[v])
-			continue;
-		pg_buf_printf(out, "%s%zu %s", first ? ": " : " · ", c->counts[v],
-			      pg_verdict_name(v));
-		first = false;
+		size_t n = c->counts[v];
+		if (v == PG_VERDICT_REGRESSED)
+			n -= warn_only;
+		if (n)
+			pg_buf_printf(out, " · %zu %s", n, pg_verdict_name(v));
+		if (v == PG_VERDICT_REGRESSED && warn_only)
+			pg_buf_printf(out, " · %zu worse (warn only)", warn_only);
+	}
+	if (extra) {
+		pg_buf_puts(out, " (not compared:");
+		if (c->not_in_suite.n)
+			pg_buf_printf(out, " %zu baseline point%s not in this suite",
+				      c->not_in_suite.n, c->not_in_suite.n == 1 ? "" : "s");
+		if (c->aged_out.n)
+			pg_buf_printf(out, "%s %zu aged out of the history",
+				      c->not_in_suite.n ? "," : "", c->aged_out.n);
+		pg_buf_puts(out, ")");
 	}
 	pg_buf_puts(out, "\n");
+}
+
+static void fmt_budget(struct pg_buf *out, double v)
+{
+	char g[PG_FMT_DOUBLE_SIZE];
+	pg_buf_printf(out, "%s%%", pg_fmt_g(g, round(v * 10000) / 100));
+}
+
+/* How the step was decided, in one line. */
+static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
+{
+	size_t tolerance_only = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		tolerance_only += c->rows[i].method == PG_METHOD_TOLERANCE;
+	if (!c->hypotheses && !tolerance_only)
+		return;
+	pg_buf_puts(out, "Decision: ");
+	if (c->hypotheses) {
+		pg_buf_puts(out, "at most ");
+		fmt_budget(out, c->step_false_alarm);
+		pg_buf_printf(out, " of clean builds fail, over %zu gated hypotheses (Holm",
+			      c->hypotheses);
+		if (c->budget_whole_run > 0 && c->budget_points > 0) {
+			pg_buf_puts(out, ": ");
+			fmt_budget(out, c->budget_points);
+			pg_buf_puts(out, " for single points, ");
+			fmt_budget(out, c->budget_whole_run);
+			pg_buf_puts(out, " for whole-run changes");
+		}
+		pg_buf_puts(out, "); each point is judged beyond the run's common change");
+		if (tolerance_only)
+			pg_buf_printf(out, ", %zu comparison%s by the tolerance alone",
+				      tolerance_only, tolerance_only == 1 ? "" : "s");
+	} else {
+		pg_buf_puts(out, "by the tolerances alone (too few points per metric, and no job "
+				 "history, to measure the noise)");
+	}
+	pg_buf_puts(out, c->with_confirmation
+				 ? "; a flagged regression must reproduce on the re-run alone.\n"
+				 : "; a flagged regression is confirmed by a re-run.\n");
+}
+
+static bool common_matters(const struct pg_cmp_common *cc)
+{
+	return cc->verdict != PG_VERDICT_UNCHANGED || cc->note;
+}
+
+static void whole_run_table(struct pg_buf *out, const struct pg_comparison *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_commons; i++)
+		n += common_matters(&c->commons[i]);
+	if (!n)
+		return;
+	pg_buf_puts(out,
+		    c->with_confirmation
+			    ? "\n| Whole run | First run | Re-run | Job-to-job spread | "
+			      "Tolerance | Verdict | Note |\n|---|--:|--:|--:|--:|---|---|\n"
+			    : "\n| Whole run | Change | Job-to-job spread | Tolerance | Verdict | "
+			      "Note |\n|---|--:|--:|--:|---|---|\n");
+	for (size_t i = 0; i < c->n_commons; i++) {
+		const struct pg_cmp_common *cc = &c->commons[i];
+		if (!common_matters(cc))
+			continue;
+		pg_buf_puts(out, "| ");
+		metric_cell(out, cc->metric);
+		if (c->jobs > 1)
+			pg_buf_printf(out, ", job %zu", cc->job + 1);
+		pg_buf_puts(out, " | ");
+		pct_cell(out, cc->first.change, true);
+		if (c->with_confirmation) {
+			pg_buf_puts(out, " | ");
+			pct_cell(out, cc->rerun.n ? cc->rerun.change : NAN, true);
+		}
+		pg_buf_puts(out, " | ");
+		pct_cell(out, cc->spread, false);
+		pg_buf_puts(out, " | ");
+		pct_cell(out, cc->tolerance, false);
+		pg_buf_puts(out, " | ");
+		if (cc->outcome == PG_OUTCOME_FAIL)
+			pg_buf_printf(out, "**%s**", pg_verdict_name(cc->verdict));
+		else
+			pg_buf_puts(out, pg_verdict_name(cc->verdict));
+		pg_buf_puts(out, " | ");
+		pg_escape_md_cell(out, cc->note);
+		pg_buf_puts(out, " |\n");
+	}
 }
 
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c)
 {
 	size_t n;
-	const struct pg_cmp_row **rows = attention_rows(c, &n);
+	const struct pg_cmp_row **rows = pg_attention_rows(c, &n);
 
 	if (n) {
-		pg_buf_puts(out, table_head);
+		pg_buf_puts(out, c->with_confirmation ? table_head_confirmed : table_head);
 		for (size_t i = 0; i < n; i++)
-			table_row(out, rows[i]);
+			table_row(out, rows[i], c->with_confirmation);
 	}
 	free(rows);
 }
@@ -241,6 +283,8 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_puts(out, "\n\n");
 	}
 	summary_line(out, c);
+	decision_line(out, c);
+	whole_run_table(out, c);
 	if (c->rerun.n) {
 		pg_buf_puts(out, "\nRe-run to confirm: ");
 		for (size_t i = 0; i < c->rerun.n; i++) {
@@ -260,14 +304,14 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_release(&table);
 	}
 	for (size_t i = 0; i < c->n; i++)
-		n_rest += !needs_attention(&c->rows[i]);
+		n_rest += !pg_attention_row(&c->rows[i]);
 	if (n_rest) {
 		pg_buf_printf(out, "\n<details>\n<summary>%zu other comparison%s</summary>\n\n",
 			      n_rest, n_rest == 1 ? "" : "s");
-		pg_buf_puts(out, table_head);
+		pg_buf_puts(out, c->with_confirmation ? table_head_confirmed : table_head);
 		for (size_t i = 0; i < c->n; i++)
-			if (!needs_attention(&c->rows[i]))
-				table_row(out, &c->rows[i]);
+			if (!pg_attention_row(&c->rows[i]))
+				table_row(out, &c->rows[i], c->with_confirmation);
 		pg_buf_puts(out, "\n</details>\n");
 	}
 }
@@ -284,6 +328,20 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+static json_t *side_json(const struct pg_cmp_side *sd)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "current", num_or_null(sd->current));
+	json_object_set_new(o, "change", num_or_null(sd->change));
+	json_object_set_new(o, "effect", num_or_null(sd->effect));
+	json_object_set_new(o, "p_value", num_or_null(sd->p_value));
+	json_object_set_new(o, "p_adjusted", num_or_null(sd->p_adjusted));
+	json_object_set_new(o, "n", json_integer((json_int_t)sd->n));
+	json_object_set_new(o, "flagged", json_boolean(sd->flagged));
+	return o;
+}
+
 static json_t *row_json(const struct pg_cmp_row *r)
 {
 	json_t *o = json_object();
@@ -291,7 +349,7 @@ static json_t *row_json(const struct pg_cmp_row *r)
 
 	json_object_set_new(o, "point", json_string(r->point));
 	json_object_set_new(o, "test", str_or_null(r->test));
-	json_object_set_new(o, "suite", json_string(pg_suite_kind_name(r->suite)));
+	json_object_set_new(o, "suite", str_or_null(pg_suite_kind_name(r->suite)));
 	if (isinf(r->qps))
 		json_object_set_new(o, "qps", json_string("inf"));
 	else
@@ -315,14 +373,56 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	json_object_set_new(o, "escalate",
 			    m && r->rule.escalate > 0 ? json_real(r->rule.escalate) : json_null());
 	json_object_set_new(o, "p_value", num_or_null(r->p_value));
+	json_object_set_new(o, "p_adjusted", num_or_null(r->p_adjusted));
+	json_object_set_new(o, "effect", num_or_null(r->effect));
+	json_object_set_new(o, "run_change", num_or_null(r->run_change));
+	json_object_set_new(o, "noise", num_or_null(r->noise));
+	json_object_set_new(o, "method",
+			    r->method == PG_METHOD_NONE
+				    ? json_null()
+				    : json_string(pg_cmp_method_name(r->method)));
 	json_object_set_new(o, "n_baseline", json_integer((json_int_t)r->n_baseline));
 	json_object_set_new(o, "n_current", json_integer((json_int_t)r->n_current));
+	json_object_set_new(o, "first",
+			    r->method == PG_METHOD_NONE ? json_null() : side_json(&r->first));
+	json_object_set_new(o, "rerun", r->rerun.n ? side_json(&r->rerun) : json_null());
 	json_object_set_new(o, "verdict", json_string(pg_verdict_name(r->verdict)));
 	json_object_set_new(o, "outcome", json_string(pg_outcome_name(r->outcome)));
 	json_object_set_new(o, "confirmed", json_boolean(r->confirmed));
 	json_object_set_new(o, "needs_confirmation", json_boolean(r->needs_confirmation));
 	json_object_set_new(o, "note", str_or_null(r->note));
 	return o;
+}
+
+static json_t *common_json(const struct pg_cmp_common *cc)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "metric", json_string(cc->metric->id));
+	json_object_set_new(o, "suite", str_or_null(pg_suite_kind_name(cc->suite)));
+	json_object_set_new(o, "method", json_string(pg_cmp_method_name(cc->method)));
+	json_object_set_new(o, "job", json_integer((json_int_t)cc->job));
+	json_object_set_new(o, "points", json_integer((json_int_t)cc->points));
+	json_object_set_new(o, "change", num_or_null(cc->first.change));
+	json_object_set_new(o, "effect", num_or_null(cc->first.effect));
+	json_object_set_new(o, "spread", num_or_null(cc->spread));
+	json_object_set_new(o, "tolerance", num_or_null(cc->tolerance));
+	json_object_set_new(o, "p_value", num_or_null(cc->first.p_value));
+	json_object_set_new(o, "p_adjusted", num_or_null(cc->first.p_adjusted));
+	json_object_set_new(o, "first", side_json(&cc->first));
+	json_object_set_new(o, "rerun", cc->rerun.n ? side_json(&cc->rerun) : json_null());
+	json_object_set_new(o, "verdict", json_string(pg_verdict_name(cc->verdict)));
+	json_object_set_new(o, "outcome", json_string(pg_outcome_name(cc->outcome)));
+	json_object_set_new(o, "note", str_or_null(cc->note));
+	return o;
+}
+
+static json_t *strv_json(const struct pg_strv *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, json_string(v->v[i]));
+	return a;
 }
 
 /* Everything but the rows. */
@@ -344,6 +444,16 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 	if (c->suspect)
 		json_object_set_new(o, "suspect", json_string(c->suspect));
 	json_object_set_new(o, "confirmation", json_boolean(c->with_confirmation));
+	{
+		json_t *d = json_object();
+		json_object_set_new(d, "step_false_alarm", json_real(c->step_false_alarm));
+		json_object_set_new(d, "hypotheses", json_integer((json_int_t)c->hypotheses));
+		json_object_set_new(d, "budget_points", json_real(c->budget_points));
+		json_object_set_new(d, "budget_whole_run", json_real(c->budget_whole_run));
+		json_object_set_new(d, "correction", json_string("holm"));
+		json_object_set_new(d, "confirmation", json_string("replication"));
+		json_object_set_new(o, "decision", d);
+	}
 	json_object_set_new(summary, "comparisons", json_integer((json_int_t)c->n));
 	json_object_set_new(summary, "gating", json_integer((json_int_t)c->gated));
 	json_object_set_new(summary, "failing", json_integer((json_int_t)c->failing));
@@ -351,9 +461,31 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 		json_object_set_new(summary, pg_verdict_name(v),
 				    json_integer((json_int_t)c->counts[v]));
 	json_object_set_new(o, "summary", summary);
+	/* the headline's unit: test points, a point counted under its worst row */
+	{
+		struct pg_gate_counts k;
+		json_t *tests = json_object();
+		pg_gate_count(&k, c);
+		json_object_set_new(tests, "compared", json_integer((json_int_t)k.tests));
+		json_object_set_new(tests, "regressed", json_integer((json_int_t)k.regressed));
+		json_object_set_new(tests, "regressed_metrics",
+				    json_integer((json_int_t)k.regressed_metrics));
+		json_object_set_new(tests, "error", json_integer((json_int_t)k.errors));
+		json_object_set_new(tests, "warn", json_integer((json_int_t)k.warnings));
+		json_object_set_new(tests, "improved", json_integer((json_int_t)k.improved));
+		json_object_set_new(o, "tests", tests);
+	}
 	for (size_t i = 0; i < c->rerun.n; i++)
 		json_array_append_new(rerun, json_string(c->rerun.v[i]));
 	json_object_set_new(o, "rerun", rerun);
+	{
+		json_t *wr = json_array();
+		for (size_t i = 0; i < c->n_commons; i++)
+			json_array_append_new(wr, common_json(&c->commons[i]));
+		json_object_set_new(o, "whole_run", wr);
+	}
+	json_object_set_new(o, "not_in_suite", strv_json(&c->not_in_suite));
+	json_object_set_new(o, "aged_out", strv_json(&c->aged_out));
 	pg_buf_release(&headline);
 	return o;
 }

@@ -7,7 +7,9 @@
 #include "gate/compare_frontier.h"
 #include "gate/compare_slo.h"
 #include "gate/compare_tails.h"
+#include "gate/compare_step.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -44,6 +46,11 @@ static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
 	row->point = pg_xstrdup(point);
 	row->suite = suite;
 	row->baseline = row->current = row->change = row->tolerance = row->p_value = NAN;
+	row->effect = row->run_change = row->noise = row->p_adjusted = NAN;
+	for (int k = 0; k < 2; k++) {
+		struct pg_cmp_side *sd = k ? &row->rerun : &row->first;
+		sd->current = sd->change = sd->effect = sd->p_value = sd->p_adjusted = NAN;
+	}
 	row->qps = NAN;
 	row->max_concurrency = -1;
 	if (rp && rp->result) {
@@ -79,96 +86,56 @@ static void set_note(struct pg_cmp_row *row, const char *fmt, ...)
 	row->note = pg_buf_detach(&b);
 }
 
-static void fmt_pct(char *out, size_t size, double rel)
+/* The repeat-to-repeat spread of a run's samples, in log units (their
+ * relative sd), NAN under 3 samples or with values <= 0. */
+static double within_sd(const double *x, size_t n)
 {
-	char g[PG_FMT_DOUBLE_SIZE];
-	pg_fmt_g(g, round(rel * 1000) / 10);
-	snprintf(out, size, "%s%%", g);
+	double *l, sd;
+
+	if (n < 3)
+		return NAN;
+	l = pg_xmalloc(n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		l[i] = x[i] > 0 ? log(x[i]) : NAN;
+	sd = pg_cmpstat_robust_sd(l, n, pg_cmpstat_median(l, n));
+	free(l);
+	return sd;
 }
 
-/* Points are compared in name order, all rows of one point together: a
- * point already listed is the last one. */
-static void add_rerun(struct pg_comparison *c, const char *point)
+/* The pairs a comparison decides, collected row by row. */
+struct collect {
+	struct pg_step_pair *pairs;
+	size_t n, cap;
+	const struct pg_cmp_point **jobs; /* one run point per job seen */
+	size_t n_jobs, cap_jobs;
+};
+
+static bool same_str(const char *a, const char *b)
 {
-	if (c->rerun.n && !strcmp(c->rerun.v[c->rerun.n - 1], point))
-		return;
-	pg_strv_push(&c->rerun, point);
+	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* The outcome of a decided row (regressed/noisy/improved/unchanged). */
-static enum pg_outcome decided_outcome(const struct pg_decision *d, const struct pg_rule *rule,
-				       const struct pg_compare_opts *opts, bool final)
+/* The job (group) of a run point: points with the same host and run start. */
+static size_t job_of(struct collect *col, const struct pg_cmp_point *rp)
 {
-	if (d->fails)
-		return PG_OUTCOME_FAIL;
-	if (d->verdict == PG_VERDICT_NOISY && opts->strict && final && d->flagged)
-		return PG_OUTCOME_FAIL;
-	if (d->verdict == PG_VERDICT_REGRESSED || d->verdict == PG_VERDICT_NOISY)
-		return PG_OUTCOME_WARN;
-	(void)rule;
-	return PG_OUTCOME_PASS;
+	for (size_t i = 0; i < col->n_jobs; i++)
+		if (same_str(col->jobs[i]->host, rp->host) &&
+		    same_str(col->jobs[i]->run_started, rp->run_started))
+			return i;
+	PG_ARRAY_PUSH(col->jobs, col->n_jobs, col->cap_jobs, rp);
+	return col->n_jobs - 1;
 }
 
-static void explain(struct pg_cmp_row *row, const struct pg_decision *d, const struct pg_rule *rule)
-{
-	char a[48], b[48];
-
-	switch (d->verdict) {
-	case PG_VERDICT_REGRESSED:
-		if (d->fails && !rule->gate) {
-			fmt_pct(a, sizeof(a), rule->escalate);
-			set_note(row, "worse than the %s escalation threshold", a);
-		} else if (!rule->gate) {
-			set_note(row, "warn-only metric");
-		}
-		break;
-	case PG_VERDICT_NOISY: {
-		char p[PG_FMT_DOUBLE_SIZE];
-		pg_fmt_g(p, round(d->p_value * 1000) / 1000);
-		set_note(row, "change not significant (p = %s)", p);
-		break;
-	}
-	case PG_VERDICT_UNCHANGED:
-		if (d->below_floor && isfinite(d->change) && fabs(d->change) > d->tolerance) {
-			char f[PG_FMT_DOUBLE_SIZE];
-			pg_fmt_g(f, rule->floor);
-			set_note(row, "change under the %s%s%s floor", f,
-				 row->metric->unit[0] ? " " : "", row->metric->unit);
-		}
-		break;
-	default:
-		break;
-	}
-	if (d->tolerance > rule->tolerance && !row->note) {
-		fmt_pct(a, sizeof(a), rule->tolerance);
-		fmt_pct(b, sizeof(b), d->tolerance);
-		set_note(row, "tolerance widened from %s to %s by measured noise", a, b);
-	}
-}
-
-static void fill_decided(struct pg_cmp_row *row, const struct pg_decision *d, size_t n_base,
-			 size_t n_cur)
-{
-	row->baseline = d->baseline;
-	row->current = d->current;
-	row->change = d->change;
-	row->tolerance = d->tolerance;
-	row->p_value = d->p_value;
-	row->verdict = d->verdict;
-	row->n_baseline = n_base;
-	row->n_current = n_cur;
-}
-
-static void compare_metric(struct pg_comparison *c, const struct pg_policy *policy,
-			   const struct pg_base_point *bp, const struct pg_cmp_point *rp,
-			   const struct pg_cmp_point *cp, const struct pg_metric *m,
-			   const struct pg_compare_opts *opts)
+static void compare_metric(struct pg_comparison *c, struct collect *col,
+			   const struct pg_policy *policy, const struct pg_base_point *bp,
+			   const struct pg_cmp_point *rp, const struct pg_cmp_point *cp,
+			   const struct pg_metric *m, const struct pg_compare_opts *opts)
 {
 	const struct pg_base_metric *bm = bp ? pg_base_point_metric(bp, m) : NULL;
 	double *cur = NULL, *conf = NULL;
-	size_t n_cur = pg_result_samples(rp->result, m, &cur);
+	size_t n_cur = pg_result_samples(rp->result, m, &cur), n_conf = 0;
 	struct pg_cmp_row *row;
-	struct pg_decision d;
+	struct pg_step_pair pair;
 
 	if (!bm && n_cur == 0)
 		goto done;
@@ -204,68 +171,37 @@ static void compare_metric(struct pg_comparison *c, const struct pg_policy *poli
 		set_note(row, "the run did not report this metric");
 		goto done;
 	}
+	row->current = pg_cmpstat_median(cur, n_cur);
+	row->n_current = n_cur;
+	row->change = row->baseline != 0 ? row->current / row->baseline - 1 : NAN;
 	if (bp->insufficient) {
 		row->verdict = PG_VERDICT_INSUFFICIENT;
-		row->current = pg_cmpstat_median(cur, n_cur);
-		row->n_current = n_cur;
 		row->outcome = PG_OUTCOME_WARN;
 		set_note(row, "%s", bp->insufficient);
 		goto done;
 	}
-
-	pg_decide(&d, &row->rule, m->direction, bm, cur, n_cur);
-	fill_decided(row, &d, row->n_baseline, n_cur);
-	if (d.flagged && cp && status_failed(cp)) {
-		row->outcome = PG_OUTCOME_INFRA;
-		explain(row, &d, &row->rule);
-		set_note(row, "the confirmation re-run failed");
-		goto done;
-	}
-	if (d.flagged && cp) {
-		size_t n_conf = pg_result_samples(cp->result, m, &conf);
-		struct pg_decision first = d;
-		char pct[48];
-
+	memset(&pair, 0, sizeof(pair));
+	pair.row = c->n - 1;
+	pair.group = job_of(col, rp);
+	pair.bp = bp;
+	pair.bm = bm;
+	pair.v1 = row->current;
+	pair.n1 = n_cur;
+	pair.w1 = within_sd(cur, n_cur);
+	pair.v2 = pair.w2 = NAN;
+	if (cp && status_failed(cp)) {
+		pair.rerun_failed = true;
+	} else if (cp) {
+		n_conf = pg_result_samples(cp->result, m, &conf);
 		if (n_conf) {
-			cur = pg_xrealloc(cur, (n_cur + n_conf) * sizeof(double));
-			memcpy(cur + n_cur, conf, n_conf * sizeof(double));
-			n_cur += n_conf;
-			pg_decide(&d, &row->rule, m->direction, bm, cur, n_cur);
-			fill_decided(row, &d, row->n_baseline, n_cur);
-			row->confirmed = true;
-			row->outcome = decided_outcome(&d, &row->rule, opts, true);
-			explain(row, &d, &row->rule);
-			fmt_pct(pct, sizeof(pct), first.change);
-			if (d.fails && !row->rule.gate) {
-				fmt_pct(pct, sizeof(pct), row->rule.escalate);
-				set_note(
-					row,
-					"worse than the %s escalation threshold, confirmed by the re-run (%zu samples pooled)",
-					pct, n_cur);
-			} else if (d.fails || (d.flagged && d.verdict == PG_VERDICT_REGRESSED))
-				set_note(row, "confirmed by the re-run (%zu samples pooled)",
-					 n_cur);
-			else
-				set_note(row, "first run %s%s; the re-run did not confirm it",
-					 first.change > 0 ? "+" : "", pct);
-			goto done;
+			pair.v2 = pg_cmpstat_median(conf, n_conf);
+			pair.n2 = n_conf;
+			pair.w2 = within_sd(conf, n_conf);
+		} else {
+			pair.rerun_lacks = true;
 		}
-		row->outcome = PG_OUTCOME_INFRA;
-		set_note(row, "the confirmation re-run did not report this metric");
-		goto done;
 	}
-	row->outcome = decided_outcome(&d, &row->rule, opts, c->with_confirmation);
-	explain(row, &d, &row->rule);
-	if (d.flagged && !c->with_confirmation) {
-		row->needs_confirmation = true;
-		add_rerun(c, row->point);
-		if (d.verdict == PG_VERDICT_UNCHANGED)
-			set_note(row, "within tolerance but close to it: re-run to confirm");
-		else if (!row->note)
-			set_note(row, "re-run to confirm");
-	} else if (d.flagged && c->with_confirmation && !cp) {
-		set_note(row, "not re-run for confirmation");
-	}
+	PG_ARRAY_PUSH(col->pairs, col->n, col->cap, pair);
 done:
 	free(cur);
 	free(conf);
@@ -301,6 +237,51 @@ static int cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Is name in the sorted array? */
+static bool in_sorted(const char *const *v, size_t n, const char *name)
+{
+	return n && bsearch(&name, v, n, sizeof(*v), cmp_cstr) != NULL;
+}
+
+static bool in_baseline(void *base, const char *name)
+{
+	return pg_baseline_find(base, name) != NULL;
+}
+
+/*
+ * The points of a run under the names the comparison knows them by: each
+ * point's identity (results/identity.h), or the older name of the same
+ * workload that the baseline was recorded under. Probes keep their names.
+ * The copies borrow everything but the names, which go to *names.
+ */
+static struct pg_cmp_point *identified(const struct pg_baseline *base,
+				       const struct pg_cmp_point *pts, size_t n,
+				       struct pg_strv *names)
+{
+	struct pg_cmp_point *out = pg_xcalloc(n ? n : 1, sizeof(*out));
+	char **ids = pg_xcalloc(n ? n : 1, sizeof(*ids));
+	const char **given = pg_xcalloc(n ? n : 1, sizeof(*given));
+
+	for (size_t i = 0; i < n; i++) {
+		out[i] = pts[i];
+		given[i] = pts[i].name ? pts[i].name : "";
+		if (!pts[i].name || pts[i].probe)
+			ids[i] = pg_xstrdup(given[i]);
+		else if (!(ids[i] = pg_identity_find(pts[i].name, pts[i].suite, pts[i].result,
+						     in_baseline, (void *)base)))
+			ids[i] = pg_identity_of(pts[i].name, pts[i].suite, pts[i].result);
+	}
+	pg_identity_unique(ids, given, n);
+	for (size_t i = 0; i < n; i++) {
+		pg_strv_push_owned(names, ids[i]);
+		if (pts[i].name)
+			out[i].name = ids[i];
+	}
+	free(ids);
+	free(given);
+	return out;
+}
+
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
 		const struct pg_cmp_point *confirm, size_t n_confirm,
@@ -308,8 +289,11 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 {
 	static const struct pg_compare_opts no_opts = { false, false, NULL };
 	struct pg_cmp_index run_ix, confirm_ix;
-	const char **names;
-	size_t n_names = 0;
+	struct collect col = { 0 };
+	struct pg_strv ids = PG_STRV_INIT, superseded = PG_STRV_INIT;
+	struct pg_cmp_point *run_id, *confirm_id;
+	const char **names, **plan = NULL;
+	size_t n_names = 0, n_plan = 0;
 
 	if (!opts)
 		opts = &no_opts;
@@ -319,15 +303,47 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	out->baseline_source = pg_xstrdup(base->source);
 	out->with_confirmation = n_confirm > 0;
 
+	/* the plan, sorted for lookups; baseline points outside it are not in
+	 * this suite: they are neither compared nor missing */
+	if (opts->plan) {
+		plan = pg_xmalloc((opts->plan->n + 1) * sizeof(*plan));
+		for (size_t i = 0; i < opts->plan->n; i++)
+			plan[n_plan++] = opts->plan->v[i];
+		qsort(plan, n_plan, sizeof(*plan), cmp_cstr);
+	}
+
 	/* every point name once, sorted */
-	pg_cmp_index_init(&run_ix, run, n_run);
-	pg_cmp_index_init(&confirm_ix, confirm, n_confirm);
-	names = pg_xmalloc((base->n + n_run + 1) * sizeof(*names));
-	for (size_t i = 0; i < base->n; i++)
-		names[n_names++] = base->points[i].name;
+	run_id = identified(base, run, n_run, &ids);
+	confirm_id = identified(base, confirm, n_confirm, &ids);
+	pg_cmp_index_init(&run_ix, run_id, n_run);
+	pg_cmp_index_init(&confirm_ix, confirm_id, n_confirm);
+	/* the other names of the run's points: baseline points under them
+	 * are older records of a workload the run has, never "missing" */
+	for (size_t i = 0; i < n_run; i++)
+		if (run[i].name && !run[i].probe)
+			pg_identity_names(&superseded, run[i].name, run[i].suite, run[i].result);
+	if (superseded.n > 1)
+		qsort(superseded.v, superseded.n, sizeof(*superseded.v), cmp_cstr);
+	names = pg_xmalloc((base->n + n_run + n_plan + 1) * sizeof(*names));
+	for (size_t i = 0; i < base->n; i++) {
+		const char *name = base->points[i].name;
+		if (plan && !in_sorted(plan, n_plan, name) && !pg_cmp_index_find(&run_ix, name)) {
+			pg_strv_push(&out->not_in_suite, name);
+			continue;
+		}
+		if (base->points[i].aged && !pg_cmp_index_find(&run_ix, name) &&
+		    !(plan && in_sorted(plan, n_plan, name))) {
+			pg_strv_push(&out->aged_out, name);
+			continue;
+		}
+		names[n_names++] = name;
+	}
 	for (size_t i = 0; i < run_ix.n; i++)
 		if (!is_probe(run_ix.v[i]) && !pg_baseline_find(base, run_ix.v[i]->name))
 			names[n_names++] = run_ix.v[i]->name;
+	for (size_t i = 0; i < n_plan; i++)
+		if (!pg_baseline_find(base, plan[i]) && !pg_cmp_index_find(&run_ix, plan[i]))
+			names[n_names++] = plan[i];
 	qsort(names, n_names, sizeof(*names), cmp_cstr);
 
 	for (size_t k = 0; k < n_names; k++) {
@@ -340,19 +356,30 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 			rp = NULL;
 		if (is_probe(cp))
 			cp = NULL;
-		if (!bp && !rp)
+		if (k > 0 && !strcmp(names[k - 1], name))
 			continue;
+		if (!rp && superseded.n &&
+		    bsearch(&name, superseded.v, superseded.n, sizeof(*superseded.v), cmp_cstr))
+			continue;
+		if (!bp && !rp) {
+			/* planned, never produced, never recorded */
+			point_row(out, policy, name, NULL, NULL, PG_SUITE_SERVING,
+				  PG_VERDICT_MISSING,
+				  opts->allow_missing ? PG_OUTCOME_WARN : PG_OUTCOME_INFRA,
+				  "planned, not in the run");
+			out->rows[out->n - 1].suite = PG_SUITE_COUNT;
+			continue;
+		}
 		enum pg_suite_kind suite = bp ? bp->suite : rp->suite;
 		size_t nm;
 		const struct pg_metric *all;
 
-		if (k > 0 && !strcmp(names[k - 1], name))
-			continue;
 		if (!rp) {
 			point_row(out, policy, name, bp, NULL, suite, PG_VERDICT_MISSING,
 				  point_gates(policy, bp) && !opts->allow_missing ? PG_OUTCOME_INFRA
 										  : PG_OUTCOME_WARN,
-				  "in the baseline, not in this run");
+				  plan ? "planned, not in the run"
+				       : "in the baseline, not in this run");
 			continue;
 		}
 		if (status_failed(rp)) {
@@ -387,12 +414,24 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		all = pg_metrics_all(&nm);
 		for (size_t i = 0; i < nm; i++)
 			if (all[i].suite == suite && all[i].direction != PG_NO_DIRECTION)
-				compare_metric(out, policy, bp, rp, cp, &all[i], opts);
+				compare_metric(out, &col, policy, bp, rp, cp, &all[i], opts);
 	}
 	free(names);
+	free(plan);
+
+	out->jobs = col.n_jobs;
+	pg_step_decide(out, col.pairs, col.n, policy, base, opts);
+	free(col.pairs);
+	free(col.jobs);
+	/* the pairs point into the identified copies: released after the
+	 * decision */
 	pg_cmp_index_release(&run_ix);
 	pg_cmp_index_release(&confirm_ix);
 	pg_cmp_frontiers(out, policy, base, run, n_run);
+	free(run_id);
+	free(confirm_id);
+	pg_strv_release(&ids);
+	pg_strv_release(&superseded);
 
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {
@@ -405,6 +444,9 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		if (r->outcome > out->outcome)
 			out->outcome = r->outcome;
 	}
+	for (size_t i = 0; i < out->n_commons; i++)
+		if (out->commons[i].outcome > out->outcome)
+			out->outcome = out->commons[i].outcome;
 	/* a sick job's regression is the machine's: re-run, do not fail */
 	if (opts->suspect && out->outcome == PG_OUTCOME_FAIL) {
 		out->suspect = pg_xstrdup(opts->suspect);
@@ -430,6 +472,11 @@ void pg_comparison_release(struct pg_comparison *c)
 		free(c->rows[i].note);
 	}
 	free(c->rows);
+	for (size_t i = 0; i < c->n_commons; i++)
+		free(c->commons[i].note);
+	free(c->commons);
+	pg_strv_release(&c->not_in_suite);
+	pg_strv_release(&c->aged_out);
 	free(c->gpu);
 	free(c->baseline_kind);
 	free(c->baseline_source);

@@ -185,3 +185,419 @@ void pg_cmpstat_wilson(size_t k, size_t n, double z, double *lo, double *hi)
 	*lo = centre - half < 0 ? 0 : centre - half;
 	*hi = centre + half > 1 ? 1 : centre + half;
 }
+
+/* ------------------------------------------------------------------ */
+/* The step decision and change points                                */
+
+static void swap_d(double *a, double *b)
+{
+	double t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* The k-th smallest of x[0..n) (0-based), reordering x so that it sits at
+ * x[k] with nothing larger before it: quickselect, Lomuto's partition
+ * around a median-of-three pivot. */
+static double select_kth(double *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, store = lo;
+		double pivot;
+
+		if (x[mid] < x[lo])
+			swap_d(&x[mid], &x[lo]);
+		if (x[hi] < x[lo])
+			swap_d(&x[hi], &x[lo]);
+		if (x[mid] < x[hi])
+			swap_d(&x[mid], &x[hi]); /* the median of the three, at hi */
+		pivot = x[hi];
+		for (size_t i = lo; i < hi; i++)
+			if (x[i] < pivot)
+				swap_d(&x[i], &x[store++]);
+		swap_d(&x[store], &x[hi]);
+		if (store == k)
+			return x[k];
+		if (k < store)
+			hi = store - 1;
+		else
+			lo = store + 1;
+	}
+	return x[k];
+}
+
+double pg_cmpstat_median_inplace(double *x, size_t n)
+{
+	size_t k = 0;
+	double hi;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			x[k++] = x[i];
+	if (!k)
+		return NAN;
+	hi = select_kth(x, k, k / 2);
+	if (k % 2)
+		return hi;
+	/* the largest of the lower half: after selection it lies in x[0..k/2) */
+	{
+		double lo = x[0];
+		for (size_t i = 1; i < k / 2; i++)
+			if (x[i] > lo)
+				lo = x[i];
+		return (lo + hi) / 2;
+	}
+}
+
+double pg_cmpstat_normal_sf(double z)
+{
+	return 0.5 * erfc(z / sqrt(2));
+}
+
+/* Continued fraction of the incomplete beta function (modified Lentz). */
+static double beta_cf(double a, double b, double x)
+{
+	const double tiny = 1e-300, eps = 1e-15;
+	double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d = 1 - qab * x / qap, h;
+
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m, aa = m * (b - m) * x / ((qam + m2) * (a + m2)), del;
+		d = 1 + aa * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + aa / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1 + aa * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + aa / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < eps)
+			break;
+	}
+	return h;
+}
+
+/* The regularized incomplete beta function I_x(a, b). */
+static double inc_beta(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_cf(a, b, x) / a;
+	return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+double pg_cmpstat_t_sf(double t, double df)
+{
+	double tail;
+
+	if (isnan(t) || isnan(df) || df <= 0)
+		return NAN;
+	if (isinf(df))
+		return pg_cmpstat_normal_sf(t);
+	if (isinf(t))
+		return t > 0 ? 0 : 1;
+	tail = 0.5 * inc_beta(df / 2, 0.5, df / (df + t * t));
+	return t > 0 ? tail : 1 - tail;
+}
+
+/* E[min(Z^2, c^2)] for a standard normal Z: what the cut-off root mean
+ * square of normal data estimates, as a share of the variance. */
+static double clipped_second_moment(double c)
+{
+	double tail = 2 * pg_cmpstat_normal_sf(c), dens = exp(-c * c / 2) / sqrt(2 * M_PI);
+	return 1 - tail - 2 * c * dens + c * c * tail;
+}
+
+#define ROBUST_SD_CUT 2.5
+
+double pg_cmpstat_robust_sd(const double *x, size_t n, double centre)
+{
+	double *d = pg_xmalloc((n ? n : 1) * sizeof(double)), mad, cut, ss = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			d[k++] = fabs(x[i] - centre);
+	if (k < 2) {
+		free(d);
+		return NAN;
+	}
+	{
+		double *copy = pg_xmalloc(k * sizeof(double));
+		memcpy(copy, d, k * sizeof(double));
+		mad = 1.4826 * pg_cmpstat_median_inplace(copy, k);
+		free(copy);
+	}
+	cut = ROBUST_SD_CUT * mad;
+	for (size_t i = 0; i < k; i++) {
+		double v = mad > 0 && d[i] > cut ? cut : d[i];
+		ss += v * v;
+	}
+	free(d);
+	/* with a MAD of 0 (more than half the values on the centre) nothing
+	 * is cut: the plain root mean square */
+	return sqrt(ss / (double)k / (mad > 0 ? clipped_second_moment(ROBUST_SD_CUT) : 1));
+}
+
+struct ranked {
+	double p;
+	size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->p != y->p)
+		return x->p < y->p ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+void pg_cmpstat_holm(const double *p, size_t n, double *adj)
+{
+	struct ranked *r = pg_xmalloc((n ? n : 1) * sizeof(*r));
+	size_t m = 0;
+	double running = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		adj[i] = NAN;
+		if (!isnan(p[i]))
+			r[m++] = (struct ranked){ p[i], i };
+	}
+	qsort(r, m, sizeof(*r), cmp_ranked);
+	for (size_t k = 0; k < m; k++) {
+		double a = fmin(1, (double)(m - k) * r[k].p);
+		running = fmax(running, a);
+		adj[r[k].i] = running;
+	}
+	free(r);
+}
+
+void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+{
+	size_t most = rows > cols ? rows : cols;
+	double *buf = pg_xmalloc((most ? most : 1) * sizeof(double));
+
+	for (size_t r = 0; r < rows; r++)
+		row[r] = 0;
+	for (int it = 0; it < 20; it++) {
+		double change = 0, centre;
+
+		for (size_t c = 0; c < cols; c++) {
+			double old = col[c];
+			for (size_t r = 0; r < rows; r++)
+				buf[r] = isnan(row[r]) ? NAN : y[r * cols + c] - row[r];
+			col[c] = pg_cmpstat_median_inplace(buf, rows);
+			if (it && !isnan(col[c]))
+				change = fmax(change, fabs(col[c] - old));
+		}
+		for (size_t r = 0; r < rows; r++) {
+			for (size_t c = 0; c < cols; c++)
+				buf[c] = y[r * cols + c] - col[c];
+			row[r] = pg_cmpstat_median_inplace(buf, cols);
+		}
+		/* the rows' median is the common level: it belongs to the columns */
+		memcpy(buf, row, rows * sizeof(double));
+		centre = pg_cmpstat_median_inplace(buf, rows);
+		if (isnan(centre))
+			break;
+		for (size_t r = 0; r < rows; r++)
+			row[r] -= centre;
+		for (size_t c = 0; c < cols; c++)
+			col[c] += centre;
+		if (it && change < 1e-12)
+			break;
+	}
+	free(buf);
+}
+
+struct cp_ctx {
+	const double *x;
+	const struct pg_cp_opts *o;
+	double *buf;
+	size_t *out, max, n_out;
+};
+
+/* The best split of x[lo..hi), its statistic and its sides' medians. */
+static size_t best_split(struct cp_ctx *cx, size_t lo, size_t hi, double *t_out, double *shift,
+			 double *df_out)
+{
+	size_t best = 0, n = hi - lo, m = cx->o->min_seg;
+	double best_t = -1;
+
+	for (size_t tau = lo + m; tau + m <= hi; tau++) {
+		double m1, m2, s, t, n1 = (double)(tau - lo), n2 = (double)(hi - tau);
+		memcpy(cx->buf, cx->x + lo, (tau - lo) * sizeof(double));
+		m1 = pg_cmpstat_median_inplace(cx->buf, tau - lo);
+		memcpy(cx->buf, cx->x + tau, (hi - tau) * sizeof(double));
+		m2 = pg_cmpstat_median_inplace(cx->buf, hi - tau);
+		for (size_t i = lo; i < hi; i++)
+			cx->buf[i - lo] = cx->x[i] - (i < tau ? m1 : m2);
+		s = pg_cmpstat_robust_sd(cx->buf, n, 0);
+		if (!(s > 0))
+			s = 1e-300;
+		/* a median's variance is about pi/2 times a mean's */
+		t = fabs(m2 - m1) / (s * sqrt(M_PI / 2 * (1 / n1 + 1 / n2)));
+		if (t > best_t) {
+			best_t = t;
+			best = tau;
+			*shift = m2 - m1;
+		}
+	}
+	*t_out = best_t;
+	*df_out = 0.9 * (double)(n - 2);
+	return best;
+}
+
+static void segment(struct cp_ctx *cx, size_t lo, size_t hi)
+{
+	size_t m = cx->o->min_seg, tau, candidates;
+	double t, shift = 0, df, p;
+
+	if (hi - lo < 2 * m || cx->n_out >= cx->max)
+		return;
+	tau = best_split(cx, lo, hi, &t, &shift, &df);
+	candidates = hi - lo - 2 * m + 1;
+	p = 2 * pg_cmpstat_t_sf(t, df) * (double)candidates;
+	if (!(p < cx->o->p_max) || fabs(shift) < cx->o->min_shift)
+		return;
+	cx->out[cx->n_out++] = tau;
+	segment(cx, lo, tau);
+	segment(cx, tau, hi);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_opts *o, size_t *out,
+				size_t max)
+{
+	static const struct pg_cp_opts defaults = { 3, 0.001, 0 };
+	struct pg_cp_opts opts = o ? *o : defaults;
+	struct cp_ctx cx = { x, &opts, NULL, out, max, 0 };
+
+	if (opts.min_seg < 2)
+		opts.min_seg = 2;
+	if (!(opts.p_max > 0))
+		opts.p_max = defaults.p_max;
+	cx.buf = pg_xmalloc((n ? n : 1) * sizeof(double));
+	segment(&cx, 0, n);
+	free(cx.buf);
+	qsort(out, cx.n_out, sizeof(*out), cmp_size);
+	return cx.n_out;
+}
+
+void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
+{
+	size_t k = 0, n_pairs = 0;
+	double *pos = pg_xmalloc((n ? n : 1) * sizeof(double));
+	double *val = pg_xmalloc((n ? n : 1) * sizeof(double));
+	double *slopes, s = 0, var, intercept, sd, best_sse = INFINITY;
+
+	out->slope = out->p_value = NAN;
+	out->start = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i])) {
+			pos[k] = (double)i;
+			val[k++] = x[i];
+		}
+	if (k < 4)
+		goto done;
+	slopes = pg_xmalloc(k * (k - 1) / 2 * sizeof(double));
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = i + 1; j < k; j++) {
+			double d = val[j] - val[i];
+			slopes[n_pairs++] = d / (pos[j] - pos[i]);
+			s += (d > 0) - (d < 0);
+		}
+	out->slope = pg_cmpstat_median_inplace(slopes, n_pairs);
+	free(slopes);
+	/* Mann-Kendall, with the variance corrected for tied values */
+	var = (double)k * (double)(k - 1) * (2.0 * (double)k + 5) / 18;
+	{
+		double *sorted = pg_xmalloc(k * sizeof(double));
+		memcpy(sorted, val, k * sizeof(double));
+		pg_stats_sort(sorted, k);
+		for (size_t i = 0; i < k;) {
+			size_t j = i;
+			while (j < k && sorted[j] == sorted[i])
+				j++;
+			double t = (double)(j - i);
+			var -= t * (t - 1) * (2 * t + 5) / 18;
+			i = j;
+		}
+		free(sorted);
+	}
+	out->p_value = var > 0 ? 2 * pg_cmpstat_normal_sf((fabs(s) - 1) / sqrt(var)) : 1;
+	if (out->p_value > 1)
+		out->p_value = 1;
+
+	/* where it began: clip wild values to the Theil-Sen line first (a
+	 * slow job is not the start of a trend), then fit "flat, then a
+	 * line" for every start and keep the best */
+	{
+		double *r = pg_xmalloc(k * sizeof(double));
+		for (size_t i = 0; i < k; i++)
+			r[i] = val[i] - out->slope * pos[i];
+		{
+			double *copy = pg_xmalloc(k * sizeof(double));
+			memcpy(copy, r, k * sizeof(double));
+			intercept = pg_cmpstat_median_inplace(copy, k);
+			free(copy);
+		}
+		sd = pg_cmpstat_robust_sd(r, k, intercept);
+		for (size_t i = 0; i < k; i++) {
+			double fit = intercept + out->slope * pos[i], d = val[i] - fit;
+			if (sd > 0 && fabs(d) > ROBUST_SD_CUT * sd)
+				val[i] = fit + copysign(ROBUST_SD_CUT * sd, d);
+		}
+		free(r);
+	}
+	for (size_t h = 0; h + 3 <= k; h++) {
+		double mu = 0, mv = 0, suv = 0, suu = 0, b, a, sse = 0;
+		for (size_t i = 0; i < k; i++) {
+			double u = pos[i] > pos[h] ? pos[i] - pos[h] : 0;
+			mu += u;
+			mv += val[i];
+		}
+		mu /= (double)k;
+		mv /= (double)k;
+		for (size_t i = 0; i < k; i++) {
+			double u = (pos[i] > pos[h] ? pos[i] - pos[h] : 0) - mu;
+			suv += u * (val[i] - mv);
+			suu += u * u;
+		}
+		b = suu > 0 ? suv / suu : 0;
+		a = mv - b * mu;
+		for (size_t i = 0; i < k; i++) {
+			double u = pos[i] > pos[h] ? pos[i] - pos[h] : 0, e = val[i] - a - b * u;
+			sse += e * e;
+		}
+		if (sse < best_sse - 1e-15) {
+			best_sse = sse;
+			out->start = (size_t)pos[h];
+		}
+	}
+done:
+	free(pos);
+	free(val);
+}

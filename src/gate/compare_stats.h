@@ -45,4 +45,75 @@ double pg_cmpstat_mwu_min_p(size_t nx, size_t ny);
  * (1.959964 for 95%). */
 void pg_cmpstat_wilson(size_t k, size_t n, double z, double *lo, double *hi);
 
+/* ------------------------------------------------------------------ */
+/* The step decision (gate/compare_step.c) and the history's change points */
+
+/* The median of x[0..n), NAN values left out; x is reordered (no copy,
+ * no allocation). NAN when nothing is left. */
+double pg_cmpstat_median_inplace(double *x, size_t n);
+
+/* Upper tail of the standard normal: P(Z > z). */
+double pg_cmpstat_normal_sf(double z);
+
+/* Upper tail of Student's t with df degrees of freedom (df > 0, not
+ * necessarily whole): P(T > t). df = INFINITY is the normal's. */
+double pg_cmpstat_t_sf(double t, double df);
+
+/*
+ * A robust standard deviation of x[0..n) around centre: the deviations are
+ * cut at 2.5 x (1.4826 MAD) and their root mean square rescaled to be a
+ * normal's sd (about 90% of the sd's efficiency on clean data, where the
+ * MAD alone has 37%; a few wild values move it little). NAN values are
+ * left out; NAN with fewer than 2 values.
+ */
+double pg_cmpstat_robust_sd(const double *x, size_t n, double centre);
+
+/*
+ * Holm's step-down adjustment: adj[i] = the smallest family-wise level at
+ * which hypothesis i is rejected, for the p-values p[0..n) (NAN: not
+ * tested, left out of the family and NAN in adj). A hypothesis is rejected
+ * at family-wise level a when adj[i] <= a. Valid under any dependence.
+ */
+void pg_cmpstat_holm(const double *p, size_t n, double *adj);
+
+/*
+ * Tukey's median polish of a rows x cols table (row-major, NAN: missing):
+ * y[r][c] ~ row[r] + col[c], by alternating medians, with the rows'
+ * effects centred on 0 (their median). Rows or columns with no value get
+ * NAN. For the history, a row is a job and a column a test point: row is
+ * the job's common offset, col the point's level without it.
+ */
+void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col);
+
+/*
+ * Change points of a series by binary segmentation: the split of a segment
+ * where the medians of the two sides differ most relative to the spread
+ * inside them (a robust two-sample t statistic), kept when its p-value,
+ * Bonferroni-corrected over the candidate splits, is below p_max and the
+ * medians differ by at least min_shift; then each side again. Both sides
+ * keep at least min_seg values (>= 2). The robustness matters: a slow job
+ * is one wild value, not a step. out[] gets the indices where a new level
+ * starts, ascending; returns how many (at most max).
+ */
+struct pg_cp_opts {
+	size_t min_seg;   /* default 3 */
+	double p_max;     /* default 0.001 */
+	double min_shift; /* in the series' units; 0: any */
+};
+size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_opts *o, size_t *out,
+				size_t max);
+
+/*
+ * A monotone trend: Theil-Sen slope (per step) and the two-sided
+ * Mann-Kendall p-value of x[0..n) (NAN values left out), and where a slope
+ * began: the hinge of the best fit of "flat, then a straight line" (least
+ * squares over every candidate start). NAN slope and p for n < 4.
+ */
+struct pg_trend {
+	double slope;   /* per step */
+	double p_value; /* two-sided */
+	size_t start;   /* index where the slope begins */
+};
+void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n);
+
 #endif

@@ -38,6 +38,8 @@ struct pg_cmp_point *pg_gate_points(const struct pg_result_set *set)
 		pts[i].result = r->json;
 		pts[i].gpu = run_gpu(r);
 		pts[i].probe = json_is_true(pg_json_path(r->json, "perfgate.adaptive_search"));
+		pts[i].host = pg_json_path_str(r->json, "perfgate.host");
+		pts[i].run_started = pg_json_path_str(r->json, "perfgate.run_started_at");
 	}
 	return pts;
 }
@@ -48,12 +50,12 @@ int pg_gate_gpu_key(char *out, size_t size, const char *forced, const struct pg_
 	const char *env = getenv("PERFGATE_GPU");
 	char key[128], first[128] = "";
 
-	if (forced && *forced) {
-		pg_gpu_key(out, size, forced);
-		return 0;
-	}
-	if (env && *env) {
-		pg_gpu_key(out, size, env);
+	if ((forced && *forced) || (env && *env)) {
+		const char *raw = forced && *forced ? forced : env;
+		if (!pg_gpu_name_ok(raw))
+			return pg_error_set(err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+					    raw == forced ? "--gpu" : "PERFGATE_GPU", raw);
+		pg_gpu_key(out, size, raw);
 		return 0;
 	}
 	for (size_t i = 0; set && i < set->n; i++) {
@@ -102,8 +104,12 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 				    src->baseline);
 	}
 	path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
-	rc = pg_thresholds_load(path, policy, base, err);
+	rc = src->thresholds_rev ? pg_thresholds_load_at(path, src->thresholds_rev, policy, base,
+							 src->origin, err)
+				 : pg_thresholds_load(path, policy, base, err);
 	if (rc == PG_ENOTFOUND) {
+		if (!git && src->thresholds_rev)
+			goto done; /* its message says which commit has no such file */
 		if (!git) {
 			pg_error_set(
 				err, PG_ENOTFOUND,
@@ -141,6 +147,45 @@ done:
 	if (!base->gpu)
 		base->gpu = pg_xstrdup(src->gpu);
 	free(path);
+	return rc;
+}
+
+int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err)
+{
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
+	json_t *root = NULL, *points, *p;
+	json_error_t jerr;
+	size_t i;
+	int rc;
+
+	*found = false;
+	pg_buf_printf(&path, "%s/perfgate_run.json", dir);
+	rc = pg_file_read(path.ptr, &text, err);
+	if (rc == PG_ENOTFOUND) {
+		pg_error_clear(err);
+		rc = 0;
+		goto done;
+	}
+	if (rc)
+		goto done;
+	root = json_loadb(text.ptr, text.len, 0, &jerr);
+	points = root ? pg_json_path(root, "perfgate_run.points") : NULL;
+	if (!json_is_array(points)) {
+		rc = pg_error_set(err, PG_EINFRA, "%s: not a perfgate run manifest%s%s", path.ptr,
+				  root ? "" : ": ", root ? "" : jerr.text);
+		goto done;
+	}
+	json_array_foreach(points, i, p)
+	{
+		const char *name = pg_json_path_str(p, "name");
+		if (name)
+			pg_strv_push(out, name);
+	}
+	*found = true;
+done:
+	json_decref(root);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
 	return rc;
 }
 

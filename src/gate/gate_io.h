@@ -1,6 +1,7 @@
 #ifndef PERFGATE_GATE_GATE_IO_H
 #define PERFGATE_GATE_GATE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "gate/compare.h"
@@ -8,6 +9,7 @@
 
 struct pg_buf;
 struct pg_error;
+struct pg_thresholds_origin;
 
 /*
  * The gate's edges, for the commands (compare, gate, baseline) and for
@@ -47,6 +49,12 @@ struct pg_gate_source {
 	const char *ref;         /* git: history ref; NULL: refs/perfgate/history */
 	const char *base_branch; /* git: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH or main */
 	const char *source_repo; /* git: where HEAD and the base branch live; NULL: cwd */
+	/* a pull request's base: read the thresholds file (policy and
+	 * baselines) as this commit has it, not the working tree's copy, and
+	 * fill origin (may be NULL) with how the two differ
+	 * (baseline/thresholds_io.h pg_thresholds_load_at); NULL: the file */
+	const char *thresholds_rev;
+	struct pg_thresholds_origin *origin;
 };
 
 /*
@@ -58,6 +66,14 @@ struct pg_gate_source {
  */
 int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 		 const struct pg_gate_source *src, struct pg_error *err);
+
+/*
+ * The points a results directory's run planned: the names in its
+ * perfgate_run.json manifest (written by `perfgate run`). *found is false
+ * (and out empty) when the directory has none (results from elsewhere),
+ * and a manifest that does not parse is PG_EINFRA.
+ */
+int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 
 /* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
  * created). md_out (may be NULL) gets the markdown appended, for printing

@@ -140,6 +140,11 @@ int pg_gpu_resolve(struct pg_gpu_info *out, const char *flag, const char *suite_
 
 	if (ret)
 		return ret;
+	if ((flag && *flag && !pg_gpu_name_ok(flag)) ||
+	    (!(flag && *flag) && env && *env && !pg_gpu_name_ok(env)))
+		return pg_error_set(err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
+				    flag && *flag ? "--gpu" : "PERFGATE_GPU",
+				    flag && *flag ? flag : env);
 	if (flag && *flag)
 		pg_gpu_force(out, flag, "flag");
 	else if (env && *env)

@@ -74,7 +74,22 @@ static int looks_like_model(const char *tok, size_t len)
 	return i == len;
 }
 
-char *pg_gpu_key(char *out, size_t size, const char *raw)
+bool pg_gpu_key_valid(const char *key)
+{
+	size_t n = 0;
+
+	if (!key || !*key || *key == '.' || *key == '-')
+		return false;
+	for (; key[n]; n++)
+		if (!(isalnum((unsigned char)key[n]) || key[n] == '_' || key[n] == '-' ||
+		      key[n] == '.'))
+			return false;
+	/* "..": no path component, however it is spelled */
+	return n <= PG_GPU_KEY_MAX && !strstr(key, "..");
+}
+
+/* The key as the rules below make it, before any repair. */
+static char *key_of(char *out, size_t size, const char *raw)
 {
 	char line[256];
 	const char *p;
@@ -96,7 +111,7 @@ char *pg_gpu_key(char *out, size_t size, const char *raw)
 	start = (size_t)(p - line);
 	/* vendor and family words: "NVIDIA H100", "AMD Instinct MI300X OAM" */
 	for (;;) {
-		if (!strncasecmp(p, "NVIDIA", 6) && (p[6] == ' ' || p[6] == '_'))
+		if (!strncasecmp(p, "NVIDIA", 6) && (p[6] == ' ' || p[6] == '_' || p[6] == '-'))
 			p += 7;
 		else if (!strncasecmp(p, "AMD", 3) && (p[3] == ' ' || p[3] == '_'))
 			p += 4;
@@ -115,6 +130,41 @@ char *pg_gpu_key(char *out, size_t size, const char *raw)
 	}
 	snprintf(out, size, "%s", line);
 	return out;
+}
+
+char *pg_gpu_key(char *out, size_t size, const char *raw)
+{
+	key_of(out, size, raw);
+	if (pg_gpu_key_valid(out) || !size)
+		return out;
+	/* a name from nvidia-smi or a result file that cannot name a file
+	 * ("AMD MI300X", "../x"): made into one rather than trusted */
+	for (char *c = out; *c; c++)
+		if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '-'))
+			*c = '_';
+	if (out[0] == '-')
+		out[0] = '_';
+	if (strlen(out) > PG_GPU_KEY_MAX)
+		out[PG_GPU_KEY_MAX] = '\0';
+	if (!out[0])
+		snprintf(out, size, "unknown");
+	return out;
+}
+
+bool pg_gpu_name_ok(const char *raw)
+{
+	char key[256];
+	size_t n;
+
+	key_of(key, sizeof(key), raw);
+	n = strlen(key);
+	if (!n || n > PG_GPU_KEY_MAX || key[0] == '.' || key[0] == '-' || strstr(key, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (key[i] == '/' || key[i] == '\\' || (unsigned char)key[i] < 0x20 ||
+		    key[i] == 0x7f)
+			return false;
+	return true;
 }
 
 char *pg_gpu_short(char *out, size_t size, const char *name)

@@ -1,6 +1,7 @@
 #ifndef PERFGATE_GPU_GPU_H
 #define PERFGATE_GPU_GPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -28,9 +29,31 @@ char *pg_gpu_label(char *out, size_t size, const char *raw);
  * MI300X OAM" -> "MI300X", "MI325X", "AMD Instinct MI250" -> "MI250" (an
  * "AMD" and "Instinct" word is dropped like "NVIDIA"). Anything else passes
  * through unchanged (its first line, trimmed): a new GPU gets its own key
- * rather than a wrong one.
+ * rather than a wrong one -- as long as it can name a file: a key is
+ * always pg_gpu_key_valid, any other character made '_' ("AMD MI300X" ->
+ * "AMD_MI300X", "../../x" -> "______x" is no path).
  */
 char *pg_gpu_key(char *out, size_t size, const char *raw);
+
+/* Longest GPU key. */
+#define PG_GPU_KEY_MAX 64
+
+/* A key names thresholds/<key>.yml and a directory of the history, like a
+ * test name its result files: letters, digits, '_', '-' and '.', not
+ * first '.' or '-', no "..", at most PG_GPU_KEY_MAX bytes. */
+bool pg_gpu_key_valid(const char *key);
+
+/* Whether a GPU name a user gave (gpu:, --gpu, PERFGATE_GPU, the plugin's
+ * gpu) makes a key that names a file in thresholds/ and nowhere else: no
+ * '/', '\\', "..", control character, first '.' or '-', at most
+ * PG_GPU_KEY_MAX bytes. A path is a configuration error, never repaired;
+ * other characters are made '_' as for a detected name ("NVIDIA RTX
+ * A6000" -> "NVIDIA_RTX_A6000", the key nvidia-smi's name gets too). */
+bool pg_gpu_name_ok(const char *raw);
+/* What the error says after the name. */
+#define PG_GPU_NAME_HINT                                                                           \
+	"a GPU name cannot be a path (no '/', '\\', '..', control characters, first '.' or "       \
+	"'-', at most 64 characters): it names thresholds/<GPU>.yml"
 
 /* The GPU count a raw string implies: "8xH100" -> 8, "H100\nH100" -> 2,
  * anything else -> 1; 0 for an empty string. */

@@ -9,7 +9,7 @@ struct pg_result_set;
 
 /*
  * Other tools' output -> perfgate results (pure: text in, results out; the
- * file reading is import/import_io.h).
+ * file reading is import/import_io.h). docs/import.md is the long form.
  *
  * Formats, told apart by content:
  *  - JSON: one or more JSON values back to back, with or without newlines
@@ -19,40 +19,77 @@ struct pg_result_set;
  *    "request_goodput:" key is renamed request_goodput; request_rate a
  *    number or "inf"), a `vllm bench latency` / `throughput --output-json`
  *    record, an llm-d record (a serving record with llm-d's --metadata
- *    strings: "deployment", "model", "gpu": "4xNVIDIA_L40S"), a perfgate result, a
- *    benchmark_results.json row ({"Test name": ..., "GPU": ..., header:
- *    value}), or a report's tables object ({"latency": ..., "serving": ...}).
- *  - a benchmark_results.md report (or several, one after another): every
- *    JSON section in it ({"latency": ...}, Python's NaN / Infinity tokens
- *    accepted, as pandas writes them).
- *  - text with printed "Serving Benchmark Result" blocks (vllm bench serve,
- *    benchmark_serving.py and SGLang's bench_serving, any version's labels),
- *    any number of them, anything between them.
+ *    strings: "deployment", "model", "gpu": "4xNVIDIA_L40S"), a perfgate
+ *    result, a benchmark_results.json row ({"Test name": ..., "GPU": ...,
+ *    header: value}), a report's tables object ({"latency": ...,
+ *    "serving": ...}), a GuideLLM report, an AIPerf or GenAI-Perf export,
+ *    or an llm-d benchmark report v0.2 (import_tools.c says how their
+ *    metrics map to vLLM's keys).
+ *  - Text (anything else; JSON that does not parse from its first value
+ *    on is tried as text too, for logs that start with "[timestamp]"):
+ *    printed "Serving Benchmark Result" blocks (vllm bench serve,
+ *    benchmark_serving.py and SGLang's bench_serving, any version's
+ *    labels), also under a constant line prefix ("# ", a timestamp, a
+ *    logger's prefix); and JSON values inside the text (Markdown or
+ *    Jekyll pages, job logs, benchmark_results.md's report sections, with
+ *    Python's NaN / Infinity tokens accepted, as pandas writes them).
+ *    When a printed block and a JSON record show the same run, the
+ *    record (full precision) is the result.
  *
  * Point names: the source's own where it has one (a report's or record's
  * Test name, a perfgate result's perfgate.point; an llm-d record's
- * metadata: serving_<model>_<deployment>_qps_<q>, the model without its
- * organisation, e.g. serving_Llama-3.1-8B-Instruct_no-features_qps_5);
- * otherwise from base_name
- * (the file name without its extension): a file with one record is named
- * base_name (so vLLM's results/<test>_qps_<q>.json keeps its name); with
- * several, record k of n is base_name_<k> (k zero-padded to the width of n)
- * followed, for serving records that give a request rate, by _qps_<q> and,
- * with a concurrency limit, _concurrency_<c>. Characters that cannot be in
- * a file name ('/', control characters, a leading '.') become '_'.
+ * metadata, or its path's deployment: serving_<model>_<deployment>_qps_<q>,
+ * the model without its organisation, e.g.
+ * serving_Llama-3.1-8B-Instruct_no-features_qps_5); otherwise from
+ * base_name (the file name without its extension; llm-d's
+ * "benchmark_report_v0.2,_" prefix dropped): a file with one record is
+ * named base_name (so vLLM's results/<test>_qps_<q>.json keeps its name);
+ * with several, base_name followed, for serving records that give a
+ * request rate, by _qps_<q> and, with a concurrency limit,
+ * _concurrency_<c> -- when that tells them apart (a sweep); else record k
+ * of n is base_name_<k> (k zero-padded to the width of n) and then that
+ * suffix. Characters that cannot be in a file name ('/', control
+ * characters, a leading '.') become '_'.
  *
  * Every result gets a perfgate object (docs/results.md): suite, test,
- * point, status, gpu (when the source or opts names one), params (the
- * workload, results/params.h) and import (source file, format, record number,
- * line). Values keep the source's full precision.
+ * point, status, gpu (when the source, opts or the path names one), params
+ * (the workload, results/params.h), labels (experiment, deployment) and
+ * import (source file, format, record number, line, what was inferred).
+ * Values keep the source's full precision.
  */
 struct pg_import_opts {
 	const char *gpu; /* GPU of records whose source names none, or NULL */
+	/* What the file's path says (pg_import_path_labels), for records
+	 * that do not say it themselves; each use is recorded under
+	 * perfgate.import.inferred. NULL: nothing. The GPU comes after gpu. */
+	const char *path_gpu;
+	const char *experiment;
+	const char *deployment;
+	/* pg_import_file: fill the three above from the file's path */
+	int labels_from_path;
 };
 
+/*
+ * Labels in a results tree laid out as llm-d's benchmark automation lays
+ * it out, <experiment>/<GPU>/<deployment>/benchmark_<date>.json: the GPU
+ * is the last directory whose name is a GPU model ("L40S", "H100",
+ * "8xH100", "NVIDIA_A100-SXM4-80GB", "MI300X"), the experiment the
+ * directory above it, the deployment the one below it (when the file is
+ * not directly in the GPU's directory). Empty strings for what the path
+ * does not hold.
+ */
+struct pg_path_labels {
+	char experiment[128];
+	char gpu[128];
+	char deployment[128];
+};
+void pg_import_path_labels(const char *path, struct pg_path_labels *out);
+
+/* What text looks like at first sight (pg_import_text reads JSON as
+ * JSON, the rest as text, whatever this says). */
 enum pg_import_format {
 	PG_IMPORT_UNKNOWN,
-	PG_IMPORT_JSON,    /* JSON values (records, arrays, report tables) */
+	PG_IMPORT_JSON,    /* starts with a JSON value */
 	PG_IMPORT_REPORT,  /* markdown with report JSON sections */
 	PG_IMPORT_PRINTED, /* printed Serving Benchmark Result blocks */
 };
@@ -67,6 +104,9 @@ enum pg_import_format pg_import_detect(const char *text, size_t len);
  *
  * On error: PG_ECONFIG with "<source>:<line>:<col>: <what>" (and the record
  * or report number), and nothing appended to out.
+ *
+ * Pure and total: any bytes (len of them, no NUL needed) give results or
+ * one error; the fuzz harness's entry point.
  */
 int pg_import_text(struct pg_result_set *out, const char *text, size_t len, const char *source,
 		   const char *base_name, const json_t *sidecar, const struct pg_import_opts *opts,

@@ -22,6 +22,7 @@ struct pg_import_rec {
 	enum pg_suite_kind kind;
 	const char *format; /* "vllm-serve", "report", ... (static) */
 	size_t record;      /* 1-based number in the file */
+	size_t pos;         /* byte offset where it starts */
 	int line;           /* where it starts */
 };
 
@@ -38,6 +39,7 @@ struct pg_import_ctx {
 	size_t records;  /* records seen, for numbering */
 	size_t line_pos; /* pg_import_line's cache */
 	int line_no;
+	bool first_value_bad; /* pg_import_json: the first value did not parse */
 };
 
 /* "<source>:<line>:<col>: <message>" for the byte offset pos in ctx->text. */
@@ -60,16 +62,23 @@ struct pg_lenient_json {
 	size_t *inserted; /* offsets (in text) where one byte was added */
 	size_t n_inserted;
 };
-/* one_value: stop after the first complete object or array (a report's
- * JSON section inside markdown), so the cost is that value's length. */
-void pg_lenient_json_init(struct pg_lenient_json *lj, const char *text, size_t len, bool one_value);
+void pg_lenient_json_init(struct pg_lenient_json *lj, const char *text, size_t len);
 void pg_lenient_json_release(struct pg_lenient_json *lj);
 size_t pg_lenient_json_orig(const struct pg_lenient_json *lj, size_t pos);
 
-/* The formats (import_json.c, import_report.c, import_printed.c). */
+/* The formats: JSON values (import_json.c); text (import_scan.c) with
+ * printed blocks (import_printed.c) and JSON values inside it (records,
+ * report sections, tools' summaries). */
 int pg_import_json(struct pg_import_ctx *ctx);
-int pg_import_report(struct pg_import_ctx *ctx);
 int pg_import_printed(struct pg_import_ctx *ctx);
+int pg_import_embedded(struct pg_import_ctx *ctx);
+
+/* One JSON value (an object, or an array of them) of results; *reports
+ * counts report tables objects, for messages. */
+int pg_import_value(struct pg_import_ctx *ctx, const json_t *v, size_t pos, size_t *reports);
+/* Whether a value found inside text holds results perfgate reads (and is
+ * then read strictly), rather than being some other JSON. */
+bool pg_import_is_results(const json_t *v);
 
 /* A report's tables object {"latency": {...}, ...}; report_no is 1-based. */
 int pg_import_report_tables(struct pg_import_ctx *ctx, const json_t *tables, size_t pos,
@@ -83,6 +92,19 @@ int pg_import_table_row(struct pg_import_ctx *ctx, int kind, const json_t *row, 
  * max_concurrency: "_qps_4", "_qps_inf_concurrency_16"; nothing without a
  * rate. */
 void pg_import_point_suffix(struct pg_buf *b, const json_t *result);
+
+/* Other tools' summaries (import_tools.c): GuideLLM reports, AIPerf and
+ * GenAI-Perf exports, llm-d benchmark reports v0.2. */
+enum pg_import_tool {
+	PG_TOOL_NONE,
+	PG_TOOL_GUIDELLM,
+	PG_TOOL_AIPERF,
+	PG_TOOL_LLMD_REPORT,
+};
+enum pg_import_tool pg_import_tool_of(const json_t *o);
+/* Push the records of such an object (pos: where it starts); PG_ECONFIG
+ * with a message when it cannot be read. */
+int pg_import_tool_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos);
 
 /* Set obj[dotted key] = v (stolen), creating intermediate objects. */
 void pg_import_set_path(json_t *obj, const char *dotted_key, json_t *v);

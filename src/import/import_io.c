@@ -6,11 +6,70 @@
 #include "base/strutil.h"
 #include "sys/fsutil.h"
 #include "results/results_io.h"
+#include "sys/yamldoc.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+static bool is_yaml(const char *path)
+{
+	return pg_str_has_suffix(path, ".yaml") || pg_str_has_suffix(path, ".yml");
+}
+
+/*
+ * A YAML file (llm-d's benchmark_report_v0.2,_*.yaml) as the JSON text
+ * of the same tree, which the importer reads: its one document is one
+ * value, so a message about it points at 1:1, the document's start, as in
+ * the YAML file. YAML syntax errors keep the file's own line and column.
+ */
+static int yaml_as_json(const char *text, size_t len, const char *path, struct pg_buf *out,
+			struct pg_error *err)
+{
+	struct pg_ydoc d = PG_YDOC_INIT;
+	json_t *v;
+	char *dump;
+	int ret = pg_ydoc_load(&d, text, len, path, err);
+
+	if (ret)
+		goto done;
+	if (!pg_ydoc_root(&d)) {
+		ret = pg_error_set(err, PG_ECONFIG, "%s: an empty YAML document", path);
+		goto done;
+	}
+	if (!pg_ynode_is_map(pg_ydoc_root(&d)) && !pg_ynode_is_seq(pg_ydoc_root(&d))) {
+		ret = pg_yerr(&d, pg_ydoc_root(&d), NULL, err,
+			      "expected a mapping (an llm-d benchmark report), got %s",
+			      "a single value");
+		goto done;
+	}
+	v = pg_ynode_to_json(&d, pg_ydoc_root(&d));
+	dump = json_dumps(v, JSON_PRESERVE_ORDER | JSON_INDENT(1) | JSON_ENCODE_ANY);
+	json_decref(v);
+	if (!dump) {
+		ret = pg_error_set(err, PG_ERR, "%s: out of memory", path);
+		goto done;
+	}
+	pg_buf_puts(out, dump);
+	free(dump);
+done:
+	pg_ydoc_release(&d);
+	return ret;
+}
+
+int pg_import_yaml_text(struct pg_result_set *out, const char *text, size_t len, const char *source,
+			const char *base_name, const struct pg_import_opts *opts,
+			struct pg_error *err)
+{
+	struct pg_buf json = PG_BUF_INIT;
+	int ret = yaml_as_json(text, len, source, &json, err);
+
+	if (ret == 0)
+		ret = pg_import_text(out, json.ptr, json.len, source, base_name, NULL, opts, err);
+	pg_buf_release(&json);
+	return ret;
+}
 
 int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_import_opts *opts,
 		   struct pg_error *err)
@@ -18,6 +77,8 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 	struct pg_buf text = PG_BUF_INIT, sidecar_path = PG_BUF_INIT;
 	char *stem = pg_path_stem(path);
 	json_t *sidecar = NULL;
+	struct pg_path_labels labels;
+	struct pg_import_opts with_labels;
 	const char *dot = strrchr(path, '.');
 	const char *slash = strrchr(path, '/');
 	int ret;
@@ -48,7 +109,19 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 				goto done;
 		}
 	}
-	ret = pg_import_text(out, text.ptr, text.len, path, stem, sidecar, opts, err);
+	if (opts && opts->labels_from_path) {
+		/* <experiment>/<GPU>/<deployment>/ */
+		pg_import_path_labels(path, &labels);
+		with_labels = *opts;
+		with_labels.path_gpu = labels.gpu;
+		with_labels.experiment = labels.experiment;
+		with_labels.deployment = labels.deployment;
+		opts = &with_labels;
+	}
+	if (is_yaml(path))
+		ret = pg_import_yaml_text(out, text.ptr, text.len, path, stem, opts, err);
+	else
+		ret = pg_import_text(out, text.ptr, text.len, path, stem, sidecar, opts, err);
 done:
 	json_decref(sidecar);
 	pg_buf_release(&text);
@@ -57,11 +130,25 @@ done:
 	return ret;
 }
 
+/* llm-d's reports of a result file: benchmark_report_v0.2,_<file>.yaml
+ * (and v0.1's benchmark_report,_<file>.yaml). The <file> part, or NULL. */
+static const char *llmd_report_of(const char *base)
+{
+	static const char *const prefixes[] = { "benchmark_report_v0.2,_",
+						"benchmark_report_v0.2.1,_", "benchmark_report,_" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (pg_str_has_prefix(base, prefixes[i]))
+			return base + strlen(prefixes[i]);
+	return NULL;
+}
+
 /* Why a file is not a result of its own, or NULL. */
 static const char *derived_file(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+	const char *of = llmd_report_of(base);
 
 	if (!strcmp(base, "benchmark_results.json"))
 		return "perfgate's report of the results beside it";
@@ -71,6 +158,24 @@ static const char *derived_file(const char *path)
 		return "perfgate's dashboard rows of the results beside it";
 	if (pg_str_has_suffix(base, ".pytorch.json"))
 		return "a PyTorch benchmark-database file made from the result beside it";
+	if (of) {
+		/* made from <file> when <file> is there */
+		struct pg_buf sib = PG_BUF_INIT;
+		struct stat st;
+		bool beside;
+
+		if (slash)
+			pg_buf_add(&sib, path, (size_t)(slash - path + 1));
+		pg_buf_puts(&sib, of);
+		if (pg_str_has_suffix(sib.ptr, ".yaml"))
+			sib.ptr[sib.len -= 5] = '\0';
+		else if (pg_str_has_suffix(sib.ptr, ".yml"))
+			sib.ptr[sib.len -= 4] = '\0';
+		beside = stat(sib.ptr, &st) == 0 && S_ISREG(st.st_mode);
+		pg_buf_release(&sib);
+		if (beside)
+			return "llm-d's benchmark report of the result file beside it";
+	}
 	return NULL;
 }
 
@@ -85,6 +190,40 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The files of a results tree perfgate reads: *.json and *.jsonl records,
+ * llm-d's benchmark_report*.yaml. */
+static bool walked(const char *name)
+{
+	return pg_str_has_suffix(name, ".json") || pg_str_has_suffix(name, ".jsonl") ||
+	       (llmd_report_of(name) &&
+		(pg_str_has_suffix(name, ".yaml") || pg_str_has_suffix(name, ".yml")));
+}
+
+/* Depth-first, each directory's files (sorted) before its subdirectories
+ * (sorted). */
+static int walk(const char *dir, struct pg_strv *out, int depth, struct pg_error *err)
+{
+	struct pg_strv names = PG_STRV_INIT, subdirs = PG_STRV_INIT;
+	int ret;
+
+	if (depth > 32)
+		return pg_error_set(err, PG_ECONFIG, "%s: directories nested too deeply", dir);
+	ret = pg_dir_list(dir, NULL, &names, err);
+	if (!ret)
+		ret = pg_subdir_list(dir, NULL, &subdirs, err);
+	for (size_t k = 0; !ret && k < names.n; k++)
+		if (walked(names.v[k]))
+			pg_strv_push_owned(out, pg_path_join(dir, names.v[k]));
+	for (size_t k = 0; !ret && k < subdirs.n; k++) {
+		char *sub = pg_path_join(dir, subdirs.v[k]);
+		ret = walk(sub, out, depth + 1, err);
+		free(sub);
+	}
+	pg_strv_release(&names);
+	pg_strv_release(&subdirs);
+	return ret;
+}
+
 int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *args, size_t n,
 		     struct pg_error *err)
 {
@@ -93,19 +232,18 @@ int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct stat st;
-		struct pg_strv names = PG_STRV_INIT;
+		size_t before = all.n;
 
 		if (stat(args[i], &st) || !S_ISDIR(st.st_mode)) {
 			pg_strv_push(&all, args[i]);
 			continue;
 		}
-		ret = pg_dir_list(args[i], ".json", &names, err);
-		if (!ret && !names.n)
-			ret = pg_error_set(err, PG_ECONFIG, "%s: no .json files in this directory",
+		ret = walk(args[i], &all, 0, err);
+		if (!ret && all.n == before)
+			ret = pg_error_set(err, PG_ECONFIG,
+					   "%s: no result files (.json, .jsonl, llm-d's "
+					   "benchmark_report*.yaml) in this directory or below it",
 					   args[i]);
-		for (size_t k = 0; !ret && k < names.n; k++)
-			pg_strv_push_owned(&all, pg_path_join(args[i], names.v[k]));
-		pg_strv_release(&names);
 	}
 	if (ret)
 		goto done;

@@ -134,18 +134,21 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 /*
  * An llm-d record names its configuration in vllm bench serve's --metadata
  * (deployment=no-features model=meta-llama/Llama-3.1-8B-Instruct
- * gpu=4xNVIDIA_L40S ...): its point is serving_<model>_<deployment> and
+ * gpu=4xNVIDIA_L40S ...), or its path does (<experiment>/<GPU>/
+ * <deployment>/benchmark_<date>.json): its point is serving_<model>_<deployment> and
  * the rate, "serving_Llama-3.1-8B-Instruct_no-features_qps_5", the same
  * whatever the file is called, so a perfgate test of that name compares
  * with it. NULL for other records.
  */
-static char *llmd_name(const json_t *o)
+static char *llmd_name(const json_t *o, const char *path_deployment)
 {
 	const char *deployment = json_string_value(json_object_get(o, "deployment"));
 	const char *model = json_string_value(json_object_get(o, "model"));
 	const char *slash;
 	struct pg_buf b = PG_BUF_INIT;
 
+	if (!deployment || !*deployment)
+		deployment = path_deployment; /* <experiment>/<GPU>/<deployment>/ */
 	if (!deployment || !*deployment)
 		return NULL;
 	if (!model || !*model)
@@ -170,6 +173,8 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 	if (!json_is_object(o))
 		return pg_import_fail(ctx, pos, "record %zu: expected a JSON object, got %s",
 				      record, type_name(o));
+	if (pg_import_tool_of(o) != PG_TOOL_NONE)
+		return pg_import_tool_object(ctx, o, pos);
 	if (is_report_tables(o))
 		return pg_import_report_tables(ctx, o, pos, ++*reports);
 	if (json_object_get(o, "Test name")) {
@@ -198,7 +203,9 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 		return PG_ECONFIG;
 	copy = normalise(o);
 	point = json_object_get(json_object_get(o, "perfgate"), "point");
-	llmd = kind == PG_SUITE_SERVING && !point ? llmd_name(o) : NULL;
+	llmd = kind == PG_SUITE_SERVING && !point
+		       ? llmd_name(o, ctx->opts ? ctx->opts->deployment : NULL)
+		       : NULL;
 	if (llmd)
 		pg_import_push(ctx, copy, PG_SUITE_SERVING, llmd, NULL, "llm-d", pos);
 	else
@@ -209,13 +216,50 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 	return 0;
 }
 
+bool pg_import_is_results(const json_t *v)
+{
+	size_t i;
+	json_t *item;
+
+	if (json_is_array(v)) {
+		bool any = false;
+
+		json_array_foreach(v, i, item)
+		{
+			if (!json_is_object(item))
+				return false;
+			any = any || pg_import_is_results(item);
+		}
+		return any;
+	}
+	return json_is_object(v) &&
+	       (pg_import_tool_of(v) != PG_TOOL_NONE || is_report_tables(v) ||
+		json_is_string(json_object_get(v, "Test name")) || pg_result_kind(v) >= 0);
+}
+
+int pg_import_value(struct pg_import_ctx *ctx, const json_t *v, size_t pos, size_t *reports)
+{
+	size_t i;
+	json_t *item;
+
+	if (!json_is_array(v))
+		return handle_object(ctx, v, pos, reports);
+	json_array_foreach(v, i, item)
+	{
+		int ret = handle_object(ctx, item, pos, reports);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int pg_import_json(struct pg_import_ctx *ctx)
 {
 	struct pg_lenient_json lj;
 	size_t off = 0, reports = 0;
 	int ret = 0;
 
-	pg_lenient_json_init(&lj, ctx->text, ctx->len, false);
+	pg_lenient_json_init(&lj, ctx->text, ctx->len);
 	if (lj.len >= 3 && !memcmp(lj.text, "\xEF\xBB\xBF", 3))
 		off = 3;
 	while (ret == 0) {
@@ -241,22 +285,13 @@ int pg_import_json(struct pg_import_ctx *ctx)
 			size_t at = off + (jerr.position > 0 ? (size_t)jerr.position - 1 : 0);
 			ret = pg_import_fail(ctx, pg_lenient_json_orig(&lj, at), "record %zu: %s",
 					     ctx->records + 1, jerr.text);
+			/* text that merely starts with '[' or '{' (a log line's
+			 * "[timestamp]") may still be text perfgate reads */
+			ctx->first_value_bad = ctx->records == 0;
 			break;
 		}
 		off += (size_t)jerr.position;
-		start = pg_lenient_json_orig(&lj, start);
-		if (json_is_array(v)) {
-			size_t i;
-			json_t *item;
-
-			json_array_foreach(v, i, item)
-			{
-				if ((ret = handle_object(ctx, item, start, &reports)) != 0)
-					break;
-			}
-		} else {
-			ret = handle_object(ctx, v, start, &reports);
-		}
+		ret = pg_import_value(ctx, v, pg_lenient_json_orig(&lj, start), &reports);
 		json_decref(v);
 	}
 	pg_lenient_json_release(&lj);

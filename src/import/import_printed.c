@@ -82,10 +82,56 @@ static const struct {
 };
 /* clang-format on */
 
-static int is_banner(const char *s, size_t len)
+/*
+ * The banner: a line holding "Serving Benchmark Result" between runs of
+ * '='. *prefix_len: the bytes before its first '=' -- a "# ", a
+ * timestamp, a logger's "INFO 06-01 10:00:00 [serve.py:12] " -- which the
+ * block's other lines carry too.
+ */
+static int is_banner(const char *line, size_t len, size_t *prefix_len)
 {
-	return len > 2 && s[0] == '=' && s[len - 1] == '=' &&
-	       memmem(s, len, "Serving Benchmark Result", 24) != NULL;
+	const char *m = memmem(line, len, "Serving Benchmark Result", 24);
+	const char *eq;
+	size_t end = len;
+
+	if (!m || !(eq = memchr(line, '=', (size_t)(m - line))))
+		return 0;
+	for (const char *p = eq; p < m; p++)
+		if (*p != '=' && *p != ' ')
+			return 0;
+	while (end && isspace((unsigned char)line[end - 1]))
+		end--;
+	if (end <= (size_t)(m - line) + 24 || line[end - 1] != '=')
+		return 0;
+	*prefix_len = (size_t)(eq - line);
+	return 1;
+}
+
+/*
+ * How much of line a prefix of the same shape takes: digits match any run
+ * of digits (a later timestamp), anything else itself. -1 when the line
+ * does not carry it.
+ */
+static long prefix_match(const char *p, size_t plen, const char *l, size_t llen)
+{
+	size_t i = 0, j = 0;
+
+	while (i < plen) {
+		if (isdigit((unsigned char)p[i])) {
+			if (j >= llen || !isdigit((unsigned char)l[j]))
+				return -1;
+			while (i < plen && isdigit((unsigned char)p[i]))
+				i++;
+			while (j < llen && isdigit((unsigned char)l[j]))
+				j++;
+		} else {
+			if (j >= llen || l[j] != p[i])
+				return -1;
+			i++;
+			j++;
+		}
+	}
+	return (long)j;
 }
 
 static int all_of(const char *s, size_t len, char c)
@@ -286,26 +332,37 @@ struct block {
 	json_t *pre;      /* rate, burstiness, concurrency printed before it */
 };
 
+/* Settings printed before the block they belong to, wherever on the line
+ * (after a prefix too). */
+static const char *const pre_labels[] = {
+	"Traffic request rate:",          "Burstiness factor:",
+	"Maximum request concurrency:",   "Max request concurrency:",
+	"Request rate configured (RPS):",
+};
+
 /* A line outside a block: a note, or a setting printed before the block
  * it belongs to ("Traffic request rate: 4.0"). Never an error. */
 static void note_line(struct block *b, const char *t, size_t tlen)
 {
-	struct row r;
-	struct pg_buf key = PG_BUF_INIT;
-	json_t *v;
-	const char *expected;
+	for (size_t i = 0; i < sizeof(pre_labels) / sizeof(pre_labels[0]); i++) {
+		size_t ll = strlen(pre_labels[i]);
+		const char *at = memmem(t, tlen, pre_labels[i], ll);
+		struct row r;
+		struct pg_buf key = PG_BUF_INIT;
+		json_t *v;
+		const char *expected;
 
-	if (row_split(&r, t, tlen))
-		return;
-	if (row_convert(&r, &key, &v, &expected) == CONVERTED) {
-		if (!strcmp(key.ptr, "request_rate") || !strcmp(key.ptr, "burstiness") ||
-		    !strcmp(key.ptr, "max_concurrency"))
+		if (!at)
+			continue;
+		r.label = pg_xstrndup(pre_labels[i], ll - 1);
+		r.value = trimmed(at + ll, tlen - (size_t)(at + ll - t));
+		r.value_at = 0;
+		if (row_convert(&r, &key, &v, &expected) == CONVERTED)
 			json_object_set_new(b->pre, key.ptr, v);
-		else
-			json_decref(v);
+		pg_buf_release(&key);
+		row_release(&r);
+		return;
 	}
-	pg_buf_release(&key);
-	row_release(&r);
 }
 
 /* A line inside a block: a row (known or kept as unparsed), or an error. */
@@ -370,10 +427,23 @@ static int block_close(struct pg_import_ctx *ctx, struct block *b)
 	return 0;
 }
 
+static void trim(const char **t, size_t *tlen)
+{
+	while (*tlen && (**t == ' ' || **t == '\t')) {
+		(*t)++;
+		(*tlen)--;
+	}
+	/* and the '\r' of CRLF files */
+	while (*tlen &&
+	       ((*t)[*tlen - 1] == ' ' || (*t)[*tlen - 1] == '\t' || (*t)[*tlen - 1] == '\r'))
+		(*tlen)--;
+}
+
 int pg_import_printed(struct pg_import_ctx *ctx)
 {
 	struct block b = { NULL, NULL, 0, json_object() };
-	size_t off = 0;
+	const char *prefix = NULL; /* the open block's line prefix */
+	size_t prefix_len = 0, off = 0;
 	int ret = 0;
 
 	while (off < ctx->len && ret == 0) {
@@ -382,25 +452,40 @@ int pg_import_printed(struct pg_import_ctx *ctx)
 		const char *nl = memchr(line, '\n', ctx->len - off);
 		size_t len = nl ? (size_t)(nl - line) : ctx->len - off;
 		const char *t = line;
-		size_t tlen;
-
-		/* trimmed, and without the '\r' of CRLF files */
-		tlen = len;
-		while (tlen && (*t == ' ' || *t == '\t')) {
-			t++;
-			tlen--;
-		}
-		while (tlen && (t[tlen - 1] == ' ' || t[tlen - 1] == '\t' || t[tlen - 1] == '\r'))
-			tlen--;
+		size_t tlen = len, banner_prefix;
 
 		if (!b.result) {
-			if (is_banner(t, tlen))
+			if (is_banner(line, len, &banner_prefix)) {
 				block_open(&b, off);
-			else
+				/* its shape without trailing blanks: "# " lines
+				 * may lose theirs ("#") */
+				prefix = line;
+				prefix_len = banner_prefix;
+				while (prefix_len && isspace((unsigned char)prefix[prefix_len - 1]))
+					prefix_len--;
+			} else {
+				trim(&t, &tlen);
 				note_line(&b, t, tlen);
-		} else if (all_of(t, tlen, '=')) {
+			}
+			off += len + 1;
+			continue;
+		}
+		if (prefix_len) {
+			long skip = prefix_match(prefix, prefix_len, line, len);
+
+			if (skip < 0) {
+				/* another stream's line (a log interleaved with
+				 * the block): not part of it */
+				off += len + 1;
+				continue;
+			}
+			t += skip;
+			tlen -= (size_t)skip;
+		}
+		trim(&t, &tlen);
+		if (all_of(t, tlen, '=')) {
 			ret = block_close(ctx, &b);
-		} else if (is_banner(t, tlen)) {
+		} else if (is_banner(t, tlen, &banner_prefix)) {
 			int opened = pg_import_line(ctx, b.start);
 
 			ret = pg_import_fail(ctx, off,

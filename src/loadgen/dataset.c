@@ -254,6 +254,87 @@ done:
 	return rc;
 }
 
+#define SONNET_BASE "Pick as many lines as you can from these poem lines:\n"
+
+int pg_dataset_sonnet(struct pg_prompts *out, const char *text, size_t len, const char *source,
+		      size_t n, long input_len, long output_len, long prefix_len, uint64_t seed,
+		      pg_token_count_fn count, void *ctx, struct pg_error *err)
+{
+	char **lines = NULL;
+	size_t n_lines = 0, cap = 0, misses = 0;
+	struct pg_buf prompt = PG_BUF_INIT;
+	struct pg_mt mt;
+	long base, sum = 0, n_input, n_prefix;
+	double avg;
+	int rc = 0;
+
+	for (size_t off = 0; off < len;) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t l = nl ? (size_t)(nl - (text + off)) + 1 : len - off;
+		char *line = pg_xstrndup(text + off, l);
+
+		PG_ARRAY_PUSH(lines, n_lines, cap, line);
+		off += l;
+	}
+	if (!n_lines) {
+		rc = pg_error_set(err, PG_ECONFIG, "%s: the sonnet file has no lines", source);
+		goto done;
+	}
+	for (size_t i = 0; i < n_lines; i++) {
+		long c;
+		if ((rc = count(ctx, lines[i], &c, err)))
+			goto done;
+		sum += c;
+	}
+	avg = (double)sum / (double)n_lines;
+	if ((rc = count(ctx, SONNET_BASE, &base, err)))
+		goto done;
+	if (input_len <= base) {
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "%s: input_len %ld must exceed the base prompt's %ld tokens",
+				  source, input_len, base);
+		goto done;
+	}
+	/* Python's round(): halves to even, as the default rounding mode */
+	n_input = avg > 0 ? (long)nearbyint((double)(input_len - base) / avg) : 0;
+	n_prefix = avg > 0 ? (long)nearbyint((double)(prefix_len - base) / avg) : 0;
+	if (n_prefix < 0)
+		n_prefix = 0;
+	if ((size_t)n_prefix > n_lines)
+		n_prefix = (long)n_lines;
+	pg_mt_seed_python(&mt, seed);
+	while (out->n < n) {
+		long plen;
+
+		pg_buf_reset(&prompt);
+		pg_buf_puts(&prompt, SONNET_BASE);
+		for (long i = 0; i < n_prefix; i++)
+			pg_buf_puts(&prompt, lines[i]);
+		for (long i = n_prefix; i < n_input; i++)
+			pg_buf_puts(&prompt, lines[pg_py_choice(&mt, n_lines)]);
+		if ((rc = count(ctx, prompt.ptr, &plen, err)))
+			goto done;
+		if (plen <= input_len) {
+			push(out, (struct pg_prompt){ NULL, 0, pg_xstrdup(prompt.ptr), plen,
+						      output_len });
+			misses = 0;
+		} else if (++misses == 1000) {
+			/* vLLM would draw forever */
+			rc = pg_error_set(err, PG_ECONFIG,
+					  "%s: no draw of %ld lines fits input_len %ld tokens "
+					  "(the last counted %ld)",
+					  source, n_input, input_len, plen);
+			goto done;
+		}
+	}
+done:
+	for (size_t i = 0; i < n_lines; i++)
+		free(lines[i]);
+	free(lines);
+	pg_buf_release(&prompt);
+	return rc;
+}
+
 int pg_dataset_jsonl(struct pg_prompts *out, const char *text, size_t len, const char *source,
 		     size_t n, long default_output_len, uint64_t seed, pg_token_count_fn count,
 		     void *ctx, struct pg_error *err)

@@ -69,6 +69,23 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 			void *ctx, struct pg_error *err);
 
 /*
+ * vLLM's sonnet dataset (SonnetDataset.sample): the file's lines (each
+ * with its newline); the base prompt "Pick as many lines as you can from
+ * these poem lines:\n"; with avg the mean token count of a line and base
+ * the base prompt's, every prompt is the base, the first
+ * round((prefix_len - base) / avg) lines (shared: the prefix) and
+ * random.choices of all lines up to round((input_len - base) / avg)
+ * lines, kept when it counts at most input_len tokens; output_len fixed.
+ * Python's random stream from seed, as vllm bench serve's random.seed.
+ * vLLM counts the chat-templated prompt with the model's tokenizer;
+ * perfgate counts the prompt itself with count. PG_ECONFIG when input_len
+ * does not exceed the base prompt, the file has no lines, or no draw fits.
+ */
+int pg_dataset_sonnet(struct pg_prompts *out, const char *text, size_t len, const char *source,
+		      size_t n, long input_len, long output_len, long prefix_len, uint64_t seed,
+		      pg_token_count_fn count, void *ctx, struct pg_error *err);
+
+/*
  * JSON lines {"prompt": "...", "output_len": N}; output_len may be left out
  * when default_output_len > 0. Shuffled with the seed, the first n taken,
  * oversampled when the file has fewer. Errors name source:line and key.

@@ -95,7 +95,9 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 	if (!t->dataset.path)
 		return pg_error_set(err, PG_ECONFIG, "%s: dataset: a %s dataset needs a path",
 				    t->name,
-				    t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl");
+				    t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt"
+				    : t->dataset.kind == PG_DATASET_SONNET ? "sonnet"
+									   : "jsonl");
 	pg_buf_init(&tk.resp);
 	if (srv && srv->base_url) {
 		struct pg_buf url = PG_BUF_INIT;
@@ -119,6 +121,11 @@ int pg_dataset_load(struct pg_prompts *out, const struct pg_test *t, size_t n, b
 		rc = pg_dataset_sharegpt(out, file.ptr, file.len, t->dataset.path, n,
 					 t->dataset.output_len, t->client.seed, count_tokens, &tk,
 					 err);
+	} else if (t->dataset.kind == PG_DATASET_SONNET) {
+		rc = pg_dataset_sonnet(out, file.ptr, file.len, t->dataset.path, n,
+				       t->dataset.input_len, t->dataset.output_len,
+				       t->dataset.prefix_len, t->client.seed, count_tokens, &tk,
+				       err);
 	} else {
 		rc = pg_dataset_jsonl(out, file.ptr, file.len, t->dataset.path, n,
 				      t->dataset.output_len, t->client.seed, count_tokens, &tk,

@@ -28,6 +28,7 @@ struct slot {
 	char id_buf[96];
 	char errbuf[CURL_ERROR_SIZE];
 	bool begun;
+	size_t held; /* its response buffers' capacity, as counted in h->held */
 	struct slot *next_free;
 };
 
@@ -45,7 +46,15 @@ struct pg_hl {
 	bool poll_mode;       /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
 	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
 	int64_t delay_max;
+	/* the memory budget of one run: every slot's response buffers (SSE
+	 * line and event, JSON body) together */
+	size_t budget;
+	size_t held, peak_held;
 };
+
+/* A slot keeps buffers up to this between requests (reused, no
+ * allocation per request); larger ones go back to the allocator. */
+#define SLOT_KEEP_BYTES 65536
 
 /* The read-delay histogram: 10 us buckets up to 40 ms (16 KiB), enough to
  * tell a p99 from the 1 ms client_bound threshold; beyond, the maximum. */
@@ -164,19 +173,65 @@ static void slot_begin(struct slot *s)
 	s->begun = true;
 }
 
+/* What a slot's response buffers hold (their capacity: the memory). */
+static size_t slot_bytes(const struct slot *s)
+{
+	return s->resp.sse.line.cap + s->resp.sse.data.cap + s->resp.sse.type.cap +
+	       s->resp.body.cap;
+}
+
+/* Count the slot's buffers again after they may have grown or shrunk. */
+static void slot_recount(struct pg_hl *h, struct slot *s)
+{
+	size_t now = slot_bytes(s);
+
+	h->held = h->held - s->held + now;
+	s->held = now;
+	if (h->held > h->peak_held)
+		h->peak_held = h->held;
+}
+
+/* Give a slot's large buffers back (after its request ended). */
+static void slot_shrink(struct pg_hl *h, struct slot *s)
+{
+	if (s->held <= SLOT_KEEP_BYTES)
+		return;
+	pg_buf_release(&s->resp.sse.line);
+	pg_buf_release(&s->resp.sse.data);
+	pg_buf_release(&s->resp.sse.type);
+	pg_buf_release(&s->resp.body);
+	slot_recount(h, s);
+}
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct slot *s = userdata;
+	struct pg_hl *h = s->h;
 	size_t len = size * nmemb;
 	/* one timestamp per read, taken before any parsing */
-	int64_t now = pg_hl_now_ns() - s->h->origin;
+	int64_t now = pg_hl_now_ns() - h->origin;
 	size_t before = s->trace->n_chunks;
+	int rc;
 
 	if (!s->begun)
 		slot_begin(s);
-	if (pg_oai_resp_feed(&s->resp, now, ptr, len))
+	rc = pg_oai_resp_feed(&s->resp, now, ptr, len);
+	slot_recount(h, s);
+	/* each stream's event is capped (PG_SSE_MAX_EVENT_DEFAULT), but not
+	 * what 64 of them hold together: a server that sends events without
+	 * end on every stream is cut here, one stream at a time */
+	if (!rc && h->held > h->budget) {
+		pg_reqtrace_fail(s->trace, PG_FAIL_OTHER,
+				 "the responses in flight held more than the run's memory budget "
+				 "of %zu MiB for all streams together (this one %.1f MiB): a "
+				 "server sending an event without end?",
+				 h->budget >> 20, (double)s->held / (1 << 20));
+		slot_shrink(h, s);
+		return 0;
+	}
+	if (rc)
 		return 0; /* the request failed (recorded): stop the transfer */
-	s->h->messages += s->trace->n_chunks - before;
+	h->messages += s->trace->n_chunks - before;
 	return len;
 }
 
@@ -256,6 +311,7 @@ static struct slot *slot_get(struct pg_hl *h)
 
 static void slot_put(struct pg_hl *h, struct slot *s)
 {
+	slot_shrink(h, s);
 	s->trace = NULL;
 	s->next_free = h->free;
 	h->free = s;
@@ -527,6 +583,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 
 	memset(stats, 0, sizeof(*stats));
 	memset(h->delay_hist, 0, READ_DELAY_BUCKETS * sizeof(*h->delay_hist));
+	h->budget = o->memory_budget ? o->memory_budget : PG_HL_MEMORY_BUDGET;
+	h->peak_held = h->held;
 	h->delay_max = 0;
 	h->origin = pg_hl_now_ns();
 	mark = all_in_hand = h->origin;
@@ -615,6 +673,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	stats->read_delay_p99_s = h->poll_mode ? -1 : delay_p99(h);
 	stats->messages = h->messages - messages0;
 	stats->new_connections = h->connects - connects0;
+	stats->peak_held_bytes = h->peak_held;
 	stats->origin_ns = h->origin;
 	if (o->progress) {
 		struct pg_hl_progress p = { done, n, failed, stats->messages, stats->duration_s };

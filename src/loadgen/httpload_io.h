@@ -57,7 +57,20 @@ struct pg_hl_run_opts {
 	void (*progress)(void *ctx, const struct pg_hl_progress *p);
 	void *progress_ctx;
 	double progress_interval_s;
+	size_t memory_budget; /* bytes for all streams' response buffers; 0:
+				 PG_HL_MEMORY_BUDGET */
 };
+
+/*
+ * One memory budget for the response buffers of all the streams of a run
+ * (each stream's SSE event is capped at PG_SSE_MAX_EVENT_DEFAULT, and a
+ * JSON body at 64 MiB, but 64 streams of a hostile server would reach a
+ * GiB): a stream whose growth takes the total past it fails, with a
+ * message that says so, and gives its memory back; the others go on. The
+ * total stays under the budget plus one stream's growth. Legitimate
+ * streams hold kilobytes each.
+ */
+#define PG_HL_MEMORY_BUDGET ((size_t)256 << 20)
 
 struct pg_hl_stats {
 	double duration_s;       /* dispatch-loop start to the end of the last request */
@@ -66,6 +79,7 @@ struct pg_hl_stats {
 	                               waited, ready, for the loop to get to it (its
 	                               backlog: see pg_hl_run); < 0 unknown (poll mode) */
 	long new_connections;    /* connections libcurl opened during the run */
+	size_t peak_held_bytes;  /* most the response buffers held at once */
 	uint64_t messages;
 	int64_t origin_ns; /* CLOCK_MONOTONIC of the origin trace times count from */
 };

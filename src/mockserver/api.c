@@ -19,6 +19,8 @@ static const char *error_type(int status)
 		return "NotFoundError";
 	case 405:
 		return "MethodNotAllowedError";
+	case 408:
+		return "RequestTimeoutError";
 	case 413:
 		return "RequestTooLargeError";
 	case 500:

@@ -17,6 +17,7 @@ struct pg_engine_seq {
 	int64_t messages;
 	enum pg_engine_fault fault;
 	int64_t fault_at;
+	double scale;   /* the session's scale times this request's jitter */
 	uint64_t sched; /* bumped whenever its heap entry goes stale */
 	bool scheduled; /* has a live heap entry */
 	bool running;
@@ -55,11 +56,14 @@ struct pg_engine {
 	struct pg_engine_seq **allocated;
 	size_t n_allocated, cap_allocated;
 	struct pg_engine_counts counts;
+	double scale; /* the session's: every duration is this much longer */
+	bool slow;    /* the session drew a slow node */
 };
 
 void pg_engine_params_default(struct pg_engine_params *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->slow_session = 0.05;
 	p->ttft_ns = 20 * 1000 * 1000;
 	p->prefill_ns_per_token = 20 * 1000;
 	p->itl_ns = 10 * 1000 * 1000;
@@ -102,7 +106,14 @@ uint64_t pg_engine_mix64(uint64_t x)
 
 /* Independent streams per purpose, so adding a draw to one never shifts
  * another (a seed keeps meaning the same faults across versions). */
-enum { STREAM_FAULT = 1, STREAM_FAULT_AT = 2, STREAM_EOS = 3, STREAM_TOKEN = 4 };
+enum {
+	STREAM_FAULT = 1,
+	STREAM_FAULT_AT = 2,
+	STREAM_EOS = 3,
+	STREAM_TOKEN = 4,
+	STREAM_SESSION = 5,
+	STREAM_JITTER = 6,
+};
 
 static uint64_t draw(const struct pg_engine_params *p, uint64_t serial, int stream, uint64_t i)
 {
@@ -114,6 +125,15 @@ static uint64_t draw(const struct pg_engine_params *p, uint64_t serial, int stre
 static double unit(uint64_t r)
 {
 	return (double)(r >> 11) * 0x1.0p-53;
+}
+
+/* A standard normal from two draws (Box-Muller). */
+static double normal(const struct pg_engine_params *p, uint64_t serial, int stream)
+{
+	double u1 = unit(draw(p, serial, stream, 0)), u2 = unit(draw(p, serial, stream, 1));
+	if (u1 <= 0)
+		u1 = 0x1.0p-53;
+	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
 uint32_t pg_engine_token_id(const struct pg_engine_params *p, uint64_t serial, int64_t index)
@@ -130,12 +150,31 @@ struct pg_engine *pg_engine_new(const struct pg_engine_params *params)
 		e->p.tokens_per_message = 1;
 	if (e->p.vocab_size < 1)
 		e->p.vocab_size = 1;
+	/* serial 0 is no request's: the session's own draws */
+	e->scale = (1 + e->p.slowdown) * exp(e->p.session_sd * normal(&e->p, 0, STREAM_SESSION));
+	e->slow = e->p.slow_session_prob > 0 &&
+		  unit(draw(&e->p, 0, STREAM_SESSION, 2)) < e->p.slow_session_prob;
+	if (e->slow)
+		e->scale *= 1 + e->p.slow_session;
 	if (e->p.kv_cache_tokens == 0)
 		e->p.kv_cache_tokens = (int64_t)e->p.max_running * 8192;
 	if (e->p.fixed_timing || e->p.kv_cache_tokens < 0)
 		e->p.kv_cache_tokens = 0;
 	e->counts.kv_capacity = e->p.kv_cache_tokens;
 	return e;
+}
+
+double pg_engine_session_scale(const struct pg_engine *e, bool *slow)
+{
+	if (slow)
+		*slow = e->slow;
+	return e->scale;
+}
+
+/* A duration of sequence s: the model's, times its scale. */
+static int64_t scaled(const struct pg_engine_seq *s, int64_t ns)
+{
+	return s->scale == 1 ? ns : (int64_t)llround((double)ns * s->scale);
 }
 
 void pg_engine_free(struct pg_engine *e)
@@ -328,7 +367,7 @@ static int64_t prefix_hits(const struct pg_engine *e, int64_t prompt)
 
 static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 {
-	int64_t first = at_ns + e->p.ttft_ns;
+	int64_t first = at_ns + scaled(s, e->p.ttft_ns);
 	int64_t compute = s->prompt_tokens;
 
 	if (!s->started) {
@@ -344,7 +383,7 @@ static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 		compute += s->emitted;
 	}
 	if (!e->p.fixed_timing)
-		first += e->p.prefill_ns_per_token * compute;
+		first += scaled(s, e->p.prefill_ns_per_token * compute);
 	s->running = true;
 	s->kv = s->prompt_tokens + s->emitted;
 	e->counts.kv_tokens += s->kv;
@@ -531,6 +570,9 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 	s->fault = plan->fault;
 	s->fault_at = plan->fault_at_message;
 	s->admitted_ns = INT64_MIN;
+	s->scale = e->scale;
+	if (e->p.jitter > 0)
+		s->scale *= exp(e->p.jitter * normal(&e->p, s->serial, STREAM_JITTER));
 
 	if (has_free_slot(e) && !e->queue_head && fits(e, s))
 		admit(e, s, now_ns);
@@ -590,7 +632,8 @@ bool pg_engine_poll(struct pg_engine *e, int64_t now_ns, struct pg_engine_event 
 		release(e, s, ev->deadline_ns);
 	} else {
 		reschedule_top(e, s, m + 1,
-			       ev->deadline_ns + tokens_in_message(e, s, m + 1) * itl_now(e));
+			       ev->deadline_ns +
+				       scaled(s, tokens_in_message(e, s, m + 1) * itl_now(e)));
 		preempt_overflow(e);
 	}
 	drop_stale(e);

@@ -67,6 +67,13 @@
  * error event (fault_stream_error: vLLM's in-stream error, then the end).
  * The model only plans the last two; the server renders them.
  *
+ * Noise, as shared GPU machines have it (so the gate can be shown at work,
+ * reproducibly): every duration above (ttft, prefill, itl) is multiplied by
+ * the session's scale, drawn once per engine from the seed --
+ * (1 + slowdown) x exp(session_sd x z), times (1 + slow_session) with
+ * probability slow_session_prob (a slow node) -- and by each request's own
+ * exp(jitter x z), drawn from the seed and its serial number.
+ *
  * No allocation per token or message: sequence records are pooled.
  */
 
@@ -84,10 +91,15 @@ struct pg_engine_params {
 	double fault_stall;
 	double fault_malformed;
 	double fault_stream_error;
-	int64_t stall_ns;        /* 0: stall until cancelled */
-	int64_t kv_cache_tokens; /* model only: KV-cache capacity; 0: max_running x 8192
+	int64_t stall_ns;         /* 0: stall until cancelled */
+	int64_t kv_cache_tokens;  /* model only: KV-cache capacity; 0: max_running x 8192
 				  * (unlimited with max_running 0); < 0: unlimited */
-	double prefix_hit;       /* share of each prompt found in the prefix cache */
+	double prefix_hit;        /* share of each prompt found in the prefix cache */
+	double slowdown;          /* every duration (1 + slowdown) x longer */
+	double session_sd;        /* log-normal sd of the session's offset */
+	double slow_session_prob; /* probability the session is a slow node */
+	double slow_session;      /* ... that much slower */
+	double jitter;            /* log-normal sd of each request's own scale */
 	uint64_t seed;
 	uint32_t vocab_size; /* token ids are 0 .. vocab_size-1 */
 };
@@ -143,6 +155,10 @@ struct pg_engine_seq;
 
 /* Never NULL. Params are copied. */
 struct pg_engine *pg_engine_new(const struct pg_engine_params *params);
+
+/* The session's scale of every duration (1 without noise options), and
+ * whether it drew a slow node. */
+double pg_engine_session_scale(const struct pg_engine *e, bool *slow);
 void pg_engine_free(struct pg_engine *e);
 
 /*

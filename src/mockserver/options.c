@@ -16,6 +16,7 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg)
 	pg_engine_params_default(&cfg->engine);
 	cfg->exit_after_ms = -1;
 	cfg->exit_code = 1;
+	cfg->idle_timeout_ms = PG_MOCK_IDLE_TIMEOUT_MS;
 }
 
 void pg_mock_options_default(struct pg_mock_options *o)
@@ -58,6 +59,10 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		{ "itl-growth", isnan(o->itl_growth) ? 0 : o->itl_growth, 1e9, duration },
 		{ "stall-ms", o->stall_ms, 1e9, duration },
 		{ "max-seconds", c->max_seconds, 1e9, duration },
+		{ "session-offset", e->session_sd, 1, "a number in [0, 1]" },
+		{ "slow-session", e->slow_session_prob, 1, probability },
+		{ "slow-factor", e->slow_session, 100, "a number in [0, 100]" },
+		{ "jitter", e->jitter, 1, "a number in [0, 1]" },
 	};
 	/* clang-format on */
 	double faults = e->fault_500 + e->fault_disconnect + e->fault_stall + e->fault_malformed +
@@ -67,6 +72,10 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		if (!(ranges[i].v >= 0 && ranges[i].v <= ranges[i].max))
 			return pg_error_set(err, PG_ECONFIG, "--%s %g: expected %s", ranges[i].name,
 					    ranges[i].v, ranges[i].what);
+	if (!(e->slowdown >= -0.5 && e->slowdown <= 100))
+		/* below 0 a faster session: a job's offset goes both ways */
+		return pg_error_set(err, PG_ECONFIG,
+				    "--slowdown %g: expected a number in [-0.5, 100]", e->slowdown);
 	if (faults > 1)
 		return pg_error_set(err, PG_ECONFIG,
 				    "the --fault-* probabilities add up to %g: at most 1, please",
@@ -94,6 +103,8 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "--seed: expected a number >= 0");
 	if (c->max_requests < 0)
 		return pg_error_set(err, PG_ECONFIG, "--max-requests: expected a number >= 0");
+	if (c->idle_timeout_ms < 0)
+		return pg_error_set(err, PG_ECONFIG, "--idle-timeout-ms: expected a number >= 0");
 	return 0;
 }
 

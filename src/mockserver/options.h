@@ -32,8 +32,16 @@ struct pg_mock_server_config {
 	const char *timing_log; /* JSON lines written at exit, or NULL */
 	bool log_requests;      /* one line per generation request */
 	bool no_metrics;        /* GET /metrics is a 404 (an engine without metrics) */
+	long idle_timeout_ms;   /* close a connection without a whole request this long
+				   after it opened or was last answered (408 to a
+				   half-sent one); <= 0: never */
 	FILE *log;              /* startup/shutdown lines; NULL: silent */
 };
+
+/* Long enough for any client between two requests of a run (uvicorn,
+ * vLLM's server, closes idle keep-alives after 5 s), short enough that
+ * thousands of half-sent requests do not stay open. */
+#define PG_MOCK_IDLE_TIMEOUT_MS 30000
 
 /* The defaults --help documents; log NULL (the command passes stderr). */
 void pg_mock_server_config_default(struct pg_mock_server_config *cfg);

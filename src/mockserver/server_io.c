@@ -72,6 +72,10 @@ struct conn {
 	bool lingering;  /* write side shut down; discard input until EOF */
 	bool read_eof;
 	bool sent_continue;
+	/* closed at this instant unless a whole request arrived: set when the
+	 * connection opens and after each answer, INT64_MAX while a
+	 * generation is in progress (--idle-timeout-ms) */
+	int64_t idle_deadline;
 	struct pg_buf in;  /* an unfinished request's bytes (usually empty) */
 	struct pg_buf out; /* what the kernel did not take yet */
 	size_t out_off;
@@ -96,7 +100,7 @@ struct conn {
 };
 
 struct stats {
-	uint64_t accepted, open, peak_open;
+	uint64_t accepted, open, peak_open, idle_timeouts;
 	uint64_t received, finished, ok, rejected, http_500, disconnects, stalls, malformed,
 		stream_errors, client_closed, other_requests;
 	uint64_t in_flight, peak_in_flight;
@@ -114,6 +118,8 @@ struct server {
 	bool listening, listener_closed;
 	int port;
 	int64_t start_ns, ready_at, exit_at, stop_at;
+	int64_t idle_ns;    /* --idle-timeout-ms; 0: never */
+	int64_t next_sweep; /* when idle connections are looked for next */
 	int64_t created;
 	bool stopping;
 	const char *stop_reason;
@@ -152,6 +158,12 @@ static void logf_(struct server *s, const char *fmt, ...)
 	fputc('\n', s->cfg->log);
 	fflush(s->cfg->log);
 	va_end(ap);
+}
+
+/* The connection waits for its next request from now on. */
+static void idle_from_now(struct server *s, struct conn *c)
+{
+	c->idle_deadline = s->idle_ns > 0 ? mono_ns() + s->idle_ns : INT64_MAX;
 }
 
 static void stop(struct server *s, const char *reason)
@@ -348,6 +360,7 @@ static void finish_request(struct server *s, struct conn *c, const char *outcome
 		c->seq = NULL;
 		c->rec = NULL;
 		s->st.in_flight--;
+		idle_from_now(s, c);
 	}
 	if (limit_reached(s) && s->st.in_flight == 0)
 		stop(s, "max-requests");
@@ -516,25 +529,31 @@ static void stats_json(struct server *s, struct pg_buf *out)
 
 #define I(v) ((json_int_t)(v))
 	pg_engine_counts(s->engine, &ec);
-	root = json_pack("{s:s, s:f, s:{s:I, s:I, s:I},"
-			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
-			 " s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f}}",
-			 "model", s->cfg->model, "uptime_s",
-			 (double)(mono_ns() - s->start_ns) / 1e9, "connections", "open",
-			 I(st->open), "peak", I(st->peak_open), "accepted", I(st->accepted),
-			 "requests", "received", I(st->received), "finished", I(st->finished), "ok",
-			 I(st->ok), "rejected", I(st->rejected), "http_500", I(st->http_500),
-			 "disconnects", I(st->disconnects), "stalls", I(st->stalls), "malformed",
-			 I(st->malformed), "stream_errors", I(st->stream_errors), "client_closed",
-			 I(st->client_closed), "in_flight", I(st->in_flight), "peak_in_flight",
-			 I(st->peak_in_flight), "other", I(st->other_requests), "engine", "running",
-			 I(ec.running), "queued", I(ec.queued), "peak_running", I(ec.peak_running),
-			 "peak_queued", I(ec.peak_queued), "tokens_sent", I(st->tokens_sent),
-			 "messages_sent", I(st->messages_sent), "writes_blocked",
-			 I(st->writes_blocked), "timing_log_bytes", I(s->records_bytes), "lateness",
-			 "messages", I(s->late_n), "p50_us", lateness_percentile(s, 50), "p99_us",
-			 lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
+	root = json_pack(
+		"{s:s, s:f, s:{s:I, s:I, s:I, s:I},"
+		" s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+		" s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f}}",
+		"model", s->cfg->model, "uptime_s", (double)(mono_ns() - s->start_ns) / 1e9,
+		"connections", "open", I(st->open), "peak", I(st->peak_open), "accepted",
+		I(st->accepted), "idle_timeouts", I(st->idle_timeouts), "requests", "received",
+		I(st->received), "finished", I(st->finished), "ok", I(st->ok), "rejected",
+		I(st->rejected), "http_500", I(st->http_500), "disconnects", I(st->disconnects),
+		"stalls", I(st->stalls), "malformed", I(st->malformed), "stream_errors",
+		I(st->stream_errors), "client_closed", I(st->client_closed), "in_flight",
+		I(st->in_flight), "peak_in_flight", I(st->peak_in_flight), "other",
+		I(st->other_requests), "engine", "running", I(ec.running), "queued", I(ec.queued),
+		"peak_running", I(ec.peak_running), "peak_queued", I(ec.peak_queued), "tokens_sent",
+		I(st->tokens_sent), "messages_sent", I(st->messages_sent), "writes_blocked",
+		I(st->writes_blocked), "timing_log_bytes", I(s->records_bytes), "lateness",
+		"messages", I(s->late_n), "p50_us", lateness_percentile(s, 50), "p99_us",
+		lateness_percentile(s, 99), "max_us", (double)s->late_max / 1e3);
 #undef I
+	{
+		bool slow;
+		double scale = pg_engine_session_scale(s->engine, &slow);
+		json_object_set_new(root, "session",
+				    json_pack("{s:f, s:b}", "scale", scale, "slow", slow));
+	}
 	pg_json_write(out, root, 0);
 	json_decref(root);
 }
@@ -868,6 +887,11 @@ static size_t process_bytes(struct server *s, struct conn *c, const char *buf, s
 		c->sent_continue = false;
 		dispatch(s, c, &req);
 		used += req.total_len;
+		/* answered (or a generation started): the clock restarts */
+		if (c->active)
+			c->idle_deadline = INT64_MAX;
+		else
+			idle_from_now(s, c);
 	}
 	return used;
 }
@@ -1025,7 +1049,9 @@ static const char *timing_summary(const struct pg_engine_params *p, char *buf, s
 static int start_listening(struct server *s, struct pg_error *err)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->listen_fd };
-	char buf[256];
+	char buf[256], session[96] = "";
+	bool slow;
+	double scale = pg_engine_session_scale(s->engine, &slow);
 
 	if (listen(s->listen_fd, 65535) != 0)
 		return pg_error_set(err, PG_EINFRA, "listen: %s", strerror(errno));
@@ -1038,8 +1064,12 @@ static int start_listening(struct server *s, struct pg_error *err)
 		if (pg_file_write_atomic(s->cfg->port_file, text, (size_t)n, err))
 			return pg_error_prefix(err, "--port-file");
 	}
-	logf_(s, "listening on %s:%d, model %s, %s", s->cfg->host, s->port, s->cfg->model,
-	      timing_summary(&s->cfg->engine, buf, sizeof(buf)));
+	/* the session's draw, so a run's noise can be read back from its logs */
+	if (scale != 1 || s->cfg->engine.jitter > 0)
+		snprintf(session, sizeof(session), ", session x%.4f%s, jitter %g", scale,
+			 slow ? " (slow node)" : "", s->cfg->engine.jitter);
+	logf_(s, "listening on %s:%d, model %s, %s%s", s->cfg->host, s->port, s->cfg->model,
+	      timing_summary(&s->cfg->engine, buf, sizeof(buf)), session);
 	return 0;
 }
 
@@ -1072,6 +1102,7 @@ static void accept_all(struct server *s)
 		c->fd = fd;
 		pg_buf_init(&c->in);
 		pg_buf_init(&c->out);
+		idle_from_now(s, c);
 		ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 		ev.data.ptr = c;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
@@ -1137,6 +1168,7 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	s->ready_at = cfg->never_ready ? INT64_MAX : s->start_ns + cfg->startup_delay_ms * 1000000;
 	s->exit_at = cfg->exit_after_ms >= 0 ? s->start_ns + cfg->exit_after_ms * 1000000
 					     : INT64_MAX;
+	s->idle_ns = cfg->idle_timeout_ms > 0 ? cfg->idle_timeout_ms * 1000000 : 0;
 	s->stop_at = cfg->max_seconds > 0 ? s->start_ns + (int64_t)(cfg->max_seconds * 1e9)
 					  : INT64_MAX;
 	if (cfg->never_ready)
@@ -1218,6 +1250,43 @@ static int64_t min64(int64_t a, int64_t b)
 }
 
 /*
+ * --idle-timeout-ms: a connection that has not sent a whole request
+ * within the timeout of opening or of its last answer is closed -- with a
+ * 408 when it sent part of one (a client that trickles a request a byte
+ * at a time gains nothing), silently when it sent nothing (an idle
+ * keep-alive), at once when it would not even take our answer. A
+ * connection with a generation in progress is never idle. Looked for
+ * every quarter of the timeout (at most every 250 ms): O(connections),
+ * no timer per connection.
+ */
+static void sweep_idle(struct server *s, int64_t now)
+{
+	int64_t every;
+
+	if (s->idle_ns <= 0)
+		return;
+	every = s->idle_ns / 4 < 250000000 ? s->idle_ns / 4 : 250000000;
+	s->next_sweep = now + (every > 1000000 ? every : 1000000);
+	for (struct conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->dead || c->active || c->idle_deadline > now)
+			continue;
+		s->st.idle_timeouts++;
+		if (c->in.len && !c->lingering && !c->want_close && !out_pending(c)) {
+			struct pg_mock_error e = { 0 };
+			pg_mock_error_set(&e, 408, NULL,
+					  "Request Timeout: no whole request within %lld ms",
+					  (long long)(s->idle_ns / 1000000));
+			/* at most one more timeout to take it and leave */
+			idle_from_now(s, c);
+			respond_error(s, c, &e, false, NULL);
+		} else {
+			conn_close(s, c, "idle");
+		}
+	}
+}
+
+/*
  * Wait for I/O until the absolute deadline wake. epoll_pwait2 takes a
  * nanosecond timeout; where it is missing (kernels before 5.11, valgrind)
  * an absolute CLOCK_MONOTONIC timerfd in the epoll set does the same.
@@ -1285,9 +1354,13 @@ static int loop(struct server *s, struct pg_error *err)
 		fire_due(s);
 		if (s->stopping)
 			break;
+		if (now >= s->next_sweep)
+			sweep_idle(s, now);
 
 		wake = min64(pg_engine_next_deadline(s->engine), s->exit_at);
 		wake = min64(wake, s->stop_at);
+		if (s->idle_ns > 0 && s->conns)
+			wake = min64(wake, s->next_sweep);
 		if (!s->listening && !s->listener_closed)
 			wake = min64(wake, s->ready_at);
 		n = wait_events(s, events, wake);

@@ -54,6 +54,12 @@ static void row_fill(struct pg_report_table *t, struct pg_report_row *row, doubl
 	row->error = pg_result_error(res);
 	row->ok = !strcmp(row->status, "ok");
 	row->client_bound = row->ok && json_is_true(json_object_get(res->json, "client_bound"));
+	if (row->ok && !json_is_true(pg_json_path(res->json, "perfgate.adaptive_search"))) {
+		struct pg_buf why = PG_BUF_INIT;
+		if (pg_result_json_incomplete(res->json, &why))
+			row->incomplete = pg_buf_detach(&why);
+		pg_buf_release(&why);
+	}
 	row->vals = vals;
 	row->flags = flags;
 	pg_params_from_result(&row->params, res->json, res->commands);
@@ -71,6 +77,11 @@ static void row_fill(struct pg_report_table *t, struct pg_report_row *row, doubl
 		flags[c] = PG_CELL_PRESENT;
 		if (json_is_integer(raw) && m->scale == 1)
 			flags[c] |= PG_CELL_INT;
+		/* failed requests get a column once a point has any: vLLM's
+		 * tables never show them, and a run without failures stays
+		 * the table vLLM's users know */
+		if (!strcmp(m->key, "failed") && vals[c] == 0)
+			continue;
 		t->shown[c] = true;
 	}
 }
@@ -141,6 +152,7 @@ void pg_report_free(struct pg_report *r)
 
 		for (size_t i = 0; i < t->n; i++) {
 			free(t->rows[i].gpu);
+			free(t->rows[i].incomplete);
 			pg_params_release(&t->rows[i].params);
 		}
 		free(t->rows);

@@ -688,6 +688,33 @@ static void bullet_slo(struct pg_buf *out, const struct pg_report_table *t)
 	pg_buf_release(&cur);
 }
 
+/* The points where requests failed: real numbers of a run that went
+ * wrong, marked, and never recorded as baselines. */
+static void bullet_incomplete(struct pg_buf *out, const struct pg_report_table *t, unsigned flags)
+{
+	size_t n = 0, ok = 0, i, k = 0;
+
+	for (i = 0; i < t->n; i++) {
+		ok += t->rows[i].ok;
+		n += t->rows[i].incomplete != NULL;
+	}
+	if (!n)
+		return;
+	pg_buf_printf(out, "- **Incomplete**: %zu of %zu point%s (", n, ok, ok == 1 ? "" : "s");
+	for (i = 0; i < t->n && k < LIST_MAX; i++) {
+		if (!t->rows[i].incomplete)
+			continue;
+		join_begin(out, k++, n);
+		pg_escape_md_text(out, t->rows[i].name);
+	}
+	join_end(out, n);
+	pg_buf_puts(out, "): requests or iterations failed, so these numbers do not describe a "
+			 "whole run and are never recorded as baselines.");
+	if (flags & PG_REPORT_TABLES)
+		pg_buf_puts(out, " Their rows are marked in the table below.");
+	pg_buf_putc(out, '\n');
+}
+
 static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigned flags)
 {
 	long *batch;
@@ -727,6 +754,7 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 		break;
 	}
 	bullet_not_ok(out, t, flags);
+	bullet_incomplete(out, t, flags);
 	bullet_client_bound(out, t);
 	bullet_metrics(out, t);
 	bullet_certified(out, t);
@@ -776,6 +804,10 @@ static void format_number(struct pg_buf *arena, const struct pg_report_row *row,
 static void name_cell(struct pg_buf *arena, const struct pg_report_row *row)
 {
 	pg_escape_md_cell(arena, row->name);
+	if (row->ok && row->incomplete) {
+		pg_buf_puts(arena, " — **incomplete**: ");
+		pg_escape_md_cell_cut(arena, row->incomplete, 80);
+	}
 	if (row->ok)
 		return;
 	pg_buf_puts(arena, " — **");

@@ -35,11 +35,14 @@ static const struct pg_metric metrics[] = {
 	{ "p99_latency_ms", LAT, "percentiles.99", 1000, "P99 latency (ms)", "P99 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
 	{ "certified_p99_latency_ms", LAT, "perfgate.certified.latency.p99", 1, "Cert. P99 latency (ms)", "Certified P99 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
 
+	{ "failed", THR, "failed", 1, "Failed", "Failed requests", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
 	{ "requests_per_second", THR, "requests_per_second", 1, "Tput (req/s)", "Request throughput", "req/s", UP, PG_CLASS_THROUGHPUT, true, 0.025, 0 },
 	{ "tokens_per_second", THR, "tokens_per_second", 1, NULL, "Total token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 	{ "output_tokens_per_second", THR, "output_tokens_per_second", 1, NULL, "Output token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 
 	{ "completed", SRV, "completed", 1, "# of req.", "Completed requests", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
+	/* a report column only when some point failed (report/report.c) */
+	{ "failed", SRV, "failed", 1, "Failed", "Failed requests", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
 	{ "request_throughput", SRV, "request_throughput", 1, "Tput (req/s)", "Request throughput", "req/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 	{ "output_throughput", SRV, "output_throughput", 1, "Output Tput (tok/s)", "Output token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, true, 0.025, 0 },
 	{ "total_token_throughput", SRV, "total_token_throughput", 1, "Total Tput (tok/s)", "Total token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },

@@ -14,7 +14,7 @@
 static void init(struct pg_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->tp = p->input_len = p->output_len = p->num_prompts = p->batch_size = -1;
+	p->tp = p->pp = p->input_len = p->output_len = p->num_prompts = p->batch_size = -1;
 	p->max_concurrency = -1;
 	p->qps = NAN;
 	p->burstiness = NAN;
@@ -26,6 +26,7 @@ void pg_params_release(struct pg_params *p)
 	free(p->dataset);
 	free(p->endpoint);
 	free(p->engine);
+	free(p->dtype);
 	free(p->ramp_up);
 	init(p);
 }
@@ -120,6 +121,7 @@ static void from_vllm_keys(struct pg_params *p, const json_t *r)
 	set_long(&p->input_len, json_object_get(r, "input_len"));
 	set_long(&p->output_len, json_object_get(r, "output_len"));
 	set_long(&p->tp, json_object_get(r, "tensor_parallel_size"));
+	set_long(&p->pp, json_object_get(r, "pipeline_parallel_size"));
 	set_long(&p->num_prompts, json_object_get(r, "num_prompts"));
 	if (isnan(p->qps) && (v = json_object_get(r, "request_rate")))
 		json_rate(v, &p->qps);
@@ -205,6 +207,10 @@ static void from_command(struct pg_params *p, const char *command, const char *w
 	set_long_str(&p->tp, v ? v : pg_cmdline_flag(&argv, "-tp"));
 
 	if (!strcmp(which, "server_command")) {
+		/* as vLLM's report converter reads them (docs/design/vllm-benchmarks.md §7) */
+		v = pg_cmdline_flag(&argv, "--pipeline-parallel-size");
+		set_long_str(&p->pp, v ? v : pg_cmdline_flag(&argv, "-pp"));
+		set_str(&p->dtype, pg_cmdline_flag(&argv, "--dtype"));
 		/* "vllm serve <model>": the model is the positional argument */
 		for (size_t i = 0; i + 2 < argv.n; i++)
 			if (!strcmp(argv.v[i + 1], "serve") &&

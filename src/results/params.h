@@ -24,7 +24,9 @@ struct pg_params {
 	char *dataset; /* "sharegpt", "random", ...; NULL = unknown */
 	char *endpoint;
 	char *engine; /* "vllm", "sglang" from the server/bench command; NULL */
+	char *dtype;  /* the server's --dtype; NULL = unknown (not in perfgate.params) */
 	long tp;      /* -1 = unknown, for every long below */
+	long pp;      /* the server's --pipeline-parallel-size (not in perfgate.params) */
 	long input_len;
 	long output_len;
 	long num_prompts;

@@ -2,6 +2,7 @@
 #define PERFGATE_RESULTS_RESULT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "suite/suite.h"
@@ -56,9 +57,22 @@ const char *pg_result_gpu_label(const struct pg_result *r, char *out, size_t siz
 /* perfgate.status: "ok" (also when absent), "error", "skipped", "cancelled". */
 const char *pg_result_status(const struct pg_result *r);
 
+struct pg_buf;
+
+/*
+ * Did the point measure everything it was asked to? Not when requests or
+ * iterations failed (serving and throughput "failed", latency
+ * "failed_iterations"), when fewer requests completed than were sent
+ * (serving's "completed" below its "num_prompts"), in any of its
+ * repeats, or when
+ * perfgate.incomplete says so. why (may be NULL) gets the reason, "32 of
+ * 64 requests failed". An incomplete point's numbers are real but
+ * describe a run that went wrong: it is never recorded as a baseline.
+ */
+bool pg_result_json_incomplete(const json_t *result, struct pg_buf *why);
+
 /* A result (or sidecar) file's text, as vLLM writes it: indented 4, in
  * key order, then a newline. Appends to out. */
-struct pg_buf;
 void pg_result_text(struct pg_buf *out, const json_t *json);
 
 /* perfgate.error (why a point is not ok), or NULL. Borrowed. */

@@ -23,20 +23,26 @@ json_t *pg_results_parse_json(const char *text, size_t len, const char *source,
 	return v;
 }
 
-json_t *pg_results_load_json(const char *path, struct pg_error *err)
+static json_t *load_json(const char *path, bool nofollow, struct pg_error *err)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	json_t *v = NULL;
+	int rc = nofollow ? pg_file_read_nofollow(path, &b, err) : pg_file_read(path, &b, err);
 
-	if (pg_file_read(path, &b, err) == 0)
+	if (rc == 0)
 		v = pg_results_parse_json(b.ptr, b.len, path, err);
 	pg_buf_release(&b);
 	return v;
 }
 
-int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err)
+json_t *pg_results_load_json(const char *path, struct pg_error *err)
 {
-	json_t *json = pg_results_load_json(path, err);
+	return load_json(path, false, err);
+}
+
+static int result_load(struct pg_result *out, const char *path, bool nofollow, struct pg_error *err)
+{
+	json_t *json = load_json(path, nofollow, err);
 	struct pg_buf sidecar = PG_BUF_INIT;
 	int kind;
 
@@ -58,7 +64,7 @@ int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err
 	if (pg_str_has_suffix(path, ".json")) {
 		struct pg_error ignored = PG_ERROR_INIT;
 		/* a missing or unreadable sidecar only loses the command lines */
-		out->commands = pg_results_load_json(sidecar.ptr, &ignored);
+		out->commands = load_json(sidecar.ptr, nofollow, &ignored);
 		if (out->commands && !json_is_object(out->commands)) {
 			json_decref(out->commands);
 			out->commands = NULL;
@@ -68,15 +74,22 @@ int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err
 	return 0;
 }
 
+int pg_result_load(struct pg_result *out, const char *path, struct pg_error *err)
+{
+	return result_load(out, path, false, err);
+}
+
 int pg_results_load_dir(struct pg_result_set *out, const char *dir, struct pg_error *err)
 {
 	struct pg_strv names = PG_STRV_INIT;
-	int ret = pg_dir_list(dir, ".json", &names, err);
+	int ret = pg_dir_list_regular(dir, ".json", &names, err);
 
 	for (size_t i = 0; ret == 0 && i < names.n; i++) {
 		char *path = pg_path_join(dir, names.v[i]);
 		struct pg_result r;
-		int rc = pg_result_load(&r, path, err);
+		/* listed as a regular file; O_NOFOLLOW too, in case it was
+		 * swapped for a link since */
+		int rc = result_load(&r, path, true, err);
 
 		if (rc == 0)
 			pg_result_set_add(out, &r);

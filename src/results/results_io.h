@@ -21,7 +21,9 @@ struct pg_error;
  * Load every result in dir. Files that are JSON but not benchmark results
  * (benchmark_results.json, verdicts, *.pytorch.json) are skipped; a .json
  * file that does not parse is an error naming the file, line and column.
- * PG_ENOTFOUND when dir does not exist.
+ * Symbolic links are not followed: a link in a results directory (which
+ * the benchmarked server and command can write into) is not a result, and
+ * a sidecar that is one is not read. PG_ENOTFOUND when dir does not exist.
  */
 int pg_results_load_dir(struct pg_result_set *out, const char *dir, struct pg_error *err);
 

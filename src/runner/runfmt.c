@@ -32,6 +32,27 @@ void pg_runfmt_point_group(struct pg_buf *out, const struct pg_point *pt, size_t
 	pg_buf_printf(out, " (%zu/%zu)\n", index + 1, n);
 }
 
+void pg_runfmt_plain(struct pg_buf *out, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+		size_t eol = p[len] == '\n' ? 1 : 0;
+
+		if (len == 7 && !strncmp(p, "^^^ +++", 7)) {
+			p += len + eol;
+			continue;
+		}
+		if (len >= 4 &&
+		    (!strncmp(p, "--- ", 4) || !strncmp(p, "+++ ", 4) || !strncmp(p, "~~~ ", 4)))
+			pg_buf_add(out, p + 4, len - 4 + eol);
+		else
+			pg_buf_add(out, p, len + eol);
+		p += len + eol;
+	}
+}
+
 void pg_runfmt_duration(struct pg_buf *out, double s)
 {
 	if (!(s >= 0))

@@ -39,6 +39,15 @@ void pg_runfmt_progress_line(struct pg_buf *out, const struct pg_run_progress *p
  * with "erase to end of line" (no newline): "\r[=====>    ] 120/200 ...". */
 void pg_runfmt_progress_bar(struct pg_buf *out, const struct pg_run_progress *p, int bar_width);
 
+/*
+ * text as a log outside Buildkite shows it: the group markers are
+ * Buildkite's log syntax (docs/design/buildkite-agent.md), noise on a
+ * terminal or in a file. A line's leading "--- ", "+++ " or "~~~ " is
+ * removed (the group's title stays, as a heading) and "^^^ +++" lines are
+ * dropped. Appends to out; text starts at a line start.
+ */
+void pg_runfmt_plain(struct pg_buf *out, const char *text);
+
 /* "0.4s", "48.2s", "3m12s", "1h02m". */
 void pg_runfmt_duration(struct pg_buf *out, double seconds);
 

@@ -197,7 +197,14 @@ __attribute__((format(printf, 2, 3))) static void say(struct runner *r, const ch
 	va_end(ap);
 	pg_redact(&r->redact, &clean, raw.ptr);
 	clear_bar(r);
-	fputs(clean.ptr, r->log);
+	if (r->buildkite) {
+		fputs(clean.ptr, r->log);
+	} else {
+		struct pg_buf plain = PG_BUF_INIT;
+		pg_runfmt_plain(&plain, clean.ptr);
+		fputs(plain.ptr, r->log);
+		pg_buf_release(&plain);
+	}
 	fflush(r->log);
 	pg_buf_release(&raw);
 	pg_buf_release(&clean);
@@ -251,6 +258,15 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 
 /* ---- templates -------------------------------------------------------- */
 
+/* A variable as a command's shell sees it: the test's env, then ours. */
+static const char *env_lookup(void *ctx, const char *name)
+{
+	const struct pg_kvlist *env = ctx;
+	const char *v = env ? pg_kvlist_get(env, name) : NULL;
+
+	return v ? v : getenv(name);
+}
+
 /*
  * Expand a command template into argv (or /bin/sh -c SCRIPT with shell) and
  * its redacted display. A first word "perfgate" means this very binary, so
@@ -269,6 +285,10 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 			pg_buf_release(&script);
 			return ret;
 		}
+		/* what the rendered line says is secret ({vars} filled in,
+		 * "$KEY" given to a secret flag) joins the redactor before
+		 * the command is shown or its log written */
+		pg_redactor_add_shell(&r->redact, script.ptr, env_lookup, (void *)env);
 		pg_redact_shell_command(&r->redact, display, env, script.ptr);
 		if (pg_str_has_prefix(script.ptr, "perfgate") &&
 		    (script.ptr[8] == ' ' || script.ptr[8] == '\0')) {
@@ -285,6 +305,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 	}
 	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
 		return ret;
+	pg_redactor_add_argv(&r->redact, argv->v, env_lookup, (void *)env);
 	pg_redact_command(&r->redact, display, env, argv->v);
 	if (!strcmp(argv->v[0], "perfgate")) {
 		free(argv->v[0]);
@@ -321,7 +342,7 @@ static json_t *params_json(const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
 	const struct pg_dataset_spec *d = &t->dataset;
-	static const char *const datasets[] = { "random", "sharegpt", "jsonl" };
+	static const char *const datasets[] = { "random", "sharegpt", "jsonl", "sonnet" };
 	json_t *p = json_object();
 	bool random = d->kind == PG_DATASET_RANDOM;
 	bool serving = t->kind == PG_SUITE_SERVING;
@@ -329,7 +350,9 @@ static json_t *params_json(const struct pg_point *pt)
 	json_object_set_new(p, "model", t->model ? json_string(t->model) : json_null());
 	json_object_set_new(p, "tp", json_integer(t->tp));
 	json_object_set_new(p, "dataset", json_string(datasets[d->kind]));
-	json_object_set_new(p, "input_len", random ? json_integer(d->input_len) : json_null());
+	json_object_set_new(p, "input_len",
+			    random || d->kind == PG_DATASET_SONNET ? json_integer(d->input_len)
+								   : json_null());
 	json_object_set_new(p, "output_len",
 			    random || d->output_len > 0 ? json_integer(d->output_len)
 							: json_null());
@@ -375,6 +398,7 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 	json_object_set_new(m, "ended_at",
 			    json_string(pg_runfmt_iso8601(now, (int64_t)time(NULL))));
 	pg_buf_printf(&path, "%s/perfgate_run.json", r->o->results_dir);
+	pg_redact_json(&r->redact, r->manifest);
 	pg_json_write(&text, r->manifest, 4);
 	pg_buf_putc(&text, '\n');
 	if (pg_file_write_atomic(path.ptr, text.ptr, text.len, &err))
@@ -460,6 +484,9 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(pg, "ended_at",
 			    json_string(pg_runfmt_iso8601(ended, (int64_t)time(NULL))));
 	json_object_set_new(pg, "host", json_string(r->host));
+	/* with host, which run (one CI job) measured it: the gate tells the
+	 * shards of a build apart by it, each job having its own offset */
+	json_object_set_new(pg, "run_started_at", json_string(r->started_at));
 	json_object_set_new(pg, "build", json_incref(r->build));
 	if (certified)
 		json_object_set_new(pg, "certified", certified);
@@ -476,6 +503,15 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->probe)
 		json_object_set_new(pg, "adaptive_search", json_true());
 	json_object_set_new(result, "perfgate", pg);
+	/* failed requests leave real numbers of a run that went wrong: say so,
+	 * for the reports, for pandas and for the history, which skips them
+	 * (a probe the server fails is the SLA search's answer, not a fault) */
+	if (ok && !oc->probe) {
+		struct pg_buf why = PG_BUF_INIT;
+		if (pg_result_json_incomplete(result, &why))
+			json_object_set_new(pg, "incomplete", json_string(why.ptr));
+		pg_buf_release(&why);
+	}
 
 	/* the sidecar as vLLM's driver writes it */
 	if (t->kind == PG_SUITE_SERVING || r->server_cmd)
@@ -492,9 +528,17 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		pg_buf_release(&cmd);
 		pg_buf_release(&clean);
 	}
-	json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
+	/* without a GPU there is no gpu_type to write: an empty string would
+	 * read as a GPU named "" ("1x" in vLLM's report); perfgate's readers
+	 * take the GPU from perfgate.gpu (docs/design/vllm-benchmarks.md §7) */
+	if (r->o->gpu->gpu_type[0])
+		json_object_set_new(commands, "gpu_type", json_string(r->o->gpu->gpu_type));
 	if (oc->probe)
 		json_object_set_new(commands, "adaptive_search", json_true());
+	/* an external command's result is its own: whatever it wrote (its
+	 * arguments, a server's error text) passes the redactor too */
+	pg_redact_json(&r->redact, result);
+	pg_redact_json(&r->redact, commands);
 
 	if (pg_result_write(r->o->results_dir, pt->name, result, commands, &err)) {
 		say(r, "  error: cannot write the result: %s\n", err.msg);
@@ -553,6 +597,16 @@ static const char *api_key(const struct pg_test *t)
 	return v && *v ? v : NULL;
 }
 
+void pg_run_collect_secrets(struct pg_redactor *r, const struct pg_suite *suite)
+{
+	pg_redactor_add_environ(r, environ);
+	if (!suite)
+		return;
+	pg_redactor_add_suite(r, suite);
+	for (size_t k = 0; k < suite->n_tests; k++)
+		pg_redactor_add(r, api_key(&suite->tests[k]));
+}
+
 /* Append "\nlast lines of LOG:\n<tail>" to an error, once the log writer
  * of proc (may be NULL) has written what the group printed. */
 static void add_tail(struct pg_buf *msg, const char *log, struct pg_proc *proc)
@@ -605,7 +659,11 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		while (len && t->server.remote[len - 1] == '/')
 			len--;
 		r->base_url = pg_xstrndup(t->server.remote, len);
-		pg_buf_printf(&display, "Using Remote Server %s", r->base_url);
+		/* the URL as recorded: its password and secret parameters
+		 * hidden (the client still uses it whole) */
+		pg_buf_printf(&url, "Using Remote Server %s", r->base_url);
+		pg_redact(&r->redact, &display, url.ptr);
+		pg_buf_reset(&url);
 		r->server_cmd = pg_buf_detach(&display);
 		say(r, "  server: remote %s\n", r->base_url);
 	} else if (t->server.command) {
@@ -1427,12 +1485,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 		snprintf(r.host, sizeof(r.host), "unknown");
 	r.host[sizeof(r.host) - 1] = '\0';
 
-	pg_redactor_add_environ(&r.redact, environ);
-	for (size_t k = 0; k < suite->n_tests; k++) {
-		pg_redactor_add_env(&r.redact, &suite->tests[k].server.env);
-		pg_redactor_add_env(&r.redact, &suite->tests[k].command_env);
-		pg_redactor_add(&r.redact, api_key(&suite->tests[k]));
-	}
+	pg_run_collect_secrets(&r.redact, suite);
 
 	if ((ret = pg_mkdir_p(o->results_dir, err)))
 		goto done;

@@ -102,6 +102,16 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
  * points do not fail a run). */
 int pg_run_exit_code(const struct pg_run_report *rep);
 
+/*
+ * Every secret a run knows before it starts (base/redact.h): the values
+ * of perfgate's environment, the suite's (NULL: none) env, headers,
+ * remote URLs and command templates, and the API keys. What pg_run hides
+ * from everything it writes, for a caller that writes more (the plugin's
+ * annotation and reports).
+ */
+struct pg_redactor;
+void pg_run_collect_secrets(struct pg_redactor *r, const struct pg_suite *suite);
+
 void pg_run_report_release(struct pg_run_report *rep);
 
 /*

@@ -60,6 +60,13 @@ static void dataset_flags(struct pg_buf *out, const struct pg_test *t, bool serv
 		flag(out, "dataset-name", "custom");
 		flag(out, "dataset-path", d->path);
 		break;
+	case PG_DATASET_SONNET:
+		flag(out, "dataset-name", "sonnet");
+		flag(out, "dataset-path", d->path);
+		flag_long(out, "sonnet-input-len", d->input_len);
+		flag_long(out, "sonnet-output-len", d->output_len);
+		flag_long(out, "sonnet-prefix-len", d->prefix_len);
+		break;
 	}
 }
 

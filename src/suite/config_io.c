@@ -8,6 +8,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/strutil.h"
+#include "gpu/gpu.h"
 #include "sys/fsutil.h"
 
 #include <libgen.h>
@@ -51,6 +52,8 @@ int pg_cfg_set_gpu(struct pg_cfg *c, const char *gpu, const struct pg_ydoc *d,
 	if (!*gpu)
 		return pg_yerr(d, at, path, c->err,
 			       "the GPU name is empty (leave 'gpu' out to detect it)");
+	if (!pg_gpu_name_ok(gpu))
+		return pg_yerr(d, at, path, c->err, "GPU name '%s': " PG_GPU_NAME_HINT, gpu);
 	if (c->suite->gpu && strcmp(c->suite->gpu, gpu))
 		return pg_yerr(d, at, path, c->err,
 			       "gpu '%s' contradicts gpu '%s' of another input", gpu,
@@ -179,7 +182,7 @@ static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,
 
 static int read_input(const char *path, struct pg_buf *text, struct pg_error *err)
 {
-	int ret = pg_file_read(path, text, err);
+	int ret = pg_file_read_arg(path, text, err);
 
 	/* a wrong path on the command line is the user's to fix: exit 2 */
 	if (ret)
@@ -196,9 +199,10 @@ static int load_path(struct pg_cfg *c, const char *path, bool allow_pipeline,
 
 	if ((ret = read_input(path, &text, c->err)))
 		goto done;
-	if ((ret = pg_ydoc_load(&d, text.ptr, text.len, path, c->err)))
+	/* "-" is stdin: messages name it "<stdin>" */
+	if ((ret = pg_ydoc_load(&d, text.ptr, text.len, pg_file_arg_name(path), c->err)))
 		goto done;
-	ret = load_doc(c, &d, path, allow_pipeline, select, step);
+	ret = load_doc(c, &d, pg_file_arg_name(path), allow_pipeline, select, step);
 done:
 	pg_ydoc_release(&d);
 	pg_buf_release(&text);

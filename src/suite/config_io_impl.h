@@ -44,7 +44,12 @@ int pg_cfg_pipeline(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *root
  * `suites:`), as the top level does. */
 int pg_cfg_load_file(struct pg_cfg *c, const char *path, struct pg_error *err);
 
-/* Word characters of a test name: it becomes a file name. */
+/* Word characters of a test name, at most PG_TEST_NAME_MAX: it becomes a
+ * file name. pg_cfg_name_problem says what is wrong, NULL when nothing. */
 bool pg_cfg_valid_name(const char *name);
+const char *pg_cfg_name_problem(const char *name);
+#define PG_TEST_NAME_MAX 128
+#define PG_STR_(x)       #x
+#define PG_STR(x)        PG_STR_(x)
 
 #endif

@@ -483,10 +483,10 @@ static const struct key client_keys[] = {
 static int set_dataset_name(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 			    const struct pg_ypath *p)
 {
-	static const char *const names[] = { "random", "sharegpt", "jsonl" };
+	static const char *const names[] = { "random", "sharegpt", "jsonl", "sonnet" };
 	const char *s = pg_ynode_text(v);
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (pg_ynode_is_scalar(v) && !strcmp(s, names[i])) {
 			t->dataset.kind = (enum pg_dataset_kind)i;
 			c->dataset_name_node = v;
@@ -494,14 +494,16 @@ static int set_dataset_name(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 		}
 	}
 	if (pg_ynode_is_scalar(v) && !pg_ynode_is_null(v)) {
-		const char *near = pg_nearest(s, names, 3);
+		const char *near = pg_nearest(s, names, 4);
 		if (near)
 			return pg_yerr(c->d, v, p, E(c),
 				       "unknown dataset '%s' (did you mean '%s'?)", s, near);
 		return pg_yerr(c->d, v, p, E(c),
-			       "unknown dataset '%s': expected random, sharegpt or jsonl", s);
+			       "unknown dataset '%s': expected random, sharegpt, jsonl or sonnet",
+			       s);
 	}
-	return pg_yerr(c->d, v, p, E(c), "expected a dataset name: random, sharegpt or jsonl");
+	return pg_yerr(c->d, v, p, E(c),
+		       "expected a dataset name: random, sharegpt, jsonl or sonnet");
 }
 
 static int ds_path(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -691,15 +693,27 @@ static const struct table ramp_up_table = { "ramp_up", ramp_up_keys,
 static const struct table goodput_table = { "goodput", goodput_keys,
 					    sizeof(goodput_keys) / sizeof(goodput_keys[0]) };
 
+const char *pg_cfg_name_problem(const char *s)
+{
+	size_t n = 0;
+
+	if (!*s || *s == '.' || *s == '-')
+		return "use letters, digits, '_', '-' and '.'";
+	for (; s[n]; n++)
+		if (!(s[n] == '_' || s[n] == '-' || s[n] == '.' || (s[n] >= 'a' && s[n] <= 'z') ||
+		      (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9')))
+			return "use letters, digits, '_', '-' and '.'";
+	/* <name>_qps_<q>_concurrency_<c>.command.<n>.log must fit in the 255
+	 * bytes of a file name */
+	if (n > PG_TEST_NAME_MAX)
+		return "at most " PG_STR(PG_TEST_NAME_MAX) " characters (its result files' names "
+							   "must fit in 255 bytes)";
+	return NULL;
+}
+
 bool pg_cfg_valid_name(const char *s)
 {
-	if (!*s || *s == '.' || *s == '-')
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || *s == '-' || *s == '.' || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	return pg_cfg_name_problem(s) == NULL;
 }
 
 static int t_name(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -710,10 +724,8 @@ static int t_name(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 	if (pg_yget_string(c->d, v, p, &t->name, E(c)))
 		return PG_ECONFIG;
 	if (!pg_cfg_valid_name(t->name))
-		return pg_yerr(
-			c->d, v, p, E(c),
-			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			t->name);
+		return pg_yerr(c->d, v, p, E(c), "'%.80s%s' cannot name result files: %s", t->name,
+			       strlen(t->name) > 80 ? "..." : "", pg_cfg_name_problem(t->name));
 	return 0;
 }
 
@@ -1409,11 +1421,16 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		break;
 	case PG_DATASET_SHAREGPT:
 	case PG_DATASET_JSONL:
+	case PG_DATASET_SONNET:
 		if (!t->dataset.path)
 			return pg_yerr(c->d, c->dataset_name_node ? c->dataset_name_node : node,
 				       &dp, E(c), "dataset '%s' needs a path to the file",
 				       t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt"
+				       : t->dataset.kind == PG_DATASET_SONNET ? "sonnet"
 									      : "jsonl");
+		if (t->dataset.kind == PG_DATASET_SONNET && t->dataset.output_len < 1)
+			return pg_yerr(c->d, c->output_len_node ? c->output_len_node : node, p,
+				       E(c), "sonnet prompts need output_len >= 1");
 		break;
 	}
 	return 0;

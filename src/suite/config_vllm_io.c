@@ -118,14 +118,23 @@ static const struct vparam *vparams_get(const struct vparams *ps, const char *na
 	return found;
 }
 
-/* A value as jq's tostring gives it. Caller frees. */
+/* A value as jq's tostring gives it, as the word bash makes of it: the
+ * driver runs its commands with `bash -c`, so a value written in single
+ * quotes ("'{\"image\": 3}'", as vLLM's multimodal files write JSON)
+ * reaches vLLM without them. Caller frees. */
 static char *value_text(const struct pg_ydoc *d, const yaml_node_t *v)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	json_t *j;
 
-	if (pg_ynode_is_scalar(v))
-		return pg_xstrdup(pg_ynode_text(v));
+	if (pg_ynode_is_scalar(v)) {
+		const char *s = pg_ynode_text(v);
+		size_t n = strlen(s);
+
+		if (n >= 2 && s[0] == '\'' && s[n - 1] == '\'' && !memchr(s + 1, '\'', n - 2))
+			return pg_xstrndup(s + 1, n - 2);
+		return pg_xstrdup(s);
+	}
 	j = pg_ynode_to_json(d, v);
 	pg_json_write(&b, j, 0);
 	json_decref(j);
@@ -277,11 +286,14 @@ static int c_dataset_name(struct vctx *c, struct pg_test *t, const struct vparam
 		t->dataset.kind = PG_DATASET_SHAREGPT;
 	else if (!strcmp(s, "custom"))
 		t->dataset.kind = PG_DATASET_JSONL;
+	else if (!strcmp(s, "sonnet"))
+		t->dataset.kind = PG_DATASET_SONNET;
 	else
-		return pg_yerr(c->d, v->value, &p, E(c),
-			       "dataset '%s' is not supported: perfgate generates random, sharegpt "
-			       "and custom (JSON lines) prompts",
-			       s);
+		return pg_yerr(
+			c->d, v->value, &p, E(c),
+			"dataset '%s' is not supported: perfgate generates random, sharegpt, "
+			"sonnet and custom (JSON lines) prompts",
+			s);
 	return 0;
 }
 
@@ -298,14 +310,30 @@ static int c_num_prompts(struct vctx *c, struct pg_test *t, const struct vparam 
 	return vlong(c, v, 1, &t->num_prompts);
 }
 
+/* Sonnet prompts take only their own --sonnet-* lengths, as vLLM's. */
 static int c_input_len(struct vctx *c, struct pg_test *t, const struct vparam *v)
 {
-	return vlong(c, v, 1, &t->dataset.input_len);
+	return t->dataset.kind == PG_DATASET_SONNET ? 0 : vlong(c, v, 1, &t->dataset.input_len);
 }
 
 static int c_output_len(struct vctx *c, struct pg_test *t, const struct vparam *v)
 {
-	return vlong(c, v, 1, &t->dataset.output_len);
+	return t->dataset.kind == PG_DATASET_SONNET ? 0 : vlong(c, v, 1, &t->dataset.output_len);
+}
+
+static int c_sonnet_input(struct vctx *c, struct pg_test *t, const struct vparam *v)
+{
+	return t->dataset.kind == PG_DATASET_SONNET ? vlong(c, v, 1, &t->dataset.input_len) : 0;
+}
+
+static int c_sonnet_output(struct vctx *c, struct pg_test *t, const struct vparam *v)
+{
+	return t->dataset.kind == PG_DATASET_SONNET ? vlong(c, v, 1, &t->dataset.output_len) : 0;
+}
+
+static int c_sonnet_prefix(struct vctx *c, struct pg_test *t, const struct vparam *v)
+{
+	return t->dataset.kind == PG_DATASET_SONNET ? vlong(c, v, 0, &t->dataset.prefix_len) : 0;
 }
 
 static int c_range_ratio(struct vctx *c, struct pg_test *t, const struct vparam *v)
@@ -322,7 +350,8 @@ static int c_range_ratio(struct vctx *c, struct pg_test *t, const struct vparam 
 
 static int c_prefix_len(struct vctx *c, struct pg_test *t, const struct vparam *v)
 {
-	return vlong(c, v, 0, &t->dataset.prefix_len);
+	/* vllm bench serve reads --random-prefix-len for random prompts only */
+	return t->dataset.kind == PG_DATASET_RANDOM ? vlong(c, v, 0, &t->dataset.prefix_len) : 0;
 }
 
 static int c_ignore_eos(struct vctx *c, struct pg_test *t, const struct vparam *v)
@@ -584,6 +613,9 @@ static const struct {
 	{ "output_len", c_output_len, NULL },
 	{ "sharegpt_output_len", c_output_len, NULL },
 	{ "custom_output_len", c_output_len, NULL },
+	{ "sonnet_input_len", c_sonnet_input, NULL },
+	{ "sonnet_output_len", c_sonnet_output, NULL },
+	{ "sonnet_prefix_len", c_sonnet_prefix, NULL },
 	{ "random_range_ratio", c_range_ratio, NULL },
 	{ "random_prefix_len", c_prefix_len, NULL },
 	{ "ignore_eos", c_ignore_eos, NULL },
@@ -649,6 +681,12 @@ static int apply_client(struct vctx *c, struct pg_test *t, const struct vparams 
 		t->dataset.output_len = 0;
 	if (t->dataset.kind == PG_DATASET_JSONL)
 		t->dataset.output_len = 256;
+	if (t->dataset.kind == PG_DATASET_SONNET) {
+		/* vllm bench serve's --sonnet-input-len/-output-len/-prefix-len */
+		t->dataset.input_len = 550;
+		t->dataset.output_len = 150;
+		t->dataset.prefix_len = 200;
+	}
 
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct vparam *v = &ps->v[i];
@@ -941,6 +979,56 @@ static int driver_environment(struct vctx *c, struct pg_test *t)
 	return 0;
 }
 
+/*
+ * A dataset perfgate's client does not generate (hf, random-mm, burstgpt,
+ * prefix_repetition...) or a backend that is not OpenAI text generation
+ * (openai-audio, ...): the setting, else NULL. Such tests run vLLM's own
+ * client, the command the driver runs, against the server perfgate starts.
+ */
+static const struct vparam *needs_vllm_client(const struct vparams *client)
+{
+	static const char *const datasets[] = { "random", "sharegpt", "custom", "sonnet" };
+	static const char *const backends[] = { "vllm", "openai", "openai-chat" };
+	const struct vparam *v;
+
+	if ((v = vparams_get(client, "dataset_name")) &&
+	    !in_list(pg_ynode_text(v->value), datasets, 4))
+		return v;
+	if ((v = vparams_get(client, "backend")) && !in_list(pg_ynode_text(v->value), backends, 3))
+		return v;
+	return NULL;
+}
+
+/* The flags the driver sets itself on vllm bench serve. */
+static const char *const bench_serve_skip[] = {
+	"model",        "save_result",     "result_dir",    "result_filename",
+	"request_rate", "max_concurrency", "append_result", "host",
+	"port",         "base_url",        "metadata",      NULL,
+};
+
+/* vLLM's own client for the test's points: `vllm bench serve` as the
+ * driver runs it, writing perfgate's {result}. */
+static void vllm_client_command(struct vctx *c, struct pg_test *t, const struct vparams *client,
+				const struct vparam *why)
+{
+	struct pg_buf cmd = PG_BUF_INIT, note = PG_BUF_INIT;
+
+	pg_buf_puts(&cmd, "vllm bench serve --save-result --result-filename {result} "
+			  "--request-rate {qps} --max-concurrency {max_concurrency} --model");
+	tmpl_word(&cmd, t->model);
+	pg_buf_printf(&cmd, " --metadata tensor_parallel_size=%ld", t->tp);
+	tmpl_flags(c, &cmd, client, bench_serve_skip);
+	pg_buf_puts(&cmd, " --host {host} --port {port}");
+	t->command = pg_buf_detach(&cmd);
+	pg_buf_printf(&note,
+		      "%s '%s' is not one perfgate's client generates: the points run vLLM's "
+		      "own client (vllm bench serve) against the server perfgate starts",
+		      strcmp(why->key, "backend") ? "dataset" : "backend",
+		      pg_ynode_text(why->value));
+	vwarn(c, why, note.ptr);
+	pg_buf_release(&note);
+}
+
 /* Returns 1 when the test is to be skipped (as vLLM's driver skips it). */
 static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps,
 			 const struct pg_ypath *qp, yaml_node_t *mc, const struct pg_ypath *mp,
@@ -992,21 +1080,37 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps,
 	if (read_env(c, &t->server.env, envs))
 		return PG_ECONFIG;
 
-	if (apply_client(c, t, client))
-		return PG_ECONFIG;
-	if (t->dataset.kind != PG_DATASET_RANDOM && !t->dataset.path)
-		return pg_yerr(c->d, node, p, E(c),
-			       "client_parameters: dataset '%s' needs dataset_path",
-			       t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt" : "custom");
-	if (t->dataset.kind == PG_DATASET_RANDOM && t->dataset.path) {
-		free(t->dataset.path); /* vLLM ignores it for random prompts too */
-		t->dataset.path = NULL;
+	if ((v = needs_vllm_client(client))) {
+		const struct vparam *np = vparams_get(client, "num_prompts");
+		if (np && vlong(c, np, 1, &t->num_prompts))
+			return PG_ECONFIG;
+		vllm_client_command(c, t, client, v);
+	} else {
+		if (apply_client(c, t, client))
+			return PG_ECONFIG;
+		if (t->dataset.kind != PG_DATASET_RANDOM && !t->dataset.path)
+			return pg_yerr(c->d, node, p, E(c),
+				       "client_parameters: dataset '%s' needs dataset_path",
+				       t->dataset.kind == PG_DATASET_SHAREGPT ? "sharegpt"
+				       : t->dataset.kind == PG_DATASET_SONNET ? "sonnet"
+									      : "custom");
+		if (t->dataset.kind == PG_DATASET_RANDOM && t->dataset.path) {
+			free(t->dataset.path); /* vLLM ignores it for random prompts too */
+			t->dataset.path = NULL;
+		}
 	}
 
-	if (!qps)
-		return pg_yerr(c->d, node, &qpp, E(c), "missing: the list of request rates to run");
-	if (read_qps(c, t, qps, qp))
+	if (!qps) {
+		/* vLLM's first driver (run-vllm-benchmarks.sh) read no qps_list:
+		 * benchmark_serving.py ran once at its default rate, inf */
+		pg_cfg_warn(c->cfg, pg_ymsg(c->d, node, &qpp,
+					    "no qps_list: one point at request rate inf, as vLLM's "
+					    "first driver ran such a test"));
+		t->qps[0] = INFINITY;
+		t->n_qps = 1;
+	} else if (read_qps(c, t, qps, qp)) {
 		return PG_ECONFIG;
+	}
 	/* the driver's names always carry the concurrency; without a list it
 	 * is num_prompts, i.e. effectively unbounded */
 	t->concurrency_in_name = true;
@@ -1038,6 +1142,270 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps,
 	return driver_environment(c, t);
 }
 
+/* ---- nightly multi-engine and genai-perf files ----------------------- */
+
+/*
+ * vLLM's nightly files (tests/nightly-tests.json, tests/genai-perf-tests.json,
+ * read by scripts/run-nightly-benchmarks.sh): common_parameters (model,
+ * tp, dataset_name, dataset_path, num_prompts, port, reuse_server,
+ * sonnet_*) and, per engine, <engine>_server_parameters and
+ * <engine>_client_parameters. The container the driver runs in decides
+ * the engine (CURRENT_LLM_SERVING_ENGINE); here the environment variable
+ * does, vllm by default. A test becomes the serving test
+ * "<engine>_<test_name>": the engine's server as launch-server.sh starts
+ * it, and at each rate the driver's `vllm bench serve` workload
+ * (--ignore-eos, sharegpt or sonnet) from perfgate's client; a genai-perf
+ * test (genai_perf_input_parameters) runs `genai-perf profile` exactly as
+ * the driver does, its JSON export imported.
+ */
+static const char *const engines[] = { "vllm", "sglang", "lmdeploy", "tgi", "trt" };
+#define N_ENGINES (sizeof(engines) / sizeof(engines[0]))
+
+static bool nightly_key(const char *k)
+{
+	static const char *const plain[] = { "test_name", "qps_list", "common_parameters",
+					     "genai_perf_input_parameters" };
+
+	if (in_list(k, plain, 4))
+		return true;
+	for (size_t e = 0; e < N_ENGINES; e++) {
+		size_t l = strlen(engines[e]);
+		if (!strncmp(k, engines[e], l) &&
+		    (!strcmp(k + l, "_server_parameters") || !strcmp(k + l, "_client_parameters")))
+			return true;
+	}
+	return false;
+}
+
+static int nightly_engine(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p,
+			  const char **out)
+{
+	const char *env = getenv("CURRENT_LLM_SERVING_ENGINE");
+
+	/* the driver's own test: any engine name containing "vllm" is vllm */
+	if (!env || !*env || strstr(env, "vllm")) {
+		*out = "vllm";
+		return 0;
+	}
+	for (size_t e = 0; e < 3; e++) {
+		if (!strcmp(env, engines[e])) {
+			*out = engines[e];
+			return 0;
+		}
+	}
+	return pg_yerr(c->d, node, p, E(c),
+		       "CURRENT_LLM_SERVING_ENGINE=%s: perfgate runs the vllm, sglang and lmdeploy "
+		       "engines of a nightly file (their OpenAI API); %s",
+		       env,
+		       !strcmp(env, "tgi") ? "TGI's /generate_stream is not it"
+		       : !strcmp(env, "trt")
+			       ? "Triton's /v2/models/ensemble/generate_stream is not it"
+			       : "this one is none of them");
+}
+
+static const struct vparam *common_get(const struct vparams *common, const char *key)
+{
+	return vparams_get(common, key);
+}
+
+/* The engine's server as launch-server.sh starts it, on perfgate's port. */
+static void nightly_server(struct vctx *c, struct pg_test *t, const char *engine,
+			   const struct vparams *server)
+{
+	struct pg_buf cmd = PG_BUF_INIT;
+	char tp[32];
+
+	snprintf(tp, sizeof(tp), "%ld", t->tp);
+	if (!strcmp(engine, "sglang")) {
+		pg_buf_printf(&cmd, "python3 -m sglang.launch_server --tp %s --model-path", tp);
+		tmpl_word(&cmd, t->model);
+		pg_buf_puts(&cmd, " --port {port} --host {host}");
+	} else if (!strcmp(engine, "lmdeploy")) {
+		pg_buf_puts(&cmd, "lmdeploy serve api_server");
+		tmpl_word(&cmd, t->model);
+		pg_buf_printf(&cmd, " --tp %s --server-port {port} --server-name {host}", tp);
+	} else {
+		pg_buf_puts(&cmd, "vllm serve");
+		tmpl_word(&cmd, t->model);
+		pg_buf_printf(&cmd, " -tp %s --port {port} --host {host}", tp);
+	}
+	tmpl_flags(c, &cmd, server, server_skip);
+	t->server.command = pg_buf_detach(&cmd);
+}
+
+/* genai-perf as the driver runs it; an infinite rate is num_prompts, as
+ * there, since genai-perf takes none. Its export becomes {result}. */
+static void genai_perf_command(struct vctx *c, struct pg_test *t, const struct vparams *in)
+{
+	struct pg_buf cmd = PG_BUF_INIT;
+
+	pg_buf_printf(&cmd, "rate={qps}; [ \"$rate\" = inf ] && rate=%ld; genai-perf profile -m",
+		      t->num_prompts);
+	tmpl_word(&cmd, t->model);
+	pg_buf_printf(&cmd,
+		      " --service-kind openai --backend vllm --endpoint-type chat --streaming "
+		      "--url {host}:{port} --request-rate \"$rate\" --num-prompts %ld",
+		      t->num_prompts);
+	tmpl_flags(c, &cmd, in, NULL);
+	pg_buf_puts(&cmd, " --artifact-dir {result}.d --profile-export-file profile_export.json"
+			  " && cp {result}.d/profile_export_genai_perf.json {result}");
+	t->command = pg_buf_detach(&cmd);
+	t->command_shell = true;
+}
+
+static int nightly_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p,
+			yaml_node_t *name_node)
+{
+	struct pg_ypath np = { p, "test_name", 0 }, cp = { p, "common_parameters", 0 };
+	struct pg_ypath qpp = { p, "qps_list", 0 };
+	struct vparams common = { 0 }, server = { 0 }, client = { 0 }, gp = { 0 };
+	struct pg_ypair *pairs = NULL;
+	size_t n_pairs = 0;
+	const struct vparam *v;
+	const char *engine = NULL;
+	char key[64];
+	struct pg_buf name = PG_BUF_INIT;
+	yaml_node_t *gp_node = pg_ymap_get(c->d, node, "genai_perf_input_parameters");
+	struct pg_test t;
+	int ret;
+
+	if ((ret = pg_ymap_pairs(c->d, node, p, "a test object", &pairs, &n_pairs, E(c))))
+		return ret;
+	for (size_t i = 0; i < n_pairs && !ret; i++)
+		if (!nightly_key(pairs[i].key))
+			ret = pg_yerr(
+				c->d, pairs[i].key_node, p, E(c),
+				"unknown key '%s' in a nightly test: expected test_name, "
+				"qps_list, common_parameters and <engine>_server_parameters / "
+				"<engine>_client_parameters",
+				pairs[i].key);
+	free(pairs);
+	if (ret || (ret = nightly_engine(c, node, p, &engine)))
+		return ret;
+
+	pg_test_init(&t, PG_SUITE_SERVING);
+	pg_buf_printf(&name, "%s_%s", engine, pg_ynode_text(name_node));
+	t.name = pg_buf_detach(&name);
+	t.loc.file = pg_xstrdup(c->d->file);
+	t.loc.line = pg_ydoc_line(c->d, node);
+	t.loc.column = pg_ydoc_column(c->d, node);
+	if (!pg_cfg_valid_name(t.name)) {
+		ret = pg_yerr(
+			c->d, name_node, &np, E(c),
+			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
+			t.name);
+		goto done;
+	}
+	if (!pg_ymap_get(c->d, node, "common_parameters")) {
+		ret = pg_yerr(c->d, node, &cp, E(c), "missing 'common_parameters'");
+		goto done;
+	}
+	snprintf(key, sizeof(key), "%s_server_parameters", engine);
+	{
+		struct pg_ypath sp = { p, NULL, 0 }, clp = { p, NULL, 0 };
+		char ckey[64];
+
+		sp.key = key;
+		snprintf(ckey, sizeof(ckey), "%s_client_parameters", engine);
+		clp.key = ckey;
+		if ((ret = vparams_merge(c, &common, pg_ymap_get(c->d, node, "common_parameters"),
+					 &cp)) ||
+		    (ret = vparams_merge(c, &server, pg_ymap_get(c->d, node, key), &sp)) ||
+		    (ret = vparams_merge(c, &client, pg_ymap_get(c->d, node, ckey), &clp)))
+			goto done;
+	}
+	if (!(v = common_get(&common, "model")) || !pg_ynode_is_scalar(v->value) ||
+	    !*pg_ynode_text(v->value)) {
+		ret = pg_yerr(c->d, node, &cp, E(c), "missing 'model'");
+		goto done;
+	}
+	{
+		/* launch-server.sh serves a quantized copy when fp8 is set */
+		const struct vparam *q = common_get(&common, "neuralmagic_quantized_model");
+		if (common_get(&common, "fp8") && q && pg_ynode_is_scalar(q->value))
+			v = q;
+	}
+	t.model = vstring(v);
+	if ((v = common_get(&common, "tp")) && (ret = vlong(c, v, 1, &t.tp)))
+		goto done;
+	if ((v = common_get(&common, "num_prompts")) && (ret = vlong(c, v, 1, &t.num_prompts)))
+		goto done;
+	/* port (every nightly test names 8000) and reuse_server are the
+	 * driver's plumbing: perfgate picks a free port and starts each
+	 * test's server itself */
+	nightly_server(c, &t, engine, &server);
+
+	if (gp_node) {
+		struct pg_ypath gpp = { p, "genai_perf_input_parameters", 0 };
+
+		if ((ret = vparams_merge(c, &gp, gp_node, &gpp)))
+			goto done;
+		genai_perf_command(c, &t, &gp);
+	} else {
+		const struct vparam *ds = common_get(&common, "dataset_name");
+		const char *dn = ds ? pg_ynode_text(ds->value) : "";
+
+		/* the driver's `vllm bench serve ... --ignore-eos`, backend the
+		 * engine (all OpenAI completions here) */
+		if (!strcmp(dn, "sharegpt")) {
+			t.dataset.kind = PG_DATASET_SHAREGPT;
+			t.dataset.output_len = 0;
+		} else if (!strcmp(dn, "sonnet")) {
+			t.dataset.kind = PG_DATASET_SONNET;
+			t.dataset.input_len = 550;
+			t.dataset.output_len = 150;
+			t.dataset.prefix_len = 200;
+		} else {
+			struct pg_ypath dp = { &cp, "dataset_name", 0 };
+			ret = pg_yerr(c->d, ds ? ds->value : node, ds ? &dp : &cp, E(c),
+				      "the dataset name must be either 'sharegpt' or 'sonnet' "
+				      "(vLLM's nightly driver stops otherwise), got '%s'",
+				      dn);
+			goto done;
+		}
+		if ((v = common_get(&common, "dataset_path")))
+			t.dataset.path = vstring(v);
+		if (t.dataset.kind == PG_DATASET_SONNET &&
+		    (((v = common_get(&common, "sonnet_input_len")) &&
+		      (ret = vlong(c, v, 1, &t.dataset.input_len))) ||
+		     ((v = common_get(&common, "sonnet_output_len")) &&
+		      (ret = vlong(c, v, 1, &t.dataset.output_len))) ||
+		     ((v = common_get(&common, "sonnet_prefix_len")) &&
+		      (ret = vlong(c, v, 0, &t.dataset.prefix_len)))))
+			goto done;
+		if (!t.dataset.path) {
+			ret = pg_yerr(c->d, node, &cp, E(c), "missing 'dataset_path'");
+			goto done;
+		}
+		for (size_t i = 0; i < client.n; i++) {
+			char norm[128];
+			normalise(norm, sizeof(norm), client.v[i].key);
+			if (!strcmp(norm, "endpoint")) {
+				if ((ret = c_endpoint(c, &t, &client.v[i])))
+					goto done;
+			} else {
+				vwarn(c, &client.v[i],
+				      "no equivalent in perfgate's client; ignored");
+			}
+		}
+		t.client.ignore_eos = true;
+	}
+	if (!pg_ymap_get(c->d, node, "qps_list")) {
+		ret = pg_yerr(c->d, node, &qpp, E(c), "missing: the list of request rates to run");
+		goto done;
+	}
+	if ((ret = read_qps(c, &t, pg_ymap_get(c->d, node, "qps_list"), &qpp)))
+		goto done;
+	ret = pg_cfg_add_test(c->cfg, &t, c->d, name_node, &np);
+done:
+	pg_test_release(&t);
+	free(common.v);
+	free(server.v);
+	free(client.v);
+	free(gp.v);
+	return ret;
+}
+
 static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p,
 		     yaml_node_t *defaults, const struct pg_ypath *dp, int file_kind)
 {
@@ -1054,13 +1422,15 @@ static int vllm_test(struct vctx *c, yaml_node_t *node, const struct pg_ypath *p
 		return pg_yerr(c->d, node, p, E(c), "missing 'test_name'");
 	if (!pg_ynode_is_scalar(name_node) || pg_ynode_is_null(name_node))
 		return pg_yerr(c->d, name_node, &np, E(c), "expected a string");
+	if (pg_ymap_get(c->d, node, "common_parameters") && !defaults)
+		return nightly_test(c, node, p, name_node);
 	if ((ret = test_kind(c, pg_ynode_text(name_node), name_node, &np, file_kind, &kind)))
 		return ret;
 	if (!pg_cfg_valid_name(pg_ynode_text(name_node)))
-		return pg_yerr(
-			c->d, name_node, &np, E(c),
-			"'%s' cannot name result files: use letters, digits, '_', '-' and '.'",
-			pg_ynode_text(name_node));
+		return pg_yerr(c->d, name_node, &np, E(c), "'%.80s%s' cannot name result files: %s",
+			       pg_ynode_text(name_node),
+			       strlen(pg_ynode_text(name_node)) > 80 ? "..." : "",
+			       pg_cfg_name_problem(pg_ynode_text(name_node)));
 	if ((ret = check_keys(c, node, p, kind, false)))
 		return ret;
 	if (defaults && (ret = check_keys(c, defaults, dp, kind, true)))

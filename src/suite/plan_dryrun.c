@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "base/redact.h"
 #include "base/secret.h"
 #include "base/strutil.h"
 #include "base/template.h"
@@ -46,7 +47,14 @@ static void server_address(const struct pg_test *t, struct pg_buf *host, struct 
 		const char *h = strstr(t->server.remote, "://");
 		h = h ? h + 3 : t->server.remote;
 		size_t len = strcspn(h, "/");
-		const char *colon = NULL;
+		const char *colon = NULL, *at = memchr(h, '@', len);
+
+		/* user:password@ is no part of {host} */
+		while (at) {
+			len -= (size_t)(at + 1 - h);
+			h = at + 1;
+			at = memchr(h, '@', len);
+		}
 
 		/* [::1]:8000 keeps its brackets out of {host} */
 		if (h[0] == '[') {
@@ -163,6 +171,13 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 			pg_buf_printf(out, "%ld output tokens", d->output_len);
 		else
 			pg_buf_puts(out, "output lengths from the data");
+		break;
+	case PG_DATASET_SONNET:
+		pg_buf_printf(out,
+			      "sonnet %s, prompts of at most %ld tokens (%ld shared), %ld output "
+			      "tokens",
+			      d->path ? d->path : "(no path)", d->input_len, d->prefix_len,
+			      d->output_len);
 		break;
 	}
 	pg_buf_putc(out, '\n');
@@ -359,7 +374,15 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 		pg_buf_puts(out, "1 run\n");
 
 	replace_all(out, PORT_MARK, "{port}");
-	pg_buf_add(dst, local.ptr, local.len);
+	{
+		/* the suite's own secrets (a remote URL's password, a literal
+		 * key in a template) stay hidden in the plan too */
+		struct pg_redactor r = PG_REDACTOR_INIT;
+		const struct pg_suite one = { .tests = (struct pg_test *)t, .n_tests = 1 };
+		pg_redactor_add_suite(&r, &one);
+		pg_redact(&r, dst, local.ptr);
+		pg_redactor_release(&r);
+	}
 	pg_buf_release(&local);
 	pg_buf_release(&host);
 	pg_buf_release(&base);

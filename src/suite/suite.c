@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "results/tails.h"
+#include "results/identity.h"
 
 #include <limits.h>
 #include <math.h>
@@ -177,6 +178,44 @@ static void plan_push(struct pg_plan *p, const struct pg_test *t, char *name, do
 	PG_ARRAY_PUSH(p->points, p->n, p->cap, pt);
 }
 
+/*
+ * A serving point's name is its identity (results/identity.h): the cap
+ * shows only when it holds requests back, i.e. below the point's prompt
+ * count. Two exceptions keep the literal "_concurrency_<c>": a prompt
+ * count that follows the cap (PROMPTS_PER_CONCURRENCY: the cap is part
+ * of the workload's definition), and caps of one test and rate that would
+ * otherwise share a name ([200, 300] with 200 prompts).
+ */
+static char *serving_name(const struct pg_test *t, size_t q, size_t c)
+{
+	struct pg_point pt = { t, NULL, t->qps[q], t->max_concurrency[c] };
+	char *name;
+
+	if (!t->concurrency_in_name)
+		return pg_point_name(t->name, t->qps[q], t->max_concurrency[c], false);
+	if (t->prompts_per_concurrency > 0)
+		return pg_point_name(t->name, t->qps[q], t->max_concurrency[c], true);
+	name = pg_identity_point_name(t->name, t->qps[q], t->max_concurrency[c],
+				      pg_point_num_prompts(&pt));
+	for (size_t k = 0; k < t->n_max_concurrency; k++) {
+		struct pg_point other = { t, NULL, t->qps[q], t->max_concurrency[k] };
+		char *o;
+		bool same;
+
+		if (k == c)
+			continue;
+		o = pg_identity_point_name(t->name, t->qps[q], t->max_concurrency[k],
+					   pg_point_num_prompts(&other));
+		same = !strcmp(o, name);
+		free(o);
+		if (same) {
+			free(name);
+			return pg_point_name(t->name, t->qps[q], t->max_concurrency[c], true);
+		}
+	}
+	return name;
+}
+
 void pg_plan_build(struct pg_plan *out, const struct pg_suite *s)
 {
 	for (size_t i = 0; i < s->n_tests; i++) {
@@ -188,10 +227,8 @@ void pg_plan_build(struct pg_plan *out, const struct pg_suite *s)
 		}
 		for (size_t q = 0; q < t->n_qps; q++)
 			for (size_t c = 0; c < t->n_max_concurrency; c++)
-				plan_push(out, t,
-					  pg_point_name(t->name, t->qps[q], t->max_concurrency[c],
-							t->concurrency_in_name),
-					  t->qps[q], t->max_concurrency[c]);
+				plan_push(out, t, serving_name(t, q, c), t->qps[q],
+					  t->max_concurrency[c]);
 	}
 }
 

@@ -74,6 +74,7 @@ enum pg_dataset_kind {
 	PG_DATASET_RANDOM,   /* token-id prompts of exact lengths */
 	PG_DATASET_SHAREGPT, /* ShareGPT JSON conversations */
 	PG_DATASET_JSONL,    /* {"prompt": ..., "output_len": ...} per line */
+	PG_DATASET_SONNET,   /* vLLM's sonnet: poem lines, a shared prefix of lines */
 };
 
 struct pg_dataset_spec {
@@ -82,7 +83,8 @@ struct pg_dataset_spec {
 	long input_len;     /* random: default 1024 (serving), 32 (latency) */
 	long output_len;    /* random: default 128; sharegpt: 0 = from the data */
 	double range_ratio; /* random: lengths uniform in [L(1-r), L(1+r)]; default 0 */
-	long prefix_len;    /* random: shared prefix tokens; default 0 */
+	long prefix_len;    /* random: shared prefix tokens; default 0; sonnet: the
+			      prefix lines' tokens */
 };
 
 /* Per-request SLOs (vLLM's --goodput, plus ITL): a request meets one when
@@ -223,9 +225,13 @@ struct pg_plan {
 
 /*
  * Expand the suite into points, in suite order (latency, throughput,
- * serving as loaded). Names: latency/throughput "<test>"; serving
- * "<test>_qps_<q>" plus "_concurrency_<c>" when concurrency_in_name, where q
- * and c print as "%g" ("1", "0.5", "inf") and unbounded concurrency as "inf".
+ * serving as loaded). Names are the points' identities
+ * (results/identity.h): latency/throughput "<test>"; serving
+ * "<test>_qps_<q>", plus "_concurrency_<c>" when concurrency_in_name and
+ * the cap holds requests back (below the point's prompt count), where q
+ * and c print as "%g" ("1", "0.5", "inf"). With prompts_per_concurrency,
+ * or when two caps of a rate would share a name, the cap always shows
+ * (unbounded as "inf").
  */
 void pg_plan_build(struct pg_plan *out, const struct pg_suite *s);
 

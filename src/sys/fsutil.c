@@ -16,12 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err)
+static int read_file(const char *path, int flags, struct pg_buf *out, struct pg_error *err)
 {
 	char chunk[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 	ssize_t n;
 
+	if (fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW))
+		return pg_error_set(err, PG_ERR, "%s: a symbolic link, not read", path);
 	if (fd < 0)
 		return pg_error_set(err, errno == ENOENT ? PG_ENOTFOUND : PG_ERR, "%s: %s", path,
 				    strerror(errno));
@@ -37,6 +39,39 @@ int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err)
 	}
 	close(fd);
 	return 0;
+}
+
+int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err)
+{
+	return read_file(path, 0, out, err);
+}
+
+int pg_file_read_nofollow(const char *path, struct pg_buf *out, struct pg_error *err)
+{
+	return read_file(path, O_NOFOLLOW, out, err);
+}
+
+int pg_file_read_arg(const char *path, struct pg_buf *out, struct pg_error *err)
+{
+	char chunk[65536];
+	ssize_t n;
+
+	if (strcmp(path, "-"))
+		return pg_file_read(path, out, err);
+	while ((n = read(STDIN_FILENO, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return pg_error_set(err, PG_ERR, "<stdin>: read: %s", strerror(errno));
+		}
+		pg_buf_add(out, chunk, (size_t)n);
+	}
+	return 0;
+}
+
+const char *pg_file_arg_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
 }
 
 static int write_all(int fd, const char *data, size_t len)
@@ -306,6 +341,83 @@ static bool is_dir_with_prefix(const char *dir, const struct dirent *e, const ch
 int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct pg_error *err)
 {
 	return list_sorted(dir, is_file_with_suffix, suffix, out, err);
+}
+
+/* The entry's type without following a link: d_type, else lstat. */
+static mode_t entry_type(const char *dir, const struct dirent *e)
+{
+	struct stat st;
+	char *path;
+	mode_t mode = 0;
+
+	if (e->d_type == DT_REG)
+		return S_IFREG;
+	if (e->d_type == DT_DIR)
+		return S_IFDIR;
+	if (e->d_type != DT_UNKNOWN)
+		return 0;
+	path = pg_path_join(dir, e->d_name);
+	if (lstat(path, &st) == 0)
+		mode = st.st_mode & S_IFMT;
+	free(path);
+	return mode;
+}
+
+static bool is_regular_with_suffix(const char *dir, const struct dirent *e, const char *suffix)
+{
+	return entry_type(dir, e) == S_IFREG && (!suffix || pg_str_has_suffix(e->d_name, suffix));
+}
+
+static bool is_real_dir_with_prefix(const char *dir, const struct dirent *e, const char *prefix)
+{
+	return (!prefix || pg_str_has_prefix(e->d_name, prefix)) && entry_type(dir, e) == S_IFDIR;
+}
+
+int pg_dir_list_regular(const char *dir, const char *suffix, struct pg_strv *out,
+			struct pg_error *err)
+{
+	return list_sorted(dir, is_regular_with_suffix, suffix, out, err);
+}
+
+int pg_subdir_list_real(const char *dir, const char *prefix, struct pg_strv *out,
+			struct pg_error *err)
+{
+	return list_sorted(dir, is_real_dir_with_prefix, prefix, out, err);
+}
+
+int pg_mkdir_under(const char *base, const char *rel, struct pg_error *err)
+{
+	struct pg_buf path = PG_BUF_INIT;
+	int ret = pg_mkdir_p(base, err);
+	const char *p = rel ? rel : "";
+
+	pg_buf_puts(&path, base);
+	while (!ret && *p) {
+		size_t len = strcspn(p, "/");
+		struct stat st;
+
+		if (len) {
+			pg_buf_putc(&path, '/');
+			pg_buf_add(&path, p, len);
+			if (mkdir(path.ptr, 0755) && errno != EEXIST)
+				ret = pg_error_set(err, PG_ERR, "%s: mkdir: %s", path.ptr,
+						   strerror(errno));
+			else if (lstat(path.ptr, &st))
+				ret = pg_error_set(err, PG_ERR, "%s: %s", path.ptr,
+						   strerror(errno));
+			else if (S_ISLNK(st.st_mode))
+				ret = pg_error_set(err, PG_ERR,
+						   "%s: a symbolic link, not written through",
+						   path.ptr);
+			else if (!S_ISDIR(st.st_mode))
+				ret = pg_error_set(err, PG_ERR, "%s: not a directory", path.ptr);
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	pg_buf_release(&path);
+	return ret;
 }
 
 int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err)

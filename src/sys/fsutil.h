@@ -11,6 +11,23 @@ struct pg_strv;
 int pg_file_read(const char *path, struct pg_buf *out, struct pg_error *err);
 
 /*
+ * The same, refusing a symbolic link as the last component (O_NOFOLLOW):
+ * what perfgate reads from a results directory, which a benchmarked
+ * server or command can write into, is that directory's own files, never
+ * another file a link points at. PG_ERR naming the link.
+ */
+int pg_file_read_nofollow(const char *path, struct pg_buf *out, struct pg_error *err);
+
+/*
+ * A file named on the command line, where "-" means stdin, as GNU tools
+ * have it: read it whole into out (appends). Stdin can be read once; a
+ * second "-" reads nothing more. pg_file_arg_name is the name messages
+ * use: "<stdin>" for "-", else the path.
+ */
+int pg_file_read_arg(const char *path, struct pg_buf *out, struct pg_error *err);
+const char *pg_file_arg_name(const char *path);
+
+/*
  * Write a file so that readers (and a SIGKILL at any instant) only ever see
  * the old content or the whole new content: the data goes to an unnamed
  * O_TMPFILE in the target directory (a named temporary where the file
@@ -54,6 +71,21 @@ int pg_dir_list(const char *dir, const char *suffix, struct pg_strv *out, struct
 /* Names of the subdirectories of dir starting with prefix (NULL: all),
  * dotfiles excluded, sorted bytewise. Appends to out. */
 int pg_subdir_list(const char *dir, const char *prefix, struct pg_strv *out, struct pg_error *err);
+
+/* pg_dir_list and pg_subdir_list without symbolic links: regular files
+ * only, real directories only (lstat). For results directories. */
+int pg_dir_list_regular(const char *dir, const char *suffix, struct pg_strv *out,
+			struct pg_error *err);
+int pg_subdir_list_real(const char *dir, const char *prefix, struct pg_strv *out,
+			struct pg_error *err);
+
+/*
+ * mkdir -p of base/rel, where every component of rel must be a real
+ * directory: one that is a symbolic link (results/charts -> elsewhere) is
+ * an error naming it, never written through. base itself may be a link
+ * (a results directory the user placed elsewhere). rel may be "" or NULL.
+ */
+int pg_mkdir_under(const char *base, const char *rel, struct pg_error *err);
 
 /* "a" + "/" + "b" as a new string ("b" alone when it is absolute). */
 char *pg_path_join(const char *a, const char *b);

@@ -3,7 +3,9 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
+struct pg_buf;
 struct pg_error;
 
 /*
@@ -30,5 +32,31 @@ void pg_git_info_release(struct pg_git_info *g);
 
 /* {"commit", "branch", "dirty"} with null for unknown parts; new reference. */
 json_t *pg_git_info_json(const struct pg_git_info *g);
+
+/*
+ * A pull request's base: the merge-base of HEAD and branch in the
+ * repository around path (branch as origin/<branch>, else the local
+ * branch, else any revision). hex gets the commit. PG_EINFRA when the
+ * branch or the merge-base is not there, saying why (a shallow checkout,
+ * a branch never fetched).
+ */
+int pg_git_merge_base(char hex[41], const char *path, const char *branch, struct pg_error *err);
+
+/*
+ * The content of `file` (a path in a working tree, relative to the cwd or
+ * absolute) as commit rev of its repository has it. *relpath (caller frees;
+ * may be NULL) gets its path in the repository. PG_ENOTFOUND when rev has
+ * no such file; *outside is true (and nothing is read) when the file is
+ * not inside a repository's working tree at all.
+ */
+int pg_git_read_at(struct pg_buf *out, bool *outside, char **relpath, const char *rev,
+		   const char *file, struct pg_error *err);
+
+/*
+ * A unified diff from old to new, both named path ("a/path", "b/path"),
+ * appended to out; *added and *removed get the line counts.
+ */
+void pg_git_diff_text(struct pg_buf *out, size_t *added, size_t *removed, const char *path,
+		      const char *old, size_t old_len, const char *new_text, size_t new_len);
 
 #endif

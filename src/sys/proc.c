@@ -367,11 +367,7 @@ static void release_guard(struct pg_proc *p)
 static bool group_has(pid_t pgid, bool (*want)(char st));
 static bool not_zombie(char st);
 
-struct secret {
-	const char *s;
-	size_t len;
-};
-
+/* Write the whole of p[0..n) to fd (the log writer's output). */
 static void write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
@@ -385,53 +381,63 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* The secret that starts at p (within n bytes), longest first; NULL. */
-static const struct secret *secret_at(const char *p, size_t n, const struct secret *sec,
-				      size_t n_sec)
+/* buf[0..n) to fd with each run of marked bytes as one "***". */
+static void write_masked(int fd, const char *buf, size_t n, const unsigned char *mask)
 {
-	for (size_t k = 0; k < n_sec; k++)
-		if (sec[k].len <= n && p[0] == sec[k].s[0] && !memcmp(p, sec[k].s, sec[k].len))
-			return &sec[k];
-	return NULL;
-}
+	size_t run = 0;
 
-/* Write buf[0..*upto) with secrets masked; a secret that starts before
- * *upto but ends after it is masked whole, and *upto moves past it. */
-static void write_masked(int fd, const char *buf, size_t len, size_t *upto,
-			 const struct secret *sec, size_t n_sec)
-{
-	size_t i = 0, run = 0;
-
-	while (i < *upto) {
-		const struct secret *m = secret_at(buf + i, len - i, sec, n_sec);
-
-		if (!m) {
+	for (size_t i = 0; i < n;) {
+		if (!mask[i]) {
 			i++;
 			continue;
 		}
 		write_all(fd, buf + run, i - run);
 		write_all(fd, PG_SECRET_MASK, strlen(PG_SECRET_MASK));
-		i += m->len;
+		while (i < n && mask[i])
+			i++;
 		run = i;
-		if (i > *upto)
-			*upto = i;
 	}
-	write_all(fd, buf + run, *upto - run);
+	write_all(fd, buf + run, n - run);
 }
+
+/* The earliest p such that buf[p..len) is the start of a secret cut by a
+ * read (a proper prefix of one); len when there is none. */
+static size_t secret_prefix_at(const char *buf, size_t len, const struct pg_secret_span *sec,
+			       size_t n_sec, size_t longest)
+{
+	for (size_t p = len > longest ? len - longest + 1 : 0; p < len; p++)
+		for (size_t k = 0; k < n_sec; k++)
+			if (sec[k].len > len - p && !memcmp(buf + p, sec[k].s, len - p))
+				return p;
+	return len;
+}
+
+/* The log writer's memory, allocated before the fork (it allocates
+ * nothing): the pending bytes and their mask. */
+struct writer_mem {
+	char *buf;
+	unsigned char *mask;
+	size_t cap;
+};
 
 /*
  * The log writer: a forked process in a group of its own that copies the
- * child's output (fd 0) to the log (fd 1), masking secrets. Bytes are held
- * back only while they could be the start of a secret cut by a read: never
- * past a newline (no secret spans one), at most the longest secret less
- * one. Ends at end of file, when every process of the group has gone;
- * deaf to the signals that stop perfgate, so the group's last words are
- * kept. No allocation after fork.
+ * child's output (fd 0) to the log (fd 1), masking secrets
+ * (base/redact.h): the known values, wherever they fall -- cut by a read,
+ * or spanning lines (a multi-line secret) -- and the secret parts of URLs,
+ * headers and bearer tokens, which are judged on whole lines. So it writes
+ * whole lines (a '\r' ends one too: progress bars), and holds back the
+ * bytes that could begin a secret cut by a read; a line longer than half
+ * its buffer is written in pieces, its known values still masked. Ends at
+ * end of file, when every process of the group has gone; deaf to the
+ * signals that stop perfgate, so the group's last words are kept. No
+ * allocation after fork.
  */
-static void writer_main(int in_fd, int log_fd, const struct secret *sec, size_t n_sec)
+static void writer_main(int in_fd, int log_fd, const struct pg_secret_span *sec, size_t n_sec,
+			struct writer_mem *m)
 {
-	static char buf[1 << 16];
 	size_t len = 0, longest = 0;
+	bool eof = false;
 
 	detach_from_perfgate();
 	dup2(in_fd, 0);
@@ -439,31 +445,37 @@ static void writer_main(int in_fd, int log_fd, const struct secret *sec, size_t 
 	syscall(SYS_close_range, 2U, ~0U, 0U);
 	for (size_t k = 0; k < n_sec; k++)
 		longest = sec[k].len > longest ? sec[k].len : longest;
-	for (;;) {
-		ssize_t n = read(0, buf + len, sizeof(buf) - len);
-		size_t upto;
+	while (!eof) {
+		ssize_t n = read(0, m->buf + len, m->cap - len);
+		size_t hold, upto = 0;
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			upto = len;
-			write_masked(1, buf, len, &upto, sec, n_sec);
-			_exit(0);
-		}
-		len += (size_t)n;
-		upto = len > longest - 1 ? len - (longest - 1) : 0;
-		for (size_t i = len; i > upto; i--) {
-			if (buf[i - 1] == '\n') {
-				upto = i;
-				break;
-			}
-		}
-		if (upto == 0)
+		if (n <= 0)
+			eof = true;
+		else
+			len += (size_t)n;
+		if (!len)
 			continue;
-		write_masked(1, buf, len, &upto, sec, n_sec);
-		memmove(buf, buf + upto, len - upto);
+		memset(m->mask, 0, len);
+		pg_redact_mark_values(m->buf, len, sec, n_sec, m->mask);
+		hold = eof ? len : secret_prefix_at(m->buf, len, sec, n_sec, longest);
+		for (size_t i = hold; i > 0 && !upto; i--)
+			if (m->buf[i - 1] == '\n' || m->buf[i - 1] == '\r')
+				upto = i;
+		if (eof || (!upto && len >= m->cap / 2))
+			upto = hold;
+		if (!upto)
+			continue;
+		pg_redact_mark_patterns(m->buf, upto, m->mask);
+		/* a known value that starts before the cut is masked whole */
+		while (upto < len && m->mask[upto] && m->mask[upto - 1])
+			upto++;
+		write_masked(1, m->buf, upto, m->mask);
+		memmove(m->buf, m->buf + upto, len - upto);
 		len -= upto;
 	}
+	_exit(0);
 }
 
 /* Fork the writer over a new pipe; *out_fd is then the pipe's write end,
@@ -471,8 +483,9 @@ static void writer_main(int in_fd, int log_fd, const struct secret *sec, size_t 
 static int start_writer(struct pg_proc *p, int log_fd, char *const *redact, int *out_fd,
 			struct pg_error *err)
 {
-	struct secret *sec;
-	size_t n = 0, n_sec = 0;
+	struct pg_secret_span *sec;
+	struct writer_mem m;
+	size_t n = 0, n_sec = 0, longest = 0;
 	int rfd;
 	pid_t pid;
 
@@ -485,16 +498,30 @@ static int start_writer(struct pg_proc *p, int log_fd, char *const *redact, int 
 	sec = pg_xmalloc((n ? n : 1) * sizeof(*sec));
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(redact[i]);
-		if (len >= PG_REDACT_MIN_SUBSTRING)
-			sec[n_sec++] = (struct secret){ redact[i], len };
+		if (len >= PG_REDACT_MIN_SUBSTRING) {
+			sec[n_sec++] = (struct pg_secret_span){ redact[i], len };
+			longest = len > longest ? len : longest;
+		}
 	}
-	if (n_sec == 0) {
+	/* any secret at all: even one too short to hide inside other text
+	 * means URLs and headers in the log are worth masking */
+	if (n == 0) {
 		free(sec);
 		return 0;
 	}
+	/* room for a line and for any secret twice over: the bytes held back
+	 * are less than the longest secret, and half the buffer is written as
+	 * soon as it fills */
+	m.cap = (size_t)1 << 16;
+	while (m.cap < 4 * longest + 4096)
+		m.cap *= 2;
+	m.buf = pg_xmalloc(m.cap);
+	m.mask = pg_xmalloc(m.cap);
 	pid = fork_helper(&rfd, out_fd, err);
 	if (pid == 0)
-		writer_main(rfd, log_fd, sec, n_sec);
+		writer_main(rfd, log_fd, sec, n_sec, &m);
+	free(m.buf);
+	free(m.mask);
 	free(sec);
 	if (pid < 0)
 		return PG_ERR;
@@ -539,7 +566,13 @@ static void stop_writer(struct pg_proc *p)
 
 static int open_log(const char *path, const char *header, struct pg_error *err)
 {
-	int fd = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (path ? O_NOFOLLOW : 0);
+	int fd = open(path ? path : "/dev/null", flags, 0644);
+
+	/* a link where the log goes (left in the results directory by a
+	 * server) is replaced, never written through */
+	if (fd < 0 && errno == ELOOP && path && unlink(path) == 0)
+		fd = open(path, flags | O_EXCL, 0644);
 
 	if (fd < 0)
 		return pg_error_set(err, PG_ERR, "%s: %s", path ? path : "/dev/null",
@@ -570,7 +603,7 @@ static void record_group(pid_t pgid)
 
 	if (!file || !*file)
 		return;
-	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
 	n = snprintf(line, sizeof(line), "%ld\n", (long)pgid);
@@ -999,7 +1032,8 @@ done:
 void pg_file_tail(struct pg_buf *out, const char *path, size_t n)
 {
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a log replaced by a link is not read through it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	off_t size, from;
 	ssize_t got;
 	size_t len, start, lines = 0;

@@ -20,8 +20,10 @@ struct pg_kvlist;
  * the machine instead. Its stdout and stderr go to a log file; stdin is
  * /dev/null. With secrets to hide, they go through a pipe to a log writer
  * process instead, which writes each line with every secret replaced by
- * "***" as it arrives: vLLM prints its api_key at startup, and the log must
- * never hold it, not even after perfgate is SIGKILLed mid-run.
+ * "***" as it arrives (base/redact.h: the known values, even cut across
+ * writes or spanning lines, and the secret parts of URLs and headers):
+ * vLLM prints its api_key at startup, and the log must never hold it, not
+ * even after perfgate is SIGKILLed mid-run.
  *
  * Three lines of defence keep the group from outliving perfgate:
  *  1. pg_proc_stop(): SIGTERM to the group, a grace period, SIGKILL, reap,
@@ -47,7 +49,8 @@ struct pg_proc_spec {
 	double guard_grace;  /* seconds the guard allows between SIGTERM and SIGKILL */
 	char *const *redact; /* NULL-terminated secret values hidden from the log
 					  (those of PG_REDACT_MIN_SUBSTRING bytes or more),
-					  longest first as a pg_redactor keeps them; NULL: none */
+					  longest first as a pg_redactor keeps them; with any,
+					  URL and header secrets are hidden too; NULL: none */
 };
 
 struct pg_proc {
@@ -133,7 +136,8 @@ int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic
 		    struct pg_buf *out, int *wait_status, struct pg_error *err);
 
 /* The last n lines of a file (at most 64 KiB are read), for error
- * messages. Appends nothing when the file is missing or empty. */
+ * messages. Appends nothing when the file is missing or empty, or is a
+ * symbolic link (a log a server replaced by one is not read through it). */
 void pg_file_tail(struct pg_buf *out, const char *path, size_t n);
 
 /* Monotonic clock in seconds. */

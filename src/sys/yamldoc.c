@@ -111,6 +111,10 @@ int pg_ydoc_column(const struct pg_ydoc *d, const yaml_node_t *n)
 
 static void vmsg(struct pg_buf *b, const struct pg_ydoc *d, const yaml_node_t *at,
 		 const struct pg_ypath *path, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+static void vmsg(struct pg_buf *b, const struct pg_ydoc *d, const yaml_node_t *at,
+		 const struct pg_ypath *path, const char *fmt, va_list ap)
 {
 	if (at && !d->no_positions)
 		pg_buf_printf(b, "%s:%d:%d: ", d->file, pg_ynode_line(at), pg_ynode_column(at));

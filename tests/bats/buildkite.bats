@@ -53,7 +53,7 @@ agent_stdin() {
 		'{"suites":"perf.yml","treshold":"t"}|step '"'"':h100: perf'"'"': unknown option '"'"'treshold'"'"' (did you mean '"'"'thresholds'"'"'?)'
 		'{"suites":"perf.yml","repeat":"three"}|option '"'"'repeat'"'"': expected an integer >= 1, got '"'"'three'"'"''
 		'{"suites":"perf.yml","repeat":0}|option '"'"'repeat'"'"': expected an integer >= 1, got 0'
-		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"' or '"'"'pipeline'"'"', got '"'"'fast'"'"''
+		'{"suites":"perf.yml","mode":"fast"}|option '"'"'mode'"'"': expected '"'"'run'"'"', '"'"'report'"'"', '"'"'gate'"'"', '"'"'merge'"'"', '"'"'pipeline'"'"' or '"'"'binary'"'"', got '"'"'fast'"'"''
 		'{"suites":"perf.yml","confirm":"yes"}|option '"'"'confirm'"'"': expected true or false, got '"'"'yes'"'"''
 		'{"suites":"perf.yml","filter":"(("}|option '"'"'filter'"'"': bad regular expression'
 		'{"suites":"perf.yml","shard":"5/4"}|option '"'"'shard'"'"': expected "INDEX/COUNT" with 1 <= INDEX <= COUNT, got "5/4"'
@@ -102,7 +102,8 @@ agent_stdin() {
 	assert_success
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
-	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
+	# every file by name, no pattern for the agent to expand
+	assert_line --index 1 'buildkite-agent artifact upload results/annotation.md\;results/benchmark_results.json\;results/benchmark_results.md\;results/latency_llama8B_tp1.json\;results/serving_llama8B_tp1_sharegpt_qps_1.json\;results/serving_llama8B_tp1_sharegpt_qps_16.json\;results/serving_llama8B_tp1_sharegpt_qps_4.json\;results/serving_llama8B_tp1_sharegpt_qps_inf.json\;results/throughput_llama8B_tp1.json\;results/charts/latency.svg\;results/charts/serving_llama8B_tp1_sharegpt.svg\;results/charts/throughput.svg'
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict pass"
 	assert_equal "${#lines[@]}" 3
 	# the body came on stdin, and is what was written to annotation.md
@@ -165,6 +166,47 @@ agent_stdin() {
 	assert_equal "$(cat "${CALLS}")" ""
 }
 
+@test "outside Buildkite: annotation.md links its neighbours, the log has no group markers" {
+	unset BUILDKITE
+	results
+	config '{"mode":"report","gpu":"H100","results-dir":"out/h100"}'
+	mv results out-h100 && mkdir out && mv out-h100 out/h100
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial -- "--- "
+	refute_output --partial "+++ "
+	assert_output --partial "perfgate: H100: 6 tests ran, no baseline comparison (exit 0)"
+	# no preview shows artifact:// images: paths relative to the file
+	run grep -c "artifact://" out/h100/annotation.md
+	assert_output 0
+	grep -qF '<img src="charts/serving_llama8B_tp1_sharegpt.svg"' out/h100/annotation.md
+	grep -qF '<a href="benchmark_results.json">benchmark_results.json</a>' out/h100/annotation.md
+	assert_file_exists out/h100/charts/serving_llama8B_tp1_sharegpt.svg
+	# in Buildkite the same step links the artifacts
+	export BUILDKITE=true
+	run "${PERFGATE}" buildkite
+	grep -qF '<img src="artifact://out/h100/charts/serving_llama8B_tp1_sharegpt.svg"' out/h100/annotation.md
+}
+
+@test "the annotation's JSON section loads with pd.read_json: a row per point" {
+	results --error throughput_llama8B_tp1
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	run "${PYTHON}" - results/annotation.md <<'PY'
+import io, re, sys
+import pandas as pd
+md = open(sys.argv[1]).read()
+m = re.search(r"<summary>JSON \(pandas.read_json\)</summary>\s*(`{3,})json\n(.*?)\n\1", md, re.S)
+df = pd.read_json(io.StringIO(m.group(2)))
+print(df.shape[0], df["Test name"].tolist()[0], df["Status"].tolist().count("error"))
+print(df["Output Tput (tok/s)"].dtype, df["Model"].dtype)
+PY
+	assert_success
+	assert_line --index 0 "6 latency_llama8B_tp1 1"
+	assert_line --index 1 --regexp "^float64 object$"
+}
+
 @test "an absolute results-dir uploads from its parent so artifact links match" {
 	results
 	config "{\"mode\":\"report\",\"gpu\":\"H100\",\"results-dir\":\"${WORK}/results\"}"
@@ -172,7 +214,7 @@ agent_stdin() {
 	run "${PERFGATE}" buildkite
 	assert_success
 	run cat "${CALLS}"
-	assert_line --index 1 'buildkite-agent artifact upload results/\*\;results/charts/\*\;results/confirm/\*'
+	assert_line --index 1 --regexp '^buildkite-agent artifact upload results/annotation\.md\\;.*\\;results/charts/latency\.svg\\;'
 	grep -q 'artifact://results/charts/latency.svg' "${WORK}/results/annotation.md"
 }
 
@@ -286,7 +328,8 @@ suite_here() {
 	# merge gates: without a thresholds file that is a warning
 	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
 	# the shards' copies are not uploaded again
-	assert_line --index 2 'buildkite-agent artifact upload perfgate-results/H100/\*\;perfgate-results/H100/charts/\*\;perfgate-results/H100/confirm/\*'
+	assert_line --index 2 --regexp '^buildkite-agent artifact upload perfgate-results/H100/annotation\.md\\;'
+	[[ "${lines[2]}" != *shard-* ]]
 	# one report over both shards
 	run grep -c '^| latency_' perfgate-results/H100/benchmark_results.md
 	assert_output 3
@@ -322,6 +365,55 @@ assert list(steps[0]["plugins"][0]) == ["github.com/perfgate/perfgate-buildkite-
 assert cfg["baseline"] == "git" and cfg["only-on-labels"] == ["perf"] and cfg["shard"] == "1/2", cfg
 assert "gpus" not in cfg and "shards" not in cfg
 PY
+}
+
+@test "pipeline mode with binary-artifact: every generated step downloads the bundle" {
+	suite_here
+	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'
+	# the pipeline step's agent has perfgate at a path of its own (binary);
+	# its hook uploads that perfgate as the artifact
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100","L40S"],"binary":"/opt/perfgate/bin/perfgate","binary-artifact":"perfgate/perfgate.tar.gz"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	"${PYTHON}" - "${CALLS}.buildkite-agent.0" <<'PY'
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]).read().replace("$$", "$"))
+configs = [list(s["plugins"][0].values())[0] for s in doc["steps"] if "plugins" in s]
+assert len(configs) == 2, configs
+for cfg in configs:
+    assert cfg["binary-artifact"] == "perfgate/perfgate.tar.gz", cfg
+    assert "binary" not in cfg, cfg
+PY
+}
+
+@test "--will-run: valid and not skipped 0, skipped by only-on-labels 1, bad options 2" {
+	config '{"mode":"report","only-on-labels":["perf"]}'
+	run "${PERFGATE}" buildkite --will-run
+	assert_success
+	assert_output ""
+	export BUILDKITE_PULL_REQUEST=4711 BUILDKITE_PULL_REQUEST_LABELS="docs"
+	run "${PERFGATE}" buildkite --will-run
+	assert_equal "${status}" 1
+	assert_output "perfgate buildkite: step ':h100: perf': skipped: pull request #4711 has no label perf (labels: docs)"
+	export BUILDKITE_PULL_REQUEST_LABELS="docs,perf"
+	run "${PERFGATE}" buildkite --will-run
+	assert_success
+	config '{"mode":"report","only-on-labels":["perf"],"colour":true}'
+	run "${PERFGATE}" buildkite --will-run
+	assert_equal "${status}" 2
+	assert_output --partial "unknown option 'colour'"
+	assert_equal "$(cat "${CALLS}")" ""
+}
+
+@test "mode binary is the hook's: perfgate buildkite says so, --check validates" {
+	config '{"mode":"binary","binary-artifact":"perfgate.tar.gz"}'
+	run "${PERFGATE}" buildkite --check
+	assert_success
+	assert_output "perfgate buildkite: step ':h100: perf': the configuration is valid"
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "mode 'binary' is the plugin hook's: hooks/command packs perfgate and uploads it as 'perfgate.tar.gz'"
+	assert_equal "$(cat "${CALLS}")" ""
 }
 
 @test "a run cancelled by SIGTERM ends with 143, keeps what finished, and annotates" {
@@ -387,7 +479,7 @@ baseline_here() {
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "--- perfgate: confirming 3 flagged points with a re-run"
-	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 2 improved (exit 1)"
+	assert_output --partial "+++ perfgate: H100: 3 of 5 tests regressed (9 metrics), 2 improved (exit 1)"
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict regression"
@@ -395,7 +487,8 @@ baseline_here() {
 	# regressions first, in the first table of the annotation
 	run grep -m1 '^| latency_' results/annotation.md
 	assert_output --regexp '^\| latency_llama70B_tp4 \| Median latency \(ms\) \| 2530 \| 3289 \| <span class="red">\+30\.0%</span> \| 3% \| regressed'
-	grep -q 'regressions re-run and decided on the pooled samples' results/annotation.md
+	grep -q 'flagged regressions re-run: each must reproduce on the re-run' results/annotation.md
+	grep -q 'reproduced by the re-run' results/annotation.md
 	# the chart compares with the baseline
 	grep -q '(+30.0%)' results/charts/latency.svg
 }
@@ -405,7 +498,7 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
 	FAKE_BENCH_FACTOR=1.3 FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
-	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 1 failed to run"
+	assert_output --partial "+++ perfgate: H100: 3 of 5 tests regressed (9 metrics), 1 missing or failed, 1 improved (exit 1)"
 	grep -q '^- throughput_llama70B_tp4: error' results/annotation.md
 }
 
@@ -414,7 +507,7 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100"}'
 	FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
-	assert_output --partial "+++ perfgate: H100: 1 of 5 tests failed to run (exit 3)"
+	assert_output --partial "+++ perfgate: H100: results missing or failed for 1 of 5 tests (exit 3)"
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict error"
@@ -435,7 +528,30 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run","confirm":false}'
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_success
-	assert_output --partial "H100: 3 regressions in 5 tests"
+	assert_output --partial "H100: 3 of 5 tests regressed (9 metrics)"
+}
+
+@test "baseline points outside the step's plan are not in this suite: they never fail" {
+	baseline_here
+	# a step that runs 2 of the baseline's 5 points (the demo: gpu H100, mode run)
+	for mode in run gate; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"mode\":\"${mode}\",\"filter\":\"^latency_llama\"}"
+		run "${PERFGATE}" buildkite
+		assert_success
+		assert_output --partial "+++ perfgate: H100: no regressions in 2 tests (exit 0)"
+		run "${PYTHON}" -c 'import json; v = json.load(open("results/verdict.json")); print(v["verdict"], sorted(v["not_in_suite"]), v["summary"]["missing"])'
+		assert_output "pass ['latency_mixtral8x7B_tp2', 'throughput_llama70B_tp4', 'throughput_llama8B_tp1'] 0"
+	done
+	# planned and not produced is still missing: a point that failed
+	config '{"suites":"suite.yml","gpu":"H100","mode":"gate","filter":"^latency_llama"}'
+	FAKE_BENCH_FAIL=latency_llama8B_tp1 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "+++ perfgate: H100: results missing or failed for 1 of 2 tests (exit 3)"
+	# run mode never fails on a verdict: a regression there warns, exit 0
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","filter":"^latency_llama"}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: 2 of 2 tests regressed (6 metrics) (exit 0)"
 }
 
 @test "no baseline yet: a warning annotation that says how to make one, exit 0" {
@@ -482,8 +598,9 @@ repo_here() {
 @test "a pull request is compared with the base branch's history at the merge-base" {
 	repo_here
 	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
+	# five builds (one record per build: each has its own URL)
 	for i in 1 2 3 4 5; do
-		run "${PERFGATE}" buildkite
+		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
 		assert_success
 	done
 	# main moves on after the PR branched: its newer (slower) records are
@@ -498,7 +615,7 @@ repo_here() {
 	# recorded without a comparison (no thresholds file: a warning, still
 	# recorded), 50% slower
 	config '{"suites":"suite.yml","gpu":"H100","record-history":true,"annotate":"never","artifacts":false}'
-	FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/6 FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
 	assert_output --partial "perfgate: recorded 5 points in the H100 history"
 	run git log --oneline refs/perfgate/history
 	assert_equal "${#lines[@]}" 6
@@ -553,4 +670,109 @@ SHIM
 	# nothing of the hung call is left
 	run pgrep -f "${marker}"
 	assert_failure
+}
+
+@test "links in the results directory are neither read, uploaded nor written through" {
+	results
+	local outside="${BATS_TEST_TMPDIR}/outside"
+	mkdir -p "${outside}/charts" "${outside}/confirm"
+	echo "root-secret-token-of-the-agent" >"${outside}/token"
+	# what a hostile server could leave behind: a result that is a link to
+	# another file, charts/ as a link to another directory
+	ln -s "${outside}/token" results/stolen.json
+	ln -s "${outside}/token" results/stolen.commands
+	ln -s "${outside}/charts" results/charts
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	# the charts are not written, and that is said
+	assert_output --partial "results/charts: a symbolic link, not written through"
+	assert_output --partial "results/charts: a symbolic link, not uploaded"
+	run ls -A "${outside}/charts"
+	assert_output ""
+	# the link's target is nowhere: not in the annotation, not in any file
+	run grep -rl "root-secret-token" results/annotation.md "${CALLS}" "${CALLS}".*
+	assert_failure
+	# (grep -r reads no link it finds: only the files perfgate wrote)
+	run grep -rl "root-secret-token" results/
+	assert_failure
+	# not uploaded: every uploaded path is a regular file, none the links
+	run grep 'artifact upload' "${CALLS}"
+	assert_success
+	refute_output --partial "stolen"
+	refute_output --partial "charts/"
+}
+
+@test "a confirm/ link planted by the first run is not written through by the re-run" {
+	baseline_here
+	local outside="${BATS_TEST_TMPDIR}/outside"
+	mkdir -p "${outside}" results
+	ln -s "${outside}" results/confirm
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: confirmation failed: results/confirm: a symbolic link, not written through"
+	run ls -A "${outside}"
+	assert_output ""
+	grep -q 'results/confirm: a symbolic link, not written through' results/annotation.md
+}
+
+@test "a GPU name is never a path: the option, the suite and results cannot reach outside thresholds/" {
+	results
+	mkdir -p thresholds
+	# what `../../x` would open from thresholds/
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" "${BATS_TEST_TMPDIR}/x.yml"
+	config '{"mode":"report","gpu":"../../x"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "option 'gpu': '../../x': a GPU name cannot be a path"
+	printf 'gpu: ../../x\nlatency:\n  - name: l\n    model: m\n    command: "true {result}"\n' >suite.yml
+	config '{"mode":"run","suites":"suite.yml"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "suite.yml:1:6: gpu: GPU name '../../x': a GPU name cannot be a path"
+	PERFGATE_GPU=../../x run "${PERFGATE}" gate results
+	assert_equal "${status}" 2
+	assert_output --partial "PERFGATE_GPU '../../x': a GPU name cannot be a path"
+	# results that say so are data: their GPU becomes a key that names a
+	# file in thresholds/, and the gate looks for that one
+	"${PYTHON}" - <<'PY'
+import glob, json
+for p in glob.glob("results/*.json"):
+    r = json.load(open(p))
+    if "perfgate" in r:
+        r["perfgate"]["gpu"] = {"key": "../../x", "label": "../../x", "name": "../../x", "count": 1}
+        json.dump(r, open(p, "w"))
+PY
+	rm -f results/*.commands
+	run "${PERFGATE}" gate results
+	assert_equal "${status}" 2
+	assert_output --partial "thresholds/______x.yml: no thresholds file for ______x"
+}
+
+@test "a long test name charts under a capped file name; a test name too long for its files is a config error" {
+	results
+	local long
+	long="serving_$(printf 'x%.0s' $(seq 1 230))"
+	# results from elsewhere (an import, another tool) may carry any name
+	"${PYTHON}" - "${long}" <<'PY'
+import json, os, sys
+long = sys.argv[1]
+for q in ("1", "4"):  # two rates: a sweep, charted on its own
+    r = json.load(open("results/serving_llama8B_tp1_sharegpt_qps_%s.json" % q))
+    r["perfgate"]["test"] = long
+    r["perfgate"]["point"] = long + "_qps_" + q
+    json.dump(r, open("results/%s_qps_%s.json" % (long, q), "w"))
+PY
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	refute_output --partial "File name too long"
+	run ls results/charts
+	assert_output --regexp "serving_x{175}-[0-9a-f]{16}\.svg"
+	# the annotation links the chart under its capped name
+	grep -q -E "artifact://results/charts/serving_x{175}-[0-9a-f]{16}\.svg" results/annotation.md
+	# a suite cannot name a test so long that its result files could not be written
+	printf 'latency:\n  - name: %s\n    model: m\n    command: "true {result}"\n' "${long}" >suite.yml
+	run "${PERFGATE}" run --dry-run suite.yml
+	assert_equal "${status}" 2
+	assert_output --partial "cannot name result files: at most 128 characters"
 }

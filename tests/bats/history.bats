@@ -23,6 +23,9 @@ commit() { # commit NAME DAY
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
+	# perfgate's temporary clones go here, not in a /tmp other tests share
+	export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+	mkdir -p "$TMPDIR"
 	cp -r "$PERFGATE_TESTS"/data/gate runs
 	mkdir src && cd src
 	git init -q -b main
@@ -82,7 +85,7 @@ print(rec["commit"] == sys.argv[2], rec["build_url"], rec["gpu"], rec["qps"], re
 
 	run --separate-stderr "$PERFGATE_BIN" gate ../runs/same --baseline git -o out -q
 	assert_success
-	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 comparisons, 18 gating: 8 insufficient-data · 28 unchanged$" out/comparison.md
+	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 metrics compared, 18 gating · 8 insufficient-data · 28 unchanged$" out/comparison.md
 
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_failure 1
@@ -110,7 +113,8 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 	git checkout -q early # branched at m3: m1..m3 usable
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_success
-	grep -q '^\*\*perfgate: PASS with warnings\*\* — no confirmed regression on H100; 36 insufficient-data$' out/comparison.md
+	grep -q '^\*\*perfgate: PASS with warnings\*\* — H100: no regressions in 4 tests, 4 with warnings$' out/comparison.md
+	grep -q ' · 36 insufficient-data$' out/comparison.md
 	grep -q '| 3 runs in the history, 5 needed |' out/comparison.md
 	# with a policy that asks for 3 runs, the same history is enough
 	"$PERFGATE_BIN" baseline update th --from ../runs/base 2>/dev/null
@@ -134,7 +138,7 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 	assert_success
 	echo "$output" >history.txt
 	golden history.txt gate/history.txt
-	run "$PERFGATE_BIN" baseline history --gpu H100 -p serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput -n 2
+	run "$PERFGATE_BIN" baseline history --gpu H100 --point serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput --last 2
 	assert_success
 	assert_line --index 1 --regexp '^  Output token throughput \(tok/s\) +5489.96 -> 5500.96 +\+0.2%  ▁█  median 5495.46, spread 0.1%$'
 	run --separate-stderr "$PERFGATE_BIN" baseline history --gpu H100 -m output_throughtput
@@ -171,7 +175,7 @@ race() { # race REPO
 	[ "${#lines[@]}" = 3 ]
 	[ "$(git --git-dir=../hist.git rev-list --count refs/perfgate/history)" = 3 ]
 	# and the history reads back through the same path
-	run "$PERFGATE_BIN" baseline history --gpu H100 --repo ../hist.git -p latency_llama8B_tp1 -m median_latency_ms
+	run "$PERFGATE_BIN" baseline history --gpu H100 --repo ../hist.git --point latency_llama8B_tp1 -m median_latency_ms
 	assert_success
 	assert_line --index 0 --partial "latency_llama8B_tp1 (latency, 1xH100): 3 runs"
 }
@@ -216,7 +220,7 @@ teardown() {
 	assert_success
 	grep -q "^Baseline: $url refs/perfgate/history, runs at or before $(cut -c1-12 ../m5)" out/comparison.md
 	# no temporary clone is left behind
-	[ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'perfgate-history-*' -newer ../m1 2>/dev/null)" ]
+	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'perfgate-history-*')" ]
 }
 
 @test "an unreachable history: exit 3, and no password in the message" {
@@ -250,4 +254,42 @@ teardown() {
 	assert_failure 2
 	[ "$stderr" = "perfgate baseline record: --commit 'nope' is not a commit of this repository (give the full id)" ]
 	[ "$(git rev-list --count refs/perfgate/history)" = 3 ]
+}
+
+@test "baseline changes: a step on main with the commits it began between; history marks it" {
+	for i in 1 2 3; do record base "m$i" >/dev/null; done
+	for i in 4 5 6; do record slow "m$i" >/dev/null; done
+	local range
+	range="$(cut -c1-12 ../m3)..$(cut -c1-12 ../m4)"
+	run --separate-stderr "$PERFGATE_BIN" baseline changes --gpu H100
+	assert_success
+	assert_line --index 0 "**perfgate: changes on main for H100** — 6 jobs, 2026-11-22 to 2026-11-22: 7 steps or creep, 4 worse in a gating metric"
+	# worse changes of gating metrics first, largest first
+	assert_line --index 3 "| serving_llama8B_tp1_sharegpt_qps_inf | P99 TTFT (ms) | **step: 25.1% worse** | 2026-11-22 | \`${range}\` |"
+	assert_line --index 5 "| serving_llama8B_tp1_sharegpt_qps_inf | Output token throughput (tok/s) | **step: 9.2% worse** | 2026-11-22 | \`${range}\` |"
+	assert_line --index 7 "| serving_llama8B_tp1_sharegpt_qps_inf | Mean TTFT (ms) | step: 12.1% worse | 2026-11-22 | \`${range}\` |"
+
+	# a nightly fails on a worse change that began in its last N jobs
+	run "$PERFGATE_BIN" baseline changes --gpu H100 --fail-within 3 --json changes.json -m output_throughput
+	assert_failure 1
+	run /usr/bin/python3 -c '
+import json, sys
+c = json.load(open("changes.json"))["changes"]
+print(len(c), c[0]["point"], c[0]["kind"], c[0]["worse"], c[0]["gates"], round(c[0]["shift"], 3),
+      c[0]["first_commit"] == sys.argv[1], c[0]["last_commit"] == sys.argv[2])' "$(cat ../m3)" "$(cat ../m4)"
+	assert_output "1 serving_llama8B_tp1_sharegpt_qps_inf step True True 0.092 True True"
+	run "$PERFGATE_BIN" baseline changes --gpu H100 --fail-within 2
+	assert_success
+
+	# the history's sparkline marks where the level changed, and says so
+	run "$PERFGATE_BIN" baseline history --gpu H100 --point serving_llama8B_tp1_sharegpt_qps_inf -m output_throughput
+	assert_success
+	assert_line --index 1 --regexp '^  Output token throughput \(tok/s\) +6045 -> 5489.96 +-9\.2%  ███\|▁▁▁  median 5767.48, spread 7\.1%$'
+	assert_line --index 2 --regexp "^ +step: 9\.2% worse, between $(cut -c1-12 ../m3) and $(cut -c1-12 ../m4) \(2026-11-22\)$"
+
+	# a PR after the step is judged against the jobs since it: too few yet
+	git checkout -q main
+	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
+	assert_success
+	grep -q "3 runs since its level changed at $(cut -c1-12 ../m4), 5 needed" out/comparison.md
 }

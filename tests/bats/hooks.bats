@@ -1,90 +1,50 @@
 #!/usr/bin/env bats
-# The plugin's hooks: finding, building and caching the binary, handing
-# over to `perfgate buildkite`, exit codes, missing tools, and pre-exit.
+# The plugin's hooks with the real perfgate: a build from source and its
+# cache key, a bundle that runs with nothing but glibc, mode report from the
+# step's own benchmark to the annotation, servers listed for pre-exit, and
+# shellcheck. The hooks' logic with stand-ins is tested as
+# buildkite-plugin-tester runs it, in tests/*.bats.
 
 load helpers
 
+setup_file() {
+	# one build from source for the file: the build test makes it, the
+	# bundle test reuses it
+	export PERFGATE_FILE_CACHE="${BATS_FILE_TMPDIR}/cache"
+}
+
 setup() {
 	common_setup
-	# a stand-in perfgate that records its arguments
-	make_shim perfgate
-	LEFTOVERS=()
+	unset BUILDKITE_COMMAND BUILDKITE_COMMAND_EXIT_STATUS BUILDKITE_PLUGIN_PERFGATE_MODE
+	unset BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT
+	export TMPDIR="${BATS_TEST_TMPDIR}"
 }
 
-# Wait (at most 10 s) until pid leads its own process group and, with
-# "ignores-term", ignores SIGTERM: what the pre-exit test needs in place.
-wait_until_set_up() {
-	local pid="$1" want_ignore="${2:-}" i ign
-	for i in $(seq 200); do
-		if [ "$(ps -o pgid= -p "${pid}" | tr -d ' ')" = "${pid}" ]; then
-			[ -z "${want_ignore}" ] && return 0
-			ign="$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/${pid}/status")"
-			(( (16#${ign} >> 14) & 1 )) && return 0
-		fi
-		sleep 0.05
-	done
-	echo "process ${pid} was not set up in 10 s" >&2
-	return 1
+# A snapshot of the plugin's files, as an agent checks it out: edits to the
+# working tree while the tests run cannot change its cache key.
+plugin_snapshot() {
+	local plugin="${BATS_FILE_TMPDIR}/plugin"
+	if [ -d "${plugin}" ]; then
+		printf '%s' "${plugin}"
+	elif git -C "${PLUGIN_DIR}" rev-parse --git-dir >/dev/null 2>&1; then
+		mkdir -p "${plugin}"
+		git -C "${PLUGIN_DIR}" ls-files -z |
+			tar -C "${PLUGIN_DIR}" --null -T - --ignore-failed-read -cf - | tar -C "${plugin}" -xf -
+		printf '%s' "${plugin}"
+	else
+		printf '%s' "${PLUGIN_DIR}"
+	fi
 }
 
-teardown() {
-	# process groups a failed test left behind
-	local pgid
-	for pgid in "${LEFTOVERS[@]}"; do
-		kill -KILL -- "-${pgid}" 2>/dev/null || true
-	done
-}
-
-@test "command hook execs the binary from the binary option with 'buildkite'" {
-	export BUILDKITE_PLUGIN_PERFGATE_BINARY="${SHIMS}/perfgate"
-	run "${PLUGIN_DIR}/hooks/command"
-	assert_success
-	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
-}
-
-@test "command hook passes perfgate's exit codes through unchanged" {
-	export BUILDKITE_PLUGIN_PERFGATE_BINARY="${SHIMS}/perfgate"
-	for code in 0 1 2 3 130; do
-		SHIM_EXIT_perfgate="${code}" run "${PLUGIN_DIR}/hooks/command"
-		assert_equal "${status}" "${code}"
-	done
-}
-
-@test "binary option may name a command on PATH; the plugin name decides the variable" {
-	export BUILDKITE_PLUGIN_NAME=LLM_PERF
-	export BUILDKITE_PLUGIN_LLM_PERF_BINARY=perfgate
-	run "${PLUGIN_DIR}/hooks/command"
-	assert_success
-	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
-}
-
-@test "PERFGATE_BINARY from the agent environment works like the option" {
-	export PERFGATE_BINARY="${SHIMS}/perfgate"
-	run "${PLUGIN_DIR}/hooks/command"
-	assert_success
-	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
-}
-
-@test "a missing binary is a configuration error naming the option and the step" {
-	export BUILDKITE_PLUGIN_PERFGATE_BINARY=/opt/nowhere/perfgate
-	export BUILDKITE_LABEL=":h100: perf"
-	run "${PLUGIN_DIR}/hooks/command"
-	assert_equal "${status}" 2
-	assert_output --partial "+++ :warning: perfgate plugin error"
-	assert_output --partial 'perfgate: binary: "/opt/nowhere/perfgate" is not an executable file (step ":h100: perf")'
-	assert_equal "$(cat "${CALLS}")" ""
-}
-
-@test "a cached build for this plugin version is used without building" {
-	local key
-	key="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_cache_key "${PLUGIN_DIR}")"
-	mkdir -p "${PERFGATE_CACHE_DIR}/${key}/bin"
-	cp "${SHIMS}/perfgate" "${PERFGATE_CACHE_DIR}/${key}/bin/perfgate"
-	rm "${SHIMS}/perfgate"
-	# no build tools at all: a cache hit must not need them
-	PATH="${SHIMS}:$(path_without cmake cc gcc make pkg-config)" run "${PLUGIN_DIR}/hooks/command"
-	assert_success
-	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
+# The perfgate the plugin builds from source (building it the first time).
+built_perfgate() {
+	local found
+	found="$(find "${PERFGATE_FILE_CACHE}" -path '*/bin/perfgate' -type f 2>/dev/null | head -n 1)"
+	if [ -z "${found}" ]; then
+		PERFGATE_CACHE_DIR="${PERFGATE_FILE_CACHE}" "$(plugin_snapshot)/hooks/command" >/dev/null 2>&1 || true
+		found="$(find "${PERFGATE_FILE_CACHE}" -path '*/bin/perfgate' -type f | head -n 1)"
+	fi
+	printf '%s' "${found}"
 }
 
 @test "the cache key follows the plugin's source" {
@@ -105,38 +65,10 @@ teardown() {
 	assert_equal "$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_cache_key "${repo}")" "v9.8.7-nogit"
 }
 
-@test "missing build tools are named, with the package to install" {
-	PATH="${SHIMS}:$(path_without cmake pkg-config)" run "${PLUGIN_DIR}/hooks/command"
-	assert_equal "${status}" 3
-	assert_output --partial "perfgate: cannot build perfgate on this agent: missing cmake (apt-get install cmake), pkg-config (apt-get install pkg-config)."
-	assert_output --partial "set the plugin's \`binary\` option"
-	assert_equal "$(cat "${CALLS}")" ""
-}
-
-@test "a missing development package is named" {
-	# pkg-config that knows every module but libgit2
-	cat >"${SHIMS}/pkg-config" <<'SHIM'
-#!/bin/bash
-[ "$2" = libgit2 ] && exit 1
-exec /usr/bin/pkg-config "$@"
-SHIM
-	chmod +x "${SHIMS}/pkg-config"
-	run "${PLUGIN_DIR}/hooks/command"
-	assert_equal "${status}" 3
-	assert_output --partial "missing libgit2 development files (apt-get install libgit2-dev)."
-}
-
 @test "the binary is built once per plugin version and then reused" {
-	local built plugin="${BATS_TEST_TMPDIR}/plugin"
-	# a snapshot of the plugin's files, as an agent checks it out: edits
-	# to the working tree while the test runs cannot change its cache key
-	if git -C "${PLUGIN_DIR}" rev-parse --git-dir >/dev/null 2>&1; then
-		mkdir -p "${plugin}"
-		git -C "${PLUGIN_DIR}" ls-files -z |
-			tar -C "${PLUGIN_DIR}" --null -T - --ignore-failed-read -cf - | tar -C "${plugin}" -xf -
-	else
-		plugin="${PLUGIN_DIR}"
-	fi
+	local built plugin
+	plugin="$(plugin_snapshot)"
+	export PERFGATE_CACHE_DIR="${PERFGATE_FILE_CACHE}"
 	# the real `perfgate buildkite` runs after the build: with no plugin
 	# configuration at all it stops with a configuration error
 	run "${plugin}/hooks/command"
@@ -152,33 +84,79 @@ SHIM
 	refute_output --partial "Building perfgate"
 }
 
-@test "pre-exit stops leftover server process groups, TERM then KILL" {
-	export BUILDKITE_JOB_ID="job-$$-${BATS_TEST_NUMBER}"
-	export PERFGATE_STOP_GRACE=1
-	local pidfile polite stubborn
-	pidfile="$(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_pidfile)"
-	setsid sleep 300 </dev/null >/dev/null 2>&1 &
-	polite=$!
-	setsid bash -c 'trap "" TERM; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &
-	stubborn=$!
-	LEFTOVERS=("${polite}" "${stubborn}")
-	wait_until_set_up "${polite}"
-	wait_until_set_up "${stubborn}" ignores-term
-	printf '%s\n' "${polite}" garbage 1 "${stubborn}" >"${pidfile}"
-	run "${PLUGIN_DIR}/hooks/pre-exit"
+@test "a bundle of the plugin's build runs where there is nothing but glibc" {
+	local built bundle="${BATS_TEST_TMPDIR}/perfgate.tar.gz" root="${BATS_TEST_TMPDIR}/root"
+	local name arrow path rest
+	built="$(built_perfgate)"
+	[ -x "${built}" ]
+	run bash -c ". '${PLUGIN_DIR}/plugin/lib.bash' && perfgate_bundle '${built}' '${bundle}'"
 	assert_success
-	assert_output --partial "stopping leftover server process group ${polite}"
-	assert_output --partial "process group ${stubborn} ignored SIGTERM for 1s, killing it"
-	# gone (and reaped by this shell) within 5 s
-	for pid in "${polite}" "${stubborn}"; do
-		for i in $(seq 100); do
-			kill -0 "${pid}" 2>/dev/null || break
-			sleep 0.05
-		done
-		run kill -0 "${pid}"
-		assert_failure
-	done
-	assert_file_not_exists "${pidfile}"
+	assert_output --regexp "perfgate: bundled perfgate [0-9.]+ with [0-9]+ libraries for $(uname -m), glibc 2\.[0-9]+ or newer"
+	mkdir -p "${root}"
+	tar -xzf "${bundle}" -C "${root}"
+	assert_file_exists "${root}/perfgate/lib/libcurl.so.4"
+	# every library the bundled perfgate loads from outside the bundle is
+	# glibc's: copy those, and only those, into an empty root
+	while read -r name arrow path rest; do
+		[ "${arrow}" = "=>" ] || path="${name}"
+		case "${path}" in "${root}"/* | linux-vdso* | "") continue ;; esac
+		(. "${PLUGIN_DIR}/plugin/lib.bash" && perfgate_glibc_lib "$(basename "${path}")") ||
+			fail "the bundled perfgate loads ${path} from the system"
+		mkdir -p "${root}$(dirname "${path}")"
+		cp -L "${path}" "${root}${path}"
+	done < <(ldd "${root}/perfgate/bin/perfgate")
+	# a root of its own, with /proc (the loader finds $ORIGIN there), as
+	# an agent would have
+	mkdir -p "${root}/proc"
+	in_root() {
+		unshare -r -m -p -f --mount-proc="${root}/proc" chroot "${root}" "$@"
+	}
+	unshare -r -m -p -f --mount-proc="${root}/proc" true 2>/dev/null ||
+		skip "no user, mount and PID namespaces to chroot in"
+	run in_root /perfgate/bin/perfgate --version
+	assert_success
+	assert_output --regexp '^perfgate [0-9]+\.[0-9]+\.[0-9]+$'
+	# and it works: a report from a results directory in that root
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" "${PLUGIN_DIR}/tests/bats/make_results.py" "${root}/results"
+	run in_root /perfgate/bin/perfgate report /results
+	assert_success
+	assert_file_exists "${root}/results/benchmark_results.md"
+}
+
+@test "mode report end to end: the step's own benchmark, then the report, annotation and upload" {
+	local work="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${work}" && cd "${work}"
+	make_shim buildkite-agent
+	export SHIM_STDIN=1
+	export BUILDKITE=true BUILDKITE_JOB_ID="job-report-$$" BUILDKITE_LABEL="perf report"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY="${PERFGATE_BIN:?}" BUILDKITE_PLUGIN_PERFGATE_MODE=report
+	export BUILDKITE_PLUGIN_CONFIGURATION="{\"mode\":\"report\",\"gpu\":\"H100\",\"binary\":\"${PERFGATE_BIN}\"}"
+	cat >bench.yml <<'EOF'
+defaults:
+  model: perfgate-mock
+  server: {command: "perfgate mock-server --port {port} --model {model} --ttft-ms 2 --itl-ms 1", ready: /health}
+  num_prompts: 4
+  dataset: {name: random, input_len: 16, output_len: 8}
+serving:
+  - name: serving_mock_tp1
+    qps: [inf]
+EOF
+	# the user's benchmark, as a step command: not perfgate's plugin run
+	export BUILDKITE_COMMAND="\"${PERFGATE_BIN}\" run bench.yml --gpu H100"
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_success
+	assert_output --partial "perfgate run: 1 ok"
+	assert_file_exists results/serving_mock_tp1_qps_inf.json
+	refute_output --partial "annotate"
+	# the agent runs post-command after the command, with its status
+	export BUILDKITE_COMMAND_EXIT_STATUS=0
+	run "${PLUGIN_DIR}/hooks/post-command"
+	assert_success
+	assert_output --partial "perfgate: H100: 1 test ran, no baseline comparison (exit 0)"
+	run grep -c "^buildkite-agent annotate " "${CALLS}"
+	assert_output 1
+	grep -q "^buildkite-agent artifact upload " "${CALLS}"
+	grep -qF "serving_mock_tp1" "${CALLS}".buildkite-agent.*
 }
 
 @test "servers perfgate starts are listed for pre-exit, which finds them stopped" {
@@ -203,15 +181,12 @@ SHIM
 	assert_file_not_exists "${pidfile}"
 }
 
-@test "pre-exit with nothing recorded is silent and succeeds" {
-	export BUILDKITE_JOB_ID="job-none-$$"
-	run "${PLUGIN_DIR}/hooks/pre-exit"
-	assert_success
-	assert_output ""
-}
-
-@test "hooks and plugin shell are shellcheck-clean" {
+@test "hooks, plugin shell, scripts and the plugin's tests are shellcheck-clean" {
 	cd "${PLUGIN_DIR}"
-	run shellcheck -x hooks/* plugin/*.bash
+	run shellcheck -x hooks/* plugin/*.bash scripts/bundle tests/lib/*.bash tests/lib/binstub
+	assert_success
+	# bats files: warnings and errors (bats' @test functions run in
+	# subshells, which shellcheck's infos misread)
+	run shellcheck -x -s bash -S warning tests/*.bats
 	assert_success
 }

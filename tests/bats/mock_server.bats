@@ -322,6 +322,56 @@ assert recs[1]["endpoint"] == "/v1/chat/completions" and len(recs[1]["sent_ns"])
 assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_TEST_TMPDIR/t.jsonl"
 }
 
+@test "noise for the gate: a session's offset and slow node from the seed, a slowdown, jitter" {
+	# a slowdown scales every duration: the model's deadlines say exactly how much
+	start_server --fixed-timing --ttft-ms 20 --itl-ms 5 --slowdown 0.5 \
+		--timing-log "$BATS_TEST_TMPDIR/t.jsonl" --max-requests 1
+	grep -q 'session x1.5000, jitter 0$' "$SERVER_LOG"
+	post /v1/completions '{"prompt":"a","max_tokens":3,"stream":true}' -N >/dev/null
+	wait_exit 5
+	py 'import json,sys
+r = json.loads(open(sys.argv[1]).readline())
+d = r["deadline_ns"]
+assert d[0] - r["received_ns"] == 30_000_000, d[0] - r["received_ns"]
+assert all(b - a == 7_500_000 for a, b in zip(d, d[1:])), d' "$BATS_TEST_TMPDIR/t.jsonl"
+
+	# the session's draw: the same seed, the same scale; another seed, another
+	scale() {
+		start_server "$@"
+		curl -sS "$URL/mock/stats" | py 'import json,sys; s=json.load(sys.stdin)["session"]; print("%.6f %s" % (s["scale"], s["slow"]))'
+		kill "$SERVER_PID"
+		wait "$SERVER_PID" || true
+		SERVER_PID=
+	}
+	a=$(scale --session-offset 0.02 --seed 7)
+	b=$(scale --session-offset 0.02 --seed 7)
+	c=$(scale --session-offset 0.02 --seed 8)
+	[ "$a" = "$b" ]
+	[ "$a" != "$c" ]
+	[[ "$a" == *" False" ]]
+	# a slow node, certain here: 5% slower by default
+	[ "$(scale --slow-session 1)" = "1.050000 True" ]
+	[ "$(scale --slow-session 1 --slow-factor 0.2 --slowdown -0.1)" = "1.080000 True" ]
+
+	# jitter: each request its own scale, reproducible by seed and serial
+	jitter() {
+		start_server --fixed-timing --ttft-ms 100 --itl-ms 1 --jitter 0.05 --seed "$1" \
+			--timing-log "$BATS_TEST_TMPDIR/j.jsonl" --max-requests 3
+		for _ in 1 2 3; do post /v1/completions '{"prompt":"a","max_tokens":1}' >/dev/null; done
+		wait_exit 5
+		py 'import json,sys
+print(" ".join(str(r["deadline_ns"][0] - r["received_ns"]) for r in map(json.loads, open(sys.argv[1]))))' "$BATS_TEST_TMPDIR/j.jsonl"
+	}
+	x=$(jitter 3)
+	[ "$x" = "$(jitter 3)" ]
+	[ "$x" != "$(jitter 4)" ]
+	py 'import sys; t = [int(v) for v in sys.argv[1].split()]; assert len(set(t)) == 3 and all(80e6 < v < 125e6 for v in t), t' "$x"
+	run -2 "$PERFGATE_BIN" mock-server --slowdown -0.7
+	[[ "$output" == *'--slowdown -0.7: expected a number in [-0.5, 100]'* ]]
+	run -2 "$PERFGATE_BIN" mock-server --slow-session 2
+	[[ "$output" == *'--slow-session 2: expected a probability in [0, 1]'* ]]
+}
+
 @test "the engine model queues beyond --max-running and reports it in /mock/stats" {
 	start_server --ttft-ms 5 --prefill-us-per-token 0 --itl-ms 5 --itl-growth 0 --max-running 2
 	clients=()
@@ -401,8 +451,91 @@ assert recs[2]["stream"] is False and recs[2]["completion_tokens"] == 2' "$BATS_
 		--ttft-ms --itl-ms --prefill-us-per-token --itl-growth --max-running --tokens-per-message \
 		--eos-prob --fault-500 --fault-disconnect --fault-stall --fault-malformed --fault-stream-error \
 		--stall-ms --max-seconds \
-		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log; do
+		--max-requests --startup-delay-ms --never-ready --exit-after-ms --exit-code --timing-log \
+		--slowdown --session-offset --slow-session --slow-factor --jitter; do
 		[[ "$output" == *"$flag"* ]] || { echo "missing $flag"; return 1; }
 	done
 	run -0 "$PERFGATE_BIN" mock-server --host ::1 --port 0 --max-seconds 0.2
+}
+
+@test "--idle-timeout-ms closes 3,000 half-sent and idle connections (408 to the half-sent), never a stream in progress" {
+	start_server --idle-timeout-ms 1000 --fixed-timing --ttft-ms 1 --itl-ms 100
+	# a stream that outlives the timeout three times over
+	post /v1/completions '{"prompt":"a","max_tokens":30,"stream":true,"ignore_eos":true}' -N \
+		>"$BATS_TEST_TMPDIR/stream.txt" &
+	local streamer=$!
+	"$PERFGATE_PYTHON" - "$PORT" <<'PY'
+import resource, selectors, socket, sys, time
+port = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+half = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"pro"
+kinds = {}
+t0 = time.monotonic()
+for i in range(3000):
+    s = socket.create_connection(("127.0.0.1", port))
+    kind = "half" if i % 3 else "silent"
+    if kind == "half":
+        s.sendall(half)
+    kinds[s] = kind
+# a whole request, then an idle keep-alive
+ka = socket.create_connection(("127.0.0.1", port))
+ka.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+kinds[ka] = "keepalive"
+# one that trickles a request a byte every 100 ms: no byte restarts the clock
+tr = socket.create_connection(("127.0.0.1", port))
+kinds[tr] = "trickle"
+# meanwhile the server answers others at once
+h = socket.create_connection(("127.0.0.1", port))
+h.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+assert h.recv(100).startswith(b"HTTP/1.1 200"), "busy server did not answer"
+h.close()
+sel = selectors.DefaultSelector()
+got = {s: b"" for s in kinds}
+for s in kinds:
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ)
+closed = {}
+trickle = iter(half)
+next_byte = time.monotonic()
+while len(closed) < len(kinds) and time.monotonic() - t0 < 20:
+    if tr not in closed and time.monotonic() >= next_byte:
+        try:
+            tr.send(bytes([next(trickle)]))
+        except (StopIteration, OSError):
+            pass
+        next_byte += 0.1
+    for key, _ in sel.select(0.05):
+        s = key.fileobj
+        try:
+            data = s.recv(65536)
+        except ConnectionResetError:
+            data = b""
+        if data:
+            got[s] += data
+        else:
+            closed[s] = time.monotonic() - t0
+            sel.unregister(s)
+left = [kinds[s] for s in kinds if s not in closed]
+assert not left, "%d connections still open after 20 s: %s" % (len(left), sorted(set(left)))
+by = {}
+for s, k in kinds.items():
+    by.setdefault(k, []).append(got[s])
+assert all(g.startswith(b"HTTP/1.1 408 Request Timeout\r\n") for g in by["half"]), by["half"][:1]
+assert all(g.startswith(b"HTTP/1.1 408") for g in by["trickle"]), by["trickle"]
+assert all(g == b"" for g in by["silent"]), "silent ones got bytes"
+assert by["keepalive"][0].startswith(b"HTTP/1.1 200") and b"408" not in by["keepalive"][0]
+worst = max(closed.values())
+assert 0.9 < min(closed.values()) and worst < 1 + 0.25 + 3, "closed between %.2f and %.2f s" % (min(closed.values()), worst)
+print("3002 connections closed between %.2f and %.2f s" % (min(closed.values()), worst))
+PY
+	wait "$streamer"
+	# the stream ran to its end: 30 tokens, then [DONE]
+	[ "$(grep -c '^data: {' "$BATS_TEST_TMPDIR/stream.txt")" -eq 30 ]
+	grep -q '^data: \[DONE\]' "$BATS_TEST_TMPDIR/stream.txt"
+	wait_stats 's["connections"]["idle_timeouts"] == 3002 and s["connections"]["open"] == 1'
+	# 0 turns it off; a negative value is an error
+	run "$PERFGATE_BIN" mock-server --idle-timeout-ms -1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--idle-timeout-ms: expected a number >= 0"* ]]
 }

@@ -81,7 +81,7 @@ teardown() {
 	assert_failure 2
 	run "$PERFGATE_BIN" report a b
 	assert_failure 2
-	assert_output "perfgate report: unexpected argument 'b' (expected one results directory)"
+	assert_output "perfgate report: unexpected argument 'b' (expected one results directory); see 'perfgate report --help'"
 }
 
 @test "report --help and import --help" {
@@ -189,5 +189,26 @@ perfgate import: skipped res/verdict.json: perfgate's comparison of the results 
 	mkdir empty
 	run "$PERFGATE_BIN" import empty
 	assert_failure 2
-	assert_output "perfgate import: empty: no .json files in this directory"
+	assert_output "perfgate import: empty: no result files (.json, .jsonl, llm-d's benchmark_report*.yaml) in this directory or below it"
+}
+
+@test "import: a results tree, labels from its path, one directory per experiment" {
+	mkdir -p runs/other/H200/base
+	cp -r "$DATA/tree/llmd-sweep" runs/
+	# a record of another experiment and GPU, and llm-d's report made from it
+	cp "$DATA/serving_llama8B_tp1_sharegpt_qps_4.json" runs/other/H200/base/run_1.json
+	cp "$DATA/real/benchmark_report_v0.2,_br_v0_2_example.yaml" \
+		"runs/other/H200/base/benchmark_report_v0.2,_run_1.json.yaml"
+	run --separate-stderr "$PERFGATE_BIN" import -o out runs
+	assert_success
+	assert_equal "$stderr" "perfgate import: skipped runs/other/H200/base/benchmark_report_v0.2,_run_1.json.yaml: llm-d's benchmark report of the result file beside it
+perfgate import: runs/llmd-sweep/L40S/no-features/benchmark_20250526-040420.json: from its path: gpu L40S, experiment llmd-sweep, deployment no-features
+perfgate import: runs/llmd-sweep/L40S/no-features/benchmark_20250526-040738.json: from its path: experiment llmd-sweep
+perfgate import: runs/other/H200/base/run_1.json: from its path: gpu H200, experiment other, deployment base"
+	assert_output $'out/llmd-sweep/L40S: 2 results\nout/other/H200: 1 result'
+	assert_file_exists out/llmd-sweep/L40S/serving_Llama-3.1-8B-Instruct_no-features_qps_5.json
+	# a vLLM record without a name of its own: named as llm-d names its
+	# points, from the deployment its path gives
+	run ls out/other/H200
+	assert_output "serving_Llama-3.1-8B-Instruct_base_qps_4.json"
 }

@@ -15,7 +15,7 @@ setup() {
 	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml
 	assert_success
 	assert_line --index 0 "perfgate run --dry-run: 48 test points from pipelines/suites/vllm-gpu.yml; nothing is started."
-	assert_line "[48/48] serving_llama70B_tp4_random_128_128_qps_inf_concurrency_200"
+	assert_line "[48/48] serving_llama70B_tp4_random_128_128_qps_inf"
 	assert_line "  command    vllm bench latency --model meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy --input-len 32 --output-len 128 --batch-size 8 --num-iters-warmup 5 --num-iters 15 --output-json '\$TMPDIR/perfgate-run-XXXXXX/latency_llama8B_tp1.json'"
 	assert_line "  timeout    3600 s, writes \$TMPDIR/perfgate-run-XXXXXX/latency_llama8B_tp1.json (imported into results/latency_llama8B_tp1.json)"
 	assert_line "  server     vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --dtype bfloat16 --host 127.0.0.1 --port {port}"

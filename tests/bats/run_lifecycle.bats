@@ -139,8 +139,11 @@ latency:
 	start=$SECONDS
 	run_perfgate
 	[ "$status" -eq 3 ]
-	[ $((SECONDS - start)) -lt 5 ]
-	[[ "$stderr" == *"error: server exited with status 7 after 0."*"s while starting"* ]]
+	# at once: long before the 20 s startup delay or the 600 s ready
+	# timeout (seconds, not a fraction: sanitizer builds on a busy host
+	# take over a second to start the mock server)
+	[ $((SECONDS - start)) -lt 10 ]
+	[[ "$stderr" =~ "error: server exited with status 7 after "[0-9]+\.[0-9]"s while starting" ]]
 	[[ "$stderr" == *"    perfgate mock-server: simulated crash after 300 ms (--exit-after-ms), exit code 7"* ]]
 	err=$(field "$RESULTS/latency_crash.json" 'r["perfgate"]["error"]')
 	[[ "$err" == *"last lines of $RESULTS/latency_crash.server.log:"*"simulated crash after 300 ms"* ]]
@@ -176,7 +179,7 @@ EOF
 	[ "$(field "$RESULTS/serving_crash_qps_40.json" 'r["perfgate"]["error"]')" = "server exited with status 1 before the point" ]
 	[ "$(field "$RESULTS/serving_after_qps_inf.json" 'r["perfgate"]["status"]')" = ok ]
 	[ "$(field "$RESULTS/serving_after_qps_inf.json" 'r["completed"]')" = 20 ]
-	[[ "$stderr" == *"+++ perfgate run: 1 ok, 2 error"* ]]
+	[[ "$stderr" == *"perfgate run: 1 ok, 2 error"* ]]
 	no_procs_left 0
 }
 

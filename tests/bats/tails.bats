@@ -149,9 +149,12 @@ frontier_thresholds() {
 	ladder slow --n 1000 --speed 0.97 --noise 0.01 --seed 9
 	run "$PERFGATE_BIN" gate slow -o out -q
 	assert_failure 1
-	grep -q '^\*\*perfgate: FAIL\*\* — 1 regression on H100$' out/comparison.md
+	grep -q '^\*\*perfgate: FAIL\*\* — H100: 1 of 9 tests regressed (1 metric), 1 with warnings · not confirmed by a re-run$' out/comparison.md
 	grep -q '| serving_ladder ladder (qps inf, concurrency 1-128) | Frontier: tput per GPU | — | — | -2.5% | 1.0% | \*\*regressed\*\* | 7 points at equal users/GPU: -2.5% (98% interval -3.6% to -1.4%); knee at concurrency 16 (baseline 16) |' out/comparison.md
-	grep -q "| serving_ladder_qps_inf_concurrency_1 | Output token throughput (tok/s) | .* | regressed (warn) | the ladder's frontier decides" out/comparison.md
+	# its points do not fail: the common 3% is the run's (judged as a whole
+	# run), or, beyond it, the ladder's frontier decides
+	grep -Eq "^\| serving_ladder_qps_inf_concurrency_1 \| Output token throughput \(tok/s\) \| .* \| (unchanged|regressed \(warn\)) \|" out/comparison.md
+	[ "$(grep -c "concurrency_[0-9]* | .* | \*\*regressed\*\*" out/comparison.md)" = 0 ]
 	# the same build again: the frontier has not moved
 	ladder same --n 1000 --noise 0.01 --seed 10
 	run "$PERFGATE_BIN" gate same -o out -q

@@ -5,7 +5,7 @@
 # usage: format.sh REPO_DIR
 set -eu
 cd "${1:?usage: format.sh REPO_DIR}"
-files=$(git ls-files 'src/*.[ch]' 'tests/unit/*.[ch]' 'tests/lint/*.c' 'bench/*.c' 'bench/*/*.c' 2>/dev/null ||
-	find src tests/unit tests/lint bench -name '*.[ch]')
+files=$(git ls-files 'src/*.[ch]' 'tests/unit/*.[ch]' 'tests/lint/*.c' 'tests/fuzz/*.[ch]' 'bench/*.c' 'bench/*/*.c' 2>/dev/null ||
+	find src tests/unit tests/lint tests/fuzz bench -name '*.[ch]')
 # shellcheck disable=SC2086 # one word per file
 clang-format --dry-run --Werror $files

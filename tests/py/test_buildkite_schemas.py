@@ -182,6 +182,71 @@ class PluginReferences(unittest.TestCase):
                 self.assertTrue(is_our_plugin(source), source)
 
 
+class Release(unittest.TestCase):
+    """What a release needs (docs/releasing.md): a license, a changelog
+    entry for the version every example pins, no tag newer than it."""
+
+    def test_changelog_has_this_version_and_unreleased(self):
+        with open(os.path.join(SRC, "CHANGELOG.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("\n## [Unreleased]\n", text)
+        self.assertRegex(text, r"\n## \[%s\]" % re.escape(project_version()))
+
+    def test_license(self):
+        with open(os.path.join(SRC, "LICENSE"), encoding="utf-8") as f:
+            self.assertTrue(f.readline().startswith("MIT License"))
+
+    def test_no_tag_is_newer_than_the_project_version(self):
+        """The linter's third rule: README versions are not older than the
+        newest vX.Y.Z tag."""
+        out = subprocess.run(["git", "-C", SRC, "tag", "--list", "v*"], capture_output=True,
+                             text=True)
+        version = tuple(int(x) for x in project_version().split("."))
+        for tag in out.stdout.split() if out.returncode == 0 else []:
+            m = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", tag)
+            if m:
+                self.assertLessEqual(tuple(int(x) for x in m.groups()), version, tag)
+
+
+class ProjectPipeline(unittest.TestCase):
+    """.buildkite/pipeline.yml, perfgate's own: a valid pipeline that runs
+    the plugin tester, the linter (with this plugin's id), shellcheck on the
+    hooks and plugin shell, .ci/run, and the plugin from the bundle."""
+
+    def setUp(self):
+        with open(os.path.join(SRC, ".buildkite", "pipeline.yml"), encoding="utf-8") as f:
+            self.doc = yaml.safe_load(f)
+        jsonschema.validate(self.doc, load_json(os.path.join(SCHEMAS, "buildkite-pipeline.schema.json")))
+        self.plugins = {}
+        for step in self.doc["steps"]:
+            for entry in step.get("plugins", []):
+                for source, config in entry.items():
+                    self.plugins[source.split("#")[0]] = (step, config)
+
+    def test_plugin_checks(self):
+        self.assertIn("plugin-tester", self.plugins)
+        self.assertEqual(self.plugins["plugin-linter"][1]["id"], PLUGIN_ID)
+        files = self.plugins["shellcheck"][1]["files"]
+        for pattern in ("hooks/**", "plugin/**"):
+            self.assertIn(pattern, files)
+        # the tester runs `bats tests`: the hook tests are there
+        self.assertTrue(glob.glob(os.path.join(SRC, "tests", "*.bats")))
+        commands = [s.get("command") for s in self.doc["steps"]]
+        self.assertIn(".ci/run", commands)
+
+    def test_the_plugin_from_this_commit_uses_the_bundle(self):
+        step, config = self.plugins["${BUILDKITE_PULL_REQUEST_REPO:-$BUILDKITE_REPO}"]
+        bundle = [s for s in self.doc["steps"] if s.get("key") == step["depends_on"]][0]
+        self.assertIn(config["binary-artifact"], bundle["command"])
+        jsonschema.validate(config, load_plugin_yml()["configuration"])
+        if PERFGATE:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("BUILDKITE")}
+            env["BUILDKITE_PLUGIN_CONFIGURATION"] = json.dumps(config)
+            r = subprocess.run([PERFGATE, "buildkite", "--check"], env=env, cwd=SRC,
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+
 class ReadmeConfiguration(unittest.TestCase):
     """README's Configuration section: one heading per option, in the option
     table's order, each saying what the schema says."""
@@ -240,7 +305,7 @@ class Pipelines(unittest.TestCase):
         suite = os.path.join(TESTS, "data", "buildkite", "suite.yml")
         for args in (["--gpus", "H100"],
                      ["--gpus", "H100,H200,A100,L40S", "--shards", "3", "--queue", "gpu-{gpu_lower}",
-                      "-o", "baseline=git", "-o", 'only-on-labels=["perf-$benchmarks"]']):
+                      "--option", "baseline=git", "--option", 'only-on-labels=["perf-$benchmarks"]']):
             out = subprocess.run([PERFGATE, "pipeline", suite, "--plugin", PLUGIN_ID + "#v0.1.0"] + args,
                                  check=True, capture_output=True, text=True).stdout
             self.assertNotIn("$b", out.replace("$$", ""), "a lone $ would be interpolated")
@@ -276,7 +341,7 @@ class Pipelines(unittest.TestCase):
     def test_dynamic_example_generates_a_valid_pipeline(self):
         suite = os.path.join(SRC, "pipelines", "suites", "vllm-gpu.yml")
         out = subprocess.run([PERFGATE, "pipeline", suite, "--gpus", "H100,H200,A100,L40S", "--shards",
-                              "4", "--plugin", PLUGIN_ID + "#v0.1.0", "-o", "baseline=git"],
+                              "4", "--plugin", PLUGIN_ID + "#v0.1.0", "--option", "baseline=git"],
                              check=True, capture_output=True, text=True).stdout
         self.check_pipeline(yaml.safe_load(out.replace("$$", "$")), "vllm-gpu.yml x 4 shards")
 

@@ -1,15 +1,29 @@
 """The plugin options' JSON Schema (tests/golden/plugin-configuration.json,
 rendered from buildkite/plugin_config.c's table) is a valid Draft-7 schema, and it
 agrees with perfgate's own validation (`perfgate buildkite --check`) on real
-step configurations: what the plugin linter accepts, the step accepts."""
+step configurations: what the plugin linter accepts, the step accepts.
+--check also loads the suites, so the configurations name files that exist
+(in a scratch directory); a missing suite file is refused."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import jsonschema
 
 tests = os.environ["PERFGATE_TESTS"]
+src = os.environ.get("PERFGATE_SRC", os.path.join(tests, ".."))
+work = tempfile.mkdtemp(prefix="perfgate-plugin-schema-")
+os.makedirs(os.path.join(work, "pipelines", "suites"))
+shutil.copy(os.path.join(src, "pipelines", "suites", "vllm-gpu.yml"),
+            os.path.join(work, "pipelines", "suites"))
+for f in ("latency-tests.json", "serving-tests.json"):
+    shutil.copy(os.path.join(tests, "data", "vllm", f), work)
+with open(os.path.join(work, "s.yml"), "w") as f:
+    f.write("defaults: {model: m, server: {command: 'serve {model} --port {port}'}}\n"
+            "serving: [{name: serving_a}, {name: serving_b}, {name: serving_c}, {name: serving_d}]\n")
 with open(os.path.join(tests, "golden", "plugin-configuration.json")) as f:
     schema = json.load(f)
 
@@ -19,7 +33,8 @@ validator = jsonschema.Draft7Validator(schema)
 good = [
     {"suites": "pipelines/suites/vllm-gpu.yml"},
     {"suites": ["latency-tests.json", "serving-tests.json"], "mode": "run"},
-    {"suites": {"serving": [{"name": "serving_a", "model": "m"}]}, "gpu": "H100",
+    {"suites": {"serving": [{"name": "serving_a_tp1", "model": "m",
+                             "server": {"command": "serve {model} --port {port}"}}]}, "gpu": "H100",
      "filter": "_tp1", "only": "serving", "repeat": 3, "results-dir": "results/h100",
      "annotate": "on-change", "only-on-labels": ["perf", "perf-full"]},
     {"mode": "report", "baseline": "git", "record-history": True,
@@ -28,7 +43,10 @@ good = [
      "thresholds": "thresholds", "only-on-labels": "perf"},
     {"suites": "s.yml", "mode": "run", "shard": "2/4", "annotate": "never"},
     {"suites": "s.yml", "mode": "pipeline", "gpus": ["H100", "A100"], "shards": 4,
-     "queue": "gpu-{gpu_lower}"},
+     "queue": "gpu-{gpu_lower}", "binary-artifact": "perfgate/perfgate.tar.gz",
+     "binary": "/opt/perfgate/bin/perfgate"},
+    {"mode": "binary", "binary-artifact": ".perfgate/perfgate-x86_64.tar.gz"},
+    {"suites": "s.yml", "binary-artifact": "perfgate/perfgate.tar.gz"},
 ]
 bad = [
     {"suites": "s.yml", "thresold": "t"},          # unknown option
@@ -43,10 +61,20 @@ bad = [
     {"suites": "s.yml", "shard": 2},
     {"suites": "s.yml", "shards": 0},
     {"suites": "s.yml", "gpus": [3]},
+    {},                                            # suites required (mode gate)
+    {"gpu": "H100", "mode": "run"},
+    {"mode": "binary"},                            # binary-artifact required
+    {"mode": "binary", "binary-artifact": "/tmp/perfgate.tar.gz"},   # absolute
+    {"mode": "binary", "binary-artifact": "bin/*.tar.gz"},           # a glob
+    {"mode": "binary", "binary-artifact": "perfgate"},               # not a bundle
 ]
 # the C check is stricter where a schema cannot be: shard 5/4 passes the
-# pattern, but INDEX must not exceed COUNT
-stricter = [{"suites": "s.yml", "shard": "5/4"}]
+# pattern, but INDEX must not exceed COUNT; suite files must load
+stricter = [{"suites": "s.yml", "shard": "5/4"}, {"suites": "missing.yml"},
+            {"suites": "s.yml", "filter": "no_such_test"},
+            # "." parts, and a binary where the step downloads one
+            {"mode": "binary", "binary-artifact": "./perfgate.tar.gz"},
+            {"suites": "s.yml", "binary": "/opt/perfgate", "binary-artifact": "p.tar.gz"}]
 
 
 
@@ -54,7 +82,7 @@ def perfgate_accepts(cfg):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BUILDKITE")}
     env["BUILDKITE_PLUGIN_CONFIGURATION"] = json.dumps(cfg)
     r = subprocess.run([os.environ["PERFGATE_BIN"], "buildkite", "--check"], env=env,
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, cwd=work)
     if r.returncode not in (0, 2):
         raise SystemExit(f"perfgate buildkite --check exited {r.returncode}: {r.stderr}")
     return r.returncode == 0, r.stderr.strip()
@@ -80,6 +108,7 @@ for cfg in stricter:
     if not validator.is_valid(cfg) or perfgate_accepts(cfg)[0]:
         failures.append(f"expected the schema to accept and perfgate to refuse: {cfg}")
 
+shutil.rmtree(work)
 if failures:
     print("\n".join(failures))
     sys.exit(1)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 START_TEST(buf_grows_and_stays_terminated)
 {
@@ -191,7 +192,7 @@ START_TEST(plan_names_points_like_vllm)
 	ck_assert_str_eq(plan.points[2].name, "serving_x_qps_0.5");
 	ck_assert_str_eq(plan.points[3].name, "serving_x_qps_inf");
 	ck_assert_str_eq(plan.points[4].name, "serving_c_qps_inf_concurrency_16");
-	ck_assert_str_eq(plan.points[5].name, "serving_c_qps_inf_concurrency_inf");
+	ck_assert_str_eq(plan.points[5].name, "serving_c_qps_inf"); /* unbounded: no cap */
 	ck_assert(plan.points[4].test == &s.tests[2]);
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
@@ -258,12 +259,15 @@ START_TEST(gpu_key_normalises_every_shape)
 		{ "NVIDIA L40S", "L40S" },
 		{ "8xH100", "H100" },
 		{ "4xNVIDIA_L40S", "L40S" },
+		{ "8xNVIDIA-H100-80GB-HBM3", "H100" }, /* llm-d benchmark report */
 		{ "H100\nH100\nH100", "H100" },
 		{ "A100-SXM4-80GB\nA100-SXM4-80GB", "A100" },
 		{ "1xA100-SXM4-80GB", "A100" },
 		{ "NVIDIA H100 PCIe", "H100" },
-		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2" },
-		{ "Tesla T4", "Tesla T4" },
+		/* any other name is its own key, made fit to name a file */
+		{ "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband x 2", "Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband_x_2" },
+		{ "Tesla T4", "Tesla_T4" },
+		{ "NVIDIA RTX A6000", "NVIDIA_RTX_A6000" },
 		{ "AMD Instinct MI300X OAM", "MI300X" },
 		{ "AMD Instinct MI325X", "MI325X" },
 		{ "AMD Instinct MI250X/MI250", "MI250X" },
@@ -271,12 +275,31 @@ START_TEST(gpu_key_normalises_every_shape)
 		{ "8xMI300X", "MI300X" },
 		{ "NVIDIA GB200", "GB200" },
 		{ "mock", "mock" },
+		{ "A10.G", "A10.G" },
+		/* never a path */
+		{ "../../x", "______x" },
+		{ "/etc/passwd", "_etc_passwd" },
+		{ "-rf", "_rf" },
+		{ ".hidden", "_hidden" },
+		{ "a\\b", "a_b" },
+		{ "0123456789012345678901234567890123456789012345678901234567890123456789",
+		  "0123456789012345678901234567890123456789012345678901234567890123" },
 	};
+	static const char *const refused[] = { "../../x", "a/b", ".hidden", "-x", "a\\b", "x..y",
+					       "tab\there" };
+	static const char *const accepted[] = { "H100", "NVIDIA H100 80GB HBM3", "NVIDIA RTX A6000",
+						"8xH100", "Tesla T4", "A10.G" };
 	/* clang-format on */
 	char out[128];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ck_assert_str_eq(pg_gpu_key(out, sizeof(out), cases[i][0]), cases[i][1]);
+		ck_assert_msg(pg_gpu_key_valid(out), "%s", out);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(!pg_gpu_name_ok(refused[i]), "%s", refused[i]);
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++)
+		ck_assert_msg(pg_gpu_name_ok(accepted[i]), "%s", accepted[i]);
 	ck_assert_int_eq(pg_gpu_count("8xH100"), 8);
 	ck_assert_int_eq(pg_gpu_count("4xNVIDIA_L40S"), 4);
 	ck_assert_int_eq(pg_gpu_count("H100\nH100\n"), 2);
@@ -332,6 +355,72 @@ START_TEST(results_round_trip_through_a_directory)
 }
 END_TEST
 
+/* A results directory is read and written without following links: a
+ * link is not listed, not read, and a directory link is not written
+ * through (the base directory itself may be one). */
+START_TEST(links_in_a_results_directory_are_not_followed)
+{
+	char *dir = tu_mkdtemp();
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv names = PG_STRV_INIT;
+	struct pg_buf path = PG_BUF_INIT, target = PG_BUF_INIT, text = PG_BUF_INIT;
+	struct pg_result_set set = PG_RESULT_SET_INIT;
+
+	pg_buf_printf(&target, "%s/outside", dir);
+	ck_assert_int_eq(pg_mkdir_p(target.ptr, &err), 0);
+	pg_buf_printf(&path, "%s/outside/secret.json", dir);
+	tu_write_file(path.ptr, "{\"completed\": 1, \"perfgate\": {\"suite\": \"serving\"}}");
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results", dir);
+	ck_assert_int_eq(pg_mkdir_p(path.ptr, &err), 0);
+	pg_buf_printf(&path, "/link.json");
+	pg_buf_reset(&text);
+	pg_buf_printf(&text, "%s/outside/secret.json", dir);
+	ck_assert_int_eq(symlink(text.ptr, path.ptr), 0);
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results/charts", dir);
+	ck_assert_int_eq(symlink(target.ptr, path.ptr), 0);
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results/real.json", dir);
+	tu_write_file(path.ptr, "{\"completed\": 2, \"perfgate\": {\"suite\": \"serving\"}}");
+
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results", dir);
+	ck_assert_int_eq(pg_dir_list_regular(path.ptr, ".json", &names, &err), 0);
+	ck_assert_uint_eq(names.n, 1);
+	ck_assert_str_eq(names.v[0], "real.json");
+	ck_assert_int_eq(pg_results_load_dir(&set, path.ptr, &err), 0);
+	ck_assert_uint_eq(set.n, 1);
+	pg_strv_release(&names);
+	ck_assert_int_eq(pg_subdir_list_real(path.ptr, NULL, &names, &err), 0);
+	ck_assert_uint_eq(names.n, 0);
+
+	pg_buf_reset(&text);
+	pg_buf_printf(&path, "/link.json");
+	ck_assert_int_eq(pg_file_read_nofollow(path.ptr, &text, &err), PG_ERR);
+	ck_assert(strstr(err.msg, "a symbolic link, not read"));
+	ck_assert_uint_eq(text.len, 0);
+
+	pg_buf_reset(&path);
+	pg_buf_printf(&path, "%s/results", dir);
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "charts", &err), PG_ERR);
+	ck_assert(strstr(err.msg, "results/charts: a symbolic link, not written through"));
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "confirm/deeper", &err), 0);
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "", &err), 0);
+	/* the base may be a link: a results directory placed elsewhere */
+	pg_buf_printf(&path, "/charts");
+	ck_assert_int_eq(pg_mkdir_under(path.ptr, "x", &err), 0);
+
+	pg_result_set_release(&set);
+	pg_strv_release(&names);
+	pg_buf_release(&path);
+	pg_buf_release(&target);
+	pg_buf_release(&text);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *foundation_suite(void)
 {
 	Suite *s = suite_create("foundation");
@@ -351,6 +440,7 @@ static Suite *foundation_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("io");
 	tcase_add_test(tc, results_round_trip_through_a_directory);
+	tcase_add_test(tc, links_in_a_results_directory_are_not_followed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
-/* thresholds/<GPU>.yml: loading (with positioned errors), writing, and
- * updates that rewrite only the baselines. */
+/* thresholds/<GPU>.yml: loading (with positioned errors), writing,
+ * updates that rewrite only the baselines, and a pull request's base copy. */
 #include "testutil.h"
 
 #include "base/buf.h"
@@ -9,9 +9,13 @@
 #include "baseline/thresholds.h"
 #include "baseline/thresholds_io.h"
 
+#include <git2.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -39,7 +43,9 @@ static const char good[] =
 	"# hand-written comment\n"
 	"gpu: H100\n"
 	"policy:\n"
-	"  alpha: 0.01\n"
+	"  step_false_alarm: 2%\n"
+	"  rerun_anchors: 4\n"
+	"  alpha: 0.01\n" /* the first gate's settings still load, and are ignored */
 	"  history_window: 12\n"
 	"  min_history: 4\n"
 	"  escalate: 12%\n"
@@ -79,7 +85,8 @@ START_TEST(loads_policy_and_baselines)
 	ck_assert_msg(pg_thresholds_load(path, &p, &b, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(b.gpu, "H100");
 	ck_assert_str_eq(b.kind, "thresholds");
-	ck_assert_double_eq(p.alpha, 0.01);
+	ck_assert_double_eq(p.step_false_alarm, 0.02);
+	ck_assert_int_eq(p.rerun_anchors, 4);
 	ck_assert_int_eq(p.history_window, 12);
 	ck_assert_int_eq(p.min_history, 4);
 	ck_assert_double_eq(p.escalate, 0.12);
@@ -94,7 +101,6 @@ START_TEST(loads_policy_and_baselines)
 	pg_policy_rule(&p, "serving_x_qps_inf", NULL,
 		       pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"), &r);
 	ck_assert_double_eq(r.tolerance, 0.06);
-	ck_assert_double_eq(r.recheck, 0.9);
 
 	ck_assert_uint_eq(b.n, 2);
 	ck_assert_str_eq(b.points[0].name, "latency_y"); /* sorted */
@@ -107,7 +113,7 @@ START_TEST(loads_policy_and_baselines)
 	ck_assert_uint_eq(bm->n_samples, 3);
 	/* three runs' medians: their spread is the measured noise */
 	ck_assert_double_eq_tol(bm->noise, 1.4826 * 50 / 2400, 1e-12);
-	ck_assert_int_eq(bm->line, 22);
+	ck_assert_int_eq(bm->line, 24);
 	bm = pg_base_point_metric(pt, pg_metric_by_id(PG_SUITE_SERVING, "median_ttft_ms"));
 	ck_assert_uint_eq(bm->n_samples, 0);
 	ck_assert(isnan(bm->noise));
@@ -137,6 +143,12 @@ static const struct {
 	  "T.yml:3:30: policy.metrics.median_ttft_ms.floor: unit 's' is not median_ttft_ms's unit 'ms'" },
 	{ "policy:\n  tests:\n    serving_*:\n      ttft: { tolerance: 5% }\n",
 	  "T.yml:4:7: policy.tests.serving_*: unknown metric 'ttft'" },
+	{ "policy:\n  step_false_alarm: 0\n",
+	  "T.yml:2:21: policy.step_false_alarm: must be above 0" },
+	{ "policy:\n  step_false_alarm: 5\n",
+	  "T.yml:2:21: policy.step_false_alarm: 5 is 100% or more: write a percentage like 5%" },
+	{ "policy:\n  rerun_anchors: -1\n",
+	  "T.yml:2:18: policy.rerun_anchors: " },
 	{ "policy:\n  min_history: 30\n",
 	  "T.yml:2:3: policy: min_history (30) is more than history_window (20)" },
 	{ "gpu: H100\nbaseline:\n  x: {}\n",
@@ -358,13 +370,14 @@ START_TEST(update_refuses_a_broken_file)
 	struct pg_baseline fresh = PG_BASELINE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "H100", NULL, false };
-	const char broken[] = "gpu: H100\npolicy:\n  alpah: 0.05\nbaselines: {}\n";
+	const char broken[] = "gpu: H100\npolicy:\n  escalte: 8%\nbaselines: {}\n";
 
 	tu_write_file(path, broken);
 	fresh_points(&fresh, 1);
 	ck_assert_int_eq(pg_thresholds_update(path, &fresh, &opts, &err), PG_ECONFIG);
-	ck_assert(strstr(err.msg,
-			 "H100.yml:3:3: policy: unknown setting 'alpah' (did you mean 'alpha'?)"));
+	ck_assert(strstr(
+		err.msg,
+		"H100.yml:3:3: policy: unknown setting 'escalte' (did you mean 'escalate'?)"));
 	text = tu_read_file(path, NULL);
 	ck_assert_str_eq(text, broken);
 	free(text);
@@ -401,6 +414,112 @@ START_TEST(yaml_scalars_round_trip)
 }
 END_TEST
 
+/* ---- a pull request's thresholds: the base's copy, and how the pull
+ * request's differs (pg_thresholds_load_at) ---- */
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	struct pg_buf cmd = PG_BUF_INIT;
+	va_list ap;
+
+	pg_buf_printf(&cmd, "cd '%s' && ", dir);
+	va_start(ap, fmt);
+	pg_buf_vprintf(&cmd, fmt, ap);
+	va_end(ap);
+	ck_assert_msg(system(cmd.ptr) == 0, "%s", cmd.ptr);
+	pg_buf_release(&cmd);
+}
+
+static const char thresholds_base[] = "gpu: H100\n"
+				      "policy:\n"
+				      "  metrics:\n"
+				      "    output_throughput: { gate: true, tolerance: 3% }\n"
+				      "baselines:\n"
+				      "  serving_x_qps_4:\n"
+				      "    suite: serving\n"
+				      "    values: { output_throughput: 100 }\n";
+
+START_TEST(thresholds_at_the_base)
+{
+	struct pg_policy pol;
+	struct pg_baseline base;
+	struct pg_thresholds_origin o;
+	struct pg_error err = PG_ERROR_INIT;
+	char cwd[4096], *file;
+	struct pg_rule r;
+	char *repo = path_in("repo"), *outside = path_in("outside.yml");
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	sh("git init -q -b main repo && mkdir repo/thresholds");
+	file = path_in("repo/thresholds/H100.yml");
+	tu_write_file(file, thresholds_base);
+	sh("cd repo && git add . && git -c user.name=t -c user.email=t@t commit -qm base");
+	/* the pull request loosens its policy and its baseline */
+	tu_write_file(file, "gpu: H100\n"
+			    "policy:\n"
+			    "  metrics:\n"
+			    "    output_throughput: { gate: false, tolerance: 3% }\n"
+			    "baselines:\n"
+			    "  serving_x_qps_4:\n"
+			    "    suite: serving\n"
+			    "    values: { output_throughput: 140 }\n");
+	ck_assert_int_eq(chdir(repo), 0);
+	ck_assert_msg(pg_thresholds_load_at("thresholds/H100.yml", "HEAD", &pol, &base, &o, &err) ==
+			      0,
+		      "%s", err.msg);
+	ck_assert_double_eq(base.points[0].metrics[0].value, 100);
+	ck_assert_msg(!strncmp(base.source, "thresholds/H100.yml at ", 23), "%s", base.source);
+	pg_policy_rule(&pol, "serving_x_qps_4", NULL, base.points[0].metrics[0].metric, &r);
+	ck_assert(r.gate);
+	ck_assert(o.in_repo && o.in_rev && o.in_checkout && o.differs);
+	ck_assert_str_eq(o.relpath, "thresholds/H100.yml");
+	ck_assert_uint_eq(o.added, 2);
+	ck_assert_uint_eq(o.removed, 2);
+	ck_assert_msg(strstr(o.diff, "-    output_throughput: { gate: true, tolerance: 3% }\n") &&
+			      strstr(o.diff, "+    values: { output_throughput: 140 }\n") &&
+			      strstr(o.diff, "@@ "),
+		      "%s", o.diff);
+	pg_thresholds_origin_release(&o);
+	pg_policy_release(&pol);
+	pg_baseline_release(&base);
+
+	/* the pull request deletes the whole directory: the base still decides */
+	sh("rm -r repo/thresholds");
+	ck_assert_int_eq(
+		pg_thresholds_load_at("thresholds/H100.yml", "HEAD", &pol, &base, &o, &err), 0);
+	ck_assert_double_eq(base.points[0].metrics[0].value, 100);
+	ck_assert(o.differs && !o.in_checkout && o.in_rev);
+	ck_assert_uint_eq(o.removed, 8);
+	pg_thresholds_origin_release(&o);
+	pg_policy_release(&pol);
+	pg_baseline_release(&base);
+
+	/* a file the base does not have */
+	ck_assert_int_eq(
+		pg_thresholds_load_at("thresholds/A100.yml", "HEAD", &pol, &base, &o, &err),
+		PG_ENOTFOUND);
+	ck_assert_msg(strstr(err.msg, "thresholds/A100.yml: not in the base branch (at HEAD)"),
+		      "%s", err.msg);
+	pg_thresholds_origin_release(&o);
+	pg_policy_release(&pol);
+	pg_baseline_release(&base);
+
+	/* outside the repository: read as it is */
+	tu_write_file(outside, thresholds_base);
+	ck_assert_int_eq(pg_thresholds_load_at(outside, "HEAD", &pol, &base, &o, &err), 0);
+	ck_assert(!o.in_repo);
+	ck_assert_str_eq(base.source, outside);
+	pg_thresholds_origin_release(&o);
+	pg_policy_release(&pol);
+	pg_baseline_release(&base);
+	ck_assert_int_eq(chdir(cwd), 0);
+	free(file);
+	free(outside);
+	free(repo);
+}
+END_TEST
+
 static Suite *thresholds_suite(void)
 {
 	Suite *s = suite_create("thresholds");
@@ -419,10 +538,22 @@ static Suite *thresholds_suite(void)
 	tcase_add_test(tc, update_refuses_a_broken_file);
 	tcase_add_test(tc, yaml_scalars_round_trip);
 	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pull_request");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, thresholds_at_the_base);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	return tu_run_suite(thresholds_suite());
+	/* the repositories made here are the tests' own: no system config */
+	int rc;
+
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	git_libgit2_init();
+	rc = tu_run_suite(thresholds_suite());
+	git_libgit2_shutdown();
+	return rc;
 }

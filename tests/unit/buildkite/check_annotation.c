@@ -90,6 +90,7 @@ static struct pg_annotation base_annotation(void)
 	a.gpu = "H100";
 	a.compared = true;
 	a.n_tests = 14;
+	a.counts.tests = 14;
 	a.facts = facts;
 	a.n_facts = 3;
 	a.charts = charts;
@@ -121,7 +122,7 @@ START_TEST(golden_pass)
 	struct pg_buf h = PG_BUF_INIT;
 
 	a.status = PG_ANNOTATION_PASS;
-	a.n_improvements = 2;
+	a.counts.improved = 2;
 	pg_annotation_headline(&h, &a);
 	ck_assert_str_eq(h.ptr, "H100: no regressions in 14 tests, 2 improved");
 	ck_assert_str_eq(pg_annotation_style(a.status), "success");
@@ -132,10 +133,14 @@ END_TEST
 
 /* clang-format off */
 static const struct pg_annotation_row rows[] = {
-	{ "serving_llama8B_tp1_sharegpt_qps_4", "Median TTFT (ms)", 108.9, 130.2, 19.559, 4, 1, "regressed" },
-	{ "latency_llama70B_tp4", "Median latency (ms)", 2530.1, 2702.4, 6.81, 3, 1, "regressed" },
-	{ "serving_llama8B_tp1_sharegpt_qps_inf", "P99 TPOT (ms)", 58.2, 61.3, 5.33, 7, 1, "warning (p99)" },
-	{ "throughput_llama8B_tp1", "Tput (req/s)", NAN, 22.84, NAN, 2.5, 0, "new" },
+	{ "serving_llama8B_tp1_sharegpt_qps_4", "Median TTFT (ms)", 108.9, 130.2, 19.559, 4, PG_TONE_BAD, "regressed" },
+	{ "latency_llama70B_tp4", "Median latency (ms)", 2530.1, 2702.4, 6.81, 3, PG_TONE_BAD, "regressed" },
+	{ "serving_llama8B_tp1_sharegpt_qps_inf", "P99 TPOT (ms)", 58.2, 61.3, 5.33, 7, PG_TONE_WARN, "noisy, warns only" },
+	{ "throughput_llama8B_tp1", "Tput (req/s)", NAN, 22.84, NAN, 2.5, PG_TONE_NONE, "new" },
+	/* colour from the verdict: an unchanged row worse by nothing is not red,
+	 * an improvement is green */
+	{ "latency_llama8B_tp1", "Median latency (ms)", 910.2, 910.2, 0.0, 3, PG_TONE_NONE, "unchanged" },
+	{ "throughput_llama70B_tp4", "Tput (req/s)", 4.1, 4.5, 9.76, 3, PG_TONE_GOOD, "improved" },
 };
 /* clang-format on */
 
@@ -145,7 +150,7 @@ START_TEST(golden_warning)
 	struct pg_buf h = PG_BUF_INIT;
 
 	a.status = PG_ANNOTATION_WARNING;
-	a.n_warnings = 2;
+	a.counts.warnings = 2;
 	a.rows = rows + 2;
 	a.n_rows = 2;
 	pg_annotation_headline(&h, &a);
@@ -156,18 +161,67 @@ START_TEST(golden_warning)
 }
 END_TEST
 
+/* A pull request that loosened its thresholds: the note, then the diff
+ * folded under a title that cannot inject HTML, cut after 120 lines, in a
+ * fence its content cannot close. */
+START_TEST(golden_pull_request_thresholds_change)
+{
+	struct pg_annotation a = base_annotation();
+	const char *notes[] = {
+		"this pull request changes thresholds/H100.yml (+2 -2 lines): the gate "
+		"used the base branch's copy (main at 1a2b3c4d5e6f, the merge-base); "
+		"the change applies once it is merged"
+	};
+	struct pg_buf diff = PG_BUF_INIT, body = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	pg_buf_puts(&diff, "diff --git a/thresholds/H100.yml b/thresholds/H100.yml\n"
+			   "--- a/thresholds/H100.yml\n"
+			   "+++ b/thresholds/H100.yml\n"
+			   "@@ -3,4 +3,4 @@ policy:\n"
+			   "   metrics:\n"
+			   "-    output_throughput: { gate: true, tolerance: 3% }\n"
+			   "+    output_throughput: { gate: false, tolerance: 3% }\n"
+			   "+    # ``` cannot close the fence\n");
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.counts.regressed = 2;
+	a.counts.regressed_metrics = 2;
+	a.rows = rows;
+	a.n_rows = 2;
+	a.notes = notes;
+	a.n_notes = 1;
+	a.policy_diff = diff.ptr;
+	a.policy_diff_title = "thresholds/H100.yml: this pull request against main at 1a2b3c4d5e6f";
+	render_golden(&a, "golden/annotations/pr-thresholds.md");
+
+	/* a rewrite of a whole file of baselines is cut */
+	for (int i = 0; i < 300; i++)
+		pg_buf_printf(&diff, "+    point_%d: { suite: serving }\n", i);
+	a.policy_diff = diff.ptr;
+	a.policy_diff_title = "<b>x</b>";
+	ck_assert_int_eq(pg_annotation_render(&body, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_ptr_nonnull(strstr(body.ptr, "<summary>&lt;b&gt;x&lt;/b&gt;</summary>"));
+	ck_assert_ptr_nonnull(
+		strstr(body.ptr, "+    point_111: { suite: serving }\n… 188 more lines\n"));
+	ck_assert_ptr_null(strstr(body.ptr, "point_112"));
+	pg_buf_release(&body);
+	pg_buf_release(&diff);
+}
+END_TEST
+
 START_TEST(golden_regression)
 {
 	struct pg_annotation a = base_annotation();
 	struct pg_buf h = PG_BUF_INIT;
 
 	a.status = PG_ANNOTATION_REGRESSION;
-	a.n_regressions = 2;
-	a.n_warnings = 1;
+	a.counts.regressed = 2;
+	a.counts.regressed_metrics = 3;
+	a.counts.warnings = 1;
 	a.rows = rows;
-	a.n_rows = 4;
+	a.n_rows = 6;
 	pg_annotation_headline(&h, &a);
-	ck_assert_str_eq(h.ptr, "H100: 2 regressions in 14 tests, 1 with warnings");
+	ck_assert_str_eq(h.ptr, "H100: 2 of 14 tests regressed (3 metrics), 1 with warnings");
 	ck_assert_str_eq(pg_annotation_style(a.status), "error");
 	ck_assert_str_eq(pg_annotation_status_name(a.status), "regression");
 	render_golden(&a, "golden/annotations/regression.md");
@@ -186,6 +240,7 @@ START_TEST(golden_error)
 	/* clang-format on */
 
 	a.status = PG_ANNOTATION_ERROR;
+	a.compared = false;
 	a.n_errors = 2;
 	a.notes = notes;
 	a.n_notes = 2;
@@ -238,7 +293,7 @@ static void big_make(struct big *g, size_t n)
 			g->names[i], "Output token throughput (tok/s)",
 			2418.1,      2201.7,
 			-8.95,       2.5,
-			1,           "regressed"
+			PG_TONE_BAD, "regressed"
 		};
 		pg_buf_printf(&g->report, "| %s | 8xH100 | 2201.7 |\n", name);
 		pg_buf_printf(&g->comparison, "| %s | Output Tput (tok/s) | 2418.1 | 2201.7 |\n",
@@ -281,7 +336,9 @@ START_TEST(degrades_step_by_step_under_the_limit)
 	big_make(&g, 10000);
 	a.status = PG_ANNOTATION_REGRESSION;
 	a.n_tests = g.n;
-	a.n_regressions = g.n;
+	a.counts.tests = g.n;
+	a.counts.regressed = g.n;
+	a.counts.regressed_metrics = g.n;
 	a.rows = g.rows;
 	a.n_rows = g.n;
 	a.report_md = g.report.ptr;
@@ -344,7 +401,8 @@ START_TEST(golden_degraded)
 	size_t lo = 0, hi = 1 << 20;
 
 	a.status = PG_ANNOTATION_REGRESSION;
-	a.n_regressions = 2;
+	a.counts.regressed = 2;
+	a.counts.regressed_metrics = 2;
 	a.rows = rows;
 	a.n_rows = 4;
 	/* the smallest limit at which every row still fits ... */
@@ -642,6 +700,7 @@ int main(void)
 	tcase_add_test(tc, golden_pass);
 	tcase_add_test(tc, golden_warning);
 	tcase_add_test(tc, golden_regression);
+	tcase_add_test(tc, golden_pull_request_thresholds_change);
 	tcase_add_test(tc, golden_error);
 	tcase_add_test(tc, golden_not_compared);
 	tcase_add_test(tc, degrades_step_by_step_under_the_limit);

@@ -114,7 +114,8 @@ static const struct {
 	{ "{\"suites\": \"s.yml\", \"confirm\": \"yes\"}",
 	  "step 'perf-h100': option 'confirm': expected true or false, got 'yes'" },
 	{ "{\"suites\": \"s.yml\", \"mode\": \"gates\"}",
-	  "step 'perf-h100': option 'mode': expected 'run', 'report', 'gate', 'merge' or 'pipeline', got 'gates' "
+	  "step 'perf-h100': option 'mode': expected 'run', 'report', 'gate', 'merge', 'pipeline' or 'binary', "
+	  "got 'gates' "
 	  "(did you mean 'gate'?)" },
 	{ "{\"suites\": \"s.yml\", \"annotate\": \"sometimes\"}",
 	  "step 'perf-h100': option 'annotate': expected 'always', 'on-change' or 'never', got "
@@ -146,6 +147,25 @@ static const struct {
 	  "step 'perf-h100': option 'suites' is required (mode 'gate' runs suites)" },
 	{ "[\"suites\"]",
 	  "step 'perf-h100': expected a mapping of options, got a list" },
+	{ "{\"mode\": \"binary\"}",
+	  "step 'perf-h100': option 'binary-artifact' is required (mode 'binary' uploads perfgate there)" },
+	{ "{\"suites\": \"s.yml\", \"binary\": \"/opt/perfgate\", \"binary-artifact\": \"p.tar.gz\"}",
+	  "step 'perf-h100': options 'binary' and 'binary-artifact' exclude each other in mode 'gate' "
+	  "(both only where perfgate is uploaded: modes binary and pipeline)" },
+	{ "{\"mode\": \"binary\", \"binary-artifact\": \"perfgate\"}",
+	  "step 'perf-h100': option 'binary-artifact': 'perfgate' is not a .tar.gz file (a perfgate bundle)" },
+	{ "{\"mode\": \"binary\", \"binary-artifact\": \"/tmp/p.tar.gz\"}",
+	  "step 'perf-h100': option 'binary-artifact': '/tmp/p.tar.gz' is absolute: write the artifact's "
+	  "path in the build, e.g. perfgate/perfgate.tar.gz" },
+	{ "{\"mode\": \"binary\", \"binary-artifact\": \"bin/*.tar.gz\"}",
+	  "step 'perf-h100': option 'binary-artifact': 'bin/*.tar.gz' has glob characters: it must name "
+	  "one artifact" },
+	{ "{\"mode\": \"binary\", \"binary-artifact\": \"./p.tar.gz\"}",
+	  "step 'perf-h100': option 'binary-artifact': './p.tar.gz' has an empty, '.' or '..' part: write "
+	  "the path as the artifact stores it" },
+	{ "{\"mode\": \"binary\", \"binary-artifact\": \"a//p.tar.gz\"}",
+	  "step 'perf-h100': option 'binary-artifact': 'a//p.tar.gz' has an empty, '.' or '..' part: write "
+	  "the path as the artifact stores it" },
 };
 /* clang-format on */
 
@@ -172,6 +192,22 @@ START_TEST(null_means_not_given_and_report_needs_no_suites)
 	ck_assert_msg(pg_plugin_config_parse(&c, cfg, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c.gpu, "auto");
 	ck_assert_str_eq(c.results_dir, "merged");
+	pg_plugin_config_release(&c);
+	json_decref(cfg);
+
+	/* mode binary needs no suites either, and may name the binary it uploads */
+	cfg = parse_json(
+		"{\"mode\": \"binary\", \"binary-artifact\": \".perfgate/perfgate-x86_64.tar.gz\","
+		" \"binary\": \"/opt/perfgate/bin/perfgate\"}");
+	ck_assert_msg(pg_plugin_config_parse(&c, cfg, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(c.mode, PG_MODE_BINARY);
+	ck_assert_str_eq(c.binary_artifact, ".perfgate/perfgate-x86_64.tar.gz");
+	pg_plugin_config_release(&c);
+	json_decref(cfg);
+	/* a GPU step downloads it */
+	cfg = parse_json("{\"suites\": \"s.yml\", \"binary-artifact\": \"perfgate.tar.gz\"}");
+	ck_assert_msg(pg_plugin_config_parse(&c, cfg, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c.binary_artifact, "perfgate.tar.gz");
 	pg_plugin_config_release(&c);
 	json_decref(cfg);
 

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "gate/compare_stats.h"
 #include "base/jsonw.h"
@@ -119,113 +120,6 @@ START_TEST(wilson_interval)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* One decision                                                        */
-
-static const struct pg_rule gate_rule = { .gate = true,
-					  .tolerance = 0.03,
-					  .floor = 0.1,
-					  .escalate = 0,
-					  .alpha = 0.05,
-					  .min_samples = 5,
-					  .noise_sigmas = 1.6,
-					  .recheck = 0.8 };
-static const struct pg_rule warn_rule = { .gate = false,
-					  .tolerance = 0.07,
-					  .floor = 0.5,
-					  .escalate = 0.08,
-					  .alpha = 0.05,
-					  .min_samples = 5,
-					  .noise_sigmas = 1.6,
-					  .recheck = 0.75 };
-
-struct decide_case {
-	const char *what;
-	const struct pg_rule *rule;
-	enum pg_direction dir;
-	double base[6];
-	size_t nb;
-	double noise;
-	double cur[6];
-	size_t nc;
-	enum pg_verdict verdict;
-	bool fails, flagged, tested;
-};
-
-#define LOW  PG_LOWER_IS_BETTER
-#define HIGH PG_HIGHER_IS_BETTER
-
-/* clang-format off */
-static const struct decide_case decide_cases[] = {
-	{ "within tolerance", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
-	  { 10.1, 10.2, 10, 10.1, 10.2 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
-	{ "10% slower, significant", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
-	  { 11, 11.1, 10.9, 11, 11.05 }, 5, PG_VERDICT_REGRESSED, true, true, true },
-	{ "10% slower, too few samples to test", &gate_rule, LOW, { 10, 10.1, 9.9 }, 3, NAN,
-	  { 11, 11.1, 10.9 }, 3, PG_VERDICT_REGRESSED, true, true, false },
-	{ "median 10% slower, samples overlap", &gate_rule, LOW, { 10, 12, 9, 13, 10 }, 5, NAN,
-	  { 11, 8, 13, 11, 9 }, 5, PG_VERDICT_NOISY, false, true, true },
-	{ "5% slower but under the floor", &gate_rule, LOW, { 1.0 }, 1, NAN, { 1.05 }, 1,
-	  PG_VERDICT_UNCHANGED, false, false, false },
-	{ "throughput 10% lower", &gate_rule, HIGH, { 100 }, 1, NAN, { 90 }, 1, PG_VERDICT_REGRESSED,
-	  true, true, false },
-	{ "throughput 10% higher", &gate_rule, HIGH, { 100 }, 1, NAN, { 110 }, 1, PG_VERDICT_IMPROVED,
-	  false, false, false },
-	{ "close to the tolerance: re-run", &gate_rule, LOW, { 100 }, 1, NAN, { 102.6 }, 1,
-	  PG_VERDICT_UNCHANGED, false, true, false },
-	{ "measured noise widens the tolerance", &gate_rule, LOW, { 100 }, 1, 0.05, { 106 }, 1,
-	  PG_VERDICT_UNCHANGED, false, false, false },
-	{ "tail 10% worse: beyond escalation", &warn_rule, LOW, { 100 }, 1, NAN, { 110 }, 1,
-	  PG_VERDICT_REGRESSED, true, true, false },
-	{ "tail 7.5% worse: warns only", &warn_rule, LOW, { 100 }, 1, NAN, { 107.5 }, 1,
-	  PG_VERDICT_REGRESSED, false, true, false },
-	{ "zero baseline", &gate_rule, LOW, { 0 }, 1, NAN, { 1 }, 1, PG_VERDICT_REGRESSED, true, true,
-	  false },
-	/* no per-repeat quality check (docs/gate.md, "How well it works"): the
-	 * median absorbs one wild repeat of five, on either side */
-	{ "one repeat 40% slower", &gate_rule, LOW, { 10, 10.1, 9.9, 10, 10 }, 5, NAN,
-	  { 10.1, 10, 14, 10.1, 10 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
-	{ "one repeat at 30% of the throughput", &gate_rule, HIGH, { 100, 101, 99, 100, 100 }, 5, NAN,
-	  { 100, 30, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
-	{ "one baseline repeat wild", &gate_rule, HIGH, { 100, 101, 160, 100, 99 }, 5, NAN,
-	  { 100, 100.5, 101, 99, 100 }, 5, PG_VERDICT_UNCHANGED, false, false, false },
-};
-/* clang-format on */
-
-START_TEST(decide_table)
-{
-	const struct decide_case *c = &decide_cases[_i];
-	struct pg_base_metric bm = { .value = NAN, .noise = c->noise };
-	struct pg_decision d;
-
-	bm.samples = (double *)c->base;
-	bm.n_samples = c->nb;
-	pg_decide(&d, c->rule, c->dir, &bm, c->cur, c->nc);
-	ck_assert_msg(d.verdict == c->verdict, "%s: verdict %s, want %s", c->what,
-		      pg_verdict_name(d.verdict), pg_verdict_name(c->verdict));
-	ck_assert_msg(d.fails == c->fails, "%s: fails %d", c->what, d.fails);
-	ck_assert_msg(d.flagged == c->flagged, "%s: flagged %d", c->what, d.flagged);
-	ck_assert_msg(isnan(d.p_value) != c->tested, "%s: p %g", c->what, d.p_value);
-	ck_assert_double_eq(d.baseline, pg_cmpstat_median(c->base, c->nb));
-	ck_assert_double_eq(d.current, pg_cmpstat_median(c->cur, c->nc));
-}
-END_TEST
-
-START_TEST(decide_reports_effective_tolerance)
-{
-	struct pg_base_metric bm = { .value = 100, .noise = 0.05 };
-	const double cur[] = { 100 };
-	struct pg_decision d;
-
-	pg_decide(&d, &gate_rule, LOW, &bm, cur, 1);
-	ck_assert_double_eq_tol(d.tolerance, expm1(1.6 * 0.05), 1e-12);
-	bm.noise = 0.01;
-	pg_decide(&d, &gate_rule, LOW, &bm, cur, 1);
-	ck_assert_double_eq(d.tolerance, 0.03);
-	ck_assert_double_eq(d.change, 0);
-}
-END_TEST
-
-/* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
 START_TEST(policy_layers)
@@ -244,11 +138,10 @@ START_TEST(policy_layers)
 	ck_assert(r.gate);
 	ck_assert_double_eq(r.tolerance, tput->tolerance);
 	ck_assert_double_eq(r.escalate, 0);
-	ck_assert_double_eq(r.recheck, PG_DEFAULT_RECHECK_THROUGHPUT);
 	pg_policy_rule(&p, "serving_x_qps_1", NULL, p99, &r);
 	ck_assert(!r.gate);
 	ck_assert_double_eq(r.escalate, PG_DEFAULT_ESCALATE);
-	ck_assert_double_eq(r.recheck, PG_DEFAULT_RECHECK_TAIL);
+	ck_assert_double_eq(p.step_false_alarm, PG_DEFAULT_STEP_FALSE_ALARM);
 
 	/* tests: entries come after metrics: entries whatever the order given */
 	pg_policy_add(&p, "serving_*_qps_inf", "median_ttft_ms", &tol9, 3);
@@ -322,6 +215,90 @@ static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const ch
 	return NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* A pair judged by its tolerance alone (one point, no job history)    */
+
+struct tol_case {
+	const char *what;
+	const char *metric;
+	double base;  /* the published value */
+	double noise; /* its recorded run-to-run noise, NAN */
+	double cur[5];
+	enum pg_verdict verdict;
+	enum pg_outcome outcome;
+};
+
+/* clang-format off */
+static const struct tol_case tol_cases[] = {
+	{ "within tolerance", "median_ttft_ms", 100, NAN, { 102, 101, 103, 102, 102 },
+	  PG_VERDICT_UNCHANGED, PG_OUTCOME_PASS },
+	{ "10% slower", "median_ttft_ms", 100, NAN, { 110, 111, 109, 110, 110 },
+	  PG_VERDICT_REGRESSED, PG_OUTCOME_FAIL },
+	{ "5% slower but under the 1 ms floor", "median_ttft_ms", 10, NAN, { 10.5, 10.5, 10.5, 10.5, 10.5 },
+	  PG_VERDICT_UNCHANGED, PG_OUTCOME_PASS },
+	{ "throughput 10% lower", "output_throughput", 1000, NAN, { 900, 900, 900, 900, 900 },
+	  PG_VERDICT_REGRESSED, PG_OUTCOME_FAIL },
+	{ "throughput 10% higher", "output_throughput", 1000, NAN, { 1100, 1100, 1100, 1100, 1100 },
+	  PG_VERDICT_IMPROVED, PG_OUTCOME_PASS },
+	{ "recorded noise widens the tolerance", "median_ttft_ms", 100, 0.05, { 106, 106, 106, 106, 106 },
+	  PG_VERDICT_UNCHANGED, PG_OUTCOME_PASS },
+	{ "tail 10% worse: beyond escalation", "p99_ttft_ms", 100, NAN, { 110, 110, 110, 110, 110 },
+	  PG_VERDICT_REGRESSED, PG_OUTCOME_FAIL },
+	{ "tail 7.5% worse: warns only", "p99_ttft_ms", 100, NAN, { 107.5, 107.5, 107.5, 107.5, 107.5 },
+	  PG_VERDICT_REGRESSED, PG_OUTCOME_WARN },
+	{ "zero baseline", "median_ttft_ms", 0, NAN, { 5, 5, 5, 5, 5 },
+	  PG_VERDICT_REGRESSED, PG_OUTCOME_FAIL },
+	/* the median absorbs one wild repeat of five */
+	{ "one repeat 40% slower", "median_ttft_ms", 100, NAN, { 101, 100, 140, 101, 100 },
+	  PG_VERDICT_UNCHANGED, PG_OUTCOME_PASS },
+	{ "one repeat at 30% of the throughput", "output_throughput", 1000, NAN, { 1000, 300, 1010, 990, 1000 },
+	  PG_VERDICT_UNCHANGED, PG_OUTCOME_PASS },
+};
+/* clang-format on */
+
+START_TEST(tolerance_table)
+{
+	const struct tol_case *tc = &tol_cases[_i];
+	const struct pg_metric *m = pg_metric_by_id(PG_SUITE_SERVING, tc->metric);
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *r = json_object(), *pg = json_object(), *reps = json_array();
+	struct pg_cmp_point run[] = { { "p", PG_SUITE_SERVING, "ok", r, NULL } };
+	struct pg_base_metric *bm;
+	const struct pg_cmp_row *row;
+
+	for (size_t i = 0; i < 5; i++) {
+		json_t *one = json_object();
+		json_object_set_new(one, m->key, json_real(tc->cur[i]));
+		json_array_append_new(reps, one);
+	}
+	json_object_set_new(pg, "suite", json_string("serving"));
+	json_object_set_new(pg, "repeats", reps);
+	json_object_set_new(r, "perfgate", pg);
+	pg_policy_init(&policy);
+	base.kind = strdup("thresholds");
+	bm = pg_base_point_add_metric(pg_baseline_add(&base, "p", PG_SUITE_SERVING), m, tc->base,
+				      NULL, 0);
+	bm->noise = tc->noise;
+	pg_compare(&c, &policy, &base, run, 1, NULL, 0, NULL);
+	row = find_row(&c, "p", tc->metric);
+	ck_assert_msg(row->verdict == tc->verdict, "%s: verdict %s, want %s", tc->what,
+		      pg_verdict_name(row->verdict), pg_verdict_name(tc->verdict));
+	ck_assert_msg(row->outcome == tc->outcome, "%s: outcome %s", tc->what,
+		      pg_outcome_name(row->outcome));
+	ck_assert_int_eq(row->method, PG_METHOD_TOLERANCE);
+	ck_assert(isnan(row->p_value));
+	ck_assert_double_eq(row->current, pg_cmpstat_median(tc->cur, 5));
+	if (!isnan(tc->noise))
+		ck_assert_double_eq_tol(row->tolerance, expm1(1.6 * tc->noise), 1e-12);
+	pg_comparison_release(&c);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+	json_decref(r);
+}
+END_TEST
+
 START_TEST(compare_every_verdict)
 {
 	struct pg_policy policy;
@@ -371,6 +348,7 @@ START_TEST(compare_every_verdict)
 	/* a regression outranks missing results: exit 1, not 3 */
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
 	ck_assert_int_eq(pg_outcome_exit_code(c.outcome), 1);
+	/* judged by the tolerance alone: no anchors, the flagged point only */
 	ck_assert_uint_eq(c.rerun.n, 1);
 	ck_assert_str_eq(c.rerun.v[0], "b_slow");
 	ck_assert_uint_eq(c.counts[PG_VERDICT_REGRESSED], 2);
@@ -404,7 +382,7 @@ START_TEST(compare_every_verdict)
 }
 END_TEST
 
-START_TEST(confirmation_pools_the_rerun)
+START_TEST(confirmation_replicates)
 {
 	struct pg_policy policy;
 	struct pg_baseline base = PG_BASELINE_INIT;
@@ -431,20 +409,23 @@ START_TEST(confirmation_pools_the_rerun)
 	r = find_row(&c, "p", "output_throughput");
 	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
 	ck_assert(r->confirmed);
-	ck_assert_uint_eq(r->n_current, 10);
+	/* each run stands on its own: nothing pooled */
+	ck_assert_uint_eq(r->n_current, 5);
+	ck_assert_uint_eq(r->rerun.n, 5);
+	ck_assert_double_eq_tol(r->rerun.change, -0.045, 1e-9);
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
 	ck_assert_uint_eq(c.rerun.n, 0);
-	/* rows that were not flagged keep the first run's samples */
-	ck_assert_uint_eq(find_row(&c, "p", "median_ttft_ms")->n_current, 5);
 	pg_comparison_release(&c);
 
+	/* a re-run within the tolerance vetoes it */
 	again[0].result = again_fine;
 	pg_compare(&c, &policy, &base, run, 1, again, 1, NULL);
 	r = find_row(&c, "p", "output_throughput");
-	ck_assert_int_eq(r->verdict, PG_VERDICT_UNCHANGED);
-	ck_assert(r->confirmed);
-	ck_assert_str_eq(r->note, "first run -4%; the re-run did not confirm it");
-	ck_assert_int_eq(c.outcome, PG_OUTCOME_PASS);
+	ck_assert_int_eq(r->verdict, PG_VERDICT_NOT_REPRODUCED);
+	ck_assert(!r->confirmed);
+	ck_assert_str_eq(r->note, "first run 4% worse; the re-run 0.1% better: not reproduced");
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
+	ck_assert_int_eq(pg_gate_exit_code(c.outcome, true), 0);
 	pg_comparison_release(&c);
 
 	again[0].result = again_failed;
@@ -474,7 +455,7 @@ START_TEST(history_baselines_and_strict_mode)
 				      { "unknown", PG_SUITE_SERVING, "ok", fresh, NULL } };
 	struct pg_base_point *p;
 	static const double noisy[] = { 1000, 1100, 900, 1050, 950 };
-	static const double overlapping[] = { 1080, 880, 900, 870, 1000 };
+	static const double overlapping[] = { 1080, 880, 930, 870, 1000 };
 
 	pg_policy_init(&policy);
 	base.kind = strdup("git");
@@ -494,11 +475,15 @@ START_TEST(history_baselines_and_strict_mode)
 	pg_comparison_release(&c);
 	pg_baseline_release(&base);
 
-	/* a noisy gating metric passes with a warning, or fails when strict */
-	base.kind = strdup("thresholds");
-	p = pg_baseline_add(&base, "known", PG_SUITE_SERVING);
-	pg_base_point_add_metric(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), NAN,
-				 noisy, 5);
+	/* a gating metric beyond its tolerance but within the history's
+	 * job-to-job spread is noisy: a warning, or flagged when strict */
+	{
+		static const long jobs[] = { 0, 1, 2, 3, 4 };
+		base.kind = strdup("git");
+		p = pg_baseline_add(&base, "known", PG_SUITE_SERVING);
+		pg_base_point_add_jobs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"),
+				       noisy, jobs, 5);
+	}
 	for (size_t i = 0; i < 5; i++) {
 		json_t *one = json_object();
 		json_object_set_new(one, "output_throughput", json_real(overlapping[i]));
@@ -508,10 +493,16 @@ START_TEST(history_baselines_and_strict_mode)
 	json_object_set_new(pg, "repeats", reps);
 	json_object_set_new(odd, "perfgate", pg);
 	run[0].result = odd;
-	pg_compare(&c, &policy, &base, run, 1, run, 1, NULL);
+	pg_compare(&c, &policy, &base, run, 1, NULL, 0, NULL);
+	ck_assert_int_eq(find_row(&c, "known", "output_throughput")->method, PG_METHOD_HISTORY);
 	ck_assert_int_eq(find_row(&c, "known", "output_throughput")->verdict, PG_VERDICT_NOISY);
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
 	pg_comparison_release(&c);
+	pg_compare(&c, &policy, &base, run, 1, NULL, 0,
+		   &(struct pg_compare_opts){ .strict = true });
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	/* strict and confirmed: the re-run must be beyond the tolerance too */
 	pg_compare(&c, &policy, &base, run, 1, run, 1, &(struct pg_compare_opts){ .strict = true });
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
 	pg_comparison_release(&c);
@@ -591,7 +582,7 @@ START_TEST(render_markdown_and_json)
 	pg_comparison_headline(&md, &c);
 	ck_assert_str_eq(
 		md.ptr,
-		"**perfgate: PASS with warnings** — no confirmed regression on H100; 1 missing");
+		"**perfgate: PASS with warnings** — H100: no regressions in 3 tests, 1 with warnings");
 	pg_buf_reset(&md);
 	pg_comparison_attention_table(&md, &c);
 	ck_assert(strstr(md.ptr, "serving_d_qps_inf"));
@@ -639,7 +630,7 @@ START_TEST(hostile_names_cannot_break_the_comparison)
 	ck_assert_uint_eq(c.rerun.n, 1);
 	pg_comparison_markdown(&md, &c);
 	tu_assert_markdown_safe(md.ptr, tags);
-	ck_assert_ptr_nonnull(strstr(md.ptr, "on &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "— &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`: "));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "Re-run to confirm: `serving_<script>|x'y'_qps_1`"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
 	ck_assert_ptr_nonnull(strstr(
@@ -732,14 +723,13 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, mann_whitney_ties_and_large_samples);
 	tcase_add_test(tc, wilson_interval);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("decide");
-	tcase_add_loop_test(tc, decide_table, 0, (int)N(decide_cases));
-	tcase_add_test(tc, decide_reports_effective_tolerance);
+	tc = tcase_create("policy");
 	tcase_add_test(tc, policy_layers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("compare");
+	tcase_add_loop_test(tc, tolerance_table, 0, (int)N(tol_cases));
 	tcase_add_test(tc, compare_every_verdict);
-	tcase_add_test(tc, confirmation_pools_the_rerun);
+	tcase_add_test(tc, confirmation_replicates);
 	tcase_add_test(tc, history_baselines_and_strict_mode);
 	tcase_add_test(tc, render_markdown_and_json);
 	tcase_add_test(tc, large_comparisons);

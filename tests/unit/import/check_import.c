@@ -110,6 +110,266 @@ START_TEST(records_and_reports)
 }
 END_TEST
 
+/* Whole real files of every kind (origins: data/import/real/README.md). */
+START_TEST(real_files)
+{
+	/* a job log: printed blocks and RESULT_START records of the same runs */
+	import_golden("data/import/real/llmd-bench-automation-readme.md",
+		      "golden/import/llmd-bench-automation-readme.txt", 2, NULL);
+	/* printed blocks under "# " */
+	import_golden("data/import/real/pp_local_test_res.sh",
+		      "golden/import/pp_local_test_res.txt", 2, "8xH100");
+	/* printed blocks under a timestamp */
+	import_golden("data/import/real/ts-prefixed-serve.log",
+		      "golden/import/ts-prefixed-serve.txt", 1, NULL);
+	/* AIPerf's export after two lines of noise */
+	import_golden("data/import/real/aiperf-0.10.0-stdout.txt",
+		      "golden/import/aiperf-0.10.0-stdout.txt", 1, NULL);
+	/* GenAI-Perf exports in a Markdown page's ```json blocks */
+	import_golden("data/import/real/genai-perf-issue-298.md",
+		      "golden/import/genai-perf-issue-298.txt", 2, NULL);
+	/* GuideLLM report schema v2: one point per benchmark */
+	import_golden("data/import/real/guidellm_report_v2.json",
+		      "golden/import/guidellm_report_v2.txt", 2, NULL);
+	/* llm-d benchmark report v0.2, YAML */
+	import_golden("data/import/real/benchmark_report_v0.2,_br_v0_2_example.yaml",
+		      "golden/import/llmd-benchmark-report-v0.2.txt", 1, NULL);
+}
+END_TEST
+
+/* A results tree <experiment>/<GPU>/<deployment>/: what the path says goes
+ * to the records that lack it, and says so. */
+START_TEST(tree_labels_from_path)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv files = PG_STRV_INIT, notes = PG_STRV_INIT;
+	struct pg_import_opts opts = { 0 };
+	char *args[] = { "data/import/tree" };
+	char *text;
+
+	in_tests_dir();
+	opts.labels_from_path = 1;
+	ck_assert_int_eq(pg_import_inputs(&files, &notes, args, 1, &err), 0);
+	ck_assert_uint_eq(files.n, 2);
+	for (size_t i = 0; i < files.n; i++)
+		ck_assert_msg(pg_import_file(&rs, files.v[i], &opts, &err) == 0, "%s", err.msg);
+	text = dump(&rs);
+	tu_assert_golden("golden/import/tree.txt", text);
+	free(text);
+	/* the first file holds neither GPU nor deployment, the second both */
+	ck_assert_str_eq(
+		json_string_value(pg_json_path(rs.items[0].json, "perfgate.import.inferred.gpu")),
+		"L40S");
+	ck_assert_ptr_null(pg_json_path(rs.items[1].json, "perfgate.import.inferred.gpu"));
+	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[1].json,
+							"perfgate.import.inferred.experiment")),
+			 "llmd-sweep");
+	ck_assert_str_eq(rs.items[0].name, "serving_Llama-3.1-8B-Instruct_no-features_qps_5");
+	pg_strv_release(&files);
+	pg_strv_release(&notes);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+START_TEST(path_labels)
+{
+	/* clang-format off */
+	static const struct {
+		const char *path, *experiment, *gpu, *deployment;
+	} cases[] = {
+		{ "exp/L40S/no-features/benchmark_1.json", "exp", "L40S", "no-features" },
+		{ "/r/sweep/8xH100/pd/x/r.json", "sweep", "8xH100", "x" },
+		{ "runs/H200/r.json", "runs", "H200", "" },
+		{ "NVIDIA_A100-SXM4-80GB/base/r.json", "", "NVIDIA_A100-SXM4-80GB", "base" },
+		{ "a/MI300X/b/r.json", "a", "MI300X", "b" },
+		{ "results/run10/v1/r.json", "", "", "" },
+		{ "r.json", "", "", "" },
+		{ "../L4/r.json", "", "L4", "" },
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pg_path_labels l;
+
+		pg_import_path_labels(cases[i].path, &l);
+		ck_assert_msg(!strcmp(l.experiment, cases[i].experiment) &&
+				      !strcmp(l.gpu, cases[i].gpu) &&
+				      !strcmp(l.deployment, cases[i].deployment),
+			      "%s: '%s' '%s' '%s'", cases[i].path, l.experiment, l.gpu,
+			      l.deployment);
+	}
+}
+END_TEST
+
+static struct pg_result_set import_ok(const char *text, size_t want_n)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_msg(pg_import_text(&rs, text, strlen(text), "t.txt", "t", NULL, NULL, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(rs.n, want_n);
+	return rs;
+}
+
+static double num_at(const struct pg_result *r, const char *key)
+{
+	json_t *v = pg_json_path(r->json, key);
+
+	ck_assert_msg(json_is_number(v), "%s: not a number", key);
+	return json_number_value(v);
+}
+
+/* JSON inside text: a Jekyll page's highlight block, prose around it with
+ * braces and quotes of its own, a log that starts with "[timestamp]". */
+START_TEST(json_inside_text)
+{
+	struct pg_result_set rs;
+
+	rs = import_ok("---\nlayout: post\ntitle: \"Our {fast} run\n---\n"
+		       "We ran it (see [the docs](x)) and got:\n\n"
+		       "{% highlight json %}\n"
+		       "{\n  \"completed\": 10, \"request_rate\": 4.0, \"max_concurrency\": null,\n"
+		       "  \"request_throughput\": 3.9999, \"mean_ttft_ms\": NaN\n}\n"
+		       "{% endhighlight %}\n"
+		       "and a config, which is no result: {\"seed\": 0}\n"
+		       "[1, 2] and the first brace of the line: {\"completed\": 3}\n",
+		       2);
+	ck_assert_str_eq(rs.items[0].name, "t_1_qps_4");
+	ck_assert_double_eq(num_at(&rs.items[0], "request_throughput"), 3.9999);
+	ck_assert_int_eq(num_at(&rs.items[1], "completed"), 3);
+	ck_assert(json_is_null(json_object_get(rs.items[0].json, "mean_ttft_ms")));
+	ck_assert_int_eq(num_at(&rs.items[0], "perfgate.import.line"), 8);
+	pg_result_set_release(&rs);
+
+	/* a job log whose lines start with a timestamp in brackets */
+	rs = import_ok("[2025-06-01 10:00:00] starting\n"
+		       "[2025-06-01 10:00:09] {\"completed\": 3, \"request_throughput\": 1.5}\n"
+		       "[2025-06-01 10:00:10] {\"completed\": 4, \"request_throughput\": 2.5}\n",
+		       2);
+	ck_assert_int_eq(num_at(&rs.items[1], "completed"), 4);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* Printed blocks under a logger's prefix, interleaved with other lines. */
+START_TEST(printed_under_a_prefix)
+{
+	struct pg_result_set rs = import_ok(
+		"INFO 06-01 10:00:01 [serve.py:88] Traffic request rate: 4.0\n"
+		"INFO 06-01 10:00:01 [serve.py:88] Maximum request concurrency: 8\n"
+		"INFO 06-01 10:01:07 [serve.py:90] ============ Serving Benchmark "
+		"Result ============\n"
+		"INFO 06-01 10:01:07 [serve.py:91] Successful requests:         40\n"
+		"WARNING 06-01 10:01:07 [engine.py:12] a line of another logger\n"
+		"INFO 06-01 10:01:07 [serve.py:92] Benchmark duration (s):      9.87\n"
+		"INFO 06-01 10:01:07 [serve.py:93] Mean TTFT (ms):              12.50\n"
+		"INFO 06-01 10:01:07 [serve.py:94] "
+		"==================================================\n",
+		1);
+
+	ck_assert_str_eq(rs.items[0].name, "t");
+	ck_assert_int_eq(num_at(&rs.items[0], "completed"), 40);
+	ck_assert_double_eq(num_at(&rs.items[0], "duration"), 9.87);
+	ck_assert_double_eq(num_at(&rs.items[0], "request_rate"), 4.0);
+	ck_assert_int_eq(num_at(&rs.items[0], "max_concurrency"), 8);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* A job log with both the printed block and the JSON record of a run gives
+ * the record; a printed block of another run stays. */
+START_TEST(full_precision_wins)
+{
+	struct pg_result_set rs = import_ok(
+		"============ Serving Benchmark Result ============\n"
+		"Successful requests:                     100\n"
+		"Benchmark duration (s):                  20.92\n"
+		"Request throughput (req/s):              4.78\n"
+		"Mean TTFT (ms):                          902.25\n"
+		"==================================================\n"
+		"============ Serving Benchmark Result ============\n"
+		"Successful requests:                     100\n"
+		"Benchmark duration (s):                  30.00\n"
+		"==================================================\n"
+		"$ cat result.json\n"
+		"{\"completed\": 100, \"duration\": 20.918269691, \"request_throughput\": "
+		"4.7804, \"mean_ttft_ms\": 902.2549, \"request_rate\": \"inf\"}\n",
+		2);
+
+	/* in file order: the other run's block (line 7), then the record */
+	ck_assert_str_eq(
+		json_string_value(pg_json_path(rs.items[0].json, "perfgate.import.format")),
+		"printed");
+	ck_assert_double_eq(num_at(&rs.items[0], "duration"), 30.0);
+	ck_assert_double_eq(num_at(&rs.items[1], "duration"), 20.918269691);
+	ck_assert_int_eq(num_at(&rs.items[1], "perfgate.import.printed_line"), 1);
+	ck_assert_int_eq(num_at(&rs.items[1], "perfgate.import.record"), 2);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* GuideLLM's report schema v1 (<= 0.6): strategy under args, times under
+ * run_stats; closed loops are rate inf with their width. */
+START_TEST(guidellm_v1_and_strategies)
+{
+	struct pg_result_set rs = import_ok(
+		"{\"args\": {\"model\": \"m\", \"profile\": \"sweep\"}, \"benchmarks\": ["
+		"{\"type_\": \"generative_benchmark\", \"args\": {\"strategy\": {\"type_\": "
+		"\"synchronous\"}}, \"run_stats\": {\"start_time\": 10.0, \"end_time\": 12.5},"
+		" \"metrics\": {\"request_totals\": {\"successful\": 5, \"errored\": 1, "
+		"\"incomplete\": 0, \"total\": 6}, \"request_latency\": {\"successful\": "
+		"{\"mean\": 0.5, \"median\": 0.4, \"std_dev\": 0.1, \"percentiles\": {\"p99\": "
+		"0.9, \"p999\": 0.95}}}}},"
+		"{\"type_\": \"generative_benchmark\", \"config\": {\"strategy\": {\"type_\": "
+		"\"concurrent\", \"streams\": 16}}, \"duration\": 3.0, \"metrics\": {}},"
+		"{\"type_\": \"generative_benchmark\", \"config\": {\"strategy\": {\"type_\": "
+		"\"poisson\", \"rate\": 2.5}}, \"duration\": 3.0, \"metrics\": {}}]}",
+		3);
+
+	ck_assert_str_eq(rs.items[0].name, "t_qps_inf_concurrency_1");
+	ck_assert_str_eq(rs.items[1].name, "t_qps_inf_concurrency_16");
+	ck_assert_str_eq(rs.items[2].name, "t_qps_2.5");
+	ck_assert_double_eq(num_at(&rs.items[0], "duration"), 2.5);
+	ck_assert_int_eq(num_at(&rs.items[0], "failed"), 1);
+	ck_assert_int_eq(num_at(&rs.items[0], "num_prompts"), 6);
+	ck_assert_double_eq(num_at(&rs.items[0], "mean_e2el_ms"), 500);
+	/* (a dotted key: not through num_at's path) */
+	ck_assert_double_eq(json_real_value(json_object_get(rs.items[0].json, "p99.9_e2el_ms")),
+			    950);
+	ck_assert_str_eq(json_string_value(json_object_get(rs.items[0].json, "model_id")), "m");
+	ck_assert_double_eq(num_at(&rs.items[2], "burstiness"), 1.0);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* AIPerf with its input_config: concurrency and rate; times in any unit. */
+START_TEST(aiperf_load_and_units)
+{
+	struct pg_result_set rs = import_ok(
+		"{\"aiperf_version\": \"0.8.0\", \"request_count\": {\"unit\": \"requests\", "
+		"\"avg\": 336.0}, \"error_request_count\": {\"unit\": \"requests\", \"avg\": 4.0}, "
+		"\"request_latency\": {\"unit\": \"sec\", \"avg\": 6.13049, \"p50\": 4.80869, "
+		"\"p99\": 27.01514, \"std\": 4.99871}, \"benchmark_duration\": {\"unit\": \"sec\", "
+		"\"avg\": 3605.47}, \"input_config\": {\"endpoint\": {\"model_names\": [\"q\"]}, "
+		"\"loadgen\": {\"concurrency\": 32}}}",
+		1);
+
+	ck_assert_str_eq(rs.items[0].name, "t");
+	ck_assert_int_eq(num_at(&rs.items[0], "completed"), 336);
+	ck_assert_int_eq(num_at(&rs.items[0], "failed"), 4);
+	ck_assert_int_eq(num_at(&rs.items[0], "num_prompts"), 340);
+	ck_assert_int_eq(num_at(&rs.items[0], "max_concurrency"), 32);
+	ck_assert_str_eq(json_string_value(json_object_get(rs.items[0].json, "request_rate")),
+			 "inf");
+	ck_assert_double_eq_tol(num_at(&rs.items[0], "median_e2el_ms"), 4808.69, 1e-9);
+	ck_assert_str_eq(
+		json_string_value(pg_json_path(rs.items[0].json, "perfgate.import.format")),
+		"aiperf");
+	pg_result_set_release(&rs);
+}
+END_TEST
+
 /* Every value of an llm-d record arrives unchanged (full precision, same
  * order), except the colon typo. */
 START_TEST(values_are_kept_exactly)
@@ -329,6 +589,21 @@ static const struct {
 	{ "============ Serving Benchmark Result ============\nSuccessful requests: 1\n==========\n"
 	  "============ Serving Benchmark Result ============\nSuccessful requests: many\n==========\n",
 	  "in.json:5:22: block 2: 'Successful requests': expected a number, got 'many'" },
+	{ "# ============ Serving Benchmark Result ============\n# Successful requests: 1\n",
+	  "in.json:1:1: block 1: the Serving Benchmark Result block is not closed" },
+	{ "{\"version\": \"0.1\", \"results\": {}, \"scenario\": {}}",
+	  "in.json:1:1: llm-d benchmark report version 0.1: perfgate reads version 0.2" },
+	{ "{\"version\": \"0.2\", \"results\": {\"request_performance\": {\"aggregate\": {\"latency\": "
+	  "{\"time_to_first_token\": {\"units\": \"tokens/s\", \"mean\": 1}}}}}, \"scenario\": {}}",
+	  "in.json:1:1: llm-d benchmark report: latency.time_to_first_token: units 'tokens/s' is not a time unit" },
+	{ "{\"version\": \"0.2\", \"results\": {}, \"scenario\": {}}",
+	  "in.json:1:1: llm-d benchmark report: no results.request_performance.aggregate" },
+	{ "{\"time_to_first_token\": {\"unit\": \"tokens\", \"avg\": 3}}",
+	  "in.json:1:1: time_to_first_token: unit 'tokens' is not a time unit" },
+	{ "notes\n\n{\"benchmarks\": [{\"type_\": \"generative_benchmark\", \"metrics\": {}}, 3]}",
+	  "in.json:3:1: GuideLLM report: benchmark 2 has no 'metrics' object" },
+	{ "[2025-06-01 10:00:00] starting, no results here\n",
+	  "in.json:1:7: record 1: " },
 };
 /* clang-format on */
 
@@ -431,6 +706,39 @@ START_TEST(files_and_sidecars)
 }
 END_TEST
 
+/* YAML files (llm-d's reports): one line with the YAML file's position. */
+START_TEST(yaml_errors)
+{
+	/* clang-format off */
+	static const struct {
+		const char *text, *message;
+	} cases[] = {
+		{ "a: [1\n", "r.yaml:2:1: not valid YAML: did not find expected ',' or ']'" },
+		{ "# only a comment\n", "r.yaml: an empty YAML document" },
+		{ "# x\n 42\n", "r.yaml:2:2: expected a mapping (an llm-d benchmark report), got a single value" },
+		{ "version: '0.1'\nresults: {}\nscenario: {}\n",
+		  "r.yaml:1:1: llm-d benchmark report version 0.1: perfgate reads version 0.2" },
+	};
+	/* clang-format on */
+	char *dir = tu_mkdtemp();
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/r.yaml", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pg_result_set rs = PG_RESULT_SET_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+
+		tu_write_file(path, cases[i].text);
+		ck_assert_int_eq(pg_import_file(&rs, path, NULL, &err), PG_ECONFIG);
+		ck_assert_msg(strstr(err.msg, cases[i].message) != NULL, "case %zu: %s", i,
+			      err.msg);
+		ck_assert_uint_eq(rs.n, 0);
+	}
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 /* Names from the source, or derived; never a path. */
 START_TEST(names_are_safe_file_names)
 {
@@ -461,12 +769,21 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, values_are_kept_exactly);
 	tcase_add_test(tc, many_records_any_separator);
 	tcase_add_test(tc, many_printed_blocks);
+	tcase_add_test(tc, real_files);
+	tcase_add_test(tc, tree_labels_from_path);
+	tcase_add_test(tc, path_labels);
+	tcase_add_test(tc, json_inside_text);
+	tcase_add_test(tc, printed_under_a_prefix);
+	tcase_add_test(tc, full_precision_wins);
+	tcase_add_test(tc, guidellm_v1_and_strategies);
+	tcase_add_test(tc, aiperf_load_and_units);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, detects_formats);
 	tcase_add_test(tc, bad_input_is_one_precise_error);
 	tcase_add_test(tc, fuzz_findings_are_harmless);
 	tcase_add_test(tc, files_and_sidecars);
+	tcase_add_test(tc, yaml_errors);
 	tcase_add_test(tc, names_are_safe_file_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -16,6 +16,7 @@
 
 #include <curl/curl.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -56,6 +57,11 @@ static void mock_start(struct mock *m, const char *const *flags)
 	argv[n++] = port_file;
 	argv[n++] = "--max-seconds";
 	argv[n++] = "120";
+	/* connections opened ahead of the load wait as long as a slow client
+	 * takes (valgrind: well over the default 30 s); closing them as idle
+	 * would count as new connections */
+	argv[n++] = "--idle-timeout-ms";
+	argv[n++] = "0";
 	for (size_t i = 0; flags && flags[i]; i++)
 		argv[n++] = flags[i];
 	argv[n] = NULL;
@@ -749,6 +755,123 @@ START_TEST(no_server_is_a_result_not_an_error)
 }
 END_TEST
 
+/*
+ * A hostile server: every POST gets a 200 and one SSE event that never
+ * ends ("data: aaaa..." without a newline), written as fast as the client
+ * reads, on up to 64 connections at once from one poll loop, until the
+ * client closes them or the test stops it.
+ */
+struct endless {
+	int fd;
+	char url[64];
+	volatile int stop;
+	pthread_t thread;
+	uint64_t sent;
+};
+
+static void *endless_loop(void *argp)
+{
+	struct endless *e = argp;
+	struct pollfd p[65];
+	bool streaming[65] = { false };
+	size_t n = 1;
+	static char block[65536];
+	const char *head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: ";
+
+	memset(block, 'a', sizeof(block));
+	p[0] = (struct pollfd){ e->fd, POLLIN, 0 };
+	while (!e->stop) {
+		if (poll(p, n, 20) <= 0)
+			continue;
+		if ((p[0].revents & POLLIN) && n < 65) {
+			int fd = accept4(e->fd, NULL, NULL, SOCK_NONBLOCK);
+			if (fd >= 0) {
+				streaming[n] = false;
+				p[n++] = (struct pollfd){ fd, POLLIN, 0 };
+			}
+		}
+		for (size_t i = 1; i < n; i++) {
+			char buf[4096];
+			ssize_t k;
+			if (!p[i].revents)
+				continue;
+			if (!streaming[i]) {
+				k = recv(p[i].fd, buf, sizeof(buf), 0);
+				if (k > 0) {
+					/* the whole request is a few hundred bytes */
+					send(p[i].fd, head, strlen(head), MSG_NOSIGNAL);
+					streaming[i] = true;
+					p[i].events = POLLOUT;
+					continue;
+				}
+			} else if ((k = send(p[i].fd, block, sizeof(block), MSG_NOSIGNAL)) > 0 ||
+				   (k < 0 && errno == EAGAIN)) {
+				e->sent += k > 0 ? (uint64_t)k : 0;
+				continue;
+			}
+			close(p[i].fd);
+			p[i--] = p[--n];
+			streaming[i + 1] = streaming[n];
+		}
+	}
+	for (size_t i = 1; i < n; i++)
+		close(p[i].fd);
+	return NULL;
+}
+
+/* 64 streams of a server that sends one event without end: the run's
+ * memory budget cuts them (each stream alone stays under the 16 MiB event
+ * cap), the response buffers never hold more than the budget plus one
+ * stream's growth (at most its own size), and every request says why it
+ * failed. */
+START_TEST(one_memory_budget_for_all_streams)
+{
+	enum { N = 64 };
+	struct endless e = { 0 };
+	struct pg_reqtrace traces[N];
+	struct pg_hl_request reqs[N];
+	struct pg_hl_stats st;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_hl *h;
+	struct pg_buf url = PG_BUF_INIT;
+	const size_t budget = (size_t)8 << 20;
+	struct pg_hl_run_opts o = { 0 };
+
+	e.fd = listen_loopback(e.url);
+	pthread_create(&e.thread, NULL, endless_loop, &e);
+	pg_buf_printf(&url, "%s/v1/completions", e.url);
+	h = pg_hl_new(N, &err);
+	ck_assert_ptr_nonnull(h);
+	for (size_t i = 0; i < N; i++) {
+		pg_reqtrace_init(&traces[i]);
+		reqs[i] = (struct pg_hl_request){ "{}", 2, 0, &traces[i] };
+	}
+	o.url = url.ptr;
+	o.timeout_s = 60;
+	o.memory_budget = budget;
+	ck_assert_int_eq(pg_hl_run(h, reqs, N, &o, &st, &err), 0);
+	for (size_t i = 0; i < N; i++) {
+		ck_assert_int_eq(traces[i].fail, PG_FAIL_OTHER);
+		ck_assert_msg(strstr(traces[i].error, "memory budget of 8 MiB for all streams"),
+			      "%s", traces[i].error);
+		pg_reqtrace_release(&traces[i]);
+	}
+	/* the budget is checked after a read: the most held is the budget
+	 * plus the one stream that crossed it doubling its buffer (a fast
+	 * machine lets one stream read 8 MiB before the others start), and
+	 * the read itself */
+	ck_assert_uint_le(st.peak_held_bytes, 2 * budget + (1u << 20));
+	ck_assert_uint_gt(st.peak_held_bytes, budget);
+	e.stop = 1;
+	pthread_join(e.thread, NULL);
+	close(e.fd);
+	/* the default: a quarter of a GiB, however many streams */
+	ck_assert_uint_eq(PG_HL_MEMORY_BUDGET, (size_t)256 << 20);
+	pg_hl_free(h);
+	pg_buf_release(&url);
+}
+END_TEST
+
 static Suite *loadgen_suite(void)
 {
 	Suite *s = suite_create("loadgen");
@@ -765,6 +888,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, stop_flag_ends_the_blocking_calls_before_the_run);
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
+	tcase_add_test(tc, one_memory_budget_for_all_streams);
 	suite_add_tcase(s, tc);
 	return s;
 }

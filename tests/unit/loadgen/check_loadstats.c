@@ -18,6 +18,7 @@
 #include "results/results_io.h"
 #include "results/tails.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1099,6 +1100,90 @@ START_TEST(json_array_spans_report_structural_errors)
 }
 END_TEST
 
+/* Python's str.split(): runs of white space, newlines included. */
+static int count_split(void *ctx, const char *text, long *count, struct pg_error *err)
+{
+	long n = 0;
+	bool in = false;
+
+	(void)ctx;
+	(void)err;
+	for (; *text; text++) {
+		bool sp = isspace((unsigned char)*text);
+		n += !sp && !in;
+		in = !sp;
+	}
+	*count = n;
+	return 0;
+}
+
+/*
+ * vLLM's SonnetDataset.sample with len(str.split()) for a tokenizer: the
+ * lines each prompt draws, from Python's own random.seed(3) and
+ * random.choices (computed with CPython, not with perfgate's generator):
+ * 6 lines of 7.82 words on average fill 60 tokens after the base prompt's
+ * 11, the first one (20 - 11) / 7.82 rounds to) is the shared prefix, and
+ * a draw of 65 words is thrown away.
+ */
+START_TEST(sonnet_draws_as_vllm)
+{
+	static const int draws[4][5] = { { 6, 15, 10, 16, 17 },
+					 { 1, 0, 23, 7, 6 },
+					 { 4, 17, 24, 14, 20 },
+					 { 18, 1, 21, 16, 8 } };
+	static const long lens[4] = { 55, 54, 57, 55 };
+	char *path = tu_test_path("data/loadgen/sonnet.txt");
+	size_t len;
+	char *text = tu_read_file(path, &len);
+	struct pg_prompts p = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	const char *lines[28];
+	char *copy = strdup(text), *save = NULL;
+	size_t n = 0;
+
+	for (char *l = strtok_r(copy, "\n", &save); l && n < 28; l = strtok_r(NULL, "\n", &save))
+		lines[n++] = l;
+	ck_assert_uint_eq(n, 28);
+	ck_assert_int_eq(pg_dataset_sonnet(&p, text, len, "sonnet.txt", 4, 60, 16, 20, 3,
+					   count_split, NULL, &err),
+			 0);
+	ck_assert_uint_eq(p.n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		struct pg_buf want = PG_BUF_INIT;
+
+		pg_buf_printf(&want, "Pick as many lines as you can from these poem lines:\n%s\n",
+			      lines[0]);
+		for (size_t k = 0; k < 5; k++)
+			pg_buf_printf(&want, "%s\n", lines[draws[i][k]]);
+		ck_assert_str_eq(p.v[i].text, want.ptr);
+		ck_assert_int_eq(p.v[i].prompt_len, lens[i]);
+		ck_assert_int_eq(p.v[i].output_len, 16);
+		pg_buf_release(&want);
+	}
+	pg_prompts_release(&p);
+
+	/* prompts that cannot fit, or no room after the base prompt */
+	ck_assert_int_eq(pg_dataset_sonnet(&p, text, len, "sonnet.txt", 1, 11, 16, 0, 0,
+					   count_split, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_str_eq(err.msg,
+			 "sonnet.txt: input_len 11 must exceed the base prompt's 11 tokens");
+	pg_prompts_release(&p);
+	ck_assert_int_eq(pg_dataset_sonnet(&p, text, len, "sonnet.txt", 1, 16, 16, 0, 0,
+					   count_split, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert(strstr(err.msg, "no draw of 1 lines fits input_len 16 tokens"));
+	pg_prompts_release(&p);
+	ck_assert_int_eq(
+		pg_dataset_sonnet(&p, "", 0, "e.txt", 1, 30, 16, 0, 0, count_split, NULL, &err),
+		PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "e.txt: the sonnet file has no lines");
+	free(copy);
+	free(text);
+	free(path);
+}
+END_TEST
+
 START_TEST(jsonl_dataset_with_line_errors)
 {
 	struct pg_error err = PG_ERROR_INIT;
@@ -1170,6 +1255,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, json_array_spans_report_structural_errors);
 	tcase_add_test(tc, json_member_and_array_has);
 	tcase_add_test(tc, jsonl_dataset_with_line_errors);
+	tcase_add_test(tc, sonnet_draws_as_vllm);
 	suite_add_tcase(s, tc);
 	return s;
 }

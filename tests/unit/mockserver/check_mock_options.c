@@ -27,6 +27,7 @@ START_TEST(defaults_map_onto_the_default_configuration)
 	ck_assert_int_eq(got.exit_code, 1);
 	ck_assert_int_eq(got.engine.ttft_ns, 20 * 1000 * 1000);
 	ck_assert_int_eq(got.engine.max_running, 256);
+	ck_assert_int_eq(got.idle_timeout_ms, 30000);
 }
 END_TEST
 
@@ -151,6 +152,10 @@ static void requests_negative(struct pg_mock_options *o)
 {
 	o->server.max_requests = -1;
 }
+static void idle_negative(struct pg_mock_options *o)
+{
+	o->server.idle_timeout_ms = -1;
+}
 
 START_TEST(each_mistake_is_one_line_naming_the_option)
 {
@@ -172,6 +177,7 @@ START_TEST(each_mistake_is_one_line_naming_the_option)
 		{ exit_code_256, "--exit-code: expected 0..255" },
 		{ seed_negative, "--seed: expected a number >= 0" },
 		{ requests_negative, "--max-requests: expected a number >= 0" },
+		{ idle_negative, "--idle-timeout-ms: expected a number >= 0" },
 	};
 	/* clang-format on */
 

@@ -171,7 +171,7 @@ static int ladder_baseline(void *ctx, const char *point, const struct pg_metric 
 	int rc;
 
 	(void)ctx;
-	r = ladder_point(atof(c + 1), 1.0);
+	r = ladder_point(strtod(c + 1, NULL), 1.0);
 	rc = pg_metric_value(m, r, out);
 	json_decref(r);
 	return rc;
@@ -216,10 +216,89 @@ START_TEST(frontier_figure_of_a_ladder)
 }
 END_TEST
 
+/* The metrics that regressed lead the figure, even when the key five do
+ * not include them; a key metric without any value is left out; a figure
+ * with no value at all says "no data" instead of drawing empty 0-1 axes. */
+START_TEST(regressed_metrics_first_and_no_empty_panels)
+{
+	static const char sweep[] =
+		"[{\"request_rate\":1,\"request_throughput\":0.98,\"output_throughput\":201.3,\"median_itl_ms\":7.1},"
+		"{\"request_rate\":4,\"request_throughput\":3.9,\"output_throughput\":812.4,\"median_itl_ms\":8.3}]";
+	json_error_t jerr;
+	json_t *all = json_loads(sweep, 0, &jerr), *bare = json_object();
+	const json_t *results[2] = { json_array_get(all, 0), json_array_get(all, 1) };
+	const json_t *empty[2] = { bare, bare };
+	const char *names[2] = { "serving_x_qps_1", "serving_x_qps_4" };
+	const char *const regressed[] = { "median_itl_ms", "request_throughput", "no_such_metric" };
+	struct pg_chart_set set = PG_CHART_SET_INIT;
+	struct pg_chart_input in = { 0 };
+	const char *itl, *req, *out;
+
+	ck_assert_ptr_nonnull(all);
+	json_object_set_new(bare, "request_rate", json_integer(1));
+	json_object_set_new(bare, "request_throughput", json_null()); /* a serving result */
+	in.results = results;
+	in.names = names;
+	in.n = 2;
+	in.metrics = regressed;
+	in.n_metrics = 3;
+	pg_charts_build(&set, &in);
+	ck_assert_uint_eq(set.n, 1);
+	itl = strstr(set.items[0].svg, ">Median ITL");
+	req = strstr(set.items[0].svg, ">Request throughput");
+	out = strstr(set.items[0].svg, ">Output token throughput");
+	ck_assert_ptr_nonnull(itl);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_ptr_nonnull(out);
+	ck_assert(itl < req && req < out); /* in the order given, then the key ones */
+	/* TTFT and TPOT have no value here: no panel for them */
+	ck_assert_ptr_null(strstr(set.items[0].svg, "TTFT"));
+	ck_assert_ptr_null(strstr(set.items[0].svg, "no data"));
+	pg_chart_set_release(&set);
+
+	/* nothing at all to draw: every panel says so */
+	in.results = empty;
+	in.metrics = NULL;
+	in.n_metrics = 0;
+	pg_charts_build(&set, &in);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_ptr_nonnull(strstr(set.items[0].svg, ">no data<"));
+	ck_assert_ptr_nonnull(strstr(set.items[0].svg, ">Median TTFT"));
+	pg_chart_set_release(&set);
+	json_decref(bare);
+	json_decref(all);
+}
+END_TEST
+
 START_TEST(stems_are_file_safe)
 {
 	char *s = pg_chart_stem("../a b/c:d");
+	char long_a[400], long_b[400];
+	char *a, *a2, *b;
+
 	ck_assert_str_eq(s, "_._a_b_c_d");
+	free(s);
+	/* a name past the file system's limit: capped, with a stable hash of
+	 * the whole name, so two long names that share a start do not clash */
+	memset(long_a, 'x', sizeof(long_a) - 1);
+	long_a[sizeof(long_a) - 1] = '\0';
+	memcpy(long_b, long_a, sizeof(long_b));
+	long_b[300] = 'y';
+	a = pg_chart_stem(long_a);
+	a2 = pg_chart_stem(long_a);
+	b = pg_chart_stem(long_b);
+	ck_assert_uint_eq(strlen(a), PG_CHART_STEM_MAX);
+	ck_assert_uint_eq(strlen(b), PG_CHART_STEM_MAX);
+	ck_assert_str_eq(a, a2);
+	ck_assert_str_ne(a, b);
+	ck_assert(!strncmp(a, long_a, PG_CHART_STEM_MAX - 17));
+	ck_assert_int_eq(a[PG_CHART_STEM_MAX - 17], '-');
+	free(a);
+	free(a2);
+	free(b);
+	s = pg_chart_stem(long_a + 400 - 1 - PG_CHART_STEM_MAX);
+	ck_assert_uint_eq(strlen(s), PG_CHART_STEM_MAX);
+	ck_assert(!strchr(s, '-'));
 	free(s);
 }
 END_TEST
@@ -297,6 +376,7 @@ int main(void)
 	tcase_add_test(tc, tick_labels);
 	tcase_add_test(tc, golden_figures);
 	tcase_add_test(tc, frontier_figure_of_a_ladder);
+	tcase_add_test(tc, regressed_metrics_first_and_no_empty_panels);
 	tcase_add_test(tc, stems_are_file_safe);
 	tcase_add_test(tc, large_sets_are_capped_flagged_first);
 	suite_add_tcase(s, tc);

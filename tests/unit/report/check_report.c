@@ -523,6 +523,41 @@ START_TEST(columns_only_with_values)
 }
 END_TEST
 
+/* Failed requests are a column once a point has any, in the markdown and
+ * the pandas JSON alike; a run without failures keeps vLLM's table. */
+START_TEST(failed_column_when_any_point_failed)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	char *md;
+
+	add_result(&rs, "serving_a_qps_1",
+		   "{\"completed\": 200, \"failed\": 0, \"request_throughput\": 1.5}", NULL);
+	md = render(&rs, PG_REPORT_TABLES | PG_REPORT_JSON);
+	ck_assert_ptr_null(strstr(md, "Failed"));
+	free(md);
+	add_result(&rs, "serving_b_qps_1",
+		   "{\"completed\": 197, \"failed\": 3, \"request_throughput\": 1.4}", NULL);
+	add_result(&rs, "throughput_c",
+		   "{\"num_requests\": 10, \"failed\": 0, \"requests_per_second\": 9}", NULL);
+	md = render(&rs, PG_REPORT_TABLES | PG_REPORT_JSON);
+	/* the point with failures is also marked incomplete (never a baseline) */
+	ck_assert_ptr_nonnull(
+		strstr(md, "| Test name                                           | GPU   "
+			   "|   # of req. |   Failed |   Tput (req/s) |\n"));
+	ck_assert_ptr_nonnull(
+		strstr(md, "| serving_a_qps_1                                     |       "
+			   "|         200 |        0 |            1.5 |\n"));
+	ck_assert_ptr_nonnull(
+		strstr(md, "| serving_b_qps_1 — **incomplete**: 3 requests failed |       "
+			   "|         197 |        3 |            1.4 |\n"));
+	ck_assert_ptr_nonnull(strstr(md, "\"Failed\": {\"0\": 0, \"1\": 3}"));
+	/* the throughput table had none */
+	ck_assert_ptr_nonnull(strstr(md, "| Test name    | GPU   |   Tput (req/s) |\n"));
+	free(md);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
 /* Rows sort bytewise by test name, as pandas' sort_values does. */
 START_TEST(rows_sort_by_test_name)
 {
@@ -645,7 +680,7 @@ START_TEST(params_precedence)
 	json_t *c = json_loads(
 		"{\"client_command\": \"vllm bench serve --num-prompts 70 --request-rate 2"
 		" --random-output-len 64 --dataset-name random\","
-		" \"server_command\": \"vllm serve m --tensor-parallel-size 4\"}",
+		" \"server_command\": \"vllm serve m --tensor-parallel-size 4 -pp 2\"}",
 		0, NULL);
 	struct pg_params p;
 
@@ -657,8 +692,27 @@ START_TEST(params_precedence)
 	ck_assert_int_eq(p.input_len, 1000);
 	ck_assert_int_eq(p.output_len, 64);
 	ck_assert_int_eq(p.tp, 4);
+	ck_assert_int_eq(p.pp, 2);
+	ck_assert_ptr_null(p.dtype);
 	ck_assert_str_eq(p.dataset, "random");
 	ck_assert_str_eq(p.engine, "vllm");
+	pg_params_release(&p);
+	/* vLLM's key, and the server's --dtype (vLLM's report columns) */
+	json_object_set_new(r, "pipeline_parallel_size", json_integer(3));
+	json_object_set_new(
+		c, "server_command",
+		json_string("vllm serve m --pipeline-parallel-size=2 --dtype bfloat16"));
+	pg_params_from_result(&p, r, c);
+	ck_assert_int_eq(p.pp, 3);
+	ck_assert_str_eq(p.dtype, "bfloat16");
+	pg_params_release(&p);
+	json_decref(r);
+	json_decref(c);
+	r = json_loads("{\"model_id\": \"m\"}", 0, NULL);
+	c = json_loads("{\"server_command\": \"vllm serve m\"}", 0, NULL);
+	pg_params_from_result(&p, r, c);
+	ck_assert_int_eq(p.pp, -1);
+	ck_assert_ptr_null(p.dtype);
 	pg_params_release(&p);
 	json_decref(r);
 	json_decref(c);
@@ -707,6 +761,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, mixed_results_golden);
 	tcase_add_test(tc, parts_render_separately);
 	tcase_add_test(tc, columns_only_with_values);
+	tcase_add_test(tc, failed_column_when_any_point_failed);
 	tcase_add_test(tc, hostile_names_cannot_break_the_report);
 	tcase_add_test(tc, rows_sort_by_test_name);
 	tcase_add_test(tc, bullets_come_from_the_results);

@@ -260,8 +260,11 @@ START_TEST(one_decision_per_ladder)
 	ck_assert_double_eq_tol(row->change, -0.03, 0.002);
 	ck_assert_uint_eq(row->n_current, 8);
 	ck_assert(strstr(row->note, "8 points at equal users/GPU: -3%") == row->note);
-	/* point by point, the gated throughput rows fail */
-	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	/* point by point, the same 3% everywhere is the run's common change:
+	 * against a thresholds file it must be twice the tolerance to fail
+	 * (a slow node looks the same), so it only warns -- the frontier is
+	 * what sees a ladder's shift */
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
 	pg_comparison_release(&c);
 
 	pg_policy_add(&policy, NULL, "frontier",
@@ -269,11 +272,11 @@ START_TEST(one_decision_per_ladder)
 	pg_compare(&c, &policy, &base, run, 8, NULL, 0, NULL);
 	row = row_for(&c, label, "frontier");
 	ck_assert_int_eq(row->outcome, PG_OUTCOME_FAIL);
+	/* the ladder's one decision: its points' throughput rows never fail */
 	row = row_for(&c, "serving_a_qps_inf_concurrency_8", "output_throughput");
-	ck_assert_int_eq(row->verdict, PG_VERDICT_REGRESSED);
-	ck_assert_int_eq(row->outcome, PG_OUTCOME_WARN);
-	ck_assert(strstr(row->note, "the ladder's frontier decides") == row->note);
+	ck_assert_int_ne(row->outcome, PG_OUTCOME_FAIL);
 	ck_assert_uint_eq(c.failing, 1);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
 	pg_comparison_release(&c);
 
 	for (size_t i = 0; i < 8; i++)

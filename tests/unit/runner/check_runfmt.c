@@ -175,6 +175,31 @@ START_TEST(log_groups_progress_and_durations)
 }
 END_TEST
 
+START_TEST(plain_logs_drop_group_markers)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "--- serving_x qps 4 (3/12)\n", "serving_x qps 4 (3/12)\n" },
+		{ "+++ perfgate run: 5 ok (17.6s)\n  point  status\n",
+		  "perfgate run: 5 ok (17.6s)\n  point  status\n" },
+		{ "  error: boom\n^^^ +++\n~~~ quiet\n", "  error: boom\nquiet\n" },
+		/* only at a line start, and only the markers */
+		{ "a --- b\n---x\n-- c\n+++\n", "a --- b\n---x\n-- c\n+++\n" },
+		{ "--- no newline", "no newline" },
+		{ "^^^ +++", "" },
+		{ "", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pg_buf out = PG_BUF_INIT;
+		pg_runfmt_plain(&out, cases[i].in);
+		ck_assert_str_eq(out.ptr, cases[i].out);
+		pg_buf_release(&out);
+	}
+}
+END_TEST
+
 START_TEST(iso8601_is_utc)
 {
 	char out[PG_ISO8601_SIZE];
@@ -358,6 +383,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("output");
 	tcase_add_test(tc, log_groups_progress_and_durations);
+	tcase_add_test(tc, plain_logs_drop_group_markers);
 	tcase_add_test(tc, iso8601_is_utc);
 	tcase_add_test(tc, summary_table);
 	suite_add_tcase(s, tc);

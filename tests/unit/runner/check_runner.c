@@ -295,8 +295,11 @@ START_TEST(a_server_serves_every_point_then_stops)
 	struct pg_test *t = add_test(&s, PG_SUITE_SERVING, "serving_a", cmd);
 	json_t *r1, *r2, *sidecar, *manifest;
 
+	/* in a Buildkite job: each point is a log group */
+	setenv("BUILDKITE", "true", 1);
 	serving_points(t, 2);
 	ck_assert_int_eq(run(&s, &rep), 0);
+	unsetenv("BUILDKITE");
 	ck_assert_uint_eq(rep.n_ok, 2);
 	assert_no_children();
 
@@ -377,7 +380,7 @@ START_TEST(a_server_that_never_becomes_ready)
 	ck_assert_str_eq(pgs(r2, "status"), "error");
 	ck_assert_str_eq(pgs(r2, "error"), pgs(r1, "error"));
 	assert_logged("  error: server not ready after 0.5s");
-	assert_logged("+++ perfgate run: 0 ok, 2 error");
+	assert_logged("\nperfgate run: 0 ok, 2 error");
 	json_decref(r1);
 	json_decref(r2);
 	pg_run_report_release(&rep);
@@ -800,6 +803,43 @@ START_TEST(progress_is_a_bar_on_a_terminal_and_lines_in_a_log)
 	ck_assert_ptr_null(strstr(log_text, "\x1b["));
 	assert_logged("/6 requests  ");
 	ck_assert_uint_eq(count(log_text, "\r"), 0);
+	/* outside Buildkite, group titles without the group markers */
+	assert_logged("serving_lines qps 1 (1/1)\n");
+	assert_logged("\nperfgate run: 1 ok (");
+	ck_assert_ptr_null(strstr(log_text, "--- "));
+	ck_assert_ptr_null(strstr(log_text, "+++ "));
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
+	free(cmd);
+}
+END_TEST
+
+/* Without a GPU the sidecar has no gpu_type (vLLM's report would read ""
+ * as a GPU named "1x"); the result says gpu "none" and reads back so. */
+START_TEST(no_gpu_writes_no_gpu_type)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_run_report rep = PG_RUN_REPORT_INIT;
+	char *cmd = server_command(NULL, 0);
+	struct pg_result_set set = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	char label[64];
+	json_t *sidecar;
+
+	pg_gpu_info_release(&gpu);
+	pg_gpu_info_init(&gpu);
+	serving_points(add_test(&s, PG_SUITE_SERVING, "serving_nogpu", cmd), 1);
+	ck_assert_int_eq(run(&s, &rep), 0);
+	sidecar = result("serving_nogpu_qps_1.commands");
+	ck_assert_ptr_nonnull(json_object_get(sidecar, "client_command"));
+	ck_assert_ptr_null(json_object_get(sidecar, "gpu_type"));
+	ck_assert_int_eq(pg_results_load_dir(&set, dir, &err), 0);
+	ck_assert_uint_eq(set.n, 1);
+	/* as before: no GPU name, the label "none" */
+	ck_assert_ptr_null(pg_result_gpu(&set.items[0]));
+	ck_assert_str_eq(pg_result_gpu_label(&set.items[0], label, sizeof(label)), "none");
+	pg_result_set_release(&set);
+	json_decref(sidecar);
 	pg_run_report_release(&rep);
 	pg_suite_release(&s);
 	free(cmd);
@@ -881,6 +921,7 @@ int main(void)
 	tcase_add_test(tc, repeats_are_summarised_by_the_median);
 	tcase_add_test(tc, secrets_are_redacted_everywhere);
 	tcase_add_test(tc, model_names_are_passed_literally);
+	tcase_add_test(tc, no_gpu_writes_no_gpu_type);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }

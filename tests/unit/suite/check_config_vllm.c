@@ -2,6 +2,7 @@
  * model: the commands vLLM's driver runs, names as its result files. */
 #include "testutil.h"
 
+#include "base/buf.h"
 #include "base/error.h"
 #include "suite/suite.h"
 #include "suite/config_io.h"
@@ -223,14 +224,14 @@ START_TEST(serving_array_shape_legacy_keys)
 			 "serving-tests-legacy.json:44:13: [1].client_parameters."
 			 "save_result: perfgate writes the result files itself; ignored");
 
-	/* without max_concurrency_list the driver runs at num_prompts */
+	/* without max_concurrency_list the driver runs at num_prompts, no cap
+	 * at all: the points are named as vLLM's published reports name them */
 	pg_plan_build(&plan, &s);
 	ck_assert_uint_eq(plan.n, 5);
-	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_sharegpt_qps_1_concurrency_200");
-	ck_assert_str_eq(plan.points[3].name,
-			 "serving_llama8B_tp1_sharegpt_qps_inf_concurrency_200");
-	ck_assert_str_eq(plan.points[4].name,
-			 "serving_llama70B_tp4_sharegpt_specdecode_qps_2_concurrency_200");
+	ck_assert_int_eq(plan.points[0].max_concurrency, 200);
+	ck_assert_str_eq(plan.points[0].name, "serving_llama8B_tp1_sharegpt_qps_1");
+	ck_assert_str_eq(plan.points[3].name, "serving_llama8B_tp1_sharegpt_qps_inf");
+	ck_assert_str_eq(plan.points[4].name, "serving_llama70B_tp4_sharegpt_specdecode_qps_2");
 	pg_plan_release(&plan);
 	pg_suite_release(&s);
 }
@@ -349,6 +350,81 @@ START_TEST(inline_vllm_json_and_client_flags)
 }
 END_TEST
 
+/*
+ * Every kind of file in vLLM's history (tests/data/vllm/history, origins in
+ * its README) loads as vLLM's driver reads it: the points, their servers
+ * and clients, and every warning, in a golden file.
+ */
+START_TEST(every_file_in_vllms_history)
+{
+	static const char *const files[] = {
+		"0707a7f/serving-tests.json",
+		"152f3f9/latency-tests.json",
+		"d32723a/throughput-tests-for-debugging.json",
+		"d5ce924/latency-tests.json",
+		"9ddbe88/throughput-tests.json",
+		"fc10a04/serving-tests.json",
+		"7ae34f4/throughput-tests-hpu.json",
+		"0574518/serving-tests-hpu.json",
+		"2304213/serving-tests-rocm.json",
+		"53cc451/tpu-serving-tests-v6e-1.json",
+		"028b5aa/serving-tests-cpu-embed.json",
+		"1711f0d/serving-tests-cpu-asr.json",
+		"a6334f5/serving-tests-cpu-multimodal.json",
+		"9c6c815/nightly-tests.json",
+		"307e086/genai-perf-tests.json",
+	};
+	struct pg_buf out = PG_BUF_INIT;
+	char *dir = tu_test_path("data/vllm/history");
+
+	ck_assert_int_eq(chdir(dir), 0);
+	free(dir);
+	unsetenv("CURRENT_LLM_SERVING_ENGINE");
+	unsetenv("PROMPTS_PER_CONCURRENCY");
+	unsetenv("ENABLE_ADAPTIVE_CONCURRENCY");
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct pg_suite s = PG_SUITE_INIT;
+		struct pg_plan plan = PG_PLAN_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+		const char *paths[] = { files[f] };
+		const struct pg_test *last = NULL;
+
+		ck_assert_msg(pg_config_load(&s, paths, 1, NULL, &err) == 0, "%s", err.msg);
+		pg_plan_build(&plan, &s);
+		pg_buf_printf(&out, "== %s: %zu tests, %zu points\n", files[f], s.n_tests, plan.n);
+		for (size_t i = 0; i < plan.n; i++) {
+			const struct pg_test *t = plan.points[i].test;
+
+			if (t != last) {
+				pg_buf_printf(&out, "test %s (%s, tp %ld, model %s)\n", t->name,
+					      pg_suite_kind_name(t->kind), t->tp, t->model);
+				if (t->server.command)
+					pg_buf_printf(&out, "  server  %s\n", t->server.command);
+				if (t->command)
+					pg_buf_printf(&out, "  command %s\n", t->command);
+				else if (t->kind == PG_SUITE_SERVING)
+					pg_buf_printf(&out,
+						      "  client  %s, dataset %d %s in %ld out %ld "
+						      "prefix %ld, %ld prompts, ignore_eos %d\n",
+						      t->client.endpoint, (int)t->dataset.kind,
+						      t->dataset.path ? t->dataset.path : "-",
+						      t->dataset.input_len, t->dataset.output_len,
+						      t->dataset.prefix_len, t->num_prompts,
+						      (int)t->client.ignore_eos);
+				last = t;
+			}
+			pg_buf_printf(&out, "  %s\n", plan.points[i].name);
+		}
+		for (size_t i = 0; i < s.warnings.n; i++)
+			pg_buf_printf(&out, "warning: %s\n", s.warnings.v[i]);
+		pg_plan_release(&plan);
+		pg_suite_release(&s);
+	}
+	tu_assert_golden("golden/vllm-history.txt", out.ptr);
+	pg_buf_release(&out);
+}
+END_TEST
+
 static Suite *vllm_suite(void)
 {
 	Suite *s = suite_create("config_vllm");
@@ -361,6 +437,7 @@ static Suite *vllm_suite(void)
 	tcase_add_test(tc, three_files_make_one_suite);
 	tcase_add_test(tc, inline_vllm_json_and_client_flags);
 	tcase_add_test(tc, prompts_per_concurrency_from_the_environment);
+	tcase_add_test(tc, every_file_in_vllms_history);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -465,6 +465,83 @@ START_TEST(log_writer_masks_secrets_as_they_arrive)
 }
 END_TEST
 
+/* A secret of two lines, written in two pieces (cut inside a line, and
+ * right after its newline), is masked whole; URL passwords, secret query
+ * parameters and Authorization headers are masked whatever their value,
+ * once there is any secret to hide. */
+START_TEST(log_writer_masks_multiline_secrets_and_patterns)
+{
+	/* as a pg_redactor keeps a two-line value: whole, then each line */
+	char *secrets[] = { "line-one-secret\nline-two-secret", "line-one-secret",
+			    "line-two-secret", NULL };
+	char *dir = tu_mkdtemp();
+	struct pg_buf log = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_proc p;
+	char *argv[] = { "/bin/sh", "-c",
+			 "printf 'a line-one-sec'; sleep 0.2; printf 'ret\\nline-two-secret b\\n';"
+			 "printf 'c line-one-secret\\n'; sleep 0.2; printf 'line-two-secret d\\n';"
+			 "printf 'url http://u:pw@h/x?api_key=zz&m=1\\n';"
+			 "printf 'Authorization: Bearer abc\\rnext\\n'",
+			 NULL };
+	char *text;
+
+	pg_buf_printf(&log, "%s/server.log", dir);
+	struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 1, secrets };
+	ck_assert_msg(pg_proc_start(&p, &spec, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(pg_proc_wait(&p, 10, NULL), 1);
+	ck_assert_int_eq(pg_proc_stop(&p, 1, &err), 0);
+	pg_proc_release(&p);
+	text = tu_read_file(log.ptr, NULL);
+	ck_assert_str_eq(text, "a *** b\nc *** d\nurl http://u:***@h/x?api_key=***&m=1\n"
+			       "Authorization: Bearer ***\rnext\n");
+	free(text);
+	pg_buf_release(&log);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+/* A link where the log goes (a server can leave one in the results
+ * directory for the next test) is replaced by the log, never written
+ * through; a log tail is never read through one either. */
+START_TEST(a_log_that_is_a_link_is_replaced_not_written_through)
+{
+	char *dir = tu_mkdtemp();
+	struct pg_buf log = PG_BUF_INIT, target = PG_BUF_INIT, tail = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_proc p;
+	char *argv[] = { "/bin/sh", "-c", "echo from the server", NULL };
+	struct stat st;
+	char *text;
+
+	pg_buf_printf(&log, "%s/server.log", dir);
+	pg_buf_printf(&target, "%s/precious", dir);
+	tu_write_file(target.ptr, "precious\n");
+	ck_assert_int_eq(symlink(target.ptr, log.ptr), 0);
+	pg_file_tail(&tail, log.ptr, 5);
+	ck_assert_uint_eq(tail.len, 0);
+	struct pg_proc_spec spec = { argv, NULL, log.ptr, NULL, 1, NULL };
+	ck_assert_msg(pg_proc_start(&p, &spec, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(pg_proc_wait(&p, 10, NULL), 1);
+	ck_assert_int_eq(pg_proc_stop(&p, 1, &err), 0);
+	pg_proc_release(&p);
+	ck_assert_int_eq(lstat(log.ptr, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	text = tu_read_file(log.ptr, NULL);
+	ck_assert_str_eq(text, "from the server\n");
+	free(text);
+	text = tu_read_file(target.ptr, NULL);
+	ck_assert_str_eq(text, "precious\n");
+	free(text);
+	pg_buf_release(&log);
+	pg_buf_release(&target);
+	pg_buf_release(&tail);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(log_writer_outlives_a_killed_perfgate)
 {
 	char *dir = tu_mkdtemp();
@@ -859,6 +936,8 @@ int main(void)
 	tcase_add_test(tc, env_is_added_and_argv_is_literal);
 	tcase_add_test(tc, guard_stops_the_group_when_perfgate_is_killed);
 	tcase_add_test(tc, log_writer_masks_secrets_as_they_arrive);
+	tcase_add_test(tc, log_writer_masks_multiline_secrets_and_patterns);
+	tcase_add_test(tc, a_log_that_is_a_link_is_replaced_not_written_through);
 	tcase_add_test(tc, log_writer_outlives_a_killed_perfgate);
 	tcase_add_test(tc, capture_output_and_timeout);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,846 @@
+/* The step decision on hand-made histories: each rule of docs/gate.md
+ * pinned -- the job as the unit, the step's budget, confirmation as
+ * replication, change points and windows, missing vs not in this suite --
+ * and the statistics behind them. */
+#include "testutil.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/jsonw.h"
+#include "baseline/history.h"
+#include "gate/attention.h"
+#include "gate/compare.h"
+#include "gate/compare_stats.h"
+#include "results/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+
+START_TEST(student_t_tails)
+{
+	/* closed forms for 1 and 2 degrees of freedom; numerical integration
+	 * of the density for the others */
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(3.3, 1), 0.5 - atan(3.3) / M_PI, 1e-12);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(1.5, 2), 0.5 - 1.5 / (2 * sqrt(2 + 1.5 * 1.5)),
+				1e-12);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(2.0, 10), 0.036694017392, 1e-10);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(3.5, 4.5), 0.010270845003, 1e-10);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(-2.0, 10), 1 - 0.036694017392, 1e-10);
+	ck_assert_double_eq_tol(pg_cmpstat_t_sf(3, INFINITY), pg_cmpstat_normal_sf(3), 1e-15);
+	ck_assert_double_eq_tol(pg_cmpstat_normal_sf(3), 0.0013498980316301, 1e-14);
+	ck_assert_double_eq(pg_cmpstat_t_sf(0, 7), 0.5);
+	ck_assert(isnan(pg_cmpstat_t_sf(1, 0)));
+	ck_assert(isnan(pg_cmpstat_t_sf(NAN, 3)));
+}
+END_TEST
+
+START_TEST(holm_step_down)
+{
+	/* sorted 0.01, 0.02, 0.03, 0.2 of four: x4, x3 (kept monotone), x2, x1 */
+	const double p[] = { 0.03, 0.01, NAN, 0.2, 0.02 };
+	double adj[N(p)];
+
+	pg_cmpstat_holm(p, N(p), adj);
+	ck_assert_double_eq_tol(adj[1], 0.04, 1e-15);
+	ck_assert_double_eq_tol(adj[4], 0.06, 1e-15);
+	ck_assert_double_eq_tol(adj[0], 0.06, 1e-15);
+	ck_assert_double_eq_tol(adj[3], 0.2, 1e-15);
+	ck_assert(isnan(adj[2])); /* not tested: not in the family */
+}
+END_TEST
+
+/* The standard normal's p-quantile, by bisection. */
+static double normal_quantile(double p)
+{
+	double lo = -10, hi = 10;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (0.5 * erfc(-mid / sqrt(2)) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+START_TEST(robust_sd_and_median)
+{
+	double clean[40], dirty[40], copy[5] = { 5, NAN, 1, 3, 2 };
+
+	/* evenly spaced normal quantiles: sd 1 */
+	for (int i = 0; i < 40; i++)
+		clean[i] = dirty[i] = normal_quantile((i + 0.5) / 40);
+	ck_assert_double_eq_tol(pg_cmpstat_robust_sd(clean, 40, 0), 1, 0.06);
+	/* four wild values (a slow node, ten times) barely move it */
+	for (int i = 0; i < 4; i++)
+		dirty[i] = 10;
+	ck_assert_double_lt(pg_cmpstat_robust_sd(dirty, 40, 0), 1.25);
+	ck_assert(isnan(pg_cmpstat_robust_sd(clean, 1, 0)));
+	ck_assert_double_eq(pg_cmpstat_median_inplace(copy, 5), 2.5);
+}
+END_TEST
+
+START_TEST(median_polish_splits_jobs_from_points)
+{
+	/* 4 jobs x 3 points: y = job + point exactly, one value missing */
+	const double job[] = { 0.02, -0.01, 0, 0.05 }, pt[] = { 1, 2, 3 };
+	double y[12], row[4], col[3];
+
+	for (int r = 0; r < 4; r++)
+		for (int c = 0; c < 3; c++)
+			y[r * 3 + c] = job[r] + pt[c];
+	y[5] = NAN;
+	pg_cmpstat_median_polish(y, 4, 3, row, col);
+	/* the rows' median is 0: offsets relative to the typical job */
+	for (int r = 0; r < 4; r++)
+		ck_assert_double_eq_tol(row[r] - (job[r] - 0.01), 0, 1e-12);
+	for (int c = 0; c < 3; c++)
+		ck_assert_double_eq_tol(col[c], pt[c] + 0.01, 1e-12);
+}
+END_TEST
+
+START_TEST(change_points_and_trends)
+{
+	double x[30], slow[30];
+	size_t cps[8], n;
+	struct pg_trend t;
+
+	for (int i = 0; i < 30; i++) {
+		double wiggle = 0.003 * sin(1.7 * i);
+		x[i] = (i >= 18 ? 0.05 : 0) + wiggle;
+		slow[i] = wiggle + (i % 10 == 3 ? 0.05 : 0); /* a slow job now and then */
+	}
+	n = pg_cmpstat_change_points(x, 30, NULL, cps, 8);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(cps[0], 18);
+	/* slow jobs are wild values, not steps */
+	ck_assert_uint_eq(pg_cmpstat_change_points(slow, 30, NULL, cps, 8), 0);
+	/* a step too small to matter is not one */
+	ck_assert_uint_eq(
+		pg_cmpstat_change_points(x, 30, &(struct pg_cp_opts){ 3, 0.001, 0.08 }, cps, 8), 0);
+	/* a step three jobs from the end is seen */
+	for (int i = 0; i < 30; i++)
+		x[i] = (i >= 27 ? 0.05 : 0) + 0.003 * sin(1.7 * i);
+	ck_assert_uint_eq(pg_cmpstat_change_points(x, 30, NULL, cps, 8), 1);
+	ck_assert_uint_eq(cps[0], 27);
+
+	/* flat for 12 jobs, then 0.2% worse per job */
+	for (int i = 0; i < 30; i++)
+		x[i] = (i > 12 ? 0.002 * (i - 12) : 0) + 0.0005 * sin(2.3 * i);
+	pg_cmpstat_trend(&t, x, 30);
+	ck_assert_double_lt(t.p_value, 0.001);
+	ck_assert_double_gt(t.slope, 0.001);
+	ck_assert_uint_ge(t.start, 10);
+	ck_assert_uint_le(t.start, 14);
+	pg_cmpstat_trend(&t, slow, 30);
+	ck_assert_double_gt(t.p_value, 0.01);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Hand-made histories                                                 */
+
+#define P 8
+#define K 16
+
+static const char *const names[P] = {
+	"serving_a_qps_1", "serving_a_qps_4", "serving_b_qps_1", "serving_b_qps_4",
+	"serving_c_qps_1", "serving_c_qps_4", "serving_d_qps_1", "serving_d_qps_4",
+};
+
+/* the gated metrics of a serving point, and their levels */
+static const struct {
+	const char *id;
+	double level;
+} mets[] = {
+	{ "output_throughput", 2000 }, { "median_ttft_ms", 100 }, { "median_tpot_ms", 20 },
+	{ "p99_ttft_ms", 300 },        { "p99_tpot_ms", 40 },
+};
+
+/* Job offsets of the history (worse > 0): normal jobs within ~1.5% and
+ * two on a slow node. */
+static const double job_offsets[K] = { 0.004, -0.012, 0.009, 0.05, -0.003, 0.014, -0.007, 0.0,
+				       0.011, -0.015, 0.006, 0.05, -0.01,  0.002, 0.008,  -0.004 };
+
+/* A small deterministic leftover per job and point (~0.3%). */
+static double leftover(int job, int point)
+{
+	return 0.003 * sin(7.1 * job + 3.7 * point + 0.5);
+}
+
+/* What a job measures: each point's value of each metric, given its
+ * offset (worse > 0) and extra worsening per point. */
+static double measure(int m, int point, double offset)
+{
+	const struct pg_metric *pm = pg_metric_by_id(PG_SUITE_SERVING, mets[m].id);
+	double level = mets[m].level * (1 + 0.1 * point);
+	return level * exp(pm->direction == PG_HIGHER_IS_BETTER ? -offset : offset);
+}
+
+static void add_record(struct pg_history *h, int job, int point, const double *extra_per_point,
+		       double step)
+{
+	struct pg_history_rec r;
+	char commit[41], date[32];
+
+	memset(&r, 0, sizeof(r));
+	snprintf(commit, sizeof(commit), "%05x%035x", 0xa0000 + job, 0);
+	snprintf(date, sizeof(date), "2026-11-%02dT12:00:00Z", 1 + job);
+	r.commit = strdup(commit);
+	r.date = strdup(date);
+	r.suite = PG_SUITE_SERVING;
+	r.qps = NAN;
+	r.repeats = 5;
+	r.metrics = json_object();
+	for (size_t m = 0; m < N(mets); m++) {
+		json_t *arr = json_array();
+		double off = job_offsets[job] + leftover(job, point) +
+			     (extra_per_point ? extra_per_point[point] : 0) + step;
+		for (int i = 0; i < 5; i++)
+			json_array_append_new(arr, json_real(measure((int)m, point, off) *
+							     (1 + 0.001 * (i - 2))));
+		json_object_set_new(r.metrics, mets[m].id, arr);
+	}
+	PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
+}
+
+/* The history: K jobs of every point; from job `step_at` on, point
+ * `step_point` (-1: every point) is `step` worse. */
+static void history(struct pg_baseline *base, const struct pg_policy *policy, int n_points,
+		    int step_at, int step_point, double step)
+{
+	struct pg_history hs[P];
+
+	memset(hs, 0, sizeof(hs));
+	memset(base, 0, sizeof(*base));
+	for (int p = 0; p < n_points; p++) {
+		hs[p].point = strdup(names[p]);
+		for (int j = 0; j < K; j++)
+			add_record(&hs[p], j, p, NULL,
+				   step_at >= 0 && j >= step_at &&
+						   (step_point < 0 || step_point == p)
+					   ? step
+					   : 0);
+	}
+	base->gpu = strdup("H100");
+	base->kind = strdup("git");
+	pg_history_baseline_build(base, hs, (size_t)n_points, NULL, policy);
+	pg_baseline_sort(base);
+	for (int p = 0; p < n_points; p++)
+		pg_history_release(&hs[p]);
+}
+
+/* A run: one job at `offset`, point i worse by extra[i]; results owned by
+ * the caller (free_run). */
+struct run {
+	struct pg_cmp_point pts[P];
+	json_t *res[P];
+	size_t n;
+};
+
+static void make_run(struct run *r, int n_points, double offset, const double *extra,
+		     const bool *only, int seed)
+{
+	memset(r, 0, sizeof(*r));
+	for (int p = 0; p < n_points; p++) {
+		json_t *res, *pg, *reps;
+		if (only && !only[p])
+			continue;
+		res = json_object();
+		pg = json_object();
+		reps = json_array();
+		for (int i = 0; i < 5; i++) {
+			json_t *one = json_object();
+			for (size_t m = 0; m < N(mets); m++) {
+				double off = offset + leftover(100 + seed, p) +
+					     (extra ? extra[p] : 0);
+				json_object_set_new(
+					one, mets[m].id,
+					json_real(measure((int)m, p, off) * (1 + 0.001 * (i - 2))));
+			}
+			json_array_append_new(reps, one);
+		}
+		json_object_set_new(pg, "suite", json_string("serving"));
+		json_object_set_new(pg, "repeats", reps);
+		json_object_set_new(res, "perfgate", pg);
+		r->res[r->n] = res;
+		r->pts[r->n] = (struct pg_cmp_point){ names[p], PG_SUITE_SERVING, "ok", res, NULL };
+		r->n++;
+	}
+}
+
+static void free_run(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		json_decref(r->res[i]);
+}
+
+static const struct pg_cmp_row *row_of(const struct pg_comparison *c, const char *point,
+				       const char *metric)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->rows[i].point, point) && c->rows[i].metric &&
+		    !strcmp(c->rows[i].metric->id, metric))
+			return &c->rows[i];
+	ck_abort_msg("no row %s %s", point, metric);
+	return NULL;
+}
+
+static const struct pg_cmp_common *common_of(const struct pg_comparison *c, const char *metric)
+{
+	for (size_t i = 0; i < c->n_commons; i++)
+		if (!strcmp(c->commons[i].metric->id, metric))
+			return &c->commons[i];
+	ck_abort_msg("no whole-run change for %s", metric);
+	return NULL;
+}
+
+static bool in_strv(const struct pg_strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* The job is the unit of evidence                                     */
+
+START_TEST(a_slow_job_is_not_a_regression)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, -1, 0, 0);
+	ck_assert_uint_eq(base.n_jobs, K);
+	ck_assert_ptr_nonnull(base.points[0].metrics[0].jobs);
+
+	/* every point 5% worse, five repeats each agreeing to 0.1%: a slow
+	 * node. Pooled repeats against the history's job medians would call
+	 * it significant many times over; per job it is one draw, as large
+	 * as the history's own slow jobs. */
+	make_run(&run, P, 0.05, NULL, NULL, 1);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(c.counts[PG_VERDICT_REGRESSED], 0);
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_int_eq(row_of(&c, names[2], "output_throughput")->method, PG_METHOD_STEP);
+	ck_assert_double_eq_tol(row_of(&c, names[2], "output_throughput")->run_change,
+				expm1(-0.05) - expm1(-0.0), 0.01);
+	/* judged beyond the run's common change: each point is unchanged */
+	ck_assert_double_lt(fabs(row_of(&c, names[2], "output_throughput")->effect), 0.01);
+	/* the whole run's change is worth a re-run, not a failure */
+	ck_assert_int_eq(common_of(&c, "output_throughput")->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(common_of(&c, "output_throughput")->outcome, PG_OUTCOME_WARN);
+	ck_assert_uint_gt(c.rerun.n, 0);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(one_point_stands_out_of_its_job)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	double extra[P] = { 0 };
+	const struct pg_cmp_row *r;
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, -1, 0, 0);
+	/* a fast job (-1.5%) hides a 4% regression at one point in the raw
+	 * change (+2.5%, at the tolerance); beyond the job it is 4% */
+	extra[3] = 0.04;
+	make_run(&run, P, -0.015, extra, NULL, 2);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	r = row_of(&c, names[3], "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(r->outcome, PG_OUTCOME_FAIL);
+	ck_assert(r->needs_confirmation);
+	ck_assert_double_lt(r->p_adjusted, 0.04);
+	ck_assert_double_eq_tol(r->effect, expm1(-0.04), 0.006);
+	ck_assert_int_eq(row_of(&c, names[2], "output_throughput")->verdict, PG_VERDICT_UNCHANGED);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	/* without a re-run the first run decides within the budget: exit 1 */
+	ck_assert_int_eq(pg_gate_exit_code(c.outcome, true), 1);
+	ck_assert_int_eq(pg_gate_exit_code(c.outcome, false), 0);
+	/* the re-run: the flagged point and rerun_anchors (6) others */
+	ck_assert_uint_eq(c.rerun.n, 7);
+	ck_assert(in_strv(&c.rerun, names[3]));
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The step's budget                                                   */
+
+START_TEST(the_budget_covers_the_whole_step)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	double extra[P] = { 0 };
+	json_t *j;
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, -1, 0, 0);
+	extra[5] = 0.03;
+	make_run(&run, P, 0.0, extra, NULL, 3);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	/* 8 points x 5 metrics that can fail (3 gate, 2 escalate) + 5
+	 * whole-run changes, a fifth of the budget for those */
+	ck_assert_uint_eq(c.hypotheses, P * 5 + 5);
+	ck_assert_double_eq_tol(c.budget_whole_run, 0.01, 1e-15);
+	ck_assert_double_eq_tol(c.budget_points, 0.04, 1e-15);
+	ck_assert_int_eq(row_of(&c, names[5], "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	j = pg_comparison_json(&c);
+	ck_assert_double_eq(json_real_value(pg_json_path(j, "decision.step_false_alarm")), 0.05);
+	ck_assert_int_eq(json_integer_value(pg_json_path(j, "decision.hypotheses")), P * 5 + 5);
+	ck_assert_str_eq(json_string_value(pg_json_path(j, "decision.correction")), "holm");
+	json_decref(j);
+	pg_comparison_release(&c);
+
+	/* the same 3% with a budget of one in a trillion is not enough */
+	policy.step_false_alarm = 1e-12;
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[5], "output_throughput")->verdict, PG_VERDICT_NOISY);
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Confirmation is replication                                         */
+
+START_TEST(the_rerun_must_reproduce)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run first, again;
+	double extra[P] = { 0 }, none[P] = { 0 };
+	bool only[P] = { false };
+	const struct pg_cmp_row *r;
+	struct pg_buf md = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	policy.rerun_anchors = 3;
+	history(&base, &policy, P, -1, 0, 0);
+	extra[6] = 0.06;
+	make_run(&first, P, 0.01, extra, NULL, 4);
+	pg_compare(&c, &policy, &base, first.pts, first.n, NULL, 0, NULL);
+	ck_assert_uint_eq(c.rerun.n, 4);
+	for (size_t i = 0; i < c.rerun.n; i++)
+		for (int p = 0; p < P; p++)
+			only[p] |= !strcmp(c.rerun.v[i], names[p]);
+	ck_assert(only[6]);
+	pg_comparison_release(&c);
+
+	/* the re-run (another job, 2% slow) shows it again: confirmed */
+	make_run(&again, P, 0.02, extra, only, 5);
+	pg_compare(&c, &policy, &base, first.pts, first.n, again.pts, again.n, NULL);
+	r = row_of(&c, names[6], "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(r->confirmed);
+	ck_assert_uint_eq(r->rerun.n, 5);
+	ck_assert_double_eq_tol(r->rerun.effect, expm1(-0.06), 0.006);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	ck_assert_uint_eq(c.rerun.n, 0);
+	/* first run, re-run and decision side by side */
+	pg_comparison_markdown(&md, &c);
+	ck_assert_ptr_nonnull(strstr(md.ptr, "| Test | Metric | Baseline | First run | Re-run |"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "confirmed by a re-run"));
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+	free_run(&again);
+
+	/* a clean re-run vetoes it: not-reproduced, a warning, exit 0 --
+	 * one bad job cannot outvote a good one */
+	make_run(&again, P, 0.0, none, only, 6);
+	pg_compare(&c, &policy, &base, first.pts, first.n, again.pts, again.n, NULL);
+	r = row_of(&c, names[6], "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_NOT_REPRODUCED);
+	ck_assert_int_eq(r->outcome, PG_OUTCOME_WARN);
+	ck_assert(!r->confirmed);
+	ck_assert(strstr(r->note, "not reproduced"));
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_WARN);
+	ck_assert_int_eq(pg_gate_exit_code(c.outcome, true), 0);
+	pg_comparison_release(&c);
+	free_run(&again);
+
+	/* a re-run that failed: exit 3 */
+	make_run(&again, P, 0.0, none, only, 7);
+	for (size_t i = 0; i < again.n; i++)
+		if (!strcmp(again.pts[i].name, names[6]))
+			again.pts[i].status = "error";
+	pg_compare(&c, &policy, &base, first.pts, first.n, again.pts, again.n, NULL);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_INFRA);
+	pg_comparison_release(&c);
+	free_run(&again);
+
+	free_run(&first);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(a_whole_run_change_must_reproduce)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run first, again;
+	bool only[P] = { false };
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, -1, 0, 0);
+	make_run(&first, P, 0.09, NULL, NULL, 8);
+	pg_compare(&c, &policy, &base, first.pts, first.n, NULL, 0, NULL);
+	ck_assert_int_eq(common_of(&c, "output_throughput")->verdict, PG_VERDICT_REGRESSED);
+	for (size_t i = 0; i < c.rerun.n; i++)
+		for (int p = 0; p < P; p++)
+			only[p] |= !strcmp(c.rerun.v[i], names[p]);
+	ck_assert_uint_eq(c.rerun.n, 6); /* anchors: nothing single was flagged */
+	pg_comparison_release(&c);
+
+	/* the re-run is 9% worse too: the whole run regressed */
+	make_run(&again, P, 0.085, NULL, only, 9);
+	pg_compare(&c, &policy, &base, first.pts, first.n, again.pts, again.n, NULL);
+	ck_assert_int_eq(common_of(&c, "output_throughput")->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(common_of(&c, "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	ck_assert_int_eq(row_of(&c, names[0], "output_throughput")->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(strstr(row_of(&c, names[0], "output_throughput")->note, "the whole run"));
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&again);
+
+	/* the re-run is a normal job: it was a slow node */
+	make_run(&again, P, 0.004, NULL, only, 10);
+	pg_compare(&c, &policy, &base, first.pts, first.n, again.pts, again.n, NULL);
+	ck_assert_int_eq(common_of(&c, "output_throughput")->verdict, PG_VERDICT_NOT_REPRODUCED);
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&again);
+	free_run(&first);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Change points                                                       */
+
+START_TEST(the_window_starts_after_a_step)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	double extra[P] = { 0 };
+	const struct pg_base_point *bp;
+
+	pg_policy_init(&policy);
+	/* main made point 2 8% worse from job 8 on */
+	history(&base, &policy, P, 8, 2, 0.08);
+	ck_assert_uint_ge(base.n_changes, 1);
+	bp = pg_baseline_find(&base, names[2]);
+	ck_assert_int_eq(bp->runs, K - 8);
+	ck_assert_ptr_nonnull(strstr(bp->source, "since the change at"));
+	ck_assert_int_eq(pg_baseline_find(&base, names[1])->runs, K);
+	/* a PR at main's new level is not blamed for main's step */
+	extra[2] = 0.08;
+	make_run(&run, P, 0.0, extra, NULL, 11);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[2], "output_throughput")->verdict, PG_VERDICT_UNCHANGED);
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+
+	/* a step three jobs ago: too few jobs since it to judge the point */
+	history(&base, &policy, P, K - 3, 4, 0.08);
+	bp = pg_baseline_find(&base, names[4]);
+	ck_assert_ptr_nonnull(bp->insufficient);
+	ck_assert_ptr_nonnull(strstr(bp->insufficient, "3 runs since its level changed at"));
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(a_whole_run_step_moves_the_level)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	bool common = false;
+
+	pg_policy_init(&policy);
+	/* every point 6% worse from job 6 on (a driver upgrade) */
+	history(&base, &policy, P, 6, -1, 0.06);
+	for (size_t i = 0; i < base.n_changes; i++)
+		common |= !base.changes[i].point && base.changes[i].job == 6 &&
+			  base.changes[i].shift > 0.05;
+	ck_assert(common);
+	/* single points keep their whole window: the decision takes each
+	 * job's offset out */
+	ck_assert_int_eq(pg_baseline_find(&base, names[0])->runs, K);
+	/* a PR at the new level: the whole run is judged against the jobs
+	 * since the step */
+	make_run(&run, P, 0.06, NULL, NULL, 12);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(common_of(&c, "output_throughput")->verdict, PG_VERDICT_UNCHANGED);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_PASS);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(history_marks_and_reports_changes)
+{
+	struct pg_policy policy;
+	struct pg_history hs[P];
+	struct pg_history_analysis a;
+	struct pg_buf out = PG_BUF_INIT;
+	size_t bad;
+
+	pg_policy_init(&policy);
+	memset(hs, 0, sizeof(hs));
+	for (int p = 0; p < P; p++) {
+		hs[p].point = strdup(names[p]);
+		for (int j = 0; j < K; j++)
+			add_record(&hs[p], j, p, NULL, p == 1 && j >= 10 ? 0.07 : 0);
+	}
+	pg_history_analyse(&a, hs, P, NULL, &policy, 0, true);
+	pg_history_trend(&out, hs, 1, &a, "output_throughput", 0);
+	/* the sparkline marks where the level changed, then the commits */
+	ck_assert_ptr_nonnull(strstr(out.ptr, "|"));
+	ck_assert_ptr_nonnull(strstr(out.ptr, "step: 6.9% worse"));
+	ck_assert_ptr_nonnull(strstr(out.ptr, "between a0009"));
+	pg_buf_reset(&out);
+	bad = pg_history_changes_markdown(&out, hs, P, &a, &policy, "H100", NULL, 0);
+	ck_assert_uint_ge(bad, 1);
+	ck_assert_ptr_nonnull(strstr(out.ptr, "| serving_a_qps_4 | Output token throughput"));
+	ck_assert_ptr_nonnull(strstr(out.ptr, "| 2026-11-11 |"));
+	/* only changes that began lately count for a nightly's exit code */
+	ck_assert_uint_eq(pg_history_changes_markdown(&out, hs, P, &a, &policy, "H100", NULL, 3),
+			  0);
+	pg_buf_release(&out);
+	pg_history_analysis_release(&a);
+	for (int p = 0; p < P; p++)
+		pg_history_release(&hs[p]);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Missing means planned and not produced                              */
+
+START_TEST(missing_is_planned_and_not_produced)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	struct pg_strv plan = PG_STRV_INIT;
+	bool only[P] = { true, true, true, true, true, false, false, false };
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, -1, 0, 0);
+	/* the step plans five points and runs four of them */
+	for (int p = 0; p < 5; p++)
+		pg_strv_push(&plan, names[p]);
+	only[4] = false;
+	make_run(&run, P, 0.0, NULL, only, 13);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0,
+		   &(struct pg_compare_opts){ .plan = &plan });
+	/* baseline points outside the plan: not in this suite, no rows */
+	ck_assert_uint_eq(c.not_in_suite.n, 3);
+	ck_assert(in_strv(&c.not_in_suite, names[7]));
+	for (size_t i = 0; i < c.n; i++)
+		ck_assert_str_ne(c.rows[i].point, names[7]);
+	/* the planned point without a result is missing: exit 3 */
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_INFRA);
+	ck_assert_uint_eq(c.counts[PG_VERDICT_MISSING], 1);
+	pg_comparison_release(&c);
+
+	/* without a plan every baseline point is expected */
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_uint_eq(c.counts[PG_VERDICT_MISSING], 4);
+	pg_comparison_release(&c);
+	free_run(&run);
+
+	/* the plan run in full: nothing missing, a pass */
+	only[4] = true;
+	make_run(&run, P, 0.0, NULL, only, 14);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0,
+		   &(struct pg_compare_opts){ .plan = &plan });
+	ck_assert_int_eq(c.counts[PG_VERDICT_MISSING], 0);
+	ck_assert_int_le(c.outcome, PG_OUTCOME_WARN);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_strv_release(&plan);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(points_not_seen_lately_age_out)
+{
+	struct pg_policy policy;
+	struct pg_history hs[P];
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	bool only[P] = { true, true, true, true, true, true, true, false };
+
+	pg_policy_init(&policy);
+	policy.history_window = 6;
+	memset(hs, 0, sizeof(hs));
+	/* point 7 was recorded in the first 5 jobs only, then dropped */
+	for (int p = 0; p < P; p++) {
+		hs[p].point = strdup(names[p]);
+		for (int j = 0; j < K; j++)
+			if (p != 7 || j < 5)
+				add_record(&hs[p], j, p, NULL, 0);
+	}
+	memset(&base, 0, sizeof(base));
+	base.kind = strdup("git");
+	pg_history_baseline_build(&base, hs, P, NULL, &policy);
+	pg_baseline_sort(&base);
+	ck_assert(pg_baseline_find(&base, names[7])->aged);
+	ck_assert(!pg_baseline_find(&base, names[6])->aged);
+	make_run(&run, P, 0.0, NULL, only, 15);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_uint_eq(c.counts[PG_VERDICT_MISSING], 0);
+	ck_assert(in_strv(&c.aged_out, names[7]));
+	ck_assert_int_le(c.outcome, PG_OUTCOME_WARN);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	for (int p = 0; p < P; p++)
+		pg_history_release(&hs[p]);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Small steps and thresholds baselines                                */
+
+START_TEST(methods_by_what_there_is)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	double extra[P] = { 0 };
+
+	pg_policy_init(&policy);
+	/* two points: no offset to take out, each alone against the
+	 * history's job-to-job spread */
+	history(&base, &policy, 2, -1, 0, 0);
+	extra[1] = 0.12;
+	make_run(&run, 2, 0.0, extra, NULL, 16);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[1], "output_throughput")->method, PG_METHOD_HISTORY);
+	ck_assert_int_eq(row_of(&c, names[1], "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	ck_assert_int_eq(row_of(&c, names[0], "output_throughput")->verdict, PG_VERDICT_UNCHANGED);
+	ck_assert_uint_eq(c.n_commons, 0);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+
+	/* a thresholds file of one published job: the run's own points give
+	 * the noise (crosswise); the same job 2% slow everywhere passes */
+	memset(&base, 0, sizeof(base));
+	base.kind = strdup("thresholds");
+	for (int p = 0; p < P; p++) {
+		struct pg_base_point *bp = pg_baseline_add(&base, names[p], PG_SUITE_SERVING);
+		for (size_t m = 0; m < N(mets); m++)
+			pg_base_point_add_metric(bp, pg_metric_by_id(PG_SUITE_SERVING, mets[m].id),
+						 measure((int)m, p, leftover(3, p)), NULL, 0);
+	}
+	pg_baseline_sort(&base);
+	memset(extra, 0, sizeof(extra));
+	make_run(&run, P, 0.02, NULL, NULL, 17);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[1], "output_throughput")->method, PG_METHOD_CROSSWISE);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_PASS);
+	/* no job-to-job spread to test a whole-run change: twice the
+	 * tolerance (2 x 2.5%) */
+	ck_assert_int_eq(common_of(&c, "output_throughput")->method, PG_METHOD_TOLERANCE);
+	ck_assert_double_eq_tol(common_of(&c, "output_throughput")->tolerance, 0.05, 1e-12);
+	pg_comparison_release(&c);
+	free_run(&run);
+	extra[5] = 0.06;
+	make_run(&run, P, 0.02, extra, NULL, 18);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[5], "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+
+	/* one point: the tolerance alone */
+	make_run(&run, 1, 0.03, NULL, NULL, 19);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[0], "output_throughput")->method, PG_METHOD_TOLERANCE);
+	ck_assert_int_eq(row_of(&c, names[0], "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+static Suite *step_suite(void)
+{
+	Suite *s = suite_create("step");
+	TCase *tc = tcase_create("stats");
+
+	tcase_add_test(tc, student_t_tails);
+	tcase_add_test(tc, holm_step_down);
+	tcase_add_test(tc, robust_sd_and_median);
+	tcase_add_test(tc, median_polish_splits_jobs_from_points);
+	tcase_add_test(tc, change_points_and_trends);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rules");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_slow_job_is_not_a_regression);
+	tcase_add_test(tc, one_point_stands_out_of_its_job);
+	tcase_add_test(tc, the_budget_covers_the_whole_step);
+	tcase_add_test(tc, the_rerun_must_reproduce);
+	tcase_add_test(tc, a_whole_run_change_must_reproduce);
+	tcase_add_test(tc, the_window_starts_after_a_step);
+	tcase_add_test(tc, a_whole_run_step_moves_the_level);
+	tcase_add_test(tc, history_marks_and_reports_changes);
+	tcase_add_test(tc, missing_is_planned_and_not_produced);
+	tcase_add_test(tc, points_not_seen_lately_age_out);
+	tcase_add_test(tc, methods_by_what_there_is);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(step_suite());
+}
