@@ -66,15 +66,6 @@ const char *pg_outcome_name(enum pg_outcome o);
 /* 0, 0, 3, 1 */
 int pg_outcome_exit_code(enum pg_outcome o);
 
-/*
- * The exit code of a gate, the one mapping `perfgate gate` and the plugin
- * step share: enforce false (`perfgate compare`, the plugin's mode run and
- * report) never fails on a verdict and exits 0; enforce true maps the
- * outcome (pg_outcome_exit_code). An unconfirmed first-run regression is
- * a regression: the first run alone is decided within the step's budget.
- */
-int pg_gate_exit_code(enum pg_outcome o, bool enforce);
-
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
@@ -88,6 +79,13 @@ struct pg_rule {
 	double noise_sigmas; /* baselines that give no job-to-job spread to test
 			       * against (thresholds files): widen the tolerance to this
 			       * many sds of the baseline's recorded run-to-run noise */
+	bool certify;        /* a tail metric (p90, p99...) is decided only when the run
+			       * has the samples MLPerf's early-stopping rule needs to
+			       * certify its percentile (gate/compare_tails.h); default on */
+	double limit;        /* an SLO: the value (display units) the metric must meet
+			       * whatever the baseline, a minimum for higher-is-better
+			       * metrics and a maximum otherwise (gate/compare_slo.h);
+			       * NAN: none */
 };
 
 /* Which fields of a pg_rule a policy entry sets. */
@@ -97,6 +95,8 @@ enum {
 	PG_RULE_FLOOR = 1 << 2,
 	PG_RULE_ESCALATE = 1 << 3,
 	PG_RULE_NOISE_SIGMAS = 1 << 4,
+	PG_RULE_CERTIFY = 1 << 5,
+	PG_RULE_LIMIT = 1 << 6,
 };
 
 struct pg_rule_patch {
@@ -490,15 +490,17 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
 /* Only the headline line (no trailing newline), e.g. for a step label. */
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c);
 
-/* Only the table of rows needing attention (regressed, noisy, error,
- * missing), or nothing when there are none. */
+/* Only the table of rows needing attention (gate/attention.h: failing,
+ * missing or failed, gating metrics undecided), or nothing. */
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c);
 
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",
  * "exit_code", "headline", "confirmation", "decision": {step_false_alarm,
  * hypotheses, budget_points, budget_whole_run, correction, confirmation},
- * "summary": {verdict counts}, "rerun": [points], "whole_run": [{metric,
+ * "summary": {verdict counts}, "tests": {compared, regressed,
+ * regressed_metrics, error, warn, improved} (gate/attention.h
+ * pg_gate_count), "rerun": [points], "whole_run": [{metric,
  * suite, method, points, change, effect, spread, tolerance, p_value,
  * p_adjusted, first, rerun, verdict, outcome, note}], "not_in_suite":
  * [points], "aged_out": [points], "rows": [{point, test, suite, qps,
