@@ -9,17 +9,9 @@
 load helpers
 
 setup() {
-	common_setup
-	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
-	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
-	WORK="${BATS_TEST_TMPDIR}/work"
-	mkdir -p "${WORK}"
-	cd "${WORK}"
-	make_shim buildkite-agent
-	export SHIM_STDIN=1
-	export BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
-	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
-	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false BUILDKITE_PIPELINE_DEFAULT_BRANCH=main
+	work_setup
+	buildkite_job
+	export BUILDKITE_PIPELINE_DEFAULT_BRANCH=main
 	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
 	export GIT_CONFIG_NOSYSTEM=1 HOME="${BATS_TEST_TMPDIR}"
 	unset PERFGATE_GPU

@@ -9,17 +9,8 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	common_setup
-	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
-	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
-	WORK="${BATS_TEST_TMPDIR}/work"
-	mkdir -p "${WORK}"
-	cd "${WORK}"
-	make_shim buildkite-agent
-	export SHIM_STDIN=1
-	export BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
-	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
-	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false BUILDKITE_COMMIT=1a2b3c4d5e6f7a8b9c0d
+	work_setup
+	buildkite_job 1a2b3c4d5e6f7a8b9c0d
 	cp -r "${PERFGATE_TESTS}"/data/gate/*/ .
 	# the step plans the points the results hold, as a real step would:
 	# the CLI gate of a results directory without perfgate run's manifest

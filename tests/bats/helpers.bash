@@ -68,3 +68,26 @@ common_setup() {
 	unset BUILDKITE_PLUGIN_PERFGATE_BINARY PERFGATE_BINARY BUILDKITE_AGENT_PATH BUILDKITE_LABEL
 	unset BUILDKITE_JOB_ID BUILDKITE_BRANCH BUILDKITE_STEP_KEY BUILDKITE_BUILD_URL
 }
+
+# common_setup, then $PERFGATE, $PYTHON and a fresh $WORK as the current
+# directory: the start of the suites that run the binary in a work tree.
+work_setup() {
+	common_setup
+	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
+	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
+	WORK="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${WORK}"
+	cd "${WORK}"
+}
+
+# buildkite_job [COMMIT]: what the agent sets for a job, with a shim
+# buildkite-agent that keeps its stdin; BUILDKITE_COMMIT only when given
+# (the trust suite's commits come from its own git repositories).
+buildkite_job() {
+	make_shim buildkite-agent
+	export SHIM_STDIN=1
+	export BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
+	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
+	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false
+	if [ $# -gt 0 ]; then export BUILDKITE_COMMIT="$1"; fi
+}

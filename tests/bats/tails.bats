@@ -164,10 +164,7 @@ frontier_thresholds() {
 
 @test "the annotation shows the frontier chart; the report writes the dashboard's rows" {
 	common_setup
-	make_shim buildkite-agent
-	export SHIM_STDIN=1 BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
-	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
-	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false BUILDKITE_COMMIT=1a2b3c4d5e6f7a8b9c0d
+	buildkite_job 1a2b3c4d5e6f7a8b9c0d
 	frontier_thresholds
 	ladder results --n 1000 --speed 0.97 --noise 0.01 --seed 9 --tp 2
 	# per GPU: the baseline ran on 1 GPU at the same totals, so halve it too

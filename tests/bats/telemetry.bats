@@ -8,12 +8,7 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	common_setup
-	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
-	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
-	WORK="${BATS_TEST_TMPDIR}/work"
-	mkdir -p "${WORK}"
-	cd "${WORK}"
+	work_setup
 	# a real NVML on the machine would win over the fakes
 	export PERFGATE_GPU_TOOL=nvidia-smi
 	export FAKE_SMI_STATE="${WORK}/throttled"
