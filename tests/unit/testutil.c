@@ -37,6 +37,28 @@ void tu_rm_rf(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+char *tu_tmpdir;
+
+void tu_tmpdir_setup(void)
+{
+	tu_tmpdir = tu_mkdtemp();
+}
+
+void tu_tmpdir_teardown(void)
+{
+	tu_rm_rf(tu_tmpdir);
+	free(tu_tmpdir);
+	tu_tmpdir = NULL;
+}
+
+char *tu_tmpdir_path(const char *name)
+{
+	size_t n = strlen(tu_tmpdir) + strlen(name) + 2;
+	char *path = malloc(n);
+	snprintf(path, n, "%s/%s", tu_tmpdir, name);
+	return path;
+}
+
 char *tu_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

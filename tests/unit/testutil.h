@@ -18,6 +18,14 @@ const char *tu_env(const char *name);
 char *tu_mkdtemp(void);
 void tu_rm_rf(const char *path);
 
+/* A Check fixture (tcase_add_checked_fixture(tc, tu_tmpdir_setup,
+ * tu_tmpdir_teardown)): tu_tmpdir is a fresh empty directory for each test,
+ * removed after it. tu_tmpdir_path("x") is "<tu_tmpdir>/x"; caller frees. */
+extern char *tu_tmpdir;
+void tu_tmpdir_setup(void);
+void tu_tmpdir_teardown(void);
+char *tu_tmpdir_path(const char *name);
+
 /* Read a whole file (NUL-terminated; *len if not NULL). Fails the test when
  * unreadable. Caller frees. */
 char *tu_read_file(const char *path, size_t *len);

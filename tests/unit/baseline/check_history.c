@@ -23,26 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static char *dir;
-
-static void setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void teardown(void)
-{
-	tu_rm_rf(dir);
-	free(dir);
-}
-
-static char *in_dir(const char *name)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	pg_buf_printf(&b, "%s/%s", dir, name);
-	return pg_buf_detach(&b);
-}
-
 /* A history line as perfgate writes it, for build `build` (NULL: none). */
 static char *line_for(const char *build, double value)
 {
@@ -347,7 +327,7 @@ static int record(const char *repo, const char *build, double t, int failed,
 
 static char *bare_repo(const char *name)
 {
-	char *path = in_dir(name);
+	char *path = tu_tmpdir_path(name);
 	git_repository *r = NULL;
 	ck_assert_int_eq(git_repository_init(&r, path, 1), 0);
 	git_repository_free(r);
@@ -447,7 +427,7 @@ END_TEST
 START_TEST(racing_writers_lose_nothing)
 {
 	enum { WRITERS = 6 };
-	char *repo = bare_repo("h.git"), *barrier = in_dir("barrier");
+	char *repo = bare_repo("h.git"), *barrier = tu_tmpdir_path("barrier");
 	struct pg_buf url = PG_BUF_INIT, spec = PG_BUF_INIT;
 	pid_t pids[WRITERS];
 	struct pg_history h;
@@ -521,7 +501,7 @@ static long said_age(const char *msg)
 
 START_TEST(a_stale_lock_is_removed)
 {
-	char *repo = bare_repo("h.git"), *lock = in_dir("h.git/refs/perfgate/history.lock");
+	char *repo = bare_repo("h.git"), *lock = tu_tmpdir_path("h.git/refs/perfgate/history.lock");
 	struct pg_history_recorded rec;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_history_report rep;
@@ -560,8 +540,8 @@ END_TEST
  * naming the lock and its age. */
 START_TEST(a_held_lock_is_left_alone)
 {
-	char *repo = bare_repo("h.git"), *lock = in_dir("h.git/refs/perfgate/history.lock"),
-	     *guard = in_dir("h.git/perfgate-history.flock");
+	char *repo = bare_repo("h.git"), *lock = tu_tmpdir_path("h.git/refs/perfgate/history.lock"),
+	     *guard = tu_tmpdir_path("h.git/perfgate-history.flock");
 	struct pg_history_recorded rec;
 	struct pg_error err = PG_ERROR_INIT;
 	int fd;
@@ -642,7 +622,7 @@ static Suite *history_suite(void)
 	tcase_add_test(lines, recordable_points);
 	suite_add_tcase(s, lines);
 
-	tcase_add_checked_fixture(store, setup, teardown);
+	tcase_add_checked_fixture(store, tu_tmpdir_setup, tu_tmpdir_teardown);
 	tcase_set_timeout(store, 120);
 	tcase_add_test(store, record_replaces_a_retried_build);
 	tcase_add_test(store, incomplete_points_are_not_recorded);

@@ -19,26 +19,6 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static char *dir;
-
-static void setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void teardown(void)
-{
-	tu_rm_rf(dir);
-	free(dir);
-}
-
-static char *path_in(const char *name)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	pg_buf_printf(&b, "%s/%s", dir, name);
-	return pg_buf_detach(&b);
-}
-
 static const char good[] =
 	"# hand-written comment\n"
 	"gpu: H100\n"
@@ -73,7 +53,7 @@ static const char good[] =
 
 START_TEST(loads_policy_and_baselines)
 {
-	char *path = path_in("H100.yml");
+	char *path = tu_tmpdir_path("H100.yml");
 	struct pg_policy p;
 	struct pg_baseline b;
 	struct pg_error err = PG_ERROR_INIT;
@@ -181,7 +161,7 @@ static const struct {
 
 START_TEST(errors_name_file_line_key)
 {
-	char *path = path_in("T.yml");
+	char *path = tu_tmpdir_path("T.yml");
 	struct pg_policy p;
 	struct pg_baseline b;
 	struct pg_error err = PG_ERROR_INIT;
@@ -201,7 +181,7 @@ END_TEST
 
 START_TEST(missing_file_is_not_found)
 {
-	char *path = path_in("nope.yml");
+	char *path = tu_tmpdir_path("nope.yml");
 	struct pg_policy p;
 	struct pg_baseline b;
 	struct pg_error err = PG_ERROR_INIT;
@@ -215,10 +195,10 @@ END_TEST
 
 START_TEST(path_for_a_gpu)
 {
-	char *yml = path_in("X.yml"), *p;
+	char *yml = tu_tmpdir_path("X.yml"), *p;
 
 	tu_write_file(yml, "gpu: X\n");
-	p = pg_thresholds_path(dir, "H100");
+	p = pg_thresholds_path(tu_tmpdir, "H100");
 	ck_assert(pg_str_has_suffix(p, "/H100.yml"));
 	free(p);
 	p = pg_thresholds_path(yml, "H100");
@@ -258,7 +238,7 @@ static void fresh_points(struct pg_baseline *b, double scale)
 
 START_TEST(new_file_and_update_keep_the_policy)
 {
-	char *path = path_in("th/H100.yml");
+	char *path = tu_tmpdir_path("th/H100.yml");
 	struct pg_baseline fresh = PG_BASELINE_INIT, again = PG_BASELINE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "H100",
@@ -339,7 +319,7 @@ END_TEST
 
 START_TEST(update_keeps_sections_after_baselines)
 {
-	char *path = path_in("A100.yml"), *text;
+	char *path = tu_tmpdir_path("A100.yml"), *text;
 	struct pg_baseline fresh = PG_BASELINE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "A100", NULL, false };
@@ -366,7 +346,7 @@ END_TEST
 
 START_TEST(update_refuses_a_broken_file)
 {
-	char *path = path_in("H100.yml"), *text;
+	char *path = tu_tmpdir_path("H100.yml"), *text;
 	struct pg_baseline fresh = PG_BASELINE_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "H100", NULL, false };
@@ -423,7 +403,7 @@ static void sh(const char *fmt, ...)
 	struct pg_buf cmd = PG_BUF_INIT;
 	va_list ap;
 
-	pg_buf_printf(&cmd, "cd '%s' && ", dir);
+	pg_buf_printf(&cmd, "cd '%s' && ", tu_tmpdir);
 	va_start(ap, fmt);
 	pg_buf_vprintf(&cmd, fmt, ap);
 	va_end(ap);
@@ -448,11 +428,11 @@ START_TEST(thresholds_at_the_base)
 	struct pg_error err = PG_ERROR_INIT;
 	char cwd[4096], *file;
 	struct pg_rule r;
-	char *repo = path_in("repo"), *outside = path_in("outside.yml");
+	char *repo = tu_tmpdir_path("repo"), *outside = tu_tmpdir_path("outside.yml");
 
 	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
 	sh("git init -q -b main repo && mkdir repo/thresholds");
-	file = path_in("repo/thresholds/H100.yml");
+	file = tu_tmpdir_path("repo/thresholds/H100.yml");
 	tu_write_file(file, thresholds_base);
 	sh("cd repo && git add . && git -c user.name=t -c user.email=t@t commit -qm base");
 	/* the pull request loosens its policy and its baseline */
@@ -525,14 +505,14 @@ static Suite *thresholds_suite(void)
 	Suite *s = suite_create("thresholds");
 	TCase *tc = tcase_create("load");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_tmpdir_setup, tu_tmpdir_teardown);
 	tcase_add_test(tc, loads_policy_and_baselines);
 	tcase_add_loop_test(tc, errors_name_file_line_key, 0, (int)N(bad));
 	tcase_add_test(tc, missing_file_is_not_found);
 	tcase_add_test(tc, path_for_a_gpu);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("write");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_tmpdir_setup, tu_tmpdir_teardown);
 	tcase_add_test(tc, new_file_and_update_keep_the_policy);
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
 	tcase_add_test(tc, update_refuses_a_broken_file);
@@ -540,7 +520,7 @@ static Suite *thresholds_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pull_request");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_tmpdir_setup, tu_tmpdir_teardown);
 	tcase_add_test(tc, thresholds_at_the_base);
 	suite_add_tcase(s, tc);
 	return s;
