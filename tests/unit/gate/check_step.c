@@ -812,6 +812,91 @@ START_TEST(methods_by_what_there_is)
 }
 END_TEST
 
+/* One point's history of `jobs` jobs; flat: every job measures the same
+ * (a job-to-job spread of exactly 0). */
+static void lone_history(struct pg_baseline *base, const struct pg_policy *policy, int jobs,
+			 bool flat)
+{
+	struct pg_history h;
+
+	memset(&h, 0, sizeof(h));
+	memset(base, 0, sizeof(*base));
+	h.point = strdup(names[0]);
+	for (int j = 0; j < jobs; j++)
+		add_record(&h, j, 0, NULL, flat ? -(job_offsets[j] + leftover(j, 0)) : 0);
+	base->gpu = strdup("H100");
+	base->kind = strdup("git");
+	pg_history_baseline_build(base, &h, 1, NULL, policy);
+	pg_baseline_sort(base);
+	pg_history_release(&h);
+}
+
+/* The lone point's re-run, `extra` worse: its verdict and the step's
+ * outcome (confirmed exactly when regressed). */
+static void lone_rerun(const struct pg_policy *policy, const struct pg_baseline *base,
+		       const struct run *first, double extra, int seed, enum pg_verdict want,
+		       enum pg_outcome outcome)
+{
+	struct pg_comparison c;
+	struct run again;
+	double e[P] = { extra };
+	const struct pg_cmp_row *r;
+
+	make_run(&again, 1, 0.0, e, NULL, seed);
+	pg_compare(&c, policy, base, first->pts, first->n, again.pts, again.n, NULL);
+	r = row_of(&c, names[0], "output_throughput");
+	ck_assert_int_eq(r->verdict, want);
+	ck_assert(r->confirmed == (want == PG_VERDICT_REGRESSED));
+	ck_assert_int_eq(c.outcome, outcome);
+	pg_comparison_release(&c);
+	free_run(&again);
+}
+
+/* A confirmation re-run of a lone point whose effect cannot be tested:
+ * its history's spread is 0 (flat) or unknown (2 jobs, NaN), so the
+ * re-run's t test has nothing to divide by. The decision falls back on
+ * the tolerance and stays defined; it once wrote through a NULL "better"
+ * side there (41d0673) and crashed the default build's confirm path. */
+START_TEST(an_untestable_rerun_falls_back_on_the_tolerance)
+{
+	/* 2 jobs: too few for a spread (3), enough for a baseline when the
+	 * policy asks for only 2 */
+	static const struct {
+		int jobs;
+		bool flat;
+	} cases[] = { { K, true }, { 2, false } };
+	struct pg_policy policy;
+
+	pg_policy_init(&policy);
+	policy.min_history = 2;
+	for (size_t k = 0; k < N(cases); k++) {
+		struct pg_baseline base;
+		struct pg_comparison c;
+		struct run first;
+		double worse[P] = { 0.10 };
+		const struct pg_cmp_row *r;
+
+		lone_history(&base, &policy, cases[k].jobs, cases[k].flat);
+		make_run(&first, 1, 0.0, worse, NULL, 20);
+		pg_compare(&c, &policy, &base, first.pts, first.n, NULL, 0, NULL);
+		r = row_of(&c, names[0], "output_throughput");
+		ck_assert_msg(r->method == PG_METHOD_HISTORY, "case %zu: method %d", k, r->method);
+		ck_assert_msg(r->verdict == PG_VERDICT_REGRESSED, "case %zu: verdict %d", k,
+			      r->verdict);
+		ck_assert(in_strv(&c.rerun, names[0]));
+		pg_comparison_release(&c);
+		/* beyond the tolerance again: confirmed; a clean re-run: not
+		 * reproduced, a warning */
+		lone_rerun(&policy, &base, &first, 0.10, 21, PG_VERDICT_REGRESSED, PG_OUTCOME_FAIL);
+		lone_rerun(&policy, &base, &first, 0.0, 22, PG_VERDICT_NOT_REPRODUCED,
+			   PG_OUTCOME_WARN);
+		free_run(&first);
+		pg_baseline_release(&base);
+	}
+	pg_policy_release(&policy);
+}
+END_TEST
+
 static Suite *step_suite(void)
 {
 	Suite *s = suite_create("step");
@@ -836,6 +921,7 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, missing_is_planned_and_not_produced);
 	tcase_add_test(tc, points_not_seen_lately_age_out);
 	tcase_add_test(tc, methods_by_what_there_is);
+	tcase_add_test(tc, an_untestable_rerun_falls_back_on_the_tolerance);
 	suite_add_tcase(s, tc);
 	return s;
 }
