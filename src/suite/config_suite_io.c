@@ -756,7 +756,7 @@ static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 	static const char *const reserved[] = {
 		"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 		"iterations", "warmup_iterations", "dataset_path", "port", "host", "base_url",
-		"result", "results_dir",
+		"result", "results_dir", "side",
 	};
 	/* clang-format on */
 	struct pg_ypair *pairs = NULL;
@@ -1194,7 +1194,8 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const 
 /* ---- whole-test checks ----------------------------------------------- */
 
 static const char *const runtime_names[] = {
-	"port", "host", "base_url", "result", "results_dir", "point", "qps", "max_concurrency"
+	"port", "host", "base_url", "result", "results_dir", "point", "qps", "max_concurrency",
+	"side"
 };
 /* values that differ between the points one server serves */
 static const char *const point_names[] = { "point", "qps", "max_concurrency" };
@@ -1567,7 +1568,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		 const struct pg_ypath *base)
 {
 	static const char *const sections[] = { "defaults", "latency", "throughput", "serving",
-						"gpu" };
+						"gpu",      "ab" };
 	struct sctx c = { .cfg = cfg, .d = d };
 	struct pg_ypair *pairs = NULL;
 	struct defaults df;
@@ -1583,7 +1584,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			known = known || !strcmp(pairs[i].key, sections[k]);
 		if (!known) {
-			const char *near = pg_nearest(pairs[i].key, sections, 5);
+			const char *near = pg_nearest(pairs[i].key, sections, 6);
 			if (near)
 				ret = pg_yerr(d, pairs[i].key_node, base, cfg->err,
 					      "unknown section '%s' (did you mean '%s'?)",
@@ -1592,7 +1593,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 				ret = pg_yerr(
 					d, pairs[i].key_node, base, cfg->err,
 					"unknown section '%s': a suite has defaults, latency, "
-					"throughput, serving and gpu",
+					"throughput, serving, gpu and ab",
 					pairs[i].key);
 			goto done;
 		}
@@ -1612,6 +1613,9 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 			if (ret)
 				goto done;
 		}
+		if (!strcmp(pairs[i].key, "ab") &&
+		    (ret = pg_cfg_ab(cfg, d, pairs[i].value, &sp)))
+			goto done;
 		if (kind >= 0 &&
 		    (ret = read_section(&c, (enum pg_suite_kind)kind, pairs[i].value, &df, &sp)))
 			goto done;
