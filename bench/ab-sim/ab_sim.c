@@ -53,7 +53,7 @@ struct sim {
 
 struct outcome {
 	bool failed;
-	size_t pairs; /* used */
+	size_t pairs;     /* used */
 	size_t fail_pair; /* the pair count at which it failed, 0: never */
 	bool inconclusive;
 };
@@ -61,8 +61,7 @@ struct outcome {
 /* One block's values of every metric and point: the session's offset and
  * each point's own draw, in the worse direction; delta worsens point 0's
  * throughput (head only). */
-static void block(struct pg_rng *r, const struct sim *s, double delta, bool everywhere,
-		  double *out)
+static void block(struct pg_rng *r, const struct sim *s, double delta, bool everywhere, double *out)
 {
 	double off = s->session_sd * pg_rng_normal(r);
 
@@ -86,8 +85,10 @@ static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool e
 	double *head = pg_xcalloc(N_METRICS * N_POINTS * K, sizeof(double));
 	double tol[N_METRICS], wtol[N_METRICS], vals[N_METRICS * N_POINTS];
 
-	for (size_t j = 0; j < N_METRICS; j++)
-		tol[j] = j ? s->latency_tolerance : s->tolerance, wtol[j] = s->whole_tolerance;
+	for (size_t j = 0; j < N_METRICS; j++) {
+		tol[j] = j ? s->latency_tolerance : s->tolerance;
+		wtol[j] = isnan(s->whole_tolerance) ? tol[j] : s->whole_tolerance;
+	}
 	memset(oc, 0, sizeof(*oc));
 	for (size_t k = 0; k < K; k++) {
 		struct pg_ab_decision d;
@@ -109,7 +110,8 @@ static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool e
 				b[c * (k + 1) + q] = base[c * K + q];
 				h[c * (k + 1) + q] = head[c * K + q];
 			}
-		in = (struct pg_ab_input){ N_METRICS, N_POINTS, k + 1, b, h, higher_better, tol, wtol };
+		in = (struct pg_ab_input){ N_METRICS, N_POINTS,      k + 1, b,
+					   h,         higher_better, tol,   wtol };
 		pg_ab_decide(&d, &in, &s->opts, k + 1 == K);
 		oc->pairs = k + 1;
 		oc->inconclusive = d.counts[PG_AB_INCONCLUSIVE] > 0;
@@ -131,7 +133,7 @@ struct row {
 	const char *name;
 	double delta;
 	bool everywhere; /* every metric of every point, not one point's throughput */
-	size_t within; /* caught within this many pairs counts; 0: any */
+	size_t within;   /* caught within this many pairs counts; 0: any */
 	size_t steps, failed, caught, blocks, inconclusive;
 };
 
@@ -159,7 +161,7 @@ static int parse_pct(const char *s, double *out)
 
 int main(int argc, char **argv)
 {
-	struct sim s = { 0.015, 0.10, 0.05, 0.005, 0.01, 0.02, 0.05, { 0 } };
+	struct sim s = { 0.015, 0.10, 0.05, 0.005, 0.01, 0.02, NAN, { 0 } };
 	struct pg_rng r;
 	unsigned long seed = 1;
 	size_t steps = 2000;
@@ -207,13 +209,14 @@ int main(int argc, char **argv)
 		};
 		size_t n = sizeof(rows) / sizeof(rows[0]);
 
-		printf("ab-sim: %d points x %d gated metrics (%s, %s, %s), tolerance %g%% (latency %g%%, whole run %g%%), "
+		printf("ab-sim: %d points x %d gated metrics (%s, %s, %s), tolerance %g%% (latency %g%%; whole run %g%%, NaN: the same), "
 		       "step budget %g%%, %zu to %zu block pairs; session sd %g%%, %g%% of "
 		       "sessions %g%% slow, within-session sd %g%%; %zu steps per row, seed %lu\n\n",
 		       N_POINTS, N_METRICS, metric_ids[0], metric_ids[1], metric_ids[2],
-		       100 * s.tolerance, 100 * s.latency_tolerance, 100 * s.whole_tolerance, 100 * s.opts.false_alarm, s.opts.min_pairs,
-		       s.opts.max_pairs, 100 * s.session_sd, 100 * s.slow_share, 100 * s.slow_by,
-		       100 * s.within_sd, steps, seed);
+		       100 * s.tolerance, 100 * s.latency_tolerance, 100 * s.whole_tolerance,
+		       100 * s.opts.false_alarm, s.opts.min_pairs, s.opts.max_pairs,
+		       100 * s.session_sd, 100 * s.slow_share, 100 * s.slow_by, 100 * s.within_sd,
+		       steps, seed);
 		printf("| step | steps failed | caught within | inconclusive | mean blocks per verdict |\n");
 		printf("|---|--:|--:|--:|--:|\n");
 		for (size_t i = 0; i < n; i++) {
@@ -249,7 +252,8 @@ int main(int argc, char **argv)
 	}
 	return rc;
 usage:
-	fprintf(stderr, "usage: ab-sim [--steps N] [--seed N] [--tolerance PCT] "
-			"[--latency-tolerance PCT] [--whole-run-tolerance PCT] [--within-sd PCT] [--max-pairs N] [--check]\n");
+	fprintf(stderr,
+		"usage: ab-sim [--steps N] [--seed N] [--tolerance PCT] "
+		"[--latency-tolerance PCT] [--whole-run-tolerance PCT] [--within-sd PCT] [--max-pairs N] [--check]\n");
 	return 2;
 }

@@ -30,8 +30,8 @@ enum pg_ab_side pg_ab_block_side(size_t i)
 
 const char *pg_ab_verdict_name(enum pg_ab_verdict v)
 {
-	static const char *const names[] = { "pending",  "regressed", "inconclusive",
-					     "missing",  "improved",  "unchanged" };
+	static const char *const names[] = { "pending", "regressed", "inconclusive",
+					     "missing", "improved",  "unchanged" };
 	return (unsigned)v < PG_AB_VERDICT_COUNT ? names[v] : "?";
 }
 
@@ -239,7 +239,8 @@ void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 			/* the point's own spread, shrunk towards its metric's */
 			others = pooled_df - (double)(n - 1);
 			if (others > 0) {
-				double pooled_var = (pooled_ss - sd * sd * (double)(n - 1)) / others;
+				double pooled_var = (pooled_ss - sd * sd * (double)(n - 1)) /
+						    others;
 				double w = others < SHRINK_DF ? others : SHRINK_DF;
 				var = (w * pooled_var + (double)(n - 1) * sd * sd) /
 				      (w + (double)(n - 1));

@@ -1,8 +1,11 @@
 #ifndef PERFGATE_GATE_AB_H
 #define PERFGATE_GATE_AB_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "base/strutil.h"
 
 /*
  * A/B mode's decision (docs/ab.md): base and head run on the same machine
@@ -113,8 +116,8 @@ struct pg_ab_decision {
 	size_t looks;             /* the looks the budget is split over */
 	size_t hypotheses;        /* with a p-value */
 	size_t counts[PG_AB_VERDICT_COUNT];
-	bool stop;                /* sample no more: all decided, or a regression */
-	bool final;               /* the budget is spent: pending became inconclusive */
+	bool stop;  /* sample no more: all decided, or a regression */
+	bool final; /* the budget is spent: pending became inconclusive */
 };
 
 /*
@@ -125,6 +128,65 @@ struct pg_ab_decision {
 void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 		  const struct pg_ab_opts *o, bool final);
 void pg_ab_decision_release(struct pg_ab_decision *d);
+
+/* ------------------------------------------------------------------ */
+/* What an A/B run found, for comparison.md, verdict.json and the      */
+/* annotation (gate/ab_render.c). Filled by runner/ab_io.c.           */
+
+struct pg_buf;
+struct pg_metric;
+
+struct pg_ab_summary {
+	char *gpu;                        /* "H100" (label), or "none" */
+	struct pg_strv points;            /* the plan's points, in order */
+	const struct pg_metric **metrics; /* the gated metrics judged (registry's) */
+	size_t n_metrics;
+	double *tolerance;       /* per metric */
+	double *whole_tolerance; /* per metric */
+	double *base, *head;     /* [j * n_points + p]: the median over the side's blocks */
+	struct pg_ab_decision d;
+	size_t blocks;     /* run */
+	size_t max_blocks; /* the budget */
+	char *stop;        /* why sampling stopped, a phrase: "every interval is clear" */
+	double seconds;
+	char *side_desc[2];    /* what each side changed, or NULL: "server flags --x" */
+	struct pg_strv errors; /* "block 3 (head): serving_x: error: ..." */
+	int cancel_signal;     /* the run was cancelled by this signal, or 0 */
+};
+
+void pg_ab_summary_release(struct pg_ab_summary *s);
+
+/*
+ * The step's outcome, as the gate's (gate/compare.h enum pg_outcome, exit
+ * code by pg_gate_exit_code): FAIL with a regression (it outranks failed
+ * blocks), INFRA when a block failed or the run was cancelled, WARN when
+ * something is inconclusive or missing, else PASS.
+ */
+int pg_ab_outcome(const struct pg_ab_summary *s);
+
+/* "**perfgate A/B: FAIL** — 1 regression on H100, head vs base, 6 block
+ * pairs" (markdown; no newline). */
+void pg_ab_headline(struct pg_buf *out, const struct pg_ab_summary *s);
+
+/* comparison.md: the headline, how it was decided, the whole run per
+ * metric ("Output token throughput -3.1% [-4.0%, -2.2%]"), the points
+ * needing attention, and every point in a <details> section. Every name
+ * is escaped, as the gate's. */
+void pg_ab_markdown(struct pg_buf *out, const struct pg_ab_summary *s);
+
+/* Only the points' table (every row), for the annotation's comparison. */
+void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool attention_only);
+
+/* verdict.json: {"mode": "ab", "gpu", "verdict", "exit_code", "headline",
+ * "blocks", "pairs", "max_blocks", "stopped", "seconds", "decision":
+ * {false_alarm, hypotheses, looks, alpha_look, correction, confidence},
+ * "sides": {base, head}, "whole_run": [{metric, label, unit, direction,
+ * change, lo, hi, tolerance, p_value, p_adjusted, pairs, verdict}],
+ * "rows": [{point, metric, label, unit, direction, base, head, change,
+ * effect, lo, hi, tolerance, sd, df, p_value, p_adjusted, pairs,
+ * verdict}], "errors": [...]}. pandas: pd.DataFrame(v["rows"]). New
+ * reference. */
+json_t *pg_ab_json(const struct pg_ab_summary *s);
 
 /* Upper quantile of Student's t: the t with P(T > t) = q (0 < q < 1). */
 double pg_ab_t_quantile(double q, double df);

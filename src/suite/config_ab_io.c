@@ -21,8 +21,7 @@ struct actx {
 };
 
 /* "2%" or a fraction below 1, as thresholds files write tolerances. */
-static int get_fraction(struct actx *a, const yaml_node_t *n, const struct pg_ypath *p,
-			double *out)
+static int get_fraction(struct actx *a, const yaml_node_t *n, const struct pg_ypath *p, double *out)
 {
 	const char *s = pg_ynode_text(n);
 	size_t len = strlen(s);
@@ -46,8 +45,7 @@ static int get_fraction(struct actx *a, const yaml_node_t *n, const struct pg_yp
 }
 
 /* Seconds, or a number with s, m or h ("30m"). */
-static int get_duration(struct actx *a, const yaml_node_t *n, const struct pg_ypath *p,
-			double *out)
+static int get_duration(struct actx *a, const yaml_node_t *n, const struct pg_ypath *p, double *out)
 {
 	const char *s = pg_ynode_text(n);
 	size_t len = strlen(s);
@@ -123,8 +121,7 @@ static int read_server(struct actx *a, struct pg_ab_side_spec *sd, yaml_node_t *
 	size_t n = 0;
 	int ret;
 
-	if ((ret = pg_ymap_pairs(a->d, v, p, "a mapping: command, flags, env", &pairs, &n,
-				 a->err)))
+	if ((ret = pg_ymap_pairs(a->d, v, p, "a mapping: command, flags, env", &pairs, &n, a->err)))
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct pg_ypath kp = { p, pairs[i].key, 0 };
@@ -151,8 +148,8 @@ static int read_side(struct actx *a, struct pg_ab_side_spec *sd, yaml_node_t *v,
 
 	if (pg_ynode_is_null(v))
 		return 0; /* the suite as it is */
-	if ((ret = pg_ymap_pairs(a->d, v, p, "a mapping: server, command, command_env", &pairs,
-				 &n, a->err)))
+	if ((ret = pg_ymap_pairs(a->d, v, p, "a mapping: server, command, command_env", &pairs, &n,
+				 a->err)))
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct pg_ypath kp = { p, pairs[i].key, 0 };
@@ -172,15 +169,11 @@ static int read_side(struct actx *a, struct pg_ab_side_spec *sd, yaml_node_t *v,
 int pg_cfg_ab(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *node,
 	      const struct pg_ypath *path)
 {
-	static const char *const keys[] = { "base",
-					    "head",
-					    "min_blocks",
-					    "max_blocks",
-					    "time_budget",
-					    "tolerance",
-					    "latency_tolerance",
-					    "whole_run_tolerance",
-					    "false_alarm" };
+	static const char *const keys[] = {
+		"base",        "head",      "min_blocks",        "max_blocks",
+		"time_budget", "tolerance", "latency_tolerance", "whole_run_tolerance",
+		"false_alarm"
+	};
 	struct actx a = { d, c->err };
 	struct pg_ab_spec *ab = pg_xcalloc(1, sizeof(*ab));
 	struct pg_ypair *pairs = NULL;
@@ -196,9 +189,8 @@ int pg_cfg_ab(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *node,
 			      c->suite->ab->loc.file, c->suite->ab->loc.line);
 		goto done;
 	}
-	if ((ret = pg_ymap_pairs(d, node, path,
-				 "a mapping: base, head, max_blocks, tolerance, ...", &pairs, &n,
-				 c->err)))
+	if ((ret = pg_ymap_pairs(d, node, path, "a mapping: base, head, max_blocks, tolerance, ...",
+				 &pairs, &n, c->err)))
 		goto done;
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct pg_ypath kp = { path, pairs[i].key, 0 };

@@ -756,7 +756,7 @@ static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 	static const char *const reserved[] = {
 		"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 		"iterations", "warmup_iterations", "dataset_path", "port", "host", "base_url",
-		"result", "results_dir", "side",
+		"result", "results_dir", "side", "block",
 	};
 	/* clang-format on */
 	struct pg_ypair *pairs = NULL;
@@ -1193,10 +1193,9 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const 
 
 /* ---- whole-test checks ----------------------------------------------- */
 
-static const char *const runtime_names[] = {
-	"port", "host", "base_url", "result", "results_dir", "point", "qps", "max_concurrency",
-	"side"
-};
+static const char *const runtime_names[] = { "port",        "host",  "base_url", "result",
+					     "results_dir", "point", "qps",      "max_concurrency",
+					     "side",        "block" };
 /* values that differ between the points one server serves */
 static const char *const point_names[] = { "point", "qps", "max_concurrency" };
 /* clang-format off */
@@ -1567,8 +1566,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		 const struct pg_ypath *base)
 {
-	static const char *const sections[] = { "defaults", "latency", "throughput", "serving",
-						"gpu",      "ab" };
+	static const char *const sections[] = { "defaults", "latency", "throughput",
+						"serving",  "gpu",     "ab" };
 	struct sctx c = { .cfg = cfg, .d = d };
 	struct pg_ypair *pairs = NULL;
 	struct defaults df;
@@ -1613,8 +1612,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 			if (ret)
 				goto done;
 		}
-		if (!strcmp(pairs[i].key, "ab") &&
-		    (ret = pg_cfg_ab(cfg, d, pairs[i].value, &sp)))
+		if (!strcmp(pairs[i].key, "ab") && (ret = pg_cfg_ab(cfg, d, pairs[i].value, &sp)))
 			goto done;
 		if (kind >= 0 &&
 		    (ret = read_section(&c, (enum pg_suite_kind)kind, pairs[i].value, &df, &sp)))

@@ -165,7 +165,7 @@ void pg_ab_spec_init(struct pg_ab_spec *ab)
 	ab->max_blocks = 16;
 	ab->tolerance = 0.01;
 	ab->latency_tolerance = 0.02;
-	ab->whole_run_tolerance = 0.05;
+	ab->whole_run_tolerance = NAN;
 	ab->false_alarm = 0.05;
 }
 

@@ -187,7 +187,8 @@ struct pg_ab_spec {
 	double time_budget;             /* seconds; 0: none (default) */
 	double tolerance;               /* throughput metrics; default 1% */
 	double latency_tolerance;       /* latency metrics; default 2% */
-	double whole_run_tolerance;     /* a change common to every point; default 5% */
+	double whole_run_tolerance;     /* a change common to every point; NAN (default):
+					 * the metric's own tolerance */
 	double false_alarm;             /* the step's budget; default 5% */
 	struct pg_srcloc loc;           /* where the section was written */
 };

@@ -124,8 +124,8 @@ static void fill_step(struct fixture *f, const double *off, double delta)
 			size_t bb = 2 * k + (pg_ab_block_side(2 * k) == PG_AB_BASE ? 0 : 1);
 			size_t hb = 2 * k + (bb == 2 * k ? 1 : 0);
 			f->base[p * f->K + k] = lvl * exp(-off[bb] + wiggle(p * 7 + k * 3));
-			f->head[p * f->K + k] =
-				lvl * exp(-off[hb] + wiggle(p * 5 + k * 11 + 1)) * (p ? 1 : 1 - delta);
+			f->head[p * f->K + k] = lvl * exp(-off[hb] + wiggle(p * 5 + k * 11 + 1)) *
+						(p ? 1 : 1 - delta);
 		}
 }
 
@@ -274,9 +274,8 @@ START_TEST(improvements_and_missing_cells)
 	ck_assert_uint_eq(d.counts[PG_AB_MISSING], 1);
 	ck_assert_uint_eq(d.counts[PG_AB_REGRESSED], 0);
 	/* 16 points measured on both sides and the whole run */
-	ck_assert_uint_eq(d.counts[PG_AB_IMPROVED] + d.counts[PG_AB_UNCHANGED] +
-				  d.counts[PG_AB_PENDING],
-			  17);
+	ck_assert_uint_eq(
+		d.counts[PG_AB_IMPROVED] + d.counts[PG_AB_UNCHANGED] + d.counts[PG_AB_PENDING], 17);
 	ck_assert_str_eq(pg_ab_verdict_name(PG_AB_INCONCLUSIVE), "inconclusive");
 	pg_ab_decision_release(&d);
 	fx_release(&f);
