@@ -53,36 +53,21 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 	size_t tests = a->n_tests;
 
 	pg_buf_printf(out, "%s: ", gpu);
+	if (a->compared) {
+		pg_gate_counts_phrase(out, &a->counts);
+		return;
+	}
 	if (a->status == PG_ANNOTATION_ERROR && a->n_errors) {
 		pg_buf_printf(out, "%zu of %zu %s failed to run", a->n_errors, tests,
 			      plural(tests, "test", "tests"));
-		if (a->n_regressions)
-			pg_buf_printf(out, ", %zu %s", a->n_regressions,
-				      plural(a->n_regressions, "regression", "regressions"));
 		return;
 	}
 	if (a->status == PG_ANNOTATION_ERROR) {
 		pg_buf_puts(out, "the benchmark run failed");
 		return;
 	}
-	if (!a->compared) {
-		pg_buf_printf(out, "%zu %s ran, no baseline comparison", tests,
-			      plural(tests, "test", "tests"));
-		return;
-	}
-	if (a->n_regressions) {
-		pg_buf_printf(out, "%zu %s in %zu %s", a->n_regressions,
-			      plural(a->n_regressions, "regression", "regressions"), tests,
-			      plural(tests, "test", "tests"));
-		if (a->n_errors)
-			pg_buf_printf(out, ", %zu failed to run", a->n_errors);
-	} else
-		pg_buf_printf(out, "no regressions in %zu %s", tests,
-			      plural(tests, "test", "tests"));
-	if (a->n_warnings)
-		pg_buf_printf(out, ", %zu with warnings", a->n_warnings);
-	if (a->n_improvements)
-		pg_buf_printf(out, ", %zu improved", a->n_improvements);
+	pg_buf_printf(out, "%zu %s ran, no baseline comparison", tests,
+		      plural(tests, "test", "tests"));
 }
 
 void pg_md_fenced(struct pg_buf *out, const char *info, const char *text)
@@ -133,7 +118,11 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 	if (isnan(r->delta_pct)) {
 		pg_buf_puts(out, NO_VALUE);
 	} else {
-		const char *cls = r->worse > 0 ? "red" : r->worse < 0 ? "green" : NULL;
+		/* Buildkite's annotation stylesheet colours these classes */
+		const char *cls = r->tone == PG_TONE_BAD    ? "red"
+				  : r->tone == PG_TONE_WARN ? "orange"
+				  : r->tone == PG_TONE_GOOD ? "green"
+							    : NULL;
 		if (cls)
 			pg_buf_printf(out, "<span class=\"%s\">", cls);
 		pg_buf_printf(out, "%+.1f%%", r->delta_pct);
@@ -295,7 +284,13 @@ static void render_charts(struct pg_buf *out, const struct pg_annotation *a, siz
 	*shown = n;
 	if (!n)
 		return;
-	pg_buf_printf(out, "<details open>\n<summary>Charts</summary>\n\n");
+	/* folded, so the tables come first; the summary names the first
+	 * figure (the one with regressions, when any) */
+	pg_buf_printf(out, "<details>\n<summary>Charts (%zu): ", a->n_charts);
+	pg_escape_html(out, a->charts[0].title);
+	if (a->n_charts > 1)
+		pg_buf_printf(out, " and %zu more", a->n_charts - 1);
+	pg_buf_puts(out, "</summary>\n\n");
 	for (size_t i = 0; i < n; i++) {
 		pg_buf_puts(out, "<img src=\"");
 		put_artifact_url(out, a, a->charts[i].artifact_path);

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gate/attention.h"
+
 struct pg_buf;
 
 /*
@@ -12,7 +14,7 @@ struct pg_buf;
  * the caller gathers the parts, this module decides layout, escaping and
  * size.
  *
- * Layout: a headline ("H100: 2 regressions in 14 tests"), one line of facts
+ * Layout: a headline ("H100: 2 of 14 tests regressed (3 metrics)"), one line of facts
  * (step, baseline, commit), notes (errors), a pull request's change to its
  * thresholds (a diff, folded), the table of rows that need
  * attention (regressions first), charts, the full report tables, the
@@ -53,8 +55,9 @@ struct pg_annotation_row {
 	double baseline;      /* display units; NAN: none */
 	double current;       /* NAN: none */
 	double delta_pct;     /* signed relative change in percent; NAN: none */
-	double tolerance_pct; /* allowed change in the worse direction; NAN: none */
-	int worse;            /* 1 the change is worse, -1 better, 0 neither */
+	double tolerance_pct; /* the threshold that decided the verdict, in percent
+			       * (gate/attention.h pg_attention_threshold); NAN: none */
+	enum pg_tone tone;    /* the change's colour: from the verdict, not the direction */
 	const char *verdict;  /* "regressed", "noisy", "missing", ... */
 };
 
@@ -67,12 +70,12 @@ struct pg_annotation_chart {
 struct pg_annotation {
 	const char *gpu; /* "H100" */
 	enum pg_annotation_status status;
-	bool compared;         /* a baseline comparison was made */
-	size_t n_tests;        /* test points in this step */
-	size_t n_regressions;  /* points with a confirmed regression */
-	size_t n_warnings;     /* points with warnings only */
-	size_t n_improvements; /* points that improved */
-	size_t n_errors;       /* points that failed to run */
+	bool compared;   /* a baseline comparison was made */
+	size_t n_tests;  /* test points in this step */
+	size_t n_errors; /* points that failed to run */
+	/* when compared: the comparison counted per test point, the headline
+	 * `perfgate gate` prints too (gate/attention.h) */
+	struct pg_gate_counts counts;
 
 	const char *const *facts; /* "step `:h100: perf`", "baseline: main @ 1a2b3c4" */
 	size_t n_facts;
@@ -135,7 +138,8 @@ struct pg_annotation_result {
 int pg_annotation_render(struct pg_buf *out, const struct pg_annotation *a, size_t max_bytes,
 			 struct pg_annotation_result *res);
 
-/* The headline alone, without markup: "H100: 2 regressions in 14 tests". */
+/* The headline alone, without markup: "H100: 2 of 14 tests regressed (3
+ * metrics)", the comparison's counts in pg_gate_counts_phrase's words. */
 void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a);
 
 /* The rows as the annotation's table (header included; nothing when n is

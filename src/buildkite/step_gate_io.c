@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "buildkite/job_env.h"
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "base/error.h"
 #include "gate/gate_io.h"
@@ -126,7 +127,7 @@ static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar,
 		if (m->unit && *m->unit)
 			pg_buf_printf(&metric, " (%s)", m->unit);
 	} else {
-		pg_buf_puts(&metric, "(whole point)");
+		pg_buf_puts(&metric, "all metrics"); /* as comparison.md says */
 	}
 	/* the gate's note says why (warn-only, confirmed by the re-run...);
 	 * without one, say what the outcome means */
@@ -141,56 +142,21 @@ static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar,
 	ar->baseline = r->baseline;
 	ar->current = r->current;
 	ar->delta_pct = isnan(r->change) ? NAN : 100.0 * r->change;
-	ar->tolerance_pct = isnan(r->tolerance) ? NAN : 100.0 * r->tolerance;
-	ar->worse = 0;
-	if (m && !isnan(r->change) && r->change != 0 && m->direction != PG_NO_DIRECTION)
-		ar->worse = (r->change > 0) == (m->direction == PG_LOWER_IS_BETTER) ? 1 : -1;
+	ar->tolerance_pct = isnan(pg_attention_threshold(r)) ? NAN
+							     : 100.0 * pg_attention_threshold(r);
+	ar->tone = pg_attention_tone(r);
 	ar->verdict = keep(out, pg_buf_detach(&verdict));
 }
 
-static bool needs_attention(const struct pg_cmp_row *r)
+/* A metric for the charts, once. */
+static void chart_metric(struct pg_bk_compare *out, const struct pg_cmp_row *r)
 {
-	return r->outcome == PG_OUTCOME_FAIL || r->outcome == PG_OUTCOME_INFRA ||
-	       r->outcome == PG_OUTCOME_WARN;
-}
-
-/* Worst first, then the comparison's own order (points, then metrics). */
-static int attention_rank(const struct pg_cmp_row *r)
-{
-	switch (r->outcome) {
-	case PG_OUTCOME_FAIL:
-		return 0;
-	case PG_OUTCOME_INFRA:
-		return 1;
-	case PG_OUTCOME_WARN:
-		return 2;
-	default:
-		return 3;
-	}
-}
-
-/* Per point: its worst outcome, and whether anything improved. */
-static void count_points(struct pg_bk_compare *out, const struct pg_comparison *cmp)
-{
-	for (size_t i = 0; i < cmp->n;) {
-		const char *point = cmp->rows[i].point;
-		enum pg_outcome worst = PG_OUTCOME_PASS;
-		bool improved = false;
-
-		for (; i < cmp->n && !strcmp(cmp->rows[i].point, point); i++) {
-			if (cmp->rows[i].outcome > worst)
-				worst = cmp->rows[i].outcome;
-			improved |= cmp->rows[i].verdict == PG_VERDICT_IMPROVED;
-		}
-		if (worst == PG_OUTCOME_FAIL)
-			out->n_regressions++;
-		else if (worst == PG_OUTCOME_INFRA)
-			out->n_errors++;
-		else if (worst == PG_OUTCOME_WARN)
-			out->n_warnings++;
-		else if (improved)
-			out->n_improvements++;
-	}
+	if (!r->metric)
+		return;
+	for (size_t i = 0; i < out->metrics.n; i++)
+		if (!strcmp(out->metrics.v[i], r->metric->id))
+			return;
+	pg_strv_push(&out->metrics, r->metric->id);
 }
 
 int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
@@ -203,6 +169,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	struct pg_cmp_point *points = NULL, *confirm_points = NULL;
 	struct pg_gate_source src = { 0 };
 	struct pg_annotation_row *all = NULL;
+	const struct pg_cmp_row **attention = NULL;
 	struct pg_error lerr = PG_ERROR_INIT;
 	struct pg_buf sick = PG_BUF_INIT;
 	struct pg_thresholds_origin origin = { 0 };
@@ -282,18 +249,23 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		out->status = PG_ANNOTATION_WARNING;
 	for (size_t i = 0; i < im->cmp.rerun.n; i++)
 		pg_strv_push(&out->rerun, im->cmp.rerun.v[i]);
-	count_points(out, &im->cmp);
+	out->outcome = im->cmp.outcome;
+	pg_gate_count(&out->counts, &im->cmp);
 
-	/* every row for the comparison section; attention rows, worst first */
+	/* every row for the comparison section; the attention rows as the
+	 * gate's comparison.md lists them */
 	all = pg_xcalloc(im->cmp.n + 1, sizeof(*all));
-	out->rows = pg_xcalloc(im->cmp.n + 1, sizeof(*out->rows));
 	for (size_t i = 0; i < im->cmp.n; i++)
 		to_row(out, &all[i], &im->cmp.rows[i]);
-	for (int rank = 0; rank < 3; rank++)
-		for (size_t i = 0; i < im->cmp.n; i++)
-			if (needs_attention(&im->cmp.rows[i]) &&
-			    attention_rank(&im->cmp.rows[i]) == rank)
-				out->rows[out->n_rows++] = all[i];
+	attention = pg_attention_rows(&im->cmp, &out->n_rows);
+	out->rows = pg_xcalloc(out->n_rows + 1, sizeof(*out->rows));
+	for (size_t i = 0; i < out->n_rows; i++) {
+		out->rows[i] = all[attention[i] - im->cmp.rows];
+		chart_metric(out, attention[i]);
+	}
+	for (size_t i = 0; i < im->cmp.n; i++)
+		if (im->cmp.rows[i].verdict == PG_VERDICT_REGRESSED)
+			chart_metric(out, &im->cmp.rows[i]);
 	pg_annotation_table(&out->table, all, im->cmp.n);
 	out->n_all_rows = im->cmp.n;
 
@@ -303,6 +275,7 @@ done:
 	pg_thresholds_origin_release(&origin);
 	free(path);
 	free(all);
+	free((void *)attention);
 	free(points);
 	free(confirm_points);
 	return rc;
@@ -326,14 +299,10 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	free(out->policy_diff_title);
 	free(out->rows);
 	pg_strv_release(&out->rerun);
+	pg_strv_release(&out->metrics);
 	pg_strv_release(&out->strings);
 	pg_buf_release(&out->table);
 	memset(out, 0, sizeof(*out));
-}
-
-int pg_bk_verdict_exit(const struct pg_bk_compare *c, bool enforce)
-{
-	return c->compared ? pg_gate_exit_code((enum pg_outcome)c->outcome, enforce) : PG_EXIT_OK;
 }
 
 int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err)

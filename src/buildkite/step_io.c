@@ -291,6 +291,8 @@ static void write_charts(struct step *st, struct finish *f)
 		flagged[i] = f->cmp.rows[i].test;
 	in.flagged = flagged;
 	in.n_flagged = f->cmp.n_rows;
+	in.metrics = (const char *const *)f->cmp.metrics.v;
+	in.n_metrics = f->cmp.metrics.n;
 	pg_charts_build(&f->charts, &in);
 	if (f->charts.sweeps_left_out)
 		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
@@ -381,10 +383,8 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->compared = f->cmp.compared;
 	/* planned points count even when they produced nothing */
 	a->n_tests = st->have_plan && st->plan.n > st->results.n ? st->plan.n : st->results.n;
-	a->n_errors = f->n_errors ? f->n_errors : f->cmp.n_errors;
-	a->n_regressions = f->cmp.n_regressions;
-	a->n_warnings = f->cmp.n_warnings;
-	a->n_improvements = f->cmp.n_improvements;
+	a->n_errors = f->n_errors ? f->n_errors : f->cmp.counts.errors;
+	a->counts = f->cmp.counts;
 }
 
 static void post_annotation(struct step *st, struct finish *f)
@@ -877,9 +877,11 @@ static void learn_plan(struct step *st)
 static enum pg_annotation_status step_status(const struct step *st, const struct finish *f,
 					     bool loaded)
 {
-	/* a confirmed regression outranks failed points, as in the gate: it is
-	 * the news, and a retry on exit 3 would only hide it again */
-	if (f->cmp.compared && f->cmp.status == PG_ANNOTATION_REGRESSION)
+	/* where the step gates, a confirmed regression outranks failed points,
+	 * as in the gate: it is the news, and a retry on exit 3 would only hide
+	 * it again; a run or a report fails on its own failures only */
+	if (f->cmp.compared && f->cmp.status == PG_ANNOTATION_REGRESSION &&
+	    (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
 		return PG_ANNOTATION_REGRESSION;
 	if (!loaded || f->n_errors || st->run_exit || !st->results.n)
 		return PG_ANNOTATION_ERROR;
@@ -892,6 +894,24 @@ static enum pg_annotation_status step_status(const struct step *st, const struct
 	if (f->cmp.note && (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE))
 		return PG_ANNOTATION_WARNING;
 	return PG_ANNOTATION_PASS;
+}
+
+/* The step's status as the gate's outcome: the step adds its own
+ * failures (points that failed to run, a history not recorded) to the
+ * comparison's. */
+static enum pg_outcome status_outcome(enum pg_annotation_status s)
+{
+	switch (s) {
+	case PG_ANNOTATION_ERROR:
+		return PG_OUTCOME_INFRA;
+	case PG_ANNOTATION_REGRESSION:
+		return PG_OUTCOME_FAIL;
+	case PG_ANNOTATION_WARNING:
+		return PG_OUTCOME_WARN;
+	case PG_ANNOTATION_PASS:
+		break;
+	}
+	return PG_OUTCOME_PASS;
 }
 
 /* After the results exist: report, compare, charts, annotate, upload. */
@@ -920,28 +940,16 @@ static int finish_step(struct step *st)
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
 
-	{
-		/* the verdict counts only where the step gates (gate, merge): a
-		 * run or a report never fails on one, only on its own failures;
-		 * the mapping is the CLI gate's (pg_gate_exit_code) */
-		bool enforce = st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE;
-		int verdict = pg_bk_verdict_exit(&f.cmp, enforce);
-		/* a failed history record turned a passing step's status into
-		 * an error (record_step): infrastructure, exit 3 */
-		bool run_failed = !loaded || f.n_errors || st->run_exit || !st->results.n ||
-				  f.compare_failed || f.status == PG_ANNOTATION_ERROR;
-
-		if (st->run_exit > 128)
-			exit_code = st->run_exit;
-		else if (f.compare_failed == PG_ECONFIG)
-			exit_code = PG_EXIT_USAGE;
-		else if (verdict == PG_EXIT_REGRESSION)
-			exit_code = PG_EXIT_REGRESSION; /* the news outranks failed points */
-		else if (run_failed)
-			exit_code = PG_EXIT_INFRA;
-		else
-			exit_code = verdict;
-	}
+	/* a signal and a bad configuration are not verdicts; the rest is the
+	 * gate's ladder, the one `perfgate gate` exits with */
+	if (st->run_exit > 128)
+		exit_code = st->run_exit;
+	else if (f.compare_failed == PG_ECONFIG)
+		exit_code = PG_EXIT_USAGE;
+	else
+		exit_code = pg_gate_exit_code(status_outcome(f.status),
+					      st->s.mode == PG_MODE_GATE ||
+						      st->s.mode == PG_MODE_MERGE);
 
 	annotation_counts(st, &f, &a);
 	pg_annotation_headline(&headline, &a);

@@ -125,14 +125,16 @@ void pg_bk_pr_release(struct pg_bk_pr *pr);
 struct pg_bk_compare {
 	bool compared; /* a baseline was found and compared */
 	enum pg_annotation_status status;
-	int outcome;          /* the comparison's enum pg_outcome (pg_bk_verdict_exit) */
-	char *baseline_desc;  /* "thresholds/H100.yml", "git ... at <merge-base>" */
-	char *note;           /* why nothing was compared, or NULL */
-	struct pg_strv rerun; /* points a confirmation run should repeat */
-	bool confirmed;       /* decided with a confirmation re-run */
-	char *suspect;        /* the job was sick and would have failed: why (a re-run
+	char *baseline_desc;            /* "thresholds/H100.yml", "git ... at <merge-base>" */
+	char *note;                     /* why nothing was compared, or NULL */
+	struct pg_strv rerun;           /* points a confirmation run should repeat */
+	bool confirmed;                 /* decided with a confirmation run pooled */
+	char *suspect;                  /* the job was sick and would have failed: why (a re-run
 			       * decides), or NULL (telemetry/health.h) */
-	size_t n_regressions, n_warnings, n_improvements, n_errors; /* points */
+	enum pg_outcome outcome;        /* the gate's: pg_gate_exit_code's input */
+	struct pg_gate_counts counts;   /* per test point, as `perfgate gate` counts */
+	struct pg_strv metrics;         /* ids of the metrics that need attention, then of
+				 * any other that regressed: the charts draw them */
 	struct pg_annotation_row *rows; /* needing attention: failing first */
 	size_t n_rows;
 	struct pg_buf table; /* every row, as the annotation's comparison */
@@ -163,11 +165,6 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		  const struct pg_bk_pr *pr, const char *gpu_key, const char *results_dir,
 		  struct pg_error *err);
 void pg_bk_compare_release(struct pg_bk_compare *out);
-
-/* The exit code the comparison's verdict asks for (pg_gate_exit_code, the
- * CLI gate's mapping): enforce false (mode run, report) never fails on a
- * verdict; 0 when nothing was compared. */
-int pg_bk_verdict_exit(const struct pg_bk_compare *c, bool enforce);
 
 /* The plan in a results directory's perfgate_run.json (pg_gate_read_plan). */
 int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);

@@ -4,6 +4,7 @@
 #include "cli/compare_cmd.h"
 #include "cli/opt.h"
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "base/error.h"
 #include "gate/gate_io.h"
@@ -114,8 +115,8 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		exit_code = pg_cmd_print(&md);
 	}
 	/* the verdict outranks a stdout that failed: the files are written */
-	if (pg_gate_exit_code(cmp.outcome, gate) != PG_EXIT_OK)
-		exit_code = pg_gate_exit_code(cmp.outcome, gate);
+	if (gate && pg_gate_exit_code(cmp.outcome, true) != PG_EXIT_OK)
+		exit_code = pg_gate_exit_code(cmp.outcome, true);
 	goto done;
 fail:
 	exit_code = pg_cmd_fail(help.name, &err);

@@ -57,11 +57,6 @@ int pg_outcome_exit_code(enum pg_outcome o)
 	}
 }
 
-int pg_gate_exit_code(enum pg_outcome o, bool enforce)
-{
-	return enforce ? pg_outcome_exit_code(o) : PG_EXIT_OK;
-}
-
 const char *pg_cmp_method_name(enum pg_cmp_method m)
 {
 	switch (m) {

@@ -66,15 +66,6 @@ const char *pg_outcome_name(enum pg_outcome o);
 /* 0, 0, 3, 1 */
 int pg_outcome_exit_code(enum pg_outcome o);
 
-/*
- * The exit code of a gate, the one mapping `perfgate gate` and the plugin
- * step share: enforce false (`perfgate compare`, the plugin's mode run and
- * report) never fails on a verdict and exits 0; enforce true maps the
- * outcome (pg_outcome_exit_code). An unconfirmed first-run regression is
- * a regression: the first run alone is decided within the step's budget.
- */
-int pg_gate_exit_code(enum pg_outcome o, bool enforce);
-
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
@@ -490,15 +481,17 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c);
 /* Only the headline line (no trailing newline), e.g. for a step label. */
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c);
 
-/* Only the table of rows needing attention (regressed, noisy, error,
- * missing), or nothing when there are none. */
+/* Only the table of rows needing attention (gate/attention.h: failing,
+ * missing or failed, gating metrics undecided), or nothing. */
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c);
 
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",
  * "exit_code", "headline", "confirmation", "decision": {step_false_alarm,
  * hypotheses, budget_points, budget_whole_run, correction, confirmation},
- * "summary": {verdict counts}, "rerun": [points], "whole_run": [{metric,
+ * "summary": {verdict counts}, "tests": {compared, regressed,
+ * regressed_metrics, error, warn, improved} (gate/attention.h
+ * pg_gate_count), "rerun": [points], "whole_run": [{metric,
  * suite, method, points, change, effect, spread, tolerance, p_value,
  * p_adjusted, first, rerun, verdict, outcome, note}], "not_in_suite":
  * [points], "aged_out": [points], "rows": [{point, test, suite, qps,

@@ -1,7 +1,7 @@
 /* The comparison as markdown (annotations, artifacts) and as verdict JSON. */
 #include "gate/compare.h"
+#include "gate/attention.h"
 
-#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
 #include "base/jsonw.h"
@@ -100,7 +100,7 @@ static void table_row(struct pg_buf *out, const struct pg_cmp_row *r, bool confi
 		pct_cell(out, r->change, true);
 	}
 	pg_buf_puts(out, " | ");
-	pct_cell(out, r->tolerance, false);
+	pct_cell(out, pg_attention_threshold(r), false);
 	pg_buf_puts(out, " | ");
 	verdict_cell(out, r);
 	pg_buf_puts(out, " | ");
@@ -108,154 +108,53 @@ static void table_row(struct pg_buf *out, const struct pg_cmp_row *r, bool confi
 	pg_buf_puts(out, " |\n");
 }
 
-/* Rows shown above the fold: regressions and doubts about single metrics. */
-static bool needs_attention(const struct pg_cmp_row *r)
-{
-	return r->verdict == PG_VERDICT_REGRESSED || r->verdict == PG_VERDICT_NOISY ||
-	       r->verdict == PG_VERDICT_NOT_REPRODUCED || r->verdict == PG_VERDICT_ERROR ||
-	       r->verdict == PG_VERDICT_MISSING;
-}
-
-static int attention_rank(const struct pg_cmp_row *r)
-{
-	switch (r->outcome) {
-	case PG_OUTCOME_FAIL:
-		return 0;
-	case PG_OUTCOME_INFRA:
-		return 1;
-	case PG_OUTCOME_WARN:
-		return r->verdict == PG_VERDICT_REGRESSED || r->verdict == PG_VERDICT_NOT_REPRODUCED
-			       ? 2
-			       : 3;
-	default:
-		return 4;
-	}
-}
-
-static int cmp_attention(const void *a, const void *b)
-{
-	const struct pg_cmp_row *x = *(const struct pg_cmp_row *const *)a;
-	const struct pg_cmp_row *y = *(const struct pg_cmp_row *const *)b;
-	int rx = attention_rank(x), ry = attention_rank(y);
-	double cx = isfinite(x->change) ? fabs(x->change) : -1;
-	double cy = isfinite(y->change) ? fabs(y->change) : -1;
-
-	if (rx != ry)
-		return rx - ry;
-	if (cx != cy)
-		return cx < cy ? 1 : -1; /* bigger changes first */
-	if (x < y)
-		return -1;
-	return x > y;
-}
-
-static const struct pg_cmp_row **attention_rows(const struct pg_comparison *c, size_t *n)
-{
-	const struct pg_cmp_row **rows = pg_xmalloc((c->n + 1) * sizeof(*rows));
-	*n = 0;
-	for (size_t i = 0; i < c->n; i++)
-		if (needs_attention(&c->rows[i]))
-			rows[(*n)++] = &c->rows[i];
-	qsort(rows, *n, sizeof(*rows), cmp_attention);
-	return rows;
-}
-
-/* Points with a row of outcome o. pg_compare writes a point's rows one
- * after the other. */
-static size_t count_points(const struct pg_comparison *c, enum pg_outcome o)
-{
-	size_t n = 0, next;
-
-	for (size_t i = 0; i < c->n; i = next) {
-		bool hit = false;
-		for (next = i; next < c->n && !strcmp(c->rows[next].point, c->rows[i].point);
-		     next++)
-			hit |= c->rows[next].outcome == o;
-		n += hit;
-	}
-	return n;
-}
-
 void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c)
 {
-	struct pg_buf name = PG_BUF_INIT;
-	const char *gpu;
+	struct pg_gate_counts k;
+	const char *word = "PASS";
 
-	pg_escape_md_text(&name, c->gpu ? c->gpu : "this GPU");
-	gpu = name.ptr;
-
-	if (c->suspect) {
-		pg_buf_printf(out,
-			      "**perfgate: SUSPECT** — %zu regression%s on %s from a sick job: "
-			      "re-run it",
-			      c->failing, c->failing == 1 ? "" : "s", gpu);
-		pg_buf_release(&name);
-		return;
-	}
-	switch (c->outcome) {
-	case PG_OUTCOME_FAIL: {
-		size_t points = count_points(c, PG_OUTCOME_FAIL);
-		if (c->failing)
-			pg_buf_printf(
-				out,
-				"**perfgate: FAIL** — %zu regression%s in %zu test point%s on %s",
-				c->failing, c->failing == 1 ? "" : "s", points,
-				points == 1 ? "" : "s", gpu);
-		else
-			pg_buf_printf(out, "**perfgate: FAIL** — the whole run regressed on %s",
-				      gpu);
-		if (c->with_confirmation)
-			pg_buf_puts(out, ", confirmed by a re-run");
-		else
-			pg_buf_puts(out, ", not confirmed by a re-run");
-		break;
-	}
-	case PG_OUTCOME_INFRA: {
-		size_t n = count_points(c, PG_OUTCOME_INFRA);
-		pg_buf_printf(
-			out,
-			"**perfgate: ERROR** — results needed for the decision are missing or failed for %zu test point%s on %s",
-			n, n == 1 ? "" : "s", gpu);
-		break;
-	}
-	case PG_OUTCOME_WARN: {
-		bool first = true;
-		pg_buf_printf(out,
-			      "**perfgate: PASS with warnings** — no confirmed regression on %s; ",
-			      gpu);
-		for (int v = 0; v < PG_VERDICT_COUNT; v++) {
-			if (v == PG_VERDICT_IMPROVED || v == PG_VERDICT_NEW ||
-			    v == PG_VERDICT_UNCHANGED || !c->counts[v])
-				continue;
-			pg_buf_printf(out, "%s%zu %s", first ? "" : ", ", c->counts[v],
-				      pg_verdict_name(v));
-			first = false;
-		}
-		break;
-	}
-	case PG_OUTCOME_PASS:
-		pg_buf_printf(out, "**perfgate: PASS** — no regressions on %s", gpu);
-		break;
-	}
-	pg_buf_release(&name);
+	if (c->suspect)
+		word = "SUSPECT";
+	else if (c->outcome == PG_OUTCOME_FAIL)
+		word = "FAIL";
+	else if (c->outcome == PG_OUTCOME_INFRA)
+		word = "ERROR";
+	else if (c->outcome == PG_OUTCOME_WARN)
+		word = "PASS with warnings";
+	pg_gate_count(&k, c);
+	pg_buf_printf(out, "**perfgate: %s** — ", word);
+	pg_escape_md_text(out, c->gpu ? c->gpu : "this GPU");
+	pg_buf_puts(out, ": ");
+	pg_gate_counts_phrase(out, &k);
+	if (c->outcome == PG_OUTCOME_FAIL && !c->suspect)
+		pg_buf_puts(out, c->with_confirmation ? " · confirmed by a re-run"
+						      : " · not confirmed by a re-run");
 }
 
+/* The metrics behind the headline's tests: a regressed metric that only
+ * warns is counted apart from those that fail. */
 static void summary_line(struct pg_buf *out, const struct pg_comparison *c)
 {
-	bool first = true;
+	size_t warn_only = 0;
 	size_t extra = c->not_in_suite.n + c->aged_out.n;
 
+	for (size_t i = 0; i < c->n; i++)
+		warn_only += c->rows[i].verdict == PG_VERDICT_REGRESSED &&
+			     c->rows[i].outcome != PG_OUTCOME_FAIL;
 	pg_buf_puts(out, "Baseline: ");
 	pg_escape_md_cell(out, c->baseline_source ? c->baseline_source : "none");
 	if (c->baseline_kind)
 		pg_buf_printf(out, " (%s)", c->baseline_kind);
-	pg_buf_printf(out, " · %zu comparison%s, %zu gating", c->n, c->n == 1 ? "" : "s", c->gated);
+	pg_buf_printf(out, " · %zu metric%s compared, %zu gating", c->n, c->n == 1 ? "" : "s",
+		      c->gated);
 	for (int v = 0; v < PG_VERDICT_COUNT; v++) {
-		if (!c->counts[v])
-			continue;
-		pg_buf_printf(out, "%s%zu %s", first ? ": " : " · ", c->counts[v],
-			      pg_verdict_name(v));
-		first = false;
+		size_t n = c->counts[v];
+		if (v == PG_VERDICT_REGRESSED)
+			n -= warn_only;
+		if (n)
+			pg_buf_printf(out, " · %zu %s", n, pg_verdict_name(v));
+		if (v == PG_VERDICT_REGRESSED && warn_only)
+			pg_buf_printf(out, " · %zu worse (warn only)", warn_only);
 	}
 	if (extra) {
 		pg_buf_puts(out, " (not compared:");
@@ -362,7 +261,7 @@ static void whole_run_table(struct pg_buf *out, const struct pg_comparison *c)
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c)
 {
 	size_t n;
-	const struct pg_cmp_row **rows = attention_rows(c, &n);
+	const struct pg_cmp_row **rows = pg_attention_rows(c, &n);
 
 	if (n) {
 		pg_buf_puts(out, c->with_confirmation ? table_head_confirmed : table_head);
@@ -405,13 +304,13 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_release(&table);
 	}
 	for (size_t i = 0; i < c->n; i++)
-		n_rest += !needs_attention(&c->rows[i]);
+		n_rest += !pg_attention_row(&c->rows[i]);
 	if (n_rest) {
 		pg_buf_printf(out, "\n<details>\n<summary>%zu other comparison%s</summary>\n\n",
 			      n_rest, n_rest == 1 ? "" : "s");
 		pg_buf_puts(out, c->with_confirmation ? table_head_confirmed : table_head);
 		for (size_t i = 0; i < c->n; i++)
-			if (!needs_attention(&c->rows[i]))
+			if (!pg_attention_row(&c->rows[i]))
 				table_row(out, &c->rows[i], c->with_confirmation);
 		pg_buf_puts(out, "\n</details>\n");
 	}
@@ -562,6 +461,20 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 		json_object_set_new(summary, pg_verdict_name(v),
 				    json_integer((json_int_t)c->counts[v]));
 	json_object_set_new(o, "summary", summary);
+	/* the headline's unit: test points, a point counted under its worst row */
+	{
+		struct pg_gate_counts k;
+		json_t *tests = json_object();
+		pg_gate_count(&k, c);
+		json_object_set_new(tests, "compared", json_integer((json_int_t)k.tests));
+		json_object_set_new(tests, "regressed", json_integer((json_int_t)k.regressed));
+		json_object_set_new(tests, "regressed_metrics",
+				    json_integer((json_int_t)k.regressed_metrics));
+		json_object_set_new(tests, "error", json_integer((json_int_t)k.errors));
+		json_object_set_new(tests, "warn", json_integer((json_int_t)k.warnings));
+		json_object_set_new(tests, "improved", json_integer((json_int_t)k.improved));
+		json_object_set_new(o, "tests", tests);
+	}
 	for (size_t i = 0; i < c->rerun.n; i++)
 		json_array_append_new(rerun, json_string(c->rerun.v[i]));
 	json_object_set_new(o, "rerun", rerun);

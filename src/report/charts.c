@@ -160,25 +160,77 @@ static const char *hint_for(const struct pg_metric *m)
  * One figure of `ids` panels over the points idx[0..n), either a sweep
  * (labels are x ticks) or bars (labels are point names).
  */
+static bool any_value(const double *cur, const double *base, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(cur[i]) || (base && isfinite(base[i])))
+			return true;
+	return false;
+}
+
+/* The metrics of a figure: those that regressed (of this suite) first, then
+ * the key ones, each once, at most PG_CHARTS_MAX_PANELS. Returns the count;
+ * *n_extra of them came from in->metrics. */
+static size_t figure_metrics(const struct pg_metric **out, const struct pg_chart_input *in,
+			     enum pg_suite_kind kind, const char *const *ids, size_t n_ids,
+			     size_t *n_extra)
+{
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *list = pass ? ids : in->metrics;
+		size_t len = pass ? n_ids : (in->metrics ? in->n_metrics : 0);
+		for (size_t k = 0; k < len && n < PG_CHARTS_MAX_PANELS; k++) {
+			const struct pg_metric *m = pg_metric_by_id(kind, list[k]);
+			bool dup = false;
+			if (!m || m->direction == PG_NO_DIRECTION)
+				continue;
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = out[j] == m;
+			if (!dup)
+				out[n++] = m;
+		}
+		if (!pass)
+			*n_extra = n;
+	}
+	return n;
+}
+
+/*
+ * One figure of panels over the points idx[0..n), either a sweep (labels
+ * are x ticks) or bars (labels are point names): the metrics that
+ * regressed, then the key metrics `ids`, those without any value left out
+ * unless nothing has one.
+ */
 static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in,
 		       enum pg_suite_kind kind, const char *const *ids, size_t n_ids,
 		       enum pg_panel_kind pk, const size_t *idx, char **labels, size_t n,
 		       const char *x_title, const char *stem, const char *title)
 {
-	struct pg_panel *panels = pg_xcalloc(n_ids, sizeof(*panels));
-	double **cur = pg_xcalloc(n_ids, sizeof(*cur));
-	double **base = pg_xcalloc(n_ids, sizeof(*base));
+	const struct pg_metric *ms[PG_CHARTS_MAX_PANELS];
+	size_t n_extra = 0, n_ms = figure_metrics(ms, in, kind, ids, n_ids, &n_extra);
+	struct pg_panel *panels = pg_xcalloc(n_ms + 1, sizeof(*panels));
+	double **cur = pg_xcalloc(n_ms + 1, sizeof(*cur));
+	double **base = pg_xcalloc(n_ms + 1, sizeof(*base));
+	bool *has = pg_xcalloc(n_ms + 1, sizeof(*has));
+	bool some = false;
 	struct pg_strv points = PG_STRV_INIT;
 	size_t np = 0;
 	struct pg_figure fig = { 0 };
 
-	for (size_t k = 0; k < n_ids; k++) {
-		const struct pg_metric *m = pg_metric_by_id(kind, ids[k]);
-		if (!m)
+	for (size_t k = 0; k < n_ms; k++) {
+		cur[k] = pg_xcalloc(n, sizeof(double));
+		fill_values(in, ms[k], idx, n, cur[k], &base[k]);
+		has[k] = any_value(cur[k], base[k], n);
+		some |= has[k];
+	}
+	for (size_t k = 0; k < n_ms; k++) {
+		const struct pg_metric *m = ms[k];
+		/* an empty panel of a key metric says nothing: left out when
+		 * others have data (a metric that regressed always stays) */
+		if (some && !has[k] && k >= n_extra)
 			continue;
-		cur[np] = pg_xcalloc(n, sizeof(double));
-		fill_values(in, m, idx, n, cur[np], &base[np]);
-		panels[np] = (struct pg_panel){
+		panels[np++] = (struct pg_panel){
 			.kind = pk,
 			.title = m->label,
 			.unit = m->unit,
@@ -189,10 +241,9 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 			.x_title = x_title,
 			.labels = (const char *const *)labels,
 			.n = n,
-			.current = cur[np],
-			.baseline = base[np],
+			.current = cur[k],
+			.baseline = base[k],
 		};
-		np++;
 	}
 	for (size_t i = 0; i < n; i++)
 		pg_strv_push(&points, in->names[idx[i]]);
@@ -205,12 +256,13 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 	fig.columns = 2;
 	chart_add(out, stem, title, &fig, &points);
 
-	for (size_t k = 0; k < n_ids; k++) {
+	for (size_t k = 0; k < n_ms; k++) {
 		free(cur[k]);
 		free(base[k]);
 	}
 	free(cur);
 	free(base);
+	free(has);
 	free(panels);
 	pg_strv_release(&points);
 }

@@ -9,12 +9,17 @@
 
 /*
  * The charts of a results set, as SVG documents (report/svg.h draws them):
- *  - one figure per serving test with two or more points: output
- *    throughput, median and p99 TTFT, median and p99 TPOT against QPS (or
- *    max concurrency when only that varies), this run against the baseline;
+ *  - one figure per serving test with two or more points: the metrics that
+ *    regressed or need attention (pg_chart_input.metrics) first, then the
+ *    key ones (output throughput, median and p99 TTFT, median and p99 TPOT)
+ *    against QPS (or max concurrency when only that varies), this run
+ *    against the baseline;
  *  - "serving" bars for single-point serving tests, "latency" bars (median
  *    and p99 latency) and "throughput" bars (request and token throughput),
- *    one row per test, the baseline bar above this run's.
+ *    one row per test, the baseline bar above this run's, the metrics that
+ *    regressed first here too.
+ * A key metric no point has a value for is left out; a figure with no value
+ * at all keeps its panels, each saying "no data".
  * Pure: results arrive as JSON objects, baselines through a callback.
  */
 
@@ -34,6 +39,10 @@ struct pg_chart_input {
 	const char *const *flagged; /* points that regressed or warn: their charts
 	                                * and bars come first; may be NULL */
 	size_t n_flagged;
+	const char *const *metrics; /* metric ids (results/metrics.h) that regressed
+	                             * or need attention, most important first: their
+	                             * panels lead each figure of their suite; may be NULL */
+	size_t n_metrics;
 };
 
 /* Limits that keep a results set of 10,000 points from making 10,000 SVG
@@ -41,6 +50,8 @@ struct pg_chart_input {
  * are left out, bar figures show their first rows (flagged first). */
 #define PG_CHARTS_MAX_SWEEPS   24
 #define PG_CHARTS_MAX_BAR_ROWS 30
+/* Panels per figure: the key metrics and a few that regressed. */
+#define PG_CHARTS_MAX_PANELS 8
 
 struct pg_chart_file {
 	char *stem;  /* file name without ".svg": [A-Za-z0-9._-] only */

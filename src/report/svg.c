@@ -113,6 +113,14 @@ static double panel_max(const struct pg_panel *p)
 	return m;
 }
 
+static bool panel_has_data(const struct pg_panel *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (isfinite(p->current[i]) || (p->baseline && isfinite(p->baseline[i])))
+			return true;
+	return false;
+}
+
 static void panel_title(struct pg_buf *o, const struct pg_panel *p, double x, double y)
 {
 	struct pg_buf t = PG_BUF_INIT;
@@ -386,7 +394,12 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
 				      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				      "fill=\"none\" stroke=\"" COLOR_GRID "\" rx=\"4\"/>\n",
 				      x, y, PANEL_W, panel_height(p));
-			if (p->kind == PG_PANEL_HBARS)
+			if (!panel_has_data(p)) {
+				/* an empty axis from 0 to 1 reads as a measured zero */
+				panel_title(out, p, x + 12, y + 18);
+				text(out, x + PANEL_W / 2, y + panel_height(p) / 2 + 5, "middle",
+				     "font-size=\"13\" fill=\"" COLOR_MUTED "\"", "no data");
+			} else if (p->kind == PG_PANEL_HBARS)
 				draw_hbars(out, p, x, y);
 			else
 				draw_lines(out, p, x, y);

@@ -20,7 +20,8 @@ struct pg_buf;
  * y axes start at zero (honest bars and slopes) and end at a "nice" number,
  * with 4-6 ticks labelled with their unit.
  *
- * All text is escaped; any byte string can be a label.
+ * A panel without a single value (NAN everywhere) says "no data" instead of
+ * drawing an empty axis. All text is escaped; any byte string can be a label.
  */
 
 enum pg_panel_kind {

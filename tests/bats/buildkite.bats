@@ -479,7 +479,7 @@ baseline_here() {
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "--- perfgate: confirming 3 flagged points with a re-run"
-	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 2 improved (exit 1)"
+	assert_output --partial "+++ perfgate: H100: 3 of 5 tests regressed (9 metrics), 2 improved (exit 1)"
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict regression"
@@ -498,7 +498,7 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
 	FAKE_BENCH_FACTOR=1.3 FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
-	assert_output --partial "+++ perfgate: H100: 3 regressions in 5 tests, 1 failed to run"
+	assert_output --partial "+++ perfgate: H100: 3 of 5 tests regressed (9 metrics), 1 missing or failed, 1 improved (exit 1)"
 	grep -q '^- throughput_llama70B_tp4: error' results/annotation.md
 }
 
@@ -507,7 +507,7 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100"}'
 	FAKE_BENCH_FAIL=throughput_llama70B_tp4 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
-	assert_output --partial "+++ perfgate: H100: 1 of 5 tests failed to run (exit 3)"
+	assert_output --partial "+++ perfgate: H100: results missing or failed for 1 of 5 tests (exit 3)"
 	run cat "${CALLS}"
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
 	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict error"
@@ -528,7 +528,7 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run","confirm":false}'
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_success
-	assert_output --partial "H100: 3 regressions in 5 tests"
+	assert_output --partial "H100: 3 of 5 tests regressed (9 metrics)"
 }
 
 @test "baseline points outside the step's plan are not in this suite: they never fail" {
@@ -546,12 +546,12 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","mode":"gate","filter":"^latency_llama"}'
 	FAKE_BENCH_FAIL=latency_llama8B_tp1 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
-	assert_output --partial "+++ perfgate: H100: 1 of 2 tests failed to run (exit 3)"
+	assert_output --partial "+++ perfgate: H100: results missing or failed for 1 of 2 tests (exit 3)"
 	# run mode never fails on a verdict: a regression there warns, exit 0
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run","filter":"^latency_llama"}'
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_success
-	assert_output --partial "regression"
+	assert_output --partial "+++ perfgate: H100: 2 of 2 tests regressed (6 metrics) (exit 0)"
 }
 
 @test "no baseline yet: a warning annotation that says how to make one, exit 0" {

@@ -45,7 +45,7 @@ setup() {
 @test "the same run again: PASS, exit 0" {
 	run --separate-stderr "$PERFGATE_BIN" gate runs/same -o out
 	assert_success
-	assert_line --index 0 "**perfgate: PASS** — no regressions on H100"
+	assert_line --index 0 "**perfgate: PASS** — H100: no regressions in 4 tests"
 	golden out/comparison.md gate/same.md
 }
 
@@ -77,7 +77,7 @@ setup() {
 	run "$PERFGATE_BIN" gate runs/flaky --confirm-dir runs/flaky-confirm -o out -q
 	assert_success
 	grep -q '| not-reproduced | first run 3.5% worse; the re-run 0.1% better: not reproduced |' out/comparison.md
-	grep -q '^\*\*perfgate: PASS with warnings\*\* — no confirmed regression on H100; 1 not-reproduced$' out/comparison.md
+	grep -q '^\*\*perfgate: PASS with warnings\*\* — H100: no regressions in 4 tests, 1 with warnings (1 not reproduced by the re-run)$' out/comparison.md
 }
 
 @test "a failed point and a missing point: exit 3" {
@@ -169,7 +169,7 @@ json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
 	chmod +x bin/nvidia-smi
 	PATH="$PWD/bin:$PATH" run "$PERFGATE_BIN" gate anon -o out -q
 	assert_failure 1
-	grep -q '^\*\*perfgate: FAIL\*\* — 3 regressions in 1 test point on H100, not confirmed by a re-run$' out/comparison.md
+	grep -q '^\*\*perfgate: FAIL\*\* — H100: 1 of 4 tests regressed (3 metrics) · not confirmed by a re-run$' out/comparison.md
 	# no nvidia-smi, nothing forced: say so, exit 2
 	PATH="/usr/bin:/bin" run --separate-stderr "$PERFGATE_BIN" gate anon -o out -q
 	assert_failure 2
@@ -185,7 +185,7 @@ json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
 	printf '{"perfgate_run": {"status": "ok", "points": [{"name": "serving_llama8B_tp1_sharegpt_qps_4"}, {"name": "latency_llama8B_tp1"}]}}\n' >part/perfgate_run.json
 	run "$PERFGATE_BIN" gate part -o out -q
 	assert_success
-	grep -q '^\*\*perfgate: PASS\*\* — no regressions on H100$' out/comparison.md
+	grep -q '^\*\*perfgate: PASS\*\* — H100: no regressions in 2 tests$' out/comparison.md
 	grep -q '(not compared: 2 baseline points not in this suite)$' out/comparison.md
 	run /usr/bin/python3 -c 'import json; v = json.load(open("out/verdict.json")); print(sorted(v["not_in_suite"]), v["summary"]["missing"])'
 	assert_output "['serving_llama8B_tp1_sharegpt_qps_inf', 'throughput_llama8B_tp1'] 0"

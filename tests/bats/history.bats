@@ -85,7 +85,7 @@ print(rec["commit"] == sys.argv[2], rec["build_url"], rec["gpu"], rec["qps"], re
 
 	run --separate-stderr "$PERFGATE_BIN" gate ../runs/same --baseline git -o out -q
 	assert_success
-	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 comparisons, 18 gating: 36 unchanged$" out/comparison.md
+	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 metrics compared, 18 gating · 36 unchanged$" out/comparison.md
 
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_failure 1
@@ -113,7 +113,8 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 	git checkout -q early # branched at m3: m1..m3 usable
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_success
-	grep -q '^\*\*perfgate: PASS with warnings\*\* — no confirmed regression on H100; 36 insufficient-data$' out/comparison.md
+	grep -q '^\*\*perfgate: PASS with warnings\*\* — H100: no regressions in 4 tests, 4 with warnings$' out/comparison.md
+	grep -q ' · 36 insufficient-data$' out/comparison.md
 	grep -q '| 3 runs in the history, 5 needed |' out/comparison.md
 	# with a policy that asks for 3 runs, the same history is enough
 	"$PERFGATE_BIN" baseline update th --from ../runs/base 2>/dev/null

@@ -63,7 +63,7 @@ header_command() {
 	for g in H100 H200 A100 L40S; do
 		run "$PERFGATE_BIN" gate "imported/$g" -o "out-$g" -q
 		assert_success
-		grep -q '^\*\*perfgate: PASS\*\* — no regressions on '"$g"'$' "out-$g/comparison.md"
+		grep -Eq '^\*\*perfgate: PASS\*\* — '"$g"': no regressions in [0-9]+ tests$' "out-$g/comparison.md"
 		# every point compared: none missing, none new
 		grep -Eq '^    "unchanged": [1-9]' "out-$g/verdict.json"
 		grep -q '^    "missing": 0,$' "out-$g/verdict.json"

@@ -90,6 +90,7 @@ static struct pg_annotation base_annotation(void)
 	a.gpu = "H100";
 	a.compared = true;
 	a.n_tests = 14;
+	a.counts.tests = 14;
 	a.facts = facts;
 	a.n_facts = 3;
 	a.charts = charts;
@@ -121,7 +122,7 @@ START_TEST(golden_pass)
 	struct pg_buf h = PG_BUF_INIT;
 
 	a.status = PG_ANNOTATION_PASS;
-	a.n_improvements = 2;
+	a.counts.improved = 2;
 	pg_annotation_headline(&h, &a);
 	ck_assert_str_eq(h.ptr, "H100: no regressions in 14 tests, 2 improved");
 	ck_assert_str_eq(pg_annotation_style(a.status), "success");
@@ -132,10 +133,14 @@ END_TEST
 
 /* clang-format off */
 static const struct pg_annotation_row rows[] = {
-	{ "serving_llama8B_tp1_sharegpt_qps_4", "Median TTFT (ms)", 108.9, 130.2, 19.559, 4, 1, "regressed" },
-	{ "latency_llama70B_tp4", "Median latency (ms)", 2530.1, 2702.4, 6.81, 3, 1, "regressed" },
-	{ "serving_llama8B_tp1_sharegpt_qps_inf", "P99 TPOT (ms)", 58.2, 61.3, 5.33, 7, 1, "warning (p99)" },
-	{ "throughput_llama8B_tp1", "Tput (req/s)", NAN, 22.84, NAN, 2.5, 0, "new" },
+	{ "serving_llama8B_tp1_sharegpt_qps_4", "Median TTFT (ms)", 108.9, 130.2, 19.559, 4, PG_TONE_BAD, "regressed" },
+	{ "latency_llama70B_tp4", "Median latency (ms)", 2530.1, 2702.4, 6.81, 3, PG_TONE_BAD, "regressed" },
+	{ "serving_llama8B_tp1_sharegpt_qps_inf", "P99 TPOT (ms)", 58.2, 61.3, 5.33, 7, PG_TONE_WARN, "noisy, warns only" },
+	{ "throughput_llama8B_tp1", "Tput (req/s)", NAN, 22.84, NAN, 2.5, PG_TONE_NONE, "new" },
+	/* colour from the verdict: an unchanged row worse by nothing is not red,
+	 * an improvement is green */
+	{ "latency_llama8B_tp1", "Median latency (ms)", 910.2, 910.2, 0.0, 3, PG_TONE_NONE, "unchanged" },
+	{ "throughput_llama70B_tp4", "Tput (req/s)", 4.1, 4.5, 9.76, 3, PG_TONE_GOOD, "improved" },
 };
 /* clang-format on */
 
@@ -145,7 +150,7 @@ START_TEST(golden_warning)
 	struct pg_buf h = PG_BUF_INIT;
 
 	a.status = PG_ANNOTATION_WARNING;
-	a.n_warnings = 2;
+	a.counts.warnings = 2;
 	a.rows = rows + 2;
 	a.n_rows = 2;
 	pg_annotation_headline(&h, &a);
@@ -179,7 +184,8 @@ START_TEST(golden_pull_request_thresholds_change)
 			   "+    output_throughput: { gate: false, tolerance: 3% }\n"
 			   "+    # ``` cannot close the fence\n");
 	a.status = PG_ANNOTATION_REGRESSION;
-	a.n_regressions = 2;
+	a.counts.regressed = 2;
+	a.counts.regressed_metrics = 2;
 	a.rows = rows;
 	a.n_rows = 2;
 	a.notes = notes;
@@ -209,12 +215,13 @@ START_TEST(golden_regression)
 	struct pg_buf h = PG_BUF_INIT;
 
 	a.status = PG_ANNOTATION_REGRESSION;
-	a.n_regressions = 2;
-	a.n_warnings = 1;
+	a.counts.regressed = 2;
+	a.counts.regressed_metrics = 3;
+	a.counts.warnings = 1;
 	a.rows = rows;
-	a.n_rows = 4;
+	a.n_rows = 6;
 	pg_annotation_headline(&h, &a);
-	ck_assert_str_eq(h.ptr, "H100: 2 regressions in 14 tests, 1 with warnings");
+	ck_assert_str_eq(h.ptr, "H100: 2 of 14 tests regressed (3 metrics), 1 with warnings");
 	ck_assert_str_eq(pg_annotation_style(a.status), "error");
 	ck_assert_str_eq(pg_annotation_status_name(a.status), "regression");
 	render_golden(&a, "golden/annotations/regression.md");
@@ -233,6 +240,7 @@ START_TEST(golden_error)
 	/* clang-format on */
 
 	a.status = PG_ANNOTATION_ERROR;
+	a.compared = false;
 	a.n_errors = 2;
 	a.notes = notes;
 	a.n_notes = 2;
@@ -285,7 +293,7 @@ static void big_make(struct big *g, size_t n)
 			g->names[i], "Output token throughput (tok/s)",
 			2418.1,      2201.7,
 			-8.95,       2.5,
-			1,           "regressed"
+			PG_TONE_BAD, "regressed"
 		};
 		pg_buf_printf(&g->report, "| %s | 8xH100 | 2201.7 |\n", name);
 		pg_buf_printf(&g->comparison, "| %s | Output Tput (tok/s) | 2418.1 | 2201.7 |\n",
@@ -328,7 +336,9 @@ START_TEST(degrades_step_by_step_under_the_limit)
 	big_make(&g, 10000);
 	a.status = PG_ANNOTATION_REGRESSION;
 	a.n_tests = g.n;
-	a.n_regressions = g.n;
+	a.counts.tests = g.n;
+	a.counts.regressed = g.n;
+	a.counts.regressed_metrics = g.n;
 	a.rows = g.rows;
 	a.n_rows = g.n;
 	a.report_md = g.report.ptr;
@@ -391,7 +401,8 @@ START_TEST(golden_degraded)
 	size_t lo = 0, hi = 1 << 20;
 
 	a.status = PG_ANNOTATION_REGRESSION;
-	a.n_regressions = 2;
+	a.counts.regressed = 2;
+	a.counts.regressed_metrics = 2;
 	a.rows = rows;
 	a.n_rows = 4;
 	/* the smallest limit at which every row still fits ... */

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "base/buf.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "gate/compare_stats.h"
 #include "base/jsonw.h"
@@ -581,7 +582,7 @@ START_TEST(render_markdown_and_json)
 	pg_comparison_headline(&md, &c);
 	ck_assert_str_eq(
 		md.ptr,
-		"**perfgate: PASS with warnings** — no confirmed regression on H100; 1 missing");
+		"**perfgate: PASS with warnings** — H100: no regressions in 3 tests, 1 with warnings");
 	pg_buf_reset(&md);
 	pg_comparison_attention_table(&md, &c);
 	ck_assert(strstr(md.ptr, "serving_d_qps_inf"));
@@ -629,7 +630,7 @@ START_TEST(hostile_names_cannot_break_the_comparison)
 	ck_assert_uint_eq(c.rerun.n, 1);
 	pg_comparison_markdown(&md, &c);
 	tu_assert_markdown_safe(md.ptr, tags);
-	ck_assert_ptr_nonnull(strstr(md.ptr, "on &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "— &lt;i&gt;H100&lt;/i&gt;\\|\\`x\\`: "));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "Re-run to confirm: `serving_<script>|x'y'_qps_1`"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
 	ck_assert_ptr_nonnull(strstr(

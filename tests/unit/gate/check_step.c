@@ -8,6 +8,7 @@
 #include "base/buf.h"
 #include "base/jsonw.h"
 #include "baseline/history.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "gate/compare_stats.h"
 #include "results/metrics.h"

@@ -147,6 +147,60 @@ START_TEST(golden_figures)
 }
 END_TEST
 
+/* The metrics that regressed lead the figure, even when the key five do
+ * not include them; a key metric without any value is left out; a figure
+ * with no value at all says "no data" instead of drawing empty 0-1 axes. */
+START_TEST(regressed_metrics_first_and_no_empty_panels)
+{
+	static const char sweep[] =
+		"[{\"request_rate\":1,\"request_throughput\":0.98,\"output_throughput\":201.3,\"median_itl_ms\":7.1},"
+		"{\"request_rate\":4,\"request_throughput\":3.9,\"output_throughput\":812.4,\"median_itl_ms\":8.3}]";
+	json_error_t jerr;
+	json_t *all = json_loads(sweep, 0, &jerr), *bare = json_object();
+	const json_t *results[2] = { json_array_get(all, 0), json_array_get(all, 1) };
+	const json_t *empty[2] = { bare, bare };
+	const char *names[2] = { "serving_x_qps_1", "serving_x_qps_4" };
+	const char *const regressed[] = { "median_itl_ms", "request_throughput", "no_such_metric" };
+	struct pg_chart_set set = PG_CHART_SET_INIT;
+	struct pg_chart_input in = { 0 };
+	const char *itl, *req, *out;
+
+	ck_assert_ptr_nonnull(all);
+	json_object_set_new(bare, "request_rate", json_integer(1));
+	json_object_set_new(bare, "request_throughput", json_null()); /* a serving result */
+	in.results = results;
+	in.names = names;
+	in.n = 2;
+	in.metrics = regressed;
+	in.n_metrics = 3;
+	pg_charts_build(&set, &in);
+	ck_assert_uint_eq(set.n, 1);
+	itl = strstr(set.items[0].svg, ">Median ITL");
+	req = strstr(set.items[0].svg, ">Request throughput");
+	out = strstr(set.items[0].svg, ">Output token throughput");
+	ck_assert_ptr_nonnull(itl);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_ptr_nonnull(out);
+	ck_assert(itl < req && req < out); /* in the order given, then the key ones */
+	/* TTFT and TPOT have no value here: no panel for them */
+	ck_assert_ptr_null(strstr(set.items[0].svg, "TTFT"));
+	ck_assert_ptr_null(strstr(set.items[0].svg, "no data"));
+	pg_chart_set_release(&set);
+
+	/* nothing at all to draw: every panel says so */
+	in.results = empty;
+	in.metrics = NULL;
+	in.n_metrics = 0;
+	pg_charts_build(&set, &in);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_ptr_nonnull(strstr(set.items[0].svg, ">no data<"));
+	ck_assert_ptr_nonnull(strstr(set.items[0].svg, ">Median TTFT"));
+	pg_chart_set_release(&set);
+	json_decref(bare);
+	json_decref(all);
+}
+END_TEST
+
 START_TEST(stems_are_file_safe)
 {
 	char *s = pg_chart_stem("../a b/c:d");
@@ -252,6 +306,7 @@ int main(void)
 	tcase_add_test(tc, nice_axis_steps);
 	tcase_add_test(tc, tick_labels);
 	tcase_add_test(tc, golden_figures);
+	tcase_add_test(tc, regressed_metrics_first_and_no_empty_panels);
 	tcase_add_test(tc, stems_are_file_safe);
 	tcase_add_test(tc, large_sets_are_capped_flagged_first);
 	suite_add_tcase(s, tc);
