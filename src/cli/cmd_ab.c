@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/exitcode.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "gpu/detect_io.h"
 #include "report/report_io.h"

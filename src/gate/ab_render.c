@@ -9,6 +9,7 @@
 #include "base/escape.h"
 #include "base/exitcode.h"
 #include "base/strutil.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 #include "results/metrics.h"
 
