@@ -966,8 +966,10 @@ static void ab_compare(struct step *st, struct finish *f)
 	if (s->cancel_signal)
 		pg_strv_push(&st->notes,
 			     "the A/B run was cancelled: decided on the complete pairs");
-	for (size_t i = 0; i < s->errors.n; i++)
+	for (size_t i = 0; i < s->errors.n; i++) {
+		say(st, "perfgate: %s\n", s->errors.v[i]);
 		pg_strv_push(&st->notes, s->errors.v[i]);
+	}
 	say(st, "perfgate: A/B: %zu block%s (%s)\n", s->blocks, s->blocks == 1 ? "" : "s",
 	    s->stop ? s->stop : "");
 }

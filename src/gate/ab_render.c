@@ -74,7 +74,8 @@ static void interval(struct pg_buf *b, double lo, double hi)
 		pg_buf_puts(b, "–");
 		return;
 	}
-	pg_buf_printf(b, "[%+.1f%%, %+.1f%%]", 100 * lo, 100 * hi);
+	/* escaped: a bracket in a table could start a link */
+	pg_buf_printf(b, "\\[%+.1f%%, %+.1f%%\\]", 100 * lo, 100 * hi);
 }
 
 static void number(struct pg_buf *b, double v)

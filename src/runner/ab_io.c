@@ -163,10 +163,11 @@ int pg_ab_check(const struct pg_suite *suite, struct pg_error *err)
 			if (!key || sd->server_command || t->server.command)
 				continue;
 			return pg_error_set(err, PG_ECONFIG,
-					    "%s:%d: ab.%s.%s: test '%s' starts no server (%s): "
+					    "%s:%d:%d: ab.%s.%s: test '%s' starts no server (%s): "
 					    "give the side a server command",
-					    ab->loc.file, ab->loc.line, pg_ab_side_name(s), key,
-					    t->name, t->server.remote ? "remote" : "no command");
+					    ab->loc.file, ab->loc.line, ab->loc.column,
+					    pg_ab_side_name(s), key, t->name,
+					    t->server.remote ? "remote" : "no command");
 		}
 	}
 	return 0;
@@ -477,6 +478,9 @@ int pg_ab_run(struct pg_ab_summary *out, struct pg_suite *suite, const struct pg
 					out->d.counts[PG_AB_UNCHANGED] +
 						out->d.counts[PG_AB_IMPROVED]);
 			if (out->d.stop) {
+				/* what is still open stays open: inconclusive */
+				if (!out->d.final)
+					decide(&r, out, pairs, true);
 				free(out->stop);
 				if (out->d.counts[PG_AB_REGRESSED])
 					out->stop = pg_xstrdup("a regression is clear");

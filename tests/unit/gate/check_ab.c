@@ -4,7 +4,12 @@
 #include "testutil.h"
 
 #include "base/alloc.h"
+#include "base/buf.h"
+#include "base/jsonw.h"
 #include "gate/ab.h"
+#include "gate/attention.h"
+#include "gate/compare.h"
+#include "results/metrics.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -282,6 +287,112 @@ START_TEST(improvements_and_missing_cells)
 }
 END_TEST
 
+/* A summary as runner/ab_io.c fills it, from hand-made blocks: 4 points
+ * (one with a hostile name), throughput and median TPOT, 6 pairs; point 2's
+ * throughput 4% worse, every point's TPOT 3% worse. */
+static void make_summary(struct pg_ab_summary *s)
+{
+	static const char *const names[] = { "serving_a_qps_1", "serving_a_qps_4",
+					     "serving_a_qps_16", "serving_|x`<b>_qps_inf" };
+	const size_t P = 4, K = 6, J = 2;
+	double *base = pg_xmalloc(J * P * K * sizeof(double));
+	double *head = pg_xmalloc(J * P * K * sizeof(double));
+	bool hb[2] = { true, false };
+	struct pg_ab_input in;
+	struct pg_ab_opts o;
+
+	memset(s, 0, sizeof(*s));
+	s->gpu = pg_xstrdup("H100");
+	for (size_t p = 0; p < P; p++)
+		pg_strv_push(&s->points, names[p]);
+	s->n_metrics = J;
+	s->metrics = pg_xcalloc(J, sizeof(*s->metrics));
+	s->metrics[0] = pg_metric_by_id(PG_SUITE_SERVING, "output_throughput");
+	s->metrics[1] = pg_metric_by_id(PG_SUITE_SERVING, "median_tpot_ms");
+	s->tolerance = pg_xcalloc(J, sizeof(double));
+	s->whole_tolerance = pg_xcalloc(J, sizeof(double));
+	s->tolerance[0] = s->whole_tolerance[0] = 0.01;
+	s->tolerance[1] = s->whole_tolerance[1] = 0.02;
+	s->base = pg_xcalloc(J * P, sizeof(double));
+	s->head = pg_xcalloc(J * P, sizeof(double));
+	for (size_t j = 0; j < J; j++)
+		for (size_t p = 0; p < P; p++) {
+			double lvl = j ? 20 + (double)p : 1000 * (double)(p + 1);
+			double worse = j ? 1.03 : p == 2 ? 0.96 : 1;
+			for (size_t k = 0; k < K; k++) {
+				double off = 0.01 * sin((double)(k * 3 + 1)), w = wiggle(p * 5 + k);
+				base[(j * P + p) * K + k] = lvl * exp(off + w);
+				head[(j * P + p) * K + k] = lvl * worse *
+							    exp(-off + wiggle(p + k * 7));
+			}
+			s->base[j * P + p] = lvl;
+			s->head[j * P + p] = lvl * worse;
+		}
+	in = (struct pg_ab_input){ J, P, K, base, head, hb, s->tolerance, s->whole_tolerance };
+	pg_ab_opts_init(&o);
+	/* stopped at the regression: what is open is inconclusive */
+	pg_ab_decide(&s->d, &in, &o, true);
+	s->blocks = 2 * K;
+	s->max_blocks = 16;
+	s->stop = pg_xstrdup("a regression is clear");
+	s->seconds = 754;
+	s->side_desc[1] = pg_xstrdup("server flags --itl-ms 4.12");
+	free(base);
+	free(head);
+}
+
+START_TEST(comparison_golden)
+{
+	struct pg_ab_summary s;
+	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT;
+	json_t *v;
+
+	make_summary(&s);
+	ck_assert_int_eq(pg_ab_outcome(&s), PG_OUTCOME_FAIL);
+	pg_ab_markdown(&md, &s);
+	tu_assert_golden("golden/ab/comparison.md", md.ptr);
+	{
+		static const char *const tags[] = { "<details>", "</details>", "<summary>",
+						    "</summary>", NULL };
+		tu_assert_markdown_safe(md.ptr, tags);
+	}
+	v = pg_ab_json(&s);
+	pg_json_write(&js, v, 2);
+	pg_buf_putc(&js, '\n');
+	tu_assert_golden("golden/ab/verdict.json", js.ptr);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "exit_code")), 1);
+	json_decref(v);
+	pg_buf_release(&md);
+	pg_buf_release(&js);
+	pg_ab_summary_release(&s);
+}
+END_TEST
+
+START_TEST(outcome_ladder)
+{
+	struct pg_ab_summary s;
+
+	make_summary(&s);
+	/* a regression outranks failed blocks, as in the gate */
+	pg_strv_push(&s.errors, "block 3 (head): serving_a_qps_1: error: died");
+	ck_assert_int_eq(pg_gate_exit_code((enum pg_outcome)pg_ab_outcome(&s), true), 1);
+	for (size_t i = 0; i < s.n_metrics * s.points.n; i++)
+		if (s.d.points[i].verdict == PG_AB_REGRESSED)
+			s.d.points[i].verdict = PG_AB_INCONCLUSIVE;
+	for (size_t j = 0; j < s.n_metrics; j++)
+		if (s.d.whole[j].verdict == PG_AB_REGRESSED)
+			s.d.whole[j].verdict = PG_AB_INCONCLUSIVE;
+	s.d.counts[PG_AB_INCONCLUSIVE] += s.d.counts[PG_AB_REGRESSED];
+	s.d.counts[PG_AB_REGRESSED] = 0;
+	ck_assert_int_eq(pg_gate_exit_code((enum pg_outcome)pg_ab_outcome(&s), true), 3);
+	/* inconclusive alone is a warning: exit 0 */
+	pg_strv_release(&s.errors);
+	ck_assert_int_eq(pg_ab_outcome(&s), PG_OUTCOME_WARN);
+	ck_assert_int_eq(pg_gate_exit_code((enum pg_outcome)pg_ab_outcome(&s), true), 0);
+	pg_ab_summary_release(&s);
+}
+END_TEST
+
 static Suite *ab_suite(void)
 {
 	Suite *s = suite_create("ab");
@@ -295,6 +406,10 @@ static Suite *ab_suite(void)
 	tcase_add_test(tc, the_budget_is_split_over_looks_and_hypotheses);
 	tcase_add_test(tc, stopping_rule);
 	tcase_add_test(tc, improvements_and_missing_cells);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("render");
+	tcase_add_test(tc, comparison_golden);
+	tcase_add_test(tc, outcome_ladder);
 	suite_add_tcase(s, tc);
 	return s;
 }
