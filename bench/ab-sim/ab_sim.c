@@ -209,11 +209,16 @@ int main(int argc, char **argv)
 		};
 		size_t n = sizeof(rows) / sizeof(rows[0]);
 
-		printf("ab-sim: %d points x %d gated metrics (%s, %s, %s), tolerance %g%% (latency %g%%; whole run %g%%, NaN: the same), "
-		       "step budget %g%%, %zu to %zu block pairs; session sd %g%%, %g%% of "
-		       "sessions %g%% slow, within-session sd %g%%; %zu steps per row, seed %lu\n\n",
+		printf("ab-sim: %d points x %d gated metrics (%s, %s, %s), tolerance %g%% "
+		       "(latency %g%%), whole run ",
 		       N_POINTS, N_METRICS, metric_ids[0], metric_ids[1], metric_ids[2],
-		       100 * s.tolerance, 100 * s.latency_tolerance, 100 * s.whole_tolerance,
+		       100 * s.tolerance, 100 * s.latency_tolerance);
+		if (isnan(s.whole_tolerance))
+			printf("the same");
+		else
+			printf("%g%%", 100 * s.whole_tolerance);
+		printf(", step budget %g%%, %zu to %zu block pairs; session sd %g%%, %g%% of "
+		       "sessions %g%% slow, within-session sd %g%%; %zu steps per row, seed %lu\n\n",
 		       100 * s.opts.false_alarm, s.opts.min_pairs, s.opts.max_pairs,
 		       100 * s.session_sd, 100 * s.slow_share, 100 * s.slow_by, 100 * s.within_sd,
 		       steps, seed);

@@ -515,6 +515,10 @@ check:
 			    "option 'baseline': ab runs both sides itself: mode run, gate or "
 			    "pipeline (got mode '%s')",
 			    mode_values[out->mode]);
+	if (out->baseline == PG_BASELINE_AB && out->shard)
+		return fail(&p, "shard",
+			    "option 'shard': an A/B step runs its blocks whole on one agent "
+			    "(no shard with baseline: ab)");
 	if (out->baseline == PG_BASELINE_AB && out->shards > 1)
 		return fail(&p, "shards",
 			    "option 'shards': an A/B step runs its blocks whole on one agent "

@@ -202,7 +202,20 @@ EOF
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 2
 	assert_output --partial "BUILDKITE_PLUGIN_CONFIGURATION: ab.head: unknown key 'tolerance'"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"suites":"plain.yml","baseline":"ab","shard":"1/2"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "option 'shard': an A/B step runs its blocks whole on one agent"
 	[ ! -e results ]
+}
+
+@test "perfgate pipeline emits one A/B step per GPU" {
+	printf 'ab:\n  base: {}\n  head: {server: {flags: --itl-ms 3}}\nserving:\n  - {name: s, model: m, server: {command: "perfgate mock-server --port {port}"}}\n' >ab.yml
+	run --separate-stderr "${PERFGATE}" pipeline ab.yml --gpus H100,A100 --plugin perfgate/perfgate#v0.1.0 --option baseline=ab
+	assert_success
+	assert_equal "$(grep -c 'baseline: "ab"' <<<"$output")" 2
+	assert_line --partial 'queue: "H100"'
+	assert_line --partial 'queue: "A100"'
 }
 
 @test "SIGTERM during an A/B run: the block's server is gone, exit 143" {
