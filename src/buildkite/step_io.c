@@ -1172,6 +1172,16 @@ static int ab_step(struct step *st, struct pg_error *err)
 		goto done;
 	}
 	pg_run_collect_secrets(&st->redact, &suite);
+	/* the sides' commands, which the comparison shows */
+	for (int i = 0; i < 2; i++) {
+		const struct pg_ab_side_spec *sd = &suite.ab->side[i];
+		if (sd->server_command)
+			pg_redactor_add_shell(&st->redact, sd->server_command, NULL, NULL);
+		if (sd->server_flags)
+			pg_redactor_add_shell(&st->redact, sd->server_flags, NULL, NULL);
+		if (sd->command)
+			pg_redactor_add_shell(&st->redact, sd->command, NULL, NULL);
+	}
 	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
 	for (size_t i = 0; i < plan.n; i++)

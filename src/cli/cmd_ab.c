@@ -155,7 +155,7 @@ int cmd_ab(int argc, char **argv)
 	o.time_budget = time_budget;
 	if (pg_ab_run(&sum, &suite, &plan, &o, &err))
 		goto fail;
-	if (pg_ab_write(&sum, results_dir, &err))
+	if (pg_ab_write(&sum, &suite, results_dir, &err))
 		goto fail;
 	{
 		char *b = pg_path_join(results_dir, "base"), *h = pg_path_join(results_dir, "head");
@@ -165,10 +165,14 @@ int cmd_ab(int argc, char **argv)
 		free(h);
 	}
 	if (!quiet) {
+		/* what was written, secrets hidden */
 		struct pg_buf md = PG_BUF_INIT;
-		pg_ab_markdown(&md, &sum);
-		fwrite(md.ptr, 1, md.len, stdout);
-		fflush(stdout);
+		char *path = pg_path_join(results_dir, "comparison.md");
+		if (pg_file_read(path, &md, &err) == 0) {
+			fwrite(md.ptr, 1, md.len, stdout);
+			fflush(stdout);
+		}
+		free(path);
 		pg_buf_release(&md);
 	}
 	fprintf(stderr,

@@ -9,6 +9,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "base/redact.h"
 #include "gate/compare.h"
 #include "gpu/detect_io.h"
 #include "results/metrics.h"
@@ -531,20 +532,38 @@ done:
 	return rc;
 }
 
-int pg_ab_write(const struct pg_ab_summary *s, const char *dir, struct pg_error *err)
+int pg_ab_write(const struct pg_ab_summary *s, const struct pg_suite *suite, const char *dir,
+		struct pg_error *err)
 {
-	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT;
+	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT, clean = PG_BUF_INIT;
+	struct pg_redactor red = PG_REDACTOR_INIT;
 	char *md_path = pg_path_join(dir, "comparison.md");
 	char *js_path = pg_path_join(dir, "verdict.json");
 	json_t *v = pg_ab_json(s);
 	int rc;
 
+	/* the sides' commands are shown: a token in a flag must not be */
+	pg_run_collect_secrets(&red, suite);
+	for (int i = 0; suite->ab && i < 2; i++) {
+		const struct pg_ab_side_spec *sd = &suite->ab->side[i];
+		if (sd->server_command)
+			pg_redactor_add_shell(&red, sd->server_command, NULL, NULL);
+		if (sd->server_flags)
+			pg_redactor_add_shell(&red, sd->server_flags, NULL, NULL);
+		if (sd->command)
+			pg_redactor_add_shell(&red, sd->command, NULL, NULL);
+	}
 	pg_ab_markdown(&md, s);
 	pg_json_write(&js, v, 2);
 	pg_buf_putc(&js, '\n');
-	rc = pg_file_write_atomic(md_path, md.ptr, md.len, err);
+	pg_redact(&red, &clean, md.ptr);
+	rc = pg_file_write_atomic(md_path, clean.ptr, clean.len, err);
+	pg_buf_reset(&clean);
+	pg_redact(&red, &clean, js.ptr);
 	if (!rc)
-		rc = pg_file_write_atomic(js_path, js.ptr, js.len, err);
+		rc = pg_file_write_atomic(js_path, clean.ptr, clean.len, err);
+	pg_buf_release(&clean);
+	pg_redactor_release(&red);
 	json_decref(v);
 	pg_buf_release(&md);
 	pg_buf_release(&js);

@@ -57,7 +57,9 @@ int pg_ab_check(const struct pg_suite *suite, struct pg_error *err);
 int pg_ab_run(struct pg_ab_summary *out, struct pg_suite *suite, const struct pg_plan *plan,
 	      const struct pg_ab_run_opts *o, struct pg_error *err);
 
-/* Write comparison.md and verdict.json into dir. */
-int pg_ab_write(const struct pg_ab_summary *s, const char *dir, struct pg_error *err);
+/* Write comparison.md and verdict.json into dir, with every secret the
+ * suite and its sides know hidden (base/redact.h). */
+int pg_ab_write(const struct pg_ab_summary *s, const struct pg_suite *suite, const char *dir,
+		struct pg_error *err);
 
 #endif
