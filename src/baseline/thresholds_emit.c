@@ -83,7 +83,7 @@ void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *
 }
 
 struct rule_cells {
-	char gate[16], tol[32], floor[48], extra[64];
+	char gate[16], tol[32], floor[48], extra[96];
 };
 
 static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const struct pg_metric *m,
@@ -107,6 +107,19 @@ static void rule_cells(struct rule_cells *c, const struct pg_rule *r, const stru
 	} else if (r->escalate == 0 && m->cls == PG_CLASS_TAIL && global_escalate > 0) {
 		pg_buf_puts(&b, "escalate: 0");
 	}
+	if (!isnan(r->limit)) {
+		pg_buf_printf(&b, "%s%s: ", b.len ? ", " : "",
+			      m->direction == PG_HIGHER_IS_BETTER ? "min" : "max");
+		if (!strcmp(m->unit, "%")) {
+			pg_thresholds_percent(&b, r->limit / m->scale);
+		} else {
+			pg_buf_puts(&b, pg_fmt_g(f, r->limit));
+			if (m->unit[0])
+				pg_buf_printf(&b, " %s", m->unit);
+		}
+	}
+	if (!r->certify && m->cls == PG_CLASS_TAIL)
+		pg_buf_printf(&b, "%scertify: false", b.len ? ", " : "");
 	snprintf(c->extra, sizeof(c->extra), "%s", b.ptr);
 	pg_buf_release(&b);
 }
@@ -221,6 +234,26 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		if (e->patch.set & PG_RULE_ESCALATE) {
 			pg_buf_printf(out, "%sescalate: ", sep);
 			pg_thresholds_percent(out, e->patch.rule.escalate);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_LIMIT) {
+			const struct pg_metric *m = NULL;
+			for (size_t k = 0; k < n && !m; k++)
+				if (!strcmp(all[k].id, e->metric))
+					m = &all[k];
+			pg_buf_printf(out, "%s%s: ", sep,
+				      m && m->direction == PG_HIGHER_IS_BETTER ? "min" : "max");
+			if (m && !strcmp(m->unit, "%"))
+				pg_thresholds_percent(out, e->patch.rule.limit / m->scale);
+			else
+				number(out, e->patch.rule.limit);
+			if (m && m->unit[0] && strcmp(m->unit, "%"))
+				pg_buf_printf(out, " %s", m->unit);
+			sep = ", ";
+		}
+		if (e->patch.set & PG_RULE_CERTIFY) {
+			pg_buf_printf(out, "%scertify: %s", sep,
+				      e->patch.rule.certify ? "true" : "false");
 			sep = ", ";
 		}
 		pg_buf_puts(out, " }\n");

@@ -114,7 +114,41 @@ static int get_floor(struct tload *t, const yaml_node_t *n, const struct pg_ypat
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 
-static const char *const rule_keys[] = { "gate", "tolerance", "floor", "escalate", "noise_sigmas" };
+static const char *const rule_keys[] = { "gate", "tolerance", "floor",   "escalate",
+					 "min",  "max",       "certify", "noise_sigmas" };
+
+/*
+ * An SLO bound, `min: 99%` or `max: 2000 ms`, in the metric's display
+ * units: a percentage for metrics shown in % (slo_attainment), else a
+ * number with the metric's unit or none. min belongs to metrics where
+ * higher is better, max to the others.
+ */
+static int get_limit(struct tload *t, const struct pg_ypair *pr, const struct pg_ypath *at,
+		     const char *metric_id, double *out)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm), *m = NULL;
+	bool want_min = !strcmp(pr->key, "min");
+
+	for (size_t i = 0; i < nm && !m; i++)
+		if (!strcmp(all[i].id, metric_id))
+			m = &all[i];
+	if (!m)
+		return pg_yerr(&t->d, pr->key_node, at, t->err,
+			       "an SLO bound belongs to one metric, not '%s'", metric_id);
+	if (want_min != (m->direction == PG_HIGHER_IS_BETTER))
+		return pg_yerr(&t->d, pr->key_node, at, t->err,
+			       "%s is %s-is-better: its SLO bound is '%s', not '%s'", m->id,
+			       m->direction == PG_HIGHER_IS_BETTER ? "higher" : "lower",
+			       want_min ? "max" : "min", pr->key);
+	if (!strcmp(m->unit, "%")) {
+		if (get_fraction(t, pr->value, at, out))
+			return PG_ECONFIG;
+		*out *= m->scale;
+		return 0;
+	}
+	return get_floor(t, pr->value, at, metric_id, out);
+}
 
 /* Settings of the first gate (a Mann-Whitney test per metric, a pooled
  * re-run), which the step decision replaced: still read, so files that
@@ -155,6 +189,16 @@ static int parse_rule(struct tload *t, yaml_node_t *map, const struct pg_ypath *
 			else
 				rc = get_fraction(t, pr->value, &here, &r->escalate);
 			patch->set |= PG_RULE_ESCALATE;
+		} else if (!strcmp(pr->key, "min") || !strcmp(pr->key, "max")) {
+			if (patch->set & PG_RULE_LIMIT)
+				rc = pg_yerr(&t->d, pr->key_node, &here, t->err,
+					     "one SLO bound per metric: min or max");
+			else
+				rc = get_limit(t, pr, &here, metric, &r->limit);
+			patch->set |= PG_RULE_LIMIT;
+		} else if (!strcmp(pr->key, "certify")) {
+			rc = pg_yget_bool(&t->d, pr->value, &here, &r->certify, t->err);
+			patch->set |= PG_RULE_CERTIFY;
 		} else if (legacy_key(pr->key)) {
 			continue;
 		} else if (!strcmp(pr->key, "noise_sigmas")) {

@@ -55,9 +55,13 @@ int pg_bk_run(const struct pg_suite *suite, const struct pg_plan *plan, const ch
  * annotations and run manifests are remade for the whole set. */
 static bool gathered(const char *name)
 {
-	static const char *const own[] = { "benchmark_results.json", "benchmark_results.md",
-					   "annotation.md",          "perfgate_run.json",
-					   "comparison.md",          "verdict.json" };
+	static const char *const own[] = { "benchmark_results.json",
+					   "benchmark_results.md",
+					   "benchmark_results_inferencex.json",
+					   "annotation.md",
+					   "perfgate_run.json",
+					   "comparison.md",
+					   "verdict.json" };
 
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (!strcmp(name, own[i]))

@@ -56,6 +56,8 @@ int cmd_report(int argc, char **argv)
 			"perfgate report: %zu of %zu points did not complete (marked in the report)\n",
 			files.not_ok, files.rows);
 	printf("%s\n%s\n", files.md_path, files.json_path);
+	if (files.inferencex_path)
+		printf("%s\n", files.inferencex_path);
 	rc = PG_EXIT_OK;
 	goto done;
 fail:

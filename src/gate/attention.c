@@ -20,7 +20,12 @@ bool pg_attention_row(const struct pg_cmp_row *r)
 		/* a whole point (skipped, missing with allow-missing) or a
 		 * gating metric the gate could not decide; a warn-only metric
 		 * that regressed below its escalation threshold is detail */
-		return !r->metric || r->rule.gate;
+		if (!r->metric || r->rule.gate)
+			return true;
+		/* a tail beyond its escalation threshold that too few samples
+		 * could not decide (gate/compare_tails.h): it would have failed */
+		return r->verdict == PG_VERDICT_NOISY && r->rule.escalate > 0 &&
+		       isfinite(r->change) && fabs(r->change) > r->rule.escalate;
 	case PG_OUTCOME_PASS:
 		break;
 	}

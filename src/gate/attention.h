@@ -15,9 +15,10 @@ struct pg_buf;
  *
  *   attention  the rows above the fold: what failed, what is missing or
  *              broken, and gating metrics the gate could not decide (noisy,
- *              awaiting confirmation). A warn-only metric that regressed
- *              without escalating (mean TPOT beside a gating mean ITL) is in
- *              the full table only.
+ *              awaiting confirmation), and a tail past its escalation
+ *              threshold that too few samples could not decide. A warn-only
+ *              metric that regressed without escalating (mean TPOT beside a
+ *              gating mean ITL) is in the full table only.
  *   counts     one unit, the test point: "3 of 14 tests regressed", with
  *              the regressed metrics as detail "(9 metrics)".
  *   tone       a row's colour comes from its verdict and outcome, never from

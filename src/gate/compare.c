@@ -116,6 +116,10 @@ static void apply_patch(struct pg_rule *r, const struct pg_rule_patch *p)
 		r->escalate = p->rule.escalate;
 	if (p->set & PG_RULE_NOISE_SIGMAS)
 		r->noise_sigmas = p->rule.noise_sigmas;
+	if (p->set & PG_RULE_CERTIFY)
+		r->certify = p->rule.certify;
+	if (p->set & PG_RULE_LIMIT)
+		r->limit = p->rule.limit;
 }
 
 static bool entry_metric_matches(const struct pg_policy_entry *e, const struct pg_metric *m)
@@ -132,6 +136,8 @@ void pg_policy_rule(const struct pg_policy *p, const char *point, const char *te
 	out->floor = m->floor;
 	out->escalate = m->cls == PG_CLASS_TAIL ? p->escalate : 0;
 	out->noise_sigmas = p->noise_sigmas;
+	out->certify = true;
+	out->limit = NAN;
 
 	for (size_t i = 0; i < p->n_entries; i++) {
 		const struct pg_policy_entry *e = &p->entries[i];

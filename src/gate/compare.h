@@ -79,6 +79,13 @@ struct pg_rule {
 	double noise_sigmas; /* baselines that give no job-to-job spread to test
 			       * against (thresholds files): widen the tolerance to this
 			       * many sds of the baseline's recorded run-to-run noise */
+	bool certify;        /* a tail metric (p90, p99...) is decided only when the run
+			       * has the samples MLPerf's early-stopping rule needs to
+			       * certify its percentile (gate/compare_tails.h); default on */
+	double limit;        /* an SLO: the value (display units) the metric must meet
+			       * whatever the baseline, a minimum for higher-is-better
+			       * metrics and a maximum otherwise (gate/compare_slo.h);
+			       * NAN: none */
 };
 
 /* Which fields of a pg_rule a policy entry sets. */
@@ -88,6 +95,8 @@ enum {
 	PG_RULE_FLOOR = 1 << 2,
 	PG_RULE_ESCALATE = 1 << 3,
 	PG_RULE_NOISE_SIGMAS = 1 << 4,
+	PG_RULE_CERTIFY = 1 << 5,
+	PG_RULE_LIMIT = 1 << 6,
 };
 
 struct pg_rule_patch {

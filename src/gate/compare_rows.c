@@ -4,6 +4,9 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "gate/compare_stats.h"
+#include "gate/compare_frontier.h"
+#include "gate/compare_slo.h"
+#include "gate/compare_tails.h"
 #include "gate/compare_step.h"
 #include "base/jsonw.h"
 #include "results/identity.h"
@@ -139,6 +142,8 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	row = add_row(c, rp->name, bp, rp, rp->suite);
 	row->metric = m;
 	pg_policy_rule(policy, row->point, row->test, m, &row->rule);
+	if (pg_cmp_slo_decide(row, rp->result, bm, cur, n_cur))
+		goto done;
 	if (!bm && c->baseline_kind && !strcmp(c->baseline_kind, "git")) {
 		/* a history baseline that has never seen this point */
 		row->verdict = PG_VERDICT_INSUFFICIENT;
@@ -157,6 +162,8 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	}
 	row->baseline = bm->value;
 	row->n_baseline = bm->n_samples ? bm->n_samples : (size_t)bm->runs;
+	if (!bp->insufficient && pg_cmp_tail_undecidable(row, rp->result, cur, n_cur))
+		goto done;
 	if (n_cur == 0) {
 		row->verdict = PG_VERDICT_MISSING;
 		row->outcome = row->rule.gate && !opts->allow_missing ? PG_OUTCOME_INFRA
@@ -420,6 +427,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	 * decision */
 	pg_cmp_index_release(&run_ix);
 	pg_cmp_index_release(&confirm_ix);
+	pg_cmp_frontiers(out, policy, base, run, n_run);
 	free(run_id);
 	free(confirm_id);
 	pg_strv_release(&ids);

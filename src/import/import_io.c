@@ -154,6 +154,8 @@ static const char *derived_file(const char *path)
 		return "perfgate's report of the results beside it";
 	if (!strcmp(base, "verdict.json"))
 		return "perfgate's comparison of the results beside it";
+	if (!strcmp(base, "benchmark_results_inferencex.json"))
+		return "perfgate's dashboard rows of the results beside it";
 	if (pg_str_has_suffix(base, ".pytorch.json"))
 		return "a PyTorch benchmark-database file made from the result beside it";
 	if (of) {

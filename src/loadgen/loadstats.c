@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "base/stats.h"
 #include "base/strutil.h"
+#include "results/tails.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -90,6 +91,56 @@ static void summarise(json_t *obj, const char *name, struct dvec *x, const doubl
 		set_real(obj, key, pg_stats_percentile_sorted(sorted, x->n, pct[i]) * 1000);
 	}
 	free(sorted);
+}
+
+/*
+ * The certified estimate (results/tails.h) of the median and of every
+ * requested percentile from p50 up, of x (seconds), into cert[name] as
+ * {"n", "p50", "p<P>"...} in ms: null below the samples the percentile
+ * needs.
+ */
+static void certify(json_t *cert, const char *name, const double *x, size_t n, const double *pct,
+		    size_t npct)
+{
+	double *sorted = pg_xmalloc((n ? n : 1) * sizeof(double));
+	json_t *m = json_object();
+	char key[40], word[32];
+
+	if (n)
+		memcpy(sorted, x, n * sizeof(double));
+	pg_stats_sort(sorted, n);
+	json_object_set_new(m, "n", json_integer((json_int_t)n));
+	for (size_t i = 0; i <= npct; i++) {
+		double p = i == 0 ? 50 : pct[i - 1];
+		if (!(p >= 50 && p < 100))
+			continue;
+		pg_percentile_word(word, p);
+		snprintf(key, sizeof(key), "p%s", word);
+		if (json_object_get(m, key))
+			continue;
+		set_real(m, key, pg_tails_estimate(sorted, n, p / 100, PG_TAILS_CONFIDENCE) * 1000);
+	}
+	json_object_set_new(cert, name, m);
+	free(sorted);
+}
+
+/* obj["perfgate"] = {"certified": cert}: the part of the result's perfgate
+ * object the statistics make (the runner moves it into its own). */
+static void set_certified(json_t *obj, json_t *cert)
+{
+	json_t *pg = json_object();
+
+	json_object_set_new(pg, "certified", cert);
+	json_object_set_new(obj, "perfgate", pg);
+}
+
+static json_t *certified_new(void)
+{
+	json_t *cert = json_object();
+
+	json_object_set_new(cert, "method", json_string("mlperf-early-stopping"));
+	json_object_set_new(cert, "confidence", json_real(PG_TAILS_CONFIDENCE));
+	return cert;
 }
 
 static double ttft_s(const struct pg_reqtrace *t)
@@ -195,7 +246,49 @@ static double max_output_tokens_per_s(const struct pg_reqtrace *t, size_t n)
 
 static bool have_goodput(const struct pg_goodput *g)
 {
-	return !isnan(g->ttft_ms) || !isnan(g->tpot_ms) || !isnan(g->e2el_ms);
+	return !isnan(g->ttft_ms) || !isnan(g->tpot_ms) || !isnan(g->e2el_ms) || !isnan(g->itl_ms);
+}
+
+/* The SLOs one request meets, and how many requests met each. */
+enum { SLO_TTFT, SLO_TPOT, SLO_ITL, SLO_E2EL, SLO_COUNT };
+
+static const char *const slo_keys[SLO_COUNT] = {
+	"slo_attainment_ttft",
+	"slo_attainment_tpot",
+	"slo_attainment_itl",
+	"slo_attainment_e2el",
+};
+
+static double slo_bound_ms(const struct pg_goodput *g, int k)
+{
+	switch (k) {
+	case SLO_TTFT:
+		return g->ttft_ms;
+	case SLO_TPOT:
+		return g->tpot_ms;
+	case SLO_ITL:
+		return g->itl_ms;
+	default:
+		return g->e2el_ms;
+	}
+}
+
+/* The request's own gaps at percentile p (numpy's linear method; 100 is
+ * the longest), seconds; 0 for a request of one message. */
+static double request_itl_s(const struct pg_reqtrace *r, double p)
+{
+	size_t n = r->n_chunks > 1 ? r->n_chunks - 1 : 0;
+	double *gaps, v;
+
+	if (!n)
+		return 0;
+	gaps = pg_xmalloc(n * sizeof(double));
+	for (size_t j = 1; j < r->n_chunks; j++)
+		gaps[j - 1] = pg_ns_to_s(r->chunk_ns[j] - r->chunk_ns[j - 1]);
+	pg_stats_sort(gaps, n);
+	v = pg_stats_percentile_sorted(gaps, n, isnan(p) ? 100 : p);
+	free(gaps);
+	return v;
 }
 
 void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
@@ -281,6 +374,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	struct dvec ttfts = { 0 }, tpots = { 0 }, itls = { 0 }, e2els = { 0 };
 	struct dvec token_itls = { 0 }, queues = { 0 }, e2els_queued = { 0 };
 	long completed = 0, failed = 0, total_input = 0, total_output = 0, good = 0;
+	long met[SLO_COUNT] = { 0 }, good_tokens = 0;
 	long without_usage = 0, without_prompt_usage = 0, with_chunk_usage = 0;
 	double dur = o->duration_s;
 
@@ -334,13 +428,22 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			 * goodput (its all_tpots), though the TPOT statistics
 			 * leave it out */
 			bool ok = true;
-			if (!isnan(o->goodput.ttft_ms) && !(o->goodput.ttft_ms / 1000 >= ttft))
-				ok = false;
-			if (!isnan(o->goodput.tpot_ms) && !(o->goodput.tpot_ms / 1000 >= tpot))
-				ok = false;
-			if (!isnan(o->goodput.e2el_ms) && !(o->goodput.e2el_ms / 1000 >= lat))
-				ok = false;
+			for (int k = 0; k < SLO_COUNT; k++) {
+				double bound = slo_bound_ms(&o->goodput, k), v;
+				if (isnan(bound))
+					continue;
+				v = k == SLO_TTFT   ? ttft
+				    : k == SLO_TPOT ? tpot
+				    : k == SLO_ITL  ? request_itl_s(r, o->goodput.itl_percentile)
+						    : lat;
+				if (bound / 1000 >= v)
+					met[k]++;
+				else
+					ok = false;
+			}
 			good += ok;
+			if (ok)
+				good_tokens += out_len;
 		}
 	}
 
@@ -422,6 +525,28 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 	json_object_set_new(obj, "output_tokens_source",
 			    json_string(!without_usage ? "server_usage" : "message_count"));
 	json_object_set_new(obj, "requests_without_usage", json_integer(without_usage));
+	if (have_goodput(&o->goodput)) {
+		/* over every request sent: a failed one meets no SLO */
+		long sent = completed + failed;
+		set_real(obj, "slo_attainment", sent ? (double)good / (double)sent : NAN);
+		for (int k = 0; k < SLO_COUNT; k++)
+			if (!isnan(slo_bound_ms(&o->goodput, k)))
+				set_real(obj, slo_keys[k],
+					 sent ? (double)met[k] / (double)sent : NAN);
+		set_real(obj, "token_goodput", dur > 0 ? (double)good_tokens / dur : 0);
+	}
+	{
+		json_t *cert = certified_new();
+		if (metrics & PG_LOADSTATS_TTFT)
+			certify(cert, "ttft", ttfts.v, ttfts.n, pct, npct);
+		if (metrics & PG_LOADSTATS_TPOT)
+			certify(cert, "tpot", tpots.v, tpots.n, pct, npct);
+		if (metrics & PG_LOADSTATS_ITL)
+			certify(cert, "itl", itls.v, itls.n, pct, npct);
+		if (metrics & PG_LOADSTATS_E2EL)
+			certify(cert, "e2el", e2els.v, e2els.n, pct, npct);
+		set_certified(obj, cert);
+	}
 
 	free(ttfts.v);
 	free(tpots.v);
@@ -452,6 +577,11 @@ void pg_latency_metrics(json_t *obj, const double *latencies, size_t n)
 		set_real(p, word, pg_stats_percentile_sorted(sorted, n, pcts[i]));
 	}
 	json_object_set_new(obj, "percentiles", p);
+	{
+		json_t *cert = certified_new();
+		certify(cert, "latency", latencies, n, pcts, sizeof(pcts) / sizeof(pcts[0]));
+		set_certified(obj, cert);
+	}
 	free(sorted);
 }
 

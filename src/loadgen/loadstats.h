@@ -94,7 +94,16 @@ struct pg_serve_stats_opts {
  * max_output_tokens_per_s, max_concurrent_requests, the mean/median/std/
  * p<P> of each selected metric in ms, the detailed arrays -- then
  * perfgate's (schedule lag, client_bound, token ITL, failures, token
- * sources). t[] is in dispatch order.
+ * sources; with goodput SLOs, slo_attainment -- the share of the requests
+ * sent (completed or failed) that met every SLO -- slo_attainment_<x> for
+ * each SLO x of ttft, tpot, itl, e2el, and token_goodput, the output
+ * tokens of the requests that met every SLO per second), and last a
+ * "perfgate" object holding "certified": the
+ * certified estimates (results/tails.h) of p50 and each requested
+ * percentile of at least 50 of each selected metric of ttft, tpot, itl
+ * and e2el, {"method", "confidence", "<metric>": {"n", "p50", "p<P>"}} in
+ * ms, null below the samples a percentile needs (the runner moves it into
+ * the result's perfgate object). t[] is in dispatch order.
  */
 void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		      const struct pg_serve_stats_opts *o);
@@ -110,7 +119,8 @@ void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		    const struct pg_client_health *h);
 
 /* vllm bench latency: avg_latency, std_latency, latencies, percentiles
- * {"10","25","50","75","90","99"}, seconds. */
+ * {"10","25","50","75","90","99"}, seconds; and perfgate.certified as
+ * above for "latency" (p50, p75, p90, p99 in ms). */
 void pg_latency_metrics(json_t *obj, const double *latencies, size_t n);
 
 /*

@@ -2,8 +2,10 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/jsonw.h"
 #include "suite/suite.h"
 #include "report/svg.h"
+#include "results/frontier.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -397,6 +399,8 @@ static void sweep_figure(struct pg_chart_set *out, const struct pg_chart_input *
 	pg_buf_release(&stem);
 }
 
+static void frontier_charts(struct pg_chart_set *out, const struct pg_chart_input *in);
+
 /* Serving tests: sweeps get a figure each (flagged ones first, at most
  * PG_CHARTS_MAX_SWEEPS); single points share one bar figure. */
 static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input *in,
@@ -442,6 +446,8 @@ static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input
 			sweep_figure(out, in, sp + start[g], len[g]);
 			emitted++;
 		}
+	/* the ladders' frontiers after the sweeps they come from */
+	frontier_charts(out, in);
 
 	/* single points keep the results' order */
 	qsort(single, n_single, sizeof(*single), cmp_size);
@@ -462,6 +468,216 @@ static void serving_charts(struct pg_chart_set *out, const struct pg_chart_input
 	free(len);
 	free(hot);
 	free(sp);
+}
+
+/* "-3.1%" */
+static void pct_text(struct pg_buf *o, double rel)
+{
+	char g[PG_FMT_DOUBLE_SIZE];
+
+	pg_buf_printf(o, "%s%s%%", rel > 0 ? "+" : "", pg_fmt_g(g, round(rel * 1000) / 10));
+}
+
+static void knob_text(struct pg_buf *o, double knob, bool by_rate)
+{
+	char g[PG_FMT_DOUBLE_SIZE];
+
+	if (by_rate)
+		pg_buf_printf(o, "%s qps", isinf(knob) ? "inf" : pg_fmt_g(g, knob));
+	else
+		pg_buf_printf(o, "c=%s", pg_fmt_g(g, knob));
+}
+
+/* The level of the comparison nearest to interactivity x. */
+static const struct pg_frontier_level *level_near(const struct pg_frontier_cmp *c, double x)
+{
+	const struct pg_frontier_level *best = NULL;
+
+	for (size_t i = 0; i < c->n_levels; i++)
+		if (!best || fabs(log(c->levels[i].intvty / x)) < fabs(log(best->intvty / x)))
+			best = &c->levels[i];
+	return best;
+}
+
+/* One ladder's frontier: this run's points (and the baseline's) at output
+ * throughput per GPU against tok/s/user, the Pareto frontiers joined, and
+ * the comparison in words under the plot (results/frontier.h). */
+static void frontier_figure(struct pg_chart_set *out, const struct pg_chart_input *in,
+			    const struct pg_ladder *l, const size_t *at)
+{
+	const struct pg_metric *tput = pg_metric_by_id(PG_SUITE_SERVING, "output_throughput");
+	const struct pg_metric *tpot = pg_metric_by_id(PG_SUITE_SERVING, "median_tpot_ms");
+	size_t n = l->n, nb = 0;
+	struct pg_frontier_point *cur = pg_xcalloc(n, sizeof(*cur));
+	struct pg_frontier_point *bas = pg_xcalloc(n, sizeof(*bas));
+	double *x = pg_xcalloc(n, sizeof(double)), *y = pg_xcalloc(n, sizeof(double));
+	double *bx = pg_xcalloc(n, sizeof(double)), *by = pg_xcalloc(n, sizeof(double));
+	bool *on = pg_xcalloc(n, sizeof(bool)), *bon = pg_xcalloc(n, sizeof(bool));
+	char **labels = pg_xcalloc(n, sizeof(char *));
+	struct pg_buf notes[4], title = PG_BUF_INIT, stem = PG_BUF_INIT;
+	const char *note_ptrs[4];
+	size_t n_notes = 0;
+	struct pg_strv points = PG_STRV_INIT;
+	struct pg_frontier_cmp cmp;
+	struct pg_panel panel;
+	struct pg_figure fig = { 0 };
+
+	for (size_t k = 0; k < 4; k++)
+		pg_buf_init(&notes[k]);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = at[l->idx[k]];
+		const json_t *r = in->results[i];
+		double gpus = (double)pg_frontier_gpus(r), bt, bq;
+		struct pg_buf lab = PG_BUF_INIT;
+
+		if (!pg_frontier_point_from(&cur[k], in->names[i], r, l->by_rate))
+			cur[k].tput = cur[k].intvty = NAN;
+		x[k] = cur[k].intvty;
+		y[k] = cur[k].tput;
+		knob_text(&lab, cur[k].knob, l->by_rate);
+		labels[k] = pg_buf_detach(&lab);
+		pg_strv_push(&points, in->names[i]);
+		bx[k] = by[k] = NAN;
+		if (in->baseline && in->baseline(in->baseline_ctx, in->names[i], tput, &bt) == 0 &&
+		    in->baseline(in->baseline_ctx, in->names[i], tpot, &bq) == 0 && bq > 0) {
+			bx[k] = 1000 / bq;
+			by[k] = bt / gpus;
+			bas[nb++] = (struct pg_frontier_point){ in->names[i], cur[k].knob, by[k],
+								bx[k], false };
+		}
+	}
+	pg_frontier_mark(cur, n);
+	for (size_t k = 0; k < n; k++)
+		on[k] = cur[k].on_frontier;
+	if (nb >= 3) {
+		struct pg_frontier_point *marked = pg_xcalloc(n, sizeof(*marked));
+		for (size_t k = 0; k < n; k++)
+			marked[k] = (struct pg_frontier_point){ NULL, 0, by[k], bx[k], false };
+		pg_frontier_mark(marked, n);
+		for (size_t k = 0; k < n; k++)
+			bon[k] = marked[k].on_frontier;
+		free(marked);
+		if (pg_frontier_compare(&cmp, bas, nb, cur, n, 0.98, NULL) == 0) {
+			const struct pg_frontier_level *lv[3] = { NULL, NULL, NULL };
+			pg_buf_puts(&notes[n_notes], "Change at equal users/GPU: ");
+			pct_text(&notes[n_notes], cmp.shift);
+			pg_buf_puts(&notes[n_notes], " (98% from the points' spread: ");
+			pct_text(&notes[n_notes], cmp.lo);
+			pg_buf_puts(&notes[n_notes], " to ");
+			pct_text(&notes[n_notes], cmp.hi);
+			pg_buf_printf(&notes[n_notes++], "), %zu points", cmp.matched);
+			/* at matched interactivity: the baseline's knee and the
+			 * ends of the common range */
+			if (cmp.n_levels) {
+				lv[0] = &cmp.levels[cmp.n_levels - 1];
+				if (cmp.knee_base >= 0)
+					lv[1] = level_near(&cmp,
+							   cmp.base_curve[cmp.knee_base].intvty);
+				lv[2] = &cmp.levels[0];
+			}
+			for (size_t k = 0; k < 3 && n_notes < 4; k++) {
+				char g[PG_FMT_DOUBLE_SIZE];
+				if (!lv[k] || (k && lv[k] == lv[k - 1]) ||
+				    (k == 2 && lv[2] == lv[0]))
+					continue;
+				pg_buf_printf(&notes[n_notes], "At %s tok/s/user (",
+					      pg_fmt_g(g, round(lv[k]->intvty * 10) / 10));
+				knob_text(&notes[n_notes], lv[k]->base_knob, l->by_rate);
+				pg_buf_puts(&notes[n_notes], "): ");
+				pct_text(&notes[n_notes], lv[k]->change);
+				if (isfinite(lv[k]->lo)) {
+					pg_buf_puts(&notes[n_notes], " (");
+					pct_text(&notes[n_notes], lv[k]->lo);
+					pg_buf_puts(&notes[n_notes], " to ");
+					pct_text(&notes[n_notes], lv[k]->hi);
+					pg_buf_puts(&notes[n_notes], ")");
+				}
+				n_notes++;
+			}
+		}
+		pg_frontier_cmp_release(&cmp);
+	}
+	if (n_notes == 0) {
+		size_t k_on = 0;
+		for (size_t k = 0; k < n; k++)
+			k_on += on[k];
+		pg_buf_printf(&notes[n_notes++], "%zu of %zu points on the frontier", k_on, n);
+	}
+	for (size_t k = 0; k < n_notes; k++)
+		note_ptrs[k] = notes[k].ptr;
+
+	panel = (struct pg_panel){
+		.kind = PG_PANEL_XY,
+		.title = "Output throughput per GPU",
+		.unit = "tok/s",
+		.hint = "up and right is better",
+		.better = 1,
+		.x_title = "Interactivity (tok/s/user = 1000 / median TPOT)",
+		.labels = (const char *const *)labels,
+		.n = n,
+		.current = y,
+		.baseline = nb ? by : NULL,
+		.x = x,
+		.baseline_x = nb ? bx : NULL,
+		.frontier = on,
+		.baseline_frontier = nb ? bon : NULL,
+		.notes = note_ptrs,
+		.n_notes = n_notes,
+	};
+	pg_buf_printf(&title, "%s: throughput-interactivity frontier", l->test);
+	pg_buf_printf(&stem, "%s_frontier", l->test);
+	fig.title = title.ptr;
+	fig.subtitle = in->subtitle;
+	fig.current_name = "This run";
+	fig.baseline_name = in->baseline_name ? in->baseline_name : "Baseline";
+	fig.panels = &panel;
+	fig.n_panels = 1;
+	fig.columns = 1;
+	chart_add(out, stem.ptr, title.ptr, &fig, &points);
+
+	for (size_t k = 0; k < n; k++)
+		free(labels[k]);
+	for (size_t k = 0; k < 4; k++)
+		pg_buf_release(&notes[k]);
+	free(labels);
+	free(cur);
+	free(bas);
+	free(x);
+	free(y);
+	free(bx);
+	free(by);
+	free(on);
+	free(bon);
+	pg_strv_release(&points);
+	pg_buf_release(&title);
+	pg_buf_release(&stem);
+}
+
+/* A frontier figure per concurrency or rate ladder of completed points. */
+static void frontier_charts(struct pg_chart_set *out, const struct pg_chart_input *in)
+{
+	const char **names = pg_xcalloc(in->n + 1, sizeof(*names));
+	const json_t **results = pg_xcalloc(in->n + 1, sizeof(*results));
+	size_t *at = pg_xcalloc(in->n + 1, sizeof(*at)), n = 0;
+	struct pg_ladders ladders;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const char *status = pg_json_path_str(in->results[i], "perfgate.status");
+		if (pg_result_kind(in->results[i]) != PG_SUITE_SERVING ||
+		    (status && strcmp(status, "ok")) ||
+		    json_is_true(pg_json_path(in->results[i], "perfgate.adaptive_search")))
+			continue;
+		names[n] = in->names[i];
+		results[n] = in->results[i];
+		at[n++] = i;
+	}
+	pg_ladders_find(&ladders, names, results, n);
+	for (size_t i = 0; i < ladders.n && i < PG_CHARTS_MAX_SWEEPS; i++)
+		frontier_figure(out, in, &ladders.v[i], at);
+	pg_ladders_release(&ladders);
+	free(names);
+	free(results);
+	free(at);
 }
 
 static void bar_charts(struct pg_chart_set *out, const struct pg_chart_input *in,

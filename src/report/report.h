@@ -54,6 +54,15 @@ size_t pg_report_rows(const struct pg_report *r, size_t *not_ok);
 /* Append the markdown (the parts selected by flags) to out. */
 void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned flags);
 
+/*
+ * Append benchmark_results_inferencex.json: a JSON array of one row per
+ * completed serving result, in the InferenceX / perf.vllm.ai shape
+ * (results/frontier.h pg_frontier_inferencex_row; device: the GPU key in
+ * lower case), by test name, and a newline. Returns the number of rows; 0
+ * appends nothing.
+ */
+size_t pg_report_inferencex(struct pg_buf *out, const struct pg_report *r);
+
 /* Append the tables as one JSON object, {"latency": {header: {"0": v, ...}},
  * "throughput": ..., "serving": ...}, on one line without a newline: the
  * string inside the report's ```json fence. */

@@ -13,7 +13,7 @@ int pg_report_write_dir(struct pg_report_files *out, const char *dir, const char
 			struct pg_error *err)
 {
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
-	struct pg_buf md = PG_BUF_INIT, records = PG_BUF_INIT;
+	struct pg_buf md = PG_BUF_INIT, records = PG_BUF_INIT, dash = PG_BUF_INIT;
 	struct pg_report *report = NULL;
 	int rc;
 
@@ -35,11 +35,16 @@ int pg_report_write_dir(struct pg_report_files *out, const char *dir, const char
 	    (rc = pg_file_write_atomic(out->md_path, md.ptr, md.len, err)) ||
 	    (rc = pg_file_write_atomic(out->json_path, records.ptr, records.len, err)))
 		goto done;
+	if (pg_report_inferencex(&dash, report)) {
+		out->inferencex_path = pg_path_join(outdir, "benchmark_results_inferencex.json");
+		rc = pg_file_write_atomic(out->inferencex_path, dash.ptr, dash.len, err);
+	}
 done:
 	pg_report_free(report);
 	pg_result_set_release(&rs);
 	pg_buf_release(&md);
 	pg_buf_release(&records);
+	pg_buf_release(&dash);
 	return rc;
 }
 
@@ -47,5 +52,6 @@ void pg_report_files_release(struct pg_report_files *f)
 {
 	free(f->md_path);
 	free(f->json_path);
+	free(f->inferencex_path);
 	memset(f, 0, sizeof(*f));
 }

@@ -17,6 +17,8 @@
  */
 #include "report/report.h"
 #include "report/report_impl.h"
+#include "results/frontier.h"
+#include "results/result.h"
 
 #include "base/buf.h"
 #include "base/jsonw.h"
@@ -281,4 +283,37 @@ void pg_report_records(struct pg_buf *out, const struct pg_report *r)
 		}
 	}
 	pg_buf_puts(out, "]\n");
+}
+
+size_t pg_report_inferencex(struct pg_buf *out, const struct pg_report *r)
+{
+	const struct pg_report_table *t = &r->tables[PG_SUITE_SERVING];
+	json_t *rows = json_array();
+	size_t n;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct pg_report_row *row = &t->rows[i];
+		const char *key = pg_json_path_str(row->res->json, "perfgate.gpu.key");
+		char device[64] = "";
+		json_t *x;
+
+		if (!row->ok)
+			continue;
+		/* the dashboard's devices are lower case: "h200", "b200" */
+		for (size_t k = 0; key && key[k] && k + 1 < sizeof(device); k++) {
+			device[k] = (char)((key[k] >= 'A' && key[k] <= 'Z') ? key[k] - 'A' + 'a'
+									    : key[k]);
+			device[k + 1] = '\0';
+		}
+		x = pg_frontier_inferencex_row(row->res->json, device[0] ? device : NULL);
+		if (x)
+			json_array_append_new(rows, x);
+	}
+	n = json_array_size(rows);
+	if (n) {
+		pg_json_write(out, rows, 4);
+		pg_buf_putc(out, '\n');
+	}
+	json_decref(rows);
+	return n;
 }

@@ -17,6 +17,9 @@
 #include "base/buf.h"
 #include "base/escape.h"
 #include "results/metrics.h"
+#include "results/result.h"
+#include "results/tails.h"
+#include "base/jsonw.h"
 #include "base/strutil.h"
 
 #include <ctype.h>
@@ -441,21 +444,27 @@ static const char *family_meaning(const char *family, size_t len)
 }
 
 /* "Mean TTFT (ms)" -> stat "mean", family "TTFT"; "Mean latency (ms)" ->
- * stat "mean", family "latency". 0 when the header is not "<Stat> <X> (..)". */
+ * stat "mean", family "latency"; "Cert. P99 TTFT (ms)" -> stat "certified
+ * p99", family "TTFT". 0 when the header is not "<Stat> <X> (..)". */
 static int split_header(const char *h, char *stat, size_t stat_size, const char **family,
 			size_t *family_len)
 {
-	const char *sp = strchr(h, ' ');
-	const char *sp2;
-	size_t i;
+	static const char cert[] = "Cert. ";
+	const char *sp, *sp2;
+	size_t i = 0;
 
+	if (!strncmp(h, cert, sizeof(cert) - 1)) {
+		h += sizeof(cert) - 1;
+		i = (size_t)snprintf(stat, stat_size, "certified ");
+	}
+	sp = strchr(h, ' ');
 	if (!sp || sp == h)
 		return 0;
 	sp2 = strchr(sp + 1, ' ');
 	if (!sp2)
 		return 0;
-	for (i = 0; i < (size_t)(sp - h) && i + 1 < stat_size; i++)
-		stat[i] = (char)tolower((unsigned char)h[i]);
+	for (const char *c = h; c < sp && i + 1 < stat_size; c++)
+		stat[i++] = (char)tolower((unsigned char)*c);
 	stat[i] = '\0';
 	*family = sp + 1;
 	*family_len = (size_t)(sp2 - sp - 1);
@@ -463,7 +472,7 @@ static int split_header(const char *h, char *stat, size_t stat_size, const char 
 }
 
 struct stat_col {
-	char stat[16];      /* "mean", "median", "p99" */
+	char stat[24];      /* "mean", "median", "p99", "certified p99" */
 	const char *family; /* "TTFT (ms)", "latency (ms)": compare family_len bytes */
 	size_t family_len;
 };
@@ -591,6 +600,94 @@ static void bullet_client_bound(struct pg_buf *out, const struct pg_report_table
 		"not the server.\n");
 }
 
+/* The certified tails (results/tails.h) the table shows, or why its
+ * columns are empty: they exist only from the samples MLPerf's rule needs. */
+static void bullet_certified(struct pg_buf *out, const struct pg_report_table *t)
+{
+	const char *family = t->kind == PG_SUITE_LATENCY   ? "latency"
+			     : t->kind == PG_SUITE_SERVING ? "ttft"
+							   : NULL;
+	size_t with = 0, enough = 0;
+
+	for (size_t i = 0; family && i < t->n; i++) {
+		json_t *cert = pg_json_path(t->rows[i].res->json, "perfgate.certified");
+		json_t *m = json_is_object(cert) ? json_object_get(cert, family) : NULL;
+
+		if (!t->rows[i].ok || !json_is_object(m))
+			continue;
+		with++;
+		enough += json_is_number(json_object_get(m, "p99"));
+	}
+	if (!with)
+		return;
+	pg_buf_printf(out,
+		      "- Certified P99: MLPerf's early-stopping estimate at 99%% confidence, an "
+		      "upper bound on the true P99 (the t-th largest sample, t as large as the "
+		      "sample size allows); it takes at least %ld samples, and ",
+		      pg_tails_min_n(0.99, PG_TAILS_CONFIDENCE));
+	if (enough == with)
+		pg_buf_puts(out, "every point had enough samples.\n");
+	else if (!enough)
+		pg_buf_printf(out, "no point had enough samples (%s), so there is none.\n",
+			      t->kind == PG_SUITE_LATENCY ? "iterations" : "requests");
+	else
+		pg_buf_printf(out, "%zu of %zu points had enough samples.\n", enough, with);
+}
+
+/* "TTFT ≤ 500 ms, ITL ≤ 50 ms (p99 of each request's gaps)" from a
+ * result's perfgate.params.slo; empty when it has none. */
+static void slo_text(struct pg_buf *out, const json_t *slo)
+{
+	static const char *const keys[] = { "ttft_ms", "tpot_ms", "itl_ms", "e2el_ms" };
+	static const char *const names[] = { "TTFT", "TPOT", "ITL", "E2EL" };
+	char g[PG_FMT_DOUBLE_SIZE];
+
+	for (size_t k = 0; k < 4; k++) {
+		json_t *v = json_object_get(slo, keys[k]), *pct;
+		if (!json_is_number(v))
+			continue;
+		pg_buf_printf(out, "%s%s ≤ %s ms", out->len ? ", " : "", names[k],
+			      pg_fmt_g(g, json_number_value(v)));
+		pct = json_object_get(slo, "itl_percentile");
+		if (k == 2 && json_is_number(pct) && json_number_value(pct) < 100)
+			pg_buf_printf(out, " (p%s of each request's gaps)",
+				      pg_fmt_g(g, json_number_value(pct)));
+	}
+}
+
+/* The SLOs behind the SLO attainment and token goodput columns. */
+static void bullet_slo(struct pg_buf *out, const struct pg_report_table *t)
+{
+	struct pg_buf first = PG_BUF_INIT, cur = PG_BUF_INIT;
+	bool any = false, same = true;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const json_t *slo = pg_json_path(t->rows[i].res->json, "perfgate.params.slo");
+		if (!t->rows[i].ok || !json_is_object(slo))
+			continue;
+		pg_buf_reset(&cur);
+		slo_text(&cur, slo);
+		if (!any)
+			slo_text(&first, slo);
+		else if (strcmp(first.ptr ? first.ptr : "", cur.ptr ? cur.ptr : ""))
+			same = false;
+		any = true;
+	}
+	if (any) {
+		pg_buf_puts(out, "- SLOs, per request and inclusive: ");
+		if (same)
+			pg_escape_md_text(out, first.ptr ? first.ptr : "");
+		else
+			pg_buf_puts(out,
+				    "they differ by test (each result's `perfgate.params.slo`)");
+		pg_buf_puts(out, ". SLO attainment is the share of the requests sent (failed ones "
+				 "included) that met all of them; token goodput, their output "
+				 "tokens per second.\n");
+	}
+	pg_buf_release(&first);
+	pg_buf_release(&cur);
+}
+
 /* The points where requests failed: real numbers of a run that went
  * wrong, marked, and never recorded as baselines. */
 static void bullet_incomplete(struct pg_buf *out, const struct pg_report_table *t, unsigned flags)
@@ -660,6 +757,9 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 	bullet_incomplete(out, t, flags);
 	bullet_client_bound(out, t);
 	bullet_metrics(out, t);
+	bullet_certified(out, t);
+	if (t->kind == PG_SUITE_SERVING)
+		bullet_slo(out, t);
 }
 
 /* ---- tables ---- */

@@ -1,9 +1,11 @@
 #include "report/svg.h"
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -113,6 +115,7 @@ static double panel_max(const struct pg_panel *p)
 	return m;
 }
 
+static double panel_width(const struct pg_panel *p);
 static bool panel_has_data(const struct pg_panel *p)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -131,7 +134,7 @@ static void panel_title(struct pg_buf *o, const struct pg_panel *p, double x, do
 	text(o, x, y, "start", "font-size=\"13\" font-weight=\"bold\" fill=\"" COLOR_AXIS "\"",
 	     t.ptr);
 	if (p->hint)
-		text(o, x - 12 + PANEL_W - 12, y, "end",
+		text(o, x - 12 + panel_width(p) - 12, y, "end",
 		     "font-size=\"11\" fill=\"" COLOR_MUTED "\"", p->hint);
 	pg_buf_release(&t);
 }
@@ -141,9 +144,20 @@ static double hbars_height(const struct pg_panel *p)
 	return 34 + ROW_H * (double)(p->n ? p->n : 1) + 36;
 }
 
+#define XY_H      350.0
+#define XY_W      (2 * PANEL_W + GAP) /* a frontier wants room to the right */
+#define NOTE_LINE 16.0
+
 static double panel_height(const struct pg_panel *p)
 {
+	if (p->kind == PG_PANEL_XY)
+		return XY_H + NOTE_LINE * (double)p->n_notes + (p->n_notes ? 12 : 0);
 	return p->kind == PG_PANEL_HBARS ? hbars_height(p) : LINES_H;
+}
+
+static double panel_width(const struct pg_panel *p)
+{
+	return p->kind == PG_PANEL_XY ? XY_W : PANEL_W;
 }
 
 /* A polyline through the finite values, broken at NANs. */
@@ -306,6 +320,157 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 	}
 }
 
+/* The flagged points of an XY series in x order, as one polyline. */
+static void xy_line(struct pg_buf *o, const double *x, const double *y, const bool *on, size_t n,
+		    double left, double xmin, double xscale, double bottom, double yscale,
+		    const char *style)
+{
+	size_t *idx = NULL, k = 0;
+
+	if (!n)
+		return;
+	idx = pg_xcalloc(n, sizeof(*idx));
+	for (size_t i = 0; i < n; i++)
+		if (on[i] && isfinite(x[i]) && isfinite(y[i]))
+			idx[k++] = i;
+	/* insertion sort: a ladder has a handful of points */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && x[idx[j - 1]] > x[idx[j]]; j--) {
+			size_t t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (size_t i = 0; i < k; i++)
+		pg_buf_printf(o, "%s%.1f %.1f", i ? " L" : "<path d=\"M",
+			      left + (x[idx[i]] - xmin) * xscale, bottom - y[idx[i]] * yscale);
+	if (k)
+		pg_buf_printf(o, "\" %s/>\n", style);
+	free(idx);
+}
+
+static double xy_max(const double *v, const double *w, size_t n)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v && isfinite(v[i]) && v[i] > m)
+			m = v[i];
+		if (w && isfinite(w[i]) && w[i] > m)
+			m = w[i];
+	}
+	return m;
+}
+
+static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, double py)
+{
+	double left = px + 64, right = px + XY_W - 24;
+	double top = py + 34, bottom = py + XY_H - 50;
+	double last_lx = -1e9, last_ly = -1e9;
+	double ystep, xstep, xmin, xmax, xlo = INFINITY, xhi = 0;
+	double ymax = pg_nice_axis(xy_max(p->current, p->baseline, p->n), 6, &ystep);
+	double yscale, xscale;
+
+	/* x spans the data, on nice ticks (a frontier lives far from zero
+	 * interactivity); y starts at zero like every panel */
+	for (size_t i = 0; i < p->n; i++) {
+		if (isfinite(p->x[i]) && isfinite(p->current[i])) {
+			xlo = fmin(xlo, p->x[i]);
+			xhi = fmax(xhi, p->x[i]);
+		}
+		if (p->baseline_x && p->baseline && isfinite(p->baseline_x[i]) &&
+		    isfinite(p->baseline[i])) {
+			xlo = fmin(xlo, p->baseline_x[i]);
+			xhi = fmax(xhi, p->baseline_x[i]);
+		}
+	}
+	if (!isfinite(xlo))
+		xlo = xhi = 0;
+	pg_nice_axis(xhi > xlo ? xhi - xlo : fmax(xhi, 1), 6, &xstep);
+	xmin = floor(xlo / xstep) * xstep;
+	xmax = ceil(xhi / xstep) * xstep;
+	if (xmax <= xmin)
+		xmax = xmin + xstep;
+	yscale = (bottom - top) / ymax;
+	xscale = (right - left) / (xmax - xmin);
+	char label[32];
+
+	panel_title(o, p, px + 12, py + 18);
+	for (double v = 0; v <= ymax * (1 + 1e-9); v += ystep) {
+		double y = bottom - v * yscale;
+		pg_buf_printf(
+			o,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			left, y, right, y, v == 0 ? COLOR_AXIS : COLOR_GRID);
+		pg_tick_label(label, sizeof(label), v, ystep);
+		text(o, left - 6, y + 4, "end", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
+	}
+	for (double v = xmin; v <= xmax + xstep * 1e-9; v += xstep) {
+		double x = left + (v - xmin) * xscale;
+		pg_buf_printf(
+			o,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			x, top, x, bottom, v == xmin ? COLOR_AXIS : COLOR_GRID);
+		pg_tick_label(label, sizeof(label), v, xstep);
+		text(o, x, bottom + 17, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
+		     label);
+	}
+	if (p->x_title)
+		text(o, (left + right) / 2, bottom + 36, "middle",
+		     "font-size=\"12\" fill=\"" COLOR_MUTED "\"", p->x_title);
+
+	if (p->baseline && p->baseline_x) {
+		if (p->baseline_frontier)
+			xy_line(o, p->baseline_x, p->baseline, p->baseline_frontier, p->n, left,
+				xmin, xscale, bottom, yscale,
+				"fill=\"none\" stroke=\"" COLOR_BASELINE
+				"\" stroke-width=\"2\" stroke-dasharray=\"6 4\"");
+		for (size_t i = 0; i < p->n; i++)
+			if (isfinite(p->baseline[i]) && isfinite(p->baseline_x[i]))
+				pg_buf_printf(
+					o,
+					"<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" "
+					"fill=\"%s\" stroke=\"" COLOR_BASELINE
+					"\" stroke-width=\"2\"/>\n",
+					left + (p->baseline_x[i] - xmin) * xscale - 3.5,
+					bottom - p->baseline[i] * yscale - 3.5,
+					p->baseline_frontier && p->baseline_frontier[i] ? "white"
+											: "none");
+	}
+	if (p->frontier)
+		xy_line(o, p->x, p->current, p->frontier, p->n, left, xmin, xscale, bottom, yscale,
+			"fill=\"none\" stroke=\"" COLOR_CURRENT "\" stroke-width=\"2.5\"");
+	for (size_t i = 0; i < p->n; i++) {
+		double cx, cy;
+		if (!isfinite(p->current[i]) || !isfinite(p->x[i]))
+			continue;
+		cx = left + (p->x[i] - xmin) * xscale;
+		cy = bottom - p->current[i] * yscale;
+		if (!p->frontier || p->frontier[i])
+			pg_buf_printf(
+				o,
+				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"" COLOR_CURRENT
+				"\"/>\n",
+				cx, cy);
+		else
+			pg_buf_printf(o,
+				      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" "
+				      "stroke=\"" COLOR_CURRENT "\" stroke-width=\"1.5\"/>\n",
+				      cx, cy);
+		/* a label that would sit on the previous one is left out: the
+		 * most interactive points of a ladder crowd together */
+		if (p->labels && p->labels[i] && p->labels[i][0] &&
+		    (fabs(cx - last_lx) > 34 || fabs(cy - last_ly) > 14)) {
+			text(o, cx + 6, cy + 14, "start",
+			     "font-size=\"10\" fill=\"" COLOR_MUTED "\"", p->labels[i]);
+			last_lx = cx;
+			last_ly = cy;
+		}
+	}
+	for (size_t k = 0; k < p->n_notes; k++)
+		text(o, px + 12, py + XY_H + 4 + NOTE_LINE * (double)k, "start",
+		     "font-size=\"11\" fill=\"" COLOR_AXIS "\"", p->notes[k]);
+}
+
 /* One legend entry: the series' mark (a bar swatch, or a line with its
  * marker), its name; returns where the next entry starts. */
 static double legend_entry(struct pg_buf *o, double x, double y, bool bars, bool baseline,
@@ -357,6 +522,9 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
 	if (cols > f->n_panels && f->n_panels)
 		cols = f->n_panels;
 	width = GAP + (double)cols * (PANEL_W + GAP);
+	for (size_t i = 0; i < f->n_panels; i++)
+		if (GAP + (double)cols * (panel_width(&f->panels[i]) + GAP) > width)
+			width = GAP + (double)cols * (panel_width(&f->panels[i]) + GAP);
 	for (size_t r = 0; r < rows; r++) {
 		double h = 0;
 		for (size_t c = 0; c < cols && r * cols + c < f->n_panels; c++)
@@ -388,19 +556,22 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f)
 		double h = 0;
 		for (size_t c = 0; c < cols && r * cols + c < f->n_panels; c++) {
 			const struct pg_panel *p = &f->panels[r * cols + c];
-			double x = GAP + (double)c * (PANEL_W + GAP);
+			double x = GAP + (double)c * (panel_width(p) + GAP);
 
 			pg_buf_printf(out,
 				      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				      "fill=\"none\" stroke=\"" COLOR_GRID "\" rx=\"4\"/>\n",
-				      x, y, PANEL_W, panel_height(p));
+				      x, y, panel_width(p), panel_height(p));
 			if (!panel_has_data(p)) {
 				/* an empty axis from 0 to 1 reads as a measured zero */
 				panel_title(out, p, x + 12, y + 18);
-				text(out, x + PANEL_W / 2, y + panel_height(p) / 2 + 5, "middle",
-				     "font-size=\"13\" fill=\"" COLOR_MUTED "\"", "no data");
+				text(out, x + panel_width(p) / 2, y + panel_height(p) / 2 + 5,
+				     "middle", "font-size=\"13\" fill=\"" COLOR_MUTED "\"",
+				     "no data");
 			} else if (p->kind == PG_PANEL_HBARS)
 				draw_hbars(out, p, x, y);
+			else if (p->kind == PG_PANEL_XY)
+				draw_xy(out, p, x, y);
 			else
 				draw_lines(out, p, x, y);
 			h = fmax(h, panel_height(p));

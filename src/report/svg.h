@@ -17,6 +17,11 @@ struct pg_buf;
  *    solid line for this run, one dashed for the baseline; NAN breaks a line.
  *  - HBARS: one row per category (test names can be long, so they read
  *    horizontally), a baseline bar and a this-run bar with its value.
+ *  - XY: points at numeric x (x, baseline_x) and y (current, baseline),
+ *    both axes from zero; a line joins the points flagged in frontier
+ *    (baseline_frontier) in x order, filled markers for them, hollow ones
+ *    for the others; each current point labelled (labels); notes, one
+ *    line each, under the plot. A throughput-interactivity frontier.
  * y axes start at zero (honest bars and slopes) and end at a "nice" number,
  * with 4-6 ticks labelled with their unit.
  *
@@ -27,6 +32,7 @@ struct pg_buf;
 enum pg_panel_kind {
 	PG_PANEL_LINES,
 	PG_PANEL_HBARS,
+	PG_PANEL_XY,
 };
 
 struct pg_panel {
@@ -43,6 +49,13 @@ struct pg_panel {
 	const double *baseline; /* n values, NAN: missing; NULL: no baseline */
 	bool timeline;          /* LINES over time: no point markers, and x ticks only
 	                         * where the label is not empty (hundreds of samples) */
+	/* XY only */
+	const double *x;               /* n values of current */
+	const double *baseline_x;      /* n values of baseline; NULL: no baseline */
+	const bool *frontier;          /* n flags: current[i] is on the line */
+	const bool *baseline_frontier; /* n flags */
+	const char *const *notes;      /* lines of text under the plot */
+	size_t n_notes;
 };
 
 struct pg_figure {

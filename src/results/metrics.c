@@ -17,6 +17,14 @@
  * git baseline and a confirmation re-run, throughput's 2.5% keeps false
  * alarms under 1% and catches a 5% regression with over 95% power).
  * thresholds/<GPU>.yml overrides them per GPU, test and metric.
+ *
+ * frontier is never in a result: it names the one decision per
+ * concurrency or rate ladder (gate/compare_frontier.h), so that thresholds
+ * files can set its rule. slo_attainment* are shares of requests (stored 0..1, shown in %) that
+ * met the test's goodput SLOs; a thresholds file bounds them with
+ * `min: 99%` (gate/compare_slo.h). certified_* are MLPerf's early-stopping estimates of the same tails
+ * (results/tails.h, perfgate.certified in the result): an upper bound on
+ * the true p99, absent below the 662 samples it needs.
  */
 /* clang-format off */
 static const struct pg_metric metrics[] = {
@@ -25,6 +33,7 @@ static const struct pg_metric metrics[] = {
 	{ "median_latency_ms", LAT, "percentiles.50", 1000, "Median latency (ms)", "Median latency", "ms", DOWN, PG_CLASS_LATENCY, true, 0.03, 5 },
 	{ "p90_latency_ms", LAT, "percentiles.90", 1000, NULL, "P90 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.05, 10 },
 	{ "p99_latency_ms", LAT, "percentiles.99", 1000, "P99 latency (ms)", "P99 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
+	{ "certified_p99_latency_ms", LAT, "perfgate.certified.latency.p99", 1, "Cert. P99 latency (ms)", "Certified P99 latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
 
 	{ "failed", THR, "failed", 1, "Failed", "Failed requests", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
 	{ "requests_per_second", THR, "requests_per_second", 1, "Tput (req/s)", "Request throughput", "req/s", UP, PG_CLASS_THROUGHPUT, true, 0.025, 0 },
@@ -40,16 +49,27 @@ static const struct pg_metric metrics[] = {
 	{ "mean_ttft_ms", SRV, "mean_ttft_ms", 1, "Mean TTFT (ms)", "Mean TTFT", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
 	{ "median_ttft_ms", SRV, "median_ttft_ms", 1, "Median TTFT (ms)", "Median TTFT", "ms", DOWN, PG_CLASS_LATENCY, true, 0.04, 1 },
 	{ "p99_ttft_ms", SRV, "p99_ttft_ms", 1, "P99 TTFT (ms)", "P99 TTFT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 2 },
+	{ "certified_p99_ttft_ms", SRV, "perfgate.certified.ttft.p99", 1, "Cert. P99 TTFT (ms)", "Certified P99 TTFT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 2 },
 	{ "mean_tpot_ms", SRV, "mean_tpot_ms", 1, "Mean TPOT (ms)", "Mean TPOT", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
 	{ "median_tpot_ms", SRV, "median_tpot_ms", 1, "Median TPOT (ms)", "Median TPOT", "ms", DOWN, PG_CLASS_LATENCY, true, 0.03, 0.1 },
 	{ "p99_tpot_ms", SRV, "p99_tpot_ms", 1, "P99 TPOT (ms)", "P99 TPOT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
+	{ "certified_p99_tpot_ms", SRV, "perfgate.certified.tpot.p99", 1, "Cert. P99 TPOT (ms)", "Certified P99 TPOT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
 	{ "mean_itl_ms", SRV, "mean_itl_ms", 1, "Mean ITL (ms)", "Mean ITL", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
 	{ "median_itl_ms", SRV, "median_itl_ms", 1, "Median ITL (ms)", "Median ITL", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
 	{ "p99_itl_ms", SRV, "p99_itl_ms", 1, "P99 ITL (ms)", "P99 ITL", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
+	{ "certified_p99_itl_ms", SRV, "perfgate.certified.itl.p99", 1, "Cert. P99 ITL (ms)", "Certified P99 ITL", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
 	{ "mean_e2el_ms", SRV, "mean_e2el_ms", 1, NULL, "Mean E2E latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
 	{ "median_e2el_ms", SRV, "median_e2el_ms", 1, NULL, "Median E2E latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
 	{ "p99_e2el_ms", SRV, "p99_e2el_ms", 1, NULL, "P99 E2E latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
+	{ "certified_p99_e2el_ms", SRV, "perfgate.certified.e2el.p99", 1, NULL, "Certified P99 E2E latency", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
 	{ "request_goodput", SRV, "request_goodput", 1, NULL, "Request goodput", "req/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "slo_attainment", SRV, "slo_attainment", 100, "SLO attainment (%)", "SLO attainment", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "slo_attainment_ttft", SRV, "slo_attainment_ttft", 100, NULL, "SLO attainment, TTFT", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "slo_attainment_tpot", SRV, "slo_attainment_tpot", 100, NULL, "SLO attainment, TPOT", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "slo_attainment_itl", SRV, "slo_attainment_itl", 100, NULL, "SLO attainment, ITL", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "slo_attainment_e2el", SRV, "slo_attainment_e2el", 100, NULL, "SLO attainment, E2E latency", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "frontier", SRV, "perfgate.frontier", 1, NULL, "Frontier: tput per GPU", "", UP, PG_CLASS_THROUGHPUT, false, 0.01, 0 },
+	{ "token_goodput", SRV, "token_goodput", 1, "Token goodput (tok/s)", "Token goodput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 };
 /* clang-format on */
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -112,7 +113,9 @@ json_t *pg_repeats_metrics(const json_t *run)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)run, key, v) if (numeric_tree(v))
+	/* perfgate's own part (the certified estimates) stays in the merged
+	 * perfgate object: a repeat holds metrics */
+	json_object_foreach((json_t *)run, key, v) if (strcmp(key, "perfgate") && numeric_tree(v))
 		json_object_set_new(out, key, json_deep_copy(v));
 	return out;
 }

@@ -25,7 +25,9 @@ json_t *pg_repeats_median(json_t *const *runs, size_t n);
 /*
  * One run's metrics for perfgate.repeats: its numbers and objects of
  * numbers, in order; per-request arrays and strings are left out (they
- * would multiply the file's size by N and are not samples of the metric).
+ * would multiply the file's size by N and are not samples of the metric),
+ * and so is the run's "perfgate" object (the certified estimates, whose
+ * medians the merged result keeps).
  * Returns a new reference.
  */
 json_t *pg_repeats_metrics(const json_t *run);

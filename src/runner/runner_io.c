@@ -316,6 +316,28 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 
 /* ---- results ---------------------------------------------------------- */
 
+/* The goodput SLOs behind the result's slo_attainment keys, ms:
+ * {"ttft_ms", "tpot_ms", "itl_ms", "itl_percentile", "e2el_ms"}, those set. */
+static void slo_json(json_t *params, const struct pg_goodput *g)
+{
+	json_t *o = json_object();
+
+	if (!isnan(g->ttft_ms))
+		json_object_set_new(o, "ttft_ms", json_real(g->ttft_ms));
+	if (!isnan(g->tpot_ms))
+		json_object_set_new(o, "tpot_ms", json_real(g->tpot_ms));
+	if (!isnan(g->itl_ms)) {
+		json_object_set_new(o, "itl_ms", json_real(g->itl_ms));
+		json_object_set_new(o, "itl_percentile", json_real(g->itl_percentile));
+	}
+	if (!isnan(g->e2el_ms))
+		json_object_set_new(o, "e2el_ms", json_real(g->e2el_ms));
+	if (json_object_size(o))
+		json_object_set_new(params, "slo", o);
+	else
+		json_decref(o);
+}
+
 static json_t *params_json(const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
@@ -353,6 +375,8 @@ static json_t *params_json(const struct pg_point *pt)
 	json_object_set_new(p, "batch_size",
 			    t->kind == PG_SUITE_LATENCY ? json_integer(t->batch_size)
 							: json_null());
+	if (serving)
+		slo_json(p, &t->goodput);
 	json_object_set_new(
 		p, "endpoint",
 		json_string(t->client.endpoint ? t->client.endpoint : "/v1/completions"));
@@ -426,6 +450,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	const struct pg_test *t = pt->test;
 	json_t *result = oc->metrics ? oc->metrics : json_object();
 	json_t *pg = json_object(), *commands = json_object();
+	json_t *certified = NULL;
 	struct pg_buf error = PG_BUF_INIT, detail = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	char ended[PG_ISO8601_SIZE];
@@ -434,7 +459,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 
 	oc->metrics = NULL;
 	pg_redact(&r->redact, &error, oc->error.ptr);
-	/* a command that ran perfgate brings its own provenance: ours wins */
+	/* the statistics' own part of the perfgate object (loadgen/loadstats.h)
+	 * is kept; a command that ran perfgate brings its own provenance:
+	 * ours wins */
+	certified = json_incref(pg_json_path(result, "perfgate.certified"));
 	json_object_del(result, "perfgate");
 
 	json_object_set_new(pg, "version", json_string(PERFGATE_VERSION));
@@ -460,6 +488,8 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	 * shards of a build apart by it, each job having its own offset */
 	json_object_set_new(pg, "run_started_at", json_string(r->started_at));
 	json_object_set_new(pg, "build", json_incref(r->build));
+	if (certified)
+		json_object_set_new(pg, "certified", certified);
 	if (oc->repeats) {
 		json_object_set_new(pg, "repeats", oc->repeats);
 		oc->repeats = NULL;

@@ -582,6 +582,25 @@ static int gp_e2el(struct sctx *c, struct pg_test *t, yaml_node_t *v, const stru
 	return read_positive_double(c, v, p, &t->goodput.e2el_ms);
 }
 
+static int gp_itl(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return read_positive_double(c, v, p, &t->goodput.itl_ms);
+}
+
+static int gp_itl_percentile(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			     const struct pg_ypath *p)
+{
+	double x;
+
+	if (pg_yget_double(c->d, v, p, false, &x, E(c)))
+		return PG_ECONFIG;
+	if (!(x > 0 && x <= 100))
+		return pg_yerr(c->d, v, p, E(c), "expected a percentile in (0, 100], got %s",
+			       pg_ynode_text(v));
+	t->goodput.itl_percentile = x;
+	return 0;
+}
+
 static int ru_strategy(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	static const char *const names[] = { "linear", "exponential" };
@@ -650,6 +669,8 @@ static const struct key goodput_keys[] = {
 	{ "ttft", K_ALL, gp_ttft },
 	{ "tpot", K_ALL, gp_tpot },
 	{ "e2el", K_ALL, gp_e2el },
+	{ "itl", K_ALL, gp_itl },
+	{ "itl_percentile", K_ALL, gp_itl_percentile },
 };
 /* clang-format on */
 
@@ -920,6 +941,12 @@ fail:
 	return PG_ECONFIG;
 }
 
+static int t_certify_tails(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			   const struct pg_ypath *p)
+{
+	return pg_yget_bool(c->d, v, p, &t->certify_tails, E(c));
+}
+
 static int t_burstiness(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	double x;
@@ -935,7 +962,8 @@ static int t_burstiness(struct sctx *c, struct pg_test *t, yaml_node_t *v, const
 
 static int t_goodput(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
-	return apply_map(c, t, v, p, &goodput_table, "a mapping of SLOs in ms: ttft, tpot, e2el");
+	return apply_map(c, t, v, p, &goodput_table,
+			 "a mapping of SLOs in ms: ttft, tpot, itl, e2el (and itl_percentile)");
 }
 
 static int t_ramp_up(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -1029,6 +1057,7 @@ static const struct key test_keys[] = {
 	{ "prompts_per_concurrency", K_SERV, t_prompts_per_concurrency },
 	{ "min_num_prompts", K_SERV, t_min_num_prompts },
 	{ "max_num_prompts", K_SERV, t_max_num_prompts },
+	{ "certify_tails", K_SERV, t_certify_tails },
 	{ "qps", K_SERV, t_qps },
 	{ "max_concurrency", K_TPUT | K_SERV, t_max_concurrency },
 	{ "burstiness", K_SERV, t_burstiness },

@@ -213,6 +213,9 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 		pg_buf_printf(out, "%ld prompts", pg_point_num_prompts(pt));
 		if (t->prompts_per_concurrency > 0 && pt->max_concurrency > 0)
 			pg_buf_printf(out, " (%ld per concurrency)", t->prompts_per_concurrency);
+		if (t->certify_tails)
+			pg_buf_printf(out, " (certify_tails: at least %ld)",
+				      pg_test_certify_prompts(t));
 		if (t->ramp_up.strategy != PG_RAMP_NONE)
 			pg_buf_printf(
 				out,
@@ -252,7 +255,7 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 				      t->client.percentile_metrics.v[i]);
 		pg_buf_putc(out, '\n');
 		if (!isnan(t->goodput.ttft_ms) || !isnan(t->goodput.tpot_ms) ||
-		    !isnan(t->goodput.e2el_ms)) {
+		    !isnan(t->goodput.e2el_ms) || !isnan(t->goodput.itl_ms)) {
 			const char *sep = "";
 			field(out, "goodput");
 			if (!isnan(t->goodput.ttft_ms)) {
@@ -262,6 +265,14 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 			if (!isnan(t->goodput.tpot_ms)) {
 				pg_buf_printf(out, "%stpot <= %s ms", sep,
 					      num(n, t->goodput.tpot_ms));
+				sep = ", ";
+			}
+			if (!isnan(t->goodput.itl_ms)) {
+				pg_buf_printf(out, "%sitl <= %s ms", sep,
+					      num(n, t->goodput.itl_ms));
+				if (t->goodput.itl_percentile < 100)
+					pg_buf_printf(out, " (p%s of each request's gaps)",
+						      num(n2, t->goodput.itl_percentile));
 				sep = ", ";
 			}
 			if (!isnan(t->goodput.e2el_ms))

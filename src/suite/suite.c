@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "results/tails.h"
 #include "results/identity.h"
 
 #include <limits.h>
@@ -109,6 +110,8 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->goodput.ttft_ms = NAN;
 	t->goodput.tpot_ms = NAN;
 	t->goodput.e2el_ms = NAN;
+	t->goodput.itl_ms = NAN;
+	t->goodput.itl_percentile = 100;
 }
 
 void pg_test_release(struct pg_test *t)
@@ -280,20 +283,45 @@ int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err)
 	return 0;
 }
 
+long pg_test_certify_prompts(const struct pg_test *t)
+{
+	static const double default_pct[] = { 99 };
+	const double *pct = t->client.n_percentiles ? t->client.percentiles : default_pct;
+	size_t n = t->client.n_percentiles ? t->client.n_percentiles : 1;
+	long need = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long k;
+		if (!(pct[i] >= 50 && pct[i] < 100))
+			continue;
+		k = pg_tails_min_n(pct[i] / 100, PG_TAILS_CONFIDENCE);
+		if (k > need)
+			need = k;
+	}
+	return need;
+}
+
 long pg_point_num_prompts(const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
-	long n;
+	long n, need;
 
 	if (t->kind != PG_SUITE_SERVING || t->prompts_per_concurrency <= 0 ||
-	    pt->max_concurrency <= 0)
-		return t->num_prompts;
-	n = pt->max_concurrency > LONG_MAX / t->prompts_per_concurrency
-		    ? LONG_MAX
-		    : pt->max_concurrency * t->prompts_per_concurrency;
-	if (n > t->max_num_prompts)
-		n = t->max_num_prompts;
-	return n < t->min_num_prompts ? t->min_num_prompts : n;
+	    pt->max_concurrency <= 0) {
+		n = t->num_prompts;
+	} else {
+		n = pt->max_concurrency > LONG_MAX / t->prompts_per_concurrency
+			    ? LONG_MAX
+			    : pt->max_concurrency * t->prompts_per_concurrency;
+		if (n > t->max_num_prompts)
+			n = t->max_num_prompts;
+		if (n < t->min_num_prompts)
+			n = t->min_num_prompts;
+	}
+	if (t->kind == PG_SUITE_SERVING && t->certify_tails &&
+	    (need = pg_test_certify_prompts(t)) > n)
+		n = need;
+	return n;
 }
 
 void pg_plan_release(struct pg_plan *p)

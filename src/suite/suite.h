@@ -87,10 +87,14 @@ struct pg_dataset_spec {
 			      prefix lines' tokens */
 };
 
+/* Per-request SLOs (vLLM's --goodput, plus ITL): a request meets one when
+ * its value is at most the bound (inclusive). */
 struct pg_goodput {
 	double ttft_ms; /* NAN = not part of the SLO */
 	double tpot_ms;
 	double e2el_ms;
+	double itl_ms;         /* the request's gaps at itl_percentile, not vLLM's */
+	double itl_percentile; /* of the request's own gaps; default 100: every gap */
 };
 
 struct pg_client_spec {
@@ -133,6 +137,11 @@ struct pg_test {
 	long prompts_per_concurrency;
 	long min_num_prompts;
 	long max_num_prompts;
+	/* serving: send at least as many prompts as the reported percentiles
+	 * (client.percentiles from p50 up) need to be certified by MLPerf's
+	 * early-stopping rule (results/tails.h: 662 for p99), whatever the
+	 * counts above say */
+	bool certify_tails;
 
 	/* serving: one point per qps x max_concurrency */
 	double *qps; /* INFINITY for "inf"; default {INFINITY} */
@@ -151,7 +160,8 @@ struct pg_test {
 	/* throughput: optional cap on in-flight requests, 0 = all at once */
 	long throughput_max_concurrency;
 
-	/* serving: SLOs for request_goodput (vLLM's --goodput), ms; NAN = unset */
+	/* serving: SLOs for request_goodput (vLLM's --goodput) and the SLO
+	 * attainment keys, ms; NAN = unset */
 	struct pg_goodput goodput;
 
 	long repeat; /* runs per point, summarised by the median; default 1 */
@@ -264,8 +274,14 @@ int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err);
 /* How many prompts a point sends: the test's num_prompts, or for a serving
  * point with a bounded concurrency and prompts_per_concurrency set, that
  * product clamped as vLLM's driver clamps it, so every concurrency of a
- * sweep runs about equally many rounds. */
+ * sweep runs about equally many rounds; with certify_tails, at least
+ * pg_test_certify_prompts(). */
 long pg_point_num_prompts(const struct pg_point *pt);
+
+/* The fewest requests that certify every percentile the test reports
+ * from p50 up (its client.percentiles, default p99): 662 for p99, 6,636
+ * for p99.9; 0 when it reports none. */
+long pg_test_certify_prompts(const struct pg_test *t);
 void pg_plan_release(struct pg_plan *p);
 
 /* Name of a serving point, as above, into a new string. */

@@ -85,7 +85,7 @@ print(rec["commit"] == sys.argv[2], rec["build_url"], rec["gpu"], rec["qps"], re
 
 	run --separate-stderr "$PERFGATE_BIN" gate ../runs/same --baseline git -o out -q
 	assert_success
-	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 metrics compared, 18 gating · 36 unchanged$" out/comparison.md
+	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 metrics compared, 18 gating · 8 insufficient-data · 28 unchanged$" out/comparison.md
 
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_failure 1

@@ -23,7 +23,7 @@ teardown() {
 	cp "$DATA"/serving_llama8B_tp1_sharegpt_qps_4.* "$DATA"/latency_llama8B_tp1.* results/
 	run "$PERFGATE_BIN" report
 	assert_success
-	assert_output $'results/benchmark_results.md\nresults/benchmark_results.json'
+	assert_output $'results/benchmark_results.md\nresults/benchmark_results.json\nresults/benchmark_results_inferencex.json'
 	assert_file_exists results/benchmark_results.md
 	run grep -c '^| serving_llama8B_tp1_sharegpt_qps_4 | 8xH100 |' results/benchmark_results.md
 	assert_output 1
@@ -169,6 +169,7 @@ teardown() {
 	assert_success
 	assert_output "out: 18 results"
 	[ "$stderr" = "perfgate import: skipped res/benchmark_results.json: perfgate's report of the results beside it
+perfgate import: skipped res/benchmark_results_inferencex.json: perfgate's dashboard rows of the results beside it
 perfgate import: skipped res/serving_llama8B_tp1_sharegpt_qps_1.pytorch.json: a PyTorch benchmark-database file made from the result beside it
 perfgate import: skipped res/verdict.json: perfgate's comparison of the results beside it" ]
 	run --separate-stderr "$PERFGATE_BIN" import res -o out2

@@ -156,7 +156,8 @@ PY
 		"serving_sla_qps_inf_concurrency_1 serving_sla_qps_inf_concurrency_16 " ]
 	run "$PERFGATE_BIN" compare res --thresholds th --gpu H100
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"24 metrics compared, 12 gating · 24 unchanged"* ]]
+	# the p99s of these short runs are not decidable (docs/tails.md), nothing else moved
+	[[ "$output" == *"25 metrics compared, 13 gating · 5 insufficient-data · 20 unchanged"* ]]
 	# the history in git (what baseline: git compares with) leaves them out too
 	git init -q hist
 	run "$PERFGATE_BIN" baseline record res --repo hist --gpu H100 --commit 1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d

@@ -91,8 +91,14 @@ class ReportPandas(unittest.TestCase):
 
     def report(self, results, out):
         paths = run("report", results, "-o", out).split()
-        self.assertEqual(paths, [os.path.join(out, "benchmark_results.md"),
-                                 os.path.join(out, "benchmark_results.json")])
+        # serving results add the dashboard rows (docs/tails.md)
+        self.assertEqual(paths[:2], [os.path.join(out, "benchmark_results.md"),
+                                     os.path.join(out, "benchmark_results.json")])
+        self.assertIn(paths[2:], ([], [os.path.join(out, "benchmark_results_inferencex.json")]))
+        if paths[2:]:
+            with open(paths[2]) as f:
+                rows = json.load(f)
+            self.assertTrue(all("tput_per_gpu" in r for r in rows))
         with open(paths[0]) as f:
             md = f.read()
         with open(paths[1]) as f:

@@ -14,7 +14,9 @@
 #include "loadgen/reqtrace.h"
 #include "base/rng.h"
 #include "base/stats.h"
+#include "results/repeats.h"
 #include "results/results_io.h"
+#include "results/tails.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -447,6 +449,85 @@ START_TEST(client_queue_metrics)
 }
 END_TEST
 
+/* n successful requests, 3 content messages each; request i's TTFT is
+ * a permutation of 1..n ms (i * 7919 mod n), its messages 10 ms apart. */
+static struct pg_reqtrace *ladder_traces(size_t n)
+{
+	struct pg_reqtrace *t = calloc(n, sizeof(*t));
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t ttft = (int64_t)((i * 7919) % n + 1) * 1000000;
+		pg_reqtrace_init(&t[i]);
+		pg_reqtrace_reserve(&t[i], 3);
+		t[i].scheduled_ns = t[i].sent_ns = (int64_t)i * 1000000;
+		for (int k = 0; k < 3; k++)
+			t[i].chunk_ns[t[i].n_chunks++] = t[i].sent_ns + ttft + k * 10000000;
+		t[i].usage_completion_tokens = 3;
+		t[i].usage_prompt_tokens = 8;
+		t[i].http_status = 200;
+	}
+	return t;
+}
+
+/* perfgate.certified.<metric>.<key> ("p99.9" has a dot of its own) */
+static json_t *cert(const json_t *o, const char *metric, const char *key)
+{
+	return json_object_get(pg_json_path(pg_json_path(o, "perfgate.certified"), metric), key);
+}
+
+/* perfgate.certified: the t-th largest sample for MLPerf's t, in ms, null
+ * below the percentile's minimum n; repeats keep it out of their entries
+ * and the merged result keeps the runs' medians. */
+START_TEST(certified_percentiles_of_a_run)
+{
+	static const double pct[] = { 90, 99, 99.9 };
+	struct pg_serve_stats_opts opts = {
+		.percentiles = pct,
+		.n_percentiles = 3,
+		.metrics = PG_LOADSTATS_TTFT | PG_LOADSTATS_ITL,
+		.duration_s = 2,
+	};
+	struct pg_reqtrace *t = ladder_traces(1000);
+	json_t *o = json_object(), *o2 = json_object(), *runs[2], *merged, *rep;
+
+	pg_serve_metrics(o, t, 1000, &opts);
+	ck_assert_str_eq(json_string_value(pg_json_path(o, "perfgate.certified.method")),
+			 "mlperf-early-stopping");
+	ck_assert_int_eq(json_integer_value(pg_json_path(o, "perfgate.certified.ttft.n")), 1000);
+	/* TTFTs are 1..1000 ms: p99 is the 2nd largest, p50 the 462nd, p90 the 78th */
+	ck_assert_double_eq_tol(json_number_value(cert(o, "ttft", "p99")), 999, TOL);
+	ck_assert_double_eq_tol(json_number_value(cert(o, "ttft", "p50")), 1000 - 462 + 1, TOL);
+	ck_assert_double_eq_tol(json_number_value(cert(o, "ttft", "p90")), 1000 - 78 + 1, TOL);
+	ck_assert(json_is_null(cert(o, "ttft", "p99.9")));
+	/* never below the plain percentile */
+	ck_assert(json_number_value(cert(o, "ttft", "p99")) >= num(o, "p99_ttft_ms"));
+	/* ITL: 2,000 gaps of 10 ms */
+	ck_assert_int_eq(json_integer_value(pg_json_path(o, "perfgate.certified.itl.n")), 2000);
+	ck_assert_double_eq_tol(json_number_value(cert(o, "itl", "p99")), 10, 1e-6);
+	ck_assert_ptr_null(pg_json_path(o, "perfgate.certified.tpot"));
+
+	/* 661 requests cannot certify a p99, 662 can (the maximum) */
+	pg_serve_metrics(o2, t, 661, &opts);
+	ck_assert(json_is_null(cert(o2, "ttft", "p99")));
+	ck_assert(json_is_number(cert(o2, "ttft", "p90")));
+
+	runs[0] = o;
+	runs[1] = o2;
+	merged = pg_repeats_median(runs, 2);
+	ck_assert_double_eq(json_number_value(cert(merged, "ttft", "n")), 830.5);
+	rep = pg_repeats_metrics(o);
+	ck_assert_ptr_null(json_object_get(rep, "perfgate"));
+	ck_assert_ptr_nonnull(json_object_get(rep, "p99_ttft_ms"));
+	json_decref(rep);
+	json_decref(merged);
+	json_decref(o);
+	json_decref(o2);
+	for (size_t i = 0; i < 1000; i++)
+		pg_reqtrace_release(&t[i]);
+	free(t);
+}
+END_TEST
+
 START_TEST(serving_metrics_from_a_recorded_trace)
 {
 	size_t n;
@@ -459,7 +540,7 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 		.n_percentiles = 2,
 		.metrics = PG_LOADSTATS_TTFT | PG_LOADSTATS_TPOT | PG_LOADSTATS_ITL |
 			   PG_LOADSTATS_E2EL,
-		.goodput = { 20, 10, NAN },
+		.goodput = { 20, 10, NAN, NAN, 100 },
 		.duration_s = dur,
 		.detailed = true,
 		.dataset_input_source = "token_ids",
@@ -482,6 +563,14 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	/* goodput ttft<=20 ms and tpot<=10 ms: only request 1, whose TTFT is
 	 * exactly 20 ms (inclusive) */
 	ck_assert_double_eq_tol(num(o, "request_goodput"), 10, TOL);
+	/* SLO attainment over the 5 requests sent (failures miss every SLO):
+	 * TTFT met by 10 and 20 ms, TPOT by 1.67 ms and the one-token
+	 * request's 0, both only by request 1; its 4 tokens in 0.1 s */
+	ck_assert_double_eq_tol(num(o, "slo_attainment_ttft"), 0.4, TOL);
+	ck_assert_double_eq_tol(num(o, "slo_attainment_tpot"), 0.4, TOL);
+	ck_assert_double_eq_tol(num(o, "slo_attainment"), 0.2, TOL);
+	ck_assert_double_eq_tol(num(o, "token_goodput"), 40, TOL);
+	ck_assert_ptr_null(json_object_get(o, "slo_attainment_itl"));
 	ck_assert_double_eq_tol(num(o, "max_output_tokens_per_s"), 6, TOL);
 	ck_assert_int_eq((long)num(o, "max_concurrent_requests"), 3);
 
@@ -537,16 +626,31 @@ START_TEST(serving_metrics_from_a_recorded_trace)
 	pg_buf_release(&out);
 	json_decref(o);
 
+	/* an ITL SLO judges each request's own gaps (10, 15 | 5 | none): at
+	 * 12 ms every gap must pass, at p50 of the request 12.5 ms is enough */
+	opts.goodput = (struct pg_goodput){ NAN, NAN, NAN, 12, 100 };
+	o = json_object();
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert_double_eq_tol(num(o, "slo_attainment_itl"), 0.4, TOL);
+	ck_assert_double_eq_tol(num(o, "slo_attainment"), 0.4, TOL);
+	opts.goodput = (struct pg_goodput){ NAN, NAN, NAN, 12.5, 50 };
+	json_decref(o);
+	o = json_object();
+	pg_serve_metrics(o, t, n, &opts);
+	ck_assert_double_eq_tol(num(o, "slo_attainment_itl"), 0.6, TOL);
+	ck_assert_double_eq_tol(num(o, "request_goodput"), 30, TOL);
+	json_decref(o);
+
 	/* goodput by e2el alone, inclusive at exactly 35 ms; no goodput -> null */
 	o = json_object();
-	opts.goodput = (struct pg_goodput){ NAN, NAN, 35 };
+	opts.goodput = (struct pg_goodput){ NAN, NAN, 35, NAN, 100 };
 	opts.detailed = false;
 	pg_serve_metrics(o, t, n, &opts);
 	ck_assert_double_eq_tol(num(o, "request_goodput"), 20, TOL);
 	ck_assert(!json_object_get(o, "ttfts"));
 	json_decref(o);
 	o = json_object();
-	opts.goodput = (struct pg_goodput){ NAN, NAN, NAN };
+	opts.goodput = (struct pg_goodput){ NAN, NAN, NAN, NAN, 100 };
 	opts.health.busy_fraction = 0.99; /* the client could not keep up... */
 	pg_serve_metrics(o, t, n, &opts);
 	ck_assert(json_is_false(json_object_get(o, "client_bound"))); /* ...in 0 s: no judgement */
@@ -1144,6 +1248,7 @@ static Suite *loadstats_suite(void)
 	tcase_add_test(tc, arrivals_ramp_up_like_vllm);
 	tcase_add_test(tc, vllm_random_streams);
 	tcase_add_test(tc, client_queue_metrics);
+	tcase_add_test(tc, certified_percentiles_of_a_run);
 	tcase_add_test(tc, sharegpt_filters_like_vllm);
 	tcase_add_test(tc, sharegpt_errors_name_the_place_in_the_file);
 	tcase_add_test(tc, json_array_spans_match_the_elements);

@@ -4,6 +4,7 @@
 
 #include "base/buf.h"
 #include "report/charts.h"
+#include "results/metrics.h"
 #include "report/svg.h"
 
 #include <jansson.h>
@@ -118,14 +119,16 @@ START_TEST(golden_figures)
 	in.baseline_name = "Baseline (main @ 9f8e7d6)";
 	pg_charts_build(&set, &in);
 
-	ck_assert_uint_eq(set.n, 4);
+	ck_assert_uint_eq(set.n, 5);
 	ck_assert_str_eq(set.items[0].stem, "serving_llama8B_tp1_sharegpt");
 	ck_assert_uint_eq(set.items[0].points.n, 4);
 	/* inf sorts last on the sweep */
 	ck_assert_str_eq(set.items[0].points.v[3], "serving_llama8B_tp1_sharegpt_qps_inf");
-	ck_assert_str_eq(set.items[1].stem, "serving");
-	ck_assert_str_eq(set.items[2].stem, "latency");
-	ck_assert_str_eq(set.items[3].stem, "throughput");
+	/* the four rates are a ladder: its frontier */
+	ck_assert_str_eq(set.items[1].stem, "serving_llama8B_tp1_sharegpt_frontier");
+	ck_assert_str_eq(set.items[2].stem, "serving");
+	ck_assert_str_eq(set.items[3].stem, "latency");
+	ck_assert_str_eq(set.items[4].stem, "throughput");
 	for (i = 0; i < set.n; i++) {
 		char rel[128];
 		/* the odd test name is escaped, never markup */
@@ -134,7 +137,7 @@ START_TEST(golden_figures)
 		tu_assert_golden(rel, set.items[i].svg);
 	}
 	ck_assert_ptr_nonnull(
-		strstr(set.items[1].svg, "serving_&lt;b&gt;weird&lt;/b&gt;|name_qps_2"));
+		strstr(set.items[2].svg, "serving_&lt;b&gt;weird&lt;/b&gt;|name_qps_2"));
 	pg_chart_set_release(&set);
 
 	/* without a baseline: no dashed series, no baseline legend */
@@ -144,6 +147,72 @@ START_TEST(golden_figures)
 	ck_assert_ptr_null(strstr(set.items[0].svg, "Baseline"));
 	pg_chart_set_release(&set);
 	json_decref(all);
+}
+END_TEST
+
+/* A concurrency ladder 3% slower than its baseline, on 2 GPUs: the
+ * frontier figure shows both curves and says how far apart they are. */
+static json_t *ladder_point(double c, double speed)
+{
+	double tpot = 8.0 * (1 + 0.01 * (c - 1)) / speed, ttft = 20.0 * (1 + 0.02 * c) / speed;
+	double rps = c / ((ttft + 127 * tpot) / 1000);
+
+	return json_pack("{s:s, s:f, s:f, s:f, s:{s:s, s:s, s:s, s:{s:i, s:f, s:s}}}",
+			 "request_rate", "inf", "max_concurrency", c, "output_throughput",
+			 rps * 128 * 2, "median_tpot_ms", tpot, "perfgate", "suite", "serving",
+			 "status", "ok", "test", "serving_ladder", "params", "tp", 2,
+			 "max_concurrency", c, "qps", "inf");
+}
+
+static int ladder_baseline(void *ctx, const char *point, const struct pg_metric *m, double *out)
+{
+	const char *c = strrchr(point, '_');
+	json_t *r;
+	int rc;
+
+	(void)ctx;
+	r = ladder_point(strtod(c + 1, NULL), 1.0);
+	rc = pg_metric_value(m, r, out);
+	json_decref(r);
+	return rc;
+}
+
+START_TEST(frontier_figure_of_a_ladder)
+{
+	static const int cs[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
+	static const double wobble[] = { 0.004, -0.004, 0.002, -0.002, 0, 0.004, -0.004, 0 };
+	json_t *res[8];
+	const json_t *results[8];
+	const char *names[8];
+	char buf[8][64];
+	struct pg_chart_set set = PG_CHART_SET_INIT;
+	struct pg_chart_input in = { 0 };
+	const struct pg_chart_file *fr = NULL;
+
+	for (size_t i = 0; i < 8; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "serving_ladder_qps_inf_concurrency_%d", cs[i]);
+		res[i] = ladder_point(cs[i], 0.97 * exp(wobble[i]));
+		results[i] = res[i];
+		names[i] = buf[i];
+	}
+	in.results = results;
+	in.names = names;
+	in.n = 8;
+	in.baseline = ladder_baseline;
+	in.subtitle = "H100 · commit 1a2b3c4 · baseline main @ 9f8e7d6";
+	in.baseline_name = "Baseline (main @ 9f8e7d6)";
+	pg_charts_build(&set, &in);
+	for (size_t i = 0; i < set.n; i++)
+		if (!strcmp(set.items[i].stem, "serving_ladder_frontier"))
+			fr = &set.items[i];
+	ck_assert_ptr_nonnull(fr);
+	ck_assert_uint_eq(fr->points.n, 8);
+	ck_assert_ptr_nonnull(strstr(fr->svg, "Change at equal users/GPU: -3%"));
+	ck_assert_ptr_nonnull(strstr(fr->svg, ">c=128<"));
+	tu_assert_golden("golden/charts/serving_ladder_frontier.svg", fr->svg);
+	pg_chart_set_release(&set);
+	for (size_t i = 0; i < 8; i++)
+		json_decref(res[i]);
 }
 END_TEST
 
@@ -306,6 +375,7 @@ int main(void)
 	tcase_add_test(tc, nice_axis_steps);
 	tcase_add_test(tc, tick_labels);
 	tcase_add_test(tc, golden_figures);
+	tcase_add_test(tc, frontier_figure_of_a_ladder);
 	tcase_add_test(tc, regressed_metrics_first_and_no_empty_panels);
 	tcase_add_test(tc, stems_are_file_safe);
 	tcase_add_test(tc, large_sets_are_capped_flagged_first);
