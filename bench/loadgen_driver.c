@@ -45,13 +45,39 @@ static long status_kb(const char *field)
 	return kb;
 }
 
-static double cpu_s(void)
+/* user and system CPU seconds */
+static void cpu_s(double *user, double *sys)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* bench/loadgen --syscalls runs this under `perf stat -D -1 --control
+ * fifo:CTL,ACK`: the counters run only while the requests do (not while
+ * connections are opened or traces written). */
+static void perf_ctl(const char *cmd)
+{
+	const char *ctl = getenv("PERFGATE_BENCH_PERF_CTL"),
+		   *ack = getenv("PERFGATE_BENCH_PERF_ACK");
+	char reply[16];
+	FILE *f;
+
+	if (!ctl || !ack)
+		return;
+	f = fopen(ctl, "w");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", cmd);
+	fclose(f);
+	f = fopen(ack, "r");
+	if (f) {
+		if (!fgets(reply, sizeof(reply), f))
+			reply[0] = '\0';
+		fclose(f);
+	}
 }
 
 static const char *arg(int argc, char **argv, const char *name, const char *def)
@@ -100,7 +126,7 @@ int main(int argc, char **argv)
 	struct pg_reqtrace *traces;
 	struct pg_hl_run_opts o = { 0 };
 	struct pg_hl_stats st;
-	double *due, cpu0, cpu1, *lag;
+	double *due, user0, sys0, user1, sys1, *lag;
 	long rss0, hwm1;
 	size_t ok = 0, n_lag = 0;
 	uint64_t tokens = 0;
@@ -167,12 +193,14 @@ int main(int argc, char **argv)
 	o.timeout_s = 600;
 	o.max_concurrency = (size_t)num_arg(argc, argv, "--max-concurrency", 0);
 
-	cpu0 = cpu_s();
+	perf_ctl("enable");
+	cpu_s(&user0, &sys0);
 	if (pg_hl_run(h, reqs, n, &o, &st, &err)) {
 		fprintf(stderr, "perfgate_bench_loadgen: %s\n", err.msg);
 		return 3;
 	}
-	cpu1 = cpu_s();
+	cpu_s(&user1, &sys1);
+	perf_ctl("disable");
 	hwm1 = status_kb("VmHWM");
 
 	lag = pg_xcalloc(n, sizeof(double));
@@ -204,13 +232,15 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 	printf("{\"requests\":%zu,\"ok\":%zu,\"messages\":%llu,\"tokens\":%llu,\"duration_s\":%.6f,"
-	       "\"client_cpu_s\":%.6f,\"busy_fraction\":%.4f,\"read_delay_p99_ms\":%.4f,"
-	       "\"new_connections\":%ld,"
+	       "\"client_cpu_s\":%.6f,\"client_user_s\":%.6f,\"client_sys_s\":%.6f,\"busy_fraction\":%.4f,\"read_delay_p99_ms\":%.4f,"
+	       "\"new_connections\":%ld,\"read_checks_answered\":%llu,"
 	       "\"rss_before_kb\":%ld,\"peak_rss_kb\":%ld,"
 	       "\"schedule_lag_p50_ms\":%.4f,\"schedule_lag_p99_ms\":%.4f,\"schedule_lag_max_ms\":%.4f}\n",
 	       n, ok, (unsigned long long)st.messages, (unsigned long long)tokens, st.duration_s,
-	       cpu1 - cpu0, st.busy_fraction, st.read_delay_p99_s * 1000, st.new_connections, rss0,
-	       hwm1, pg_stats_percentile_sorted(lag, n_lag, 50),
+	       user1 + sys1 - user0 - sys0, user1 - user0, sys1 - sys0, st.busy_fraction,
+	       st.read_delay_p99_s * 1000, st.new_connections,
+	       (unsigned long long)st.read_checks_answered, rss0, hwm1,
+	       pg_stats_percentile_sorted(lag, n_lag, 50),
 	       pg_stats_percentile_sorted(lag, n_lag, 99), n_lag ? lag[n_lag - 1] : 0.0);
 
 	for (size_t i = 0; i < n; i++)

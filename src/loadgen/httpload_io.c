@@ -5,8 +5,11 @@
 #include "base/error.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,63 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * libcurl 7.x's read loop (readwrite_data in transfer.c) asks after every
+ * read whether more bytes are waiting, and its socket filter answers with
+ * poll(fd, 1, 0) (cf_socket_data_pending in cf-socket.c): one system call
+ * per read, as many as the recvs themselves, that a client driven by
+ * epoll readiness does not need. libcurl 8.15 dropped it (curl PR #17785,
+ * "cf-socket: make socket data_pending a nop": readability is the event
+ * loop's business); no option turns it off in the libcurl Debian 12
+ * ships (7.88.1), so perfgate answers it, as 8.15 does, without the
+ * system call: this definition of poll interposes libc's for the whole
+ * process, and answers itself only a zero-timeout, read-only check of the
+ * one socket whose readiness the event loop is handing to libcurl at
+ * that moment (hl_ready_fd, set around that curl_multi_socket_action
+ * call alone). Its answer, "nothing more waiting", only ends libcurl's
+ * read loop: the loop's epoll is level-triggered, so bytes still in the
+ * socket are reported by the next wait and read then, as the floor client
+ * in bench/ reads them (one recv per readiness). Every other call goes to
+ * the next poll (libc's, or a sanitizer's) unchanged.
+ */
+typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
+
+static _Thread_local int hl_ready_fd = -1;
+static _Thread_local uint64_t hl_checks_answered;
+static _Atomic(poll_fn) next_poll;
+
+/* glibc declares poll's fds write-only (attribute access), which poll
+ * itself, reading the events asked for, contradicts */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	poll_fn next = atomic_load_explicit(&next_poll, memory_order_relaxed);
+
+	if (nfds == 1 && timeout == 0 && hl_ready_fd >= 0 && fds[0].fd == hl_ready_fd &&
+	    (fds[0].events & POLLIN) && !(fds[0].events & POLLOUT)) {
+		fds[0].revents = 0;
+		hl_checks_answered++;
+		return 0;
+	}
+	if (!next) {
+		/* (dlsym into a function pointer: POSIX makes the cast work) */
+		void *p = dlsym(RTLD_NEXT, "poll");
+		memcpy(&next, &p, sizeof(p));
+		if (!next) {
+			errno = ENOSYS;
+			return -1;
+		}
+		atomic_store_explicit(&next_poll, next, memory_order_relaxed);
+	}
+	return next(fds, nfds, timeout);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /* One in-flight transfer. Slots (and their easy handles and parsers) are
  * pooled: a finished slot goes back on the free list with its buffers. */
@@ -36,6 +96,13 @@ struct pg_hl {
 	CURLM *multi;
 	int epfd;
 	int64_t curl_deadline; /* libcurl's timeout, absolute ns; -1: none */
+	/* the loop's latest clock reading (absolute ns): what libcurl's timer
+	 * callback and the between-events schedule check go by, so neither
+	 * reads the clock again (microseconds old at most) */
+	int64_t clock_ns;
+	/* since when the socket event being handled has waited for the loop
+	 * (absolute ns); -1 once its first body bytes recorded the delay */
+	int64_t event_since;
 	struct slot **slots;
 	size_t n_slots, cap_slots;
 	struct slot *free;
@@ -158,8 +225,9 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 	(void)multi;
 
 	/* only remembered: the loop folds it into its epoll deadline, so a
-	 * callback (several per message) costs no system call */
-	h->curl_deadline = timeout_ms < 0 ? -1 : pg_hl_now_ns() + (int64_t)timeout_ms * 1000000;
+	 * callback (two or three per read) costs neither a system call nor a
+	 * clock read; libcurl's timeouts are whole milliseconds */
+	h->curl_deadline = timeout_ms < 0 ? -1 : h->clock_ns + (int64_t)timeout_ms * 1000000;
 	return 0;
 }
 
@@ -203,16 +271,25 @@ static void slot_shrink(struct pg_hl *h, struct slot *s)
 	slot_recount(h, s);
 }
 
+static void delay_add(struct pg_hl *h, int64_t ns);
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct slot *s = userdata;
 	struct pg_hl *h = s->h;
 	size_t len = size * nmemb;
-	/* one timestamp per read, taken before any parsing */
-	int64_t now = pg_hl_now_ns() - h->origin;
+	/* the bytes' timestamp, taken before any parsing: libcurl hands over
+	 * one call per HTTP chunk of the read, so one per message here */
+	int64_t abs = pg_hl_now_ns(), now = abs - h->origin;
 	size_t before = s->trace->n_chunks;
 	int rc;
 
+	h->clock_ns = abs;
+	if (h->event_since >= 0) {
+		/* the event's first bytes: how long they waited to be read */
+		delay_add(h, abs - h->event_since);
+		h->event_since = -1;
+	}
 	if (!s->begun)
 		slot_begin(s);
 	rc = pg_oai_resp_feed(&s->resp, now, ptr, len);
@@ -241,6 +318,7 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 	struct rlimit rl;
 
 	h->curl_deadline = -1;
+	h->event_since = -1;
 	h->delay_hist = pg_xcalloc(READ_DELAY_BUCKETS, sizeof(*h->delay_hist));
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->multi = curl_multi_init();
@@ -356,7 +434,8 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 		headers = &s->id_header;
 	}
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-	r->trace->sent_ns = pg_hl_now_ns() - h->origin;
+	h->clock_ns = pg_hl_now_ns();
+	r->trace->sent_ns = h->clock_ns - h->origin;
 	curl_multi_add_handle(h->multi, e);
 	h->in_flight++;
 }
@@ -396,7 +475,8 @@ static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed)
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-		now = pg_hl_now_ns() - h->origin;
+		h->clock_ns = pg_hl_now_ns();
+		now = h->clock_ns - h->origin;
 		f = transport_fail(m->data.result);
 		if (!s->begun)
 			slot_begin(s);
@@ -465,7 +545,9 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 		int64_t due = due_ns(d);
 		struct pg_reqtrace *t = d->reqs[d->next].trace;
 
-		if (due > pg_hl_now_ns() - h->origin)
+		/* the loop's latest reading (fresh: taken after its last
+		 * batch); a start reads the clock for its own sent_ns */
+		if (due > h->clock_ns - h->origin)
 			return;
 		t->scheduled_ns = due;
 		t->eligible_ns = due > d->release_ns ? due : d->release_ns;
@@ -477,13 +559,19 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 			curl_multi_perform(h->multi, &running);
 		else
 			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		/* starting a transfer takes tens of microseconds: the next
+		 * check, the busy time and the wait go by the time after it
+		 * (one reading per request) */
+		h->clock_ns = pg_hl_now_ns();
 	}
 }
 
-/* Wait for socket events until the next arrival or libcurl timeout. */
-static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_event *ev, int max)
+/* Wait for socket events until the next arrival or libcurl timeout (now:
+ * the clock when called). */
+static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_event *ev, int max,
+		       int64_t now)
 {
-	int64_t now = pg_hl_now_ns(), deadline = now + 100000000; /* notice *stop */
+	int64_t deadline = now + 100000000; /* notice *stop */
 	struct timespec ts;
 	int nev;
 
@@ -577,7 +665,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	int64_t all_in_hand; /* when the loop last held every ready event */
 	int64_t interval = (int64_t)((o->progress_interval_s > 0 ? o->progress_interval_s : 1) *
 				     1e9);
-	uint64_t messages0 = h->messages;
+	uint64_t messages0 = h->messages, checks0 = hl_checks_answered;
 	long connects0 = h->connects;
 	int running, rc = 0;
 
@@ -586,7 +674,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	h->budget = o->memory_budget ? o->memory_budget : PG_HL_MEMORY_BUDGET;
 	h->peak_held = h->held;
 	h->delay_max = 0;
-	h->origin = pg_hl_now_ns();
+	h->origin = h->clock_ns = pg_hl_now_ns();
 	mark = all_in_hand = h->origin;
 	while (done < n) {
 		int64_t now;
@@ -606,7 +694,9 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			break;
 		/* (with a request already due, the wait below does not block: it
 		 * only picks up what the sockets have, then dispatch goes on) */
-		called = pg_hl_now_ns();
+		/* the latest reading: taken at the end of the last batch, or
+		 * after a dispatch or by a reap since, whichever did work */
+		called = h->clock_ns;
 		busy_ns += called - mark;
 		if (h->poll_mode) {
 			/* (busy time is not separable from curl's own wait here) */
@@ -615,12 +705,12 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 				cancel_all(h);
 				break;
 			}
-			mark = pg_hl_now_ns();
+			mark = h->clock_ns = pg_hl_now_ns();
 			done += reap(h, &d.release_ns, &failed);
 			continue;
 		}
-		nev = wait_events(h, &d, events, MAX_EVENTS);
-		mark = pg_hl_now_ns();
+		nev = wait_events(h, &d, events, MAX_EVENTS, called);
+		mark = h->clock_ns = pg_hl_now_ns();
 		if (nev < 0 && errno != EINTR) {
 			rc = pg_error_set(err, PG_ERR, "epoll: %s", strerror(errno));
 			cancel_all(h);
@@ -635,29 +725,39 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 		else if (since == mark)
 			all_in_hand = called; /* the rest came in while it slept */
 		for (int i = 0; i < nev; i++) {
-			int64_t t = pg_hl_now_ns();
 			int flags = 0;
 
-			/* a long batch of reads must not hold back an arrival */
-			if (d.next < n && h->in_flight < d.maxc && h->origin + due_ns(&d) <= t) {
+			/* a long batch of reads must not hold back an arrival (the
+			 * last read's clock: one event old at most) */
+			if (d.next < n && h->in_flight < d.maxc &&
+			    h->origin + due_ns(&d) <= h->clock_ns)
 				dispatch_due(h, &d);
-				t = pg_hl_now_ns(); /* the dispatch delayed this event too */
-			}
-			delay_add(h, t - since);
+			/* on_body records the read delay with its own timestamp:
+			 * one clock read per read, and the delay of the bytes
+			 * themselves (an event that reads none has none) */
+			h->event_since = since;
 			if (events[i].events & EPOLLIN)
 				flags |= CURL_CSELECT_IN;
 			if (events[i].events & EPOLLOUT)
 				flags |= CURL_CSELECT_OUT;
 			if (events[i].events & (EPOLLERR | EPOLLHUP))
 				flags |= CURL_CSELECT_ERR;
+			/* libcurl's check for more bytes after its read is
+			 * answered by poll() above: epoll reports them */
+			if (flags & CURL_CSELECT_IN)
+				hl_ready_fd = events[i].data.fd;
 			curl_multi_socket_action(h->multi, events[i].data.fd, flags, &running);
+			hl_ready_fd = -1;
+			h->event_since = -1;
 		}
-		if (h->curl_deadline >= 0 && h->curl_deadline <= pg_hl_now_ns()) {
+		h->clock_ns = pg_hl_now_ns();
+		if (h->curl_deadline >= 0 && h->curl_deadline <= h->clock_ns) {
 			h->curl_deadline = -1;
 			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+			h->clock_ns = pg_hl_now_ns();
 		}
 		done += reap(h, &d.release_ns, &failed);
-		now = pg_hl_now_ns() - h->origin;
+		now = h->clock_ns - h->origin;
 		if (o->progress && now - last_progress >= interval) {
 			struct pg_hl_progress p = { done, n, failed, h->messages - messages0,
 						    (double)now / 1e9 };
@@ -672,6 +772,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	stats->busy_fraction = end_ns > 0 ? (double)busy_ns / (double)end_ns : 0;
 	stats->read_delay_p99_s = h->poll_mode ? -1 : delay_p99(h);
 	stats->messages = h->messages - messages0;
+	stats->read_checks_answered = hl_checks_answered - checks0;
 	stats->new_connections = h->connects - connects0;
 	stats->peak_held_bytes = h->peak_held;
 	stats->origin_ns = h->origin;

@@ -75,12 +75,16 @@ struct pg_hl_run_opts {
 struct pg_hl_stats {
 	double duration_s;       /* dispatch-loop start to the end of the last request */
 	double busy_fraction;    /* share of duration the loop was not waiting in epoll */
-	double read_delay_p99_s; /* p99 over socket events of how long each may have
-	                               waited, ready, for the loop to get to it (its
+	double read_delay_p99_s; /* p99 over socket events with body bytes of how long
+	                               they may have waited, ready, to be read (its
 	                               backlog: see pg_hl_run); < 0 unknown (poll mode) */
 	long new_connections;    /* connections libcurl opened during the run */
 	size_t peak_held_bytes;  /* most the response buffers held at once */
 	uint64_t messages;
+	/* libcurl's checks for more bytes after a read (a poll per read in
+	 * libcurl 7.x) that perfgate answered without a system call: the
+	 * event loop's epoll reports those bytes (httpload_io.c, poll) */
+	uint64_t read_checks_answered;
 	int64_t origin_ns; /* CLOCK_MONOTONIC of the origin trace times count from */
 };
 
@@ -99,12 +103,14 @@ void pg_hl_set_poll_mode(struct pg_hl *h);
 /*
  * Send n requests and wait for all of them. Traces are filled in place.
  *
- * The loop measures its own backlog: for each socket event it handles, an
- * upper bound on how long the event sat ready before the loop got to it --
- * the time since the loop last had every ready event in hand (the return
- * of a wait that blocked, or of the last wait that was not cut short by
- * the event array filling up) to the moment the event's callback starts.
- * Every content-message timestamp is late by about that much, so its p99
+ * The loop measures its own backlog: for each socket event that brings
+ * body bytes, an upper bound on how long they sat ready before they were
+ * read -- the time since the loop last had every ready event in hand (the
+ * return of a wait that blocked, or of the last wait that was not cut
+ * short by the event array filling up) to the timestamp the first of them
+ * got when libcurl handed them over (the same clock reading that stamps
+ * the messages in them). Every content-message timestamp is late by about
+ * that much, so its p99
  * says whether the client, not the server, set the ITLs it measured.
  * Returns 0 (failed requests are recorded in their traces, not errors),
  * PG_ECANCEL when *stop became set (in-flight requests are ended and

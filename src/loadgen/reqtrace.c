@@ -102,6 +102,16 @@ static void ws(struct skim *s)
 		s->p++;
 }
 
+/* The bytes a JSON string's scan stops at: the closing quote, an escape,
+ * a control character (invalid unescaped). */
+static const bool string_stop[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+	[0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,
+	[0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+	[0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1,
+	[0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1,  ['\\'] = 1,
+};
+
 /* A string starting at a quote; str and len get the raw bytes inside. */
 static int skim_string(struct skim *s, const char **str, size_t *len)
 {
@@ -111,7 +121,17 @@ static int skim_string(struct skim *s, const char **str, size_t *len)
 		return -1;
 	start = ++s->p;
 	while (s->p < s->end) {
-		unsigned char c = (unsigned char)*s->p;
+		const char *q = s->p, *end = s->end;
+		unsigned char c;
+
+		/* the hot loop of the per-message skim: one table lookup per
+		 * ordinary byte instead of three comparisons */
+		while (q < end && !string_stop[(unsigned char)*q])
+			q++;
+		s->p = q;
+		if (q >= end)
+			break;
+		c = (unsigned char)*s->p;
 		if (c == '"') {
 			if (str) {
 				*str = start;

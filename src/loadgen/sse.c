@@ -86,6 +86,16 @@ static int process_line(struct pg_sse *p, const char *line, size_t len)
 	return 0;
 }
 
+/* The first CR or LF in [s, end), or end: two memchr scans (vectorised
+ * in libc) instead of a test per byte, the parser's hot loop. */
+static const char *find_eol(const char *s, const char *end)
+{
+	const char *nl = memchr(s, '\n', (size_t)(end - s));
+	const char *cr = memchr(s, '\r', (size_t)((nl ? nl : end) - s));
+
+	return cr ? cr : nl ? nl : end;
+}
+
 int pg_sse_feed(struct pg_sse *p, const char *bytes, size_t len)
 {
 	const char *s = bytes, *end = bytes + len;
@@ -115,10 +125,7 @@ int pg_sse_feed(struct pg_sse *p, const char *bytes, size_t len)
 			s++;
 	}
 	while (s < end) {
-		const char *eol = s;
-
-		while (eol < end && *eol != '\n' && *eol != '\r')
-			eol++;
+		const char *eol = find_eol(s, end);
 		if (eol == end) {
 			if (p->line.len + (size_t)(end - s) > p->max_event) {
 				p->overflow = true;

@@ -185,7 +185,7 @@ SH
 	assert_success
 	run --separate-stderr "${PERFGATE}" gate slow --gpu H100 -o out
 	assert_failure 3
-	assert_line --index 0 "**perfgate: SUSPECT** — H100: 3 of 5 tests regressed (9 metrics), 2 improved — from a sick job: re-run it"
+	assert_line --index 0 "**perfgate: SUSPECT** — H100: 3 of 5 tests regressed (3 metrics), 2 improved — from a sick job: re-run it"
 	assert_output --partial "Job health: latency_llama70B_tp4: GPU 0 SM clock at 61% of its maximum under load (policy: 80%)"
 	[ "$(json out/verdict.json "d['verdict']")" = suspect ]
 	[ "$(json out/verdict.json "d['exit_code']")" = 3 ]

@@ -872,6 +872,76 @@ START_TEST(one_memory_budget_for_all_streams)
 }
 END_TEST
 
+/*
+ * libcurl 7.x polls the socket after every read to ask whether more bytes
+ * wait; perfgate answers that check itself (httpload_io.c, poll), for the
+ * socket the loop is handing to libcurl, and only then. Every message
+ * still arrives, timed, and everyone else's poll still asks the kernel.
+ */
+START_TEST(libcurls_read_checks_are_answered_by_the_loop)
+{
+	enum { N = 8, TOKENS = 40 };
+	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "2", NULL };
+	struct mock m;
+	struct pg_reqtrace traces[N];
+	struct pg_hl_request reqs[N];
+	struct pg_hl_stats st;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf url = PG_BUF_INIT, body = PG_BUF_INIT;
+	struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+	struct pg_hl_run_opts o = { 0 };
+	struct pg_hl *h;
+	int fds[2];
+	struct pollfd pfd;
+
+	mock_start(&m, flags);
+	pg_buf_printf(&url, "%s/v1/completions", m.url);
+	pg_buf_printf(&body,
+		      "{\"model\":\"perfgate-mock\",\"prompt\":[1,2,3],\"max_tokens\":%d,"
+		      "\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+		      "\"ignore_eos\":true}",
+		      TOKENS);
+	h = pg_hl_new(N, &err);
+	ck_assert_ptr_nonnull(h);
+	for (size_t i = 0; i < N; i++) {
+		pg_reqtrace_init(&traces[i]);
+		reqs[i] = (struct pg_hl_request){ body.ptr, body.len, 0, &traces[i] };
+	}
+	o.url = url.ptr;
+	o.headers = headers;
+	o.timeout_s = 60;
+	ck_assert_int_eq(pg_hl_run(h, reqs, N, &o, &st, &err), 0);
+	for (size_t i = 0; i < N; i++) {
+		ck_assert_msg(pg_reqtrace_ok(&traces[i]), "%s", traces[i].error);
+		ck_assert_int_eq(traces[i].n_chunks, TOKENS);
+		for (size_t j = 1; j < traces[i].n_chunks; j++)
+			ck_assert_int_ge(traces[i].chunk_ns[j], traces[i].chunk_ns[j - 1]);
+		pg_reqtrace_release(&traces[i]);
+	}
+	ck_assert_uint_eq(st.messages, N * TOKENS);
+	/* at least one read of body bytes per stream, each followed by the
+	 * check (none with a libcurl that no longer makes it: 8.15 and up) */
+	if (curl_version_info(CURLVERSION_NOW)->version_num < 0x080f00)
+		ck_assert_uint_ge(st.read_checks_answered, N);
+
+	/* outside that window, poll is the kernel's: a pipe with a byte in
+	 * it is readable, at once */
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(write(fds[1], "x", 1), 1);
+	pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert(pfd.revents & POLLIN);
+	close(fds[0]);
+	close(fds[1]);
+
+	pg_hl_free(h);
+	curl_slist_free_all(headers);
+	pg_buf_release(&url);
+	pg_buf_release(&body);
+	mock_stop(&m);
+}
+END_TEST
+
 static Suite *loadgen_suite(void)
 {
 	Suite *s = suite_create("loadgen");
@@ -889,6 +959,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	tcase_add_test(tc, one_memory_budget_for_all_streams);
+	tcase_add_test(tc, libcurls_read_checks_are_answered_by_the_loop);
 	suite_add_tcase(s, tc);
 	return s;
 }
