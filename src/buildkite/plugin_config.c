@@ -15,7 +15,8 @@
 
 #define FIELD(name) offsetof(struct pg_plugin_config, name)
 
-static const char *const baseline_values[] = { "thresholds", "git", NULL };
+static const char *const baseline_values[] = { "thresholds", "git", "ab", NULL };
+_Static_assert(PG_BASELINE_AB == 2, "baseline_values follows enum pg_plugin_baseline");
 static const char *const mode_values[] = { "run",      "report", "gate", "merge",
 					   "pipeline", "binary", NULL };
 _Static_assert(PG_MODE_PIPELINE == 4 && PG_MODE_BINARY == 5,
@@ -38,7 +39,11 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "thresholds", PG_POPT_STRING, NULL, "thresholds", 0, FIELD(thresholds),
 	  "Directory holding the per-GPU baselines and tolerances, thresholds/<GPU>.yml." },
 	{ "baseline", PG_POPT_ENUM, baseline_values, "thresholds", 0, FIELD(baseline),
-	  "Where baselines come from: the thresholds files, or the results history kept in git." },
+	  "Where baselines come from: the thresholds files, the results history kept in git, or ab: "
+	  "the base side run on the same agent, interleaved with the head (the ab option or the suite's ab section)." },
+	{ "ab", PG_POPT_OBJECT, NULL, NULL, 0, FIELD(ab),
+	  "With baseline: ab, the two sides (base, head: server command, flags, env, or the benchmark command) "
+	  "and the sampling budget (min_blocks, max_blocks, time_budget, tolerances), as a suite's ab section." },
 	{ "pr-thresholds", PG_POPT_ENUM, pr_thresholds_values, "base-branch", 0, FIELD(pr_thresholds),
 	  "On a pull request, read the thresholds file (policy and baselines) as the base branch has it at the "
 	  "merge-base (base-branch), or the pull request's own copy (pull-request: the pull request can move its "
@@ -128,6 +133,7 @@ static void set_default(struct pg_plugin_config *c, const struct pg_plugin_optio
 		break;
 	case PG_POPT_STRINGS:
 	case PG_POPT_SUITES:
+	case PG_POPT_OBJECT:
 		break;
 	}
 }
@@ -156,6 +162,9 @@ void pg_plugin_config_release(struct pg_plugin_config *c)
 		case PG_POPT_SUITES:
 			pg_strv_release(&AT(c, o, struct pg_plugin_suites)->paths);
 			json_decref(AT(c, o, struct pg_plugin_suites)->inline_suite);
+			break;
+		case PG_POPT_OBJECT:
+			json_decref(*AT(c, o, json_t *));
 			break;
 		default:
 			break;
@@ -414,6 +423,12 @@ static int parse_one(const struct parse *p, struct pg_plugin_config *c,
 		return parse_strings(p, o, v, AT(c, o, struct pg_strv));
 	case PG_POPT_SUITES:
 		return parse_suites(p, o, v, AT(c, o, struct pg_plugin_suites));
+	case PG_POPT_OBJECT:
+		if (!json_is_object(v))
+			return expected(p, o, "a mapping", v);
+		json_decref(*AT(c, o, json_t *));
+		*AT(c, o, json_t *) = json_incref((json_t *)v);
+		return 0;
 	}
 	return 0;
 }
@@ -491,6 +506,23 @@ check:
 	    out->suites.paths.n == 0 && !out->suites.inline_suite)
 		return fail(&p, "suites", "option 'suites' is required (mode '%s' runs suites)",
 			    mode_values[out->mode]);
+	if (out->ab && out->baseline != PG_BASELINE_AB)
+		return fail(&p, "ab", "option 'ab' applies with baseline: ab (got baseline: %s)",
+			    baseline_values[out->baseline]);
+	if (out->baseline == PG_BASELINE_AB &&
+	    (out->mode == PG_MODE_REPORT || out->mode == PG_MODE_MERGE))
+		return fail(&p, "baseline",
+			    "option 'baseline': ab runs both sides itself: mode run, gate or "
+			    "pipeline (got mode '%s')",
+			    mode_values[out->mode]);
+	if (out->baseline == PG_BASELINE_AB && out->shard)
+		return fail(&p, "shard",
+			    "option 'shard': an A/B step runs its blocks whole on one agent "
+			    "(no shard with baseline: ab)");
+	if (out->baseline == PG_BASELINE_AB && out->shards > 1)
+		return fail(&p, "shards",
+			    "option 'shards': an A/B step runs its blocks whole on one agent "
+			    "(shards: 1 with baseline: ab)");
 	if (out->mode == PG_MODE_BINARY && !out->binary_artifact)
 		return fail(&p, "binary-artifact",
 			    "option 'binary-artifact' is required (mode 'binary' uploads perfgate "
@@ -561,6 +593,9 @@ static json_t *option_schema(const struct pg_plugin_option *o)
 	case PG_POPT_SUITES:
 		json_object_set_new(s, "type", json_pack("[sss]", "string", "array", "object"));
 		json_object_set_new(s, "items", json_pack("{ss}", "type", "string"));
+		break;
+	case PG_POPT_OBJECT:
+		json_object_set_new(s, "type", json_string("object"));
 		break;
 	}
 	if (def)

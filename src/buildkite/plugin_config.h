@@ -31,7 +31,7 @@ enum pg_plugin_mode {
 	PG_MODE_PIPELINE,
 	PG_MODE_BINARY, /* the hook packs and uploads perfgate; perfgate buildkite only checks */
 };
-enum pg_plugin_baseline { PG_BASELINE_THRESHOLDS, PG_BASELINE_GIT };
+enum pg_plugin_baseline { PG_BASELINE_THRESHOLDS, PG_BASELINE_GIT, PG_BASELINE_AB };
 enum pg_plugin_annotate { PG_ANNOTATE_ALWAYS, PG_ANNOTATE_ON_CHANGE, PG_ANNOTATE_NEVER };
 enum pg_plugin_pr_thresholds { PG_PR_THRESHOLDS_BASE, PG_PR_THRESHOLDS_PR };
 enum pg_plugin_record_failure { PG_RECORD_FAIL, PG_RECORD_WARN };
@@ -69,6 +69,9 @@ struct pg_plugin_config {
 	struct pg_strv gpus; /* mode pipeline: the GPU queues to fan out over */
 	long shards;         /* mode pipeline: steps per GPU; default 1 */
 	char *queue;         /* mode pipeline: agents queue template; default "{gpu}" */
+	/* baseline: ab: the suite's `ab:` section given as an option (the
+	 * suite loader checks it: suite/config_ab_io.c), or NULL */
+	json_t *ab;
 };
 
 enum pg_plugin_opt_type {
@@ -81,6 +84,7 @@ enum pg_plugin_opt_type {
 	PG_POPT_REGEX,    /* char *, a valid POSIX extended regular expression */
 	PG_POPT_SHARD,    /* char *, "INDEX/COUNT" with 1 <= INDEX <= COUNT */
 	PG_POPT_ARTIFACT, /* char *, an artifact path: relative, no glob characters, *.tar.gz */
+	PG_POPT_OBJECT, /* json_t *, a mapping (owned; NULL when not given), checked by its user */
 };
 
 /* The JSON Schema pattern of a PG_POPT_SHARD value; pg_shard_parse accepts

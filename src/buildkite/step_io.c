@@ -25,6 +25,8 @@
 #include "runner/runner_io.h"
 #include "baseline/history_io.h"
 #include "runner/runfmt.h"
+#include "runner/ab_io.h"
+#include "gate/ab.h"
 
 #include <libgen.h>
 #include <sys/stat.h>
@@ -57,6 +59,8 @@ struct step {
 	struct pg_redactor redact;
 	struct pg_bk_pr pr; /* a pull request's base, pinned before the run */
 	bool told_local_history;
+	struct pg_ab_summary ab; /* baseline: ab: what the A/B run found */
+	bool have_ab;
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -241,8 +245,9 @@ struct finish {
 	enum pg_annotation_status status;
 	size_t n_errors;
 	struct pg_bk_compare cmp;
-	int compare_failed; /* the comparison's error code, or 0 */
-	size_t recorded;    /* points recorded in the history */
+	int compare_failed;             /* the comparison's error code, or 0 */
+	size_t recorded;                /* points recorded in the history */
+	const struct pg_ab_summary *ab; /* an A/B step's decision, or NULL */
 };
 
 static void write_reports(struct step *st, struct finish *f)
@@ -253,6 +258,23 @@ static void write_reports(struct step *st, struct finish *f)
 	pg_report_records(&f->records, f->report);
 	write_file(st, "benchmark_results.md", f->report_md.ptr, f->report_md.len);
 	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
+}
+
+/* The base side's median of a metric at a point (pg_chart_baseline_fn). */
+static int ab_base_value(void *ctx, const char *point, const struct pg_metric *m, double *out)
+{
+	const struct pg_ab_summary *s = ctx;
+
+	for (size_t p = 0; p < s->points.n; p++) {
+		if (strcmp(s->points.v[p], point))
+			continue;
+		for (size_t j = 0; j < s->n_metrics; j++)
+			if (s->metrics[j] == m && !isnan(s->base[j * s->points.n + p])) {
+				*out = s->base[j * s->points.n + p];
+				return 0;
+			}
+	}
+	return -1;
 }
 
 static void write_charts(struct step *st, struct finish *f)
@@ -280,7 +302,12 @@ static void write_charts(struct step *st, struct finish *f)
 	in.names = names;
 	in.n = n;
 	in.subtitle = subtitle.ptr;
-	if (f->cmp.compared) {
+	if (f->ab) {
+		/* an A/B step's charts draw the base side where a baseline goes */
+		in.baseline = ab_base_value;
+		in.baseline_ctx = (void *)f->ab;
+		in.baseline_name = "Base";
+	} else if (f->cmp.compared) {
 		in.baseline = pg_bk_baseline_value;
 		in.baseline_ctx = &f->cmp;
 		in.baseline_name = "Baseline";
@@ -554,7 +581,7 @@ done:
  */
 static void upload_list(struct step *st, struct pg_strv *paths)
 {
-	static const char *const subdirs[] = { NULL, "charts", "confirm" };
+	static const char *const subdirs[] = { NULL, "charts", "confirm", "base", "head" };
 
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		struct pg_error err = PG_ERROR_INIT;
@@ -849,6 +876,104 @@ done:
 	pg_history_recorded_release(&rec);
 }
 
+/* One row of the annotation's attention table from an A/B hypothesis. */
+static void ab_row(struct pg_bk_compare *c, const char *point, const char *label, double base,
+		   double head, const struct pg_ab_est *e, double tol)
+{
+	struct pg_annotation_row *r = &c->rows[c->n_rows++];
+
+	pg_strv_push(&c->strings, point);
+	r->test = c->strings.v[c->strings.n - 1];
+	r->metric = label;
+	r->baseline = base;
+	r->current = head;
+	r->delta_pct = 100 * e->change;
+	r->tolerance_pct = 100 * tol;
+	/* the colour from the verdict, as the gate's rows */
+	r->tone = e->verdict == PG_AB_REGRESSED   ? PG_TONE_BAD
+		  : e->verdict == PG_AB_IMPROVED  ? PG_TONE_GOOD
+		  : e->verdict == PG_AB_UNCHANGED ? PG_TONE_NONE
+						  : PG_TONE_WARN;
+	r->verdict = pg_ab_verdict_name(e->verdict);
+}
+
+/*
+ * baseline: ab: the A/B decision in the shapes the rest of the step uses
+ * (the comparison's): comparison.md and verdict.json, the attention rows,
+ * the counts per test point, the status.
+ */
+static void ab_compare(struct step *st, struct finish *f)
+{
+	const struct pg_ab_summary *s = &st->ab;
+	struct pg_bk_compare *c = &f->cmp;
+	size_t P = s->points.n;
+	struct pg_buf md = PG_BUF_INIT, js = PG_BUF_INIT, desc = PG_BUF_INIT;
+	json_t *v = pg_ab_json(s);
+	int outcome = pg_ab_outcome(s);
+
+	pg_ab_markdown(&md, s);
+	pg_json_write(&js, v, 2);
+	pg_buf_putc(&js, '\n');
+	json_decref(v);
+	write_file(st, "comparison.md", md.ptr, md.len);
+	write_file(st, "verdict.json", js.ptr, js.len);
+	pg_buf_release(&js);
+
+	c->compared = true;
+	c->outcome = (enum pg_outcome)outcome;
+	c->status = outcome == PG_OUTCOME_FAIL    ? PG_ANNOTATION_REGRESSION
+		    : outcome == PG_OUTCOME_INFRA ? PG_ANNOTATION_ERROR
+		    : outcome == PG_OUTCOME_WARN  ? PG_ANNOTATION_WARNING
+						  : PG_ANNOTATION_PASS;
+	pg_buf_printf(&desc, "A/B: base on this agent, interleaved with the head, %zu block pair%s",
+		      s->blocks / 2, s->blocks / 2 == 1 ? "" : "s");
+	c->baseline_desc = pg_buf_detach(&desc);
+	c->table = md;
+	c->rows = pg_xcalloc(s->n_metrics * (P + 1) + 1, sizeof(*c->rows));
+	c->counts.tests = P;
+	/* the whole run's rows first: a change common to every point */
+	for (size_t j = 0; j < s->n_metrics; j++) {
+		const struct pg_ab_est *e = &s->d.whole[j];
+		if (!e->applies || e->verdict == PG_AB_UNCHANGED || e->verdict == PG_AB_IMPROVED)
+			continue;
+		ab_row(c, "whole run", s->metrics[j]->label, NAN, NAN, e, s->whole_tolerance[j]);
+		if (e->verdict == PG_AB_REGRESSED)
+			c->counts.whole_run_metrics++;
+		pg_strv_push(&c->metrics, s->metrics[j]->id);
+	}
+	for (size_t p = 0; p < P; p++) {
+		bool reg = false, warn = false, better = false;
+		for (size_t j = 0; j < s->n_metrics; j++) {
+			const struct pg_ab_est *e = &s->d.points[j * P + p];
+			if (!e->applies)
+				continue;
+			better = better || e->verdict == PG_AB_IMPROVED;
+			if (e->verdict == PG_AB_UNCHANGED || e->verdict == PG_AB_IMPROVED)
+				continue;
+			reg = reg || e->verdict == PG_AB_REGRESSED;
+			warn = true;
+			c->counts.regressed_metrics += e->verdict == PG_AB_REGRESSED;
+			ab_row(c, s->points.v[p], s->metrics[j]->label, s->base[j * P + p],
+			       s->head[j * P + p], e, s->tolerance[j]);
+		}
+		if (reg)
+			c->counts.regressed++;
+		else if (warn)
+			c->counts.warnings++;
+		else if (better)
+			c->counts.improved++;
+	}
+	if (s->cancel_signal)
+		pg_strv_push(&st->notes,
+			     "the A/B run was cancelled: decided on the complete pairs");
+	for (size_t i = 0; i < s->errors.n; i++) {
+		say(st, "perfgate: %s\n", s->errors.v[i]);
+		pg_strv_push(&st->notes, s->errors.v[i]);
+	}
+	say(st, "perfgate: A/B: %zu block%s (%s)\n", s->blocks, s->blocks == 1 ? "" : "s",
+	    s->stop ? s->stop : "");
+}
+
 /* The points the step planned: its own plan when it ran them, else the
  * results directory's manifest, else the suites it names (a merge step). */
 static void learn_plan(struct step *st)
@@ -925,17 +1050,29 @@ static int finish_step(struct step *st)
 
 	memset(&f, 0, sizeof(f));
 	say(st, "--- perfgate: report\n");
-	loaded = load_results(st, &st->results, st->s.results_dir) == 0;
+	if (st->have_ab) {
+		/* the head's results are the step's; the base is the baseline */
+		char *head = pg_path_join(st->s.results_dir, "head");
+		loaded = load_results(st, &st->results, head) == 0;
+		free(head);
+		f.ab = &st->ab;
+	} else {
+		loaded = load_results(st, &st->results, st->s.results_dir) == 0;
+	}
 	f.n_errors = note_failed_points(st);
 	gpu_from_results(st);
 	write_reports(st, &f);
 	learn_plan(st);
-	if (loaded && st->results.n)
+	if (st->have_ab)
+		ab_compare(st, &f);
+	else if (loaded && st->results.n)
 		compare_step(st, &f);
 	write_charts(st, &f);
 	f.status = step_status(st, &f, loaded);
 
-	record_step(st, &f);
+	/* an A/B step's sides are a pull request's, not baselines */
+	if (!st->have_ab)
+		record_step(st, &f);
 	post_annotation(st, &f);
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
@@ -1010,6 +1147,65 @@ static int run_step(struct step *st, struct pg_error *err)
 		pg_error_clear(err);
 		st->run_exit = PG_EXIT_INFRA;
 		rc = 0;
+	}
+done:
+	pg_plan_release(&plan);
+	pg_suite_release(&suite);
+	return rc;
+}
+
+/* baseline: ab: both sides on this agent, interleaved (runner/ab_io.c). */
+static int ab_step(struct step *st, struct pg_error *err)
+{
+	struct pg_suite suite = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_ab_run_opts o;
+	int rc;
+
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
+		goto done;
+	if (!suite.ab) {
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "step '%s': baseline: ab needs the two sides: the 'ab' option or "
+				  "an 'ab' section in the suite",
+				  st->name);
+		goto done;
+	}
+	pg_run_collect_secrets(&st->redact, &suite);
+	/* the sides' commands, which the comparison shows */
+	for (int i = 0; i < 2; i++) {
+		const struct pg_ab_side_spec *sd = &suite.ab->side[i];
+		if (sd->server_command)
+			pg_redactor_add_shell(&st->redact, sd->server_command, NULL, NULL);
+		if (sd->server_flags)
+			pg_redactor_add_shell(&st->redact, sd->server_flags, NULL, NULL);
+		if (sd->command)
+			pg_redactor_add_shell(&st->redact, sd->command, NULL, NULL);
+	}
+	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)))
+		goto done;
+	for (size_t i = 0; i < plan.n; i++)
+		pg_strv_push(&st->plan, plan.points[i].name);
+	st->have_plan = true;
+	say(st,
+	    "--- perfgate: A/B on %s: %zu test point%s, base and head interleaved, at most %ld "
+	    "blocks\n",
+	    st->gpu.label, plan.n, plan.n == 1 ? "" : "s", suite.ab->max_blocks);
+	memset(&o, 0, sizeof(o));
+	o.results_dir = st->s.results_dir;
+	o.gpu = &st->gpu;
+	o.log = st->log;
+	rc = pg_ab_run(&st->ab, &suite, &plan, &o, err);
+	st->have_ab = true;
+	if (rc) {
+		/* the run never started (results directory not writable): infra */
+		pg_strv_push(&st->notes, err->msg);
+		say(st, "perfgate: %s\n", err->msg);
+		pg_error_clear(err);
+		st->run_exit = PG_EXIT_INFRA;
+		rc = 0;
+	} else if (st->ab.cancel_signal) {
+		st->run_exit = 128 + st->ab.cancel_signal;
 	}
 done:
 	pg_plan_release(&plan);
@@ -1132,7 +1328,7 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 		rc = merge_step(&st, err);
 		break;
 	default:
-		rc = run_step(&st, err);
+		rc = st.s.baseline == PG_BASELINE_AB ? ab_step(&st, err) : run_step(&st, err);
 		break;
 	}
 	if (rc)
@@ -1150,6 +1346,7 @@ done:
 	pg_strv_release(&st.plan);
 	pg_redactor_release(&st.redact);
 	pg_bk_pr_release(&st.pr);
+	pg_ab_summary_release(&st.ab);
 	free(st.artifact_cwd);
 	free(st.artifact_prefix);
 	return exit_code;

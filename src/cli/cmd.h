@@ -12,6 +12,7 @@
  * page in docs/; docs/architecture.md, "Adding a subcommand"), add tests.
  */
 int cmd_run(int argc, char **argv);
+int cmd_ab(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);

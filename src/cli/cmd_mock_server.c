@@ -65,6 +65,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "stall-ms", 0, &o.stall_ms, "MS", "how long a stall lasts (default 0: until the client gives up)" },
 		{ PG_OPT_DOUBLE, "slowdown", 0, &o.server.engine.slowdown, "F", "every duration (1 + F) x longer (F >= -0.5): an injected regression, or a job's offset (default 0)" },
 		{ PG_OPT_DOUBLE, "session-offset", 0, &o.server.engine.session_sd, "SD", "the session's own offset: durations x exp(SD x z), z drawn from --seed (default 0)" },
+		{ PG_OPT_LONG, "session-seed", 0, &o.session_seed, "N", "seed of the session's draws (offset, slow node) instead of --seed: a new session per server, e.g. an A/B block's {block}" },
 		{ PG_OPT_DOUBLE, "slow-session", 0, &o.server.engine.slow_session_prob, "P", "probability the session is a slow node, drawn from --seed (default 0)" },
 		{ PG_OPT_DOUBLE, "slow-factor", 0, &o.server.engine.slow_session, "F", "a slow node's durations are (1 + F) x longer (default 0.05)" },
 		{ PG_OPT_DOUBLE, "jitter", 0, &o.server.engine.jitter, "SD", "each request's own scale: durations x exp(SD x z) (default 0)" },

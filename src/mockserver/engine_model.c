@@ -151,9 +151,15 @@ struct pg_engine *pg_engine_new(const struct pg_engine_params *params)
 	if (e->p.vocab_size < 1)
 		e->p.vocab_size = 1;
 	/* serial 0 is no request's: the session's own draws */
-	e->scale = (1 + e->p.slowdown) * exp(e->p.session_sd * normal(&e->p, 0, STREAM_SESSION));
-	e->slow = e->p.slow_session_prob > 0 &&
-		  unit(draw(&e->p, 0, STREAM_SESSION, 2)) < e->p.slow_session_prob;
+	{
+		struct pg_engine_params sp = e->p;
+		if (sp.session_seed_set)
+			sp.seed = sp.session_seed;
+		e->scale = (1 + e->p.slowdown) *
+			   exp(e->p.session_sd * normal(&sp, 0, STREAM_SESSION));
+		e->slow = e->p.slow_session_prob > 0 &&
+			  unit(draw(&sp, 0, STREAM_SESSION, 2)) < e->p.slow_session_prob;
+	}
 	if (e->slow)
 		e->scale *= 1 + e->p.slow_session;
 	if (e->p.kv_cache_tokens == 0)

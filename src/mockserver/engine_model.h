@@ -101,6 +101,11 @@ struct pg_engine_params {
 	double slow_session;      /* ... that much slower */
 	double jitter;            /* log-normal sd of each request's own scale */
 	uint64_t seed;
+	/* the session's draws (offset, slow node) come from this seed instead
+	 * when set: one server per session, each its own offset, the tokens
+	 * and faults the same (an A/B run's blocks: --session-seed {block}) */
+	uint64_t session_seed;
+	bool session_seed_set;
 	uint32_t vocab_size; /* token ids are 0 .. vocab_size-1 */
 };
 

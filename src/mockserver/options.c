@@ -27,6 +27,7 @@ void pg_mock_options_default(struct pg_mock_options *o)
 	pg_mock_server_config_default(&o->server);
 	o->vocab_size = e->vocab_size;
 	o->seed = (long)e->seed;
+	o->session_seed = -1;
 	o->tokens_per_message = e->tokens_per_message;
 	o->exit_code = o->server.exit_code;
 	o->max_running = -1;
@@ -101,6 +102,8 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "--exit-code: expected 0..255");
 	if (o->seed < 0)
 		return pg_error_set(err, PG_ECONFIG, "--seed: expected a number >= 0");
+	if (o->session_seed < -1)
+		return pg_error_set(err, PG_ECONFIG, "--session-seed: expected a number >= 0");
 	if (c->max_requests < 0)
 		return pg_error_set(err, PG_ECONFIG, "--max-requests: expected a number >= 0");
 	if (c->idle_timeout_ms < 0)
@@ -141,6 +144,8 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 	e->kv_cache_tokens = o->kv_cache_tokens;
 	e->prefix_hit = o->prefix_hit;
 	e->seed = (uint64_t)o->seed;
+	e->session_seed_set = o->session_seed >= 0;
+	e->session_seed = e->session_seed_set ? (uint64_t)o->session_seed : 0;
 	e->vocab_size = (uint32_t)o->vocab_size;
 	return 0;
 }

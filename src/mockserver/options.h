@@ -56,6 +56,7 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg);
 struct pg_mock_options {
 	struct pg_mock_server_config server; /* host, port, model, faults, limits... */
 	long vocab_size, seed, tokens_per_message, exit_code;
+	long session_seed;    /* -1: not given (the session draws from seed) */
 	long max_running;     /* -1: not given */
 	long kv_cache_tokens; /* 0: not given (max-running x 8192); -1: unlimited */
 	double prefix_hit;    /* 0: not given */

@@ -304,9 +304,12 @@ int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *p
 	char *text = NULL;
 	int ret;
 
-	if (suites->paths.n)
-		return pg_config_load(out, (const char *const *)suites->paths.v, suites->paths.n,
-				      NULL, err);
+	if (suites->paths.n) {
+		if ((ret = pg_config_load(out, (const char *const *)suites->paths.v,
+					  suites->paths.n, NULL, err)))
+			return ret;
+		goto ab;
+	}
 	if (!suites->inline_suite)
 		return pg_error_set(err, PG_ECONFIG, "%s: option 'suites' is not given", source);
 	text = json_dumps(suites->inline_suite, JSON_PRESERVE_ORDER | JSON_COMPACT);
@@ -330,8 +333,22 @@ int pg_config_load_plugin(struct pg_suite *out, const struct pg_plugin_config *p
 		goto done;
 	free(out->source);
 	out->source = pg_xstrdup(source);
-	if (out->n_tests == 0)
+	if (out->n_tests == 0) {
 		ret = pg_error_set(err, PG_ECONFIG, "no tests in %s: nothing to run", source);
+		goto done;
+	}
+ab:
+	/* the step's ab option: the suite's ab section, written in the step */
+	if (plugin->ab) {
+		struct pg_ypath ap = { NULL, "ab", 0 };
+		free(text);
+		pg_ydoc_release(&d);
+		text = json_dumps(plugin->ab, JSON_PRESERVE_ORDER | JSON_COMPACT);
+		if ((ret = pg_ydoc_load(&d, text, strlen(text), source, err)))
+			goto done;
+		d.no_positions = true;
+		ret = pg_cfg_ab(&c, &d, pg_ydoc_root(&d), &ap);
+	}
 done:
 	free(text);
 	pg_ydoc_release(&d);

@@ -31,6 +31,11 @@ int pg_cfg_set_gpu(struct pg_cfg *c, const char *gpu, const struct pg_ydoc *d,
 int pg_cfg_suite(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *root,
 		 const struct pg_ypath *base);
 
+/* A suite's `ab:` section (config_ab_io.c) into c->suite->ab; a second
+ * one is an error. */
+int pg_cfg_ab(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *node,
+	      const struct pg_ypath *path);
+
 /* vLLM's test files. kind: the suite kind the file name says
  * (latency-tests*.json...), or -1 to go by each test_name's prefix. */
 int pg_cfg_vllm(struct pg_cfg *c, const struct pg_ydoc *d, yaml_node_t *root, int kind);

@@ -575,6 +575,11 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 				   "%s: step '%s' has mode 'report': it runs no suites", d->file,
 				   label);
 	}
+	/* the step's ab option: the suite's ab section, written in the step */
+	if (!ret && step->plugin.ab) {
+		struct pg_ypath ap = { NULL, "ab", 0 };
+		ret = pg_cfg_ab(cfg, d, pg_ymap_get(d, chosen->config, "ab"), &ap);
+	}
 	if (!ret) {
 		struct pg_buf src = PG_BUF_INIT;
 		pg_buf_printf(&src, "%s, step '%s'", d->file, label);

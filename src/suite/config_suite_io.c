@@ -777,7 +777,7 @@ static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 	static const char *const reserved[] = {
 		"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 		"iterations", "warmup_iterations", "dataset_path", "port", "host", "base_url",
-		"result", "results_dir",
+		"result", "results_dir", "side", "block",
 	};
 	/* clang-format on */
 	struct pg_ypair *pairs = NULL;
@@ -1222,9 +1222,9 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const 
 
 /* ---- whole-test checks ----------------------------------------------- */
 
-static const char *const runtime_names[] = {
-	"port", "host", "base_url", "result", "results_dir", "point", "qps", "max_concurrency"
-};
+static const char *const runtime_names[] = { "port",        "host",  "base_url", "result",
+					     "results_dir", "point", "qps",      "max_concurrency",
+					     "side",        "block" };
 /* values that differ between the points one server serves */
 static const char *const point_names[] = { "point", "qps", "max_concurrency" };
 /* clang-format off */
@@ -1595,8 +1595,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		 const struct pg_ypath *base)
 {
-	static const char *const sections[] = { "defaults", "latency", "throughput", "serving",
-						"gpu" };
+	static const char *const sections[] = { "defaults", "latency", "throughput",
+						"serving",  "gpu",     "ab" };
 	struct sctx c = { .cfg = cfg, .d = d };
 	struct pg_ypair *pairs = NULL;
 	struct defaults df;
@@ -1612,7 +1612,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			known = known || !strcmp(pairs[i].key, sections[k]);
 		if (!known) {
-			const char *near = pg_nearest(pairs[i].key, sections, 5);
+			const char *near = pg_nearest(pairs[i].key, sections, 6);
 			if (near)
 				ret = pg_yerr(d, pairs[i].key_node, base, cfg->err,
 					      "unknown section '%s' (did you mean '%s'?)",
@@ -1621,7 +1621,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 				ret = pg_yerr(
 					d, pairs[i].key_node, base, cfg->err,
 					"unknown section '%s': a suite has defaults, latency, "
-					"throughput, serving and gpu",
+					"throughput, serving, gpu and ab",
 					pairs[i].key);
 			goto done;
 		}
@@ -1641,6 +1641,8 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 			if (ret)
 				goto done;
 		}
+		if (!strcmp(pairs[i].key, "ab") && (ret = pg_cfg_ab(cfg, d, pairs[i].value, &sp)))
+			goto done;
 		if (kind >= 0 &&
 		    (ret = read_section(&c, (enum pg_suite_kind)kind, pairs[i].value, &df, &sp)))
 			goto done;

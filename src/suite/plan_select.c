@@ -27,6 +27,12 @@ const char *pg_point_var(void *vars, const char *name)
 		return v->result;
 	if (!strcmp(name, "results_dir"))
 		return v->results_dir;
+	/* an A/B run sets the test's own "side" and "block" vars
+	 * (runner/ab_io.c); a plain run is the head, block 0 */
+	if (!strcmp(name, "side"))
+		return "head";
+	if (!strcmp(name, "block"))
+		return "0";
 	if (v->point && !strcmp(name, "point"))
 		return v->point->name;
 	if (v->point && v->test->kind == PG_SUITE_SERVING) {

@@ -154,7 +154,36 @@ void pg_suite_release(struct pg_suite *s)
 	free(s->gpu);
 	free(s->source);
 	pg_strv_release(&s->warnings);
+	if (s->ab) {
+		pg_ab_spec_release(s->ab);
+		free(s->ab);
+	}
 	memset(s, 0, sizeof(*s));
+}
+
+void pg_ab_spec_init(struct pg_ab_spec *ab)
+{
+	memset(ab, 0, sizeof(*ab));
+	ab->min_blocks = 4;
+	ab->max_blocks = 16;
+	ab->tolerance = 0.01;
+	ab->latency_tolerance = 0.02;
+	ab->whole_run_tolerance = NAN;
+	ab->false_alarm = 0.05;
+}
+
+void pg_ab_spec_release(struct pg_ab_spec *ab)
+{
+	for (int i = 0; i < 2; i++) {
+		struct pg_ab_side_spec *sd = &ab->side[i];
+		free(sd->server_command);
+		free(sd->server_flags);
+		free(sd->command);
+		pg_kvlist_release(&sd->server_env);
+		pg_kvlist_release(&sd->command_env);
+	}
+	free(ab->loc.file);
+	memset(ab, 0, sizeof(*ab));
 }
 
 char *pg_point_name(const char *test, double qps, long max_concurrency, bool with_concurrency)

@@ -176,6 +176,37 @@ struct pg_test {
 	struct pg_srcloc loc; /* where the test was defined */
 };
 
+/*
+ * A/B mode (docs/ab.md): base and head run on the same machine in
+ * interleaved blocks. Each side overrides what every test starts: the
+ * server's command, flags and environment, or the external benchmark
+ * command. Templates see {side} ("base" or "head"; "head" outside A/B).
+ */
+struct pg_ab_side_spec {
+	char *server_command;        /* replaces each test's server command; NULL: the test's */
+	char *server_flags;          /* appended to the server command; NULL: none */
+	struct pg_kvlist server_env; /* merged over each test's server env */
+	char *command;               /* replaces each test's external command; NULL: the test's */
+	struct pg_kvlist command_env;
+};
+
+struct pg_ab_spec {
+	struct pg_ab_side_spec side[2]; /* enum pg_ab_side: base, head */
+	long min_blocks;                /* default 4 */
+	long max_blocks;                /* default 16 */
+	double time_budget;             /* seconds; 0: none (default) */
+	double tolerance;               /* throughput metrics; default 1% */
+	double latency_tolerance;       /* latency metrics; default 2% */
+	double whole_run_tolerance;     /* a change common to every point; NAN (default):
+					 * the metric's own tolerance */
+	double false_alarm;             /* the step's budget; default 5% */
+	struct pg_srcloc loc;           /* where the section was written */
+};
+
+/* The defaults above, no overrides. */
+void pg_ab_spec_init(struct pg_ab_spec *ab);
+void pg_ab_spec_release(struct pg_ab_spec *ab);
+
 struct pg_suite {
 	struct pg_test *tests;
 	size_t n_tests;
@@ -186,6 +217,7 @@ struct pg_suite {
 	 * file:line:col ("a vLLM flag perfgate's client ignores"). The command
 	 * layer prints them. */
 	struct pg_strv warnings;
+	struct pg_ab_spec *ab; /* the `ab:` section, or NULL */
 };
 
 #define PG_SUITE_INIT                                                                              \

@@ -123,7 +123,7 @@ static const struct {
 	{ "{\"suites\": \"s.yml\", \"only\": [\"serving\"]}",
 	  "step 'perf-h100': option 'only': expected 'latency', 'throughput' or 'serving', got a list" },
 	{ "{\"suites\": \"s.yml\", \"baseline\": \"gti\"}",
-	  "step 'perf-h100': option 'baseline': expected 'thresholds' or 'git', got 'gti' (did you "
+	  "step 'perf-h100': option 'baseline': expected 'thresholds', 'git' or 'ab', got 'gti' (did you "
 	  "mean 'git'?)" },
 	{ "{\"suites\": \"s.yml\", \"gpu\": 100}",
 	  "step 'perf-h100': option 'gpu': expected a string, got 100" },

@@ -1,0 +1,311 @@
+/*
+ * A/B mode's paired decision with adaptive sampling (gate/ab.h says what
+ * it decides; docs/ab.md why).
+ */
+#include "gate/ab.h"
+
+#include "base/alloc.h"
+#include "gate/compare_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The weight, in degrees of freedom, of the metric's pooled spread over
+ * points when a point's own spread over few pairs is shrunk towards it:
+ * the gate's prior (gate/compare_step.c). */
+#define SHRINK_DF 6.0
+
+const char *pg_ab_side_name(enum pg_ab_side s)
+{
+	return s == PG_AB_HEAD ? "head" : "base";
+}
+
+enum pg_ab_side pg_ab_block_side(size_t i)
+{
+	/* A B B A, repeated */
+	size_t r = i % 4;
+	return r == 0 || r == 3 ? PG_AB_BASE : PG_AB_HEAD;
+}
+
+const char *pg_ab_verdict_name(enum pg_ab_verdict v)
+{
+	static const char *const names[] = { "pending", "regressed", "inconclusive",
+					     "missing", "improved",  "unchanged" };
+	return (unsigned)v < PG_AB_VERDICT_COUNT ? names[v] : "?";
+}
+
+void pg_ab_opts_init(struct pg_ab_opts *o)
+{
+	o->false_alarm = 0.05;
+	o->confidence = 0.95;
+	o->min_pairs = 2;
+	o->max_pairs = 8;
+}
+
+double pg_ab_t_quantile(double q, double df)
+{
+	double lo = 0, hi = 1;
+
+	if (!(q > 0 && q < 1) || !(df > 0))
+		return NAN;
+	if (q > 0.5)
+		return -pg_ab_t_quantile(1 - q, df);
+	while (pg_cmpstat_t_sf(hi, df) > q && hi < 1e12)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+		if (pg_cmpstat_t_sf(mid, df) > q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* The worse-positive log ratio of a measurement: ln(head/base), negated
+ * for a metric where higher is better; NAN when either is missing. */
+static double worse_log(double base, double head, bool higher_better)
+{
+	double r;
+
+	if (!(base > 0) || !(head > 0))
+		return NAN;
+	r = log(head / base);
+	return higher_better ? -r : r;
+}
+
+/* Back to a measured relative change. */
+static double measured(double w, bool higher_better)
+{
+	return isnan(w) ? NAN : exp(higher_better ? -w : w) - 1;
+}
+
+static void mean_sd(const double *x, size_t n, double *mean, double *sd, size_t *count)
+{
+	double s = 0, ss = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i])) {
+			s += x[i];
+			k++;
+		}
+	*count = k;
+	*mean = k ? s / (double)k : NAN;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			ss += (x[i] - *mean) * (x[i] - *mean);
+	*sd = k >= 2 ? sqrt(ss / (double)(k - 1)) : NAN;
+}
+
+/*
+ * Fill the test and the interval of e (mean m of n pairs, sd per pair, df)
+ * in the worse-positive log scale.
+ */
+static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n, double conf,
+		  bool higher_better)
+{
+	double se, half, lo, hi;
+
+	e->n = n;
+	e->effect = measured(m, higher_better);
+	if (n < 2 || isnan(sd) || !(df > 0)) {
+		e->verdict = PG_AB_MISSING;
+		return;
+	}
+	se = sd / sqrt((double)n);
+	e->sd = sd;
+	e->df = df;
+	if (se > 0) {
+		e->p_value = pg_cmpstat_t_sf(m / se, df);
+		half = pg_ab_t_quantile((1 - conf) / 2, df) * se;
+	} else {
+		/* identical pairs: a deterministic difference */
+		e->p_value = m > 0 ? 0 : 1;
+		half = 0;
+	}
+	lo = m - half;
+	hi = m + half;
+	e->lo = measured(higher_better ? hi : lo, higher_better);
+	e->hi = measured(higher_better ? lo : hi, higher_better);
+	e->verdict = PG_AB_PENDING;
+}
+
+static void est_init(struct pg_ab_est *e)
+{
+	e->change = e->effect = e->lo = e->hi = e->sd = e->df = NAN;
+	e->p_value = e->p_adjusted = NAN;
+	e->n = 0;
+	e->applies = false;
+	e->verdict = PG_AB_MISSING;
+}
+
+/* The verdict of a tested hypothesis: worse bounds in the log scale. */
+static enum pg_ab_verdict verdict_of(const struct pg_ab_est *e, double tau, double alpha,
+				     bool higher_better)
+{
+	/* the interval's bounds, back in the worse-positive log scale */
+	double w_lo = higher_better ? -log1p(e->hi) : log1p(e->lo);
+	double w_hi = higher_better ? -log1p(e->lo) : log1p(e->hi);
+
+	if (e->verdict == PG_AB_MISSING)
+		return PG_AB_MISSING;
+	if (e->p_adjusted <= alpha && w_lo > tau)
+		return PG_AB_REGRESSED;
+	if (w_hi < -tau)
+		return PG_AB_IMPROVED;
+	if (w_hi < tau)
+		return PG_AB_UNCHANGED;
+	return PG_AB_PENDING;
+}
+
+void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
+		  const struct pg_ab_opts *o, bool final)
+{
+	size_t J = in->n_metrics, P = in->n_points, K = in->n_pairs;
+	double *d = pg_xmalloc((P * K + 1) * sizeof(double));
+	double *e = pg_xmalloc((P * K + 1) * sizeof(double));
+	double *c = pg_xmalloc((K + 1) * sizeof(double));
+	double *col = pg_xmalloc((P + 1) * sizeof(double));
+	double *p_all = pg_xmalloc((J * (P + 1) + 1) * sizeof(double));
+	double *adj = pg_xmalloc((J * (P + 1) + 1) * sizeof(double));
+	size_t n_p = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->n_metrics = J;
+	out->n_points = P;
+	out->n_pairs = K;
+	out->points = pg_xcalloc(J * P + 1, sizeof(*out->points));
+	out->whole = pg_xcalloc(J + 1, sizeof(*out->whole));
+	out->looks = o->max_pairs > o->min_pairs ? o->max_pairs - o->min_pairs + 1 : 1;
+	out->alpha_look = o->false_alarm / (double)out->looks;
+	out->final = final;
+
+	for (size_t j = 0; j < J; j++) {
+		bool hb = in->higher_better[j], crosswise;
+		double pooled_ss = 0, pooled_df = 0;
+		size_t measured_points = 0;
+
+		for (size_t p = 0; p < P; p++) {
+			bool any = false;
+			for (size_t k = 0; k < K; k++) {
+				size_t at = (j * P + p) * K + k;
+				d[p * K + k] = worse_log(in->base[at], in->head[at], hb);
+				any = any || !isnan(in->base[at]) || !isnan(in->head[at]);
+			}
+			est_init(&out->points[j * P + p]);
+			out->points[j * P + p].applies = any;
+			measured_points += any;
+		}
+		crosswise = measured_points >= 3;
+		/* the change common to the points, pair by pair */
+		for (size_t k = 0; k < K; k++) {
+			size_t m = 0;
+			if (!crosswise) {
+				c[k] = 0;
+				continue;
+			}
+			for (size_t p = 0; p < P; p++)
+				if (!isnan(d[p * K + k]))
+					col[m++] = d[p * K + k];
+			c[k] = m >= 3 ? pg_cmpstat_median_inplace(col, m) : NAN;
+		}
+		for (size_t p = 0; p < P; p++)
+			for (size_t k = 0; k < K; k++)
+				e[p * K + k] = d[p * K + k] - c[k];
+		/* the metric's within-session spread, pooled over its points */
+		for (size_t p = 0; p < P; p++) {
+			double m, sd;
+			size_t n;
+			mean_sd(e + p * K, K, &m, &sd, &n);
+			if (n >= 2) {
+				pooled_ss += sd * sd * (double)(n - 1);
+				pooled_df += (double)(n - 1);
+			}
+		}
+		for (size_t p = 0; p < P; p++) {
+			struct pg_ab_est *est = &out->points[j * P + p];
+			double m, sd, dm, dsd, var, df, others;
+			size_t n, dn;
+
+			mean_sd(d + p * K, K, &dm, &dsd, &dn);
+			mean_sd(e + p * K, K, &m, &sd, &n);
+			est->change = measured(dm, hb);
+			if (n < 2) {
+				est->n = n;
+				continue;
+			}
+			/* the point's own spread, shrunk towards its metric's */
+			others = pooled_df - (double)(n - 1);
+			if (others > 0) {
+				double pooled_var = (pooled_ss - sd * sd * (double)(n - 1)) /
+						    others;
+				double w = others < SHRINK_DF ? others : SHRINK_DF;
+				var = (w * pooled_var + (double)(n - 1) * sd * sd) /
+				      (w + (double)(n - 1));
+				df = (double)(n - 1) + w;
+			} else {
+				var = sd * sd;
+				df = (double)(n - 1);
+			}
+			judge(est, m, sqrt(var), df, n, o->confidence, hb);
+			est->change = measured(dm, hb);
+		}
+		/* the common change: session noise, one value per pair */
+		est_init(&out->whole[j]);
+		out->whole[j].applies = crosswise;
+		if (crosswise) {
+			double m, sd;
+			size_t n;
+			mean_sd(c, K, &m, &sd, &n);
+			judge(&out->whole[j], m, sd, (double)n - 1, n, o->confidence, hb);
+			out->whole[j].change = out->whole[j].effect;
+		}
+	}
+
+	/* one family: every tested hypothesis of the step */
+	for (size_t i = 0; i < J * P; i++)
+		p_all[n_p++] = out->points[i].p_value;
+	for (size_t j = 0; j < J; j++)
+		p_all[n_p++] = out->whole[j].p_value;
+	pg_cmpstat_holm(p_all, n_p, adj);
+	n_p = 0;
+	for (size_t i = 0; i < J * P; i++)
+		out->points[i].p_adjusted = adj[n_p++];
+	for (size_t j = 0; j < J; j++)
+		out->whole[j].p_adjusted = adj[n_p++];
+	for (size_t i = 0; i < J * P + J; i++)
+		out->hypotheses += !isnan(p_all[i]);
+
+	for (size_t i = 0; i < J * P + J; i++) {
+		size_t j = i < J * P ? i / (P ? P : 1) : i - J * P;
+		struct pg_ab_est *est = i < J * P ? &out->points[i] : &out->whole[i - J * P];
+		double tau = log1p(i >= J * P && in->whole_tolerance ? in->whole_tolerance[j]
+								     : in->tolerance[j]);
+		if (!est->applies)
+			continue;
+		if (K < o->min_pairs && est->verdict != PG_AB_MISSING)
+			est->verdict = PG_AB_PENDING;
+		else
+			est->verdict = verdict_of(est, tau, out->alpha_look, in->higher_better[j]);
+		if (final && est->verdict == PG_AB_PENDING)
+			est->verdict = PG_AB_INCONCLUSIVE;
+		out->counts[est->verdict]++;
+	}
+	out->stop = final || (K >= o->min_pairs && (out->counts[PG_AB_REGRESSED] > 0 ||
+						    out->counts[PG_AB_PENDING] == 0));
+	free(d);
+	free(e);
+	free(c);
+	free(col);
+	free(p_all);
+	free(adj);
+}
+
+void pg_ab_decision_release(struct pg_ab_decision *d)
+{
+	free(d->points);
+	free(d->whole);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,354 @@
+/*
+ * A/B mode's comparison.md and verdict.json (gate/ab.h). Names are
+ * escaped as the gate's tables are (base/escape.h), so the markdown can go
+ * into a Buildkite annotation as it is.
+ */
+#include "gate/ab.h"
+
+#include "base/buf.h"
+#include "base/escape.h"
+#include "base/exitcode.h"
+#include "base/strutil.h"
+#include "gate/attention.h"
+#include "gate/compare.h"
+#include "results/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pg_ab_summary_release(struct pg_ab_summary *s)
+{
+	free(s->gpu);
+	pg_strv_release(&s->points);
+	free(s->metrics);
+	free(s->tolerance);
+	free(s->whole_tolerance);
+	free(s->base);
+	free(s->head);
+	pg_ab_decision_release(&s->d);
+	free(s->stop);
+	free(s->side_desc[0]);
+	free(s->side_desc[1]);
+	pg_strv_release(&s->errors);
+	memset(s, 0, sizeof(*s));
+}
+
+int pg_ab_outcome(const struct pg_ab_summary *s)
+{
+	if (s->d.counts[PG_AB_REGRESSED])
+		return PG_OUTCOME_FAIL;
+	if (s->errors.n || s->cancel_signal || !s->blocks)
+		return PG_OUTCOME_INFRA;
+	if (s->d.counts[PG_AB_INCONCLUSIVE] || s->d.counts[PG_AB_MISSING] ||
+	    s->d.counts[PG_AB_PENDING])
+		return PG_OUTCOME_WARN;
+	return PG_OUTCOME_PASS;
+}
+
+static const char *outcome_word(int o)
+{
+	switch (o) {
+	case PG_OUTCOME_FAIL:
+		return "FAIL";
+	case PG_OUTCOME_INFRA:
+		return "ERROR";
+	case PG_OUTCOME_WARN:
+		return "WARN";
+	default:
+		return "PASS";
+	}
+}
+
+static void pct(struct pg_buf *b, double v)
+{
+	if (isnan(v))
+		pg_buf_puts(b, "–");
+	else
+		pg_buf_printf(b, "%+.1f%%", 100 * v);
+}
+
+static void interval(struct pg_buf *b, double lo, double hi)
+{
+	if (isnan(lo) || isnan(hi)) {
+		pg_buf_puts(b, "–");
+		return;
+	}
+	/* escaped: a bracket in a table could start a link */
+	pg_buf_printf(b, "\\[%+.1f%%, %+.1f%%\\]", 100 * lo, 100 * hi);
+}
+
+static void number(struct pg_buf *b, double v)
+{
+	char num[PG_FMT_DOUBLE_SIZE];
+	pg_buf_puts(b, isnan(v) ? "–" : pg_fmt_g(num, v));
+}
+
+static size_t pairs_of(const struct pg_ab_summary *s)
+{
+	return s->blocks / 2;
+}
+
+void pg_ab_headline(struct pg_buf *out, const struct pg_ab_summary *s)
+{
+	int o = pg_ab_outcome(s);
+	size_t reg = s->d.counts[PG_AB_REGRESSED], inc = s->d.counts[PG_AB_INCONCLUSIVE];
+
+	pg_buf_printf(out, "**perfgate A/B: %s** — ", outcome_word(o));
+	if (reg)
+		pg_buf_printf(out, "%zu regression%s", reg, reg == 1 ? "" : "s");
+	else if (o == PG_OUTCOME_INFRA)
+		pg_buf_puts(out, s->cancel_signal ? "cancelled" : "blocks failed");
+	else if (inc)
+		pg_buf_printf(out, "%zu inconclusive", inc);
+	else
+		pg_buf_puts(out, "no regression");
+	pg_buf_puts(out, ", head vs base on the same ");
+	pg_escape_md_cell(out, s->gpu && strcmp(s->gpu, "none") ? s->gpu : "machine");
+	pg_buf_printf(out, ", %zu block pair%s", pairs_of(s), pairs_of(s) == 1 ? "" : "s");
+}
+
+static const char *label_of(const struct pg_metric *m)
+{
+	return m->label;
+}
+
+/* The whole run's row of metric j. */
+static void whole_row(struct pg_buf *out, const struct pg_ab_summary *s, size_t j)
+{
+	const struct pg_ab_est *e = &s->d.whole[j];
+
+	pg_buf_puts(out, "| ");
+	pg_escape_md_cell(out, label_of(s->metrics[j]));
+	pg_buf_puts(out, " | ");
+	pct(out, e->change);
+	pg_buf_puts(out, " | ");
+	interval(out, e->lo, e->hi);
+	pg_buf_printf(out, " | ±%g%% | %zu | %s |\n", 100 * s->whole_tolerance[j], e->n,
+		      pg_ab_verdict_name(e->verdict));
+}
+
+static bool needs_attention(enum pg_ab_verdict v)
+{
+	return v == PG_AB_REGRESSED || v == PG_AB_INCONCLUSIVE || v == PG_AB_MISSING ||
+	       v == PG_AB_PENDING;
+}
+
+void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool attention_only)
+{
+	size_t P = s->points.n;
+	bool header = false;
+
+	/* regressions first, then the other rows needing attention, then the rest */
+	for (int pass = 0; pass < 3; pass++)
+		for (size_t p = 0; p < P; p++)
+			for (size_t j = 0; j < s->n_metrics; j++) {
+				const struct pg_ab_est *e = &s->d.points[j * P + p];
+				int rank = e->verdict == PG_AB_REGRESSED ? 0
+					   : needs_attention(e->verdict) ? 1
+									 : 2;
+				if (!e->applies || rank != pass || (attention_only && rank == 2))
+					continue;
+				if (!header) {
+					pg_buf_puts(out,
+						    "\n| point | metric | base | head | change | "
+						    "beyond the run's change, 95% | tolerance | "
+						    "pairs | verdict |\n"
+						    "|---|---|--:|--:|--:|--:|--:|--:|---|\n");
+					header = true;
+				}
+				pg_buf_puts(out, "| ");
+				pg_escape_md_cell(out, s->points.v[p]);
+				pg_buf_puts(out, " | ");
+				pg_escape_md_cell(out, label_of(s->metrics[j]));
+				pg_buf_puts(out, " | ");
+				number(out, s->base[j * P + p]);
+				pg_buf_puts(out, " | ");
+				number(out, s->head[j * P + p]);
+				pg_buf_puts(out, " | ");
+				pct(out, e->change);
+				pg_buf_puts(out, " | ");
+				pct(out, e->effect);
+				pg_buf_puts(out, " ");
+				interval(out, e->lo, e->hi);
+				pg_buf_printf(out, " | ±%g%% | %zu | %s%s%s |\n",
+					      100 * s->tolerance[j], e->n, rank == 0 ? "**" : "",
+					      pg_ab_verdict_name(e->verdict),
+					      rank == 0 ? "**" : "");
+			}
+	if (header)
+		pg_buf_putc(out, '\n');
+}
+
+static void fmt_seconds(struct pg_buf *b, double sec)
+{
+	long t = (long)(sec + 0.5);
+	if (t >= 3600)
+		pg_buf_printf(b, "%ldh %02ldm", t / 3600, t / 60 % 60);
+	else if (t >= 60)
+		pg_buf_printf(b, "%ldm %02lds", t / 60, t % 60);
+	else
+		pg_buf_printf(b, "%lds", t);
+}
+
+void pg_ab_markdown(struct pg_buf *out, const struct pg_ab_summary *s)
+{
+	size_t attention = 0, rows = 0, P = s->points.n;
+	bool any_whole = false;
+
+	pg_ab_headline(out, s);
+	pg_buf_puts(out, "\n\n");
+	pg_buf_printf(out,
+		      "%zu point%s, %zu block%s of at most %zu, interleaved base/head "
+		      "(A B B A …), ",
+		      P, P == 1 ? "" : "s", s->blocks, s->blocks == 1 ? "" : "s", s->max_blocks);
+	fmt_seconds(out, s->seconds);
+	pg_buf_puts(out, "; stopped: ");
+	pg_escape_md_cell(out, s->stop ? s->stop : "–");
+	pg_buf_puts(out, ".\n");
+	for (int side = 0; side < 2; side++) {
+		pg_buf_printf(out, "%s: ", side ? "Head" : "Base");
+		pg_escape_md_cell(out,
+				  s->side_desc[side] ? s->side_desc[side] : "the suite as written");
+		pg_buf_puts(out, side ? ".\n" : "; ");
+	}
+	pg_buf_printf(out,
+		      "Decision: each change is the geometric mean of the paired head/base "
+		      "ratios with its 95%% interval; a point is judged on its change beyond "
+		      "the run's common change (a session's offset is shared by its points); "
+		      "%g%% false alarms per step over %zu hypotheses (Holm), split over %zu "
+		      "looks.\n",
+		      100 * s->d.alpha_look * (double)s->d.looks, s->d.hypotheses, s->d.looks);
+	for (size_t i = 0; i < s->errors.n; i++) {
+		pg_buf_puts(out, "\n- ");
+		pg_escape_md_cell(out, s->errors.v[i]);
+		if (i + 1 == s->errors.n)
+			pg_buf_putc(out, '\n');
+	}
+
+	for (size_t j = 0; j < s->n_metrics; j++)
+		any_whole = any_whole || s->d.whole[j].applies;
+	if (any_whole) {
+		pg_buf_puts(out,
+			    "\n**Whole run** (the change common to every point)\n\n"
+			    "| metric | change | 95% interval | tolerance | pairs | verdict |\n"
+			    "|---|--:|--:|--:|--:|---|\n");
+		for (size_t j = 0; j < s->n_metrics; j++)
+			if (s->d.whole[j].applies)
+				whole_row(out, s, j);
+	}
+	for (size_t i = 0; i < s->n_metrics * P; i++) {
+		if (!s->d.points[i].applies)
+			continue;
+		rows++;
+		attention += needs_attention(s->d.points[i].verdict);
+	}
+	if (attention) {
+		pg_buf_puts(out, "\n**Points needing attention**\n");
+		pg_ab_points_table(out, s, true);
+	}
+	pg_buf_printf(out, "\n<details><summary>Every point (%zu row%s)</summary>\n", rows,
+		      rows == 1 ? "" : "s");
+	pg_ab_points_table(out, s, false);
+	pg_buf_puts(out, "\n</details>\n");
+}
+
+static json_t *jnum(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static json_t *est_json(const struct pg_ab_est *e)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "change", jnum(e->change));
+	json_object_set_new(o, "effect", jnum(e->effect));
+	json_object_set_new(o, "lo", jnum(e->lo));
+	json_object_set_new(o, "hi", jnum(e->hi));
+	json_object_set_new(o, "sd", jnum(e->sd));
+	json_object_set_new(o, "df", jnum(e->df));
+	json_object_set_new(o, "p_value", jnum(e->p_value));
+	json_object_set_new(o, "p_adjusted", jnum(e->p_adjusted));
+	json_object_set_new(o, "pairs", json_integer((json_int_t)e->n));
+	json_object_set_new(o, "verdict", json_string(pg_ab_verdict_name(e->verdict)));
+	return o;
+}
+
+static void metric_keys(json_t *o, const struct pg_metric *m)
+{
+	json_object_set_new(o, "metric", json_string(m->id));
+	json_object_set_new(o, "label", json_string(m->label));
+	json_object_set_new(o, "unit", json_string(m->unit));
+	json_object_set_new(o, "direction",
+			    json_string(m->direction == PG_HIGHER_IS_BETTER ? "higher" : "lower"));
+}
+
+json_t *pg_ab_json(const struct pg_ab_summary *s)
+{
+	json_t *o = json_object(), *dec = json_object(), *sides = json_object();
+	json_t *whole = json_array(), *rows = json_array(), *errors = json_array();
+	struct pg_buf head = PG_BUF_INIT;
+	size_t P = s->points.n;
+	int outcome = pg_ab_outcome(s);
+
+	pg_ab_headline(&head, s);
+	json_object_set_new(o, "mode", json_string("ab"));
+	json_object_set_new(o, "gpu", json_string(s->gpu ? s->gpu : "none"));
+	json_object_set_new(o, "verdict", json_string(pg_outcome_name(outcome)));
+	json_object_set_new(o, "exit_code",
+			    json_integer(pg_gate_exit_code((enum pg_outcome)outcome, true)));
+	json_object_set_new(o, "headline", json_string(head.ptr));
+	json_object_set_new(o, "blocks", json_integer((json_int_t)s->blocks));
+	json_object_set_new(o, "pairs", json_integer((json_int_t)pairs_of(s)));
+	json_object_set_new(o, "max_blocks", json_integer((json_int_t)s->max_blocks));
+	json_object_set_new(o, "stopped", s->stop ? json_string(s->stop) : json_null());
+	json_object_set_new(o, "seconds", jnum(s->seconds));
+	json_object_set_new(dec, "false_alarm", jnum(s->d.alpha_look * (double)s->d.looks));
+	json_object_set_new(dec, "hypotheses", json_integer((json_int_t)s->d.hypotheses));
+	json_object_set_new(dec, "looks", json_integer((json_int_t)s->d.looks));
+	json_object_set_new(dec, "alpha_look", jnum(s->d.alpha_look));
+	json_object_set_new(dec, "correction", json_string("holm"));
+	json_object_set_new(dec, "confidence", json_real(0.95));
+	json_object_set_new(o, "decision", dec);
+	json_object_set_new(sides, "base",
+			    s->side_desc[0] ? json_string(s->side_desc[0]) : json_null());
+	json_object_set_new(sides, "head",
+			    s->side_desc[1] ? json_string(s->side_desc[1]) : json_null());
+	json_object_set_new(o, "sides", sides);
+	for (size_t j = 0; j < s->n_metrics; j++) {
+		json_t *w, *est;
+		if (!s->d.whole[j].applies)
+			continue;
+		w = json_object();
+		metric_keys(w, s->metrics[j]);
+		json_object_set_new(w, "tolerance", jnum(s->whole_tolerance[j]));
+		est = est_json(&s->d.whole[j]);
+		json_object_update(w, est);
+		json_decref(est);
+		json_array_append_new(whole, w);
+	}
+	json_object_set_new(o, "whole_run", whole);
+	for (size_t p = 0; p < P; p++)
+		for (size_t j = 0; j < s->n_metrics; j++) {
+			const struct pg_ab_est *e = &s->d.points[j * P + p];
+			json_t *r, *est;
+			if (!e->applies)
+				continue;
+			r = json_object();
+			json_object_set_new(r, "point", json_string(s->points.v[p]));
+			metric_keys(r, s->metrics[j]);
+			json_object_set_new(r, "base", jnum(s->base[j * P + p]));
+			json_object_set_new(r, "head", jnum(s->head[j * P + p]));
+			json_object_set_new(r, "tolerance", jnum(s->tolerance[j]));
+			est = est_json(e);
+			json_object_update(r, est);
+			json_decref(est);
+			json_array_append_new(rows, r);
+		}
+	json_object_set_new(o, "rows", rows);
+	for (size_t i = 0; i < s->errors.n; i++)
+		json_array_append_new(errors, json_string(s->errors.v[i]));
+	json_object_set_new(o, "errors", errors);
+	pg_buf_release(&head);
+	return o;
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# A/B mode end to end (docs/ab.md): `perfgate ab` and the plugin step with
+# baseline: ab, on real mock servers on loopback, driven as the agent
+# drives the step (a buildkite-agent shim on PATH recording its calls).
+
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	common_setup
+	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
+	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
+	WORK="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${WORK}"
+	cd "${WORK}"
+	# unique per test: every server the test starts carries it (--model)
+	MARK="pgab$$x${BATS_TEST_NUMBER}x$RANDOM"
+	PG_PID=
+	export TMPDIR="$BATS_TEST_TMPDIR"
+	unset PERFGATE_GPU
+}
+
+teardown() {
+	if [ -n "$PG_PID" ]; then
+		kill -9 "$PG_PID" 2>/dev/null || true
+	fi
+}
+
+procs() {
+	local pattern="[${MARK:0:1}]${MARK:1}"
+	grep -l -s -a -- "$pattern" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 || true
+}
+
+field() { # field FILE PYTHON-EXPR-ON-r
+	"$PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# The plugin configuration of an A/B step: base and head server flags,
+# one serving test of 3 points (one server per block), small and fast.
+ab_config() {
+	local base="$1" head="$2" extra="${3:-}"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"gate","baseline":"ab","gpu":"H100"'"${extra}"',
+	"ab":{"base":{"server":{"flags":"'"${base}"'"}},"head":{"server":{"flags":"'"${head}"'"}},
+	      "min_blocks":4,"max_blocks":6},
+	"suites":{"defaults":{"model":"'"${MARK}"'","server":{"command":"perfgate mock-server --port {port} --model {model} --fixed-timing --ttft-ms 5","ready":"/health","ready_timeout":20,"stop_timeout":3}},
+	"serving":[{"name":"serving_ab","qps":"inf","max_concurrency":[1,2,4],"prompts_per_concurrency":4,
+	            "dataset":{"name":"random","input_len":32,"output_len":16}}]}}'
+}
+
+agent_env() {
+	make_shim buildkite-agent
+	export SHIM_STDIN=1
+	export BUILDKITE=true BUILDKITE_JOB_ID=0190-job BUILDKITE_LABEL=":h100: perf"
+	export BUILDKITE_STEP_KEY=perf-ab BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/12
+	export BUILDKITE_BRANCH=fix BUILDKITE_PULL_REQUEST=17 BUILDKITE_COMMIT=1a2b3c4d5e6f7a8b9c0d
+}
+
+@test "an A/B step: blocks interleaved, a slower head fails, both sides uploaded and annotated" {
+	agent_env
+	# the head's inter-token latency 40% longer: every point's TPOT
+	ab_config "--itl-ms 2" "--itl-ms 2.8"
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	# the log says which side and block runs, in the balanced order
+	assert_output --partial "--- perfgate A/B: block 1 of at most 6: base (pair 1)"
+	assert_output --partial "--- perfgate A/B: block 2 of at most 6: head (pair 1)"
+	assert_output --partial "--- perfgate A/B: block 3 of at most 6: head (pair 2)"
+	assert_output --partial "--- perfgate A/B: block 4 of at most 6: base (pair 2)"
+	assert_output --regexp "\+\+\+ perfgate: H100: .*regressed.* \(exit 1\)"
+	# each side's results in the usual format, one repeat per block
+	for side in base head; do
+		for p in 1 2 4; do
+			f="results/${side}/serving_ab_qps_inf_concurrency_${p}.json"
+			assert_file_exists "$f"
+			assert_equal "$(field "$f" 'r["perfgate"]["ab"]["side"]')" "${side}"
+			assert_equal "$(field "$f" 'len(r["perfgate"]["repeats"]) == len(r["perfgate"]["ab"]["blocks"]) >= 2')" True
+			assert_equal "$(field "$f" 'r["perfgate"]["status"]')" ok
+		done
+	done
+	# the head really ran the head's flags, the base the base's
+	grep -q -- '--itl-ms 2.8' results/head/serving_ab_qps_inf_concurrency_1.commands
+	grep -q -- '--itl-ms 2"' results/base/serving_ab_qps_inf_concurrency_1.commands
+	# the decision: TPOT regressed over the whole run, with its interval
+	assert_equal "$(field results/verdict.json 'r["mode"], r["verdict"], r["exit_code"]')" "ab fail 1"
+	assert_equal "$(field results/verdict.json '[w["verdict"] for w in r["whole_run"] if w["metric"] == "median_tpot_ms"][0]')" regressed
+	assert_equal "$(field results/verdict.json '[w["lo"] > 0.2 and w["hi"] < 0.6 for w in r["whole_run"] if w["metric"] == "median_tpot_ms"][0]')" True
+	grep -q '^| Median TPOT | +' results/comparison.md
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-ab --style error"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict regression"
+	# artifacts: both sides, the comparison, the verdict
+	assert_line --index 1 --partial "results/comparison.md"
+	assert_line --index 1 --partial "results/verdict.json"
+	assert_line --index 1 --partial "results/base/serving_ab_qps_inf_concurrency_1.json"
+	assert_line --index 1 --partial "results/head/serving_ab_qps_inf_concurrency_4.json"
+	refute_line --index 1 --partial "results/blocks/"
+	# the annotation: the comparison's rows, the A/B fact, the charts with the base side
+	grep -q 'baseline A/B: base on this agent, interleaved with the head' results/annotation.md
+	grep -q 'whole run' results/annotation.md
+	grep -q 'Base' results/charts/serving_ab.svg
+	[ -z "$(procs)" ]
+}
+
+@test "A/A: the same server on both sides never fails the step" {
+	# generous tolerances: on a loaded test machine scheduling noise is
+	# far above a GPU session's; nothing may regress
+	ab_config "--itl-ms 2" "--itl-ms 2" ',"annotate":"never"'
+	export BUILDKITE_PLUGIN_CONFIGURATION="${BUILDKITE_PLUGIN_CONFIGURATION/\"max_blocks\":6/\"max_blocks\":4,\"tolerance\":\"30%\",\"latency_tolerance\":\"60%\"}"
+	run "${PERFGATE}" buildkite
+	assert_success
+	run field results/verdict.json 'r["verdict"] in ("pass", "warn"), r["blocks"], sum(x["verdict"] == "regressed" for x in r["rows"] + r["whole_run"])'
+	assert_output "True 4 0"
+	[ -z "$(procs)" ]
+}
+
+@test "perfgate ab: the suite's ab section, {side} in templates, exit codes as the gate's" {
+	cat >suite.yml <<EOF
+ab:
+  base:
+    server: {env: {AB_SIDE: "{side}"}}
+  head:
+    server: {command: "perfgate mock-server --port {port} --model {model} --timing-log {side}-{block}.jsonl --fixed-timing --ttft-ms 5 --itl-ms 2"}
+  max_blocks: 4
+  tolerance: 30%
+  latency_tolerance: 60%
+defaults:
+  model: ${MARK}
+  server:
+    command: perfgate mock-server --port {port} --model {model} --timing-log {side}-{block}.jsonl --fixed-timing --ttft-ms 5 --itl-ms 2
+    ready: /health
+    stop_timeout: 3
+serving:
+  - name: serving_ab
+    qps: inf
+    max_concurrency: [1, 2, 4]
+    prompts_per_concurrency: 4
+    dataset: {name: random, input_len: 32, output_len: 16}
+EOF
+	run --separate-stderr "${PERFGATE}" ab suite.yml -o out --max-blocks 4
+	assert_success
+	# comparison.md on stdout, progress on stderr
+	assert_output --partial "**perfgate A/B: "
+	assert_output --partial "head vs base on the same machine, 2 block pairs"
+	[[ "$stderr" == *"--- perfgate A/B: block 4 of at most 4: base (pair 2)"* ]]
+	# {side} and {block} in the server commands: each block's server wrote
+	# its own timing log
+	grep -q -- "--timing-log base-4.jsonl" out/base/serving_ab_qps_inf_concurrency_1.commands
+	grep -q -- "--timing-log head-3.jsonl" out/head/serving_ab_qps_inf_concurrency_1.commands
+	for f in base-1 head-2 head-3 base-4; do assert_file_exists "$f.jsonl"; done
+	assert_file_exists out/base/benchmark_results.md
+	assert_file_exists out/head/benchmark_results.md
+	assert_file_exists out/blocks/01-base/serving_ab_qps_inf_concurrency_1.json
+	assert_file_exists out/blocks/02-head/serving_ab_qps_inf_concurrency_1.json
+	[ -z "$(procs)" ]
+}
+
+@test "a head whose server crashes: the failures named, exit 3" {
+	ab_config "--itl-ms 2" "--exit-after-ms 50" ',"annotate":"never"'
+	export BUILDKITE_PLUGIN_CONFIGURATION="${BUILDKITE_PLUGIN_CONFIGURATION/\"max_blocks\":6/\"max_blocks\":4}"
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "perfgate: block 2 (head): serving_ab_qps_inf_concurrency_1: error: server exited"
+	grep -q "block 3 (head): serving_ab_qps_inf_concurrency_4: error: " results/annotation.md
+	assert_equal "$(field results/verdict.json 'r["verdict"], r["exit_code"], len(r["errors"]) >= 6')" "error 3 True"
+	assert_equal "$(field results/head/serving_ab_qps_inf_concurrency_1.json 'r["perfgate"]["status"]')" error
+	assert_equal "$(field results/base/serving_ab_qps_inf_concurrency_1.json 'r["perfgate"]["status"]')" ok
+	[ -z "$(procs)" ]
+}
+
+@test "A/B configuration mistakes: one line naming file, line and key, exit 2, nothing runs" {
+	printf 'ab:\n  base: {}\n  head:\n    server: {flag: --x}\nserving:\n  - {name: s, model: m, server: {command: "perfgate mock-server --port {port}"}}\n' >bad.yml
+	run "${PERFGATE}" ab bad.yml
+	assert_equal "${status}" 2
+	assert_output "perfgate ab: bad.yml:4:14: ab.head.server: unknown key 'flag' (did you mean 'flags'?)"
+	printf 'ab:\n  base: {}\n  head: {}\n  max_blocks: 5\nserving:\n  - {name: s, model: m, server: {command: "perfgate mock-server --port {port}"}}\n' >odd.yml
+	run "${PERFGATE}" ab odd.yml
+	assert_equal "${status}" 2
+	assert_output --partial "odd.yml:4:15: ab.max_blocks: expected an even number of blocks (base and head in pairs), got 5"
+	printf 'ab:\n  head: {}\nserving:\n  - {name: s, model: m, server: {command: "perfgate mock-server --port {port}"}}\n' >oneside.yml
+	run "${PERFGATE}" ab oneside.yml
+	assert_equal "${status}" 2
+	assert_output --partial "oneside.yml:2:3: ab: an A/B run needs both sides: 'base' and 'head'"
+	printf 'ab:\n  base: {}\n  head: {server: {flags: --x}}\nserving:\n  - {name: s, model: m, server: {remote: "http://127.0.0.1:9"}}\n' >remote.yml
+	run "${PERFGATE}" ab remote.yml
+	assert_equal "${status}" 2
+	assert_output --partial "remote.yml:2:3: ab.head.server.flags: test 's' starts no server (remote)"
+	printf 'serving:\n  - {name: s, model: m, server: {command: "perfgate mock-server --port {port}"}}\n' >plain.yml
+	run "${PERFGATE}" ab plain.yml
+	assert_equal "${status}" 2
+	assert_output --partial "no A/B sides: the suite has no 'ab' section"
+	# the plugin's options
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"suites":"plain.yml","ab":{"base":{},"head":{}}}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "option 'ab' applies with baseline: ab (got baseline: thresholds)"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"suites":"plain.yml","baseline":"ab"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "baseline: ab needs the two sides: the 'ab' option or an 'ab' section in the suite"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"suites":"plain.yml","baseline":"ab","ab":{"base":{},"head":{"tolerance":"1%"}}}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "BUILDKITE_PLUGIN_CONFIGURATION: ab.head: unknown key 'tolerance'"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"suites":"plain.yml","baseline":"ab","shard":"1/2"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "option 'shard': an A/B step runs its blocks whole on one agent"
+	[ ! -e results ]
+}
+
+@test "perfgate pipeline emits one A/B step per GPU" {
+	printf 'ab:\n  base: {}\n  head: {server: {flags: --itl-ms 3}}\nserving:\n  - {name: s, model: m, server: {command: "perfgate mock-server --port {port}"}}\n' >ab.yml
+	run --separate-stderr "${PERFGATE}" pipeline ab.yml --gpus H100,A100 --plugin perfgate/perfgate#v0.1.0 --option baseline=ab
+	assert_success
+	assert_equal "$(grep -c 'baseline: "ab"' <<<"$output")" 2
+	assert_line --partial 'queue: "H100"'
+	assert_line --partial 'queue: "A100"'
+}
+
+@test "SIGTERM during an A/B run: the block's server is gone, exit 143" {
+	ab_config "--itl-ms 2" "--itl-ms 2" ',"annotate":"never"'
+	# slow points: the signal lands inside a block
+	export BUILDKITE_PLUGIN_CONFIGURATION="${BUILDKITE_PLUGIN_CONFIGURATION/\"prompts_per_concurrency\":4/\"prompts_per_concurrency\":400}"
+	"${PERFGATE}" buildkite >"${BATS_TEST_TMPDIR}/log" 2>&1 &
+	PG_PID=$!
+	for _ in $(seq 1 400); do
+		grep -q "block 2 of at most" "${BATS_TEST_TMPDIR}/log" && [ -n "$(procs)" ] && break
+		sleep 0.05
+	done
+	[ -n "$(procs)" ] # a server is running
+	kill -TERM "$PG_PID"
+	code=0
+	wait "$PG_PID" || code=$?
+	PG_PID=
+	cat "${BATS_TEST_TMPDIR}/log"
+	[ "$code" -eq 143 ]
+	[ -z "$(procs)" ]
+	grep -q "the A/B run was cancelled" results/annotation.md
+	# no block after the signal
+	! grep -q "block 3 of at most" "${BATS_TEST_TMPDIR}/log"
+}
