@@ -191,7 +191,7 @@ static void add_record(struct pg_history *h, int job, int point, const double *e
 	char commit[41], date[32];
 
 	memset(&r, 0, sizeof(r));
-	snprintf(commit, sizeof(commit), "%05x%035x", 0xa0000 + job, 0);
+	snprintf(commit, sizeof(commit), "%05x%035x", (unsigned)(0xa0000 + job) & 0xfffffu, 0u);
 	snprintf(date, sizeof(date), "2026-11-%02dT12:00:00Z", 1 + job);
 	r.commit = strdup(commit);
 	r.date = strdup(date);
