@@ -11,16 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fmt_knob(char *out, size_t size, double v)
-{
-	char g[PG_FMT_DOUBLE_SIZE];
-
-	if (isinf(v))
-		snprintf(out, size, "inf");
-	else
-		snprintf(out, size, "%s", pg_fmt_g(g, v));
-}
-
 /* ---- the decision --------------------------------------------------------- */
 
 static double median_of(const json_t *result, const struct pg_metric *m)
@@ -238,8 +228,8 @@ static void decide_ladder(struct pg_comparison *c, const struct pg_policy *polic
 			      cmp.matched, s, PG_FRONTIER_CONFIDENCE * 100, a, b);
 	}
 	if (cmp.knee_base >= 0 && cmp.knee_cur >= 0) {
-		fmt_knob(a, sizeof(a), cmp.cur_curve[cmp.knee_cur].knob);
-		fmt_knob(b, sizeof(b), cmp.base_curve[cmp.knee_base].knob);
+		pg_frontier_knob_text(a, sizeof(a), cmp.cur_curve[cmp.knee_cur].knob);
+		pg_frontier_knob_text(b, sizeof(b), cmp.base_curve[cmp.knee_base].knob);
 		pg_buf_printf(&note, "; knee at %s %s (baseline %s)",
 			      l->by_rate ? "qps" : "concurrency", a, b);
 	}

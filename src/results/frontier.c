@@ -351,7 +351,7 @@ static char *test_of(const char *name, const json_t *result)
 	return q ? pg_xstrndup(name, (size_t)(q - name)) : pg_xstrdup(name);
 }
 
-static void fmt_knob(char *out, size_t size, double v)
+void pg_frontier_knob_text(char *out, size_t size, double v)
 {
 	char g[PG_FMT_DOUBLE_SIZE];
 
@@ -377,15 +377,15 @@ static void add_ladder(struct pg_ladders *out, const struct member *m, size_t n,
 		l.idx[j] = m[j].i;
 	l.n = n;
 	if (by_rate) {
-		fmt_knob(a, sizeof(a), m[0].qps);
-		fmt_knob(b, sizeof(b), m[n - 1].qps);
+		pg_frontier_knob_text(a, sizeof(a), m[0].qps);
+		pg_frontier_knob_text(b, sizeof(b), m[n - 1].qps);
 		if (m[0].mc > 0)
 			snprintf(k, sizeof(k), "concurrency %ld, ", m[0].mc);
 		else
 			k[0] = '\0';
 		pg_buf_printf(&label, "%s ladder (%sqps %s-%s)", l.test, k, a, b);
 	} else {
-		fmt_knob(k, sizeof(k), m[0].qps);
+		pg_frontier_knob_text(k, sizeof(k), m[0].qps);
 		pg_buf_printf(&label, "%s ladder (qps %s, concurrency %ld-%ld)", l.test, k, m[0].mc,
 			      m[n - 1].mc);
 	}

@@ -185,4 +185,7 @@ long pg_frontier_gpus(const json_t *result);
  */
 json_t *pg_frontier_inferencex_row(const json_t *result, const char *device);
 
+/* A ladder's knob (a concurrency or a rate) as text: "16", "0.5", "inf". */
+void pg_frontier_knob_text(char *out, size_t size, double v);
+
 #endif

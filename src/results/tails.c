@@ -15,40 +15,35 @@
 /* The largest h (or n) searched: beyond it the answer is "never". */
 #define H_MAX 1000000000000L
 
+/* Away from zero, so the next division stays finite (Lentz). */
+static double off_zero(double v)
+{
+	return fabs(v) < BETACF_TINY ? BETACF_TINY : v;
+}
+
+/* One term aa of the continued fraction into Lentz's c and d: the factor
+ * the fraction's value is multiplied by. */
+static double lentz_step(double aa, double *c, double *d)
+{
+	*d = 1 / off_zero(1 + aa * *d);
+	*c = off_zero(1 + aa / *c);
+	return *d * *c;
+}
+
 /* The continued fraction of I_x(a, b) (NR's betacf), by the modified Lentz
  * method: NAN when it has not converged. */
 static double betacf(double a, double b, double x)
 {
 	double qab = a + b, qap = a + 1, qam = a - 1;
-	double c = 1, d = 1 - qab * x / qap, h;
+	double c = 1, d = 1 / off_zero(1 - qab * x / qap), h = d;
 
-	if (fabs(d) < BETACF_TINY)
-		d = BETACF_TINY;
-	d = 1 / d;
-	h = d;
 	for (double m = 1; m <= BETACF_MAX_TERMS; m++) {
-		double m2 = 2 * m, aa, del;
+		double m2 = 2 * m, del;
 
 		/* the even step d_{2m} */
-		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < BETACF_TINY)
-			d = BETACF_TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < BETACF_TINY)
-			c = BETACF_TINY;
-		d = 1 / d;
-		h *= d * c;
+		h *= lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), &c, &d);
 		/* the odd step d_{2m+1} */
-		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < BETACF_TINY)
-			d = BETACF_TINY;
-		c = 1 + aa / c;
-		if (fabs(c) < BETACF_TINY)
-			c = BETACF_TINY;
-		d = 1 / d;
-		del = d * c;
+		del = lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), &c, &d);
 		h *= del;
 		if (fabs(del - 1) < BETACF_EPS)
 			return h;

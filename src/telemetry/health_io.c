@@ -16,15 +16,6 @@
 static const char *const keys[] = { "on_suspect",      "throttle_seconds", "throttle_reasons",
 				    "min_clock_ratio", "errors",           "foreign_process",
 				    "foreign_min_mib" };
-static const char *const reasons[] = { "gpu_idle",
-				       "applications_clocks_setting",
-				       "sw_power_cap",
-				       "hw_slowdown",
-				       "sync_boost",
-				       "sw_thermal_slowdown",
-				       "hw_thermal_slowdown",
-				       "hw_power_brake_slowdown",
-				       "display_clock_setting" };
 
 static int one_of(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_ypath *at,
 		  const char *what, const char *const *choices, size_t nc, struct pg_error *err)
@@ -87,12 +78,16 @@ static int parse(const struct pg_ydoc *d, yaml_node_t *map, struct pg_health_pol
 				rc = pg_yexpected(d, pr->value, &here, err, "a list of reasons");
 				break;
 			}
+			/* the names NVML gives its clock-event reasons (gpustat.h) */
+			const char *reasons[PG_THROTTLE_N_REASONS];
+			for (int bit = 0; bit < PG_THROTTLE_N_REASONS; bit++)
+				reasons[bit] = pg_throttle_name(bit);
 			p->throttle_reasons = 0;
 			for (size_t k = 0; rc == 0 && k < pg_yseq_len(pr->value); k++) {
 				yaml_node_t *item = pg_yseq_item(d, pr->value, k);
 				const struct pg_ypath ip = { &here, NULL, k };
 				int r = one_of(d, item, &ip, "throttle reason", reasons,
-					       sizeof(reasons) / sizeof(reasons[0]), err);
+					       PG_THROTTLE_N_REASONS, err);
 				if (r < 0)
 					rc = r;
 				else
