@@ -2,6 +2,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/strutil.h"
 #include "base/secret.h"
 #include "suite/suite.h"
 
@@ -66,17 +67,6 @@ void pg_redactor_add(struct pg_redactor *r, const char *value)
 	}
 }
 
-static int hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A value found in text, as written and, when percent-encoded, decoded
  * (a URL's password "p%40ss" is "p@ss" wherever a program prints it). */
 static void add_found(struct pg_redactor *r, const char *s, size_t len)
@@ -86,8 +76,10 @@ static void add_found(struct pg_redactor *r, const char *s, size_t len)
 
 	add_one(r, s, len);
 	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '%' && i + 2 < len && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-			pg_buf_putc(&dec, (char)(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+		if (s[i] == '%' && i + 2 < len && pg_hex_digit(s[i + 1]) >= 0 &&
+		    pg_hex_digit(s[i + 2]) >= 0) {
+			pg_buf_putc(&dec,
+				    (char)(pg_hex_digit(s[i + 1]) * 16 + pg_hex_digit(s[i + 2])));
 			i += 2;
 			encoded = true;
 		} else {

@@ -75,6 +75,30 @@ int pg_parse_double(const char *s, double *out)
 	return 0;
 }
 
+int pg_parse_percent(const char *s, double *out)
+{
+	size_t len = strlen(s);
+	char num[64];
+
+	if (len < 2 || len >= 40 || s[len - 1] != '%' || strpbrk(s, "eE"))
+		return -1;
+	snprintf(num, sizeof(num), "%.*se-2", (int)(len - 1), s);
+	if (pg_parse_double(num, out) || !isfinite(*out) || *out < 0)
+		return -1;
+	return 0;
+}
+
+int pg_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
 {
 	if (isnan(v))

@@ -20,6 +20,14 @@ bool pg_str_eq(const char *a, const char *b); /* NULL-safe */
 int pg_parse_long(const char *s, long *out);
 int pg_parse_double(const char *s, double *out);
 
+/* "2.6%" as the double nearest 0.026 (the digits parsed once with an
+ * e-2 exponent: 2.6 / 100 would not be nearest): 0, or -1 when s is not a
+ * finite, non-negative percentage written as digits and a '%'. */
+int pg_parse_percent(const char *s, double *out);
+
+/* The value of a hexadecimal digit, or -1. */
+int pg_hex_digit(char c);
+
 /*
  * Number formatting.
  * pg_fmt_g: C's/Python's "%g" (six significant digits), what tabulate prints

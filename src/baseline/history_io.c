@@ -158,17 +158,6 @@ static bool is_url(const char *s)
 	return at && colon && at < colon && (!slash || colon < slash);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * file:///abs/path (or file://localhost/abs/path) as the path it names,
  * percent-decoded; NULL for anything else. Such a repository is opened
@@ -190,7 +179,7 @@ static char *file_url_path(const char *url)
 		return NULL;
 	for (; *p; p++) {
 		int hi, lo;
-		if (*p == '%' && (hi = hex_digit(p[1])) >= 0 && (lo = hex_digit(p[2])) >= 0) {
+		if (*p == '%' && (hi = pg_hex_digit(p[1])) >= 0 && (lo = pg_hex_digit(p[2])) >= 0) {
 			pg_buf_putc(&b, (char)(hi * 16 + lo));
 			p += 2;
 		} else {

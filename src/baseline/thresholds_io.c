@@ -65,16 +65,9 @@ static int get_fraction(struct tload *t, const yaml_node_t *n, const struct pg_y
 			double *out)
 {
 	const char *s = pg_ynode_text(n);
-	size_t len = strlen(s);
 
-	if (pg_ynode_is_scalar(n) && len > 1 && len < 40 && s[len - 1] == '%' &&
-	    !strpbrk(s, "eE")) {
-		char num[64];
-		/* "2.6e-2" parses to the double nearest 0.026; 2.6 / 100 would not */
-		snprintf(num, sizeof(num), "%.*se-2", (int)(len - 1), s);
-		if (pg_parse_double(num, out) == 0 && isfinite(*out) && *out >= 0)
-			return 0;
-	}
+	if (pg_ynode_is_scalar(n) && pg_parse_percent(s, out) == 0)
+		return 0;
 	if (!pg_ynode_is_scalar(n) || pg_ynode_is_quoted(n) || pg_parse_double(s, out) ||
 	    !isfinite(*out) || *out < 0)
 		return pg_yexpected(&t->d, n, at, t->err,

@@ -24,16 +24,9 @@ struct actx {
 static int get_fraction(struct actx *a, const yaml_node_t *n, const struct pg_ypath *p, double *out)
 {
 	const char *s = pg_ynode_text(n);
-	size_t len = strlen(s);
 
-	if (pg_ynode_is_scalar(n) && len > 1 && len < 40 && s[len - 1] == '%' &&
-	    !strpbrk(s, "eE")) {
-		char num[64];
-		/* "2.5e-2" parses to the double nearest 0.025; 2.5 / 100 would not */
-		snprintf(num, sizeof(num), "%.*se-2", (int)(len - 1), s);
-		if (pg_parse_double(num, out) == 0 && isfinite(*out) && *out > 0 && *out < 1)
-			return 0;
-	}
+	if (pg_ynode_is_scalar(n) && pg_parse_percent(s, out) == 0 && *out > 0 && *out < 1)
+		return 0;
 	if (!pg_ynode_is_scalar(n) || pg_ynode_is_quoted(n) || pg_parse_double(s, out) ||
 	    !isfinite(*out) || *out <= 0)
 		return pg_yexpected(a->d, n, p, a->err,
