@@ -160,7 +160,9 @@ EOF
 	export BUILDKITE_PLUGIN_CONFIGURATION="${BUILDKITE_PLUGIN_CONFIGURATION/\"max_blocks\":6/\"max_blocks\":4}"
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
-	assert_output --partial "perfgate: block 2 (head): serving_ab_qps_inf_concurrency_1: error: server exited"
+	# the head's server dies 50 ms after it is ready: the runner sees it exit,
+	# or the client finds the port closed first (a race either way round)
+	assert_output --regexp "perfgate: block 2 \(head\): serving_ab_qps_inf_concurrency_1: error: (server exited|all [0-9]+ requests failed \(connect: )"
 	grep -q "block 3 (head): serving_ab_qps_inf_concurrency_4: error: " results/annotation.md
 	assert_equal "$(field results/verdict.json 'r["verdict"], r["exit_code"], len(r["errors"]) >= 6')" "error 3 True"
 	assert_equal "$(field results/head/serving_ab_qps_inf_concurrency_1.json 'r["perfgate"]["status"]')" error
