@@ -11,6 +11,7 @@
 #include "base/strutil.h"
 #include "baseline/history_check.h"
 #include "sys/fsutil.h"
+#include "sys/gitinfo.h"
 #include "sys/proc.h"
 
 #include <errno.h>
@@ -1266,36 +1267,6 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 	return rc;
 }
 
-/* The base branch's commit: origin's copy first (CI checkouts are detached
- * and often lack the local branch), then the local branch, then any rev. */
-static int resolve_base(git_repository *repo, const char *branch, git_oid *out)
-{
-	struct pg_buf name = PG_BUF_INIT;
-	git_object *obj = NULL;
-	int rc;
-
-	pg_buf_printf(&name, "refs/remotes/origin/%s", branch);
-	rc = git_reference_name_to_id(out, repo, name.ptr);
-	if (rc) {
-		pg_buf_reset(&name);
-		pg_buf_printf(&name, "refs/heads/%s", branch);
-		rc = git_reference_name_to_id(out, repo, name.ptr);
-	}
-	if (rc && git_revparse_single(&obj, repo, branch) == 0) {
-		git_object *peeled = NULL;
-		if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) == 0) {
-			git_oid_cpy(out, git_object_id(peeled));
-			rc = 0;
-		}
-		git_object_free(peeled);
-	}
-	git_object_free(obj);
-	pg_buf_release(&name);
-	if (rc == 0)
-		git_error_clear();
-	return rc;
-}
-
 /* Where a record's commit stands relative to the merge-base. */
 enum standing { AT_OR_BEFORE, AFTER, UNKNOWN };
 
@@ -1389,7 +1360,7 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 		rc = git_fail(err, "resolving HEAD", src_where);
 		goto done;
 	}
-	if (resolve_base(src, branch, &base)) {
+	if (pg_git_resolve_branch(src, branch, &base)) {
 		git_error_clear();
 		rc = pg_error_set(
 			err, PG_EINFRA,

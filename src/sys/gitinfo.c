@@ -100,9 +100,7 @@ json_t *pg_git_info_json(const struct pg_git_info *g)
 	return o;
 }
 
-/* branch's commit: origin's copy first (CI checkouts are detached and often
- * lack the local branch), then the local branch, then any revision. */
-static int resolve_branch(git_repository *repo, const char *branch, git_oid *out)
+int pg_git_resolve_branch(git_repository *repo, const char *branch, git_oid *out)
 {
 	struct pg_buf name = PG_BUF_INIT;
 	git_object *obj = NULL, *peeled = NULL;
@@ -142,7 +140,7 @@ int pg_git_merge_base(char hex[41], const char *path, const char *branch, struct
 		ret = git_fail(err, "HEAD");
 		goto done;
 	}
-	if (resolve_branch(repo, branch, &base)) {
+	if (pg_git_resolve_branch(repo, branch, &base)) {
 		ret = pg_error_set(
 			err, PG_EINFRA,
 			"base branch '%s' not found (neither origin/%s nor a local branch)%s",

@@ -42,6 +42,13 @@ json_t *pg_git_info_json(const struct pg_git_info *g);
  */
 int pg_git_merge_base(char hex[41], const char *path, const char *branch, struct pg_error *err);
 
+/* branch's commit in repo: origin's copy first (CI checkouts are detached
+ * and often lack the local branch), then the local branch, then any
+ * revision. 0, or libgit2's error (its message cleared). */
+struct git_repository;
+struct git_oid;
+int pg_git_resolve_branch(struct git_repository *repo, const char *branch, struct git_oid *out);
+
 /*
  * The content of `file` (a path in a working tree, relative to the cwd or
  * absolute) as commit rev of its repository has it. *relpath (caller frees;
