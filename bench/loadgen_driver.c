@@ -12,6 +12,7 @@
  * --poll drives libcurl with curl_multi_poll + curl_multi_perform instead of
  * curl_multi_socket_action on epoll, for the comparison in bench/loadgen.
  */
+#include "bench_args.h"
 #include "base/alloc.h"
 #include "loadgen/arrivals.h"
 #include "base/buf.h"
@@ -55,42 +56,9 @@ static void cpu_s(double *user, double *sys)
 	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-/* bench/loadgen --syscalls runs this under `perf stat -D -1 --control
- * fifo:CTL,ACK`: the counters run only while the requests do (not while
- * connections are opened or traces written). */
-static void perf_ctl(const char *cmd)
-{
-	const char *ctl = getenv("PERFGATE_BENCH_PERF_CTL"),
-		   *ack = getenv("PERFGATE_BENCH_PERF_ACK");
-	char reply[16];
-	FILE *f;
-
-	if (!ctl || !ack)
-		return;
-	f = fopen(ctl, "w");
-	if (!f)
-		return;
-	fprintf(f, "%s\n", cmd);
-	fclose(f);
-	f = fopen(ack, "r");
-	if (f) {
-		if (!fgets(reply, sizeof(reply), f))
-			reply[0] = '\0';
-		fclose(f);
-	}
-}
-
-static const char *arg(int argc, char **argv, const char *name, const char *def)
-{
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], name))
-			return argv[i + 1];
-	return def;
-}
-
 static double num_arg(int argc, char **argv, const char *name, double def)
 {
-	const char *v = arg(argc, argv, name, NULL);
+	const char *v = bench_arg(argc, argv, name, NULL);
 	double d;
 
 	if (!v)
@@ -110,9 +78,9 @@ static size_t o_max_concurrency_hint(int argc, char **argv, size_t def)
 
 int main(int argc, char **argv)
 {
-	const char *url = arg(argc, argv, "--url", NULL);
-	const char *trace_path = arg(argc, argv, "--trace", NULL);
-	const char *prefix = arg(argc, argv, "--request-id-prefix", "bench-");
+	const char *url = bench_arg(argc, argv, "--url", NULL);
+	const char *trace_path = bench_arg(argc, argv, "--trace", NULL);
+	const char *prefix = bench_arg(argc, argv, "--request-id-prefix", "bench-");
 	size_t n = (size_t)num_arg(argc, argv, "--requests", 100);
 	double rate = num_arg(argc, argv, "--rate", INFINITY);
 	long input_len = (long)num_arg(argc, argv, "--input-len", 32);
@@ -193,14 +161,14 @@ int main(int argc, char **argv)
 	o.timeout_s = 600;
 	o.max_concurrency = (size_t)num_arg(argc, argv, "--max-concurrency", 0);
 
-	perf_ctl("enable");
+	bench_perf_ctl("enable");
 	cpu_s(&user0, &sys0);
 	if (pg_hl_run(h, reqs, n, &o, &st, &err)) {
 		fprintf(stderr, "perfgate_bench_loadgen: %s\n", err.msg);
 		return 3;
 	}
 	cpu_s(&user1, &sys1);
-	perf_ctl("disable");
+	bench_perf_ctl("disable");
 	hwm1 = status_kb("VmHWM");
 
 	lag = pg_xcalloc(n, sizeof(double));

@@ -16,6 +16,7 @@
  * the usage message and [DONE] of every request), duration and CPU time
  * (user + system) of the measured part.
  */
+#include "bench_args.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -60,42 +61,9 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* bench/loadgen --syscalls runs this under `perf stat -D -1 --control
- * fifo:CTL,ACK`: the counters run only while the requests do (not while
- * connections are opened or traces written). */
-static void perf_ctl(const char *cmd)
-{
-	const char *ctl = getenv("PERFGATE_BENCH_PERF_CTL"),
-		   *ack = getenv("PERFGATE_BENCH_PERF_ACK");
-	char reply[16];
-	FILE *f;
-
-	if (!ctl || !ack)
-		return;
-	f = fopen(ctl, "w");
-	if (!f)
-		return;
-	fprintf(f, "%s\n", cmd);
-	fclose(f);
-	f = fopen(ack, "r");
-	if (f) {
-		if (!fgets(reply, sizeof(reply), f))
-			reply[0] = '\0';
-		fclose(f);
-	}
-}
-
-static const char *arg(int argc, char **argv, const char *name, const char *def)
-{
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], name))
-			return argv[i + 1];
-	return def;
-}
-
 static long num_arg(int argc, char **argv, const char *name, long def)
 {
-	const char *v = arg(argc, argv, name, NULL);
+	const char *v = bench_arg(argc, argv, name, NULL);
 	char *end;
 	long n;
 
@@ -251,7 +219,7 @@ __attribute__((noinline)) static int ingest(int epfd, struct conn *conns, long n
 
 int main(int argc, char **argv)
 {
-	const char *url = arg(argc, argv, "--url", NULL);
+	const char *url = bench_arg(argc, argv, "--url", NULL);
 	long n = num_arg(argc, argv, "--requests", 100);
 	long output_len = num_arg(argc, argv, "--output-len", 100);
 	long input_len = num_arg(argc, argv, "--input-len", 32);
@@ -313,13 +281,13 @@ int main(int argc, char **argv)
 		epoll_ctl(epfd, EPOLL_CTL_ADD, conns[i].fd, &ev);
 	}
 
-	perf_ctl("enable");
+	bench_perf_ctl("enable");
 	cpu_s(&user0, &sys0);
 	t0 = now_s();
 	if (ingest(epfd, conns, nconn, n, req, req_len, &lines))
 		return 3;
 	cpu_s(&user1, &sys1);
-	perf_ctl("disable");
+	bench_perf_ctl("disable");
 	{
 		double dur = now_s() - t0;
 		unsigned long long tokens = lines > 2ULL * (unsigned long long)n
