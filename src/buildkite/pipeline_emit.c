@@ -91,16 +91,56 @@ void pg_shard_tests(struct pg_strv *out, const struct pg_suite *suite, size_t in
 
 /* ---- YAML ---- */
 
+/* The bytes of a code point YAML does not allow as itself in a document
+ * (its printable set is narrower than JSON's: DEL, the C1 controls, the BOM,
+ * U+FFFE and U+FFFF), as 0 when the code point at s is printable. s is
+ * valid UTF-8 (jansson's strings are). */
+static unsigned yaml_unprintable(const unsigned char *s, size_t left, unsigned *cp)
+{
+	if (s[0] == 0x7F) {
+		*cp = 0x7F;
+		return 1;
+	}
+	if (s[0] == 0xC2 && left >= 2 && s[1] >= 0x80 && s[1] <= 0x9F) {
+		*cp = s[1];
+		return 2;
+	}
+	if (s[0] == 0xEF && left >= 3 &&
+	    ((s[1] == 0xBB && s[2] == 0xBF) || (s[1] == 0xBF && s[2] >= 0xBE))) {
+		*cp = 0xF000u | ((unsigned)(s[1] & 0x3F) << 6) | (s[2] & 0x3Fu);
+		return 3;
+	}
+	return 0;
+}
+
 static void yaml_string(struct pg_buf *out, const char *s)
 {
+	static const char hex[] = "0123456789ABCDEF";
 	struct pg_buf q = PG_BUF_INIT;
+	const unsigned char *b;
 
-	/* a JSON string literal is a valid YAML double-quoted scalar */
+	/* A JSON string literal is a YAML double-quoted scalar once the code
+	 * points YAML cannot carry raw are escaped too; '$' is doubled so the
+	 * agent does not interpolate it. */
 	pg_json_write_string(&q, s, strlen(s));
-	for (size_t i = 0; i < q.len; i++) {
-		if (q.ptr[i] == '$')
+	b = (const unsigned char *)q.ptr;
+	for (size_t i = 0; i < q.len;) {
+		unsigned cp, n = yaml_unprintable(b + i, q.len - i, &cp);
+		if (n) {
+			char esc[7] = { '\\',
+					'u',
+					hex[(cp >> 12) & 15],
+					hex[(cp >> 8) & 15],
+					hex[(cp >> 4) & 15],
+					hex[cp & 15],
+					0 };
+			pg_buf_puts(out, esc);
+			i += n;
+			continue;
+		}
+		if (b[i] == '$')
 			pg_buf_putc(out, '$');
-		pg_buf_putc(out, q.ptr[i]);
+		pg_buf_putc(out, (char)b[i++]);
 	}
 	pg_buf_release(&q);
 }

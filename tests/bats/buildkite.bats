@@ -357,6 +357,23 @@ assert "gpus" not in cfg and "shards" not in cfg
 PY
 }
 
+@test "pipeline mode: option strings YAML cannot carry raw (DEL, C1 controls, BOM, U+FFFF) are escaped and come back exact" {
+	suite_here
+	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'
+	# found by the plugin_config fuzzer: a raw DEL made the uploaded pipeline invalid YAML
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100"],"only-on-labels":["a\u007fb","c\u0085d\u009be","\ufefff\uffffg$h"]}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	"${PYTHON}" - "${CALLS}.buildkite-agent.0" <<'PY'
+import sys, yaml
+raw = open(sys.argv[1], encoding="utf-8").read()
+assert not any(c in raw for c in "\x7f\x85\x9b\ufeff\uffff"), "raw unprintable code point in the YAML"
+doc = yaml.safe_load(raw.replace("$$", "$"))
+cfg = [list(s["plugins"][0].values())[0] for s in doc["steps"] if "plugins" in s][0]
+assert cfg["only-on-labels"] == ["a\x7fb", "c\x85d\x9be", "\ufefff\uffffg$h"], cfg["only-on-labels"]
+PY
+}
+
 @test "pipeline mode with binary-artifact: every generated step downloads the bundle" {
 	suite_here
 	export BUILDKITE_PLUGINS='[{"github.com/perfgate/perfgate-buildkite-plugin#v0.1.0":{}}]'

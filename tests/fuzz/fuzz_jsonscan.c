@@ -4,7 +4,8 @@
  * jansson reads must scan, into as many elements, each of which jansson
  * reads alone; members and array lengths found by the scan agree with
  * jansson's (for elements without escapes in names, where raw bytes and
- * decoded names are the same).
+ * decoded names are the same). Inputs with a raw NUL byte are only checked
+ * for memory safety and for the scanner's own error positions.
  */
 #include "fuzz.h"
 
@@ -20,7 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 	char *text = fz_dup(data, size);
 	int rc = pg_jsonscan_array_spans(text, size, "f.json", &spans, &n, &err);
-	json_t *all = json_loadb(text, size, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	/* jansson is no oracle for a raw NUL byte: its reader drops one that
+	 * follows a number (it ungets the NUL, then reads on), so it takes
+	 * "[4<NUL>]" for [4], which JSON and the scanner refuse */
+	json_t *all = memchr(text, 0, size)
+			      ? NULL
+			      : json_loadb(text, size, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 
 	if (json_is_array(all))
 		FZ_CHECK(rc == 0 && n == json_array_size(all));
