@@ -55,6 +55,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_LONG, "max-running", 0, &o.max_running, "N", "engine model: running sequences limit, the rest queue FIFO (default 256; 0 = none)" },
 		{ PG_OPT_LONG, "kv-cache-tokens", 0, &o.kv_cache_tokens, "N", "engine model: KV-cache capacity in tokens; a full cache queues new sequences and preempts the newest (default max-running x 8192; -1 = unlimited)" },
 		{ PG_OPT_DOUBLE, "prefix-hit", 0, &o.prefix_hit, "F", "engine model: share of each prompt found in the prefix cache (default 0)" },
+		{ PG_OPT_LONG, "prefix-cache-blocks", 0, &o.server.prefix_cache_blocks, "N", "engine model: a real prefix cache of N 16-token blocks (LRU); usage reports cached_tokens (default 0: off)" },
 		{ PG_OPT_LONG, "tokens-per-message", 0, &o.tokens_per_message, "N", "tokens per SSE message after the first (default 1)" },
 		{ PG_OPT_DOUBLE, "eos-prob", 0, &o.server.engine.eos_prob, "P", "per-token EOS probability for requests without ignore_eos (default 0)" },
 		{ PG_OPT_DOUBLE, "fault-500", 0, &o.server.engine.fault_500, "P", "probability a generation request fails with HTTP 500" },

@@ -121,8 +121,13 @@ static int get_int(json_t *obj, const char *key, int64_t *out, bool *present,
 	return 0;
 }
 
+static void hash_id(uint32_t id, void *ctx)
+{
+	pg_prefix_hasher_add(ctx, id);
+}
+
 static int token_ids_count(const struct pg_mock_model *m, json_t *arr, const char *param,
-			   int64_t *count, struct pg_mock_error *err)
+			   int64_t *count, struct pg_prefix_hasher *ph, struct pg_mock_error *err)
 {
 	size_t i;
 	json_t *v;
@@ -139,18 +144,20 @@ static int token_ids_count(const struct pg_mock_model *m, json_t *arr, const cha
 			return pg_mock_error_set(err, 400, param,
 						 "Token id %lld is out of vocabulary (size %u)",
 						 (long long)id, m->vocab_size);
+		if (ph)
+			pg_prefix_hasher_add(ph, (uint32_t)id);
 	}
 	*count = (int64_t)json_array_size(arr);
 	return 0;
 }
 
 static int completion_prompt(const struct pg_mock_model *m, json_t *prompt, int depth,
-			     int64_t *count, struct pg_mock_error *err)
+			     int64_t *count, struct pg_prefix_hasher *ph, struct pg_mock_error *err)
 {
 	if (json_is_string(prompt)) {
 		*count = (int64_t)pg_vocab_tokenize(json_string_value(prompt),
-						    json_string_length(prompt), m->vocab_size, NULL,
-						    NULL);
+						    json_string_length(prompt), m->vocab_size,
+						    ph ? hash_id : NULL, ph);
 		return 0;
 	}
 	if (!json_is_array(prompt))
@@ -160,7 +167,7 @@ static int completion_prompt(const struct pg_mock_model *m, json_t *prompt, int 
 	if (json_array_size(prompt) == 0)
 		return pg_mock_error_set(err, 400, "prompt", "prompt: the list is empty");
 	if (json_is_integer(json_array_get(prompt, 0)))
-		return token_ids_count(m, prompt, "prompt", count, err);
+		return token_ids_count(m, prompt, "prompt", count, ph, err);
 	if (depth > 0)
 		return pg_mock_error_set(err, 400, "prompt",
 					 "prompt: expected a list of token ids");
@@ -169,7 +176,7 @@ static int completion_prompt(const struct pg_mock_model *m, json_t *prompt, int 
 					 "prompt: batches of %zu prompts are not supported by the "
 					 "mock server; send one prompt per request",
 					 json_array_size(prompt));
-	return completion_prompt(m, json_array_get(prompt, 0), depth + 1, count, err);
+	return completion_prompt(m, json_array_get(prompt, 0), depth + 1, count, ph, err);
 }
 
 static int64_t words(const char *s, size_t len, uint32_t vocab)
@@ -232,12 +239,22 @@ static int chat_text(json_t *messages, void (*fn)(const char *s, size_t len, voi
 struct count_ctx {
 	int64_t n;
 	uint32_t vocab;
+	struct pg_prefix_hasher *ph; /* NULL: count only */
 };
 
 static void count_words(const char *s, size_t len, void *ctx)
 {
 	struct count_ctx *c = ctx;
-	c->n += words(s, len, c->vocab);
+
+	if (c->ph)
+		c->n += (int64_t)pg_vocab_tokenize(s, len, c->vocab, hash_id, c->ph);
+	else
+		c->n += words(s, len, c->vocab);
+}
+
+void pg_mock_generation_release(struct pg_mock_generation *g)
+{
+	pg_prefix_hasher_release(&g->prefix);
 }
 
 int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api, const char *body,
@@ -251,6 +268,7 @@ int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api
 
 	memset(out, 0, sizeof(*out));
 	out->api = api;
+	pg_prefix_hasher_init(&out->prefix);
 	if (!root)
 		return -1;
 	if (check_model(m, root, err) || get_bool(root, "stream", &out->stream, err) ||
@@ -291,10 +309,11 @@ int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api
 			pg_mock_error_set(err, 400, "prompt", "prompt: field required");
 			goto done;
 		}
-		if (completion_prompt(m, prompt, 0, &out->prompt_tokens, err))
+		if (completion_prompt(m, prompt, 0, &out->prompt_tokens,
+				      m->prefix_blocks ? &out->prefix : NULL, err))
 			goto done;
 	} else {
-		struct count_ctx c = { 0, m->vocab_size };
+		struct count_ctx c = { 0, m->vocab_size, m->prefix_blocks ? &out->prefix : NULL };
 		if (chat_text(json_object_get(root, "messages"), count_words, &c, err))
 			goto done;
 		out->prompt_tokens = c.n;
@@ -376,7 +395,7 @@ int pg_mock_tokenize(const struct pg_mock_model *m, const char *body, size_t len
 				  m->vocab_size, push_id, tokens);
 	} else if (json_is_array(prompt)) {
 		int64_t n;
-		if (token_ids_count(m, prompt, "prompt", &n, err))
+		if (token_ids_count(m, prompt, "prompt", &n, NULL, err))
 			goto done;
 		json_array_extend(tokens, prompt);
 	} else {
@@ -419,7 +438,7 @@ int pg_mock_detokenize(const struct pg_mock_model *m, const char *body, size_t l
 		pg_mock_error_set(err, 400, "tokens", "tokens: expected a list of token ids");
 		goto done;
 	}
-	if (token_ids_count(m, tokens, "tokens", &n, err))
+	if (token_ids_count(m, tokens, "tokens", &n, NULL, err))
 		goto done;
 	ids = pg_xcalloc((size_t)n + 1, sizeof(*ids));
 	json_array_foreach(tokens, i, v) ids[i] = (uint32_t)json_integer_value(v);
@@ -473,11 +492,16 @@ void pg_mock_token_text(const struct pg_mock_stream *s, int64_t first, int64_t n
 	}
 }
 
-static void usage_json(struct pg_buf *b, int64_t prompt, int64_t completion)
+/* vLLM's usage; prompt_tokens_details (--enable-prompt-tokens-details)
+ * when the prefix cache is on (cached >= 0) */
+static void usage_json(struct pg_buf *b, int64_t prompt, int64_t completion, int64_t cached)
 {
-	pg_buf_printf(b,
-		      "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld}",
+	pg_buf_printf(b, "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld",
 		      (long long)prompt, (long long)(prompt + completion), (long long)completion);
+	if (cached >= 0)
+		pg_buf_printf(b, ",\"prompt_tokens_details\":{\"cached_tokens\":%lld}",
+			      (long long)cached);
+	pg_buf_putc(b, '}');
 }
 
 static void chunk_head(const struct pg_mock_stream *s, struct pg_buf *b)
@@ -558,7 +582,8 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 			    "\"logprobs\":null,\"finish_reason\":null}]");
 		if (s->continuous_usage) {
 			pg_buf_puts(scratch, ",\"usage\":");
-			usage_json(scratch, s->prompt_tokens, 0);
+			usage_json(scratch, s->prompt_tokens, 0,
+				   s->prompt_details ? s->cached_tokens : -1);
 		}
 		pg_buf_putc(scratch, '}');
 		emit(scratch, chunked, out);
@@ -581,7 +606,8 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 			pg_buf_puts(scratch, "null}]");
 		if (s->continuous_usage) {
 			pg_buf_puts(scratch, ",\"usage\":");
-			usage_json(scratch, s->prompt_tokens, done_tokens);
+			usage_json(scratch, s->prompt_tokens, done_tokens,
+				   s->prompt_details ? s->cached_tokens : -1);
 		}
 	} else {
 		pg_buf_puts(scratch, "[{\"index\":0,\"text\":\"");
@@ -591,7 +617,8 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 			      "\"usage\":",
 			      last ? finish_reason(s) : "null");
 		if (s->continuous_usage)
-			usage_json(scratch, s->prompt_tokens, done_tokens);
+			usage_json(scratch, s->prompt_tokens, done_tokens,
+				   s->prompt_details ? s->cached_tokens : -1);
 		else
 			pg_buf_puts(scratch, "null");
 	}
@@ -604,7 +631,8 @@ static void stream_message(const struct pg_mock_stream *s, int64_t first_token, 
 	if (s->include_usage) {
 		chunk_head(s, scratch);
 		pg_buf_puts(scratch, "[],\"usage\":");
-		usage_json(scratch, s->prompt_tokens, s->output_tokens);
+		usage_json(scratch, s->prompt_tokens, s->output_tokens,
+			   s->prompt_details ? s->cached_tokens : -1);
 		pg_buf_putc(scratch, '}');
 		emit(scratch, chunked, out);
 	}
@@ -634,9 +662,13 @@ void pg_mock_full_response(const struct pg_mock_stream *s, struct pg_buf *out)
 		      finish_reason(s));
 	pg_buf_puts(out, chat ? "}],\"usage\":" : ",\"prompt_logprobs\":null}],\"usage\":");
 	pg_buf_printf(out,
-		      "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld,"
-		      "\"prompt_tokens_details\":null}",
+		      "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld,",
 		      (long long)s->prompt_tokens, (long long)(s->prompt_tokens + s->output_tokens),
 		      (long long)s->output_tokens);
+	if (s->prompt_details)
+		pg_buf_printf(out, "\"prompt_tokens_details\":{\"cached_tokens\":%lld}}",
+			      (long long)s->cached_tokens);
+	else
+		pg_buf_puts(out, "\"prompt_tokens_details\":null}");
 	pg_buf_puts(out, chat ? ",\"prompt_logprobs\":null}" : "}");
 }

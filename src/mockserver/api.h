@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "mockserver/engine_model.h"
+#include "mockserver/prefix_cache.h"
 
 struct pg_buf;
 
@@ -35,6 +36,7 @@ struct pg_mock_model {
 	const char *name;
 	long max_model_len;
 	uint32_t vocab_size;
+	bool prefix_blocks; /* hash the prompt's blocks (a prefix cache is on) */
 };
 
 /* A parsed /v1/completions or /v1/chat/completions request. */
@@ -46,7 +48,12 @@ struct pg_mock_generation {
 	bool ignore_eos;
 	int64_t prompt_tokens;
 	int64_t max_tokens;
+	/* with the model's prefix_blocks: the prompt's chained block hashes,
+	 * its token ids in order (chat: the words of every message's text) */
+	struct pg_prefix_hasher prefix;
 };
+
+void pg_mock_generation_release(struct pg_mock_generation *g);
 
 /*
  * Parse and validate a generation request body. Returns 0, or -1 with err
@@ -88,6 +95,8 @@ struct pg_mock_stream {
 	const char *model_json; /* the model name as a JSON string literal */
 	int64_t created;
 	int64_t prompt_tokens;
+	bool prompt_details;   /* usage.prompt_tokens_details (else none, or null) */
+	int64_t cached_tokens; /* ... its cached_tokens */
 	bool include_usage;
 	bool continuous_usage;
 	const struct pg_engine_params *params;

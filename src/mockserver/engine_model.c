@@ -10,6 +10,7 @@ struct pg_engine_seq {
 	void *user;
 	uint64_t serial;
 	int64_t prompt_tokens;
+	int64_t cached_tokens; /* < 0: the prefix_hit share decides */
 	int64_t admitted_ns;
 	int64_t deadline_ns; /* of message next_message */
 	int64_t next_message;
@@ -377,7 +378,8 @@ static void admit(struct pg_engine *e, struct pg_engine_seq *s, int64_t at_ns)
 	int64_t compute = s->prompt_tokens;
 
 	if (!s->started) {
-		int64_t hit = prefix_hits(e, s->prompt_tokens);
+		int64_t hit = s->cached_tokens >= 0 ? s->cached_tokens
+						    : prefix_hits(e, s->prompt_tokens);
 		s->started = true;
 		e->counts.prefix_queries += (uint64_t)s->prompt_tokens;
 		e->counts.prefix_hits += (uint64_t)hit;
@@ -571,6 +573,7 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 	s->user = user;
 	s->serial = plan->serial;
 	s->prompt_tokens = req->prompt_tokens;
+	s->cached_tokens = req->has_cached ? req->cached_tokens : -1;
 	s->output_tokens = plan->output_tokens;
 	s->messages = plan->messages;
 	s->fault = plan->fault;

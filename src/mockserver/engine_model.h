@@ -42,9 +42,10 @@
  * message it was at. The default capacity, max_running x 8192 tokens, never
  * binds with the default max_model_len (8192).
  *
- * Prefix cache: prefix_hit of each prompt (rounded down to 16-token
- * blocks, never the whole prompt) is found cached at first admission and
- * costs no prefill.
+ * Prefix cache: a request's cached_tokens (the server's prefix cache,
+ * mockserver/prefix_cache.h), or else prefix_hit of each prompt (rounded
+ * down to 16-token blocks, never the whole prompt), is found cached at
+ * first admission and costs no prefill.
  *
  * The model counts what vLLM's /metrics shows (pg_engine_counts): KV
  * usage, preemptions, prefix-cache queries and hits, prompt and generation
@@ -127,6 +128,8 @@ struct pg_engine_request {
 	int64_t prompt_tokens;
 	int64_t max_tokens; /* >= 1 */
 	bool ignore_eos;
+	bool has_cached;       /* the server's prefix cache answered: */
+	int64_t cached_tokens; /* ... found this many (else the prefix_hit share) */
 };
 
 /* What the model decided for one request at submission. */

@@ -119,13 +119,21 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 
 	if (o->server.engine.fixed_timing &&
 	    (!isnan(o->prefill_us) || !isnan(o->itl_growth) || o->max_running >= 0 ||
-	     o->kv_cache_tokens || o->prefix_hit))
+	     o->kv_cache_tokens || o->prefix_hit || o->server.prefix_cache_blocks))
 		return pg_error_set(err, PG_ECONFIG, "--fixed-timing has no engine model: drop %s",
 				    !isnan(o->prefill_us)   ? "--prefill-us-per-token"
 				    : !isnan(o->itl_growth) ? "--itl-growth"
 				    : o->max_running >= 0   ? "--max-running"
 				    : o->kv_cache_tokens    ? "--kv-cache-tokens"
-							    : "--prefix-hit");
+				    : o->prefix_hit         ? "--prefix-hit"
+							    : "--prefix-cache-blocks");
+	if (o->prefix_hit && o->server.prefix_cache_blocks)
+		return pg_error_set(err, PG_ECONFIG,
+				    "--prefix-hit and --prefix-cache-blocks are two models of the "
+				    "prefix cache: give one");
+	if (o->server.prefix_cache_blocks < 0)
+		return pg_error_set(err, PG_ECONFIG,
+				    "--prefix-cache-blocks: expected a number >= 0");
 	if ((rc = check_ranges(o, err)))
 		return rc;
 

@@ -29,13 +29,15 @@ struct pg_mock_server_config {
 	bool never_ready;      /* never listen */
 	long exit_after_ms;    /* < 0: never; else _exit(exit_code) then */
 	int exit_code;
-	const char *timing_log; /* JSON lines written at exit, or NULL */
-	bool log_requests;      /* one line per generation request */
-	bool no_metrics;        /* GET /metrics is a 404 (an engine without metrics) */
-	long idle_timeout_ms;   /* close a connection without a whole request this long
+	const char *timing_log;   /* JSON lines written at exit, or NULL */
+	bool log_requests;        /* one line per generation request */
+	bool no_metrics;          /* GET /metrics is a 404 (an engine without metrics) */
+	long prefix_cache_blocks; /* > 0: a prefix cache of that many 16-token blocks
+				     (mockserver/prefix_cache.h); 0: none */
+	long idle_timeout_ms;     /* close a connection without a whole request this long
 				   after it opened or was last answered (408 to a
 				   half-sent one); <= 0: never */
-	FILE *log;              /* startup/shutdown lines; NULL: silent */
+	FILE *log;                /* startup/shutdown lines; NULL: silent */
 };
 
 /* Long enough for any client between two requests of a run (uvicorn,

@@ -112,6 +112,7 @@ struct server {
 	struct pg_mock_model model;
 	struct pg_buf model_json;
 	struct pg_engine *engine;
+	struct pg_prefix_cache *prefix; /* --prefix-cache-blocks, or NULL */
 	int epfd, listen_fd, signal_fd, spare_fd;
 	int timer_fd; /* only where epoll_pwait2 is missing */
 	int64_t timer_armed;
@@ -611,13 +612,21 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 			r->outcome = "rejected";
 		}
 		c->rec = NULL;
+		pg_mock_generation_release(&g);
 		respond_error(s, c, &e, req->keep_alive, NULL);
 		finish_request(s, NULL, "rejected", e.status);
 		return;
 	}
+	memset(&er, 0, sizeof(er));
 	er.prompt_tokens = g.prompt_tokens;
 	er.max_tokens = g.max_tokens;
 	er.ignore_eos = g.ignore_eos;
+	if (s->prefix) {
+		er.has_cached = true;
+		er.cached_tokens = pg_prefix_cache_lookup(s->prefix, g.prefix.blocks, g.prefix.n,
+							  g.prompt_tokens);
+	}
+	pg_mock_generation_release(&g);
 
 	c->active = true;
 	s->st.in_flight++;
@@ -636,6 +645,8 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 		.model_json = s->model_json.ptr,
 		.created = s->created + (now - s->start_ns) / 1000000000,
 		.prompt_tokens = g.prompt_tokens,
+		.prompt_details = er.has_cached,
+		.cached_tokens = er.cached_tokens,
 		.include_usage = g.include_usage,
 		.continuous_usage = g.continuous_usage,
 		.params = &s->cfg->engine,
@@ -1146,6 +1157,9 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 	s->rbuf = pg_xmalloc(READ_BUF_SIZE);
 	s->late_hist = pg_xcalloc(LATE_BUCKETS, sizeof(*s->late_hist));
 	s->engine = pg_engine_new(&cfg->engine);
+	s->model.prefix_blocks = cfg->prefix_cache_blocks > 0;
+	if (cfg->prefix_cache_blocks > 0)
+		s->prefix = pg_prefix_cache_new((size_t)cfg->prefix_cache_blocks);
 
 	/* first of all: from here a SIGTERM is a clean stop, however early */
 	sigemptyset(&mask);
@@ -1215,6 +1229,7 @@ static void teardown(struct server *s)
 		record_free(s->records[i]);
 	free(s->records);
 	pg_engine_free(s->engine);
+	pg_prefix_cache_free(s->prefix);
 	pg_buf_release(&s->model_json);
 	pg_buf_release(&s->out);
 	pg_buf_release(&s->scratch);
