@@ -45,6 +45,15 @@ static const char *const words[] = {
 /* clang-format on */
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
+void pg_dataset_words(struct pg_buf *out, size_t n, struct pg_rng *rng)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			pg_buf_putc(out, ' ');
+		pg_buf_puts(out, words[pg_rng_range(rng, 0, (long)N_WORDS - 1)]);
+	}
+}
+
 int pg_dataset_random(struct pg_prompts *out, size_t n, const struct pg_dataset_spec *d,
 		      bool as_text, uint64_t seed, struct pg_error *err)
 {

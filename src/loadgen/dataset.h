@@ -49,6 +49,12 @@ void pg_prompts_release(struct pg_prompts *p);
 int pg_dataset_random(struct pg_prompts *out, size_t n, const struct pg_dataset_spec *d,
 		      bool as_text, uint64_t seed, struct pg_error *err);
 
+struct pg_buf;
+struct pg_rng;
+/* Append n common English words (one token each in the usual BPE
+ * vocabularies), space-separated, drawn uniformly from rng. */
+void pg_dataset_words(struct pg_buf *out, size_t n, struct pg_rng *rng);
+
 /* Count the tokens of text; 0 or PG_E* with err set. */
 typedef int (*pg_token_count_fn)(void *ctx, const char *text, long *count, struct pg_error *err);
 

@@ -86,11 +86,15 @@ struct slot {
 	struct pg_reqtrace *trace;
 	struct curl_slist id_header; /* x-request-id, chained to the shared headers */
 	char id_buf[96];
+	struct curl_slist extra_header; /* the request's own header line */
+	size_t index;                   /* the request's index in the run */
 	char errbuf[CURL_ERROR_SIZE];
 	bool begun;
 	size_t held; /* its response buffers' capacity, as counted in h->held */
 	struct slot *next_free;
 };
+
+struct dispatch;
 
 struct pg_hl {
 	CURLM *multi;
@@ -406,6 +410,7 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 	curl_easy_reset(e);
 	s->begun = false;
 	s->trace = r->trace;
+	s->index = index;
 	s->errbuf[0] = '\0';
 	curl_easy_setopt(e, CURLOPT_URL, o->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, s);
@@ -432,6 +437,11 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 		s->id_header.data = s->id_buf;
 		s->id_header.next = (struct curl_slist *)headers;
 		headers = &s->id_header;
+	}
+	if (r->header) {
+		s->extra_header.data = (char *)r->header;
+		s->extra_header.next = (struct curl_slist *)headers;
+		headers = &s->extra_header;
 	}
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
 	h->clock_ns = pg_hl_now_ns();
@@ -460,8 +470,10 @@ static enum pg_fail transport_fail(CURLcode rc)
 	}
 }
 
-/* Collect finished transfers; returns how many finished. */
-static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed)
+/* Collect finished transfers; returns how many finished. A source hears
+ * of each (after its slot is back in the pool). */
+static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed,
+		   const struct pg_hl_source *src)
 {
 	CURLMsg *m;
 	int left;
@@ -491,7 +503,12 @@ static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed)
 		}
 		curl_multi_remove_handle(h->multi, s->easy);
 		h->in_flight--;
-		slot_put(h, s);
+		{
+			size_t index = s->index;
+			slot_put(h, s);
+			if (src)
+				src->done(src->ctx, index);
+		}
 		*release_ns = now;
 		done++;
 	}
@@ -523,9 +540,15 @@ struct dispatch {
 	const struct pg_hl_run_opts *o;
 };
 
+/* "Not before something finishes": far, but with room to add an origin. */
+#define DUE_NEVER (INT64_MAX / 4)
+
 static int64_t due_ns(const struct dispatch *d)
 {
-	return (int64_t)llround(d->reqs[d->next].due_s * 1e9);
+	double s = d->o->source ? d->o->source->next_due(d->o->source->ctx)
+				: d->reqs[d->next].due_s;
+
+	return s * 1e9 < (double)DUE_NEVER ? (int64_t)llround(s * 1e9) : DUE_NEVER;
 }
 
 /*
@@ -551,6 +574,8 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 			return;
 		t->scheduled_ns = due;
 		t->eligible_ns = due > d->release_ns ? due : d->release_ns;
+		if (d->o->source)
+			d->o->source->take(d->o->source->ctx, d->next, &d->reqs[d->next]);
 		start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
 		d->next++;
 		/* write the request now (a warm connection sends at once), so
@@ -689,7 +714,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			break;
 		}
 		dispatch_due(h, &d);
-		done += reap(h, &d.release_ns, &failed);
+		done += reap(h, &d.release_ns, &failed, o->source);
 		if (done >= n)
 			break;
 		/* (with a request already due, the wait below does not block: it
@@ -706,7 +731,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 				break;
 			}
 			mark = h->clock_ns = pg_hl_now_ns();
-			done += reap(h, &d.release_ns, &failed);
+			done += reap(h, &d.release_ns, &failed, o->source);
 			continue;
 		}
 		nev = wait_events(h, &d, events, MAX_EVENTS, called);
@@ -756,7 +781,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 			h->clock_ns = pg_hl_now_ns();
 		}
-		done += reap(h, &d.release_ns, &failed);
+		done += reap(h, &d.release_ns, &failed, o->source);
 		now = h->clock_ns - h->origin;
 		if (o->progress && now - last_progress >= interval) {
 			struct pg_hl_progress p = { done, n, failed, h->messages - messages0,

@@ -39,6 +39,28 @@ struct pg_hl_request {
 	size_t body_len;
 	double due_s;              /* send time, seconds after the origin; non-decreasing */
 	struct pg_reqtrace *trace; /* filled in (times relative to the origin) */
+	const char *header;        /* one more header line ("x-user-id: 7"), or NULL */
+};
+
+/*
+ * A request source that decides as the run goes (multi-turn sessions,
+ * loadgen/sessions.h) instead of a schedule fixed up front: the engine
+ * asks next_due for the earliest time a request is ready (seconds after
+ * the origin; INFINITY: none is ready until some request in flight
+ * finishes), calls take to have request `index` (0, 1, 2... in sending
+ * order) written into *r when that time has come -- body and header;
+ * r->trace is the caller's (set up front) and due_s is ignored -- and tells done when request `index` has ended
+ * (its trace complete), which may make the next one ready. The callbacks
+ * run on the engine's thread, between socket events: they must be quick.
+ * The trace's scheduled_ns and eligible_ns are set to the due time before
+ * take, which may change scheduled_ns (a turn that waited for the one
+ * before it was scheduled earlier than it became eligible).
+ */
+struct pg_hl_source {
+	double (*next_due)(void *ctx);
+	void (*take)(void *ctx, size_t index, struct pg_hl_request *r);
+	void (*done)(void *ctx, size_t index);
+	void *ctx;
 };
 
 struct pg_hl_progress {
@@ -57,8 +79,9 @@ struct pg_hl_run_opts {
 	void (*progress)(void *ctx, const struct pg_hl_progress *p);
 	void *progress_ctx;
 	double progress_interval_s;
-	size_t memory_budget; /* bytes for all streams' response buffers; 0:
+	size_t memory_budget;              /* bytes for all streams' response buffers; 0:
 				 PG_HL_MEMORY_BUDGET */
+	const struct pg_hl_source *source; /* NULL: reqs' own schedule */
 };
 
 /*

@@ -11,6 +11,8 @@
 #include "base/strutil.h"
 #include "loadgen/dataset_io.h"
 #include "loadgen/httpload_io.h"
+#include "loadgen/sessions.h"
+#include "telemetry/prom.h"
 
 #include <curl/curl.h>
 #include <math.h>
@@ -70,14 +72,25 @@ done:
 	return rc;
 }
 
-/* The request body as vLLM's client sends it (docs/design/vllm-benchmarks.md §3). */
-static void build_body(struct pg_buf *out, const struct run *r, const struct pg_prompt *p)
+/* The request body as vLLM's client sends it (docs/design/vllm-benchmarks.md
+ * §3); history (stolen), when given, is a session's conversation instead
+ * of the prompt: chat messages, or one prompt string. */
+static void build_body_from(struct pg_buf *out, const struct run *r, const struct pg_prompt *p,
+			    json_t *history)
 {
 	const struct pg_client_spec *c = &r->t->client;
 	json_t *b = json_object(), *so = json_object();
 
 	json_object_set_new(b, "model", json_string(r->model));
-	if (r->chat) {
+	if (history && r->chat) {
+		json_object_set_new(b, "messages", history);
+		json_object_set_new(b, "max_completion_tokens", json_integer(p->output_len));
+	} else if (history) {
+		json_object_set_new(b, "prompt", history);
+		json_object_set_new(b, "repetition_penalty", json_real(1.0));
+		json_object_set_new(b, "max_tokens", json_integer(p->output_len));
+		json_object_set_new(b, "logprobs", json_null());
+	} else if (r->chat) {
 		json_t *part = json_pack("{s:s, s:s}", "type", "text", "text",
 					 p->text ? p->text : "");
 		json_t *msg = json_pack("{s:s, s:[o]}", "role", "user", "content", part);
@@ -111,6 +124,11 @@ static void build_body(struct pg_buf *out, const struct run *r, const struct pg_
 	json_decref(b);
 }
 
+static void build_body(struct pg_buf *out, const struct run *r, const struct pg_prompt *p)
+{
+	build_body_from(out, r, p, NULL);
+}
+
 static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen_opts *o,
 		 size_t n_prompts, struct pg_error *err)
 {
@@ -141,6 +159,8 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 	r->model = pg_xstrdup(t->client.served_model ? t->client.served_model : t->model);
 	if (!r->model && (rc = discover_model(r, err)))
 		return rc;
+	if (t->dataset.kind == PG_DATASET_MULTI_TURN)
+		return 0; /* sessions write their prompts as they go */
 	{
 		struct pg_dataset_server srv = { o->base_url, r->model, o->api_key, o->stop };
 		if ((rc = pg_dataset_load(&r->prompts, t, n_prompts, r->chat, &srv, err)))
@@ -390,6 +410,163 @@ done:
 	return rc;
 }
 
+/* ---- multi-turn sessions (loadgen/sessions.h) ---- */
+
+/* The prefix-cache counters of the server's /metrics now (NAN: not
+ * served, or no /metrics). */
+static void scrape_prefix_counters(const struct run *r, double *queries, double *hits)
+{
+	struct pg_buf url = PG_BUF_INIT, resp = PG_BUF_INIT;
+	struct pg_prom prom = PG_PROM_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	CURL *e = curl_easy_init();
+	long code = 0;
+
+	*queries = *hits = NAN;
+	pg_buf_printf(&url, "%s/metrics", r->o->base_url);
+	pg_hl_easy_prepare(e, url.ptr, r->headers, &resp, 5, r->o->stop);
+	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	if (curl_easy_perform(e) == CURLE_OK &&
+	    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200) {
+		/* a line the parser leaves out does not spoil the others */
+		pg_prom_parse(&prom, resp.ptr ? resp.ptr : "", resp.len, &err);
+		*queries = pg_prom_sum(&prom, "vllm:prefix_cache_queries_total", NULL);
+		*hits = pg_prom_sum(&prom, "vllm:prefix_cache_hits_total", NULL);
+	}
+	pg_prom_release(&prom);
+	curl_easy_cleanup(e);
+	pg_buf_release(&url);
+	pg_buf_release(&resp);
+}
+
+struct session_run {
+	struct run *r;
+	struct pg_sessions s;
+	struct pg_hl_request *reqs;
+	struct pg_reqtrace *traces;
+	struct pg_buf *bodies;  /* per request, freed when it ends */
+	struct pg_buf *answers; /* per request: the text as received */
+};
+
+static double sr_next_due(void *ctx)
+{
+	struct session_run *sr = ctx;
+	return pg_sessions_next_due(&sr->s);
+}
+
+static void sr_take(void *ctx, size_t index, struct pg_hl_request *q)
+{
+	struct session_run *sr = ctx;
+	struct pg_reqtrace *t = &sr->traces[index];
+	struct pg_prompt p = { 0 };
+	double nominal;
+	size_t user = pg_sessions_take(&sr->s, index, &nominal), turn = sr->s.u[user].turn;
+
+	p.output_len = sr->r->t->dataset.output_len;
+	build_body_from(&sr->bodies[index], sr->r, &p,
+			pg_sessions_history(&sr->s, user, sr->r->chat));
+	q->body = sr->bodies[index].ptr;
+	q->body_len = sr->bodies[index].len;
+	q->header = sr->s.u[user].header;
+	/* as late as the schedule said, not as late as the answer before */
+	t->scheduled_ns = llround(nominal * 1e9);
+	/* the words sent, as the estimate until the server's usage counts them */
+	t->prompt_len = (long)(sr->r->t->dataset.sessions.system_prompt_len +
+			       (long)(turn + 1) * sr->r->t->dataset.sessions.question_len +
+			       (long)turn * p.output_len);
+	t->text = &sr->answers[index];
+}
+
+static void sr_done(void *ctx, size_t index)
+{
+	struct session_run *sr = ctx;
+	const struct pg_reqtrace *t = &sr->traces[index];
+	const struct pg_buf *a = &sr->answers[index];
+
+	pg_sessions_done(&sr->s, index, pg_ns_to_s(t->sent_ns), pg_ns_to_s(t->end_ns),
+			 a->ptr ? a->ptr : "", a->len);
+	sr->traces[index].text = NULL;
+	pg_buf_release(&sr->answers[index]);
+	pg_buf_release(&sr->bodies[index]);
+}
+
+static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
+			  struct pg_error *err)
+{
+	const struct pg_test *t = r->t;
+	const struct pg_sessions_spec *spec = &t->dataset.sessions;
+	struct session_run sr = { .r = r };
+	struct pg_sessions_plan plan;
+	struct pg_hl_source src = { sr_next_due, sr_take, sr_done, &sr };
+	struct pg_hl_run_opts ho;
+	struct pg_hl_stats st;
+	double q0, h0, q1, h1;
+	size_t n;
+	int rc;
+
+	if ((rc = pg_sessions_plan(&plan, spec, pt->qps, err)))
+		return pg_error_prefix(err, "%s", t->name);
+	pg_sessions_init(&sr.s, &plan, spec->system_prompt_len, spec->question_len,
+			 t->dataset.output_len, t->client.seed);
+	n = pg_sessions_total(&sr.s);
+	sr.reqs = pg_xcalloc(n, sizeof(*sr.reqs));
+	sr.traces = pg_xcalloc(n, sizeof(*sr.traces));
+	sr.bodies = pg_xcalloc(n, sizeof(*sr.bodies));
+	sr.answers = pg_xcalloc(n, sizeof(*sr.answers));
+	for (size_t i = 0; i < n; i++) {
+		pg_reqtrace_init(&sr.traces[i]);
+		pg_reqtrace_reserve(&sr.traces[i], (size_t)t->dataset.output_len + 2);
+		sr.reqs[i].trace = &sr.traces[i];
+	}
+	r->engine = pg_hl_new(plan.users, err);
+	if (!r->engine) {
+		rc = PG_ERR;
+		goto done;
+	}
+	/* connections only: a warm-up request would fill the prefix cache */
+	if ((rc = warm_up(r, min_size(plan.users, PRECONNECT_MAX), 0, 0, NULL, err)))
+		goto done;
+	run_opts(&ho, r, 0, true);
+	ho.source = &src;
+	/* the counters right before and right after: the point's window */
+	scrape_prefix_counters(r, &q0, &h0);
+	rc = pg_hl_run(r->engine, sr.reqs, n, &ho, &st, err);
+	if (rc)
+		goto done;
+	scrape_prefix_counters(r, &q1, &h1);
+	{
+		bool rate = !isnan(pt->qps) && !isinf(pt->qps);
+		struct pg_serve_stats_opts so = {
+			.percentiles = t->client.percentiles,
+			.n_percentiles = t->client.n_percentiles,
+			.goodput = t->goodput,
+			.duration_s = st.duration_s,
+			.detailed = r->o->save_detailed,
+			.finite_rate = rate,
+			.dataset_input_source = "estimate",
+			.health = client_health(&st, false),
+		};
+		if ((rc = pg_loadstats_metrics_parse(&so.metrics, &t->client.percentile_metrics,
+						     err)))
+			goto done;
+		metadata(out, r, pt);
+		pg_serve_metrics(out, sr.traces, n, &so);
+		pg_session_metrics(out, sr.traces, sr.s.req_turn, n, &sr.s);
+		pg_session_server_keys(out, q1 - q0, h1 - h0);
+	}
+done:
+	for (size_t i = 0; i < n; i++) {
+		pg_buf_release(&sr.bodies[i]);
+		pg_buf_release(&sr.answers[i]);
+	}
+	release_traces(sr.traces, n);
+	free(sr.reqs);
+	free(sr.bodies);
+	free(sr.answers);
+	pg_sessions_release(&sr.s);
+	return rc;
+}
+
 static int run_throughput(struct run *r, json_t *out, struct pg_error *err)
 {
 	const struct pg_test *t = r->t;
@@ -561,7 +738,8 @@ int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, j
 		rc = run_throughput(&r, res, err);
 		break;
 	default:
-		rc = run_serving(&r, pt, res, err);
+		rc = t->dataset.kind == PG_DATASET_MULTI_TURN ? run_multi_turn(&r, pt, res, err)
+							      : run_serving(&r, pt, res, err);
 		break;
 	}
 done:

@@ -32,7 +32,7 @@ void pg_reqtrace_init(struct pg_reqtrace *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->scheduled_ns = t->eligible_ns = t->sent_ns = t->first_byte_ns = t->end_ns = -1;
-	t->usage_prompt_tokens = t->usage_completion_tokens = -1;
+	t->usage_prompt_tokens = t->usage_completion_tokens = t->usage_cached_tokens = -1;
 }
 
 void pg_reqtrace_reserve(struct pg_reqtrace *t, size_t n)
@@ -306,6 +306,29 @@ static bool key_is(const char *k, size_t klen, const char *want)
 	return klen == strlen(want) && !memcmp(k, want, klen);
 }
 
+/* usage.prompt_tokens_details: its cached_tokens */
+static int skim_details(struct skim *s, struct pg_chunk_info *out)
+{
+	int more = open_container(s, '}');
+
+	while (more > 0) {
+		const char *k;
+		size_t klen;
+
+		if (member_key(s, &k, &klen))
+			return -1;
+		if ((*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) &&
+		    key_is(k, klen, "cached_tokens")) {
+			if (skim_number(s, &out->cached_tokens))
+				return -1;
+		} else if (skim_value(s)) {
+			return -1;
+		}
+		more = after_item(s, '}');
+	}
+	return more;
+}
+
 static int skim_usage(struct skim *s, struct pg_chunk_info *out)
 {
 	int more = open_container(s, '}');
@@ -325,6 +348,9 @@ static int skim_usage(struct skim *s, struct pg_chunk_info *out)
 				out->prompt_tokens = v;
 			else
 				out->completion_tokens = v;
+		} else if (*s->p == '{' && key_is(k, klen, "prompt_tokens_details")) {
+			if (skim_details(s, out))
+				return -1;
 		} else if (skim_value(s)) {
 			return -1;
 		}
@@ -339,7 +365,7 @@ int pg_chunk_skim(struct pg_chunk_info *out, const char *json, size_t len)
 	int more;
 
 	memset(out, 0, sizeof(*out));
-	out->prompt_tokens = out->completion_tokens = -1;
+	out->prompt_tokens = out->completion_tokens = out->cached_tokens = -1;
 	ws(&s);
 	if (s.p >= s.end || *s.p != '{')
 		return -1;
@@ -432,6 +458,22 @@ static int fail_with_text(struct pg_reqtrace *t, enum pg_fail f, const char *pre
 	return -1;
 }
 
+/* Append choices[0]'s text (delta.content, text, or message.content). */
+static void keep_text(struct pg_buf *out, const char *data, size_t len)
+{
+	json_t *root = json_loadb(data, len, 0, NULL);
+	json_t *c = json_array_get(json_object_get(root, "choices"), 0);
+	json_t *v = json_object_get(json_object_get(c, "delta"), "content");
+
+	if (!json_is_string(v))
+		v = json_object_get(c, "text");
+	if (!json_is_string(v))
+		v = json_object_get(json_object_get(c, "message"), "content");
+	if (json_is_string(v))
+		pg_buf_add(out, json_string_value(v), json_string_length(v));
+	json_decref(root);
+}
+
 static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool error_event,
 		      bool whole_body)
 {
@@ -460,6 +502,8 @@ static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool 
 			t->n_chunk_usage++;
 		}
 		t->n_chunks++;
+		if (t->text)
+			keep_text(t->text, data, len);
 	}
 	/* vLLM reads usage from the choice-less final message only; a
 	 * non-streaming body carries both in one object */
@@ -468,6 +512,8 @@ static int on_message(struct pg_oai_resp *r, const char *data, size_t len, bool 
 			t->usage_completion_tokens = ci.completion_tokens;
 		if (ci.prompt_tokens >= 0)
 			t->usage_prompt_tokens = ci.prompt_tokens;
+		if (ci.cached_tokens >= 0)
+			t->usage_cached_tokens = ci.cached_tokens;
 	}
 	return 0;
 }

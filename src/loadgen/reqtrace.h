@@ -51,10 +51,18 @@ struct pg_reqtrace {
 	long prompt_len;              /* from the dataset */
 	long usage_prompt_tokens;     /* -1: not reported */
 	long usage_completion_tokens; /* -1: not reported */
+	long usage_cached_tokens;     /* usage.prompt_tokens_details.cached_tokens;
+					 -1: not reported */
 	int http_status;              /* 0 before headers */
 	bool saw_done;                /* data: [DONE] */
 	enum pg_fail fail;
 	char *error; /* owned message for a failure, NULL on success */
+	/* when set (borrowed), the generated text is appended to it as it
+	 * arrives: choices[0].delta.content (chat), choices[0].text, or a
+	 * whole body's choices[0].message.content -- a multi-turn session's
+	 * answer as received. NULL: not kept (the per-token path stays a
+	 * skim) */
+	struct pg_buf *text;
 };
 
 /* Zero the trace, times -1, usage -1. Reuses nothing. */
@@ -129,6 +137,7 @@ struct pg_chunk_info {
 	bool error;             /* "error" is present and not null, or "object":"error" */
 	long prompt_tokens;     /* usage.prompt_tokens, -1 absent */
 	long completion_tokens; /* usage.completion_tokens, -1 absent */
+	long cached_tokens;     /* usage.prompt_tokens_details.cached_tokens, -1 absent */
 };
 
 /* 0 when json is one valid JSON object, -1 otherwise. */

@@ -342,7 +342,8 @@ static json_t *params_json(const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
 	const struct pg_dataset_spec *d = &t->dataset;
-	static const char *const datasets[] = { "random", "sharegpt", "jsonl", "sonnet" };
+	static const char *const datasets[] = { "random", "sharegpt", "jsonl", "sonnet",
+						"multi_turn" };
 	json_t *p = json_object();
 	bool random = d->kind == PG_DATASET_RANDOM;
 	bool serving = t->kind == PG_SUITE_SERVING;
@@ -377,6 +378,20 @@ static json_t *params_json(const struct pg_point *pt)
 							: json_null());
 	if (serving)
 		slo_json(p, &t->goodput);
+	if (d->kind == PG_DATASET_MULTI_TURN) {
+		const struct pg_sessions_spec *ss = &d->sessions;
+		json_t *m = json_pack("{s:I, s:I, s:I, s:I}", "users", (json_int_t)ss->users,
+				      "rounds", (json_int_t)ss->rounds, "system_prompt_len",
+				      (json_int_t)ss->system_prompt_len, "question_len",
+				      (json_int_t)ss->question_len);
+		json_object_set_new(m, "think_time",
+				    isnan(ss->think_time) ? json_null()
+							  : json_real(ss->think_time));
+		json_object_set_new(m, "join_interval",
+				    isnan(ss->join_interval) ? json_null()
+							     : json_real(ss->join_interval));
+		json_object_set_new(p, "multi_turn", m);
+	}
 	json_object_set_new(
 		p, "endpoint",
 		json_string(t->client.endpoint ? t->client.endpoint : "/v1/completions"));

@@ -60,6 +60,14 @@ static void dataset_flags(struct pg_buf *out, const struct pg_test *t, bool serv
 		flag(out, "dataset-name", "custom");
 		flag(out, "dataset-path", d->path);
 		break;
+	case PG_DATASET_MULTI_TURN:
+		/* vllm bench serve has no sessions: production-stack's
+		 * multi-round QA benchmark (docs/sessions.md) is the nearest */
+		flag(out, "dataset-name", "random");
+		flag_long(out, "random-input-len",
+			  d->sessions.system_prompt_len + d->sessions.question_len);
+		flag_long(out, "random-output-len", d->output_len);
+		break;
 	case PG_DATASET_SONNET:
 		flag(out, "dataset-name", "sonnet");
 		flag(out, "dataset-path", d->path);

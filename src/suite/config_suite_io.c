@@ -483,10 +483,11 @@ static const struct key client_keys[] = {
 static int set_dataset_name(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 			    const struct pg_ypath *p)
 {
-	static const char *const names[] = { "random", "sharegpt", "jsonl", "sonnet" };
+	static const char *const names[] = { "random", "sharegpt", "jsonl", "sonnet",
+					     "multi_turn" };
 	const char *s = pg_ynode_text(v);
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (pg_ynode_is_scalar(v) && !strcmp(s, names[i])) {
 			t->dataset.kind = (enum pg_dataset_kind)i;
 			c->dataset_name_node = v;
@@ -494,16 +495,17 @@ static int set_dataset_name(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 		}
 	}
 	if (pg_ynode_is_scalar(v) && !pg_ynode_is_null(v)) {
-		const char *near = pg_nearest(s, names, 4);
+		const char *near = pg_nearest(s, names, 5);
 		if (near)
 			return pg_yerr(c->d, v, p, E(c),
 				       "unknown dataset '%s' (did you mean '%s'?)", s, near);
 		return pg_yerr(c->d, v, p, E(c),
-			       "unknown dataset '%s': expected random, sharegpt, jsonl or sonnet",
+			       "unknown dataset '%s': expected random, sharegpt, jsonl, sonnet "
+			       "or multi_turn",
 			       s);
 	}
 	return pg_yerr(c->d, v, p, E(c),
-		       "expected a dataset name: random, sharegpt, jsonl or sonnet");
+		       "expected a dataset name: random, sharegpt, jsonl, sonnet or multi_turn");
 }
 
 static int ds_path(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -554,6 +556,57 @@ static int ds_prefix_len(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 	return pg_yget_long(c->d, v, p, 0, &t->dataset.prefix_len, E(c));
 }
 
+static int ds_users(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->dataset.sessions.users, E(c));
+}
+
+static int ds_rounds(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->dataset.sessions.rounds, E(c));
+}
+
+static int ds_system_prompt_len(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+				const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 0, &t->dataset.sessions.system_prompt_len, E(c));
+}
+
+static int ds_question_len(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			   const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 1, &t->dataset.sessions.question_len, E(c));
+}
+
+/* seconds >= 0, or null for "not set" */
+static int ds_seconds(struct sctx *c, yaml_node_t *v, const struct pg_ypath *p, double *out)
+{
+	double x;
+
+	if (pg_ynode_is_null(v)) {
+		*out = NAN;
+		return 0;
+	}
+	if (pg_yget_double(c->d, v, p, false, &x, E(c)))
+		return PG_ECONFIG;
+	if (!(x >= 0))
+		return pg_yerr(c->d, v, p, E(c), "expected seconds >= 0, got %s", pg_ynode_text(v));
+	*out = x;
+	return 0;
+}
+
+static int ds_think_time(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			 const struct pg_ypath *p)
+{
+	return ds_seconds(c, v, p, &t->dataset.sessions.think_time);
+}
+
+static int ds_join_interval(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			    const struct pg_ypath *p)
+{
+	return ds_seconds(c, v, p, &t->dataset.sessions.join_interval);
+}
+
 /* clang-format off */
 static const struct key dataset_keys[] = {
 	{ "name", K_ALL, set_dataset_name },
@@ -562,6 +615,12 @@ static const struct key dataset_keys[] = {
 	{ "output_len", K_ALL, ds_output_len },
 	{ "range_ratio", K_ALL, ds_range_ratio },
 	{ "prefix_len", K_ALL, ds_prefix_len },
+	{ "users", K_ALL, ds_users },
+	{ "rounds", K_ALL, ds_rounds },
+	{ "system_prompt_len", K_ALL, ds_system_prompt_len },
+	{ "question_len", K_ALL, ds_question_len },
+	{ "think_time", K_ALL, ds_think_time },
+	{ "join_interval", K_ALL, ds_join_interval },
 };
 /* clang-format on */
 
@@ -1404,7 +1463,8 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 
 	/* file datasets take each prompt's output length from the data unless
 	 * told otherwise, as vLLM does for sharegpt */
-	if (t->dataset.kind != PG_DATASET_RANDOM && !c->output_len_node)
+	if (t->dataset.kind != PG_DATASET_RANDOM && t->dataset.kind != PG_DATASET_MULTI_TURN &&
+	    !c->output_len_node)
 		t->dataset.output_len = 0;
 	switch (t->dataset.kind) {
 	case PG_DATASET_RANDOM:
@@ -1419,6 +1479,45 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 				"random prompts need output_len >= 1 (0 means 'from the data' "
 				"for sharegpt and jsonl)");
 		break;
+	case PG_DATASET_MULTI_TURN: {
+		const yaml_node_t *at = c->dataset_name_node ? c->dataset_name_node : node;
+		if (t->kind != PG_SUITE_SERVING)
+			return pg_yerr(c->d, at, &dp, E(c),
+				       "test '%s': multi_turn is a serving workload", t->name);
+		if (t->dataset.path)
+			return pg_yerr(c->d, c->dataset_path_node, &dpp, E(c),
+				       "multi_turn writes its own prompts: drop the path "
+				       "(ShareGPT conversations are not supported yet)");
+		if (t->dataset.output_len < 1)
+			return pg_yerr(c->d, c->output_len_node ? c->output_len_node : node, p,
+				       E(c), "multi_turn answers need output_len >= 1");
+		for (size_t i = 0; i < t->n_max_concurrency; i++)
+			if (t->max_concurrency[i] > 0)
+				return pg_yerr(c->d, at, &dp, E(c),
+					       "test '%s': multi_turn sends one turn per user at "
+					       "a time (users bound the concurrency): drop "
+					       "max_concurrency",
+					       t->name);
+		if (!isnan(t->dataset.sessions.think_time))
+			for (size_t i = 0; i < t->n_qps; i++)
+				if (!isinf(t->qps[i]))
+					return pg_yerr(
+						c->d, at, &dp, E(c),
+						"test '%s': a think_time paces each user, a qps "
+						"the users together: give one (qps: inf with "
+						"think_time)",
+						t->name);
+		if (t->ramp_up.strategy != PG_RAMP_NONE)
+			return pg_yerr(c->d, at, &dp, E(c),
+				       "test '%s': multi_turn has no ramp_up (users join "
+				       "join_interval apart)",
+				       t->name);
+		/* every point sends users x rounds turns */
+		t->num_prompts = t->dataset.sessions.users * t->dataset.sessions.rounds;
+		t->prompts_per_concurrency = 0;
+		t->certify_tails = false;
+		break;
+	}
 	case PG_DATASET_SHAREGPT:
 	case PG_DATASET_JSONL:
 	case PG_DATASET_SONNET:

@@ -172,6 +172,18 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 		else
 			pg_buf_puts(out, "output lengths from the data");
 		break;
+	case PG_DATASET_MULTI_TURN:
+		pg_buf_printf(out,
+			      "multi_turn, %ld users x %ld rounds, system prompt %ld + %ld per "
+			      "question, %ld output tokens",
+			      d->sessions.users, d->sessions.rounds, d->sessions.system_prompt_len,
+			      d->sessions.question_len, d->output_len);
+		if (!isnan(d->sessions.think_time))
+			pg_buf_printf(out, ", think time %s s", num(n, d->sessions.think_time));
+		if (!isnan(d->sessions.join_interval))
+			pg_buf_printf(out, ", users join %s s apart",
+				      num(n, d->sessions.join_interval));
+		break;
 	case PG_DATASET_SONNET:
 		pg_buf_printf(out,
 			      "sonnet %s, prompts of at most %ld tokens (%ld shared), %ld output "

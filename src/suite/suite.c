@@ -90,6 +90,12 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->dataset.kind = PG_DATASET_RANDOM;
 	t->dataset.input_len = kind == PG_SUITE_LATENCY ? 32 : 1024;
 	t->dataset.output_len = 128;
+	t->dataset.sessions.users = 10;
+	t->dataset.sessions.rounds = 5;
+	t->dataset.sessions.system_prompt_len = 1000;
+	t->dataset.sessions.question_len = 100;
+	t->dataset.sessions.think_time = NAN;
+	t->dataset.sessions.join_interval = NAN;
 
 	t->batch_size = 8;
 	t->warmup_iterations = 10;

@@ -71,10 +71,23 @@ struct pg_server_spec {
 };
 
 enum pg_dataset_kind {
-	PG_DATASET_RANDOM,   /* token-id prompts of exact lengths */
-	PG_DATASET_SHAREGPT, /* ShareGPT JSON conversations */
-	PG_DATASET_JSONL,    /* {"prompt": ..., "output_len": ...} per line */
-	PG_DATASET_SONNET,   /* vLLM's sonnet: poem lines, a shared prefix of lines */
+	PG_DATASET_RANDOM,     /* token-id prompts of exact lengths */
+	PG_DATASET_SHAREGPT,   /* ShareGPT JSON conversations */
+	PG_DATASET_JSONL,      /* {"prompt": ..., "output_len": ...} per line */
+	PG_DATASET_SONNET,     /* vLLM's sonnet: poem lines, a shared prefix of lines */
+	PG_DATASET_MULTI_TURN, /* multi-turn chat sessions (loadgen/sessions.h) */
+};
+
+/* The multi_turn dataset: users x rounds turns, each sent with the
+ * conversation so far. The answer length is the dataset's output_len. */
+struct pg_sessions_spec {
+	long users;             /* default 10 */
+	long rounds;            /* default 5 */
+	long system_prompt_len; /* shared system prompt tokens (words); default 1000 */
+	long question_len;      /* tokens (words) of each question; default 100 */
+	double think_time;      /* seconds from an answer to the next question; NAN:
+				   none (the point's qps paces the users) */
+	double join_interval;   /* seconds between users joining; NAN: the default */
 };
 
 struct pg_dataset_spec {
@@ -85,6 +98,7 @@ struct pg_dataset_spec {
 	double range_ratio; /* random: lengths uniform in [L(1-r), L(1+r)]; default 0 */
 	long prefix_len;    /* random: shared prefix tokens; default 0; sonnet: the
 			      prefix lines' tokens */
+	struct pg_sessions_spec sessions; /* multi_turn */
 };
 
 /* Per-request SLOs (vLLM's --goodput, plus ITL): a request meets one when
