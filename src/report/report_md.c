@@ -968,6 +968,82 @@ static void json_section(struct pg_buf *out, const struct pg_report *r)
 			 "Buildkite page.\n");
 }
 
+/* ---- sessions (multi_turn points, loadgen/sessions.h) ---- */
+
+static void ms_cell(struct pg_buf *out, const json_t *v)
+{
+	if (json_is_number(v))
+		pg_buf_printf(out, "%.2f", json_number_value(v));
+	else
+		pg_buf_puts(out, "-");
+}
+
+static void rate_cell(struct pg_buf *out, const json_t *v)
+{
+	if (json_is_number(v))
+		pg_buf_printf(out, "%.1f%%", json_number_value(v) * 100);
+	else
+		pg_buf_puts(out, "-");
+}
+
+/*
+ * The serving points that ran multi-turn sessions: TTFT by turn (whether
+ * the prefix cache serves the history), the hit rate from the responses'
+ * usage and from the server's counters, and the turns that could not be
+ * sent on time because the answer before them had not ended.
+ */
+static void sessions_table(struct pg_buf *out, const struct pg_report_table *t)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const json_t *j = t->rows[i].res->json;
+		const json_t *by_turn = json_object_get(j, "mean_ttft_ms_by_turn");
+		size_t k;
+		const json_t *v;
+
+		if (!t->rows[i].ok || !json_is_integer(json_object_get(j, "num_rounds")))
+			continue;
+		if (!shown++)
+			pg_buf_puts(
+				out,
+				"Multi-turn sessions: mean TTFT of each turn (turn 1 holds only the "
+				"shared system prompt in common with other requests; later turns "
+				"resend the whole conversation, which a prefix cache serves), the "
+				"prefix-cache hit rate from the responses' usage.cached_tokens and "
+				"from the server's counters over the point, and the turns that were "
+				"due before the user's previous answer had ended (backpressure).\n\n"
+				"| Test name | Users x rounds | TTFT turn 1 (ms) | TTFT later turns "
+				"(ms) | Mean TTFT by turn (ms) | Hit rate (usage) | Hit rate "
+				"(server) | Backpressure |\n"
+				"|:--|--:|--:|--:|:--|--:|--:|--:|\n");
+		pg_buf_puts(out, "| ");
+		pg_escape_md_text(out, t->rows[i].name);
+		pg_buf_printf(out, " | %lld x %lld | ",
+			      (long long)json_integer_value(json_object_get(j, "num_users")),
+			      (long long)json_integer_value(json_object_get(j, "num_rounds")));
+		ms_cell(out, json_object_get(j, "mean_ttft_ms_first_turn"));
+		pg_buf_puts(out, " | ");
+		ms_cell(out, json_object_get(j, "mean_ttft_ms_later_turns"));
+		pg_buf_puts(out, " | ");
+		json_array_foreach(by_turn, k, v)
+		{
+			if (k)
+				pg_buf_puts(out, ", ");
+			ms_cell(out, v);
+		}
+		pg_buf_puts(out, " | ");
+		rate_cell(out, json_object_get(j, "prefix_cache_hit_rate"));
+		pg_buf_puts(out, " | ");
+		rate_cell(out, json_object_get(j, "server_prefix_cache_hit_rate"));
+		pg_buf_printf(
+			out, " | %lld |\n",
+			(long long)json_integer_value(json_object_get(j, "backpressure_turns")));
+	}
+	if (shown)
+		pg_buf_putc(out, '\n');
+}
+
 void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned flags)
 {
 	if (flags & (PG_REPORT_DESCRIPTIONS | PG_REPORT_TABLES)) {
@@ -987,6 +1063,8 @@ void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned 
 			if (flags & PG_REPORT_TABLES) {
 				table(out, t);
 				pg_buf_putc(out, '\n');
+				if (t->kind == PG_SUITE_SERVING)
+					sessions_table(out, t);
 			}
 		}
 	}
