@@ -95,14 +95,14 @@ struct pg_mock_stream {
 	const char *model_json; /* the model name as a JSON string literal */
 	int64_t created;
 	int64_t prompt_tokens;
-	bool prompt_details;   /* usage.prompt_tokens_details (else none, or null) */
-	int64_t cached_tokens; /* ... its cached_tokens */
 	bool include_usage;
 	bool continuous_usage;
 	const struct pg_engine_params *params;
 	uint64_t serial;
 	int64_t output_tokens;
 	bool eos;
+	bool prompt_details;   /* usage.prompt_tokens_details (else none, or null) */
+	int64_t cached_tokens; /* ... its cached_tokens */
 };
 
 /*
