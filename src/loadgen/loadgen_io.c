@@ -472,6 +472,7 @@ static void sr_take(void *ctx, size_t index, struct pg_hl_request *q)
 	t->scheduled_ns = llround(nominal * 1e9);
 	/* the words sent, as the estimate until the server's usage counts them */
 	t->prompt_len = (long)(sr->r->t->dataset.sessions.system_prompt_len +
+			       sr->r->t->dataset.sessions.user_context_len +
 			       (long)(turn + 1) * sr->r->t->dataset.sessions.question_len +
 			       (long)turn * p.output_len);
 	t->text = &sr->answers[index];
@@ -506,8 +507,7 @@ static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
 
 	if ((rc = pg_sessions_plan(&plan, spec, pt->qps, err)))
 		return pg_error_prefix(err, "%s", t->name);
-	pg_sessions_init(&sr.s, &plan, spec->system_prompt_len, spec->question_len,
-			 t->dataset.output_len, t->client.seed);
+	pg_sessions_init(&sr.s, &plan, spec, t->dataset.output_len, t->client.seed);
 	n = pg_sessions_total(&sr.s);
 	sr.reqs = pg_xcalloc(n, sizeof(*sr.reqs));
 	sr.traces = pg_xcalloc(n, sizeof(*sr.traces));

@@ -99,8 +99,8 @@ static void ready(struct pg_sessions *s, size_t user)
 
 /* ---- sessions ---- */
 
-void pg_sessions_init(struct pg_sessions *s, const struct pg_sessions_plan *plan, long system_len,
-		      long question_len, long answer_len, uint64_t seed)
+void pg_sessions_init(struct pg_sessions *s, const struct pg_sessions_plan *plan,
+		      const struct pg_sessions_spec *spec, long answer_len, uint64_t seed)
 {
 	size_t n = plan->users * plan->rounds;
 	struct pg_buf b = PG_BUF_INIT;
@@ -109,10 +109,12 @@ void pg_sessions_init(struct pg_sessions *s, const struct pg_sessions_plan *plan
 	memset(s, 0, sizeof(*s));
 	s->plan = *plan;
 	s->seed = seed;
-	s->question_len = question_len;
+	s->question_len = spec->question_len;
+	s->context_len = spec->user_context_len;
 	s->answer_len = answer_len;
 	pg_rng_seed(&rng, seed);
-	pg_dataset_words(&b, system_len > 0 ? (size_t)system_len : 0, &rng);
+	pg_dataset_words(&b, spec->system_prompt_len > 0 ? (size_t)spec->system_prompt_len : 0,
+			 &rng);
 	s->system = pg_buf_detach(&b);
 	s->u = pg_xcalloc(plan->users, sizeof(*s->u));
 	s->heap = pg_xcalloc(plan->users, sizeof(*s->heap));
@@ -208,8 +210,10 @@ void pg_sessions_question(struct pg_buf *out, const struct pg_sessions *s, size_
 	uint64_t x = s->seed ^ 0x5851f42d4c957f2du;
 
 	/* each question its own stream: the same text whatever the order */
+	long len = k == SIZE_MAX ? s->context_len : s->question_len;
+
 	pg_rng_seed(&rng, pg_splitmix64(&x) ^ ((uint64_t)u << 20) ^ (uint64_t)k);
-	pg_dataset_words(out, s->question_len > 0 ? (size_t)s->question_len : 0, &rng);
+	pg_dataset_words(out, len > 0 ? (size_t)len : 0, &rng);
 }
 
 static json_t *message(const char *role, const char *text)
@@ -223,9 +227,15 @@ json_t *pg_sessions_history(const struct pg_sessions *s, size_t u, bool chat)
 	struct pg_buf q = PG_BUF_INIT, text = PG_BUF_INIT;
 	json_t *out;
 
+	pg_buf_puts(&text, s->system);
+	if (s->context_len > 0) {
+		if (text.len)
+			pg_buf_putc(&text, ' ');
+		pg_sessions_question(&text, s, u, SIZE_MAX);
+	}
 	if (chat) {
 		out = json_array();
-		json_array_append_new(out, message("system", s->system));
+		json_array_append_new(out, message("system", text.ptr ? text.ptr : ""));
 		for (size_t k = 0; k <= su->turn && k < s->plan.rounds; k++) {
 			pg_buf_reset(&q);
 			pg_sessions_question(&q, s, u, k);
@@ -236,7 +246,6 @@ json_t *pg_sessions_history(const struct pg_sessions *s, size_t u, bool chat)
 					message("assistant", su->answers[k] ? su->answers[k] : ""));
 		}
 	} else {
-		pg_buf_puts(&text, s->system);
 		for (size_t k = 0; k <= su->turn && k < s->plan.rounds; k++) {
 			pg_buf_puts(&text, "\n\nUser: ");
 			pg_sessions_question(&text, s, u, k);

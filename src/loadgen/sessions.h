@@ -65,7 +65,8 @@ struct pg_sessions {
 	struct pg_sessions_plan plan;
 	uint64_t seed;
 	long question_len, answer_len;
-	char *system; /* the shared system prompt */
+	long context_len; /* words of each user's own context */
+	char *system;     /* the shared system prompt */
 	struct pg_session_user *u;
 	size_t *heap; /* ready users, earliest due first */
 	size_t n_heap;
@@ -79,8 +80,8 @@ struct pg_sessions {
 };
 
 /* Set up every user (seed: the system prompt's and questions' words). */
-void pg_sessions_init(struct pg_sessions *s, const struct pg_sessions_plan *plan, long system_len,
-		      long question_len, long answer_len, uint64_t seed);
+void pg_sessions_init(struct pg_sessions *s, const struct pg_sessions_plan *plan,
+		      const struct pg_sessions_spec *spec, long answer_len, uint64_t seed);
 void pg_sessions_release(struct pg_sessions *s);
 
 /* Requests in all: users x rounds. */
@@ -104,14 +105,16 @@ size_t pg_sessions_take(struct pg_sessions *s, size_t index, double *nominal_s);
 void pg_sessions_done(struct pg_sessions *s, size_t index, double sent_s, double end_s,
 		      const char *answer, size_t len);
 
-/* The text of user u's question k: question_len words drawn from the seed. */
+/* The text of user u's question k: question_len words drawn from the seed.
+ * Question SIZE_MAX is the user's own context (context_len words). */
 void pg_sessions_question(struct pg_buf *out, const struct pg_sessions *s, size_t u, size_t k);
 
 /*
  * The conversation of user u up to its next turn: for chat, the messages
- * [system, user q0, assistant a0, ..., user q_turn] (a new array); else
- * one prompt string, "<system>\n\nUser: q0\n\nAssistant:a0...\n\nUser:
- * q_turn\n\nAssistant:".
+ * [system, user q0, assistant a0, ..., user q_turn] (a new array), the
+ * system message the shared system prompt then the user's own context;
+ * else one prompt string, "<system> <context>\n\nUser: q0\n\nAssistant:
+ * a0...\n\nUser: q_turn\n\nAssistant:".
  */
 json_t *pg_sessions_history(const struct pg_sessions *s, size_t u, bool chat);
 

@@ -142,6 +142,12 @@ static void store(struct pg_prefix_cache *c, uint64_t key)
 	lru_push_front(c, i);
 }
 
+void pg_prefix_cache_store(struct pg_prefix_cache *c, const uint64_t *blocks, size_t n)
+{
+	for (size_t k = n; k-- > 0;)
+		store(c, blocks[k]);
+}
+
 int64_t pg_prefix_cache_lookup(struct pg_prefix_cache *c, const uint64_t *blocks, size_t n,
 			       int64_t prompt_tokens)
 {

@@ -16,9 +16,11 @@
  * blocks found are its cached tokens, never the whole prompt (vLLM
  * recomputes the last token to get logits: at most the whole blocks of
  * prompt_tokens - 1). Then every whole block of its prompt is stored (or
- * refreshed). Only prompts are stored, not the tokens a request generates:
- * a chat's next turn finds the previous turn's prompt, and recomputes the
- * previous answer.
+ * refreshed). When a request has sent its whole answer, the blocks its
+ * generated tokens complete (the prompt's chain carried on through them)
+ * are stored too (pg_prefix_cache_store), as vLLM keeps the KV of what it
+ * generated: a chat's next turn, which sends that answer back as text,
+ * finds everything up to its own new question cached.
  */
 #define PG_PREFIX_BLOCK 16
 
@@ -47,6 +49,10 @@ void pg_prefix_cache_free(struct pg_prefix_cache *c);
  */
 int64_t pg_prefix_cache_lookup(struct pg_prefix_cache *c, const uint64_t *blocks, size_t n,
 			       int64_t prompt_tokens);
+
+/* Store blocks[0..n) (a chain's continuation) as the most recently used,
+ * counting nothing. */
+void pg_prefix_cache_store(struct pg_prefix_cache *c, const uint64_t *blocks, size_t n);
 
 /* Blocks held now. */
 size_t pg_prefix_cache_size(const struct pg_prefix_cache *c);

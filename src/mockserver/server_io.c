@@ -94,6 +94,9 @@ struct conn {
 	int64_t tokens_sent;
 	struct record *rec;
 	char id[72];
+	/* the prompt's block hashes (--prefix-cache-blocks): its answer's
+	 * blocks join the cache when it ends */
+	struct pg_prefix_hasher prefix;
 
 	struct conn *prev, *next;
 	struct conn *dead_next;
@@ -321,6 +324,7 @@ static double lateness_percentile(const struct server *s, double p)
 
 static void conn_free(struct conn *c)
 {
+	pg_prefix_hasher_release(&c->prefix);
 	pg_buf_release(&c->in);
 	pg_buf_release(&c->out);
 	free(c);
@@ -626,6 +630,9 @@ static void start_generation(struct server *s, struct conn *c, const struct pg_h
 		er.cached_tokens = pg_prefix_cache_lookup(s->prefix, g.prefix.blocks, g.prefix.n,
 							  g.prompt_tokens);
 	}
+	pg_prefix_hasher_release(&c->prefix);
+	c->prefix = g.prefix; /* moved: the answer's blocks follow on */
+	pg_prefix_hasher_init(&g.prefix);
 	pg_mock_generation_release(&g);
 
 	c->active = true;
@@ -717,6 +724,22 @@ static void stream_error(struct server *s, struct conn *c, const struct pg_engin
 	}
 }
 
+/* A whole answer: its tokens' blocks (the prompt's chain carried on)
+ * join the prefix cache, as the engine keeps the KV of what it generated,
+ * so the conversation's next turn finds it. The EOS token has no text: a
+ * client cannot send it back, so it ends the chain. */
+static void cache_answer(struct server *s, struct conn *c)
+{
+	size_t from = c->prefix.n;
+	int64_t n = c->stream.output_tokens - (c->stream.eos ? 1 : 0);
+
+	for (int64_t i = 0; i < n; i++)
+		pg_prefix_hasher_add(&c->prefix,
+				     pg_engine_token_id(&s->cfg->engine, c->stream.serial, i));
+	pg_prefix_cache_store(s->prefix, c->prefix.blocks + from, c->prefix.n - from);
+	pg_prefix_hasher_release(&c->prefix);
+}
+
 static void handle_engine_event(struct server *s, const struct pg_engine_event *ev)
 {
 	struct conn *c = ev->user;
@@ -764,6 +787,8 @@ static void handle_engine_event(struct server *s, const struct pg_engine_event *
 		outcome = "malformed";
 	} else {
 		s->st.ok++;
+		if (s->prefix)
+			cache_answer(s, c);
 	}
 	if (!c->streaming) {
 		pg_buf_reset(&s->body);

@@ -380,9 +380,10 @@ static json_t *params_json(const struct pg_point *pt)
 		slo_json(p, &t->goodput);
 	if (d->kind == PG_DATASET_MULTI_TURN) {
 		const struct pg_sessions_spec *ss = &d->sessions;
-		json_t *m = json_pack("{s:I, s:I, s:I, s:I}", "users", (json_int_t)ss->users,
+		json_t *m = json_pack("{s:I, s:I, s:I, s:I, s:I}", "users", (json_int_t)ss->users,
 				      "rounds", (json_int_t)ss->rounds, "system_prompt_len",
-				      (json_int_t)ss->system_prompt_len, "question_len",
+				      (json_int_t)ss->system_prompt_len, "user_context_len",
+				      (json_int_t)ss->user_context_len, "question_len",
 				      (json_int_t)ss->question_len);
 		json_object_set_new(m, "think_time",
 				    isnan(ss->think_time) ? json_null()

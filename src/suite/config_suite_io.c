@@ -572,6 +572,12 @@ static int ds_system_prompt_len(struct sctx *c, struct pg_test *t, yaml_node_t *
 	return pg_yget_long(c->d, v, p, 0, &t->dataset.sessions.system_prompt_len, E(c));
 }
 
+static int ds_user_context_len(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			       const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 0, &t->dataset.sessions.user_context_len, E(c));
+}
+
 static int ds_question_len(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 			   const struct pg_ypath *p)
 {
@@ -619,6 +625,7 @@ static const struct key dataset_keys[] = {
 	{ "rounds", K_ALL, ds_rounds },
 	{ "system_prompt_len", K_ALL, ds_system_prompt_len },
 	{ "question_len", K_ALL, ds_question_len },
+	{ "user_context_len", K_ALL, ds_user_context_len },
 	{ "think_time", K_ALL, ds_think_time },
 	{ "join_interval", K_ALL, ds_join_interval },
 };

@@ -85,6 +85,8 @@ struct pg_sessions_spec {
 	long rounds;            /* default 5 */
 	long system_prompt_len; /* shared system prompt tokens (words); default 1000 */
 	long question_len;      /* tokens (words) of each question; default 100 */
+	long user_context_len;  /* each user's own context after the system
+				   prompt (production-stack's user history); 0 */
 	double think_time;      /* seconds from an answer to the next question; NAN:
 				   none (the point's qps paces the users) */
 	double join_interval;   /* seconds between users joining; NAN: the default */

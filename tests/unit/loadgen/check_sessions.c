@@ -15,7 +15,7 @@
 
 static struct pg_sessions_spec spec(long users, long rounds, double think)
 {
-	struct pg_sessions_spec s = { users, rounds, 8, 3, think, NAN };
+	struct pg_sessions_spec s = { users, rounds, 8, 3, 0, think, NAN };
 	return s;
 }
 
@@ -53,7 +53,7 @@ START_TEST(rate_schedule_and_backpressure)
 	double nominal;
 
 	ck_assert_int_eq(pg_sessions_plan(&p, &s, 1, &err), 0);
-	pg_sessions_init(&ss, &p, 8, 3, 4, 7);
+	pg_sessions_init(&ss, &p, &s, 4, 7);
 	ck_assert_int_eq(pg_sessions_total(&ss), 6);
 	ck_assert_double_eq(pg_sessions_next_due(&ss), 0);
 	ck_assert_int_eq(pg_sessions_take(&ss, 0, &nominal), 0);
@@ -88,7 +88,7 @@ START_TEST(think_time_schedule)
 	double nominal;
 
 	ck_assert_int_eq(pg_sessions_plan(&p, &s, INFINITY, &err), 0);
-	pg_sessions_init(&ss, &p, 8, 3, 4, 7);
+	pg_sessions_init(&ss, &p, &s, 4, 7);
 	pg_sessions_take(&ss, 0, &nominal);
 	pg_sessions_take(&ss, 1, &nominal);
 	ck_assert_double_eq(nominal, 0.25);
@@ -121,7 +121,7 @@ START_TEST(history_carries_answers_as_received)
 	double nominal;
 
 	ck_assert_int_eq(pg_sessions_plan(&p, &s, INFINITY, &err), 0);
-	pg_sessions_init(&ss, &p, 8, 3, 4, 7);
+	pg_sessions_init(&ss, &p, &s, 4, 7);
 	pg_sessions_question(&q0, &ss, 0, 0);
 	pg_sessions_question(&q1, &ss, 0, 1);
 	pg_sessions_question(&other, &ss, 1, 0);
@@ -133,6 +133,24 @@ START_TEST(history_carries_answers_as_received)
 			words += *q == ' ';
 		ck_assert_int_eq(words, 3);
 	}
+
+	/* the system message: the shared prompt, then the user's own context */
+	ss.context_len = 5;
+	h = pg_sessions_history(&ss, 1, true);
+	{
+		json_t *h0 = pg_sessions_history(&ss, 0, true);
+		const char *s1 = json_string_value(
+			json_object_get(json_array_get(h, 0), "content"));
+		const char *s0 = json_string_value(
+			json_object_get(json_array_get(h0, 0), "content"));
+		ck_assert(!strncmp(s0, ss.system, strlen(ss.system)));
+		ck_assert(!strncmp(s1, ss.system, strlen(ss.system)));
+		ck_assert_str_ne(s0, s1);
+		ck_assert_int_eq(strlen(s0) > strlen(ss.system), 1);
+		json_decref(h0);
+	}
+	json_decref(h);
+	ss.context_len = 0;
 
 	h = pg_sessions_history(&ss, 0, true);
 	ck_assert_int_eq(json_array_size(h), 2);
@@ -197,7 +215,7 @@ START_TEST(metrics_by_turn_and_hit_rate)
 	json_t *o = json_object();
 
 	ck_assert_int_eq(pg_sessions_plan(&p, &s, INFINITY, &err), 0);
-	pg_sessions_init(&ss, &p, 8, 3, 4, 7);
+	pg_sessions_init(&ss, &p, &s, 4, 7);
 	trace(&t[0], 0, 40, 100, 0);
 	trace(&t[1], 0, 20, 100, 96);
 	trace(&t[2], 100, 110, 150, 96);
@@ -289,6 +307,22 @@ START_TEST(prefix_cache_blocks_and_lru)
 	ck_assert_int_eq(pg_prefix_cache_size(c), 4);
 	ck_assert_int_eq(pg_prefix_cache_lookup(c, a.blocks, a.n, 40), 0);
 	ck_assert_int_eq(pg_prefix_cache_lookup(c, a.blocks, a.n, 40), 32);
+	/* an answer's blocks stored after its prompt's: the next turn, the
+	 * prompt and the answer and more, finds both */
+	pg_prefix_cache_free(c);
+	c = pg_prefix_cache_new(64);
+	pg_prefix_hasher_release(&x);
+	hash_n(&x, 500, 40);
+	ck_assert_int_eq(pg_prefix_cache_lookup(c, x.blocks, x.n, 40), 0);
+	{
+		size_t from = x.n;
+		for (uint32_t i = 540; i < 580; i++)
+			pg_prefix_hasher_add(&x, i);
+		pg_prefix_cache_store(c, x.blocks + from, x.n - from);
+	}
+	pg_prefix_hasher_release(&b);
+	hash_n(&b, 500, 100);
+	ck_assert_int_eq(pg_prefix_cache_lookup(c, b.blocks, b.n, 100), 80);
 	pg_prefix_hasher_release(&a);
 	pg_prefix_hasher_release(&b);
 	pg_prefix_hasher_release(&x);
