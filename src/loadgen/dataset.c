@@ -263,6 +263,93 @@ done:
 	return rc;
 }
 
+/* The questions of a conversation: its turns from a person, in order. */
+static size_t questions(const json_t *conv, const char **q, size_t max)
+{
+	size_t i, n = 0;
+	const json_t *turn;
+
+	json_array_foreach(conv, i, turn)
+	{
+		const json_t *from = json_object_get(turn, "from");
+		const json_t *v = json_object_get(turn, "value");
+
+		if (n == max)
+			break;
+		if (json_is_string(from) && json_is_string(v) &&
+		    (!strcmp(json_string_value(from), "human") ||
+		     !strcmp(json_string_value(from), "user")))
+			q[n++] = json_string_value(v);
+	}
+	return n;
+}
+
+void pg_dataset_questions_free(char **q, size_t n)
+{
+	for (size_t i = 0; q && i < n; i++)
+		free(q[i]);
+	free(q);
+}
+
+int pg_dataset_sharegpt_sessions(char ***out, const char *text, size_t len, const char *source,
+				 size_t users, size_t rounds, uint64_t seed, struct pg_error *err)
+{
+	struct pg_jsonscan_span *spans = NULL;
+	const char **q = pg_xcalloc(rounds ? rounds : 1, sizeof(*q));
+	char **all = pg_xcalloc(users && rounds ? users * rounds : 1, sizeof(*all));
+	struct pg_mt mt;
+	size_t m = 0, n_conv = 0, have = 0, *order = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pg_jsonscan_array_spans(text, len, source, &spans, &m, err)))
+		goto done;
+	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
+	for (size_t i = 0; i < m; i++)
+		if (has_two_turns(text, &spans[i]))
+			order[n_conv++] = i;
+	pg_mt_seed_python(&mt, seed);
+	pg_py_shuffle(&mt, order, n_conv);
+	for (size_t i = 0; i < n_conv && have < users; i++) {
+		json_t *entry = parse_entry(text, &spans[order[i]], source, err);
+		const json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations")
+							   : NULL;
+
+		if (!entry) {
+			rc = PG_ECONFIG;
+			goto done;
+		}
+		if (json_is_array(conv) && questions(conv, q, rounds) == rounds) {
+			for (size_t k = 0; k < rounds; k++)
+				all[have * rounds + k] = pg_xstrdup(q[k]);
+			have++;
+		}
+		json_decref(entry);
+	}
+	if (!have) {
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "%s: no conversation has %zu questions (turns from \"human\")",
+				  source, rounds);
+		goto done;
+	}
+	/* too few: the users beyond them copy a conversation drawn at random */
+	if (have < users)
+		pg_mt_seed_python(&mt, seed);
+	for (size_t u = have; u < users; u++) {
+		size_t from = pg_py_choice(&mt, have);
+		for (size_t k = 0; k < rounds; k++)
+			all[u * rounds + k] = pg_xstrdup(all[from * rounds + k]);
+	}
+	*out = all;
+	all = NULL;
+done:
+	pg_dataset_questions_free(all, users * rounds);
+	free(q);
+	free(order);
+	free(spans);
+	return rc;
+}
+
 #define SONNET_BASE "Pick as many lines as you can from these poem lines:\n"
 
 int pg_dataset_sonnet(struct pg_prompts *out, const char *text, size_t len, const char *source,

@@ -75,6 +75,22 @@ int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, co
 			void *ctx, struct pg_error *err);
 
 /*
+ * Conversations for multi-turn sessions (loadgen/sessions.h): the entries
+ * of a ShareGPT file with at least two turns, shuffled with the seed as
+ * vLLM's loader does, parsed in that order, and each one whose
+ * conversation holds at least `rounds` questions -- turns "from" "human"
+ * or "user" with a string "value" -- gives one user its first `rounds`
+ * questions, in order, until `users` have theirs; too few are oversampled
+ * (seeded). *out gets users x rounds strings, user u's question k at
+ * [u * rounds + k]; free them with pg_dataset_questions_free. PG_ECONFIG
+ * naming source (and line and column for bad JSON) when the file is not a
+ * ShareGPT array or no conversation has enough questions.
+ */
+int pg_dataset_sharegpt_sessions(char ***out, const char *text, size_t len, const char *source,
+				 size_t users, size_t rounds, uint64_t seed, struct pg_error *err);
+void pg_dataset_questions_free(char **q, size_t n);
+
+/*
  * vLLM's sonnet dataset (SonnetDataset.sample): the file's lines (each
  * with its newline); the base prompt "Pick as many lines as you can from
  * these poem lines:\n"; with avg the mean token count of a line and base

@@ -12,6 +12,7 @@
 #include "loadgen/dataset_io.h"
 #include "loadgen/httpload_io.h"
 #include "loadgen/sessions.h"
+#include "sys/fsutil.h"
 #include "telemetry/prom.h"
 
 #include <curl/curl.h>
@@ -509,6 +510,23 @@ static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
 		return pg_error_prefix(err, "%s", t->name);
 	pg_sessions_init(&sr.s, &plan, spec, t->dataset.output_len, t->client.seed);
 	n = pg_sessions_total(&sr.s);
+	if (t->dataset.path) { /* ShareGPT conversations: their questions */
+		struct pg_buf file = PG_BUF_INIT;
+
+		rc = pg_file_read(t->dataset.path, &file, err);
+		if (rc == PG_ENOTFOUND)
+			rc = pg_error_set(err, PG_ECONFIG, "%s: dataset file not found",
+					  t->dataset.path);
+		if (!rc)
+			rc = pg_dataset_sharegpt_sessions(&sr.s.questions, file.ptr ? file.ptr : "",
+							  file.len, t->dataset.path, plan.users,
+							  plan.rounds, t->client.seed, err);
+		pg_buf_release(&file);
+		if (rc) {
+			pg_sessions_release(&sr.s);
+			return rc;
+		}
+	}
 	sr.reqs = pg_xcalloc(n, sizeof(*sr.reqs));
 	sr.traces = pg_xcalloc(n, sizeof(*sr.traces));
 	sr.bodies = pg_xcalloc(n, sizeof(*sr.bodies));

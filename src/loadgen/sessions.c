@@ -142,6 +142,7 @@ void pg_sessions_release(struct pg_sessions *s)
 	free(s->req_turn);
 	free(s->req_nominal);
 	free(s->system);
+	pg_dataset_questions_free(s->questions, s->plan.users * s->plan.rounds);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -212,6 +213,10 @@ void pg_sessions_question(struct pg_buf *out, const struct pg_sessions *s, size_
 	/* each question its own stream: the same text whatever the order */
 	long len = k == SIZE_MAX ? s->context_len : s->question_len;
 
+	if (s->questions && k != SIZE_MAX) {
+		pg_buf_puts(out, s->questions[u * s->plan.rounds + k]);
+		return;
+	}
 	pg_rng_seed(&rng, pg_splitmix64(&x) ^ ((uint64_t)u << 20) ^ (uint64_t)k);
 	pg_dataset_words(out, len > 0 ? (size_t)len : 0, &rng);
 }

@@ -66,7 +66,10 @@ struct pg_sessions {
 	uint64_t seed;
 	long question_len, answer_len;
 	long context_len; /* words of each user's own context */
-	char *system;     /* the shared system prompt */
+	/* questions from conversations (a ShareGPT file: users x rounds,
+	 * user u's question k at [u * rounds + k], owned), or NULL: drawn */
+	char **questions;
+	char *system; /* the shared system prompt */
 	struct pg_session_user *u;
 	size_t *heap; /* ready users, earliest due first */
 	size_t n_heap;
@@ -105,7 +108,8 @@ size_t pg_sessions_take(struct pg_sessions *s, size_t index, double *nominal_s);
 void pg_sessions_done(struct pg_sessions *s, size_t index, double sent_s, double end_s,
 		      const char *answer, size_t len);
 
-/* The text of user u's question k: question_len words drawn from the seed.
+/* The text of user u's question k: the conversation's (questions), or
+ * question_len words drawn from the seed.
  * Question SIZE_MAX is the user's own context (context_len words). */
 void pg_sessions_question(struct pg_buf *out, const struct pg_sessions *s, size_t u, size_t k);
 

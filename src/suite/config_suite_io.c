@@ -1491,10 +1491,6 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		if (t->kind != PG_SUITE_SERVING)
 			return pg_yerr(c->d, at, &dp, E(c),
 				       "test '%s': multi_turn is a serving workload", t->name);
-		if (t->dataset.path)
-			return pg_yerr(c->d, c->dataset_path_node, &dpp, E(c),
-				       "multi_turn writes its own prompts: drop the path "
-				       "(ShareGPT conversations are not supported yet)");
 		if (t->dataset.output_len < 1)
 			return pg_yerr(c->d, c->output_len_node ? c->output_len_node : node, p,
 				       E(c), "multi_turn answers need output_len >= 1");

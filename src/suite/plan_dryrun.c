@@ -178,6 +178,8 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 			      "question, %ld output tokens",
 			      d->sessions.users, d->sessions.rounds, d->sessions.system_prompt_len,
 			      d->sessions.question_len, d->output_len);
+		if (d->path)
+			pg_buf_printf(out, ", questions from the conversations of %s", d->path);
 		if (d->sessions.user_context_len > 0)
 			pg_buf_printf(out, ", %ld of each user's own context",
 				      d->sessions.user_context_len);

@@ -137,6 +137,56 @@ PY
 	assert_success
 }
 
+@test "ShareGPT conversations: each user asks a conversation's questions; hit rate still the mock's" {
+	start_mock --prefix-cache-blocks 100000 --ttft-ms 1 --itl-ms 1
+	"$PYTHON" - <<'PY'
+import json
+conv = lambda qs: {"conversations": [t for q in qs for t in
+    ({"from": "human", "value": q}, {"from": "gpt", "value": "ok"})]}
+json.dump([conv(["what is %d plus %d" % (i, j) for j in range(3)]) for i in range(4)]
+          + [conv(["too few"])], open("sharegpt.json", "w"))
+PY
+	sessions_suite inf "      path: sharegpt.json"
+	sed -i 's/users: 20/users: 6/' suite.yml
+	run timeout 60 "$PERFGATE" run --dry-run suite.yml
+	assert_success
+	assert_output --partial "questions from the conversations of sharegpt.json"
+	run timeout 60 "$PERFGATE" run suite.yml --results-dir res
+	assert_success
+	queries=$(counter prefix_cache_queries)
+	hits=$(counter prefix_cache_hits)
+	run "$PYTHON" - res/serving_sessions_qps_inf.json "$queries" "$hits" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["completed"] == 18 and r["completed_by_turn"] == [6, 6, 6], r["completed_by_turn"]
+assert r["total_input_tokens"] == float(sys.argv[2]), r["total_input_tokens"]
+assert r["total_cached_tokens"] == float(sys.argv[3]), r["total_cached_tokens"]
+PY
+	assert_success
+}
+
+@test "multi_turn settings are checked where they are written" {
+	URL=http://127.0.0.1:9
+	sessions_suite 10 "      think_time: 1"
+	run "$PERFGATE" run --dry-run suite.yml
+	assert_failure 2
+	assert_output --partial "suite.yml:"
+	assert_output --partial "a think_time paces each user"
+	sessions_suite inf "      think_time: -1"
+	run "$PERFGATE" run --dry-run suite.yml
+	assert_failure 2
+	assert_output --partial "expected seconds >= 0"
+	sessions_suite inf ""
+	printf '    max_concurrency: [4]\n' >>suite.yml
+	run "$PERFGATE" run --dry-run suite.yml
+	assert_failure 2
+	assert_output --partial "drop max_concurrency"
+	sessions_suite inf ""
+	run "$PERFGATE" run --dry-run suite.yml
+	assert_success
+	assert_output --partial "multi_turn, 20 users x 3 rounds, system prompt 200 + 40 per question, 16 output tokens, 100 of each user's own context"
+}
+
 @test "the report's sessions table" {
 	mkdir -p res
 	"$PYTHON" - res/serving_sessions_qps_4.json <<'PY'

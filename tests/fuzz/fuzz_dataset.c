@@ -1,7 +1,8 @@
 /*
  * The dataset readers (loadgen/dataset.c): a ShareGPT JSON file, scanned
  * without being parsed whole (base/jsonscan.c), or JSON lines of
- * {"prompt", "output_len"} (FZ_JSONL). Byte 0 picks the number of prompts
+ * {"prompt", "output_len"} (FZ_JSONL), or a ShareGPT file's conversations
+ * as multi-turn sessions' questions (FZ_SESSIONS). Byte 0 picks the number of prompts
  * and the fixed / default output length; token counts are the estimate the
  * runner uses without a /tokenize endpoint.
  */
@@ -29,7 +30,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = fz_dup(in.p, in.n);
 	int rc;
 
-#ifdef FZ_JSONL
+#ifdef FZ_SESSIONS
+	(void)out_len;
+	(void)estimate;
+	{
+		size_t rounds = 1 + ((ctl >> 4) & 3);
+		char **q = NULL;
+
+		rc = pg_dataset_sharegpt_sessions(&q, text, in.n, "sharegpt.json", n, rounds, ctl,
+						  &err);
+		if (rc == 0) {
+			for (size_t i = 0; i < n * rounds; i++)
+				FZ_CHECK(q[i] != NULL);
+		} else {
+			FZ_CHECK(rc == PG_ECONFIG && err.msg[0] && !q);
+		}
+		pg_dataset_questions_free(q, n * rounds);
+		free(text);
+		return 0;
+	}
+#elif defined(FZ_JSONL)
 	rc = pg_dataset_jsonl(&p, text, in.n, "prompts.jsonl", n, out_len, ctl, estimate, NULL,
 			      &err);
 #else

@@ -5,6 +5,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "loadgen/dataset.h"
 #include "loadgen/reqtrace.h"
 #include "loadgen/sessions.h"
 #include "mockserver/prefix_cache.h"
@@ -330,6 +331,55 @@ START_TEST(prefix_cache_blocks_and_lru)
 }
 END_TEST
 
+/* ShareGPT conversations as sessions: the questions of those with enough,
+ * in order; too few oversampled; errors name the file. */
+START_TEST(sharegpt_conversations_as_questions)
+{
+	const char *file =
+		"[{\"conversations\": [{\"from\": \"human\", \"value\": \"a1\"},"
+		" {\"from\": \"gpt\", \"value\": \"x\"}, {\"from\": \"human\", \"value\": \"a2\"},"
+		" {\"from\": \"gpt\", \"value\": \"y\"}, {\"from\": \"human\", \"value\": \"a3\"}]},"
+		" {\"conversations\": [{\"from\": \"human\", \"value\": \"short\"},"
+		" {\"from\": \"gpt\", \"value\": \"z\"}]},"
+		" {\"conversations\": [{\"from\": \"system\", \"value\": \"s\"},"
+		" {\"from\": \"user\", \"value\": \"b1\"}, {\"from\": \"gpt\", \"value\": \"w\"},"
+		" {\"from\": \"user\", \"value\": \"b2\"}]}]";
+	struct pg_error err = PG_ERROR_INIT;
+	char **q = NULL;
+	int seen_a = 0, seen_b = 0;
+
+	ck_assert_int_eq(
+		pg_dataset_sharegpt_sessions(&q, file, strlen(file), "c.json", 3, 2, 0, &err), 0);
+	for (size_t u = 0; u < 3; u++) {
+		/* each user a whole conversation's first two questions, in order */
+		if (!strcmp(q[u * 2], "a1")) {
+			ck_assert_str_eq(q[u * 2 + 1], "a2");
+			seen_a++;
+		} else {
+			ck_assert_str_eq(q[u * 2], "b1");
+			ck_assert_str_eq(q[u * 2 + 1], "b2");
+			seen_b++;
+		}
+	}
+	ck_assert(seen_a >= 1 && seen_b >= 1 && seen_a + seen_b == 3);
+	pg_dataset_questions_free(q, 6);
+	/* three questions: only the first conversation has them */
+	ck_assert_int_eq(
+		pg_dataset_sharegpt_sessions(&q, file, strlen(file), "c.json", 2, 3, 0, &err), 0);
+	ck_assert_str_eq(q[0], "a1");
+	ck_assert_str_eq(q[5], "a3");
+	pg_dataset_questions_free(q, 6);
+	ck_assert_int_eq(
+		pg_dataset_sharegpt_sessions(&q, file, strlen(file), "c.json", 2, 4, 0, &err),
+		PG_ECONFIG);
+	ck_assert_ptr_null(q);
+	ck_assert_ptr_nonnull(strstr(err.msg, "c.json: no conversation has 4 questions"));
+	ck_assert_int_eq(pg_dataset_sharegpt_sessions(&q, "[{]", 3, "bad.json", 2, 1, 0, &err),
+			 PG_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "bad.json:1:"));
+}
+END_TEST
+
 static Suite *sessions_suite(void)
 {
 	Suite *s = suite_create("sessions");
@@ -342,6 +392,7 @@ static Suite *sessions_suite(void)
 	tcase_add_test(tc, metrics_by_turn_and_hit_rate);
 	tcase_add_test(tc, skim_reads_cached_tokens);
 	tcase_add_test(tc, prefix_cache_blocks_and_lru);
+	tcase_add_test(tc, sharegpt_conversations_as_questions);
 	suite_add_tcase(s, tc);
 	return s;
 }
