@@ -351,6 +351,8 @@ int pg_mock_parse_generation(const struct pg_mock_model *m, enum pg_mock_api api
 	out->max_tokens = max_tokens;
 	rc = 0;
 done:
+	if (rc)
+		pg_prefix_hasher_release(&out->prefix); /* nothing to release on failure */
 	json_decref(root);
 	return rc;
 }

@@ -53,6 +53,7 @@ struct pg_mock_generation {
 	struct pg_prefix_hasher prefix;
 };
 
+/* Free a parsed request's block hashes (a failed parse holds none). */
 void pg_mock_generation_release(struct pg_mock_generation *g);
 
 /*

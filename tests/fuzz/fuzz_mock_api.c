@@ -4,7 +4,9 @@
  * then the response perfgate's own client reads back: the streamed
  * messages and the whole body of an accepted request must make a
  * successful trace in the load generator's parser (loadgen/reqtrace.c),
- * with the usage the server reported.
+ * with the usage the server reported. Bit 2 of byte 0 turns the prefix
+ * cache's block hashing on: one hash per whole 16-token block of the
+ * prompt, and the cached tokens reported in the usage read back.
  */
 #include "fuzz.h"
 
@@ -13,7 +15,8 @@
 #include "mockserver/api.h"
 #include "mockserver/engine_model.h"
 
-static void client_reads(const char *body, size_t len, bool stream, int64_t n_tokens, bool usage)
+static void client_reads(const char *body, size_t len, bool stream, int64_t n_tokens, bool usage,
+			 long cached)
 {
 	struct pg_reqtrace t;
 	struct pg_oai_resp r;
@@ -28,7 +31,7 @@ static void client_reads(const char *body, size_t len, bool stream, int64_t n_to
 		fprintf(stderr, "%s\n%.*s\n", t.error ? t.error : "no content", (int)len, body);
 	FZ_CHECK(pg_reqtrace_ok(&t));
 	if (usage || !stream)
-		FZ_CHECK(t.usage_completion_tokens == n_tokens);
+		FZ_CHECK(t.usage_completion_tokens == n_tokens && t.usage_cached_tokens == cached);
 	pg_oai_resp_release(&r);
 	pg_reqtrace_release(&t);
 }
@@ -36,8 +39,8 @@ static void client_reads(const char *body, size_t len, bool stream, int64_t n_to
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_in in = { data, size };
-	unsigned which = fz_byte(&in) & 3;
-	struct pg_mock_model m = { "mock-model", 2048, 32000 };
+	unsigned ctl = fz_byte(&in), which = ctl & 3;
+	struct pg_mock_model m = { "mock-model", 2048, 32000, (ctl & 4) != 0 };
 	struct pg_mock_error err = { 0 };
 	struct pg_mock_generation g;
 	struct pg_buf out = PG_BUF_INIT, scratch = PG_BUF_INIT;
@@ -66,6 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					    false };
 
 		FZ_CHECK(g.prompt_tokens >= 0 && g.max_tokens >= 0);
+		FZ_CHECK(g.prefix.n == (m.prefix_blocks ? (size_t)g.prompt_tokens / 16 : 0));
+		s.prompt_details = m.prefix_blocks;
+		s.cached_tokens = (int64_t)g.prefix.n * 8;
 		FZ_CHECK(g.prompt_tokens + g.max_tokens <= m.max_model_len);
 		pg_engine_params_default(&params);
 		if (n >= 1) {
@@ -76,11 +82,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			} else {
 				pg_mock_full_response(&s, &out);
 			}
-			client_reads(out.ptr, out.len, g.stream, n, g.include_usage);
+			client_reads(out.ptr, out.len, g.stream, n, g.include_usage,
+				     m.prefix_blocks ? (long)s.cached_tokens : -1);
 		}
 		pg_buf_reset(&out);
 		pg_mock_error_set(&err, 400, "prompt", "in-stream error for %s", "x");
 		pg_mock_stream_error(&err, true, &scratch, &out);
+		pg_mock_generation_release(&g);
 	} else {
 		FZ_CHECK(err.status == 400 || err.status == 404);
 		pg_mock_error_body(&err, &out);
