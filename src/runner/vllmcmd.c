@@ -60,13 +60,7 @@ static void dataset_flags(struct pg_buf *out, const struct pg_test *t, bool serv
 		flag(out, "dataset-name", "custom");
 		flag(out, "dataset-path", d->path);
 		break;
-	case PG_DATASET_MULTI_TURN:
-		/* vllm bench serve has no sessions: production-stack's
-		 * multi-round QA benchmark (docs/sessions.md) is the nearest */
-		flag(out, "dataset-name", "random");
-		flag_long(out, "random-input-len",
-			  d->sessions.system_prompt_len + d->sessions.question_len);
-		flag_long(out, "random-output-len", d->output_len);
+	case PG_DATASET_MULTI_TURN: /* production_stack() writes these */
 		break;
 	case PG_DATASET_SONNET:
 		flag(out, "dataset-name", "sonnet");
@@ -137,6 +131,31 @@ static void serving(struct pg_buf *out, const struct pg_point *pt, const char *b
 	pg_buf_release(&tmp);
 }
 
+/* vllm bench serve has no sessions: production-stack's multi-round QA
+ * benchmark (benchmarks/multi-round-qa) is the nearest equivalent of a
+ * multi_turn point run with a rate. */
+static void production_stack(struct pg_buf *out, const struct pg_point *pt, const char *base_url)
+{
+	const struct pg_test *t = pt->test;
+	const struct pg_sessions_spec *ss = &t->dataset.sessions;
+	struct pg_buf url = PG_BUF_INIT;
+
+	pg_buf_puts(out, "python3 multi-round-qa.py");
+	flag_long(out, "num-users", ss->users);
+	flag_long(out, "num-rounds", ss->rounds);
+	flag_double(out, "qps", pt->qps);
+	flag_long(out, "shared-system-prompt", ss->system_prompt_len);
+	flag_long(out, "user-history-prompt", ss->user_context_len);
+	flag_long(out, "answer-len", t->dataset.output_len);
+	flag(out, "model", t->client.served_model ? t->client.served_model : t->model);
+	if (base_url) {
+		pg_buf_printf(&url, "%s/v1", base_url);
+		flag(out, "base-url", url.ptr);
+	}
+	flag(out, "request-with-user-id", NULL);
+	pg_buf_release(&url);
+}
+
 void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt, const char *base_url,
 				const char *results_dir)
 {
@@ -144,6 +163,10 @@ void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt, c
 
 	switch (t->kind) {
 	case PG_SUITE_SERVING:
+		if (t->dataset.kind == PG_DATASET_MULTI_TURN) {
+			production_stack(out, pt, base_url);
+			return;
+		}
 		serving(out, pt, base_url, results_dir);
 		return;
 	case PG_SUITE_LATENCY:

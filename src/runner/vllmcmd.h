@@ -20,6 +20,10 @@ struct pg_buf;
  *              --num-iters --output-json DIR/POINT.json
  *   throughput vllm bench throughput --model M --tensor-parallel-size N
  *              --num-prompts ... --output-json DIR/POINT.json
+ * A multi_turn serving point gets production-stack's multi-round QA
+ * command instead (python3 multi-round-qa.py --num-users --num-rounds
+ * --qps --shared-system-prompt --user-history-prompt --answer-len
+ * --model --base-url --request-with-user-id): vLLM's has no sessions.
  * Latency and throughput are the closest offline equivalents: perfgate
  * measures them through the server's API, vLLM's tools in-process.
  * base_url may be NULL (latency, throughput); results_dir may be NULL.

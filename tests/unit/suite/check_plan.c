@@ -685,6 +685,64 @@ START_TEST(sla_search_config)
 }
 END_TEST
 
+/* multi_turn: users x rounds requests per point, the settings in the
+ * dry-run, production-stack's command as the equivalent, errors at the key. */
+START_TEST(multi_turn_config)
+{
+	static const char head[] = "serving:\n"
+				   "  - name: serving_s\n"
+				   "    model: m\n"
+				   "    server: {remote: 'http://127.0.0.1:9'}\n"
+				   "    dataset: {name: multi_turn, users: 7, rounds: 4, "
+				   "system_prompt_len: 50, user_context_len: 20, question_len: 9, "
+				   "output_len: 12";
+	static const char *const bad[][2] = {
+		{ "}\n    qps: [2]\n    max_concurrency: [4]\n",
+		  "r.yml:5:21: serving[0].dataset: test 'serving_s': multi_turn sends one turn "
+		  "per user at a time (users bound the concurrency): drop max_concurrency" },
+		{ ", think_time: 1}\n    qps: [2]\n",
+		  "r.yml:5:21: serving[0].dataset: test 'serving_s': a think_time paces each user, "
+		  "a qps the users together: give one (qps: inf with think_time)" },
+		{ ", join_interval: -2}\n",
+		  "r.yml:5:147: serving[0].dataset.join_interval: expected seconds >= 0, got -2" },
+	};
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 1 };
+	struct pg_buf text = PG_BUF_INIT, out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	pg_buf_printf(&text, "%s, think_time: 0.5}\n", head);
+	load_text(&s, text.ptr, "r.yml");
+	pg_plan_build(&plan, &s);
+	ck_assert_uint_eq(plan.n, 1);
+	ck_assert_int_eq(pg_point_num_prompts(&plan.points[0]), 28);
+	pg_dryrun_render(&out, &s, &plan, &o);
+	ck_assert_msg(strstr(out.ptr, "multi_turn, 7 users x 4 rounds, system prompt 50 + 9 per "
+				      "question, 12 output tokens, 20 of each user's own context, "
+				      "think time 0.5 s"),
+		      "%s", out.ptr);
+	pg_buf_reset(&out);
+	pg_vllm_equivalent_command(&out, &plan.points[0], "http://h:1", "results");
+	ck_assert_str_eq(out.ptr,
+			 "python3 multi-round-qa.py --num-users 7 --num-rounds 4 --qps inf "
+			 "--shared-system-prompt 50 --user-history-prompt 20 --answer-len 12 "
+			 "--model m --base-url http://h:1/v1 --request-with-user-id");
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pg_buf_reset(&text);
+		pg_buf_printf(&text, "%s%s", head, bad[i][0]);
+		ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "r.yml", &err),
+				 PG_ECONFIG);
+		ck_assert_str_eq(err.msg, bad[i][1]);
+		pg_suite_release(&s);
+	}
+	pg_buf_release(&text);
+	pg_buf_release(&out);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -701,6 +759,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, ramp_up);
 	tcase_add_test(tc, sla_search_walk);
 	tcase_add_test(tc, sla_search_config);
+	tcase_add_test(tc, multi_turn_config);
 	suite_add_tcase(s, tc);
 	return s;
 }
