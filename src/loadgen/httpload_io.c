@@ -717,6 +717,15 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 		done += reap(h, &d.release_ns, &failed, o->source);
 		if (done >= n)
 			break;
+		/* a source with nothing ready and nothing in flight would wait
+		 * for ever: its bug, not the server's */
+		if (o->source && !h->in_flight && d.next < n &&
+		    isinf(o->source->next_due(o->source->ctx))) {
+			rc = pg_error_set(err, PG_ERR,
+					  "the request source has %zu requests left but none ready",
+					  n - d.next);
+			break;
+		}
 		/* (with a request already due, the wait below does not block: it
 		 * only picks up what the sockets have, then dispatch goes on) */
 		/* the latest reading: taken at the end of the last batch, or

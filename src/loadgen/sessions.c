@@ -209,14 +209,13 @@ void pg_sessions_question(struct pg_buf *out, const struct pg_sessions *s, size_
 {
 	struct pg_rng rng;
 	uint64_t x = s->seed ^ 0x5851f42d4c957f2du;
-
-	/* each question its own stream: the same text whatever the order */
 	long len = k == SIZE_MAX ? s->context_len : s->question_len;
 
 	if (s->questions && k != SIZE_MAX) {
 		pg_buf_puts(out, s->questions[u * s->plan.rounds + k]);
 		return;
 	}
+	/* each question its own stream: the same text whatever the order */
 	pg_rng_seed(&rng, pg_splitmix64(&x) ^ ((uint64_t)u << 20) ^ (uint64_t)k);
 	pg_dataset_words(out, len > 0 ? (size_t)len : 0, &rng);
 }
