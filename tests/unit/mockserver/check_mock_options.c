@@ -156,6 +156,20 @@ static void idle_negative(struct pg_mock_options *o)
 {
 	o->server.idle_timeout_ms = -1;
 }
+static void fixed_prefix_cache(struct pg_mock_options *o)
+{
+	o->server.engine.fixed_timing = true;
+	o->server.prefix_cache_blocks = 100;
+}
+static void two_prefix_models(struct pg_mock_options *o)
+{
+	o->prefix_hit = 0.5;
+	o->server.prefix_cache_blocks = 100;
+}
+static void prefix_cache_negative(struct pg_mock_options *o)
+{
+	o->server.prefix_cache_blocks = -1;
+}
 
 START_TEST(each_mistake_is_one_line_naming_the_option)
 {
@@ -178,6 +192,9 @@ START_TEST(each_mistake_is_one_line_naming_the_option)
 		{ seed_negative, "--seed: expected a number >= 0" },
 		{ requests_negative, "--max-requests: expected a number >= 0" },
 		{ idle_negative, "--idle-timeout-ms: expected a number >= 0" },
+		{ fixed_prefix_cache, "--fixed-timing has no engine model: drop --prefix-cache-blocks" },
+		{ two_prefix_models, "--prefix-hit and --prefix-cache-blocks are two models of the prefix cache: give one" },
+		{ prefix_cache_negative, "--prefix-cache-blocks: expected a number >= 0" },
 	};
 	/* clang-format on */
 
