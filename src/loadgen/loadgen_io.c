@@ -445,9 +445,23 @@ struct session_run {
 	struct pg_sessions s;
 	struct pg_hl_request *reqs;
 	struct pg_reqtrace *traces;
-	struct pg_buf *bodies;  /* per request, freed when it ends */
-	struct pg_buf *answers; /* per request: the text as received */
+	/* per user (one turn in flight each): the next turn's body, built
+	 * when the answer before it ends, so sending it costs nothing the
+	 * schedule lag would count; the answer as it arrives */
+	struct pg_buf *bodies;
+	struct pg_buf *answers;
 };
+
+/* User u's next turn: its body, from the conversation so far. */
+static void sr_build(struct session_run *sr, size_t user)
+{
+	struct pg_prompt p = { 0 };
+
+	p.output_len = sr->r->t->dataset.output_len;
+	pg_buf_reset(&sr->bodies[user]);
+	build_body_from(&sr->bodies[user], sr->r, &p,
+			pg_sessions_history(&sr->s, user, sr->r->chat));
+}
 
 static double sr_next_due(void *ctx)
 {
@@ -459,15 +473,11 @@ static void sr_take(void *ctx, size_t index, struct pg_hl_request *q)
 {
 	struct session_run *sr = ctx;
 	struct pg_reqtrace *t = &sr->traces[index];
-	struct pg_prompt p = { 0 };
 	double nominal;
 	size_t user = pg_sessions_take(&sr->s, index, &nominal), turn = sr->s.u[user].turn;
 
-	p.output_len = sr->r->t->dataset.output_len;
-	build_body_from(&sr->bodies[index], sr->r, &p,
-			pg_sessions_history(&sr->s, user, sr->r->chat));
-	q->body = sr->bodies[index].ptr;
-	q->body_len = sr->bodies[index].len;
+	q->body = sr->bodies[user].ptr;
+	q->body_len = sr->bodies[user].len;
 	q->header = sr->s.u[user].header;
 	/* as late as the schedule said, not as late as the answer before */
 	t->scheduled_ns = llround(nominal * 1e9);
@@ -475,21 +485,25 @@ static void sr_take(void *ctx, size_t index, struct pg_hl_request *q)
 	t->prompt_len = (long)(sr->r->t->dataset.sessions.system_prompt_len +
 			       sr->r->t->dataset.sessions.user_context_len +
 			       (long)(turn + 1) * sr->r->t->dataset.sessions.question_len +
-			       (long)turn * p.output_len);
-	t->text = &sr->answers[index];
+			       (long)turn * sr->r->t->dataset.output_len);
+	pg_buf_reset(&sr->answers[user]);
+	t->text = &sr->answers[user];
 }
 
 static void sr_done(void *ctx, size_t index)
 {
 	struct session_run *sr = ctx;
 	const struct pg_reqtrace *t = &sr->traces[index];
-	const struct pg_buf *a = &sr->answers[index];
+	size_t user = sr->s.req_user[index];
+	const struct pg_buf *a = &sr->answers[user];
 
 	pg_sessions_done(&sr->s, index, pg_ns_to_s(t->sent_ns), pg_ns_to_s(t->end_ns),
 			 a->ptr ? a->ptr : "", a->len);
 	sr->traces[index].text = NULL;
-	pg_buf_release(&sr->answers[index]);
-	pg_buf_release(&sr->bodies[index]);
+	if (sr->s.u[user].turn < sr->s.plan.rounds)
+		sr_build(sr, user);
+	else
+		pg_buf_release(&sr->bodies[user]);
 }
 
 static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
@@ -529,12 +543,17 @@ static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
 	}
 	sr.reqs = pg_xcalloc(n, sizeof(*sr.reqs));
 	sr.traces = pg_xcalloc(n, sizeof(*sr.traces));
-	sr.bodies = pg_xcalloc(n, sizeof(*sr.bodies));
-	sr.answers = pg_xcalloc(n, sizeof(*sr.answers));
+	sr.bodies = pg_xcalloc(plan.users, sizeof(*sr.bodies));
+	sr.answers = pg_xcalloc(plan.users, sizeof(*sr.answers));
 	for (size_t i = 0; i < n; i++) {
 		pg_reqtrace_init(&sr.traces[i]);
 		pg_reqtrace_reserve(&sr.traces[i], (size_t)t->dataset.output_len + 2);
 		sr.reqs[i].trace = &sr.traces[i];
+	}
+	for (size_t u = 0; u < plan.users; u++) {
+		pg_buf_init(&sr.bodies[u]);
+		pg_buf_init(&sr.answers[u]);
+		sr_build(&sr, u);
 	}
 	r->engine = pg_hl_new(plan.users, err);
 	if (!r->engine) {
@@ -573,9 +592,9 @@ static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
 		pg_session_server_keys(out, q1 - q0, h1 - h0);
 	}
 done:
-	for (size_t i = 0; i < n; i++) {
-		pg_buf_release(&sr.bodies[i]);
-		pg_buf_release(&sr.answers[i]);
+	for (size_t u = 0; u < plan.users; u++) {
+		pg_buf_release(&sr.bodies[u]);
+		pg_buf_release(&sr.answers[u]);
 	}
 	release_traces(sr.traces, n);
 	free(sr.reqs);
