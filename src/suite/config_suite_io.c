@@ -1515,6 +1515,13 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 				       "test '%s': multi_turn has no ramp_up (users join "
 				       "join_interval apart)",
 				       t->name);
+		if (t->client.num_warmups > 0)
+			pg_cfg_warn(
+				c->cfg,
+				pg_ymsg(c->d, at, &dp,
+					"test '%s': client.warmups are not sent for multi_turn "
+					"(they would fill the prefix cache before the measurement)",
+					t->name));
 		/* every point sends users x rounds turns */
 		t->num_prompts = t->dataset.sessions.users * t->dataset.sessions.rounds;
 		t->prompts_per_concurrency = 0;

@@ -200,6 +200,23 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 	pg_buf_putc(out, '\n');
 }
 
+/* When a multi_turn point's turns go (loadgen/sessions.h). */
+static void render_sessions_load(struct pg_buf *out, const struct pg_point *pt)
+{
+	const struct pg_sessions_spec *ss = &pt->test->dataset.sessions;
+	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
+
+	pg_buf_printf(out, "%ld turns, ", pg_point_num_prompts(pt));
+	if (!isnan(pt->qps) && !isinf(pt->qps))
+		pg_buf_printf(out, "%s req/s together: each user asks every %s s", num(n, pt->qps),
+			      num(n2, (double)ss->users / pt->qps));
+	else if (!isnan(ss->think_time))
+		pg_buf_printf(out, "each user asks %s s after its answer", num(n, ss->think_time));
+	else
+		pg_buf_puts(out, "each user asks as soon as it has its answer");
+	pg_buf_puts(out, ", never before its previous answer has ended\n");
+}
+
 static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
@@ -227,6 +244,10 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 	case PG_SUITE_SERVING:
 		render_dataset(out, t);
 		field(out, "load");
+		if (t->dataset.kind == PG_DATASET_MULTI_TURN) {
+			render_sessions_load(out, pt);
+			break;
+		}
 		pg_buf_printf(out, "%ld prompts", pg_point_num_prompts(pt));
 		if (t->prompts_per_concurrency > 0 && pt->max_concurrency > 0)
 			pg_buf_printf(out, " (%ld per concurrency)", t->prompts_per_concurrency);

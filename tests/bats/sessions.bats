@@ -182,8 +182,10 @@ PY
 	assert_failure 2
 	assert_output --partial "drop max_concurrency"
 	sessions_suite inf ""
+	sed -i 's|endpoint: /v1/chat/completions}|endpoint: /v1/chat/completions, warmups: 3}|' suite.yml
 	run "$PERFGATE" run --dry-run suite.yml
 	assert_success
+	assert_output --partial "client.warmups are not sent for multi_turn"
 	assert_output --partial "multi_turn, 20 users x 3 rounds, system prompt 200 + 40 per question, 16 output tokens, 100 of each user's own context"
 }
 

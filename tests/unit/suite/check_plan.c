@@ -722,6 +722,9 @@ START_TEST(multi_turn_config)
 				      "question, 12 output tokens, 20 of each user's own context, "
 				      "think time 0.5 s"),
 		      "%s", out.ptr);
+	ck_assert_msg(strstr(out.ptr, "28 turns, each user asks 0.5 s after its answer, never "
+				      "before its previous answer has ended\n"),
+		      "%s", out.ptr);
 	pg_buf_reset(&out);
 	pg_vllm_equivalent_command(&out, &plan.points[0], "http://h:1", "results");
 	ck_assert_str_eq(out.ptr,
