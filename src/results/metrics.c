@@ -70,6 +70,12 @@ static const struct pg_metric metrics[] = {
 	{ "slo_attainment_e2el", SRV, "slo_attainment_e2el", 100, NULL, "SLO attainment, E2E latency", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
 	{ "frontier", SRV, "perfgate.frontier", 1, NULL, "Frontier: tput per GPU", "", UP, PG_CLASS_THROUGHPUT, false, 0.01, 0 },
 	{ "token_goodput", SRV, "token_goodput", 1, "Token goodput (tok/s)", "Token goodput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	/* multi-turn sessions (docs/sessions.md): shown in the report's
+	 * sessions table, not as columns; a thresholds file can gate on them
+	 * (prefix caching that stops working shows first here) */
+	{ "median_ttft_first_ms", SRV, "median_ttft_ms_first_turn", 1, NULL, "Median TTFT, first turn", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
+	{ "median_ttft_later_ms", SRV, "median_ttft_ms_later_turns", 1, NULL, "Median TTFT, later turns", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
+	{ "prefix_cache_hit_rate", SRV, "prefix_cache_hit_rate", 100, NULL, "Prefix-cache hit rate", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
 };
 /* clang-format on */
 

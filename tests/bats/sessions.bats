@@ -189,6 +189,28 @@ PY
 	assert_output --partial "multi_turn, 20 users x 3 rounds, system prompt 200 + 40 per question, 16 output tokens, 100 of each user's own context"
 }
 
+@test "a thresholds file gates on the hit rate: a cache too small to hold the conversations fails" {
+	start_mock --prefix-cache-blocks 100000 --ttft-ms 1 --itl-ms 1
+	sessions_suite 40 ""
+	run timeout 60 "$PERFGATE" run suite.yml --results-dir base
+	assert_success
+	run "$PERFGATE" baseline update thresholds --from base --gpu none
+	assert_success
+	sed -i 's/prefix_cache_hit_rate:    { gate: false/prefix_cache_hit_rate:    { gate: true /' \
+		thresholds/none.yml
+	grep -q 'prefix_cache_hit_rate:    { gate: true' thresholds/none.yml
+	kill "$SERVER_PID"
+	wait "$SERVER_PID" || true
+	# 40 blocks: fewer than the conversations hold
+	start_mock --prefix-cache-blocks 40 --ttft-ms 1 --itl-ms 1
+	sessions_suite 40 ""
+	run timeout 60 "$PERFGATE" run suite.yml --results-dir head
+	assert_success
+	run "$PERFGATE" gate head --gpu none
+	assert_failure 1
+	assert_output --regexp "serving_sessions_qps_40 \| Prefix-cache hit rate \(%\) \|[^|]*\|[^|]*\|[^|]*\|[^|]*\| \*\*regressed\*\*"
+}
+
 @test "the report's sessions table" {
 	mkdir -p res
 	"$PYTHON" - res/serving_sessions_qps_4.json <<'PY'
