@@ -143,7 +143,7 @@ static json_t *certified_new(void)
 	return cert;
 }
 
-static double ttft_s(const struct pg_reqtrace *t)
+double pg_loadstats_ttft_s(const struct pg_reqtrace *t)
 {
 	return pg_ns_to_s(t->chunk_ns[0] - t->sent_ns);
 }
@@ -228,7 +228,7 @@ static double max_output_tokens_per_s(const struct pg_reqtrace *t, size_t n)
 		if (!pg_reqtrace_ok(&t[i]))
 			continue;
 		double start = pg_ns_to_s(t[i].sent_ns);
-		double cur = start + ttft_s(&t[i]);
+		double cur = start + pg_loadstats_ttft_s(&t[i]);
 		for (size_t j = 0; j < t[i].n_chunks; j++) {
 			if (j)
 				cur += pg_ns_to_s(t[i].chunk_ns[j] - t[i].chunk_ns[j - 1]);
@@ -395,7 +395,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			without_prompt_usage++;
 		total_output += out_len;
 		total_input += pg_reqtrace_input_tokens(r);
-		ttft = ttft_s(r);
+		ttft = pg_loadstats_ttft_s(r);
 		lat = latency_s(r);
 		if (out_len > 1) {
 			tpot = (lat - ttft) / (double)(out_len - 1);
@@ -490,7 +490,7 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 			json_array_append_new(in, json_integer(pg_reqtrace_input_tokens(r)));
 			json_array_append_new(out,
 					      json_integer(ok ? pg_reqtrace_output_tokens(r) : 0));
-			json_array_append_new(tt, json_real(ok ? ttft_s(r) : 0.0));
+			json_array_append_new(tt, json_real(ok ? pg_loadstats_ttft_s(r) : 0.0));
 			for (size_t j = 1; ok && j < r->n_chunks; j++)
 				json_array_append_new(
 					gaps,

@@ -131,6 +131,10 @@ void pg_latency_metrics(json_t *obj, const double *latencies, size_t n);
  */
 void pg_throughput_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n, double elapsed_s);
 
+/* vLLM's TTFT of a request that succeeded: its first content message
+ * after it was sent, in seconds. */
+double pg_loadstats_ttft_s(const struct pg_reqtrace *t);
+
 /* Seconds between two trace times (ns). */
 static inline double pg_ns_to_s(long long ns)
 {

@@ -297,7 +297,7 @@ void pg_session_metrics(json_t *obj, const struct pg_reqtrace *t, const size_t *
 		m = 0;
 		for (size_t i = 0; i < n; i++)
 			if (turn[i] == k && pg_reqtrace_ok(&t[i]))
-				v[m++] = pg_ns_to_s(t[i].chunk_ns[0] - t[i].sent_ns) * 1000;
+				v[m++] = pg_loadstats_ttft_s(&t[i]) * 1000;
 		mean_median(v, m, &mean, &median);
 		json_array_append_new(means, real_or_null(mean));
 		json_array_append_new(medians, real_or_null(median));
@@ -310,7 +310,7 @@ void pg_session_metrics(json_t *obj, const struct pg_reqtrace *t, const size_t *
 		m = 0;
 		for (size_t i = 0; i < n; i++)
 			if ((turn[i] > 0) == later && pg_reqtrace_ok(&t[i]))
-				v[m++] = pg_ns_to_s(t[i].chunk_ns[0] - t[i].sent_ns) * 1000;
+				v[m++] = pg_loadstats_ttft_s(&t[i]) * 1000;
 		mean_median(v, m, &mean, &median);
 		json_object_set_new(obj,
 				    later ? "mean_ttft_ms_later_turns" : "mean_ttft_ms_first_turn",
