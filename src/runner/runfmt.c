@@ -154,7 +154,7 @@ static void metric(struct pg_buf *out, const json_t *result, const char *key, co
 void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result)
 {
 	struct pg_buf b = PG_BUF_INIT;
-	json_t *failed;
+	json_t *failed, *hit;
 
 	switch (kind) {
 	case PG_SUITE_SERVING:
@@ -162,6 +162,14 @@ void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const js
 		metric(&b, result, "output_throughput", "", " tok/s");
 		metric(&b, result, "median_ttft_ms", "TTFT p50 ", " ms");
 		metric(&b, result, "median_itl_ms", "ITL p50 ", " ms");
+		/* sessions (docs/sessions.md): reuse and the turns held back */
+		hit = json_object_get(result, "prefix_cache_hit_rate");
+		if (json_is_number(hit))
+			pg_buf_printf(&b, ", hit rate %.1f%%", json_number_value(hit) * 100);
+		if (json_integer_value(json_object_get(result, "backpressure_turns")) > 0)
+			pg_buf_printf(&b, ", %lld turns backpressured",
+				      (long long)json_integer_value(
+					      json_object_get(result, "backpressure_turns")));
 		failed = json_object_get(result, "failed");
 		if (json_integer_value(failed) > 0)
 			pg_buf_printf(&b, ", %lld failed", (long long)json_integer_value(failed));

@@ -253,6 +253,22 @@ START_TEST(summary_table)
 }
 END_TEST
 
+/* A sessions point's line: its hit rate and the turns held back. */
+START_TEST(key_metrics_sessions)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	json_t *r = json_pack("{s:f, s:f, s:f, s:f, s:f, s:i}", "request_throughput", 19.77,
+			      "output_throughput", 632.7, "median_ttft_ms", 20.4, "median_itl_ms",
+			      2.012, "prefix_cache_hit_rate", 0.8686, "backpressure_turns", 3);
+
+	pg_runfmt_key_metrics(&out, PG_SUITE_SERVING, r);
+	ck_assert_str_eq(out.ptr, "19.77 req/s, 632.7 tok/s, TTFT p50 20.4 ms, ITL p50 2.012 ms, "
+				  "hit rate 86.9%, 3 turns backpressured");
+	json_decref(r);
+	pg_buf_release(&out);
+}
+END_TEST
+
 START_TEST(median_over_repeats)
 {
 	json_t *runs[3];
@@ -386,6 +402,7 @@ int main(void)
 	tcase_add_test(tc, plain_logs_drop_group_markers);
 	tcase_add_test(tc, iso8601_is_utc);
 	tcase_add_test(tc, summary_table);
+	tcase_add_test(tc, key_metrics_sessions);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("results");
 	tcase_add_test(tc, median_over_repeats);
