@@ -468,7 +468,8 @@ static void *serve_conn(void *argp)
 						    pg_str_has_prefix(l.ptr, "authorization:") ||
 						    pg_str_has_prefix(l.ptr, "content-type:") ||
 						    pg_str_has_prefix(l.ptr, "expect:") ||
-						    pg_str_has_prefix(l.ptr, "x-custom:")) {
+						    pg_str_has_prefix(l.ptr, "x-custom:") ||
+						    pg_str_has_prefix(l.ptr, "x-user-id:")) {
 							pg_buf_add(&a->cap->log, l.ptr, l.len);
 							pg_buf_putc(&a->cap->log, '\n');
 						} else if (pg_str_has_prefix(
@@ -619,6 +620,44 @@ START_TEST(requests_look_like_vllms_and_keep_the_key_secret)
 	pg_buf_add(&all, cap.log.ptr, cap.log.len);
 	tu_assert_golden("golden/loadgen/requests.txt", all.ptr);
 	pg_buf_release(&all);
+	pg_buf_release(&cap.log);
+}
+END_TEST
+
+/* A session's turns as sent: each with the whole conversation, the
+ * previous answers as received ("café €!"), and the user's id. */
+START_TEST(session_turns_carry_the_history_as_received)
+{
+	struct capture cap;
+	struct pg_test t;
+	struct pg_point pt;
+	struct pg_loadgen_opts o = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *out = NULL;
+
+	capture_start(&cap);
+	test_init(&t, PG_SUITE_SERVING, "/v1/chat/completions");
+	t.dataset.kind = PG_DATASET_MULTI_TURN;
+	t.dataset.output_len = 3;
+	t.dataset.sessions.users = 1;
+	t.dataset.sessions.rounds = 3;
+	t.dataset.sessions.system_prompt_len = 4;
+	t.dataset.sessions.user_context_len = 2;
+	t.dataset.sessions.question_len = 3;
+	t.num_prompts = 3;
+	pt = (struct pg_point){ &t, "capture", INFINITY, 0 };
+	o.base_url = cap.url;
+	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq((long)num(out, "completed"), 3);
+	ck_assert_int_eq((long)num(out, "num_rounds"), 3);
+	ck_assert_int_eq((long)num(out, "backpressure_turns"), 0);
+	/* the capture server reports no cached tokens and serves no counters */
+	ck_assert(json_is_null(json_object_get(out, "prefix_cache_hit_rate")));
+	ck_assert(json_is_null(json_object_get(out, "server_prefix_cache_hit_rate")));
+	json_decref(out);
+	pg_test_release(&t);
+	capture_stop(&cap);
+	tu_assert_golden("golden/loadgen/session-requests.txt", cap.log.ptr);
 	pg_buf_release(&cap.log);
 }
 END_TEST
@@ -960,6 +999,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, stop_flag_cancels_the_run);
 	tcase_add_test(tc, stop_flag_ends_the_blocking_calls_before_the_run);
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
+	tcase_add_test(tc, session_turns_carry_the_history_as_received);
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	tcase_add_test(tc, one_memory_budget_for_all_streams);
 	tcase_add_test(tc, libcurls_read_checks_are_answered_by_the_loop);
