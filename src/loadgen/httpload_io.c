@@ -94,8 +94,6 @@ struct slot {
 	struct slot *next_free;
 };
 
-struct dispatch;
-
 struct pg_hl {
 	CURLM *multi;
 	int epfd;
