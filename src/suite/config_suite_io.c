@@ -1515,6 +1515,12 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 				       "test '%s': multi_turn has no ramp_up (users join "
 				       "join_interval apart)",
 				       t->name);
+		if (t->dataset.sessions.users > 10000000 / t->dataset.sessions.rounds)
+			return pg_yerr(c->d, at, &dp, E(c),
+				       "test '%s': multi_turn of %ld users x %ld rounds: at most "
+				       "10,000,000 turns a point",
+				       t->name, t->dataset.sessions.users,
+				       t->dataset.sessions.rounds);
 		if (t->client.num_warmups > 0)
 			pg_cfg_warn(
 				c->cfg,

@@ -741,6 +741,16 @@ START_TEST(multi_turn_config)
 		ck_assert_str_eq(err.msg, bad[i][1]);
 		pg_suite_release(&s);
 	}
+	pg_buf_reset(&text);
+	pg_buf_puts(&text, "serving:\n"
+			   "  - name: serving_s\n"
+			   "    model: m\n"
+			   "    server: {remote: 'http://127.0.0.1:9'}\n"
+			   "    dataset: {name: multi_turn, users: 100000, rounds: 101}\n");
+	ck_assert_int_eq(pg_config_load_text(&s, text.ptr, text.len, "r.yml", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "r.yml:5:21: serving[0].dataset: test 'serving_s': multi_turn of "
+				  "100000 users x 101 rounds: at most 10,000,000 turns a point");
+	pg_suite_release(&s);
 	pg_buf_release(&text);
 	pg_buf_release(&out);
 }
