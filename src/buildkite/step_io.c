@@ -1122,6 +1122,26 @@ static void collect_config_secrets(struct pg_redactor *r, const json_t *v, const
 	}
 }
 
+/* The names of the points this step runs, for the annotation's missing rows. */
+static void keep_plan(struct step *st, const struct pg_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		pg_strv_push(&st->plan, plan->points[i].name);
+	st->have_plan = true;
+}
+
+/* A run that never started (results directory not writable) is an
+ * infrastructure failure of the step, noted in its annotation, not an error
+ * that ends the step before it annotates. */
+static int run_never_started(struct step *st, struct pg_error *err)
+{
+	pg_strv_push(&st->notes, err->msg);
+	say(st, "perfgate: %s\n", err->msg);
+	pg_error_clear(err);
+	st->run_exit = PG_EXIT_INFRA;
+	return 0;
+}
+
 /* run and gate: the suite, narrowed to this step's selection and shard. */
 static int run_step(struct step *st, struct pg_error *err)
 {
@@ -1134,20 +1154,12 @@ static int run_step(struct step *st, struct pg_error *err)
 	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
-	for (size_t i = 0; i < plan.n; i++)
-		pg_strv_push(&st->plan, plan.points[i].name);
-	st->have_plan = true;
+	keep_plan(st, &plan);
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
 	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
 	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
-	if (rc) {
-		/* the run never started (results directory not writable): infra */
-		pg_strv_push(&st->notes, err->msg);
-		say(st, "perfgate: %s\n", err->msg);
-		pg_error_clear(err);
-		st->run_exit = PG_EXIT_INFRA;
-		rc = 0;
-	}
+	if (rc)
+		rc = run_never_started(st, err);
 done:
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);
@@ -1184,9 +1196,7 @@ static int ab_step(struct step *st, struct pg_error *err)
 	}
 	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
-	for (size_t i = 0; i < plan.n; i++)
-		pg_strv_push(&st->plan, plan.points[i].name);
-	st->have_plan = true;
+	keep_plan(st, &plan);
 	say(st,
 	    "--- perfgate: A/B on %s: %zu test point%s, base and head interleaved, at most %ld "
 	    "blocks\n",
@@ -1197,16 +1207,10 @@ static int ab_step(struct step *st, struct pg_error *err)
 	o.log = st->log;
 	rc = pg_ab_run(&st->ab, &suite, &plan, &o, err);
 	st->have_ab = true;
-	if (rc) {
-		/* the run never started (results directory not writable): infra */
-		pg_strv_push(&st->notes, err->msg);
-		say(st, "perfgate: %s\n", err->msg);
-		pg_error_clear(err);
-		st->run_exit = PG_EXIT_INFRA;
-		rc = 0;
-	} else if (st->ab.cancel_signal) {
+	if (rc)
+		rc = run_never_started(st, err);
+	else if (st->ab.cancel_signal)
 		st->run_exit = 128 + st->ab.cancel_signal;
-	}
 done:
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);
