@@ -164,3 +164,26 @@ EOF
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"'num_prompts' applies to"* ]]
 }
+
+@test "a slower start is a regression the gate fails on; the same start passes" {
+	suite "--startup-delay-ms 50" "    cold_starts: 2
+    warm_starts: 1"
+	run --separate-stderr "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$DIR/base"
+	[ "$status" -eq 0 ]
+	mkdir "$DIR/thr"
+	run --separate-stderr "$PERFGATE_BIN" baseline update "$DIR/thr" --from "$DIR/base" --gpu T4
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	grep -q 'avg_cold_startup_time:' "$DIR/thr/T4.yml"
+	suite "--startup-delay-ms 600" "    cold_starts: 2
+    warm_starts: 1"
+	run --separate-stderr "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$PERFGATE_BIN" gate -t "$DIR/thr" --gpu T4 "$RESULTS"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"Mean cold start (s)"*"regressed"* ]]
+	run --separate-stderr "$PERFGATE_BIN" gate -t "$DIR/thr" --gpu T4 -q "$DIR/base"
+	[ "$status" -eq 0 ]
+	no_procs_left 0
+}
