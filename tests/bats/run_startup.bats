@@ -187,3 +187,23 @@ EOF
 	[ "$status" -eq 0 ]
 	no_procs_left 0
 }
+
+@test "SIGKILL of perfgate while a start is in flight: its guard stops the server" {
+	suite "--startup-delay-ms 200" "    cold_starts: 50"
+	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
+	PG_PID=$!
+	for _ in $(seq 1 200); do
+		grep -q "start 3/50" "$DIR/stderr" && break
+		sleep 0.05
+	done
+	# a server of this test is running (starts follow each other closely)
+	for _ in $(seq 1 40); do
+		[ -n "$(procs)" ] && break
+		sleep 0.05
+	done
+	[ -n "$(procs)" ]
+	kill -9 "$PG_PID"
+	wait "$PG_PID" || true
+	PG_PID=
+	no_procs_left 5
+}
