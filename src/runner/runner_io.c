@@ -351,6 +351,17 @@ static json_t *params_json(const struct pg_point *pt)
 
 	json_object_set_new(p, "model", t->model ? json_string(t->model) : json_null());
 	json_object_set_new(p, "tp", json_integer(t->tp));
+	if (t->kind == PG_SUITE_STARTUP) {
+		/* no prompts: the starts are the workload */
+		json_object_set_new(p, "cold_starts", json_integer(t->cold_starts));
+		json_object_set_new(p, "warmup_starts", json_integer(t->warmup_starts));
+		json_object_set_new(p, "warm_starts", json_integer(t->warm_starts));
+		json_object_set_new(p, "first_token", json_boolean(t->first_token));
+		json_object_set_new(
+			p, "endpoint",
+			json_string(t->client.endpoint ? t->client.endpoint : "/v1/completions"));
+		return p;
+	}
 	json_object_set_new(p, "dataset", json_string(datasets[d->kind]));
 	json_object_set_new(p, "input_len",
 			    random || d->kind == PG_DATASET_SONNET ? json_integer(d->input_len)
