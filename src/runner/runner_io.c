@@ -1318,10 +1318,10 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 
 		if (n > 1)
 			say(r, "  run %ld/%ld\n", i + 1, n);
-		if (pt->test->kind == PG_SUITE_STARTUP)
-			rc = run_startup_once(r, pt, &out, oc);
-		else if (pt->test->command)
+		if (pt->test->command)
 			rc = run_command_once(r, pt, (int)i, &out, oc);
+		else if (pt->test->kind == PG_SUITE_STARTUP)
+			rc = run_startup_once(r, pt, &out, oc);
 		else
 			rc = run_native_once(r, pt, &out, oc);
 		if (rc) {

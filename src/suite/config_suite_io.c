@@ -1095,10 +1095,10 @@ static const struct key test_keys[] = {
 	{ "ramp_up", K_SERV, t_ramp_up },
 	{ "sla_search", K_SERV, t_sla_search },
 	{ "repeat", K_ANY, t_repeat },
-	{ "command", K_ALL, t_command },
-	{ "command_shell", K_ALL, t_command_shell },
-	{ "command_timeout", K_ALL, t_command_timeout },
-	{ "command_env", K_ALL, t_command_env },
+	{ "command", K_ANY, t_command },
+	{ "command_shell", K_ANY, t_command_shell },
+	{ "command_timeout", K_ANY, t_command_timeout },
+	{ "command_env", K_ANY, t_command_env },
 };
 /* clang-format on */
 
@@ -1396,11 +1396,21 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		t->server.shell = false;
 	}
 	if (t->kind == PG_SUITE_STARTUP) {
-		if (!t->server.command)
+		/* perfgate's starts of server.command, or an external command
+		 * that measures starts itself (vllm bench startup) */
+		if (t->command && t->server.command)
 			return pg_yerr(c->d, node, p, E(c),
-				       "test '%s': a startup test starts its server: give "
-				       "server.command (server.remote cannot be started)",
+				       "test '%s': a startup test either starts server.command "
+				       "itself or runs command (vllm bench startup ... "
+				       "--output-json {result}), not both",
 				       t->name);
+		if (!t->server.command && !t->command)
+			return pg_yerr(
+				c->d, node, p, E(c),
+				"test '%s': a startup test starts its server: give "
+				"server.command (server.remote cannot be started), or a "
+				"command that writes vllm bench startup's result to {result}",
+				t->name);
 		if (t->cold_starts + t->warm_starts < 1)
 			return pg_yerr(c->d, node, p, E(c),
 				       "test '%s': nothing to measure: cold_starts and warm_starts "

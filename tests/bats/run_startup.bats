@@ -207,3 +207,35 @@ EOF
 	PG_PID=
 	no_procs_left 5
 }
+
+@test "a startup test may run vllm bench startup itself: its result file is the point" {
+	cat >"$DIR/suite.yml" <<EOF
+defaults:
+  server: {command: "perfgate mock-server --port {port}"}
+startup:
+  - name: startup_vllm
+    model: m
+    command: cp $PERFGATE_SRC/tests/data/import/startup/startup_llama8B_tp1.json {result}
+EOF
+	run --separate-stderr "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	r="$RESULTS/startup_vllm.json"
+	[ "$(field "$r" 'r["perfgate"]["suite"]')" = startup ]
+	[ "$(field "$r" 'r["perfgate"]["client"]')" = command ]
+	[ "$(field "$r" 'r["cold_compilation_times"]')" = "[21.5, 20.9, 21.2]" ]
+	# the inherited server was not started: vllm bench startup runs its own engine
+	[[ "$stderr" != *"server: perfgate mock-server"* ]]
+	grep -q "Cold start (s)" "$RESULTS/benchmark_results.md"
+	# both at once is refused
+	cat >"$DIR/suite.yml" <<EOF
+startup:
+  - name: startup_both
+    model: m
+    server: {command: "perfgate mock-server --port {port}"}
+    command: cp x {result}
+EOF
+	run --separate-stderr "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"either starts server.command itself or runs command"* ]]
+}
