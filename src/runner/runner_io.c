@@ -1198,8 +1198,8 @@ static int one_start(struct runner *r, const struct pg_test *t, long number, con
 		pg_buf_printf(&url, "%s%s", base.ptr,
 			      t->client.endpoint ? t->client.endpoint : "/v1/completions");
 		first_request_body(&body, t);
-		ret = pg_startup_first_answer(url.ptr, body.ptr, api_key(t), t->client.timeout,
-					      &pg_run_cancelled, &err);
+		ret = pg_startup_first_answer(url.ptr, body.ptr, &t->client.headers, api_key(t),
+					      t->client.timeout, &pg_run_cancelled, &err);
 		*first_s = pg_monotonic() - proc.started;
 	}
 	if (ret == PG_ECANCEL) {

@@ -3,13 +3,15 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "loadgen/httpload_io.h"
+#include "suite/suite.h"
 
 #include <curl/curl.h>
 #include <ftw.h>
 #include <stdio.h>
 
-int pg_startup_first_answer(const char *url, const char *body, const char *api_key, double timeout,
-			    const volatile sig_atomic_t *stop, struct pg_error *err)
+int pg_startup_first_answer(const char *url, const char *body, const struct pg_kvlist *extra,
+			    const char *api_key, double timeout, const volatile sig_atomic_t *stop,
+			    struct pg_error *err)
 {
 	CURL *curl = curl_easy_init();
 	struct curl_slist *headers = NULL;
@@ -22,6 +24,12 @@ int pg_startup_first_answer(const char *url, const char *body, const char *api_k
 	if (!curl)
 		return pg_error_set(err, PG_ERR, "curl_easy_init failed");
 	headers = curl_slist_append(NULL, "Content-Type: application/json");
+	for (size_t i = 0; extra && i < extra->n; i++) {
+		struct pg_buf h = PG_BUF_INIT;
+		pg_buf_printf(&h, "%s: %s", extra->items[i].key, extra->items[i].value);
+		headers = curl_slist_append(headers, h.ptr);
+		pg_buf_release(&h);
+	}
 	headers = pg_hl_add_bearer(headers, api_key);
 	pg_hl_easy_prepare(curl, url, headers, &resp, timeout, stop);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);

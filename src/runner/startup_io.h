@@ -4,6 +4,7 @@
 #include <signal.h>
 
 struct pg_error;
+struct pg_kvlist;
 
 /*
  * The I/O of a startup test (the starts themselves are runner_io.c's, which
@@ -23,12 +24,14 @@ struct pg_error;
  */
 
 /*
- * POST body (JSON) to url and wait for HTTP 200 and the whole answer.
+ * POST body (JSON) to url, with the test's headers (may be NULL) and API
+ * key, and wait for HTTP 200 and the whole answer.
  * 0 when it came; PG_EINFRA naming the status or the transfer error;
  * PG_ECANCEL when *stop became non-zero.
  */
-int pg_startup_first_answer(const char *url, const char *body, const char *api_key, double timeout,
-			    const volatile sig_atomic_t *stop, struct pg_error *err);
+int pg_startup_first_answer(const char *url, const char *body, const struct pg_kvlist *extra,
+			    const char *api_key, double timeout, const volatile sig_atomic_t *stop,
+			    struct pg_error *err);
 
 /* Remove a directory tree (a start's caches); missing is fine. */
 void pg_startup_remove_tree(const char *path);
