@@ -76,9 +76,9 @@ static const struct pg_metric metrics[] = {
 	 * pooling models' sequences, speculative decoding's acceptance */
 	{ "mean_client_queue_ms", SRV, "mean_client_queue_time_ms", 1, NULL, "Mean client queue time", "ms", DOWN, PG_CLASS_LATENCY, false, 0.05, 1 },
 	{ "p99_client_queue_ms", SRV, "p99_client_queue_time_ms", 1, NULL, "P99 client queue time", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 2 },
-	{ "mean_e2el_queued_ms", SRV, "mean_e2el_including_client_queue_ms", 1, NULL, "Mean E2E latency incl. queue", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
-	{ "p99_e2el_queued_ms", SRV, "p99_e2el_including_client_queue_ms", 1, NULL, "P99 E2E latency incl. queue", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
-	{ "input_seq_throughput", SRV, "input_sequence_throughput", 1, NULL, "Input sequence throughput", "seq/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "mean_e2el_queued_ms", SRV, "mean_e2el_including_client_queue_ms", 1, NULL, "Mean E2EL incl. queue", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
+	{ "p99_e2el_queued_ms", SRV, "p99_e2el_including_client_queue_ms", 1, NULL, "P99 E2EL incl. queue", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
+	{ "input_seq_throughput", SRV, "input_sequence_throughput", 1, NULL, "Input sequence tput", "seq/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 	{ "total_input_sequences", SRV, "total_input_sequences", 1, NULL, "Input sequences", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
 	{ "spec_acceptance_rate", SRV, "spec_decode_acceptance_rate", 1, NULL, "Spec-decode acceptance rate", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
 	{ "spec_acceptance_length", SRV, "spec_decode_acceptance_length", 1, NULL, "Spec-decode acceptance length", "", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0 },
@@ -91,8 +91,8 @@ static const struct pg_metric metrics[] = {
 	{ "avg_warm_startup_time", BOOT, "avg_warm_startup_time", 1, "Warm start (s)", "Mean warm start", "s", DOWN, PG_CLASS_LATENCY, true, 0.05, 0.05 },
 	{ "median_warm_startup_time", BOOT, "warm_startup_percentiles.50", 1, NULL, "Median warm start", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
 	{ "p90_warm_startup_time", BOOT, "warm_startup_percentiles.90", 1, "P90 warm start (s)", "P90 warm start", "s", DOWN, PG_CLASS_TAIL, false, 0.10, 0.1 },
-	{ "avg_cold_first_token", BOOT, "avg_cold_first_token_time", 1, "Cold to 1st token (s)", "Mean cold start to first token", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
-	{ "avg_warm_first_token", BOOT, "avg_warm_first_token_time", 1, "Warm to 1st token (s)", "Mean warm start to first token", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "avg_cold_first_token", BOOT, "avg_cold_first_token_time", 1, "Cold to 1st token (s)", "Mean cold to first token", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "avg_warm_first_token", BOOT, "avg_warm_first_token_time", 1, "Warm to 1st token (s)", "Mean warm to first token", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
 	{ "avg_cold_compile_time", BOOT, "avg_cold_compilation_time", 1, NULL, "Mean cold compilation", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
 	{ "avg_warm_compile_time", BOOT, "avg_warm_compilation_time", 1, NULL, "Mean warm compilation", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
 };
