@@ -1211,8 +1211,7 @@ static const char *kinds_text(unsigned kinds)
 	case K_BOOT:
 		return "startup tests only";
 	case K_ALL:
-		return "latency, throughput and serving tests (a startup test runs its server, "
-		       "nothing else)";
+		return "latency, throughput and serving tests (a startup test sends no prompts)";
 	default:
 		return "other tests only";
 	}
