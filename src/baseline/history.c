@@ -177,8 +177,7 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 	return 0;
 }
 
-/* A record's median for metric id, or NAN. */
-static double rec_median(const struct pg_history_rec *r, const char *id)
+double pg_history_rec_median(const struct pg_history_rec *r, const char *id)
 {
 	json_t *arr = json_object_get(r->metrics, id), *x;
 	double *xs, med;
@@ -320,7 +319,7 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 /* The job median of metric id in a record, oriented (worse larger), NAN. */
 static double rec_level(const struct pg_history_rec *r, const struct pg_metric *m)
 {
-	double med = rec_median(r, m->id);
+	double med = pg_history_rec_median(r, m->id);
 	if (!(med > 0))
 		return NAN;
 	return m->direction == PG_HIGHER_IS_BETTER ? -log(med) : log(med);
@@ -609,7 +608,7 @@ void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history
 			jobs = pg_xmalloc((k - first) * sizeof(long));
 			for (size_t x = first; x < k; x++) {
 				const struct pg_history_rec *r = &h->recs[idx[x]];
-				double med = rec_median(r, all[m].id);
+				double med = pg_history_rec_median(r, all[m].id);
 				if (!isnan(med)) {
 					medians[got] = med;
 					jobs[got++] = first_job + a.rec_job[i][idx[x]];
@@ -739,7 +738,7 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *hs, size_t i,
 		present = pg_xmalloc(n * sizeof(double));
 		mark = pg_xcalloc(n, sizeof(bool));
 		for (size_t r = 0; r < n; r++) {
-			v[r] = rec_median(&h->recs[first + r], all[m].id);
+			v[r] = pg_history_rec_median(&h->recs[first + r], all[m].id);
 			if (!isnan(v[r])) {
 				present[k++] = v[r];
 				if (isnan(first_v))

@@ -67,6 +67,9 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 		     const char *source, struct pg_error *err);
 void pg_history_release(struct pg_history *h);
 
+/* A record's median (its repeats') for metric id, or NAN. */
+double pg_history_rec_median(const struct pg_history_rec *r, const char *id);
+
 /* ------------------------------------------------------------------ */
 /* Jobs and change points                                              */
 

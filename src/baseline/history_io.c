@@ -1267,6 +1267,35 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 	return rc;
 }
 
+int pg_history_gpus(struct pg_strv *out, const struct pg_history_opts *o, struct pg_error *err)
+{
+	struct store s;
+	git_oid tip;
+	bool exists = false;
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	int rc = store_open(&s, o->repo, o->ref, err);
+
+	if (rc == 0 && (rc = store_fetch(&s, err)) == 0 &&
+	    (rc = store_tip(&s, &tip, &exists, err)) == 0 && exists) {
+		if (git_commit_lookup(&c, s.repo, &tip) || git_commit_tree(&root, c)) {
+			rc = git_fail(err, "reading the history", s.where);
+		} else {
+			for (size_t i = 0; i < git_tree_entrycount(root); i++) {
+				const git_tree_entry *e = git_tree_entry_byindex(root, i);
+				if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+					pg_strv_push(out, git_tree_entry_name(e));
+			}
+		}
+	}
+	git_tree_free(root);
+	git_commit_free(c);
+	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
+	return rc;
+}
+
 /* Where a record's commit stands relative to the merge-base. */
 enum standing { AT_OR_BEFORE, AFTER, UNKNOWN };
 

@@ -70,6 +70,10 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const char *point,
 		    const struct pg_history_opts *o, struct pg_error *err);
 
+/* The GPU keys the history holds (its top-level directories, in tree
+ * order), appended to out; none when the ref does not exist. */
+int pg_history_gpus(struct pg_strv *out, const struct pg_history_opts *o, struct pg_error *err);
+
 struct pg_history_record_opts {
 	const char *repo; /* as in pg_history_opts */
 	const char *ref;
