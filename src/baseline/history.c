@@ -183,6 +183,8 @@ double pg_history_rec_median(const struct pg_history_rec *r, const char *id)
 	double *xs, med;
 	size_t n = 0, i;
 
+	if (json_is_number(arr)) /* a slimmed record: the median itself */
+		return json_number_value(arr);
 	if (!json_is_array(arr) || !json_array_size(arr))
 		return NAN;
 	xs = pg_xmalloc(json_array_size(arr) * sizeof(double));
@@ -194,6 +196,38 @@ double pg_history_rec_median(const struct pg_history_rec *r, const char *id)
 	med = pg_cmpstat_median(xs, n);
 	free(xs);
 	return med;
+}
+
+void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	bool *keep = pg_xcalloc(nm, sizeof(bool));
+	const char *test = h->n ? h->recs[h->n - 1].test : NULL;
+
+	for (size_t m = 0; m < nm; m++) {
+		struct pg_rule r = { 0 };
+		if (all[m].direction == PG_NO_DIRECTION)
+			continue;
+		if (policy)
+			pg_policy_rule(policy, h->point, test, &all[m], &r);
+		keep[m] = !policy || r.gate || r.escalate > 0;
+	}
+	for (size_t k = 0; k < h->n; k++) {
+		struct pg_history_rec *r = &h->recs[k];
+		json_t *slim = json_object();
+		for (size_t m = 0; m < nm; m++) {
+			double med;
+			if (!keep[m] || all[m].suite != r->suite)
+				continue;
+			med = pg_history_rec_median(r, all[m].id);
+			if (!isnan(med))
+				json_object_set_new(slim, all[m].id, json_real(med));
+		}
+		json_decref(r->metrics);
+		r->metrics = slim;
+	}
+	free(keep);
 }
 
 /* ------------------------------------------------------------------ */

@@ -70,6 +70,15 @@ void pg_history_release(struct pg_history *h);
 /* A record's median (its repeats') for metric id, or NAN. */
 double pg_history_rec_median(const struct pg_history_rec *r, const char *id);
 
+/*
+ * Keep, in every record of h, each metric's median (a number where the
+ * file has the repeats): all the windows, the change points and a
+ * comparison with the baseline use, in a few times less memory (perfgate
+ * trends reads every run of every point). With a policy, only the metrics
+ * that can fail at the point under it (they gate, or escalate) are kept.
+ */
+void pg_history_slim(struct pg_history *h, const struct pg_policy *policy);
+
 /* ------------------------------------------------------------------ */
 /* Jobs and change points                                              */
 

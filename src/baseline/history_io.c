@@ -1168,7 +1168,8 @@ static int cmp_history(const void *a, const void *b)
 }
 
 static int read_histories(struct store *s, const char *gpu, const char *point,
-			  struct pg_history **out, size_t *n, struct pg_error *err)
+			  const struct pg_history_opts *o, struct pg_history **out, size_t *n,
+			  struct pg_error *err)
 {
 	git_oid tip;
 	bool exists;
@@ -1236,6 +1237,8 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 			pg_history_release(&h);
 			goto done;
 		}
+		if (o->slim)
+			pg_history_slim(&h, o->slim_policy);
 		PG_ARRAY_PUSH(*out, *n, cap, h);
 	}
 	if (*n > 1)
@@ -1260,7 +1263,7 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 	*out = NULL;
 	*n = 0;
 	if (rc == 0)
-		rc = read_histories(&s, gpu, point, out, n, err);
+		rc = read_histories(&s, gpu, point, o, out, n, err);
 	store_close(&s);
 	if (rc)
 		redact_error(err, o->repo);

@@ -49,6 +49,11 @@ struct pg_history_opts {
 	const char
 		*base_branch; /* baseline: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main */
 	const char *source_repo; /* see above; NULL: the rule above */
+	/* pg_history_read: each point's records keep only their medians
+	 * (pg_history_slim), as each file is read; with slim_policy, only
+	 * those of the metrics that can fail under it */
+	bool slim;
+	const struct pg_policy *slim_policy;
 };
 
 /*

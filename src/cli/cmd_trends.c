@@ -22,6 +22,7 @@ int cmd_trends(int argc, char **argv)
 {
 	const char *repo = NULL, *ref = NULL, *gpu_flag = NULL, *thresholds = NULL, *current = NULL,
 		   *label = NULL;
+	long last = -1;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
@@ -35,6 +36,9 @@ int cmd_trends(int argc, char **argv)
 		  "import' reads), compared as the gate would" },
 		{ PG_OPT_STRING, "label", 0, &label, "TEXT",
 		  "the name of the --current run on the charts (default: this PR)" },
+		{ PG_OPT_LONG, "last", 0, &last, "N",
+		  "look for change points in the last N runs of each GPU (default: three baseline "
+		  "windows, the span the gate looks at; 0: every run)" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */
@@ -59,6 +63,10 @@ int cmd_trends(int argc, char **argv)
 
 	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "an output directory", &exit_code))
 		goto done;
+	if (last < -1) {
+		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must not be negative");
+		goto fail;
+	}
 	if (gpu_flag && *gpu_flag)
 		pg_gpu_key(gpu, sizeof(gpu), gpu_flag);
 	if (current) {
@@ -83,6 +91,7 @@ int cmd_trends(int argc, char **argv)
 						       .n_current = set.n,
 						       .current_gpu = cur_gpu[0] ? cur_gpu : NULL,
 						       .current_name = label,
+						       .last = last,
 						       .progress = stderr },
 			     &w, &err);
 	if (rc)

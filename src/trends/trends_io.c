@@ -69,18 +69,29 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	struct pg_buf page = PG_BUF_INIT, src = PG_BUF_INIT;
 	char *dir = pg_path_join(o->out_dir, dir_name), *pdir = pg_path_join(dir, "p");
 	bool with_current = o->current && o->current_gpu && !strcmp(o->current_gpu, gpu);
+	size_t last;
 	int rc;
 
 	pg_policy_init(&policy);
 	if ((rc = load_policy(&policy, o->thresholds, gpu, err)) ||
-	    (rc = pg_history_read(&hs, &n, gpu, NULL,
-				  &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref },
-				  err)) ||
+	    (rc = pg_history_read(
+		     &hs, &n, gpu, NULL,
+		     &(struct pg_history_opts){ .repo = o->repo,
+						.ref = o->ref,
+						.slim = true,
+						/* with a run to compare, every metric the
+					   * gate compares */
+						.slim_policy = with_current ? NULL : &policy },
+		     err)) ||
 	    (rc = pg_mkdir_p(pdir, err)))
 		goto done;
-	/* the change points over every run; the gate's windows as it builds
-	 * them for a run of main's tip */
-	pg_history_analyse(&an, hs, n, NULL, &policy, 0, true);
+	/* the change points (steps and creep) of the last runs, over the
+	 * span the gate looks at by default (its change-point search grows
+	 * with the square of the runs); the gate's windows as it builds them
+	 * for a run of main's tip */
+	last = o->last >= 0 ? (size_t)o->last
+			    : 3 * (size_t)(policy.history_window > 0 ? policy.history_window : 1);
+	pg_history_analyse(&an, hs, n, NULL, &policy, last, true);
 	base.gpu = pg_xstrdup(gpu);
 	base.kind = pg_xstrdup("git");
 	pg_history_baseline_build(&base, hs, n, NULL, &policy);

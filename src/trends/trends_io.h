@@ -18,7 +18,8 @@ struct pg_error;
  *   <gpu>/p/<point>.html       a point's charts and last runs
  *
  * Per GPU: its thresholds file's policy (else the defaults), every
- * recorded run, the change points over all of them, and the baseline the
+ * recorded run (slimmed: pg_history_slim), the change points of the last
+ * `last` of them, and the baseline the
  * gate builds from them (pg_history_baseline_build: the window and the
  * tolerance it would judge a run of main's tip by). With current points,
  * the run is compared with that baseline (pg_compare) and drawn on the
@@ -34,6 +35,8 @@ struct pg_trends_opts {
 	size_t n_current;
 	const char *current_gpu;  /* their GPU key */
 	const char *current_name; /* legend, default "this PR" */
+	long last;                /* change points of the last N runs; -1: three baseline windows
+		    * (the gate's span), 0: all */
 	FILE *progress;           /* a line per GPU, or NULL */
 };
 
