@@ -109,3 +109,19 @@ setup() {
 		[ "${lines[$l]#*=}" -ge 50 ] || { echo "too little of ${lines[$l]}"; false; }
 	done
 }
+
+@test "compare: the evidence behind a regression names the runs and commits of its baseline" {
+	# a history of five runs at one level, under a ref of its own
+	git rev-list --reverse HEAD | head -5 >../five
+	local i=0
+	while read -r sha; do
+		i=$((i + 1))
+		"$PERFGATE_BIN" baseline record "../runs/$([ $((i % 2)) = 0 ] && echo same || echo base)" \
+			--commit "$sha" --ref refs/perfgate/five >/dev/null
+	done <../five
+	run --separate-stderr "$PERFGATE_BIN" compare ../runs/slow --baseline git --ref refs/perfgate/five -o out
+	assert_success
+	grep -q '^Evidence:$' out/comparison.md
+	run grep -F '`serving_llama8B_tp1_sharegpt_qps_inf` · Output token throughput (tok/s)' out/comparison.md
+	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -2\.5% \(the policy's tolerance\); decided against "
+}
