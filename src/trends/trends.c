@@ -731,15 +731,25 @@ static int cmp_scored(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-static int cmp_str(const void *a, const void *b)
+struct named {
+	const char *name;
+	size_t i;
+};
+
+static int cmp_named(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return (x->i > y->i) - (x->i < y->i);
 }
 
 void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 {
 	struct scored *sc = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sc));
-	char **sorted = pg_xmalloc((t->n ? t->n : 1) * sizeof(char *));
+	struct named *sorted = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sorted));
+	bool *dup = pg_xcalloc(t->n ? t->n : 1, sizeof(bool));
 
 	if (!t->current_name)
 		t->current_name = "this PR";
@@ -754,25 +764,24 @@ void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 		t->files[i] = pg_buf_detach(&b);
 		free(stem);
 	}
-	/* names that differ only in bytes a file name cannot hold */
-	memcpy(sorted, t->files, t->n * sizeof(char *));
-	qsort(sorted, t->n, sizeof(char *), cmp_str);
-	for (size_t k = 1; k < t->n; k++) {
-		if (strcmp(sorted[k - 1], sorted[k]))
+	/* names that differ only in bytes a file name cannot hold: the first
+	 * keeps the file name, the others get their index */
+	for (size_t i = 0; i < t->n; i++)
+		sorted[i] = (struct named){ t->files[i], i };
+	qsort(sorted, t->n, sizeof(*sorted), cmp_named);
+	for (size_t k = 1; k < t->n; k++)
+		dup[sorted[k].i] = !strcmp(sorted[k - 1].name, sorted[k].name);
+	for (size_t i = 0; i < t->n; i++) {
+		struct pg_buf b = PG_BUF_INIT;
+		if (!dup[i])
 			continue;
-		for (size_t i = 0, dup = 0; i < t->n; i++) {
-			if (strcmp(t->files[i], sorted[k]))
-				continue;
-			if (dup++) {
-				struct pg_buf b = PG_BUF_INIT;
-				pg_buf_add(&b, t->files[i], strlen(t->files[i]) - 5);
-				pg_buf_printf(&b, "-%zu.html", i);
-				free(t->files[i]);
-				t->files[i] = pg_buf_detach(&b);
-			}
-		}
+		pg_buf_add(&b, t->files[i], strlen(t->files[i]) - strlen(".html"));
+		pg_buf_printf(&b, "-%zu.html", i);
+		free(t->files[i]);
+		t->files[i] = pg_buf_detach(&b);
 	}
 	free(sorted);
+	free(dup);
 	t->n_flagged = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		sc[i] = (struct scored){ i, interest(t, i) };
