@@ -430,7 +430,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	char *context = annotation_context(st);
 	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
 	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
-	struct pg_buf fact = PG_BUF_INIT;
+	struct pg_buf fact = PG_BUF_INIT, trends_art = PG_BUF_INIT;
 
 	/* telemetry flags, one line per point that has any */
 	for (size_t i = 0; i < st->results.n; i++) {
@@ -504,6 +504,12 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.report_artifact = st->s.artifacts ? report_art : NULL;
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
+	if (st->s.artifacts && st->trends_written) {
+		char *gpu_dir = pg_chart_stem(st->gpu.key);
+		pg_buf_printf(&trends_art, "%s/trends/%s/index.html", st->artifact_prefix, gpu_dir);
+		a.trends_artifact = trends_art.ptr;
+		free(gpu_dir);
+	}
 	a.job_url = job_url;
 	/* a local annotation.md links its neighbours, which a preview shows */
 	a.local_dir = st->env->in_buildkite ? NULL : st->artifact_prefix;
@@ -564,6 +570,7 @@ done:
 	pg_strv_release(&tflags);
 	free(report_art);
 	free(json_art);
+	pg_buf_release(&trends_art);
 	free(cmp_art);
 	free(job_url);
 	free(context);

@@ -76,6 +76,17 @@ static void page_close(struct pg_buf *o)
 	pg_buf_puts(o, "</body></html>\n");
 }
 
+/* The first n bytes of s (a commit, a date: from the history's lines,
+ * which anyone who can push to it writes), escaped. */
+static void esc_prefix(struct pg_buf *o, const char *s, size_t n)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_add(&b, s, strnlen(s, n));
+	pg_escape_html(o, b.ptr);
+	pg_buf_release(&b);
+}
+
 /* A link to an outside build, only for http(s) URLs (never javascript:). */
 static void build_link(struct pg_buf *o, const char *url, const char *text)
 {
@@ -568,10 +579,14 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 			      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"" COLOR_RUN
 			      "\"><title>run #%.0f: %s",
 			      fx(&f, s->x[k]), fy(&f, s->y[k]), s->x[k] + 1, pg_fmt_g(a, s->y[k]));
-		if (r->commit)
-			pg_buf_printf(o, " · %.12s", r->commit);
-		if (r->date)
-			pg_buf_printf(o, " · %.10s", r->date);
+		if (r->commit) {
+			pg_buf_puts(o, " · ");
+			esc_prefix(o, r->commit, 12);
+		}
+		if (r->date) {
+			pg_buf_puts(o, " · ");
+			esc_prefix(o, r->date, 10);
+		}
 		pg_buf_puts(o, "</title></circle>\n");
 	}
 	/* the PR */
@@ -579,7 +594,9 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr);
 		const char *col = verdict_color(v->row->verdict);
 		diamond(o, x, y, 7, col);
-		pg_buf_printf(o, "<title>%s: %s", t->current_name, pg_fmt_g(a, pr));
+		pg_buf_puts(o, "<title>");
+		pg_escape_html(o, t->current_name);
+		pg_buf_printf(o, ": %s", pg_fmt_g(a, pr));
 		if (isfinite(v->row->change))
 			pg_buf_printf(o, " (%+.1f%%)", v->row->change * 100);
 		pg_buf_printf(o, ", %s</title></path>\n", pg_verdict_name(v->row->verdict));
@@ -832,9 +849,12 @@ static void summary_line(struct pg_buf *o, const struct pg_trends_gpu *t)
 {
 	pg_buf_printf(o, "<p>%zu test point%s, %zu recorded run%s", t->n, t->n == 1 ? "" : "s",
 		      t->a->n_jobs, t->a->n_jobs == 1 ? "" : "s");
-	if (t->a->n_jobs && t->a->jobs[0].date && t->a->jobs[t->a->n_jobs - 1].date)
-		pg_buf_printf(o, " from %.10s to %.10s", t->a->jobs[0].date,
-			      t->a->jobs[t->a->n_jobs - 1].date);
+	if (t->a->n_jobs && t->a->jobs[0].date && t->a->jobs[t->a->n_jobs - 1].date) {
+		pg_buf_puts(o, " from ");
+		esc_prefix(o, t->a->jobs[0].date, 10);
+		pg_buf_puts(o, " to ");
+		esc_prefix(o, t->a->jobs[t->a->n_jobs - 1].date, 10);
+	}
 	if (t->a->n_jobs && t->a->jobs[t->a->n_jobs - 1].commit) {
 		pg_buf_puts(o, ", last at <code>");
 		pg_escape_html(o, t->a->jobs[t->a->n_jobs - 1].commit);
@@ -1043,7 +1063,7 @@ void pg_trends_points(struct pg_buf *o, const struct pg_trends_gpu *t)
 		pg_buf_printf(o, "</td><td>%s</td><td class=\"num\">%zu</td><td>",
 			      pg_suite_kind_name(point_suite(h)), h->n);
 		if (h->n && h->recs[h->n - 1].date)
-			pg_buf_printf(o, "%.10s", h->recs[h->n - 1].date);
+			esc_prefix(o, h->recs[h->n - 1].date, 10);
 		pg_buf_puts(o, "</td><td>");
 		if (bp)
 			pg_escape_html(o, bp->insufficient ? bp->insufficient : bp->source);
@@ -1080,10 +1100,10 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 		else
 			pg_buf_puts(o, "<tr><td class=\"muted\">not used</td><td>");
 		if (r->date)
-			pg_buf_printf(o, "%.10s", r->date);
+			esc_prefix(o, r->date, 10);
 		pg_buf_puts(o, "</td><td><code>");
 		if (r->commit)
-			pg_buf_printf(o, "%.12s", r->commit);
+			esc_prefix(o, r->commit, 12);
 		pg_buf_puts(o, "</code></td><td>");
 		if (r->build_url)
 			build_link(o, r->build_url, "build");
@@ -1221,10 +1241,10 @@ void pg_trends_index(struct pg_buf *o, const struct pg_trends_entry *v, size_t n
 			      "</a></td><td class=\"num\">%zu</td><td class=\"num\">%zu</td><td>",
 			      v[k].points, v[k].jobs);
 		if (v[k].first_date)
-			pg_buf_printf(o, "%.10s", v[k].first_date);
+			esc_prefix(o, v[k].first_date, 10);
 		pg_buf_puts(o, "</td><td>");
 		if (v[k].last_date)
-			pg_buf_printf(o, "%.10s", v[k].last_date);
+			esc_prefix(o, v[k].last_date, 10);
 		pg_buf_printf(o, "</td><td class=\"num%s\">%zu</td></tr>\n",
 			      v[k].flagged ? " bad" : "", v[k].flagged);
 	}

@@ -616,6 +616,8 @@ repo_here() {
 	run grep -c 'results/trends/H100/p/' "${CALLS}"
 	[ "${output}" -ge 1 ]
 	grep 'artifact upload' "${CALLS}" | tail -1 | grep -q 'results/trends/index.html'
+	# the annotation links the GPU's overview
+	grep -q '<a href="artifact://results/trends/H100/index.html">trends</a>' results/annotation.md
 	# without a history in git: a warning, the verdict stands
 	config '{"suites":"suite.yml","gpu":"H100","trends":true}'
 	run "${PERFGATE}" buildkite

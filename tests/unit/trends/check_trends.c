@@ -172,6 +172,42 @@ START_TEST(slim_records_keep_their_medians)
 }
 END_TEST
 
+START_TEST(history_fields_are_escaped)
+{
+	struct site s;
+	struct pg_buf page = PG_BUF_INIT, text = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	site_init(&s);
+	/* a last run whose commit, date and build are markup */
+	pg_buf_puts(&text, "{\"format\": 1, \"commit\": \"<b>x</b>\", \"date\": \"<i>2026-12\", "
+			   "\"build_url\": \"javascript:alert(1)\", \"suite\": \"serving\", "
+			   "\"point\": \"p\", \"metrics\": {\"output_throughput\": [1]}}\n");
+	ck_assert_int_eq(pg_history_parse(&s.hs[1], "a_b", text.ptr, text.len, "test", &err), 0);
+	pg_trends_gpu_release(&s.t);
+	pg_history_analysis_release(&s.an);
+	pg_baseline_release(&s.base);
+	memset(&s.base, 0, sizeof(s.base));
+	pg_history_analyse(&s.an, s.hs, 3, NULL, &s.policy, 0, true);
+	pg_history_baseline_build(&s.base, s.hs, 3, NULL, &s.policy);
+	pg_baseline_sort(&s.base);
+	s.t.current_name = "<u>label";
+	pg_trends_gpu_prepare(&s.t);
+	pg_trends_point(&page, &s.t, 1);
+	ck_assert_ptr_null(strstr(page.ptr, "<b>"));
+	ck_assert_ptr_null(strstr(page.ptr, "<i>"));
+	ck_assert_ptr_null(strstr(page.ptr, "javascript:"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "&lt;b&gt;x&lt;/b"));
+	pg_buf_reset(&page);
+	pg_trends_overview(&page, &s.t);
+	ck_assert_ptr_null(strstr(page.ptr, "<i>"));
+	ck_assert_ptr_null(strstr(page.ptr, "<u>"));
+	pg_buf_release(&page);
+	pg_buf_release(&text);
+	site_release(&s);
+}
+END_TEST
+
 static Suite *trends_suite(void)
 {
 	Suite *s = suite_create("trends");
@@ -181,6 +217,7 @@ static Suite *trends_suite(void)
 	tcase_add_test(tc, names_are_escaped_and_files_unique);
 	tcase_add_test(tc, overview_puts_what_needs_a_look_first);
 	tcase_add_test(tc, slim_records_keep_their_medians);
+	tcase_add_test(tc, history_fields_are_escaped);
 	suite_add_tcase(s, tc);
 	return s;
 }
