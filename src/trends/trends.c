@@ -156,7 +156,7 @@ static void series_get(struct series *s, const struct pg_trends_gpu *t, size_t i
 		size_t p;
 		if (j < 0 || h->recs[k].suite != m->suite)
 			continue;
-		v = pg_history_rec_median(&h->recs[k], m->id);
+		v = pg_history_rec_value(&h->recs[k], m);
 		if (!isfinite(v))
 			continue;
 		/* files are appended in time order: an insertion from the end */
@@ -720,7 +720,7 @@ static int interest(const struct pg_trends_gpu *t, size_t i)
 				double x;
 				if (t->a->rec_job[i][k] < 0)
 					continue;
-				x = pg_history_rec_median(&h->recs[k], all[m].id);
+				x = pg_history_rec_value(&h->recs[k], &all[m]);
 				if (isfinite(x)) {
 					if (beyond(&all[m], x, v.limit))
 						score = 2;
@@ -1109,8 +1109,7 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 			build_link(o, r->build_url, "build");
 		pg_buf_puts(o, "</td>");
 		for (size_t m = 0; m < n_ms; m++) {
-			double x = r->suite == ms[m]->suite ? pg_history_rec_median(r, ms[m]->id)
-							    : NAN;
+			double x = r->suite == ms[m]->suite ? pg_history_rec_value(r, ms[m]) : NAN;
 			pg_buf_printf(o, "<td class=\"num\">%s</td>",
 				      isfinite(x) ? pg_fmt_g(a, x) : "");
 		}
@@ -1142,8 +1141,8 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 				bool has = t->cmp && find_row(t->cmp, h->point, &all[m]) &&
 					   isfinite(find_row(t->cmp, h->point, &all[m])->current);
 				for (size_t k = h->n; !has && k-- > 0;)
-					has = json_object_get(h->recs[k].metrics, all[m].id) !=
-					      NULL;
+					has = h->recs[k].suite == all[m].suite &&
+					      !isnan(pg_history_rec_value(&h->recs[k], &all[m]));
 				if (has)
 					ms[n_ms++] = &all[m];
 			}
