@@ -10,7 +10,8 @@
 # RSS).
 # --keep DIR keeps the history and the site in DIR; --reuse renders DIR's
 # history again instead of writing a new one. Build without sanitizers for figures (cmake -B build-rel
-# -DCMAKE_BUILD_TYPE=Release).
+# -DCMAKE_BUILD_TYPE=Release). The policy is the project's
+# thresholds/H100.yml.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -50,7 +51,7 @@ else
 		"$points" "$runs" "$gpus" "$(du -sh "$work/history.git" | cut -f1)" "$(echo "$made - $start" | bc)"
 fi
 
-/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$perfgate" trends --repo "$work/history.git" "$work/site" >"$work/out" 2>"$work/err"
+/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$perfgate" trends --repo "$work/history.git" --thresholds "$here/thresholds" "$work/site" >"$work/out" 2>"$work/err"
 read -r secs user sys kb <"$work/time"
 cat "$work/out"
 largest=$(find "$work/site" -name index.html -path '*/*/index.html' -printf '%s\n' | sort -n | tail -1)
