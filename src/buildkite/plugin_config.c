@@ -81,6 +81,9 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "record-history-failure", PG_POPT_ENUM, record_failure_values, "fail", 0, FIELD(record_failure),
 	  "When recording the history fails: fail the step (exit 3, an error in the annotation), or warn "
 	  "(a warning in the annotation; the exit code is the verdict's)." },
+	{ "trends", PG_POPT_BOOL, NULL, "false", 0, FIELD(trends),
+	  "With baseline: git or record-history, render the trends site of this GPU's history with this "
+	  "build's run on every chart (perfgate trends) into <results-dir>/trends, uploaded with the artifacts." },
 	{ "base-branch", PG_POPT_STRING, NULL, NULL, 0, FIELD(base_branch),
 	  "Branch whose results are the baseline; default the pipeline's default branch." },
 	{ "binary", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary),
