@@ -93,6 +93,21 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err);
 void pg_hl_free(struct pg_hl *h);
 
 /*
+ * Which HTTP engine reads the responses (pg_hl_new takes the environment's
+ * PERFGATE_HTTP_ENGINE; call before the first run):
+ *   "own" (or NULL, empty): perfgate's own read path -- libcurl opens the
+ *        connections (CURLOPT_CONNECT_ONLY: DNS, TCP, TLS), perfgate
+ *        writes the requests and parses the responses (loadgen/http1.h),
+ *        with send/recv on plain http and curl_easy_send/recv on https;
+ *   "own-easy": the same with curl_easy_send/recv on plain http too (the
+ *        bench's comparison);
+ *   "curl": libcurl's multi interface does the whole exchange (the
+ *        fallback).
+ * Returns -1 for an unknown name (the engine is unchanged).
+ */
+int pg_hl_set_engine(struct pg_hl *h, const char *name);
+
+/*
  * Drive transfers with curl_multi_poll + curl_multi_perform instead (call
  * before the first run). Only for bench/loadgen's comparison of the two
  * libcurl event loops: it paces arrivals to the millisecond and visits

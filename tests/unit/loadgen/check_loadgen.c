@@ -906,6 +906,8 @@ START_TEST(libcurls_read_checks_are_answered_by_the_loop)
 		      TOKENS);
 	h = pg_hl_new(N, &err);
 	ck_assert_ptr_nonnull(h);
+	/* the check is libcurl's read loop's: the libcurl engine */
+	ck_assert_int_eq(pg_hl_set_engine(h, "curl"), 0);
 	for (size_t i = 0; i < N; i++) {
 		pg_reqtrace_init(&traces[i]);
 		reqs[i] = (struct pg_hl_request){ body.ptr, body.len, 0, &traces[i] };
