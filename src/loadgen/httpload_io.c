@@ -92,10 +92,10 @@ struct slot;
 struct conn {
 	CURL *easy;
 	curl_socket_t fd;
-	struct slot *slot;  /* the request on it; NULL when idle */
-	struct conn *next;  /* the idle list */
-	bool served;        /* carried a response before: the server may have closed it */
-	bool want_out;      /* EPOLLOUT registered (a request not fully written) */
+	struct slot *slot; /* the request on it; NULL when idle */
+	struct conn *next; /* the idle list */
+	bool served;       /* carried a response before: the server may have closed it */
+	bool want_out;     /* EPOLLOUT registered (a request not fully written) */
 };
 
 /* One in-flight transfer. Slots (and their easy handles and parsers) are
@@ -144,7 +144,7 @@ struct pg_hl {
 	uint64_t messages;
 	long connects; /* new connections, summed over finished transfers */
 	int64_t origin;
-	bool poll_mode;       /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
+	bool poll_mode; /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
 	/* the own read path (ENGINE_OWN): the target's request line and Host
 	 * header, how to read (recv, or curl_easy_recv for TLS), the idle
 	 * connections, the in-flight list, and what finished since the loop
@@ -844,8 +844,8 @@ static void own_send(struct pg_hl *h, struct slot *s)
 }
 
 /* Start one request on the own path (the clock was just read). */
-static void own_start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r,
-		      size_t index, const struct pg_hl_run_opts *o)
+static void own_start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r, size_t index,
+		      const struct pg_hl_run_opts *o)
 {
 	s->begun = false;
 	s->retried = false;
