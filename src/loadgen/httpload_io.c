@@ -90,8 +90,10 @@ struct slot;
  * in the epoll set while it lives (data.ptr is the conn), idle or not.
  */
 struct conn {
-	CURL *easy;
+	CURL *easy; /* kept only where libcurl reads (TLS, "own-easy"); NULL: the
+		       socket is perfgate's alone */
 	curl_socket_t fd;
+	bool taken;        /* libcurl must not close fd: perfgate took it over */
 	struct slot *slot; /* the request on it; NULL when idle */
 	struct conn *next; /* the idle list */
 	bool served;       /* carried a response before: the server may have closed it */
@@ -150,7 +152,7 @@ struct pg_hl {
 	 * connections, the in-flight list, and what finished since the loop
 	 * last collected */
 	int engine;
-	bool easy_io; /* curl_easy_send/recv (TLS, or asked for) instead of send/recv */
+	bool easy_io; /* curl_easy_send/recv on plain http too ("own-easy") */
 	bool tls;
 	struct pg_buf head; /* "METHOD" comes first: the rest of the request line on */
 	char *path, *host;
@@ -457,7 +459,9 @@ static struct slot *slot_get(struct pg_hl *h)
 	}
 	s = pg_xcalloc(1, sizeof(*s));
 	s->h = h;
-	s->easy = curl_easy_init();
+	/* the libcurl engine's handle (the own path needs none per slot) */
+	if (h->engine == ENGINE_CURL)
+		s->easy = curl_easy_init();
 	pg_oai_resp_init(&s->resp);
 	pg_http1_init(&s->http, &own_cb, s);
 	pg_buf_init(&s->req);
@@ -476,7 +480,7 @@ static void slot_put(struct pg_hl *h, struct slot *s)
 static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r, size_t index,
 		  const struct pg_hl_run_opts *o)
 {
-	CURL *e = s->easy;
+	CURL *e = s->easy ? s->easy : (s->easy = curl_easy_init());
 	const struct curl_slist *headers = o->headers;
 
 	/* reset keeps the handle's caches (DNS, buffers); the connection pool
@@ -623,8 +627,20 @@ static void conn_close(struct pg_hl *h, struct conn *c)
 	/* the kernel drops a closed descriptor from the epoll set; deleting
 	 * first keeps a reused number from meeting a stale registration */
 	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	curl_easy_cleanup(c->easy);
+	if (c->easy)
+		curl_easy_cleanup(c->easy);
+	else
+		close(c->fd);
 	free(c);
+}
+
+/* libcurl's close of a socket: not of the one perfgate took over (every
+ * other, such as a losing happy-eyeballs attempt, is closed) */
+static int keep_taken_socket(void *clientp, curl_socket_t fd)
+{
+	const struct conn *c = clientp;
+
+	return c->taken && fd == c->fd ? 0 : close(fd);
 }
 
 /* Open a connection (blocking: libcurl connects, perfgate's loop waits;
@@ -637,14 +653,22 @@ static struct conn *conn_open(struct pg_hl *h, const char *url, char *msg, size_
 	struct epoll_event ev = { 0 };
 	CURLcode rc;
 
+	c->fd = CURL_SOCKET_BAD;
 	c->easy = curl_easy_init();
 	pg_hl_easy_prepare(c->easy, url, NULL, NULL,
 			   h->timeout_ns > 0 ? (double)h->timeout_ns / 1e9 : 0, h->stop);
 	curl_easy_setopt(c->easy, CURLOPT_CONNECT_ONLY, 1L);
 	curl_easy_setopt(c->easy, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c->easy, CURLOPT_CLOSESOCKETFUNCTION, keep_taken_socket);
+	curl_easy_setopt(c->easy, CURLOPT_CLOSESOCKETDATA, c);
+	/* curl_easy_recv reads into perfgate's buffer: libcurl's own can be
+	 * the smallest */
+	curl_easy_setopt(c->easy, CURLOPT_BUFFERSIZE, 1024L);
 	rc = curl_easy_perform(c->easy);
-	if (rc == CURLE_OK && curl_easy_getinfo(c->easy, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK)
+	if (rc == CURLE_OK &&
+	    (curl_easy_getinfo(c->easy, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK ||
+	     c->fd == CURL_SOCKET_BAD))
 		rc = CURLE_COULDNT_CONNECT;
 	if (rc != CURLE_OK) {
 		snprintf(msg, cap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
@@ -654,6 +678,15 @@ static struct conn *conn_open(struct pg_hl *h, const char *url, char *msg, size_
 		return NULL;
 	}
 	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, NULL);
+	if (!h->easy_io && !h->tls) {
+		/* plain http read with recv: the socket becomes perfgate's, and
+		 * libcurl's handle (with the multi handle and the socketpair
+		 * curl_easy_perform made) goes, so a connection costs one
+		 * descriptor and no memory of libcurl's */
+		c->taken = true;
+		curl_easy_cleanup(c->easy);
+		c->easy = NULL;
+	}
 	ev.events = EPOLLIN;
 	ev.data.ptr = c;
 	epoll_ctl(h->epfd, EPOLL_CTL_ADD, c->fd, &ev);
@@ -814,7 +847,7 @@ static void own_send(struct pg_hl *h, struct slot *s)
 		size_t left = s->req.len - s->req_off, n = 0;
 		char msg[128];
 
-		if (h->easy_io) {
+		if (c->easy) {
 			CURLcode rc = curl_easy_send(c->easy, s->req.ptr + s->req_off, left, &n);
 			if (rc == CURLE_AGAIN)
 				break;
@@ -981,7 +1014,7 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 	for (;;) {
 		size_t n = 0;
 
-		if (h->easy_io) {
+		if (c->easy) {
 			CURLcode rc = curl_easy_recv(c->easy, h->rbuf, sizeof(h->rbuf), &n);
 			if (rc == CURLE_AGAIN)
 				return;
