@@ -160,7 +160,8 @@ struct pg_hl {
 	struct slot *oldest, *newest;
 	size_t own_done, own_failed;
 	int64_t own_release;
-	int64_t timeout_ns; /* per request; 0: none */
+	int64_t timeout_ns;     /* per request; 0: none */
+	bool connect_timed_out; /* in this run: no more connects are tried */
 	const volatile sig_atomic_t *stop;
 	char rbuf[16384];
 	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
@@ -645,6 +646,8 @@ static int keep_taken_socket(void *clientp, curl_socket_t fd)
 
 /* Open a connection (blocking: libcurl connects, perfgate's loop waits;
  * the engine pre-opens them so a run seldom does). NULL with msg set. */
+#define OWN_CONNECT_TIMEOUT_MS 10000L
+
 static struct conn *conn_open(struct pg_hl *h, const char *url, char *msg, size_t cap,
 			      enum pg_fail *f)
 {
@@ -659,6 +662,9 @@ static struct conn *conn_open(struct pg_hl *h, const char *url, char *msg, size_
 			   h->timeout_ns > 0 ? (double)h->timeout_ns / 1e9 : 0, h->stop);
 	curl_easy_setopt(c->easy, CURLOPT_CONNECT_ONLY, 1L);
 	curl_easy_setopt(c->easy, CURLOPT_TCP_NODELAY, 1L);
+	/* a connect blocks the loop: a server that takes longer than this
+	 * to accept is down (libcurl's default would be 300 s) */
+	curl_easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, OWN_CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c->easy, CURLOPT_CLOSESOCKETFUNCTION, keep_taken_socket);
 	curl_easy_setopt(c->easy, CURLOPT_CLOSESOCKETDATA, c);
@@ -801,7 +807,16 @@ static bool own_attach(struct pg_hl *h, struct slot *s, const char *url)
 
 	if (c) {
 		h->idle = c->next;
+	} else if (h->connect_timed_out) {
+		/* connects block the loop: after one timed out in this run,
+		 * the others are not waited out one by one */
+		own_finish(h, s, PG_FAIL_CONNECT,
+			   "not connected: an earlier connection attempt of this run timed out",
+			   false);
+		return false;
 	} else if (!(c = conn_open(h, url, msg, sizeof(msg), &f))) {
+		if (f == PG_FAIL_TIMEOUT)
+			h->connect_timed_out = true;
 		own_finish(h, s, f, msg, false);
 		return false;
 	}
@@ -1121,6 +1136,10 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 		 * batch); a start reads the clock for its own sent_ns */
 		if (due > h->clock_ns - h->origin)
 			return;
+		/* the own path frees a slot as its request ends, before the
+		 * loop collects it (reap): that is the release */
+		if (h->engine == ENGINE_OWN && h->own_done && h->own_release > d->release_ns)
+			d->release_ns = h->own_release;
 		t->scheduled_ns = due;
 		t->eligible_ns = due > d->release_ns ? due : d->release_ns;
 		if (h->engine == ENGINE_OWN) {
@@ -1273,6 +1292,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	if (h->engine == ENGINE_OWN && own_target(h, o->url))
 		h->engine = ENGINE_CURL;
 	h->timeout_ns = o->timeout_s > 0 ? (int64_t)ceil(o->timeout_s * 1e9) : 0;
+	h->connect_timed_out = false;
 	h->stop = o->stop;
 	memset(h->delay_hist, 0, READ_DELAY_BUCKETS * sizeof(*h->delay_hist));
 	h->budget = o->memory_budget ? o->memory_budget : PG_HL_MEMORY_BUDGET;
