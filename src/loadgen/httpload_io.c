@@ -1427,6 +1427,26 @@ int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_
 		pg_reqtrace_init(&traces[i]);
 		reqs[i].trace = &traces[i];
 	}
+	if (h->engine == ENGINE_OWN) {
+		/* the own path connects as a request needs it, and the first
+		 * GETs would be done (their connections idle again) before the
+		 * last ones started: open the n connections first */
+		size_t idle = 0;
+		char msg[CURL_ERROR_SIZE + 64];
+		enum pg_fail f;
+
+		for (struct conn *c = h->idle; c; c = c->next)
+			idle++;
+		h->timeout_ns = (int64_t)ceil(timeout_s * 1e9);
+		h->stop = stop;
+		for (; idle < n && !(stop && *stop); idle++) {
+			struct conn *c = conn_open(h, url, msg, sizeof(msg), &f);
+			if (!c)
+				break; /* the GETs below say why */
+			c->next = h->idle;
+			h->idle = c;
+		}
+	}
 	rc = pg_hl_run(h, reqs, n, &o, &st, err);
 	*ok = 0;
 	for (size_t i = 0; i < n; i++) {
