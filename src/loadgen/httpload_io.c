@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -109,8 +110,10 @@ struct slot {
 	 * list in start order (deadlines are in that order too) */
 	struct conn *conn;
 	struct pg_http1 http;
-	struct pg_buf req;
-	size_t req_off;
+	struct pg_buf req; /* the request line and headers */
+	const char *body;  /* (borrowed from the run's request) */
+	size_t body_len;
+	size_t req_off; /* bytes of head and body sent */
 	int64_t deadline;
 	struct slot *older, *newer;
 	int64_t read_ns; /* the timestamp of the bytes being parsed */
@@ -791,19 +794,21 @@ static void own_request(struct pg_hl *h, struct slot *s, const struct pg_hl_requ
 		if (!has_header(o->headers, "Content-Type:"))
 			pg_buf_puts(b, "Content-Type: application/x-www-form-urlencoded\r\n");
 		pg_buf_printf(b, "Content-Length: %zu\r\n\r\n", r->body_len);
-		pg_buf_add(b, r->body, r->body_len);
 	} else {
 		pg_buf_puts(b, "\r\n");
 	}
+	/* the body is sent from the caller's buffer (valid for the run) */
+	s->body = r->body;
+	s->body_len = r->body ? r->body_len : 0;
 	s->req_off = 0;
 }
 
 /* Give the slot a connection: an idle one, or a new one. */
-static bool own_attach(struct pg_hl *h, struct slot *s, const char *url)
+static bool own_attach(struct pg_hl *h, struct slot *s, const char *url, bool fresh)
 {
 	char msg[CURL_ERROR_SIZE + 64];
 	enum pg_fail f = PG_FAIL_CONNECT;
-	struct conn *c = h->idle;
+	struct conn *c = fresh ? NULL : h->idle;
 
 	if (c) {
 		h->idle = c->next;
@@ -844,7 +849,8 @@ static void own_retry_or_fail(struct pg_hl *h, struct slot *s, const char *msg)
 		s->retried = true;
 		conn_close(h, c);
 		s->conn = NULL;
-		if (own_attach(h, s, s->url)) {
+		/* a fresh one: the idle ones may have been closed too */
+		if (own_attach(h, s, s->url, true)) {
 			s->req_off = 0;
 			own_send(h, s);
 		}
@@ -858,12 +864,28 @@ static void own_send(struct pg_hl *h, struct slot *s)
 {
 	struct conn *c = s->conn;
 
-	while (s->req_off < s->req.len) {
-		size_t left = s->req.len - s->req_off, n = 0;
+	size_t total = s->req.len + s->body_len;
+
+	while (s->req_off < total) {
+		/* the head's rest and the body, or the body's rest */
+		struct iovec iov[2];
+		int k = 0;
+		size_t n = 0;
 		char msg[128];
 
+		if (s->req_off < s->req.len) {
+			iov[k++] = (struct iovec){ s->req.ptr + s->req_off,
+						   s->req.len - s->req_off };
+			if (s->body_len)
+				iov[k++] = (struct iovec){ (char *)(uintptr_t)s->body,
+							   s->body_len };
+		} else {
+			iov[k++] = (struct iovec){ (char *)(uintptr_t)s->body +
+							   (s->req_off - s->req.len),
+						   total - s->req_off };
+		}
 		if (c->easy) {
-			CURLcode rc = curl_easy_send(c->easy, s->req.ptr + s->req_off, left, &n);
+			CURLcode rc = curl_easy_send(c->easy, iov[0].iov_base, iov[0].iov_len, &n);
 			if (rc == CURLE_AGAIN)
 				break;
 			if (rc != CURLE_OK) {
@@ -873,22 +895,23 @@ static void own_send(struct pg_hl *h, struct slot *s)
 				return;
 			}
 		} else {
-			ssize_t k = send(c->fd, s->req.ptr + s->req_off, left, MSG_NOSIGNAL);
-			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+			ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 				break;
-			if (k < 0 && errno == EINTR)
+			if (w < 0 && errno == EINTR)
 				continue;
-			if (k < 0) {
+			if (w < 0) {
 				snprintf(msg, sizeof(msg), "sending the request: %s",
 					 strerror(errno));
 				own_retry_or_fail(h, s, msg);
 				return;
 			}
-			n = (size_t)k;
+			n = (size_t)w;
 		}
 		s->req_off += n;
 	}
-	conn_want_out(h, c, s->req_off < s->req.len);
+	conn_want_out(h, c, s->req_off < total);
 }
 
 /* Start one request on the own path (the clock was just read). */
@@ -910,7 +933,7 @@ static void own_start(struct pg_hl *h, struct slot *s, const struct pg_hl_reques
 	h->in_flight++;
 	own_request(h, s, r, index, o);
 	r->trace->sent_ns = h->clock_ns - h->origin;
-	if (own_attach(h, s, o->url))
+	if (own_attach(h, s, o->url, false))
 		own_send(h, s);
 }
 
@@ -1017,7 +1040,7 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 		conn_close(h, c);
 		return;
 	}
-	if ((events & EPOLLOUT) && s->req_off < s->req.len) {
+	if ((events & EPOLLOUT) && s->req_off < s->req.len + s->body_len) {
 		own_send(h, s);
 		/* (slots outlive the run: s is valid; the send may have ended
 		 * the request or moved it to a fresh connection) */

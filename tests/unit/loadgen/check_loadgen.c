@@ -1008,6 +1008,29 @@ START_TEST(connections_are_reused_and_replaced_when_the_server_closed_them)
 				      "%s round %d: %ld new connections", engines[e], round,
 				      st.new_connections);
 		}
+		/* a body larger than the socket's buffers goes out in pieces as
+		 * the socket drains (8 MiB: the mock takes 32) */
+		{
+			struct pg_reqtrace t;
+			struct pg_hl_request r;
+			struct pg_hl_stats st;
+			struct pg_buf big = PG_BUF_INIT;
+
+			pg_buf_printf(
+				&big,
+				"{\"model\":\"perfgate-mock\",\"prompt\":[1,2,3],"
+				"\"max_tokens\":%d,\"stream\":true,\"ignore_eos\":true,\"pad\":\"",
+				TOKENS);
+			pg_buf_pad(&big, 'x', (size_t)8 << 20);
+			pg_buf_puts(&big, "\"}");
+			pg_reqtrace_init(&t);
+			r = (struct pg_hl_request){ big.ptr, big.len, 0, &t };
+			ck_assert_int_eq(pg_hl_run(h, &r, 1, &o, &st, &err), 0);
+			ck_assert_msg(pg_reqtrace_ok(&t), "%s big body: %s", engines[e], t.error);
+			ck_assert_int_eq(t.n_chunks, TOKENS);
+			pg_reqtrace_release(&t);
+			pg_buf_release(&big);
+		}
 		pg_hl_free(h);
 	}
 	/* an unknown engine is refused */
