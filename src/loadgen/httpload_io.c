@@ -160,6 +160,7 @@ struct pg_hl {
 	struct pg_buf head; /* "METHOD" comes first: the rest of the request line on */
 	char *path, *host;
 	struct conn *idle;
+	char conn_key[256]; /* scheme://host:port the pooled connections go to */
 	struct slot *oldest, *newest;
 	size_t own_done, own_failed;
 	int64_t own_release;
@@ -422,16 +423,13 @@ static void slot_free(struct slot *s)
 }
 
 static void conn_close(struct pg_hl *h, struct conn *c);
+static void own_close_idle(struct pg_hl *h);
 
 void pg_hl_free(struct pg_hl *h)
 {
 	if (!h)
 		return;
-	while (h->idle) {
-		struct conn *c = h->idle;
-		h->idle = c->next;
-		conn_close(h, c);
-	}
+	own_close_idle(h);
 	for (size_t i = 0; i < h->n_slots; i++) {
 		if (h->slots[i]->conn)
 			conn_close(h, h->slots[i]->conn);
@@ -715,6 +713,17 @@ static void conn_want_out(struct pg_hl *h, struct conn *c, bool out)
 	epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+/* Close the idle connections (before they go to another server, or to
+ * the libcurl engine, whose events carry descriptors, not conns). */
+static void own_close_idle(struct pg_hl *h)
+{
+	while (h->idle) {
+		struct conn *c = h->idle;
+		h->idle = c->next;
+		conn_close(h, c);
+	}
+}
+
 /* Build the request line's tail and Host of url, once per run. */
 static int own_target(struct pg_hl *h, const char *url)
 {
@@ -742,6 +751,15 @@ static int own_target(struct pg_hl *h, const char *url)
 	pg_buf_reset(&h->head);
 	pg_buf_printf(&h->head, " %s%s%s HTTP/1.1\r\nHost: %s%s%s\r\n", h->path, query ? "?" : "",
 		      query ? query : "", h->host, port ? ":" : "", port ? port : "");
+	/* pooled connections are to one server: another one's are closed */
+	{
+		char key[sizeof(h->conn_key)];
+		snprintf(key, sizeof(key), "%s://%s:%s", scheme, h->host, port ? port : "");
+		if (strcmp(key, h->conn_key)) {
+			own_close_idle(h);
+			memcpy(h->conn_key, key, sizeof(key));
+		}
+	}
 out:
 	curl_free(scheme);
 	curl_free(port);
@@ -1223,6 +1241,7 @@ int pg_hl_set_engine(struct pg_hl *h, const char *name)
 		h->engine = ENGINE_OWN;
 		h->easy_io = true;
 	} else if (!strcmp(name, "curl")) {
+		own_close_idle(h);
 		h->engine = ENGINE_CURL;
 	} else {
 		return -1;
@@ -1312,8 +1331,10 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	memset(stats, 0, sizeof(*stats));
 	/* a URL the own path cannot take is libcurl's to judge (and fail
 	 * request by request, as before) */
-	if (h->engine == ENGINE_OWN && own_target(h, o->url))
+	if (h->engine == ENGINE_OWN && own_target(h, o->url)) {
+		own_close_idle(h);
 		h->engine = ENGINE_CURL;
+	}
 	h->timeout_ns = o->timeout_s > 0 ? (int64_t)ceil(o->timeout_s * 1e9) : 0;
 	h->connect_timed_out = false;
 	h->stop = o->stop;
@@ -1454,15 +1475,17 @@ int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_
 		/* the own path connects as a request needs it, and the first
 		 * GETs would be done (their connections idle again) before the
 		 * last ones started: open the n connections first */
-		size_t idle = 0;
+		size_t idle = 0, want;
 		char msg[CURL_ERROR_SIZE + 64];
 		enum pg_fail f;
 
+		/* (the server's key first: the run below keeps what is open) */
+		want = own_target(h, url) ? 0 : n;
 		for (struct conn *c = h->idle; c; c = c->next)
 			idle++;
 		h->timeout_ns = (int64_t)ceil(timeout_s * 1e9);
 		h->stop = stop;
-		for (; idle < n && !(stop && *stop); idle++) {
+		for (; idle < want && !(stop && *stop); idle++) {
 			struct conn *c = conn_open(h, url, msg, sizeof(msg), &f);
 			if (!c)
 				break; /* the GETs below say why */
