@@ -97,7 +97,8 @@ struct conn {
 	bool taken;        /* libcurl must not close fd: perfgate took it over */
 	struct slot *slot; /* the request on it; NULL when idle */
 	struct conn *next; /* the idle list */
-	bool served;       /* carried a response before: the server may have closed it */
+	bool pooled;       /* sat in the idle pool before its request: the server may
+			have closed it meanwhile */
 	bool want_out;     /* EPOLLOUT registered (a request not fully written) */
 };
 
@@ -830,6 +831,7 @@ static bool own_attach(struct pg_hl *h, struct slot *s, const char *url, bool fr
 
 	if (c) {
 		h->idle = c->next;
+		c->pooled = true;
 	} else if (h->connect_timed_out) {
 		/* connects block the loop: after one timed out in this run,
 		 * the others are not waited out one by one */
@@ -863,7 +865,7 @@ static void own_retry_or_fail(struct pg_hl *h, struct slot *s, const char *msg)
 {
 	struct conn *c = s->conn;
 
-	if (c->served && !s->got && !s->retried) {
+	if (c->pooled && !s->got && !s->retried) {
 		s->retried = true;
 		conn_close(h, c);
 		s->conn = NULL;
@@ -975,7 +977,6 @@ static void own_finish(struct pg_hl *h, struct slot *s, enum pg_fail f, const ch
 		c->slot = NULL;
 		s->conn = NULL;
 		if (keep_conn && !c->want_out) {
-			c->served = true;
 			c->next = h->idle;
 			h->idle = c;
 		} else {
