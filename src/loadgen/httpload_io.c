@@ -1076,7 +1076,10 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 			if (rc == CURLE_AGAIN)
 				return;
 			if (rc != CURLE_OK) {
-				own_eof(h, s, ECONNRESET);
+				char msg[CURL_ERROR_SIZE + 32];
+				snprintf(msg, sizeof(msg), "reading the response: %s",
+					 curl_easy_strerror(rc));
+				own_retry_or_fail(h, s, msg);
 				return;
 			}
 		} else {
