@@ -94,6 +94,7 @@ static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool e
 		struct pg_ab_decision d;
 		struct pg_ab_input in;
 		double *b, *h;
+		bool stop;
 
 		/* blocks 2k and 2k+1 in the balanced order */
 		for (size_t i = 2 * k; i < 2 * k + 2; i++) {
@@ -119,10 +120,11 @@ static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool e
 			oc->failed = true;
 			oc->fail_pair = k + 1;
 		}
+		stop = d.stop; /* read before the release clears d */
 		pg_ab_decision_release(&d);
 		free(b);
 		free(h);
-		if (oc->failed || d.stop)
+		if (oc->failed || stop)
 			break;
 	}
 	free(base);

@@ -86,10 +86,16 @@ start_daemon() {
 	port=$(free_port)
 	git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --base-path="$work/served" \
 		--export-all --enable=receive-pack --pid-file="$work/daemon.pid" --detach "$work/served"
-	daemon_pid=$(cat "$work/daemon.pid")
 	daemon_url="git://127.0.0.1:$port"
+	# --detach returns before the daemon has written its pid file: wait for
+	# both the file and an answer (a cat right away failed the script under load)
 	for _ in $(seq 300); do
-		git ls-remote "$daemon_url/probe.git" >/dev/null 2>&1 && return 0
+		if [ -z "$daemon_pid" ] && [ -s "$work/daemon.pid" ]; then
+			daemon_pid=$(cat "$work/daemon.pid")
+		fi
+		if [ -n "$daemon_pid" ] && git ls-remote "$daemon_url/probe.git" >/dev/null 2>&1; then
+			return 0
+		fi
 		sleep 0.1
 	done
 	echo "git daemon did not answer on port $port" >&2

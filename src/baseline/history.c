@@ -95,6 +95,7 @@ static void rec_release(struct pg_history_rec *r)
 	free(r->test);
 	free(r->run);
 	json_decref(r->metrics);
+	free(r->medians);
 }
 
 void pg_history_release(struct pg_history *h)
@@ -177,13 +178,27 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 	return 0;
 }
 
-/* A record's median for metric id, or NAN. */
-static double rec_median(const struct pg_history_rec *r, const char *id)
+double pg_history_rec_value(const struct pg_history_rec *r, const struct pg_metric *m)
 {
-	json_t *arr = json_object_get(r->metrics, id), *x;
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+
+	if (r->medians)
+		return m >= all && m < all + nm ? r->medians[m - all] : NAN;
+	return pg_history_rec_median(r, m->id);
+}
+
+double pg_history_rec_median(const struct pg_history_rec *r, const char *id)
+{
+	json_t *arr, *x;
 	double *xs, med;
 	size_t n = 0, i;
 
+	if (r->medians) {
+		const struct pg_metric *m = pg_metric_by_id(r->suite, id);
+		return m ? pg_history_rec_value(r, m) : NAN;
+	}
+	arr = json_object_get(r->metrics, id);
 	if (!json_is_array(arr) || !json_array_size(arr))
 		return NAN;
 	xs = pg_xmalloc(json_array_size(arr) * sizeof(double));
@@ -195,6 +210,38 @@ static double rec_median(const struct pg_history_rec *r, const char *id)
 	med = pg_cmpstat_median(xs, n);
 	free(xs);
 	return med;
+}
+
+void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	bool *keep = pg_xcalloc(nm, sizeof(bool));
+	const char *test = h->n ? h->recs[h->n - 1].test : NULL;
+
+	for (size_t m = 0; m < nm; m++) {
+		struct pg_rule r = { 0 };
+		if (all[m].direction == PG_NO_DIRECTION)
+			continue;
+		if (policy)
+			pg_policy_rule(policy, h->point, test, &all[m], &r);
+		keep[m] = !policy || r.gate || r.escalate > 0;
+	}
+	for (size_t k = 0; k < h->n; k++) {
+		struct pg_history_rec *r = &h->recs[k];
+		double *v;
+		if (r->medians)
+			continue;
+		v = pg_xmalloc(nm * sizeof(double));
+		for (size_t m = 0; m < nm; m++)
+			v[m] = keep[m] && all[m].suite == r->suite
+				       ? pg_history_rec_median(r, all[m].id)
+				       : NAN;
+		json_decref(r->metrics);
+		r->metrics = NULL;
+		r->medians = v;
+	}
+	free(keep);
 }
 
 /* ------------------------------------------------------------------ */
@@ -320,7 +367,7 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 /* The job median of metric id in a record, oriented (worse larger), NAN. */
 static double rec_level(const struct pg_history_rec *r, const struct pg_metric *m)
 {
-	double med = rec_median(r, m->id);
+	double med = pg_history_rec_value(r, m);
 	if (!(med > 0))
 		return NAN;
 	return m->direction == PG_HIGHER_IS_BETTER ? -log(med) : log(med);
@@ -338,7 +385,9 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 		bool has = false;
 		for (size_t k = 0; k < hs[i].n && !has; k++)
 			has = a->rec_job[i][k] >= (long)from && hs[i].recs[k].suite == m->suite &&
-			      json_object_get(hs[i].recs[k].metrics, m->id);
+			      (hs[i].recs[k].medians
+				       ? !isnan(pg_history_rec_value(&hs[i].recs[k], m))
+				       : json_object_get(hs[i].recs[k].metrics, m->id) != NULL);
 		if (has)
 			cols[P++] = i;
 	}
@@ -609,7 +658,7 @@ void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history
 			jobs = pg_xmalloc((k - first) * sizeof(long));
 			for (size_t x = first; x < k; x++) {
 				const struct pg_history_rec *r = &h->recs[idx[x]];
-				double med = rec_median(r, all[m].id);
+				double med = pg_history_rec_value(r, &all[m]);
 				if (!isnan(med)) {
 					medians[got] = med;
 					jobs[got++] = first_job + a.rec_job[i][idx[x]];
@@ -739,7 +788,7 @@ void pg_history_trend(struct pg_buf *out, const struct pg_history *hs, size_t i,
 		present = pg_xmalloc(n * sizeof(double));
 		mark = pg_xcalloc(n, sizeof(bool));
 		for (size_t r = 0; r < n; r++) {
-			v[r] = rec_median(&h->recs[first + r], all[m].id);
+			v[r] = pg_history_rec_value(&h->recs[first + r], &all[m]);
 			if (!isnan(v[r])) {
 				present[k++] = v[r];
 				if (isnan(first_v))

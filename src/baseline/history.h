@@ -48,7 +48,9 @@ struct pg_history_rec {
 	long max_concurrency;
 	long repeats;
 	char *run;       /* the run that recorded it, when it says (shards of one build) */
-	json_t *metrics; /* {"id": [values...]} (owned) */
+	json_t *metrics; /* {"id": [values...]} (owned); NULL when slimmed */
+	double *medians; /* slimmed (pg_history_slim): one per registry metric, in
+			  * pg_metrics_all order, NAN where absent (owned); else NULL */
 };
 
 struct pg_history {
@@ -66,6 +68,21 @@ struct pg_history {
 int pg_history_parse(struct pg_history *h, const char *point, const char *text, size_t len,
 		     const char *source, struct pg_error *err);
 void pg_history_release(struct pg_history *h);
+
+/* A record's median (its repeats') for metric id, or NAN. */
+double pg_history_rec_median(const struct pg_history_rec *r, const char *id);
+/* The same for a metric of the registry (pg_metrics_all), without a lookup
+ * by name in a slimmed record. */
+double pg_history_rec_value(const struct pg_history_rec *r, const struct pg_metric *m);
+
+/*
+ * Keep, in every record of h, only each metric's median (medians, and no
+ * metrics object): all the windows, the change points and a comparison
+ * with the baseline use, in a few times less memory (perfgate trends reads
+ * every run of every point). With a policy, only the metrics that can fail
+ * at the point under it (they gate, or escalate) are kept.
+ */
+void pg_history_slim(struct pg_history *h, const struct pg_policy *policy);
 
 /* ------------------------------------------------------------------ */
 /* Jobs and change points                                              */

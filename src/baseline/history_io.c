@@ -1168,7 +1168,8 @@ static int cmp_history(const void *a, const void *b)
 }
 
 static int read_histories(struct store *s, const char *gpu, const char *point,
-			  struct pg_history **out, size_t *n, struct pg_error *err)
+			  const struct pg_history_opts *o, struct pg_history **out, size_t *n,
+			  struct pg_error *err)
 {
 	git_oid tip;
 	bool exists;
@@ -1236,6 +1237,8 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 			pg_history_release(&h);
 			goto done;
 		}
+		if (o->slim)
+			pg_history_slim(&h, o->slim_policy);
 		PG_ARRAY_PUSH(*out, *n, cap, h);
 	}
 	if (*n > 1)
@@ -1260,7 +1263,36 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 	*out = NULL;
 	*n = 0;
 	if (rc == 0)
-		rc = read_histories(&s, gpu, point, out, n, err);
+		rc = read_histories(&s, gpu, point, o, out, n, err);
+	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
+	return rc;
+}
+
+int pg_history_gpus(struct pg_strv *out, const struct pg_history_opts *o, struct pg_error *err)
+{
+	struct store s;
+	git_oid tip;
+	bool exists = false;
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	int rc = store_open(&s, o->repo, o->ref, err);
+
+	if (rc == 0 && (rc = store_fetch(&s, err)) == 0 &&
+	    (rc = store_tip(&s, &tip, &exists, err)) == 0 && exists) {
+		if (git_commit_lookup(&c, s.repo, &tip) || git_commit_tree(&root, c)) {
+			rc = git_fail(err, "reading the history", s.where);
+		} else {
+			for (size_t i = 0; i < git_tree_entrycount(root); i++) {
+				const git_tree_entry *e = git_tree_entry_byindex(root, i);
+				if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+					pg_strv_push(out, git_tree_entry_name(e));
+			}
+		}
+	}
+	git_tree_free(root);
+	git_commit_free(c);
 	store_close(&s);
 	if (rc)
 		redact_error(err, o->repo);

@@ -49,6 +49,11 @@ struct pg_history_opts {
 	const char
 		*base_branch; /* baseline: NULL: $BUILDKITE_PULL_REQUEST_BASE_BRANCH, else main */
 	const char *source_repo; /* see above; NULL: the rule above */
+	/* pg_history_read: each point's records keep only their medians
+	 * (pg_history_slim), as each file is read; with slim_policy, only
+	 * those of the metrics that can fail under it */
+	bool slim;
+	const struct pg_policy *slim_policy;
 };
 
 /*
@@ -69,6 +74,10 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
  * point. Caller releases each and frees the array. */
 int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const char *point,
 		    const struct pg_history_opts *o, struct pg_error *err);
+
+/* The GPU keys the history holds (its top-level directories, in tree
+ * order), appended to out; none when the ref does not exist. */
+int pg_history_gpus(struct pg_strv *out, const struct pg_history_opts *o, struct pg_error *err);
 
 struct pg_history_record_opts {
 	const char *repo; /* as in pg_history_opts */

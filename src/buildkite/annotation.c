@@ -377,6 +377,13 @@ static void render_footer(struct pg_buf *out, const struct pg_annotation *a)
 		put_artifact_link(out, a, links[i]);
 		any = true;
 	}
+	if (a->trends_artifact) {
+		pg_buf_puts(out, any ? " · " : "Artifacts: ");
+		pg_buf_puts(out, "<a href=\"");
+		put_artifact_url(out, a, a->trends_artifact);
+		pg_buf_puts(out, "\">trends</a>");
+		any = true;
+	}
 	if (a->job_url) {
 		pg_buf_puts(out, any ? " · " : "Artifacts: ");
 		pg_buf_puts(out, "<a href=\"");

@@ -101,6 +101,7 @@ struct pg_annotation {
 	const char *report_artifact;     /* ".../benchmark_results.md" */
 	const char *comparison_artifact; /* ".../comparison.md" */
 	const char *json_artifact;       /* ".../benchmark_results.json" */
+	const char *trends_artifact;     /* ".../trends/<gpu>/index.html" (plugin trends) */
 	const char *job_url;             /* the job on the build page, or NULL */
 	/* telemetry flags per point, shown under the headline (telemetry/series.h
 	 * pg_telemetry_flags): "serving_x_qps_4: GPU 3 thermal throttling for 12 s,

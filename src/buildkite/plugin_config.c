@@ -22,8 +22,9 @@ static const char *const mode_values[] = { "run",      "report", "gate", "merge"
 _Static_assert(PG_MODE_PIPELINE == 4 && PG_MODE_BINARY == 5,
 	       "mode_values follows enum pg_plugin_mode");
 /* `only` is stored as the index, which must be the enum pg_suite_kind */
-static const char *const only_values[] = { "latency", "throughput", "serving", NULL };
-_Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SERVING == 2,
+static const char *const only_values[] = { "latency", "throughput", "serving", "startup", NULL };
+_Static_assert(PG_SUITE_LATENCY == 0 && PG_SUITE_THROUGHPUT == 1 && PG_SUITE_SERVING == 2 &&
+		       PG_SUITE_STARTUP == 3,
 	       "only_values follows enum pg_suite_kind");
 static const char *const annotate_values[] = { "always", "on-change", "never", NULL };
 static const char *const pr_thresholds_values[] = { "base-branch", "pull-request", NULL };
@@ -58,7 +59,7 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "filter", PG_POPT_REGEX, NULL, NULL, 0, FIELD(filter),
 	  "Run only the test points whose names match this POSIX extended regular expression." },
 	{ "only", PG_POPT_ENUM, only_values, NULL, 0, FIELD(only),
-	  "Run only one kind of test: latency, throughput or serving." },
+	  "Run only one kind of test: latency, throughput, serving or startup." },
 	{ "repeat", PG_POPT_INT, NULL, NULL, 1, FIELD(repeat),
 	  "Runs per test point, summarised by the median; overrides the suite's repeat." },
 	{ "confirm", PG_POPT_BOOL, NULL, "true", 0, FIELD(confirm),
@@ -80,6 +81,9 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "record-history-failure", PG_POPT_ENUM, record_failure_values, "fail", 0, FIELD(record_failure),
 	  "When recording the history fails: fail the step (exit 3, an error in the annotation), or warn "
 	  "(a warning in the annotation; the exit code is the verdict's)." },
+	{ "trends", PG_POPT_BOOL, NULL, "false", 0, FIELD(trends),
+	  "With baseline: git or record-history, render the trends site of this GPU's history with this "
+	  "build's run on every chart (perfgate trends) into <results-dir>/trends, uploaded with the artifacts." },
 	{ "base-branch", PG_POPT_STRING, NULL, NULL, 0, FIELD(base_branch),
 	  "Branch whose results are the baseline; default the pipeline's default branch." },
 	{ "binary", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary),

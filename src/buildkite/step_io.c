@@ -27,6 +27,8 @@
 #include "runner/runfmt.h"
 #include "runner/ab_io.h"
 #include "gate/ab.h"
+#include "gate/gate_io.h"
+#include "trends/trends_io.h"
 
 #include <libgen.h>
 #include <sys/stat.h>
@@ -38,6 +40,7 @@
 
 /* Everything one step works with. */
 struct step {
+	bool trends_written; /* <results-dir>/trends holds the site (trends_step) */
 	const struct pg_bkenv *env;
 	const struct pg_bk_opts *o;
 	struct pg_plugin_config s;
@@ -427,7 +430,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	char *context = annotation_context(st);
 	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
 	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
-	struct pg_buf fact = PG_BUF_INIT;
+	struct pg_buf fact = PG_BUF_INIT, trends_art = PG_BUF_INIT;
 
 	/* telemetry flags, one line per point that has any */
 	for (size_t i = 0; i < st->results.n; i++) {
@@ -501,6 +504,12 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.report_artifact = st->s.artifacts ? report_art : NULL;
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
+	if (st->s.artifacts && st->trends_written) {
+		char *gpu_dir = pg_chart_stem(st->gpu.key);
+		pg_buf_printf(&trends_art, "%s/trends/%s/index.html", st->artifact_prefix, gpu_dir);
+		a.trends_artifact = trends_art.ptr;
+		free(gpu_dir);
+	}
 	a.job_url = job_url;
 	/* a local annotation.md links its neighbours, which a preview shows */
 	a.local_dir = st->env->in_buildkite ? NULL : st->artifact_prefix;
@@ -561,6 +570,7 @@ done:
 	pg_strv_release(&tflags);
 	free(report_art);
 	free(json_art);
+	pg_buf_release(&trends_art);
 	free(cmp_art);
 	free(job_url);
 	free(context);
@@ -612,6 +622,37 @@ static void upload_list(struct step *st, struct pg_strv *paths)
 	}
 }
 
+/* The trends site's pages (trends_step), under the artifact prefix. */
+static void upload_list_trends(struct step *st, struct pg_strv *paths)
+{
+	char *gpu_dir = pg_chart_stem(st->gpu.key);
+	const char *const subdirs[] = { "trends", NULL, NULL };
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
+
+	pg_buf_printf(&a, "trends/%s", gpu_dir);
+	pg_buf_printf(&b, "trends/%s/p", gpu_dir);
+	for (size_t i = 0; i < 3; i++) {
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_strv names = PG_STRV_INIT;
+		const char *sub = i == 0 ? subdirs[0] : i == 1 ? a.ptr : b.ptr;
+		char *dir = pg_path_join(st->s.results_dir, sub);
+
+		/* the names are perfgate's own (pg_chart_stem): no pattern
+		 * characters, no links */
+		if (pg_dir_list_regular(dir, ".html", &names, &err) == 0)
+			for (size_t k = 0; k < names.n; k++) {
+				struct pg_buf p = PG_BUF_INIT;
+				pg_buf_printf(&p, "%s/%s/%s", st->artifact_prefix, sub, names.v[k]);
+				pg_strv_push_owned(paths, pg_buf_detach(&p));
+			}
+		pg_strv_release(&names);
+		free(dir);
+	}
+	pg_buf_release(&a);
+	pg_buf_release(&b);
+	free(gpu_dir);
+}
+
 static void upload_artifacts(struct step *st)
 {
 	struct pg_strv paths = PG_STRV_INIT;
@@ -624,6 +665,8 @@ static void upload_artifacts(struct step *st)
 		return;
 	}
 	upload_list(st, &paths);
+	if (st->trends_written)
+		upload_list_trends(st, &paths);
 	say(st, "--- perfgate: uploading %zu files of %s\n", paths.n, st->artifact_prefix);
 	for (size_t i = 0; i <= paths.n; i++) {
 		struct pg_error err = PG_ERROR_INIT;
@@ -876,6 +919,53 @@ done:
 	pg_history_recorded_release(&rec);
 }
 
+/*
+ * trends: the site of this GPU's history (trends/trends_io.h) with the run
+ * on it, in <results-dir>/trends, for the artifacts. After the record, so
+ * that a build of main sees itself in the history. A failure is a warning:
+ * the site is a view, the verdict stands without it.
+ */
+static void trends_step(struct step *st)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_trends_written w;
+	struct pg_cmp_point *points;
+	char *out;
+	int rc;
+
+	if (!st->s.trends || !strcmp(st->gpu.key, "none"))
+		return;
+	if (st->s.baseline != PG_BASELINE_GIT && !st->s.record_history) {
+		say(st, "perfgate: warning: trends: needs baseline: git or record-history (a "
+			"history in git)\n");
+		return;
+	}
+	say(st, "--- perfgate: rendering the %s trends\n", st->gpu.key);
+	out = pg_path_join(st->s.results_dir, "trends");
+	points = pg_gate_points(&st->results);
+	rc = pg_trends_write(&(struct pg_trends_opts){ .out_dir = out,
+						       .repo = st->s.history_repo,
+						       .gpu = st->gpu.key,
+						       .thresholds = st->s.thresholds,
+						       .current = points,
+						       .n_current = st->results.n,
+						       .current_gpu = st->gpu.key,
+						       .current_name = pg_bkenv_is_pr(st->env)
+									       ? "this PR"
+									       : "this build",
+						       .last = -1 },
+			     &w, &err);
+	if (rc)
+		say(st, "perfgate: warning: trends: %s\n", err.msg);
+	else {
+		st->trends_written = true;
+		say(st, "perfgate: trends: %zu test point%s, %zu page%s in %s/index.html\n",
+		    w.points, w.points == 1 ? "" : "s", w.pages, w.pages == 1 ? "" : "s", out);
+	}
+	free(points);
+	free(out);
+}
+
 /* One row of the annotation's attention table from an A/B hypothesis. */
 static void ab_row(struct pg_bk_compare *c, const char *point, const char *label, double base,
 		   double head, const struct pg_ab_est *e, double tol)
@@ -1071,8 +1161,10 @@ static int finish_step(struct step *st)
 	f.status = step_status(st, &f, loaded);
 
 	/* an A/B step's sides are a pull request's, not baselines */
-	if (!st->have_ab)
+	if (!st->have_ab) {
 		record_step(st, &f);
+		trends_step(st);
+	}
 	post_annotation(st, &f);
 	upload_artifacts(st);
 	set_meta_data(st, f.status);
@@ -1122,6 +1214,26 @@ static void collect_config_secrets(struct pg_redactor *r, const json_t *v, const
 	}
 }
 
+/* The names of the points this step runs, for the annotation's missing rows. */
+static void keep_plan(struct step *st, const struct pg_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		pg_strv_push(&st->plan, plan->points[i].name);
+	st->have_plan = true;
+}
+
+/* A run that never started (results directory not writable) is an
+ * infrastructure failure of the step, noted in its annotation, not an error
+ * that ends the step before it annotates. */
+static int run_never_started(struct step *st, struct pg_error *err)
+{
+	pg_strv_push(&st->notes, err->msg);
+	say(st, "perfgate: %s\n", err->msg);
+	pg_error_clear(err);
+	st->run_exit = PG_EXIT_INFRA;
+	return 0;
+}
+
 /* run and gate: the suite, narrowed to this step's selection and shard. */
 static int run_step(struct step *st, struct pg_error *err)
 {
@@ -1134,20 +1246,12 @@ static int run_step(struct step *st, struct pg_error *err)
 	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
-	for (size_t i = 0; i < plan.n; i++)
-		pg_strv_push(&st->plan, plan.points[i].name);
-	st->have_plan = true;
+	keep_plan(st, &plan);
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
 	    st->gpu.label, st->s.shard ? ", shard " : "", st->s.shard ? st->s.shard : "");
 	rc = pg_bk_run(&suite, &plan, st->s.results_dir, &st->gpu, st->log, &st->run_exit, err);
-	if (rc) {
-		/* the run never started (results directory not writable): infra */
-		pg_strv_push(&st->notes, err->msg);
-		say(st, "perfgate: %s\n", err->msg);
-		pg_error_clear(err);
-		st->run_exit = PG_EXIT_INFRA;
-		rc = 0;
-	}
+	if (rc)
+		rc = run_never_started(st, err);
 done:
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);
@@ -1184,9 +1288,7 @@ static int ab_step(struct step *st, struct pg_error *err)
 	}
 	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
-	for (size_t i = 0; i < plan.n; i++)
-		pg_strv_push(&st->plan, plan.points[i].name);
-	st->have_plan = true;
+	keep_plan(st, &plan);
 	say(st,
 	    "--- perfgate: A/B on %s: %zu test point%s, base and head interleaved, at most %ld "
 	    "blocks\n",
@@ -1197,16 +1299,10 @@ static int ab_step(struct step *st, struct pg_error *err)
 	o.log = st->log;
 	rc = pg_ab_run(&st->ab, &suite, &plan, &o, err);
 	st->have_ab = true;
-	if (rc) {
-		/* the run never started (results directory not writable): infra */
-		pg_strv_push(&st->notes, err->msg);
-		say(st, "perfgate: %s\n", err->msg);
-		pg_error_clear(err);
-		st->run_exit = PG_EXIT_INFRA;
-		rc = 0;
-	} else if (st->ab.cancel_signal) {
+	if (rc)
+		rc = run_never_started(st, err);
+	else if (st->ab.cancel_signal)
 		st->run_exit = 128 + st->ab.cancel_signal;
-	}
 done:
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);

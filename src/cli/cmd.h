@@ -17,6 +17,7 @@ int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
+int cmd_trends(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_pipeline(int argc, char **argv);
 int cmd_buildkite(int argc, char **argv);

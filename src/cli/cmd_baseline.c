@@ -458,13 +458,16 @@ static int check_metric(const char *metric, struct pg_error *err)
 	}
 }
 
-/* What history and changes share: the GPU's histories and its policy. */
+/* What history and changes share: the GPU's histories and its policy, the
+ * analysis of them and the text printed. */
 struct history_args {
 	const char *gpu_flag, *repo, *ref, *point, *metric, *thresholds;
 	char gpu[128];
 	struct pg_history *hs;
 	size_t n;
 	struct pg_policy policy;
+	struct pg_history_analysis an;
+	struct pg_buf out;
 };
 
 static int history_load(struct history_args *h, struct pg_error *err)
@@ -493,6 +496,8 @@ static void history_release(struct history_args *h)
 		pg_history_release(&h->hs[i]);
 	free(h->hs);
 	pg_policy_release(&h->policy);
+	pg_history_analysis_release(&h->an);
+	pg_buf_release(&h->out);
 }
 
 #define HISTORY_OPTS(h)                                                                             \
@@ -516,7 +521,7 @@ static void history_release(struct history_args *h)
 
 static int baseline_history(int argc, char **argv)
 {
-	struct history_args h = { 0 };
+	struct history_args h = { .out = PG_BUF_INIT };
 	long last = 20;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
@@ -544,8 +549,6 @@ static int baseline_history(int argc, char **argv)
 	};
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_history_analysis an = { 0 };
-	struct pg_buf out = PG_BUF_INIT;
 	int rc, exit_code = PG_EXIT_OK;
 
 	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &exit_code))
@@ -557,27 +560,25 @@ static int baseline_history(int argc, char **argv)
 	if ((rc = history_load(&h, &err)))
 		goto fail;
 	/* change points over every point: a job's offset is common to them */
-	pg_history_analyse(&an, h.hs, h.n, NULL, &h.policy, 0, true);
+	pg_history_analyse(&h.an, h.hs, h.n, NULL, &h.policy, 0, true);
 	for (size_t i = 0; i < h.n; i++) {
 		if (i)
-			pg_buf_putc(&out, '\n');
-		pg_history_trend(&out, h.hs, i, &an, h.metric, last);
+			pg_buf_putc(&h.out, '\n');
+		pg_history_trend(&h.out, h.hs, i, &h.an, h.metric, last);
 	}
-	fwrite(out.ptr, 1, out.len, stdout);
+	fwrite(h.out.ptr, 1, h.out.len, stdout);
 	goto done;
 fail:
 	exit_code = pg_cmd_fail("baseline history", &err);
 done:
-	pg_history_analysis_release(&an);
 	history_release(&h);
-	pg_buf_release(&out);
 	pg_strv_release(&pos);
 	return exit_code;
 }
 
 static int baseline_changes(int argc, char **argv)
 {
-	struct history_args h = { 0 };
+	struct history_args h = { .out = PG_BUF_INIT };
 	long last = 0, fail_within = 0;
 	const char *json_out = NULL;
 	/* clang-format off */
@@ -605,8 +606,6 @@ static int baseline_changes(int argc, char **argv)
 	};
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_history_analysis an = { 0 };
-	struct pg_buf out = PG_BUF_INIT;
 	size_t bad;
 	int rc, exit_code = PG_EXIT_OK;
 
@@ -619,11 +618,11 @@ static int baseline_changes(int argc, char **argv)
 	}
 	if ((rc = history_load(&h, &err)))
 		goto fail;
-	pg_history_analyse(&an, h.hs, h.n, NULL, &h.policy, (size_t)last, true);
-	bad = pg_history_changes_markdown(&out, h.hs, h.n, &an, &h.policy, h.gpu, h.metric,
+	pg_history_analyse(&h.an, h.hs, h.n, NULL, &h.policy, (size_t)last, true);
+	bad = pg_history_changes_markdown(&h.out, h.hs, h.n, &h.an, &h.policy, h.gpu, h.metric,
 					  (size_t)fail_within);
 	if (json_out) {
-		json_t *j = pg_history_changes_json(h.hs, h.n, &an, &h.policy, h.gpu, h.metric);
+		json_t *j = pg_history_changes_json(h.hs, h.n, &h.an, &h.policy, h.gpu, h.metric);
 		struct pg_buf text = PG_BUF_INIT;
 		pg_json_write(&text, j, 2);
 		pg_buf_putc(&text, '\n');
@@ -633,16 +632,14 @@ static int baseline_changes(int argc, char **argv)
 		if (rc)
 			goto fail;
 	}
-	exit_code = pg_cmd_print(&out);
+	exit_code = pg_cmd_print(&h.out);
 	if (fail_within > 0 && bad)
 		exit_code = PG_EXIT_REGRESSION;
 	goto done;
 fail:
 	exit_code = pg_cmd_fail("baseline changes", &err);
 done:
-	pg_history_analysis_release(&an);
 	history_release(&h);
-	pg_buf_release(&out);
 	pg_strv_release(&pos);
 	return exit_code;
 }

@@ -101,6 +101,36 @@ static void dir_safe(char *s)
 		s[0] = '_';
 }
 
+/* Failed points (a sweep's failure files) and aggregates kept as one
+ * sample are said, never imported in silence. */
+static void note_failed_and_aggregates(const char *file, const struct pg_result_set *rs,
+				       size_t from)
+{
+	for (size_t i = from; i < rs->n; i++) {
+		const json_t *pg = json_object_get(rs->items[i].json, "perfgate");
+		const json_t *agg = pg_json_path(pg, "import.aggregate");
+		const char *status = json_string_value(json_object_get(pg, "status"));
+
+		if (status && strcmp(status, "ok"))
+			fprintf(stderr, "perfgate import: %s: %s is a failed point (%s): %s\n",
+				file, rs->items[i].name, status,
+				json_is_string(json_object_get(pg, "error"))
+					? json_string_value(json_object_get(pg, "error"))
+					: "no message");
+		if (json_is_object(agg))
+			fprintf(stderr,
+				"perfgate import: %s: %s aggregates %lld runs (%s); samples: %s\n",
+				file, rs->items[i].name,
+				(long long)json_integer_value(json_object_get(agg, "repetitions")),
+				json_is_string(json_object_get(agg, "method"))
+					? json_string_value(json_object_get(agg, "method"))
+					: "method not given",
+				json_object_get(agg, "missing")
+					? "the aggregate alone (its run files are not there)"
+					: json_string_value(json_object_get(agg, "samples")));
+	}
+}
+
 /* What the results of one file took from its path, once per file. */
 static void note_inferred(const char *file, const struct pg_result_set *rs, size_t from)
 {
@@ -158,6 +188,7 @@ int cmd_import(int argc, char **argv)
 			goto fail;
 		}
 		note_inferred(inputs.v[i], &rs, before);
+		note_failed_and_aggregates(inputs.v[i], &rs, before);
 	}
 
 	/* one directory per experiment and per GPU when the inputs hold several */

@@ -10,6 +10,7 @@
 #include "mockserver/server_io.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char description[] =
 	"Serves /health, /v1/models, /version, /tokenize, /detokenize, /v1/completions,\n"
@@ -73,6 +74,9 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "max-seconds", 0, &o.server.max_seconds, "S", "exit 0 after S seconds" },
 		{ PG_OPT_LONG, "max-requests", 0, &o.server.max_requests, "N", "after N generation requests stop accepting, finish them, exit 0" },
 		{ PG_OPT_LONG, "startup-delay-ms", 0, &o.server.startup_delay_ms, "MS", "stay bound but not listening for MS (a slow-starting server)" },
+		{ PG_OPT_LONG, "startup-jitter-ms", 0, &o.server.startup_jitter_ms, "MS", "add a draw in [0, MS] from the session's seed to the startup delay (--session-seed {start}: one per start)" },
+		{ PG_OPT_LONG, "warm-startup-ms", 0, &o.server.warm_startup_ms, "MS", "the startup delay instead when --cache-dir holds a previous start's marker (a warm start)" },
+		{ PG_OPT_STRING, "cache-dir", 0, &o.server.cache_dir, "DIR", "the simulated compile cache for --warm-startup-ms (default $VLLM_CACHE_ROOT)" },
 		{ PG_OPT_FLAG, "never-ready", 0, &o.server.never_ready, NULL, "never start listening (a server that never becomes ready)" },
 		{ PG_OPT_LONG, "exit-after-ms", 0, &o.server.exit_after_ms, "MS", "crash: exit at once MS after start, with --exit-code" },
 		{ PG_OPT_LONG, "exit-code", 0, &o.exit_code, "CODE", "exit code of --exit-after-ms (default 1)" },
@@ -97,6 +101,8 @@ int cmd_mock_server(int argc, char **argv)
 		return rc;
 	}
 	pg_strv_release(&pos);
+	if (!o.server.cache_dir && getenv("VLLM_CACHE_ROOT") && *getenv("VLLM_CACHE_ROOT"))
+		o.server.cache_dir = getenv("VLLM_CACHE_ROOT");
 	if (pg_mock_options_apply(&cfg, &o, &err))
 		return pg_cmd_fail("mock-server", &err);
 	cfg.log = stderr;

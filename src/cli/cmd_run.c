@@ -53,7 +53,7 @@ static const struct pg_opt opts[] = {
 	  "repeatable" },
 	{ PG_OPT_STRING, "filter", 0, &filter, "REGEX",
 	  "run only test points whose names match REGEX (POSIX extended)" },
-	{ PG_OPT_STRING, "only", 0, &only, "KIND", "run only latency, throughput or serving tests" },
+	{ PG_OPT_STRING, "only", 0, &only, "KIND", "run only latency, throughput, serving or startup tests" },
 	{ PG_OPT_LONG, "repeat", 0, &repeat, "N", "run every point N times (median of runs)" },
 	{ PG_OPT_STRING, "gpu", 0, &gpu, "NAME", "the GPU the results belong to (default: the step's gpu, $PERFGATE_GPU, the suite's, else detected)" },
 	{ PG_OPT_FLAG, "dry-run", 'n', &dry_run, NULL,
@@ -113,7 +113,8 @@ static int parse_only(const char *s, int *out, struct pg_error *err)
 	if (*out < 0)
 		return pg_error_set(
 			err, PG_ECONFIG,
-			"option '--only': expected latency, throughput or serving, got '%s'", s);
+			"option '--only': expected latency, throughput, serving or startup, got '%s'",
+			s);
 	return 0;
 }
 

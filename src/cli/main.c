@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "compare", cmd_compare, "compare results with per-GPU baselines, verdict per metric" },
 	{ "gate", cmd_gate, "compare, and exit 1 on a confirmed regression (3 if results are missing)" },
 	{ "baseline", cmd_baseline, "show, update and record baselines (thresholds files, git history)" },
+	{ "trends", cmd_trends, "render the history in git as a static site of charts per GPU and test" },
 	{ "import", cmd_import, "turn vllm bench / llm-d / printed results into perfgate result files" },
 	{ "pipeline", cmd_pipeline, "print a dynamic Buildkite pipeline fanning suites out over GPU queues" },
 	{ "buildkite", cmd_buildkite, "the plugin's entry point: run, report, compare, annotate, upload" },

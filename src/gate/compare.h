@@ -390,6 +390,10 @@ struct pg_cmp_row {
 	bool confirmed;          /* flagged, re-run, and the re-run reproduced it */
 	bool needs_confirmation; /* flagged, and no re-run was given */
 	char *note;              /* one short human sentence, or NULL */
+	char *basis;             /* the baseline behind the value: "median of 5 runs of
+				  * main, 1a2b3c4d5e6f..9f8e7d6c5b4a (2026-11-01 to
+				  * 2026-11-05)", or where a thresholds file's value
+				  * came from; NULL without a baseline */
 };
 
 /* A metric's change common to every point of a run (its job's offset),

@@ -271,6 +271,102 @@ void pg_comparison_attention_table(struct pg_buf *out, const struct pg_compariso
 	free(rows);
 }
 
+/* The evidence behind a regression: the baseline it was measured against,
+ * why its threshold is what it is, and how it was decided. */
+static bool evidence_row(const struct pg_cmp_row *r)
+{
+	/* against a baseline (an SLO's bound is its own evidence) */
+	return r->metric && r->basis && isfinite(pg_attention_threshold(r)) &&
+	       pg_attention_row(r) &&
+	       (r->verdict == PG_VERDICT_REGRESSED || r->verdict == PG_VERDICT_NOT_REPRODUCED);
+}
+
+#define EVIDENCE_MAX 20
+
+static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	const struct pg_rule *rule = &r->rule;
+	double thr = pg_attention_threshold(r);
+	const char *sign = r->metric->direction == PG_HIGHER_IS_BETTER ? "-" : "+";
+	bool fails = r->rule.gate || thr == rule->escalate;
+
+	pg_buf_puts(out, "- ");
+	pg_escape_md_code(out, r->point);
+	pg_buf_puts(out, " · ");
+	metric_cell(out, r->metric);
+	pg_buf_puts(out, ": ");
+	num_cell(out, r->current);
+	pg_buf_puts(out, " against ");
+	num_cell(out, r->baseline);
+	pg_buf_puts(out, " (");
+	pct_cell(out, r->change, true);
+	pg_buf_puts(out, ")");
+	if (r->basis) {
+		pg_buf_puts(out, ", the ");
+		pg_escape_md_text(out, r->basis);
+	}
+	pg_buf_printf(out, ". %s beyond %s", fails ? "Fails" : "Warns", sign);
+	pct_cell(out, thr, false);
+	if (!rule->gate && rule->escalate > 0 && thr == rule->escalate)
+		pg_buf_puts(out, " (a warn-only metric's escalation threshold)");
+	else if (isfinite(r->tolerance) && r->tolerance > rule->tolerance * (1 + 1e-9) &&
+		 rule->noise_sigmas > 0) {
+		/* compare_step.c: tolerance = expm1(noise_sigmas * noise) */
+		pg_buf_puts(out, " (the policy's ");
+		pct_cell(out, rule->tolerance, false);
+		pg_buf_printf(out, " widened to %g × the baseline's ", rule->noise_sigmas);
+		pct_cell(out, log1p(r->tolerance) / rule->noise_sigmas, false);
+		pg_buf_puts(out, " run-to-run noise)");
+	} else {
+		pg_buf_puts(out, " (the policy's tolerance)");
+	}
+	switch (r->method) {
+	case PG_METHOD_STEP:
+		pg_buf_puts(out, "; decided against the run's other points, with the history's "
+				 "noise");
+		break;
+	case PG_METHOD_HISTORY:
+		pg_buf_puts(out, "; decided against the history's job-to-job spread");
+		break;
+	case PG_METHOD_CROSSWISE:
+		pg_buf_puts(out, "; decided against the spread of the run's other points");
+		break;
+	case PG_METHOD_TOLERANCE:
+		pg_buf_puts(out,
+			    "; decided by the tolerance alone, with no spread to test against");
+		break;
+	case PG_METHOD_NONE:
+		break;
+	}
+	if (isfinite(r->p_value)) {
+		pg_buf_printf(out, ", p = %.2g", r->p_value);
+		if (isfinite(r->p_adjusted))
+			pg_buf_printf(out, " (%.2g over the step)", r->p_adjusted);
+	}
+	pg_buf_puts(out, ".\n");
+}
+
+static void evidence(struct pg_buf *out, const struct pg_comparison *c)
+{
+	size_t n, shown = 0, total = 0;
+	const struct pg_cmp_row **rows = pg_attention_rows(c, &n);
+
+	for (size_t i = 0; i < n; i++)
+		total += evidence_row(rows[i]);
+	if (total) {
+		pg_buf_puts(out, "\nEvidence:\n\n");
+		for (size_t i = 0; i < n && shown < EVIDENCE_MAX; i++)
+			if (evidence_row(rows[i])) {
+				evidence_item(out, rows[i]);
+				shown++;
+			}
+		if (total > shown)
+			pg_buf_printf(out, "- and %zu more (verdict.json has every row).\n",
+				      total - shown);
+	}
+	free(rows);
+}
+
 void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 {
 	size_t n_rest = 0;
@@ -303,6 +399,7 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 		}
 		pg_buf_release(&table);
 	}
+	evidence(out, c);
 	for (size_t i = 0; i < c->n; i++)
 		n_rest += !pg_attention_row(&c->rows[i]);
 	if (n_rest) {

@@ -126,10 +126,59 @@ static size_t job_of(struct collect *col, const struct pg_cmp_point *rp)
 	return col->n_jobs - 1;
 }
 
+/* What a baseline value rests on, in a few words (pg_cmp_row.basis). */
+static char *basis(const struct pg_baseline *base, const struct pg_base_point *bp,
+		   const struct pg_base_metric *bm)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	long first = -1, last = -1;
+	size_t n = bm->n_samples;
+
+	for (size_t k = 0; bm->jobs && k < n; k++) {
+		long j = bm->jobs[k];
+		if (j < 0 || (size_t)j >= base->n_jobs)
+			continue;
+		first = first < 0 || j < first ? j : first;
+		last = j > last ? j : last;
+	}
+	if (first >= 0) {
+		/* a git history: the jobs of the window */
+		const struct pg_base_job *a = &base->jobs[first], *z = &base->jobs[last];
+		pg_buf_printf(&b, "median of %zu run%s of main", n, n == 1 ? "" : "s");
+		if (a->commit && z->commit && first != last)
+			pg_buf_printf(&b, ", %.12s..%.12s", a->commit, z->commit);
+		else if (z->commit)
+			pg_buf_printf(&b, ", %.12s", z->commit);
+		if (a->date && z->date && strncmp(a->date, z->date, 10))
+			pg_buf_printf(&b, " (%.10s to %.10s)", a->date, z->date);
+		else if (z->date)
+			pg_buf_printf(&b, " (%.10s)", z->date);
+		return pg_buf_detach(&b);
+	}
+	if (bm->runs > 1)
+		pg_buf_printf(&b, "median of %ld runs", bm->runs);
+	else if (n > 1)
+		pg_buf_printf(&b, "median of %zu repeats", n);
+	else
+		pg_buf_puts(&b, "one value");
+	if (bp->source)
+		pg_buf_printf(&b, " from %s", bp->source);
+	if (bp->date || bp->commit) {
+		pg_buf_puts(&b, " (");
+		if (bp->date)
+			pg_buf_printf(&b, "%.10s", bp->date);
+		if (bp->commit)
+			pg_buf_printf(&b, "%scommit %.12s", bp->date ? ", " : "", bp->commit);
+		pg_buf_puts(&b, ")");
+	}
+	return pg_buf_detach(&b);
+}
+
 static void compare_metric(struct pg_comparison *c, struct collect *col,
-			   const struct pg_policy *policy, const struct pg_base_point *bp,
-			   const struct pg_cmp_point *rp, const struct pg_cmp_point *cp,
-			   const struct pg_metric *m, const struct pg_compare_opts *opts)
+			   const struct pg_policy *policy, const struct pg_baseline *base,
+			   const struct pg_base_point *bp, const struct pg_cmp_point *rp,
+			   const struct pg_cmp_point *cp, const struct pg_metric *m,
+			   const struct pg_compare_opts *opts)
 {
 	const struct pg_base_metric *bm = bp ? pg_base_point_metric(bp, m) : NULL;
 	double *cur = NULL, *conf = NULL;
@@ -162,6 +211,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	}
 	row->baseline = bm->value;
 	row->n_baseline = bm->n_samples ? bm->n_samples : (size_t)bm->runs;
+	row->basis = basis(base, bp, bm);
 	if (!bp->insufficient && pg_cmp_tail_undecidable(row, rp->result, cur, n_cur))
 		goto done;
 	if (n_cur == 0) {
@@ -414,7 +464,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		all = pg_metrics_all(&nm);
 		for (size_t i = 0; i < nm; i++)
 			if (all[i].suite == suite && all[i].direction != PG_NO_DIRECTION)
-				compare_metric(out, &col, policy, bp, rp, cp, &all[i], opts);
+				compare_metric(out, &col, policy, base, bp, rp, cp, &all[i], opts);
 	}
 	free(names);
 	free(plan);
@@ -470,6 +520,7 @@ void pg_comparison_release(struct pg_comparison *c)
 		free(c->rows[i].point);
 		free(c->rows[i].test);
 		free(c->rows[i].note);
+		free(c->rows[i].basis);
 	}
 	free(c->rows);
 	for (size_t i = 0; i < c->n_commons; i++)

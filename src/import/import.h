@@ -24,7 +24,12 @@ struct pg_result_set;
  *    header: value}), a report's tables object ({"latency": ...,
  *    "serving": ...}), a GuideLLM report, an AIPerf or GenAI-Perf export,
  *    or an llm-d benchmark report v0.2 (import_tools.c says how their
- *    metrics map to vLLM's keys).
+ *    metrics map to vLLM's keys); a `vllm bench startup` result (a
+ *    startup point); a `vllm bench sweep` run record (run_number kept
+ *    under perfgate.import.sweep; run_number -1, the warm-up, refused),
+ *    its summary.json (one point, the runs its perfgate.repeats) or
+ *    failure file (a point with status error); a perf-eval aggregate
+ *    (perfgate.import.aggregate; import_io.c reads its run files).
  *  - Text (anything else; JSON that does not parse from its first value
  *    on is tried as text too, for logs that start with "[timestamp]"):
  *    printed "Serving Benchmark Result" blocks (vllm bench serve,

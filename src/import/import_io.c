@@ -3,11 +3,14 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/jsonw.h"
 #include "base/strutil.h"
+#include "results/repeats.h"
 #include "sys/fsutil.h"
 #include "results/results_io.h"
 #include "sys/yamldoc.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,11 +74,132 @@ int pg_import_yaml_text(struct pg_result_set *out, const char *text, size_t len,
 	return ret;
 }
 
+/* The last component of the directory holding path, or NULL. */
+static char *parent_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *start;
+
+	if (!slash || slash == path)
+		return NULL;
+	start = slash;
+	while (start > path && start[-1] != '/')
+		start--;
+	if (slash == start || (slash - start == 1 && *start == '.'))
+		return NULL;
+	return pg_xstrndup(start, (size_t)(slash - start));
+}
+
+/* "run=<n>.json" or "run=<n>.failure.json": n's digits, else NULL. */
+static const char *sweep_run_number(const char *base, size_t *len)
+{
+	const char *d = base + 4;
+	size_t n = 0;
+
+	if (strncmp(base, "run=", 4))
+		return NULL;
+	if (*d == '-')
+		n++;
+	while (isdigit((unsigned char)d[n]))
+		n++;
+	if (!n || (strcmp(d + n, ".json") && strcmp(d + n, ".failure.json")))
+		return NULL;
+	*len = n;
+	return d;
+}
+
+/*
+ * vllm bench sweep names its files after the run, not the point:
+ * summary.json, run=<n>.json, run=<n>.failure.json and warmup.json in a
+ * directory named for the combination (SERVE-<serve>-BENCH-<bench>). Their
+ * points take the directory's name: "<dir>" for the summary, "<dir>_run_<n>"
+ * for a run's record or failure, "<dir>_warmup". NULL for other files.
+ */
+static char *sweep_stem(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *num;
+	char *dir;
+	size_t len;
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (strcmp(base, "summary.json") && strcmp(base, "warmup.json") &&
+	    !sweep_run_number(base, &len))
+		return NULL;
+	if (!(dir = parent_name(path)))
+		return NULL;
+	pg_buf_puts(&b, dir);
+	free(dir);
+	if (!strcmp(base, "warmup.json"))
+		pg_buf_puts(&b, "_warmup");
+	else if ((num = sweep_run_number(base, &len)))
+		pg_buf_printf(&b, "_run_%.*s", (int)len, num);
+	return pg_buf_detach(&b);
+}
+
+/*
+ * A perf-eval aggregate (perfgate.import.aggregate.files: the runs it
+ * summarises, named relative to its own directory): when every file is
+ * there and holds one serving record, the runs are the point's samples
+ * (perfgate.repeats, as a test's repeat: N keeps them), so an aggregate of
+ * 3 runs weighs as 3 runs, not 1; otherwise the aggregate stays one sample
+ * and the files that were not there are listed.
+ */
+static void aggregate_samples(json_t *result, const char *path, const struct pg_import_opts *opts)
+{
+	json_t *agg = pg_json_path(result, "perfgate.import.aggregate");
+	json_t *files = json_object_get(agg, "files");
+	json_t *reps = json_array(), *missing = json_array(), *f;
+	char *dir = NULL;
+	const char *slash = strrchr(path, '/');
+	size_t i;
+
+	if (!json_is_array(files) || !json_array_size(files)) {
+		json_decref(reps);
+		json_decref(missing);
+		return;
+	}
+	dir = slash ? pg_xstrndup(path, (size_t)(slash - path)) : pg_xstrdup(".");
+	json_array_foreach(files, i, f)
+	{
+		const char *name = json_string_value(f);
+		char *run_path = name && name[0] == '/' ? pg_xstrdup(name)
+							: pg_path_join(dir, name);
+		struct pg_result_set one = PG_RESULT_SET_INIT;
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_buf text = PG_BUF_INIT;
+
+		if (pg_file_read(run_path, &text, &err) ||
+		    pg_import_text(&one, text.ptr, text.len, run_path, "run", NULL, opts, &err) ||
+		    one.n != 1 || one.items[0].kind != PG_SUITE_SERVING)
+			json_array_append_new(missing, json_string(name ? name : ""));
+		else
+			json_array_append_new(reps, pg_repeats_metrics(one.items[0].json));
+		pg_result_set_release(&one);
+		pg_buf_release(&text);
+		free(run_path);
+	}
+	if (!json_array_size(missing) && json_array_size(reps) > 1) {
+		json_object_set_new(json_object_get(result, "perfgate"), "repeats", reps);
+		json_object_set_new(agg, "samples", json_string("individual files"));
+		json_decref(missing);
+	} else {
+		json_decref(reps);
+		if (json_array_size(missing))
+			json_object_set_new(agg, "missing", missing);
+		else
+			json_decref(missing);
+	}
+	free(dir);
+}
+
 int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_import_opts *opts,
 		   struct pg_error *err)
 {
 	struct pg_buf text = PG_BUF_INIT, sidecar_path = PG_BUF_INIT;
-	char *stem = pg_path_stem(path);
+	char *stem = sweep_stem(path);
+	size_t before = out->n;
 	json_t *sidecar = NULL;
 	struct pg_path_labels labels;
 	struct pg_import_opts with_labels;
@@ -83,6 +207,8 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 	const char *slash = strrchr(path, '/');
 	int ret;
 
+	if (!stem)
+		stem = pg_path_stem(path);
 	if ((ret = pg_file_read(path, &text, err)) != 0)
 		goto done;
 	/* vLLM's <name>.commands next to <name>.json */
@@ -122,6 +248,8 @@ int pg_import_file(struct pg_result_set *out, const char *path, const struct pg_
 		ret = pg_import_yaml_text(out, text.ptr, text.len, path, stem, opts, err);
 	else
 		ret = pg_import_text(out, text.ptr, text.len, path, stem, sidecar, opts, err);
+	for (size_t i = before; !ret && i < out->n; i++)
+		aggregate_samples(out->items[i].json, path, opts);
 done:
 	json_decref(sidecar);
 	pg_buf_release(&text);
@@ -201,7 +329,8 @@ static bool walked(const char *name)
 
 /* Depth-first, each directory's files (sorted) before its subdirectories
  * (sorted). */
-static int walk(const char *dir, struct pg_strv *out, int depth, struct pg_error *err)
+static int walk(const char *dir, struct pg_strv *out, struct pg_strv *notes, int depth,
+		struct pg_error *err)
 {
 	struct pg_strv names = PG_STRV_INIT, subdirs = PG_STRV_INIT;
 	int ret;
@@ -211,12 +340,25 @@ static int walk(const char *dir, struct pg_strv *out, int depth, struct pg_error
 	ret = pg_dir_list(dir, NULL, &names, err);
 	if (!ret)
 		ret = pg_subdir_list(dir, NULL, &subdirs, err);
-	for (size_t k = 0; !ret && k < names.n; k++)
+	for (size_t k = 0; !ret && k < names.n; k++) {
 		if (walked(names.v[k]))
 			pg_strv_push_owned(out, pg_path_join(dir, names.v[k]));
+		/* vllm bench sweep's table of the runs its JSON records hold */
+		if (!strcmp(names.v[k], "summary.csv")) {
+			struct pg_buf note = PG_BUF_INIT;
+			char *csv = pg_path_join(dir, names.v[k]);
+			pg_buf_printf(&note,
+				      "skipped %s: vllm bench sweep's table of the runs, read from "
+				      "the summary.json and run=<n>.json records below it instead "
+				      "(full precision)",
+				      csv);
+			pg_strv_push_owned(notes, pg_buf_detach(&note));
+			free(csv);
+		}
+	}
 	for (size_t k = 0; !ret && k < subdirs.n; k++) {
 		char *sub = pg_path_join(dir, subdirs.v[k]);
-		ret = walk(sub, out, depth + 1, err);
+		ret = walk(sub, out, notes, depth + 1, err);
 		free(sub);
 	}
 	pg_strv_release(&names);
@@ -224,10 +366,69 @@ static int walk(const char *dir, struct pg_strv *out, int depth, struct pg_error
 	return ret;
 }
 
+/* Whether dir/name is a regular file. */
+static bool file_beside(const char *path, const char *name)
+{
+	char *dir = dir_part(path), *p = pg_path_join(dir, name);
+	struct stat st;
+	bool yes = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+
+	free(dir);
+	free(p);
+	return yes;
+}
+
+/* Why a file of a vllm bench sweep tree is not imported on its own when
+ * its directory is, or NULL: the warm-up run, and the runs summary.json
+ * holds. */
+static const char *sweep_skipped(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t len;
+
+	if (!strcmp(base, "warmup.json") &&
+	    (file_beside(path, "summary.json") || file_beside(path, "run=0.json") ||
+	     file_beside(path, "run=0.failure.json")))
+		return "vllm bench sweep's warm-up run (run_number -1), not a measurement";
+	if (sweep_run_number(base, &len) && !pg_str_has_suffix(base, ".failure.json") &&
+	    file_beside(path, "summary.json"))
+		return "one of the runs of the summary.json beside it, imported there as a sample";
+	return NULL;
+}
+
+/* The runs a perf-eval aggregate names (individual_result_files), as
+ * paths, added to out: they are its samples, not points of their own. */
+static void aggregate_members(const char *path, struct pg_strv *out)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *v, *files, *f;
+	char *dir;
+	size_t i;
+
+	if (pg_file_read(path, &text, &err) || !strstr(text.ptr, "individual_result_files")) {
+		pg_buf_release(&text);
+		return;
+	}
+	v = json_loadb(text.ptr, text.len, 0, NULL);
+	pg_buf_release(&text);
+	files = json_object_get(v, "individual_result_files");
+	dir = dir_part(path);
+	json_array_foreach(files, i, f)
+	{
+		if (json_is_string(f) && json_string_value(f)[0] != '/')
+			pg_strv_push_owned(out, pg_path_join(dir, json_string_value(f)));
+	}
+	free(dir);
+	json_decref(v);
+}
+
 int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *args, size_t n,
 		     struct pg_error *err)
 {
-	struct pg_strv all = PG_STRV_INIT, result_dirs = PG_STRV_INIT;
+	struct pg_strv all = PG_STRV_INIT, result_dirs = PG_STRV_INIT, members = PG_STRV_INIT;
+	size_t from_dirs = 0;
 	int ret = 0;
 
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -238,7 +439,8 @@ int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *
 			pg_strv_push(&all, args[i]);
 			continue;
 		}
-		ret = walk(args[i], &all, 0, err);
+		from_dirs++;
+		ret = walk(args[i], &all, notes, 0, err);
 		if (!ret && all.n == before)
 			ret = pg_error_set(err, PG_ECONFIG,
 					   "%s: no result files (.json, .jsonl, llm-d's "
@@ -254,14 +456,28 @@ int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *
 			pg_strv_push_owned(&result_dirs, dir_part(all.v[i]));
 	if (result_dirs.n > 1)
 		qsort(result_dirs.v, result_dirs.n, sizeof(*result_dirs.v), cmp_str);
+	/* a directory's sweep and aggregate trees: what is read elsewhere */
+	for (size_t i = 0; from_dirs && i < all.n; i++)
+		aggregate_members(all.v[i], &members);
 	for (size_t i = 0; i < all.n; i++) {
 		const char *why = derived_file(all.v[i]);
 		char *dir = why ? dir_part(all.v[i]) : NULL;
 		bool beside_results = dir && result_dirs.n &&
 				      bsearch(&dir, result_dirs.v, result_dirs.n,
 					      sizeof(*result_dirs.v), cmp_str);
+		const char *sweep = from_dirs ? sweep_skipped(all.v[i]) : NULL;
+		bool member = false;
 
-		if (beside_results) {
+		for (size_t k = 0; k < members.n && !member; k++)
+			member = !strcmp(members.v[k], all.v[i]);
+		if (sweep || member) {
+			struct pg_buf note = PG_BUF_INIT;
+			pg_buf_printf(&note, "skipped %s: %s", all.v[i],
+				      sweep ? sweep
+					    : "a run a perf-eval aggregate beside it summarises, "
+					      "imported there as a sample");
+			pg_strv_push_owned(notes, pg_buf_detach(&note));
+		} else if (beside_results) {
 			struct pg_buf note = PG_BUF_INIT;
 			pg_buf_printf(&note, "skipped %s: %s", all.v[i], why);
 			pg_strv_push_owned(notes, pg_buf_detach(&note));
@@ -273,5 +489,6 @@ int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *
 done:
 	pg_strv_release(&all);
 	pg_strv_release(&result_dirs);
+	pg_strv_release(&members);
 	return ret;
 }

@@ -19,6 +19,12 @@ struct pg_strv;
  * <experiment>/<GPU>/<deployment>/ labels (pg_import_path_labels) go to
  * the records that lack them.
  *
+ * vllm bench sweep's summary.json, run=<n>.json and run=<n>.failure.json
+ * are named after their directory ("<dir>", "<dir>_run_<n>"). A perf-eval
+ * aggregate whose individual_result_files are all there (relative to it)
+ * gets them as its samples (perfgate.repeats); otherwise
+ * perfgate.import.aggregate lists the missing ones.
+ *
  * Nothing is written. On error: PG_ECONFIG (unreadable input: a one-line
  * message with the file, line and column), PG_ENOTFOUND (no such file) or
  * PG_ERR, and out is unchanged.
@@ -47,7 +53,10 @@ int pg_import_yaml_text(struct pg_result_set *out, const char *text, size_t len,
  * results directory gives them), and so is an llm-d report
  * benchmark_report*,_<file>.yaml when <file> is beside it; each with a
  * line in notes saying so. Given alone, they are imported (or refused) as
- * any file. Appends to files and notes. PG_ECONFIG for a directory
+ * any file. In a directory walk, a vllm bench sweep tree's warmup.json and
+ * the run=<n>.json files beside a summary.json, and the run files a
+ * perf-eval aggregate names, are left out too, and summary.csv is named
+ * in a note (never read). Appends to files and notes. PG_ECONFIG for a directory
  * without such files, PG_ERR when one cannot be read.
  */
 int pg_import_inputs(struct pg_strv *files, struct pg_strv *notes, char *const *args, size_t n,

@@ -11,6 +11,7 @@
 #include "results/metrics.h"
 #include "base/strutil.h"
 #include "base/jsonw.h"
+#include "results/repeats.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -24,6 +25,8 @@ static const char *format_of(enum pg_suite_kind kind)
 		return "vllm-latency";
 	case PG_SUITE_THROUGHPUT:
 		return "vllm-throughput";
+	case PG_SUITE_STARTUP:
+		return "vllm-startup";
 	default:
 		return "vllm-serve";
 	}
@@ -114,7 +117,67 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 					      "record %zu: 'percentiles' must be an object, got %s",
 					      record, type_name(v));
 	}
+	if (kind == PG_SUITE_STARTUP) {
+		static const char *const phases[] = { "cold", "warm" };
+		static const char *const measures[] = { "startup", "compilation",
+							"encoder_compilation", "first_token" };
+		char key[64];
+
+		for (size_t ph = 0; ph < 2; ph++) {
+			for (size_t m = 0; m < sizeof(measures) / sizeof(measures[0]); m++) {
+				size_t i;
+				json_t *x;
+
+				snprintf(key, sizeof(key), "%s_%s_times", phases[ph], measures[m]);
+				v = json_object_get(o, key);
+				if (v && !json_is_array(v))
+					return pg_import_fail(ctx, pos,
+							      "record %zu: '%s' must be a list of "
+							      "seconds, got %s",
+							      record, key, type_name(v));
+				json_array_foreach(v, i, x) if (!json_is_number(x)) return pg_import_fail(
+					ctx, pos, "record %zu: '%s'[%zu] must be a number, got %s",
+					record, key, i, type_name(x));
+				snprintf(key, sizeof(key), "%s_%s_percentiles", phases[ph],
+					 measures[m]);
+				v = json_object_get(o, key);
+				if (v && !json_is_object(v))
+					return pg_import_fail(
+						ctx, pos,
+						"record %zu: '%s' must be an object, got %s",
+						record, key, type_name(v));
+			}
+		}
+	}
 	if (kind == PG_SUITE_SERVING) {
+		v = json_object_get(o, "run_number");
+		if (v && !json_is_integer(v))
+			return pg_import_fail(ctx, pos,
+					      "record %zu: 'run_number' must be an integer, got %s",
+					      record, type_name(v));
+		v = json_object_get(o, "aggregated_repetitions");
+		if (v && !(json_is_integer(v) && json_integer_value(v) >= 1))
+			return pg_import_fail(ctx, pos,
+					      "record %zu: 'aggregated_repetitions' must be an "
+					      "integer >= 1, got %s",
+					      record, type_name(v));
+		v = json_object_get(o, "individual_result_files");
+		if (v) {
+			size_t i;
+			json_t *x;
+
+			if (!json_is_array(v))
+				return pg_import_fail(
+					ctx, pos,
+					"record %zu: 'individual_result_files' must be "
+					"a list of file names, got %s",
+					record, type_name(v));
+			json_array_foreach(v, i, x) if (!json_is_string(x)) return pg_import_fail(
+				ctx, pos,
+				"record %zu: 'individual_result_files'[%zu] must be a file name, "
+				"got %s",
+				record, i, type_name(x));
+		}
 		v = json_object_get(o, "request_rate");
 		if (v && !json_is_number(v) && !json_is_null(v) && !is_inf_string(v))
 			return pg_import_fail(
@@ -163,6 +226,163 @@ static char *llmd_name(const json_t *o, const char *path_deployment)
 	return pg_buf_detach(&b);
 }
 
+/*
+ * vllm bench sweep (vllm/benchmarks/sweep/serve.py) writes, per
+ * combination directory SERVE-<serve>-BENCH-<bench>/, run=<n>.json (a
+ * vllm bench serve record plus the combination's override keys and
+ * run_number), warmup.json (run_number -1), summary.json (the list of the
+ * combination's successful run records) and, with --continue-on-error,
+ * run=<n>.failure.json ({run_number, error_type, error, serve_overrides,
+ * bench_overrides}) or, for a server that failed, SERVE-<name>-failure.json
+ * beside the combinations (without run_number and bench_overrides).
+ */
+static bool is_sweep_failure(const json_t *o)
+{
+	return json_is_string(json_object_get(o, "error_type")) && json_object_get(o, "error") &&
+	       (json_object_get(o, "serve_overrides") || json_object_get(o, "bench_overrides"));
+}
+
+/* A failed run of a sweep: a point whose status is error, its overrides
+ * and run number kept under perfgate.import.sweep. */
+static int handle_sweep_failure(struct pg_import_ctx *ctx, const json_t *o, size_t pos)
+{
+	json_t *err = json_object_get(o, "error");
+	json_t *run = json_object_get(o, "run_number");
+	json_t *rec = json_object(), *pg = json_object(), *imp = json_object();
+	json_t *sweep = json_object();
+	struct pg_buf msg = PG_BUF_INIT;
+
+	pg_buf_printf(&msg, "vllm bench sweep: %s: %s",
+		      json_string_value(json_object_get(o, "error_type")),
+		      json_is_string(err) ? json_string_value(err) : "(no message)");
+	json_object_set_new(sweep, "run_number",
+			    json_is_integer(run) ? json_incref(run) : json_null());
+	json_object_set(sweep, "serve_overrides",
+			json_object_get(o, "serve_overrides")
+				? json_object_get(o, "serve_overrides")
+				: json_null());
+	json_object_set(sweep, "bench_overrides",
+			json_object_get(o, "bench_overrides")
+				? json_object_get(o, "bench_overrides")
+				: json_null());
+	json_object_set_new(imp, "sweep", sweep);
+	json_object_set_new(pg, "status", json_string("error"));
+	json_object_set_new(pg, "error", json_string(msg.ptr));
+	json_object_set_new(pg, "import", imp);
+	json_object_set_new(rec, "perfgate", pg);
+	pg_buf_release(&msg);
+	pg_import_push(ctx, rec, PG_SUITE_SERVING, NULL, NULL, "vllm-sweep-failure", pos);
+	return 0;
+}
+
+/* An array of a sweep combination's run records (summary.json): every
+ * item a serving record with a run_number. */
+static bool is_sweep_summary(const json_t *v)
+{
+	size_t i;
+	json_t *item;
+
+	if (!json_is_array(v) || !json_array_size(v))
+		return false;
+	json_array_foreach(v, i, item)
+	{
+		if (!json_is_object(item) ||
+		    !json_is_integer(json_object_get(item, "run_number")) ||
+		    pg_result_kind(item) != PG_SUITE_SERVING || json_object_get(item, "perfgate"))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * summary.json: one point, its runs the samples (perfgate.repeats, as a
+ * test's repeat: N makes them), the median of each key at the top, and
+ * the run numbers under perfgate.import.sweep.
+ */
+static int handle_sweep_summary(struct pg_import_ctx *ctx, const json_t *v, size_t pos)
+{
+	size_t n = json_array_size(v), i;
+	json_t **runs = calloc(n, sizeof(*runs));
+	json_t *merged, *pg, *imp, *sweep, *numbers, *reps, *item;
+	int ret = 0;
+
+	if (!runs)
+		return pg_import_fail(ctx, pos, "out of memory");
+	json_array_foreach(v, i, item)
+	{
+		if ((ret = validate(ctx, item, PG_SUITE_SERVING, pos, ctx->records + 1 + i)))
+			break;
+		runs[i] = normalise(item);
+	}
+	if (ret) {
+		for (size_t k = 0; k < n; k++)
+			json_decref(runs[k]);
+		free(runs);
+		return ret;
+	}
+	merged = pg_repeats_median(runs, n);
+	numbers = json_array();
+	reps = json_array();
+	for (size_t k = 0; k < n; k++) {
+		json_array_append(numbers, json_object_get(runs[k], "run_number"));
+		if (n > 1)
+			json_array_append_new(reps, pg_repeats_metrics(runs[k]));
+		json_decref(runs[k]);
+	}
+	free(runs);
+	json_object_del(merged, "run_number");
+	pg = json_object();
+	imp = json_object();
+	sweep = json_object();
+	json_object_set_new(sweep, "runs", json_integer((json_int_t)n));
+	json_object_set_new(sweep, "run_numbers", numbers);
+	json_object_set_new(imp, "sweep", sweep);
+	if (n > 1)
+		json_object_set_new(pg, "repeats", reps);
+	else
+		json_decref(reps);
+	json_object_set_new(pg, "import", imp);
+	json_object_set_new(merged, "perfgate", pg);
+	pg_import_push(ctx, merged, PG_SUITE_SERVING, NULL, NULL, "vllm-sweep-summary", pos);
+	ctx->records += n - 1; /* push counted one */
+	return 0;
+}
+
+/* perfgate.import's provenance of a sweep run record and of a perf-eval
+ * aggregate ({aggregation_method, aggregated_repetitions,
+ * individual_result_files}: n runs summarised as one; import_io.c reads
+ * the individual files, when they are there, as its samples). */
+static void note_provenance(json_t *rec)
+{
+	json_t *run = json_object_get(rec, "run_number");
+	json_t *n = json_object_get(rec, "aggregated_repetitions");
+	json_t *pg, *imp;
+
+	if (!run && !n)
+		return;
+	pg = json_object();
+	imp = json_object();
+	if (run) {
+		json_t *sweep = json_object();
+		json_object_set(sweep, "run_number", run);
+		json_object_set_new(imp, "sweep", sweep);
+	}
+	if (n) {
+		json_t *agg = json_object();
+		json_t *method = json_object_get(rec, "aggregation_method");
+		json_t *files = json_object_get(rec, "individual_result_files");
+
+		json_object_set_new(agg, "method",
+				    json_is_string(method) ? json_incref(method) : json_null());
+		json_object_set(agg, "repetitions", n);
+		json_object_set_new(agg, "files", files ? json_incref(files) : json_array());
+		json_object_set_new(agg, "samples", json_string("aggregate"));
+		json_object_set_new(imp, "aggregate", agg);
+	}
+	json_object_set_new(pg, "import", imp);
+	json_object_set_new(rec, "perfgate", pg);
+}
+
 static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos, size_t *reports)
 {
 	size_t record = ctx->records + 1;
@@ -188,6 +408,8 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 			"record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
 			"import the vLLM result file it was made from",
 			record);
+	if (is_sweep_failure(o))
+		return handle_sweep_failure(ctx, o, pos);
 	if (json_object_get(o, "verdict") && json_is_array(json_object_get(o, "rows")))
 		return pg_import_fail(ctx, pos,
 				      "record %zu: a perfgate verdict (verdict.json, the output of "
@@ -201,7 +423,16 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 				      record);
 	if (validate(ctx, o, (enum pg_suite_kind)kind, pos, record))
 		return PG_ECONFIG;
+	if (kind == PG_SUITE_SERVING && json_integer_value(json_object_get(o, "run_number")) < 0 &&
+	    !json_object_get(o, "perfgate"))
+		return pg_import_fail(
+			ctx, pos,
+			"record %zu: vllm bench sweep's warm-up run (run_number %lld, "
+			"warmup.json), not a measurement: not imported",
+			record, (long long)json_integer_value(json_object_get(o, "run_number")));
 	copy = normalise(o);
+	if (kind == PG_SUITE_SERVING && !json_object_get(o, "perfgate"))
+		note_provenance(copy);
 	point = json_object_get(json_object_get(o, "perfgate"), "point");
 	llmd = kind == PG_SUITE_SERVING && !point
 		       ? llmd_name(o, ctx->opts ? ctx->opts->deployment : NULL)
@@ -234,7 +465,8 @@ bool pg_import_is_results(const json_t *v)
 	}
 	return json_is_object(v) &&
 	       (pg_import_tool_of(v) != PG_TOOL_NONE || is_report_tables(v) ||
-		json_is_string(json_object_get(v, "Test name")) || pg_result_kind(v) >= 0);
+		is_sweep_failure(v) || json_is_string(json_object_get(v, "Test name")) ||
+		pg_result_kind(v) >= 0);
 }
 
 int pg_import_value(struct pg_import_ctx *ctx, const json_t *v, size_t pos, size_t *reports)
@@ -244,6 +476,8 @@ int pg_import_value(struct pg_import_ctx *ctx, const json_t *v, size_t pos, size
 
 	if (!json_is_array(v))
 		return handle_object(ctx, v, pos, reports);
+	if (is_sweep_summary(v))
+		return handle_sweep_summary(ctx, v, pos);
 	json_array_foreach(v, i, item)
 	{
 		int ret = handle_object(ctx, item, pos, reports);

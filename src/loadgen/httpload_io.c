@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "loadgen/http1.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -40,6 +43,8 @@
  * the next poll (libc's, or a sanitizer's) unchanged.
  */
 typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
+
+enum { ENGINE_OWN, ENGINE_CURL };
 
 static _Thread_local int hl_ready_fd = -1;
 static _Thread_local uint64_t hl_checks_answered;
@@ -77,10 +82,45 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 #pragma GCC diagnostic pop
 #endif
 
+struct slot;
+
+/*
+ * One keep-alive connection of perfgate's own read path (ENGINE_OWN):
+ * libcurl opened it (CURLOPT_CONNECT_ONLY: DNS, TCP, TLS) and owns the
+ * socket; perfgate writes the requests and reads the responses. It stays
+ * in the epoll set while it lives (data.ptr is the conn), idle or not.
+ */
+struct conn {
+	CURL *easy; /* kept only where libcurl reads (TLS, "own-easy"); NULL: the
+		       socket is perfgate's alone */
+	curl_socket_t fd;
+	bool taken;        /* libcurl must not close fd: perfgate took it over */
+	struct slot *slot; /* the request on it; NULL when idle */
+	struct conn *next; /* the idle list */
+	bool pooled;       /* sat in the idle pool before its request: the server may
+			have closed it meanwhile */
+	bool want_out;     /* EPOLLOUT registered (a request not fully written) */
+};
+
 /* One in-flight transfer. Slots (and their easy handles and parsers) are
  * pooled: a finished slot goes back on the free list with its buffers. */
 struct slot {
 	CURL *easy;
+	/* the own read path: the connection, the response parser, the
+	 * request's bytes and how many went out, the deadline, the in-flight
+	 * list in start order (deadlines are in that order too) */
+	struct conn *conn;
+	struct pg_http1 http;
+	struct pg_buf req; /* the request line and headers */
+	const char *body;  /* (borrowed from the run's request) */
+	size_t body_len;
+	size_t req_off; /* bytes of head and body sent */
+	int64_t deadline;
+	struct slot *older, *newer;
+	int64_t read_ns; /* the timestamp of the bytes being parsed */
+	size_t got;      /* response bytes received */
+	const char *url; /* (borrowed from the run's options) */
+	bool retried;
 	struct pg_hl *h;
 	struct pg_oai_resp resp;
 	struct pg_reqtrace *trace;
@@ -112,7 +152,28 @@ struct pg_hl {
 	uint64_t messages;
 	long connects; /* new connections, summed over finished transfers */
 	int64_t origin;
-	bool poll_mode;       /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
+	bool poll_mode; /* curl_multi_poll + curl_multi_perform (the bench's comparison) */
+	/* the own read path (ENGINE_OWN): the target's request line and Host
+	 * header, how to read (recv, or curl_easy_recv for TLS), the idle
+	 * connections, the in-flight list, and what finished since the loop
+	 * last collected */
+	int engine;
+	bool easy_io; /* curl_easy_send/recv on plain http too ("own-easy") */
+	bool tls;
+	struct pg_buf head; /* "METHOD" comes first: the rest of the request line on */
+	char *path, *host;
+	struct conn *idle;
+	char conn_key[256]; /* scheme://host:port the pooled connections go to */
+	struct slot *oldest, *newest;
+	size_t own_done, own_failed;
+	/* the indices of the requests that ended since the last reap, for a
+	 * request source's done (the own path ends requests as it reads) */
+	size_t *own_ended, n_own_ended, own_ended_cap;
+	int64_t own_release;
+	int64_t timeout_ns;     /* per request; 0: none */
+	bool connect_timed_out; /* in this run: no more connects are tried */
+	const volatile sig_atomic_t *stop;
+	char rbuf[16384];
 	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
 	int64_t delay_max;
 	/* the memory budget of one run: every slot's response buffers (SSE
@@ -275,14 +336,11 @@ static void slot_shrink(struct pg_hl *h, struct slot *s)
 
 static void delay_add(struct pg_hl *h, int64_t ns);
 
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+/* Body bytes read at abs (absolute ns): into the response's parser.
+ * Returns 0, or -1 when the request failed (recorded in its trace). */
+static int body_bytes(struct pg_hl *h, struct slot *s, int64_t abs, const char *ptr, size_t len)
 {
-	struct slot *s = userdata;
-	struct pg_hl *h = s->h;
-	size_t len = size * nmemb;
-	/* the bytes' timestamp, taken before any parsing: libcurl hands over
-	 * one call per HTTP chunk of the read, so one per message here */
-	int64_t abs = pg_hl_now_ns(), now = abs - h->origin;
+	int64_t now = abs - h->origin;
 	size_t before = s->trace->n_chunks;
 	int rc;
 
@@ -292,8 +350,6 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 		delay_add(h, abs - h->event_since);
 		h->event_since = -1;
 	}
-	if (!s->begun)
-		slot_begin(s);
 	rc = pg_oai_resp_feed(&s->resp, now, ptr, len);
 	slot_recount(h, s);
 	/* each stream's event is capped (PG_SSE_MAX_EVENT_DEFAULT), but not
@@ -306,12 +362,25 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 				 "server sending an event without end?",
 				 h->budget >> 20, (double)s->held / (1 << 20));
 		slot_shrink(h, s);
-		return 0;
+		return -1;
 	}
 	if (rc)
-		return 0; /* the request failed (recorded): stop the transfer */
+		return -1; /* the request failed (recorded): stop the transfer */
 	h->messages += s->trace->n_chunks - before;
-	return len;
+	return 0;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct slot *s = userdata;
+	size_t len = size * nmemb;
+	/* the bytes' timestamp, taken before any parsing: libcurl hands over
+	 * one call per HTTP chunk of the read, so one per message here */
+	int64_t abs = pg_hl_now_ns();
+
+	if (!s->begun)
+		slot_begin(s);
+	return body_bytes(s->h, s, abs, ptr, len) ? 0 : len;
 }
 
 struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
@@ -321,6 +390,8 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 
 	h->curl_deadline = -1;
 	h->event_since = -1;
+	pg_buf_init(&h->head);
+	pg_hl_set_engine(h, getenv("PERFGATE_HTTP_ENGINE"));
 	h->delay_hist = pg_xcalloc(READ_DELAY_BUCKETS, sizeof(*h->delay_hist));
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->multi = curl_multi_init();
@@ -352,19 +423,31 @@ static void slot_free(struct slot *s)
 {
 	curl_easy_cleanup(s->easy);
 	pg_oai_resp_release(&s->resp);
+	pg_http1_release(&s->http);
+	pg_buf_release(&s->req);
 	free(s);
 }
+
+static void conn_close(struct pg_hl *h, struct conn *c);
+static void own_close_idle(struct pg_hl *h);
 
 void pg_hl_free(struct pg_hl *h)
 {
 	if (!h)
 		return;
+	own_close_idle(h);
 	for (size_t i = 0; i < h->n_slots; i++) {
+		if (h->slots[i]->conn)
+			conn_close(h, h->slots[i]->conn);
 		if (h->multi && h->slots[i]->easy)
 			curl_multi_remove_handle(h->multi, h->slots[i]->easy);
 		slot_free(h->slots[i]);
 	}
+	pg_buf_release(&h->head);
+	curl_free(h->path);
+	curl_free(h->host);
 	free(h->slots);
+	free(h->own_ended);
 	free(h->delay_hist);
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
@@ -372,6 +455,8 @@ void pg_hl_free(struct pg_hl *h)
 		close(h->epfd);
 	free(h);
 }
+
+static const struct pg_http1_cb own_cb;
 
 static struct slot *slot_get(struct pg_hl *h)
 {
@@ -383,8 +468,12 @@ static struct slot *slot_get(struct pg_hl *h)
 	}
 	s = pg_xcalloc(1, sizeof(*s));
 	s->h = h;
-	s->easy = curl_easy_init();
+	/* the libcurl engine's handle (the own path needs none per slot) */
+	if (h->engine == ENGINE_CURL)
+		s->easy = curl_easy_init();
 	pg_oai_resp_init(&s->resp);
+	pg_http1_init(&s->http, &own_cb, s);
+	pg_buf_init(&s->req);
 	PG_ARRAY_PUSH(h->slots, h->n_slots, h->cap_slots, s);
 	return s;
 }
@@ -400,7 +489,7 @@ static void slot_put(struct pg_hl *h, struct slot *s)
 static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r, size_t index,
 		  const struct pg_hl_run_opts *o)
 {
-	CURL *e = s->easy;
+	CURL *e = s->easy ? s->easy : (s->easy = curl_easy_init());
 	const struct curl_slist *headers = o->headers;
 
 	/* reset keeps the handle's caches (DNS, buffers); the connection pool
@@ -477,6 +566,18 @@ static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed,
 	int left;
 	size_t done = 0;
 
+	if (h->engine == ENGINE_OWN) {
+		/* finished as they ended (own_finish): only collected here */
+		done = h->own_done;
+		*failed += h->own_failed;
+		if (done)
+			*release_ns = h->own_release;
+		h->own_done = h->own_failed = 0;
+		for (size_t i = 0; src && i < h->n_own_ended; i++)
+			src->done(src->ctx, h->own_ended[i]);
+		h->n_own_ended = 0;
+		return done;
+	}
 	while ((m = curl_multi_info_read(h->multi, &left))) {
 		struct slot *s;
 		int64_t now;
@@ -513,6 +614,544 @@ static size_t reap(struct pg_hl *h, int64_t *release_ns, size_t *failed,
 	return done;
 }
 
+/*
+ * perfgate's own read path (ENGINE_OWN, the default; docs/loadgen.md,
+ * "What the client costs"). libcurl still opens each connection -- DNS,
+ * TCP, TLS -- with CURLOPT_CONNECT_ONLY, and owns its socket; perfgate
+ * writes the HTTP/1.1 request, waits for readiness in its own epoll loop,
+ * reads with one recv per readiness (curl_easy_recv when there is TLS),
+ * parses the response (loadgen/http1.c: status, headers, chunked
+ * decoding) and hands the body to body_bytes, as libcurl's write callback
+ * does: traces, metrics and errors are the same. What it saves is
+ * libcurl's per-read machinery (multi_runsingle, readwrite, its chunked
+ * decoder, timers and progress), the largest user-space cost per token.
+ */
+static void own_finish(struct pg_hl *h, struct slot *s, enum pg_fail f, const char *msg,
+		       bool keep_conn);
+
+static int own_on_headers(void *ctx, const struct pg_http1 *p)
+{
+	struct slot *s = ctx;
+
+	pg_oai_resp_begin(&s->resp, s->trace, p->status);
+	s->begun = true;
+	return 0;
+}
+
+static int own_on_body(void *ctx, const char *data, size_t len)
+{
+	struct slot *s = ctx;
+
+	return body_bytes(s->h, s, s->read_ns, data, len);
+}
+
+static const struct pg_http1_cb own_cb = { own_on_headers, own_on_body };
+
+static void conn_close(struct pg_hl *h, struct conn *c)
+{
+	/* the kernel drops a closed descriptor from the epoll set; deleting
+	 * first keeps a reused number from meeting a stale registration */
+	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->easy)
+		curl_easy_cleanup(c->easy);
+	else
+		close(c->fd);
+	free(c);
+}
+
+/* libcurl's close of a socket: not of the one perfgate took over (every
+ * other, such as a losing happy-eyeballs attempt, is closed) */
+static int keep_taken_socket(void *clientp, curl_socket_t fd)
+{
+	const struct conn *c = clientp;
+
+	return c->taken && fd == c->fd ? 0 : close(fd);
+}
+
+/* Open a connection (blocking: libcurl connects, perfgate's loop waits;
+ * the engine pre-opens them so a run seldom does). NULL with msg set. */
+#define OWN_CONNECT_TIMEOUT_MS 10000L
+
+static struct conn *conn_open(struct pg_hl *h, const char *url, char *msg, size_t cap,
+			      enum pg_fail *f)
+{
+	struct conn *c = pg_xcalloc(1, sizeof(*c));
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct epoll_event ev = { 0 };
+	CURLcode rc;
+
+	c->fd = CURL_SOCKET_BAD;
+	c->easy = curl_easy_init();
+	pg_hl_easy_prepare(c->easy, url, NULL, NULL,
+			   h->timeout_ns > 0 ? (double)h->timeout_ns / 1e9 : 0, h->stop);
+	curl_easy_setopt(c->easy, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(c->easy, CURLOPT_TCP_NODELAY, 1L);
+	/* a connect blocks the loop: a server that takes longer than this
+	 * to accept is down (libcurl's default would be 300 s) */
+	curl_easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, OWN_CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c->easy, CURLOPT_CLOSESOCKETFUNCTION, keep_taken_socket);
+	curl_easy_setopt(c->easy, CURLOPT_CLOSESOCKETDATA, c);
+	/* curl_easy_recv reads into perfgate's buffer: libcurl's own can be
+	 * the smallest */
+	curl_easy_setopt(c->easy, CURLOPT_BUFFERSIZE, 1024L);
+	rc = curl_easy_perform(c->easy);
+	if (rc == CURLE_OK &&
+	    (curl_easy_getinfo(c->easy, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK ||
+	     c->fd == CURL_SOCKET_BAD))
+		rc = CURLE_COULDNT_CONNECT;
+	if (rc != CURLE_OK) {
+		snprintf(msg, cap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		*f = transport_fail(rc);
+		curl_easy_cleanup(c->easy);
+		free(c);
+		return NULL;
+	}
+	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, NULL);
+	if (!h->easy_io && !h->tls) {
+		/* plain http read with recv: the socket becomes perfgate's, and
+		 * libcurl's handle (with the multi handle and the socketpair
+		 * curl_easy_perform made) goes, so a connection costs one
+		 * descriptor and no memory of libcurl's */
+		c->taken = true;
+		curl_easy_cleanup(c->easy);
+		c->easy = NULL;
+	}
+	ev.events = EPOLLIN;
+	ev.data.ptr = c;
+	epoll_ctl(h->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+	h->connects++;
+	return c;
+}
+
+static void conn_want_out(struct pg_hl *h, struct conn *c, bool out)
+{
+	struct epoll_event ev = { 0 };
+
+	if (c->want_out == out)
+		return;
+	c->want_out = out;
+	ev.events = EPOLLIN | (out ? EPOLLOUT : 0);
+	ev.data.ptr = c;
+	epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Close the idle connections (before they go to another server, or to
+ * the libcurl engine, whose events carry descriptors, not conns). */
+static void own_close_idle(struct pg_hl *h)
+{
+	while (h->idle) {
+		struct conn *c = h->idle;
+		h->idle = c->next;
+		conn_close(h, c);
+	}
+}
+
+/* Build the request line's tail and Host of url, once per run. */
+static int own_target(struct pg_hl *h, const char *url)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *port = NULL, *query = NULL;
+	int rc = 0;
+
+	curl_free(h->path);
+	curl_free(h->host);
+	h->path = h->host = NULL;
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &h->host, 0) ||
+	    curl_url_get(u, CURLUPART_PATH, &h->path, 0)) {
+		rc = -1;
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_PORT, &port, 0);
+	curl_url_get(u, CURLUPART_QUERY, &query, 0);
+	h->tls = !strcasecmp(scheme, "https");
+	if (!h->tls && strcasecmp(scheme, "http")) {
+		rc = -1;
+		goto out;
+	}
+	pg_buf_reset(&h->head);
+	pg_buf_printf(&h->head, " %s%s%s HTTP/1.1\r\nHost: %s%s%s\r\n", h->path, query ? "?" : "",
+		      query ? query : "", h->host, port ? ":" : "", port ? port : "");
+	/* pooled connections are to one server: another one's are closed */
+	{
+		char key[sizeof(h->conn_key)];
+		snprintf(key, sizeof(key), "%s://%s:%s", scheme, h->host, port ? port : "");
+		if (strcmp(key, h->conn_key)) {
+			own_close_idle(h);
+			memcpy(h->conn_key, key, sizeof(key));
+		}
+	}
+out:
+	curl_free(scheme);
+	curl_free(port);
+	curl_free(query);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+/* Does a header list give this header (name with its colon)? */
+static bool has_header(const struct curl_slist *l, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; l; l = l->next)
+		if (!strncasecmp(l->data, name, n))
+			return true;
+	return false;
+}
+
+/* The request's bytes, as libcurl would write them. */
+static void own_request(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r,
+			size_t index, const struct pg_hl_run_opts *o)
+{
+	struct pg_buf *b = &s->req;
+
+	pg_buf_reset(b);
+	pg_buf_puts(b, r->body ? "POST" : "GET");
+	pg_buf_add(b, h->head.ptr, h->head.len);
+	/* the request's own header first, where libcurl's slist puts it */
+	if (r->header) {
+		pg_buf_puts(b, r->header);
+		pg_buf_puts(b, "\r\n");
+	}
+	if (o->request_id_prefix)
+		pg_buf_printf(b, "x-request-id: %s%zu\r\n", o->request_id_prefix, index);
+	if (!has_header(o->headers, "Accept:"))
+		pg_buf_puts(b, "Accept: */*\r\n");
+	for (const struct curl_slist *l = o->headers; l; l = l->next) {
+		const char *d = l->data, *colon = strchr(d, ':');
+		size_t n = strlen(d);
+
+		/* libcurl's conventions: "Name:" removes a header, "Name;" sends
+		 * it empty */
+		if (colon && !colon[1 + strspn(colon + 1, " \t")])
+			continue;
+		if (!colon && n && d[n - 1] == ';') {
+			pg_buf_add(b, d, n - 1);
+			pg_buf_puts(b, ":\r\n");
+			continue;
+		}
+		pg_buf_add(b, d, n);
+		pg_buf_puts(b, "\r\n");
+	}
+	if (r->body) {
+		if (!has_header(o->headers, "Content-Type:"))
+			pg_buf_puts(b, "Content-Type: application/x-www-form-urlencoded\r\n");
+		pg_buf_printf(b, "Content-Length: %zu\r\n\r\n", r->body_len);
+	} else {
+		pg_buf_puts(b, "\r\n");
+	}
+	/* the body is sent from the caller's buffer (valid for the run) */
+	s->body = r->body;
+	s->body_len = r->body ? r->body_len : 0;
+	s->req_off = 0;
+}
+
+/* Give the slot a connection: an idle one, or a new one. */
+static bool own_attach(struct pg_hl *h, struct slot *s, const char *url, bool fresh)
+{
+	char msg[CURL_ERROR_SIZE + 64];
+	enum pg_fail f = PG_FAIL_CONNECT;
+	struct conn *c = fresh ? NULL : h->idle;
+
+	if (c) {
+		h->idle = c->next;
+		c->pooled = true;
+	} else if (h->connect_timed_out) {
+		/* connects block the loop: after one timed out in this run,
+		 * the others are not waited out one by one */
+		own_finish(h, s, PG_FAIL_CONNECT,
+			   "not connected: an earlier connection attempt of this run timed out",
+			   false);
+		return false;
+	} else if (!(c = conn_open(h, url, msg, sizeof(msg), &f))) {
+		if (f == PG_FAIL_TIMEOUT)
+			h->connect_timed_out = true;
+		own_finish(h, s, f, msg, false);
+		return false;
+	}
+	c->slot = s;
+	c->next = NULL;
+	s->conn = c;
+	s->got = 0;
+	pg_http1_reset(&s->http);
+	return true;
+}
+
+static void own_send(struct pg_hl *h, struct slot *s);
+
+/*
+ * The connection died before any byte of the response: a keep-alive
+ * connection the server closed while it sat idle (the request raced the
+ * close). Once per request, as libcurl does, the request goes again on a
+ * fresh connection; otherwise it failed with msg.
+ */
+static void own_retry_or_fail(struct pg_hl *h, struct slot *s, const char *msg)
+{
+	struct conn *c = s->conn;
+
+	if (c->pooled && !s->got && !s->retried) {
+		s->retried = true;
+		conn_close(h, c);
+		s->conn = NULL;
+		/* a fresh one: the idle ones may have been closed too */
+		if (own_attach(h, s, s->url, true)) {
+			s->req_off = 0;
+			own_send(h, s);
+		}
+		return;
+	}
+	own_finish(h, s, PG_FAIL_DISCONNECT, msg, false);
+}
+
+/* Write what is left of the request. */
+static void own_send(struct pg_hl *h, struct slot *s)
+{
+	struct conn *c = s->conn;
+
+	size_t total = s->req.len + s->body_len;
+
+	while (s->req_off < total) {
+		/* the head's rest and the body, or the body's rest */
+		struct iovec iov[2];
+		int k = 0;
+		size_t n = 0;
+		char msg[128];
+
+		if (s->req_off < s->req.len) {
+			iov[k++] = (struct iovec){ s->req.ptr + s->req_off,
+						   s->req.len - s->req_off };
+			if (s->body_len)
+				iov[k++] = (struct iovec){ (char *)(uintptr_t)s->body,
+							   s->body_len };
+		} else {
+			iov[k++] = (struct iovec){ (char *)(uintptr_t)s->body +
+							   (s->req_off - s->req.len),
+						   total - s->req_off };
+		}
+		if (c->easy) {
+			CURLcode rc = curl_easy_send(c->easy, iov[0].iov_base, iov[0].iov_len, &n);
+			if (rc == CURLE_AGAIN)
+				break;
+			if (rc != CURLE_OK) {
+				snprintf(msg, sizeof(msg), "sending the request: %s",
+					 curl_easy_strerror(rc));
+				own_retry_or_fail(h, s, msg);
+				return;
+			}
+		} else {
+			struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+			ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				snprintf(msg, sizeof(msg), "sending the request: %s",
+					 strerror(errno));
+				own_retry_or_fail(h, s, msg);
+				return;
+			}
+			n = (size_t)w;
+		}
+		s->req_off += n;
+	}
+	conn_want_out(h, c, s->req_off < total);
+}
+
+/* Start one request on the own path (the clock was just read). */
+static void own_start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r, size_t index,
+		      const struct pg_hl_run_opts *o)
+{
+	s->begun = false;
+	s->retried = false;
+	s->index = index;
+	s->trace = r->trace;
+	s->url = o->url;
+	s->deadline = h->timeout_ns > 0 ? h->clock_ns + h->timeout_ns : INT64_MAX;
+	s->newer = NULL;
+	s->older = h->newest;
+	if (h->newest)
+		h->newest->newer = s;
+	else
+		h->oldest = s;
+	h->newest = s;
+	h->in_flight++;
+	own_request(h, s, r, index, o);
+	r->trace->sent_ns = h->clock_ns - h->origin;
+	if (own_attach(h, s, o->url, false))
+		own_send(h, s);
+}
+
+/* The request ended: its trace, its connection (back to the idle list or
+ * closed), its slot. */
+static void own_finish(struct pg_hl *h, struct slot *s, enum pg_fail f, const char *msg,
+		       bool keep_conn)
+{
+	int64_t now;
+
+	h->clock_ns = pg_hl_now_ns();
+	now = h->clock_ns - h->origin;
+	if (!s->begun)
+		pg_oai_resp_begin(&s->resp, s->trace,
+				  pg_http1_headers_done(&s->http) ? s->http.status : 0);
+	pg_oai_resp_end(&s->resp, now, f, msg);
+	if (!pg_reqtrace_ok(s->trace))
+		h->own_failed++;
+	if (s->conn) {
+		struct conn *c = s->conn;
+		c->slot = NULL;
+		s->conn = NULL;
+		if (keep_conn && !c->want_out) {
+			c->next = h->idle;
+			h->idle = c;
+		} else {
+			conn_close(h, c);
+		}
+	}
+	if (s->older)
+		s->older->newer = s->newer;
+	else
+		h->oldest = s->newer;
+	if (s->newer)
+		s->newer->older = s->older;
+	else
+		h->newest = s->older;
+	s->older = s->newer = NULL;
+	h->in_flight--;
+	PG_ARRAY_PUSH(h->own_ended, h->n_own_ended, h->own_ended_cap, s->index);
+	slot_put(h, s);
+	h->own_release = now;
+	h->own_done++;
+}
+
+/* Parse what a read brought. Returns true while the request goes on. */
+static bool own_parse(struct pg_hl *h, struct slot *s, const char *buf, size_t n)
+{
+	size_t used = 0;
+	int rc;
+	char msg[200];
+
+	s->got += n;
+	rc = pg_http1_feed(&s->http, buf, n, &used);
+	switch (rc) {
+	case PG_HTTP1_MORE:
+		return true;
+	case PG_HTTP1_DONE:
+		/* bytes past the response's end: nothing this client asked
+		 * for, so the connection is not reused */
+		own_finish(h, s, PG_FAIL_NONE, NULL, used == n && !s->http.close);
+		return false;
+	case PG_HTTP1_STOPPED:
+		/* the request failed (recorded in its trace) */
+		own_finish(h, s, PG_FAIL_OTHER, "stopped reading the response", false);
+		return false;
+	default:
+		snprintf(msg, sizeof(msg), "an invalid HTTP response: %s", s->http.err);
+		own_finish(h, s, PG_FAIL_OTHER, msg, false);
+		return false;
+	}
+}
+
+/* The connection ended (EOF, or err an errno) while the request read. */
+static void own_eof(struct pg_hl *h, struct slot *s, int err)
+{
+	char msg[240];
+
+	if (pg_http1_eof(&s->http) == PG_HTTP1_DONE && !err) {
+		own_finish(h, s, PG_FAIL_NONE, NULL, false);
+		return;
+	}
+	if (err)
+		snprintf(msg, sizeof(msg), "reading the response: %s", strerror(err));
+	else
+		snprintf(msg, sizeof(msg), "%s", s->http.err);
+	own_retry_or_fail(h, s, msg);
+}
+
+/* A socket event of the own path. */
+static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
+{
+	struct slot *s = c->slot;
+
+	if (!s) {
+		/* an idle connection that became readable: the server closed
+		 * it (or sent what nobody asked for) */
+		for (struct conn **p = &h->idle; *p; p = &(*p)->next) {
+			if (*p == c) {
+				*p = c->next;
+				break;
+			}
+		}
+		conn_close(h, c);
+		return;
+	}
+	if ((events & EPOLLOUT) && s->req_off < s->req.len + s->body_len) {
+		own_send(h, s);
+		/* (slots outlive the run: s is valid; the send may have ended
+		 * the request or moved it to a fresh connection) */
+		if (s->conn != c)
+			return;
+	}
+	if (!(events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+		return;
+	for (;;) {
+		size_t n = 0;
+
+		if (c->easy) {
+			CURLcode rc = curl_easy_recv(c->easy, h->rbuf, sizeof(h->rbuf), &n);
+			if (rc == CURLE_AGAIN)
+				return;
+			if (rc != CURLE_OK) {
+				char msg[CURL_ERROR_SIZE + 32];
+				snprintf(msg, sizeof(msg), "reading the response: %s",
+					 curl_easy_strerror(rc));
+				own_retry_or_fail(h, s, msg);
+				return;
+			}
+		} else {
+			ssize_t k = recv(c->fd, h->rbuf, sizeof(h->rbuf), 0);
+			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+				return;
+			if (k < 0) {
+				own_eof(h, s, errno);
+				return;
+			}
+			n = (size_t)k;
+		}
+		if (!n) {
+			own_eof(h, s, 0);
+			return;
+		}
+		/* one timestamp for the read: every message in it arrived
+		 * together */
+		s->read_ns = pg_hl_now_ns();
+		if (!own_parse(h, s, h->rbuf, n))
+			return;
+		/* plain sockets: one recv per readiness (level-triggered epoll
+		 * reports what is left); TLS may hold decrypted bytes the
+		 * socket no longer shows, so read until libcurl says again */
+		if (!h->tls)
+			return;
+	}
+}
+
+/* Fail the requests whose deadline passed (the oldest first). */
+static void own_timeouts(struct pg_hl *h)
+{
+	while (h->oldest && h->oldest->deadline <= h->clock_ns) {
+		struct slot *s = h->oldest;
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "Operation timed out after %lld milliseconds with %zu bytes received",
+			 (long long)(h->timeout_ns / 1000000), s->got);
+		own_finish(h, s, PG_FAIL_TIMEOUT, msg, false);
+	}
+}
+
 /* End every in-flight transfer as cancelled. */
 static void cancel_all(struct pg_hl *h)
 {
@@ -520,7 +1159,13 @@ static void cancel_all(struct pg_hl *h)
 		struct slot *s = h->slots[i];
 		if (!s->trace)
 			continue;
-		curl_multi_remove_handle(h->multi, s->easy);
+		if (s->conn) {
+			conn_close(h, s->conn);
+			s->conn = NULL;
+		}
+		s->older = s->newer = NULL;
+		if (h->engine == ENGINE_CURL)
+			curl_multi_remove_handle(h->multi, s->easy);
 		if (!s->begun)
 			pg_oai_resp_begin(&s->resp, s->trace, 0);
 		pg_reqtrace_fail(s->trace, PG_FAIL_CANCELLED, "cancelled");
@@ -528,6 +1173,7 @@ static void cancel_all(struct pg_hl *h)
 		h->in_flight--;
 		slot_put(h, s);
 	}
+	h->oldest = h->newest = NULL;
 }
 
 /* The state of one run's dispatch. */
@@ -570,10 +1216,21 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 		 * batch); a start reads the clock for its own sent_ns */
 		if (due > h->clock_ns - h->origin)
 			return;
+		/* the own path frees a slot as its request ends, before the
+		 * loop collects it (reap): that is the release */
+		if (h->engine == ENGINE_OWN && h->own_done && h->own_release > d->release_ns)
+			d->release_ns = h->own_release;
 		t->scheduled_ns = due;
 		t->eligible_ns = due > d->release_ns ? due : d->release_ns;
 		if (d->o->source)
 			d->o->source->take(d->o->source->ctx, d->next, &d->reqs[d->next]);
+		if (h->engine == ENGINE_OWN) {
+			h->clock_ns = pg_hl_now_ns();
+			own_start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
+			d->next++;
+			h->clock_ns = pg_hl_now_ns();
+			continue;
+		}
 		start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
 		d->next++;
 		/* write the request now (a warm connection sends at once), so
@@ -602,6 +1259,8 @@ static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_e
 		deadline = h->origin + due_ns(d);
 	if (h->curl_deadline >= 0 && h->curl_deadline < deadline)
 		deadline = h->curl_deadline;
+	if (h->oldest && h->oldest->deadline < deadline)
+		deadline = h->oldest->deadline;
 	if (deadline < now)
 		deadline = now;
 	ts.tv_sec = (deadline - now) / 1000000000;
@@ -614,8 +1273,26 @@ static int wait_events(struct pg_hl *h, const struct dispatch *d, struct epoll_e
 	return nev;
 }
 
+int pg_hl_set_engine(struct pg_hl *h, const char *name)
+{
+	if (!name || !*name || !strcmp(name, "own")) {
+		h->engine = ENGINE_OWN;
+		h->easy_io = false;
+	} else if (!strcmp(name, "own-easy")) {
+		h->engine = ENGINE_OWN;
+		h->easy_io = true;
+	} else if (!strcmp(name, "curl")) {
+		own_close_idle(h);
+		h->engine = ENGINE_CURL;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 void pg_hl_set_poll_mode(struct pg_hl *h)
 {
+	h->engine = ENGINE_CURL;
 	h->poll_mode = true;
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, NULL);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, NULL);
@@ -693,6 +1370,15 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	int running, rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
+	/* a URL the own path cannot take is libcurl's to judge (and fail
+	 * request by request, as before) */
+	if (h->engine == ENGINE_OWN && own_target(h, o->url)) {
+		own_close_idle(h);
+		h->engine = ENGINE_CURL;
+	}
+	h->timeout_ns = o->timeout_s > 0 ? (int64_t)ceil(o->timeout_s * 1e9) : 0;
+	h->connect_timed_out = false;
+	h->stop = o->stop;
 	memset(h->delay_hist, 0, READ_DELAY_BUCKETS * sizeof(*h->delay_hist));
 	h->budget = o->memory_budget ? o->memory_budget : PG_HL_MEMORY_BUDGET;
 	h->peak_held = h->held;
@@ -768,6 +1454,11 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			 * one clock read per read, and the delay of the bytes
 			 * themselves (an event that reads none has none) */
 			h->event_since = since;
+			if (h->engine == ENGINE_OWN) {
+				own_event(h, events[i].data.ptr, events[i].events);
+				h->event_since = -1;
+				continue;
+			}
 			if (events[i].events & EPOLLIN)
 				flags |= CURL_CSELECT_IN;
 			if (events[i].events & EPOLLOUT)
@@ -783,6 +1474,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			h->event_since = -1;
 		}
 		h->clock_ns = pg_hl_now_ns();
+		if (h->engine == ENGINE_OWN)
+			own_timeouts(h);
 		if (h->curl_deadline >= 0 && h->curl_deadline <= h->clock_ns) {
 			h->curl_deadline = -1;
 			curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
@@ -827,6 +1520,28 @@ int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_
 	for (size_t i = 0; i < n; i++) {
 		pg_reqtrace_init(&traces[i]);
 		reqs[i].trace = &traces[i];
+	}
+	if (h->engine == ENGINE_OWN) {
+		/* the own path connects as a request needs it, and the first
+		 * GETs would be done (their connections idle again) before the
+		 * last ones started: open the n connections first */
+		size_t idle = 0, want;
+		char msg[CURL_ERROR_SIZE + 64];
+		enum pg_fail f;
+
+		/* (the server's key first: the run below keeps what is open) */
+		want = own_target(h, url) ? 0 : n;
+		for (struct conn *c = h->idle; c; c = c->next)
+			idle++;
+		h->timeout_ns = (int64_t)ceil(timeout_s * 1e9);
+		h->stop = stop;
+		for (; idle < want && !(stop && *stop); idle++) {
+			struct conn *c = conn_open(h, url, msg, sizeof(msg), &f);
+			if (!c)
+				break; /* the GETs below say why */
+			c->next = h->idle;
+			h->idle = c;
+		}
 	}
 	rc = pg_hl_run(h, reqs, n, &o, &st, err);
 	*ok = 0;

@@ -13,19 +13,25 @@ struct pg_buf;
 struct pg_error;
 
 /*
- * The load generator's HTTP engine: one thread, libcurl's multi interface
- * driven by curl_multi_socket_action from an epoll loop (sockets through
- * CURLMOPT_SOCKETFUNCTION, libcurl's timeout and the arrival schedule each
- * on a timerfd). Work per event is O(active sockets), never a scan of all
- * transfers as curl_multi_perform does, which is what keeps the client off
- * the critical path at thousands of concurrent streams.
+ * The load generator's HTTP engine: one thread, one epoll loop. By
+ * default libcurl only opens the connections (CURLOPT_CONNECT_ONLY: DNS,
+ * TCP, TLS) and perfgate writes the HTTP/1.1 requests and reads and
+ * parses the responses itself (loadgen/http1.h; recv on plain http,
+ * curl_easy_recv on https), which takes libcurl's per-read state machine
+ * off the per-token path (docs/loadgen.md, "perfgate's own read path").
+ * The fallback, PERFGATE_HTTP_ENGINE=curl, is libcurl's multi interface
+ * driven by curl_multi_socket_action from the same loop (sockets through
+ * CURLMOPT_SOCKETFUNCTION, libcurl's timeout folded into the wait's
+ * deadline). Work per event is O(active sockets) either way, never a scan
+ * of all transfers as curl_multi_perform does, which is what keeps the
+ * client off the critical path at thousands of concurrent streams.
  *
- * HTTP/1.1 with keep-alive: the connection pool belongs to the multi
- * handle and lives as long as the engine, so warm-up, repeats and points
- * reuse connections (pg_hl_preconnect opens them up front so TCP setup
- * never lands in a TTFT). Easy handles and SSE parsers are pooled too:
- * once warm, nothing is allocated per request except its trace's chunk
- * array, and nothing per content message.
+ * HTTP/1.1 with keep-alive: the connection pool lives as long as the
+ * engine, so warm-up, repeats and points reuse connections
+ * (pg_hl_preconnect opens them up front so TCP setup never lands in a
+ * TTFT). Slots and SSE parsers are pooled too: once warm, nothing is
+ * allocated per request except its trace's chunk array, and nothing per
+ * content message.
  *
  * Requests are sent on their absolute schedule (origin + due): a slow
  * response never delays a later arrival. max_concurrency is a FIFO
@@ -101,19 +107,37 @@ struct pg_hl_stats {
 	double read_delay_p99_s; /* p99 over socket events with body bytes of how long
 	                               they may have waited, ready, to be read (its
 	                               backlog: see pg_hl_run); < 0 unknown (poll mode) */
-	long new_connections;    /* connections libcurl opened during the run */
+	long new_connections;    /* connections opened during the run */
 	size_t peak_held_bytes;  /* most the response buffers held at once */
 	uint64_t messages;
 	/* libcurl's checks for more bytes after a read (a poll per read in
 	 * libcurl 7.x) that perfgate answered without a system call: the
-	 * event loop's epoll reports those bytes (httpload_io.c, poll) */
+	 * event loop's epoll reports those bytes (httpload_io.c, poll; the
+	 * libcurl engine only) */
 	uint64_t read_checks_answered;
 	int64_t origin_ns; /* CLOCK_MONOTONIC of the origin trace times count from */
 };
 
-/* max_connections sizes libcurl's connection cache (CURLMOPT_MAXCONNECTS). */
+/* max_connections sizes libcurl's connection cache (CURLMOPT_MAXCONNECTS; the
+ * own read path keeps every connection it opened until the server closes
+ * it or the engine is freed). */
 struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err);
 void pg_hl_free(struct pg_hl *h);
+
+/*
+ * Which HTTP engine reads the responses (pg_hl_new takes the environment's
+ * PERFGATE_HTTP_ENGINE; call before the first run):
+ *   "own" (or NULL, empty): perfgate's own read path -- libcurl opens the
+ *        connections (CURLOPT_CONNECT_ONLY: DNS, TCP, TLS), perfgate
+ *        writes the requests and parses the responses (loadgen/http1.h),
+ *        with send/recv on plain http and curl_easy_send/recv on https;
+ *   "own-easy": the same with curl_easy_send/recv on plain http too (the
+ *        bench's comparison);
+ *   "curl": libcurl's multi interface does the whole exchange (the
+ *        fallback).
+ * Returns -1 for an unknown name (the engine is unchanged).
+ */
+int pg_hl_set_engine(struct pg_hl *h, const char *name);
 
 /*
  * Drive transfers with curl_multi_poll + curl_multi_perform instead (call

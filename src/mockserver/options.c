@@ -15,6 +15,7 @@ void pg_mock_server_config_default(struct pg_mock_server_config *cfg)
 	cfg->max_model_len = 8192;
 	pg_engine_params_default(&cfg->engine);
 	cfg->exit_after_ms = -1;
+	cfg->warm_startup_ms = -1;
 	cfg->exit_code = 1;
 	cfg->idle_timeout_ms = PG_MOCK_IDLE_TIMEOUT_MS;
 }
@@ -98,6 +99,10 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "--max-running: expected at most 10000000");
 	if (c->startup_delay_ms < 0)
 		return pg_error_set(err, PG_ECONFIG, "--startup-delay-ms: expected a number >= 0");
+	if (c->startup_jitter_ms < 0)
+		return pg_error_set(err, PG_ECONFIG, "--startup-jitter-ms: expected a number >= 0");
+	if (c->warm_startup_ms < -1)
+		return pg_error_set(err, PG_ECONFIG, "--warm-startup-ms: expected a number >= 0");
 	if (o->exit_code < 0 || o->exit_code > 255)
 		return pg_error_set(err, PG_ECONFIG, "--exit-code: expected 0..255");
 	if (o->seed < 0)
@@ -156,4 +161,16 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 	e->session_seed = e->session_seed_set ? (uint64_t)o->session_seed : 0;
 	e->vocab_size = (uint32_t)o->vocab_size;
 	return 0;
+}
+
+long pg_mock_startup_ms(const struct pg_mock_server_config *cfg, bool warm)
+{
+	const struct pg_engine_params *e = &cfg->engine;
+	uint64_t seed = e->session_seed_set ? e->session_seed : e->seed;
+	long ms = warm && cfg->warm_startup_ms >= 0 ? cfg->warm_startup_ms : cfg->startup_delay_ms;
+
+	if (cfg->startup_jitter_ms > 0)
+		ms += (long)(pg_engine_mix64(seed ^ 0x7374617274757000ULL) %
+			     ((uint64_t)cfg->startup_jitter_ms + 1));
+	return ms;
 }

@@ -23,11 +23,15 @@ struct pg_mock_server_config {
 	const char *model;
 	long max_model_len;
 	struct pg_engine_params engine;
-	double max_seconds;    /* <= 0: no limit */
-	long max_requests;     /* generation requests; <= 0: no limit */
-	long startup_delay_ms; /* bound but not listening meanwhile */
-	bool never_ready;      /* never listen */
-	long exit_after_ms;    /* < 0: never; else _exit(exit_code) then */
+	double max_seconds;     /* <= 0: no limit */
+	long max_requests;      /* generation requests; <= 0: no limit */
+	long startup_delay_ms;  /* bound but not listening meanwhile */
+	long startup_jitter_ms; /* + a draw in [0, this] from the session's seed */
+	long warm_startup_ms;   /* the delay when cache_dir holds a previous start's
+				   marker; -1: no warm starts (cache_dir unused) */
+	const char *cache_dir;  /* the simulated compile cache; NULL: none */
+	bool never_ready;       /* never listen */
+	long exit_after_ms;     /* < 0: never; else _exit(exit_code) then */
 	int exit_code;
 	const char *timing_log;   /* JSON lines written at exit, or NULL */
 	bool log_requests;        /* one line per generation request */
@@ -65,6 +69,18 @@ struct pg_mock_options {
 	double ttft_ms, itl_ms, stall_ms;
 	double prefill_us, itl_growth; /* NAN: not given */
 };
+
+/*
+ * How long a start stays unready: --warm-startup-ms when warm (a previous
+ * start left its marker in --cache-dir) and given, else --startup-delay-ms,
+ * plus --startup-jitter-ms x a uniform draw from the session's seed
+ * (--session-seed, else --seed), so `--session-seed {start}` gives each
+ * start of a startup test its own.
+ */
+long pg_mock_startup_ms(const struct pg_mock_server_config *cfg, bool warm);
+
+/* The marker a ready server leaves in cache_dir (server_io.c). */
+#define PG_MOCK_WARM_MARKER "perfgate-mock.warm"
 
 /* The defaults: those of pg_mock_server_config_default. */
 void pg_mock_options_default(struct pg_mock_options *o);

@@ -122,6 +122,8 @@ struct server {
 	bool listening, listener_closed;
 	int port;
 	int64_t start_ns, ready_at, exit_at, stop_at;
+	long startup_ms;    /* pg_mock_startup_ms */
+	bool warm;          /* --cache-dir held a previous start's marker */
 	int64_t idle_ns;    /* --idle-timeout-ms; 0: never */
 	int64_t next_sweep; /* when idle connections are looked for next */
 	int64_t created;
@@ -1094,6 +1096,15 @@ static int start_listening(struct server *s, struct pg_error *err)
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) != 0)
 		return pg_error_set(err, PG_EINFRA, "epoll_ctl: %s", strerror(errno));
 	s->listening = true;
+	/* the simulated compile cache: the next start with it is warm */
+	if (s->cfg->cache_dir && s->cfg->warm_startup_ms >= 0 && !s->warm) {
+		char marker[4096];
+		int fd;
+		snprintf(marker, sizeof(marker), "%s/%s", s->cfg->cache_dir, PG_MOCK_WARM_MARKER);
+		fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
 	if (s->cfg->port_file) {
 		char text[16];
 		int n = snprintf(text, sizeof(text), "%d\n", s->port);
@@ -1204,7 +1215,18 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 		return err->code;
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-	s->ready_at = cfg->never_ready ? INT64_MAX : s->start_ns + cfg->startup_delay_ms * 1000000;
+	{
+		bool warm = false;
+		if (cfg->cache_dir && cfg->warm_startup_ms >= 0) {
+			char marker[4096];
+			snprintf(marker, sizeof(marker), "%s/%s", cfg->cache_dir,
+				 PG_MOCK_WARM_MARKER);
+			warm = access(marker, F_OK) == 0;
+		}
+		s->startup_ms = pg_mock_startup_ms(cfg, warm);
+		s->warm = warm;
+	}
+	s->ready_at = cfg->never_ready ? INT64_MAX : s->start_ns + s->startup_ms * 1000000;
 	s->exit_at = cfg->exit_after_ms >= 0 ? s->start_ns + cfg->exit_after_ms * 1000000
 					     : INT64_MAX;
 	s->idle_ns = cfg->idle_timeout_ms > 0 ? cfg->idle_timeout_ms * 1000000 : 0;
@@ -1212,9 +1234,9 @@ static int setup(struct server *s, const struct pg_mock_server_config *cfg, stru
 					  : INT64_MAX;
 	if (cfg->never_ready)
 		logf_(s, "bound %s:%d, never becoming ready (--never-ready)", cfg->host, s->port);
-	else if (cfg->startup_delay_ms > 0)
-		logf_(s, "bound %s:%d, listening in %ld ms (--startup-delay-ms)", cfg->host,
-		      s->port, cfg->startup_delay_ms);
+	else if (s->startup_ms > 0)
+		logf_(s, "bound %s:%d, listening in %ld ms (%s start)", cfg->host, s->port,
+		      s->startup_ms, s->warm ? "warm" : "cold");
 	return 0;
 }
 

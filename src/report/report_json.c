@@ -252,6 +252,9 @@ void pg_report_json_tables(struct pg_buf *out, const struct pg_report *r)
 {
 	pg_buf_putc(out, '{');
 	for (int k = 0; k < PG_SUITE_COUNT; k++) {
+		/* vLLM's three tables always; startup's when it has rows */
+		if (k == PG_SUITE_STARTUP && !r->tables[k].n)
+			continue;
 		pg_buf_printf(out, "%s\"%s\": ", k ? ", " : "",
 			      pg_suite_kind_name((enum pg_suite_kind)k));
 		table_dict(out, &r->tables[k]);

@@ -715,11 +715,47 @@ static void bullet_incomplete(struct pg_buf *out, const struct pg_report_table *
 	pg_buf_putc(out, '\n');
 }
 
+/* What a startup table measured: the starts of its first point that ran
+ * (runner/startup_io.h; an imported vllm bench startup file has no
+ * first-token times). */
+static void bullets_startup(struct pg_buf *out, const struct pg_report_table *t)
+{
+	const json_t *res = NULL;
+
+	for (size_t i = 0; i < t->n && !res; i++)
+		if (t->rows[i].ok)
+			res = t->rows[i].res->json;
+	pg_buf_puts(out, "- Starts: fresh server processes, timed from spawn to ready (the "
+			 "ready path answers 200)");
+	if (res && json_object_get(res, "cold_first_token_times"))
+		pg_buf_puts(out, " and to the answer of one max_tokens 1 request");
+	pg_buf_puts(out, ".\n");
+	if (res) {
+		pg_buf_printf(
+			out,
+			"- %zu cold start%s (empty cache directories each) and %zu warm "
+			"start%s (caches the earlier starts filled).\n",
+			json_array_size(json_object_get(res, "cold_startup_times")),
+			json_array_size(json_object_get(res, "cold_startup_times")) == 1 ? "" : "s",
+			json_array_size(json_object_get(res, "warm_startup_times")),
+			json_array_size(json_object_get(res, "warm_startup_times")) == 1 ? ""
+											 : "s");
+	}
+	bullet_models(out, t);
+	bullet_not_ok(out, t, 0);
+	pg_buf_puts(out, "- Evaluation metrics: mean and p90 startup time, cold and warm, in "
+			 "seconds (lower is better).\n");
+}
+
 static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigned flags)
 {
 	long *batch;
 	size_t n_batch;
 
+	if (t->kind == PG_SUITE_STARTUP) {
+		bullets_startup(out, t);
+		return;
+	}
 	switch (t->kind) {
 	case PG_SUITE_LATENCY:
 		bullets_workload(out, t);
@@ -935,6 +971,7 @@ static const char *const section_titles[PG_SUITE_COUNT] = {
 	"Latency tests",
 	"Throughput tests",
 	"Serving tests",
+	"Startup tests",
 };
 
 static void json_section(struct pg_buf *out, const struct pg_report *r)
@@ -1050,6 +1087,9 @@ void pg_report_markdown(struct pg_buf *out, const struct pg_report *r, unsigned 
 		for (int k = 0; k < PG_SUITE_COUNT; k++) {
 			const struct pg_report_table *t = &r->tables[k];
 
+			/* vLLM's report has three sections; startup shows when it ran */
+			if (k == PG_SUITE_STARTUP && !t->n)
+				continue;
 			pg_buf_printf(out, "## %s\n\n", section_titles[k]);
 			if (!t->n) {
 				pg_buf_printf(out, "No %s results.\n\n",

@@ -8,6 +8,7 @@
 #define LAT  PG_SUITE_LATENCY
 #define THR  PG_SUITE_THROUGHPUT
 #define SRV  PG_SUITE_SERVING
+#define BOOT PG_SUITE_STARTUP
 #define UP   PG_HIGHER_IS_BETTER
 #define DOWN PG_LOWER_IS_BETTER
 
@@ -76,6 +77,30 @@ static const struct pg_metric metrics[] = {
 	{ "median_ttft_first_ms", SRV, "median_ttft_ms_first_turn", 1, NULL, "Median TTFT, first turn", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
 	{ "median_ttft_later_ms", SRV, "median_ttft_ms_later_turns", 1, NULL, "Median TTFT, later turns", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
 	{ "prefix_cache_hit_rate", SRV, "prefix_cache_hit_rate", 100, NULL, "Prefix-cache hit rate", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	/* serving keys of the newest vllm bench serve (docs/import.md): the
+	 * wait for a free slot under --max-concurrency and E2EL with it,
+	 * pooling models' sequences, speculative decoding's acceptance */
+	{ "mean_client_queue_ms", SRV, "mean_client_queue_time_ms", 1, NULL, "Mean client queue time", "ms", DOWN, PG_CLASS_LATENCY, false, 0.05, 1 },
+	{ "p99_client_queue_ms", SRV, "p99_client_queue_time_ms", 1, NULL, "P99 client queue time", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 2 },
+	{ "mean_e2el_queued_ms", SRV, "mean_e2el_including_client_queue_ms", 1, NULL, "Mean E2EL incl. queue", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
+	{ "p99_e2el_queued_ms", SRV, "p99_e2el_including_client_queue_ms", 1, NULL, "P99 E2EL incl. queue", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 10 },
+	{ "input_seq_throughput", SRV, "input_sequence_throughput", 1, NULL, "Input sequence tput", "seq/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "total_input_sequences", SRV, "total_input_sequences", 1, NULL, "Input sequences", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
+	{ "spec_acceptance_rate", SRV, "spec_decode_acceptance_rate", 1, NULL, "Spec-decode acceptance rate", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
+	{ "spec_acceptance_length", SRV, "spec_decode_acceptance_length", 1, NULL, "Spec-decode acceptance length", "", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0 },
+
+	/* startup (vllm bench startup's keys, seconds; runner/startup_io.h):
+	 * spawn to ready, and spawn to the answer of one request */
+	{ "avg_cold_startup_time", BOOT, "avg_cold_startup_time", 1, "Cold start (s)", "Mean cold start", "s", DOWN, PG_CLASS_LATENCY, true, 0.05, 0.05 },
+	{ "median_cold_startup_time", BOOT, "cold_startup_percentiles.50", 1, NULL, "Median cold start", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "p90_cold_startup_time", BOOT, "cold_startup_percentiles.90", 1, "P90 cold start (s)", "P90 cold start", "s", DOWN, PG_CLASS_TAIL, false, 0.10, 0.1 },
+	{ "avg_warm_startup_time", BOOT, "avg_warm_startup_time", 1, "Warm start (s)", "Mean warm start", "s", DOWN, PG_CLASS_LATENCY, true, 0.05, 0.05 },
+	{ "median_warm_startup_time", BOOT, "warm_startup_percentiles.50", 1, NULL, "Median warm start", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "p90_warm_startup_time", BOOT, "warm_startup_percentiles.90", 1, "P90 warm start (s)", "P90 warm start", "s", DOWN, PG_CLASS_TAIL, false, 0.10, 0.1 },
+	{ "avg_cold_first_token", BOOT, "avg_cold_first_token_time", 1, "Cold to 1st token (s)", "Mean cold to first token", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "avg_warm_first_token", BOOT, "avg_warm_first_token_time", 1, "Warm to 1st token (s)", "Mean warm to first token", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "avg_cold_compile_time", BOOT, "avg_cold_compilation_time", 1, NULL, "Mean cold compilation", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
+	{ "avg_warm_compile_time", BOOT, "avg_warm_compilation_time", 1, NULL, "Mean warm compilation", "s", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.05 },
 };
 /* clang-format on */
 
@@ -126,6 +151,9 @@ int pg_result_kind(const json_t *result)
 		return -1;
 	if (json_is_string(suite))
 		return pg_suite_kind_parse(json_string_value(suite));
+	if (json_object_get(result, "avg_cold_startup_time") ||
+	    json_object_get(result, "avg_warm_startup_time"))
+		return PG_SUITE_STARTUP;
 	if (json_object_get(result, "avg_latency") ||
 	    (json_object_get(result, "latencies") && json_object_get(result, "percentiles")))
 		return PG_SUITE_LATENCY;

@@ -88,12 +88,14 @@ int pg_ready_wait(const struct pg_ready_opts *o, double *waited, struct pg_error
 			pg_buf_printf(&last, "HTTP %ld", code);
 		else
 			pg_buf_puts(&last, curl_err[0] ? curl_err : curl_easy_strerror(rc));
-		/* often at first -- a small server is up in milliseconds, and
+		/* often at first (every 10 ms in the first second: a startup
+		 * test times small servers too) -- a small server is up in
+		 * milliseconds, and
 		 * the startup time recorded is only as exact as the polling --
 		 * then calmer for engines that load weights for minutes: a
 		 * refused loopback connection costs microseconds either way */
 		elapsed = pg_monotonic() - start;
-		pause_for(o, elapsed < 10 ? 0.05 : elapsed < 60 ? 0.25 : 1.0);
+		pause_for(o, elapsed < 1 ? 0.01 : elapsed < 10 ? 0.05 : elapsed < 60 ? 0.25 : 1.0);
 	}
 done:
 	pg_hl_free_headers(headers);

@@ -182,6 +182,11 @@ void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const js
 		metric(&b, result, "requests_per_second", "", " req/s");
 		metric(&b, result, "tokens_per_second", "", " tok/s");
 		break;
+	case PG_SUITE_STARTUP:
+		metric(&b, result, "avg_cold_startup_time", "cold ", " s");
+		metric(&b, result, "avg_warm_startup_time", "warm ", " s");
+		metric(&b, result, "avg_cold_first_token_time", "cold to first token ", " s");
+		break;
 	default:
 		break;
 	}

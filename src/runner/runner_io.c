@@ -17,6 +17,8 @@
 #include "import/import_io.h"
 #include "sys/proc.h"
 #include "runner/ready_io.h"
+#include "runner/startup.h"
+#include "runner/startup_io.h"
 #include "results/results_io.h"
 #include "telemetry/gpureader_io.h"
 #include "telemetry/gpustat.h"
@@ -350,6 +352,17 @@ static json_t *params_json(const struct pg_point *pt)
 
 	json_object_set_new(p, "model", t->model ? json_string(t->model) : json_null());
 	json_object_set_new(p, "tp", json_integer(t->tp));
+	if (t->kind == PG_SUITE_STARTUP) {
+		/* no prompts: the starts are the workload */
+		json_object_set_new(p, "cold_starts", json_integer(t->cold_starts));
+		json_object_set_new(p, "warmup_starts", json_integer(t->warmup_starts));
+		json_object_set_new(p, "warm_starts", json_integer(t->warm_starts));
+		json_object_set_new(p, "first_token", json_boolean(t->first_token));
+		json_object_set_new(
+			p, "endpoint",
+			json_string(t->client.endpoint ? t->client.endpoint : "/v1/completions"));
+		return p;
+	}
 	json_object_set_new(p, "dataset", json_string(datasets[d->kind]));
 	json_object_set_new(p, "input_len",
 			    random || d->kind == PG_DATASET_SONNET ? json_integer(d->input_len)
@@ -1096,13 +1109,225 @@ static void telemetry_stop(struct runner *r, const struct pg_point *pt, struct o
 	pg_buf_release(&title);
 }
 
+/* ---- startup tests ------------------------------------------------------ */
+
+/* The one request timed after ready: max_tokens 1, to the test's endpoint. */
+static void first_request_body(struct pg_buf *out, const struct pg_test *t)
+{
+	const char *model = t->client.served_model ? t->client.served_model : t->model;
+	bool chat = t->client.endpoint && strstr(t->client.endpoint, "chat");
+	json_t *body = json_object();
+
+	json_object_set_new(body, "model", json_string(model ? model : ""));
+	if (chat)
+		json_object_set_new(body, "messages",
+				    json_pack("[{s:s, s:s}]", "role", "user", "content", "Hello"));
+	else
+		json_object_set_new(body, "prompt", json_string("Hello"));
+	json_object_set_new(body, "max_tokens", json_integer(1));
+	json_object_set_new(body, "stream", json_false());
+	pg_json_write(out, body, 0);
+	json_decref(body);
+}
+
+/*
+ * One start (runner/startup_io.h): a fresh server with its caches in
+ * cache_dir, timed from the spawn to ready and, with first_token, to the
+ * answer of one request; the whole group stopped whatever happened. 0 or
+ * the failure in oc.
+ */
+static int one_start(struct runner *r, const struct pg_test *t, long number, const char *cache_dir,
+		     double *ready_s, double *first_s, struct outcome *oc)
+{
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_buf display = PG_BUF_INIT, header = PG_BUF_INIT, url = PG_BUF_INIT;
+	struct pg_buf base = PG_BUF_INIT, log = PG_BUF_INIT, dir = PG_BUF_INIT;
+	struct pg_buf body = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_kvlist env = { 0 };
+	struct pg_proc proc = PG_PROC_INIT;
+	struct pg_ready_opts ro;
+	struct pg_point_vars v;
+	char port[16], num[24];
+	int ret;
+
+	*ready_s = *first_s = NAN;
+	for (size_t i = 0; i < t->server.env.n; i++)
+		pg_kvlist_set(&env, t->server.env.items[i].key, t->server.env.items[i].value);
+	pg_kvlist_set(&env, "VLLM_CACHE_ROOT", cache_dir);
+	pg_buf_printf(&dir, "%s/inductor", cache_dir);
+	pg_kvlist_set(&env, "TORCHINDUCTOR_CACHE_DIR", dir.ptr);
+	pg_buf_reset(&dir);
+	pg_buf_printf(&dir, "%s/triton", cache_dir);
+	pg_kvlist_set(&env, "TRITON_CACHE_DIR", dir.ptr);
+
+	if ((ret = free_port(port, &err))) {
+		fail(oc, "error", "%s", err.msg);
+		goto done;
+	}
+	pg_buf_printf(&base, "http://127.0.0.1:%s", port);
+	snprintf(num, sizeof(num), "%ld", number);
+	memset(&v, 0, sizeof(v));
+	v.test = t;
+	v.port = port;
+	v.host = "127.0.0.1";
+	v.base_url = base.ptr;
+	v.results_dir = r->o->results_dir;
+	v.start = num;
+	/* shown and recorded with the test's own environment: the cache
+	 * directories differ from start to start */
+	if ((ret = render(r, t->server.command, t->server.shell, &v, &t->server.env, &argv,
+			  &display, &err))) {
+		fail(oc, "error", "server command: %s", err.msg);
+		goto done;
+	}
+	if (!r->server_cmd)
+		r->server_cmd = pg_xstrdup(display.ptr);
+	/* each start truncates it: the log holds the last start, the one
+	 * that failed when one did */
+	pg_buf_printf(&log, "%s/%s.server.log", r->o->results_dir, t->name);
+	if (!r->server_log) {
+		r->server_log = pg_xstrdup(log.ptr);
+		say(r, "  server: %s\n  server log: %s (the last start's)\n", display.ptr, log.ptr);
+	}
+	pg_buf_printf(&header, "$ %s\n", display.ptr);
+	struct pg_proc_spec spec = {
+		argv.v, &env, log.ptr, header.ptr, t->server.stop_timeout, r->redact.values.v
+	};
+	if ((ret = pg_proc_start(&proc, &spec, &err))) {
+		fail(oc, "error", "server: %s", err.msg);
+		goto done;
+	}
+
+	pg_buf_printf(&url, "%s%s%s", base.ptr,
+		      t->server.ready_path && t->server.ready_path[0] == '/' ? "" : "/",
+		      t->server.ready_path ? t->server.ready_path : "");
+	memset(&ro, 0, sizeof(ro));
+	ro.url = url.ptr;
+	ro.timeout = t->server.ready_timeout;
+	ro.api_key = api_key(t);
+	ro.proc = &proc;
+	ro.stop = &pg_run_cancelled;
+	ret = pg_ready_wait(&ro, ready_s, &err);
+	if (!ret && t->first_token) {
+		pg_buf_reset(&url);
+		pg_buf_printf(&url, "%s%s", base.ptr,
+			      t->client.endpoint ? t->client.endpoint : "/v1/completions");
+		first_request_body(&body, t);
+		ret = pg_startup_first_answer(url.ptr, body.ptr, &t->client.headers, api_key(t),
+					      t->client.timeout, &pg_run_cancelled, &err);
+		*first_s = pg_monotonic() - proc.started;
+	}
+	if (ret == PG_ECANCEL) {
+		fail(oc, "cancelled", "cancelled during start %ld", number);
+	} else if (ret) {
+		fail(oc, "error", "start %ld: %s", number, err.msg);
+		add_tail(&oc->error, log.ptr, &proc);
+	}
+	{
+		struct pg_error stop_err = PG_ERROR_INIT;
+		if (pg_proc_stop(&proc, grace_for(t->server.stop_timeout), &stop_err)) {
+			say(r, "perfgate: warning: %s\n", stop_err.msg);
+			if (!ret) {
+				fail(oc, "error", "start %ld: %s", number, stop_err.msg);
+				ret = PG_EINFRA;
+			}
+		}
+		pg_proc_release(&proc);
+	}
+done:
+	pg_kvlist_release(&env);
+	pg_strv_release(&argv);
+	pg_buf_release(&display);
+	pg_buf_release(&header);
+	pg_buf_release(&url);
+	pg_buf_release(&base);
+	pg_buf_release(&log);
+	pg_buf_release(&dir);
+	pg_buf_release(&body);
+	return ret;
+}
+
+/*
+ * A startup test's point: cold_starts starts, each with empty caches of
+ * its own, then warmup_starts unmeasured and warm_starts measured starts
+ * sharing one cache directory; vLLM's startup keys (runner/startup.h).
+ */
+static int run_startup_once(struct runner *r, const struct pg_point *pt, json_t **out,
+			    struct outcome *oc)
+{
+	const struct pg_test *t = pt->test;
+	long cold = t->cold_starts, warmup = t->warmup_starts, warm = t->warm_starts;
+	long total = cold + warmup + warm;
+	double *ready = pg_xcalloc((size_t)total + 1, sizeof(*ready));
+	double *first = pg_xcalloc((size_t)total + 1, sizeof(*first));
+	struct pg_buf root = PG_BUF_INIT, dir = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	int ret = 0;
+
+	*out = NULL;
+	pg_buf_printf(&root, "%s/%s.caches", r->tmpdir, pt->name);
+	pg_startup_remove_tree(root.ptr);
+	for (long i = 0; i < total && !ret; i++) {
+		const char *phase = i < cold ? "cold" : i < cold + warmup ? "warm-up" : "warm";
+
+		pg_buf_reset(&dir);
+		if (i < cold)
+			pg_buf_printf(&dir, "%s/cold-%ld", root.ptr, i + 1);
+		else
+			pg_buf_printf(&dir, "%s/warm", root.ptr);
+		if ((ret = pg_mkdir_p(dir.ptr, &err))) {
+			fail(oc, "error", "%s", err.msg);
+			break;
+		}
+		ret = one_start(r, t, i + 1, dir.ptr, &ready[i], &first[i], oc);
+		if (!ret) {
+			if (t->first_token)
+				say(r,
+				    "  start %ld/%ld (%s): ready in %.3fs, first answer at %.3fs\n",
+				    i + 1, total, phase, ready[i], first[i]);
+			else
+				say(r, "  start %ld/%ld (%s): ready in %.3fs\n", i + 1, total,
+				    phase, ready[i]);
+		}
+		if (i < cold)
+			pg_startup_remove_tree(dir.ptr);
+		if (!ret && pg_run_cancelled) {
+			fail(oc, "cancelled", "cancelled after start %ld", i + 1);
+			ret = PG_ECANCEL;
+		}
+	}
+	pg_startup_remove_tree(root.ptr);
+	if (!ret) {
+		struct pg_startup_times ct = { ready, (size_t)cold };
+		struct pg_startup_times wt = { ready + cold + warmup, (size_t)warm };
+		struct pg_startup_times cf = { first, (size_t)cold };
+		struct pg_startup_times wf = { first + cold + warmup, (size_t)warm };
+
+		*out = json_object();
+		pg_startup_put(*out, "cold", "startup", &ct);
+		pg_startup_put(*out, "warm", "startup", &wt);
+		if (t->first_token) {
+			pg_startup_put(*out, "cold", "first_token", &cf);
+			pg_startup_put(*out, "warm", "first_token", &wf);
+		}
+	}
+	free(ready);
+	free(first);
+	pg_buf_release(&root);
+	pg_buf_release(&dir);
+	return ret;
+}
+
 static void measure(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	long n = pt->test->repeat > 0 ? pt->test->repeat : 1;
 	json_t **runs = pg_xcalloc((size_t)n, sizeof(*runs));
 	long done = 0;
 
-	telemetry_start(r, pt, oc);
+	/* a startup test has no server between its starts to watch */
+	if (pt->test->kind != PG_SUITE_STARTUP)
+		telemetry_start(r, pt, oc);
 	for (long i = 0; i < n; i++) {
 		json_t *out = NULL;
 		int rc;
@@ -1111,6 +1336,8 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 			say(r, "  run %ld/%ld\n", i + 1, n);
 		if (pt->test->command)
 			rc = run_command_once(r, pt, (int)i, &out, oc);
+		else if (pt->test->kind == PG_SUITE_STARTUP)
+			rc = run_startup_once(r, pt, &out, oc);
 		else
 			rc = run_native_once(r, pt, &out, oc);
 		if (rc) {
@@ -1336,7 +1563,8 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		else if (waited >= 1)
 			say(r, "  GPU memory free after %.1fs\n", waited);
 	}
-	if (!strcmp(setup.status, "ok"))
+	/* a startup test starts its server itself, once per start */
+	if (!strcmp(setup.status, "ok") && t->kind != PG_SUITE_STARTUP)
 		start_server(r, t, &setup);
 	ready = !strcmp(setup.status, "ok");
 

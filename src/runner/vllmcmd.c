@@ -188,6 +188,17 @@ void pg_vllm_equivalent_command(struct pg_buf *out, const struct pg_point *pt, c
 		flag_long(out, "num-prompts", t->num_prompts);
 		output_path(out, results_dir, pt);
 		return;
+	case PG_SUITE_STARTUP:
+		/* vLLM's in-process counterpart: it times LLM() rather than
+		 * the server command to ready */
+		pg_buf_puts(out, "vllm bench startup");
+		flag(out, "model", t->model);
+		flag_long(out, "tensor-parallel-size", t->tp);
+		flag_long(out, "num-iters-cold", t->cold_starts);
+		flag_long(out, "num-iters-warmup", t->warmup_starts);
+		flag_long(out, "num-iters-warm", t->warm_starts);
+		output_path(out, results_dir, pt);
+		return;
 	default:
 		return;
 	}
@@ -200,6 +211,8 @@ const char *pg_vllm_command_key(enum pg_suite_kind kind)
 		return "latency_command";
 	case PG_SUITE_THROUGHPUT:
 		return "throughput_command";
+	case PG_SUITE_STARTUP:
+		return "startup_command";
 	default:
 		return "client_command";
 	}

@@ -170,8 +170,8 @@ static int load_doc(struct pg_cfg *c, const struct pg_ydoc *d, const char *path,
 		if (startup)
 			return pg_error_set(
 				c->err, PG_ECONFIG,
-				"%s: vLLM startup tests are not supported: perfgate runs "
-				"latency, throughput and serving tests",
+				"%s: a vLLM startup-tests file is not read: write a perfgate "
+				"suite's startup: test (docs/suite.md, \"Startup tests\")",
 				d->file);
 		return pg_cfg_vllm(c, d, pg_ydoc_root(d), file_kind);
 	case IN_SUITE:

@@ -25,7 +25,9 @@
 #define K_LAT  (1u << PG_SUITE_LATENCY)
 #define K_TPUT (1u << PG_SUITE_THROUGHPUT)
 #define K_SERV (1u << PG_SUITE_SERVING)
+#define K_BOOT (1u << PG_SUITE_STARTUP)
 #define K_ALL  (K_LAT | K_TPUT | K_SERV)
+#define K_ANY  (K_ALL | K_BOOT)
 
 enum mode {
 	MODE_STRICT,   /* a test, or defaults.<kind>: keys of other kinds are errors */
@@ -277,15 +279,15 @@ static int srv_remote(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 
 /* clang-format off */
 static const struct key server_keys[] = {
-	{ "command", K_ALL, srv_command },
-	{ "shell", K_ALL, srv_shell },
-	{ "env", K_ALL, srv_env },
-	{ "ready", K_ALL, srv_ready },
-	{ "ready_timeout", K_ALL, srv_ready_timeout },
-	{ "stop_timeout", K_ALL, srv_stop_timeout },
-	{ "gpu_idle_mib", K_ALL, srv_gpu_idle_mib },
-	{ "gpu_idle_timeout", K_ALL, srv_gpu_idle_timeout },
-	{ "remote", K_ALL, srv_remote },
+	{ "command", K_ANY, srv_command },
+	{ "shell", K_ANY, srv_shell },
+	{ "env", K_ANY, srv_env },
+	{ "ready", K_ANY, srv_ready },
+	{ "ready_timeout", K_ANY, srv_ready_timeout },
+	{ "stop_timeout", K_ANY, srv_stop_timeout },
+	{ "gpu_idle_mib", K_ANY, srv_gpu_idle_mib },
+	{ "gpu_idle_timeout", K_ANY, srv_gpu_idle_timeout },
+	{ "remote", K_ANY, srv_remote },
 };
 /* clang-format on */
 
@@ -461,20 +463,20 @@ static int cl_api_key(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 
 /* clang-format off */
 static const struct key client_keys[] = {
-	{ "endpoint", K_ALL, cl_endpoint },
-	{ "served_model", K_ALL, cl_served_model },
-	{ "temperature", K_ALL, cl_temperature },
-	{ "ignore_eos", K_ALL, cl_ignore_eos },
-	{ "seed", K_ALL, cl_seed },
-	{ "api_key_env", K_ALL, cl_api_key_env },
-	{ "timeout", K_ALL, cl_timeout },
-	{ "extra_body", K_ALL, cl_extra_body },
-	{ "headers", K_ALL, cl_headers },
-	{ "percentiles", K_ALL, cl_percentiles },
-	{ "percentile_metrics", K_ALL, cl_percentile_metrics },
-	{ "warmups", K_ALL, cl_warmups },
-	{ "continuous_usage", K_ALL, cl_continuous_usage },
-	{ "api_key", K_ALL, cl_api_key },
+	{ "endpoint", K_ANY, cl_endpoint },
+	{ "served_model", K_ANY, cl_served_model },
+	{ "temperature", K_ANY, cl_temperature },
+	{ "ignore_eos", K_ANY, cl_ignore_eos },
+	{ "seed", K_ANY, cl_seed },
+	{ "api_key_env", K_ANY, cl_api_key_env },
+	{ "timeout", K_ANY, cl_timeout },
+	{ "extra_body", K_ANY, cl_extra_body },
+	{ "headers", K_ANY, cl_headers },
+	{ "percentiles", K_ANY, cl_percentiles },
+	{ "percentile_metrics", K_ANY, cl_percentile_metrics },
+	{ "warmups", K_ANY, cl_warmups },
+	{ "continuous_usage", K_ANY, cl_continuous_usage },
+	{ "api_key", K_ANY, cl_api_key },
 };
 /* clang-format on */
 
@@ -843,7 +845,7 @@ static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 	static const char *const reserved[] = {
 		"name", "model", "tp", "input_len", "output_len", "batch_size", "num_prompts",
 		"iterations", "warmup_iterations", "dataset_path", "port", "host", "base_url",
-		"result", "results_dir", "side", "block",
+		"result", "results_dir", "side", "block", "start",
 	};
 	/* clang-format on */
 	struct pg_ypair *pairs = NULL;
@@ -896,6 +898,30 @@ static int t_warmup_iterations(struct sctx *c, struct pg_test *t, yaml_node_t *v
 static int t_iterations(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	return pg_yget_long(c->d, v, p, 1, &t->iterations, E(c));
+}
+
+static int t_cold_starts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			 const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 0, &t->cold_starts, E(c));
+}
+
+static int t_warmup_starts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			   const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 0, &t->warmup_starts, E(c));
+}
+
+static int t_warm_starts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			 const struct pg_ypath *p)
+{
+	return pg_yget_long(c->d, v, p, 0, &t->warm_starts, E(c));
+}
+
+static int t_first_token(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			 const struct pg_ypath *p)
+{
+	return pg_yget_bool(c->d, v, p, &t->first_token, E(c));
 }
 
 static int t_num_prompts(struct sctx *c, struct pg_test *t, yaml_node_t *v,
@@ -1107,15 +1133,19 @@ static int t_command_env(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 
 /* clang-format off */
 static const struct key test_keys[] = {
-	{ "name", K_ALL, t_name },
-	{ "model", K_ALL, t_model },
-	{ "tp", K_ALL, t_tp },
-	{ "server", K_ALL, t_server },
-	{ "client", K_ALL, t_client },
+	{ "name", K_ANY, t_name },
+	{ "model", K_ANY, t_model },
+	{ "tp", K_ANY, t_tp },
+	{ "server", K_ANY, t_server },
+	{ "client", K_ANY, t_client },
 	{ "dataset", K_TPUT | K_SERV, t_dataset },
 	{ "input_len", K_ALL, ds_input_len },
 	{ "output_len", K_ALL, ds_output_len },
-	{ "vars", K_ALL, t_vars },
+	{ "vars", K_ANY, t_vars },
+	{ "cold_starts", K_BOOT, t_cold_starts },
+	{ "warmup_starts", K_BOOT, t_warmup_starts },
+	{ "warm_starts", K_BOOT, t_warm_starts },
+	{ "first_token", K_BOOT, t_first_token },
 	{ "batch_size", K_LAT, t_batch_size },
 	{ "warmup_iterations", K_LAT, t_warmup_iterations },
 	{ "iterations", K_LAT, t_iterations },
@@ -1130,11 +1160,11 @@ static const struct key test_keys[] = {
 	{ "goodput", K_SERV, t_goodput },
 	{ "ramp_up", K_SERV, t_ramp_up },
 	{ "sla_search", K_SERV, t_sla_search },
-	{ "repeat", K_ALL, t_repeat },
-	{ "command", K_ALL, t_command },
-	{ "command_shell", K_ALL, t_command_shell },
-	{ "command_timeout", K_ALL, t_command_timeout },
-	{ "command_env", K_ALL, t_command_env },
+	{ "repeat", K_ANY, t_repeat },
+	{ "command", K_ANY, t_command },
+	{ "command_shell", K_ANY, t_command_shell },
+	{ "command_timeout", K_ANY, t_command_timeout },
+	{ "command_env", K_ANY, t_command_env },
 };
 /* clang-format on */
 
@@ -1244,6 +1274,10 @@ static const char *kinds_text(unsigned kinds)
 		return "throughput and serving tests only";
 	case K_LAT | K_SERV:
 		return "latency and serving tests only";
+	case K_BOOT:
+		return "startup tests only";
+	case K_ALL:
+		return "latency, throughput and serving tests (a startup test sends no prompts)";
 	default:
 		return "other tests only";
 	}
@@ -1290,7 +1324,7 @@ static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const 
 
 static const char *const runtime_names[] = { "port",        "host",  "base_url", "result",
 					     "results_dir", "point", "qps",      "max_concurrency",
-					     "side",        "block" };
+					     "side",        "block", "start" };
 /* values that differ between the points one server serves */
 static const char *const point_names[] = { "point", "qps", "max_concurrency" };
 /* clang-format off */
@@ -1425,6 +1459,28 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		free(t->server.command);
 		t->server.command = NULL;
 		t->server.shell = false;
+	}
+	if (t->kind == PG_SUITE_STARTUP) {
+		/* perfgate's starts of server.command, or an external command
+		 * that measures starts itself (vllm bench startup) */
+		if (t->command && t->server.command)
+			return pg_yerr(c->d, node, p, E(c),
+				       "test '%s': a startup test either starts server.command "
+				       "itself or runs command (vllm bench startup ... "
+				       "--output-json {result}), not both",
+				       t->name);
+		if (!t->server.command && !t->command)
+			return pg_yerr(
+				c->d, node, p, E(c),
+				"test '%s': a startup test starts its server: give "
+				"server.command (server.remote cannot be started), or a "
+				"command that writes vllm bench startup's result to {result}",
+				t->name);
+		if (t->cold_starts + t->warm_starts < 1)
+			return pg_yerr(c->d, node, p, E(c),
+				       "test '%s': nothing to measure: cold_starts and warm_starts "
+				       "are both 0",
+				       t->name);
 	}
 	if (!t->command && !t->server.command && !t->server.remote)
 		return pg_yerr(
@@ -1710,8 +1766,8 @@ static int read_section(struct sctx *c, enum pg_suite_kind kind, yaml_node_t *li
 int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		 const struct pg_ypath *base)
 {
-	static const char *const sections[] = { "defaults", "latency", "throughput",
-						"serving",  "gpu",     "ab" };
+	static const char *const sections[] = { "defaults", "latency", "throughput", "serving",
+						"startup",  "gpu",     "ab" };
 	struct sctx c = { .cfg = cfg, .d = d };
 	struct pg_ypair *pairs = NULL;
 	struct defaults df;
@@ -1727,7 +1783,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			known = known || !strcmp(pairs[i].key, sections[k]);
 		if (!known) {
-			const char *near = pg_nearest(pairs[i].key, sections, 6);
+			const char *near = pg_nearest(pairs[i].key, sections, 7);
 			if (near)
 				ret = pg_yerr(d, pairs[i].key_node, base, cfg->err,
 					      "unknown section '%s' (did you mean '%s'?)",
@@ -1736,7 +1792,7 @@ int pg_cfg_suite(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *root,
 				ret = pg_yerr(
 					d, pairs[i].key_node, base, cfg->err,
 					"unknown section '%s': a suite has defaults, latency, "
-					"throughput, serving, gpu and ab",
+					"throughput, serving, startup, gpu and ab",
 					pairs[i].key);
 			goto done;
 		}

@@ -37,7 +37,7 @@ int pg_plan_select(struct pg_plan *out, struct pg_suite *suite, const struct pg_
 /*
  * The runtime placeholders of a point, for pg_template_argv/_shell: the
  * test's own variables (pg_test_var) plus port, host, base_url, result,
- * results_dir, and for an external command of a serving test the point's
+ * results_dir, start (a startup test's start number; "0" elsewhere), and for an external command of a serving test the point's
  * point (its name), qps ("inf" when unbounded) and max_concurrency ("inf"
  * when unbounded). The runner fills in real values; --dry-run shows {port}.
  * Strings are borrowed.
@@ -51,6 +51,7 @@ struct pg_point_vars {
 	const char *base_url;
 	const char *result; /* where an external command writes its result */
 	const char *results_dir;
+	const char *start; /* a startup test's start, "1" up (runner/startup_io.h); NULL: "0" */
 	char scratch[32];
 };
 

@@ -21,7 +21,8 @@
 
 /* Made of characters pg_shell_quote leaves alone, so that a word holding
  * only the port stays unquoted and can be shown as {port}. */
-#define PORT_MARK "@@PERFGATE_PORT@@"
+#define PORT_MARK  "@@PERFGATE_PORT@@"
+#define START_MARK "@@PERFGATE_START@@"
 
 static void replace_all(struct pg_buf *b, const char *from, const char *to)
 {
@@ -223,6 +224,15 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
 
 	switch (t->kind) {
+	case PG_SUITE_STARTUP:
+		field(out, "starts");
+		pg_buf_printf(out,
+			      "%ld cold (empty caches each), %ld warm-up, %ld warm (the warm-up's "
+			      "caches), each a new server timed to ready%s; {start} is 1..%ld\n",
+			      t->cold_starts, t->warmup_starts, t->warm_starts,
+			      t->first_token ? " and to one max_tokens 1 answer" : "",
+			      t->cold_starts + t->warmup_starts + t->warm_starts);
+		break;
 	case PG_SUITE_LATENCY:
 		field(out, "workload");
 		pg_buf_printf(out,
@@ -343,6 +353,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 	vars.test = t;
 	vars.point = pt;
 	vars.port = PORT_MARK;
+	vars.start = t->kind == PG_SUITE_STARTUP ? START_MARK : NULL;
 	vars.host = host.ptr;
 	vars.base_url = base.ptr;
 	vars.result = result.ptr;
@@ -412,6 +423,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 		pg_buf_puts(out, "1 run\n");
 
 	replace_all(out, PORT_MARK, "{port}");
+	replace_all(out, START_MARK, "{start}");
 	{
 		/* the suite's own secrets (a remote URL's password, a literal
 		 * key in a template) stay hidden in the plan too */

@@ -33,6 +33,8 @@ const char *pg_point_var(void *vars, const char *name)
 		return "head";
 	if (!strcmp(name, "block"))
 		return "0";
+	if (!strcmp(name, "start"))
+		return v->start ? v->start : "0";
 	if (v->point && !strcmp(name, "point"))
 		return v->point->name;
 	if (v->point && v->test->kind == PG_SUITE_SERVING) {

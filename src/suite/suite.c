@@ -16,6 +16,7 @@ static const char *const kind_names[PG_SUITE_COUNT] = {
 	[PG_SUITE_LATENCY] = "latency",
 	[PG_SUITE_THROUGHPUT] = "throughput",
 	[PG_SUITE_SERVING] = "serving",
+	[PG_SUITE_STARTUP] = "startup",
 };
 /* clang-format on */
 
@@ -97,6 +98,10 @@ void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 	t->dataset.sessions.think_time = NAN;
 	t->dataset.sessions.join_interval = NAN;
 
+	t->cold_starts = 3;
+	t->warmup_starts = 1;
+	t->warm_starts = 3;
+	t->first_token = true;
 	t->batch_size = 8;
 	t->warmup_iterations = 10;
 	t->iterations = 30;

@@ -23,9 +23,15 @@ struct pg_error;
  * Doubles use NAN for "not set" where a default is applied later.
  */
 
-enum pg_suite_kind { PG_SUITE_LATENCY, PG_SUITE_THROUGHPUT, PG_SUITE_SERVING, PG_SUITE_COUNT };
+enum pg_suite_kind {
+	PG_SUITE_LATENCY,
+	PG_SUITE_THROUGHPUT,
+	PG_SUITE_SERVING,
+	PG_SUITE_STARTUP, /* repeated cold and warm starts of the server (docs/suite.md) */
+	PG_SUITE_COUNT
+};
 
-/* "latency", "throughput", "serving"; NULL for out of range. */
+/* "latency", "throughput", "serving", "startup"; NULL for out of range. */
 const char *pg_suite_kind_name(enum pg_suite_kind kind);
 /* -1 if name is not a suite kind. */
 int pg_suite_kind_parse(const char *name);
@@ -144,6 +150,15 @@ struct pg_test {
 	long batch_size;        /* default 8 */
 	long warmup_iterations; /* default 10 */
 	long iterations;        /* default 30 */
+
+	/* startup: fresh server processes, each timed from spawn to ready and
+	 * to the answer of one max_tokens 1 request; a cold start gets empty
+	 * cache directories of its own, warm starts share one that the
+	 * warm-up starts filled (runner/startup_io.h) */
+	long cold_starts;   /* default 3 (vLLM's --num-iters-cold) */
+	long warmup_starts; /* default 1 (--num-iters-warmup), unmeasured */
+	long warm_starts;   /* default 3 (--num-iters-warm) */
+	bool first_token;   /* default true: also time the first answer */
 
 	/* throughput and serving */
 	long num_prompts; /* default 1000 */

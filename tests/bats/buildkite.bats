@@ -602,6 +602,28 @@ repo_here() {
 	assert_equal "${#lines[@]}" 1
 }
 
+@test "trends: the GPU's history rendered with the build's run, uploaded with the artifacts" {
+	repo_here
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"trends":true}'
+	for i in 1 2; do
+		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
+		assert_success
+	done
+	assert_output --partial "perfgate: trends: 5 test points, 8 pages in results/trends/index.html"
+	assert_file_exist results/trends/H100/index.html
+	grep -q '<a href="https://buildkite.com/acme/perf/builds/2">build</a>' results/trends/H100/p/*.html
+	grep -q '>this build</text>' results/trends/H100/p/*.html
+	run grep -c 'results/trends/H100/p/' "${CALLS}"
+	[ "${output}" -ge 1 ]
+	grep 'artifact upload' "${CALLS}" | tail -1 | grep -q 'results/trends/index.html'
+	# the annotation links the GPU's overview
+	grep -q '<a href="artifact://results/trends/H100/index.html">trends</a>' results/annotation.md
+	# without a history in git: a warning, the verdict stands
+	config '{"suites":"suite.yml","gpu":"H100","trends":true}'
+	run "${PERFGATE}" buildkite
+	assert_output --partial "perfgate: warning: trends: needs baseline: git or record-history"
+}
+
 @test "a pull request is compared with the base branch's history at the merge-base" {
 	repo_here
 	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'

@@ -5,7 +5,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-COMMANDS="run report compare gate baseline import pipeline buildkite mock-server"
+COMMANDS="run report compare gate baseline trends import pipeline buildkite mock-server"
 
 @test "perfgate --help lists every command and the exit codes (golden)" {
 	run -0 --separate-stderr "$PERFGATE_BIN" --help
@@ -157,7 +157,7 @@ COMMANDS="run report compare gate baseline import pipeline buildkite mock-server
 
 @test "every option of every command is documented in the README or docs/" {
 	local c opt missing=""
-	for c in run report compare gate import pipeline buildkite mock-server \
+	for c in run report compare gate trends import pipeline buildkite mock-server \
 		"baseline update" "baseline record" "baseline show" "baseline history" \
 		"baseline changes" "baseline check" "baseline repair"; do
 		for opt in $("$PERFGATE_BIN" $c --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'); do

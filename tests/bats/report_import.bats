@@ -212,3 +212,31 @@ perfgate import: runs/other/H200/base/run_1.json: from its path: gpu H200, exper
 	run ls out/other/H200
 	assert_output "serving_Llama-3.1-8B-Instruct_base_qps_4.json"
 }
+
+@test "import: a vllm bench sweep tree, a failed run said and reported, the rest noted" {
+	run --separate-stderr "$PERFGATE_BIN" import "$DATA/sweep" -o out
+	assert_success
+	assert_output "out: 4 results"
+	[[ "$stderr" == *"skipped $DATA/sweep/exp1/summary.csv: vllm bench sweep's table of the runs"* ]]
+	[[ "$stderr" == *"/warmup.json: vllm bench sweep's warm-up run (run_number -1), not a measurement"* ]]
+	[[ "$stderr" == *"SERVE--max_num_seqs=32-BENCH--max_concurrency=16_run_2 is a failed point (error): vllm bench sweep: CalledProcessError"* ]]
+	[[ "$stderr" == *"SERVE-max_num_seqs=128-failure is a failed point (error): vllm bench sweep: TimeoutError"* ]]
+	run "$PERFGATE_BIN" report out
+	assert_success
+	run grep -c "Not completed" out/benchmark_results.md
+	assert_output 1
+	# the summary's two runs are the point's samples
+	run /usr/bin/python3 -c 'import json; r=json.load(open("out/SERVE--max_num_seqs=32-BENCH--max_concurrency=16.json")); print(len(r["perfgate"]["repeats"]), r["perfgate"]["import"]["sweep"]["run_numbers"])'
+	assert_output "2 [0, 1]"
+}
+
+@test "import: vllm bench startup's result is a startup point in the report" {
+	run "$PERFGATE_BIN" import "$DATA/startup/startup_llama8B_tp1.json" -o out --gpu H100
+	assert_success
+	run "$PERFGATE_BIN" report out
+	assert_success
+	run grep -c "^## Startup tests" out/benchmark_results.md
+	assert_output 1
+	run grep -c "^| startup_llama8B_tp1 | 1xH100 |" out/benchmark_results.md
+	assert_output 1
+}

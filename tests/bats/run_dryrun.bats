@@ -144,7 +144,7 @@ setup() {
 
 	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml --only servng
 	assert_failure 2
-	[ "$stderr" = "perfgate run: option '--only': expected latency, throughput or serving, got 'servng'" ]
+	[ "$stderr" = "perfgate run: option '--only': expected latency, throughput, serving or startup, got 'servng'" ]
 
 	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipelines/suites/vllm-gpu.yml --filter mixtral8x22B
 	assert_failure 2

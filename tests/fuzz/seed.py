@@ -99,6 +99,39 @@ def seed_oai_resp():
     c.add("no-response", bytes([0, 0]))
 
 
+def chunked(body, size=7):
+    out = b""
+    for i in range(0, len(body), size):
+        piece = body[i:i + size]
+        out += b"%x\r\n" % len(piece) + piece + b"\r\n"
+    return out + b"0\r\n\r\n"
+
+
+def seed_http1():
+    c = Corpus("http1")
+    sse = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+    for label, s in sse_streams()[:4]:
+        c.add(label + "-chunked", bytes([3, 30, 90, 200]) +
+              sse + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(s))
+        c.add(label + "-length", bytes([2, 50, 150]) +
+              sse + b"Content-Length: %d\r\n\r\n" % len(s) + s)
+    err = b'{"error":{"message":"overloaded","code":500}}'
+    for label, r in [
+        ("http500", b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(err) + err),
+        ("until-close", b"HTTP/1.0 200 OK\r\n\r\ndata: x\n\n"),
+        ("continue", b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"),
+        ("lf-only", b"HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n2\nok\n0\n\n"),
+        ("ext-trailer", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        b"3;x=y\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"),
+        ("extra", b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\n"),
+        ("truncated", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
+        ("bad-chunk", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxy"),
+        ("empty", b""),
+    ]:
+        c.add(label, bytes([1, 40]) + r)
+
+
 def seed_chunk_skim():
     c = Corpus("chunk_skim")
     n = 0
@@ -360,6 +393,7 @@ def seed_gpu():
 def main():
     seed_sse()
     seed_oai_resp()
+    seed_http1()
     seed_chunk_skim()
     seed_imports()
     seed_config()

@@ -121,7 +121,7 @@ static const struct {
 	  "step 'perf-h100': option 'annotate': expected 'always', 'on-change' or 'never', got "
 	  "'sometimes'" },
 	{ "{\"suites\": \"s.yml\", \"only\": [\"serving\"]}",
-	  "step 'perf-h100': option 'only': expected 'latency', 'throughput' or 'serving', got a list" },
+	  "step 'perf-h100': option 'only': expected 'latency', 'throughput', 'serving' or 'startup', got a list" },
 	{ "{\"suites\": \"s.yml\", \"baseline\": \"gti\"}",
 	  "step 'perf-h100': option 'baseline': expected 'thresholds', 'git' or 'ab', got 'gti' (did you "
 	  "mean 'git'?)" },

@@ -597,6 +597,50 @@ START_TEST(render_markdown_and_json)
 }
 END_TEST
 
+/* The evidence under the attention table says what the baseline rests on
+ * and why the threshold is what it is: here five runs whose spread widens
+ * the tolerance. */
+START_TEST(evidence_names_the_baseline_and_the_widened_tolerance)
+{
+	static const double medians[] = { 1000, 1040, 970, 1010, 960 };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *slow = serving_result(850, 50, "ok", NULL);
+	struct pg_cmp_point run[] = { { "serving_a_qps_inf", PG_SUITE_SERVING, "ok", slow, NULL } };
+	struct pg_base_point *p;
+	const struct pg_cmp_row *r;
+	struct pg_buf md = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("H100");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/H100.yml");
+	p = pg_baseline_add(&base, "serving_a_qps_inf", PG_SUITE_SERVING);
+	p->source = strdup("runs/nightly-*");
+	p->date = strdup("2026-11-20");
+	pg_base_point_add_runs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), medians,
+			       N(medians));
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	r = find_row(&c, "serving_a_qps_inf", "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(r->tolerance > 0.025);
+	ck_assert_str_eq(r->basis, "median of 5 runs from runs/nightly-* (2026-11-20)");
+	pg_comparison_markdown(&md, &c);
+	ck_assert_msg(strstr(md.ptr, "- `serving_a_qps_inf` · Output token throughput (tok/s): 850 "
+				     "against 1000 (-15.0%), the median of 5 runs from "
+				     "runs/nightly-\\* (2026-11-20). Fails beyond -"),
+		      "%s", md.ptr);
+	ck_assert_msg(strstr(md.ptr, " (the policy's 2.5% widened to 1.6 × the baseline's "), "%s",
+		      md.ptr);
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+	json_decref(slow);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
 /* comparison.md is rendered as markdown (an artifact, a PR comment, stdout
  * pasted into an annotation): names, notes, the GPU and the baseline
  * source cannot break its tables or inject HTML. */
@@ -732,6 +776,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, confirmation_replicates);
 	tcase_add_test(tc, history_baselines_and_strict_mode);
 	tcase_add_test(tc, render_markdown_and_json);
+	tcase_add_test(tc, evidence_names_the_baseline_and_the_widened_tolerance);
 	tcase_add_test(tc, large_comparisons);
 	tcase_add_test(tc, hostile_names_cannot_break_the_comparison);
 	suite_add_tcase(s, tc);

@@ -754,6 +754,239 @@ START_TEST(names_are_safe_file_names)
 }
 END_TEST
 
+/* Import every file a directory walk keeps; the notes in out_notes. */
+static void import_tree(struct pg_result_set *rs, struct pg_strv *notes, const char *dir)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv files = PG_STRV_INIT;
+	char *args[] = { (char *)dir };
+
+	in_tests_dir();
+	ck_assert_int_eq(pg_import_inputs(&files, notes, args, 1, &err), 0);
+	for (size_t i = 0; i < files.n; i++)
+		ck_assert_msg(pg_import_file(rs, files.v[i], NULL, &err) == 0, "%s", err.msg);
+	pg_strv_release(&files);
+}
+
+static bool notes_have(const struct pg_strv *notes, const char *a, const char *b)
+{
+	for (size_t i = 0; i < notes->n; i++)
+		if (strstr(notes->v[i], a) && strstr(notes->v[i], b))
+			return true;
+	return false;
+}
+
+static const struct pg_result *by_name(const struct pg_result_set *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (!strcmp(rs->items[i].name, name))
+			return &rs->items[i];
+	ck_abort_msg("no result named %s", name);
+	return NULL;
+}
+
+/* vllm bench sweep's tree (vllm/benchmarks/sweep/serve.py): a
+ * combination's summary.json is one point with its runs as samples, the
+ * run files beside it and the warm-up are skipped with a note, a failure
+ * file is a failed point, a combination without a summary keeps its run,
+ * summary.csv is named and not read. */
+START_TEST(sweep_tree)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_strv notes = PG_STRV_INIT;
+	const struct pg_result *sum, *fail, *srv, *lone;
+	char *text;
+
+	import_tree(&rs, &notes, "data/import/sweep");
+	ck_assert_uint_eq(rs.n, 4);
+	ck_assert_uint_eq(notes.n, 4);
+	ck_assert(notes_have(&notes, "summary.csv", "table of the runs"));
+	ck_assert(notes_have(&notes, "/run=0.json", "summary.json beside it"));
+	ck_assert(notes_have(&notes, "/run=1.json", "summary.json beside it"));
+	ck_assert(notes_have(&notes, "warmup.json", "warm-up run"));
+
+	sum = by_name(&rs, "SERVE--max_num_seqs=32-BENCH--max_concurrency=16");
+	ck_assert_int_eq(sum->kind, PG_SUITE_SERVING);
+	/* the median of the two runs, each run a sample */
+	ck_assert_double_eq_tol(json_number_value(json_object_get(sum->json, "request_throughput")),
+				(9.71 + 9.84) / 2, 1e-12);
+	ck_assert_uint_eq(json_array_size(pg_json_path(sum->json, "perfgate.repeats")), 2);
+	ck_assert_int_eq(json_integer_value(pg_json_path(sum->json, "perfgate.import.sweep.runs")),
+			 2);
+	ck_assert_ptr_null(json_object_get(sum->json, "run_number"));
+	ck_assert_int_eq(json_integer_value(json_object_get(sum->json, "max_num_seqs")), 32);
+	ck_assert_str_eq(json_string_value(pg_json_path(sum->json, "perfgate.import.format")),
+			 "vllm-sweep-summary");
+
+	fail = by_name(&rs, "SERVE--max_num_seqs=32-BENCH--max_concurrency=16_run_2");
+	ck_assert_str_eq(pg_result_status(fail), "error");
+	ck_assert_msg(strstr(pg_result_error(fail), "CalledProcessError") != NULL, "%s",
+		      pg_result_error(fail));
+	ck_assert_int_eq(
+		json_integer_value(pg_json_path(
+			fail->json, "perfgate.import.sweep.bench_overrides.max_concurrency")),
+		16);
+	srv = by_name(&rs, "SERVE-max_num_seqs=128-failure");
+	ck_assert_str_eq(pg_result_status(srv), "error");
+	ck_assert(json_is_null(pg_json_path(srv->json, "perfgate.import.sweep.run_number")));
+
+	lone = by_name(&rs, "SERVE--max_num_seqs=64-BENCH--max_concurrency=16_run_0");
+	ck_assert_str_eq(pg_result_status(lone), "ok");
+	ck_assert_int_eq(
+		json_integer_value(pg_json_path(lone->json, "perfgate.import.sweep.run_number")),
+		0);
+
+	text = dump(&rs);
+	tu_assert_golden("golden/import/sweep.txt", text);
+	free(text);
+	pg_strv_release(&notes);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* A warm-up given alone is refused, and says why; a summary whose run is
+ * not a serving record is read record by record (and refused there). */
+START_TEST(sweep_warmup_alone)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *t = "{\"completed\": 16, \"request_throughput\": 9.1, \"run_number\": -1}";
+	const char *bad = "[{\"completed\": 2, \"request_throughput\": 1, \"run_number\": \"0\"}]";
+
+	ck_assert_int_eq(pg_import_text(&rs, t, strlen(t), "warmup.json", "w", NULL, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "warm-up run (run_number -1") != NULL, "%s", err.msg);
+	ck_assert_int_eq(
+		pg_import_text(&rs, bad, strlen(bad), "summary.json", "s", NULL, NULL, &err),
+		PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "'run_number' must be an integer") != NULL, "%s", err.msg);
+	ck_assert_uint_eq(rs.n, 0);
+}
+END_TEST
+
+/* vllm bench startup --output-json (vllm/benchmarks/startup.py): a startup
+ * point in its own keys, gated by the registry's startup metrics. */
+START_TEST(startup_results)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const struct pg_metric *m = pg_metric_by_id(PG_SUITE_STARTUP, "avg_cold_startup_time");
+	const char *bad = "{\"avg_cold_startup_time\": 1, \"cold_startup_times\": [1, \"x\"]}";
+	double v;
+
+	import_golden("data/import/startup/startup_llama8B_tp1.json", "golden/import/startup.txt",
+		      1, "H100");
+	in_tests_dir();
+	ck_assert_int_eq(
+		pg_import_file(&rs, "data/import/startup/startup_llama8B_tp1.json", NULL, &err), 0);
+	ck_assert_int_eq(rs.items[0].kind, PG_SUITE_STARTUP);
+	ck_assert_str_eq(json_string_value(pg_json_path(rs.items[0].json, "perfgate.suite")),
+			 "startup");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pg_metric_value(m, rs.items[0].json, &v), 0);
+	ck_assert_double_eq_tol(v, (62.81 + 60.12 + 61.4) / 3, 1e-9);
+	m = pg_metric_by_id(PG_SUITE_STARTUP, "p90_warm_startup_time");
+	ck_assert_int_eq(pg_metric_value(m, rs.items[0].json, &v), 0);
+	ck_assert_int_eq(m->direction, PG_LOWER_IS_BETTER);
+	pg_result_set_release(&rs);
+
+	ck_assert_int_eq(pg_import_text(&rs, bad, strlen(bad), "s.json", "s", NULL, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "'cold_startup_times'[1] must be a number") != NULL, "%s",
+		      err.msg);
+}
+END_TEST
+
+/* A perf-eval aggregate (aggregation_method, aggregated_repetitions,
+ * individual_result_files): its runs are its samples when they are
+ * there, and skipped as points of their own in a directory walk; without
+ * them it stays one sample and says which are missing. */
+START_TEST(perf_eval_aggregates)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_strv notes = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const json_t *agg;
+	char *text;
+
+	import_tree(&rs, &notes, "data/import/aggregate");
+	ck_assert_uint_eq(rs.n, 1);
+	ck_assert_uint_eq(notes.n, 3);
+	ck_assert(notes_have(&notes, "run-2.json", "perf-eval aggregate"));
+	agg = pg_json_path(rs.items[0].json, "perfgate.import.aggregate");
+	ck_assert_int_eq(json_integer_value(json_object_get(agg, "repetitions")), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(agg, "samples")), "individual files");
+	ck_assert_uint_eq(json_array_size(pg_json_path(rs.items[0].json, "perfgate.repeats")), 3);
+	/* the aggregate's own values stay the point's */
+	ck_assert_double_eq(json_number_value(json_object_get(rs.items[0].json, "mean_ttft_ms")),
+			    110.0);
+	text = dump(&rs);
+	tu_assert_golden("golden/import/aggregate.txt", text);
+	free(text);
+	pg_result_set_release(&rs);
+
+	ck_assert_int_eq(pg_import_file(&rs, "data/import/aggregate-alone/serving_llama8B_c16.json",
+					NULL, &err),
+			 0);
+	agg = pg_json_path(rs.items[0].json, "perfgate.import.aggregate");
+	ck_assert_str_eq(json_string_value(json_object_get(agg, "samples")), "aggregate");
+	ck_assert_uint_eq(json_array_size(json_object_get(agg, "missing")), 3);
+	ck_assert_ptr_null(pg_json_path(rs.items[0].json, "perfgate.repeats"));
+	pg_strv_release(&notes);
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* The newest vllm bench serve keys: client queue time and E2EL with it,
+ * speculative decoding, the old "request_goodput:" spelling, no failed
+ * key; a pooling run's sequences. */
+START_TEST(newest_serve_keys)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	static const char *const ids[] = { "mean_client_queue_ms", "p99_client_queue_ms",
+					   "mean_e2el_queued_ms",  "p99_e2el_queued_ms",
+					   "spec_acceptance_rate", "spec_acceptance_length",
+					   "request_goodput" };
+	static const double want[] = { 3.2, 9.7, 1503.2, 1589.7, 71.4, 3.14, 7.5 };
+	const char *bad = "{\"completed\": 2, \"mean_client_queue_time_ms\": \"slow\"}";
+	double v;
+
+	import_golden("data/import/serving-newest-keys.json",
+		      "golden/import/serving-newest-keys.txt", 1, "H100");
+	in_tests_dir();
+	ck_assert_int_eq(pg_import_file(&rs, "data/import/serving-newest-keys.json", NULL, &err),
+			 0);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const struct pg_metric *m = pg_metric_by_id(PG_SUITE_SERVING, ids[i]);
+		ck_assert_msg(m != NULL, "%s", ids[i]);
+		ck_assert_msg(pg_metric_value(m, rs.items[0].json, &v) == 0, "%s", ids[i]);
+		ck_assert_double_eq_tol(v, want[i], 1e-12);
+	}
+	ck_assert_ptr_null(json_object_get(rs.items[0].json, "request_goodput:"));
+	ck_assert_ptr_null(json_object_get(rs.items[0].json, "failed"));
+	ck_assert_str_eq(pg_result_status(&rs.items[0]), "ok");
+	pg_result_set_release(&rs);
+
+	ck_assert_int_eq(pg_import_file(&rs, "data/import/serving-pooling.json", NULL, &err), 0);
+	ck_assert_int_eq(rs.items[0].kind, PG_SUITE_SERVING);
+	ck_assert_int_eq(pg_metric_value(pg_metric_by_id(PG_SUITE_SERVING, "input_seq_throughput"),
+					 rs.items[0].json, &v),
+			 0);
+	ck_assert_double_eq(v, 119.0);
+	ck_assert_int_eq(pg_metric_value(pg_metric_by_id(PG_SUITE_SERVING, "total_input_sequences"),
+					 rs.items[0].json, &v),
+			 0);
+	ck_assert_double_eq(v, 500);
+	pg_result_set_release(&rs);
+
+	ck_assert_int_eq(pg_import_text(&rs, bad, strlen(bad), "q.json", "q", NULL, NULL, &err),
+			 PG_ECONFIG);
+	ck_assert_msg(strstr(err.msg, "'mean_client_queue_time_ms' must be a number") != NULL, "%s",
+		      err.msg);
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
 	Suite *s = suite_create("import");
@@ -777,6 +1010,10 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, full_precision_wins);
 	tcase_add_test(tc, guidellm_v1_and_strategies);
 	tcase_add_test(tc, aiperf_load_and_units);
+	tcase_add_test(tc, sweep_tree);
+	tcase_add_test(tc, startup_results);
+	tcase_add_test(tc, perf_eval_aggregates);
+	tcase_add_test(tc, newest_serve_keys);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, detects_formats);
@@ -785,6 +1022,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, files_and_sidecars);
 	tcase_add_test(tc, yaml_errors);
 	tcase_add_test(tc, names_are_safe_file_names);
+	tcase_add_test(tc, sweep_warmup_alone);
 	suite_add_tcase(s, tc);
 	return s;
 }

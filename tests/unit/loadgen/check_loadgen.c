@@ -945,6 +945,8 @@ START_TEST(libcurls_read_checks_are_answered_by_the_loop)
 		      TOKENS);
 	h = pg_hl_new(N, &err);
 	ck_assert_ptr_nonnull(h);
+	/* the check is libcurl's read loop's: the libcurl engine */
+	ck_assert_int_eq(pg_hl_set_engine(h, "curl"), 0);
 	for (size_t i = 0; i < N; i++) {
 		pg_reqtrace_init(&traces[i]);
 		reqs[i] = (struct pg_hl_request){ body.ptr, body.len, 0, &traces[i] };
@@ -984,6 +986,107 @@ START_TEST(libcurls_read_checks_are_answered_by_the_loop)
 }
 END_TEST
 
+/*
+ * Both HTTP engines keep connections alive across runs and replace the
+ * ones the server closed while they sat idle: the own read path sends on
+ * the closed connection, sees the end before any response byte and sends
+ * the request again on a fresh one (once), as libcurl does.
+ */
+START_TEST(connections_are_reused_and_replaced_when_the_server_closed_them)
+{
+	enum { N = 4, TOKENS = 5 };
+	const char *const flags[] = { "--fixed-timing",    "--ttft-ms", "2", "--itl-ms", "1",
+				      "--idle-timeout-ms", "150",       NULL };
+	const char *const engines[] = { "own", "own-easy", "curl" };
+	struct mock m;
+	struct pg_buf url = PG_BUF_INIT, models = PG_BUF_INIT, body = PG_BUF_INIT;
+	struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+
+	mock_start(&m, flags);
+	pg_buf_printf(&url, "%s/v1/completions", m.url);
+	pg_buf_printf(&models, "%s/v1/models", m.url);
+	pg_buf_printf(&body,
+		      "{\"model\":\"perfgate-mock\",\"prompt\":[1,2,3],\"max_tokens\":%d,"
+		      "\"stream\":true,\"ignore_eos\":true}",
+		      TOKENS);
+	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_hl *h = pg_hl_new(N, &err);
+		struct pg_hl_run_opts o = { 0 };
+		size_t ok = 0;
+
+		ck_assert_ptr_nonnull(h);
+		ck_assert_int_eq(pg_hl_set_engine(h, engines[e]), 0);
+		ck_assert_int_eq(pg_hl_preconnect(h, models.ptr, N, 10, NULL, &ok, &err), 0);
+		ck_assert_uint_eq(ok, N);
+		o.url = url.ptr;
+		o.headers = headers;
+		o.timeout_s = 30;
+		for (int round = 0; round < 3; round++) {
+			struct pg_reqtrace traces[N];
+			struct pg_hl_request reqs[N];
+			struct pg_hl_stats st;
+
+			/* the last round finds every connection closed by the
+			 * server's idle timeout */
+			if (round == 2)
+				usleep(400000);
+			for (size_t i = 0; i < N; i++) {
+				pg_reqtrace_init(&traces[i]);
+				reqs[i] = (struct pg_hl_request){ body.ptr, body.len, 0,
+								  &traces[i] };
+			}
+			ck_assert_int_eq(pg_hl_run(h, reqs, N, &o, &st, &err), 0);
+			for (size_t i = 0; i < N; i++) {
+				ck_assert_msg(pg_reqtrace_ok(&traces[i]), "%s round %d: %s",
+					      engines[e], round, traces[i].error);
+				ck_assert_int_eq(traces[i].n_chunks, TOKENS);
+				pg_reqtrace_release(&traces[i]);
+			}
+			ck_assert_msg(st.new_connections == (round == 2 ? N : 0),
+				      "%s round %d: %ld new connections", engines[e], round,
+				      st.new_connections);
+		}
+		/* a body larger than the socket's buffers goes out in pieces as
+		 * the socket drains (8 MiB: the mock takes 32) */
+		{
+			struct pg_reqtrace t;
+			struct pg_hl_request r;
+			struct pg_hl_stats st;
+			struct pg_buf big = PG_BUF_INIT;
+
+			pg_buf_printf(
+				&big,
+				"{\"model\":\"perfgate-mock\",\"prompt\":[1,2,3],"
+				"\"max_tokens\":%d,\"stream\":true,\"ignore_eos\":true,\"pad\":\"",
+				TOKENS);
+			pg_buf_pad(&big, 'x', (size_t)8 << 20);
+			pg_buf_puts(&big, "\"}");
+			pg_reqtrace_init(&t);
+			r = (struct pg_hl_request){ big.ptr, big.len, 0, &t };
+			ck_assert_int_eq(pg_hl_run(h, &r, 1, &o, &st, &err), 0);
+			ck_assert_msg(pg_reqtrace_ok(&t), "%s big body: %s", engines[e], t.error);
+			ck_assert_int_eq(t.n_chunks, TOKENS);
+			pg_reqtrace_release(&t);
+			pg_buf_release(&big);
+		}
+		pg_hl_free(h);
+	}
+	/* an unknown engine is refused */
+	{
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_hl *h = pg_hl_new(1, &err);
+		ck_assert_int_eq(pg_hl_set_engine(h, "quic"), -1);
+		pg_hl_free(h);
+	}
+	curl_slist_free_all(headers);
+	pg_buf_release(&url);
+	pg_buf_release(&models);
+	pg_buf_release(&body);
+	mock_stop(&m);
+}
+END_TEST
+
 static Suite *loadgen_suite(void)
 {
 	Suite *s = suite_create("loadgen");
@@ -997,6 +1100,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, latency_and_throughput_suites);
 	tcase_add_test(tc, sharegpt_counts_with_tokenize);
 	tcase_add_test(tc, stop_flag_cancels_the_run);
+	tcase_add_test(tc, connections_are_reused_and_replaced_when_the_server_closed_them);
 	tcase_add_test(tc, stop_flag_ends_the_blocking_calls_before_the_run);
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
 	tcase_add_test(tc, session_turns_carry_the_history_as_received);

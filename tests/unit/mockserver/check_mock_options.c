@@ -140,6 +140,14 @@ static void delay_negative(struct pg_mock_options *o)
 {
 	o->server.startup_delay_ms = -5;
 }
+static void jitter_negative(struct pg_mock_options *o)
+{
+	o->server.startup_jitter_ms = -1;
+}
+static void warm_negative(struct pg_mock_options *o)
+{
+	o->server.warm_startup_ms = -2;
+}
 static void exit_code_256(struct pg_mock_options *o)
 {
 	o->exit_code = 256;
@@ -188,6 +196,8 @@ START_TEST(each_mistake_is_one_line_naming_the_option)
 		{ vocab_huge, "--vocab-size 1000000: expected 1..262144" },
 		{ running_huge, "--max-running: expected at most 10000000" },
 		{ delay_negative, "--startup-delay-ms: expected a number >= 0" },
+		{ jitter_negative, "--startup-jitter-ms: expected a number >= 0" },
+		{ warm_negative, "--warm-startup-ms: expected a number >= 0" },
 		{ exit_code_256, "--exit-code: expected 0..255" },
 		{ seed_negative, "--seed: expected a number >= 0" },
 		{ requests_negative, "--max-requests: expected a number >= 0" },
@@ -211,6 +221,40 @@ START_TEST(each_mistake_is_one_line_naming_the_option)
 }
 END_TEST
 
+/* A simulated startup: the cold delay, or the warm one when the cache
+ * holds a previous start's marker and --warm-startup-ms was given, plus a
+ * jitter in [0, J] that the session's seed decides (the same seed, the
+ * same start; --session-seed {start}, a new one per start). */
+START_TEST(startup_delay_cold_warm_and_jitter)
+{
+	struct pg_mock_server_config cfg;
+	bool differ = false;
+	long first = -1;
+
+	pg_mock_server_config_default(&cfg);
+	cfg.startup_delay_ms = 100;
+	ck_assert_int_eq(pg_mock_startup_ms(&cfg, false), 100);
+	ck_assert_int_eq(pg_mock_startup_ms(&cfg, true), 100); /* no warm delay given */
+	cfg.warm_startup_ms = 30;
+	ck_assert_int_eq(pg_mock_startup_ms(&cfg, true), 30);
+	ck_assert_int_eq(pg_mock_startup_ms(&cfg, false), 100);
+	cfg.startup_jitter_ms = 20;
+	cfg.engine.session_seed_set = true;
+	for (uint64_t seed = 1; seed <= 50; seed++) {
+		long ms;
+		cfg.engine.session_seed = seed;
+		ms = pg_mock_startup_ms(&cfg, false);
+		ck_assert_int_ge(ms, 100);
+		ck_assert_int_le(ms, 120);
+		ck_assert_int_eq(ms, pg_mock_startup_ms(&cfg, false));
+		if (first < 0)
+			first = ms;
+		differ = differ || ms != first;
+	}
+	ck_assert(differ);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mock_options");
@@ -219,6 +263,7 @@ int main(void)
 	tcase_add_test(tc, defaults_map_onto_the_default_configuration);
 	tcase_add_test(tc, options_arrive_in_the_engines_units);
 	tcase_add_test(tc, each_mistake_is_one_line_naming_the_option);
+	tcase_add_test(tc, startup_delay_cold_warm_and_jitter);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }

@@ -8,6 +8,8 @@
 #include "base/redact.h"
 #include "results/repeats.h"
 #include "runner/runfmt.h"
+#include "runner/startup.h"
+#include "base/jsonw.h"
 #include "base/secret.h"
 #include "suite/suite.h"
 #include "runner/vllmcmd.h"
@@ -388,6 +390,38 @@ START_TEST(nvidia_smi_output)
 }
 END_TEST
 
+/* A startup test's keys are vllm bench startup's: the mean, every start in
+ * order, and numpy's linear percentiles 10..99 (np.percentile of
+ * [0.3, 0.1, 0.2, 0.4]: 10% -> 0.13, 99% -> 0.397); no starts, no keys. */
+START_TEST(startup_keys)
+{
+	const double v[] = { 0.3, 0.1, 0.2, 0.4 };
+	struct pg_startup_times t = { v, 4 }, none = { v, 0 };
+	json_t *r = json_object();
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_startup_put(r, "cold", "startup", &t);
+	pg_startup_put(r, "warm", "startup", &none);
+	ck_assert_double_eq_tol(json_number_value(json_object_get(r, "avg_cold_startup_time")),
+				0.25, 1e-15);
+	ck_assert_double_eq(
+		json_number_value(json_array_get(json_object_get(r, "cold_startup_times"), 0)),
+		0.3);
+	ck_assert_double_eq_tol(json_number_value(pg_json_path(r, "cold_startup_percentiles.10")),
+				0.13, 1e-12);
+	ck_assert_double_eq_tol(json_number_value(pg_json_path(r, "cold_startup_percentiles.50")),
+				0.25, 1e-12);
+	ck_assert_double_eq_tol(json_number_value(pg_json_path(r, "cold_startup_percentiles.99")),
+				0.397, 1e-12);
+	ck_assert_uint_eq(json_object_size(json_object_get(r, "cold_startup_percentiles")), 6);
+	ck_assert_ptr_null(json_object_get(r, "avg_warm_startup_time"));
+	pg_runfmt_key_metrics(&b, PG_SUITE_STARTUP, r);
+	ck_assert_str_eq(b.ptr, "cold 0.25 s");
+	pg_buf_release(&b);
+	json_decref(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runfmt");
@@ -408,6 +442,7 @@ int main(void)
 	tcase_add_test(tc, median_over_repeats);
 	tcase_add_test(tc, equivalent_vllm_commands);
 	tcase_add_test(tc, nvidia_smi_output);
+	tcase_add_test(tc, startup_keys);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }

@@ -502,6 +502,64 @@ START_TEST(several_files_make_one_suite)
 }
 END_TEST
 
+/* startup tests: their own keys and defaults (vllm bench startup's 3 cold,
+ * 1 warm-up, 3 warm), a server they start, {start}, one point each. */
+START_TEST(startup_tests)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	const struct pg_test *t;
+	const char *msg;
+
+	load_ok(&s,
+		"defaults:\n"
+		"  server: {command: 'serve {model} --port {port} --seed {start}', ready: /health}\n"
+		"  startup: {warm_starts: 5}\n"
+		"  num_prompts: 10\n"
+		"startup:\n"
+		"  - name: startup_a\n"
+		"    model: m\n"
+		"  - name: startup_b\n"
+		"    model: m\n"
+		"    cold_starts: 0\n"
+		"    warmup_starts: 2\n"
+		"    first_token: false\n");
+	t = find(&s, "startup_a");
+	ck_assert_int_eq(t->kind, PG_SUITE_STARTUP);
+	ck_assert_int_eq(t->cold_starts, 3);
+	ck_assert_int_eq(t->warmup_starts, 1);
+	ck_assert_int_eq(t->warm_starts, 5);
+	ck_assert(t->first_token);
+	ck_assert_str_eq(t->server.ready_path, "/health");
+	t = find(&s, "startup_b");
+	ck_assert_int_eq(t->cold_starts, 0);
+	ck_assert_int_eq(t->warmup_starts, 2);
+	ck_assert(!t->first_token);
+	pg_plan_build(&plan, &s);
+	ck_assert_uint_eq(plan.n, 2);
+	ck_assert_str_eq(plan.points[0].name, "startup_a");
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+
+	msg = load_fail("startup:\n  - {name: s, model: m, server: {remote: 'http://h:1'}}\n");
+	ck_assert_msg(strstr(msg, "a startup test starts its server: give server.command"), "%s",
+		      msg);
+	msg = load_fail("startup:\n  - {name: s, model: m, server: {command: 'x {port}'},"
+			" cold_starts: 0, warm_starts: 0}\n");
+	ck_assert_msg(strstr(msg, "cold_starts and warm_starts are both 0"), "%s", msg);
+	msg = load_fail("startup:\n  - {name: s, model: m, server: {command: 'x'}, qps: 1}\n");
+	ck_assert_msg(strstr(msg, "'qps' applies to serving tests only"), "%s", msg);
+	msg = load_fail(
+		"serving:\n  - {name: s, model: m, server: {command: 'x'}, cold_starts: 1}\n");
+	ck_assert_msg(strstr(msg, "'cold_starts' applies to startup tests only"), "%s", msg);
+	msg = load_fail("startup:\n  - {name: s, model: m, server: {command: 'x'},"
+			" cold_starts: -1}\n");
+	ck_assert_msg(strstr(msg, "cold_starts"), "%s", msg);
+	msg = load_fail("startups: []\n");
+	ck_assert_msg(strstr(msg, "did you mean 'startup'"), "%s", msg);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -516,6 +574,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, json_is_yaml_too);
 	tcase_add_test(tc, template_placeholders_checked_at_load);
 	tcase_add_test(tc, several_files_make_one_suite);
+	tcase_add_test(tc, startup_tests);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,1252 @@
+#include "trends/trends.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/escape.h"
+#include "base/strutil.h"
+#include "report/charts.h"
+#include "report/svg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The colours of report/svg.c, so the site and the report charts agree. */
+#define COLOR_RUN    "#2563eb"
+#define COLOR_AXIS   "#374151"
+#define COLOR_GRID   "#e5e7eb"
+#define COLOR_MUTED  "#6b7280"
+#define COLOR_WORSE  "#dc2626"
+#define COLOR_BETTER "#16a34a"
+#define COLOR_WINDOW "#dbeafe"
+#define COLOR_BAND   "#fde2e2"
+#define COLOR_WARN   "#fef3c7"
+#define COLOR_CHANGE "#d97706"
+#define FONT         "DejaVu Sans, Helvetica, Arial, sans-serif"
+
+/* Runs a sparkline draws: the last ones, enough to see a level and a step. */
+#define SPARK_RUNS 60
+
+static const char style[] =
+	"body{font-family:" FONT ";font-size:14px;color:#111827;margin:24px;max-width:1180px}"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}"
+	"h3{font-size:15px;margin:22px 0 4px}"
+	"nav{font-size:13px;margin-bottom:12px}a{color:#1d4ed8}"
+	".muted{color:" COLOR_MUTED "}.bad{color:" COLOR_WORSE ";font-weight:bold}"
+	".good{color:" COLOR_BETTER "}"
+	"table{border-collapse:collapse;margin:8px 0}"
+	"th,td{border-bottom:1px solid " COLOR_GRID ";padding:4px 10px 4px 0;text-align:left;"
+	"vertical-align:middle}"
+	"th{font-size:12px;color:" COLOR_AXIS "}td.num{text-align:right;font-variant-numeric:"
+	"tabular-nums;white-space:nowrap}"
+	"td.spark{white-space:nowrap}td.spark svg{vertical-align:middle}"
+	".legend span{margin-right:18px;white-space:nowrap}"
+	".sw{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:middle}"
+	"code{font-size:12px}\n";
+
+/* ------------------------------------------------------------------ */
+/* Page frame                                                          */
+
+/* home: the path up to the site's root; gpu and gpu_href: the GPU's
+ * overview, or NULL on the overview and the front page. */
+static void page_open(struct pg_buf *o, const char *title, const char *home, const char *gpu,
+		      const char *gpu_href)
+{
+	pg_buf_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		       "<title>");
+	pg_escape_html(o, title);
+	pg_buf_puts(o, "</title>\n<style>");
+	pg_buf_puts(o, style);
+	pg_buf_puts(o, "</style></head>\n<body>\n<nav><a href=\"");
+	pg_buf_puts(o, home);
+	pg_buf_puts(o, "index.html\">perfgate trends</a>");
+	if (gpu) {
+		pg_buf_puts(o, " › <a href=\"");
+		pg_buf_puts(o, gpu_href);
+		pg_buf_puts(o, "\">");
+		pg_escape_html(o, gpu);
+		pg_buf_puts(o, "</a>");
+	}
+	pg_buf_puts(o, "</nav>\n");
+}
+
+static void page_close(struct pg_buf *o)
+{
+	pg_buf_puts(o, "</body></html>\n");
+}
+
+/* The first n bytes of s (a commit, a date: from the history's lines,
+ * which anyone who can push to it writes), escaped. */
+static void esc_prefix(struct pg_buf *o, const char *s, size_t n)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_add(&b, s, strnlen(s, n));
+	pg_escape_html(o, b.ptr);
+	pg_buf_release(&b);
+}
+
+/* A link to an outside build, only for http(s) URLs (never javascript:). */
+static void build_link(struct pg_buf *o, const char *url, const char *text)
+{
+	if (url && (!strncmp(url, "https://", 8) || !strncmp(url, "http://", 7))) {
+		pg_buf_puts(o, "<a href=\"");
+		pg_escape_html(o, url);
+		pg_buf_puts(o, "\">");
+		pg_escape_html(o, text);
+		pg_buf_puts(o, "</a>");
+	} else {
+		pg_escape_html(o, text);
+	}
+}
+
+static const char *point_test(const struct pg_history *h)
+{
+	return h->n ? h->recs[h->n - 1].test : NULL;
+}
+
+static enum pg_suite_kind point_suite(const struct pg_history *h)
+{
+	return h->n ? h->recs[h->n - 1].suite : PG_SUITE_SERVING;
+}
+
+static void metric_title(struct pg_buf *o, const struct pg_metric *m)
+{
+	pg_escape_html(o, m->label);
+	if (m->unit[0]) {
+		pg_buf_puts(o, " (");
+		pg_escape_html(o, m->unit);
+		pg_buf_puts(o, ")");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Series and the gate's view of them                                  */
+
+struct series {
+	double *x; /* job index */
+	double *y; /* the run's median, display units */
+	size_t *rec;
+	size_t n;
+};
+
+static void series_release(struct series *s)
+{
+	free(s->x);
+	free(s->y);
+	free(s->rec);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Point i's runs of m in job order (jobs the analysis did not use and
+ * runs without the metric left out). */
+static void series_get(struct series *s, const struct pg_trends_gpu *t, size_t i,
+		       const struct pg_metric *m)
+{
+	const struct pg_history *h = &t->hs[i];
+	size_t n = 0;
+
+	s->x = pg_xmalloc((h->n ? h->n : 1) * sizeof(double));
+	s->y = pg_xmalloc((h->n ? h->n : 1) * sizeof(double));
+	s->rec = pg_xmalloc((h->n ? h->n : 1) * sizeof(size_t));
+	for (size_t k = 0; k < h->n; k++) {
+		long j = t->a->rec_job[i][k];
+		double v;
+		size_t p;
+		if (j < 0 || h->recs[k].suite != m->suite)
+			continue;
+		v = pg_history_rec_value(&h->recs[k], m);
+		if (!isfinite(v))
+			continue;
+		/* files are appended in time order: an insertion from the end */
+		for (p = n; p > 0 && s->x[p - 1] > (double)j; p--) {
+			s->x[p] = s->x[p - 1];
+			s->y[p] = s->y[p - 1];
+			s->rec[p] = s->rec[p - 1];
+		}
+		s->x[p] = (double)j;
+		s->y[p] = v;
+		s->rec[p] = k;
+		n++;
+	}
+	s->n = n;
+}
+
+/* What the gate would judge a run of point i, metric m by. */
+struct view {
+	struct pg_rule rule;
+	const struct pg_base_point *bp;
+	const struct pg_base_metric *bm;
+	const struct pg_cmp_row *row; /* the PR's, or NULL */
+	double base;                  /* the baseline value; NAN */
+	double tol;                   /* effective tolerance */
+	double limit;                 /* the value beyond which it fails (or warns); NAN */
+	long w0, w1;                  /* the window's first and last job; -1: none */
+};
+
+static int cmp_row_key(const void *a, const void *b)
+{
+	const struct pg_cmp_row *x = *(const struct pg_cmp_row *const *)a;
+	const struct pg_cmp_row *y = *(const struct pg_cmp_row *const *)b;
+	int c = strcmp(x->point, y->point);
+
+	if (c)
+		return c;
+	if (x->metric != y->metric)
+		return x->metric < y->metric ? -1 : 1;
+	return 0;
+}
+
+/* The PR's row of point, metric m (a binary search of the comparison's rows,
+ * which are in point order and registry order). */
+static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const char *point,
+					 const struct pg_metric *m)
+{
+	size_t lo = 0, hi = c ? c->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pg_cmp_row *r = &c->rows[mid];
+		int d = strcmp(r->point, point);
+		if (!d && r->metric != m)
+			d = !r->metric ? -1 : r->metric < m ? -1 : 1;
+		if (!d)
+			return r;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static bool rows_sorted(const struct pg_comparison *c)
+{
+	for (size_t r = 1; c && r < c->n; r++) {
+		const struct pg_cmp_row *a = &c->rows[r - 1], *b = &c->rows[r];
+		if (!a->metric || !b->metric)
+			continue;
+		if (cmp_row_key(&a, &b) > 0)
+			return false;
+	}
+	return true;
+}
+
+static void view_get(struct view *v, const struct pg_trends_gpu *t, size_t i,
+		     const struct pg_metric *m)
+{
+	const struct pg_history *h = &t->hs[i];
+
+	memset(v, 0, sizeof(*v));
+	pg_policy_rule(t->policy, h->point, point_test(h), m, &v->rule);
+	v->base = v->limit = NAN;
+	v->w0 = v->w1 = -1;
+	v->tol = v->rule.tolerance;
+	v->bp = pg_baseline_find(t->base, h->point);
+	v->bm = v->bp ? pg_base_point_metric(v->bp, m) : NULL;
+	v->row = t->cmp ? find_row(t->cmp, h->point, m) : NULL;
+	if (v->row && isfinite(v->row->tolerance))
+		v->tol = v->row->tolerance;
+	if (v->bm) {
+		v->base = v->bm->value;
+		for (size_t k = 0; v->bm->jobs && k < v->bm->n_samples; k++) {
+			if (v->w0 < 0 || v->bm->jobs[k] < v->w0)
+				v->w0 = v->bm->jobs[k];
+			if (v->bm->jobs[k] > v->w1)
+				v->w1 = v->bm->jobs[k];
+		}
+	}
+	/* the gate's rule in log units (gate/compare_step.c): worse by more
+	 * than log1p(tolerance) */
+	if (isfinite(v->base) && v->base > 0)
+		v->limit = m->direction == PG_HIGHER_IS_BETTER ? v->base / (1 + v->tol)
+							       : v->base * (1 + v->tol);
+}
+
+static bool beyond(const struct pg_metric *m, double value, double limit)
+{
+	if (!isfinite(value) || !isfinite(limit))
+		return false;
+	return m->direction == PG_HIGHER_IS_BETTER ? value < limit : value > limit;
+}
+
+static bool can_fail(const struct pg_rule *r)
+{
+	return r->gate || r->escalate > 0;
+}
+
+/* Metrics of a point worth a chart: with a direction, in its suite. */
+static bool charted(const struct pg_metric *m, enum pg_suite_kind suite)
+{
+	return m->suite == suite && m->direction != PG_NO_DIRECTION;
+}
+
+/* ------------------------------------------------------------------ */
+/* Plots                                                               */
+
+struct frame {
+	double x0, x1, y0, y1;     /* data */
+	double px0, px1, py0, py1; /* pixels: left, right, bottom, top */
+	double step;               /* y tick step */
+};
+
+static double fx(const struct frame *f, double x)
+{
+	return f->px0 + (x - f->x0) / (f->x1 - f->x0) * (f->px1 - f->px0);
+}
+
+static double fy(const struct frame *f, double y)
+{
+	return f->py0 - (y - f->y0) / (f->y1 - f->y0) * (f->py0 - f->py1);
+}
+
+static void range_add(double *lo, double *hi, double v)
+{
+	if (!isfinite(v))
+		return;
+	*lo = v < *lo ? v : *lo;
+	*hi = v > *hi ? v : *hi;
+}
+
+/* y range over the values shown, widened to nice ticks. */
+static void frame_y(struct frame *f, double lo, double hi, int ticks)
+{
+	double pad;
+
+	if (!isfinite(lo)) {
+		lo = 0;
+		hi = 1;
+	}
+	if (hi <= lo) {
+		pad = fabs(lo) > 0 ? fabs(lo) * 0.05 : 1;
+		lo -= pad;
+		hi += pad;
+	}
+	pad = (hi - lo) * 0.08;
+	lo -= pad;
+	hi += pad;
+	pg_nice_axis(hi - lo, ticks, &f->step);
+	f->y0 = floor(lo / f->step) * f->step;
+	f->y1 = ceil(hi / f->step) * f->step;
+	if (f->y1 <= f->y0)
+		f->y1 = f->y0 + f->step;
+}
+
+static void svg_text(struct pg_buf *o, double x, double y, const char *anchor, const char *attrs,
+		     const char *s)
+{
+	pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s>", x, y, anchor,
+		      attrs ? " " : "", attrs ? attrs : "");
+	pg_escape_html(o, s);
+	pg_buf_puts(o, "</text>\n");
+}
+
+static void pct(char *out, size_t size, double rel)
+{
+	snprintf(out, size, "%+.1f%%", rel * 100);
+}
+
+/* The job before j at which point i was recorded (PG_HISTORY_ALL: any). */
+static long job_before(const struct pg_trends_gpu *t, size_t i, size_t j)
+{
+	long best = -1;
+
+	if (i == PG_HISTORY_ALL)
+		return (long)j - 1;
+	for (size_t k = 0; k < t->hs[i].n; k++)
+		if (t->a->rec_job[i][k] < (long)j && t->a->rec_job[i][k] > best)
+			best = t->a->rec_job[i][k];
+	return best;
+}
+
+static void change_text(struct pg_buf *o, const struct pg_trends_gpu *t,
+			const struct pg_history_change *c)
+{
+	long before = job_before(t, c->point, c->job);
+	const struct pg_history_job *to = &t->a->jobs[c->job];
+
+	if (c->creep)
+		pg_buf_printf(o, "creep %.2g%% %s per run, %.1f%% since it began",
+			      fabs(c->per_job) * 100, c->per_job > 0 ? "worse" : "better",
+			      fabs(c->shift) * 100);
+	else
+		pg_buf_printf(o, "step %.1f%% %s", fabs(c->shift) * 100,
+			      c->shift > 0 ? "worse" : "better");
+	if (c->point == PG_HISTORY_ALL)
+		pg_buf_puts(o, " at every point");
+	if (before >= 0 && t->a->jobs[before].commit)
+		pg_buf_printf(o, ", between %.12s and %.12s", t->a->jobs[before].commit,
+			      to->commit ? to->commit : "?");
+	else
+		pg_buf_printf(o, ", at %.12s", to->commit ? to->commit : "?");
+	if (to->date)
+		pg_buf_printf(o, " (%.10s)", to->date);
+}
+
+static const char *verdict_color(enum pg_verdict v)
+{
+	switch (v) {
+	case PG_VERDICT_REGRESSED:
+		return COLOR_WORSE;
+	case PG_VERDICT_IMPROVED:
+		return COLOR_BETTER;
+	case PG_VERDICT_NOISY:
+	case PG_VERDICT_NOT_REPRODUCED:
+		return COLOR_CHANGE;
+	default:
+		return "#111827";
+	}
+}
+
+/* A diamond at (x, y). */
+static void diamond(struct pg_buf *o, double x, double y, double r, const char *fill)
+{
+	pg_buf_printf(o,
+		      "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" "
+		      "stroke=\"#fff\" stroke-width=\"1\">",
+		      x, y - r, x + r, y, x, y + r, x - r, y, fill);
+}
+
+/* The chart of point i, metric m on its page. */
+static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
+		  const struct pg_metric *m, const struct series *s, const struct view *v)
+{
+	const double W = 760, H = 250;
+	struct frame f = { 0 };
+	double lo = INFINITY, hi = -INFINITY, pr = v->row ? v->row->current : NAN;
+	size_t recent = s->n > PG_TRENDS_RECENT_RUNS ? s->n - PG_TRENDS_RECENT_RUNS : 0;
+	char a[PG_FMT_DOUBLE_SIZE], label[160];
+	struct pg_buf tip = PG_BUF_INIT;
+	bool has_pr = isfinite(pr);
+
+	f.px0 = 70;
+	f.px1 = W - 150;
+	f.py0 = H - 44;
+	f.py1 = 30;
+	f.x0 = s->n ? s->x[0] : 0;
+	f.x1 = s->n ? s->x[s->n - 1] : 1;
+	if (v->w0 >= 0 && v->w0 < f.x0)
+		f.x0 = (double)v->w0;
+	if (has_pr)
+		f.x1 += 1;
+	f.x0 -= 0.5;
+	f.x1 += 0.5;
+	for (size_t k = 0; k < s->n; k++)
+		range_add(&lo, &hi, s->y[k]);
+	range_add(&lo, &hi, v->base);
+	range_add(&lo, &hi, v->limit);
+	range_add(&lo, &hi, pr);
+	frame_y(&f, lo, hi, 5);
+
+	pg_buf_printf(o,
+		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		      "viewBox=\"0 0 %.0f %.0f\" font-family=\"" FONT "\" font-size=\"11\" "
+		      "role=\"img\" aria-label=\"",
+		      W, H, W, H);
+	pg_escape_html(o, m->label);
+	pg_buf_puts(o, " over main's runs\">\n");
+	pg_buf_printf(o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
+		      W, H);
+	/* the baseline window and the tolerance band, under everything */
+	if (v->w0 >= 0) {
+		double x0 = fx(&f, (double)v->w0 - 0.5), x1 = fx(&f, (double)v->w1 + 0.5);
+		pg_buf_printf(o,
+			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			      "fill=\"" COLOR_WINDOW "\"/>\n",
+			      x0, f.py1, x1 - x0, f.py0 - f.py1);
+		snprintf(label, sizeof(label), "baseline window: %zu run%s",
+			 v->bm ? v->bm->n_samples : 0, v->bm && v->bm->n_samples == 1 ? "" : "s");
+		svg_text(o, x0 + 4, f.py1 + 12, "start", "fill=\"#1e40af\"", label);
+	}
+	if (isfinite(v->limit) && v->w0 >= 0) {
+		double x0 = fx(&f, (double)v->w0 - 0.5), yb = fy(&f, v->base),
+		       yl = fy(&f, v->limit);
+		pg_buf_printf(o,
+			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			      "fill=\"%s\" fill-opacity=\"0.75\"/>\n",
+			      x0, yb < yl ? yb : yl, f.px1 - x0, fabs(yl - yb),
+			      v->rule.gate ? COLOR_BAND : COLOR_WARN);
+	}
+	/* grid and y ticks */
+	for (double y = f.y0; y <= f.y1 + f.step * 1e-9; y += f.step) {
+		char tl[32];
+		pg_tick_label(tl, sizeof(tl), y, f.step);
+		pg_buf_printf(o,
+			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			      "stroke=\"" COLOR_GRID "\"/>\n",
+			      f.px0, f.px1, fy(&f, y), fy(&f, y));
+		svg_text(o, f.px0 - 6, fy(&f, y) + 4, "end", "fill=\"" COLOR_AXIS "\"", tl);
+	}
+	snprintf(label, sizeof(label), "%s%s", m->unit[0] ? m->unit : "value",
+		 m->direction == PG_HIGHER_IS_BETTER ? " (higher is better)"
+						     : " (lower is better)");
+	svg_text(o, f.px0 - 60, f.py1 - 12, "start", "fill=\"" COLOR_AXIS "\"", label);
+	pg_buf_printf(o,
+		      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+		      "stroke=\"" COLOR_AXIS "\"/>\n",
+		      f.px0, f.px1, f.py0, f.py0);
+	/* x ticks: run numbers over the GPU's jobs, and their dates */
+	{
+		double span = f.x1 - f.x0;
+		long every = (long)ceil(span / 7);
+		if (every < 1)
+			every = 1;
+		for (long j = (long)ceil(f.x0); j <= (long)floor(f.x1); j++) {
+			if ((size_t)j >= t->a->n_jobs || j % every)
+				continue;
+			snprintf(label, sizeof(label), "#%ld", j + 1);
+			svg_text(o, fx(&f, (double)j), f.py0 + 14, "middle",
+				 "fill=\"" COLOR_AXIS "\"", label);
+			if (t->a->jobs[j].date) {
+				snprintf(label, sizeof(label), "%.10s", t->a->jobs[j].date);
+				svg_text(o, fx(&f, (double)j), f.py0 + 27, "middle",
+					 "fill=\"" COLOR_MUTED "\" font-size=\"10\"", label);
+			}
+		}
+		svg_text(o, (f.px0 + f.px1) / 2, H - 4, "middle", "fill=\"" COLOR_MUTED "\"",
+			 "recorded runs of main on this GPU, oldest to newest");
+	}
+	/* baseline and limit lines, labelled at the right */
+	if (isfinite(v->base) && v->w0 >= 0) {
+		double x0 = fx(&f, (double)v->w0 - 0.5);
+		pg_buf_printf(o,
+			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			      "stroke=\"" COLOR_AXIS "\" stroke-dasharray=\"5 3\"/>\n",
+			      x0, f.px1, fy(&f, v->base), fy(&f, v->base));
+		snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, v->base));
+		svg_text(o, f.px1 + 6, fy(&f, v->base) + 4, "start", "fill=\"" COLOR_AXIS "\"",
+			 label);
+	}
+	if (isfinite(v->limit) && v->w0 >= 0) {
+		double x0 = fx(&f, (double)v->w0 - 0.5);
+		double dy = fabs(fy(&f, v->limit) - fy(&f, v->base)) < 13
+				    ? (v->limit > v->base ? -9 : 9)
+				    : 0;
+		pg_buf_printf(o,
+			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			      "stroke=\"%s\" stroke-dasharray=\"2 2\"/>\n",
+			      x0, f.px1, fy(&f, v->limit), fy(&f, v->limit),
+			      v->rule.gate ? COLOR_WORSE : COLOR_CHANGE);
+		snprintf(label, sizeof(label), "%s beyond %s%.3g%%",
+			 v->rule.gate ? "fails" : "warns",
+			 m->direction == PG_HIGHER_IS_BETTER ? "−" : "+", v->tol * 100);
+		pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" fill=\"%s\">",
+			      f.px1 + 6, fy(&f, v->limit) + 4 + dy,
+			      v->rule.gate ? COLOR_WORSE : COLOR_CHANGE);
+		pg_escape_html(o, label);
+		pg_buf_puts(o, "</text>\n");
+	}
+	/* change points */
+	for (size_t c = 0; c < t->a->n_changes; c++) {
+		const struct pg_history_change *ch = &t->a->changes[c];
+		double x;
+		if (ch->metric != m || (ch->point != i && ch->point != PG_HISTORY_ALL))
+			continue;
+		x = fx(&f, (double)ch->job - 0.5);
+		if (x < f.px0 || x > f.px1)
+			continue;
+		pg_buf_reset(&tip);
+		change_text(&tip, t, ch);
+		pg_buf_printf(o,
+			      "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			      "stroke=\"" COLOR_CHANGE "\" stroke-width=\"2\"%s/>",
+			      x, x, f.py0, f.py1, ch->creep ? " stroke-dasharray=\"3 3\"" : "");
+		snprintf(label, sizeof(label), "%s %s%.1f%%", ch->creep ? "creep" : "step",
+			 (ch->shift > 0) == (m->direction == PG_HIGHER_IS_BETTER) ? "−" : "+",
+			 fabs(ch->shift) * 100);
+		pg_buf_printf(o,
+			      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" "
+			      "fill=\"" COLOR_CHANGE "\">",
+			      x + 3, f.py0 - 6);
+		pg_escape_html(o, label);
+		pg_buf_puts(o, "</text><title>");
+		pg_escape_html(o, tip.ptr);
+		pg_buf_puts(o, "</title></g>\n");
+	}
+	/* the runs: a line through all, a marker with its commit on the last */
+	if (s->n) {
+		pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
+			       "\" stroke-width=\"1.5\" points=\"");
+		for (size_t k = 0; k < s->n; k++)
+			pg_buf_printf(o, "%s%.1f,%.1f", k ? " " : "", fx(&f, s->x[k]),
+				      fy(&f, s->y[k]));
+		pg_buf_puts(o, "\"/>\n");
+	}
+	for (size_t k = recent; k < s->n; k++) {
+		const struct pg_history_rec *r = &t->hs[i].recs[s->rec[k]];
+		pg_buf_printf(o,
+			      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"" COLOR_RUN
+			      "\"><title>run #%.0f: %s",
+			      fx(&f, s->x[k]), fy(&f, s->y[k]), s->x[k] + 1, pg_fmt_g(a, s->y[k]));
+		if (r->commit) {
+			pg_buf_puts(o, " · ");
+			esc_prefix(o, r->commit, 12);
+		}
+		if (r->date) {
+			pg_buf_puts(o, " · ");
+			esc_prefix(o, r->date, 10);
+		}
+		pg_buf_puts(o, "</title></circle>\n");
+	}
+	/* the PR */
+	if (has_pr) {
+		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr);
+		const char *col = verdict_color(v->row->verdict);
+		diamond(o, x, y, 7, col);
+		pg_buf_puts(o, "<title>");
+		pg_escape_html(o, t->current_name);
+		pg_buf_printf(o, ": %s", pg_fmt_g(a, pr));
+		if (isfinite(v->row->change))
+			pg_buf_printf(o, " (%+.1f%%)", v->row->change * 100);
+		pg_buf_printf(o, ", %s</title></path>\n", pg_verdict_name(v->row->verdict));
+		/* its name above it (below when at the top): the value is in the
+		 * heading, and a label beside it would cover the runs */
+		pg_buf_printf(o,
+			      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
+			      "font-weight=\"bold\">",
+			      x, y - f.py1 < 24 ? y + 20 : y - 11, col);
+		pg_escape_html(o, t->current_name);
+		pg_buf_puts(o, "</text>\n");
+	}
+	if (!s->n)
+		svg_text(o, (f.px0 + f.px1) / 2, (f.py0 + f.py1) / 2, "middle",
+			 "fill=\"" COLOR_MUTED "\"", "no recorded runs");
+	pg_buf_puts(o, "</svg>\n");
+	pg_buf_release(&tip);
+}
+
+/* A sparkline of the last SPARK_RUNS runs, the window and band, the PR. */
+static void sparkline(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
+		      const struct pg_metric *m, const struct series *s, const struct view *v)
+{
+	const double W = 170, H = 34;
+	size_t from = s->n > SPARK_RUNS ? s->n - SPARK_RUNS : 0;
+	struct frame f = { 0 };
+	double lo = INFINITY, hi = -INFINITY, pr = v->row ? v->row->current : NAN;
+	bool has_pr = isfinite(pr);
+
+	if (!s->n)
+		return;
+	f.px0 = 2;
+	f.px1 = W - 8;
+	f.py0 = H - 3;
+	f.py1 = 3;
+	f.x0 = s->x[from] - 0.5;
+	f.x1 = s->x[s->n - 1] + (has_pr ? 1.5 : 0.5);
+	for (size_t k = from; k < s->n; k++)
+		range_add(&lo, &hi, s->y[k]);
+	range_add(&lo, &hi, v->limit);
+	range_add(&lo, &hi, pr);
+	frame_y(&f, lo, hi, 2);
+	pg_buf_printf(o,
+		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		      "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"trend\">",
+		      W, H, W, H);
+	if (v->w0 >= 0) {
+		double x0 = fx(&f, fmax((double)v->w0, s->x[from]) - 0.5),
+		       x1 = fx(&f, (double)v->w1 + 0.5);
+		if (x1 > x0)
+			pg_buf_printf(o,
+				      "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"%.0f\" "
+				      "fill=\"" COLOR_WINDOW "\"/>",
+				      x0, x1 - x0, H);
+		if (isfinite(v->limit)) {
+			double yb = fy(&f, v->base), yl = fy(&f, v->limit);
+			pg_buf_printf(o,
+				      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				      "fill=\"%s\"/>",
+				      x0, yb < yl ? yb : yl, f.px1 - x0, fmax(fabs(yl - yb), 1),
+				      v->rule.gate ? COLOR_BAND : COLOR_WARN);
+			pg_buf_printf(o,
+				      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+				      "stroke=\"%s\" stroke-dasharray=\"2 2\"/>",
+				      x0, f.px1, yl, yl, v->rule.gate ? COLOR_WORSE : COLOR_CHANGE);
+		}
+	}
+	for (size_t c = 0; c < t->a->n_changes; c++) {
+		const struct pg_history_change *ch = &t->a->changes[c];
+		double x;
+		if (ch->metric != m || ch->creep || ch->point != i || (double)ch->job < s->x[from])
+			continue;
+		x = fx(&f, (double)ch->job - 0.5);
+		pg_buf_printf(o,
+			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" "
+			      "stroke=\"" COLOR_CHANGE "\" stroke-width=\"1.5\"/>",
+			      x, x, H);
+	}
+	pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
+		       "\" stroke-width=\"1.2\" points=\"");
+	for (size_t k = from; k < s->n; k++)
+		pg_buf_printf(o, "%s%.1f,%.1f", k > from ? " " : "", fx(&f, s->x[k]),
+			      fy(&f, s->y[k]));
+	pg_buf_puts(o, "\"/>");
+	if (has_pr) {
+		diamond(o, fx(&f, f.x1 - 0.5), fy(&f, pr), 4.5, verdict_color(v->row->verdict));
+		pg_buf_puts(o, "</path>");
+	} else {
+		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"" COLOR_RUN "\"/>",
+			      fx(&f, s->x[s->n - 1]), fy(&f, s->y[s->n - 1]));
+	}
+	pg_buf_puts(o, "</svg>");
+}
+
+/* ------------------------------------------------------------------ */
+/* The order of interest                                               */
+
+/* 3: the PR regressed it; 2: its last run is beyond the tolerance of a
+ * gated metric; 1: a change point within its window; 0: nothing. */
+static int interest(const struct pg_trends_gpu *t, size_t i)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	enum pg_suite_kind suite = point_suite(&t->hs[i]);
+	int score = 0;
+	long recent = (long)t->a->n_jobs - (t->policy->history_window > 0
+						    ? (long)t->policy->history_window
+						    : PG_DEFAULT_HISTORY_WINDOW);
+
+	for (size_t m = 0; m < nm; m++) {
+		struct view v;
+		if (!charted(&all[m], suite))
+			continue;
+		view_get(&v, t, i, &all[m]);
+		if (v.row &&
+		    (v.row->outcome == PG_OUTCOME_FAIL || v.row->verdict == PG_VERDICT_REGRESSED))
+			return 3;
+		if (v.rule.gate && isfinite(v.limit) && score < 2) {
+			const struct pg_history *h = &t->hs[i];
+			for (size_t k = h->n; k-- > 0;) {
+				double x;
+				if (t->a->rec_job[i][k] < 0)
+					continue;
+				x = pg_history_rec_value(&h->recs[k], &all[m]);
+				if (isfinite(x)) {
+					if (beyond(&all[m], x, v.limit))
+						score = 2;
+					break;
+				}
+			}
+		}
+	}
+	for (size_t c = 0; score < 1 && c < t->a->n_changes; c++)
+		if (t->a->changes[c].point == i && (long)t->a->changes[c].job >= recent)
+			score = 1;
+	return score;
+}
+
+struct scored {
+	size_t i;
+	int score;
+};
+
+static int cmp_scored(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+	if (x->score != y->score)
+		return y->score - x->score;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+struct named {
+	const char *name;
+	size_t i;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
+{
+	struct scored *sc = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sc));
+	struct named *sorted = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sorted));
+	bool *dup = pg_xcalloc(t->n ? t->n : 1, sizeof(bool));
+
+	if (!t->current_name)
+		t->current_name = "this PR";
+	/* the comparison's rows bisect by (point, metric) when in that order */
+	if (t->cmp && !rows_sorted(t->cmp))
+		t->cmp = NULL;
+	t->files = pg_xcalloc(t->n ? t->n : 1, sizeof(char *));
+	for (size_t i = 0; i < t->n; i++) {
+		char *stem = pg_chart_stem(t->hs[i].point);
+		struct pg_buf b = PG_BUF_INIT;
+		pg_buf_printf(&b, "p/%s.html", stem);
+		t->files[i] = pg_buf_detach(&b);
+		free(stem);
+	}
+	/* names that differ only in bytes a file name cannot hold: the first
+	 * keeps the file name, the others get their index */
+	for (size_t i = 0; i < t->n; i++)
+		sorted[i] = (struct named){ t->files[i], i };
+	qsort(sorted, t->n, sizeof(*sorted), cmp_named);
+	for (size_t k = 1; k < t->n; k++)
+		dup[sorted[k].i] = !strcmp(sorted[k - 1].name, sorted[k].name);
+	for (size_t i = 0; i < t->n; i++) {
+		struct pg_buf b = PG_BUF_INIT;
+		if (!dup[i])
+			continue;
+		pg_buf_add(&b, t->files[i], strlen(t->files[i]) - strlen(".html"));
+		pg_buf_printf(&b, "-%zu.html", i);
+		free(t->files[i]);
+		t->files[i] = pg_buf_detach(&b);
+	}
+	free(sorted);
+	free(dup);
+	t->n_flagged = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		sc[i] = (struct scored){ i, interest(t, i) };
+		t->n_flagged += sc[i].score > 0;
+	}
+	qsort(sc, t->n, sizeof(*sc), cmp_scored);
+	t->order = pg_xmalloc((t->n ? t->n : 1) * sizeof(size_t));
+	for (size_t i = 0; i < t->n; i++)
+		t->order[i] = sc[i].i;
+	free(sc);
+}
+
+void pg_trends_gpu_release(struct pg_trends_gpu *t)
+{
+	for (size_t i = 0; t->files && i < t->n; i++)
+		free(t->files[i]);
+	free(t->files);
+	free(t->order);
+	t->files = NULL;
+	t->order = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pages                                                               */
+
+static void legend(struct pg_buf *o, bool pr, const char *current_name)
+{
+	pg_buf_puts(o, "<p class=\"legend muted\">"
+		       "<span><span class=\"sw\" style=\"background:" COLOR_RUN
+		       ";height:3px\"></span>runs of main (each a job's median)</span>"
+		       "<span><span class=\"sw\" style=\"background:" COLOR_WINDOW
+		       "\"></span>the gate's baseline window</span>"
+		       "<span><span class=\"sw\" style=\"background:" COLOR_BAND
+		       "\"></span>tolerance: beyond it a gated metric fails</span>"
+		       "<span><span class=\"sw\" style=\"background:" COLOR_WARN
+		       "\"></span>tolerance of a warn-only metric</span>"
+		       "<span><span class=\"sw\" style=\"background:" COLOR_CHANGE
+		       ";width:3px\"></span>change point</span>");
+	if (pr) {
+		pg_buf_puts(o, "<span>◆ ");
+		pg_escape_html(o, current_name);
+		pg_buf_puts(o, " (red: regressed, green: improved)</span>");
+	}
+	pg_buf_puts(o, "</p>\n");
+}
+
+static void summary_line(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	pg_buf_printf(o, "<p>%zu test point%s, %zu recorded run%s", t->n, t->n == 1 ? "" : "s",
+		      t->a->n_jobs, t->a->n_jobs == 1 ? "" : "s");
+	if (t->a->n_jobs && t->a->jobs[0].date && t->a->jobs[t->a->n_jobs - 1].date) {
+		pg_buf_puts(o, " from ");
+		esc_prefix(o, t->a->jobs[0].date, 10);
+		pg_buf_puts(o, " to ");
+		esc_prefix(o, t->a->jobs[t->a->n_jobs - 1].date, 10);
+	}
+	if (t->a->n_jobs && t->a->jobs[t->a->n_jobs - 1].commit) {
+		pg_buf_puts(o, ", last at <code>");
+		pg_escape_html(o, t->a->jobs[t->a->n_jobs - 1].commit);
+		pg_buf_puts(o, "</code>");
+	}
+	pg_buf_puts(o, ".");
+	if (t->source) {
+		pg_buf_puts(o, " <span class=\"muted\">From ");
+		pg_escape_html(o, t->source);
+		pg_buf_puts(o, ".</span>");
+	}
+	pg_buf_puts(o, "</p>\n");
+}
+
+static void point_link(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
+{
+	pg_buf_puts(o, "<a href=\"");
+	pg_escape_html(o, t->files[i]);
+	pg_buf_puts(o, "\">");
+	pg_escape_html(o, t->hs[i].point);
+	pg_buf_puts(o, "</a>");
+}
+
+/* "1234 (+5.1%)" of the last run (or the PR) against the baseline. */
+static void value_cell(struct pg_buf *o, const struct pg_metric *m, const struct series *s,
+		       const struct view *v)
+{
+	char a[PG_FMT_DOUBLE_SIZE], c[32];
+	double x = v->row && isfinite(v->row->current) ? v->row->current
+		   : s->n                              ? s->y[s->n - 1]
+						       : NAN;
+	bool bad = v->rule.gate && beyond(m, x, v->limit);
+
+	pg_buf_printf(o, "<td class=\"num%s\">", bad ? " bad" : "");
+	if (isfinite(x)) {
+		pg_buf_puts(o, pg_fmt_g(a, x));
+		if (isfinite(v->base) && v->base != 0) {
+			pct(c, sizeof(c), x / v->base - 1);
+			pg_buf_printf(o, "<br><span class=\"muted\">%s</span>", c);
+		}
+	}
+	pg_buf_puts(o, "</td>");
+}
+
+static void changes_table(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	size_t *idx = pg_xmalloc((t->a->n_changes ? t->a->n_changes : 1) * sizeof(size_t)), k = 0;
+	struct pg_buf tx = PG_BUF_INIT;
+
+	/* worse changes of metrics that can fail first, the latest first */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t c = t->a->n_changes; c-- > 0;) {
+			const struct pg_history_change *ch = &t->a->changes[c];
+			struct pg_rule r;
+			bool first;
+			pg_policy_rule(t->policy,
+				       ch->point == PG_HISTORY_ALL ? NULL : t->hs[ch->point].point,
+				       ch->point == PG_HISTORY_ALL ? NULL
+								   : point_test(&t->hs[ch->point]),
+				       ch->metric, &r);
+			first = ch->shift > 0 && can_fail(&r);
+			if (first == (pass == 0))
+				idx[k++] = c;
+		}
+	pg_buf_printf(o, "<h2>Change points (%zu)</h2>\n", t->a->n_changes);
+	if (!t->a->n_changes) {
+		pg_buf_puts(o, "<p class=\"muted\">None: no step or slow creep of at least half a "
+			       "metric's tolerance (p &lt; 0.001, 3 runs or more on each "
+			       "side).</p>\n");
+		goto done;
+	}
+	pg_buf_puts(o, "<table><tr><th>point</th><th>metric</th><th>change</th></tr>\n");
+	for (size_t r = 0; r < k && r < PG_TRENDS_OVERVIEW_CHANGES; r++) {
+		const struct pg_history_change *ch = &t->a->changes[idx[r]];
+		pg_buf_puts(o, "<tr><td>");
+		if (ch->point == PG_HISTORY_ALL)
+			pg_buf_puts(o, "<em>every point</em>");
+		else
+			point_link(o, t, ch->point);
+		pg_buf_puts(o, "</td><td>");
+		metric_title(o, ch->metric);
+		pg_buf_printf(o, "</td><td%s>", ch->shift > 0 ? " class=\"bad\"" : "");
+		pg_buf_reset(&tx);
+		change_text(&tx, t, ch);
+		pg_escape_html(o, tx.ptr);
+		pg_buf_puts(o, "</td></tr>\n");
+	}
+	pg_buf_puts(o, "</table>\n");
+	if (k > PG_TRENDS_OVERVIEW_CHANGES)
+		pg_buf_printf(o, "<p class=\"muted\">%zu more: see each point's page.</p>\n",
+			      k - PG_TRENDS_OVERVIEW_CHANGES);
+done:
+	pg_buf_release(&tx);
+	free(idx);
+}
+
+void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	static const enum pg_suite_kind suites[] = { PG_SUITE_SERVING, PG_SUITE_LATENCY,
+						     PG_SUITE_THROUGHPUT };
+	size_t nm, shown = 0;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	struct pg_buf title = PG_BUF_INIT;
+
+	pg_buf_printf(&title, "%s: perfgate trends", t->gpu);
+	page_open(o, title.ptr, "../", NULL, NULL);
+	pg_buf_puts(o, "<h1>");
+	pg_escape_html(o, t->gpu);
+	pg_buf_puts(o, "</h1>\n");
+	summary_line(o, t);
+	if (t->cmp) {
+		pg_buf_puts(o, "<p>With <b>");
+		pg_escape_html(o, t->current_name);
+		pg_buf_puts(o, "</b>: ");
+		{
+			struct pg_buf h = PG_BUF_INIT;
+			size_t k = 0;
+			pg_comparison_headline(&h, t->cmp);
+			/* markdown's bold marks, which HTML would show as they are */
+			for (size_t c = 0; c < h.len; c++)
+				if (h.ptr[c] != '*')
+					h.ptr[k++] = h.ptr[c];
+			pg_buf_truncate(&h, k);
+			pg_escape_html(o, h.ptr);
+			pg_buf_release(&h);
+		}
+		pg_buf_puts(o, "</p>\n");
+	}
+	legend(o, t->cmp != NULL, t->current_name);
+	pg_buf_printf(
+		o,
+		"<h2>Test points</h2>\n<p class=\"muted\">The gated metrics of each point over "
+		"its last %d runs; points that need a look first (%zu), then by name. "
+		"Under each value its change from the baseline. ",
+		SPARK_RUNS, t->n_flagged);
+	if (t->n > PG_TRENDS_OVERVIEW_ROWS)
+		pg_buf_printf(o, "The first %d of %zu points; ", PG_TRENDS_OVERVIEW_ROWS, t->n);
+	pg_buf_puts(o, "<a href=\"points.html\">every point</a>.</p>\n");
+	for (size_t si = 0; si < sizeof(suites) / sizeof(suites[0]); si++) {
+		bool any = false;
+		for (size_t r = 0; r < t->n && !any; r++)
+			any = point_suite(&t->hs[t->order[r]]) == suites[si];
+		if (!any || shown >= PG_TRENDS_OVERVIEW_ROWS)
+			continue;
+		pg_buf_printf(o, "<h3>%s</h3>\n<table><tr><th>point</th><th>runs</th>",
+			      pg_suite_kind_name(suites[si]));
+		for (size_t m = 0; m < nm; m++)
+			if (charted(&all[m], suites[si]) && all[m].gated) {
+				pg_buf_puts(o, "<th colspan=\"2\">");
+				metric_title(o, &all[m]);
+				pg_buf_puts(o, "</th>");
+			}
+		pg_buf_puts(o, "</tr>\n");
+		for (size_t r = 0; r < t->n && shown < PG_TRENDS_OVERVIEW_ROWS; r++) {
+			size_t i = t->order[r];
+			const struct pg_base_point *bp;
+			if (point_suite(&t->hs[i]) != suites[si])
+				continue;
+			shown++;
+			bp = pg_baseline_find(t->base, t->hs[i].point);
+			pg_buf_puts(o, "<tr><td>");
+			point_link(o, t, i);
+			pg_buf_printf(o, "</td><td class=\"num\">%zu", t->hs[i].n);
+			if (bp && bp->insufficient)
+				pg_buf_puts(o, "<br><span class=\"muted\">too few</span>");
+			pg_buf_puts(o, "</td>");
+			for (size_t m = 0; m < nm; m++) {
+				struct series s = { 0 };
+				struct view v;
+				if (!charted(&all[m], suites[si]) || !all[m].gated)
+					continue;
+				series_get(&s, t, i, &all[m]);
+				view_get(&v, t, i, &all[m]);
+				pg_buf_puts(o, "<td class=\"spark\">");
+				sparkline(o, t, i, &all[m], &s, &v);
+				pg_buf_puts(o, "</td>");
+				value_cell(o, &all[m], &s, &v);
+				series_release(&s);
+			}
+			pg_buf_puts(o, "</tr>\n");
+		}
+		pg_buf_puts(o, "</table>\n");
+	}
+	changes_table(o, t);
+	page_close(o);
+	pg_buf_release(&title);
+}
+
+void pg_trends_points(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	struct pg_buf title = PG_BUF_INIT;
+
+	pg_buf_printf(&title, "%s: every test point", t->gpu);
+	page_open(o, title.ptr, "../", t->gpu, "index.html");
+	pg_buf_puts(o, "<h1>");
+	pg_escape_html(o, title.ptr);
+	pg_buf_puts(o, "</h1>\n");
+	summary_line(o, t);
+	pg_buf_puts(o, "<table><tr><th>point</th><th>suite</th><th>runs</th><th>last "
+		       "run</th><th>baseline</th></tr>\n");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct pg_history *h = &t->hs[i];
+		const struct pg_base_point *bp = pg_baseline_find(t->base, h->point);
+		pg_buf_puts(o, "<tr><td>");
+		point_link(o, t, i);
+		pg_buf_printf(o, "</td><td>%s</td><td class=\"num\">%zu</td><td>",
+			      pg_suite_kind_name(point_suite(h)), h->n);
+		if (h->n && h->recs[h->n - 1].date)
+			esc_prefix(o, h->recs[h->n - 1].date, 10);
+		pg_buf_puts(o, "</td><td>");
+		if (bp)
+			pg_escape_html(o, bp->insufficient ? bp->insufficient : bp->source);
+		pg_buf_puts(o, "</td></tr>\n");
+	}
+	pg_buf_puts(o, "</table>\n");
+	page_close(o);
+	pg_buf_release(&title);
+}
+
+/* The last runs of point i: date, commit, build, each charted metric. */
+static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
+		       const struct pg_metric *const *ms, size_t n_ms)
+{
+	const struct pg_history *h = &t->hs[i];
+	size_t first = h->n > PG_TRENDS_RECENT_RUNS ? h->n - PG_TRENDS_RECENT_RUNS : 0;
+	char a[PG_FMT_DOUBLE_SIZE];
+
+	pg_buf_printf(o,
+		      "<h2>The last %zu runs</h2>\n<table><tr><th>run</th><th>date</th>"
+		      "<th>commit</th><th>build</th>",
+		      h->n - first);
+	for (size_t m = 0; m < n_ms; m++) {
+		pg_buf_puts(o, "<th>");
+		metric_title(o, ms[m]);
+		pg_buf_puts(o, "</th>");
+	}
+	pg_buf_puts(o, "</tr>\n");
+	for (size_t k = h->n; k-- > first;) {
+		const struct pg_history_rec *r = &h->recs[k];
+		long j = t->a->rec_job[i][k];
+		if (j >= 0)
+			pg_buf_printf(o, "<tr><td class=\"num\">#%ld</td><td>", j + 1);
+		else
+			pg_buf_puts(o, "<tr><td class=\"muted\">not used</td><td>");
+		if (r->date)
+			esc_prefix(o, r->date, 10);
+		pg_buf_puts(o, "</td><td><code>");
+		if (r->commit)
+			esc_prefix(o, r->commit, 12);
+		pg_buf_puts(o, "</code></td><td>");
+		if (r->build_url)
+			build_link(o, r->build_url, "build");
+		pg_buf_puts(o, "</td>");
+		for (size_t m = 0; m < n_ms; m++) {
+			double x = r->suite == ms[m]->suite ? pg_history_rec_value(r, ms[m]) : NAN;
+			pg_buf_printf(o, "<td class=\"num\">%s</td>",
+				      isfinite(x) ? pg_fmt_g(a, x) : "");
+		}
+		pg_buf_puts(o, "</tr>\n");
+	}
+	pg_buf_puts(o, "</table>\n");
+}
+
+void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
+{
+	const struct pg_history *h = &t->hs[i];
+	enum pg_suite_kind suite = point_suite(h);
+	size_t nm, n_ms = 0;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	const struct pg_metric **ms = pg_xmalloc(nm * sizeof(*ms));
+	const struct pg_base_point *bp = pg_baseline_find(t->base, h->point);
+	struct pg_buf title = PG_BUF_INIT;
+	char a[PG_FMT_DOUBLE_SIZE], b[PG_FMT_DOUBLE_SIZE];
+
+	/* the metrics that can fail, gated ones first */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t m = 0; m < nm; m++) {
+			struct pg_rule r;
+			if (!charted(&all[m], suite))
+				continue;
+			pg_policy_rule(t->policy, h->point, point_test(h), &all[m], &r);
+			if (pass == 0 ? r.gate : !r.gate && can_fail(&r)) {
+				/* only what the point measured (or the PR did) */
+				bool has = t->cmp && find_row(t->cmp, h->point, &all[m]) &&
+					   isfinite(find_row(t->cmp, h->point, &all[m])->current);
+				for (size_t k = h->n; !has && k-- > 0;)
+					has = h->recs[k].suite == all[m].suite &&
+					      !isnan(pg_history_rec_value(&h->recs[k], &all[m]));
+				if (has)
+					ms[n_ms++] = &all[m];
+			}
+		}
+	pg_buf_printf(&title, "%s on %s: perfgate trends", h->point, t->gpu);
+	page_open(o, title.ptr, "../../", t->gpu, "../index.html");
+	pg_buf_puts(o, "<h1>");
+	pg_escape_html(o, h->point);
+	pg_buf_puts(o, "</h1>\n<p>");
+	pg_escape_html(o, t->gpu);
+	pg_buf_printf(o, ", %s", pg_suite_kind_name(suite));
+	if (h->n && h->recs[h->n - 1].test) {
+		pg_buf_puts(o, ", test <code>");
+		pg_escape_html(o, h->recs[h->n - 1].test);
+		pg_buf_puts(o, "</code>");
+	}
+	if (h->n && isfinite(h->recs[h->n - 1].qps))
+		pg_buf_printf(o, ", QPS %s", pg_fmt_g(a, h->recs[h->n - 1].qps));
+	if (h->n && h->recs[h->n - 1].max_concurrency > 0)
+		pg_buf_printf(o, ", max concurrency %ld", h->recs[h->n - 1].max_concurrency);
+	pg_buf_printf(o, "; %zu recorded run%s.</p>\n", h->n, h->n == 1 ? "" : "s");
+	if (bp) {
+		pg_buf_puts(o, "<p>The gate's baseline now: ");
+		pg_escape_html(o, bp->source);
+		pg_buf_puts(o, bp->insufficient ? "; <b>" : ".");
+		if (bp->insufficient) {
+			pg_escape_html(o, bp->insufficient);
+			pg_buf_puts(o, "</b>: the gate cannot judge it yet.");
+		}
+		pg_buf_puts(o, "</p>\n");
+	}
+	legend(o, t->cmp != NULL, t->current_name);
+	for (size_t m = 0; m < n_ms; m++) {
+		struct series s = { 0 };
+		struct view v;
+		series_get(&s, t, i, ms[m]);
+		view_get(&v, t, i, ms[m]);
+		pg_buf_puts(o, "<h3>");
+		metric_title(o, ms[m]);
+		pg_buf_printf(o, " <span class=\"muted\">%s", v.rule.gate ? "gates" : "warns only");
+		if (isfinite(v.base))
+			pg_buf_printf(o, "; baseline %s over %zu run%s, tolerance %.3g%%",
+				      pg_fmt_g(a, v.base), v.bm ? v.bm->n_samples : 0,
+				      v.bm && v.bm->n_samples == 1 ? "" : "s", v.tol * 100);
+		if (v.tol > v.rule.tolerance)
+			pg_buf_printf(o, " (widened from %.3g%% by measured noise)",
+				      v.rule.tolerance * 100);
+		if (!v.rule.gate && v.rule.escalate > 0)
+			pg_buf_printf(o, "; fails beyond %.3g%%", v.rule.escalate * 100);
+		if (v.row && isfinite(v.row->current)) {
+			pg_buf_puts(o, "</span>; ");
+			pg_escape_html(o, t->current_name);
+			pg_buf_printf(o, " <b style=\"color:%s\">%s", verdict_color(v.row->verdict),
+				      pg_fmt_g(b, v.row->current));
+			if (isfinite(v.row->change))
+				pg_buf_printf(o, " (%+.1f%%)", v.row->change * 100);
+			pg_buf_printf(o, ", %s</b>", pg_verdict_name(v.row->verdict));
+		} else {
+			pg_buf_puts(o, "</span>");
+		}
+		pg_buf_puts(o, "</h3>\n");
+		chart(o, t, i, ms[m], &s, &v);
+		series_release(&s);
+	}
+	runs_table(o, t, i, ms, n_ms);
+	page_close(o);
+	pg_buf_release(&title);
+	free(ms);
+}
+
+void pg_trends_index(struct pg_buf *o, const struct pg_trends_entry *v, size_t n,
+		     const char *source)
+{
+	page_open(o, "perfgate trends", "", NULL, NULL);
+	pg_buf_puts(o, "<h1>perfgate trends</h1>\n<p>The recorded runs of main per GPU");
+	if (source) {
+		pg_buf_puts(o, " <span class=\"muted\">(");
+		pg_escape_html(o, source);
+		pg_buf_puts(o, ")</span>");
+	}
+	pg_buf_puts(o, ".</p>\n");
+	if (!n) {
+		pg_buf_puts(o, "<p>No recorded runs.</p>\n");
+		page_close(o);
+		return;
+	}
+	pg_buf_puts(o, "<table><tr><th>GPU</th><th>test points</th><th>runs</th><th>from</th>"
+		       "<th>to</th><th>need a look</th></tr>\n");
+	for (size_t k = 0; k < n; k++) {
+		pg_buf_puts(o, "<tr><td><a href=\"");
+		pg_escape_html(o, v[k].dir);
+		pg_buf_puts(o, "/index.html\">");
+		pg_escape_html(o, v[k].gpu);
+		pg_buf_printf(o,
+			      "</a></td><td class=\"num\">%zu</td><td class=\"num\">%zu</td><td>",
+			      v[k].points, v[k].jobs);
+		if (v[k].first_date)
+			esc_prefix(o, v[k].first_date, 10);
+		pg_buf_puts(o, "</td><td>");
+		if (v[k].last_date)
+			esc_prefix(o, v[k].last_date, 10);
+		pg_buf_printf(o, "</td><td class=\"num%s\">%zu</td></tr>\n",
+			      v[k].flagged ? " bad" : "", v[k].flagged);
+	}
+	pg_buf_puts(o, "</table>\n");
+	page_close(o);
+}

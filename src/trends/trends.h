@@ -1,0 +1,75 @@
+#ifndef PERFGATE_TRENDS_TRENDS_H
+#define PERFGATE_TRENDS_TRENDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "baseline/history.h"
+#include "gate/compare.h"
+
+struct pg_buf;
+
+/*
+ * The trend site (perfgate trends, docs/trends.md): the history in git of
+ * one GPU as HTML pages with inline SVG, readable with no script and no
+ * network. Pure: the caller reads the history, analyses it and builds the
+ * gate's baseline from it (trends_io.c); this module only draws.
+ *
+ *   overview  one row per test point, a sparkline per gated metric, most
+ *             interesting first (the PR's regressions, a last run beyond
+ *             the tolerance, a recent change point), at most
+ *             PG_TRENDS_OVERVIEW_ROWS rows; the change points of the GPU
+ *   points    every test point, one line each (any number of points)
+ *   point     a chart per metric that can fail: every recorded run of
+ *             main, the gate's baseline window and tolerance band, the
+ *             change points, the PR's value; the last runs as a table
+ *             with their commits and builds
+ *
+ * Every name is escaped (test names come from users); file names are
+ * pg_chart_stem()s, made unique.
+ */
+
+/* Rows with sparklines on an overview page: a GPU of 10,000 points keeps
+ * its overview under 2 MB; the points page lists them all. */
+#define PG_TRENDS_OVERVIEW_ROWS 300
+/* Change points listed on an overview page (worse first). */
+#define PG_TRENDS_OVERVIEW_CHANGES 100
+/* Runs of a point page drawn with a tooltip and listed in its table. */
+#define PG_TRENDS_RECENT_RUNS 50
+
+struct pg_trends_gpu {
+	const char *gpu;    /* the GPU key */
+	const char *source; /* "refs/perfgate/history at 1a2b3c4d5e6f" */
+	const struct pg_history *hs;
+	size_t n;
+	const struct pg_history_analysis *a; /* of every job of hs (pg_history_analyse) */
+	const struct pg_baseline *base;      /* pg_history_baseline_build(hs): the windows */
+	const struct pg_policy *policy;
+	const struct pg_comparison *cmp; /* the PR's run against base, or NULL */
+	const char *current_name;        /* legend for the PR's point: "this PR" */
+	/* filled by pg_trends_gpu_prepare, freed by pg_trends_gpu_release */
+	char **files;  /* per point: "p/<stem>.html" */
+	size_t *order; /* overview order: most interesting first */
+	size_t n_flagged;
+};
+
+/* File names and the overview order. */
+void pg_trends_gpu_prepare(struct pg_trends_gpu *t);
+void pg_trends_gpu_release(struct pg_trends_gpu *t);
+
+/* <gpu>/index.html, <gpu>/points.html, <gpu>/<files[i]> */
+void pg_trends_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
+void pg_trends_points(struct pg_buf *out, const struct pg_trends_gpu *t);
+void pg_trends_point(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i);
+
+/* The site's front page: one line per GPU. */
+struct pg_trends_entry {
+	const char *gpu;
+	const char *dir; /* its directory (a stem) */
+	size_t points, jobs, flagged;
+	const char *first_date, *last_date; /* or NULL */
+};
+void pg_trends_index(struct pg_buf *out, const struct pg_trends_entry *v, size_t n,
+		     const char *source);
+
+#endif

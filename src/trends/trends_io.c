@@ -1,0 +1,209 @@
+#include "trends/trends_io.h"
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/strutil.h"
+#include "baseline/history.h"
+#include "baseline/history_io.h"
+#include "baseline/thresholds_io.h"
+#include "report/charts.h"
+#include "sys/fsutil.h"
+#include "trends/trends.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A page: written plainly, not atomically (a site is regenerated whole;
+ * 10,000 fsyncs would cost more than the rendering). */
+static int write_page(const char *dir, const char *name, const struct pg_buf *b,
+		      struct pg_trends_written *w, struct pg_error *err)
+{
+	char *path = pg_path_join(dir, name);
+	FILE *f = fopen(path, "wb");
+	int rc = 0;
+
+	if (!f || fwrite(b->ptr, 1, b->len, f) != b->len || fclose(f)) {
+		rc = pg_error_set(err, PG_EINFRA, "%s: %s", path, strerror(errno));
+		if (f)
+			fclose(f);
+	}
+	free(path);
+	w->pages++;
+	w->bytes += b->len;
+	return rc;
+}
+
+/* The policy for gpu: its thresholds file's, else the defaults (as
+ * perfgate baseline history reads it). */
+static int load_policy(struct pg_policy *policy, const char *thresholds, const char *gpu,
+		       struct pg_error *err)
+{
+	struct pg_baseline ignored = PG_BASELINE_INIT;
+	char *path = pg_thresholds_path(thresholds ? thresholds : "thresholds", gpu);
+	int rc = pg_thresholds_load(path, policy, &ignored, err);
+
+	pg_baseline_release(&ignored);
+	free(path);
+	if (rc == PG_ENOTFOUND) {
+		pg_error_clear(err);
+		pg_policy_release(policy);
+		pg_policy_init(policy);
+		rc = 0;
+	}
+	return rc;
+}
+
+static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const char *dir_name,
+		      struct pg_trends_entry *entry, struct pg_trends_written *w,
+		      struct pg_error *err)
+{
+	struct pg_history *hs = NULL;
+	size_t n = 0;
+	struct pg_policy policy;
+	struct pg_history_analysis an = { 0 };
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison cmp = PG_COMPARISON_INIT;
+	struct pg_trends_gpu t = { 0 };
+	struct pg_buf page = PG_BUF_INIT, src = PG_BUF_INIT;
+	char *dir = pg_path_join(o->out_dir, dir_name), *pdir = pg_path_join(dir, "p");
+	bool with_current = o->current && o->current_gpu && !strcmp(o->current_gpu, gpu);
+	size_t last;
+	int rc;
+
+	pg_policy_init(&policy);
+	if ((rc = load_policy(&policy, o->thresholds, gpu, err)) ||
+	    (rc = pg_history_read(
+		     &hs, &n, gpu, NULL,
+		     &(struct pg_history_opts){ .repo = o->repo,
+						.ref = o->ref,
+						.slim = true,
+						/* with a run to compare, every metric the
+					   * gate compares */
+						.slim_policy = with_current ? NULL : &policy },
+		     err)) ||
+	    (rc = pg_mkdir_p(pdir, err)))
+		goto done;
+	/* the change points (steps and creep) of the last runs, over the
+	 * span the gate looks at by default (its change-point search grows
+	 * with the square of the runs); the gate's windows as it builds them
+	 * for a run of main's tip */
+	last = o->last >= 0 ? (size_t)o->last
+			    : 3 * (size_t)(policy.history_window > 0 ? policy.history_window : 1);
+	pg_history_analyse(&an, hs, n, NULL, &policy, last, true);
+	base.gpu = pg_xstrdup(gpu);
+	base.kind = pg_xstrdup("git");
+	pg_history_baseline_build(&base, hs, n, NULL, &policy);
+	pg_baseline_sort(&base);
+	pg_buf_printf(&src, "%s%s%s", o->repo ? o->repo : "", o->repo ? " " : "",
+		      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF);
+	base.source = pg_xstrdup(src.ptr);
+	if (with_current) {
+		pg_compare(&cmp, &policy, &base, o->current, o->n_current, NULL, 0,
+			   &(struct pg_compare_opts){ .allow_missing = true });
+		for (size_t r = 0; r < cmp.n; r++)
+			if (cmp.rows[r].metric && cmp.rows[r].metric->gated &&
+			    pg_baseline_find(&base, cmp.rows[r].point))
+				w->current_drawn++;
+	}
+	t = (struct pg_trends_gpu){ .gpu = gpu,
+				    .source = src.ptr,
+				    .hs = hs,
+				    .n = n,
+				    .a = &an,
+				    .base = &base,
+				    .policy = &policy,
+				    .cmp = with_current ? &cmp : NULL,
+				    .current_name = o->current_name };
+	pg_trends_gpu_prepare(&t);
+	pg_trends_overview(&page, &t);
+	if (page.len > w->overview_max)
+		w->overview_max = page.len;
+	if ((rc = write_page(dir, "index.html", &page, w, err)))
+		goto done;
+	pg_buf_reset(&page);
+	pg_trends_points(&page, &t);
+	if ((rc = write_page(dir, "points.html", &page, w, err)))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		pg_buf_reset(&page);
+		pg_trends_point(&page, &t, i);
+		if ((rc = write_page(dir, t.files[i], &page, w, err)))
+			goto done;
+	}
+	w->gpus++;
+	w->points += n;
+	entry->points = n;
+	entry->jobs = an.n_jobs;
+	entry->flagged = t.n_flagged;
+	entry->first_date = an.n_jobs && an.jobs[0].date ? pg_xstrdup(an.jobs[0].date) : NULL;
+	entry->last_date = an.n_jobs && an.jobs[an.n_jobs - 1].date
+				   ? pg_xstrdup(an.jobs[an.n_jobs - 1].date)
+				   : NULL;
+	if (o->progress)
+		fprintf(o->progress, "perfgate trends: %s: %zu test point%s, %zu run%s\n", gpu, n,
+			n == 1 ? "" : "s", an.n_jobs, an.n_jobs == 1 ? "" : "s");
+done:
+	pg_trends_gpu_release(&t);
+	pg_comparison_release(&cmp);
+	pg_baseline_release(&base);
+	pg_history_analysis_release(&an);
+	for (size_t i = 0; i < n; i++)
+		pg_history_release(&hs[i]);
+	free(hs);
+	pg_policy_release(&policy);
+	pg_buf_release(&page);
+	pg_buf_release(&src);
+	free(dir);
+	free(pdir);
+	return rc;
+}
+
+int pg_trends_write(const struct pg_trends_opts *o, struct pg_trends_written *out,
+		    struct pg_error *err)
+{
+	struct pg_strv gpus = PG_STRV_INIT;
+	struct pg_trends_entry *entries = NULL;
+	struct pg_buf page = PG_BUF_INIT;
+	const char *ref = o->ref ? o->ref : PG_HISTORY_DEFAULT_REF;
+	size_t k = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = pg_history_gpus(
+		     &gpus, &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref }, err)))
+		goto done;
+	entries = pg_xcalloc(gpus.n ? gpus.n : 1, sizeof(*entries));
+	for (size_t g = 0; g < gpus.n; g++) {
+		if (o->gpu && strcmp(o->gpu, gpus.v[g]))
+			continue;
+		entries[k].gpu = gpus.v[g];
+		entries[k].dir = pg_chart_stem(gpus.v[g]);
+		if ((rc = render_gpu(o, gpus.v[g], entries[k].dir, &entries[k], out, err))) {
+			k++;
+			goto done;
+		}
+		k++;
+	}
+	if (!k) {
+		rc = pg_error_set(err, PG_ENOTFOUND, "no recorded runs%s%s in %s%s%s",
+				  o->gpu ? " for " : "", o->gpu ? o->gpu : "", ref,
+				  o->repo ? " of " : "", o->repo ? o->repo : "");
+		goto done;
+	}
+	if ((rc = pg_mkdir_p(o->out_dir, err)))
+		goto done;
+	pg_trends_index(&page, entries, k, ref);
+	rc = write_page(o->out_dir, "index.html", &page, out, err);
+done:
+	for (size_t i = 0; i < k; i++) {
+		free((char *)entries[i].dir);
+		free((char *)entries[i].first_date);
+		free((char *)entries[i].last_date);
+	}
+	free(entries);
+	pg_buf_release(&page);
+	pg_strv_release(&gpus);
+	return rc;
+}

@@ -1,0 +1,54 @@
+#ifndef PERFGATE_TRENDS_TRENDS_IO_H
+#define PERFGATE_TRENDS_TRENDS_IO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gate/compare.h"
+
+struct pg_error;
+
+/*
+ * perfgate trends: the history in git (baseline/history_io.h) rendered as
+ * a static site (trends/trends.h) in out_dir:
+ *
+ *   index.html                 the GPUs
+ *   <gpu>/index.html           the overview of a GPU
+ *   <gpu>/points.html          every test point
+ *   <gpu>/p/<point>.html       a point's charts and last runs
+ *
+ * Per GPU: its thresholds file's policy (else the defaults), every
+ * recorded run (slimmed: pg_history_slim), the change points of the last
+ * `last` of them, and the baseline the
+ * gate builds from them (pg_history_baseline_build: the window and the
+ * tolerance it would judge a run of main's tip by). With current points,
+ * the run is compared with that baseline (pg_compare) and drawn on the
+ * charts of its GPU. One GPU is in memory at a time.
+ */
+struct pg_trends_opts {
+	const char *out_dir;
+	const char *repo;                   /* the history repository (NULL: the current one) */
+	const char *ref;                    /* NULL: PG_HISTORY_DEFAULT_REF */
+	const char *gpu;                    /* only this GPU key; NULL: every GPU */
+	const char *thresholds;             /* a thresholds file or directory; NULL: "thresholds" */
+	const struct pg_cmp_point *current; /* the PR's points, or NULL */
+	size_t n_current;
+	const char *current_gpu;  /* their GPU key */
+	const char *current_name; /* legend, default "this PR" */
+	long last;                /* change points of the last N runs; -1: three baseline windows
+		    * (the gate's span), 0: all */
+	FILE *progress;           /* a line per GPU, or NULL */
+};
+
+struct pg_trends_written {
+	size_t gpus, points, pages;
+	size_t bytes;         /* all pages */
+	size_t overview_max;  /* the largest overview page */
+	size_t current_drawn; /* current points found in the history */
+};
+
+/* PG_ENOTFOUND when the history has no GPU (or not o->gpu). */
+int pg_trends_write(const struct pg_trends_opts *o, struct pg_trends_written *out,
+		    struct pg_error *err);
+
+#endif

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# perfgate trends: a real history (git repository, runs recorded with
+# perfgate baseline record) rendered as a site; its structure, its
+# escaping, a golden overview, and, with Chromium installed, a screenshot
+# that must show the charts.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+# Deterministic commits, so ids (and golden files) do not change.
+export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com
+export GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
+export GIT_CONFIG_NOSYSTEM=1 HOME="$BATS_TEST_TMPDIR"
+unset BUILDKITE_PULL_REQUEST_BASE_BRANCH BUILDKITE_COMMIT BUILDKITE_BUILD_URL BUILDKITE_BRANCH PERFGATE_GPU
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+	mkdir -p "$TMPDIR"
+	cp -r "$PERFGATE_TESTS"/data/gate runs
+	mkdir src && cd src
+	git init -q -b main
+	# main: m1..m9; five runs at one level, then four after a step at
+	# serving_llama8B_tp1_sharegpt_qps_inf (9% less output throughput)
+	for i in 1 2 3 4 5 6 7 8 9; do
+		echo "m$i" >>file.txt
+		git add file.txt
+		GIT_AUTHOR_DATE="2026-11-0${i}T12:00:00Z" GIT_COMMITTER_DATE="2026-11-0${i}T12:00:00Z" \
+			git commit -qm "m$i"
+		local run=base
+		[ $((i % 2)) = 0 ] && run=same
+		[ "$i" -gt 5 ] && run=slow
+		[ "$i" -gt 5 ] && [ $((i % 2)) = 0 ] && run=slow-confirm
+		"$PERFGATE_BIN" baseline record "../runs/$run" --commit HEAD \
+			--build-url "https://buildkite.example/b/$i" >/dev/null
+	done
+}
+
+@test "trends: a site per GPU with the gate's window, band, change points and the PR" {
+	run --separate-stderr "$PERFGATE_BIN" trends ../site --current ../runs/slow
+	assert_success
+	assert_output "wrote ../site/index.html: 1 GPU, 4 test points, 7 pages (0.1 MB; largest overview 0.01 MB); this PR drawn at 8 gated metrics"
+	[ "$stderr" = "perfgate trends: H100: 4 test points, 9 runs" ]
+	assert_file_exist ../site/index.html
+	assert_file_exist ../site/H100/index.html
+	assert_file_exist ../site/H100/points.html
+	assert_file_exist ../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
+	golden ../site/H100/index.html trends/index.html
+
+	# no script, nothing fetched at view time
+	run grep -lE '<script|src="http|href="http[^"]*\.(css|js)' -r ../site
+	assert_failure 1
+	# the point page: one chart per metric that can fail, the window the
+	# gate would use, the step, the PR's point, the runs with their builds
+	page=../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
+	[ "$(grep -c '<svg ' "$page")" = 7 ]
+	grep -q 'baseline window: 4 runs' "$page"
+	grep -q 'fails beyond −2.5%' "$page"
+	grep -q '<title>step 9.1% worse, between' "$page"
+	grep -q '>this PR</text>' "$page"
+	grep -q '<a href="https://buildkite.example/b/9">build</a>' "$page"
+	grep -q 'since its level changed at' "$page"
+	# what the gate says about the same run, on the overview
+	grep -q 'With <b>this PR</b>: perfgate: PASS with warnings' ../site/H100/index.html
+}
+
+@test "trends: names from users are escaped, file names are safe, errors name the problem" {
+	# a test point whose name is markup
+	mkdir ../evil
+	cp ../runs/base/latency_llama8B_tp1.json '../evil/x<img src=x onerror=alert(1)>.json'
+	"$PERFGATE_BIN" baseline record ../evil --commit HEAD >/dev/null
+	run "$PERFGATE_BIN" trends ../site
+	assert_success
+	run grep -rl '<img' ../site
+	assert_failure 1
+	grep -q 'x&lt;img src=x onerror=alert(1)&gt;' ../site/H100/points.html
+	assert_file_exist '../site/H100/p/x_img_src_x_onerror_alert_1__.html'
+
+	run --separate-stderr "$PERFGATE_BIN" trends ../site2 --gpu A100
+	assert_failure 3
+	[ "$stderr" = "perfgate trends: no recorded runs for A100 in refs/perfgate/history" ]
+	run --separate-stderr "$PERFGATE_BIN" trends
+	assert_failure 2
+}
+
+@test "trends: a person's view (headless Chromium screenshot of the overview)" {
+	command -v chromium >/dev/null || skip "chromium is not installed (scripts/install-deps installs it)"
+	"$PERFGATE_BIN" trends ../site --current ../runs/slow >/dev/null 2>&1
+	local shot="$BATS_TEST_TMPDIR/overview.png"
+	run timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--user-data-dir="$BATS_TEST_TMPDIR/chromium" --screenshot="$shot" \
+		--window-size=1280,900 "file://$PWD/../site/H100/index.html"
+	assert_file_exist "$shot"
+	if [ -n "${PERFGATE_SCREENSHOTS:-}" ]; then
+		mkdir -p "$PERFGATE_SCREENSHOTS" && cp "$shot" "$PERFGATE_SCREENSHOTS/trends-overview.png"
+	fi
+	# 1280x900, mostly white but not blank, and the charts' own colours:
+	# the runs (#2563eb), the baseline window (#dbeafe), the tolerance
+	# band (#fde2e2)
+	run "${PERFGATE_PYTHON:-/usr/bin/python3}" "$PERFGATE_TESTS/bats/png_check.py" "$shot" 2563eb dbeafe fde2e2
+	assert_success
+	assert_line --index 0 --regexp '^1280x900 colours=[0-9]+ ink=[0-9.]+%$'
+	local colours ink
+	colours=$(sed -n 's/.*colours=\([0-9]*\).*/\1/p' <<<"${lines[0]}")
+	ink=$(sed -n 's/.*ink=\([0-9]*\).*/\1/p' <<<"${lines[0]}")
+	[ "$colours" -ge 50 ]
+	[ "$ink" -ge 3 ] && [ "$ink" -le 60 ]
+	for l in 1 2 3; do
+		[ "${lines[$l]#*=}" -ge 50 ] || { echo "too little of ${lines[$l]}"; false; }
+	done
+}
+
+@test "compare: the evidence behind a regression names the runs and commits of its baseline" {
+	# a history of five runs at one level, under a ref of its own
+	git rev-list --reverse HEAD | head -5 >../five
+	local i=0
+	while read -r sha; do
+		i=$((i + 1))
+		"$PERFGATE_BIN" baseline record "../runs/$([ $((i % 2)) = 0 ] && echo same || echo base)" \
+			--commit "$sha" --ref refs/perfgate/five >/dev/null
+	done <../five
+	run --separate-stderr "$PERFGATE_BIN" compare ../runs/slow --baseline git --ref refs/perfgate/five -o out
+	assert_success
+	grep -q '^Evidence:$' out/comparison.md
+	run grep -F '`serving_llama8B_tp1_sharegpt_qps_inf` · Output token throughput (tok/s)' out/comparison.md
+	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -2\.5% \(the policy's tolerance\); decided against "
+}

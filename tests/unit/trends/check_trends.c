@@ -1,0 +1,233 @@
+/* The trends site's pages (trends/trends.h), from histories parsed here:
+ * the gate's window and band on a chart, a step, escaping of names from
+ * users, unique file names, the overview's order, and slimmed records. */
+#include "testutil.h"
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "baseline/history.h"
+#include "gate/compare.h"
+#include "trends/trends.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOBS 12
+
+/* 12 jobs of a point; from job `step` on (never: JOBS) its output
+ * throughput is 10% lower. */
+static void history_of(struct pg_history *h, const char *point, int step)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	for (int j = 0; j < JOBS; j++) {
+		double wiggle = 1 + 0.002 * ((j * 7) % 5 - 2);
+		double tput = (j >= step ? 900 : 1000) * wiggle;
+		pg_buf_printf(
+			&text,
+			"{\"format\": 1, \"commit\": \"%02d23456789abcdef0123456789abcdef0123456\", "
+			"\"date\": \"2026-11-%02dT12:00:00Z\", \"build_url\": \"https://ci.example/b/%d\", "
+			"\"gpu\": \"1xH100\", \"suite\": \"serving\", \"point\": \"p\", \"test\": \"t\", "
+			"\"repeats\": 3, \"metrics\": {\"output_throughput\": [%g, %g, %g], "
+			"\"median_ttft_ms\": [%g, %g, %g], \"median_tpot_ms\": [8, 8, 8], "
+			"\"mean_tpot_ms\": [8, 8, 8]}}\n",
+			j, j + 1, j, tput, tput * 1.001, tput * 0.999, 20 * wiggle, 20 * wiggle,
+			20 * wiggle);
+	}
+	ck_assert_int_eq(pg_history_parse(h, point, text.ptr, text.len, "test", &err), 0);
+	pg_buf_release(&text);
+}
+
+struct site {
+	struct pg_history hs[3];
+	struct pg_history_analysis an;
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_trends_gpu t;
+};
+
+/* Points "a b" (a step at job 6), "a_b" and a name that is markup, in
+ * name order as pg_history_read gives them. */
+static void site_init(struct site *s)
+{
+	memset(s, 0, sizeof(*s));
+	history_of(&s->hs[0], "a b", 6);
+	history_of(&s->hs[1], "a_b", JOBS);
+	history_of(&s->hs[2], "x<img src=x onerror=alert(1)>", JOBS);
+	pg_policy_init(&s->policy);
+	pg_history_analyse(&s->an, s->hs, 3, NULL, &s->policy, 0, true);
+	s->base.gpu = strdup("H100");
+	s->base.kind = strdup("git");
+	pg_history_baseline_build(&s->base, s->hs, 3, NULL, &s->policy);
+	pg_baseline_sort(&s->base);
+	s->t = (struct pg_trends_gpu){ .gpu = "H100",
+				       .source = "refs/perfgate/history",
+				       .hs = s->hs,
+				       .n = 3,
+				       .a = &s->an,
+				       .base = &s->base,
+				       .policy = &s->policy };
+	pg_trends_gpu_prepare(&s->t);
+}
+
+static void site_release(struct site *s)
+{
+	pg_trends_gpu_release(&s->t);
+	pg_baseline_release(&s->base);
+	pg_history_analysis_release(&s->an);
+	pg_policy_release(&s->policy);
+	for (int i = 0; i < 3; i++)
+		pg_history_release(&s->hs[i]);
+}
+
+START_TEST(point_page_draws_the_gates_window_band_and_step)
+{
+	struct site s;
+	struct pg_buf page = PG_BUF_INIT;
+
+	site_init(&s);
+	pg_trends_point(&page, &s.t, 0);
+	/* the window starts at the step: the six runs since it */
+	ck_assert_ptr_nonnull(strstr(page.ptr, "baseline window: 6 runs"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "fails beyond −2.5%"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "<title>step 10.0% worse, between 0523456789ab and "
+					       "0623456789ab (2026-11-07)</title>"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "since the change at 0623456789ab"));
+	/* gated metrics charted, a warn-only one that cannot fail is not */
+	ck_assert_ptr_nonnull(strstr(page.ptr, "<h3>Median TTFT (ms)"));
+	ck_assert_ptr_null(strstr(page.ptr, "<h3>Mean TPOT"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "<a href=\"https://ci.example/b/11\">build</a>"));
+	ck_assert_ptr_null(strstr(page.ptr, "<script"));
+	pg_buf_release(&page);
+	site_release(&s);
+}
+END_TEST
+
+START_TEST(names_are_escaped_and_files_unique)
+{
+	struct site s;
+	struct pg_buf page = PG_BUF_INIT;
+
+	site_init(&s);
+	/* "a b" and "a_b" would share a file name */
+	ck_assert_str_eq(s.t.files[0], "p/a_b.html");
+	ck_assert_str_eq(s.t.files[1], "p/a_b-1.html");
+	ck_assert_str_eq(s.t.files[2], "p/x_img_src_x_onerror_alert_1__.html");
+	pg_trends_points(&page, &s.t);
+	ck_assert_ptr_null(strstr(page.ptr, "<img"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, ">x&lt;img src=x onerror=alert(1)&gt;</a>"));
+	pg_buf_reset(&page);
+	pg_trends_point(&page, &s.t, 2);
+	ck_assert_ptr_null(strstr(page.ptr, "<img"));
+	pg_buf_release(&page);
+	site_release(&s);
+}
+END_TEST
+
+START_TEST(overview_puts_what_needs_a_look_first)
+{
+	struct site s;
+	struct pg_buf page = PG_BUF_INIT;
+	const char *a, *b;
+
+	site_init(&s);
+	/* "a b" has a step within its window */
+	ck_assert_uint_eq(s.t.n_flagged, 1);
+	ck_assert_uint_eq(s.t.order[0], 0);
+	pg_trends_overview(&page, &s.t);
+	a = strstr(page.ptr, "href=\"p/a_b.html\"");
+	b = strstr(page.ptr, "href=\"p/a_b-1.html\"");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert(a < b);
+	ck_assert_ptr_nonnull(strstr(page.ptr, "<h2>Change points (1)</h2>"));
+	ck_assert_ptr_null(strstr(page.ptr, "<img"));
+	pg_buf_release(&page);
+	site_release(&s);
+}
+END_TEST
+
+START_TEST(slim_records_keep_their_medians)
+{
+	struct pg_history h = { 0 };
+	struct pg_policy policy;
+	double before;
+
+	history_of(&h, "p", JOBS);
+	pg_policy_init(&policy);
+	before = pg_history_rec_median(&h.recs[3], "output_throughput");
+	pg_history_slim(&h, &policy);
+	ck_assert_ptr_null(h.recs[3].metrics);
+	ck_assert_ptr_nonnull(h.recs[3].medians);
+	ck_assert_double_eq(pg_history_rec_median(&h.recs[3], "output_throughput"), before);
+	ck_assert_double_eq(pg_history_rec_value(&h.recs[3], pg_metric_by_id(PG_SUITE_SERVING,
+									     "output_throughput")),
+			    before);
+	/* mean TPOT only warns and never escalates: not kept */
+	ck_assert(isnan(pg_history_rec_median(&h.recs[3], "mean_tpot_ms")));
+	ck_assert(isnan(pg_history_rec_median(&h.recs[3], "no_such_metric")));
+	pg_history_release(&h);
+	history_of(&h, "p", JOBS);
+	pg_history_slim(&h, NULL);
+	ck_assert_double_eq(pg_history_rec_median(&h.recs[3], "mean_tpot_ms"), 8);
+	pg_history_release(&h);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+START_TEST(history_fields_are_escaped)
+{
+	struct site s;
+	struct pg_buf page = PG_BUF_INIT, text = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	site_init(&s);
+	/* a last run whose commit, date and build are markup */
+	pg_buf_puts(&text, "{\"format\": 1, \"commit\": \"<b>x</b>\", \"date\": \"<i>2026-12\", "
+			   "\"build_url\": \"javascript:alert(1)\", \"suite\": \"serving\", "
+			   "\"point\": \"p\", \"metrics\": {\"output_throughput\": [1]}}\n");
+	ck_assert_int_eq(pg_history_parse(&s.hs[1], "a_b", text.ptr, text.len, "test", &err), 0);
+	pg_trends_gpu_release(&s.t);
+	pg_history_analysis_release(&s.an);
+	pg_baseline_release(&s.base);
+	memset(&s.base, 0, sizeof(s.base));
+	pg_history_analyse(&s.an, s.hs, 3, NULL, &s.policy, 0, true);
+	pg_history_baseline_build(&s.base, s.hs, 3, NULL, &s.policy);
+	pg_baseline_sort(&s.base);
+	s.t.current_name = "<u>label";
+	pg_trends_gpu_prepare(&s.t);
+	pg_trends_point(&page, &s.t, 1);
+	ck_assert_ptr_null(strstr(page.ptr, "<b>"));
+	ck_assert_ptr_null(strstr(page.ptr, "<i>"));
+	ck_assert_ptr_null(strstr(page.ptr, "javascript:"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "&lt;b&gt;x&lt;/b"));
+	pg_buf_reset(&page);
+	pg_trends_overview(&page, &s.t);
+	ck_assert_ptr_null(strstr(page.ptr, "<i>"));
+	ck_assert_ptr_null(strstr(page.ptr, "<u>"));
+	pg_buf_release(&page);
+	pg_buf_release(&text);
+	site_release(&s);
+}
+END_TEST
+
+static Suite *trends_suite(void)
+{
+	Suite *s = suite_create("trends");
+	TCase *tc = tcase_create("pages");
+
+	tcase_add_test(tc, point_page_draws_the_gates_window_band_and_step);
+	tcase_add_test(tc, names_are_escaped_and_files_unique);
+	tcase_add_test(tc, overview_puts_what_needs_a_look_first);
+	tcase_add_test(tc, slim_records_keep_their_medians);
+	tcase_add_test(tc, history_fields_are_escaped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(trends_suite());
+}
