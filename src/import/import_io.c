@@ -138,6 +138,25 @@ static char *sweep_stem(const char *path)
 	return pg_buf_detach(&b);
 }
 
+#define AGGREGATE_MAX_FILES 1000
+#define AGGREGATE_MAX_BYTES (64L << 20)
+
+/* A run file an aggregate may name: a relative path inside its directory
+ * (no absolute path, no ".." component). */
+static bool aggregate_member_name_ok(const char *name)
+{
+	if (!name || !*name || name[0] == '/')
+		return false;
+	for (const char *p = name; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += n;
+		p += *p == '/';
+	}
+	return true;
+}
+
 /*
  * A perf-eval aggregate (perfgate.import.aggregate.files: the runs it
  * summarises, named relative to its own directory): when every file is
@@ -164,13 +183,18 @@ static void aggregate_samples(json_t *result, const char *path, const struct pg_
 	json_array_foreach(files, i, f)
 	{
 		const char *name = json_string_value(f);
-		char *run_path = name && name[0] == '/' ? pg_xstrdup(name)
-							: pg_path_join(dir, name);
+		bool inside = aggregate_member_name_ok(name) && i < AGGREGATE_MAX_FILES;
+		char *run_path = inside ? pg_path_join(dir, name) : NULL;
 		struct pg_result_set one = PG_RESULT_SET_INIT;
 		struct pg_error err = PG_ERROR_INIT;
 		struct pg_buf text = PG_BUF_INIT;
+		struct stat st;
 
-		if (pg_file_read(run_path, &text, &err) ||
+		/* only regular files of a sane size beside the aggregate: an input
+		 * file must not make perfgate read a device, a FIFO or another
+		 * job's results */
+		if (!inside || lstat(run_path, &st) || !S_ISREG(st.st_mode) ||
+		    st.st_size > AGGREGATE_MAX_BYTES || pg_file_read(run_path, &text, &err) ||
 		    pg_import_text(&one, text.ptr, text.len, run_path, "run", NULL, opts, &err) ||
 		    one.n != 1 || one.items[0].kind != PG_SUITE_SERVING)
 			json_array_append_new(missing, json_string(name ? name : ""));
@@ -417,7 +441,7 @@ static void aggregate_members(const char *path, struct pg_strv *out)
 	dir = dir_part(path);
 	json_array_foreach(files, i, f)
 	{
-		if (json_is_string(f) && json_string_value(f)[0] != '/')
+		if (aggregate_member_name_ok(json_string_value(f)))
 			pg_strv_push_owned(out, pg_path_join(dir, json_string_value(f)));
 	}
 	free(dir);

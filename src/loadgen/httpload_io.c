@@ -162,6 +162,7 @@ struct pg_hl {
 	bool tls;
 	struct pg_buf head; /* "METHOD" comes first: the rest of the request line on */
 	char *path, *host;
+	size_t head_host; /* where the Host line starts in head */
 	struct conn *idle;
 	char conn_key[256]; /* scheme://host:port the pooled connections go to */
 	struct slot *oldest, *newest;
@@ -764,6 +765,16 @@ static int own_target(struct pg_hl *h, const char *url)
 		rc = -1;
 		goto out;
 	}
+	/* credentials in the URL: libcurl's engine sends them (Basic auth) */
+	{
+		char *user = NULL;
+		bool has_user = !curl_url_get(u, CURLUPART_USER, &user, 0) && user;
+		curl_free(user);
+		if (has_user) {
+			rc = -1;
+			goto out;
+		}
+	}
 	curl_url_get(u, CURLUPART_PORT, &port, 0);
 	curl_url_get(u, CURLUPART_QUERY, &query, 0);
 	h->tls = !strcasecmp(scheme, "https");
@@ -772,8 +783,10 @@ static int own_target(struct pg_hl *h, const char *url)
 		goto out;
 	}
 	pg_buf_reset(&h->head);
-	pg_buf_printf(&h->head, " %s%s%s HTTP/1.1\r\nHost: %s%s%s\r\n", h->path, query ? "?" : "",
-		      query ? query : "", h->host, port ? ":" : "", port ? port : "");
+	pg_buf_printf(&h->head, " %s%s%s HTTP/1.1\r\n", h->path, query ? "?" : "",
+		      query ? query : "");
+	h->head_host = h->head.len;
+	pg_buf_printf(&h->head, "Host: %s%s%s\r\n", h->host, port ? ":" : "", port ? port : "");
 	/* pooled connections are to one server: another one's are closed */
 	{
 		char key[sizeof(h->conn_key)];
@@ -810,7 +823,8 @@ static void own_request(struct pg_hl *h, struct slot *s, const struct pg_hl_requ
 
 	pg_buf_reset(b);
 	pg_buf_puts(b, r->body ? "POST" : "GET");
-	pg_buf_add(b, h->head.ptr, h->head.len);
+	/* the suite's Host replaces perfgate's, as libcurl does */
+	pg_buf_add(b, h->head.ptr, has_header(o->headers, "Host:") ? h->head_host : h->head.len);
 	/* the request's own header first, where libcurl's slist puts it */
 	if (r->header) {
 		pg_buf_puts(b, r->header);
@@ -827,6 +841,11 @@ static void own_request(struct pg_hl *h, struct slot *s, const struct pg_hl_requ
 		/* libcurl's conventions: "Name:" removes a header, "Name;" sends
 		 * it empty */
 		if (colon && !colon[1 + strspn(colon + 1, " \t")])
+			continue;
+		/* the body's framing is perfgate's: a second Content-Length or a
+		 * Transfer-Encoding would make the request unreadable */
+		if (!strncasecmp(d, "Content-Length:", 15) ||
+		    !strncasecmp(d, "Transfer-Encoding:", 18))
 			continue;
 		if (!colon && n && d[n - 1] == ';') {
 			pg_buf_add(b, d, n - 1);

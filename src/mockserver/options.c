@@ -136,9 +136,11 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 		return pg_error_set(err, PG_ECONFIG,
 				    "--prefix-hit and --prefix-cache-blocks are two models of the "
 				    "prefix cache: give one");
-	if (o->server.prefix_cache_blocks < 0)
+	/* 16 million blocks of 16 tokens: 256M tokens, more than any GPU's KV
+	 * cache; beyond, the table's sizing would overflow */
+	if (o->server.prefix_cache_blocks < 0 || o->server.prefix_cache_blocks > (1L << 24))
 		return pg_error_set(err, PG_ECONFIG,
-				    "--prefix-cache-blocks: expected a number >= 0");
+				    "--prefix-cache-blocks: expected a number from 0 to 16777216");
 	if ((rc = check_ranges(o, err)))
 		return rc;
 

@@ -50,6 +50,20 @@ double pg_nice_axis(double max, int max_ticks, double *step)
 	return ceil(max / *step - 1e-9) * *step;
 }
 
+size_t pg_axis_ticks(double from, double to, double step)
+{
+	double n;
+
+	if (!isfinite(from))
+		return 0;
+	if (!isfinite(to) || !(step > 0) || !isfinite(step) || to < from)
+		return 1;
+	n = floor((to - from) / step + 1e-9) + 1;
+	if (!isfinite(n) || n > PG_AXIS_MAX_TICKS || from + step == from)
+		return from + step == from ? 1 : PG_AXIS_MAX_TICKS;
+	return (size_t)n;
+}
+
 static int decimals_for(double step)
 {
 	int d = 0;
@@ -195,7 +209,8 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 	char label[32];
 
 	panel_title(o, p, px + 12, py + 18);
-	for (double v = 0; v <= ymax * (1 + 1e-9); v += step) {
+	for (size_t k_ = 0, n_ = pg_axis_ticks(0, ymax, step); k_ < n_; k_++) {
+		double v = 0 + (double)k_ * step;
 		double y = bottom - v * yscale;
 		pg_buf_printf(
 			o,
@@ -262,7 +277,8 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 	xscale = (right - left) / xmax;
 
 	panel_title(o, p, px + 12, py + 18);
-	for (double v = 0; v <= xmax * (1 + 1e-9); v += step) {
+	for (size_t k_ = 0, n_ = pg_axis_ticks(0, xmax, step); k_ < n_; k_++) {
+		double v = 0 + (double)k_ * step;
 		double x = left + v * xscale;
 		pg_buf_printf(
 			o,
@@ -395,7 +411,8 @@ static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, doubl
 	char label[32];
 
 	panel_title(o, p, px + 12, py + 18);
-	for (double v = 0; v <= ymax * (1 + 1e-9); v += ystep) {
+	for (size_t k_ = 0, n_ = pg_axis_ticks(0, ymax, ystep); k_ < n_; k_++) {
+		double v = 0 + (double)k_ * ystep;
 		double y = bottom - v * yscale;
 		pg_buf_printf(
 			o,
@@ -404,7 +421,8 @@ static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, doubl
 		pg_tick_label(label, sizeof(label), v, ystep);
 		text(o, left - 6, y + 4, "end", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
 	}
-	for (double v = xmin; v <= xmax + xstep * 1e-9; v += xstep) {
+	for (size_t k_ = 0, n_ = pg_axis_ticks(xmin, xmax, xstep); k_ < n_; k_++) {
+		double v = xmin + (double)k_ * xstep;
 		double x = left + (v - xmin) * xscale;
 		pg_buf_printf(
 			o,

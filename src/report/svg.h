@@ -78,6 +78,16 @@ void pg_svg_figure(struct pg_buf *out, const struct pg_figure *f);
  */
 double pg_nice_axis(double max, int max_ticks, double *step);
 
+/*
+ * How many ticks an axis from `from` to `to` (inclusive, with a relative
+ * slack of 1e-9 steps) has at `step`: at most PG_AXIS_MAX_TICKS, 0 when
+ * `from` is not finite, 1 when the rest is degenerate (a step of nothing,
+ * an infinite end). Tick k is at from + k * step. Counted, so a step that
+ * rounds to nothing next to huge values can never loop for ever.
+ */
+#define PG_AXIS_MAX_TICKS 64
+size_t pg_axis_ticks(double from, double to, double step);
+
 /* A tick label: "0", "2.5", "250", "12k", "1.5M"; step decides decimals. */
 void pg_tick_label(char *out, size_t size, double v, double step);
 

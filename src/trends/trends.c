@@ -298,7 +298,13 @@ static double fx(const struct frame *f, double x)
 
 static double fy(const struct frame *f, double y)
 {
-	return f->py0 - (y - f->y0) / (f->y1 - f->y0) * (f->py0 - f->py1);
+	double py, top = fmin(f->py0, f->py1), bottom = fmax(f->py0, f->py1);
+
+	if (!(f->y1 > f->y0) || !isfinite(y))
+		return (f->py0 + f->py1) / 2;
+	py = f->py0 - (y - f->y0) / (f->y1 - f->y0) * (f->py0 - f->py1);
+	/* a value far off the frame is drawn just beyond its edge */
+	return isnan(py) ? (top + bottom) / 2 : fmin(fmax(py, top - 20), bottom + 20);
 }
 
 static void range_add(double *lo, double *hi, double v)
@@ -312,14 +318,19 @@ static void range_add(double *lo, double *hi, double v)
 /* y range over the values shown, widened to nice ticks. */
 static void frame_y(struct frame *f, double lo, double hi, int ticks)
 {
-	double pad;
+	double pad, mag;
 
-	if (!isfinite(lo)) {
+	/* values a chart cannot place (none, or beyond what a double can pad)
+	 * get a unit frame, and such a value lands off the chart */
+	if (!isfinite(lo) || !isfinite(hi) || fabs(lo) > 1e300 || fabs(hi) > 1e300) {
 		lo = 0;
 		hi = 1;
 	}
-	if (hi <= lo) {
-		pad = fabs(lo) > 0 ? fabs(lo) * 0.05 : 1;
+	/* a span of a few ulps is a constant series: padded by its magnitude,
+	 * or the ticks' step rounds to nothing next to the values */
+	mag = fmax(fabs(lo), fabs(hi));
+	if (hi - lo <= 1e-9 * mag || hi <= lo) {
+		pad = mag > 0 ? mag * 0.05 : 1;
 		lo -= pad;
 		hi += pad;
 	}
@@ -469,7 +480,8 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 			      v->rule.gate ? COLOR_BAND : COLOR_WARN);
 	}
 	/* grid and y ticks */
-	for (double y = f.y0; y <= f.y1 + f.step * 1e-9; y += f.step) {
+	for (size_t k_ = 0, n_ = pg_axis_ticks(f.y0, f.y1, f.step); k_ < n_; k_++) {
+		double y = f.y0 + (double)k_ * f.step;
 		char tl[32];
 		pg_tick_label(tl, sizeof(tl), y, f.step);
 		pg_buf_printf(o,

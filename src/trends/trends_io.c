@@ -12,6 +12,9 @@
 #include "trends/trends.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,14 +24,18 @@ static int write_page(const char *dir, const char *name, const struct pg_buf *b,
 		      struct pg_trends_written *w, struct pg_error *err)
 {
 	char *path = pg_path_join(dir, name);
-	FILE *f = fopen(path, "wb");
+	/* O_NOFOLLOW: a planted symlink in the results directory is not
+	 * written through */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	bool written = f && fwrite(b->ptr, 1, b->len, f) == b->len;
 	int rc = 0;
 
-	if (!f || fwrite(b->ptr, 1, b->len, f) != b->len || fclose(f)) {
+	/* one fclose whatever happened: it closes fd too */
+	if (f ? fclose(f) != 0 || !written : true)
 		rc = pg_error_set(err, PG_EINFRA, "%s: %s", path, strerror(errno));
-		if (f)
-			fclose(f);
-	}
+	if (!f && fd >= 0)
+		close(fd);
 	free(path);
 	w->pages++;
 	w->bytes += b->len;

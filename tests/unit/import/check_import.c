@@ -10,10 +10,13 @@
 #include "results/result.h"
 #include "base/strutil.h"
 #include "import/import_io.h"
+#include "sys/fsutil.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Import paths relative to tests/, so golden files do not depend on where
@@ -937,6 +940,51 @@ START_TEST(perf_eval_aggregates)
 }
 END_TEST
 
+/* What an aggregate names is read only when it is a regular file beside
+ * it: not an absolute path, not "..", not a device or a FIFO (which would
+ * hang the import); a record that brings its own
+ * perfgate.import.aggregate is read the same way, never crashed on. */
+START_TEST(an_aggregate_reads_only_its_own_run_files)
+{
+	char *dir = tu_mkdtemp(), *agg_path, *fifo, *json;
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *v;
+
+	in_tests_dir();
+	v = json_load_file("data/import/aggregate-alone/serving_llama8B_c16.json", 0, NULL);
+	const json_t *agg;
+
+	ck_assert_ptr_nonnull(v);
+	fifo = pg_path_join(dir, "fifo.json");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	json_object_set_new(v, "individual_result_files",
+			    json_pack("[s, s, s, s, s]", "/etc/hostname", "../outside.json",
+				      "a/../../x.json", "fifo.json", "/dev/zero"));
+	agg_path = pg_path_join(dir, "serving_agg.json");
+	json = json_dumps(v, 0);
+	tu_write_file(agg_path, json);
+	ck_assert_msg(pg_import_file(&rs, agg_path, NULL, &err) == 0, "%s", err.msg);
+	agg = pg_json_path(rs.items[0].json, "perfgate.import.aggregate");
+	ck_assert_str_eq(json_string_value(json_object_get(agg, "samples")), "aggregate");
+	ck_assert_uint_eq(json_array_size(json_object_get(agg, "missing")), 5);
+	ck_assert_ptr_null(pg_json_path(rs.items[0].json, "perfgate.repeats"));
+	pg_result_set_release(&rs);
+	free(json);
+	json_decref(v);
+
+	/* a record with its own perfgate.import.aggregate.files */
+	tu_write_file(agg_path, "{\"request_throughput\": 1, \"perfgate\": {\"import\": "
+				"{\"aggregate\": {\"files\": [1, \"/dev/zero\"]}}}}");
+	(void)pg_import_file(&rs, agg_path, NULL, &err);
+	pg_result_set_release(&rs);
+	free(agg_path);
+	free(fifo);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 /* The newest vllm bench serve keys: client queue time and E2EL with it,
  * speculative decoding, the old "request_goodput:" spelling, no failed
  * key; a pooling run's sequences. */
@@ -1013,6 +1061,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, sweep_tree);
 	tcase_add_test(tc, startup_results);
 	tcase_add_test(tc, perf_eval_aggregates);
+	tcase_add_test(tc, an_aggregate_reads_only_its_own_run_files);
 	tcase_add_test(tc, newest_serve_keys);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");

@@ -410,6 +410,10 @@ struct capture {
 	int n_conn;
 	pthread_mutex_t mu;
 	struct pg_buf log;
+	/* the most Host and Content-Length lines one request had, and the
+	 * last Host's value */
+	int max_host, max_content_length;
+	char host[128];
 };
 
 struct conn_arg {
@@ -457,6 +461,7 @@ static void *serve_conn(void *argp)
 				if (post) {
 					/* the request line and the headers that matter, names lowercased */
 					char *line = in.ptr;
+					int hosts = 0, lengths = 0;
 					while (line < end) {
 						char *eol = strstr(line, "\r\n");
 						struct pg_buf l = PG_BUF_INIT;
@@ -481,9 +486,22 @@ static void *serve_conn(void *argp)
 								"x-request-id: perfgate-XXXXXXXX-%s\n",
 								l.ptr + strlen("x-request-id: perfgate-12345678-"));
 						}
+						if (pg_str_has_prefix(l.ptr, "host:")) {
+							hosts++;
+							snprintf(a->cap->host, sizeof(a->cap->host),
+								 "%s",
+								 l.ptr + 5 +
+									 strspn(l.ptr + 5, " "));
+						}
+						lengths += pg_str_has_prefix(l.ptr,
+									     "content-length:");
 						pg_buf_release(&l);
 						line = eol + 2;
 					}
+					if (hosts > a->cap->max_host)
+						a->cap->max_host = hosts;
+					if (lengths > a->cap->max_content_length)
+						a->cap->max_content_length = lengths;
 					pg_buf_add(&a->cap->log, in.ptr + head, body_len);
 					pg_buf_puts(&a->cap->log, "\n\n");
 				}
@@ -620,6 +638,38 @@ START_TEST(requests_look_like_vllms_and_keep_the_key_secret)
 	pg_buf_add(&all, cap.log.ptr, cap.log.len);
 	tu_assert_golden("golden/loadgen/requests.txt", all.ptr);
 	pg_buf_release(&all);
+	pg_buf_release(&cap.log);
+}
+END_TEST
+
+/* A suite's Host header replaces the client's own (a virtual host behind
+ * an ingress), and its Content-Length never doubles the body's framing. */
+START_TEST(a_suites_host_replaces_the_clients)
+{
+	struct capture cap;
+	struct pg_test t;
+	struct pg_point pt;
+	struct pg_loadgen_opts o = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *out = NULL;
+
+	capture_start(&cap);
+	test_init(&t, PG_SUITE_SERVING, "/v1/chat/completions");
+	t.num_prompts = 2;
+	t.dataset.input_len = 4;
+	t.dataset.output_len = 3;
+	pg_kvlist_set(&t.client.headers, "Host", "vllm.internal");
+	pg_kvlist_set(&t.client.headers, "Content-Length", "999");
+	pt = (struct pg_point){ &t, "capture", INFINITY, 0 };
+	o.base_url = cap.url;
+	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq((long)num(out, "completed"), 2);
+	json_decref(out);
+	pg_test_release(&t);
+	capture_stop(&cap);
+	ck_assert_int_eq(cap.max_host, 1);
+	ck_assert_str_eq(cap.host, "vllm.internal");
+	ck_assert_int_eq(cap.max_content_length, 1);
 	pg_buf_release(&cap.log);
 }
 END_TEST
@@ -1103,6 +1153,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, connections_are_reused_and_replaced_when_the_server_closed_them);
 	tcase_add_test(tc, stop_flag_ends_the_blocking_calls_before_the_run);
 	tcase_add_test(tc, requests_look_like_vllms_and_keep_the_key_secret);
+	tcase_add_test(tc, a_suites_host_replaces_the_clients);
 	tcase_add_test(tc, session_turns_carry_the_history_as_received);
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	tcase_add_test(tc, one_memory_budget_for_all_streams);

@@ -178,6 +178,10 @@ static void prefix_cache_negative(struct pg_mock_options *o)
 {
 	o->server.prefix_cache_blocks = -1;
 }
+static void prefix_cache_huge(struct pg_mock_options *o)
+{
+	o->server.prefix_cache_blocks = 1L << 40;
+}
 
 START_TEST(each_mistake_is_one_line_naming_the_option)
 {
@@ -204,7 +208,8 @@ START_TEST(each_mistake_is_one_line_naming_the_option)
 		{ idle_negative, "--idle-timeout-ms: expected a number >= 0" },
 		{ fixed_prefix_cache, "--fixed-timing has no engine model: drop --prefix-cache-blocks" },
 		{ two_prefix_models, "--prefix-hit and --prefix-cache-blocks are two models of the prefix cache: give one" },
-		{ prefix_cache_negative, "--prefix-cache-blocks: expected a number >= 0" },
+		{ prefix_cache_negative, "--prefix-cache-blocks: expected a number from 0 to 16777216" },
+		{ prefix_cache_huge, "--prefix-cache-blocks: expected a number from 0 to 16777216" },
 	};
 	/* clang-format on */
 

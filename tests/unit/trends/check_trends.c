@@ -213,6 +213,47 @@ START_TEST(history_fields_are_escaped)
 }
 END_TEST
 
+/* A series whose values a chart must still frame: all the same but one
+ * ulp (the tick step used to round to nothing next to them and the tick
+ * loop never ended), or beyond what a double can pad. */
+static void chart_of_values(const char *first, const char *rest)
+{
+	struct site s;
+	struct pg_buf text = PG_BUF_INIT, page = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	site_init(&s);
+	pg_trends_gpu_release(&s.t);
+	pg_history_release(&s.hs[1]);
+	for (int j = 0; j < JOBS; j++)
+		pg_buf_printf(
+			&text,
+			"{\"format\": 1, \"commit\": \"%02d23456789abcdef0123456789abcdef0123456\", "
+			"\"gpu\": \"1xH100\", \"suite\": \"serving\", \"point\": \"p\", "
+			"\"test\": \"t\", \"repeats\": 1, \"metrics\": {\"output_throughput\": "
+			"[%s], \"median_ttft_ms\": [20], \"median_tpot_ms\": [8]}}\n",
+			j, j ? rest : first);
+	ck_assert_int_eq(pg_history_parse(&s.hs[1], "a_b", text.ptr, text.len, "test", &err), 0);
+	pg_trends_gpu_prepare(&s.t);
+	pg_trends_point(&page, &s.t, 1);
+	pg_trends_overview(&page, &s.t);
+	ck_assert_ptr_null(strstr(page.ptr, "nan"));
+	ck_assert_ptr_null(strstr(page.ptr, "inf"));
+	ck_assert_uint_lt(page.len, 1 << 20);
+	pg_buf_release(&page);
+	pg_buf_release(&text);
+	site_release(&s);
+}
+
+START_TEST(nearly_constant_and_huge_series_are_framed)
+{
+	chart_of_values("1000.0000000000001", "1000");
+	chart_of_values("1000", "1000");
+	chart_of_values("1.7e308", "1e308");
+	chart_of_values("-1.7e308", "1.7e308");
+}
+END_TEST
+
 static Suite *trends_suite(void)
 {
 	Suite *s = suite_create("trends");
@@ -223,6 +264,7 @@ static Suite *trends_suite(void)
 	tcase_add_test(tc, overview_puts_what_needs_a_look_first);
 	tcase_add_test(tc, slim_records_keep_their_medians);
 	tcase_add_test(tc, history_fields_are_escaped);
+	tcase_add_test(tc, nearly_constant_and_huge_series_are_framed);
 	suite_add_tcase(s, tc);
 	return s;
 }
