@@ -643,7 +643,8 @@ START_TEST(requests_look_like_vllms_and_keep_the_key_secret)
 END_TEST
 
 /* A suite's Host header replaces the client's own (a virtual host behind
- * an ingress), and its Content-Length never doubles the body's framing. */
+ * an ingress), its Content-Length never doubles the body's framing, and a
+ * URL's credentials are sent. */
 START_TEST(a_suites_host_replaces_the_clients)
 {
 	struct capture cap;
@@ -665,8 +666,19 @@ START_TEST(a_suites_host_replaces_the_clients)
 	ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq((long)num(out, "completed"), 2);
 	json_decref(out);
+	/* credentials in the URL are sent as libcurl sends them (Basic) */
+	{
+		struct pg_buf url = PG_BUF_INIT;
+		pg_buf_printf(&url, "http://user:pw@%s", cap.url + strlen("http://"));
+		o.base_url = url.ptr;
+		ck_assert_msg(pg_loadgen_run(&pt, &o, &out, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq((long)num(out, "completed"), 2);
+		pg_buf_release(&url);
+		json_decref(out);
+	}
 	pg_test_release(&t);
 	capture_stop(&cap);
+	ck_assert_ptr_nonnull(strstr(cap.log.ptr, "authorization: Basic dXNlcjpwdw=="));
 	ck_assert_int_eq(cap.max_host, 1);
 	ck_assert_str_eq(cap.host, "vllm.internal");
 	ck_assert_int_eq(cap.max_content_length, 1);
