@@ -100,6 +100,7 @@ struct conn {
 	bool pooled;       /* sat in the idle pool before its request: the server may
 			have closed it meanwhile */
 	bool want_out;     /* EPOLLOUT registered (a request not fully written) */
+	bool dead;         /* closed during an event batch: freed after it */
 };
 
 /* One in-flight transfer. Slots (and their easy handles and parsers) are
@@ -164,6 +165,11 @@ struct pg_hl {
 	char *path, *host;
 	size_t head_host; /* where the Host line starts in head */
 	struct conn *idle;
+	/* connections closed while a batch of events is handled: a later event
+	 * of the batch may still name them, so they are freed after it */
+	struct conn **graveyard;
+	size_t n_graveyard, graveyard_cap;
+	bool in_batch;
 	char conn_key[256]; /* scheme://host:port the pooled connections go to */
 	struct slot *oldest, *newest;
 	size_t own_done, own_failed;
@@ -449,6 +455,7 @@ void pg_hl_free(struct pg_hl *h)
 	curl_free(h->host);
 	free(h->slots);
 	free(h->own_ended);
+	free(h->graveyard);
 	free(h->delay_hist);
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
@@ -657,7 +664,24 @@ static void conn_close(struct pg_hl *h, struct conn *c)
 		curl_easy_cleanup(c->easy);
 	else
 		close(c->fd);
+	if (h->in_batch) {
+		c->easy = NULL;
+		c->fd = -1;
+		c->slot = NULL;
+		c->dead = true;
+		PG_ARRAY_PUSH(h->graveyard, h->n_graveyard, h->graveyard_cap, c);
+		return;
+	}
 	free(c);
+}
+
+/* After a batch of events: free the connections it closed. */
+static void bury_closed(struct pg_hl *h)
+{
+	h->in_batch = false;
+	for (size_t i = 0; i < h->n_graveyard; i++)
+		free(h->graveyard[i]);
+	h->n_graveyard = 0;
 }
 
 /* libcurl's close of a socket: not of the one perfgate took over (every
@@ -1095,6 +1119,9 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 {
 	struct slot *s = c->slot;
 
+	/* closed by an earlier event of this batch */
+	if (c->dead)
+		return;
 	if (!s) {
 		/* an idle connection that became readable: the server closed
 		 * it (or sent what nobody asked for) */
@@ -1461,6 +1488,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			all_in_hand = mark;
 		else if (since == mark)
 			all_in_hand = called; /* the rest came in while it slept */
+		h->in_batch = true;
 		for (int i = 0; i < nev; i++) {
 			int flags = 0;
 
@@ -1492,6 +1520,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			hl_ready_fd = -1;
 			h->event_since = -1;
 		}
+		bury_closed(h);
 		h->clock_ns = pg_hl_now_ns();
 		if (h->engine == ENGINE_OWN)
 			own_timeouts(h);
