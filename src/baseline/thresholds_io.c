@@ -829,3 +829,21 @@ done:
 	pg_baseline_release(&merged);
 	return rc;
 }
+
+int pg_thresholds_load_policy(struct pg_policy *policy, const char *thresholds, const char *gpu,
+			      struct pg_error *err)
+{
+	struct pg_baseline ignored = PG_BASELINE_INIT;
+	char *path = pg_thresholds_path(thresholds ? thresholds : "thresholds", gpu);
+	int rc = pg_thresholds_load(path, policy, &ignored, err);
+
+	pg_baseline_release(&ignored);
+	free(path);
+	if (rc == PG_ENOTFOUND) {
+		pg_error_clear(err);
+		pg_policy_release(policy);
+		pg_policy_init(policy);
+		rc = 0;
+	}
+	return rc;
+}

@@ -23,6 +23,15 @@ struct pg_error;
 int pg_thresholds_load(const char *path, struct pg_policy *policy, struct pg_baseline *base,
 		       struct pg_error *err);
 
+/*
+ * The policy for gpu: its file in the thresholds directory (NULL:
+ * "thresholds"), else the defaults when there is none, as `perfgate
+ * baseline history` and `perfgate trends` read it. PG_ECONFIG for a file
+ * that is wrong; policy is the caller's to release.
+ */
+int pg_thresholds_load_policy(struct pg_policy *policy, const char *thresholds, const char *gpu,
+			      struct pg_error *err);
+
 /* The same from text already read (path names it in messages): what the
  * fuzz harness and anything holding the file's bytes use. text need not be
  * NUL-terminated. */

@@ -418,25 +418,6 @@ done:
 	return exit_code;
 }
 
-/* The policy for GPU gpu: its thresholds file's, else the defaults. */
-static int load_policy(struct pg_policy *policy, const char *thresholds, const char *gpu,
-		       struct pg_error *err)
-{
-	struct pg_baseline ignored = PG_BASELINE_INIT;
-	char *path = pg_thresholds_path(thresholds ? thresholds : "thresholds", gpu);
-	int rc = pg_thresholds_load(path, policy, &ignored, err);
-
-	pg_baseline_release(&ignored);
-	free(path);
-	if (rc == PG_ENOTFOUND) {
-		pg_error_clear(err);
-		pg_policy_release(policy);
-		pg_policy_init(policy);
-		rc = 0;
-	}
-	return rc;
-}
-
 static int check_metric(const char *metric, struct pg_error *err)
 {
 	size_t nm;
@@ -477,7 +458,7 @@ static int history_load(struct history_args *h, struct pg_error *err)
 	pg_policy_init(&h->policy);
 	if ((rc = check_metric(h->metric, err)) ||
 	    (rc = resolve_gpu(h->gpu, sizeof(h->gpu), h->gpu_flag, NULL, err)) ||
-	    (rc = load_policy(&h->policy, h->thresholds, h->gpu, err)))
+	    (rc = pg_thresholds_load_policy(&h->policy, h->thresholds, h->gpu, err)))
 		return rc;
 	if ((rc = pg_history_read(&h->hs, &h->n, h->gpu, h->point,
 				  &(struct pg_history_opts){ .repo = h->repo, .ref = h->ref },

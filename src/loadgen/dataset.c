@@ -204,25 +204,44 @@ static bool has_two_turns(const char *text, const struct pg_jsonscan_span *entry
 	       pg_jsonscan_array_has(text, &conv, 2);
 }
 
+/*
+ * The conversations of a ShareGPT file (its array's elements with two
+ * turns or more, found by the scanner) in the order vLLM's load_data
+ * visits them: random.seed(seed); random.shuffle(data). *spans and *order
+ * (indices into *spans) are the caller's to free, also on error.
+ */
+static int shuffled_conversations(const char *text, size_t len, const char *source, uint64_t seed,
+				  struct pg_jsonscan_span **spans, size_t **order, size_t *n_conv,
+				  struct pg_error *err)
+{
+	struct pg_mt mt;
+	size_t m = 0;
+	int rc;
+
+	*order = NULL;
+	*n_conv = 0;
+	if ((rc = pg_jsonscan_array_spans(text, len, source, spans, &m, err)))
+		return rc;
+	*order = pg_xmalloc((m ? m : 1) * sizeof(**order));
+	for (size_t i = 0; i < m; i++)
+		if (has_two_turns(text, &(*spans)[i]))
+			(*order)[(*n_conv)++] = i;
+	pg_mt_seed_python(&mt, seed);
+	pg_py_shuffle(&mt, *order, *n_conv);
+	return 0;
+}
+
 int pg_dataset_sharegpt(struct pg_prompts *out, const char *text, size_t len, const char *source,
 			size_t n, long fixed_output_len, uint64_t seed, pg_token_count_fn count,
 			void *ctx, struct pg_error *err)
 {
 	struct pg_prompts kept = { 0 };
 	struct pg_jsonscan_span *spans = NULL;
-	struct pg_mt mt;
-	size_t m = 0, n_conv = 0, *order = NULL;
+	size_t n_conv = 0, *order = NULL;
 	int rc;
 
-	if ((rc = pg_jsonscan_array_spans(text, len, source, &spans, &m, err)))
+	if ((rc = shuffled_conversations(text, len, source, seed, &spans, &order, &n_conv, err)))
 		return rc;
-	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
-	for (size_t i = 0; i < m; i++)
-		if (has_two_turns(text, &spans[i]))
-			order[n_conv++] = i;
-	/* random.seed(seed); random.shuffle(data), as vLLM's load_data */
-	pg_mt_seed_python(&mt, seed);
-	pg_py_shuffle(&mt, order, n_conv);
 
 	/* only the conversations visited are parsed: a few hundred of ~94,000 */
 	for (size_t i = 0; i < n_conv && kept.n < n; i++) {
@@ -298,18 +317,12 @@ int pg_dataset_sharegpt_sessions(char ***out, const char *text, size_t len, cons
 	const char **q = pg_xcalloc(rounds ? rounds : 1, sizeof(*q));
 	char **all = pg_xcalloc(users && rounds ? users * rounds : 1, sizeof(*all));
 	struct pg_mt mt;
-	size_t m = 0, n_conv = 0, have = 0, *order = NULL;
+	size_t n_conv = 0, have = 0, *order = NULL;
 	int rc;
 
 	*out = NULL;
-	if ((rc = pg_jsonscan_array_spans(text, len, source, &spans, &m, err)))
+	if ((rc = shuffled_conversations(text, len, source, seed, &spans, &order, &n_conv, err)))
 		goto done;
-	order = pg_xmalloc((m ? m : 1) * sizeof(*order));
-	for (size_t i = 0; i < m; i++)
-		if (has_two_turns(text, &spans[i]))
-			order[n_conv++] = i;
-	pg_mt_seed_python(&mt, seed);
-	pg_py_shuffle(&mt, order, n_conv);
 	for (size_t i = 0; i < n_conv && have < users; i++) {
 		json_t *entry = parse_entry(text, &spans[order[i]], source, err);
 		const json_t *conv = json_is_object(entry) ? json_object_get(entry, "conversations")

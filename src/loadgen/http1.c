@@ -1,5 +1,7 @@
 #include "loadgen/http1.h"
 
+#include "base/strutil.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -266,17 +268,6 @@ static int head(struct pg_http1 *p, const char *d, size_t len, size_t *i)
 	return rc;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int body(struct pg_http1 *p, const char *d, size_t n)
 {
 	if (!n)
@@ -304,7 +295,7 @@ int pg_http1_feed(struct pg_http1 *p, const char *d, size_t len, size_t *used)
 			rc = head(p, d, len, &i);
 			break;
 		case S_CHUNK_SIZE: {
-			int v = hexval(c);
+			int v = pg_hex_digit(c);
 			if (v >= 0) {
 				if (++p->hex_digits > 15)
 					return fail(p, "a chunk size too large");

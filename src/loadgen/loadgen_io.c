@@ -340,6 +340,21 @@ static struct pg_client_health client_health(const struct pg_hl_stats *st, bool 
 	};
 }
 
+/* What every serving point's metrics are computed with: the test's
+ * percentiles and goodput, the run's duration; the caller adds the rest. */
+static struct pg_serve_stats_opts stats_opts(const struct run *r, const struct pg_hl_stats *st)
+{
+	const struct pg_test *t = r->t;
+
+	return (struct pg_serve_stats_opts){
+		.percentiles = t->client.percentiles,
+		.n_percentiles = t->client.n_percentiles,
+		.goodput = t->goodput,
+		.duration_s = st->duration_s,
+		.detailed = r->o->save_detailed,
+	};
+}
+
 static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, struct pg_error *err)
 {
 	const struct pg_test *t = r->t;
@@ -393,17 +408,11 @@ static int run_serving(struct run *r, const struct pg_point *pt, json_t *out, st
 	if (rc)
 		goto done;
 	{
-		struct pg_serve_stats_opts so = {
-			.percentiles = t->client.percentiles,
-			.n_percentiles = t->client.n_percentiles,
-			.goodput = t->goodput,
-			.duration_s = st.duration_s,
-			.detailed = r->o->save_detailed,
-			.bounded = maxc > 0,
-			.finite_rate = !isinf(peak),
-			.dataset_input_source = r->prompts.input_source,
-			.health = client_health(&st, isinf(peak)),
-		};
+		struct pg_serve_stats_opts so = stats_opts(r, &st);
+		so.bounded = maxc > 0;
+		so.finite_rate = !isinf(peak);
+		so.dataset_input_source = r->prompts.input_source;
+		so.health = client_health(&st, isinf(peak));
 		if ((rc = pg_loadstats_metrics_parse(&so.metrics, &t->client.percentile_metrics,
 						     err)))
 			goto done;
@@ -579,16 +588,10 @@ static int run_multi_turn(struct run *r, const struct pg_point *pt, json_t *out,
 	scrape_prefix_counters(r, &q1, &h1);
 	{
 		bool rate = !isnan(pt->qps) && !isinf(pt->qps);
-		struct pg_serve_stats_opts so = {
-			.percentiles = t->client.percentiles,
-			.n_percentiles = t->client.n_percentiles,
-			.goodput = t->goodput,
-			.duration_s = st.duration_s,
-			.detailed = r->o->save_detailed,
-			.finite_rate = rate,
-			.dataset_input_source = "estimate",
-			.health = client_health(&st, false),
-		};
+		struct pg_serve_stats_opts so = stats_opts(r, &st);
+		so.finite_rate = rate;
+		so.dataset_input_source = "estimate";
+		so.health = client_health(&st, false);
 		if ((rc = pg_loadstats_metrics_parse(&so.metrics, &t->client.percentile_metrics,
 						     err)))
 			goto done;

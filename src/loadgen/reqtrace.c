@@ -306,50 +306,35 @@ static bool key_is(const char *k, size_t klen, const char *want)
 	return klen == strlen(want) && !memcmp(k, want, klen);
 }
 
-/* usage.prompt_tokens_details: its cached_tokens */
-static int skim_details(struct skim *s, struct pg_chunk_info *out)
+/* The number a usage key holds in out: prompt and completion tokens in
+ * usage, cached tokens in usage.prompt_tokens_details; NULL for others. */
+static long *usage_slot(struct pg_chunk_info *out, const char *k, size_t klen, bool details)
 {
-	int more = open_container(s, '}');
-
-	while (more > 0) {
-		const char *k;
-		size_t klen;
-
-		if (member_key(s, &k, &klen))
-			return -1;
-		if ((*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) &&
-		    key_is(k, klen, "cached_tokens")) {
-			if (skim_number(s, &out->cached_tokens))
-				return -1;
-		} else if (skim_value(s)) {
-			return -1;
-		}
-		more = after_item(s, '}');
-	}
-	return more;
+	if (details)
+		return key_is(k, klen, "cached_tokens") ? &out->cached_tokens : NULL;
+	if (key_is(k, klen, "prompt_tokens"))
+		return &out->prompt_tokens;
+	return key_is(k, klen, "completion_tokens") ? &out->completion_tokens : NULL;
 }
 
-static int skim_usage(struct skim *s, struct pg_chunk_info *out)
+/* usage (details false), or its prompt_tokens_details (true) */
+static int skim_usage(struct skim *s, struct pg_chunk_info *out, bool details)
 {
 	int more = open_container(s, '}');
 
 	while (more > 0) {
 		const char *k;
 		size_t klen;
+		long *slot;
 
 		if (member_key(s, &k, &klen))
 			return -1;
-		if ((*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) &&
-		    (key_is(k, klen, "prompt_tokens") || key_is(k, klen, "completion_tokens"))) {
-			long v;
-			if (skim_number(s, &v))
+		slot = usage_slot(out, k, klen, details);
+		if (slot && (*s->p == '-' || (*s->p >= '0' && *s->p <= '9'))) {
+			if (skim_number(s, slot))
 				return -1;
-			if (key_is(k, klen, "prompt_tokens"))
-				out->prompt_tokens = v;
-			else
-				out->completion_tokens = v;
-		} else if (*s->p == '{' && key_is(k, klen, "prompt_tokens_details")) {
-			if (skim_details(s, out))
+		} else if (!details && *s->p == '{' && key_is(k, klen, "prompt_tokens_details")) {
+			if (skim_usage(s, out, true))
 				return -1;
 		} else if (skim_value(s)) {
 			return -1;
@@ -388,7 +373,7 @@ int pg_chunk_skim(struct pg_chunk_info *out, const char *json, size_t len)
 				}
 		} else if (key_is(k, klen, "usage") && *s.p == '{') {
 			out->usage = true;
-			if (skim_usage(&s, out))
+			if (skim_usage(&s, out, false))
 				return -1;
 		} else if (key_is(k, klen, "error") && *s.p != 'n') {
 			out->error = true;

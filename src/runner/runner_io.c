@@ -626,6 +626,22 @@ static const char *api_key(const struct pg_test *t)
 	return v && *v ? v : NULL;
 }
 
+/* How to wait for a test's server at base: its ready path, timeout and
+ * key; proc is the server (NULL: a remote one); url holds the address. */
+static void ready_opts(struct pg_ready_opts *ro, struct pg_buf *url, const char *base,
+		       const struct pg_test *t, struct pg_proc *proc)
+{
+	pg_buf_printf(url, "%s%s%s", base,
+		      t->server.ready_path && t->server.ready_path[0] == '/' ? "" : "/",
+		      t->server.ready_path ? t->server.ready_path : "");
+	memset(ro, 0, sizeof(*ro));
+	ro->url = url->ptr;
+	ro->timeout = t->server.ready_timeout;
+	ro->api_key = api_key(t);
+	ro->proc = proc;
+	ro->stop = &pg_run_cancelled;
+}
+
 void pg_run_collect_secrets(struct pg_redactor *r, const struct pg_suite *suite)
 {
 	pg_redactor_add_environ(r, environ);
@@ -731,15 +747,7 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 		goto done; /* an external command that needs no server */
 	}
 
-	pg_buf_printf(&url, "%s%s%s", r->base_url,
-		      t->server.ready_path && t->server.ready_path[0] == '/' ? "" : "/",
-		      t->server.ready_path ? t->server.ready_path : "");
-	memset(&ro, 0, sizeof(ro));
-	ro.url = url.ptr;
-	ro.timeout = t->server.ready_timeout;
-	ro.api_key = api_key(t);
-	ro.proc = r->server_running ? &r->server : NULL;
-	ro.stop = &pg_run_cancelled;
+	ready_opts(&ro, &url, r->base_url, t, r->server_running ? &r->server : NULL);
 	ret = pg_ready_wait(&ro, &r->startup, &err);
 	if (ret == PG_ECANCEL) {
 		fail(oc, "cancelled", "cancelled while the server was starting");
@@ -1199,15 +1207,7 @@ static int one_start(struct runner *r, const struct pg_test *t, long number, con
 		goto done;
 	}
 
-	pg_buf_printf(&url, "%s%s%s", base.ptr,
-		      t->server.ready_path && t->server.ready_path[0] == '/' ? "" : "/",
-		      t->server.ready_path ? t->server.ready_path : "");
-	memset(&ro, 0, sizeof(ro));
-	ro.url = url.ptr;
-	ro.timeout = t->server.ready_timeout;
-	ro.api_key = api_key(t);
-	ro.proc = &proc;
-	ro.stop = &pg_run_cancelled;
+	ready_opts(&ro, &url, base.ptr, t, &proc);
 	ret = pg_ready_wait(&ro, ready_s, &err);
 	if (!ret && t->first_token) {
 		pg_buf_reset(&url);

@@ -42,26 +42,6 @@ static int write_page(const char *dir, const char *name, const struct pg_buf *b,
 	return rc;
 }
 
-/* The policy for gpu: its thresholds file's, else the defaults (as
- * perfgate baseline history reads it). */
-static int load_policy(struct pg_policy *policy, const char *thresholds, const char *gpu,
-		       struct pg_error *err)
-{
-	struct pg_baseline ignored = PG_BASELINE_INIT;
-	char *path = pg_thresholds_path(thresholds ? thresholds : "thresholds", gpu);
-	int rc = pg_thresholds_load(path, policy, &ignored, err);
-
-	pg_baseline_release(&ignored);
-	free(path);
-	if (rc == PG_ENOTFOUND) {
-		pg_error_clear(err);
-		pg_policy_release(policy);
-		pg_policy_init(policy);
-		rc = 0;
-	}
-	return rc;
-}
-
 static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const char *dir_name,
 		      struct pg_trends_entry *entry, struct pg_trends_written *w,
 		      struct pg_error *err)
@@ -80,7 +60,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	int rc;
 
 	pg_policy_init(&policy);
-	if ((rc = load_policy(&policy, o->thresholds, gpu, err)) ||
+	if ((rc = pg_thresholds_load_policy(&policy, o->thresholds, gpu, err)) ||
 	    (rc = pg_history_read(
 		     &hs, &n, gpu, NULL,
 		     &(struct pg_history_opts){ .repo = o->repo,
