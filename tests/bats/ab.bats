@@ -4,6 +4,7 @@
 # drives the step (a buildkite-agent shim on PATH recording its calls).
 
 load helpers
+load procs
 
 bats_require_minimum_version 1.5.0
 
@@ -15,21 +16,12 @@ setup() {
 	mkdir -p "${WORK}"
 	cd "${WORK}"
 	# unique per test: every server the test starts carries it (--model)
-	MARK="pgab$$x${BATS_TEST_NUMBER}x$RANDOM"
-	PG_PID=
-	export TMPDIR="$BATS_TEST_TMPDIR"
+	mark_setup pgab
 	unset PERFGATE_GPU
 }
 
 teardown() {
-	if [ -n "$PG_PID" ]; then
-		kill -9 "$PG_PID" 2>/dev/null || true
-	fi
-}
-
-procs() {
-	local pattern="[${MARK:0:1}]${MARK:1}"
-	grep -l -s -a -- "$pattern" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 || true
+	mark_teardown
 }
 
 field() { # field FILE PYTHON-EXPR-ON-r

@@ -7,39 +7,17 @@
 
 bats_require_minimum_version 1.5.0
 
+load procs
+
 setup() {
 	DIR="$BATS_TEST_TMPDIR"
 	RESULTS="$DIR/results"
-	MARK="pgboot$$x${BATS_TEST_NUMBER}x$RANDOM"
-	PG_PID=
+	mark_setup pgboot
 	unset BUILDKITE PERFGATE_GPU
-	export TMPDIR="$BATS_TEST_TMPDIR"
 }
 
 teardown() {
-	if [ -n "$PG_PID" ]; then
-		kill -9 "$PG_PID" 2>/dev/null || true
-	fi
-}
-
-procs() {
-	local pattern="[${MARK:0:1}]${MARK:1}"
-	grep -l -s -a -- "$pattern" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 || true
-}
-
-no_procs_left() {
-	local deadline=$((SECONDS + ${1:-0}))
-	while :; do
-		local left
-		left=$(procs)
-		[ -z "$left" ] && return 0
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			echo "processes left:"
-			for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done
-			return 1
-		fi
-		sleep 0.1
-	done
+	mark_teardown
 }
 
 # suite MOCK-FLAGS TEST-KEYS: one startup test of the mock server.
