@@ -76,6 +76,14 @@ setup() {
 	grep -q 'x&lt;img src=x onerror=alert(1)&gt;' ../site/H100/points.html
 	assert_file_exist '../site/H100/p/x_img_src_x_onerror_alert_1__.html'
 
+	# the label of the run drawn on the charts (--label) is the user's too
+	# (the unit tests render no current run, so only this checks it)
+	run "$PERFGATE_BIN" trends ../site3 --current ../runs/slow --label '<u>pr 7'
+	assert_success
+	run grep -rl '<u>' ../site3
+	assert_failure 1
+	grep -q '&lt;u&gt;pr 7' ../site3/H100/index.html
+
 	run --separate-stderr "$PERFGATE_BIN" trends ../site2 --gpu A100
 	assert_failure 3
 	[ "$stderr" = "perfgate trends: no recorded runs for A100 in refs/perfgate/history" ]
