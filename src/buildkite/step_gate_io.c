@@ -281,6 +281,12 @@ done:
 	return rc;
 }
 
+const struct pg_policy *pg_bk_compare_policy(const struct pg_bk_compare *c)
+{
+	const struct impl *im = c->impl;
+	return im ? &im->policy : NULL;
+}
+
 void pg_bk_compare_release(struct pg_bk_compare *out)
 {
 	struct impl *im = out->impl;

@@ -925,7 +925,7 @@ done:
  * that a build of main sees itself in the history. A failure is a warning:
  * the site is a view, the verdict stands without it.
  */
-static void trends_step(struct step *st)
+static void trends_step(struct step *st, const struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_trends_written w;
@@ -947,6 +947,7 @@ static void trends_step(struct step *st)
 						       .repo = st->s.history_repo,
 						       .gpu = st->gpu.key,
 						       .thresholds = st->s.thresholds,
+						       .policy = pg_bk_compare_policy(&f->cmp),
 						       .current = points,
 						       .n_current = st->results.n,
 						       .current_gpu = st->gpu.key,
@@ -1163,7 +1164,7 @@ static int finish_step(struct step *st)
 	/* an A/B step's sides are a pull request's, not baselines */
 	if (!st->have_ab) {
 		record_step(st, &f);
-		trends_step(st);
+		trends_step(st, &f);
 	}
 	post_annotation(st, &f);
 	upload_artifacts(st);

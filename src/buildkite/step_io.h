@@ -166,6 +166,11 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		  struct pg_error *err);
 void pg_bk_compare_release(struct pg_bk_compare *out);
 
+/* The policy the comparison judged with (on a pull request, the base
+ * branch's thresholds unless pr-thresholds says otherwise), or NULL when
+ * there was no comparison. Owned by c. */
+const struct pg_policy *pg_bk_compare_policy(const struct pg_bk_compare *c);
+
 /* The plan in a results directory's perfgate_run.json (pg_gate_read_plan). */
 int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 

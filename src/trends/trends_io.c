@@ -55,12 +55,13 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	struct pg_trends_gpu t = { 0 };
 	struct pg_buf page = PG_BUF_INIT, src = PG_BUF_INIT;
 	char *dir = pg_path_join(o->out_dir, dir_name), *pdir = pg_path_join(dir, "p");
+	const struct pg_policy *pol = o->policy ? o->policy : &policy;
 	bool with_current = o->current && o->current_gpu && !strcmp(o->current_gpu, gpu);
 	size_t last;
 	int rc;
 
 	pg_policy_init(&policy);
-	if ((rc = pg_thresholds_load_policy(&policy, o->thresholds, gpu, err)) ||
+	if ((!o->policy && (rc = pg_thresholds_load_policy(&policy, o->thresholds, gpu, err))) ||
 	    (rc = pg_history_read(
 		     &hs, &n, gpu, NULL,
 		     &(struct pg_history_opts){ .repo = o->repo,
@@ -68,7 +69,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 						.slim = true,
 						/* with a run to compare, every metric the
 					   * gate compares */
-						.slim_policy = with_current ? NULL : &policy },
+						.slim_policy = with_current ? NULL : pol },
 		     err)) ||
 	    (rc = pg_mkdir_p(pdir, err)))
 		goto done;
@@ -77,17 +78,17 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	 * with the square of the runs); the gate's windows as it builds them
 	 * for a run of main's tip */
 	last = o->last >= 0 ? (size_t)o->last
-			    : 3 * (size_t)(policy.history_window > 0 ? policy.history_window : 1);
-	pg_history_analyse(&an, hs, n, NULL, &policy, last, true);
+			    : 3 * (size_t)(pol->history_window > 0 ? pol->history_window : 1);
+	pg_history_analyse(&an, hs, n, NULL, pol, last, true);
 	base.gpu = pg_xstrdup(gpu);
 	base.kind = pg_xstrdup("git");
-	pg_history_baseline_build(&base, hs, n, NULL, &policy);
+	pg_history_baseline_build(&base, hs, n, NULL, pol);
 	pg_baseline_sort(&base);
 	pg_buf_printf(&src, "%s%s%s", o->repo ? o->repo : "", o->repo ? " " : "",
 		      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF);
 	base.source = pg_xstrdup(src.ptr);
 	if (with_current) {
-		pg_compare(&cmp, &policy, &base, o->current, o->n_current, NULL, 0,
+		pg_compare(&cmp, pol, &base, o->current, o->n_current, NULL, 0,
 			   &(struct pg_compare_opts){ .allow_missing = true });
 		for (size_t r = 0; r < cmp.n; r++)
 			if (cmp.rows[r].metric && cmp.rows[r].metric->gated &&
@@ -100,7 +101,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 				    .n = n,
 				    .a = &an,
 				    .base = &base,
-				    .policy = &policy,
+				    .policy = pol,
 				    .cmp = with_current ? &cmp : NULL,
 				    .current_name = o->current_name };
 	pg_trends_gpu_prepare(&t);

@@ -27,10 +27,14 @@ struct pg_error;
  */
 struct pg_trends_opts {
 	const char *out_dir;
-	const char *repo;                   /* the history repository (NULL: the current one) */
-	const char *ref;                    /* NULL: PG_HISTORY_DEFAULT_REF */
-	const char *gpu;                    /* only this GPU key; NULL: every GPU */
-	const char *thresholds;             /* a thresholds file or directory; NULL: "thresholds" */
+	const char *repo;       /* the history repository (NULL: the current one) */
+	const char *ref;        /* NULL: PG_HISTORY_DEFAULT_REF */
+	const char *gpu;        /* only this GPU key; NULL: every GPU */
+	const char *thresholds; /* a thresholds file or directory; NULL: "thresholds" */
+	/* the policy to draw with instead of the thresholds file's: the gate's
+	 * own in the plugin, which on a pull request is the base branch's copy
+	 * (the pull request's file must not shape what the page says) */
+	const struct pg_policy *policy;
 	const struct pg_cmp_point *current; /* the PR's points, or NULL */
 	size_t n_current;
 	const char *current_gpu;  /* their GPU key */

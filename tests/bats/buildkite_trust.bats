@@ -151,7 +151,7 @@ SH
 	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style error"
 }
 
-@test "baseline: git on a pull request takes its policy from the base branch too" {
+@test "baseline: git on a pull request takes its policy from the base branch too, and so does its trends page" {
 	main_with_thresholds
 	# the history of five builds of main, recorded by the plugin
 	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
@@ -160,10 +160,13 @@ SH
 		assert_success
 	done
 	pull_request loosen
-	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","confirm":false}'
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","confirm":false,"trends":true}'
 	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "this pull request changes thresholds/H100.yml"
+	# the trends page judges with the policy the gate used, not the
+	# loosened file of the pull request's checkout
+	grep -q 'With <b>this PR</b>: perfgate: FAIL' results/trends/H100/index.html
 }
 
 @test "a failed record is an error in the annotation and exit 3; record-history-failure: warn softens it" {
