@@ -710,13 +710,35 @@ char *pg_thresholds_path(const char *path_or_dir, const char *gpu_key)
 	return pg_buf_detach(&b);
 }
 
-/* Byte offset of the start of 0-based line `line` (len when past the end). */
+/* Length of the line break at text[off], 0 when there is none: the breaks
+ * libyaml counts lines by (CR LF, CR, LF, and in UTF-8 NEL, LS and PS), so
+ * that a line its marks name is the line found here. */
+static size_t yaml_break_len(const char *text, size_t len, size_t off)
+{
+	const unsigned char *u = (const unsigned char *)text + off;
+	size_t left = len - off;
+
+	if (u[0] == '\r')
+		return left > 1 && u[1] == '\n' ? 2 : 1;
+	if (u[0] == '\n')
+		return 1;
+	if (left > 1 && u[0] == 0xC2 && u[1] == 0x85)
+		return 2;
+	if (left > 2 && u[0] == 0xE2 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9))
+		return 3;
+	return 0;
+}
+
+/* Byte offset of the start of 0-based line `line` (len when past the end),
+ * lines counted as libyaml counts them. */
 static size_t line_offset(const char *text, size_t len, int line)
 {
 	size_t off = 0;
-	for (int l = 0; l < line && off < len; off++)
-		if (text[off] == '\n')
-			l++;
+	for (int l = 0; l < line && off < len;) {
+		size_t brk = yaml_break_len(text, len, off);
+		off += brk ? brk : 1;
+		l += brk != 0;
+	}
 	return off;
 }
 

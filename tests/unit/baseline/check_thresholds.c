@@ -344,6 +344,44 @@ START_TEST(update_keeps_sections_after_baselines)
 }
 END_TEST
 
+/* libyaml ends a line at CR LF, a lone CR, NEL, LS and PS, not only at LF:
+ * the update finds "baselines:" on the line libyaml names (a lone CR inside
+ * a flow mapping once made it splice a line early and refuse the file). */
+START_TEST(update_counts_lines_as_yaml_does)
+{
+	char *path = tu_tmpdir_path("L40S.yml"), *text;
+	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_policy policy;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "L40S", NULL, false };
+	const char head[] = "gpu: L40S\r\n"
+			    "policy: { alpha: 0.02,\r escalate: 9% }\r\n"
+			    "# NEL\xc2\x85# LS\xe2\x80\xa8# PS\xe2\x80\xa9# LF\n";
+
+	tu_write_file(path, "gpu: L40S\r\n"
+			    "policy: { alpha: 0.02,\r escalate: 9% }\r\n"
+			    "# NEL\xc2\x85# LS\xe2\x80\xa8# PS\xe2\x80\xa9# LF\n"
+			    "baselines:\n"
+			    "  old_point:\n"
+			    "    suite: latency\n"
+			    "    values: { median_latency_ms: 4022.88 }\n");
+	fresh_points(&fresh, 1);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	text = tu_read_file(path, NULL);
+	ck_assert_msg(pg_str_has_prefix(text, head), "the head changed:\n%s", text);
+	ck_assert_msg(pg_str_has_prefix(text + strlen(head), "baselines:\n"), "%s", text);
+	ck_assert_int_eq(pg_thresholds_load(path, &policy, &loaded, &err), 0);
+	ck_assert_uint_eq(loaded.n, 3);
+	ck_assert_ptr_nonnull(pg_baseline_find(&loaded, "old_point"));
+	ck_assert_ptr_nonnull(pg_baseline_find(&loaded, "serving_x_qps_inf"));
+	pg_policy_release(&policy);
+	pg_baseline_release(&loaded);
+	pg_baseline_release(&fresh);
+	free(text);
+	free(path);
+}
+END_TEST
+
 START_TEST(update_refuses_a_broken_file)
 {
 	char *path = tu_tmpdir_path("H100.yml"), *text;
@@ -515,6 +553,7 @@ static Suite *thresholds_suite(void)
 	tcase_add_checked_fixture(tc, tu_tmpdir_setup, tu_tmpdir_teardown);
 	tcase_add_test(tc, new_file_and_update_keep_the_policy);
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
+	tcase_add_test(tc, update_counts_lines_as_yaml_does);
 	tcase_add_test(tc, update_refuses_a_broken_file);
 	tcase_add_test(tc, yaml_scalars_round_trip);
 	suite_add_tcase(s, tc);
