@@ -206,13 +206,21 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		return;
 	}
 	pg_buf_puts(out, "  tests:\n");
+	/* a pattern's metrics are one mapping (a key given twice would not
+	 * load): the entries of one pattern are consecutive, as its mapping
+	 * gave them */
+	const char *open_pattern = NULL;
 	for (size_t i = 0; i < p->n_entries; i++) {
 		const struct pg_policy_entry *e = &p->entries[i];
 		if (!e->pattern)
 			continue;
-		pg_buf_puts(out, "    ");
-		pg_yaml_scalar(out, e->pattern);
-		pg_buf_puts(out, ":\n      ");
+		if (!open_pattern || strcmp(open_pattern, e->pattern)) {
+			pg_buf_puts(out, "    ");
+			pg_yaml_scalar(out, e->pattern);
+			pg_buf_puts(out, ":\n");
+			open_pattern = e->pattern;
+		}
+		pg_buf_puts(out, "      ");
 		pg_yaml_scalar(out, e->metric);
 		pg_buf_puts(out, ": {");
 		const char *sep = " ";

@@ -404,6 +404,62 @@ START_TEST(update_refuses_a_broken_file)
 }
 END_TEST
 
+/* A pattern with several metrics is one mapping when written back: the
+ * policy `baseline update` rewrites must load again (it was written with
+ * the pattern once per metric, a key given twice). */
+START_TEST(policy_pattern_with_two_metrics_round_trips)
+{
+	const char text[] = "gpu: H100\n"
+			    "policy:\n"
+			    "  tests:\n"
+			    "    \"serving_*_qps_inf\":\n"
+			    "      request_throughput: { gate: true }\n"
+			    "      p99_ttft_ms: { escalate: 0% }\n"
+			    "    serving_x_qps_4:\n"
+			    "      \"*\": { tolerance: 9% }\n";
+	struct pg_policy p, again;
+	struct pg_baseline b, b2;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf out = PG_BUF_INIT;
+
+	ck_assert_msg(pg_thresholds_load_text(text, strlen(text), "H100.yml", &p, &b, &err) == 0,
+		      "%s", err.msg);
+	pg_buf_puts(&out, "gpu: H100\n\n");
+	pg_thresholds_emit_policy(&out, &p);
+	ck_assert_msg(strstr(out.ptr, "  tests:\n"
+				      "    \"serving_*_qps_inf\":\n"
+				      "      request_throughput: { gate: true }\n"
+				      "      p99_ttft_ms: { escalate: 0% }\n"
+				      "    serving_x_qps_4:\n"
+				      "      \"*\": { tolerance: 9% }\n"),
+		      "%s", out.ptr);
+	ck_assert_msg(pg_thresholds_load_text(out.ptr, out.len, "emitted.yml", &again, &b2, &err) ==
+			      0,
+		      "%s\n%s", err.msg, out.ptr);
+	/* the same test entries in the same order (the policy's metrics: are
+	 * written out in full, so they are more entries) */
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < again.n_entries; i++) {
+			const struct pg_policy_entry *e = &again.entries[i];
+			if (!e->pattern)
+				continue;
+			ck_assert_uint_lt(k, p.n_entries);
+			ck_assert_str_eq(e->pattern, p.entries[k].pattern);
+			ck_assert_str_eq(e->metric, p.entries[k].metric);
+			ck_assert_uint_eq(e->patch.set, p.entries[k].patch.set);
+			k++;
+		}
+		ck_assert_uint_eq(k, p.n_entries);
+	}
+	pg_buf_release(&out);
+	pg_policy_release(&p);
+	pg_policy_release(&again);
+	pg_baseline_release(&b);
+	pg_baseline_release(&b2);
+}
+END_TEST
+
 START_TEST(yaml_scalars_round_trip)
 {
 	/* clang-format off */
@@ -555,6 +611,7 @@ static Suite *thresholds_suite(void)
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
 	tcase_add_test(tc, update_counts_lines_as_yaml_does);
 	tcase_add_test(tc, update_refuses_a_broken_file);
+	tcase_add_test(tc, policy_pattern_with_two_metrics_round_trips);
 	tcase_add_test(tc, yaml_scalars_round_trip);
 	suite_add_tcase(s, tc);
 
