@@ -1048,6 +1048,82 @@ START_TEST(libcurls_read_checks_are_answered_by_the_loop)
 }
 END_TEST
 
+/* The loop stalls once, for STALL_MS, as soon as the first message of the
+ * run has been read (a client process the scheduler left waiting). */
+#define STALL_MS 150
+static void stall_after_first_message(void *ctx, const struct pg_hl_progress *p)
+{
+	bool *stalled = ctx;
+
+	if (!*stalled && p->messages >= 1) {
+		*stalled = true;
+		usleep(STALL_MS * 1000);
+	}
+}
+
+/* One stream of 3 messages 100 ms apart, its loop stalled 150 ms right
+ * after the first: the ITLs the client reports, through an engine. */
+static void stalled_itls(const struct mock *m, const char *engine, double itl_ms[2])
+{
+	struct pg_reqtrace trace;
+	struct pg_hl_request req;
+	struct pg_hl_stats st;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf url = PG_BUF_INIT;
+	const char body[] = "{\"model\":\"perfgate-mock\",\"prompt\":[1,2,3],\"max_tokens\":3,"
+			    "\"stream\":true,\"ignore_eos\":true}";
+	struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+	bool stalled = false;
+	struct pg_hl_run_opts o = { .timeout_s = 60,
+				    .progress = stall_after_first_message,
+				    .progress_ctx = &stalled,
+				    .progress_interval_s = 1e-9 };
+	struct pg_hl *h = pg_hl_new(1, &err);
+
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(pg_hl_set_engine(h, engine), 0);
+	pg_buf_printf(&url, "%s/v1/completions", m->url);
+	o.url = url.ptr;
+	o.headers = headers;
+	pg_reqtrace_init(&trace);
+	req = (struct pg_hl_request){ body, strlen(body), 0, &trace, NULL };
+	ck_assert_int_eq(pg_hl_run(h, &req, 1, &o, &st, &err), 0);
+	ck_assert_msg(pg_reqtrace_ok(&trace), "%s", trace.error);
+	ck_assert(stalled);
+	ck_assert_int_eq(trace.n_chunks, 3);
+	for (int i = 0; i < 2; i++)
+		itl_ms[i] = (double)(trace.chunk_ns[i + 1] - trace.chunk_ns[i]) / 1e6;
+	pg_reqtrace_release(&trace);
+	pg_hl_free(h);
+	curl_slist_free_all(headers);
+	pg_buf_release(&url);
+}
+
+/*
+ * A message that arrived while the client's loop was held up is stamped
+ * with the kernel's receive time on a plain socket (the own read path), not
+ * with the time the loop got to it: the ITLs stay the server's 100 ms. The
+ * libcurl engine stamps when it reads, so the stall shows in its ITLs: the
+ * check tells the two apart.
+ */
+START_TEST(messages_are_stamped_when_the_kernel_received_them)
+{
+	const char *const flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "100", NULL };
+	struct mock m;
+	double own[2], curl[2];
+
+	mock_start(&m, flags);
+	stalled_itls(&m, "own", own);
+	stalled_itls(&m, "curl", curl);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(fabs(own[i] - 100) < 15, "own path ITL %d: %.1f ms (expected 100)", i,
+			      own[i]);
+	/* the second message arrived during the stall and was read after it */
+	ck_assert_msg(curl[0] > 100 + STALL_MS / 3, "libcurl ITL 0: %.1f ms", curl[0]);
+	mock_stop(&m);
+}
+END_TEST
+
 /*
  * Both HTTP engines keep connections alive across runs and replace the
  * ones the server closed while they sat idle: the own read path sends on
@@ -1170,6 +1246,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	tcase_add_test(tc, one_memory_budget_for_all_streams);
 	tcase_add_test(tc, libcurls_read_checks_are_answered_by_the_loop);
+	tcase_add_test(tc, messages_are_stamped_when_the_kernel_received_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
