@@ -382,6 +382,36 @@ START_TEST(update_counts_lines_as_yaml_does)
 }
 END_TEST
 
+/* A file whose top level is a flow mapping (or indented) cannot take block
+ * baselines at the left margin: it is written whole, its policy kept. */
+START_TEST(update_rewrites_a_flow_mapping_whole)
+{
+	char *path = tu_tmpdir_path("H200.yml");
+	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_policy policy;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "H200", NULL, false };
+	static const char *const files[] = {
+		"{gpu: H200, policy: {escalate: 9%}}\n",
+		" gpu: H200\n policy: {escalate: 9%}\n",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		tu_write_file(path, files[i]);
+		fresh_points(&fresh, 1);
+		ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(pg_thresholds_load(path, &policy, &loaded, &err), 0);
+		ck_assert_str_eq(loaded.gpu, "H200");
+		ck_assert_double_eq_tol(policy.escalate, 0.09, 1e-12);
+		ck_assert_uint_eq(loaded.n, 2);
+		pg_policy_release(&policy);
+		pg_baseline_release(&loaded);
+		pg_baseline_release(&fresh);
+	}
+	free(path);
+}
+END_TEST
+
 START_TEST(update_refuses_a_broken_file)
 {
 	char *path = tu_tmpdir_path("H100.yml"), *text;
@@ -610,6 +640,7 @@ static Suite *thresholds_suite(void)
 	tcase_add_test(tc, new_file_and_update_keep_the_policy);
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
 	tcase_add_test(tc, update_counts_lines_as_yaml_does);
+	tcase_add_test(tc, update_rewrites_a_flow_mapping_whole);
 	tcase_add_test(tc, update_refuses_a_broken_file);
 	tcase_add_test(tc, policy_pattern_with_two_metrics_round_trips);
 	tcase_add_test(tc, yaml_scalars_round_trip);
