@@ -237,6 +237,19 @@ static int abort_on_stop(void *clientp, curl_off_t dltotal, curl_off_t dlnow, cu
 	return stop && *stop;
 }
 
+void pg_hl_easy_ca(CURL *e)
+{
+	/* an https server signed by a private CA (an internal endpoint): the
+	 * bundle curl's command line and OpenSSL's tools take from the
+	 * environment; libcurl itself only knows its built-in path */
+	const char *ca = getenv("CURL_CA_BUNDLE");
+
+	if (!ca || !*ca)
+		ca = getenv("SSL_CERT_FILE");
+	if (ca && *ca)
+		curl_easy_setopt(e, CURLOPT_CAINFO, ca);
+}
+
 void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *headers,
 			struct pg_buf *resp, double timeout_s, const volatile sig_atomic_t *stop)
 {
@@ -246,6 +259,7 @@ void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *heade
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	pg_hl_easy_ca(e);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_s > 0 ? (long)ceil(timeout_s * 1000) : 0L);
 	/* libcurl calls this at least once a second, even while waiting */
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
@@ -1201,7 +1215,14 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 		return;
 	if (!s) {
 		/* an idle connection that became readable: the server closed
-		 * it (or sent what nobody asked for) */
+		 * it (or sent what nobody asked for) -- unless TLS had records
+		 * of its own to read: a TLS 1.3 server sends its session tickets
+		 * after the handshake, while the connection waits in the pool */
+		if (c->easy) {
+			size_t got = 0;
+			if (curl_easy_recv(c->easy, h->rbuf, sizeof(h->rbuf), &got) == CURLE_AGAIN)
+				return;
+		}
 		for (struct conn **p = &h->idle; *p; p = &(*p)->next) {
 			if (*p == c) {
 				*p = c->next;
