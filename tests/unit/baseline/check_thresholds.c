@@ -412,6 +412,29 @@ START_TEST(update_rewrites_a_flow_mapping_whole)
 }
 END_TEST
 
+/* The GPU and the command line are written into the header's comments:
+ * a line break in either must not end the comment. */
+START_TEST(header_comments_hold_any_gpu_and_command)
+{
+	char *path = tu_tmpdir_path("odd/new.yml");
+	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_policy policy;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "L4\nbaselines: x\xc2\x85y\xe2\x80\xa8z",
+						  "perfgate baseline update\rpolicy: {}", false };
+
+	fresh_points(&fresh, 1);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_thresholds_load(path, &policy, &loaded, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(loaded.gpu, "L4\nbaselines: x\xc2\x85y\xe2\x80\xa8z");
+	ck_assert_uint_eq(loaded.n, 2);
+	pg_policy_release(&policy);
+	pg_baseline_release(&loaded);
+	pg_baseline_release(&fresh);
+	free(path);
+}
+END_TEST
+
 START_TEST(update_refuses_a_broken_file)
 {
 	char *path = tu_tmpdir_path("H100.yml"), *text;
@@ -641,6 +664,7 @@ static Suite *thresholds_suite(void)
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
 	tcase_add_test(tc, update_counts_lines_as_yaml_does);
 	tcase_add_test(tc, update_rewrites_a_flow_mapping_whole);
+	tcase_add_test(tc, header_comments_hold_any_gpu_and_command);
 	tcase_add_test(tc, update_refuses_a_broken_file);
 	tcase_add_test(tc, policy_pattern_with_two_metrics_round_trips);
 	tcase_add_test(tc, yaml_scalars_round_trip);
