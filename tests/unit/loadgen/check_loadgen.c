@@ -1281,6 +1281,56 @@ START_TEST(https_trusts_the_ca_bundle_and_keeps_its_connections)
 END_TEST
 
 /*
+ * A server that answers before it has read the whole request (the mock
+ * refuses a body over 32 MiB with 413 as soon as it has the head) and
+ * closes: the client's send fails half-way, but the answer is in the
+ * socket. The request fails as the server said, HTTP 413 with its message,
+ * not as a reset -- on both engines.
+ */
+START_TEST(an_answer_before_the_body_was_sent_is_the_result)
+{
+	const char *const flags[] = { "--fixed-timing", NULL };
+	const char *engines[] = { "own", "curl" };
+	size_t big = (size_t)40 << 20;
+	char *body = pg_xmalloc(big);
+	struct mock m;
+
+	memset(body, ' ', big);
+	memcpy(body, "{\"prompt\":\"x\",\"max_tokens\":1}", 30);
+	mock_start(&m, flags);
+	for (size_t e = 0; e < 2; e++) {
+		struct pg_reqtrace trace;
+		struct pg_hl_request req;
+		struct pg_hl_stats st;
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_buf url = PG_BUF_INIT;
+		struct curl_slist *headers = curl_slist_append(NULL,
+							       "Content-Type: application/json");
+		struct pg_hl_run_opts o = { .timeout_s = 30 };
+		struct pg_hl *h = pg_hl_new(1, &err);
+
+		ck_assert_int_eq(pg_hl_set_engine(h, engines[e]), 0);
+		pg_buf_printf(&url, "%s/v1/completions", m.url);
+		o.url = url.ptr;
+		o.headers = headers;
+		pg_reqtrace_init(&trace);
+		req = (struct pg_hl_request){ body, big, 0, &trace, NULL };
+		ck_assert_int_eq(pg_hl_run(h, &req, 1, &o, &st, &err), 0);
+		ck_assert_msg(trace.fail == PG_FAIL_HTTP && trace.http_status == 413,
+			      "%s: %s (status %ld)", engines[e], trace.error ? trace.error : "ok",
+			      (long)trace.http_status);
+		ck_assert_msg(strstr(trace.error, "too large"), "%s: %s", engines[e], trace.error);
+		pg_reqtrace_release(&trace);
+		pg_hl_free(h);
+		curl_slist_free_all(headers);
+		pg_buf_release(&url);
+	}
+	mock_stop(&m);
+	free(body);
+}
+END_TEST
+
+/*
  * Both HTTP engines keep connections alive across runs and replace the
  * ones the server closed while they sat idle: the own read path sends on
  * the closed connection, sees the end before any response byte and sends
@@ -1404,6 +1454,7 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, libcurls_read_checks_are_answered_by_the_loop);
 	tcase_add_test(tc, messages_are_stamped_when_the_kernel_received_them);
 	tcase_add_test(tc, https_trusts_the_ca_bundle_and_keeps_its_connections);
+	tcase_add_test(tc, an_answer_before_the_body_was_sent_is_the_result);
 	suite_add_tcase(s, tc);
 	return s;
 }
