@@ -17,6 +17,7 @@
 #include "results/result.h"
 #include "buildkite/agent_io.h"
 #include "sys/fsutil.h"
+#include "sys/proc.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"
 #include "base/jsonw.h"
@@ -30,8 +31,10 @@
 #include "gate/gate_io.h"
 #include "trends/trends_io.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -925,13 +928,46 @@ done:
  * that a build of main sees itself in the history. A failure is a warning:
  * the site is a view, the verdict stands without it.
  */
+/* In trends_step's child: the site, and one line for the parent: "ok
+ * POINTS PAGES" or the error. */
+static int trends_child(void *ctx, int out_fd)
+{
+	const struct pg_trends_opts *o = ctx;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_trends_written w;
+	struct pg_buf line = PG_BUF_INIT;
+	int rc = pg_trends_write(o, &w, &err);
+
+	if (rc)
+		pg_buf_printf(&line, "%s", err.msg);
+	else
+		pg_buf_printf(&line, "ok %zu %zu", w.points, w.pages);
+	for (size_t off = 0; off < line.len;) {
+		ssize_t n = write(out_fd, line.ptr + off, line.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	pg_buf_release(&line);
+	return rc;
+}
+
+/* The site may take a while on a long history, and is new code reading
+ * what anyone with push access wrote: it runs in a child process, after
+ * the verdict is known, so that its crash or hang is a warning, never the
+ * step's end (the annotation and the exit code still come). */
+#define TRENDS_TIMEOUT_S 600
+
 static void trends_step(struct step *st, const struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_trends_written w;
+	struct pg_buf said = PG_BUF_INIT, why = PG_BUF_INIT;
 	struct pg_cmp_point *points;
+	size_t n_points = 0, n_pages = 0;
 	char *out;
-	int rc;
+	int rc, status = 0;
 
 	if (!st->s.trends || !strcmp(st->gpu.key, "none"))
 		return;
@@ -943,26 +979,37 @@ static void trends_step(struct step *st, const struct finish *f)
 	say(st, "--- perfgate: rendering the %s trends\n", st->gpu.key);
 	out = pg_path_join(st->s.results_dir, "trends");
 	points = pg_gate_points(&st->results);
-	rc = pg_trends_write(&(struct pg_trends_opts){ .out_dir = out,
-						       .repo = st->s.history_repo,
-						       .gpu = st->gpu.key,
-						       .thresholds = st->s.thresholds,
-						       .policy = pg_bk_compare_policy(&f->cmp),
-						       .current = points,
-						       .n_current = st->results.n,
-						       .current_gpu = st->gpu.key,
-						       .current_name = pg_bkenv_is_pr(st->env)
-									       ? "this PR"
-									       : "this build",
-						       .last = -1 },
-			     &w, &err);
-	if (rc)
-		say(st, "perfgate: warning: trends: %s\n", err.msg);
-	else {
+	rc = pg_proc_call(trends_child,
+			  &(struct pg_trends_opts){ .out_dir = out,
+						    .repo = st->s.history_repo,
+						    .gpu = st->gpu.key,
+						    .thresholds = st->s.thresholds,
+						    .policy = pg_bk_compare_policy(&f->cmp),
+						    .current = points,
+						    .n_current = st->results.n,
+						    .current_gpu = st->gpu.key,
+						    .current_name = pg_bkenv_is_pr(st->env)
+									    ? "this PR"
+									    : "this build",
+						    .last = -1 },
+			  "trends", TRENDS_TIMEOUT_S, &pg_run_cancelled, &said, &status, &err);
+	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    sscanf(said.ptr ? said.ptr : "", "ok %zu %zu", &n_points, &n_pages) == 2) {
 		st->trends_written = true;
 		say(st, "perfgate: trends: %zu test point%s, %zu page%s in %s/index.html\n",
-		    w.points, w.points == 1 ? "" : "s", w.pages, w.pages == 1 ? "" : "s", out);
+		    n_points, n_points == 1 ? "" : "s", n_pages, n_pages == 1 ? "" : "s", out);
+	} else {
+		if (rc)
+			pg_buf_puts(&why, err.msg);
+		else if (WIFEXITED(status) && said.len)
+			pg_buf_add(&why, said.ptr, said.len);
+		else
+			pg_proc_describe(&why, status);
+		say(st, "perfgate: warning: trends: %s (the verdict stands without it)\n",
+		    why.ptr ? why.ptr : "failed");
 	}
+	pg_buf_release(&said);
+	pg_buf_release(&why);
 	free(points);
 	free(out);
 }
