@@ -525,6 +525,7 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 	s->index = index;
 	s->errbuf[0] = '\0';
 	curl_easy_setopt(e, CURLOPT_URL, o->url);
+	pg_hl_easy_ca(e);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, s);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, s);

@@ -17,7 +17,6 @@
 #include <curl/curl.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -1155,131 +1154,6 @@ START_TEST(messages_are_stamped_when_the_kernel_received_them)
 }
 END_TEST
 
-/* Run argv to its end; its exit status. */
-static int run_child(const char *const *argv)
-{
-	int status = -1;
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		/* (openssl draws its key generation on stderr) */
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
-			dup2(null, 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/*
- * https on the own read path: libcurl makes the TLS connection, perfgate
- * reads through curl_easy_recv. A TLS 1.3 server (Python's,
- * tests/unit/loadgen/tls_server.py) with a certificate made for the test:
- * trusted only through CURL_CA_BUNDLE, as curl's command line takes it;
- * the connections pre-opened for the warm-up carry the whole run (the
- * session tickets the server sends after each handshake are TLS's records,
- * not a close).
- */
-START_TEST(https_trusts_the_ca_bundle_and_keeps_its_connections)
-{
-	enum { N = 4 };
-	char *dir = tu_mkdtemp(), cert[4096], key[4096], port_file[4096], script[4096];
-	const char *const mkcert[] = { "/usr/bin/openssl",
-				       "req",
-				       "-x509",
-				       "-newkey",
-				       "rsa:2048",
-				       "-nodes",
-				       "-subj",
-				       "/CN=127.0.0.1",
-				       "-addext",
-				       "subjectAltName=IP:127.0.0.1",
-				       "-days",
-				       "1",
-				       "-keyout",
-				       key,
-				       "-out",
-				       cert,
-				       NULL };
-	const char *python = tu_env("PERFGATE_PYTHON");
-	struct pg_reqtrace traces[N];
-	struct pg_hl_request reqs[N];
-	struct pg_hl_stats st;
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_buf url = PG_BUF_INIT;
-	struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-	struct pg_hl_run_opts o = { .timeout_s = 30, .max_concurrency = N };
-	const char body[] = "{\"prompt\":\"x\",\"stream\":true}";
-	struct pg_hl *h;
-	size_t ok = 0;
-	long port = 0;
-	pid_t server;
-
-	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
-	snprintf(key, sizeof(key), "%s/key.pem", dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", dir);
-	snprintf(script, sizeof(script), "%s/unit/loadgen/tls_server.py", tu_env("PERFGATE_TESTS"));
-	ck_assert_int_eq(run_child(mkcert), 0);
-	server = fork();
-	ck_assert_int_ge(server, 0);
-	if (server == 0) {
-		execl(python, python, script, cert, key, port_file, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 1000 && port <= 0; i++) {
-		FILE *f = fopen(port_file, "r");
-		if (!f || fscanf(f, "%ld", &port) != 1)
-			usleep(10000);
-		if (f)
-			fclose(f);
-	}
-	ck_assert_int_gt(port, 0);
-	pg_buf_printf(&url, "https://127.0.0.1:%ld/v1/completions", port);
-
-	/* not trusted without the bundle */
-	unsetenv("CURL_CA_BUNDLE");
-	unsetenv("SSL_CERT_FILE");
-	h = pg_hl_new(N, &err);
-	ck_assert_ptr_nonnull(h);
-	ck_assert_int_eq(pg_hl_preconnect(h, url.ptr, 1, 10, NULL, &ok, &err), 0);
-	ck_assert_uint_eq(ok, 0);
-	pg_hl_free(h);
-
-	setenv("CURL_CA_BUNDLE", cert, 1);
-	h = pg_hl_new(N, &err);
-	ck_assert_ptr_nonnull(h);
-	ck_assert_int_eq(pg_hl_set_engine(h, "own"), 0);
-	ck_assert_msg(pg_hl_preconnect(h, url.ptr, N, 10, NULL, &ok, &err) == 0, "%s", err.msg);
-	ck_assert_uint_eq(ok, N);
-	usleep(100000); /* idle in the pool a while */
-	for (size_t i = 0; i < N; i++) {
-		pg_reqtrace_init(&traces[i]);
-		reqs[i] = (struct pg_hl_request){ body, strlen(body), 0, &traces[i], NULL };
-	}
-	o.url = url.ptr;
-	o.headers = headers;
-	ck_assert_msg(pg_hl_run(h, reqs, N, &o, &st, &err) == 0, "%s", err.msg);
-	for (size_t i = 0; i < N; i++) {
-		ck_assert_msg(pg_reqtrace_ok(&traces[i]), "%s", traces[i].error);
-		ck_assert_int_eq(traces[i].n_chunks, 3);
-		pg_reqtrace_release(&traces[i]);
-	}
-	ck_assert_int_eq(st.new_connections, 0);
-
-	unsetenv("CURL_CA_BUNDLE");
-	pg_hl_free(h);
-	curl_slist_free_all(headers);
-	pg_buf_release(&url);
-	kill(server, SIGTERM);
-	waitpid(server, NULL, 0);
-	tu_rm_rf(dir);
-	free(dir);
-}
-END_TEST
-
 /*
  * A server that answers before it has read the whole request (the mock
  * refuses a body over 32 MiB with 413 as soon as it has the head) and
@@ -1453,7 +1327,6 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, one_memory_budget_for_all_streams);
 	tcase_add_test(tc, libcurls_read_checks_are_answered_by_the_loop);
 	tcase_add_test(tc, messages_are_stamped_when_the_kernel_received_them);
-	tcase_add_test(tc, https_trusts_the_ca_bundle_and_keeps_its_connections);
 	tcase_add_test(tc, an_answer_before_the_body_was_sent_is_the_result);
 	suite_add_tcase(s, tc);
 	return s;
