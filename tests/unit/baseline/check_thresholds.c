@@ -344,15 +344,28 @@ START_TEST(update_keeps_sections_after_baselines)
 }
 END_TEST
 
+/* `baseline update` of path with the two fresh points, then the file
+ * loaded back (both must succeed). */
+static void update_then_load(const char *path, const struct pg_thresholds_update_opts *opts,
+			     struct pg_policy *policy, struct pg_baseline *loaded)
+{
+	struct pg_baseline fresh = PG_BASELINE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	fresh_points(&fresh, 1);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, opts, &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_thresholds_load(path, policy, loaded, &err) == 0, "%s", err.msg);
+	pg_baseline_release(&fresh);
+}
+
 /* libyaml ends a line at CR LF, a lone CR, NEL, LS and PS, not only at LF:
  * the update finds "baselines:" on the line libyaml names (a lone CR inside
  * a flow mapping once made it splice a line early and refuse the file). */
 START_TEST(update_counts_lines_as_yaml_does)
 {
 	char *path = tu_tmpdir_path("L40S.yml"), *text;
-	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_baseline loaded;
 	struct pg_policy policy;
-	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "L40S", NULL, false };
 	const char head[] = "gpu: L40S\r\n"
 			    "policy: { alpha: 0.02,\r escalate: 9% }\r\n"
@@ -365,18 +378,15 @@ START_TEST(update_counts_lines_as_yaml_does)
 			    "  old_point:\n"
 			    "    suite: latency\n"
 			    "    values: { median_latency_ms: 4022.88 }\n");
-	fresh_points(&fresh, 1);
-	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	update_then_load(path, &opts, &policy, &loaded);
 	text = tu_read_file(path, NULL);
 	ck_assert_msg(pg_str_has_prefix(text, head), "the head changed:\n%s", text);
 	ck_assert_msg(pg_str_has_prefix(text + strlen(head), "baselines:\n"), "%s", text);
-	ck_assert_int_eq(pg_thresholds_load(path, &policy, &loaded, &err), 0);
 	ck_assert_uint_eq(loaded.n, 3);
 	ck_assert_ptr_nonnull(pg_baseline_find(&loaded, "old_point"));
 	ck_assert_ptr_nonnull(pg_baseline_find(&loaded, "serving_x_qps_inf"));
 	pg_policy_release(&policy);
 	pg_baseline_release(&loaded);
-	pg_baseline_release(&fresh);
 	free(text);
 	free(path);
 }
@@ -387,9 +397,8 @@ END_TEST
 START_TEST(update_rewrites_a_flow_mapping_whole)
 {
 	char *path = tu_tmpdir_path("H200.yml");
-	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_baseline loaded;
 	struct pg_policy policy;
-	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "H200", NULL, false };
 	static const char *const files[] = {
 		"{gpu: H200, policy: {escalate: 9%}}\n",
@@ -398,15 +407,12 @@ START_TEST(update_rewrites_a_flow_mapping_whole)
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		tu_write_file(path, files[i]);
-		fresh_points(&fresh, 1);
-		ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
-		ck_assert_int_eq(pg_thresholds_load(path, &policy, &loaded, &err), 0);
+		update_then_load(path, &opts, &policy, &loaded);
 		ck_assert_str_eq(loaded.gpu, "H200");
 		ck_assert_double_eq_tol(policy.escalate, 0.09, 1e-12);
 		ck_assert_uint_eq(loaded.n, 2);
 		pg_policy_release(&policy);
 		pg_baseline_release(&loaded);
-		pg_baseline_release(&fresh);
 	}
 	free(path);
 }
@@ -417,20 +423,16 @@ END_TEST
 START_TEST(header_comments_hold_any_gpu_and_command)
 {
 	char *path = tu_tmpdir_path("odd/new.yml");
-	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_baseline loaded;
 	struct pg_policy policy;
-	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "L4\nbaselines: x\xc2\x85y\xe2\x80\xa8z",
 						  "perfgate baseline update\rpolicy: {}", false };
 
-	fresh_points(&fresh, 1);
-	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
-	ck_assert_msg(pg_thresholds_load(path, &policy, &loaded, &err) == 0, "%s", err.msg);
+	update_then_load(path, &opts, &policy, &loaded);
 	ck_assert_str_eq(loaded.gpu, "L4\nbaselines: x\xc2\x85y\xe2\x80\xa8z");
 	ck_assert_uint_eq(loaded.n, 2);
 	pg_policy_release(&policy);
 	pg_baseline_release(&loaded);
-	pg_baseline_release(&fresh);
 	free(path);
 }
 END_TEST
