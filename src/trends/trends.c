@@ -445,6 +445,10 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	range_add(&lo, &hi, c->base);
 	range_add(&lo, &hi, c->limit);
 	range_add(&lo, &hi, pr);
+	if (has_pr && c->pr_interval) {
+		range_add(&lo, &hi, c->pr_lo);
+		range_add(&lo, &hi, c->pr_hi);
+	}
 	frame_y(&f, lo, hi, 5);
 
 	pg_buf_printf(o,
@@ -597,8 +601,15 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	}
 	/* the PR */
 	if (has_pr) {
-		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr);
+		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr), top = y, bottom = y;
 		const char *col = verdict_color(c->pr_verdict);
+		if (c->pr_interval && isfinite(c->pr_lo) && isfinite(c->pr_hi)) {
+			double y0 = fy(&f, c->pr_lo), y1 = fy(&f, c->pr_hi);
+			pg_buf_printf(o,
+				      "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
+				      "stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\"/>\n",
+				      x, y0, y1, x - 5, y0, x + 5, x - 5, y1, x + 5, col);
+		}
 		diamond(o, x, y, 7, col);
 		pg_buf_puts(o, "<title>");
 		pg_escape_html(o, c->pr_name);
@@ -608,10 +619,15 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		pg_buf_printf(o, ", %s</title></path>\n", pg_verdict_name(c->pr_verdict));
 		/* its name above it (below when at the top): the value is in the
 		 * heading, and a label beside it would cover the runs */
+		/* beyond the whisker's ends, when there is one */
+		if (c->pr_interval && isfinite(c->pr_lo) && isfinite(c->pr_hi)) {
+			top = fmin(fmin(fy(&f, c->pr_lo), fy(&f, c->pr_hi)), y - 7) + 4;
+			bottom = fmax(fmax(fy(&f, c->pr_lo), fy(&f, c->pr_hi)), y + 7) - 7;
+		}
 		pg_buf_printf(o,
 			      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
 			      "font-weight=\"bold\">",
-			      x, y - f.py1 < 24 ? y + 20 : y - 11, col);
+			      x, top - f.py1 < 24 ? bottom + 20 : top - 11, col);
 		pg_escape_html(o, c->pr_name);
 		pg_buf_puts(o, "</text>\n");
 	}

@@ -96,6 +96,8 @@ struct pg_trends_chart {
 	size_t n_marks;
 	double pr;        /* the PR's value; NAN: none */
 	double pr_change; /* its change, NAN */
+	bool pr_interval; /* draw pr_lo..pr_hi (display units) as a whisker */
+	double pr_lo, pr_hi;
 	enum pg_verdict pr_verdict;
 	const char *pr_name; /* "this PR" */
 };

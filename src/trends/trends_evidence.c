@@ -8,6 +8,7 @@
 #include "gate/attention.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The title's height above the chart. */
@@ -25,6 +26,7 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 	const struct pg_metric *m = r->metric;
 	double thr = pg_attention_threshold(r), *x;
 	struct pg_trends_chart c = { 0 };
+	char name[96], caption[128];
 
 	if (!t || !t->n || !m)
 		return false;
@@ -56,7 +58,25 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 	c.pr = r->current;
 	c.pr_change = r->change;
 	c.pr_verdict = r->verdict;
-	c.pr_name = run_name ? run_name : "this run";
+	/* the interval of the change, around the run's value: a point judged
+	 * beyond its run's common change moves with it */
+	if (isfinite(r->ci_low) && isfinite(r->ci_high) && isfinite(r->baseline)) {
+		double at = r->baseline * (isfinite(r->run_change) ? 1 + r->run_change : 1);
+		c.pr_interval = true;
+		c.pr_lo = at * (1 + r->ci_low);
+		c.pr_hi = at * (1 + r->ci_high);
+		snprintf(caption, sizeof(caption),
+			 "the baseline window: runs of main, oldest to newest · the bar: %g%% "
+			 "interval of the change",
+			 PG_CI_LEVEL * 100);
+		c.x_caption = caption;
+	}
+	if (isfinite(r->change))
+		snprintf(name, sizeof(name), "%s %s%.1f%%", run_name ? run_name : "this run",
+			 r->change < 0 ? "−" : "+", fabs(r->change) * 100);
+	else
+		snprintf(name, sizeof(name), "%s", run_name ? run_name : "this run");
+	c.pr_name = name;
 
 	/* a standalone file: the chart under a title naming the test and metric */
 	pg_buf_printf(out,
