@@ -573,11 +573,13 @@ char *pg_comparison_evidence_chart(const struct pg_cmp_row *const *rows, size_t 
  * [points], "aged_out": [points], "rows": [{point, test, suite, qps,
  * max_concurrency, metric, label, unit, direction, gate, baseline, current,
  * change, tolerance, floor, escalate, p_value, p_adjusted, effect,
- * run_change, noise, method, n_baseline, n_current, first, rerun, verdict,
- * outcome, confirmed, needs_confirmation, note}]}, where first and rerun
- * are {current, change, effect, p_value, p_adjusted, n, flagged} (rerun
- * null without one). pandas: pd.DataFrame(json.load(f)["rows"]). New
- * reference.
+ * run_change, noise, ci_low, ci_high, method, n_baseline, n_current,
+ * first, rerun, verdict, outcome, confirmed, needs_confirmation, note,
+ * basis}]}, where first and rerun are {current, change, effect, p_value,
+ * p_adjusted, n, flagged, ci_low, ci_high} (rerun null without one) and
+ * basis is {kind, runs, repeats, commits: [first, last], dates: [first,
+ * last], source, line} (pg_cmp_basis; null without a baseline). pandas:
+ * pd.DataFrame(json.load(f)["rows"]). New reference.
  */
 json_t *pg_comparison_json(const struct pg_comparison *c);
 
