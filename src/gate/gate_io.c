@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The GPU as the report labels it: vLLM's gpu_type lines, else perfgate's
  * label ("8xH100"), else whatever name the result has. */
@@ -202,8 +203,20 @@ static int write_evidence(const struct pg_comparison *c, const char *dir, struct
 	size_t n, total;
 	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(c, &n, &total);
 	struct pg_buf svg = PG_BUF_INIT, path = PG_BUF_INIT;
+	struct pg_strv old = PG_STRV_INIT;
+	struct pg_error ignored = PG_ERROR_INIT;
 	int rc = 0;
 
+	/* the charts of an earlier comparison into the same directory (a
+	 * first run's, before its re-run) are not this one's evidence */
+	pg_buf_printf(&path, "%s/evidence", dir);
+	if (pg_dir_list_regular(path.ptr, ".svg", &old, &ignored) == 0)
+		for (size_t i = 0; i < old.n; i++) {
+			char *p = pg_path_join(path.ptr, old.v[i]);
+			unlink(p);
+			free(p);
+		}
+	pg_strv_release(&old);
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *name = pg_comparison_evidence_chart(rows, i);
 		pg_buf_reset(&svg);
