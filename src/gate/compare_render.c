@@ -342,8 +342,9 @@ static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
 	}
 	pg_buf_printf(out, " %g%% interval of the change", PG_CI_LEVEL * 100);
 	if (beyond && isfinite(r->run_change)) {
-		pg_buf_puts(out, " beyond the run's common ");
+		pg_buf_puts(out, " beyond the run's common change (");
 		pct_cell(out, r->run_change, true);
+		pg_buf_puts(out, ")");
 	}
 	pg_buf_puts(out, ": ");
 	pct_cell(out, r->ci_low, true);
