@@ -247,7 +247,9 @@ struct finish {
 	struct pg_buf report_md, report_tables, records;
 	struct pg_chart_set charts;
 	struct pg_annotation_chart *chart_refs;
-	char **chart_paths;
+	size_t n_chart_refs;
+	char **chart_paths; /* the report's charts, then the evidence's */
+	size_t n_chart_paths;
 	enum pg_annotation_status status;
 	size_t n_errors;
 	struct pg_bk_compare cmp;
@@ -330,8 +332,9 @@ static void write_charts(struct step *st, struct finish *f)
 	if (f->charts.sweeps_left_out)
 		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
 		    f->charts.sweeps_left_out, PG_CHARTS_MAX_SWEEPS);
-	f->chart_refs = pg_xcalloc(f->charts.n + 1, sizeof(*f->chart_refs));
-	f->chart_paths = pg_xcalloc(f->charts.n + 1, sizeof(char *));
+	f->n_chart_paths = f->charts.n + f->cmp.evidence.n;
+	f->chart_refs = pg_xcalloc(f->n_chart_paths + 1, sizeof(*f->chart_refs));
+	f->chart_paths = pg_xcalloc(f->n_chart_paths + 1, sizeof(char *));
 	for (size_t i = 0; i < f->charts.n; i++) {
 		struct pg_buf rel = PG_BUF_INIT;
 		pg_buf_printf(&rel, "charts/%s.svg", f->charts.items[i].stem);
@@ -339,7 +342,14 @@ static void write_charts(struct step *st, struct finish *f)
 		f->chart_paths[i] = artifact_path(st, rel.ptr);
 		pg_buf_release(&rel);
 	}
-	/* the annotation shows the first few: those with flagged points first */
+	/* the annotation shows the first few: each regression's trend against
+	 * its baseline first (the gate wrote them with the comparison), then
+	 * the charts with flagged points */
+	for (size_t i = 0; i < f->cmp.evidence.n; i++) {
+		f->chart_paths[f->charts.n + i] = artifact_path(st, f->cmp.evidence.v[i]);
+		f->chart_refs[n_refs].artifact_path = f->chart_paths[f->charts.n + i];
+		f->chart_refs[n_refs++].title = f->cmp.evidence_titles.v[i];
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < f->charts.n; i++) {
 			const struct pg_strv *pts = &f->charts.items[i].points;
@@ -352,6 +362,7 @@ static void write_charts(struct step *st, struct finish *f)
 			f->chart_refs[n_refs].artifact_path = f->chart_paths[i];
 			f->chart_refs[n_refs++].title = f->charts.items[i].title;
 		}
+	f->n_chart_refs = n_refs;
 	free(flagged);
 	free(results);
 	free(names);
@@ -365,7 +376,7 @@ static void finish_release(struct finish *f)
 	pg_buf_release(&f->report_md);
 	pg_buf_release(&f->report_tables);
 	pg_buf_release(&f->records);
-	for (size_t i = 0; i < f->charts.n; i++)
+	for (size_t i = 0; i < f->n_chart_paths; i++)
 		free(f->chart_paths[i]);
 	free(f->chart_paths);
 	free(f->chart_refs);
@@ -496,7 +507,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.policy_diff = f->cmp.policy_diff;
 	a.policy_diff_title = f->cmp.policy_diff_title;
 	a.charts = f->chart_refs;
-	a.n_charts = f->charts.n;
+	a.n_charts = f->n_chart_refs;
 	a.rows = f->cmp.rows;
 	a.n_rows = f->cmp.n_rows;
 	a.report_md = f->report_tables.ptr;
@@ -594,7 +605,9 @@ done:
  */
 static void upload_list(struct step *st, struct pg_strv *paths)
 {
-	static const char *const subdirs[] = { NULL, "charts", "confirm", "base", "head" };
+	static const char *const subdirs[] = {
+		NULL, "charts", "evidence", "confirm", "base", "head"
+	};
 
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		struct pg_error err = PG_ERROR_INIT;
