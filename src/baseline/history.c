@@ -88,6 +88,8 @@ json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_me
 
 static void rec_release(struct pg_history_rec *r)
 {
+	if (r->slot)
+		return; /* compact: everything borrowed */
 	free(r->commit);
 	free(r->date);
 	free(r->build_url);
@@ -104,6 +106,7 @@ void pg_history_release(struct pg_history *h)
 		rec_release(&h->recs[i]);
 	free(h->recs);
 	free(h->point);
+	free(h->values);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -183,6 +186,10 @@ double pg_history_rec_value(const struct pg_history_rec *r, const struct pg_metr
 	size_t nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 
+	if (r->slot)
+		return m >= all && m < all + nm && r->slot[m - all] != PG_HISTORY_NO_SLOT
+			       ? r->medians[r->slot[m - all]]
+			       : NAN;
 	if (r->medians)
 		return m >= all && m < all + nm ? r->medians[m - all] : NAN;
 	return pg_history_rec_median(r, m->id);
@@ -212,21 +219,30 @@ double pg_history_rec_median(const struct pg_history_rec *r, const char *id)
 	return med;
 }
 
-void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
+void pg_history_keep(bool *keep, const struct pg_history *h, const struct pg_policy *policy)
 {
 	size_t nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
-	bool *keep = pg_xcalloc(nm, sizeof(bool));
 	const char *test = h->n ? h->recs[h->n - 1].test : NULL;
 
 	for (size_t m = 0; m < nm; m++) {
 		struct pg_rule r = { 0 };
+		keep[m] = false;
 		if (all[m].direction == PG_NO_DIRECTION)
 			continue;
 		if (policy)
 			pg_policy_rule(policy, h->point, test, &all[m], &r);
 		keep[m] = !policy || r.gate || r.escalate > 0;
 	}
+}
+
+void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	bool *keep = pg_xcalloc(nm, sizeof(bool));
+
+	pg_history_keep(keep, h, policy);
 	for (size_t k = 0; k < h->n; k++) {
 		struct pg_history_rec *r = &h->recs[k];
 		double *v;

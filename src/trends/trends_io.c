@@ -47,6 +47,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		      struct pg_error *err)
 {
 	struct pg_history *hs = NULL;
+	struct pg_history_pool *pool;
 	size_t n = 0;
 	struct pg_policy policy;
 	struct pg_history_analysis an = { 0 };
@@ -60,6 +61,8 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	size_t last;
 	int rc;
 
+	/* every run of every point: interned strings, the kept medians */
+	pool = pg_history_pool_new();
 	pg_policy_init(&policy);
 	if ((!o->policy && (rc = pg_thresholds_load_policy(&policy, o->thresholds, gpu, err))) ||
 	    (rc = pg_history_read(
@@ -67,6 +70,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		     &(struct pg_history_opts){ .repo = o->repo,
 						.ref = o->ref,
 						.slim = true,
+						.pool = pool,
 						/* with a run to compare, every metric the
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
@@ -140,6 +144,7 @@ done:
 	for (size_t i = 0; i < n; i++)
 		pg_history_release(&hs[i]);
 	free(hs);
+	pg_history_pool_free(pool);
 	pg_policy_release(&policy);
 	pg_buf_release(&page);
 	pg_buf_release(&src);
