@@ -565,22 +565,39 @@ static bool can_fail(const struct pg_policy *policy, const struct pg_history *h,
 	return r.gate || r.escalate > 0;
 }
 
+size_t pg_history_baseline_span(const struct pg_policy *policy)
+{
+	/* change points over three windows: enough jobs before a recent step
+	 * to see it as one */
+	return 3 * (policy->history_window > 0 ? (size_t)policy->history_window : 1);
+}
+
 void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history *hs, size_t n,
 			       const bool *const *use, const struct pg_policy *policy)
 {
 	struct pg_history_analysis a;
+
+	pg_history_analyse(&a, hs, n, use, policy, pg_history_baseline_span(policy), false);
+	pg_history_baseline_build_from(base, hs, n, policy, &a);
+	pg_history_analysis_release(&a);
+}
+
+void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_history *hs, size_t n,
+				    const struct pg_policy *policy,
+				    const struct pg_history_analysis *an)
+{
+	const struct pg_history_analysis a = *an;
 	size_t nm, window = policy->history_window > 0 ? (size_t)policy->history_window : 1;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 	long first_job;
 
-	/* change points over three windows: enough jobs before a recent step
-	 * to see it as one */
-	pg_history_analyse(&a, hs, n, use, policy, 3 * window, false);
 	first_job = (long)base->n_jobs;
 	for (size_t j = 0; j < a.n_jobs; j++)
 		pg_baseline_add_job(base, a.jobs[j].commit, a.jobs[j].date);
 	for (size_t c = 0; c < a.n_changes; c++) {
 		const struct pg_history_change *ch = &a.changes[c];
+		if (ch->creep)
+			continue; /* steps only: an analysis with creep serves too */
 		pg_baseline_add_change(base,
 				       ch->point == PG_HISTORY_ALL ? NULL : hs[ch->point].point,
 				       ch->metric, first_job + (long)ch->job, ch->shift);
@@ -689,7 +706,6 @@ void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history
 		}
 		free(idx);
 	}
-	pg_history_analysis_release(&a);
 }
 /* The last job before job j that recorded point i (PG_HISTORY_ALL: any
  * point), or -1: a change began after it, at j. */

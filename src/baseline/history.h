@@ -193,6 +193,14 @@ void pg_history_analysis_release(struct pg_history_analysis *a);
  */
 void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history *hs, size_t n,
 			       const bool *const *use, const struct pg_policy *policy);
+/* The jobs it analyses: the last pg_history_baseline_span(policy). */
+size_t pg_history_baseline_span(const struct pg_policy *policy);
+/* The same from an analysis already made: pg_history_analyse of hs, n,
+ * use, policy over the last pg_history_baseline_span(policy) jobs, with or
+ * without creep (perfgate trends draws that analysis too). */
+void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_history *hs, size_t n,
+				    const struct pg_policy *policy,
+				    const struct pg_history_analysis *a);
 
 /*
  * The history of point i of hs as readable text: per metric, the oldest

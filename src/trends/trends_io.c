@@ -81,12 +81,15 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	 * span the gate looks at by default (its change-point search grows
 	 * with the square of the runs); the gate's windows as it builds them
 	 * for a run of main's tip */
-	last = o->last >= 0 ? (size_t)o->last
-			    : 3 * (size_t)(pol->history_window > 0 ? pol->history_window : 1);
+	last = o->last >= 0 ? (size_t)o->last : pg_history_baseline_span(pol);
 	pg_history_analyse(&an, hs, n, NULL, pol, last, true);
 	base.gpu = pg_xstrdup(gpu);
 	base.kind = pg_xstrdup("git");
-	pg_history_baseline_build(&base, hs, n, NULL, pol);
+	/* the same span: the gate's analysis is this one without the creep */
+	if (last == pg_history_baseline_span(pol))
+		pg_history_baseline_build_from(&base, hs, n, pol, &an);
+	else
+		pg_history_baseline_build(&base, hs, n, NULL, pol);
 	pg_baseline_sort(&base);
 	pg_buf_printf(&src, "%s%s%s", o->repo ? o->repo : "", o->repo ? " " : "",
 		      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF);
