@@ -117,6 +117,11 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 			     const char *source, const struct pg_policy *policy,
 			     struct pg_history_pool *pool, struct pg_error *err);
 
+/* Do a and b hold the same records, value for value (every string, every
+ * number, every registry metric's value; NANs alike)? why says where not. */
+bool pg_history_same(const struct pg_history *a, const struct pg_history *b, char *why,
+		     size_t size);
+
 /* ------------------------------------------------------------------ */
 /* Jobs and change points                                              */
 

@@ -24,6 +24,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -643,4 +644,63 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 	finish(h, rows, policy, p);
 	free(rows);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sameness                                                            */
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_num(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof(a));
+}
+
+bool pg_history_same(const struct pg_history *a, const struct pg_history *b, char *why, size_t size)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+
+	if (!same_str(a->point, b->point) || a->n != b->n) {
+		snprintf(why, size, "point %s with %zu records, %s with %zu",
+			 a->point ? a->point : "(none)", a->n, b->point ? b->point : "(none)",
+			 b->n);
+		return false;
+	}
+	for (size_t k = 0; k < a->n; k++) {
+		const struct pg_history_rec *x = &a->recs[k], *y = &b->recs[k];
+		const char *field = NULL;
+		if (!same_str(x->commit, y->commit))
+			field = "commit";
+		else if (!same_str(x->date, y->date))
+			field = "date";
+		else if (!same_str(x->build_url, y->build_url))
+			field = "build_url";
+		else if (!same_str(x->gpu, y->gpu))
+			field = "gpu";
+		else if (!same_str(x->test, y->test))
+			field = "test";
+		else if (!same_str(x->run, y->run))
+			field = "run";
+		else if (x->suite != y->suite)
+			field = "suite";
+		else if (!same_num(x->qps, y->qps))
+			field = "qps";
+		else if (x->max_concurrency != y->max_concurrency)
+			field = "max_concurrency";
+		else if (x->repeats != y->repeats)
+			field = "repeats";
+		for (size_t m = 0; m < nm && !field; m++)
+			if (!same_num(pg_history_rec_value(x, &all[m]),
+				      pg_history_rec_value(y, &all[m])))
+				field = all[m].id;
+		if (field) {
+			snprintf(why, size, "record %zu: %s differs", k + 1, field);
+			return false;
+		}
+	}
+	return true;
 }
