@@ -49,6 +49,15 @@ static const char style[] =
 
 /* home: the path up to the site's root; gpu and gpu_href: the GPU's
  * overview, or NULL on the overview and the front page. */
+/* sep, then "x,y" as "%.1f,%.1f" writes it: a polyline's point. */
+static void put_xy(struct pg_buf *o, const char *sep, double x, double y)
+{
+	pg_buf_puts(o, sep);
+	pg_buf_fixed1(o, x);
+	pg_buf_putc(o, ',');
+	pg_buf_fixed1(o, y);
+}
+
 static void page_open(struct pg_buf *o, const char *title, const char *home, const char *gpu,
 		      const char *gpu_href)
 {
@@ -581,8 +590,7 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 		pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
 			       "\" stroke-width=\"1.5\" points=\"");
 		for (size_t k = 0; k < s->n; k++)
-			pg_buf_printf(o, "%s%.1f,%.1f", k ? " " : "", fx(&f, s->x[k]),
-				      fy(&f, s->y[k]));
+			put_xy(o, k ? " " : "", fx(&f, s->x[k]), fy(&f, s->y[k]));
 		pg_buf_puts(o, "\"/>\n");
 	}
 	for (size_t k = recent; k < s->n; k++) {
@@ -690,8 +698,7 @@ static void sparkline(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
 		       "\" stroke-width=\"1.2\" points=\"");
 	for (size_t k = from; k < s->n; k++)
-		pg_buf_printf(o, "%s%.1f,%.1f", k > from ? " " : "", fx(&f, s->x[k]),
-			      fy(&f, s->y[k]));
+		put_xy(o, k > from ? " " : "", fx(&f, s->x[k]), fy(&f, s->y[k]));
 	pg_buf_puts(o, "\"/>");
 	if (has_pr) {
 		diamond(o, fx(&f, f.x1 - 0.5), fy(&f, pr), 4.5, verdict_color(v->row->verdict));
