@@ -271,6 +271,8 @@ struct job_key {
 
 static int str_cmp0(const char *a, const char *b)
 {
+	if (a == b)
+		return 0; /* the same string: a compact history's are interned */
 	return strcmp(a ? a : "", b ? b : "");
 }
 
