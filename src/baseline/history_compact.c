@@ -169,8 +169,16 @@ static void finish(struct pg_history *h, const double *rows, const struct pg_pol
 	size_t cols = 0;
 
 	pg_history_keep(keep, h, policy);
-	for (size_t m = 0; m < p->nm; m++)
+	/* a column for a kept metric only where a record of its suite has a
+	 * value: the others read NAN without one (a history holds one suite,
+	 * the registry several) */
+	for (size_t m = 0; m < p->nm; m++) {
+		bool any = false;
+		for (size_t k = 0; k < h->n && keep[m] && !any; k++)
+			any = p->all[m].suite == h->recs[k].suite && !isnan(rows[k * p->nm + m]);
+		keep[m] = any;
 		slot[m] = keep[m] ? (unsigned char)cols++ : PG_HISTORY_NO_SLOT;
+	}
 	shared = (const unsigned char *)intern(p, (const char *)slot, p->nm);
 	free(h->values);
 	h->values = pg_xmalloc((h->n * cols + 1) * sizeof(double));
