@@ -595,10 +595,12 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	}
 	for (size_t k = recent; k < s->n; k++) {
 		const struct pg_history_rec *r = &t->hs[i].recs[s->rec[k]];
-		pg_buf_printf(o,
-			      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"" COLOR_RUN
-			      "\"><title>run #%.0f: %s",
-			      fx(&f, s->x[k]), fy(&f, s->y[k]), s->x[k] + 1, pg_fmt_g(a, s->y[k]));
+		pg_buf_puts(o, "<circle cx=\"");
+		pg_buf_fixed1(o, fx(&f, s->x[k]));
+		pg_buf_puts(o, "\" cy=\"");
+		pg_buf_fixed1(o, fy(&f, s->y[k]));
+		pg_buf_printf(o, "\" r=\"2.5\" fill=\"" COLOR_RUN "\"><title>run #%.0f: %s",
+			      s->x[k] + 1, pg_fmt_g(a, s->y[k]));
 		if (r->commit) {
 			pg_buf_puts(o, " · ");
 			esc_prefix(o, r->commit, 12);
