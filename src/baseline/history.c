@@ -374,7 +374,7 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 		start = cps[n_cp - 1];
 	if (creep && k - start >= 8) {
 		struct pg_trend t;
-		pg_cmpstat_trend(&t, v + start, k - start);
+		pg_cmpstat_trend_below(&t, v + start, k - start, 0.001);
 		if (t.p_value < 0.001 && fabs(t.slope) * (double)(k - start - t.start) >= shift_min)
 			add_change(a, point, m, true, pos[start + t.start],
 				   worse_rel(m, t.slope * (double)(k - start - t.start)),

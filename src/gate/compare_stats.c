@@ -550,7 +550,7 @@ size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_op
 	return cx.n_out;
 }
 
-void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
+static void trend(struct pg_trend *out, const double *x, size_t n, double p_max, bool always)
 {
 	size_t k = 0, n_pairs = 0;
 	double *pos = pg_xmalloc((n ? n : 1) * sizeof(double));
@@ -566,16 +566,12 @@ void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 		}
 	if (k < 4)
 		goto done;
-	slopes = pg_xmalloc(k * (k - 1) / 2 * sizeof(double));
+	/* Mann-Kendall, with the variance corrected for tied values */
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = i + 1; j < k; j++) {
 			double d = val[j] - val[i];
-			slopes[n_pairs++] = d / (pos[j] - pos[i]);
 			s += (d > 0) - (d < 0);
 		}
-	out->slope = pg_cmpstat_median_inplace(slopes, n_pairs);
-	free(slopes);
-	/* Mann-Kendall, with the variance corrected for tied values */
 	var = (double)k * (double)(k - 1) * (2.0 * (double)k + 5) / 18;
 	{
 		double *sorted = pg_xmalloc(k * sizeof(double));
@@ -594,6 +590,15 @@ void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 	out->p_value = var > 0 ? 2 * pg_cmpstat_normal_sf((fabs(s) - 1) / sqrt(var)) : 1;
 	if (out->p_value > 1)
 		out->p_value = 1;
+	if (!always && !(out->p_value < p_max))
+		goto done;
+	/* Theil-Sen */
+	slopes = pg_xmalloc(k * (k - 1) / 2 * sizeof(double));
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = i + 1; j < k; j++)
+			slopes[n_pairs++] = (val[j] - val[i]) / (pos[j] - pos[i]);
+	out->slope = pg_cmpstat_median_inplace(slopes, n_pairs);
+	free(slopes);
 
 	/* where it began: clip wild values to the Theil-Sen line first (a
 	 * slow job is not the start of a trend), then fit "flat, then a
@@ -644,4 +649,14 @@ void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 done:
 	free(pos);
 	free(val);
+}
+
+void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
+{
+	trend(out, x, n, 0, true);
+}
+
+void pg_cmpstat_trend_below(struct pg_trend *out, const double *x, size_t n, double p_max)
+{
+	trend(out, x, n, p_max, false);
 }

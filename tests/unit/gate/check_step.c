@@ -985,6 +985,39 @@ START_TEST(change_points_as_first_written)
 }
 END_TEST
 
+START_TEST(trend_below_is_trend)
+{
+	uint64_t state = 99;
+	double x[70];
+	size_t kept = 0;
+
+	for (int trial = 0; trial < 2000; trial++) {
+		size_t n = 2 + (size_t)(trial % 67);
+		struct pg_trend a, b;
+		for (size_t i = 0; i < n; i++) {
+			state = state * 6364136223846793005ull + 1442695040888963407ull;
+			x[i] = 0.0005 * (double)(trial % 9) * (double)i +
+			       0.01 * ((double)(state >> 11) / 9007199254740992.0 - 0.5);
+			if (trial % 13 == 0 && (state >> 61) == 0)
+				x[i] = NAN;
+		}
+		pg_cmpstat_trend(&a, x, n);
+		pg_cmpstat_trend_below(&b, x, n, 0.001);
+		ck_assert(a.p_value == b.p_value || (isnan(a.p_value) && isnan(b.p_value)));
+		if (b.p_value < 0.001) {
+			ck_assert(a.slope == b.slope);
+			ck_assert_uint_eq(a.start, b.start);
+			kept++;
+		} else {
+			ck_assert(isnan(b.slope));
+		}
+	}
+	/* both kinds of series were there */
+	ck_assert_uint_gt(kept, 200);
+	ck_assert_uint_lt(kept, 1800);
+}
+END_TEST
+
 static Suite *step_suite(void)
 {
 	Suite *s = suite_create("step");
@@ -994,6 +1027,7 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, holm_step_down);
 	tcase_add_test(tc, robust_sd_and_median);
 	tcase_add_test(tc, change_points_as_first_written);
+	tcase_add_test(tc, trend_below_is_trend);
 	tcase_add_test(tc, median_polish_splits_jobs_from_points);
 	tcase_add_test(tc, change_points_and_trends);
 	suite_add_tcase(s, tc);
