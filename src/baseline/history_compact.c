@@ -357,8 +357,10 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 			return false;
 		memcpy(buf, start, len);
 		buf[len] = '\0';
-		*dv = strtod(buf, NULL);
-		if (isinf(*dv))
+		char *end;
+		*dv = strtod(buf, &end);
+		/* (a decimal point other than '.' would stop it early) */
+		if (end != buf + len || isinf(*dv))
 			return false;
 	}
 	s->p = q;
@@ -617,7 +619,7 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 	}
 	if (!h->point)
 		h->point = pg_xstrdup(point);
-	for (const char *q = text; (q = memchr(q, '\n', len - (size_t)(q - text))); q++)
+	for (const char *q = text; len && (q = memchr(q, '\n', len - (size_t)(q - text))); q++)
 		lines++;
 	h->recs = pg_xrealloc(h->recs, lines * sizeof(*h->recs));
 	h->cap = lines;

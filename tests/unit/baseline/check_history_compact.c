@@ -110,6 +110,10 @@ START_TEST(the_pool_shares_strings)
 								   "output_throughput")) > 2000);
 	pg_history_release(&a);
 	pg_history_release(&b);
+	/* an empty file (an empty buffer has no text at all) */
+	ck_assert_int_eq(pg_history_parse_compact(&a, "a", NULL, 0, "a", NULL, pool, &err), 0);
+	ck_assert_uint_eq(a.n, 0);
+	pg_history_release(&a);
 	pg_history_pool_free(pool);
 	pg_buf_release(&t1);
 	pg_buf_release(&t2);
