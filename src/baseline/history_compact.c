@@ -22,6 +22,7 @@
 #include "results/metrics.h"
 #include "suite/suite.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -301,6 +302,54 @@ static bool is_digit(char c)
 }
 
 /*
+ * A real of at most 2^53 in its digits and a power of ten up to 22 (what
+ * perfgate writes: "2418.1234"): the digits as an integer and the power
+ * of ten are both exact doubles, so one multiplication or division rounds
+ * once, to the double nearest the decimal, which is what strtod returns
+ * (Clinger's fast path). Anything else: false, for strtod.
+ */
+static bool exact_real(const char *p, const char *end, double *out)
+{
+	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+					1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+					1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	bool neg = *p == '-', point = false;
+	unsigned long long m = 0;
+	int digits = 0, e = 0;
+	double v;
+
+	if (FLT_EVAL_METHOD != 0)
+		return false; /* each operation must round to a double */
+	for (p += neg; p < end && (is_digit(*p) || *p == '.'); p++) {
+		if (*p == '.') {
+			point = true;
+			continue;
+		}
+		if (++digits > 19)
+			return false;
+		m = 10 * m + (unsigned)(*p - '0');
+		e -= point;
+	}
+	if (p < end) { /* the exponent (the scanner checked its form) */
+		int x = 0, sign = 1, n = 0;
+		p++;
+		if (*p == '+' || *p == '-')
+			sign = *p++ == '-' ? -1 : 1;
+		for (; p < end; p++)
+			if (++n > 4)
+				return false;
+			else
+				x = 10 * x + (*p - '0');
+		e += sign * x;
+	}
+	if (m > (1ull << 53) || e < -22 || e > 22)
+		return false;
+	v = e < 0 ? (double)m / pow10[-e] : (double)m * pow10[e];
+	*out = neg ? -v : v;
+	return true;
+}
+
+/*
  * A JSON number, as jansson reads it: an integer (no fraction, no
  * exponent) as a long long, a real by strtod. An integer of more than 18
  * digits (jansson may refuse it) or a real beyond a double's range (it
@@ -352,7 +401,7 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 			x = 10 * x + (*d - '0');
 		*iv = *start == '-' ? -x : x;
 		*dv = (double)*iv;
-	} else {
+	} else if (!exact_real(start, q, dv)) {
 		if (len >= sizeof(buf))
 			return false;
 		memcpy(buf, start, len);

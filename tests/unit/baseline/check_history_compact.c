@@ -13,6 +13,7 @@
 #include "results/metrics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static void check_same(const char *text, const struct pg_policy *policy, int wan
 		ck_assert_str_eq(e2.msg, e1.msg);
 	} else {
 		pg_history_slim(&slow, policy);
-		ck_assert_msg(pg_history_same(&slow, &fast, why, sizeof(why)), "%s in %s", why,
+		ck_assert_msg(pg_history_same(&slow, &fast, why, sizeof(why)), "%s in %.300s", why,
 			      text);
 		for (size_t k = 0; k < fast.n; k++)
 			ck_assert_ptr_nonnull(fast.recs[k].slot);
@@ -176,6 +177,51 @@ START_TEST(edge_lines_read_the_same)
 }
 END_TEST
 
+/* Reals as jansson reads them (strtod), through the scanner's own
+ * conversion where it is exact and strtod elsewhere: a sweep of digit
+ * counts and exponents, each as one record's value. */
+START_TEST(reals_read_as_jansson_reads_them)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	uint64_t state = 3;
+
+	for (int i = 0; i < 20000; i++) {
+		unsigned long long m;
+		int digits, point, ex;
+		char num[64];
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		digits = 1 + (int)(state >> 59) % 19;
+		m = (state >> 3) % 10000000000000000000ull;
+		for (int d = 19; d > digits; d--)
+			m /= 10;
+		point = (int)((state >> 40) % (unsigned)(digits + 1));
+		ex = (int)((state >> 20) % 61) - 30;
+		snprintf(num, sizeof(num), "%s%llu", i % 5 ? "" : "-", m);
+		{
+			size_t l = strlen(num), sign = i % 5 ? 0 : 1;
+			/* a point inside the digits, never first */
+			if (point && (size_t)point < l - sign) {
+				size_t at = l - (size_t)point;
+				memmove(num + at + 1, num + at, l - at + 1);
+				num[at] = '.';
+			}
+		}
+		if (i % 3)
+			snprintf(num + strlen(num), sizeof(num) - strlen(num), "e%d", ex);
+		pg_buf_printf(&text,
+			      "{\"suite\": \"serving\", \"qps\": %s, \"metrics\": "
+			      "{\"mean_ttft_ms\": [%s]}}\n",
+			      num, num);
+		if (text.len > 50000) {
+			check_same(text.ptr, NULL, 0);
+			pg_buf_reset(&text);
+		}
+	}
+	check_same(text.ptr, NULL, 0);
+	pg_buf_release(&text);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("history_compact");
@@ -184,6 +230,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, written_lines_read_the_same);
 	tcase_add_test(tc, the_pool_shares_strings);
 	tcase_add_test(tc, edge_lines_read_the_same);
+	tcase_add_test(tc, reals_read_as_jansson_reads_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
