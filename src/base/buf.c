@@ -2,6 +2,8 @@
 
 #include "base/alloc.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,4 +120,34 @@ void pg_buf_printf(struct pg_buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	pg_buf_vprintf(b, fmt, ap);
 	va_end(ap);
+}
+
+void pg_buf_fixed1(struct pg_buf *b, double v)
+{
+#if LDBL_MANT_DIG >= 64
+	if (isfinite(v) && fabs(v) < 1e15) {
+		/* |v| x 10 is exact in a 64-bit significand (53 + 3 bits), so is
+		 * its fraction: round half to even on the exact value, as printf
+		 * does */
+		long double t = (long double)fabs(v) * 10, whole = floorl(t), frac = t - whole;
+		unsigned long long q = (unsigned long long)whole;
+		char buf[24];
+		size_t i = sizeof(buf);
+
+		if (frac > 0.5L || (frac == 0.5L && (q & 1)))
+			q++;
+		buf[--i] = (char)('0' + q % 10);
+		buf[--i] = '.';
+		q /= 10;
+		do {
+			buf[--i] = (char)('0' + q % 10);
+			q /= 10;
+		} while (q);
+		if (signbit(v))
+			buf[--i] = '-';
+		pg_buf_add(b, buf + i, sizeof(buf) - i);
+		return;
+	}
+#endif
+	pg_buf_printf(b, "%.1f", v);
 }

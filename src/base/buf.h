@@ -42,6 +42,9 @@ void pg_buf_add(struct pg_buf *b, const void *data, size_t len);
 void pg_buf_puts(struct pg_buf *b, const char *s);
 void pg_buf_putc(struct pg_buf *b, char c);
 void pg_buf_printf(struct pg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* pg_buf_printf(b, "%.1f", v), without printf's cost for values under
+ * 1e15 (an SVG coordinate is written millions of times on a trends site). */
+void pg_buf_fixed1(struct pg_buf *b, double v);
 void pg_buf_vprintf(struct pg_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Append `n` copies of c. */

@@ -88,6 +88,8 @@ json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_me
 
 static void rec_release(struct pg_history_rec *r)
 {
+	if (r->slot)
+		return; /* compact: everything borrowed */
 	free(r->commit);
 	free(r->date);
 	free(r->build_url);
@@ -104,6 +106,7 @@ void pg_history_release(struct pg_history *h)
 		rec_release(&h->recs[i]);
 	free(h->recs);
 	free(h->point);
+	free(h->values);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -183,6 +186,10 @@ double pg_history_rec_value(const struct pg_history_rec *r, const struct pg_metr
 	size_t nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 
+	if (r->slot)
+		return m >= all && m < all + nm && r->slot[m - all] != PG_HISTORY_NO_SLOT
+			       ? r->medians[r->slot[m - all]]
+			       : NAN;
 	if (r->medians)
 		return m >= all && m < all + nm ? r->medians[m - all] : NAN;
 	return pg_history_rec_median(r, m->id);
@@ -212,21 +219,30 @@ double pg_history_rec_median(const struct pg_history_rec *r, const char *id)
 	return med;
 }
 
-void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
+void pg_history_keep(bool *keep, const struct pg_history *h, const struct pg_policy *policy)
 {
 	size_t nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
-	bool *keep = pg_xcalloc(nm, sizeof(bool));
 	const char *test = h->n ? h->recs[h->n - 1].test : NULL;
 
 	for (size_t m = 0; m < nm; m++) {
 		struct pg_rule r = { 0 };
+		keep[m] = false;
 		if (all[m].direction == PG_NO_DIRECTION)
 			continue;
 		if (policy)
 			pg_policy_rule(policy, h->point, test, &all[m], &r);
 		keep[m] = !policy || r.gate || r.escalate > 0;
 	}
+}
+
+void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+	bool *keep = pg_xcalloc(nm, sizeof(bool));
+
+	pg_history_keep(keep, h, policy);
 	for (size_t k = 0; k < h->n; k++) {
 		struct pg_history_rec *r = &h->recs[k];
 		double *v;
@@ -255,6 +271,8 @@ struct job_key {
 
 static int str_cmp0(const char *a, const char *b)
 {
+	if (a == b)
+		return 0; /* the same string: a compact history's are interned */
 	return strcmp(a ? a : "", b ? b : "");
 }
 
@@ -356,7 +374,7 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 		start = cps[n_cp - 1];
 	if (creep && k - start >= 8) {
 		struct pg_trend t;
-		pg_cmpstat_trend(&t, v + start, k - start);
+		pg_cmpstat_trend_below(&t, v + start, k - start, 0.001);
 		if (t.p_value < 0.001 && fabs(t.slope) * (double)(k - start - t.start) >= shift_min)
 			add_change(a, point, m, true, pos[start + t.start],
 				   worse_rel(m, t.slope * (double)(k - start - t.start)),
@@ -549,22 +567,39 @@ static bool can_fail(const struct pg_policy *policy, const struct pg_history *h,
 	return r.gate || r.escalate > 0;
 }
 
+size_t pg_history_baseline_span(const struct pg_policy *policy)
+{
+	/* change points over three windows: enough jobs before a recent step
+	 * to see it as one */
+	return 3 * (policy->history_window > 0 ? (size_t)policy->history_window : 1);
+}
+
 void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history *hs, size_t n,
 			       const bool *const *use, const struct pg_policy *policy)
 {
 	struct pg_history_analysis a;
+
+	pg_history_analyse(&a, hs, n, use, policy, pg_history_baseline_span(policy), false);
+	pg_history_baseline_build_from(base, hs, n, policy, &a);
+	pg_history_analysis_release(&a);
+}
+
+void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_history *hs, size_t n,
+				    const struct pg_policy *policy,
+				    const struct pg_history_analysis *an)
+{
+	const struct pg_history_analysis a = *an;
 	size_t nm, window = policy->history_window > 0 ? (size_t)policy->history_window : 1;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 	long first_job;
 
-	/* change points over three windows: enough jobs before a recent step
-	 * to see it as one */
-	pg_history_analyse(&a, hs, n, use, policy, 3 * window, false);
 	first_job = (long)base->n_jobs;
 	for (size_t j = 0; j < a.n_jobs; j++)
 		pg_baseline_add_job(base, a.jobs[j].commit, a.jobs[j].date);
 	for (size_t c = 0; c < a.n_changes; c++) {
 		const struct pg_history_change *ch = &a.changes[c];
+		if (ch->creep)
+			continue; /* steps only: an analysis with creep serves too */
 		pg_baseline_add_change(base,
 				       ch->point == PG_HISTORY_ALL ? NULL : hs[ch->point].point,
 				       ch->metric, first_job + (long)ch->job, ch->shift);
@@ -673,7 +708,6 @@ void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history
 		}
 		free(idx);
 	}
-	pg_history_analysis_release(&a);
 }
 /* The last job before job j that recorded point i (PG_HISTORY_ALL: any
  * point), or -1: a change began after it, at j. */

@@ -51,13 +51,21 @@ struct pg_history_rec {
 	json_t *metrics; /* {"id": [values...]} (owned); NULL when slimmed */
 	double *medians; /* slimmed (pg_history_slim): one per registry metric, in
 			  * pg_metrics_all order, NAN where absent (owned); else NULL */
+	/* compact (pg_history_read_compact): medians holds one per kept metric
+	 * and slot[m] is registry metric m's column in it, or PG_HISTORY_NO_SLOT;
+	 * the strings, slot and medians are borrowed (a pool, the history's
+	 * values); else NULL */
+	const unsigned char *slot;
 };
+
+#define PG_HISTORY_NO_SLOT 0xff
 
 struct pg_history {
 	char *point;
 	struct pg_history_rec *recs; /* file order: oldest first */
 	size_t n;
 	size_t cap;
+	double *values; /* compact: every record's medians, one allocation */
 };
 
 /*
@@ -83,6 +91,36 @@ double pg_history_rec_value(const struct pg_history_rec *r, const struct pg_metr
  * at the point under it (they gate, or escalate) are kept.
  */
 void pg_history_slim(struct pg_history *h, const struct pg_policy *policy);
+/* Which metrics (keep[m], m in pg_metrics_all order) pg_history_slim keeps. */
+void pg_history_keep(bool *keep, const struct pg_history *h, const struct pg_policy *policy);
+
+/*
+ * Compact histories (perfgate trends reads every run of every point): the
+ * slimmed records of pg_history_slim, with their strings interned in a
+ * pool shared by the histories of a GPU (a job's commit, date, build and
+ * run are the same in every point) and the kept medians of a point in one
+ * allocation. The records are what pg_history_parse and pg_history_slim
+ * give, value for value; a file is read by a scanner of the record lines
+ * that understands the lines perfgate writes, and any line it does not
+ * (an escape, a number it would have to round differently, a key given
+ * twice, anything malformed) sends the whole file through
+ * pg_history_parse, so errors read the same too. Release the histories
+ * (pg_history_release) before their pool.
+ */
+struct pg_history_pool;
+struct pg_history_pool *pg_history_pool_new(void);
+void pg_history_pool_free(struct pg_history_pool *pool);
+
+/* pg_history_parse, then pg_history_slim(policy), into a compact h (a
+ * new one: { 0 }). On error h holds no records. */
+int pg_history_parse_compact(struct pg_history *h, const char *point, const char *text, size_t len,
+			     const char *source, const struct pg_policy *policy,
+			     struct pg_history_pool *pool, struct pg_error *err);
+
+/* Do a and b hold the same records, value for value (every string, every
+ * number, every registry metric's value; NANs alike)? why says where not. */
+bool pg_history_same(const struct pg_history *a, const struct pg_history *b, char *why,
+		     size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Jobs and change points                                              */
@@ -160,6 +198,14 @@ void pg_history_analysis_release(struct pg_history_analysis *a);
  */
 void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history *hs, size_t n,
 			       const bool *const *use, const struct pg_policy *policy);
+/* The jobs it analyses: the last pg_history_baseline_span(policy). */
+size_t pg_history_baseline_span(const struct pg_policy *policy);
+/* The same from an analysis already made: pg_history_analyse of hs, n,
+ * use, policy over the last pg_history_baseline_span(policy) jobs, with or
+ * without creep (perfgate trends draws that analysis too). */
+void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_history *hs, size_t n,
+				    const struct pg_policy *policy,
+				    const struct pg_history_analysis *a);
 
 /*
  * The history of point i of hs as readable text: per metric, the oldest

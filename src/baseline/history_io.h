@@ -54,6 +54,9 @@ struct pg_history_opts {
 	 * those of the metrics that can fail under it */
 	bool slim;
 	const struct pg_policy *slim_policy;
+	/* pg_history_read: compact records (pg_history_parse_compact, slimmed
+	 * under slim_policy) whose strings this pool holds */
+	struct pg_history_pool *pool;
 };
 
 /*

@@ -363,33 +363,38 @@ static double clipped_second_moment(double c)
 
 #define ROBUST_SD_CUT 2.5
 
-double pg_cmpstat_robust_sd(const double *x, size_t n, double centre)
+/* pg_cmpstat_robust_sd with its buffers (n each) given. */
+static double robust_sd_buffers(const double *x, size_t n, double centre, double *d, double *copy)
 {
-	double *d = pg_xmalloc((n ? n : 1) * sizeof(double)), mad, cut, ss = 0;
+	double mad, cut, ss = 0;
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (!isnan(x[i]))
 			d[k++] = fabs(x[i] - centre);
-	if (k < 2) {
-		free(d);
+	if (k < 2)
 		return NAN;
-	}
-	{
-		double *copy = pg_xmalloc(k * sizeof(double));
-		memcpy(copy, d, k * sizeof(double));
-		mad = 1.4826 * pg_cmpstat_median_inplace(copy, k);
-		free(copy);
-	}
+	memcpy(copy, d, k * sizeof(double));
+	mad = 1.4826 * pg_cmpstat_median_inplace(copy, k);
 	cut = ROBUST_SD_CUT * mad;
 	for (size_t i = 0; i < k; i++) {
 		double v = mad > 0 && d[i] > cut ? cut : d[i];
 		ss += v * v;
 	}
-	free(d);
 	/* with a MAD of 0 (more than half the values on the centre) nothing
 	 * is cut: the plain root mean square */
 	return sqrt(ss / (double)k / (mad > 0 ? clipped_second_moment(ROBUST_SD_CUT) : 1));
+}
+
+double pg_cmpstat_robust_sd(const double *x, size_t n, double centre)
+{
+	double *d = pg_xmalloc((n ? n : 1) * sizeof(double));
+	double *copy = pg_xmalloc((n ? n : 1) * sizeof(double));
+	double sd = robust_sd_buffers(x, n, centre, d, copy);
+
+	free(d);
+	free(copy);
+	return sd;
 }
 
 struct ranked {
@@ -466,26 +471,55 @@ void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double 
 struct cp_ctx {
 	const double *x;
 	const struct pg_cp_opts *o;
-	double *buf;
+	double *buf, *sorted, *pre, *suf, *d, *copy; /* n each; pre, suf n + 1 */
 	size_t *out, max, n_out;
 };
 
-/* The best split of x[lo..hi), its statistic and its sides' medians. */
+/*
+ * Insert x into sorted s[0..*k) (NAN left out, as the medians leave it)
+ * and return the median of what s holds: the same element, or the same
+ * two averaged, that pg_cmpstat_median_inplace selects.
+ */
+static double insert_median(double *s, size_t *k, double x)
+{
+	if (!isnan(x)) {
+		size_t i = *k;
+		while (i > 0 && s[i - 1] > x) {
+			s[i] = s[i - 1];
+			i--;
+		}
+		s[i] = x;
+		(*k)++;
+	}
+	if (!*k)
+		return NAN;
+	if (*k % 2)
+		return s[*k / 2];
+	return (s[*k / 2 - 1] + s[*k / 2]) / 2;
+}
+
+/*
+ * The best split of x[lo..hi), its statistic and its sides' medians. The
+ * sides' medians of every split come from two sweeps (x[lo..tau) growing,
+ * x[tau..hi) growing backwards), not a selection per split.
+ */
 static size_t best_split(struct cp_ctx *cx, size_t lo, size_t hi, double *t_out, double *shift,
 			 double *df_out)
 {
-	size_t best = 0, n = hi - lo, m = cx->o->min_seg;
+	size_t best = 0, n = hi - lo, m = cx->o->min_seg, k = 0;
 	double best_t = -1;
 
+	for (size_t i = lo; i < hi; i++)
+		cx->pre[i + 1 - lo] = insert_median(cx->sorted, &k, cx->x[i]);
+	k = 0;
+	for (size_t i = hi; i-- > lo;)
+		cx->suf[i - lo] = insert_median(cx->sorted, &k, cx->x[i]);
 	for (size_t tau = lo + m; tau + m <= hi; tau++) {
-		double m1, m2, s, t, n1 = (double)(tau - lo), n2 = (double)(hi - tau);
-		memcpy(cx->buf, cx->x + lo, (tau - lo) * sizeof(double));
-		m1 = pg_cmpstat_median_inplace(cx->buf, tau - lo);
-		memcpy(cx->buf, cx->x + tau, (hi - tau) * sizeof(double));
-		m2 = pg_cmpstat_median_inplace(cx->buf, hi - tau);
+		double m1 = cx->pre[tau - lo], m2 = cx->suf[tau - lo], s, t,
+		       n1 = (double)(tau - lo), n2 = (double)(hi - tau);
 		for (size_t i = lo; i < hi; i++)
 			cx->buf[i - lo] = cx->x[i] - (i < tau ? m1 : m2);
-		s = pg_cmpstat_robust_sd(cx->buf, n, 0);
+		s = robust_sd_buffers(cx->buf, n, 0, cx->d, cx->copy);
 		if (!(s > 0))
 			s = 1e-300;
 		/* a median's variance is about pi/2 times a mean's */
@@ -529,20 +563,30 @@ size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_op
 {
 	static const struct pg_cp_opts defaults = { 3, 0.001, 0 };
 	struct pg_cp_opts opts = o ? *o : defaults;
-	struct cp_ctx cx = { x, &opts, NULL, out, max, 0 };
+	struct cp_ctx cx = { .x = x, .o = &opts, .out = out, .max = max };
 
 	if (opts.min_seg < 2)
 		opts.min_seg = 2;
 	if (!(opts.p_max > 0))
 		opts.p_max = defaults.p_max;
 	cx.buf = pg_xmalloc((n ? n : 1) * sizeof(double));
+	cx.sorted = pg_xmalloc((n ? n : 1) * sizeof(double));
+	cx.pre = pg_xmalloc((n + 1) * sizeof(double));
+	cx.suf = pg_xmalloc((n + 1) * sizeof(double));
+	cx.d = pg_xmalloc((n ? n : 1) * sizeof(double));
+	cx.copy = pg_xmalloc((n ? n : 1) * sizeof(double));
 	segment(&cx, 0, n);
 	free(cx.buf);
+	free(cx.sorted);
+	free(cx.pre);
+	free(cx.suf);
+	free(cx.d);
+	free(cx.copy);
 	qsort(out, cx.n_out, sizeof(*out), cmp_size);
 	return cx.n_out;
 }
 
-void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
+static void trend(struct pg_trend *out, const double *x, size_t n, double p_max, bool always)
 {
 	size_t k = 0, n_pairs = 0;
 	double *pos = pg_xmalloc((n ? n : 1) * sizeof(double));
@@ -558,16 +602,12 @@ void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 		}
 	if (k < 4)
 		goto done;
-	slopes = pg_xmalloc(k * (k - 1) / 2 * sizeof(double));
+	/* Mann-Kendall, with the variance corrected for tied values */
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = i + 1; j < k; j++) {
 			double d = val[j] - val[i];
-			slopes[n_pairs++] = d / (pos[j] - pos[i]);
 			s += (d > 0) - (d < 0);
 		}
-	out->slope = pg_cmpstat_median_inplace(slopes, n_pairs);
-	free(slopes);
-	/* Mann-Kendall, with the variance corrected for tied values */
 	var = (double)k * (double)(k - 1) * (2.0 * (double)k + 5) / 18;
 	{
 		double *sorted = pg_xmalloc(k * sizeof(double));
@@ -586,6 +626,15 @@ void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 	out->p_value = var > 0 ? 2 * pg_cmpstat_normal_sf((fabs(s) - 1) / sqrt(var)) : 1;
 	if (out->p_value > 1)
 		out->p_value = 1;
+	if (!always && !(out->p_value < p_max))
+		goto done;
+	/* Theil-Sen */
+	slopes = pg_xmalloc(k * (k - 1) / 2 * sizeof(double));
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = i + 1; j < k; j++)
+			slopes[n_pairs++] = (val[j] - val[i]) / (pos[j] - pos[i]);
+	out->slope = pg_cmpstat_median_inplace(slopes, n_pairs);
+	free(slopes);
 
 	/* where it began: clip wild values to the Theil-Sen line first (a
 	 * slow job is not the start of a trend), then fit "flat, then a
@@ -636,4 +685,14 @@ void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
 done:
 	free(pos);
 	free(val);
+}
+
+void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n)
+{
+	trend(out, x, n, 0, true);
+}
+
+void pg_cmpstat_trend_below(struct pg_trend *out, const double *x, size_t n, double p_max)
+{
+	trend(out, x, n, p_max, false);
 }

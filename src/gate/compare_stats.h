@@ -130,5 +130,9 @@ struct pg_trend {
 	size_t start;   /* index where the slope begins */
 };
 void pg_cmpstat_trend(struct pg_trend *out, const double *x, size_t n);
+/* The same when its p-value is below p_max; otherwise only the p-value
+ * (the slope NAN, the start 0): the slope and its start cost most, and a
+ * search for creep needs them only for a trend it keeps. */
+void pg_cmpstat_trend_below(struct pg_trend *out, const double *x, size_t n, double p_max);
 
 #endif

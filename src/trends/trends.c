@@ -49,6 +49,15 @@ static const char style[] =
 
 /* home: the path up to the site's root; gpu and gpu_href: the GPU's
  * overview, or NULL on the overview and the front page. */
+/* sep, then "x,y" as "%.1f,%.1f" writes it: a polyline's point. */
+static void put_xy(struct pg_buf *o, const char *sep, double x, double y)
+{
+	pg_buf_puts(o, sep);
+	pg_buf_fixed1(o, x);
+	pg_buf_putc(o, ',');
+	pg_buf_fixed1(o, y);
+}
+
 static void page_open(struct pg_buf *o, const char *title, const char *home, const char *gpu,
 		      const char *gpu_href)
 {
@@ -578,17 +587,18 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
 			       "\" stroke-width=\"1.5\" points=\"");
 		for (size_t k = 0; k < c->n; k++)
-			pg_buf_printf(o, "%s%.1f,%.1f", k ? " " : "", fx(&f, c->x[k]),
-				      fy(&f, c->y[k]));
+			put_xy(o, k ? " " : "", fx(&f, c->x[k]), fy(&f, c->y[k]));
 		pg_buf_puts(o, "\"/>\n");
 	}
 	for (size_t k = c->tips_from; k < c->n; k++) {
 		const char *commit = c->commit ? c->commit[k] : NULL;
 		const char *date = c->date ? c->date[k] : NULL;
-		pg_buf_printf(o,
-			      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"" COLOR_RUN
-			      "\"><title>run #%.0f: %s",
-			      fx(&f, c->x[k]), fy(&f, c->y[k]), c->x[k] + 1, pg_fmt_g(a, c->y[k]));
+		pg_buf_puts(o, "<circle cx=\"");
+		pg_buf_fixed1(o, fx(&f, c->x[k]));
+		pg_buf_puts(o, "\" cy=\"");
+		pg_buf_fixed1(o, fy(&f, c->y[k]));
+		pg_buf_printf(o, "\" r=\"2.5\" fill=\"" COLOR_RUN "\"><title>run #%.0f: %s",
+			      c->x[k] + 1, pg_fmt_g(a, c->y[k]));
 		if (commit) {
 			pg_buf_puts(o, " · ");
 			esc_prefix(o, commit, 12);
@@ -767,8 +777,7 @@ static void sparkline(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
 		       "\" stroke-width=\"1.2\" points=\"");
 	for (size_t k = from; k < s->n; k++)
-		pg_buf_printf(o, "%s%.1f,%.1f", k > from ? " " : "", fx(&f, s->x[k]),
-			      fy(&f, s->y[k]));
+		put_xy(o, k > from ? " " : "", fx(&f, s->x[k]), fy(&f, s->y[k]));
 	pg_buf_puts(o, "\"/>");
 	if (has_pr) {
 		diamond(o, fx(&f, f.x1 - 0.5), fy(&f, pr), 4.5, verdict_color(v->row->verdict));

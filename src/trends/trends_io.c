@@ -47,6 +47,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		      struct pg_error *err)
 {
 	struct pg_history *hs = NULL;
+	struct pg_history_pool *pool;
 	size_t n = 0;
 	struct pg_policy policy;
 	struct pg_history_analysis an = { 0 };
@@ -60,6 +61,8 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	size_t last;
 	int rc;
 
+	/* every run of every point: interned strings, the kept medians */
+	pool = pg_history_pool_new();
 	pg_policy_init(&policy);
 	if ((!o->policy && (rc = pg_thresholds_load_policy(&policy, o->thresholds, gpu, err))) ||
 	    (rc = pg_history_read(
@@ -67,6 +70,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		     &(struct pg_history_opts){ .repo = o->repo,
 						.ref = o->ref,
 						.slim = true,
+						.pool = pool,
 						/* with a run to compare, every metric the
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
@@ -77,12 +81,15 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	 * span the gate looks at by default (its change-point search grows
 	 * with the square of the runs); the gate's windows as it builds them
 	 * for a run of main's tip */
-	last = o->last >= 0 ? (size_t)o->last
-			    : 3 * (size_t)(pol->history_window > 0 ? pol->history_window : 1);
+	last = o->last >= 0 ? (size_t)o->last : pg_history_baseline_span(pol);
 	pg_history_analyse(&an, hs, n, NULL, pol, last, true);
 	base.gpu = pg_xstrdup(gpu);
 	base.kind = pg_xstrdup("git");
-	pg_history_baseline_build(&base, hs, n, NULL, pol);
+	/* the same span: the gate's analysis is this one without the creep */
+	if (last == pg_history_baseline_span(pol))
+		pg_history_baseline_build_from(&base, hs, n, pol, &an);
+	else
+		pg_history_baseline_build(&base, hs, n, NULL, pol);
 	pg_baseline_sort(&base);
 	pg_buf_printf(&src, "%s%s%s", o->repo ? o->repo : "", o->repo ? " " : "",
 		      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF);
@@ -140,6 +147,7 @@ done:
 	for (size_t i = 0; i < n; i++)
 		pg_history_release(&hs[i]);
 	free(hs);
+	pg_history_pool_free(pool);
 	pg_policy_release(&policy);
 	pg_buf_release(&page);
 	pg_buf_release(&src);

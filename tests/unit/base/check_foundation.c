@@ -14,6 +14,8 @@
 #include "results/results_io.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,6 +73,45 @@ START_TEST(numbers_format_like_python)
 		ck_assert(strtod(pg_fmt_repr(out, numbers[i].v), NULL) == numbers[i].v);
 	}
 	ck_assert_str_eq(pg_fmt_repr(out, INFINITY), "inf");
+}
+END_TEST
+
+/* pg_buf_fixed1 writes what printf's "%.1f" writes. */
+static void check_fixed1(double v)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char want[400];
+
+	pg_buf_fixed1(&b, v);
+	snprintf(want, sizeof(want), "%.1f", v);
+	ck_assert_str_eq(b.ptr, want);
+	pg_buf_release(&b);
+}
+
+START_TEST(fixed_one_decimal_is_printf)
+{
+	/* ties on the exact binary value (0.25, 2.75), signs, zeros, the
+	 * range's end, and a sweep of values a chart's scale gives */
+	static const double fixed[] = {
+		0,        -0.0,  0.05,  0.25, 0.35,  0.75,   -0.25,
+		-0.04,    1.45,  2.5,   9.95, 99.95, 1e14,   999999999999999.9,
+		1e15,     -1e15, 1e300, 4.35, 0.15,  1e-320, NAN,
+		-INFINITY
+	};
+	uint64_t state = 7;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		check_fixed1(fixed[i]);
+	for (int i = 0; i < 300000; i++) {
+		double v;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		if (i % 3 == 0) /* quarters and twentieths: exact and near ties */
+			v = (double)((int64_t)(state >> 40) - (1 << 23)) / (i % 2 ? 4 : 20);
+		else
+			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
+			    (i % 5 ? 700 : 1e9);
+		check_fixed1(v);
+	}
 }
 END_TEST
 
@@ -429,6 +470,7 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, buf_grows_and_stays_terminated);
 	tcase_add_test(tc, numbers_format_like_python);
 	tcase_add_test(tc, strict_number_parsing);
+	tcase_add_test(tc, fixed_one_decimal_is_printf);
 	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
 	tcase_add_test(tc, template_keeps_values_literal);
 	tcase_add_test(tc, template_shell_quotes_by_context);

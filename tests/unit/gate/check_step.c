@@ -14,6 +14,7 @@
 #include "results/metrics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -911,6 +912,126 @@ START_TEST(an_untestable_rerun_falls_back_on_the_tolerance)
 }
 END_TEST
 
+/* The change-point search as it was written first (a selection per side
+ * per split): the sweeps that replaced it must give the same answers. */
+struct ref_cp {
+	const double *x;
+	size_t min_seg, *out, max, n_out;
+	double p_max, min_shift;
+};
+
+static void ref_segment(struct ref_cp *cx, size_t lo, size_t hi)
+{
+	size_t n = hi - lo, m = cx->min_seg, best = 0;
+	double best_t = -1, shift = 0, p;
+	double *buf = malloc((n ? n : 1) * sizeof(double));
+
+	if (hi - lo < 2 * m || cx->n_out >= cx->max) {
+		free(buf);
+		return;
+	}
+	for (size_t tau = lo + m; tau + m <= hi; tau++) {
+		double m1, m2, sd, t, n1 = (double)(tau - lo), n2 = (double)(hi - tau);
+		memcpy(buf, cx->x + lo, (tau - lo) * sizeof(double));
+		m1 = pg_cmpstat_median_inplace(buf, tau - lo);
+		memcpy(buf, cx->x + tau, (hi - tau) * sizeof(double));
+		m2 = pg_cmpstat_median_inplace(buf, hi - tau);
+		for (size_t i = lo; i < hi; i++)
+			buf[i - lo] = cx->x[i] - (i < tau ? m1 : m2);
+		sd = pg_cmpstat_robust_sd(buf, n, 0);
+		if (!(sd > 0))
+			sd = 1e-300;
+		t = fabs(m2 - m1) / (sd * sqrt(M_PI / 2 * (1 / n1 + 1 / n2)));
+		if (t > best_t) {
+			best_t = t;
+			best = tau;
+			shift = m2 - m1;
+		}
+	}
+	free(buf);
+	p = 2 * pg_cmpstat_t_sf(best_t, 0.9 * (double)(n - 2)) * (double)(n - 2 * m + 1);
+	if (!(p < cx->p_max) || fabs(shift) < cx->min_shift)
+		return;
+	cx->out[cx->n_out++] = best;
+	ref_segment(cx, lo, best);
+	ref_segment(cx, best, hi);
+}
+
+static int cmp_sz(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+START_TEST(change_points_as_first_written)
+{
+	uint64_t state = 12345;
+	double x[80];
+	size_t got[16], want[16], found = 0;
+
+	for (int trial = 0; trial < 3000; trial++) {
+		size_t n = 6 + (size_t)(trial % 75), ng;
+		struct pg_cp_opts o = { 2 + (size_t)(trial % 3), trial % 5 ? 0.001 : 0.05,
+					trial % 4 ? 0 : 0.01 };
+		struct ref_cp cx = { x, o.min_seg, want, 16, 0, o.p_max, o.min_shift };
+		for (size_t i = 0; i < n; i++) {
+			double u;
+			state = state * 6364136223846793005ull + 1442695040888963407ull;
+			u = (double)(state >> 11) / 9007199254740992.0;
+			/* levels that step, noise, ties (rounded), now and then a NAN */
+			x[i] = (i > n / 3 ? 0.1 * (double)(trial % 3) : 0) +
+			       (i > 2 * n / 3 && trial % 2 ? -0.08 : 0) + 0.02 * (u - 0.5);
+			if (trial % 7 == 0)
+				x[i] = round(x[i] * 100) / 100;
+			if (trial % 11 == 0 && (state >> 60) == 0)
+				x[i] = NAN;
+		}
+		ng = pg_cmpstat_change_points(x, n, &o, got, 16);
+		ref_segment(&cx, 0, n);
+		qsort(want, cx.n_out, sizeof(size_t), cmp_sz);
+		ck_assert_uint_eq(ng, cx.n_out);
+		for (size_t i = 0; i < ng; i++)
+			ck_assert_uint_eq(got[i], want[i]);
+		found += ng;
+	}
+	/* the series have steps to find */
+	ck_assert_uint_gt(found, 1000);
+}
+END_TEST
+
+START_TEST(trend_below_is_trend)
+{
+	uint64_t state = 99;
+	double x[70];
+	size_t kept = 0;
+
+	for (int trial = 0; trial < 2000; trial++) {
+		size_t n = 2 + (size_t)(trial % 67);
+		struct pg_trend a, b;
+		for (size_t i = 0; i < n; i++) {
+			state = state * 6364136223846793005ull + 1442695040888963407ull;
+			x[i] = 0.0005 * (double)(trial % 9) * (double)i +
+			       0.01 * ((double)(state >> 11) / 9007199254740992.0 - 0.5);
+			if (trial % 13 == 0 && (state >> 61) == 0)
+				x[i] = NAN;
+		}
+		pg_cmpstat_trend(&a, x, n);
+		pg_cmpstat_trend_below(&b, x, n, 0.001);
+		ck_assert(a.p_value == b.p_value || (isnan(a.p_value) && isnan(b.p_value)));
+		if (b.p_value < 0.001) {
+			ck_assert(a.slope == b.slope);
+			ck_assert_uint_eq(a.start, b.start);
+			kept++;
+		} else {
+			ck_assert(isnan(b.slope));
+		}
+	}
+	/* both kinds of series were there */
+	ck_assert_uint_gt(kept, 200);
+	ck_assert_uint_lt(kept, 1800);
+}
+END_TEST
+
 static Suite *step_suite(void)
 {
 	Suite *s = suite_create("step");
@@ -919,6 +1040,8 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, student_t_tails);
 	tcase_add_test(tc, holm_step_down);
 	tcase_add_test(tc, robust_sd_and_median);
+	tcase_add_test(tc, change_points_as_first_written);
+	tcase_add_test(tc, trend_below_is_trend);
 	tcase_add_test(tc, median_polish_splits_jobs_from_points);
 	tcase_add_test(tc, change_points_and_trends);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,765 @@
+/*
+ * Compact histories (baseline/history.h): perfgate trends holds every run
+ * of every point of a GPU, 2 million records for 10,000 points x 200 runs.
+ * A jansson tree per line and six strings per record cost seconds and
+ * gigabytes; here a record is its struct, its strings are interned in a
+ * pool (a job's commit, date, build and run are shared by all its points)
+ * and its kept medians sit in one allocation per point.
+ *
+ * The scanner reads the lines perfgate writes (baseline/history.c,
+ * pg_history_line) and nothing more: strings without escapes or bytes
+ * above 0x7f, integers of at most 18 digits, reals strtod reads as jansson
+ * does, each known key once, values of the shapes pg_history_classify
+ * accepts. Whatever else it meets sends the whole file through
+ * pg_history_parse and pg_history_slim, so the records, and the errors,
+ * are theirs.
+ */
+#include "baseline/history.h"
+
+#include "base/alloc.h"
+#include "baseline/history_check.h"
+#include "gate/compare_stats.h"
+#include "results/metrics.h"
+#include "suite/suite.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* The pool                                                            */
+
+#define CHUNK_SIZE 65536
+#define ID_BUCKETS 256
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct interned {
+	const char *s;
+	size_t len;
+	uint64_t hash;
+};
+
+struct pg_history_pool {
+	struct chunk *chunks;
+	struct interned *table; /* open addressing, a power of two */
+	size_t n, cap;
+	/* registry metric ids by hash: first[bucket], next[m], -1 ends */
+	int first[ID_BUCKETS];
+	int *next;
+	size_t nm;
+	const struct pg_metric *all;
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+struct pg_history_pool *pg_history_pool_new(void)
+{
+	struct pg_history_pool *p = pg_xcalloc(1, sizeof(*p));
+
+	p->all = pg_metrics_all(&p->nm);
+	p->next = pg_xmalloc((p->nm ? p->nm : 1) * sizeof(int));
+	for (size_t b = 0; b < ID_BUCKETS; b++)
+		p->first[b] = -1;
+	/* chained in reverse so that a bucket lists the registry in order */
+	for (size_t m = p->nm; m-- > 0;) {
+		size_t b = hash_bytes(p->all[m].id, strlen(p->all[m].id)) % ID_BUCKETS;
+		p->next[m] = p->first[b];
+		p->first[b] = (int)m;
+	}
+	return p;
+}
+
+void pg_history_pool_free(struct pg_history_pool *p)
+{
+	if (!p)
+		return;
+	while (p->chunks) {
+		struct chunk *c = p->chunks;
+		p->chunks = c->next;
+		free(c);
+	}
+	free(p->table);
+	free(p->next);
+	free(p);
+}
+
+static char *pool_alloc(struct pg_history_pool *p, size_t size)
+{
+	struct chunk *c = p->chunks;
+	char *r;
+
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > CHUNK_SIZE ? size : CHUNK_SIZE;
+		c = pg_xmalloc(sizeof(*c) + cap);
+		c->used = 0;
+		c->cap = cap;
+		c->next = p->chunks;
+		p->chunks = c;
+	}
+	r = c->data + c->used;
+	c->used += size;
+	return r;
+}
+
+/* The pool's copy of s[0..len) (NUL-terminated; any bytes). */
+static const char *intern(struct pg_history_pool *p, const char *s, size_t len)
+{
+	uint64_t h = hash_bytes(s, len);
+	size_t i;
+	char *copy;
+
+	if (2 * (p->n + 1) > p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 1024;
+		struct interned *t = pg_xcalloc(cap, sizeof(*t));
+		for (size_t k = 0; k < p->cap; k++) {
+			if (!p->table[k].s)
+				continue;
+			for (i = p->table[k].hash & (cap - 1); t[i].s; i = (i + 1) & (cap - 1))
+				;
+			t[i] = p->table[k];
+		}
+		free(p->table);
+		p->table = t;
+		p->cap = cap;
+	}
+	for (i = h & (p->cap - 1); p->table[i].s; i = (i + 1) & (p->cap - 1))
+		if (p->table[i].hash == h && p->table[i].len == len &&
+		    !memcmp(p->table[i].s, s, len))
+			return p->table[i].s;
+	copy = pool_alloc(p, len + 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	p->table[i] = (struct interned){ copy, len, h };
+	p->n++;
+	return copy;
+}
+
+static const char *intern0(struct pg_history_pool *p, const char *s)
+{
+	return s ? intern(p, s, strlen(s)) : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Compact records from per-record medians                             */
+
+/*
+ * Turn h's records (their strings already interned, medians of every
+ * registry metric in rows[k * nm], NAN where none) compact: the slot map
+ * of the metrics pg_history_slim keeps, and their values.
+ */
+static void finish(struct pg_history *h, const double *rows, const struct pg_policy *policy,
+		   struct pg_history_pool *p)
+{
+	bool *keep = pg_xcalloc(p->nm ? p->nm : 1, sizeof(bool));
+	unsigned char *slot = pg_xmalloc(p->nm ? p->nm : 1);
+	const unsigned char *shared;
+	size_t cols = 0;
+
+	pg_history_keep(keep, h, policy);
+	/* a column for a kept metric only where a record of its suite has a
+	 * value: the others read NAN without one (a history holds one suite,
+	 * the registry several) */
+	for (size_t m = 0; m < p->nm; m++) {
+		bool any = false;
+		for (size_t k = 0; k < h->n && keep[m] && !any; k++)
+			any = p->all[m].suite == h->recs[k].suite && !isnan(rows[k * p->nm + m]);
+		keep[m] = any;
+		slot[m] = keep[m] ? (unsigned char)cols++ : PG_HISTORY_NO_SLOT;
+	}
+	shared = (const unsigned char *)intern(p, (const char *)slot, p->nm);
+	free(h->values);
+	h->values = pg_xmalloc((h->n * cols + 1) * sizeof(double));
+	for (size_t k = 0; k < h->n; k++) {
+		struct pg_history_rec *r = &h->recs[k];
+		double *v = h->values + k * cols;
+		for (size_t m = 0; m < p->nm; m++)
+			if (keep[m])
+				v[slot[m]] = p->all[m].suite == r->suite ? rows[k * p->nm + m]
+									 : NAN;
+		r->medians = v;
+		r->slot = shared;
+		r->metrics = NULL;
+	}
+	free(slot);
+	free(keep);
+}
+
+/* The slow way: pg_history_parse and pg_history_slim, made compact. */
+static int parse_slow(struct pg_history *h, const char *point, const char *text, size_t len,
+		      const char *source, const struct pg_policy *policy, struct pg_history_pool *p,
+		      struct pg_error *err)
+{
+	struct pg_history t = { 0 };
+	double *rows;
+	int rc = pg_history_parse(&t, point, text, len, source, err);
+
+	if (rc) {
+		pg_history_release(&t);
+		return rc;
+	}
+	pg_history_slim(&t, policy);
+	h->recs = pg_xrealloc(h->recs, (t.n ? t.n : 1) * sizeof(*h->recs));
+	h->cap = t.n ? t.n : 1;
+	h->n = t.n;
+	rows = pg_xmalloc((t.n * p->nm + 1) * sizeof(double));
+	for (size_t k = 0; k < t.n; k++) {
+		const struct pg_history_rec *s = &t.recs[k];
+		h->recs[k] = (struct pg_history_rec){
+			.commit = (char *)intern0(p, s->commit),
+			.date = (char *)intern0(p, s->date),
+			.build_url = (char *)intern0(p, s->build_url),
+			.gpu = (char *)intern0(p, s->gpu),
+			.suite = s->suite,
+			.test = (char *)intern0(p, s->test),
+			.qps = s->qps,
+			.max_concurrency = s->max_concurrency,
+			.repeats = s->repeats,
+			.run = (char *)intern0(p, s->run),
+		};
+		memcpy(rows + k * p->nm, s->medians, p->nm * sizeof(double));
+	}
+	finish(h, rows, policy, p);
+	free(rows);
+	pg_history_release(&t);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The scanner                                                         */
+
+struct scan {
+	const char *p, *e;
+};
+
+static void ws(struct scan *s)
+{
+	while (s->p < s->e && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+		s->p++;
+}
+
+/* c after white space. */
+static bool expect(struct scan *s, char c)
+{
+	ws(s);
+	if (s->p >= s->e || *s->p != c)
+		return false;
+	s->p++;
+	return true;
+}
+
+static bool peek(struct scan *s, char c)
+{
+	ws(s);
+	return s->p < s->e && *s->p == c;
+}
+
+/* A string of printable ASCII without escapes: its bytes. */
+static bool string(struct scan *s, const char **v, size_t *len)
+{
+	const char *q;
+
+	if (!expect(s, '"'))
+		return false;
+	for (q = s->p; q < s->e && *q != '"'; q++)
+		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7f || *q == '\\')
+			return false;
+	if (q >= s->e)
+		return false;
+	*v = s->p;
+	*len = (size_t)(q - s->p);
+	s->p = q + 1;
+	return true;
+}
+
+static bool word(struct scan *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	ws(s);
+	if ((size_t)(s->e - s->p) < n || memcmp(s->p, w, n))
+		return false;
+	s->p += n;
+	return true;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * A real of at most 2^53 in its digits and a power of ten up to 22 (what
+ * perfgate writes: "2418.1234"): the digits as an integer and the power
+ * of ten are both exact doubles, so one multiplication or division rounds
+ * once, to the double nearest the decimal, which is what strtod returns
+ * (Clinger's fast path). Anything else: false, for strtod.
+ */
+static bool exact_real(const char *p, const char *end, double *out)
+{
+	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+					1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+					1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	bool neg = *p == '-', point = false;
+	unsigned long long m = 0;
+	int digits = 0, e = 0;
+	double v;
+
+	if (FLT_EVAL_METHOD != 0)
+		return false; /* each operation must round to a double */
+	for (p += neg; p < end && (is_digit(*p) || *p == '.'); p++) {
+		if (*p == '.') {
+			point = true;
+			continue;
+		}
+		if (++digits > 19)
+			return false;
+		m = 10 * m + (unsigned)(*p - '0');
+		e -= point;
+	}
+	if (p < end) { /* the exponent (the scanner checked its form) */
+		int x = 0, sign = 1, n = 0;
+		p++;
+		if (*p == '+' || *p == '-')
+			sign = *p++ == '-' ? -1 : 1;
+		for (; p < end; p++)
+			if (++n > 4)
+				return false;
+			else
+				x = 10 * x + (*p - '0');
+		e += sign * x;
+	}
+	if (m > (1ull << 53) || e < -22 || e > 22)
+		return false;
+	v = e < 0 ? (double)m / pow10[-e] : (double)m * pow10[e];
+	*out = neg ? -v : v;
+	return true;
+}
+
+/*
+ * A JSON number, as jansson reads it: an integer (no fraction, no
+ * exponent) as a long long, a real by strtod. An integer of more than 18
+ * digits (jansson may refuse it) or a real beyond a double's range (it
+ * does) is not read here.
+ */
+static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
+{
+	const char *q, *start;
+	char buf[64];
+	size_t len;
+
+	ws(s);
+	start = q = s->p;
+	if (q < s->e && *q == '-')
+		q++;
+	if (q >= s->e || !is_digit(*q))
+		return false;
+	if (*q == '0')
+		q++;
+	else
+		while (q < s->e && is_digit(*q))
+			q++;
+	*is_int = true;
+	if (q < s->e && *q == '.') {
+		q++;
+		if (q >= s->e || !is_digit(*q))
+			return false;
+		while (q < s->e && is_digit(*q))
+			q++;
+		*is_int = false;
+	}
+	if (q < s->e && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < s->e && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= s->e || !is_digit(*q))
+			return false;
+		while (q < s->e && is_digit(*q))
+			q++;
+		*is_int = false;
+	}
+	len = (size_t)(q - start);
+	if (*is_int) {
+		const char *d = start + (*start == '-');
+		long long x = 0;
+		if (q - d > 18)
+			return false;
+		for (; d < q; d++)
+			x = 10 * x + (*d - '0');
+		*iv = *start == '-' ? -x : x;
+		*dv = (double)*iv;
+	} else if (!exact_real(start, q, dv)) {
+		if (len >= sizeof(buf))
+			return false;
+		memcpy(buf, start, len);
+		buf[len] = '\0';
+		char *end;
+		*dv = strtod(buf, &end);
+		/* (a decimal point other than '.' would stop it early) */
+		if (end != buf + len || isinf(*dv))
+			return false;
+	}
+	s->p = q;
+	return true;
+}
+
+/* A value of a key this reader does not use: a scalar. */
+static bool skip_scalar(struct scan *s)
+{
+	const char *v;
+	size_t len;
+	bool is_int;
+	long long iv;
+	double dv;
+
+	if (peek(s, '"'))
+		return string(s, &v, &len);
+	if (word(s, "null") || word(s, "true") || word(s, "false"))
+		return true;
+	return number(s, &is_int, &iv, &dv);
+}
+
+/* A metric of a line: its name and its median. */
+struct mval {
+	const char *key;
+	size_t len;
+	double median;
+};
+
+struct line_state {
+	struct mval *mv;
+	size_t n_mv, cap_mv;
+	double *xs;
+	size_t cap_xs;
+	unsigned *seen; /* per registry metric: the line that set it */
+	unsigned line;
+};
+
+/* "metrics": {"id": [numbers or null], ...} */
+static bool metrics(struct scan *s, struct line_state *st)
+{
+	st->n_mv = 0;
+	if (!expect(s, '{'))
+		return false;
+	if (peek(s, '}'))
+		return expect(s, '}');
+	do {
+		struct mval mv;
+		size_t n = 0;
+		if (!string(s, &mv.key, &mv.len) || !expect(s, ':') || !expect(s, '['))
+			return false;
+		if (!peek(s, ']')) {
+			do {
+				bool is_int;
+				long long iv;
+				double dv;
+				if (word(s, "null"))
+					continue;
+				if (!number(s, &is_int, &iv, &dv))
+					return false;
+				pg_grow((void **)&st->xs, &st->cap_xs, n + 1, sizeof(double));
+				st->xs[n++] = dv;
+			} while (expect(s, ','));
+		}
+		if (!expect(s, ']'))
+			return false;
+		mv.median = pg_cmpstat_median(st->xs, n);
+		PG_ARRAY_PUSH(st->mv, st->n_mv, st->cap_mv, mv);
+	} while (expect(s, ','));
+	return expect(s, '}');
+}
+
+enum key {
+	K_FORMAT,
+	K_COMMIT,
+	K_DATE,
+	K_BUILD_URL,
+	K_GPU,
+	K_SUITE,
+	K_TEST,
+	K_QPS,
+	K_MAX_CONCURRENCY,
+	K_REPEATS,
+	K_RUN,
+	K_METRICS,
+	K_OTHER
+};
+
+static const char *const key_names[K_OTHER] = {
+	"format", "commit",          "date",    "build_url", "gpu",     "suite", "test",
+	"qps",    "max_concurrency", "repeats", "run",       "metrics",
+};
+
+static enum key key_of(const char *k, size_t len)
+{
+	for (int i = 0; i < K_OTHER; i++)
+		if (strlen(key_names[i]) == len && !memcmp(key_names[i], k, len))
+			return (enum key)i;
+	return K_OTHER;
+}
+
+/* A string member the record keeps (NULL for null or ""), interned. */
+static bool str_member(struct scan *s, struct pg_history_pool *p, char **out)
+{
+	const char *v;
+	size_t len;
+
+	if (word(s, "null")) {
+		*out = NULL;
+		return true;
+	}
+	if (!string(s, &v, &len))
+		return false;
+	*out = len ? (char *)intern(p, v, len) : NULL;
+	return true;
+}
+
+/*
+ * One line (trimmed, not empty) as a record, and the medians of its
+ * metrics in row (nm, NAN where none); false when this reader cannot vouch
+ * for what pg_history_parse would make of it.
+ */
+static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, double *row,
+		      struct line_state *st, struct pg_history_pool *p)
+{
+	struct scan s = { text, text + len };
+	unsigned seen = 0;
+	int suite = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->qps = NAN;
+	r->repeats = 1;
+	st->n_mv = 0;
+	if (!expect(&s, '{') || peek(&s, '}'))
+		return false;
+	do {
+		const char *k;
+		size_t klen;
+		enum key key;
+		bool is_int, ok = true;
+		long long iv;
+		double dv;
+
+		if (!string(&s, &k, &klen) || !expect(&s, ':'))
+			return false;
+		key = key_of(k, klen);
+		if (key != K_OTHER) {
+			if (seen & (1u << key))
+				return false; /* the last one would win */
+			seen |= 1u << key;
+		}
+		switch (key) {
+		case K_FORMAT:
+			ok = number(&s, &is_int, &iv, &dv) && is_int && iv >= 1 &&
+			     iv <= PG_HISTORY_FORMAT;
+			break;
+		case K_COMMIT:
+			ok = str_member(&s, p, &r->commit);
+			break;
+		case K_DATE:
+			ok = str_member(&s, p, &r->date);
+			break;
+		case K_BUILD_URL:
+			ok = str_member(&s, p, &r->build_url);
+			break;
+		case K_GPU:
+			ok = str_member(&s, p, &r->gpu);
+			break;
+		case K_TEST:
+			ok = str_member(&s, p, &r->test);
+			break;
+		case K_RUN:
+			ok = str_member(&s, p, &r->run);
+			break;
+		case K_SUITE: {
+			char name[32];
+			ok = string(&s, &k, &klen) && klen < sizeof(name);
+			if (ok) {
+				memcpy(name, k, klen);
+				name[klen] = '\0';
+				suite = pg_suite_kind_parse(name);
+				ok = suite >= 0;
+			}
+			break;
+		}
+		case K_QPS:
+			if (!word(&s, "null")) {
+				ok = number(&s, &is_int, &iv, &dv);
+				r->qps = dv;
+			}
+			break;
+		case K_MAX_CONCURRENCY:
+			if (!word(&s, "null")) {
+				ok = number(&s, &is_int, &iv, &dv) && is_int;
+				r->max_concurrency = (long)iv;
+			}
+			break;
+		case K_REPEATS:
+			if (!word(&s, "null")) {
+				ok = number(&s, &is_int, &iv, &dv) && is_int;
+				r->repeats = (long)iv;
+			}
+			break;
+		case K_METRICS:
+			ok = metrics(&s, st);
+			break;
+		default:
+			ok = skip_scalar(&s);
+			break;
+		}
+		if (!ok)
+			return false;
+	} while (expect(&s, ','));
+	if (!expect(&s, '}'))
+		return false;
+	ws(&s);
+	if (s.p != s.e || suite < 0 || !(seen & (1u << K_METRICS)))
+		return false;
+	r->suite = (enum pg_suite_kind)suite;
+	/* each registry metric of the suite by its id, as json_object_get
+	 * finds it */
+	st->line++;
+	for (size_t m = 0; m < p->nm; m++)
+		row[m] = NAN;
+	for (size_t i = 0; i < st->n_mv; i++) {
+		const struct mval *mv = &st->mv[i];
+		for (int m = p->first[hash_bytes(mv->key, mv->len) % ID_BUCKETS]; m >= 0;
+		     m = p->next[m]) {
+			if (p->all[m].suite != r->suite || strlen(p->all[m].id) != mv->len ||
+			    memcmp(p->all[m].id, mv->key, mv->len))
+				continue;
+			if (st->seen[m] == st->line)
+				return false; /* given twice: the last one would win */
+			st->seen[m] = st->line;
+			row[m] = mv->median;
+		}
+	}
+	return true;
+}
+
+int pg_history_parse_compact(struct pg_history *h, const char *point, const char *text, size_t len,
+			     const char *source, const struct pg_policy *policy,
+			     struct pg_history_pool *p, struct pg_error *err)
+{
+	struct line_state st = { 0 };
+	double *rows = NULL;
+	size_t lines = 1, off = 0, cap_rows = 0;
+	bool fast = true;
+
+	if (p->nm >= PG_HISTORY_NO_SLOT) {
+		/* a registry too large for a slot map: slimmed, not compact */
+		int rc = pg_history_parse(h, point, text, len, source, err);
+		if (rc == 0)
+			pg_history_slim(h, policy);
+		return rc;
+	}
+	if (!h->point)
+		h->point = pg_xstrdup(point);
+	for (const char *q = text; len && (q = memchr(q, '\n', len - (size_t)(q - text))); q++)
+		lines++;
+	h->recs = pg_xrealloc(h->recs, lines * sizeof(*h->recs));
+	h->cap = lines;
+	h->n = 0;
+	st.seen = pg_xcalloc(p->nm ? p->nm : 1, sizeof(unsigned));
+	while (fast && off < len) {
+		const char *start = text + off, *nl = memchr(start, '\n', len - off);
+		size_t l = nl ? (size_t)(nl - start) : len - off;
+
+		off += l + (nl ? 1 : 0);
+		while (l && (start[l - 1] == '\r' || start[l - 1] == ' '))
+			l--;
+		if (!l)
+			continue;
+		pg_grow((void **)&rows, &cap_rows, (h->n + 1) * (p->nm ? p->nm : 1),
+			sizeof(double));
+		fast = scan_line(start, l, &h->recs[h->n], rows + h->n * p->nm, &st, p);
+		h->n += fast;
+	}
+	free(st.mv);
+	free(st.xs);
+	free(st.seen);
+	if (!fast) {
+		free(rows);
+		h->n = 0;
+		return parse_slow(h, point, text, len, source, policy, p, err);
+	}
+	if (h->n < h->cap) {
+		h->recs = pg_xrealloc(h->recs, (h->n ? h->n : 1) * sizeof(*h->recs));
+		h->cap = h->n ? h->n : 1;
+	}
+	finish(h, rows, policy, p);
+	free(rows);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sameness                                                            */
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_num(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof(a));
+}
+
+bool pg_history_same(const struct pg_history *a, const struct pg_history *b, char *why, size_t size)
+{
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
+
+	if (!same_str(a->point, b->point) || a->n != b->n) {
+		snprintf(why, size, "point %s with %zu records, %s with %zu",
+			 a->point ? a->point : "(none)", a->n, b->point ? b->point : "(none)",
+			 b->n);
+		return false;
+	}
+	for (size_t k = 0; k < a->n; k++) {
+		const struct pg_history_rec *x = &a->recs[k], *y = &b->recs[k];
+		const char *field = NULL;
+		if (!same_str(x->commit, y->commit))
+			field = "commit";
+		else if (!same_str(x->date, y->date))
+			field = "date";
+		else if (!same_str(x->build_url, y->build_url))
+			field = "build_url";
+		else if (!same_str(x->gpu, y->gpu))
+			field = "gpu";
+		else if (!same_str(x->test, y->test))
+			field = "test";
+		else if (!same_str(x->run, y->run))
+			field = "run";
+		else if (x->suite != y->suite)
+			field = "suite";
+		else if (!same_num(x->qps, y->qps))
+			field = "qps";
+		else if (x->max_concurrency != y->max_concurrency)
+			field = "max_concurrency";
+		else if (x->repeats != y->repeats)
+			field = "repeats";
+		for (size_t m = 0; m < nm && !field; m++)
+			if (!same_num(pg_history_rec_value(x, &all[m]),
+				      pg_history_rec_value(y, &all[m])))
+				field = all[m].id;
+		if (field) {
+			snprintf(why, size, "record %zu: %s differs", k + 1, field);
+			return false;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,241 @@
+/* Compact histories (baseline/history.h, pg_history_parse_compact): the
+ * records perfgate trends reads are those of pg_history_parse and
+ * pg_history_slim, value for value, on lines written by the library's own
+ * writer and on lines its scanner must hand back (escapes, keys given
+ * twice, numbers it would round differently, errors). */
+#include "testutil.h"
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/jsonw.h"
+#include "baseline/history.h"
+#include "gate/compare.h"
+#include "results/metrics.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Both ways; the same outcome, the same error, the same records. */
+static void check_same(const char *text, const struct pg_policy *policy, int want_rc)
+{
+	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_history slow = { 0 }, fast = { 0 };
+	struct pg_error e1 = PG_ERROR_INIT, e2 = PG_ERROR_INIT;
+	int r1 = pg_history_parse(&slow, "p", text, strlen(text), "H100/p.jsonl", &e1);
+	int r2 = pg_history_parse_compact(&fast, "p", text, strlen(text), "H100/p.jsonl", policy,
+					  pool, &e2);
+	char why[256];
+
+	ck_assert_int_eq(r1, want_rc);
+	ck_assert_int_eq(r2, r1);
+	if (r1) {
+		ck_assert_str_eq(e2.msg, e1.msg);
+	} else {
+		pg_history_slim(&slow, policy);
+		ck_assert_msg(pg_history_same(&slow, &fast, why, sizeof(why)), "%s in %.300s", why,
+			      text);
+		for (size_t k = 0; k < fast.n; k++)
+			ck_assert_ptr_nonnull(fast.recs[k].slot);
+	}
+	pg_history_release(&slow);
+	pg_history_release(&fast);
+	pg_history_pool_free(pool);
+}
+
+/* A run's line for a point, as `perfgate baseline record` writes it. */
+static void add_line(struct pg_buf *out, int run, int point, double scale)
+{
+	json_t *result = json_pack(
+		"{s:f, s:f, s:f, s:f, s:i, s:{s:s, s:s, s:s, s:s, s:{s:f, s:i}}}",
+		"output_throughput", 2418.1 * scale + run * 0.37, "mean_ttft_ms",
+		16.2 / scale + run * 0.013, "p99_itl_ms", 9.1 * scale, "request_throughput",
+		3.8 * scale, "completed", 100, "perfgate", "suite", "serving", "status", "ok",
+		"test", point % 2 ? "serving_a" : "serving_\"b\"", "host", "agent-1",
+		"run_started_at", "2026-11-22T13:00:00Z", "params", "qps", 0.5 * (point + 1),
+		"max_concurrency", 16);
+	struct pg_cmp_point p = { "serving_x", PG_SUITE_SERVING, "ok", result, "8xH100", false };
+	char commit[41], date[32], url[64];
+	json_t *line;
+
+	snprintf(commit, sizeof(commit), "%040d", run);
+	snprintf(date, sizeof(date), "2026-11-%02dT13:00:00Z", 1 + run % 28);
+	snprintf(url, sizeof(url), "https://buildkite.com/o/p/builds/%d", 1000 + run);
+	line = pg_history_line(&p, &(struct pg_history_meta){ commit, date, url, "main" });
+	ck_assert_ptr_nonnull(line);
+	pg_json_write(out, line, -1);
+	pg_buf_putc(out, '\n');
+	json_decref(line);
+	json_decref(result);
+}
+
+START_TEST(written_lines_read_the_same)
+{
+	struct pg_policy policy;
+	struct pg_buf text = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	for (int point = 0; point < 3; point++) {
+		pg_buf_reset(&text);
+		for (int run = 0; run < 40; run++)
+			add_line(&text, run, point, 1 + 0.1 * point);
+		check_same(text.ptr, NULL, 0);
+		check_same(text.ptr, &policy, 0);
+	}
+	pg_policy_release(&policy);
+	pg_buf_release(&text);
+}
+END_TEST
+
+START_TEST(the_pool_shares_strings)
+{
+	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_history a = { 0 }, b = { 0 };
+	struct pg_buf t1 = PG_BUF_INIT, t2 = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	add_line(&t1, 3, 0, 1);
+	add_line(&t2, 3, 1, 2);
+	ck_assert_int_eq(pg_history_parse_compact(&a, "a", t1.ptr, t1.len, "a", NULL, pool, &err),
+			 0);
+	ck_assert_int_eq(pg_history_parse_compact(&b, "b", t2.ptr, t2.len, "b", NULL, pool, &err),
+			 0);
+	ck_assert_uint_eq(a.n, 1);
+	ck_assert_uint_eq(b.n, 1);
+	ck_assert_ptr_eq(a.recs[0].commit, b.recs[0].commit);
+	ck_assert_ptr_eq(a.recs[0].build_url, b.recs[0].build_url);
+	ck_assert_ptr_eq(a.recs[0].slot, b.recs[0].slot);
+	ck_assert(pg_history_rec_value(&a.recs[0], pg_metric_by_id(PG_SUITE_SERVING,
+								   "output_throughput")) > 2000);
+	pg_history_release(&a);
+	pg_history_release(&b);
+	/* an empty file (an empty buffer has no text at all) */
+	ck_assert_int_eq(pg_history_parse_compact(&a, "a", NULL, 0, "a", NULL, pool, &err), 0);
+	ck_assert_uint_eq(a.n, 0);
+	pg_history_release(&a);
+	pg_history_pool_free(pool);
+	pg_buf_release(&t1);
+	pg_buf_release(&t2);
+}
+END_TEST
+
+#define HEAD "{\"commit\": \"c1\", \"date\": \"2026-11-22T13:00:00Z\", \"suite\": \"serving\", "
+
+/* Lines the scanner hands to pg_history_parse, and lines it reads: either
+ * way the same records or the same error. */
+static const char *const lines[] = {
+	/* read by the scanner */
+	HEAD "\"metrics\": {\"output_throughput\": [1, 2.5, null, 3e2, -0, 0.1]}}\n",
+	HEAD "\"qps\": 4, \"max_concurrency\": null, \"repeats\": 3, \"metrics\": {}}\n",
+	HEAD "\"qps\": 1.5e-3, \"test\": \"\", \"run\": null, \"extra\": true, \"metrics\": "
+	     "{\"mean_ttft_ms\": [], \"unknown\": [1], \"output_throughput\": [null]}}\r\n\n",
+	"  {\"suite\":\"serving\",\"metrics\":{\"mean_ttft_ms\":[12.25,12.5]}}  \r\n"
+	"{\"suite\": \"serving\", \"metrics\": {\"mean_ttft_ms\": [123456789012345678]}}",
+	HEAD "\"metrics\": {\"output_throughput\": [1.00000000000000011102230246251565]}}\n",
+	/* handed back */
+	HEAD "\"test\": \"a\\\"b\", \"metrics\": {\"mean_ttft_ms\": [1]}}\n",
+	HEAD "\"test\": \"caf\xc3\xa9\", \"metrics\": {\"mean_ttft_ms\": [1]}}\n",
+	HEAD "\"qps\": \"4\", \"metrics\": {\"mean_ttft_ms\": [1]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1], \"mean_ttft_ms\": [2]}}\n",
+	HEAD "\"commit\": \"c2\", \"metrics\": {\"mean_ttft_ms\": [1]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1234567890123456789]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1e-400, 2]}}\n",
+	HEAD "\"max_concurrency\": 1.5, \"metrics\": {}}\n",
+	HEAD "\"branch\": {\"a\": 1}, \"metrics\": {}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1]}}\n" HEAD "\"metrics\": {}}\n",
+};
+
+/* Lines both refuse, with the same message. */
+static const char *const bad[] = {
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1e400]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [01]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [99999999999999999999]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": {\"a\": 1}}}\n",
+	HEAD "\"format\": 2, \"metrics\": {}}\n",
+	HEAD "\"format\": 1.0, \"metrics\": {}}\n",
+	HEAD "\"metrics\": {}}\n{\"suite\": \"serving\"}\n",
+	"{\"suite\": \"tpu\", \"metrics\": {}}\n",
+	HEAD "\"metrics\": {}} x\n",
+	"\t\n",
+	"[1]\n",
+};
+
+START_TEST(edge_lines_read_the_same)
+{
+	struct pg_policy policy;
+
+	pg_policy_init(&policy);
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		check_same(lines[i], NULL, 0);
+		check_same(lines[i], &policy, 0);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		check_same(bad[i], &policy, PG_EINFRA);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* Reals as jansson reads them (strtod), through the scanner's own
+ * conversion where it is exact and strtod elsewhere: a sweep of digit
+ * counts and exponents, each as one record's value. */
+START_TEST(reals_read_as_jansson_reads_them)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	uint64_t state = 3;
+
+	for (int i = 0; i < 20000; i++) {
+		unsigned long long m;
+		int digits, point, ex;
+		char num[64];
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		digits = 1 + (int)(state >> 59) % 19;
+		m = (state >> 3) % 10000000000000000000ull;
+		for (int d = 19; d > digits; d--)
+			m /= 10;
+		point = (int)((state >> 40) % (unsigned)(digits + 1));
+		ex = (int)((state >> 20) % 61) - 30;
+		snprintf(num, sizeof(num), "%s%llu", i % 5 ? "" : "-", m);
+		{
+			size_t l = strlen(num), sign = i % 5 ? 0 : 1;
+			/* a point inside the digits, never first */
+			if (point && (size_t)point < l - sign) {
+				size_t at = l - (size_t)point;
+				memmove(num + at + 1, num + at, l - at + 1);
+				num[at] = '.';
+			}
+		}
+		if (i % 3)
+			snprintf(num + strlen(num), sizeof(num) - strlen(num), "e%d", ex);
+		pg_buf_printf(&text,
+			      "{\"suite\": \"serving\", \"qps\": %s, \"metrics\": "
+			      "{\"mean_ttft_ms\": [%s]}}\n",
+			      num, num);
+		if (text.len > 50000) {
+			check_same(text.ptr, NULL, 0);
+			pg_buf_reset(&text);
+		}
+	}
+	check_same(text.ptr, NULL, 0);
+	pg_buf_release(&text);
+}
+END_TEST
+
+static Suite *compact_suite(void)
+{
+	Suite *s = suite_create("history_compact");
+	TCase *tc = tcase_create("read");
+
+	tcase_add_test(tc, written_lines_read_the_same);
+	tcase_add_test(tc, the_pool_shares_strings);
+	tcase_add_test(tc, edge_lines_read_the_same);
+	tcase_add_test(tc, reals_read_as_jansson_reads_them);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(compact_suite());
+}
