@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# A disaggregated deployment end to end (docs/deployments.md): perfgate
+# starts the mock engine as 2 prefill workers, 2 decode workers and a proxy,
+# measures through the proxy, keeps a log per role, and leaves no process of
+# any role behind after a normal end, SIGTERM or SIGKILL of perfgate.
+# "No process left" is checked in /proc (procs.bash).
+
+bats_require_minimum_version 1.5.0
+
+load procs
+
+setup() {
+	DIR="$BATS_TEST_TMPDIR"
+	RESULTS="$DIR/results"
+	mark_setup pgpd
+	unset BUILDKITE PERFGATE_GPU
+}
+
+teardown() {
+	mark_teardown
+}
+
+# suite BODY-OF-THE-TEST: a serving test on a 2P2D mock deployment whose
+# prefill takes 30 ms and whose KV transfer takes 25 ms.
+suite() {
+	cat >"$DIR/suite.yml" <<EOF
+defaults:
+  model: $MARK
+serving:
+  - name: pd
+    dataset: {name: random, input_len: 64, output_len: 8}
+    server:
+      ready: /health
+      ready_timeout: 10
+      stop_timeout: 3
+      deployment:
+        prefill:
+          command: perfgate mock-server --role prefill --port {port} --model {model} --fixed-timing --ttft-ms 30 --itl-ms 2
+          replicas: 2
+        decode:
+          command: perfgate mock-server --role decode --kv-transfer-ms 25 --port {port} --model {model} --fixed-timing --itl-ms 2
+          replicas: 2
+        proxy:
+          command: perfgate mock-server --role proxy --port {port} --model {model} --prefill {prefill_urls} --decode {decode_urls} --log-requests
+$1
+EOF
+}
+
+start_perfgate_until() {
+	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" --save-detailed 2>"$DIR/stderr" &
+	PG_PID=$!
+	for _ in $(seq 1 400); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	"$@"
+}
+
+@test "a 2P2D deployment on the mock: TTFT includes prefill and transfer, a log per role, nothing left" {
+	suite "    num_prompts: 24
+    max_concurrency: [4]"
+	run -0 "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" --save-detailed
+	echo "$output"
+	# workers first, each waited for, then the proxy
+	[[ "$output" == *"deployment: prefill=2x1,decode=2x1, then proxy"* ]]
+	"$PERFGATE_PYTHON" - "$output" <<'EOF'
+import sys
+out = sys.argv[1]
+order = [out.index(s) for s in ("prefill.0 ready", "prefill.1 ready", "decode.0 ready",
+                                "decode.1 ready", "proxy.0: ", "proxy.0 ready")]
+assert order == sorted(order), order
+EOF
+	for log in pd.prefill.0 pd.prefill.1 pd.decode.0 pd.decode.1 pd.proxy.0; do
+		[ -s "$RESULTS/$log.log" ]
+	done
+	# both decode workers served (round robin), and the proxy sent each
+	# request to a prefill worker first
+	"$PERFGATE_PYTHON" - "$RESULTS" <<'EOF'
+import re, sys
+d = sys.argv[1]
+served = [int(re.search(r"(\d+) requests", open(f"{d}/pd.decode.{i}.log").read()).group(1))
+          for i in (0, 1)]
+assert min(served) >= 10 and sum(served) >= 24, served
+proxied = [l for l in open(f"{d}/pd.proxy.0.log") if l.startswith("mock-server proxy: /v1/")]
+assert len(proxied) == sum(served), (len(proxied), served)
+assert all(", decode http" in l for l in proxied)
+EOF
+	"$PERFGATE_PYTHON" - "$RESULTS/pd_qps_inf_concurrency_4.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["completed"] == 24, r["completed"]
+assert r["perfgate"]["params"]["deployment"] == "prefill=2x1,decode=2x1", r["perfgate"]["params"]
+# the mock's timing is exact: every first token comes after the prefill
+# worker's 30 ms and the decode worker's 25 ms transfer
+ttfts = r["ttfts"]
+assert len(ttfts) == 24 and min(ttfts) >= 0.055, min(ttfts)
+EOF
+	grep -q "Deployments (role=replicas x TP): prefill=2x1,decode=2x1" "$RESULTS/benchmark_results.md"
+	no_procs_left 5
+}
+
+@test "SIGTERM of perfgate during a deployment's point: every role stopped, exit 143" {
+	suite "    num_prompts: 100000
+    qps: [200]"
+	start_perfgate_until grep -q "proxy.0 ready" "$DIR/stderr"
+	# every role is up: 4 workers and the proxy (and its connections)
+	[ "$(procs | wc -l)" -ge 5 ]
+	sleep 0.3
+	kill -TERM "$PG_PID"
+	code=0
+	wait "$PG_PID" || code=$?
+	PG_PID=
+	cat "$DIR/stderr"
+	[ "$code" -eq 143 ]
+	no_procs_left 5
+}
+
+@test "SIGKILL of perfgate during a deployment's point: the guards stop every role" {
+	suite "    num_prompts: 100000
+    qps: [200]"
+	start_perfgate_until grep -q "proxy.0 ready" "$DIR/stderr"
+	[ "$(procs | wc -l)" -ge 5 ]
+	sleep 0.3
+	kill -KILL "$PG_PID"
+	wait "$PG_PID" || true
+	PG_PID=
+	no_procs_left 8
+}
+
+@test "SIGKILL of perfgate while the workers start: no role left" {
+	suite "    num_prompts: 10"
+	sed -i 's/--role decode/--role decode --startup-delay-ms 3000/' "$DIR/suite.yml"
+	start_perfgate_until grep -q "decode.1 log" "$DIR/stderr"
+	kill -KILL "$PG_PID"
+	wait "$PG_PID" || true
+	PG_PID=
+	no_procs_left 8
+}
+
+@test "a deployment without a front role: file, line and key, exit 2" {
+	cat >"$DIR/suite.yml" <<EOF
+serving:
+  - name: pd
+    model: m
+    server:
+      deployment:
+        prefill:
+          command: perfgate mock-server --port {port}
+        decode:
+          command: perfgate mock-server --port {port}
+EOF
+	run -2 "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS"
+	echo "$output"
+	[[ "$output" == *"suite.yml:6"*"deployment"*"no front role"* ]]
+	[ "$(echo "$output" | wc -l)" -eq 1 ]
+}
