@@ -1560,7 +1560,7 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 			  const yaml_node_t *at, const struct pg_ypath *p, bool is_server,
 			  bool is_role)
 {
-	struct pg_strv names = PG_STRV_INIT;
+	struct pg_strv names = PG_STRV_INIT, role_names = PG_STRV_INIT;
 	struct pg_error tmp = PG_ERROR_INIT;
 	bool has_result = false;
 	int ret = 0;
@@ -1619,6 +1619,17 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 				cands[n++] = runtime_names[k];
 			for (size_t k = 0; k < t->vars.n && n < 64; k++)
 				cands[n++] = t->vars.items[k].key;
+			for (size_t k = 0; is_role && k < t->server.n_roles; k++) {
+				struct pg_buf b = PG_BUF_INIT;
+				pg_buf_printf(&b, "%s_urls", t->server.roles[k].name);
+				pg_strv_push_owned(&role_names, pg_buf_detach(&b));
+				pg_buf_printf(&b, "%s_ports", t->server.roles[k].name);
+				pg_strv_push_owned(&role_names, pg_buf_detach(&b));
+			}
+			if (is_role)
+				pg_strv_push(&role_names, "replica");
+			for (size_t k = 0; k < role_names.n && n < 64; k++)
+				cands[n++] = role_names.v[k];
 			near = pg_nearest(name, cands, n);
 			if (near)
 				ret = pg_yerr(c->d, at, p, E(c),
@@ -1651,6 +1662,7 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 	}
 done:
 	pg_strv_release(&names);
+	pg_strv_release(&role_names);
 	return ret;
 }
 
@@ -1699,10 +1711,10 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 				       t->name);
 	}
 	if (!t->command && !t->server.command && !t->server.remote && !t->server.n_roles)
-		return pg_yerr(c->d, node, p, E(c),
-			       "test '%s': nothing to run: give server.command, server.remote, "
-			       "server.deployment or command",
-			       t->name);
+		return pg_yerr(
+			c->d, node, p, E(c),
+			"test '%s': nothing to run: give server.command, server.remote or command",
+			t->name);
 	if (t->server.command && check_template(c, t, t->server.command, t->server.shell,
 						c->server_cmd_node, &scp, true, false))
 		return PG_ECONFIG;
