@@ -1037,7 +1037,9 @@ static void stop_server(struct runner *r)
 			say(r, "perfgate: warning: %s\n", err.msg);
 		pg_proc_describe(&how, r->server.status);
 		if (was_running)
-			say(r, "  server stopped in %.1fs: %s\n", pg_monotonic() - t0, how.ptr);
+			say(r, "  %s stopped in %.1fs: %s\n",
+			    r->test->server.n_roles ? "the front role" : "server",
+			    pg_monotonic() - t0, how.ptr);
 		pg_proc_release(&r->server);
 	}
 	stop_workers(r);
