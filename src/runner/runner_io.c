@@ -1036,10 +1036,12 @@ static void stop_server(struct runner *r)
 		if (pg_proc_stop(&r->server, grace_for(r->test->server.stop_timeout), &err))
 			say(r, "perfgate: warning: %s\n", err.msg);
 		pg_proc_describe(&how, r->server.status);
-		if (was_running)
-			say(r, "  %s stopped in %.1fs: %s\n",
-			    r->test->server.n_roles ? "the front role" : "server",
+		if (was_running && r->test->server.n_roles)
+			say(r, "  %s.0 stopped in %.1fs: %s\n",
+			    r->test->server.roles[r->test->server.n_roles - 1].name,
 			    pg_monotonic() - t0, how.ptr);
+		else if (was_running)
+			say(r, "  server stopped in %.1fs: %s\n", pg_monotonic() - t0, how.ptr);
 		pg_proc_release(&r->server);
 	}
 	stop_workers(r);
