@@ -137,6 +137,19 @@ EOF
 	no_procs_left 8
 }
 
+@test "a decode worker that dies mid-point fails the point at once, named, with its log tail" {
+	suite "    num_prompts: 100000
+    qps: [100]"
+	sed -i 's/--role decode/--role decode --exit-after-ms 1500 --exit-code 7/' "$DIR/suite.yml"
+	SECONDS=0
+	run -3 "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS"
+	echo "$output"
+	[ "$SECONDS" -lt 30 ]
+	[[ "$output" =~ decode\.[01]\ exited\ with\ status\ 7\ during\ the\ point ]]
+	[[ "$output" == *"last lines of $RESULTS/pd.decode."* ]]
+	no_procs_left 5
+}
+
 @test "a deployment without a front role: file, line and key, exit 2" {
 	cat >"$DIR/suite.yml" <<EOF
 serving:
