@@ -145,6 +145,7 @@ struct worker {
 	bool running;
 	char *label; /* "prefill.1" */
 	char *log;
+	char *cmd; /* redacted, as recorded */
 };
 
 /* What happened to one point. */
@@ -505,6 +506,37 @@ static void report_add(struct runner *r, const struct pg_point *pt, bool probe, 
 }
 
 /* Write the point's result file and .commands sidecar, and count it. */
+static void role_json(json_t *roles, const char *role, long replica, long tp, const char *cmd,
+		      const char *log)
+{
+	const char *slash = log ? strrchr(log, '/') : NULL;
+
+	json_array_append_new(roles, json_pack("{s:s, s:I, s:I, s:s?, s:s?}", "role", role,
+					       "replica", (json_int_t)replica, "tp", (json_int_t)tp,
+					       "command", cmd, "log", slash ? slash + 1 : log));
+}
+
+/* perfgate.deployment: the shape and every replica's command and log
+ * (docs/deployments.md), the front role last. */
+static json_t *deployment_json(const struct runner *r)
+{
+	const struct pg_server_spec *sv = &r->test->server;
+	const struct pg_role_spec *front = &sv->roles[sv->n_roles - 1];
+	struct pg_buf shape = PG_BUF_INIT;
+	json_t *roles = json_array(), *out;
+
+	for (size_t i = 0; i < r->n_workers; i++) {
+		const struct worker *w = &r->workers[i];
+		role_json(roles, w->role->name, w->replica, w->role->tp, w->cmd, w->log);
+	}
+	if (r->server_cmd)
+		role_json(roles, front->name, 0, front->tp, r->server_cmd, r->server_log);
+	pg_deployment_shape(&shape, sv);
+	out = json_pack("{s:s, s:o}", "shape", shape.ptr, "roles", roles);
+	pg_buf_release(&shape);
+	return out;
+}
+
 static void record(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	const struct pg_test *t = pt->test;
@@ -537,6 +569,8 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 			    r->server_cmd ? json_string(r->server_cmd) : json_null());
 	json_object_set_new(pg, "server_startup_seconds",
 			    isnan(r->startup) ? json_null() : json_real(r->startup));
+	if (t->server.n_roles)
+		json_object_set_new(pg, "deployment", deployment_json(r));
 	json_object_set_new(pg, "client", json_string(t->command ? "command" : "native"));
 	json_object_set_new(pg, "params", params_json(pt));
 	json_object_set_new(pg, "seed", json_integer((json_int_t)t->client.seed));
@@ -874,7 +908,7 @@ static int start_deployment(struct runner *r, const struct pg_test *t, struct ou
 			w->label = pg_buf_detach(&label);
 			ret = start_role(r, t, w->role, j, port[k], &vars, &w->proc, &w->log, &cmd,
 					 oc);
-			free(cmd);
+			w->cmd = cmd;
 			if (ret)
 				goto done;
 			w->running = true;
@@ -937,6 +971,7 @@ static void stop_workers(struct runner *r)
 		}
 		free(w->label);
 		free(w->log);
+		free(w->cmd);
 	}
 	free(r->workers);
 	r->workers = NULL;

@@ -90,6 +90,13 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["completed"] == 24, r["completed"]
 assert r["perfgate"]["params"]["deployment"] == "prefill=2x1,decode=2x1", r["perfgate"]["params"]
+d = r["perfgate"]["deployment"]
+assert d["shape"] == "prefill=2x1,decode=2x1", d
+assert [(x["role"], x["replica"], x["log"]) for x in d["roles"]] == [
+    ("prefill", 0, "pd.prefill.0.log"), ("prefill", 1, "pd.prefill.1.log"),
+    ("decode", 0, "pd.decode.0.log"), ("decode", 1, "pd.decode.1.log"),
+    ("proxy", 0, "pd.proxy.0.log")], d
+assert "--role proxy" in r["perfgate"]["server_command"]
 # the mock's timing is exact: every first token comes after the prefill
 # worker's 30 ms and the decode worker's 25 ms transfer
 ttfts = r["ttfts"]
