@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
 #include "results/metrics.h"
 #include "suite/plan.h"
 #include "base/redact.h"
@@ -944,27 +945,40 @@ done:
 	return ret;
 }
 
-/* Stop every worker: SIGTERM to all at once, then each stopped in turn
- * (their grace periods overlap instead of adding up). */
+/* Stop every worker: SIGTERM to all at once, a shared grace for their
+ * leaders to exit, then each group stopped (what is left of it gets
+ * what remains of the grace): the grace periods overlap instead of adding
+ * up, and no server gets a second SIGTERM while it is exiting. */
 static void stop_workers(struct runner *r)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_buf how = PG_BUF_INIT;
 	double t0 = pg_monotonic();
+	double grace = r->n_workers ? grace_for(r->test->server.stop_timeout) : 0;
+	bool *was_running = pg_xcalloc(r->n_workers + 1, sizeof(bool));
 
-	for (size_t i = 0; i < r->n_workers; i++)
-		if (r->workers[i].running && !r->workers[i].proc.exited)
-			kill(-r->workers[i].proc.pid, SIGTERM);
 	for (size_t i = 0; i < r->n_workers; i++) {
 		struct worker *w = &r->workers[i];
+		was_running[i] = w->running && !pg_proc_exited(&w->proc);
+		if (was_running[i])
+			kill(-w->proc.pid, SIGTERM);
+	}
+	for (size_t i = 0; i < r->n_workers; i++) {
+		struct worker *w = &r->workers[i];
+		double left = grace - (pg_monotonic() - t0);
+		if (was_running[i])
+			pg_proc_wait(&w->proc, left > 0 ? left : 0, NULL);
+	}
+	for (size_t i = 0; i < r->n_workers; i++) {
+		struct worker *w = &r->workers[i];
+		double left = grace - (pg_monotonic() - t0);
 		if (w->running) {
-			bool was_running = !w->proc.exited;
 			pg_error_clear(&err);
-			if (pg_proc_stop(&w->proc, grace_for(r->test->server.stop_timeout), &err))
+			if (pg_proc_stop(&w->proc, left > 0 ? left : 0, &err))
 				say(r, "perfgate: warning: %s\n", err.msg);
 			pg_buf_reset(&how);
 			pg_proc_describe(&how, w->proc.status);
-			if (was_running)
+			if (was_running[i])
 				say(r, "  %s stopped in %.1fs: %s\n", w->label, pg_monotonic() - t0,
 				    how.ptr);
 			pg_proc_release(&w->proc);
@@ -973,6 +987,7 @@ static void stop_workers(struct runner *r)
 		free(w->log);
 		free(w->cmd);
 	}
+	free(was_running);
 	free(r->workers);
 	r->workers = NULL;
 	r->n_workers = 0;
@@ -1983,6 +1998,15 @@ static void manifest_init(struct runner *r)
 		const struct pg_point *pt = &r->plan->points[i];
 		json_t *p = json_object();
 		json_object_set_new(p, "name", json_string(pt->name));
+		if (pt->test->server.n_roles) {
+			/* a deployment's point goes by its shape (results/identity.h):
+			 * what compare and gate look the plan up by */
+			json_t *res = json_pack("{s:{s:o}}", "perfgate", "params", params_json(pt));
+			char *id = pg_identity_of(pt->name, pt->test->kind, res);
+			json_object_set_new(p, "identity", json_string(id));
+			free(id);
+			json_decref(res);
+		}
 		json_object_set_new(p, "test", json_string(pt->test->name));
 		json_object_set_new(p, "suite", json_string(pg_suite_kind_name(pt->test->kind)));
 		json_object_set_new(p, "status", json_string("pending"));

@@ -70,6 +70,8 @@ order = [out.index(s) for s in ("prefill.0 ready", "prefill.1 ready", "decode.0 
                                 "decode.1 ready", "proxy.0: ", "proxy.0 ready")]
 assert order == sorted(order), order
 EOF
+	# each role heard one SIGTERM and ended cleanly
+	[ "$(echo "$output" | grep -c 'stopped in .*: exited with status 0')" -eq 5 ]
 	for log in pd.prefill.0 pd.prefill.1 pd.decode.0 pd.decode.1 pd.proxy.0; do
 		[ -s "$RESULTS/$log.log" ]
 	done
@@ -173,4 +175,45 @@ EOF
 	echo "$output"
 	[[ "$output" == *"suite.yml:6"*"deployment"*"no front role"* ]]
 	[ "$(echo "$output" | wc -l)" -eq 1 ]
+}
+
+@test "history and compare keep a P/D point and a one-server point of the same test apart" {
+	export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com
+	export GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
+	export GIT_CONFIG_NOSYSTEM=1 HOME="$BATS_TEST_TMPDIR" PERFGATE_GPU=H100
+	unset BUILDKITE_PULL_REQUEST_BASE_BRANCH BUILDKITE_COMMIT BUILDKITE_BRANCH
+	suite "    num_prompts: 12"
+	# the same test, one server
+	"$PERFGATE_PYTHON" - "$DIR/suite.yml" "$DIR/one.yml" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+one = re.sub(r"      deployment:.*", "      command: perfgate mock-server --port {port} --model {model}\n",
+             text, flags=re.S)
+open(sys.argv[2], "w").write(one + "    num_prompts: 12\n")
+EOF
+	cd "$DIR" && git init -q -b main
+	for run in one1 one2 pd1; do
+		git commit -q --allow-empty -m "$run"
+		yml=suite.yml
+		[[ $run == one* ]] && yml=one.yml
+		"$PERFGATE_BIN" run "$yml" -o "$run" 2>/dev/null
+		"$PERFGATE_BIN" baseline record "$run" --commit HEAD
+	done
+	run -0 git ls-tree -r --name-only refs/perfgate/history
+	[ "$output" = "H100/pd@prefill=2x1,decode=2x1_qps_inf.jsonl
+H100/pd_qps_inf.jsonl" ]
+	# a P/D run: compared with its own history only
+	"$PERFGATE_BIN" run suite.yml -o pd2 2>/dev/null
+	run "$PERFGATE_BIN" compare pd2 --baseline git
+	echo "$output"
+	[[ "$output" == *"| pd@prefill=2x1,decode=2x1_qps_inf | Median TTFT (ms) |"*"1 run in the history"* ]]
+	[[ "$output" != *"| pd_qps_inf |"* ]]
+	[[ "$output" == *"1 baseline point not in this suite"* ]]
+	# a one-server run: with its own, never the P/D history
+	"$PERFGATE_BIN" run one.yml -o one3 2>/dev/null
+	run "$PERFGATE_BIN" compare one3 --baseline git
+	echo "$output"
+	[[ "$output" == *"| pd_qps_inf | Median TTFT (ms) |"*"2 runs in the history"* ]]
+	[[ "$output" != *"pd@"* ]]
+	no_procs_left 5
 }
