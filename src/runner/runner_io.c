@@ -1385,7 +1385,10 @@ static void telemetry_start(struct runner *r, const struct pg_point *pt, struct 
 		if (!visible)
 			visible = getenv("CUDA_VISIBLE_DEVICES");
 		so.gpu = r->gpu_reader;
-		so.n_gpus = pg_gpu_set(gpus, 64, visible, t->tp, r->o->gpu->detected);
+		/* a deployment's workers use their replicas x tp GPUs */
+		so.n_gpus = pg_gpu_set(gpus, 64, visible,
+				       t->server.n_roles ? pg_deployment_gpus(&t->server) : t->tp,
+				       r->o->gpu->detected);
 		so.gpus = gpus;
 		so.server_pgid = r->server_running ? r->server.pid : 0;
 	}
@@ -1839,7 +1842,12 @@ static void skip_reason(struct runner *r, const struct pg_test *t, struct pg_buf
 {
 	int gpus = r->o->gpu->detected;
 
-	if (local_test(t) && gpus > 0 && t->tp > gpus)
+	if (local_test(t) && gpus > 0 && t->server.n_roles && pg_deployment_gpus(&t->server) > gpus)
+		pg_buf_printf(why,
+			      "the deployment's workers use %ld GPUs (replicas x tp), more "
+			      "than the %d of this machine",
+			      pg_deployment_gpus(&t->server), gpus);
+	else if (local_test(t) && gpus > 0 && t->tp > gpus)
 		pg_buf_printf(why, "tp %ld exceeds the %d GPU%s of this machine", t->tp, gpus,
 			      gpus == 1 ? "" : "s");
 }

@@ -84,6 +84,16 @@ void pg_deployment_shape(struct pg_buf *out, const struct pg_server_spec *s)
 	}
 }
 
+long pg_deployment_gpus(const struct pg_server_spec *s)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < s->n_roles; i++)
+		if (!s->roles[i].front)
+			n += s->roles[i].replicas * s->roles[i].tp;
+	return n;
+}
+
 void pg_role_spec_release(struct pg_role_spec *r)
 {
 	free(r->name);

@@ -111,6 +111,10 @@ bool pg_role_is_front(const char *name);
 struct pg_buf;
 void pg_deployment_shape(struct pg_buf *out, const struct pg_server_spec *s);
 
+/* The GPUs the deployment's workers use: replicas x tp summed; 0 without
+ * a deployment. */
+long pg_deployment_gpus(const struct pg_server_spec *s);
+
 void pg_role_spec_release(struct pg_role_spec *r);
 
 enum pg_dataset_kind {
