@@ -159,6 +159,19 @@ EOF
 	no_procs_left 5
 }
 
+@test "a worker that never becomes ready fails the test, named, and every started role is stopped" {
+	suite "    num_prompts: 10"
+	sed -i 's/--role decode/--role decode --never-ready/; s/ready_timeout: 10/ready_timeout: 2/' "$DIR/suite.yml"
+	run -3 "$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS"
+	echo "$output"
+	[[ "$output" == *"error: decode.0: server not ready after 2s"* ]]
+	[[ "$output" == *"last lines of $RESULTS/pd.decode.0.log"* ]]
+	# the proxy never started; every worker that did was stopped
+	[[ "$output" != *"proxy.0: perfgate"* ]]
+	[[ "$output" == *"prefill.1 stopped in"* && "$output" == *"decode.1 stopped in"* ]]
+	no_procs_left 5
+}
+
 @test "a deployment without a front role: file, line and key, exit 2" {
 	cat >"$DIR/suite.yml" <<EOF
 serving:
