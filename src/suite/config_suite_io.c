@@ -381,6 +381,15 @@ static const char *role_name_problem(const char *s)
 	return NULL;
 }
 
+static long total_replicas(const struct pg_role_spec *roles, size_t n)
+{
+	long total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += roles[i].replicas;
+	return total;
+}
+
 /* A later layer's deployment replaces the earlier one whole. */
 static int srv_deployment(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 			  const struct pg_ypath *p)
@@ -435,6 +444,11 @@ static int srv_deployment(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 		ret = pg_yerr(c->d, v, p, E(c),
 			      "the deployment has no front role: add a 'proxy' (or 'router') role "
 			      "the load generator talks to");
+	else if (!ret && total_replicas(roles, n) > PG_MAX_REPLICAS)
+		ret = pg_yerr(c->d, v, p, E(c),
+			      "the deployment has %ld processes (replicas of every role): at most "
+			      "%d",
+			      total_replicas(roles, n), PG_MAX_REPLICAS);
 	else if (!ret && n == 1)
 		ret = pg_yerr(c->d, v, p, E(c),
 			      "the deployment has only its front role: add the worker roles "

@@ -97,8 +97,10 @@ struct pg_server_spec {
 	size_t n_roles;
 };
 
-/* At most this many roles in a deployment. */
-#define PG_MAX_ROLES 8
+/* At most this many roles in a deployment, and processes (replicas of
+ * every role) in all. */
+#define PG_MAX_ROLES    8
+#define PG_MAX_REPLICAS 32
 
 /* The role names a front role can have. */
 bool pg_role_is_front(const char *name);

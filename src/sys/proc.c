@@ -29,7 +29,7 @@ extern char **environ;
  * Ctrl-C SIGKILLs the groups from there) and by the orphan sweep. Plain
  * sig_atomic_t slots: written only outside signal handlers, read anywhere.
  */
-#define MAX_LIVE 32
+#define MAX_LIVE 128 /* a deployment of 32 replicas, each a group, a guard and a log writer */
 static volatile sig_atomic_t live_groups[MAX_LIVE];
 static volatile sig_atomic_t live_guards[MAX_LIVE];
 

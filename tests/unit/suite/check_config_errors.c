@@ -54,6 +54,8 @@ static const struct {
 	  "deployment-role-key.yml:8:11: serving[0].server.deployment.prefill: unknown key 'replica' (did you mean 'replicas'?)" },
 	{ "deployment-role-name.yml", NULL,
 	  "deployment-role-name.yml:6:9: serving[0].server.deployment: role 'Prefill-1': a role name starts with a lower-case letter" },
+	{ "deployment-too-many.yml", NULL,
+	  "deployment-too-many.yml:6:9: serving[0].server.deployment: the deployment has 33 processes (replicas of every role): at most 32" },
 	{ "duplicate-key.yml", NULL,
 	  "duplicate-key.yml:9:5: serving[0]: key 'qps' given twice (first at line 7)" },
 	{ "duplicate-name.yml", NULL,
