@@ -373,20 +373,50 @@ static bool step_fails(const struct pg_comparison *c)
 static bool calibrate;
 static const double cal_levels[] = { 0.05, 0.01, 0.001, 0.0001 };
 static size_t cal_hits[4][5], cal_n[4];
+/* ... and how often the evidence's 95% interval (pg_cmp_side.ci_low,
+ * ci_high) holds the true change: 0 on clean PRs, the changed point's
+ * change on PRs that change one point */
+static size_t cov_hits[4], cov_n[4], cov_one_hits[4], cov_one_n[4];
+
+static int metric_kind(const struct pg_metric *m)
+{
+	return !m ? -1 : m->cls == PG_CLASS_THROUGHPUT ? 0 : m->cls == PG_CLASS_TAIL ? 2 : 1;
+}
+
+static bool covers(const struct pg_cmp_side *sd, double truth)
+{
+	return sd->ci_low <= truth && truth <= sd->ci_high;
+}
+
+/* The changed point's rows of a PR that changed one point by delta (worse). */
+static void coverage_count(const struct pg_comparison *c, const char *point, double delta)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pg_cmp_row *r = &c->rows[i];
+		int k = metric_kind(r->metric);
+		double truth;
+		if (k < 0 || strcmp(r->point, point) || !isfinite(r->first.ci_low))
+			continue;
+		truth = r->metric->direction == PG_HIGHER_IS_BETTER ? 1 / (1 + delta) - 1 : delta;
+		cov_one_n[k]++;
+		cov_one_hits[k] += covers(&r->first, truth);
+	}
+}
 
 static void calibrate_count(const struct pg_comparison *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pg_cmp_row *r = &c->rows[i];
-		int k = !r->metric                              ? -1
-			: r->metric->cls == PG_CLASS_THROUGHPUT ? 0
-			: r->metric->cls == PG_CLASS_TAIL       ? 2
-								: 1;
+		int k = metric_kind(r->metric);
 		if (k < 0 || isnan(r->first.p_value))
 			continue;
 		cal_n[k]++;
 		for (int l = 0; l < 4; l++)
 			cal_hits[k][l] += r->first.p_value < cal_levels[l];
+		if (isfinite(r->first.ci_low)) {
+			cov_n[k]++;
+			cov_hits[k] += covers(&r->first, 0);
+		}
 	}
 	for (size_t i = 0; i < c->n_commons; i++) {
 		if (isnan(c->commons[i].first.p_value))
@@ -394,6 +424,10 @@ static void calibrate_count(const struct pg_comparison *c)
 		cal_n[3]++;
 		for (int l = 0; l < 4; l++)
 			cal_hits[3][l] += c->commons[i].first.p_value < cal_levels[l];
+		if (isfinite(c->commons[i].first.ci_low)) {
+			cov_n[3]++;
+			cov_hits[3] += covers(&c->commons[i].first, 0);
+		}
 	}
 }
 
@@ -410,8 +444,19 @@ static void calibrate_print(void)
 			       cal_n[k] ? 100.0 * (double)cal_hits[k][l] / (double)cal_n[k] : 0);
 		printf("\n");
 	}
+	printf("\n| first run: the 95%% interval holds the true change | clean PRs | n | "
+	       "the changed point of PRs that change one | n |\n|---|--:|--:|--:|--:|\n");
+	for (int k = 0; k < 4; k++)
+		printf("| %s | %.1f%% | %zu | %.1f%% | %zu |\n", what[k],
+		       cov_n[k] ? 100.0 * (double)cov_hits[k] / (double)cov_n[k] : 0, cov_n[k],
+		       cov_one_n[k] ? 100.0 * (double)cov_one_hits[k] / (double)cov_one_n[k] : 0,
+		       cov_one_n[k]);
 	memset(cal_hits, 0, sizeof(cal_hits));
 	memset(cal_n, 0, sizeof(cal_n));
+	memset(cov_hits, 0, sizeof(cov_hits));
+	memset(cov_n, 0, sizeof(cov_n));
+	memset(cov_one_hits, 0, sizeof(cov_one_hits));
+	memset(cov_one_n, 0, sizeof(cov_one_n));
 }
 
 static void pr(const struct scenario *sc, const struct pg_policy *policy,
@@ -438,6 +483,8 @@ static void pr(const struct scenario *sc, const struct pg_policy *policy,
 	pg_compare(&cmp, policy, base, pts, n, NULL, 0, NULL);
 	if (calibrate && ch->delta == 0)
 		calibrate_count(&cmp);
+	else if (calibrate && !ch->all)
+		coverage_count(&cmp, point_names[at], ch->delta);
 	if (sc->confirm && cmp.rerun.n) {
 		for (size_t i = 0; i < cmp.rerun.n; i++)
 			for (int p = 0; p < N_POINTS; p++)

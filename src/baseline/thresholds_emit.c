@@ -42,9 +42,22 @@ void pg_yaml_scalar(struct pg_buf *out, const char *s)
 			pg_buf_printf(out, "\\%c", *p);
 		else if (*p == '\n')
 			pg_buf_puts(out, "\\n");
-		else if (*p < 0x20)
+		else if (*p < 0x20 || *p == 0x7f)
 			pg_buf_printf(out, "\\x%02x", *p);
-		else
+		/* what YAML reads as a line break (NEL, LS, PS: folded to a
+		 * space inside quotes), or refuses raw (C1 controls, a BOM,
+		 * U+FFFE/FFFF), escaped so the string reads back the same */
+		else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)
+			pg_buf_printf(out, "\\x%02x", *++p);
+		else if (p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) {
+			pg_buf_printf(out, "\\u20%02x", p[2] == 0xA8 ? 0x28 : 0x29);
+			p += 2;
+		} else if (p[0] == 0xEF && ((p[1] == 0xBB && p[2] == 0xBF) ||
+					    (p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF)))) {
+			pg_buf_printf(out, "\\u%04x",
+				      0xF000u | ((unsigned)(p[1] & 0x3F) << 6) | (p[2] & 0x3Fu));
+			p += 2;
+		} else
 			pg_buf_putc(out, (char)*p);
 	}
 	pg_buf_putc(out, '"');
@@ -64,22 +77,47 @@ static void number(struct pg_buf *out, double v)
 	pg_buf_puts(out, pg_fmt_repr(r, v));
 }
 
+/* s inside a comment line: every character YAML could take for a line
+ * break (and other controls) becomes a space, so s cannot end the comment
+ * (a GPU name or a command line given with a newline in it). */
+static void comment_text(struct pg_buf *out, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	while (*u) {
+		if (*u < 0x20 || *u == 0x7f) {
+			pg_buf_putc(out, ' ');
+			u++;
+		} else if (u[0] == 0xC2 && u[1] == 0x85) {
+			pg_buf_putc(out, ' ');
+			u += 2;
+		} else if (u[0] == 0xE2 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9)) {
+			pg_buf_putc(out, ' ');
+			u += 3;
+		} else {
+			pg_buf_putc(out, (char)*u++);
+		}
+	}
+}
+
 void pg_thresholds_emit_header(struct pg_buf *out, const char *gpu, const char *regenerate)
 {
-	pg_buf_printf(
-		out,
-		"# perfgate thresholds for %s GPUs: how results are judged (policy) and\n"
-		"# what they are compared with (baselines). Review changes like code.\n"
-		"#\n"
-		"# The baselines are generated. Refresh them with\n"
-		"#\n"
-		"#   %s\n"
-		"#\n"
-		"# which rewrites the baselines section only: the policy and these\n"
-		"# comments stay as you wrote them. See docs/gate.md.\n",
-		gpu,
-		regenerate ? regenerate
-			   : "perfgate baseline update <this file> --from <results dir or report>");
+	pg_buf_puts(out, "# perfgate thresholds for ");
+	comment_text(out, gpu);
+	pg_buf_puts(out, " GPUs: how results are judged (policy) and\n"
+			 "# what they are compared with (baselines). Review changes like code.\n"
+			 "#\n"
+			 "# The baselines are generated. Refresh them with\n"
+			 "#\n"
+			 "#   ");
+	comment_text(out, regenerate
+				  ? regenerate
+				  : "perfgate baseline update <this file> --from <results dir or "
+				    "report>");
+	pg_buf_puts(out, "\n"
+			 "#\n"
+			 "# which rewrites the baselines section only: the policy and these\n"
+			 "# comments stay as you wrote them. See docs/gate.md.\n");
 }
 
 struct rule_cells {
@@ -206,13 +244,21 @@ void pg_thresholds_emit_policy(struct pg_buf *out, const struct pg_policy *p)
 		return;
 	}
 	pg_buf_puts(out, "  tests:\n");
+	/* a pattern's metrics are one mapping (a key given twice would not
+	 * load): the entries of one pattern are consecutive, as its mapping
+	 * gave them */
+	const char *open_pattern = NULL;
 	for (size_t i = 0; i < p->n_entries; i++) {
 		const struct pg_policy_entry *e = &p->entries[i];
 		if (!e->pattern)
 			continue;
-		pg_buf_puts(out, "    ");
-		pg_yaml_scalar(out, e->pattern);
-		pg_buf_puts(out, ":\n      ");
+		if (!open_pattern || strcmp(open_pattern, e->pattern)) {
+			pg_buf_puts(out, "    ");
+			pg_yaml_scalar(out, e->pattern);
+			pg_buf_puts(out, ":\n");
+			open_pattern = e->pattern;
+		}
+		pg_buf_puts(out, "      ");
 		pg_yaml_scalar(out, e->metric);
 		pg_buf_puts(out, ": {");
 		const char *sep = " ";

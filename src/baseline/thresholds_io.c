@@ -764,6 +764,34 @@ static void copy_point(struct pg_baseline *dst, const struct pg_base_point *src)
 	}
 }
 
+/* A whole thresholds file: the header, gpu, the policy, the baselines. */
+static void emit_whole(struct pg_buf *out, const char *gpu, const char *regenerate,
+		       const struct pg_policy *policy, const struct pg_baseline *b)
+{
+	pg_thresholds_emit_header(out, gpu ? gpu : "unknown", regenerate);
+	pg_buf_puts(out, "\ngpu: ");
+	pg_yaml_scalar(out, gpu ? gpu : "unknown");
+	pg_buf_puts(out, "\n\n");
+	pg_thresholds_emit_policy(out, policy);
+	pg_buf_puts(out, "\n");
+	pg_thresholds_emit_baselines(out, b);
+}
+
+/* 0 when text loads as a thresholds file. */
+static int check_loads(const char *path, const struct pg_buf *text, struct pg_error *err)
+{
+	struct pg_policy policy;
+	struct pg_baseline b = PG_BASELINE_INIT;
+	struct tload t = { .err = err };
+	int rc;
+
+	pg_policy_init(&policy);
+	rc = load_text(&t, path, text->ptr, text->len, &policy, &b);
+	pg_policy_release(&policy);
+	pg_baseline_release(&b);
+	return rc;
+}
+
 int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 			 const struct pg_thresholds_update_opts *opts, struct pg_error *err)
 {
@@ -791,14 +819,8 @@ int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 	pg_baseline_sort(&merged);
 
 	if (!exists) {
-		const char *gpu = opts->gpu ? opts->gpu : fresh->gpu;
-		pg_thresholds_emit_header(&out, gpu ? gpu : "unknown", opts->regenerate);
-		pg_buf_puts(&out, "\ngpu: ");
-		pg_yaml_scalar(&out, gpu ? gpu : "unknown");
-		pg_buf_puts(&out, "\n\n");
-		pg_thresholds_emit_policy(&out, &policy);
-		pg_buf_puts(&out, "\n");
-		pg_thresholds_emit_baselines(&out, &merged);
+		emit_whole(&out, opts->gpu ? opts->gpu : fresh->gpu, opts->regenerate, &policy,
+			   &merged);
 	} else if (d.baselines_line < 0) {
 		pg_buf_add(&out, text.ptr, text.len);
 		if (text.len && text.ptr[text.len - 1] != '\n')
@@ -817,20 +839,18 @@ int pg_thresholds_update(const char *path, const struct pg_baseline *fresh,
 		}
 	}
 
+	/* the baselines go in as block YAML at the left margin: a file whose
+	 * top level is a flow mapping or indented cannot take them there, and
+	 * is written whole (its gpu, policy and baselines; its comments go) */
+	if (exists && check_loads(path, &out, &(struct pg_error)PG_ERROR_INIT)) {
+		pg_buf_reset(&out);
+		emit_whole(&out, old.gpu ? old.gpu : opts->gpu, opts->regenerate, &policy, &merged);
+	}
 	/* what we write must load: a bug here must not destroy a policy */
-	{
-		struct pg_policy check_policy;
-		struct pg_baseline check = PG_BASELINE_INIT;
-		struct tload c = { .err = err };
-		pg_policy_init(&check_policy);
-		rc = load_text(&c, path, out.ptr, out.len, &check_policy, &check);
-		pg_policy_release(&check_policy);
-		pg_baseline_release(&check);
-		if (rc) {
-			pg_error_prefix(err, "internal error, %s left unchanged", path);
-			rc = PG_ERR;
-			goto done;
-		}
+	if ((rc = check_loads(path, &out, err))) {
+		pg_error_prefix(err, "internal error, %s left unchanged", path);
+		rc = PG_ERR;
+		goto done;
 	}
 	{
 		const char *slash = strrchr(path, '/');

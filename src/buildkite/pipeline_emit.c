@@ -105,6 +105,11 @@ static unsigned yaml_unprintable(const unsigned char *s, size_t left, unsigned *
 		*cp = s[1];
 		return 2;
 	}
+	/* LS and PS: line breaks to YAML 1.1, folded inside quotes */
+	if (s[0] == 0xE2 && left >= 3 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
+		*cp = s[2] == 0xA8 ? 0x2028 : 0x2029;
+		return 3;
+	}
 	if (s[0] == 0xEF && left >= 3 &&
 	    ((s[1] == 0xBB && s[2] == 0xBF) || (s[1] == 0xBF && s[2] >= 0xBE))) {
 		*cp = 0xF000u | ((unsigned)(s[1] & 0x3F) << 6) | (s[2] & 0x3Fu);

@@ -148,6 +148,24 @@ static void to_row(struct pg_bk_compare *out, struct pg_annotation_row *ar,
 	ar->verdict = keep(out, pg_buf_detach(&verdict));
 }
 
+/* The charts pg_comparison_write drew for the evidence, for the annotation. */
+static void evidence_charts(struct pg_bk_compare *out, const struct pg_comparison *cmp)
+{
+	size_t n, total;
+	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(cmp, &n, &total);
+
+	for (size_t i = 0; i < n; i++) {
+		char *rel = pg_comparison_evidence_chart(rows, i);
+		struct pg_buf title = PG_BUF_INIT;
+		if (!rel)
+			continue;
+		pg_buf_printf(&title, "Trend: %s · %s", rows[i]->point, rows[i]->metric->label);
+		pg_strv_push_owned(&out->evidence, rel);
+		pg_strv_push_owned(&out->evidence_titles, pg_buf_detach(&title));
+	}
+	free(rows);
+}
+
 /* A metric for the charts, once. */
 static void chart_metric(struct pg_bk_compare *out, const struct pg_cmp_row *r)
 {
@@ -270,6 +288,8 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	out->n_all_rows = im->cmp.n;
 
 	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
+	if (!rc)
+		evidence_charts(out, &im->cmp);
 done:
 	pg_buf_release(&sick);
 	pg_thresholds_origin_release(&origin);
@@ -307,6 +327,8 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	pg_strv_release(&out->rerun);
 	pg_strv_release(&out->metrics);
 	pg_strv_release(&out->strings);
+	pg_strv_release(&out->evidence);
+	pg_strv_release(&out->evidence_titles);
 	pg_buf_release(&out->table);
 	memset(out, 0, sizeof(*out));
 }

@@ -17,6 +17,7 @@
 #include "results/result.h"
 #include "buildkite/agent_io.h"
 #include "sys/fsutil.h"
+#include "sys/proc.h"
 #include "gpu/detect_io.h"
 #include "results/results_io.h"
 #include "base/jsonw.h"
@@ -30,8 +31,10 @@
 #include "gate/gate_io.h"
 #include "trends/trends_io.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -244,7 +247,9 @@ struct finish {
 	struct pg_buf report_md, report_tables, records;
 	struct pg_chart_set charts;
 	struct pg_annotation_chart *chart_refs;
-	char **chart_paths;
+	size_t n_chart_refs;
+	char **chart_paths; /* the report's charts, then the evidence's */
+	size_t n_chart_paths;
 	enum pg_annotation_status status;
 	size_t n_errors;
 	struct pg_bk_compare cmp;
@@ -327,8 +332,9 @@ static void write_charts(struct step *st, struct finish *f)
 	if (f->charts.sweeps_left_out)
 		say(st, "perfgate: %zu more serving sweeps were not charted (at most %d)\n",
 		    f->charts.sweeps_left_out, PG_CHARTS_MAX_SWEEPS);
-	f->chart_refs = pg_xcalloc(f->charts.n + 1, sizeof(*f->chart_refs));
-	f->chart_paths = pg_xcalloc(f->charts.n + 1, sizeof(char *));
+	f->n_chart_paths = f->charts.n + f->cmp.evidence.n;
+	f->chart_refs = pg_xcalloc(f->n_chart_paths + 1, sizeof(*f->chart_refs));
+	f->chart_paths = pg_xcalloc(f->n_chart_paths + 1, sizeof(char *));
 	for (size_t i = 0; i < f->charts.n; i++) {
 		struct pg_buf rel = PG_BUF_INIT;
 		pg_buf_printf(&rel, "charts/%s.svg", f->charts.items[i].stem);
@@ -336,7 +342,14 @@ static void write_charts(struct step *st, struct finish *f)
 		f->chart_paths[i] = artifact_path(st, rel.ptr);
 		pg_buf_release(&rel);
 	}
-	/* the annotation shows the first few: those with flagged points first */
+	/* the annotation shows the first few: each regression's trend against
+	 * its baseline first (the gate wrote them with the comparison), then
+	 * the charts with flagged points */
+	for (size_t i = 0; i < f->cmp.evidence.n; i++) {
+		f->chart_paths[f->charts.n + i] = artifact_path(st, f->cmp.evidence.v[i]);
+		f->chart_refs[n_refs].artifact_path = f->chart_paths[f->charts.n + i];
+		f->chart_refs[n_refs++].title = f->cmp.evidence_titles.v[i];
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < f->charts.n; i++) {
 			const struct pg_strv *pts = &f->charts.items[i].points;
@@ -349,6 +362,7 @@ static void write_charts(struct step *st, struct finish *f)
 			f->chart_refs[n_refs].artifact_path = f->chart_paths[i];
 			f->chart_refs[n_refs++].title = f->charts.items[i].title;
 		}
+	f->n_chart_refs = n_refs;
 	free(flagged);
 	free(results);
 	free(names);
@@ -362,7 +376,7 @@ static void finish_release(struct finish *f)
 	pg_buf_release(&f->report_md);
 	pg_buf_release(&f->report_tables);
 	pg_buf_release(&f->records);
-	for (size_t i = 0; i < f->charts.n; i++)
+	for (size_t i = 0; i < f->n_chart_paths; i++)
 		free(f->chart_paths[i]);
 	free(f->chart_paths);
 	free(f->chart_refs);
@@ -493,7 +507,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.policy_diff = f->cmp.policy_diff;
 	a.policy_diff_title = f->cmp.policy_diff_title;
 	a.charts = f->chart_refs;
-	a.n_charts = f->charts.n;
+	a.n_charts = f->n_chart_refs;
 	a.rows = f->cmp.rows;
 	a.n_rows = f->cmp.n_rows;
 	a.report_md = f->report_tables.ptr;
@@ -591,7 +605,9 @@ done:
  */
 static void upload_list(struct step *st, struct pg_strv *paths)
 {
-	static const char *const subdirs[] = { NULL, "charts", "confirm", "base", "head" };
+	static const char *const subdirs[] = {
+		NULL, "charts", "evidence", "confirm", "base", "head"
+	};
 
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		struct pg_error err = PG_ERROR_INIT;
@@ -925,13 +941,46 @@ done:
  * that a build of main sees itself in the history. A failure is a warning:
  * the site is a view, the verdict stands without it.
  */
+/* In trends_step's child: the site, and one line for the parent: "ok
+ * POINTS PAGES" or the error. */
+static int trends_child(void *ctx, int out_fd)
+{
+	const struct pg_trends_opts *o = ctx;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_trends_written w;
+	struct pg_buf line = PG_BUF_INIT;
+	int rc = pg_trends_write(o, &w, &err);
+
+	if (rc)
+		pg_buf_printf(&line, "%s", err.msg);
+	else
+		pg_buf_printf(&line, "ok %zu %zu", w.points, w.pages);
+	for (size_t off = 0; off < line.len;) {
+		ssize_t n = write(out_fd, line.ptr + off, line.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	pg_buf_release(&line);
+	return rc;
+}
+
+/* The site may take a while on a long history, and is new code reading
+ * what anyone with push access wrote: it runs in a child process, after
+ * the verdict is known, so that its crash or hang is a warning, never the
+ * step's end (the annotation and the exit code still come). */
+#define TRENDS_TIMEOUT_S 600
+
 static void trends_step(struct step *st, const struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
-	struct pg_trends_written w;
+	struct pg_buf said = PG_BUF_INIT, why = PG_BUF_INIT;
 	struct pg_cmp_point *points;
+	size_t n_points = 0, n_pages = 0;
 	char *out;
-	int rc;
+	int rc, status = 0;
 
 	if (!st->s.trends || !strcmp(st->gpu.key, "none"))
 		return;
@@ -943,26 +992,37 @@ static void trends_step(struct step *st, const struct finish *f)
 	say(st, "--- perfgate: rendering the %s trends\n", st->gpu.key);
 	out = pg_path_join(st->s.results_dir, "trends");
 	points = pg_gate_points(&st->results);
-	rc = pg_trends_write(&(struct pg_trends_opts){ .out_dir = out,
-						       .repo = st->s.history_repo,
-						       .gpu = st->gpu.key,
-						       .thresholds = st->s.thresholds,
-						       .policy = pg_bk_compare_policy(&f->cmp),
-						       .current = points,
-						       .n_current = st->results.n,
-						       .current_gpu = st->gpu.key,
-						       .current_name = pg_bkenv_is_pr(st->env)
-									       ? "this PR"
-									       : "this build",
-						       .last = -1 },
-			     &w, &err);
-	if (rc)
-		say(st, "perfgate: warning: trends: %s\n", err.msg);
-	else {
+	rc = pg_proc_call(trends_child,
+			  &(struct pg_trends_opts){ .out_dir = out,
+						    .repo = st->s.history_repo,
+						    .gpu = st->gpu.key,
+						    .thresholds = st->s.thresholds,
+						    .policy = pg_bk_compare_policy(&f->cmp),
+						    .current = points,
+						    .n_current = st->results.n,
+						    .current_gpu = st->gpu.key,
+						    .current_name = pg_bkenv_is_pr(st->env)
+									    ? "this PR"
+									    : "this build",
+						    .last = -1 },
+			  "trends", TRENDS_TIMEOUT_S, &pg_run_cancelled, &said, &status, &err);
+	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    sscanf(said.ptr ? said.ptr : "", "ok %zu %zu", &n_points, &n_pages) == 2) {
 		st->trends_written = true;
 		say(st, "perfgate: trends: %zu test point%s, %zu page%s in %s/index.html\n",
-		    w.points, w.points == 1 ? "" : "s", w.pages, w.pages == 1 ? "" : "s", out);
+		    n_points, n_points == 1 ? "" : "s", n_pages, n_pages == 1 ? "" : "s", out);
+	} else {
+		if (rc)
+			pg_buf_puts(&why, err.msg);
+		else if (WIFEXITED(status) && said.len)
+			pg_buf_add(&why, said.ptr, said.len);
+		else
+			pg_proc_describe(&why, status);
+		say(st, "perfgate: warning: trends: %s (the verdict stands without it)\n",
+		    why.ptr ? why.ptr : "failed");
 	}
+	pg_buf_release(&said);
+	pg_buf_release(&why);
 	free(points);
 	free(out);
 }

@@ -140,6 +140,10 @@ struct pg_bk_compare {
 	struct pg_buf table; /* every row, as the annotation's comparison */
 	size_t n_all_rows;
 	struct pg_strv strings; /* storage behind rows */
+	/* the evidence's trend charts, as written under results_dir
+	 * ("evidence/<point>-<metric>.svg"), and their titles: the
+	 * annotation shows them first */
+	struct pg_strv evidence, evidence_titles;
 	/* a pull request that changes its thresholds file: a warning, the
 	 * change as a diff and its title; NULL when it does not */
 	char *policy_note;

@@ -45,22 +45,7 @@ void pg_ab_opts_init(struct pg_ab_opts *o)
 
 double pg_ab_t_quantile(double q, double df)
 {
-	double lo = 0, hi = 1;
-
-	if (!(q > 0 && q < 1) || !(df > 0))
-		return NAN;
-	if (q > 0.5)
-		return -pg_ab_t_quantile(1 - q, df);
-	while (pg_cmpstat_t_sf(hi, df) > q && hi < 1e12)
-		hi *= 2;
-	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-		double mid = (lo + hi) / 2;
-		if (pg_cmpstat_t_sf(mid, df) > q)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return (lo + hi) / 2;
+	return pg_cmpstat_t_quantile(q, df);
 }
 
 /* The worse-positive log ratio of a measurement: ln(head/base), negated

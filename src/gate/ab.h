@@ -184,8 +184,9 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
  * change, lo, hi, tolerance, p_value, p_adjusted, pairs, verdict}],
  * "rows": [{point, metric, label, unit, direction, base, head, change,
  * effect, lo, hi, tolerance, sd, df, p_value, p_adjusted, pairs,
- * verdict}], "errors": [...]}. pandas: pd.DataFrame(v["rows"]). New
- * reference. */
+ * verdict, basis}], "errors": [...]}, where basis is the gate's shape
+ * (gate/compare.h pg_cmp_basis) with kind "ab", runs the block pairs and
+ * source the base side. pandas: pd.DataFrame(v["rows"]). New reference. */
 json_t *pg_ab_json(const struct pg_ab_summary *s);
 
 /* Upper quantile of Student's t: the t with P(T > t) = q (0 < q < 1). */

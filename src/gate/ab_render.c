@@ -274,6 +274,24 @@ static json_t *est_json(const struct pg_ab_est *e)
 	return o;
 }
 
+/* What a row rests on, in the gate's verdict.json shape (compare.h
+ * pg_cmp_basis): the interleaved block pairs of this run, base against
+ * head on one agent. */
+static json_t *basis_json(const struct pg_ab_summary *s, const struct pg_ab_est *e)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string("ab"));
+	json_object_set_new(o, "runs", json_integer((json_int_t)e->n));
+	json_object_set_new(o, "repeats", json_null());
+	json_object_set_new(o, "commits", json_null());
+	json_object_set_new(o, "dates", json_null());
+	json_object_set_new(o, "source",
+			    s->side_desc[0] ? json_string(s->side_desc[0]) : json_null());
+	json_object_set_new(o, "line", json_null());
+	return o;
+}
+
 static void metric_keys(json_t *o, const struct pg_metric *m)
 {
 	json_object_set_new(o, "metric", json_string(m->id));
@@ -343,6 +361,7 @@ json_t *pg_ab_json(const struct pg_ab_summary *s)
 			est = est_json(e);
 			json_object_update(r, est);
 			json_decref(est);
+			json_object_set_new(r, "basis", basis_json(s, e));
 			json_array_append_new(rows, r);
 		}
 	json_object_set_new(o, "rows", rows);

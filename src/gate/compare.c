@@ -73,6 +73,18 @@ const char *pg_cmp_method_name(enum pg_cmp_method m)
 	}
 }
 
+const char *pg_basis_kind_name(enum pg_basis_kind k)
+{
+	switch (k) {
+	case PG_BASIS_HISTORY:
+		return "history";
+	case PG_BASIS_THRESHOLDS:
+		return "thresholds";
+	default:
+		return "";
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Policy                                                              */
 

@@ -349,7 +349,14 @@ struct pg_cmp_side {
 	double p_adjusted; /* Holm-adjusted within the step's family; NAN */
 	size_t n;          /* samples (repeats); points for a whole-run side */
 	bool flagged;      /* regressed beyond the failing threshold in this run */
+	/* the PG_CI_LEVEL interval of effect (as measured, low <= high): the
+	 * gate's own t test inverted (gate/compare_stats.h
+	 * pg_cmpstat_t_interval); NAN when nothing measured its noise */
+	double ci_low, ci_high;
 };
+
+/* The level of the effects' confidence intervals. */
+#define PG_CI_LEVEL 0.95
 
 /* How a pair was judged (docs/gate.md, "The decision"). */
 enum pg_cmp_method {
@@ -362,6 +369,40 @@ enum pg_cmp_method {
 
 /* "", "step", "history", "crosswise", "tolerance". */
 const char *pg_cmp_method_name(enum pg_cmp_method m);
+
+/* What a row's baseline value rests on (verdict.json "basis"; the words of
+ * the evidence are pg_cmp_row.basis). Strings are the comparison's
+ * (pg_comparison.texts), NULL when unknown. */
+enum pg_basis_kind {
+	PG_BASIS_NONE,       /* no baseline value */
+	PG_BASIS_HISTORY,    /* the recorded runs of main (git) */
+	PG_BASIS_THRESHOLDS, /* a thresholds file's value */
+};
+
+/* "", "history", "thresholds". */
+const char *pg_basis_kind_name(enum pg_basis_kind k);
+
+struct pg_cmp_basis {
+	enum pg_basis_kind kind;
+	size_t runs;                            /* jobs (runs) behind the value */
+	size_t repeats;                         /* thresholds: samples when one run; 0 */
+	const char *first_commit, *last_commit; /* history: the window's ends;
+						  * thresholds: the value's commit (both) */
+	const char *first_date, *last_date;
+	const char *source; /* thresholds: where the value came from (the
+			     * point's source:); NULL: the comparison's
+			     * baseline_source says */
+	int line;           /* thresholds file line of the value; 0 */
+};
+
+/* The baseline window of a regressed row, for its trend chart: the runs'
+ * values oldest first, with their commits and dates (NULL when unknown;
+ * the comparison's strings). */
+struct pg_cmp_trail {
+	double *y;
+	const char **commit, **date;
+	size_t n;
+};
 
 struct pg_cmp_row {
 	char *point;
@@ -387,13 +428,18 @@ struct pg_cmp_row {
 	struct pg_cmp_side rerun; /* the confirmation re-run (n == 0: none) */
 	enum pg_verdict verdict;
 	enum pg_outcome outcome;
-	bool confirmed;          /* flagged, re-run, and the re-run reproduced it */
-	bool needs_confirmation; /* flagged, and no re-run was given */
-	char *note;              /* one short human sentence, or NULL */
-	char *basis;             /* the baseline behind the value: "median of 5 runs of
+	bool confirmed;              /* flagged, re-run, and the re-run reproduced it */
+	bool needs_confirmation;     /* flagged, and no re-run was given */
+	char *note;                  /* one short human sentence, or NULL */
+	char *basis;                 /* the baseline behind the value: "median of 5 runs of
 				  * main, 1a2b3c4d5e6f..9f8e7d6c5b4a (2026-11-01 to
 				  * 2026-11-05)", or where a thresholds file's value
 				  * came from; NULL without a baseline */
+	struct pg_cmp_basis base_of; /* the same, for programs */
+	double ci_low, ci_high;      /* first.ci_low, first.ci_high */
+	struct pg_cmp_trail *trail;  /* regressed and not-reproduced rows with a
+				      * baseline's samples: the window to chart;
+				      * NULL otherwise */
 };
 
 /* A metric's change common to every point of a run (its job's offset),
@@ -437,6 +483,8 @@ struct pg_comparison {
 	struct pg_strv not_in_suite; /* baseline points outside the run's plan */
 	struct pg_strv aged_out;     /* history points not recorded lately (aged out)
 				      * and not in the run: not missing */
+	struct pg_strv texts;        /* strings the rows' bases and trails point
+				      * into (commits, dates, sources) */
 	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
 				 * have failed: why; the outcome is then INFRA (exit 3,
 				 * verdict "suspect") and rerun lists the failing points */
@@ -498,6 +546,21 @@ void pg_comparison_headline(struct pg_buf *out, const struct pg_comparison *c);
  * missing or failed, gating metrics undecided), or nothing. */
 void pg_comparison_attention_table(struct pg_buf *out, const struct pg_comparison *c);
 
+/* Regressions listed under "Evidence" (and charted) at most. */
+#define PG_EVIDENCE_MAX 20
+
+/* The rows of the evidence list: regressed and not-reproduced attention
+ * rows measured against a baseline, in the attention table's order, the
+ * first PG_EVIDENCE_MAX of them (*n); *total counts them all. Caller
+ * frees the array. */
+const struct pg_cmp_row **pg_comparison_evidence_rows(const struct pg_comparison *c, size_t *n,
+						      size_t *total);
+
+/* The trend chart of evidence row i of rows (those above), relative to the
+ * comparison's directory: "evidence/<point>-<metric>.svg", unique among
+ * rows[0..i]; NULL when the row has no window to chart. Caller frees. */
+char *pg_comparison_evidence_chart(const struct pg_cmp_row *const *rows, size_t i);
+
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",
  * "exit_code", "headline", "confirmation", "decision": {step_false_alarm,
@@ -510,11 +573,13 @@ void pg_comparison_attention_table(struct pg_buf *out, const struct pg_compariso
  * [points], "aged_out": [points], "rows": [{point, test, suite, qps,
  * max_concurrency, metric, label, unit, direction, gate, baseline, current,
  * change, tolerance, floor, escalate, p_value, p_adjusted, effect,
- * run_change, noise, method, n_baseline, n_current, first, rerun, verdict,
- * outcome, confirmed, needs_confirmation, note}]}, where first and rerun
- * are {current, change, effect, p_value, p_adjusted, n, flagged} (rerun
- * null without one). pandas: pd.DataFrame(json.load(f)["rows"]). New
- * reference.
+ * run_change, noise, ci_low, ci_high, method, n_baseline, n_current,
+ * first, rerun, verdict, outcome, confirmed, needs_confirmation, note,
+ * basis}]}, where first and rerun are {current, change, effect, p_value,
+ * p_adjusted, n, flagged, ci_low, ci_high} (rerun null without one) and
+ * basis is {kind, runs, repeats, commits: [first, last], dates: [first,
+ * last], source, line} (pg_cmp_basis; null without a baseline). pandas:
+ * pd.DataFrame(json.load(f)["rows"]). New reference.
  */
 json_t *pg_comparison_json(const struct pg_comparison *c);
 

@@ -197,6 +197,8 @@ static void decide_ladder(struct pg_comparison *c, const struct pg_policy *polic
 	pg_policy_rule(policy, l->label, l->test, fm, &row->rule);
 	tol = row->rule.tolerance;
 	row->baseline = row->current = row->p_value = NAN;
+	row->ci_low = row->ci_high = NAN;
+	row->first.ci_low = row->first.ci_high = row->rerun.ci_low = row->rerun.ci_high = NAN;
 	row->change = cmp.shift;
 	row->tolerance = tol;
 	row->n_baseline = nb;

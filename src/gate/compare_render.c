@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "base/escape.h"
 #include "base/jsonw.h"
+#include "report/charts.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -281,9 +282,84 @@ static bool evidence_row(const struct pg_cmp_row *r)
 	       (r->verdict == PG_VERDICT_REGRESSED || r->verdict == PG_VERDICT_NOT_REPRODUCED);
 }
 
-#define EVIDENCE_MAX 20
+const struct pg_cmp_row **pg_comparison_evidence_rows(const struct pg_comparison *c, size_t *n,
+						      size_t *total)
+{
+	size_t m;
+	const struct pg_cmp_row **rows = pg_attention_rows(c, &m);
 
-static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r)
+	*n = *total = 0;
+	for (size_t i = 0; i < m; i++)
+		if (evidence_row(rows[i])) {
+			if (*n < PG_EVIDENCE_MAX)
+				rows[(*n)++] = rows[i];
+			(*total)++;
+		}
+	return rows;
+}
+
+char *pg_comparison_evidence_chart(const struct pg_cmp_row *const *rows, size_t i)
+{
+	struct pg_buf name = PG_BUF_INIT, path = PG_BUF_INIT;
+	char *stem;
+
+	if (!rows[i]->trail)
+		return NULL;
+	pg_buf_printf(&name, "%s-%s", rows[i]->point, rows[i]->metric->id);
+	stem = pg_chart_stem(name.ptr);
+	pg_buf_printf(&path, "evidence/%s", stem);
+	/* names that differ only in what a file name cannot hold */
+	for (size_t j = 0; j < i; j++) {
+		char *other = pg_comparison_evidence_chart(rows, j);
+		bool same = other && !strncmp(other, path.ptr, path.len) &&
+			    !strcmp(other + path.len, ".svg");
+		free(other);
+		if (same) {
+			pg_buf_printf(&path, "-%zu", i + 1);
+			break;
+		}
+	}
+	pg_buf_puts(&path, ".svg");
+	free(stem);
+	pg_buf_release(&name);
+	return pg_buf_detach(&path);
+}
+
+/* The interval of the change the gate judged, or why there is none. */
+static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	bool beyond = r->method == PG_METHOD_STEP || r->method == PG_METHOD_CROSSWISE;
+
+	if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
+		if (r->method == PG_METHOD_TOLERANCE)
+			pg_buf_puts(out, " No confidence interval: nothing here measures the "
+					 "run-to-run noise (that takes a git history, or 5 points "
+					 "of the metric in the run).");
+		else
+			pg_buf_puts(out, " No confidence interval: too few runs to measure the "
+					 "run-to-run noise.");
+		return;
+	}
+	pg_buf_printf(out, " %g%% interval of the change", PG_CI_LEVEL * 100);
+	if (beyond && isfinite(r->run_change)) {
+		pg_buf_puts(out, " beyond the run's common change (");
+		pct_cell(out, r->run_change, true);
+		pg_buf_puts(out, ")");
+	}
+	pg_buf_puts(out, ": ");
+	pct_cell(out, r->ci_low, true);
+	pg_buf_puts(out, " to ");
+	pct_cell(out, r->ci_high, true);
+	if (r->rerun.n && isfinite(r->rerun.ci_low) && isfinite(r->rerun.ci_high)) {
+		pg_buf_puts(out, "; on the re-run ");
+		pct_cell(out, r->rerun.ci_low, true);
+		pg_buf_puts(out, " to ");
+		pct_cell(out, r->rerun.ci_high, true);
+	}
+	pg_buf_puts(out, ".");
+}
+
+static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r, const char *chart)
 {
 	const struct pg_rule *rule = &r->rule;
 	double thr = pg_attention_threshold(r);
@@ -343,26 +419,29 @@ static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r)
 		if (isfinite(r->p_adjusted))
 			pg_buf_printf(out, " (%.2g over the step)", r->p_adjusted);
 	}
-	pg_buf_puts(out, ".\n");
+	pg_buf_puts(out, ".");
+	evidence_interval(out, r);
+	if (chart)
+		/* perfgate's own file name (pg_chart_stem): nothing to escape */
+		pg_buf_printf(out, " [Trend of the baseline's runs](%s)", chart);
+	pg_buf_puts(out, "\n");
 }
 
 static void evidence(struct pg_buf *out, const struct pg_comparison *c)
 {
-	size_t n, shown = 0, total = 0;
-	const struct pg_cmp_row **rows = pg_attention_rows(c, &n);
+	size_t n, total;
+	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(c, &n, &total);
 
-	for (size_t i = 0; i < n; i++)
-		total += evidence_row(rows[i]);
-	if (total) {
+	if (n) {
 		pg_buf_puts(out, "\nEvidence:\n\n");
-		for (size_t i = 0; i < n && shown < EVIDENCE_MAX; i++)
-			if (evidence_row(rows[i])) {
-				evidence_item(out, rows[i]);
-				shown++;
-			}
-		if (total > shown)
+		for (size_t i = 0; i < n; i++) {
+			char *chart = pg_comparison_evidence_chart(rows, i);
+			evidence_item(out, rows[i], chart);
+			free(chart);
+		}
+		if (total > n)
 			pg_buf_printf(out, "- and %zu more (verdict.json has every row).\n",
-				      total - shown);
+				      total - n);
 	}
 	free(rows);
 }
@@ -436,6 +515,36 @@ static json_t *side_json(const struct pg_cmp_side *sd)
 	json_object_set_new(o, "p_adjusted", num_or_null(sd->p_adjusted));
 	json_object_set_new(o, "n", json_integer((json_int_t)sd->n));
 	json_object_set_new(o, "flagged", json_boolean(sd->flagged));
+	json_object_set_new(o, "ci_low", num_or_null(sd->ci_low));
+	json_object_set_new(o, "ci_high", num_or_null(sd->ci_high));
+	return o;
+}
+
+/* What the row's baseline rests on: {kind, runs, repeats, commits,
+ * dates, source, line}, null without a baseline. */
+static json_t *basis_json(const struct pg_cmp_basis *b)
+{
+	json_t *o;
+
+	if (b->kind == PG_BASIS_NONE)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "kind", json_string(pg_basis_kind_name(b->kind)));
+	json_object_set_new(o, "runs", json_integer((json_int_t)b->runs));
+	json_object_set_new(o, "repeats",
+			    b->repeats ? json_integer((json_int_t)b->repeats) : json_null());
+	json_object_set_new(o, "commits",
+			    b->first_commit || b->last_commit
+				    ? json_pack("[oo]", str_or_null(b->first_commit),
+						str_or_null(b->last_commit))
+				    : json_null());
+	json_object_set_new(
+		o, "dates",
+		b->first_date || b->last_date
+			? json_pack("[oo]", str_or_null(b->first_date), str_or_null(b->last_date))
+			: json_null());
+	json_object_set_new(o, "source", str_or_null(b->source));
+	json_object_set_new(o, "line", b->line > 0 ? json_integer(b->line) : json_null());
 	return o;
 }
 
@@ -474,6 +583,8 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	json_object_set_new(o, "effect", num_or_null(r->effect));
 	json_object_set_new(o, "run_change", num_or_null(r->run_change));
 	json_object_set_new(o, "noise", num_or_null(r->noise));
+	json_object_set_new(o, "ci_low", num_or_null(r->ci_low));
+	json_object_set_new(o, "ci_high", num_or_null(r->ci_high));
 	json_object_set_new(o, "method",
 			    r->method == PG_METHOD_NONE
 				    ? json_null()
@@ -488,6 +599,7 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	json_object_set_new(o, "confirmed", json_boolean(r->confirmed));
 	json_object_set_new(o, "needs_confirmation", json_boolean(r->needs_confirmation));
 	json_object_set_new(o, "note", str_or_null(r->note));
+	json_object_set_new(o, "basis", basis_json(&r->base_of));
 	return o;
 }
 

@@ -47,9 +47,11 @@ static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
 	row->suite = suite;
 	row->baseline = row->current = row->change = row->tolerance = row->p_value = NAN;
 	row->effect = row->run_change = row->noise = row->p_adjusted = NAN;
+	row->ci_low = row->ci_high = NAN;
 	for (int k = 0; k < 2; k++) {
 		struct pg_cmp_side *sd = k ? &row->rerun : &row->first;
 		sd->current = sd->change = sd->effect = sd->p_value = sd->p_adjusted = NAN;
+		sd->ci_low = sd->ci_high = NAN;
 	}
 	row->qps = NAN;
 	row->max_concurrency = -1;
@@ -124,6 +126,98 @@ static size_t job_of(struct collect *col, const struct pg_cmp_point *rp)
 			return i;
 	PG_ARRAY_PUSH(col->jobs, col->n_jobs, col->cap_jobs, rp);
 	return col->n_jobs - 1;
+}
+
+/* s kept by the comparison (NULL stays NULL); rows of one point, and the
+ * windows of one history, ask for the same strings in a row, so the last
+ * few are reused. */
+static const char *intern(struct pg_comparison *c, const char *s)
+{
+	if (!s)
+		return NULL;
+	for (size_t k = c->texts.n, seen = 0; k > 0 && seen < 8; k--, seen++)
+		if (!strcmp(c->texts.v[k - 1], s))
+			return c->texts.v[k - 1];
+	pg_strv_push(&c->texts, s);
+	return c->texts.v[c->texts.n - 1];
+}
+
+/* The same as basis()'s words, for programs (pg_cmp_row.base_of). */
+static void basis_of(struct pg_comparison *c, struct pg_cmp_basis *out,
+		     const struct pg_baseline *base, const struct pg_base_point *bp,
+		     const struct pg_base_metric *bm)
+{
+	long first = -1, last = -1;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; bm->jobs && k < bm->n_samples; k++) {
+		long j = bm->jobs[k];
+		if (j < 0 || (size_t)j >= base->n_jobs)
+			continue;
+		first = first < 0 || j < first ? j : first;
+		last = j > last ? j : last;
+	}
+	if (first >= 0) {
+		out->kind = PG_BASIS_HISTORY;
+		out->runs = bm->n_samples;
+		out->first_commit = intern(c, base->jobs[first].commit);
+		out->last_commit = intern(c, base->jobs[last].commit);
+		out->first_date = intern(c, base->jobs[first].date);
+		out->last_date = intern(c, base->jobs[last].date);
+		return; /* the source is the comparison's (baseline.source) */
+	}
+	out->kind = PG_BASIS_THRESHOLDS;
+	out->runs = bm->runs > 1 ? (size_t)bm->runs : 1;
+	out->repeats = bm->runs > 1 ? 0 : bm->n_samples;
+	out->first_commit = out->last_commit = intern(c, bp->commit);
+	out->first_date = out->last_date = intern(c, bp->date);
+	out->source = intern(c, bp->source);
+	out->line = bm->line;
+}
+
+/* The window of runs of main behind a regressed row, oldest first, for
+ * its chart. */
+static struct pg_cmp_trail *trail_of(struct pg_comparison *c, const struct pg_baseline *base,
+				     const struct pg_base_metric *bm)
+{
+	struct pg_cmp_trail *t;
+	size_t n = bm->n_samples, *order;
+
+	if (!n || !bm->samples)
+		return NULL;
+	t = pg_xcalloc(1, sizeof(*t));
+	t->y = pg_xmalloc(n * sizeof(double));
+	t->commit = pg_xcalloc(n, sizeof(*t->commit));
+	t->date = pg_xcalloc(n, sizeof(*t->date));
+	order = pg_xmalloc(n * sizeof(size_t));
+	/* job order (an insertion sort: a window is a few dozen runs) */
+	for (size_t k = 0; k < n; k++) {
+		size_t p = k;
+		for (; p > 0 && bm->jobs && bm->jobs[order[p - 1]] > bm->jobs[k]; p--)
+			order[p] = order[p - 1];
+		order[p] = k;
+	}
+	for (size_t k = 0; k < n; k++) {
+		long j = bm->jobs ? bm->jobs[order[k]] : -1;
+		t->y[k] = bm->samples[order[k]];
+		if (j >= 0 && (size_t)j < base->n_jobs) {
+			t->commit[k] = intern(c, base->jobs[j].commit);
+			t->date[k] = intern(c, base->jobs[j].date);
+		}
+	}
+	t->n = n;
+	free(order);
+	return t;
+}
+
+static void trail_free(struct pg_cmp_trail *t)
+{
+	if (!t)
+		return;
+	free(t->y);
+	free(t->commit);
+	free(t->date);
+	free(t);
 }
 
 /* What a baseline value rests on, in a few words (pg_cmp_row.basis). */
@@ -212,6 +306,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	row->baseline = bm->value;
 	row->n_baseline = bm->n_samples ? bm->n_samples : (size_t)bm->runs;
 	row->basis = basis(base, bp, bm);
+	basis_of(c, &row->base_of, base, bp, bm);
 	if (!bp->insufficient && pg_cmp_tail_undecidable(row, rp->result, cur, n_cur))
 		goto done;
 	if (n_cur == 0) {
@@ -483,6 +578,20 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	pg_strv_release(&ids);
 	pg_strv_release(&superseded);
 
+	/* the windows behind the regressions, for their charts */
+	for (size_t i = 0; i < out->n; i++) {
+		struct pg_cmp_row *r = &out->rows[i];
+		const struct pg_base_point *bp;
+		const struct pg_base_metric *bm;
+		if (!r->metric || r->base_of.kind != PG_BASIS_HISTORY ||
+		    (r->verdict != PG_VERDICT_REGRESSED && r->verdict != PG_VERDICT_NOT_REPRODUCED))
+			continue;
+		bp = pg_baseline_find(base, r->point);
+		bm = bp ? pg_base_point_metric(bp, r->metric) : NULL;
+		if (bm)
+			r->trail = trail_of(out, base, bm);
+	}
+
 	out->outcome = PG_OUTCOME_PASS;
 	for (size_t i = 0; i < out->n; i++) {
 		const struct pg_cmp_row *r = &out->rows[i];
@@ -521,6 +630,7 @@ void pg_comparison_release(struct pg_comparison *c)
 		free(c->rows[i].test);
 		free(c->rows[i].note);
 		free(c->rows[i].basis);
+		trail_free(c->rows[i].trail);
 	}
 	free(c->rows);
 	for (size_t i = 0; i < c->n_commons; i++)
@@ -533,5 +643,6 @@ void pg_comparison_release(struct pg_comparison *c)
 	free(c->baseline_source);
 	free(c->suspect);
 	pg_strv_release(&c->rerun);
+	pg_strv_release(&c->texts);
 	memset(c, 0, sizeof(*c));
 }

@@ -317,6 +317,42 @@ double pg_cmpstat_t_sf(double t, double df)
 	return t > 0 ? tail : 1 - tail;
 }
 
+double pg_cmpstat_t_quantile(double p, double df)
+{
+	double lo = 0, hi = 1;
+
+	if (!(p > 0 && p < 1) || isnan(df) || df <= 0)
+		return NAN;
+	if (p > 0.5)
+		return -pg_cmpstat_t_quantile(1 - p, df);
+	if (p == 0.5)
+		return 0;
+	/* the upper tail falls with t: bracket, then bisect to a double's
+	 * resolution (a hundred halvings of a bracket under 2^60) */
+	while (pg_cmpstat_t_sf(hi, df) > p && hi < 1e18)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
+		double mid = (lo + hi) / 2;
+		if (pg_cmpstat_t_sf(mid, df) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+bool pg_cmpstat_t_interval(double e, double sd, double df, double level, double *lo, double *hi)
+{
+	double q = pg_cmpstat_t_quantile((1 - level) / 2, df);
+
+	*lo = *hi = NAN;
+	if (!isfinite(e) || !(sd > 0) || !isfinite(sd) || !isfinite(q))
+		return false;
+	*lo = e - q * sd;
+	*hi = e + q * sd;
+	return true;
+}
+
 /* E[min(Z^2, c^2)] for a standard normal Z: what the cut-off root mean
  * square of normal data estimates, as a share of the variance. */
 static double clipped_second_moment(double c)

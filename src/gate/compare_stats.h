@@ -1,6 +1,7 @@
 #ifndef PERFGATE_GATE_COMPARE_STATS_H
 #define PERFGATE_GATE_COMPARE_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -58,6 +59,20 @@ double pg_cmpstat_normal_sf(double z);
 /* Upper tail of Student's t with df degrees of freedom (df > 0, not
  * necessarily whole): P(T > t). df = INFINITY is the normal's. */
 double pg_cmpstat_t_sf(double t, double df);
+
+/* The upper p-quantile of Student's t with df degrees of freedom: the t
+ * with P(T > t) = p (0 < p < 1; df > 0, not necessarily whole). NAN
+ * otherwise. */
+double pg_cmpstat_t_quantile(double p, double df);
+
+/*
+ * The two-sided interval at level (0.95) that inverts the gate's t test
+ * of an effect e with standard deviation sd on df degrees of freedom:
+ * e -+ t_{df, (1 - level) / 2} sd. A one-sided p-value under (1 - level)
+ * / 2 is the interval lying wholly on that side of 0. False (and NANs)
+ * when there is no sd or df to build it from.
+ */
+bool pg_cmpstat_t_interval(double e, double sd, double df, double level, double *lo, double *hi);
 
 /*
  * A robust standard deviation of x[0..n) around centre: the deviations are

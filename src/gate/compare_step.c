@@ -864,6 +864,18 @@ static void side(struct pg_cmp_side *out, const struct pg_metric *m, double valu
 	out->p_adjusted = rerun ? NAN : h->padj;
 	out->n = n;
 	out->flagged = rerun ? h->confirmed : h->flagged;
+	out->ci_low = out->ci_high = NAN;
+	/* the interval of the test that decided it, where one ran */
+	if (!isnan(out->p_value)) {
+		double lo, hi;
+		if (pg_cmpstat_t_interval(rerun ? h->e2 : h->e1, rerun ? h->sd2 : h->sd1, h->df,
+					  PG_CI_LEVEL, &lo, &hi)) {
+			lo = measured(m, lo);
+			hi = measured(m, hi);
+			out->ci_low = fmin(lo, hi);
+			out->ci_high = fmax(lo, hi);
+		}
+	}
 }
 
 static const char *beyond(enum pg_cmp_method m)
@@ -987,6 +999,8 @@ static void fill_pair(struct step *s, size_t i)
 				  ? measured(m, u->off1)
 				  : NAN;
 	row->noise = isnan(h->sd1) ? NAN : expm1(h->sd1);
+	row->ci_low = row->first.ci_low;
+	row->ci_high = row->first.ci_high;
 	row->p_value = h->p1;
 	row->p_adjusted = h->padj;
 	row->verdict = h->verdict;
@@ -1051,6 +1065,7 @@ static void add_common(struct step *s, struct unit *u)
 	char a[64], b[64], pv[32];
 
 	memset(&cc, 0, sizeof(cc));
+	cc.rerun.ci_low = cc.rerun.ci_high = NAN;
 	cc.metric = u->m;
 	cc.suite = u->m->suite;
 	cc.job = u->group;

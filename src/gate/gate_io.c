@@ -9,10 +9,12 @@
 #include "gpu/detect_io.h"
 #include "baseline/history_io.h"
 #include "baseline/thresholds_io.h"
+#include "trends/trends.h"
 #include "base/jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The GPU as the report labels it: vLLM's gpu_type lines, else perfgate's
  * label ("8xH100"), else whatever name the result has. */
@@ -197,6 +199,46 @@ static int verdict_piece(void *writer, struct pg_buf *chunk)
 	return pg_comparison_json_next(writer, chunk);
 }
 
+/* <dir>/evidence/<point>-<metric>.svg: the trend chart of each regression
+ * the evidence lists (and links). */
+static int write_evidence(const struct pg_comparison *c, const char *dir, struct pg_error *err)
+{
+	size_t n, total;
+	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(c, &n, &total);
+	struct pg_buf svg = PG_BUF_INIT, path = PG_BUF_INIT;
+	struct pg_strv old = PG_STRV_INIT;
+	struct pg_error ignored = PG_ERROR_INIT;
+	int rc = 0;
+
+	/* the charts of an earlier comparison into the same directory (a
+	 * first run's, before its re-run) are not this one's evidence */
+	pg_buf_printf(&path, "%s/evidence", dir);
+	if (pg_dir_list_regular(path.ptr, ".svg", &old, &ignored) == 0)
+		for (size_t i = 0; i < old.n; i++) {
+			char *p = pg_path_join(path.ptr, old.v[i]);
+			unlink(p);
+			free(p);
+		}
+	pg_strv_release(&old);
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *name = pg_comparison_evidence_chart(rows, i);
+		pg_buf_reset(&svg);
+		if (name && pg_trends_evidence_svg(&svg, rows[i], NULL)) {
+			pg_buf_reset(&path);
+			pg_buf_printf(&path, "%s/evidence", dir);
+			rc = pg_mkdir_p(path.ptr, err);
+			pg_buf_printf(&path, "/%s", name + strlen("evidence/"));
+			if (!rc)
+				rc = pg_file_write_atomic(path.ptr, svg.ptr, svg.len, err);
+		}
+		free(name);
+	}
+	free(rows);
+	pg_buf_release(&svg);
+	pg_buf_release(&path);
+	return rc;
+}
+
 int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
 			struct pg_error *err)
 {
@@ -215,6 +257,8 @@ int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct p
 	pg_buf_printf(&path, "%s/verdict.json", dir);
 	rc = pg_file_write_atomic_fill(path.ptr, verdict_piece,
 				       &(struct pg_comparison_json_writer){ .c = c }, err);
+	if (!rc)
+		rc = write_evidence(c, dir, err);
 done:
 	pg_buf_release(&own_md);
 	pg_buf_release(&path);

@@ -237,6 +237,19 @@ static int abort_on_stop(void *clientp, curl_off_t dltotal, curl_off_t dlnow, cu
 	return stop && *stop;
 }
 
+void pg_hl_easy_ca(CURL *e)
+{
+	/* an https server signed by a private CA (an internal endpoint): the
+	 * bundle curl's command line and OpenSSL's tools take from the
+	 * environment; libcurl itself only knows its built-in path */
+	const char *ca = getenv("CURL_CA_BUNDLE");
+
+	if (!ca || !*ca)
+		ca = getenv("SSL_CERT_FILE");
+	if (ca && *ca)
+		curl_easy_setopt(e, CURLOPT_CAINFO, ca);
+}
+
 void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *headers,
 			struct pg_buf *resp, double timeout_s, const volatile sig_atomic_t *stop)
 {
@@ -246,6 +259,7 @@ void pg_hl_easy_prepare(CURL *e, const char *url, const struct curl_slist *heade
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	pg_hl_easy_ca(e);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_s > 0 ? (long)ceil(timeout_s * 1000) : 0L);
 	/* libcurl calls this at least once a second, even while waiting */
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
@@ -351,7 +365,10 @@ static int body_bytes(struct pg_hl *h, struct slot *s, int64_t abs, const char *
 	size_t before = s->trace->n_chunks;
 	int rc;
 
-	h->clock_ns = abs;
+	/* (the own path's message time can be the kernel's, older than the
+	 * loop's last clock reading: the clock never goes back) */
+	if (abs > h->clock_ns)
+		h->clock_ns = abs;
 	if (h->event_since >= 0) {
 		/* the event's first bytes: how long they waited to be read */
 		delay_add(h, abs - h->event_since);
@@ -508,6 +525,7 @@ static void start(struct pg_hl *h, struct slot *s, const struct pg_hl_request *r
 	s->index = index;
 	s->errbuf[0] = '\0';
 	curl_easy_setopt(e, CURLOPT_URL, o->url);
+	pg_hl_easy_ca(e);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, s);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
@@ -738,9 +756,13 @@ static struct conn *conn_open(struct pg_hl *h, const char *url, char *msg, size_
 		 * libcurl's handle (with the multi handle and the socketpair
 		 * curl_easy_perform made) goes, so a connection costs one
 		 * descriptor and no memory of libcurl's */
+		int on = 1;
 		c->taken = true;
 		curl_easy_cleanup(c->easy);
 		c->easy = NULL;
+		/* the kernel's receive time on every read (own_recv); a kernel
+		 * without it gives none, and the read time is used */
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
 	}
 	ev.events = EPOLLIN;
 	ev.data.ptr = c;
@@ -1114,6 +1136,76 @@ static void own_eof(struct pg_hl *h, struct slot *s, int err)
 	own_retry_or_fail(h, s, msg);
 }
 
+/*
+ * When the bytes of a read arrived. A client without real-time priority is
+ * woken late now and then (the scheduler, another process on its core), and
+ * a timestamp taken when it reads carries that delay into TTFT and ITL. A
+ * plain socket asks the kernel for the time it received each segment
+ * (SO_TIMESTAMPNS; for TCP a read reports its last segment's), so the
+ * delay between arrival and read is taken out of the message time. The
+ * kernel's clock is CLOCK_REALTIME: the delay is its reading now minus the
+ * stamp, subtracted from the monotonic now. A delay that is not plausible
+ * (negative, or over a second: the wall clock was stepped) is ignored.
+ */
+#define KERNEL_DELAY_MAX_NS 1000000000LL
+
+/* recv into h->rbuf; *kernel_delay: how long ago the kernel received the
+ * read's last segment (ns), -1 when it did not say. */
+static ssize_t own_recv(struct pg_hl *h, struct conn *c, int64_t *kernel_delay)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { h->rbuf, sizeof(h->rbuf) };
+	struct msghdr msg = { 0 };
+	struct timespec stamp = { 0 }, real;
+	bool stamped = false;
+	ssize_t k;
+
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	k = recvmsg(c->fd, &msg, 0);
+	*kernel_delay = -1;
+	if (k <= 0)
+		return k;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(stamp))) {
+			memcpy(&stamp, CMSG_DATA(cm), sizeof(stamp));
+			stamped = true;
+		}
+	if (stamped && clock_gettime(CLOCK_REALTIME, &real) == 0) {
+		int64_t d = ((int64_t)real.tv_sec - (int64_t)stamp.tv_sec) * 1000000000LL +
+			    ((int64_t)real.tv_nsec - (int64_t)stamp.tv_nsec);
+		if (d >= 0 && d <= KERNEL_DELAY_MAX_NS)
+			*kernel_delay = d;
+	}
+	return k;
+}
+
+/* The time of a read's messages: now, less the kernel's delay when there
+ * is one; never before the stream's previous read. */
+static int64_t read_time(struct pg_hl *h, const struct slot *s, int64_t kernel_delay)
+{
+	int64_t now = pg_hl_now_ns(), t = now;
+
+	if (kernel_delay > 0) {
+		t = now - kernel_delay;
+		if (t < s->read_ns)
+			t = s->read_ns;
+		/* the loop's clock and its wait bound stay the read's own */
+		h->clock_ns = now;
+		if (h->event_since >= 0) {
+			delay_add(h, now - h->event_since);
+			h->event_since = -1;
+		}
+	}
+	return t;
+}
+
 /* A socket event of the own path. */
 static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 {
@@ -1124,7 +1216,14 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 		return;
 	if (!s) {
 		/* an idle connection that became readable: the server closed
-		 * it (or sent what nobody asked for) */
+		 * it (or sent what nobody asked for) -- unless TLS had records
+		 * of its own to read: a TLS 1.3 server sends its session tickets
+		 * after the handshake, while the connection waits in the pool */
+		if (c->easy) {
+			size_t got = 0;
+			if (curl_easy_recv(c->easy, h->rbuf, sizeof(h->rbuf), &got) == CURLE_AGAIN)
+				return;
+		}
 		for (struct conn **p = &h->idle; *p; p = &(*p)->next) {
 			if (*p == c) {
 				*p = c->next;
@@ -1145,6 +1244,7 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 		return;
 	for (;;) {
 		size_t n = 0;
+		int64_t kernel_delay = -1;
 
 		if (c->easy) {
 			CURLcode rc = curl_easy_recv(c->easy, h->rbuf, sizeof(h->rbuf), &n);
@@ -1158,7 +1258,7 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 				return;
 			}
 		} else {
-			ssize_t k = recv(c->fd, h->rbuf, sizeof(h->rbuf), 0);
+			ssize_t k = own_recv(h, c, &kernel_delay);
 			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 				return;
 			if (k < 0) {
@@ -1172,8 +1272,9 @@ static void own_event(struct pg_hl *h, struct conn *c, uint32_t events)
 			return;
 		}
 		/* one timestamp for the read: every message in it arrived
-		 * together */
-		s->read_ns = pg_hl_now_ns();
+		 * together, when the kernel received its last segment (when
+		 * it says: plain sockets), else now */
+		s->read_ns = read_time(h, s, kernel_delay);
 		if (!own_parse(h, s, h->rbuf, n))
 			return;
 		/* plain sockets: one recv per readiness (level-triggered epoll

@@ -183,6 +183,11 @@ int pg_hl_preconnect(struct pg_hl *h, const char *url, size_t n, double timeout_
 struct curl_slist *pg_hl_add_bearer(struct curl_slist *headers, const char *api_key);
 void pg_hl_free_headers(struct curl_slist *headers);
 
+/* The CA bundle of an https server from the environment (CURL_CA_BUNDLE,
+ * else SSL_CERT_FILE), as curl's command line takes it; every handle
+ * pg_hl_easy_prepare makes has it. */
+void pg_hl_easy_ca(CURL *e);
+
 /*
  * Set up an easy handle for one blocking request (curl_easy_perform) of
  * the kind that surrounds a run -- readiness probes, GET /v1/models, POST

@@ -271,15 +271,17 @@ static json_t *real_or_null(double x)
 	return isfinite(x) ? json_real(x) : json_null();
 }
 
-static void mean_median(double *v, size_t n, double *mean, double *median)
+/* Mean, median and p99 (numpy's, as vLLM's) of v; NaN for none. */
+static void mean_median_p99(double *v, size_t n, double *mean, double *median, double *p99)
 {
 	if (!n) {
-		*mean = *median = NAN;
+		*mean = *median = *p99 = NAN;
 		return;
 	}
 	*mean = pg_stats_mean(v, n);
 	pg_stats_sort(v, n);
 	*median = pg_stats_median_sorted(v, n);
+	*p99 = pg_stats_percentile_sorted(v, n, 99);
 }
 
 void pg_session_metrics(json_t *obj, const struct pg_reqtrace *t, const size_t *turn, size_t n,
@@ -287,8 +289,9 @@ void pg_session_metrics(json_t *obj, const struct pg_reqtrace *t, const size_t *
 {
 	size_t rounds = s->plan.rounds;
 	double *v = pg_xcalloc(n ? n : 1, sizeof(double));
-	json_t *means = json_array(), *medians = json_array(), *counts = json_array();
-	double cached = 0, prompt = 0, mean, median;
+	json_t *means = json_array(), *medians = json_array(), *p99s = json_array(),
+	       *counts = json_array();
+	double cached = 0, prompt = 0, mean, median, p99;
 	size_t reported = 0, m;
 
 	json_object_set_new(obj, "num_users", json_integer((json_int_t)s->plan.users));
@@ -298,26 +301,31 @@ void pg_session_metrics(json_t *obj, const struct pg_reqtrace *t, const size_t *
 		for (size_t i = 0; i < n; i++)
 			if (turn[i] == k && pg_reqtrace_ok(&t[i]))
 				v[m++] = pg_loadstats_ttft_s(&t[i]) * 1000;
-		mean_median(v, m, &mean, &median);
+		mean_median_p99(v, m, &mean, &median, &p99);
 		json_array_append_new(means, real_or_null(mean));
 		json_array_append_new(medians, real_or_null(median));
+		json_array_append_new(p99s, real_or_null(p99));
 		json_array_append_new(counts, json_integer((json_int_t)m));
 	}
 	json_object_set_new(obj, "completed_by_turn", counts);
 	json_object_set_new(obj, "mean_ttft_ms_by_turn", means);
 	json_object_set_new(obj, "median_ttft_ms_by_turn", medians);
+	json_object_set_new(obj, "p99_ttft_ms_by_turn", p99s);
 	for (int later = 0; later < 2; later++) {
 		m = 0;
 		for (size_t i = 0; i < n; i++)
 			if ((turn[i] > 0) == later && pg_reqtrace_ok(&t[i]))
 				v[m++] = pg_loadstats_ttft_s(&t[i]) * 1000;
-		mean_median(v, m, &mean, &median);
+		mean_median_p99(v, m, &mean, &median, &p99);
 		json_object_set_new(obj,
 				    later ? "mean_ttft_ms_later_turns" : "mean_ttft_ms_first_turn",
 				    real_or_null(mean));
 		json_object_set_new(
 			obj, later ? "median_ttft_ms_later_turns" : "median_ttft_ms_first_turn",
 			real_or_null(median));
+		json_object_set_new(obj,
+				    later ? "p99_ttft_ms_later_turns" : "p99_ttft_ms_first_turn",
+				    real_or_null(p99));
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (t[i].usage_cached_tokens < 0 || t[i].usage_prompt_tokens < 0)

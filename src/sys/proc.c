@@ -1013,15 +1013,72 @@ void pg_proc_describe(struct pg_buf *out, int st)
 	}
 }
 
+/*
+ * Read fd into out until end of file and pid's exit, in slices short
+ * enough to notice the stop flag (a child may close its stdout and go on
+ * running: the deadline covers that too); on a stop or the deadline, kill
+ * pid's group. *st gets its wait status. what names it in errors.
+ */
+static int collect(pid_t pid, int fd, double timeout, const volatile sig_atomic_t *stop,
+		   const char *what, struct pg_buf *out, int *st, struct pg_error *err)
+{
+	double deadline = pg_monotonic() + timeout;
+	bool eof = false;
+	pid_t w = 0;
+	int ret = 0;
+
+	*st = 0;
+	while (!(eof && w == pid)) {
+		double left = deadline - pg_monotonic();
+		int slice = left < 0.1 ? (int)(left * 1000) + 1 : 100;
+
+		if (stop && *stop) {
+			ret = pg_error_set(err, PG_ECANCEL, "%s stopped by a signal", what);
+			break;
+		}
+		if (left <= 0) {
+			ret = pg_error_set(err, PG_EINFRA, "%s did not finish within %g s", what,
+					   timeout);
+			break;
+		}
+		if (eof) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			do
+				w = waitpid(pid, st, WNOHANG);
+			while (w < 0 && errno == EINTR);
+			if (w == 0)
+				nanosleep(&ts, NULL);
+			else if (w != pid)
+				break; /* not ours to reap (cannot happen): give up waiting */
+			continue;
+		}
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		if (poll(&pfd, 1, slice) <= 0)
+			continue;
+		char chunk[4096];
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			eof = true;
+		else
+			pg_buf_add(out, chunk, (size_t)n);
+	}
+	if (w != pid) {
+		kill(-pid, SIGKILL);
+		while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+			;
+	}
+	return ret;
+}
+
 int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic_t *stop,
 		    struct pg_buf *out, int *wait_status, struct pg_error *err)
 {
 	struct pg_strv env = PG_STRV_INIT;
 	char *path = NULL;
 	int pipefd[2] = { -1, -1 }, null_fd = -1, ret = 0, st = 0;
-	pid_t pid = 0, w = 0;
-	double deadline = pg_monotonic() + timeout;
-	bool eof = false;
+	pid_t pid = 0;
 
 	build_env(&env, NULL);
 	path = resolve(argv[0], env_get(&env, "PATH"));
@@ -1038,50 +1095,7 @@ int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic
 		goto done;
 	close(pipefd[1]);
 	pipefd[1] = -1;
-	/* read until end of file and the child's exit, in slices short
-	 * enough to notice the stop flag (a child may close its stdout and
-	 * go on running: the deadline covers that too) */
-	while (!(eof && w == pid)) {
-		double left = deadline - pg_monotonic();
-		int slice = left < 0.1 ? (int)(left * 1000) + 1 : 100;
-
-		if (stop && *stop) {
-			ret = pg_error_set(err, PG_ECANCEL, "%s stopped by a signal", argv[0]);
-			break;
-		}
-		if (left <= 0) {
-			ret = pg_error_set(err, PG_EINFRA, "%s did not finish within %g s", argv[0],
-					   timeout);
-			break;
-		}
-		if (eof) {
-			struct timespec ts = { 0, 10 * 1000 * 1000 };
-			do
-				w = waitpid(pid, &st, WNOHANG);
-			while (w < 0 && errno == EINTR);
-			if (w == 0)
-				nanosleep(&ts, NULL);
-			else if (w != pid)
-				break; /* not ours to reap (cannot happen): give up waiting */
-			continue;
-		}
-		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
-		if (poll(&pfd, 1, slice) <= 0)
-			continue;
-		char chunk[4096];
-		ssize_t n = read(pipefd[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			eof = true;
-		else
-			pg_buf_add(out, chunk, (size_t)n);
-	}
-	if (w != pid) {
-		kill(-pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	}
+	ret = collect(pid, pipefd[0], timeout, stop, argv[0], out, &st, err);
 	if (wait_status)
 		*wait_status = st;
 done:
@@ -1093,6 +1107,39 @@ done:
 		close(null_fd);
 	free(path);
 	pg_strv_release(&env);
+	return ret;
+}
+
+int pg_proc_call(int (*fn)(void *ctx, int out_fd), void *ctx, const char *what, double timeout,
+		 const volatile sig_atomic_t *stop, struct pg_buf *out, int *wait_status,
+		 struct pg_error *err)
+{
+	int pipefd[2], st = 0, ret;
+	pid_t parent = getpid(), pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
+	fflush(NULL); /* nothing buffered is written twice */
+	pid = fork_blocked();
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		child_reset_signals();
+		close(pipefd[0]);
+		_exit(fn(ctx, pipefd[1]) ? 1 : 0);
+	}
+	close(pipefd[1]);
+	if (pid < 0) {
+		close(pipefd[0]);
+		return pg_error_set(err, PG_ERR, "fork: %s", strerror(errno));
+	}
+	setpgid(pid, pid);
+	ret = collect(pid, pipefd[0], timeout, stop, what, out, &st, err);
+	close(pipefd[0]);
+	if (wait_status)
+		*wait_status = st;
 	return ret;
 }
 

@@ -138,6 +138,18 @@ bool pg_proc_group_alive(pid_t pgid);
 int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic_t *stop,
 		    struct pg_buf *out, int *wait_status, struct pg_error *err);
 
+/*
+ * Run fn(ctx, out_fd) in a forked copy of this process, in its own process
+ * group, with what it writes to out_fd captured into out: work whose crash,
+ * hang or leak must not take perfgate with it (the trends site of a step,
+ * after the verdict). The child exits 0 when fn returns 0, 1 otherwise, and
+ * dies with perfgate (PR_SET_PDEATHSIG). Timeout and stop as
+ * pg_proc_capture (what names it in errors); *wait_status gets its status.
+ */
+int pg_proc_call(int (*fn)(void *ctx, int out_fd), void *ctx, const char *what, double timeout,
+		 const volatile sig_atomic_t *stop, struct pg_buf *out, int *wait_status,
+		 struct pg_error *err);
+
 /* The last n lines of a file (at most 64 KiB are read), for error
  * messages. Appends nothing when the file is missing or empty, or is a
  * symbolic link (a log a server replaced by one is not read through it). */

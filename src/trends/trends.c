@@ -419,35 +419,36 @@ static void diamond(struct pg_buf *o, double x, double y, double r, const char *
 		      x, y - r, x + r, y, x, y + r, x - r, y, fill);
 }
 
-/* The chart of point i, metric m on its page. */
-static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
-		  const struct pg_metric *m, const struct series *s, const struct view *v)
+void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 {
 	const double W = 760, H = 250;
+	const struct pg_metric *m = c->m;
 	struct frame f = { 0 };
-	double lo = INFINITY, hi = -INFINITY, pr = v->row ? v->row->current : NAN;
-	size_t recent = s->n > PG_TRENDS_RECENT_RUNS ? s->n - PG_TRENDS_RECENT_RUNS : 0;
+	double lo = INFINITY, hi = -INFINITY, pr = c->pr;
 	char a[PG_FMT_DOUBLE_SIZE], label[160];
-	struct pg_buf tip = PG_BUF_INIT;
 	bool has_pr = isfinite(pr);
 
 	f.px0 = 70;
 	f.px1 = W - 150;
 	f.py0 = H - 44;
 	f.py1 = 30;
-	f.x0 = s->n ? s->x[0] : 0;
-	f.x1 = s->n ? s->x[s->n - 1] : 1;
-	if (v->w0 >= 0 && v->w0 < f.x0)
-		f.x0 = (double)v->w0;
+	f.x0 = c->n ? c->x[0] : 0;
+	f.x1 = c->n ? c->x[c->n - 1] : 1;
+	if (c->w0 >= 0 && c->w0 < f.x0)
+		f.x0 = (double)c->w0;
 	if (has_pr)
 		f.x1 += 1;
 	f.x0 -= 0.5;
 	f.x1 += 0.5;
-	for (size_t k = 0; k < s->n; k++)
-		range_add(&lo, &hi, s->y[k]);
-	range_add(&lo, &hi, v->base);
-	range_add(&lo, &hi, v->limit);
+	for (size_t k = 0; k < c->n; k++)
+		range_add(&lo, &hi, c->y[k]);
+	range_add(&lo, &hi, c->base);
+	range_add(&lo, &hi, c->limit);
 	range_add(&lo, &hi, pr);
+	if (has_pr && c->pr_interval) {
+		range_add(&lo, &hi, c->pr_lo);
+		range_add(&lo, &hi, c->pr_hi);
+	}
 	frame_y(&f, lo, hi, 5);
 
 	pg_buf_printf(o,
@@ -460,24 +461,24 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	pg_buf_printf(o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
 		      W, H);
 	/* the baseline window and the tolerance band, under everything */
-	if (v->w0 >= 0) {
-		double x0 = fx(&f, (double)v->w0 - 0.5), x1 = fx(&f, (double)v->w1 + 0.5);
+	if (c->w0 >= 0) {
+		double x0 = fx(&f, (double)c->w0 - 0.5), x1 = fx(&f, (double)c->w1 + 0.5);
 		pg_buf_printf(o,
 			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 			      "fill=\"" COLOR_WINDOW "\"/>\n",
 			      x0, f.py1, x1 - x0, f.py0 - f.py1);
-		snprintf(label, sizeof(label), "baseline window: %zu run%s",
-			 v->bm ? v->bm->n_samples : 0, v->bm && v->bm->n_samples == 1 ? "" : "s");
+		snprintf(label, sizeof(label), "baseline window: %zu run%s", c->window_runs,
+			 c->window_runs == 1 ? "" : "s");
 		svg_text(o, x0 + 4, f.py1 + 12, "start", "fill=\"#1e40af\"", label);
 	}
-	if (isfinite(v->limit) && v->w0 >= 0) {
-		double x0 = fx(&f, (double)v->w0 - 0.5), yb = fy(&f, v->base),
-		       yl = fy(&f, v->limit);
+	if (isfinite(c->limit) && c->w0 >= 0) {
+		double x0 = fx(&f, (double)c->w0 - 0.5), yb = fy(&f, c->base),
+		       yl = fy(&f, c->limit);
 		pg_buf_printf(o,
 			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 			      "fill=\"%s\" fill-opacity=\"0.75\"/>\n",
 			      x0, yb < yl ? yb : yl, f.px1 - x0, fabs(yl - yb),
-			      v->rule.gate ? COLOR_BAND : COLOR_WARN);
+			      c->gate ? COLOR_BAND : COLOR_WARN);
 	}
 	/* grid and y ticks */
 	for (size_t k_ = 0, n_ = pg_axis_ticks(f.y0, f.y1, f.step); k_ < n_; k_++) {
@@ -505,61 +506,57 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 		if (every < 1)
 			every = 1;
 		for (long j = (long)ceil(f.x0); j <= (long)floor(f.x1); j++) {
-			if ((size_t)j >= t->a->n_jobs || j % every)
+			const char *date;
+			if ((size_t)j >= c->n_jobs || j % every)
 				continue;
 			snprintf(label, sizeof(label), "#%ld", j + 1);
 			svg_text(o, fx(&f, (double)j), f.py0 + 14, "middle",
 				 "fill=\"" COLOR_AXIS "\"", label);
-			if (t->a->jobs[j].date) {
-				snprintf(label, sizeof(label), "%.10s", t->a->jobs[j].date);
+			date = c->job_date ? c->job_date(c->ctx, (size_t)j) : NULL;
+			if (date) {
+				snprintf(label, sizeof(label), "%.10s", date);
 				svg_text(o, fx(&f, (double)j), f.py0 + 27, "middle",
 					 "fill=\"" COLOR_MUTED "\" font-size=\"10\"", label);
 			}
 		}
 		svg_text(o, (f.px0 + f.px1) / 2, H - 4, "middle", "fill=\"" COLOR_MUTED "\"",
-			 "recorded runs of main on this GPU, oldest to newest");
+			 c->x_caption);
 	}
 	/* baseline and limit lines, labelled at the right */
-	if (isfinite(v->base) && v->w0 >= 0) {
-		double x0 = fx(&f, (double)v->w0 - 0.5);
+	if (isfinite(c->base) && c->w0 >= 0) {
+		double x0 = fx(&f, (double)c->w0 - 0.5);
 		pg_buf_printf(o,
 			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 			      "stroke=\"" COLOR_AXIS "\" stroke-dasharray=\"5 3\"/>\n",
-			      x0, f.px1, fy(&f, v->base), fy(&f, v->base));
-		snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, v->base));
-		svg_text(o, f.px1 + 6, fy(&f, v->base) + 4, "start", "fill=\"" COLOR_AXIS "\"",
+			      x0, f.px1, fy(&f, c->base), fy(&f, c->base));
+		snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, c->base));
+		svg_text(o, f.px1 + 6, fy(&f, c->base) + 4, "start", "fill=\"" COLOR_AXIS "\"",
 			 label);
 	}
-	if (isfinite(v->limit) && v->w0 >= 0) {
-		double x0 = fx(&f, (double)v->w0 - 0.5);
-		double dy = fabs(fy(&f, v->limit) - fy(&f, v->base)) < 13
-				    ? (v->limit > v->base ? -9 : 9)
+	if (isfinite(c->limit) && c->w0 >= 0) {
+		double x0 = fx(&f, (double)c->w0 - 0.5);
+		double dy = fabs(fy(&f, c->limit) - fy(&f, c->base)) < 13
+				    ? (c->limit > c->base ? -9 : 9)
 				    : 0;
 		pg_buf_printf(o,
 			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 			      "stroke=\"%s\" stroke-dasharray=\"2 2\"/>\n",
-			      x0, f.px1, fy(&f, v->limit), fy(&f, v->limit),
-			      v->rule.gate ? COLOR_WORSE : COLOR_CHANGE);
-		snprintf(label, sizeof(label), "%s beyond %s%.3g%%",
-			 v->rule.gate ? "fails" : "warns",
-			 m->direction == PG_HIGHER_IS_BETTER ? "−" : "+", v->tol * 100);
+			      x0, f.px1, fy(&f, c->limit), fy(&f, c->limit),
+			      c->gate ? COLOR_WORSE : COLOR_CHANGE);
+		snprintf(label, sizeof(label), "%s beyond %s%.3g%%", c->gate ? "fails" : "warns",
+			 m->direction == PG_HIGHER_IS_BETTER ? "−" : "+", c->tol * 100);
 		pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" fill=\"%s\">",
-			      f.px1 + 6, fy(&f, v->limit) + 4 + dy,
-			      v->rule.gate ? COLOR_WORSE : COLOR_CHANGE);
+			      f.px1 + 6, fy(&f, c->limit) + 4 + dy,
+			      c->gate ? COLOR_WORSE : COLOR_CHANGE);
 		pg_escape_html(o, label);
 		pg_buf_puts(o, "</text>\n");
 	}
 	/* change points */
-	for (size_t c = 0; c < t->a->n_changes; c++) {
-		const struct pg_history_change *ch = &t->a->changes[c];
-		double x;
-		if (ch->metric != m || (ch->point != i && ch->point != PG_HISTORY_ALL))
-			continue;
-		x = fx(&f, (double)ch->job - 0.5);
+	for (size_t k = 0; k < c->n_marks; k++) {
+		const struct pg_trends_mark *ch = &c->marks[k];
+		double x = fx(&f, (double)ch->job - 0.5);
 		if (x < f.px0 || x > f.px1)
 			continue;
-		pg_buf_reset(&tip);
-		change_text(&tip, t, ch);
 		pg_buf_printf(o,
 			      "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 			      "stroke=\"" COLOR_CHANGE "\" stroke-width=\"2\"%s/>",
@@ -573,59 +570,139 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 			      x + 3, f.py0 - 6);
 		pg_escape_html(o, label);
 		pg_buf_puts(o, "</text><title>");
-		pg_escape_html(o, tip.ptr);
+		pg_escape_html(o, ch->tip);
 		pg_buf_puts(o, "</title></g>\n");
 	}
 	/* the runs: a line through all, a marker with its commit on the last */
-	if (s->n) {
+	if (c->n) {
 		pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
 			       "\" stroke-width=\"1.5\" points=\"");
-		for (size_t k = 0; k < s->n; k++)
-			pg_buf_printf(o, "%s%.1f,%.1f", k ? " " : "", fx(&f, s->x[k]),
-				      fy(&f, s->y[k]));
+		for (size_t k = 0; k < c->n; k++)
+			pg_buf_printf(o, "%s%.1f,%.1f", k ? " " : "", fx(&f, c->x[k]),
+				      fy(&f, c->y[k]));
 		pg_buf_puts(o, "\"/>\n");
 	}
-	for (size_t k = recent; k < s->n; k++) {
-		const struct pg_history_rec *r = &t->hs[i].recs[s->rec[k]];
+	for (size_t k = c->tips_from; k < c->n; k++) {
+		const char *commit = c->commit ? c->commit[k] : NULL;
+		const char *date = c->date ? c->date[k] : NULL;
 		pg_buf_printf(o,
 			      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"" COLOR_RUN
 			      "\"><title>run #%.0f: %s",
-			      fx(&f, s->x[k]), fy(&f, s->y[k]), s->x[k] + 1, pg_fmt_g(a, s->y[k]));
-		if (r->commit) {
+			      fx(&f, c->x[k]), fy(&f, c->y[k]), c->x[k] + 1, pg_fmt_g(a, c->y[k]));
+		if (commit) {
 			pg_buf_puts(o, " · ");
-			esc_prefix(o, r->commit, 12);
+			esc_prefix(o, commit, 12);
 		}
-		if (r->date) {
+		if (date) {
 			pg_buf_puts(o, " · ");
-			esc_prefix(o, r->date, 10);
+			esc_prefix(o, date, 10);
 		}
 		pg_buf_puts(o, "</title></circle>\n");
 	}
 	/* the PR */
 	if (has_pr) {
-		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr);
-		const char *col = verdict_color(v->row->verdict);
+		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr), top = y, bottom = y;
+		const char *col = verdict_color(c->pr_verdict);
+		if (c->pr_interval && isfinite(c->pr_lo) && isfinite(c->pr_hi)) {
+			double y0 = fy(&f, c->pr_lo), y1 = fy(&f, c->pr_hi);
+			pg_buf_printf(o,
+				      "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
+				      "stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\"/>\n",
+				      x, y0, y1, x - 5, y0, x + 5, x - 5, y1, x + 5, col);
+		}
 		diamond(o, x, y, 7, col);
 		pg_buf_puts(o, "<title>");
-		pg_escape_html(o, t->current_name);
+		pg_escape_html(o, c->pr_name);
 		pg_buf_printf(o, ": %s", pg_fmt_g(a, pr));
-		if (isfinite(v->row->change))
-			pg_buf_printf(o, " (%+.1f%%)", v->row->change * 100);
-		pg_buf_printf(o, ", %s</title></path>\n", pg_verdict_name(v->row->verdict));
+		if (isfinite(c->pr_change))
+			pg_buf_printf(o, " (%+.1f%%)", c->pr_change * 100);
+		pg_buf_printf(o, ", %s</title></path>\n", pg_verdict_name(c->pr_verdict));
 		/* its name above it (below when at the top): the value is in the
 		 * heading, and a label beside it would cover the runs */
+		/* beyond the whisker's ends, when there is one */
+		if (c->pr_interval && isfinite(c->pr_lo) && isfinite(c->pr_hi)) {
+			top = fmin(fmin(fy(&f, c->pr_lo), fy(&f, c->pr_hi)), y - 7) + 4;
+			bottom = fmax(fmax(fy(&f, c->pr_lo), fy(&f, c->pr_hi)), y + 7) - 7;
+		}
 		pg_buf_printf(o,
 			      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
 			      "font-weight=\"bold\">",
-			      x, y - f.py1 < 24 ? y + 20 : y - 11, col);
-		pg_escape_html(o, t->current_name);
+			      x, top - f.py1 < 24 ? bottom + 20 : top - 11, col);
+		pg_escape_html(o, c->pr_name);
 		pg_buf_puts(o, "</text>\n");
 	}
-	if (!s->n)
+	if (!c->n)
 		svg_text(o, (f.px0 + f.px1) / 2, (f.py0 + f.py1) / 2, "middle",
 			 "fill=\"" COLOR_MUTED "\"", "no recorded runs");
 	pg_buf_puts(o, "</svg>\n");
+}
+
+static const char *history_job_date(const void *ctx, size_t j)
+{
+	const struct pg_trends_gpu *t = ctx;
+	return t->a->jobs[j].date;
+}
+
+/* The chart of point i, metric m on its page: the history's runs, its
+ * change points and the gate's view of them, drawn by pg_trends_chart. */
+static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
+		  const struct pg_metric *m, const struct series *s, const struct view *v)
+{
+	struct pg_trends_chart c = { 0 };
+	struct pg_trends_mark *marks = pg_xcalloc(t->a->n_changes + 1, sizeof(*marks));
+	const char **commit = pg_xcalloc(s->n + 1, sizeof(*commit));
+	const char **date = pg_xcalloc(s->n + 1, sizeof(*date));
+	struct pg_strv tips = PG_STRV_INIT;
+	struct pg_buf tip = PG_BUF_INIT;
+
+	c.m = m;
+	c.x = s->x;
+	c.y = s->y;
+	c.n = s->n;
+	c.tips_from = s->n > PG_TRENDS_RECENT_RUNS ? s->n - PG_TRENDS_RECENT_RUNS : 0;
+	for (size_t k = c.tips_from; k < s->n; k++) {
+		commit[k] = t->hs[i].recs[s->rec[k]].commit;
+		date[k] = t->hs[i].recs[s->rec[k]].date;
+	}
+	c.commit = commit;
+	c.date = date;
+	c.job_date = history_job_date;
+	c.ctx = t;
+	c.n_jobs = t->a->n_jobs;
+	c.x_caption = "recorded runs of main on this GPU, oldest to newest";
+	c.gate = v->rule.gate;
+	c.base = v->base;
+	c.limit = v->limit;
+	c.tol = v->tol;
+	c.w0 = v->w0;
+	c.w1 = v->w1;
+	c.window_runs = v->bm ? v->bm->n_samples : 0;
+	for (size_t k = 0; k < t->a->n_changes; k++) {
+		const struct pg_history_change *ch = &t->a->changes[k];
+		if (ch->metric != m || (ch->point != i && ch->point != PG_HISTORY_ALL))
+			continue;
+		pg_buf_reset(&tip);
+		change_text(&tip, t, ch);
+		pg_strv_push(&tips, tip.ptr);
+		marks[c.n_marks++] = (struct pg_trends_mark){ .job = ch->job,
+							      .shift = ch->shift,
+							      .creep = ch->creep };
+	}
+	for (size_t k = 0; k < c.n_marks; k++)
+		marks[k].tip = tips.v[k];
+	c.marks = marks;
+	c.pr = v->row ? v->row->current : NAN;
+	if (v->row) {
+		c.pr_change = v->row->change;
+		c.pr_verdict = v->row->verdict;
+	}
+	c.pr_name = t->current_name;
+	pg_trends_chart(o, &c);
 	pg_buf_release(&tip);
+	pg_strv_release(&tips);
+	free(marks);
+	free(commit);
+	free(date);
 }
 
 /* A sparkline of the last SPARK_RUNS runs, the window and band, the PR. */

@@ -62,6 +62,57 @@ void pg_trends_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
 void pg_trends_points(struct pg_buf *out, const struct pg_trends_gpu *t);
 void pg_trends_point(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i);
 
+/*
+ * One metric's runs as an SVG chart (the point pages' and the gate's
+ * evidence charts): the runs as a line, the baseline window shaded, the
+ * tolerance band from the baseline to the limit, change points, and the
+ * PR's value as a diamond after the last run. x is a run (job) number
+ * from 0, ascending; the axis labels runs "#x+1" under their dates.
+ */
+struct pg_trends_mark {
+	long job;        /* the first run at the new level */
+	double shift;    /* relative, worse > 0 */
+	bool creep;      /* a slope, not a step */
+	const char *tip; /* its tooltip */
+};
+
+struct pg_trends_chart {
+	const struct pg_metric *m;
+	const double *x, *y; /* the runs: number, value (display units) */
+	size_t n;
+	size_t tips_from;          /* runs from here get a marker and a tooltip */
+	const char *const *commit; /* per run, for the tooltips (NULL: none) */
+	const char *const *date;   /* per run (NULL: none) */
+	const char *(*job_date)(const void *ctx, size_t j); /* for the axis; NULL */
+	const void *ctx;
+	size_t n_jobs;         /* ticks only at runs below this */
+	const char *x_caption; /* under the axis */
+	bool gate;             /* fails (else warns) beyond the limit: the band's colour */
+	double base, limit;    /* the baseline and the value beyond which it fails; NAN */
+	double tol;            /* the tolerance the limit is at */
+	long w0, w1;           /* the baseline window's first and last run; -1: none */
+	size_t window_runs;    /* runs in it */
+	const struct pg_trends_mark *marks;
+	size_t n_marks;
+	double pr;        /* the PR's value; NAN: none */
+	double pr_change; /* its change, NAN */
+	bool pr_interval; /* draw pr_lo..pr_hi (display units) as a whisker */
+	double pr_lo, pr_hi;
+	enum pg_verdict pr_verdict;
+	const char *pr_name; /* "this PR" */
+};
+
+void pg_trends_chart(struct pg_buf *out, const struct pg_trends_chart *c);
+
+/*
+ * The trend chart of a regressed row of a comparison (its trail: the
+ * baseline window of runs of main), as a standalone SVG file: the runs,
+ * the baseline and the threshold that decided the row, and the run's value
+ * as a diamond labelled run_name (NULL: "this run"). False (nothing
+ * written) when the row has no window to draw.
+ */
+bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, const char *run_name);
+
 /* The site's front page: one line per GPU. */
 struct pg_trends_entry {
 	const char *gpu;

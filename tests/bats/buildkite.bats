@@ -660,6 +660,15 @@ repo_here() {
 	assert_equal "${status}" 1
 	run grep -o "baseline [^·]*" results/annotation.md
 	assert_output --partial "$(git merge-base pr main | cut -c1-7)"
+	# each regression's trend against the history: written with the
+	# comparison, uploaded, first among the annotation's charts
+	local chart
+	chart="$(grep -o '](evidence/[^)]*\.svg)' results/comparison.md | head -1 | sed 's/^](//; s/)$//')"
+	[ -n "${chart}" ]
+	assert_file_exist "results/${chart}"
+	grep 'artifact upload' "${CALLS}" | tail -1 | grep -qF "results/${chart}"
+	run grep -o '<img src="[^"]*"' results/annotation.md
+	assert_line --index 0 "<img src=\"artifact://results/${chart}\""
 }
 
 # ---- perfgate pipeline on the command line ----

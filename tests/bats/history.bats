@@ -103,6 +103,52 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 	assert_line "  from git history: 7 runs, 2026-11-22 to 2026-11-22"
 }
 
+@test "evidence against the history: the interval, the basis, a trend chart per regression" {
+	record base m1 >/dev/null
+	record same m2 >/dev/null
+	record flaky-confirm m3 >/dev/null
+	record base m4 >/dev/null
+	record same m5 >/dev/null
+	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
+	assert_failure 1
+	golden out/comparison.md gate/history-evidence.md
+	# each evidence entry links its chart, and the chart is there
+	run grep -o '](evidence/[^)]*)' out/comparison.md
+	assert_output "](evidence/serving_llama8B_tp1_sharegpt_qps_inf-median_ttft_ms.svg)
+](evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg)"
+	golden out/evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg \
+		gate/history-evidence-output_throughput.svg
+	# a well-formed SVG: the window's five runs, the run's diamond and
+	# its interval's bar
+	run /usr/bin/python3 -c '
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+print(len(root.findall(f".//{ns}circle")), len([p for p in root.iter(f"{ns}path")]),
+      [t.text for t in root.iter(f"{ns}text") if t.text and "window" in t.text])' \
+		out/evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg
+	assert_output "5 2 ['baseline window: 5 runs', 'the baseline window: runs of main, oldest to newest · the bar: 95% interval of the change']"
+	# verdict.json: what each gated row rests on, and its interval, as the
+	# evidence says (pandas reads the rows as before)
+	/usr/bin/python3 -c '
+import json, sys
+v = json.load(open("out/verdict.json"))
+rows = [r for r in v["rows"] if r["verdict"] == "regressed" and r["gate"]]
+json.dump(rows, sys.stdout, indent=2)
+print()' >rows.json
+	golden rows.json gate/history-evidence-rows.json
+	run /usr/bin/python3 -c '
+import json, pandas as pd
+v = json.load(open("out/verdict.json"))
+df = pd.DataFrame(v["rows"])
+b = pd.json_normalize(v["rows"])
+r = df[(df.metric == "output_throughput") & df.point.str.endswith("_inf")].iloc[0]
+print(r.ci_low < r.change < r.ci_high, b["basis.kind"].dropna().unique().tolist(),
+      b["basis.runs"].dropna().unique().tolist(), r.basis["commits"][0] == open("../m1").read().strip())'
+	assert_success
+	assert_output "True ['history'] [5] True"
+}
+
 @test "too little history: insufficient-data, a pass with a warning" {
 	record base m1 >/dev/null
 	record same m2 >/dev/null

@@ -344,15 +344,28 @@ START_TEST(update_keeps_sections_after_baselines)
 }
 END_TEST
 
+/* `baseline update` of path with the two fresh points, then the file
+ * loaded back (both must succeed). */
+static void update_then_load(const char *path, const struct pg_thresholds_update_opts *opts,
+			     struct pg_policy *policy, struct pg_baseline *loaded)
+{
+	struct pg_baseline fresh = PG_BASELINE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	fresh_points(&fresh, 1);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, opts, &err) == 0, "%s", err.msg);
+	ck_assert_msg(pg_thresholds_load(path, policy, loaded, &err) == 0, "%s", err.msg);
+	pg_baseline_release(&fresh);
+}
+
 /* libyaml ends a line at CR LF, a lone CR, NEL, LS and PS, not only at LF:
  * the update finds "baselines:" on the line libyaml names (a lone CR inside
  * a flow mapping once made it splice a line early and refuse the file). */
 START_TEST(update_counts_lines_as_yaml_does)
 {
 	char *path = tu_tmpdir_path("L40S.yml"), *text;
-	struct pg_baseline fresh = PG_BASELINE_INIT, loaded;
+	struct pg_baseline loaded;
 	struct pg_policy policy;
-	struct pg_error err = PG_ERROR_INIT;
 	struct pg_thresholds_update_opts opts = { "L40S", NULL, false };
 	const char head[] = "gpu: L40S\r\n"
 			    "policy: { alpha: 0.02,\r escalate: 9% }\r\n"
@@ -365,19 +378,61 @@ START_TEST(update_counts_lines_as_yaml_does)
 			    "  old_point:\n"
 			    "    suite: latency\n"
 			    "    values: { median_latency_ms: 4022.88 }\n");
-	fresh_points(&fresh, 1);
-	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	update_then_load(path, &opts, &policy, &loaded);
 	text = tu_read_file(path, NULL);
 	ck_assert_msg(pg_str_has_prefix(text, head), "the head changed:\n%s", text);
 	ck_assert_msg(pg_str_has_prefix(text + strlen(head), "baselines:\n"), "%s", text);
-	ck_assert_int_eq(pg_thresholds_load(path, &policy, &loaded, &err), 0);
 	ck_assert_uint_eq(loaded.n, 3);
 	ck_assert_ptr_nonnull(pg_baseline_find(&loaded, "old_point"));
 	ck_assert_ptr_nonnull(pg_baseline_find(&loaded, "serving_x_qps_inf"));
 	pg_policy_release(&policy);
 	pg_baseline_release(&loaded);
-	pg_baseline_release(&fresh);
 	free(text);
+	free(path);
+}
+END_TEST
+
+/* A file whose top level is a flow mapping (or indented) cannot take block
+ * baselines at the left margin: it is written whole, its policy kept. */
+START_TEST(update_rewrites_a_flow_mapping_whole)
+{
+	char *path = tu_tmpdir_path("H200.yml");
+	struct pg_baseline loaded;
+	struct pg_policy policy;
+	struct pg_thresholds_update_opts opts = { "H200", NULL, false };
+	static const char *const files[] = {
+		"{gpu: H200, policy: {escalate: 9%}}\n",
+		" gpu: H200\n policy: {escalate: 9%}\n",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		tu_write_file(path, files[i]);
+		update_then_load(path, &opts, &policy, &loaded);
+		ck_assert_str_eq(loaded.gpu, "H200");
+		ck_assert_double_eq_tol(policy.escalate, 0.09, 1e-12);
+		ck_assert_uint_eq(loaded.n, 2);
+		pg_policy_release(&policy);
+		pg_baseline_release(&loaded);
+	}
+	free(path);
+}
+END_TEST
+
+/* The GPU and the command line are written into the header's comments:
+ * a line break in either must not end the comment. */
+START_TEST(header_comments_hold_any_gpu_and_command)
+{
+	char *path = tu_tmpdir_path("odd/new.yml");
+	struct pg_baseline loaded;
+	struct pg_policy policy;
+	struct pg_thresholds_update_opts opts = { "L4\nbaselines: x\xc2\x85y\xe2\x80\xa8z",
+						  "perfgate baseline update\rpolicy: {}", false };
+
+	update_then_load(path, &opts, &policy, &loaded);
+	ck_assert_str_eq(loaded.gpu, "L4\nbaselines: x\xc2\x85y\xe2\x80\xa8z");
+	ck_assert_uint_eq(loaded.n, 2);
+	pg_policy_release(&policy);
+	pg_baseline_release(&loaded);
 	free(path);
 }
 END_TEST
@@ -401,6 +456,62 @@ START_TEST(update_refuses_a_broken_file)
 	free(text);
 	pg_baseline_release(&fresh);
 	free(path);
+}
+END_TEST
+
+/* A pattern with several metrics is one mapping when written back: the
+ * policy `baseline update` rewrites must load again (it was written with
+ * the pattern once per metric, a key given twice). */
+START_TEST(policy_pattern_with_two_metrics_round_trips)
+{
+	const char text[] = "gpu: H100\n"
+			    "policy:\n"
+			    "  tests:\n"
+			    "    \"serving_*_qps_inf\":\n"
+			    "      request_throughput: { gate: true }\n"
+			    "      p99_ttft_ms: { escalate: 0% }\n"
+			    "    serving_x_qps_4:\n"
+			    "      \"*\": { tolerance: 9% }\n";
+	struct pg_policy p, again;
+	struct pg_baseline b, b2;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf out = PG_BUF_INIT;
+
+	ck_assert_msg(pg_thresholds_load_text(text, strlen(text), "H100.yml", &p, &b, &err) == 0,
+		      "%s", err.msg);
+	pg_buf_puts(&out, "gpu: H100\n\n");
+	pg_thresholds_emit_policy(&out, &p);
+	ck_assert_msg(strstr(out.ptr, "  tests:\n"
+				      "    \"serving_*_qps_inf\":\n"
+				      "      request_throughput: { gate: true }\n"
+				      "      p99_ttft_ms: { escalate: 0% }\n"
+				      "    serving_x_qps_4:\n"
+				      "      \"*\": { tolerance: 9% }\n"),
+		      "%s", out.ptr);
+	ck_assert_msg(pg_thresholds_load_text(out.ptr, out.len, "emitted.yml", &again, &b2, &err) ==
+			      0,
+		      "%s\n%s", err.msg, out.ptr);
+	/* the same test entries in the same order (the policy's metrics: are
+	 * written out in full, so they are more entries) */
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < again.n_entries; i++) {
+			const struct pg_policy_entry *e = &again.entries[i];
+			if (!e->pattern)
+				continue;
+			ck_assert_uint_lt(k, p.n_entries);
+			ck_assert_str_eq(e->pattern, p.entries[k].pattern);
+			ck_assert_str_eq(e->metric, p.entries[k].metric);
+			ck_assert_uint_eq(e->patch.set, p.entries[k].patch.set);
+			k++;
+		}
+		ck_assert_uint_eq(k, p.n_entries);
+	}
+	pg_buf_release(&out);
+	pg_policy_release(&p);
+	pg_policy_release(&again);
+	pg_baseline_release(&b);
+	pg_baseline_release(&b2);
 }
 END_TEST
 
@@ -554,7 +665,10 @@ static Suite *thresholds_suite(void)
 	tcase_add_test(tc, new_file_and_update_keep_the_policy);
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
 	tcase_add_test(tc, update_counts_lines_as_yaml_does);
+	tcase_add_test(tc, update_rewrites_a_flow_mapping_whole);
+	tcase_add_test(tc, header_comments_hold_any_gpu_and_command);
 	tcase_add_test(tc, update_refuses_a_broken_file);
+	tcase_add_test(tc, policy_pattern_with_two_metrics_round_trips);
 	tcase_add_test(tc, yaml_scalars_round_trip);
 	suite_add_tcase(s, tc);
 

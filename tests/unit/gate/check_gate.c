@@ -8,8 +8,10 @@
 #include "gate/compare_stats.h"
 #include "base/jsonw.h"
 #include "results/metrics.h"
+#include "trends/trends.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -641,6 +643,132 @@ START_TEST(evidence_names_the_baseline_and_the_widened_tolerance)
 }
 END_TEST
 
+/* Student's t quantiles against scipy.stats.t.isf(p, df), and the interval
+ * that inverts the gate's test. */
+START_TEST(t_quantiles_and_intervals)
+{
+	/* clang-format off */
+	static const struct { double p, df, q; } cases[] = {
+		{ 0.025, 4, 2.7764451051977996 },  { 0.025, 1, 12.706204736432102 },
+		{ 0.025, 10, 2.2281388519649385 }, { 0.025, 2.7, 3.392148383176445 },
+		{ 0.05, 3.6, 2.2017602070588485 }, { 0.001, 30, 3.3851848668182165 },
+	};
+	/* clang-format on */
+	double lo, hi;
+
+	for (size_t i = 0; i < N(cases); i++) {
+		double q = pg_cmpstat_t_quantile(cases[i].p, cases[i].df);
+		ck_assert_msg(fabs(q - cases[i].q) < 1e-9 * cases[i].q,
+			      "t(%g, %g) = %.17g, want %.17g", cases[i].p, cases[i].df, q,
+			      cases[i].q);
+		ck_assert_double_eq_tol(pg_cmpstat_t_quantile(1 - cases[i].p, cases[i].df), -q,
+					1e-9 * q);
+	}
+	ck_assert_double_eq(pg_cmpstat_t_quantile(0.5, 3), 0);
+	ck_assert(isnan(pg_cmpstat_t_quantile(0, 3)));
+	ck_assert(isnan(pg_cmpstat_t_quantile(0.025, NAN)));
+	/* 0.05 +- t(0.025, 4) x 0.01 */
+	ck_assert(pg_cmpstat_t_interval(0.05, 0.01, 4, 0.95, &lo, &hi));
+	ck_assert_double_eq_tol(lo, 0.05 - 0.027764451051977996, 1e-12);
+	ck_assert_double_eq_tol(hi, 0.05 + 0.027764451051977996, 1e-12);
+	/* nothing measured the noise: no interval */
+	ck_assert(!pg_cmpstat_t_interval(0.05, NAN, 4, 0.95, &lo, &hi));
+	ck_assert(isnan(lo) && isnan(hi));
+	ck_assert(!pg_cmpstat_t_interval(0.05, 0.01, NAN, 0.95, &lo, &hi));
+}
+END_TEST
+
+/* A regression against five runs of main: its interval computed by hand
+ * (python3 with scipy, from the gate's history test: the runs' log values,
+ * their median, their robust sd times sqrt(1 + pi / 2 / 5), Student's t on
+ * 0.9 x 4 degrees of freedom), its basis and its chart. */
+START_TEST(evidence_interval_basis_and_chart_against_the_history)
+{
+	static const double medians[] = { 1000, 1020, 990, 1010, 980 };
+	static const long jobs[] = { 0, 1, 2, 3, 4 };
+	static const char *const commits[] = {
+		"1111111111111111111111111111111111111111",
+		"2222222222222222222222222222222222222222",
+		"3333333333333333333333333333333333333333",
+		"4444444444444444444444444444444444444444",
+		"5555555555555555555555555555555555555555",
+	};
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	json_t *cur = json_object(), *pg = json_object();
+	struct pg_cmp_point run[] = { { "serving_a_qps_inf", PG_SUITE_SERVING, "ok", cur, NULL } };
+	struct pg_base_point *p;
+	const struct pg_cmp_row *r;
+	struct pg_buf md = PG_BUF_INIT, svg = PG_BUF_INIT;
+	json_t *js, *basis;
+	char day[32];
+
+	json_object_set_new(pg, "suite", json_string("serving"));
+	json_object_set_new(pg, "status", json_string("ok"));
+	json_object_set_new(cur, "perfgate", pg);
+	json_object_set_new(cur, "request_rate", json_string("inf"));
+	json_object_set_new(cur, "output_throughput", json_real(900));
+	pg_policy_init(&policy);
+	base.gpu = strdup("H100");
+	base.kind = strdup("git");
+	base.source = strdup("git refs/perfgate/history");
+	for (size_t i = 0; i < N(commits); i++) {
+		snprintf(day, sizeof(day), "2026-11-0%zuT12:00:00Z", i + 1);
+		pg_baseline_add_job(&base, commits[i], day);
+	}
+	p = pg_baseline_add(&base, "serving_a_qps_inf", PG_SUITE_SERVING);
+	pg_base_point_add_jobs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"), medians,
+			       jobs, N(medians));
+	pg_compare(&c, &policy, &base, run, N(run), NULL, 0, NULL);
+	r = find_row(&c, "serving_a_qps_inf", "output_throughput");
+	ck_assert_int_eq(r->method, PG_METHOD_HISTORY);
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_double_eq_tol(r->p_value, 0.002149135281887085, 1e-9);
+	ck_assert_double_eq_tol(r->ci_low, -0.14183564808773771, 1e-9);
+	ck_assert_double_eq_tol(r->ci_high, -0.05612485744127705, 1e-9);
+	ck_assert_double_eq(r->first.ci_low, r->ci_low);
+	ck_assert(isnan(r->rerun.ci_low));
+
+	/* what it rests on, as the words say */
+	ck_assert_int_eq(r->base_of.kind, PG_BASIS_HISTORY);
+	ck_assert_uint_eq(r->base_of.runs, 5);
+	ck_assert_str_eq(r->base_of.first_commit, commits[0]);
+	ck_assert_str_eq(r->base_of.last_commit, commits[4]);
+	ck_assert_str_eq(r->base_of.last_date, "2026-11-05T12:00:00Z");
+	ck_assert_str_eq(r->basis, "median of 5 runs of main, 111111111111..555555555555 "
+				   "(2026-11-01 to 2026-11-05)");
+	js = pg_comparison_json(&c);
+	basis = json_object_get(json_array_get(json_object_get(js, "rows"), 0), "basis");
+	ck_assert_str_eq(json_string_value(json_object_get(basis, "kind")), "history");
+	ck_assert_int_eq(json_integer_value(json_object_get(basis, "runs")), 5);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(basis, "commits"), 1)),
+			 commits[4]);
+	ck_assert(json_is_null(json_object_get(basis, "source")));
+	json_decref(js);
+
+	/* the evidence: the interval, and the chart it links */
+	pg_comparison_markdown(&md, &c);
+	ck_assert_msg(strstr(md.ptr,
+			     "p = 0.0021 (0.0021 over the step). 95% interval of the change: "
+			     "-14.2% to -5.6%. "
+			     "[Trend of the baseline's runs](evidence/"
+			     "serving_a_qps_inf-output_throughput.svg)\n"),
+		      "%s", md.ptr);
+	ck_assert_uint_eq(r->trail->n, 5);
+	ck_assert_str_eq(r->trail->commit[4], commits[4]);
+	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
+	tu_assert_golden("golden/gate/evidence-chart.svg", svg.ptr);
+
+	pg_buf_release(&md);
+	pg_buf_release(&svg);
+	pg_comparison_release(&c);
+	json_decref(cur);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
 /* comparison.md is rendered as markdown (an artifact, a PR comment, stdout
  * pasted into an annotation): names, notes, the GPU and the baseline
  * source cannot break its tables or inject HTML. */
@@ -766,6 +894,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, mann_whitney_exact);
 	tcase_add_test(tc, mann_whitney_ties_and_large_samples);
 	tcase_add_test(tc, wilson_interval);
+	tcase_add_test(tc, t_quantiles_and_intervals);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("policy");
 	tcase_add_test(tc, policy_layers);
@@ -777,6 +906,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, history_baselines_and_strict_mode);
 	tcase_add_test(tc, render_markdown_and_json);
 	tcase_add_test(tc, evidence_names_the_baseline_and_the_widened_tolerance);
+	tcase_add_test(tc, evidence_interval_basis_and_chart_against_the_history);
 	tcase_add_test(tc, large_comparisons);
 	tcase_add_test(tc, hostile_names_cannot_break_the_comparison);
 	suite_add_tcase(s, tc);

@@ -469,6 +469,20 @@ START_TEST(the_rerun_must_reproduce)
 	pg_comparison_markdown(&md, &c);
 	ck_assert_ptr_nonnull(strstr(md.ptr, "| Test | Metric | Baseline | First run | Re-run |"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "confirmed by a re-run"));
+	/* the evidence: each run's interval of the change beyond its run's
+	 * common change, around its estimate, both holding the true 6% */
+	ck_assert_ptr_nonnull(strstr(md.ptr, "95% interval of the change beyond the run's common "
+					     "change (-"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "; on the re-run -"));
+	ck_assert(r->first.ci_low < r->first.effect && r->first.effect < r->first.ci_high);
+	ck_assert(r->rerun.ci_low < r->rerun.effect && r->rerun.effect < r->rerun.ci_high);
+	ck_assert(r->first.ci_low < expm1(-0.06) && expm1(-0.06) < r->first.ci_high);
+	ck_assert(r->rerun.ci_low < expm1(-0.06) && expm1(-0.06) < r->rerun.ci_high);
+	ck_assert_double_eq(r->ci_low, r->first.ci_low);
+	/* a regression against a git history carries its window, for its
+	 * trend chart */
+	ck_assert_ptr_nonnull(r->trail);
+	ck_assert_uint_eq(r->trail->n, r->n_baseline);
 	pg_buf_release(&md);
 	pg_comparison_release(&c);
 	free_run(&again);

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -1048,6 +1049,161 @@ START_TEST(libcurls_read_checks_are_answered_by_the_loop)
 }
 END_TEST
 
+/* The loop stalls once, for STALL_MS, as soon as the first message of the
+ * run has been read (a client process the scheduler left waiting). */
+#define STALL_MS 150
+static void stall_after_first_message(void *ctx, const struct pg_hl_progress *p)
+{
+	bool *stalled = ctx;
+
+	if (!*stalled && p->messages >= 1) {
+		*stalled = true;
+		usleep(STALL_MS * 1000);
+	}
+}
+
+/* One stream of 3 messages 100 ms apart, its loop stalled 150 ms right
+ * after the first: the ITLs the client reports, through an engine. */
+static void stalled_itls(const struct mock *m, const char *engine, double itl_ms[2])
+{
+	struct pg_reqtrace trace;
+	struct pg_hl_request req;
+	struct pg_hl_stats st;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf url = PG_BUF_INIT;
+	const char body[] = "{\"model\":\"perfgate-mock\",\"prompt\":[1,2,3],\"max_tokens\":3,"
+			    "\"stream\":true,\"ignore_eos\":true}";
+	struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+	bool stalled = false;
+	struct pg_hl_run_opts o = { .timeout_s = 60,
+				    .progress = stall_after_first_message,
+				    .progress_ctx = &stalled,
+				    .progress_interval_s = 1e-9 };
+	struct pg_hl *h = pg_hl_new(1, &err);
+
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(pg_hl_set_engine(h, engine), 0);
+	pg_buf_printf(&url, "%s/v1/completions", m->url);
+	o.url = url.ptr;
+	o.headers = headers;
+	pg_reqtrace_init(&trace);
+	req = (struct pg_hl_request){ body, strlen(body), 0, &trace, NULL };
+	ck_assert_int_eq(pg_hl_run(h, &req, 1, &o, &st, &err), 0);
+	ck_assert_msg(pg_reqtrace_ok(&trace), "%s", trace.error);
+	ck_assert(stalled);
+	ck_assert_int_eq(trace.n_chunks, 3);
+	for (int i = 0; i < 2; i++)
+		itl_ms[i] = (double)(trace.chunk_ns[i + 1] - trace.chunk_ns[i]) / 1e6;
+	pg_reqtrace_release(&trace);
+	pg_hl_free(h);
+	curl_slist_free_all(headers);
+	pg_buf_release(&url);
+}
+
+/*
+ * A message that arrived while the client's loop was held up is stamped
+ * with the kernel's receive time on a plain socket (the own read path), not
+ * with the time the loop got to it: the ITLs stay the server's 100 ms. The
+ * libcurl engine stamps when it reads, so the stall shows in its ITLs: the
+ * check tells the two apart.
+ */
+START_TEST(messages_are_stamped_when_the_kernel_received_them)
+{
+	char *dir = tu_mkdtemp(), log[4096];
+	const char *flags[] = { "--fixed-timing", "--ttft-ms", "5", "--itl-ms", "100",
+				"--timing-log",   log,         NULL };
+	struct mock m;
+	double own[2], curl[2], truth[2][2];
+	json_error_t jerr;
+	json_t *rec;
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s/truth.jsonl", dir);
+	mock_start(&m, (const char *const *)flags);
+	stalled_itls(&m, "own", own);
+	stalled_itls(&m, "curl", curl);
+	mock_stop(&m); /* it writes the timing log as it exits */
+
+	/* the server's own send times: the truth, whatever its lateness on a
+	 * busy machine */
+	f = fopen(log, "r");
+	ck_assert_ptr_nonnull(f);
+	for (int r = 0; r < 2; r++) {
+		json_t *sent;
+		rec = json_loadf(f, JSON_DISABLE_EOF_CHECK, &jerr);
+		ck_assert_msg(rec, "%s", jerr.text);
+		sent = json_object_get(rec, "sent_ns");
+		ck_assert_uint_eq(json_array_size(sent), 3);
+		for (int i = 0; i < 2; i++)
+			truth[r][i] =
+				(double)(json_integer_value(json_array_get(sent, (size_t)i + 1)) -
+					 json_integer_value(json_array_get(sent, (size_t)i))) /
+				1e6;
+		json_decref(rec);
+	}
+	fclose(f);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(fabs(own[i] - truth[0][i]) < STALL_MS / 10.0,
+			      "own path ITL %d: %.1f ms, the server's %.1f ms", i, own[i],
+			      truth[0][i]);
+	/* the second message arrived during the stall and was read after it */
+	ck_assert_msg(curl[0] - truth[1][0] > STALL_MS / 6.0,
+		      "libcurl ITL 0: %.1f ms, the server's %.1f", curl[0], truth[1][0]);
+	tu_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A server that answers before it has read the whole request (the mock
+ * refuses a body over 32 MiB with 413 as soon as it has the head) and
+ * closes: the client's send fails half-way, but the answer is in the
+ * socket. The request fails as the server said, HTTP 413 with its message,
+ * not as a reset -- on both engines.
+ */
+START_TEST(an_answer_before_the_body_was_sent_is_the_result)
+{
+	const char *const flags[] = { "--fixed-timing", NULL };
+	const char *engines[] = { "own", "curl" };
+	size_t big = (size_t)40 << 20;
+	char *body = pg_xmalloc(big);
+	struct mock m;
+
+	memset(body, ' ', big);
+	memcpy(body, "{\"prompt\":\"x\",\"max_tokens\":1}", 30);
+	mock_start(&m, flags);
+	for (size_t e = 0; e < 2; e++) {
+		struct pg_reqtrace trace;
+		struct pg_hl_request req;
+		struct pg_hl_stats st;
+		struct pg_error err = PG_ERROR_INIT;
+		struct pg_buf url = PG_BUF_INIT;
+		struct curl_slist *headers = curl_slist_append(NULL,
+							       "Content-Type: application/json");
+		struct pg_hl_run_opts o = { .timeout_s = 30 };
+		struct pg_hl *h = pg_hl_new(1, &err);
+
+		ck_assert_int_eq(pg_hl_set_engine(h, engines[e]), 0);
+		pg_buf_printf(&url, "%s/v1/completions", m.url);
+		o.url = url.ptr;
+		o.headers = headers;
+		pg_reqtrace_init(&trace);
+		req = (struct pg_hl_request){ body, big, 0, &trace, NULL };
+		ck_assert_int_eq(pg_hl_run(h, &req, 1, &o, &st, &err), 0);
+		ck_assert_msg(trace.fail == PG_FAIL_HTTP && trace.http_status == 413,
+			      "%s: %s (status %ld)", engines[e], trace.error ? trace.error : "ok",
+			      (long)trace.http_status);
+		ck_assert_msg(strstr(trace.error, "too large"), "%s: %s", engines[e], trace.error);
+		pg_reqtrace_release(&trace);
+		pg_hl_free(h);
+		curl_slist_free_all(headers);
+		pg_buf_release(&url);
+	}
+	mock_stop(&m);
+	free(body);
+}
+END_TEST
+
 /*
  * Both HTTP engines keep connections alive across runs and replace the
  * ones the server closed while they sat idle: the own read path sends on
@@ -1170,6 +1326,8 @@ static Suite *loadgen_suite(void)
 	tcase_add_test(tc, no_server_is_a_result_not_an_error);
 	tcase_add_test(tc, one_memory_budget_for_all_streams);
 	tcase_add_test(tc, libcurls_read_checks_are_answered_by_the_loop);
+	tcase_add_test(tc, messages_are_stamped_when_the_kernel_received_them);
+	tcase_add_test(tc, an_answer_before_the_body_was_sent_is_the_result);
 	suite_add_tcase(s, tc);
 	return s;
 }

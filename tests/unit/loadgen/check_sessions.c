@@ -230,6 +230,15 @@ START_TEST(metrics_by_turn_and_hit_rate)
 	ck_assert_double_eq_tol(
 		json_real_value(json_array_get(json_object_get(o, "mean_ttft_ms_by_turn"), 1)), 8,
 		1e-9);
+	/* numpy's linear p99 of {20, 40} and of {6, 10} */
+	ck_assert_double_eq_tol(
+		json_real_value(json_array_get(json_object_get(o, "p99_ttft_ms_by_turn"), 0)), 39.8,
+		1e-9);
+	ck_assert_double_eq_tol(
+		json_real_value(json_array_get(json_object_get(o, "p99_ttft_ms_by_turn"), 1)), 9.96,
+		1e-9);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(o, "p99_ttft_ms_later_turns")),
+				9.96, 1e-9);
 	ck_assert_double_eq_tol(json_real_value(json_object_get(o, "median_ttft_ms_first_turn")),
 				30, 1e-9);
 	ck_assert_double_eq_tol(json_real_value(json_object_get(o, "mean_ttft_ms_later_turns")), 8,

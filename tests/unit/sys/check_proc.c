@@ -608,6 +608,70 @@ START_TEST(capture_output_and_timeout)
 }
 END_TEST
 
+/* pg_proc_call's children: one that answers, one that crashes, one that
+ * hangs. */
+static int call_answers(void *ctx, int out_fd)
+{
+	const char *say = ctx;
+	return write(out_fd, say, strlen(say)) == (ssize_t)strlen(say) ? 0 : 1;
+}
+
+static int call_crashes(void *ctx, int out_fd)
+{
+	(void)ctx;
+	if (write(out_fd, "half", 4) != 4)
+		return 1;
+	raise(SIGSEGV);
+	return 0;
+}
+
+static int call_hangs(void *ctx, int out_fd)
+{
+	(void)ctx;
+	(void)out_fd;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* Work in a forked copy (the trends site of a plugin step): its answer
+ * comes back, its crash is a status and not this process's end, its hang
+ * ends at the timeout or a cancel with nothing of it left. */
+START_TEST(call_in_a_child)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct sigaction old;
+	int st = -1;
+	double t0;
+
+	ck_assert_int_eq(pg_proc_call(call_answers, "ok 3 7", "trends", 10, NULL, &out, &st, &err),
+			 0);
+	ck_assert_str_eq(out.ptr, "ok 3 7");
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	pg_buf_reset(&out);
+	ck_assert_int_eq(pg_proc_call(call_crashes, NULL, "trends", 10, NULL, &out, &st, &err), 0);
+	ck_assert_str_eq(out.ptr, "half");
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+
+	t0 = pg_monotonic();
+	ck_assert_int_eq(pg_proc_call(call_hangs, NULL, "trends", 0.3, NULL, &out, &st, &err),
+			 PG_EINFRA);
+	ck_assert_str_eq(err.msg, "trends did not finish within 0.3 s");
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	ck_assert_msg(pg_monotonic() - t0 < 10, "took %.1fs", pg_monotonic() - t0);
+
+	arm_alarm(0.2, &old);
+	t0 = pg_monotonic();
+	ck_assert_int_eq(pg_proc_call(call_hangs, NULL, "trends", 30, &alarm_stop, &out, &st, &err),
+			 PG_ECANCEL);
+	ck_assert_msg(pg_monotonic() - t0 < 5, "took %.1fs", pg_monotonic() - t0);
+	disarm(&old);
+	pg_buf_release(&out);
+}
+END_TEST
+
 /* ---- readiness ---- */
 
 /* A port nothing listens on now (the kernel's choice for port 0). */
@@ -940,6 +1004,7 @@ int main(void)
 	tcase_add_test(tc, a_log_that_is_a_link_is_replaced_not_written_through);
 	tcase_add_test(tc, log_writer_outlives_a_killed_perfgate);
 	tcase_add_test(tc, capture_output_and_timeout);
+	tcase_add_test(tc, call_in_a_child);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ready");
