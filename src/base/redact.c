@@ -452,6 +452,10 @@ void pg_redactor_add_suite(struct pg_redactor *r, const struct pg_suite *suite)
 		 * secret written literally is one whatever the split */
 		pg_redactor_add_shell(r, t->server.command, NULL, NULL);
 		pg_redactor_add_shell(r, t->command, NULL, NULL);
+		for (size_t i = 0; i < t->server.n_roles; i++) {
+			pg_redactor_add_env(r, &t->server.roles[i].env);
+			pg_redactor_add_shell(r, t->server.roles[i].command, NULL, NULL);
+		}
 		for (size_t i = 0; i < t->vars.n; i++) {
 			if (pg_secret_name(t->vars.items[i].key))
 				pg_redactor_add(r, t->vars.items[i].value);

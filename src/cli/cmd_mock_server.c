@@ -7,6 +7,7 @@
 #include "cli/opt.h"
 #include "mockserver/options.h"
 #include "base/error.h"
+#include "mockserver/proxy_io.h"
 #include "mockserver/server_io.h"
 
 #include <stdio.h>
@@ -28,7 +29,13 @@ static const char description[] =
 	"request's own exp(jitter x z).\n"
 	"Tokens are whitespace-separated words; docs/mock-server.md has the vocabulary,\n"
 	"the fault options and the --timing-log format. Stops on SIGTERM/SIGINT,\n"
-	"--max-seconds or --max-requests with exit code 0.";
+	"--max-seconds or --max-requests with exit code 0.\n"
+	"\n"
+	"A disaggregated deployment: --role prefill and --role decode workers (a decode\n"
+	"worker's first token is due --kv-transfer-ms after a request arrives), and\n"
+	"--role proxy --prefill URLS --decode URLS in front, which sends each request\n"
+	"to a prefill worker with max_tokens 1, then to a decode worker (each round\n"
+	"robin), relaying the decode worker's stream (docs/deployments.md).";
 
 int cmd_mock_server(int argc, char **argv)
 {
@@ -83,6 +90,10 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_STRING, "timing-log", 0, &o.server.timing_log, "PATH", "at exit, write each request's true timing (JSON lines, CLOCK_MONOTONIC ns)" },
 		{ PG_OPT_FLAG, "log-requests", 0, &o.server.log_requests, NULL, "log one line per generation request to stderr" },
 		{ PG_OPT_FLAG, "no-metrics", 0, &o.server.no_metrics, NULL, "serve no /metrics (an engine started without metrics)" },
+		{ PG_OPT_STRING, "role", 0, &o.role, "ROLE", "aggregated (default), prefill, decode or proxy: a role of a disaggregated deployment (docs/deployments.md)" },
+		{ PG_OPT_DOUBLE, "kv-transfer-ms", 0, &o.kv_transfer_ms, "MS", "decode role: the first token is due MS after a request arrives (the prompt's KV cache coming from a prefill worker) instead of --ttft-ms plus prefill (default 0)" },
+		{ PG_OPT_STRING, "prefill", 0, &o.server.prefill_urls, "URLS", "proxy role: the prefill workers' base URLs, comma-separated" },
+		{ PG_OPT_STRING, "decode", 0, &o.server.decode_urls, "URLS", "proxy role: the decode workers' base URLs, comma-separated" },
 		{ PG_OPT_LONG, "idle-timeout-ms", 0, &o.server.idle_timeout_ms, "MS", "close a connection that sends no whole request for MS after connecting or its last answer, with 408 when half-sent (default 30000; 0 = never)" },
 		{ PG_OPT_END },
 	};
@@ -106,6 +117,11 @@ int cmd_mock_server(int argc, char **argv)
 	if (pg_mock_options_apply(&cfg, &o, &err))
 		return pg_cmd_fail("mock-server", &err);
 	cfg.log = stderr;
+	if (cfg.role == PG_MOCK_PROXY) {
+		if (pg_mock_proxy_run(&cfg, &err))
+			return pg_cmd_fail("mock-server", &err);
+		return PG_EXIT_OK;
+	}
 	if (pg_mock_server_run(&cfg, &err))
 		return pg_cmd_fail("mock-server", &err);
 	return PG_EXIT_OK;

@@ -179,7 +179,10 @@ int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct 
 	}
 	json_array_foreach(points, i, p)
 	{
-		const char *name = pg_json_path_str(p, "name");
+		/* a deployment's point: its identity, with the shape */
+		const char *name = pg_json_path_str(p, "identity");
+		if (!name)
+			name = pg_json_path_str(p, "name");
 		if (name)
 			pg_strv_push(out, name);
 	}

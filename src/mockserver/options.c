@@ -37,6 +37,70 @@ void pg_mock_options_default(struct pg_mock_options *o)
 	o->stall_ms = (double)e->stall_ns / 1e6;
 	o->prefill_us = NAN;
 	o->itl_growth = NAN;
+	o->kv_transfer_ms = NAN;
+}
+
+/* A comma-separated list of http:// base URLs, none empty. */
+static bool valid_urls(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (;;) {
+		size_t n = strcspn(s, ",");
+		if (n <= 7 || strncmp(s, "http://", 7))
+			return false;
+		if (!s[n])
+			return true;
+		s += n + 1;
+	}
+}
+
+/* --role and what goes with it. */
+static int apply_role(struct pg_mock_server_config *cfg, const struct pg_mock_options *o,
+		      struct pg_error *err)
+{
+	static const char *const names[] = { "aggregated", "prefill", "decode", "proxy" };
+	const char *role = o->role ? o->role : "aggregated";
+	size_t i = 0;
+
+	while (i < 4 && strcmp(role, names[i]))
+		i++;
+	if (i == 4)
+		return pg_error_set(err, PG_ECONFIG,
+				    "--role %s: expected aggregated, prefill, decode or proxy",
+				    role);
+	cfg->role = (enum pg_mock_role)i;
+	if (!isnan(o->kv_transfer_ms) && cfg->role != PG_MOCK_DECODE)
+		return pg_error_set(err, PG_ECONFIG,
+				    "--kv-transfer-ms is the decode role's wait for the prompt's "
+				    "KV cache: add --role decode");
+	if (!isnan(o->kv_transfer_ms) && !(o->kv_transfer_ms >= 0 && o->kv_transfer_ms <= 1e9))
+		return pg_error_set(err, PG_ECONFIG, "--kv-transfer-ms %g: expected %s",
+				    o->kv_transfer_ms, "a finite number >= 0");
+	if ((o->server.prefill_urls || o->server.decode_urls) && cfg->role != PG_MOCK_PROXY)
+		return pg_error_set(err, PG_ECONFIG,
+				    "--%s names the workers a proxy forwards to: add --role proxy",
+				    o->server.prefill_urls ? "prefill" : "decode");
+	if (cfg->role == PG_MOCK_PROXY) {
+		if (!valid_urls(o->server.prefill_urls))
+			return pg_error_set(
+				err, PG_ECONFIG,
+				"--role proxy: --prefill expects the prefill workers' "
+				"base URLs, comma-separated (http://127.0.0.1:8100,...)");
+		if (!valid_urls(o->server.decode_urls))
+			return pg_error_set(
+				err, PG_ECONFIG,
+				"--role proxy: --decode expects the decode workers' "
+				"base URLs, comma-separated (http://127.0.0.1:8200,...)");
+	}
+	if (cfg->role == PG_MOCK_DECODE) {
+		/* no prefill here: the first token (the prefill worker's) is
+		 * due once the KV cache has arrived */
+		cfg->engine.ttft_ns = llround((isnan(o->kv_transfer_ms) ? 0 : o->kv_transfer_ms) *
+					      1e6);
+		cfg->engine.prefill_ns_per_token = 0;
+	}
+	return 0;
 }
 
 /* The first option out of its range, as a one-line error. */
@@ -162,7 +226,7 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 	e->session_seed_set = o->session_seed >= 0;
 	e->session_seed = e->session_seed_set ? (uint64_t)o->session_seed : 0;
 	e->vocab_size = (uint32_t)o->vocab_size;
-	return 0;
+	return apply_role(cfg, o, err);
 }
 
 long pg_mock_startup_ms(const struct pg_mock_server_config *cfg, bool warm)

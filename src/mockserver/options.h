@@ -15,7 +15,19 @@ struct pg_error;
  * them and maps them onto the configuration. Pure, so both are tested
  * without a server.
  */
+/* What one mock process plays in a deployment (docs/deployments.md). */
+enum pg_mock_role {
+	PG_MOCK_AGGREGATED, /* prefill and decode in one engine (the default) */
+	PG_MOCK_PREFILL,    /* the proxy asks it for max_tokens 1 */
+	PG_MOCK_DECODE,     /* its first token kv_transfer after arrival: the
+			       prompt's KV comes from a prefill worker */
+	PG_MOCK_PROXY,      /* forwards each request to a prefill, then a decode */
+};
+
 struct pg_mock_server_config {
+	enum pg_mock_role role;
+	const char *prefill_urls; /* proxy: comma-separated base URLs */
+	const char *decode_urls;
 	const char *host;      /* default "127.0.0.1" */
 	long port;             /* 0: any free port */
 	bool allow_remote;     /* else only loopback addresses */
@@ -68,6 +80,8 @@ struct pg_mock_options {
 	double prefix_hit;    /* 0: not given */
 	double ttft_ms, itl_ms, stall_ms;
 	double prefill_us, itl_growth; /* NAN: not given */
+	const char *role;              /* NULL: aggregated */
+	double kv_transfer_ms;         /* NAN: not given */
 };
 
 /*

@@ -120,7 +120,7 @@ static void put_longs(struct pg_buf *out, const long *v, size_t n)
 	join_end(out, n);
 }
 
-enum str_field { S_MODEL, S_DATASET, S_ENGINE, S_RAMP_UP };
+enum str_field { S_MODEL, S_DATASET, S_ENGINE, S_RAMP_UP, S_DEPLOYMENT };
 
 static const char *row_str(const struct pg_report_row *row, enum str_field f)
 {
@@ -133,6 +133,8 @@ static const char *row_str(const struct pg_report_row *row, enum str_field f)
 		return row->params.engine;
 	case S_RAMP_UP:
 		return row->params.ramp_up;
+	case S_DEPLOYMENT:
+		return row->params.deployment;
 	}
 	return NULL;
 }
@@ -425,6 +427,8 @@ static void bullet_concurrency(struct pg_buf *out, const struct pg_report_table 
 static void bullet_models(struct pg_buf *out, const struct pg_report_table *t)
 {
 	bullet_distinct(out, t, S_MODEL, "- Models: ", ".\n");
+	/* a disaggregated deployment's shape (docs/deployments.md) */
+	bullet_distinct(out, t, S_DEPLOYMENT, "- Deployments (role=replicas x TP): ", ".\n");
 }
 
 static const char *family_meaning(const char *family, size_t len)

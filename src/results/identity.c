@@ -116,6 +116,26 @@ static long result_concurrency(const json_t *result)
 	return c > 0 ? c : 0;
 }
 
+/* The result's deployment shape (perfgate.params.deployment), or NULL for
+ * one server. */
+static const char *deployment(const json_t *result)
+{
+	const char *d = json_string_value(pg_json_path(result, "perfgate.params.deployment"));
+	return d && *d ? d : NULL;
+}
+
+/* "<test>@<shape>" (new string), or a copy of test when it has no shape to
+ * add or carries one already ('@' is in no test name). */
+static char *with_shape(const char *test, const json_t *result)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_puts(&b, test);
+	if (deployment(result) && !strchr(test, '@'))
+		pg_buf_printf(&b, "@%s", deployment(result));
+	return pg_buf_detach(&b);
+}
+
 char *pg_identity_of(const char *name, enum pg_suite_kind suite, const json_t *result)
 {
 	char *test, *id;
@@ -123,7 +143,12 @@ char *pg_identity_of(const char *name, enum pg_suite_kind suite, const json_t *r
 	long c;
 
 	if (suite != PG_SUITE_SERVING || pg_identity_parse(name, &test, &qps, &c))
-		return pg_xstrdup(name);
+		return with_shape(name, result);
+	if (deployment(result) && !strchr(test, '@')) {
+		char *t2 = with_shape(test, result);
+		free(test);
+		test = t2;
+	}
 	if (c < 0)
 		c = result_concurrency(result);
 	id = pg_identity_point_name(test, qps, c, pg_identity_num_prompts(result));
@@ -170,7 +195,9 @@ void pg_identity_names(struct pg_strv *out, const char *name, enum pg_suite_kind
 		}
 		free(test);
 	}
-	push_new(out, from, pg_xstrdup(name));
+	/* a deployment's point never goes by a one-server point's name */
+	if (!deployment(result))
+		push_new(out, from, pg_xstrdup(name));
 }
 
 char *pg_identity_find(const char *name, enum pg_suite_kind suite, const json_t *result,

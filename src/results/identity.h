@@ -25,6 +25,11 @@ struct pg_strv;
  * current driver's; "..._concurrency_inf", perfgate's first) keeps
  * matching through pg_identity_find.
  *
+ * A disaggregated deployment's point (perfgate.params.deployment, e.g.
+ * "prefill=2x1,decode=2x1", docs/deployments.md) carries its shape after
+ * the test: "<test>@prefill=2x1,decode=2x1_qps_4". It is another workload
+ * than one server's, and never matches one-server names, nor they it.
+ *
  * Pure: names and result objects in, strings out.
  */
 

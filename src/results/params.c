@@ -25,6 +25,7 @@ void pg_params_release(struct pg_params *p)
 	free(p->model);
 	free(p->dataset);
 	free(p->endpoint);
+	free(p->deployment);
 	free(p->engine);
 	free(p->dtype);
 	free(p->ramp_up);
@@ -95,6 +96,7 @@ static void from_perfgate(struct pg_params *p, const json_t *params)
 	set_str(&p->model, json_string_value(v));
 	set_str(&p->dataset, json_string_value(json_object_get(params, "dataset")));
 	set_str(&p->endpoint, json_string_value(json_object_get(params, "endpoint")));
+	set_str(&p->deployment, json_string_value(json_object_get(params, "deployment")));
 	set_long(&p->tp, json_object_get(params, "tp"));
 	set_long(&p->input_len, json_object_get(params, "input_len"));
 	set_long(&p->output_len, json_object_get(params, "output_len"));
@@ -311,5 +313,7 @@ json_t *pg_params_to_json(const struct pg_params *p)
 			    long_or_null(p->max_concurrency > 0 ? p->max_concurrency : -1));
 	json_object_set_new(o, "batch_size", long_or_null(p->batch_size));
 	json_object_set_new(o, "endpoint", str_or_null(p->endpoint));
+	if (p->deployment)
+		json_object_set_new(o, "deployment", json_string(p->deployment));
 	return o;
 }

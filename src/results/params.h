@@ -34,6 +34,8 @@ struct pg_params {
 	long max_concurrency; /* 0 = unbounded; -1 = unknown */
 	double qps;           /* INFINITY for inf; NAN = unknown */
 	double burstiness;    /* NAN = unknown */
+	char *deployment;     /* "prefill=2x1,decode=2x1" (docs/deployments.md); NULL =
+				 one server, or unknown */
 	char *ramp_up;        /* "linear from 1 to 20 req/s" from vLLM's ramp_up_*
 				 * keys; NULL = a fixed rate */
 };
@@ -46,7 +48,7 @@ void pg_params_release(struct pg_params *p);
 /*
  * p as a perfgate.params object (docs/results.md): model, tp, dataset,
  * input_len, output_len, num_prompts, qps, max_concurrency, batch_size,
- * endpoint; unknown values are null, qps inf is the string "inf" (as vLLM
+ * endpoint, and deployment when known; unknown values are null, qps inf is the string "inf" (as vLLM
  * writes request_rate). New reference.
  */
 json_t *pg_params_to_json(const struct pg_params *p);

@@ -154,6 +154,17 @@ int pg_ab_check(const struct pg_suite *suite, struct pg_error *err)
 	if (!ab)
 		return pg_error_set(err, PG_ECONFIG,
 				    "no A/B sides: the suite has no 'ab' section (base and head)");
+	for (size_t i = 0; i < suite->n_tests; i++) {
+		const struct pg_test *t = &suite->tests[i];
+		if (t->server.n_roles)
+			return pg_error_set(
+				err, PG_ECONFIG,
+				"%s:%d:%d: test '%s' runs a deployment (server.deployment): "
+				"A/B mode starts one server per side, not deployments "
+				"(docs/deployments.md)",
+				t->loc.file ? t->loc.file : "?", t->loc.line, t->loc.column,
+				t->name);
+	}
 	for (int s = 0; s < 2; s++) {
 		const struct pg_ab_side_spec *sd = &ab->side[s];
 		for (size_t i = 0; i < suite->n_tests; i++) {

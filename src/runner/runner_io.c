@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
 #include "results/metrics.h"
 #include "suite/plan.h"
 #include "base/redact.h"
@@ -119,6 +120,10 @@ struct runner {
 	char port[16];
 	double startup;         /* seconds to ready; NAN without a server */
 	bool server_death_told; /* its log tail was shown once */
+	/* a deployment's worker roles (docs/deployments.md); its front role
+	 * (proxy, router) is `server` above */
+	struct worker *workers;
+	size_t n_workers;
 
 	/* telemetry: the GPU reader is opened at the first point and kept;
 	 * each note (a missing tool or endpoint) is printed once per run */
@@ -131,6 +136,17 @@ struct runner {
 	double last_print;
 	double last_check;
 	bool bar_active;
+};
+
+/* One replica of a deployment's worker role. */
+struct worker {
+	const struct pg_role_spec *role;
+	long replica;
+	struct pg_proc proc;
+	bool running;
+	char *label; /* "prefill.1" */
+	char *log;
+	char *cmd; /* redacted, as recorded */
 };
 
 /* What happened to one point. */
@@ -226,6 +242,15 @@ static void say_block(struct runner *r, const char *text, const char *indent)
 	}
 }
 
+/* The first worker of the deployment that exited, or NULL. */
+static struct worker *dead_worker(struct runner *r)
+{
+	for (size_t i = 0; i < r->n_workers; i++)
+		if (r->workers[i].running && pg_proc_exited(&r->workers[i].proc))
+			return &r->workers[i];
+	return NULL;
+}
+
 static void on_progress(void *ctx, const struct pg_run_progress *p)
 {
 	struct runner *r = ctx;
@@ -238,7 +263,8 @@ static void on_progress(void *ctx, const struct pg_run_progress *p)
 	 * wait for every request to time out */
 	if (now - r->last_check >= 0.1) {
 		r->last_check = now;
-		if (r->server_running && pg_proc_exited(&r->server) && !point_stop)
+		if (((r->server_running && pg_proc_exited(&r->server)) || dead_worker(r)) &&
+		    !point_stop)
 			point_stop = -1;
 	}
 	if (r->o->tty) {
@@ -352,6 +378,13 @@ static json_t *params_json(const struct pg_point *pt)
 
 	json_object_set_new(p, "model", t->model ? json_string(t->model) : json_null());
 	json_object_set_new(p, "tp", json_integer(t->tp));
+	if (t->server.n_roles) {
+		/* the shape is part of the point's identity (results/identity.h) */
+		struct pg_buf shape = PG_BUF_INIT;
+		pg_deployment_shape(&shape, &t->server);
+		json_object_set_new(p, "deployment", json_string(shape.ptr));
+		pg_buf_release(&shape);
+	}
 	if (t->kind == PG_SUITE_STARTUP) {
 		/* no prompts: the starts are the workload */
 		json_object_set_new(p, "cold_starts", json_integer(t->cold_starts));
@@ -474,6 +507,37 @@ static void report_add(struct runner *r, const struct pg_point *pt, bool probe, 
 }
 
 /* Write the point's result file and .commands sidecar, and count it. */
+static void role_json(json_t *roles, const char *role, long replica, long tp, const char *cmd,
+		      const char *log)
+{
+	const char *slash = log ? strrchr(log, '/') : NULL;
+
+	json_array_append_new(roles, json_pack("{s:s, s:I, s:I, s:s?, s:s?}", "role", role,
+					       "replica", (json_int_t)replica, "tp", (json_int_t)tp,
+					       "command", cmd, "log", slash ? slash + 1 : log));
+}
+
+/* perfgate.deployment: the shape and every replica's command and log
+ * (docs/deployments.md), the front role last. */
+static json_t *deployment_json(const struct runner *r)
+{
+	const struct pg_server_spec *sv = &r->test->server;
+	const struct pg_role_spec *front = &sv->roles[sv->n_roles - 1];
+	struct pg_buf shape = PG_BUF_INIT;
+	json_t *roles = json_array(), *out;
+
+	for (size_t i = 0; i < r->n_workers; i++) {
+		const struct worker *w = &r->workers[i];
+		role_json(roles, w->role->name, w->replica, w->role->tp, w->cmd, w->log);
+	}
+	if (r->server_cmd)
+		role_json(roles, front->name, 0, front->tp, r->server_cmd, r->server_log);
+	pg_deployment_shape(&shape, sv);
+	out = json_pack("{s:s, s:o}", "shape", shape.ptr, "roles", roles);
+	pg_buf_release(&shape);
+	return out;
+}
+
 static void record(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	const struct pg_test *t = pt->test;
@@ -506,6 +570,8 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 			    r->server_cmd ? json_string(r->server_cmd) : json_null());
 	json_object_set_new(pg, "server_startup_seconds",
 			    isnan(r->startup) ? json_null() : json_real(r->startup));
+	if (t->server.n_roles)
+		json_object_set_new(pg, "deployment", deployment_json(r));
 	json_object_set_new(pg, "client", json_string(t->command ? "command" : "native"));
 	json_object_set_new(pg, "params", params_json(pt));
 	json_object_set_new(pg, "seed", json_integer((json_int_t)t->client.seed));
@@ -687,6 +753,247 @@ static double grace_for(double configured)
 	return configured < left ? configured : left;
 }
 
+/* ---- a deployment: several roles (docs/deployments.md) ------------------ */
+
+/* The role's ready path: its own, else the server's. */
+static void role_ready_opts(struct pg_ready_opts *ro, struct pg_buf *url, const char *base,
+			    const struct pg_test *t, const struct pg_role_spec *role,
+			    struct pg_proc *proc)
+{
+	const char *path = role->ready_path ? role->ready_path : t->server.ready_path;
+
+	ready_opts(ro, url, base, t, proc);
+	pg_buf_reset(url);
+	pg_buf_printf(url, "%s%s%s", base, path && path[0] == '/' ? "" : "/", path ? path : "");
+	ro->url = url->ptr;
+}
+
+/*
+ * Start one replica of a role on port: its command rendered with the
+ * role's variables, the server's env under the role's, its own log.
+ * The front role's process is r->server, a worker's w->proc.
+ */
+static int start_role(struct runner *r, const struct pg_test *t, const struct pg_role_spec *role,
+		      long replica, const char *port, struct pg_kvlist *vars, struct pg_proc *proc,
+		      char **log_out, char **cmd_out, struct outcome *oc)
+{
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_buf display = PG_BUF_INIT, header = PG_BUF_INIT, buf = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_kvlist env = { 0 };
+	struct pg_point_vars v;
+	char rep[24], url[64];
+	int ret;
+
+	snprintf(rep, sizeof(rep), "%ld", replica);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
+	pg_kvlist_set(vars, "replica", rep);
+	for (size_t i = 0; i < t->server.env.n; i++)
+		pg_kvlist_set(&env, t->server.env.items[i].key, t->server.env.items[i].value);
+	for (size_t i = 0; i < role->env.n; i++)
+		pg_kvlist_set(&env, role->env.items[i].key, role->env.items[i].value);
+	memset(&v, 0, sizeof(v));
+	v.test = t;
+	v.port = port;
+	v.host = "127.0.0.1";
+	v.base_url = url;
+	v.results_dir = r->o->results_dir;
+	v.role_vars = vars;
+	if ((ret = render(r, role->command, role->shell, &v, &env, &argv, &display, &err))) {
+		fail(oc, "error", "%s.%ld command: %s", role->name, replica, err.msg);
+		goto done;
+	}
+	pg_buf_printf(&buf, "%s/%s.%s.%ld.log", r->o->results_dir, t->name, role->name, replica);
+	*log_out = pg_buf_detach(&buf);
+	*cmd_out = pg_xstrdup(display.ptr);
+	pg_buf_printf(&header, "$ %s\n", display.ptr);
+	say(r, "  %s.%ld: %s\n  %s.%ld log: %s\n", role->name, replica, display.ptr, role->name,
+	    replica, *log_out);
+	struct pg_proc_spec spec = {
+		argv.v, &env, *log_out, header.ptr, t->server.stop_timeout, r->redact.values.v
+	};
+	if ((ret = pg_proc_start(proc, &spec, &err)))
+		fail(oc, "error", "%s.%ld: %s", role->name, replica, err.msg);
+done:
+	pg_kvlist_release(&env);
+	pg_strv_release(&argv);
+	pg_buf_release(&display);
+	pg_buf_release(&header);
+	pg_buf_release(&buf);
+	return ret;
+}
+
+/* Wait until proc serves its ready path at port; on failure oc says why,
+ * with the tail of its log. */
+static int role_ready(struct runner *r, const struct pg_test *t, const struct pg_role_spec *role,
+		      const char *label, const char *port, struct pg_proc *proc, const char *log,
+		      struct outcome *oc)
+{
+	struct pg_buf url = PG_BUF_INIT, base = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_ready_opts ro;
+	double waited = 0;
+	int ret;
+
+	pg_buf_printf(&base, "http://127.0.0.1:%s", port);
+	role_ready_opts(&ro, &url, base.ptr, t, role, proc);
+	ret = pg_ready_wait(&ro, &waited, &err);
+	if (ret == PG_ECANCEL) {
+		fail(oc, "cancelled", "cancelled while %s was starting", label);
+	} else if (ret) {
+		fail(oc, "error", "%s: %s", label, err.msg);
+		add_tail(&oc->error, log, proc);
+	} else {
+		say(r, "  %s ready in %.1fs\n", label, waited);
+	}
+	pg_buf_release(&url);
+	pg_buf_release(&base);
+	return ret;
+}
+
+/*
+ * Start a deployment: a port for every replica of every role (so any
+ * command can name any role's addresses), the workers all at once, each
+ * waited for in turn, then the front role, the load generator's address.
+ */
+static int start_deployment(struct runner *r, const struct pg_test *t, struct outcome *oc)
+{
+	const struct pg_server_spec *sv = &t->server;
+	struct pg_kvlist vars = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf urls = PG_BUF_INIT, ports = PG_BUF_INIT, key = PG_BUF_INIT;
+	char(*port)[16];
+	size_t n = 0, k = 0;
+	const struct pg_role_spec *front = &sv->roles[sv->n_roles - 1];
+	double t0 = pg_monotonic();
+	int ret = 0;
+
+	for (size_t i = 0; i < sv->n_roles; i++)
+		n += (size_t)sv->roles[i].replicas;
+	port = pg_xcalloc(n, sizeof(*port));
+	for (size_t i = 0; i < sv->n_roles; i++) {
+		pg_buf_reset(&urls);
+		pg_buf_reset(&ports);
+		for (long j = 0; j < sv->roles[i].replicas; j++, k++) {
+			if ((ret = free_port(port[k], &err))) {
+				fail(oc, "error", "%s", err.msg);
+				goto done;
+			}
+			pg_buf_printf(&urls, "%shttp://127.0.0.1:%s", j ? "," : "", port[k]);
+			pg_buf_printf(&ports, "%s%s", j ? "," : "", port[k]);
+		}
+		pg_buf_reset(&key);
+		pg_buf_printf(&key, "%s_urls", sv->roles[i].name);
+		pg_kvlist_set(&vars, key.ptr, urls.ptr);
+		pg_buf_reset(&key);
+		pg_buf_printf(&key, "%s_ports", sv->roles[i].name);
+		pg_kvlist_set(&vars, key.ptr, ports.ptr);
+	}
+	pg_buf_reset(&key);
+	pg_deployment_shape(&key, sv);
+	say(r, "  deployment: %s, then %s\n", key.ptr, front->name);
+
+	r->n_workers = n - 1;
+	r->workers = pg_xcalloc(r->n_workers ? r->n_workers : 1, sizeof(*r->workers));
+	k = 0;
+	for (size_t i = 0; i + 1 < sv->n_roles; i++) {
+		for (long j = 0; j < sv->roles[i].replicas; j++, k++) {
+			struct worker *w = &r->workers[k];
+			struct pg_buf label = PG_BUF_INIT;
+			char *cmd = NULL;
+
+			w->role = &sv->roles[i];
+			w->replica = j;
+			w->proc = (struct pg_proc)PG_PROC_INIT;
+			pg_buf_printf(&label, "%s.%ld", sv->roles[i].name, j);
+			w->label = pg_buf_detach(&label);
+			ret = start_role(r, t, w->role, j, port[k], &vars, &w->proc, &w->log, &cmd,
+					 oc);
+			w->cmd = cmd;
+			if (ret)
+				goto done;
+			w->running = true;
+		}
+	}
+	k = 0;
+	for (size_t i = 0; i < r->n_workers; i++) {
+		struct worker *w = &r->workers[i];
+		if ((ret = role_ready(r, t, w->role, w->label, port[i], &w->proc, w->log, oc)))
+			goto done;
+	}
+	/* the front role last: it forwards to workers that serve */
+	memcpy(r->port, port[n - 1], sizeof(r->port));
+	pg_buf_reset(&urls);
+	pg_buf_printf(&urls, "http://127.0.0.1:%s", r->port);
+	r->base_url = pg_buf_detach(&urls);
+	if ((ret = start_role(r, t, front, 0, r->port, &vars, &r->server, &r->server_log,
+			      &r->server_cmd, oc)))
+		goto done;
+	r->server_running = true;
+	pg_buf_reset(&key);
+	pg_buf_printf(&key, "%s.0", front->name);
+	if ((ret = role_ready(r, t, front, key.ptr, r->port, &r->server, r->server_log, oc)))
+		goto done;
+	r->startup = pg_monotonic() - t0;
+	say(r, "  deployment ready in %.1fs\n", r->startup);
+done:
+	free(port);
+	pg_kvlist_release(&vars);
+	pg_buf_release(&urls);
+	pg_buf_release(&ports);
+	pg_buf_release(&key);
+	return ret;
+}
+
+/* Stop every worker: SIGTERM to all at once, a shared grace for their
+ * leaders to exit, then each group stopped (what is left of it gets
+ * what remains of the grace): the grace periods overlap instead of adding
+ * up, and no server gets a second SIGTERM while it is exiting. */
+static void stop_workers(struct runner *r)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf how = PG_BUF_INIT;
+	double t0 = pg_monotonic();
+	double grace = r->n_workers ? grace_for(r->test->server.stop_timeout) : 0;
+	bool *was_running = pg_xcalloc(r->n_workers + 1, sizeof(bool));
+
+	for (size_t i = 0; i < r->n_workers; i++) {
+		struct worker *w = &r->workers[i];
+		was_running[i] = w->running && !pg_proc_exited(&w->proc);
+		if (was_running[i])
+			kill(-w->proc.pid, SIGTERM);
+	}
+	for (size_t i = 0; i < r->n_workers; i++) {
+		struct worker *w = &r->workers[i];
+		double left = grace - (pg_monotonic() - t0);
+		if (was_running[i])
+			pg_proc_wait(&w->proc, left > 0 ? left : 0, NULL);
+	}
+	for (size_t i = 0; i < r->n_workers; i++) {
+		struct worker *w = &r->workers[i];
+		double left = grace - (pg_monotonic() - t0);
+		if (w->running) {
+			pg_error_clear(&err);
+			if (pg_proc_stop(&w->proc, left > 0 ? left : 0, &err))
+				say(r, "perfgate: warning: %s\n", err.msg);
+			pg_buf_reset(&how);
+			pg_proc_describe(&how, w->proc.status);
+			if (was_running[i])
+				say(r, "  %s stopped in %.1fs: %s\n", w->label, pg_monotonic() - t0,
+				    how.ptr);
+			pg_proc_release(&w->proc);
+		}
+		free(w->label);
+		free(w->log);
+		free(w->cmd);
+	}
+	free(was_running);
+	free(r->workers);
+	r->workers = NULL;
+	r->n_workers = 0;
+	pg_buf_release(&how);
+}
+
 /* Start the test's server (or adopt its remote endpoint) and wait until it
  * serves. On failure oc says why. */
 static int start_server(struct runner *r, const struct pg_test *t, struct outcome *oc)
@@ -699,7 +1006,9 @@ static int start_server(struct runner *r, const struct pg_test *t, struct outcom
 	int ret = 0;
 
 	r->startup = NAN;
-	if (t->server.remote) {
+	if (t->server.n_roles) {
+		return start_deployment(r, t, oc);
+	} else if (t->server.remote) {
 		size_t len = strlen(t->server.remote);
 		while (len && t->server.remote[len - 1] == '/')
 			len--;
@@ -777,10 +1086,15 @@ static void stop_server(struct runner *r)
 		if (pg_proc_stop(&r->server, grace_for(r->test->server.stop_timeout), &err))
 			say(r, "perfgate: warning: %s\n", err.msg);
 		pg_proc_describe(&how, r->server.status);
-		if (was_running)
+		if (was_running && r->test->server.n_roles)
+			say(r, "  %s.0 stopped in %.1fs: %s\n",
+			    r->test->server.roles[r->test->server.n_roles - 1].name,
+			    pg_monotonic() - t0, how.ptr);
+		else if (was_running)
 			say(r, "  server stopped in %.1fs: %s\n", pg_monotonic() - t0, how.ptr);
 		pg_proc_release(&r->server);
 	}
+	stop_workers(r);
 	r->server = (struct pg_proc)PG_PROC_INIT;
 	r->server_running = false;
 	r->server_death_told = false;
@@ -798,7 +1112,17 @@ static void stop_server(struct runner *r)
 static bool server_died(struct runner *r, struct outcome *oc, const char *when)
 {
 	struct pg_buf how = PG_BUF_INIT;
+	struct worker *w = dead_worker(r);
 
+	if (w) {
+		pg_proc_describe(&how, w->proc.status);
+		fail(oc, "error", "%s %s %s", w->label, how.ptr, when);
+		if (!r->server_death_told)
+			add_tail(&oc->error, w->log, &w->proc);
+		r->server_death_told = true;
+		pg_buf_release(&how);
+		return true;
+	}
 	if (!r->server_running || !pg_proc_exited(&r->server))
 		return false;
 	pg_proc_describe(&how, r->server.status);
@@ -1061,7 +1385,10 @@ static void telemetry_start(struct runner *r, const struct pg_point *pt, struct 
 		if (!visible)
 			visible = getenv("CUDA_VISIBLE_DEVICES");
 		so.gpu = r->gpu_reader;
-		so.n_gpus = pg_gpu_set(gpus, 64, visible, t->tp, r->o->gpu->detected);
+		/* a deployment's workers use their replicas x tp GPUs */
+		so.n_gpus = pg_gpu_set(gpus, 64, visible,
+				       t->server.n_roles ? pg_deployment_gpus(&t->server) : t->tp,
+				       r->o->gpu->detected);
 		so.gpus = gpus;
 		so.server_pgid = r->server_running ? r->server.pid : 0;
 	}
@@ -1475,7 +1802,7 @@ static void sla_search(struct runner *r, const struct pg_test *t, double qps, co
 		outcome_release(&oc);
 		free(pname);
 		pg_sla_feed(&w, c, met);
-		if (r->server_running && r->server.exited)
+		if ((r->server_running && r->server.exited) || dead_worker(r))
 			break;
 	}
 	say(r, "  largest concurrency within the SLA: %s%ld (first beyond it: %ld; %ld probe%s)\n",
@@ -1515,7 +1842,12 @@ static void skip_reason(struct runner *r, const struct pg_test *t, struct pg_buf
 {
 	int gpus = r->o->gpu->detected;
 
-	if (local_test(t) && gpus > 0 && t->tp > gpus)
+	if (local_test(t) && gpus > 0 && t->server.n_roles && pg_deployment_gpus(&t->server) > gpus)
+		pg_buf_printf(why,
+			      "the deployment's workers use %ld GPUs (replicas x tp), more "
+			      "than the %d of this machine",
+			      pg_deployment_gpus(&t->server), gpus);
+	else if (local_test(t) && gpus > 0 && t->tp > gpus)
 		pg_buf_printf(why, "tp %ld exceeds the %d GPU%s of this machine", t->tp, gpus,
 			      gpus == 1 ? "" : "s");
 }
@@ -1674,6 +2006,15 @@ static void manifest_init(struct runner *r)
 		const struct pg_point *pt = &r->plan->points[i];
 		json_t *p = json_object();
 		json_object_set_new(p, "name", json_string(pt->name));
+		if (pt->test->server.n_roles) {
+			/* a deployment's point goes by its shape (results/identity.h):
+			 * what compare and gate look the plan up by */
+			json_t *res = json_pack("{s:{s:o}}", "perfgate", "params", params_json(pt));
+			char *id = pg_identity_of(pt->name, pt->test->kind, res);
+			json_object_set_new(p, "identity", json_string(id));
+			free(id);
+			json_decref(res);
+		}
 		json_object_set_new(p, "test", json_string(pt->test->name));
 		json_object_set_new(p, "suite", json_string(pg_suite_kind_name(pt->test->kind)));
 		json_object_set_new(p, "status", json_string("pending"));

@@ -54,6 +54,9 @@ struct sctx {
 	const yaml_node_t *prompt_bounds_node; /* the last of min/max_num_prompts set */
 	const yaml_node_t *ramp_up_node;
 	const yaml_node_t *sla_search_node;
+	const yaml_node_t *deployment_node;
+	const yaml_node_t *role_cmd_nodes[PG_MAX_ROLES]; /* as t->server.roles */
+	struct pg_role_spec *role;                       /* the role whose keys are being read */
 };
 
 typedef int (*key_fn)(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p);
@@ -185,12 +188,22 @@ static const char *check_percentile(double v)
 
 /* ---- server ---------------------------------------------------------- */
 
+static void drop_roles(struct pg_test *t)
+{
+	for (size_t i = 0; i < t->server.n_roles; i++)
+		pg_role_spec_release(&t->server.roles[i]);
+	free(t->server.roles);
+	t->server.roles = NULL;
+	t->server.n_roles = 0;
+}
+
 static int srv_command(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	if (pg_yget_string(c->d, v, p, &t->server.command, E(c)))
 		return PG_ECONFIG;
 	free(t->server.remote); /* a later layer's command replaces an inherited remote */
 	t->server.remote = NULL;
+	drop_roles(t); /* ... and an inherited deployment */
 	c->server_cmd_node = v;
 	c->server_cmd_layer = c->layer;
 	return 0;
@@ -274,6 +287,199 @@ static int srv_remote(struct sctx *c, struct pg_test *t, yaml_node_t *v, const s
 	free(t->server.command);
 	t->server.command = NULL;
 	c->server_cmd_node = NULL;
+	drop_roles(t);
+	return 0;
+}
+
+/* ---- server.deployment: roles (docs/deployments.md) ------------------ */
+
+static int role_command(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	(void)t;
+	return pg_yget_string(c->d, v, p, &c->role->command, E(c));
+}
+
+static int role_shell(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	(void)t;
+	return pg_yget_bool(c->d, v, p, &c->role->shell, E(c));
+}
+
+static int role_replicas(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			 const struct pg_ypath *p)
+{
+	(void)t;
+	if (pg_yget_long(c->d, v, p, 1, &c->role->replicas, E(c)))
+		return PG_ECONFIG;
+	if (c->role->replicas > 16)
+		return pg_yerr(c->d, v, p, E(c), "at most 16 replicas per role, got %ld",
+			       c->role->replicas);
+	if (c->role->front && c->role->replicas != 1)
+		return pg_yerr(c->d, v, p, E(c),
+			       "the '%s' role is the one address the load generator uses: "
+			       "1 replica, got %ld",
+			       c->role->name, c->role->replicas);
+	return 0;
+}
+
+static int role_tp(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	(void)t;
+	return pg_yget_long(c->d, v, p, 1, &c->role->tp, E(c));
+}
+
+static int role_env(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	(void)t;
+	return read_kv(c, &c->role->env, v, p, true);
+}
+
+static int role_ready(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	char *s = NULL;
+
+	(void)t;
+	if (pg_yget_string(c->d, v, p, &s, E(c)))
+		return PG_ECONFIG;
+	if (s[0] != '/') {
+		pg_yerr(c->d, v, p, E(c), "expected a URL path starting with '/', got '%s'", s);
+		free(s);
+		return PG_ECONFIG;
+	}
+	free(c->role->ready_path);
+	c->role->ready_path = s;
+	return 0;
+}
+
+/* clang-format off */
+static const struct key role_keys[] = {
+	{ "command", K_ALL, role_command },
+	{ "shell", K_ALL, role_shell },
+	{ "replicas", K_ALL, role_replicas },
+	{ "tp", K_ALL, role_tp },
+	{ "env", K_ALL, role_env },
+	{ "ready", K_ALL, role_ready },
+};
+/* clang-format on */
+
+static const struct table role_table = { "role", role_keys,
+					 sizeof(role_keys) / sizeof(role_keys[0]) };
+
+static int apply_map(struct sctx *c, struct pg_test *t, yaml_node_t *map, const struct pg_ypath *p,
+		     const struct table *tab, const char *what);
+
+static const char *role_name_problem(const char *s)
+{
+	if (!(*s >= 'a' && *s <= 'z'))
+		return "a role name starts with a lower-case letter";
+	for (const char *q = s; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
+			return "a role name is lower-case letters and digits (it names "
+			       "{<role>_urls} and its logs)";
+	if (strlen(s) > 32)
+		return "a role name has at most 32 characters";
+	return NULL;
+}
+
+static long total_replicas(const struct pg_role_spec *roles, size_t n)
+{
+	long total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += roles[i].replicas;
+	return total;
+}
+
+/* A later layer's deployment replaces the earlier one whole. */
+static int srv_deployment(struct sctx *c, struct pg_test *t, yaml_node_t *v,
+			  const struct pg_ypath *p)
+{
+	struct pg_ypair *pairs = NULL;
+	struct pg_role_spec *roles;
+	size_t n = 0, n_front = 0, k = 0;
+	int ret;
+
+	if ((ret = pg_ymap_pairs(c->d, v, p,
+				 "a mapping of roles (prefill, decode, proxy) to "
+				 "their settings",
+				 &pairs, &n, E(c))))
+		return ret;
+	if (n > PG_MAX_ROLES) {
+		free(pairs);
+		return pg_yerr(c->d, v, p, E(c), "at most %d roles, got %zu", PG_MAX_ROLES, n);
+	}
+	roles = pg_xcalloc(n ? n : 1, sizeof(*roles));
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct pg_ypath kp = { p, pairs[i].key, 0 };
+		struct pg_role_spec *r = &roles[i];
+		const char *why = role_name_problem(pairs[i].key);
+
+		r->name = pg_xstrdup(pairs[i].key);
+		r->replicas = 1;
+		r->tp = 1;
+		r->front = pg_role_is_front(r->name);
+		n_front += r->front;
+		if (why) {
+			ret = pg_yerr(c->d, pairs[i].key_node, p, E(c), "role '%.40s': %s",
+				      pairs[i].key, why);
+			break;
+		}
+		c->role = r;
+		if ((ret = apply_map(c, t, pairs[i].value, &kp, &role_table,
+				     "a mapping of role settings (command, replicas, tp, env, "
+				     "ready)")))
+			break;
+		if (!r->command)
+			ret = pg_yerr(c->d, pairs[i].value, &kp, E(c), "role '%s' has no command",
+				      r->name);
+	}
+	c->role = NULL;
+	if (!ret && n == 0)
+		ret = pg_yerr(c->d, v, p, E(c), "the deployment has no roles");
+	else if (!ret && n_front > 1)
+		ret = pg_yerr(c->d, v, p, E(c),
+			      "the deployment has both a 'proxy' and a 'router': give one front "
+			      "role");
+	else if (!ret && n_front == 0)
+		ret = pg_yerr(c->d, v, p, E(c),
+			      "the deployment has no front role: add a 'proxy' (or 'router') role "
+			      "the load generator talks to");
+	else if (!ret && total_replicas(roles, n) > PG_MAX_REPLICAS)
+		ret = pg_yerr(c->d, v, p, E(c),
+			      "the deployment has %ld processes (replicas of every role): at most "
+			      "%d",
+			      total_replicas(roles, n), PG_MAX_REPLICAS);
+	else if (!ret && n == 1)
+		ret = pg_yerr(c->d, v, p, E(c),
+			      "the deployment has only its front role: add the worker roles "
+			      "(prefill, decode...) it forwards to");
+	if (ret) {
+		for (size_t i = 0; i < n; i++)
+			pg_role_spec_release(&roles[i]);
+		free(roles);
+		free(pairs);
+		return ret;
+	}
+	drop_roles(t);
+	/* workers first, in the order written, the front role last */
+	t->server.roles = pg_xcalloc(n, sizeof(*roles));
+	for (int front = 0; front < 2; front++) {
+		for (size_t i = 0; i < n; i++) {
+			if (roles[i].front != (bool)front)
+				continue;
+			c->role_cmd_nodes[k] = pg_ymap_get(c->d, pairs[i].value, "command");
+			t->server.roles[k++] = roles[i];
+		}
+	}
+	t->server.n_roles = n;
+	free(roles);
+	free(pairs);
+	free(t->server.command);
+	t->server.command = NULL;
+	free(t->server.remote);
+	t->server.remote = NULL;
+	c->server_cmd_node = NULL;
+	c->deployment_node = v;
 	return 0;
 }
 
@@ -288,6 +494,7 @@ static const struct key server_keys[] = {
 	{ "gpu_idle_mib", K_ANY, srv_gpu_idle_mib },
 	{ "gpu_idle_timeout", K_ANY, srv_gpu_idle_timeout },
 	{ "remote", K_ANY, srv_remote },
+	{ "deployment", K_ALL, srv_deployment },
 };
 /* clang-format on */
 
@@ -822,6 +1029,13 @@ static int t_server(struct sctx *c, struct pg_test *t, yaml_node_t *v, const str
 			       "give either 'command' (perfgate starts the server) or 'remote' "
 			       "(it is already running), not both");
 	}
+	if ((cmd || remote) && pg_ynode_is_map(v) && pg_ymap_get(c->d, v, "deployment")) {
+		struct pg_ypath dp = { p, "deployment", 0 };
+		return pg_yerr(c->d, pg_ymap_get(c->d, v, "deployment"), &dp, E(c),
+			       "give either '%s' (one server) or 'deployment' (several roles), "
+			       "not both",
+			       cmd ? "command" : "remote");
+	}
 	return apply_map(c, t, v, p, &server_table, "a mapping of server settings");
 }
 
@@ -1341,10 +1555,26 @@ static const char *dummy_lookup(void *ctx, const char *name)
 	return "x";
 }
 
-static int check_template(struct sctx *c, const struct pg_test *t, const char *tmpl, bool shell,
-			  const yaml_node_t *at, const struct pg_ypath *p, bool is_server)
+/* Whether name is one a role's command may use: {replica}, and each
+ * role's {<role>_urls} and {<role>_ports}. */
+static bool role_var(const struct pg_test *t, const char *name)
 {
-	struct pg_strv names = PG_STRV_INIT;
+	if (!strcmp(name, "replica"))
+		return true;
+	for (size_t i = 0; i < t->server.n_roles; i++) {
+		size_t len = strlen(t->server.roles[i].name);
+		if (!strncmp(name, t->server.roles[i].name, len) &&
+		    (!strcmp(name + len, "_urls") || !strcmp(name + len, "_ports")))
+			return true;
+	}
+	return false;
+}
+
+static int check_template(struct sctx *c, const struct pg_test *t, const char *tmpl, bool shell,
+			  const yaml_node_t *at, const struct pg_ypath *p, bool is_server,
+			  bool is_role)
+{
+	struct pg_strv names = PG_STRV_INIT, role_names = PG_STRV_INIT;
 	struct pg_error tmp = PG_ERROR_INIT;
 	bool has_result = false;
 	int ret = 0;
@@ -1381,7 +1611,7 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 				goto done;
 			}
 		}
-		if (runtime)
+		if (runtime || (is_role && role_var(t, name)))
 			continue;
 		if (pg_test_var(t, name, scratch))
 			continue;
@@ -1403,6 +1633,17 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 				cands[n++] = runtime_names[k];
 			for (size_t k = 0; k < t->vars.n && n < 64; k++)
 				cands[n++] = t->vars.items[k].key;
+			for (size_t k = 0; is_role && k < t->server.n_roles; k++) {
+				struct pg_buf b = PG_BUF_INIT;
+				pg_buf_printf(&b, "%s_urls", t->server.roles[k].name);
+				pg_strv_push_owned(&role_names, pg_buf_detach(&b));
+				pg_buf_printf(&b, "%s_ports", t->server.roles[k].name);
+				pg_strv_push_owned(&role_names, pg_buf_detach(&b));
+			}
+			if (is_role)
+				pg_strv_push(&role_names, "replica");
+			for (size_t k = 0; k < role_names.n && n < 64; k++)
+				cands[n++] = role_names.v[k];
 			near = pg_nearest(name, cands, n);
 			if (near)
 				ret = pg_yerr(c->d, at, p, E(c),
@@ -1435,6 +1676,7 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 	}
 done:
 	pg_strv_release(&names);
+	pg_strv_release(&role_names);
 	return ret;
 }
 
@@ -1482,16 +1724,24 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 				       "are both 0",
 				       t->name);
 	}
-	if (!t->command && !t->server.command && !t->server.remote)
+	if (!t->command && !t->server.command && !t->server.remote && !t->server.n_roles)
 		return pg_yerr(
 			c->d, node, p, E(c),
 			"test '%s': nothing to run: give server.command, server.remote or command",
 			t->name);
 	if (t->server.command && check_template(c, t, t->server.command, t->server.shell,
-						c->server_cmd_node, &scp, true))
+						c->server_cmd_node, &scp, true, false))
 		return PG_ECONFIG;
+	for (size_t i = 0; i < t->server.n_roles; i++) {
+		struct pg_ypath dlp = { &sp, "deployment", 0 };
+		struct pg_ypath rp = { &dlp, t->server.roles[i].name, 0 };
+		struct pg_ypath rcp = { &rp, "command", 0 };
+		if (check_template(c, t, t->server.roles[i].command, t->server.roles[i].shell,
+				   c->role_cmd_nodes[i], &rcp, true, true))
+			return PG_ECONFIG;
+	}
 	if (t->command &&
-	    check_template(c, t, t->command, t->command_shell, c->command_node, &cp, false))
+	    check_template(c, t, t->command, t->command_shell, c->command_node, &cp, false, false))
 		return PG_ECONFIG;
 	if (t->command_env.n && !t->command)
 		return pg_yerr(c->d, c->command_env_node, p, E(c),

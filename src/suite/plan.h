@@ -52,6 +52,9 @@ struct pg_point_vars {
 	const char *result; /* where an external command writes its result */
 	const char *results_dir;
 	const char *start; /* a startup test's start, "1" up (runner/startup_io.h); NULL: "0" */
+	/* a deployment role's own: {replica}, {<role>_urls}, {<role>_ports}
+	 * (docs/deployments.md); NULL: none */
+	const struct pg_kvlist *role_vars;
 	char scratch[32];
 };
 

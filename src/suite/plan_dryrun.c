@@ -334,6 +334,62 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
 	}
 }
 
+/* A deployment's roles (docs/deployments.md): each role's command with
+ * {port}, {replica} and the roles' addresses left as placeholders, chosen
+ * at run time. */
+static void render_deployment(struct pg_buf *out, const struct pg_test *t,
+			      struct pg_point_vars *vars)
+{
+	struct pg_kvlist rv = { 0 };
+	struct pg_buf b = PG_BUF_INIT, v = PG_BUF_INIT;
+	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
+
+	pg_kvlist_set(&rv, "replica", "{replica}");
+	for (size_t i = 0; i < t->server.n_roles; i++) {
+		static const char *const what[] = { "_urls", "_ports" };
+		for (size_t k = 0; k < 2; k++) {
+			pg_buf_reset(&b);
+			pg_buf_reset(&v);
+			pg_buf_printf(&b, "%s%s", t->server.roles[i].name, what[k]);
+			pg_buf_printf(&v, "{%s}", b.ptr);
+			pg_kvlist_set(&rv, b.ptr, v.ptr);
+		}
+	}
+	vars->role_vars = &rv;
+	pg_buf_reset(&b);
+	pg_deployment_shape(&b, &t->server);
+	field(out, "server");
+	pg_buf_printf(out, "deployment %s: the workers, each ready, then %s\n", b.ptr,
+		      t->server.roles[t->server.n_roles - 1].name);
+	for (size_t i = 0; i < t->server.n_roles; i++) {
+		const struct pg_role_spec *r = &t->server.roles[i];
+		pg_buf_reset(&b);
+		render_command(&b, r->command, r->shell, vars);
+		field(out, r->name);
+		pg_buf_printf(out, "%ld x ", r->replicas);
+		pg_buf_add(out, b.ptr, b.len);
+		pg_buf_printf(out, "\n  %-10s log %s.%s.<replica>.log, ready GET %s\n", "", t->name,
+			      r->name, r->ready_path ? r->ready_path : t->server.ready_path);
+		if (r->env.n) {
+			field(out, "env");
+			pg_env_display(out, &r->env);
+			pg_buf_putc(out, '\n');
+		}
+	}
+	if (t->server.env.n) {
+		field(out, "env");
+		pg_env_display(out, &t->server.env);
+		pg_buf_puts(out, " (every role)\n");
+	}
+	field(out, "ready");
+	pg_buf_printf(out, "each role at most %s s; stop: SIGTERM, SIGKILL after %s s\n",
+		      num(n, t->server.ready_timeout), num(n2, t->server.stop_timeout));
+	vars->role_vars = NULL;
+	pg_kvlist_release(&rv);
+	pg_buf_release(&b);
+	pg_buf_release(&v);
+}
+
 static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t index, size_t total,
 			 const char *results_dir)
 {
@@ -390,6 +446,8 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 			"GET %s%s until 200, at most %s s; stop: SIGTERM, SIGKILL after %s s\n",
 			base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),
 			num(n2, t->server.stop_timeout));
+	} else if (t->server.n_roles) {
+		render_deployment(out, t, &vars);
 	} else if (t->server.remote) {
 		field(out, "server");
 		pg_buf_printf(out, "remote %s, already running (not started)\n", t->server.remote);

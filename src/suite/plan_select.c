@@ -17,6 +17,8 @@ const char *pg_point_var(void *vars, const char *name)
 
 	if (s)
 		return s;
+	if (v->role_vars && (s = pg_kvlist_get(v->role_vars, name)))
+		return s;
 	if (!strcmp(name, "port"))
 		return v->port;
 	if (!strcmp(name, "host"))

@@ -66,6 +66,43 @@ void pg_kvlist_release(struct pg_kvlist *l)
 	memset(l, 0, sizeof(*l));
 }
 
+bool pg_role_is_front(const char *name)
+{
+	return !strcmp(name, "proxy") || !strcmp(name, "router");
+}
+
+void pg_deployment_shape(struct pg_buf *out, const struct pg_server_spec *s)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < s->n_roles; i++) {
+		const struct pg_role_spec *r = &s->roles[i];
+		if (r->front)
+			continue;
+		pg_buf_printf(out, "%s%s=%ldx%ld", first ? "" : ",", r->name, r->replicas, r->tp);
+		first = false;
+	}
+}
+
+long pg_deployment_gpus(const struct pg_server_spec *s)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < s->n_roles; i++)
+		if (!s->roles[i].front)
+			n += s->roles[i].replicas * s->roles[i].tp;
+	return n;
+}
+
+void pg_role_spec_release(struct pg_role_spec *r)
+{
+	free(r->name);
+	free(r->command);
+	pg_kvlist_release(&r->env);
+	free(r->ready_path);
+	memset(r, 0, sizeof(*r));
+}
+
 void pg_test_init(struct pg_test *t, enum pg_suite_kind kind)
 {
 	memset(t, 0, sizeof(*t));
@@ -133,6 +170,9 @@ void pg_test_release(struct pg_test *t)
 	pg_kvlist_release(&t->server.env);
 	free(t->server.ready_path);
 	free(t->server.remote);
+	for (size_t i = 0; i < t->server.n_roles; i++)
+		pg_role_spec_release(&t->server.roles[i]);
+	free(t->server.roles);
 	free(t->client.endpoint);
 	free(t->client.served_model);
 	free(t->client.api_key_env);

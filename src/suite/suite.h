@@ -58,6 +58,23 @@ struct pg_srcloc {
 	int column;
 };
 
+/*
+ * One role of a disaggregated deployment (docs/deployments.md): replicas
+ * processes started from one command template, each on its own port with a
+ * log of its own. The front role (named "proxy" or "router") is the one the
+ * load generator talks to; it starts after every worker role is ready.
+ */
+struct pg_role_spec {
+	char *name;           /* "prefill", "decode", "proxy"...: [a-z][a-z0-9]* */
+	char *command;        /* template: {port} its own, {replica}, {<role>_urls}... */
+	bool shell;           /* run through /bin/sh -c */
+	long replicas;        /* default 1; the front role has 1 */
+	long tp;              /* GPUs per replica (tensor parallel); default 1 */
+	struct pg_kvlist env; /* over server.env */
+	char *ready_path;     /* NULL: server.ready */
+	bool front;           /* the proxy/router */
+};
+
 /* How the inference server is provided for a test. */
 struct pg_server_spec {
 	/* template, "{model}" etc. NULL: perfgate starts no server (remote, or
@@ -74,7 +91,33 @@ struct pg_server_spec {
 	                           GPU uses less memory than this (nvidia-smi); 0 off */
 	double gpu_idle_timeout; /* seconds that wait may take; default 300 */
 	char *remote;            /* base URL of an already running server; excludes command */
+	/* a disaggregated deployment instead of command: the worker roles in
+	 * the order written, then the front role last; n_roles 0: none */
+	struct pg_role_spec *roles;
+	size_t n_roles;
 };
+
+/* At most this many roles in a deployment, and processes (replicas of
+ * every role) in all. */
+#define PG_MAX_ROLES    8
+#define PG_MAX_REPLICAS 32
+
+/* The role names a front role can have. */
+bool pg_role_is_front(const char *name);
+
+/*
+ * The deployment's shape, "prefill=2x1,decode=2x1": each worker role as
+ * <name>=<replicas>x<tp>, in order (the front role is no GPU worker).
+ * Appended to out; nothing for a test without a deployment.
+ */
+struct pg_buf;
+void pg_deployment_shape(struct pg_buf *out, const struct pg_server_spec *s);
+
+/* The GPUs the deployment's workers use: replicas x tp summed; 0 without
+ * a deployment. */
+long pg_deployment_gpus(const struct pg_server_spec *s);
+
+void pg_role_spec_release(struct pg_role_spec *r);
 
 enum pg_dataset_kind {
 	PG_DATASET_RANDOM,     /* token-id prompts of exact lengths */

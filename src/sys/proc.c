@@ -29,7 +29,7 @@ extern char **environ;
  * Ctrl-C SIGKILLs the groups from there) and by the orphan sweep. Plain
  * sig_atomic_t slots: written only outside signal handlers, read anywhere.
  */
-#define MAX_LIVE 32
+#define MAX_LIVE 128 /* a deployment of 32 replicas, each a group, a guard and a log writer */
 static volatile sig_atomic_t live_groups[MAX_LIVE];
 static volatile sig_atomic_t live_guards[MAX_LIVE];
 
@@ -193,14 +193,24 @@ static pid_t fork_blocked(void)
 /*
  * fork + execve with the child leading a new process group. Exec failure
  * comes back through a close-on-exec pipe: EOF means exec succeeded.
+ *
+ * With gate >= 0 (the read end of a pipe), the child waits before execve
+ * until a 'G' arrives on it: the caller arms the child's guard first and
+ * then opens the gate (spawn_release). A perfgate that dies in between
+ * closes the pipe, and the child exits without running anything -- a
+ * program that ignores PR_SET_PDEATHSIG's SIGTERM (a shell trapping it)
+ * never starts unguarded. *status_fd gets the exec-status pipe for
+ * spawn_release; without a gate spawn reads it itself.
  */
+static int spawn_release(pid_t pid, const char *path, int gate_w, int status_fd,
+			 struct pg_error *err);
+
 static int spawn(pid_t *out, const char *path, char *const *argv, char *const *envp, int in_fd,
-		 int out_fd, int err_fd, bool pdeathsig, struct pg_error *err)
+		 int out_fd, int err_fd, bool pdeathsig, int gate, int gate_w, int *status_fd,
+		 struct pg_error *err)
 {
 	int pipefd[2];
 	pid_t parent = getpid(), pid;
-	int child_errno = 0;
-	ssize_t n;
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
@@ -218,6 +228,17 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
 		child_fd(out_fd, 1);
 		child_fd(err_fd, 2);
 		syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+		if (gate >= 0) {
+			char c = 0;
+			ssize_t n;
+			close(gate_w);
+			do
+				n = read(gate, &c, 1);
+			while (n < 0 && errno == EINTR);
+			if (n != 1 || c != 'G')
+				_exit(127);
+			close(gate);
+		}
 		execve(path, argv, envp);
 		e = errno;
 		while (write(pipefd[1], &e, sizeof(e)) < 0 && errno == EINTR)
@@ -231,17 +252,37 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
 	}
 	/* also here, so the group exists before we ever signal it */
 	setpgid(pid, pid);
+	*out = pid;
+	if (gate >= 0) {
+		*status_fd = pipefd[0];
+		return 0;
+	}
+	return spawn_release(pid, path, -1, pipefd[0], err);
+}
+
+/* Open the gate (gate_w >= 0: write 'G', close), then wait for the exec's
+ * outcome on status_fd (closed). */
+static int spawn_release(pid_t pid, const char *path, int gate_w, int status_fd,
+			 struct pg_error *err)
+{
+	int child_errno = 0;
+	ssize_t n;
+
+	if (gate_w >= 0) {
+		while (write(gate_w, "G", 1) < 0 && errno == EINTR)
+			;
+		close(gate_w);
+	}
 	do
-		n = read(pipefd[0], &child_errno, sizeof(child_errno));
+		n = read(status_fd, &child_errno, sizeof(child_errno));
 	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
+	close(status_fd);
 	if (n == (ssize_t)sizeof(child_errno)) {
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		return pg_error_set(err, PG_EINFRA, "cannot run '%s': %s", path,
 				    strerror(child_errno));
 	}
-	*out = pid;
 	return 0;
 }
 
@@ -617,7 +658,8 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 {
 	struct pg_strv env = PG_STRV_INIT;
 	char *path = NULL;
-	int log_fd = -1, null_fd = -1, out_fd = -1, ret;
+	char shown[4096];
+	int log_fd = -1, null_fd = -1, out_fd = -1, status_fd = -1, gate[2] = { -1, -1 }, ret;
 
 	*p = (struct pg_proc)PG_PROC_INIT;
 	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
@@ -641,11 +683,22 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 	if ((ret = start_writer(p, log_fd, spec->log_path ? spec->redact : NULL, &out_fd, err)))
 		goto done;
 	p->started = pg_monotonic();
-	ret = spawn(&p->pid, path, spec->argv, env.v, null_fd, out_fd, out_fd, true, err);
+	/* the child waits at the gate until its guard is armed */
+	if (pipe2(gate, O_CLOEXEC)) {
+		ret = pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
+		if (out_fd != log_fd)
+			close(out_fd);
+		stop_writer(p);
+		goto done;
+	}
+	ret = spawn(&p->pid, path, spec->argv, env.v, null_fd, out_fd, out_fd, true, gate[0],
+		    gate[1], &status_fd, err);
+	close(gate[0]);
 	/* only the child's group holds the pipe now: its end is the writer's end */
 	if (out_fd != log_fd)
 		close(out_fd);
 	if (ret) {
+		close(gate[1]);
 		stop_writer(p);
 		goto done;
 	}
@@ -653,14 +706,27 @@ int pg_proc_start(struct pg_proc *p, const struct pg_proc_spec *spec, struct pg_
 	record_group(p->pid);
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	/* freed before the guard is forked: a copy it never frees would be
-	 * a leak to valgrind when the guard exits */
+	 * a leak to valgrind when the guard exits (path is kept for a
+	 * message, in a buffer of its own) */
+	snprintf(shown, sizeof(shown), "%s", path);
 	free(path);
 	path = NULL;
 	pg_strv_release(&env);
 	if ((ret = start_guard(p, spec->guard_grace, err))) {
 		struct pg_error ignored = PG_ERROR_INIT;
+		close(gate[1]); /* the child exits at the closed gate */
+		close(status_fd);
 		pg_proc_stop(p, 0, &ignored);
 		pg_proc_release(p);
+		goto done;
+	}
+	if ((ret = spawn_release(p->pid, shown, gate[1], status_fd, err))) {
+		/* exec failed: the leader is reaped, its group stopped */
+		struct pg_error ignored = PG_ERROR_INIT;
+		p->exited = true;
+		pg_proc_stop(p, 0, &ignored);
+		pg_proc_release(p);
+		*p = (struct pg_proc)PG_PROC_INIT;
 	}
 done:
 	if (log_fd >= 0)
@@ -1024,7 +1090,8 @@ int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic
 		ret = pg_error_set(err, PG_ERR, "pipe: %s", strerror(errno));
 		goto done;
 	}
-	if ((ret = spawn(&pid, path, argv, env.v, null_fd, pipefd[1], null_fd, true, err)))
+	if ((ret = spawn(&pid, path, argv, env.v, null_fd, pipefd[1], null_fd, true, -1, -1, NULL,
+			 err)))
 		goto done;
 	close(pipefd[1]);
 	pipefd[1] = -1;

@@ -33,6 +33,9 @@ struct pg_kvlist;
  *     killer, a Buildkite agent that kills the job's process group) the
  *     pipe closes and the guard stops the child's group the same way.
  *  3. PR_SET_PDEATHSIG: the group leader gets SIGTERM if perfgate dies.
+ * The child waits before its execve until its guard is armed: a perfgate
+ * that dies in between leaves nothing running (PR_SET_PDEATHSIG alone
+ * would not stop a leader that traps SIGTERM, a shell with a trap).
  * perfgate also makes itself a child subreaper, so descendants that leave
  * the group (a daemon that calls setsid) are re-parented to perfgate rather
  * than to init, and pg_proc_stop() kills and reaps them too.

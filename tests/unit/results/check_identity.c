@@ -190,6 +190,97 @@ START_TEST(compare_matches_by_identity)
 }
 END_TEST
 
+/* A disaggregated deployment's point carries its shape in its identity:
+ * it never matches a one-server baseline of the same test, nor the other
+ * way round, and a baseline of the same shape matches it. */
+START_TEST(deployment_shape_is_identity)
+{
+	struct pg_baseline b = PG_BASELINE_INIT;
+	struct pg_policy pol;
+	struct pg_comparison c;
+	struct pg_strv names = PG_STRV_INIT;
+	json_t *pd = json_pack("{s:{s:{s:s, s:i}}, s:f}", "perfgate", "params", "deployment",
+			       "prefill=2x1,decode=2x1", "num_prompts", 20, "request_throughput",
+			       2.0);
+	json_t *agg = json_pack("{s:{s:{s:i}}, s:f}", "perfgate", "params", "num_prompts", 20,
+				"request_throughput", 2.0);
+	char *id;
+
+	id = pg_identity_of("pd_qps_inf", PG_SUITE_SERVING, pd);
+	ck_assert_str_eq(id, "pd@prefill=2x1,decode=2x1_qps_inf");
+	free(id);
+	/* an identity given back is the identity (no second shape) */
+	id = pg_identity_of("pd@prefill=2x1,decode=2x1_qps_inf", PG_SUITE_SERVING, pd);
+	ck_assert_str_eq(id, "pd@prefill=2x1,decode=2x1_qps_inf");
+	free(id);
+	id = pg_identity_of("pd_qps_inf_concurrency_4", PG_SUITE_SERVING, pd);
+	ck_assert_str_eq(id, "pd@prefill=2x1,decode=2x1_qps_inf_concurrency_4");
+	free(id);
+	id = pg_identity_of("lat", PG_SUITE_LATENCY, pd);
+	ck_assert_str_eq(id, "lat@prefill=2x1,decode=2x1");
+	free(id);
+	id = pg_identity_of("pd_qps_inf", PG_SUITE_SERVING, agg);
+	ck_assert_str_eq(id, "pd_qps_inf");
+	free(id);
+	/* no candidate name is a one-server name */
+	pg_identity_names(&names, "pd_qps_inf", PG_SUITE_SERVING, pd);
+	for (size_t i = 0; i < names.n; i++)
+		ck_assert_ptr_nonnull(strchr(names.v[i], '@'));
+	pg_strv_release(&names);
+
+	/* compare: a one-server baseline, a P/D run -- different points */
+	{
+		struct pg_cmp_point run[] = {
+			{ "pd_qps_inf", PG_SUITE_SERVING, "ok", pd, NULL, false },
+		};
+		pg_policy_init(&pol);
+		add_value(&b, "pd_qps_inf", 2.0);
+		pg_baseline_sort(&b);
+		pg_compare(&c, &pol, &b, run, N(run), NULL, 0, NULL);
+		ck_assert_uint_eq(c.counts[PG_VERDICT_NEW], 1);
+		ck_assert_uint_eq(c.counts[PG_VERDICT_MISSING], 1);
+		ck_assert_int_eq(row_of(&c, "pd_qps_inf", NULL)->verdict, PG_VERDICT_MISSING);
+		pg_comparison_release(&c);
+		pg_baseline_release(&b);
+	}
+	/* a P/D baseline, a one-server run -- different points too */
+	{
+		struct pg_cmp_point run[] = {
+			{ "pd_qps_inf", PG_SUITE_SERVING, "ok", agg, NULL, false },
+		};
+		b = (struct pg_baseline)PG_BASELINE_INIT;
+		add_value(&b, "pd@prefill=2x1,decode=2x1_qps_inf", 2.0);
+		pg_baseline_sort(&b);
+		pg_compare(&c, &pol, &b, run, N(run), NULL, 0, NULL);
+		ck_assert_uint_eq(c.counts[PG_VERDICT_NEW], 1);
+		ck_assert_uint_eq(c.counts[PG_VERDICT_MISSING], 1);
+		pg_comparison_release(&c);
+		pg_baseline_release(&b);
+	}
+	/* the same shape: the same point */
+	{
+		struct pg_cmp_point run[] = {
+			{ "pd_qps_inf", PG_SUITE_SERVING, "ok", pd, NULL, false },
+		};
+		b = (struct pg_baseline)PG_BASELINE_INIT;
+		add_value(&b, "pd@prefill=2x1,decode=2x1_qps_inf", 2.0);
+		pg_baseline_sort(&b);
+		pg_compare(&c, &pol, &b, run, N(run), NULL, 0, NULL);
+		ck_assert_uint_eq(c.counts[PG_VERDICT_NEW], 0);
+		ck_assert_uint_eq(c.counts[PG_VERDICT_MISSING], 0);
+		ck_assert_int_eq(
+			row_of(&c, "pd@prefill=2x1,decode=2x1_qps_inf", "request_throughput")
+				->verdict,
+			PG_VERDICT_UNCHANGED);
+		pg_comparison_release(&c);
+		pg_baseline_release(&b);
+	}
+	pg_policy_release(&pol);
+	json_decref(pd);
+	json_decref(agg);
+}
+END_TEST
+
 /* PROMPTS_PER_CONCURRENCY=1: every point has as many prompts as its cap,
  * so every identity is "no cap"; the points keep their own names rather
  * than hide one another. */
@@ -302,6 +393,7 @@ static Suite *identity_suite(void)
 	tc = tcase_create("matching");
 	tcase_add_test(tc, compare_matches_by_identity);
 	tcase_add_test(tc, coinciding_identities_keep_names);
+	tcase_add_test(tc, deployment_shape_is_identity);
 	tcase_add_test(tc, baselines_from_runs_take_identities);
 	suite_add_tcase(s, tc);
 	return s;

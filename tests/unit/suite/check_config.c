@@ -2,6 +2,8 @@
  * the documented way, several files make one suite. */
 #include "testutil.h"
 
+#include "base/buf.h"
+
 #include "base/error.h"
 #include "suite/suite.h"
 #include "suite/config_io.h"
@@ -560,6 +562,103 @@ START_TEST(startup_tests)
 }
 END_TEST
 
+/* server.deployment: roles in order with the front role last, their
+ * defaults, the shape, and layers: a later layer's deployment replaces an
+ * earlier one whole, a command or remote replaces an inherited deployment. */
+START_TEST(deployment_roles)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	const struct pg_test *t;
+	struct pg_buf shape = PG_BUF_INIT;
+
+	load_ok(&s, "defaults:\n"
+		    "  model: m\n"
+		    "  server:\n"
+		    "    ready: /health\n"
+		    "    deployment:\n"
+		    "      router:\n"
+		    "        command: route --port {port} --to {decode_urls} {prefill_ports}\n"
+		    "      decode:\n"
+		    "        command: serve --port {port} --replica {replica}\n"
+		    "        replicas: 3\n"
+		    "        tp: 2\n"
+		    "        env: {KV_ROLE: consumer}\n"
+		    "        ready: /ready\n"
+		    "      prefill:\n"
+		    "        command: serve --port {port}\n"
+		    "        shell: true\n"
+		    "serving:\n"
+		    "  - name: inherits\n"
+		    "  - name: replaces\n"
+		    "    server:\n"
+		    "      deployment:\n"
+		    "        p1:\n"
+		    "          command: serve --port {port}\n"
+		    "        proxy:\n"
+		    "          command: px --port {port} --p {p1_urls}\n"
+		    "  - name: one_server\n"
+		    "    server: {command: 'serve --port {port}'}\n"
+		    "  - name: remote\n"
+		    "    server: {remote: 'http://127.0.0.1:8000'}\n");
+
+	t = find(&s, "inherits");
+	ck_assert_uint_eq(t->server.n_roles, 3);
+	ck_assert_str_eq(t->server.roles[0].name, "decode");
+	ck_assert_int_eq(t->server.roles[0].replicas, 3);
+	ck_assert_int_eq(t->server.roles[0].tp, 2);
+	ck_assert_str_eq(pg_kvlist_get(&t->server.roles[0].env, "KV_ROLE"), "consumer");
+	ck_assert_str_eq(t->server.roles[0].ready_path, "/ready");
+	ck_assert(!t->server.roles[0].front);
+	ck_assert_str_eq(t->server.roles[1].name, "prefill");
+	ck_assert_int_eq(t->server.roles[1].replicas, 1);
+	ck_assert_int_eq(t->server.roles[1].tp, 1);
+	ck_assert(t->server.roles[1].shell);
+	ck_assert_ptr_null(t->server.roles[1].ready_path);
+	ck_assert_str_eq(t->server.roles[2].name, "router");
+	ck_assert(t->server.roles[2].front);
+	ck_assert_ptr_null(t->server.command);
+	pg_deployment_shape(&shape, &t->server);
+	ck_assert_str_eq(shape.ptr, "decode=3x2,prefill=1x1");
+
+	t = find(&s, "replaces");
+	ck_assert_uint_eq(t->server.n_roles, 2);
+	ck_assert_str_eq(t->server.roles[0].name, "p1");
+	ck_assert_str_eq(t->server.roles[1].name, "proxy");
+	pg_buf_reset(&shape);
+	pg_deployment_shape(&shape, &t->server);
+	ck_assert_str_eq(shape.ptr, "p1=1x1");
+
+	t = find(&s, "one_server");
+	ck_assert_uint_eq(t->server.n_roles, 0);
+	ck_assert_str_eq(t->server.command, "serve --port {port}");
+	pg_buf_reset(&shape);
+	pg_deployment_shape(&shape, &t->server);
+	ck_assert_uint_eq(shape.len, 0);
+	t = find(&s, "remote");
+	ck_assert_uint_eq(t->server.n_roles, 0);
+	ck_assert_str_eq(t->server.remote, "http://127.0.0.1:8000");
+
+	/* role variables only in role commands */
+	ck_assert_ptr_nonnull(
+		strstr(load_fail("serving:\n"
+				 "  - name: a\n"
+				 "    model: m\n"
+				 "    server: {command: 'serve --port {port} {replica}'}\n"),
+		       "unknown placeholder '{replica}'"));
+	/* not in startup tests */
+	ck_assert_ptr_nonnull(strstr(load_fail("startup:\n"
+					       "  - name: a\n"
+					       "    model: m\n"
+					       "    server:\n"
+					       "      deployment:\n"
+					       "        p: {command: x}\n"
+					       "        proxy: {command: y}\n"),
+				     "'deployment' applies to"));
+	pg_buf_release(&shape);
+	pg_suite_release(&s);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -575,6 +674,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, template_placeholders_checked_at_load);
 	tcase_add_test(tc, several_files_make_one_suite);
 	tcase_add_test(tc, startup_tests);
+	tcase_add_test(tc, deployment_roles);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -287,6 +287,43 @@ START_TEST(dryrun_vllm_files)
 }
 END_TEST
 
+/* A deployment: each role's command with {port}, {replica} and the
+ * roles' addresses left for run time, its log, its own ready path and
+ * env, the server's env for every role. */
+START_TEST(dryrun_deployment)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_selection sel = PG_SELECTION_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 0 };
+
+	load_text(&s,
+		  "serving:\n"
+		  "  - name: pd\n"
+		  "    model: m\n"
+		  "    qps: [4]\n"
+		  "    server:\n"
+		  "      ready: /health\n"
+		  "      env: {HF_TOKEN: hf_secret_value}\n"
+		  "      deployment:\n"
+		  "        prefill:\n"
+		  "          command: serve {model} --port {port} --rank {replica}\n"
+		  "          replicas: 2\n"
+		  "          tp: 2\n"
+		  "          env: {KV_ROLE: producer}\n"
+		  "        decode:\n"
+		  "          command: serve {model} --port {port}\n"
+		  "          ready: /v1/models\n"
+		  "        proxy:\n"
+		  "          command: >-\n"
+		  "            proxy --port {port} --p $(echo {prefill_ports} | tr , ' ')\n"
+		  "            --d {decode_urls}\n"
+		  "          shell: true\n",
+		  "pd.yml");
+	dryrun_golden(&s, &sel, &o, "golden/dryrun-deployment.txt");
+	pg_suite_release(&s);
+}
+END_TEST
+
 /* Remote servers, external commands with and without a server, shell
  * templates, secrets in env, headers and flags, every client setting. */
 START_TEST(dryrun_every_shape)
@@ -768,6 +805,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, dryrun_suite_file);
 	tcase_add_test(tc, dryrun_vllm_files);
 	tcase_add_test(tc, dryrun_every_shape);
+	tcase_add_test(tc, dryrun_deployment);
 	tcase_add_test(tc, prompts_per_concurrency);
 	tcase_add_test(tc, ramp_up);
 	tcase_add_test(tc, sla_search_walk);
