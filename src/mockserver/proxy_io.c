@@ -251,9 +251,11 @@ static int generate(const struct proxy *p, CURL *h, int fd, const struct pg_http
 	}
 	if (!rl.head_sent)
 		send_head(&rl, rl.status);
-	ret = rl.failed || write_all(fd, "0\r\n\r\n", 5) ? -1 : 0;
+	/* logged before the answer's last bytes: once the client has them it
+	 * may stop the proxy, whose connection processes die with it */
 	if (p->cfg->log_requests)
 		logf_(p, "%.*s: prefill %s, decode %s", (int)req->path_len, req->path, pf, dc);
+	ret = rl.failed || write_all(fd, "0\r\n\r\n", 5) ? -1 : 0;
 done:
 	pg_buf_release(&path);
 	pg_buf_release(&pre);
