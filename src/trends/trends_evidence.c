@@ -73,12 +73,19 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 		c.pr_lo = at * (1 + r->ci_low);
 		c.pr_hi = at * (1 + r->ci_high);
 	}
-	len = snprintf(caption, sizeof(caption),
-		       "the baseline window: runs of main, oldest to newest%s",
-		       beyond ? " · the limit moves with the run's common change" : "");
+	if (beyond)
+		/* shorter: the chart's width holds about 110 characters */
+		len = snprintf(caption, sizeof(caption),
+			       "runs of main, oldest to newest · the limit moves with the run's "
+			       "common change (%s%.1f%%)",
+			       r->run_change < 0 ? "−" : "+", fabs(r->run_change) * 100);
+	else
+		len = snprintf(caption, sizeof(caption),
+			       "the baseline window: runs of main, oldest to newest");
 	if (c.pr_interval && len > 0 && (size_t)len < sizeof(caption))
 		snprintf(caption + len, sizeof(caption) - (size_t)len,
-			 " · the bar: %g%% interval of the change", PG_CI_LEVEL * 100);
+			 " · the bar: %g%% interval%s", PG_CI_LEVEL * 100,
+			 beyond ? "" : " of the change");
 	c.x_caption = caption;
 	if (isfinite(r->change))
 		snprintf(name, sizeof(name), "%s %s%.1f%%", run_name ? run_name : "this run",
