@@ -604,6 +604,7 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		free(r->basis);
 		r->basis = basis(base, bp, bm, r->base_from);
 		basis_of(out, &r->base_of, base, bp, bm, r->base_from);
+		r->n_baseline = r->base_of.runs;
 	}
 
 	out->outcome = PG_OUTCOME_PASS;

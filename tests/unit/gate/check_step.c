@@ -652,6 +652,7 @@ START_TEST(a_point_alone_after_a_whole_run_step_rests_on_the_jobs_since)
 	 * level), and the basis counts those */
 	ck_assert_double_eq_tol(r->baseline / measure(0, 0, 0.06), 1, 0.02);
 	ck_assert_uint_eq(r->base_of.runs, K - 6);
+	ck_assert_uint_eq(r->n_baseline, K - 6);
 	ck_assert_str_eq(r->base_of.first_commit, base.jobs[6].commit);
 	ck_assert_str_eq(r->base_of.first_date, base.jobs[6].date);
 	ck_assert_str_eq(r->base_of.last_commit, base.jobs[K - 1].commit);
