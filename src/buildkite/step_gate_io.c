@@ -155,12 +155,11 @@ static void evidence_charts(struct pg_bk_compare *out, const struct pg_compariso
 	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(cmp, &n, &total);
 
 	for (size_t i = 0; i < n; i++) {
-		char *rel = pg_comparison_evidence_chart(rows, i);
 		struct pg_buf title = PG_BUF_INIT;
-		if (!rel)
+		if (!rows[i]->chart)
 			continue;
 		pg_buf_printf(&title, "Trend: %s · %s", rows[i]->point, rows[i]->metric->label);
-		pg_strv_push_owned(&out->evidence, rel);
+		pg_strv_push(&out->evidence, rows[i]->chart);
 		pg_strv_push_owned(&out->evidence_titles, pg_buf_detach(&title));
 	}
 	free(rows);
@@ -188,7 +187,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	struct pg_gate_source src = { 0 };
 	struct pg_annotation_row *all = NULL;
 	const struct pg_cmp_row **attention = NULL;
-	struct pg_error lerr = PG_ERROR_INIT;
+	struct pg_error lerr = PG_ERROR_INIT, warning = PG_ERROR_INIT;
 	struct pg_buf sick = PG_BUF_INIT;
 	struct pg_thresholds_origin origin = { 0 };
 	bool use_base = pr && pr->is_pr && c->pr_thresholds == PG_PR_THRESHOLDS_BASE;
@@ -287,8 +286,10 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	pg_annotation_table(&out->table, all, im->cmp.n);
 	out->n_all_rows = im->cmp.n;
 
-	rc = pg_comparison_write(&im->cmp, results_dir, NULL, err);
-	if (!rc)
+	rc = pg_comparison_write(&im->cmp, results_dir, NULL, &warning, err);
+	if (!rc && warning.code)
+		out->warning = pg_xstrdup(warning.msg);
+	else if (!rc)
 		evidence_charts(out, &im->cmp);
 done:
 	pg_buf_release(&sick);
@@ -321,6 +322,7 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	free(out->suspect);
 	free(out->note);
 	free(out->policy_note);
+	free(out->warning);
 	free(out->policy_diff);
 	free(out->policy_diff_title);
 	free(out->rows);

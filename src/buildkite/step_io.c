@@ -242,6 +242,16 @@ static int write_file(struct step *st, const char *rel, const char *data, size_t
 	return rc;
 }
 
+/* The evidence's charts the comparison could not write: said, and a note
+ * of the annotation. */
+static void evidence_warning(struct step *st, const struct pg_bk_compare *cmp)
+{
+	if (!cmp->warning)
+		return;
+	say(st, "perfgate: warning: %s\n", cmp->warning);
+	pg_strv_push(&st->notes, cmp->warning);
+}
+
 struct finish {
 	struct pg_report *report;
 	struct pg_buf report_md, report_tables, records;
@@ -801,6 +811,7 @@ static void confirm_regressions(struct step *st, struct finish *f)
 	if (pg_bk_compare(&f->cmp, &st->results, &again, st->have_plan ? &st->plan : NULL, &st->s,
 			  st->env, &st->pr, st->gpu.key, st->s.results_dir, &err))
 		goto fail;
+	evidence_warning(st, &f->cmp);
 	if (replace && f->cmp.suspect)
 		pg_strv_push(&st->notes, "the re-run looks sick too: re-run the job on "
 					 "another agent");
@@ -851,6 +862,7 @@ static void compare_step(struct step *st, struct finish *f)
 		f->compare_failed = err.code;
 		return;
 	}
+	evidence_warning(st, &f->cmp);
 	if (f->cmp.policy_note)
 		say(st, "perfgate: warning: %s\n", f->cmp.policy_note);
 	if (f->cmp.policy_diff)

@@ -149,6 +149,9 @@ struct pg_bk_compare {
 	char *policy_note;
 	char *policy_diff;
 	char *policy_diff_title;
+	/* the evidence's charts were not written (results_dir/evidence a
+	 * symbolic link): why; NULL */
+	char *warning;
 	void *impl; /* policy, baseline, comparison */
 };
 

@@ -70,7 +70,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		gate ? gate_description : compare_description, opts
 	};
 	struct pg_strv pos = PG_STRV_INIT;
-	struct pg_error err = PG_ERROR_INIT;
+	struct pg_error err = PG_ERROR_INIT, warning = PG_ERROR_INIT;
 	struct pg_result_set run = PG_RESULT_SET_INIT, again = PG_RESULT_SET_INIT;
 	struct pg_policy policy = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
@@ -109,8 +109,10 @@ int pg_compare_main(int argc, char **argv, bool gate)
 					      .strict = strict,
 					      .plan = have_plan ? &plan : NULL,
 					      .suspect = sick.len ? sick.ptr : NULL });
-	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &err)))
+	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &warning, &err)))
 		goto fail;
+	if (warning.code)
+		fprintf(stderr, "perfgate: warning: %s\n", warning.msg);
 	if (!quiet) {
 		exit_code = pg_cmd_print(&md);
 	}

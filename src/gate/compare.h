@@ -353,6 +353,9 @@ struct pg_cmp_side {
 	 * gate's own t test inverted (gate/compare_stats.h
 	 * pg_cmpstat_t_interval); NAN when nothing measured its noise */
 	double ci_low, ci_high;
+	/* no interval: why, in a few words ("too few runs to measure the
+	 * run-to-run noise"); a static string; NULL with an interval */
+	const char *ci_missing;
 };
 
 /* The level of the effects' confidence intervals. */
@@ -402,6 +405,9 @@ struct pg_cmp_trail {
 	double *y;
 	const char **commit, **date;
 	size_t n;
+	size_t from; /* the first run the test used (after a whole-run change
+		      * point, pg_cmp_row.base_from): the chart's window
+		      * starts there; 0 */
 };
 
 struct pg_cmp_row {
@@ -437,9 +443,15 @@ struct pg_cmp_row {
 				  * came from; NULL without a baseline */
 	struct pg_cmp_basis base_of; /* the same, for programs */
 	double ci_low, ci_high;      /* first.ci_low, first.ci_high */
-	struct pg_cmp_trail *trail;  /* regressed and not-reproduced rows with a
-				      * baseline's samples: the window to chart;
-				      * NULL otherwise */
+	struct pg_cmp_trail *trail;  /* the evidence's rows (pg_comparison_evidence_rows,
+				      * the first PG_EVIDENCE_MAX) with a baseline's
+				      * samples: the window to chart; NULL otherwise */
+	char *chart;                 /* the trail's chart, relative to the comparison's
+				      * directory: "evidence/<point>-<metric>.svg",
+				      * unique in the comparison; NULL without a trail */
+	long base_from;              /* the first job of the history the test used: a
+				      * whole-run change point's (basis and trail
+				      * start there); 0: the whole window */
 };
 
 /* A metric's change common to every point of a run (its job's offset),
@@ -556,10 +568,13 @@ void pg_comparison_attention_table(struct pg_buf *out, const struct pg_compariso
 const struct pg_cmp_row **pg_comparison_evidence_rows(const struct pg_comparison *c, size_t *n,
 						      size_t *total);
 
-/* The trend chart of evidence row i of rows (those above), relative to the
- * comparison's directory: "evidence/<point>-<metric>.svg", unique among
- * rows[0..i]; NULL when the row has no window to chart. Caller frees. */
-char *pg_comparison_evidence_chart(const struct pg_cmp_row *const *rows, size_t i);
+/* The trend charts' file names of rows[0..n) (those above), relative to the
+ * comparison's directory: names[i] is "evidence/<point>-<metric>.svg",
+ * suffixed "-<i+1>" (then "-<i+1>-2"...) when another row has it, unique
+ * among all n; NULL when the row has no trail to chart. pg_compare stores
+ * them as pg_cmp_row.chart. Returns how many candidate names were tried
+ * (n when none collide). Caller frees names[i]. */
+size_t pg_evidence_chart_names(const struct pg_cmp_row *const *rows, size_t n, char **names);
 
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",

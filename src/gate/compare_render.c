@@ -2,12 +2,14 @@
 #include "gate/compare.h"
 #include "gate/attention.h"
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
 #include "base/jsonw.h"
 #include "report/charts.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,31 +300,63 @@ const struct pg_cmp_row **pg_comparison_evidence_rows(const struct pg_comparison
 	return rows;
 }
 
-char *pg_comparison_evidence_chart(const struct pg_cmp_row *const *rows, size_t i)
+static bool name_in(const char *name, char *const *v, size_t n, size_t skip)
 {
-	struct pg_buf name = PG_BUF_INIT, path = PG_BUF_INIT;
-	char *stem;
+	for (size_t j = 0; j < n; j++)
+		if (j != skip && v[j] && !strcmp(v[j], name))
+			return true;
+	return false;
+}
 
-	if (!rows[i]->trail)
-		return NULL;
-	pg_buf_printf(&name, "%s-%s", rows[i]->point, rows[i]->metric->id);
-	stem = pg_chart_stem(name.ptr);
-	pg_buf_printf(&path, "evidence/%s", stem);
-	/* names that differ only in what a file name cannot hold */
-	for (size_t j = 0; j < i; j++) {
-		char *other = pg_comparison_evidence_chart(rows, j);
-		bool same = other && !strncmp(other, path.ptr, path.len) &&
-			    !strcmp(other + path.len, ".svg");
-		free(other);
-		if (same) {
-			pg_buf_printf(&path, "-%zu", i + 1);
-			break;
-		}
+size_t pg_evidence_chart_names(const struct pg_cmp_row *const *rows, size_t n, char **names)
+{
+	/* each row's own name, "evidence/<stem>.svg" */
+	char **own = pg_xcalloc(n ? n : 1, sizeof(char *));
+	size_t tried = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct pg_buf name = PG_BUF_INIT;
+		char *stem;
+		if (!rows[i]->trail || !rows[i]->metric)
+			continue;
+		pg_buf_printf(&name, "%s-%s", rows[i]->point, rows[i]->metric->id);
+		stem = pg_chart_stem(name.ptr);
+		pg_buf_reset(&name);
+		pg_buf_printf(&name, "evidence/%s.svg", stem);
+		own[i] = pg_buf_detach(&name);
+		free(stem);
 	}
-	pg_buf_puts(&path, ".svg");
-	free(stem);
-	pg_buf_release(&name);
-	return pg_buf_detach(&path);
+	/* one pass: a row keeps its own name unless an earlier row took it
+	 * (names that differ only in what a file name cannot hold); then
+	 * "-<i+1>", "-<i+1>-2"... until a name no row took and no other row
+	 * owns */
+	for (size_t i = 0; i < n; i++) {
+		struct pg_buf path = PG_BUF_INIT;
+		size_t stem_len;
+
+		names[i] = NULL;
+		if (!own[i])
+			continue;
+		stem_len = strlen(own[i]) - strlen(".svg");
+		pg_buf_puts(&path, own[i]);
+		tried++;
+		for (size_t k = 1; name_in(path.ptr, names, i, SIZE_MAX) ||
+				   (k > 1 && name_in(path.ptr, own, n, i));
+		     k++) {
+			pg_buf_reset(&path);
+			pg_buf_add(&path, own[i], stem_len);
+			pg_buf_printf(&path, "-%zu", i + 1);
+			if (k > 1)
+				pg_buf_printf(&path, "-%zu", k);
+			pg_buf_puts(&path, ".svg");
+			tried++;
+		}
+		names[i] = pg_buf_detach(&path);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(own[i]);
+	free(own);
+	return tried;
 }
 
 /* The interval of the change the gate judged, or why there is none. */
@@ -336,8 +370,10 @@ static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
 					 "run-to-run noise (that takes a git history, or 5 points "
 					 "of the metric in the run).");
 		else
-			pg_buf_puts(out, " No confidence interval: too few runs to measure the "
-					 "run-to-run noise.");
+			pg_buf_printf(out, " No confidence interval: %s.",
+				      r->first.ci_missing
+					      ? r->first.ci_missing
+					      : "too few runs to measure the run-to-run noise");
 		return;
 	}
 	pg_buf_printf(out, " %g%% interval of the change", PG_CI_LEVEL * 100);
@@ -434,11 +470,8 @@ static void evidence(struct pg_buf *out, const struct pg_comparison *c)
 
 	if (n) {
 		pg_buf_puts(out, "\nEvidence:\n\n");
-		for (size_t i = 0; i < n; i++) {
-			char *chart = pg_comparison_evidence_chart(rows, i);
-			evidence_item(out, rows[i], chart);
-			free(chart);
-		}
+		for (size_t i = 0; i < n; i++)
+			evidence_item(out, rows[i], rows[i]->chart);
 		if (total > n)
 			pg_buf_printf(out, "- and %zu more (verdict.json has every row).\n",
 				      total - n);

@@ -145,21 +145,23 @@ static const char *intern(struct pg_comparison *c, const char *s)
 /* The same as basis()'s words, for programs (pg_cmp_row.base_of). */
 static void basis_of(struct pg_comparison *c, struct pg_cmp_basis *out,
 		     const struct pg_baseline *base, const struct pg_base_point *bp,
-		     const struct pg_base_metric *bm)
+		     const struct pg_base_metric *bm, long from)
 {
 	long first = -1, last = -1;
+	size_t runs = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t k = 0; bm->jobs && k < bm->n_samples; k++) {
 		long j = bm->jobs[k];
-		if (j < 0 || (size_t)j >= base->n_jobs)
+		if (j < 0 || (size_t)j >= base->n_jobs || j < from)
 			continue;
 		first = first < 0 || j < first ? j : first;
 		last = j > last ? j : last;
+		runs++;
 	}
 	if (first >= 0) {
 		out->kind = PG_BASIS_HISTORY;
-		out->runs = bm->n_samples;
+		out->runs = from > 0 ? runs : bm->n_samples;
 		out->first_commit = intern(c, base->jobs[first].commit);
 		out->last_commit = intern(c, base->jobs[last].commit);
 		out->first_date = intern(c, base->jobs[first].date);
@@ -178,7 +180,7 @@ static void basis_of(struct pg_comparison *c, struct pg_cmp_basis *out,
 /* The window of runs of main behind a regressed row, oldest first, for
  * its chart. */
 static struct pg_cmp_trail *trail_of(struct pg_comparison *c, const struct pg_baseline *base,
-				     const struct pg_base_metric *bm)
+				     const struct pg_base_metric *bm, long from)
 {
 	struct pg_cmp_trail *t;
 	size_t n = bm->n_samples, *order;
@@ -200,6 +202,8 @@ static struct pg_cmp_trail *trail_of(struct pg_comparison *c, const struct pg_ba
 	for (size_t k = 0; k < n; k++) {
 		long j = bm->jobs ? bm->jobs[order[k]] : -1;
 		t->y[k] = bm->samples[order[k]];
+		if (j >= 0 && j < from)
+			t->from = k + 1;
 		if (j >= 0 && (size_t)j < base->n_jobs) {
 			t->commit[k] = intern(c, base->jobs[j].commit);
 			t->date[k] = intern(c, base->jobs[j].date);
@@ -222,23 +226,28 @@ static void trail_free(struct pg_cmp_trail *t)
 
 /* What a baseline value rests on, in a few words (pg_cmp_row.basis). */
 static char *basis(const struct pg_baseline *base, const struct pg_base_point *bp,
-		   const struct pg_base_metric *bm)
+		   const struct pg_base_metric *bm, long from)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	long first = -1, last = -1;
-	size_t n = bm->n_samples;
+	size_t n = bm->n_samples, runs = 0;
 
-	for (size_t k = 0; bm->jobs && k < n; k++) {
+	for (size_t k = 0; bm->jobs && k < bm->n_samples; k++) {
 		long j = bm->jobs[k];
-		if (j < 0 || (size_t)j >= base->n_jobs)
+		if (j < 0 || (size_t)j >= base->n_jobs || j < from)
 			continue;
 		first = first < 0 || j < first ? j : first;
 		last = j > last ? j : last;
+		runs++;
 	}
+	if (from > 0)
+		n = runs; /* since the run's common change point */
 	if (first >= 0) {
 		/* a git history: the jobs of the window */
 		const struct pg_base_job *a = &base->jobs[first], *z = &base->jobs[last];
 		pg_buf_printf(&b, "median of %zu run%s of main", n, n == 1 ? "" : "s");
+		if (from > 0)
+			pg_buf_puts(&b, " since its last whole-run change");
 		if (a->commit && z->commit && first != last)
 			pg_buf_printf(&b, ", %.12s..%.12s", a->commit, z->commit);
 		else if (z->commit)
@@ -305,8 +314,8 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	}
 	row->baseline = bm->value;
 	row->n_baseline = bm->n_samples ? bm->n_samples : (size_t)bm->runs;
-	row->basis = basis(base, bp, bm);
-	basis_of(c, &row->base_of, base, bp, bm);
+	row->basis = basis(base, bp, bm, 0);
+	basis_of(c, &row->base_of, base, bp, bm, 0);
 	if (!bp->insufficient && pg_cmp_tail_undecidable(row, rp->result, cur, n_cur))
 		goto done;
 	if (n_cur == 0) {
@@ -426,6 +435,8 @@ static struct pg_cmp_point *identified(const struct pg_baseline *base,
 	free(given);
 	return out;
 }
+
+static void evidence_trails(struct pg_comparison *out, const struct pg_baseline *base);
 
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
@@ -578,18 +589,22 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 	pg_strv_release(&ids);
 	pg_strv_release(&superseded);
 
-	/* the windows behind the regressions, for their charts */
+	/* a baseline the test took from the last whole-run change point on
+	 * says so (compare_step.c) */
 	for (size_t i = 0; i < out->n; i++) {
 		struct pg_cmp_row *r = &out->rows[i];
 		const struct pg_base_point *bp;
 		const struct pg_base_metric *bm;
-		if (!r->metric || r->base_of.kind != PG_BASIS_HISTORY ||
-		    (r->verdict != PG_VERDICT_REGRESSED && r->verdict != PG_VERDICT_NOT_REPRODUCED))
+		if (!r->metric || r->base_from <= 0 || r->base_of.kind != PG_BASIS_HISTORY)
 			continue;
 		bp = pg_baseline_find(base, r->point);
 		bm = bp ? pg_base_point_metric(bp, r->metric) : NULL;
-		if (bm)
-			r->trail = trail_of(out, base, bm);
+		if (!bm)
+			continue;
+		free(r->basis);
+		r->basis = basis(base, bp, bm, r->base_from);
+		basis_of(out, &r->base_of, base, bp, bm, r->base_from);
+		r->n_baseline = r->base_of.runs;
 	}
 
 	out->outcome = PG_OUTCOME_PASS;
@@ -621,6 +636,33 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 				pg_strv_push(&out->rerun, p);
 		}
 	}
+	evidence_trails(out, base);
+}
+
+/* The windows behind the evidence's regressions (the first
+ * PG_EVIDENCE_MAX: the charted ones) and their charts' names. */
+static void evidence_trails(struct pg_comparison *out, const struct pg_baseline *base)
+{
+	size_t n, total;
+	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(out, &n, &total);
+	char **names = pg_xcalloc(n ? n : 1, sizeof(char *));
+
+	for (size_t i = 0; i < n; i++) {
+		struct pg_cmp_row *r = &out->rows[rows[i] - out->rows];
+		const struct pg_base_point *bp;
+		const struct pg_base_metric *bm;
+		if (r->base_of.kind != PG_BASIS_HISTORY)
+			continue;
+		bp = pg_baseline_find(base, r->point);
+		bm = bp ? pg_base_point_metric(bp, r->metric) : NULL;
+		if (bm)
+			r->trail = trail_of(out, base, bm, r->base_from);
+	}
+	pg_evidence_chart_names(rows, n, names);
+	for (size_t i = 0; i < n; i++)
+		out->rows[rows[i] - out->rows].chart = names[i];
+	free(names);
+	free(rows);
 }
 
 void pg_comparison_release(struct pg_comparison *c)
@@ -631,6 +673,7 @@ void pg_comparison_release(struct pg_comparison *c)
 		free(c->rows[i].note);
 		free(c->rows[i].basis);
 		trail_free(c->rows[i].trail);
+		free(c->rows[i].chart);
 	}
 	free(c->rows);
 	for (size_t i = 0; i < c->n_commons; i++)

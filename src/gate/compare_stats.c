@@ -331,6 +331,8 @@ double pg_cmpstat_t_quantile(double p, double df)
 	 * resolution (a hundred halvings of a bracket under 2^60) */
 	while (pg_cmpstat_t_sf(hi, df) > p && hi < 1e18)
 		hi *= 2;
+	if (pg_cmpstat_t_sf(hi, df) > p)
+		return NAN; /* beyond 1e18: no quantile worth drawing */
 	for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
 		double mid = (lo + hi) / 2;
 		if (pg_cmpstat_t_sf(mid, df) > p)

@@ -92,6 +92,8 @@ struct hyp {
 
 struct pair_state {
 	double centre; /* baseline level (log, oriented) */
+	long from;     /* the first job behind centre (a whole-run change
+			* point's); 0: the whole window */
 	double y1, y2; /* the runs' values (log, oriented); NAN */
 	double r1, r2; /* raw change (log, oriented) */
 	enum pg_cmp_method method;
@@ -471,6 +473,7 @@ static void first_run(struct step *s, struct unit *u)
 				for (size_t j = 0; j < bm->n_samples; j++)
 					if (pass || bm->jobs[j] >= from)
 						v[k++] = orient(u->m, bm->samples[j]);
+				st->from = pass ? 0 : from; /* the jobs the test used */
 			}
 			st->centre = median_of(v, k);
 			st->r1 = st->y1 - st->centre;
@@ -854,6 +857,18 @@ static void p_text(char *out, size_t size, double p)
 	}
 }
 
+/* Why a test's spread gives no interval (pg_cmp_side.ci_missing). */
+static const char *ci_missing(double sd, double df)
+{
+	if (sd == 0)
+		return "the history's values are identical, no run-to-run noise to measure";
+	if (isnan(sd))
+		return "too few runs to measure the run-to-run noise";
+	if (!(df > 0))
+		return "no degrees of freedom left to measure the run-to-run noise";
+	return NULL;
+}
+
 static void side(struct pg_cmp_side *out, const struct pg_metric *m, double value, double raw,
 		 const struct hyp *h, bool rerun, size_t n)
 {
@@ -865,6 +880,7 @@ static void side(struct pg_cmp_side *out, const struct pg_metric *m, double valu
 	out->n = n;
 	out->flagged = rerun ? h->confirmed : h->flagged;
 	out->ci_low = out->ci_high = NAN;
+	out->ci_missing = ci_missing(rerun ? h->sd2 : h->sd1, h->df);
 	/* the interval of the test that decided it, where one ran */
 	if (!isnan(out->p_value)) {
 		double lo, hi;
@@ -874,6 +890,9 @@ static void side(struct pg_cmp_side *out, const struct pg_metric *m, double valu
 			hi = measured(m, hi);
 			out->ci_low = fmin(lo, hi);
 			out->ci_high = fmax(lo, hi);
+			out->ci_missing = NULL;
+		} else if (!out->ci_missing) {
+			out->ci_missing = "too few degrees of freedom for a finite interval";
 		}
 	}
 }
@@ -982,6 +1001,7 @@ static void fill_pair(struct step *s, size_t i)
 	}
 	row->method = st->method;
 	row->baseline = centre;
+	row->base_from = st->method == PG_METHOD_HISTORY ? st->from : 0;
 	row->current = p->v1;
 	row->change = isfinite(st->r1) ? measured(m, st->r1)
 		      : centre != 0    ? p->v1 / centre - 1

@@ -13,6 +13,7 @@
 #include "base/jsonw.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -199,51 +200,110 @@ static int verdict_piece(void *writer, struct pg_buf *chunk)
 	return pg_comparison_json_next(writer, chunk);
 }
 
-/* <dir>/evidence/<point>-<metric>.svg: the trend chart of each regression
- * the evidence lists (and links). */
+/* The list of the charts perfgate wrote into <dir>/evidence: the only
+ * files a later comparison into the same directory removes. */
+#define EVIDENCE_MANIFEST ".perfgate-charts"
+
+/* A chart name of an earlier manifest: one file of evidence/, no more. */
+static bool own_chart_name(const char *name)
+{
+	return *name && *name != '.' && !strchr(name, '/') && pg_str_has_suffix(name, ".svg");
+}
+
+/* Remove the charts an earlier comparison wrote into evid (its manifest
+ * names them), and the manifest; files perfgate did not write stay. */
+static void clear_evidence(const char *evid)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	struct pg_error ignored = PG_ERROR_INIT;
+	char *manifest = pg_path_join(evid, EVIDENCE_MANIFEST);
+
+	if (pg_file_read(manifest, &text, &ignored) == 0) {
+		for (char *line = text.ptr, *next; line && *line; line = next) {
+			struct stat st;
+			char *p;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (!own_chart_name(line))
+				continue;
+			p = pg_path_join(evid, line);
+			if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+				unlink(p);
+			free(p);
+		}
+		unlink(manifest);
+	}
+	free(manifest);
+	pg_buf_release(&text);
+}
+
+/*
+ * <dir>/evidence/<point>-<metric>.svg: the trend chart of each regression
+ * the evidence lists (and links), named in evidence/.perfgate-charts. The
+ * charts of an earlier comparison into the same directory (a first run's,
+ * before its re-run) are removed first. An evidence/ that is a symbolic
+ * link (or no directory) is neither cleared nor written through: an
+ * error naming it.
+ */
 static int write_evidence(const struct pg_comparison *c, const char *dir, struct pg_error *err)
 {
 	size_t n, total;
 	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(c, &n, &total);
-	struct pg_buf svg = PG_BUF_INIT, path = PG_BUF_INIT;
-	struct pg_strv old = PG_STRV_INIT;
-	struct pg_error ignored = PG_ERROR_INIT;
+	struct pg_buf svg = PG_BUF_INIT, list = PG_BUF_INIT;
+	char *evid = pg_path_join(dir, "evidence");
+	struct stat st;
+	bool any = false;
 	int rc = 0;
 
-	/* the charts of an earlier comparison into the same directory (a
-	 * first run's, before its re-run) are not this one's evidence */
-	pg_buf_printf(&path, "%s/evidence", dir);
-	if (pg_dir_list_regular(path.ptr, ".svg", &old, &ignored) == 0)
-		for (size_t i = 0; i < old.n; i++) {
-			char *p = pg_path_join(path.ptr, old.v[i]);
-			unlink(p);
-			free(p);
-		}
-	pg_strv_release(&old);
+	if (lstat(evid, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			rc = pg_error_set(
+				err, PG_ERR,
+				"%s: a symbolic link, no evidence charts written through it", evid);
+		else if (!S_ISDIR(st.st_mode))
+			rc = pg_error_set(err, PG_ERR, "%s: not a directory, no evidence charts",
+					  evid);
+		else
+			clear_evidence(evid);
+	}
 	for (size_t i = 0; i < n && !rc; i++) {
-		char *name = pg_comparison_evidence_chart(rows, i);
+		const char *name = rows[i]->chart;
+		char *path;
 		pg_buf_reset(&svg);
-		if (name && pg_trends_evidence_svg(&svg, rows[i], NULL)) {
-			pg_buf_reset(&path);
-			pg_buf_printf(&path, "%s/evidence", dir);
-			rc = pg_mkdir_p(path.ptr, err);
-			pg_buf_printf(&path, "/%s", name + strlen("evidence/"));
-			if (!rc)
-				rc = pg_file_write_atomic(path.ptr, svg.ptr, svg.len, err);
-		}
-		free(name);
+		if (!name || !pg_trends_evidence_svg(&svg, rows[i], NULL))
+			continue;
+		if (!any && (rc = pg_mkdir_under(dir, "evidence", err)))
+			break;
+		any = true;
+		name += strlen("evidence/");
+		/* listed first: a chart half written is still perfgate's */
+		pg_buf_printf(&list, "%s\n", name);
+		path = pg_path_join(evid, name);
+		rc = pg_file_write_atomic(path, svg.ptr, svg.len, err);
+		free(path);
+	}
+	if (any) {
+		char *manifest = pg_path_join(evid, EVIDENCE_MANIFEST);
+		struct pg_error ignored = PG_ERROR_INIT;
+		int rc2 = pg_file_write_atomic(manifest, list.ptr, list.len, rc ? &ignored : err);
+		if (!rc)
+			rc = rc2;
+		free(manifest);
 	}
 	free(rows);
+	free(evid);
 	pg_buf_release(&svg);
-	pg_buf_release(&path);
+	pg_buf_release(&list);
 	return rc;
 }
 
 int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
-			struct pg_error *err)
+			struct pg_error *warning, struct pg_error *err)
 {
 	struct pg_buf own_md = PG_BUF_INIT, path = PG_BUF_INIT;
 	struct pg_buf *md = md_out ? md_out : &own_md;
+	struct pg_error lost = PG_ERROR_INIT;
 	size_t md_start = md->len;
 	int rc = pg_mkdir_p(dir, err);
 
@@ -257,8 +317,9 @@ int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct p
 	pg_buf_printf(&path, "%s/verdict.json", dir);
 	rc = pg_file_write_atomic_fill(path.ptr, verdict_piece,
 				       &(struct pg_comparison_json_writer){ .c = c }, err);
+	/* the verdict stands without its charts: a warning */
 	if (!rc)
-		rc = write_evidence(c, dir, err);
+		write_evidence(c, dir, warning ? warning : &lost);
 done:
 	pg_buf_release(&own_md);
 	pg_buf_release(&path);

@@ -76,9 +76,13 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 
 /* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
- * created). md_out (may be NULL) gets the markdown appended, for printing
- * without rendering it twice. */
+ * created), and the evidence's trend charts into <dir>/evidence (their
+ * names in evidence/.perfgate-charts; an earlier comparison's charts
+ * removed, no other file). md_out (may be NULL) gets the markdown
+ * appended, for printing without rendering it twice. Charts that cannot
+ * be written (evidence/ a symbolic link: never written through) are no
+ * error: *warning (may be NULL) says why, and stays clear otherwise. */
 int pg_comparison_write(const struct pg_comparison *c, const char *dir, struct pg_buf *md_out,
-			struct pg_error *err);
+			struct pg_error *warning, struct pg_error *err);
 
 #endif

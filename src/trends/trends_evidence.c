@@ -24,12 +24,18 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 {
 	const struct pg_cmp_trail *t = r->trail;
 	const struct pg_metric *m = r->metric;
-	double thr = pg_attention_threshold(r), *x;
+	double thr = pg_attention_threshold(r), *x, at;
+	bool beyond;
+	int len;
 	struct pg_trends_chart c = { 0 };
-	char name[96], caption[128];
+	char name[96], caption[192];
 
 	if (!t || !t->n || !m)
 		return false;
+	/* a point judged beyond its run's common change moves with it */
+	beyond = (r->method == PG_METHOD_STEP || r->method == PG_METHOD_CROSSWISE) &&
+		 isfinite(r->run_change);
+	at = r->baseline * (beyond ? 1 + r->run_change : 1);
 	x = pg_xmalloc(t->n * sizeof(double));
 	for (size_t k = 0; k < t->n; k++)
 		x[k] = (double)k;
@@ -49,28 +55,38 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 	c.base = r->baseline;
 	c.tol = thr;
 	c.limit = NAN;
+	/* a point judged beyond its run's common change fails beyond the
+	 * threshold from there: the line moves with the run, as the bar does */
 	if (isfinite(r->baseline) && r->baseline > 0 && isfinite(thr))
-		c.limit = m->direction == PG_HIGHER_IS_BETTER ? r->baseline / (1 + thr)
-							      : r->baseline * (1 + thr);
-	c.w0 = 0;
+		c.limit = (beyond ? at : r->baseline) *
+			  (m->direction == PG_HIGHER_IS_BETTER ? 1 / (1 + thr) : 1 + thr);
+	c.w0 = (long)t->from;
 	c.w1 = (long)t->n - 1;
-	c.window_runs = t->n;
+	c.window_runs = t->n - t->from;
 	c.pr = r->current;
 	c.pr_change = r->change;
 	c.pr_verdict = r->verdict;
 	/* the interval of the change, around the run's value: a point judged
 	 * beyond its run's common change moves with it */
 	if (isfinite(r->ci_low) && isfinite(r->ci_high) && isfinite(r->baseline)) {
-		double at = r->baseline * (isfinite(r->run_change) ? 1 + r->run_change : 1);
 		c.pr_interval = true;
 		c.pr_lo = at * (1 + r->ci_low);
 		c.pr_hi = at * (1 + r->ci_high);
-		snprintf(caption, sizeof(caption),
-			 "the baseline window: runs of main, oldest to newest · the bar: %g%% "
-			 "interval of the change",
-			 PG_CI_LEVEL * 100);
-		c.x_caption = caption;
 	}
+	if (beyond)
+		/* shorter: the chart's width holds about 110 characters */
+		len = snprintf(caption, sizeof(caption),
+			       "runs of main, oldest to newest · the limit moves with the run's "
+			       "common change (%s%.1f%%)",
+			       r->run_change < 0 ? "−" : "+", fabs(r->run_change) * 100);
+	else
+		len = snprintf(caption, sizeof(caption),
+			       "the baseline window: runs of main, oldest to newest");
+	if (c.pr_interval && len > 0 && (size_t)len < sizeof(caption))
+		snprintf(caption + len, sizeof(caption) - (size_t)len,
+			 " · the bar: %g%% interval%s", PG_CI_LEVEL * 100,
+			 beyond ? "" : " of the change");
+	c.x_caption = caption;
 	if (isfinite(r->change))
 		snprintf(name, sizeof(name), "%s %s%.1f%%", run_name ? run_name : "this run",
 			 r->change < 0 ? "−" : "+", fabs(r->change) * 100);

@@ -49,6 +49,27 @@ setup() {
 	golden out/comparison.md gate/same.md
 }
 
+@test "evidence/ planted as a link: not cleared, not written through, a warning" {
+	mkdir victim
+	echo mine >victim/important.svg
+	printf 'important.svg\n' >victim/.perfgate-charts
+	ln -s ../../victim runs/same/evidence
+	run --separate-stderr "$PERFGATE_BIN" gate runs/same
+	assert_success
+	[ "$stderr" = "perfgate: warning: runs/same/evidence: a symbolic link, no evidence charts written through it" ]
+	[ "$(cat victim/important.svg)" = mine ]
+	[ "$(ls -A victim | tr '\n' ' ')" = ".perfgate-charts important.svg " ]
+	[ -f runs/same/verdict.json ]
+	# a real evidence/: the user's files stay
+	rm runs/same/evidence
+	mkdir runs/same/evidence
+	echo mine >runs/same/evidence/notes.svg
+	run --separate-stderr "$PERFGATE_BIN" gate runs/same -q
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(cat runs/same/evidence/notes.svg)" = mine ]
+}
+
 @test "a regression: FAIL, exit 1, regressions first, re-run requested" {
 	run --separate-stderr "$PERFGATE_BIN" gate runs/slow -o out
 	assert_failure 1

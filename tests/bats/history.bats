@@ -143,10 +143,19 @@ v = json.load(open("out/verdict.json"))
 df = pd.DataFrame(v["rows"])
 b = pd.json_normalize(v["rows"])
 r = df[(df.metric == "output_throughput") & df.point.str.endswith("_inf")].iloc[0]
-print(r.ci_low < r.change < r.ci_high, b["basis.kind"].dropna().unique().tolist(),
+# the interval is the t test inverted: on the log scale the change +- t(2.5%)
+# x sd, where sd is what the test divided by (t(p) = |change| / sd, on
+# 0.9 x (5 - 1) degrees of freedom: compare_step.c)
+from math import log1p, expm1
+from scipy.stats import t
+e, dof = log1p(r.change), 0.9 * (r.n_baseline - 1)
+sd = abs(e) / t.isf(r.p_value, dof)
+lo, hi = expm1(e - t.isf(0.025, dof) * sd), expm1(e + t.isf(0.025, dof) * sd)
+print(r.method, abs(r.ci_low - lo) < 1e-6 * abs(lo), abs(r.ci_high - hi) < 1e-6 * abs(hi),
+      b["basis.kind"].dropna().unique().tolist(),
       b["basis.runs"].dropna().unique().tolist(), r.basis["commits"][0] == open("../m1").read().strip())'
 	assert_success
-	assert_output "True ['history'] [5] True"
+	assert_output "history True True ['history'] [5] True"
 }
 
 @test "too little history: insufficient-data, a pass with a warning" {

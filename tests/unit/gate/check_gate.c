@@ -3,17 +3,22 @@
 #include "testutil.h"
 
 #include "base/buf.h"
+#include "base/error.h"
 #include "gate/attention.h"
 #include "gate/compare.h"
 #include "gate/compare_stats.h"
+#include "gate/gate_io.h"
 #include "base/jsonw.h"
 #include "results/metrics.h"
 #include "trends/trends.h"
+#include "sys/fsutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -675,6 +680,10 @@ START_TEST(t_quantiles_and_intervals)
 	ck_assert(!pg_cmpstat_t_interval(0.05, NAN, 4, 0.95, &lo, &hi));
 	ck_assert(isnan(lo) && isnan(hi));
 	ck_assert(!pg_cmpstat_t_interval(0.05, 0.01, NAN, 0.95, &lo, &hi));
+	/* a quantile beyond the bracket's cap (scipy: t.isf(0.025, 0.01) is
+	 * past 1e18) is no number, and gives no interval */
+	ck_assert(isnan(pg_cmpstat_t_quantile(0.025, 0.01)));
+	ck_assert(!pg_cmpstat_t_interval(0.05, 0.01, 0.01, 0.95, &lo, &hi));
 }
 END_TEST
 
@@ -769,6 +778,267 @@ START_TEST(evidence_interval_basis_and_chart_against_the_history)
 }
 END_TEST
 
+/* n points regressed (900 tok/s) against five runs of main each, medians
+ * given; the results in *cur (the caller's). */
+static void regress_on_history(struct pg_comparison *c, struct pg_baseline *base,
+			       struct pg_policy *policy, const char *const *points, size_t n,
+			       const double *medians, json_t **cur)
+{
+	static const long jobs[] = { 0, 1, 2, 3, 4 };
+	struct pg_cmp_point *run = calloc(n, sizeof(*run));
+	char day[32], commit[41];
+
+	*cur = serving_result(900, 50, "ok", NULL);
+	pg_policy_init(policy);
+	memset(base, 0, sizeof(*base));
+	base->gpu = strdup("H100");
+	base->kind = strdup("git");
+	base->source = strdup("git refs/perfgate/history");
+	for (size_t i = 0; i < N(jobs); i++) {
+		snprintf(day, sizeof(day), "2026-11-0%zuT12:00:00Z", i + 1);
+		snprintf(commit, sizeof(commit), "%040zu", i + 1);
+		pg_baseline_add_job(base, commit, day);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pg_base_point *p = pg_baseline_add(base, points[i], PG_SUITE_SERVING);
+		pg_base_point_add_jobs(p, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"),
+				       medians, jobs, N(jobs));
+		run[i] = (struct pg_cmp_point){ points[i], PG_SUITE_SERVING, "ok", *cur, NULL };
+	}
+	pg_compare(c, policy, base, run, n, NULL, 0, NULL);
+	free(run);
+}
+
+static void release_history(struct pg_comparison *c, struct pg_baseline *base,
+			    struct pg_policy *policy, json_t *cur)
+{
+	pg_comparison_release(c);
+	pg_baseline_release(base);
+	pg_policy_release(policy);
+	json_decref(cur);
+}
+
+/* Chart names are built once, in one pass: names that a file name cannot
+ * tell apart get a suffix, a suffix never takes another row's name, and
+ * twenty rows of one name build forty names, not 2^20. */
+START_TEST(evidence_chart_names_are_unique_in_one_pass)
+{
+	struct pg_metric m = { .id = "m" }, m2 = { .id = "2" }, m3 = { .id = "3" };
+	struct pg_cmp_trail t = { 0 };
+	struct pg_cmp_row rows[PG_EVIDENCE_MAX];
+	const struct pg_cmp_row *v[PG_EVIDENCE_MAX];
+	char *names[PG_EVIDENCE_MAX];
+
+	memset(rows, 0, sizeof(rows));
+	for (size_t i = 0; i < N(rows); i++) {
+		rows[i].point = "p";
+		rows[i].metric = &m;
+		rows[i].trail = &t;
+		v[i] = &rows[i];
+	}
+	/* "p-m" twice, then a row whose own name is the second's suffixed
+	 * one: the suffix steps aside */
+	rows[2].point = "p-m";
+	rows[2].metric = &m2;
+	ck_assert_uint_eq(pg_evidence_chart_names(v, 3, names), 5);
+	ck_assert_str_eq(names[0], "evidence/p-m.svg");
+	ck_assert_str_eq(names[1], "evidence/p-m-2-2.svg");
+	ck_assert_str_eq(names[2], "evidence/p-m-2.svg");
+	for (size_t i = 0; i < 3; i++)
+		free(names[i]);
+
+	/* an earlier row owns what a later one's suffix would be */
+	rows[0].point = "p-m";
+	rows[0].metric = &m3;
+	rows[2].point = "p";
+	rows[2].metric = &m;
+	ck_assert_uint_eq(pg_evidence_chart_names(v, 4, names), 7);
+	ck_assert_str_eq(names[0], "evidence/p-m-3.svg");
+	ck_assert_str_eq(names[1], "evidence/p-m.svg");
+	ck_assert_str_eq(names[2], "evidence/p-m-3-2.svg");
+	ck_assert_str_eq(names[3], "evidence/p-m-4.svg");
+	for (size_t i = 0; i < 4; i++)
+		free(names[i]);
+
+	/* a row without a window has no chart */
+	rows[0].trail = NULL;
+	ck_assert_uint_eq(pg_evidence_chart_names(v, 1, names), 0);
+	ck_assert_ptr_null(names[0]);
+
+	/* twenty rows of one name: one name each and a suffix each after
+	 * the first, all different */
+	for (size_t i = 0; i < N(rows); i++) {
+		rows[i].point = "p";
+		rows[i].metric = &m;
+		rows[i].trail = &t;
+	}
+	ck_assert_uint_eq(pg_evidence_chart_names(v, N(rows), names), 2 * N(rows) - 1);
+	for (size_t i = 0; i < N(rows); i++)
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(names[i], names[j]);
+	for (size_t i = 0; i < N(rows); i++)
+		free(names[i]);
+}
+END_TEST
+
+/* Only the charted rows (the first PG_EVIDENCE_MAX of the evidence) carry
+ * a window; every one of those a chart name. */
+START_TEST(evidence_trails_only_for_the_charted_rows)
+{
+	static const double medians[] = { 1000, 1020, 990, 1010, 980 };
+	enum { M = PG_EVIDENCE_MAX + 3 };
+	char names[M][32];
+	const char *points[M];
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	size_t n, total, with_trail = 0;
+	const struct pg_cmp_row **rows;
+	json_t *cur;
+
+	for (size_t i = 0; i < M; i++) {
+		snprintf(names[i], sizeof(names[i]), "serving_p%02zu_qps_inf", i);
+		points[i] = names[i];
+	}
+	regress_on_history(&c, &base, &policy, points, M, medians, &cur);
+	rows = pg_comparison_evidence_rows(&c, &n, &total);
+	ck_assert_uint_eq(n, PG_EVIDENCE_MAX);
+	ck_assert_uint_eq(total, M);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(rows[i]->trail && rows[i]->chart, "%s", rows[i]->point);
+	for (size_t i = 0; i < c.n; i++)
+		with_trail += c.rows[i].trail != NULL;
+	ck_assert_uint_eq(with_trail, PG_EVIDENCE_MAX);
+	free(rows);
+	release_history(&c, &base, &policy, cur);
+}
+END_TEST
+
+/* The missing interval says why: a history whose values are identical has
+ * no spread, which is not "too few runs". */
+START_TEST(evidence_says_why_there_is_no_interval)
+{
+	static const double same[] = { 1000, 1000, 1000, 1000, 1000 };
+	const char *points[] = { "serving_a_qps_inf" };
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct pg_buf md = PG_BUF_INIT;
+	const struct pg_cmp_row *r;
+	json_t *cur;
+
+	regress_on_history(&c, &base, &policy, points, 1, same, &cur);
+	r = find_row(&c, points[0], "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(isnan(r->ci_low));
+	pg_comparison_markdown(&md, &c);
+	ck_assert_msg(strstr(md.ptr, " No confidence interval: the history's values are "
+				     "identical, no run-to-run noise to measure."),
+		      "%s", md.ptr);
+	ck_assert_ptr_null(strstr(md.ptr, "too few runs"));
+	pg_buf_release(&md);
+	release_history(&c, &base, &policy, cur);
+}
+END_TEST
+
+static bool exists(const char *dir, const char *name)
+{
+	char *p = pg_path_join(dir, name);
+	struct stat st;
+	bool yes = lstat(p, &st) == 0;
+	free(p);
+	return yes;
+}
+
+/* The evidence's charts replace an earlier comparison's, and nothing
+ * else: a file of the user's in evidence/ stays, and an evidence/ that is
+ * a symbolic link is neither cleared nor written through (a warning; the
+ * verdict is written). */
+START_TEST(evidence_charts_clear_only_their_own)
+{
+	static const double medians[] = { 1000, 1020, 990, 1010, 980 };
+	const char *points[] = { "serving_a_qps_inf" };
+	const char *chart = "serving_a_qps_inf-output_throughput.svg";
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct pg_error err = PG_ERROR_INIT, warning = PG_ERROR_INIT;
+	char *tmp = tu_mkdtemp(), *dir = pg_path_join(tmp, "out"),
+	     *evid = pg_path_join(dir, "evidence"), *victim = pg_path_join(tmp, "victim"),
+	     *link_dir = pg_path_join(tmp, "linked"), *link = pg_path_join(link_dir, "evidence"),
+	     *p, *text;
+	json_t *cur;
+
+	regress_on_history(&c, &base, &policy, points, 1, medians, &cur);
+	ck_assert_str_eq(find_row(&c, points[0], "output_throughput")->chart,
+			 "evidence/serving_a_qps_inf-output_throughput.svg");
+	/* an earlier comparison's chart, and the user's own files */
+	ck_assert_int_eq(pg_mkdir_p(evid, &err), 0);
+	p = pg_path_join(evid, "serving_b_qps_inf-output_throughput.svg");
+	tu_write_file(p, "<svg/>");
+	free(p);
+	p = pg_path_join(evid, ".perfgate-charts");
+	tu_write_file(p, "serving_b_qps_inf-output_throughput.svg\n../../victim/important.svg\n"
+			 ".perfgate-charts\n");
+	free(p);
+	p = pg_path_join(evid, "important.svg");
+	tu_write_file(p, "mine");
+	free(p);
+	ck_assert_int_eq(pg_mkdir_p(victim, &err), 0);
+	p = pg_path_join(victim, "important.svg");
+	tu_write_file(p, "mine");
+	free(p);
+
+	ck_assert_int_eq(pg_comparison_write(&c, dir, NULL, &warning, &err), 0);
+	ck_assert_int_eq(warning.code, 0);
+	ck_assert(!exists(evid, "serving_b_qps_inf-output_throughput.svg"));
+	ck_assert(exists(evid, "important.svg"));
+	ck_assert(exists(victim, "important.svg"));
+	ck_assert(exists(evid, chart));
+	p = pg_path_join(evid, ".perfgate-charts");
+	text = tu_read_file(p, NULL);
+	ck_assert_str_eq(text, "serving_a_qps_inf-output_throughput.svg\n");
+	free(text);
+	free(p);
+	/* written again: the same chart, the user's file still there */
+	ck_assert_int_eq(pg_comparison_write(&c, dir, NULL, &warning, &err), 0);
+	ck_assert(exists(evid, chart) && exists(evid, "important.svg"));
+
+	/* evidence/ a link to elsewhere: nothing there removed or written */
+	ck_assert_int_eq(pg_mkdir_p(link_dir, &err), 0);
+	ck_assert_int_eq(symlink(victim, link), 0);
+	p = pg_path_join(victim, ".perfgate-charts");
+	tu_write_file(p, "important.svg\n");
+	free(p);
+	ck_assert_int_eq(pg_comparison_write(&c, link_dir, NULL, &warning, &err), 0);
+	ck_assert_int_ne(warning.code, 0);
+	ck_assert_ptr_nonnull(strstr(warning.msg, link));
+	ck_assert_ptr_nonnull(strstr(warning.msg, "symbolic link"));
+	ck_assert_ptr_null(strchr(warning.msg, '\n'));
+	ck_assert(exists(victim, "important.svg"));
+	ck_assert(exists(victim, ".perfgate-charts"));
+	ck_assert(!exists(victim, chart));
+	ck_assert(exists(link_dir, "verdict.json") && exists(link_dir, "comparison.md"));
+
+	release_history(&c, &base, &policy, cur);
+	tu_rm_rf(tmp);
+	free(tmp);
+	free(dir);
+	free(evid);
+	free(victim);
+	free(link_dir);
+	free(link);
+}
+END_TEST
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
 /* comparison.md is rendered as markdown (an artifact, a PR comment, stdout
  * pasted into an annotation): names, notes, the GPU and the baseline
  * source cannot break its tables or inject HTML. */
@@ -807,6 +1077,49 @@ START_TEST(hostile_names_cannot_break_the_comparison)
 	ck_assert_ptr_nonnull(strstr(md.ptr, "| serving\\_&lt;script&gt;\\|x\\`y\\`\\_qps_1 |"));
 	ck_assert_ptr_nonnull(strstr(
 		md.ptr, "failed: exit 1 \\| &lt;b&gt;see&lt;/b&gt; \\`log\\` ## \\[x\\](y) |"));
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+
+	/* the evidence against a history: its chart's link and the chart */
+	{
+		static const double medians[] = { 1000, 1020, 990, 1010, 980 };
+		const char *points[] = { run[0].name, "serving_../\"'><svg onload=1>)](x)_qps_1" };
+		struct pg_comparison h;
+		struct pg_baseline hb;
+		struct pg_policy hp;
+		struct pg_buf svg = PG_BUF_INIT;
+		json_t *cur;
+
+		regress_on_history(&h, &hb, &hp, points, N(points), medians, &cur);
+		pg_comparison_markdown(&md, &h);
+		tu_assert_markdown_safe(md.ptr, tags);
+		ck_assert_msg(strstr(md.ptr, "[Trend of the baseline's runs](evidence/"
+					     "serving__script__x_y__qps_1-output_throughput.svg)"),
+			      "%s", md.ptr);
+		ck_assert_msg(strstr(md.ptr, "[Trend of the baseline's runs](evidence/"
+					     "serving_.._____svg_onload_1____x__qps_1-"
+					     "output_throughput.svg)"),
+			      "%s", md.ptr);
+		for (size_t i = 0; i < N(points); i++) {
+			const struct pg_cmp_row *r = find_row(&h, points[i], "output_throughput");
+			ck_assert_uint_eq(strspn(r->chart,
+						 "abcdefghijklmnopqrstuvwxyz"
+						 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/"),
+					  strlen(r->chart));
+			ck_assert_ptr_null(strstr(r->chart, "/../"));
+			pg_buf_reset(&svg);
+			ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
+			/* the elements of any chart, the names only as text */
+			ck_assert_ptr_null(strstr(svg.ptr, "<script"));
+			ck_assert_ptr_null(strstr(svg.ptr, "<svg onload"));
+			ck_assert_uint_eq(count_of(svg.ptr, "<svg"),
+					  2); /* the file's, the chart's */
+			ck_assert_ptr_nonnull(
+				strstr(svg.ptr, i ? "&lt;svg onload=1&gt;" : "&lt;script&gt;"));
+		}
+		pg_buf_release(&svg);
+		release_history(&h, &hb, &hp, cur);
+	}
 	pg_buf_release(&md);
 	pg_comparison_release(&c);
 
@@ -909,6 +1222,10 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, evidence_interval_basis_and_chart_against_the_history);
 	tcase_add_test(tc, large_comparisons);
 	tcase_add_test(tc, hostile_names_cannot_break_the_comparison);
+	tcase_add_test(tc, evidence_chart_names_are_unique_in_one_pass);
+	tcase_add_test(tc, evidence_trails_only_for_the_charted_rows);
+	tcase_add_test(tc, evidence_says_why_there_is_no_interval);
+	tcase_add_test(tc, evidence_charts_clear_only_their_own);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,7 @@
 #include "gate/compare.h"
 #include "gate/compare_stats.h"
 #include "results/metrics.h"
+#include "trends/trends.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -441,7 +442,7 @@ START_TEST(the_rerun_must_reproduce)
 	double extra[P] = { 0 }, none[P] = { 0 };
 	bool only[P] = { false };
 	const struct pg_cmp_row *r;
-	struct pg_buf md = PG_BUF_INIT;
+	struct pg_buf md = PG_BUF_INIT, svg = PG_BUF_INIT;
 
 	pg_policy_init(&policy);
 	policy.rerun_anchors = 3;
@@ -475,8 +476,16 @@ START_TEST(the_rerun_must_reproduce)
 	ck_assert_ptr_nonnull(strstr(md.ptr, "95% interval of the change beyond the run's common "
 					     "change (-"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "; on the re-run -"));
-	ck_assert(r->first.ci_low < r->first.effect && r->first.effect < r->first.ci_high);
-	ck_assert(r->rerun.ci_low < r->rerun.effect && r->rerun.effect < r->rerun.ci_high);
+	/* each interval is the run's t test inverted: centred on its effect
+	 * on the log scale, and clear of no change exactly when the test's
+	 * one-sided p is under 2.5% */
+	ck_assert_double_eq_tol((log1p(r->first.ci_low) + log1p(r->first.ci_high)) / 2,
+				log1p(r->first.effect), 1e-9);
+	ck_assert_double_eq_tol((log1p(r->rerun.ci_low) + log1p(r->rerun.ci_high)) / 2,
+				log1p(r->rerun.effect), 1e-9);
+	ck_assert_int_eq(r->first.ci_high < 0, r->first.p_value < 0.025);
+	ck_assert_int_eq(r->rerun.ci_high < 0, r->rerun.p_value < 0.025);
+	ck_assert(r->first.ci_high < 0 && r->rerun.ci_high < 0);
 	ck_assert(r->first.ci_low < expm1(-0.06) && expm1(-0.06) < r->first.ci_high);
 	ck_assert(r->rerun.ci_low < expm1(-0.06) && expm1(-0.06) < r->rerun.ci_high);
 	ck_assert_double_eq(r->ci_low, r->first.ci_low);
@@ -484,6 +493,15 @@ START_TEST(the_rerun_must_reproduce)
 	 * trend chart */
 	ck_assert_ptr_nonnull(r->trail);
 	ck_assert_uint_eq(r->trail->n, r->n_baseline);
+	/* its chart: judged beyond the run's common change, the failing
+	 * limit moves with the run as the interval's bar does -- the run's
+	 * diamond beyond it, not inside the band */
+	ck_assert_int_eq(r->method, PG_METHOD_STEP);
+	ck_assert(isfinite(r->run_change) && r->run_change < -0.005);
+	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
+	ck_assert_ptr_nonnull(strstr(svg.ptr, "the limit moves with the run&#39;s common change"));
+	tu_assert_golden("golden/gate/evidence-chart-step.svg", svg.ptr);
+	pg_buf_release(&svg);
 	pg_buf_release(&md);
 	pg_comparison_release(&c);
 	free_run(&again);
@@ -596,6 +614,78 @@ START_TEST(the_window_starts_after_a_step)
 	bp = pg_baseline_find(&base, names[4]);
 	ck_assert_ptr_nonnull(bp->insufficient);
 	ck_assert_ptr_nonnull(strstr(bp->insufficient, "3 runs since its level changed at"));
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* A point judged alone (the only one of its run: method "history") after
+ * a whole-run step is tested against the jobs since it: its basis, its
+ * words and its chart's window say so, not the whole window. */
+START_TEST(a_point_alone_after_a_whole_run_step_rests_on_the_jobs_since)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct run run;
+	double extra[P] = { 0 };
+	bool only[P] = { false };
+	const struct pg_cmp_row *r;
+	const struct pg_base_point *bp;
+	struct pg_buf svg = PG_BUF_INIT, want = PG_BUF_INIT;
+	const char *since_commit;
+	json_t *js, *basis;
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, 6, -1, 0.06);
+	bp = pg_baseline_find(&base, names[0]);
+	ck_assert_int_eq(bp->runs, K); /* the point's window is all K jobs */
+	only[0] = true;
+	extra[0] = 0.15;
+	make_run(&run, P, 0.06, extra, only, 12);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	r = row_of(&c, names[0], "output_throughput");
+	ck_assert_int_eq(r->method, PG_METHOD_HISTORY);
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(r->base_from, 6);
+	/* the baseline is the median of the jobs since the step (at the new
+	 * level), and the basis counts those */
+	ck_assert_double_eq_tol(r->baseline / measure(0, 0, 0.06), 1, 0.02);
+	ck_assert_uint_eq(r->base_of.runs, K - 6);
+	ck_assert_uint_eq(r->n_baseline, K - 6);
+	ck_assert_str_eq(r->base_of.first_commit, base.jobs[6].commit);
+	ck_assert_str_eq(r->base_of.first_date, base.jobs[6].date);
+	ck_assert_str_eq(r->base_of.last_commit, base.jobs[K - 1].commit);
+	since_commit = base.jobs[6].commit;
+	pg_buf_printf(&want, "median of %d runs of main since its last whole-run change, %.12s..",
+		      K - 6, since_commit);
+	ck_assert_msg(!strncmp(r->basis, want.ptr, want.len), "%s", r->basis);
+	js = pg_comparison_json(&c);
+	for (size_t i = 0; i < json_array_size(json_object_get(js, "rows")); i++) {
+		json_t *row = json_array_get(json_object_get(js, "rows"), i);
+		if (strcmp(json_string_value(json_object_get(row, "point")), names[0]) ||
+		    strcmp(json_string_value(json_object_get(row, "metric")), "output_throughput"))
+			continue;
+		basis = json_object_get(row, "basis");
+		ck_assert_int_eq(json_integer_value(json_object_get(basis, "runs")), K - 6);
+		ck_assert_str_eq(
+			json_string_value(json_array_get(json_object_get(basis, "commits"), 0)),
+			since_commit);
+	}
+	json_decref(js);
+	/* the chart draws every run, its window shaded from the step */
+	ck_assert_ptr_nonnull(r->trail);
+	ck_assert_uint_eq(r->trail->n, K);
+	ck_assert_uint_eq(r->trail->from, 6);
+	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
+	pg_buf_reset(&want);
+	pg_buf_printf(&want, "baseline window: %d runs", K - 6);
+	ck_assert_msg(strstr(svg.ptr, want.ptr), "%s", svg.ptr);
+	tu_assert_golden("golden/gate/evidence-chart-since-change.svg", svg.ptr);
+	pg_buf_release(&svg);
+	pg_buf_release(&want);
+	pg_comparison_release(&c);
+	free_run(&run);
 	pg_baseline_release(&base);
 	pg_policy_release(&policy);
 }
@@ -1054,6 +1144,7 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, a_whole_run_change_must_reproduce);
 	tcase_add_test(tc, the_window_starts_after_a_step);
 	tcase_add_test(tc, a_whole_run_step_moves_the_level);
+	tcase_add_test(tc, a_point_alone_after_a_whole_run_step_rests_on_the_jobs_since);
 	tcase_add_test(tc, history_marks_and_reports_changes);
 	tcase_add_test(tc, missing_is_planned_and_not_produced);
 	tcase_add_test(tc, points_not_seen_lately_age_out);
