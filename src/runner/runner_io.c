@@ -662,28 +662,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 
 /* ---- the server ------------------------------------------------------- */
 
-/* A free loopback port: bind port 0, read it back, release it for the
- * server. Another process could take it in between; on a CI agent that
- * runs one job at a time that does not happen. */
+/* A free loopback port (sys/proc.h, pg_free_ports). */
 static int free_port(char out[16], struct pg_error *err)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return pg_error_set(err, PG_ERR, "socket: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(fd, (struct sockaddr *)&a, &len)) {
-		close(fd);
-		return pg_error_set(err, PG_ERR, "bind 127.0.0.1:0: %s", strerror(errno));
-	}
-	close(fd);
-	snprintf(out, 16, "%u", (unsigned)ntohs(a.sin_port));
-	return 0;
+	return pg_free_ports(1, (char(*)[16])out, err);
 }
 
 static const char *api_key(const struct pg_test *t)
@@ -871,14 +853,15 @@ static int start_deployment(struct runner *r, const struct pg_test *t, struct ou
 	for (size_t i = 0; i < sv->n_roles; i++)
 		n += (size_t)sv->roles[i].replicas;
 	port = pg_xcalloc(n, sizeof(*port));
+	/* all at once: ports drawn one by one can repeat */
+	if ((ret = pg_free_ports(n, port, &err))) {
+		fail(oc, "error", "%s", err.msg);
+		goto done;
+	}
 	for (size_t i = 0; i < sv->n_roles; i++) {
 		pg_buf_reset(&urls);
 		pg_buf_reset(&ports);
 		for (long j = 0; j < sv->roles[i].replicas; j++, k++) {
-			if ((ret = free_port(port[k], &err))) {
-				fail(oc, "error", "%s", err.msg);
-				goto done;
-			}
 			pg_buf_printf(&urls, "%shttp://127.0.0.1:%s", j ? "," : "", port[k]);
 			pg_buf_printf(&ports, "%s%s", j ? "," : "", port[k]);
 		}

@@ -8,7 +8,9 @@
 #include "base/strutil.h"
 #include "suite/suite.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1170,4 +1173,37 @@ void pg_file_tail(struct pg_buf *out, const char *path, size_t n)
 		start--;
 	}
 	pg_buf_add(out, buf + start, len - start);
+}
+
+int pg_free_ports(size_t n, char (*out)[16], struct pg_error *err)
+{
+	int *fd = pg_xcalloc(n ? n : 1, sizeof(*fd));
+	size_t k = 0;
+	int ret = 0;
+
+	/* all held open at once, so none can be drawn twice */
+	for (; k < n; k++) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+
+		memset(&a, 0, sizeof(a));
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fd[k] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd[k] < 0) {
+			ret = pg_error_set(err, PG_ERR, "socket: %s", strerror(errno));
+			break;
+		}
+		if (bind(fd[k], (struct sockaddr *)&a, sizeof(a)) ||
+		    getsockname(fd[k], (struct sockaddr *)&a, &len)) {
+			ret = pg_error_set(err, PG_ERR, "bind 127.0.0.1:0: %s", strerror(errno));
+			close(fd[k]);
+			break;
+		}
+		snprintf(out[k], 16, "%u", (unsigned)ntohs(a.sin_port));
+	}
+	while (k > 0)
+		close(fd[--k]);
+	free(fd);
+	return ret;
 }

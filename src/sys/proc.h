@@ -158,4 +158,12 @@ void pg_file_tail(struct pg_buf *out, const char *path, size_t n);
 /* Monotonic clock in seconds. */
 double pg_monotonic(void);
 
+/* n distinct free loopback ports, as decimal strings: each from binding
+ * port 0. Every probe socket stays open until all n are chosen: one closed
+ * at once lets the kernel hand out the same port again (6 repeats in 5,000
+ * draws of 5), and two servers of one deployment would then collide. The
+ * ports are released on return; another process could take one before the
+ * server binds it, which a CI agent running one job at a time does not. */
+int pg_free_ports(size_t n, char (*out)[16], struct pg_error *err);
+
 #endif

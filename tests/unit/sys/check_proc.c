@@ -675,6 +675,14 @@ END_TEST
 /* ---- readiness ---- */
 
 /* A port nothing listens on now (the kernel's choice for port 0). */
+static int port_num(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return *end || v <= 0 || v > 65535 ? -1 : (int)v;
+}
+
 static int free_port(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -687,6 +695,41 @@ static int free_port(void)
 	close(fd);
 	return ntohs(a.sin_port);
 }
+
+/* A deployment's ports: all distinct (each probe socket is held until
+ * all are chosen; closed at once, the kernel can hand one out twice) and
+ * each free to bind once returned. 5,000 draws of 8: the one-by-one draw
+ * repeated a port in about 1 draw of 2,000 here (this test then failed
+ * 5 runs in 5). */
+START_TEST(free_ports_are_distinct_and_bindable)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	char port[8][16];
+
+	for (int round = 0; round < 5000; round++) {
+		ck_assert_msg(pg_free_ports(8, port, &err) == 0, "%s", err.msg);
+		for (int i = 0; i < 8; i++) {
+			ck_assert_int_gt(port_num(port[i]), 0);
+			for (int j = 0; j < i; j++)
+				ck_assert_msg(strcmp(port[i], port[j]), "round %d: port %s twice",
+					      round, port[i]);
+		}
+	}
+	int fd[8];
+	for (int i = 0; i < 8; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+					 .sin_port = htons((uint16_t)port_num(port[i])) };
+		fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		ck_assert(fd[i] >= 0);
+		ck_assert_msg(bind(fd[i], (struct sockaddr *)&a, sizeof(a)) == 0, "bind %s: %s",
+			      port[i], strerror(errno));
+	}
+	for (int i = 0; i < 8; i++)
+		close(fd[i]);
+	ck_assert_int_eq(pg_free_ports(0, port, &err), 0);
+}
+END_TEST
 
 static const char *py(void)
 {
@@ -1013,6 +1056,7 @@ int main(void)
 	tcase_add_test(tc, ready_fails_at_once_when_the_server_exits);
 	tcase_add_test(tc, ready_times_out_and_cancels);
 	tcase_add_test(tc, ready_cancels_during_a_probe);
+	tcase_add_test(tc, free_ports_are_distinct_and_bindable);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gpu");
