@@ -55,6 +55,9 @@ struct sctx {
 	const yaml_node_t *ramp_up_node;
 	const yaml_node_t *sla_search_node;
 	const yaml_node_t *deployment_node;
+	/* each layer's vars and the path it hangs from, for finish_test */
+	yaml_node_t *vars_node[LAYER_TEST + 1];
+	const struct pg_ypath *vars_up[LAYER_TEST + 1];
 	const yaml_node_t *role_cmd_nodes[PG_MAX_ROLES]; /* as t->server.roles */
 	struct pg_role_spec *role;                       /* the role whose keys are being read */
 };
@@ -325,7 +328,13 @@ static int role_replicas(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 static int role_tp(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	(void)t;
-	return pg_yget_long(c->d, v, p, 1, &c->role->tp, E(c));
+	if (pg_yget_long(c->d, v, p, 1, &c->role->tp, E(c)))
+		return PG_ECONFIG;
+	/* bounded, so that the deployment's GPUs (replicas x tp summed) fit */
+	if (c->role->tp > 1024)
+		return pg_yerr(c->d, v, p, E(c), "at most 1024 GPUs per replica, got %ld",
+			       c->role->tp);
+	return 0;
 }
 
 static int role_env(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
@@ -1093,6 +1102,8 @@ static int t_vars(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struc
 		}
 	}
 	ret = read_kv(c, &t->vars, v, p, false);
+	c->vars_node[c->layer] = v;
+	c->vars_up[c->layer] = p->up;
 done:
 	free(pairs);
 	return ret;
@@ -1680,6 +1691,34 @@ done:
 	return ret;
 }
 
+/* A deployment sets {replica}, {<role>_urls} and {<role>_ports} at run
+ * time: a var of that name (of any layer) would be silently ignored in the
+ * roles' commands, or replace the value in the other commands. */
+static int check_role_vars(struct sctx *c, const struct pg_test *t)
+{
+	for (int l = LAYER_TEST; l >= 0; l--) {
+		struct pg_ypath vp = { c->vars_up[l], "vars", 0 };
+		struct pg_ypair *pairs = NULL;
+		size_t n = 0;
+		int ret = 0;
+
+		if (!c->vars_node[l] ||
+		    pg_ymap_pairs(c->d, c->vars_node[l], &vp, "a mapping of template variables",
+				  &pairs, &n, E(c)))
+			continue;
+		for (size_t i = 0; i < n && !ret; i++)
+			if (role_var(t, pairs[i].key))
+				ret = pg_yerr(c->d, pairs[i].key_node, &vp, E(c),
+					      "'%s' is set by the deployment at run time and "
+					      "cannot be a var",
+					      pairs[i].key);
+		free(pairs);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 		       const struct pg_ypath *p)
 {
@@ -1731,6 +1770,8 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 			t->name);
 	if (t->server.command && check_template(c, t, t->server.command, t->server.shell,
 						c->server_cmd_node, &scp, true, false))
+		return PG_ECONFIG;
+	if (t->server.n_roles && check_role_vars(c, t))
 		return PG_ECONFIG;
 	for (size_t i = 0; i < t->server.n_roles; i++) {
 		struct pg_ypath dlp = { &sp, "deployment", 0 };
@@ -1916,6 +1957,10 @@ static void reset_tracking(struct sctx *c)
 	c->prompt_bounds_node = NULL;
 	c->ramp_up_node = NULL;
 	c->sla_search_node = NULL;
+	for (int l = 0; l <= LAYER_TEST; l++) {
+		c->vars_node[l] = NULL;
+		c->vars_up[l] = NULL;
+	}
 }
 
 static int build_test(struct sctx *c, struct pg_test *t, enum pg_suite_kind kind,

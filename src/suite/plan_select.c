@@ -13,11 +13,12 @@
 const char *pg_point_var(void *vars, const char *name)
 {
 	struct pg_point_vars *v = vars;
-	const char *s = pg_test_var(v->test, name, v->scratch);
+	const char *s;
 
-	if (s)
-		return s;
+	/* a role's own values first: its {tp}, {replica}, the addresses */
 	if (v->role_vars && (s = pg_kvlist_get(v->role_vars, name)))
+		return s;
+	if ((s = pg_test_var(v->test, name, v->scratch)))
 		return s;
 	if (!strcmp(name, "port"))
 		return v->port;
