@@ -769,7 +769,7 @@ static int start_role(struct runner *r, const struct pg_test *t, const struct pg
 
 	snprintf(rep, sizeof(rep), "%ld", replica);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%s", port);
-	pg_kvlist_set(vars, "replica", rep);
+	pg_role_vars_set(vars, role, rep);
 	for (size_t i = 0; i < t->server.env.n; i++)
 		pg_kvlist_set(&env, t->server.env.items[i].key, t->server.env.items[i].value);
 	for (size_t i = 0; i < role->env.n; i++)

@@ -52,14 +52,20 @@ struct pg_point_vars {
 	const char *result; /* where an external command writes its result */
 	const char *results_dir;
 	const char *start; /* a startup test's start, "1" up (runner/startup_io.h); NULL: "0" */
-	/* a deployment role's own: {replica}, {<role>_urls}, {<role>_ports}
-	 * (docs/deployments.md); NULL: none */
+	/* a deployment role's own: {replica}, {tp}, {<role>_urls},
+	 * {<role>_ports} (docs/deployments.md), looked up before the test's;
+	 * NULL: none */
 	const struct pg_kvlist *role_vars;
 	char scratch[32];
 };
 
 /* A pg_template_lookup over struct pg_point_vars. */
 const char *pg_point_var(void *vars, const char *name);
+
+/* Set a role's own vars for one of its replicas: {replica} (the index,
+ * or a placeholder for --dry-run) and {tp}, the role's tp rather than the
+ * test's. */
+void pg_role_vars_set(struct pg_kvlist *vars, const struct pg_role_spec *role, const char *replica);
 
 struct pg_dryrun_opts {
 	const char *results_dir; /* for {result}; NULL: "results" */

@@ -344,7 +344,6 @@ static void render_deployment(struct pg_buf *out, const struct pg_test *t,
 	struct pg_buf b = PG_BUF_INIT, v = PG_BUF_INIT;
 	char n[PG_FMT_DOUBLE_SIZE], n2[PG_FMT_DOUBLE_SIZE];
 
-	pg_kvlist_set(&rv, "replica", "{replica}");
 	for (size_t i = 0; i < t->server.n_roles; i++) {
 		static const char *const what[] = { "_urls", "_ports" };
 		for (size_t k = 0; k < 2; k++) {
@@ -363,6 +362,7 @@ static void render_deployment(struct pg_buf *out, const struct pg_test *t,
 		      t->server.roles[t->server.n_roles - 1].name);
 	for (size_t i = 0; i < t->server.n_roles; i++) {
 		const struct pg_role_spec *r = &t->server.roles[i];
+		pg_role_vars_set(&rv, r, "{replica}");
 		pg_buf_reset(&b);
 		render_command(&b, r->command, r->shell, vars);
 		field(out, r->name);
@@ -420,7 +420,10 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 	pg_buf_printf(out, "%s (test %s, %s:%d)\n", pg_suite_kind_name(t->kind), t->name,
 		      t->loc.file ? t->loc.file : "?", t->loc.line);
 	field(out, "model");
-	pg_buf_printf(out, "%s, tp %ld\n", t->model, t->tp);
+	if (t->server.n_roles) /* each role has its tp, in the shape */
+		pg_buf_printf(out, "%s\n", t->model);
+	else
+		pg_buf_printf(out, "%s, tp %ld\n", t->model, t->tp);
 
 	if (t->server.command) {
 		field(out, "server");

@@ -55,6 +55,15 @@ const char *pg_point_var(void *vars, const char *name)
 	return NULL;
 }
 
+void pg_role_vars_set(struct pg_kvlist *vars, const struct pg_role_spec *role, const char *replica)
+{
+	char tp[24];
+
+	snprintf(tp, sizeof(tp), "%ld", role->tp);
+	pg_kvlist_set(vars, "replica", replica);
+	pg_kvlist_set(vars, "tp", tp);
+}
+
 static void describe_selection(struct pg_buf *b, const struct pg_selection *sel)
 {
 	if (sel->only >= 0)

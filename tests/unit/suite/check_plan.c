@@ -288,8 +288,9 @@ START_TEST(dryrun_vllm_files)
 END_TEST
 
 /* A deployment: each role's command with {port}, {replica} and the
- * roles' addresses left for run time, its log, its own ready path and
- * env, the server's env for every role. */
+ * roles' addresses left for run time, {tp} the role's own (2 and 1, not
+ * the test's 4), its log, its own ready path and env, the server's env
+ * for every role. */
 START_TEST(dryrun_deployment)
 {
 	struct pg_suite s = PG_SUITE_INIT;
@@ -300,18 +301,19 @@ START_TEST(dryrun_deployment)
 		  "serving:\n"
 		  "  - name: pd\n"
 		  "    model: m\n"
+		  "    tp: 4\n"
 		  "    qps: [4]\n"
 		  "    server:\n"
 		  "      ready: /health\n"
 		  "      env: {HF_TOKEN: hf_secret_value}\n"
 		  "      deployment:\n"
 		  "        prefill:\n"
-		  "          command: serve {model} --port {port} --rank {replica}\n"
+		  "          command: serve {model} --port {port} --rank {replica} -tp {tp}\n"
 		  "          replicas: 2\n"
 		  "          tp: 2\n"
 		  "          env: {KV_ROLE: producer}\n"
 		  "        decode:\n"
-		  "          command: serve {model} --port {port}\n"
+		  "          command: serve {model} --port {port} -tp {tp}\n"
 		  "          ready: /v1/models\n"
 		  "        proxy:\n"
 		  "          command: >-\n"
