@@ -38,16 +38,31 @@ static void logf_(const struct proxy *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void logf_(const struct proxy *p, const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
+	int n = (int)sizeof("mock-server proxy: ") - 1, k;
 
 	if (!p->cfg->log)
 		return;
-	fputs("mock-server proxy: ", p->cfg->log);
+	/* one write per line: every connection's process writes to the same
+	 * log, and pieces written apart interleave with another's */
+	memcpy(line, "mock-server proxy: ", (size_t)n);
 	va_start(ap, fmt);
-	vfprintf(p->cfg->log, fmt, ap);
+	k = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', p->cfg->log);
+	n += k > 0 ? k : 0;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
 	fflush(p->cfg->log);
+	for (int off = 0; off < n;) {
+		ssize_t w = write(fileno(p->cfg->log), line + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (int)w;
+	}
 }
 
 static int write_all(int fd, const char *data, size_t len)
