@@ -2,7 +2,7 @@
 
 #include "base/alloc.h"
 
-#include <float.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,18 +124,30 @@ void pg_buf_printf(struct pg_buf *b, const char *fmt, ...)
 
 void pg_buf_fixed1(struct pg_buf *b, double v)
 {
-#if LDBL_MANT_DIG >= 64
 	if (isfinite(v) && fabs(v) < 1e15) {
-		/* |v| x 10 is exact in a 64-bit significand (53 + 3 bits), so is
-		 * its fraction: round half to even on the exact value, as printf
-		 * does */
-		long double t = (long double)fabs(v) * 10, whole = floorl(t), frac = t - whole;
-		unsigned long long q = (unsigned long long)whole;
+		/* |v| = m x 2^e exactly (m: 53 bits), so |v| x 10 = 10m x 2^e,
+		 * 10m < 2^57: its whole part and the remainder are integers,
+		 * and the tie is decided on the exact value, half to even, as
+		 * printf does -- in integer arithmetic, which every machine
+		 * (and valgrind's emulation of one) does exactly */
+		int exp;
+		double f = frexp(fabs(v), &exp);
+		uint64_t m10 = (uint64_t)ldexp(f, 53) * 10, q;
+		int shift = 53 - exp; /* |v| x 10 = m10 / 2^shift */
 		char buf[24];
 		size_t i = sizeof(buf);
 
-		if (frac > 0.5L || (frac == 0.5L && (q & 1)))
-			q++;
+		if (shift <= 0) {
+			q = m10 << -shift; /* < 1e16 < 2^54 */
+		} else if (shift > 58) {
+			q = 0; /* m10 < 2^57: under half of 2^shift */
+		} else {
+			uint64_t rem = m10 & ((UINT64_C(1) << shift) - 1);
+			uint64_t half = UINT64_C(1) << (shift - 1);
+			q = m10 >> shift;
+			if (rem > half || (rem == half && (q & 1)))
+				q++;
+		}
 		buf[--i] = (char)('0' + q % 10);
 		buf[--i] = '.';
 		q /= 10;
@@ -148,6 +160,5 @@ void pg_buf_fixed1(struct pg_buf *b, double v)
 		pg_buf_add(b, buf + i, sizeof(buf) - i);
 		return;
 	}
-#endif
 	pg_buf_printf(b, "%.1f", v);
 }
