@@ -142,23 +142,35 @@ static const char *intern(struct pg_comparison *c, const char *s)
 	return c->texts.v[c->texts.n - 1];
 }
 
+/* The jobs of base a metric's samples come from, from job `from` on: how
+ * many samples, and the first and last job (-1 when none: a thresholds
+ * file's value has no jobs). */
+static size_t job_span(const struct pg_baseline *base, const struct pg_base_metric *bm, long from,
+		       long *first, long *last)
+{
+	size_t runs = 0;
+
+	*first = *last = -1;
+	for (size_t k = 0; bm->jobs && k < bm->n_samples; k++) {
+		long j = bm->jobs[k];
+		if (j < 0 || (size_t)j >= base->n_jobs || j < from)
+			continue;
+		*first = *first < 0 || j < *first ? j : *first;
+		*last = j > *last ? j : *last;
+		runs++;
+	}
+	return runs;
+}
+
 /* The same as basis()'s words, for programs (pg_cmp_row.base_of). */
 static void basis_of(struct pg_comparison *c, struct pg_cmp_basis *out,
 		     const struct pg_baseline *base, const struct pg_base_point *bp,
 		     const struct pg_base_metric *bm, long from)
 {
-	long first = -1, last = -1;
-	size_t runs = 0;
+	long first, last;
+	size_t runs = job_span(base, bm, from, &first, &last);
 
 	memset(out, 0, sizeof(*out));
-	for (size_t k = 0; bm->jobs && k < bm->n_samples; k++) {
-		long j = bm->jobs[k];
-		if (j < 0 || (size_t)j >= base->n_jobs || j < from)
-			continue;
-		first = first < 0 || j < first ? j : first;
-		last = j > last ? j : last;
-		runs++;
-	}
 	if (first >= 0) {
 		out->kind = PG_BASIS_HISTORY;
 		out->runs = from > 0 ? runs : bm->n_samples;
@@ -229,17 +241,9 @@ static char *basis(const struct pg_baseline *base, const struct pg_base_point *b
 		   const struct pg_base_metric *bm, long from)
 {
 	struct pg_buf b = PG_BUF_INIT;
-	long first = -1, last = -1;
-	size_t n = bm->n_samples, runs = 0;
+	long first, last;
+	size_t n = bm->n_samples, runs = job_span(base, bm, from, &first, &last);
 
-	for (size_t k = 0; bm->jobs && k < bm->n_samples; k++) {
-		long j = bm->jobs[k];
-		if (j < 0 || (size_t)j >= base->n_jobs || j < from)
-			continue;
-		first = first < 0 || j < first ? j : first;
-		last = j > last ? j : last;
-		runs++;
-	}
 	if (from > 0)
 		n = runs; /* since the run's common change point */
 	if (first >= 0) {

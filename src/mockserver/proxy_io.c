@@ -6,6 +6,7 @@
 #include "base/strutil.h"
 #include "mockserver/http.h"
 #include "mockserver/proxy.h"
+#include "mockserver/server_io.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -373,32 +374,11 @@ static void serve(const struct proxy *p, int fd)
 
 static int listen_on(struct proxy *p, struct pg_error *err)
 {
-	const struct pg_mock_server_config *cfg = p->cfg;
-	struct addrinfo hints = { 0 }, *res = NULL;
-	char port[16];
-	int one = 1, gai, rc = 0;
+	int rc = pg_mock_bind(p->cfg, 0, &p->listen_fd, NULL, err);
 
-	if (cfg->port < 0 || cfg->port > 65535)
-		return pg_error_set(err, PG_ECONFIG, "--port %ld: expected 0..65535", cfg->port);
-	snprintf(port, sizeof(port), "%ld", cfg->port);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((gai = getaddrinfo(cfg->host, port, &hints, &res)))
-		return pg_error_set(err, PG_ECONFIG, "--host %s: %s", cfg->host, gai_strerror(gai));
-	p->listen_fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
-	if (p->listen_fd < 0) {
-		rc = pg_error_set(err, PG_EINFRA, "socket: %s", strerror(errno));
-		goto done;
-	}
-	setsockopt(p->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(p->listen_fd, res->ai_addr, res->ai_addrlen) || listen(p->listen_fd, 1024)) {
-		rc = pg_error_set(err, PG_EINFRA, "cannot bind %s:%s: %s", cfg->host, port,
-				  strerror(errno));
-		goto done;
-	}
-done:
-	freeaddrinfo(res);
+	if (!rc && listen(p->listen_fd, 1024))
+		rc = pg_error_set(err, PG_EINFRA, "listen on %s:%ld: %s", p->cfg->host,
+				  p->cfg->port, strerror(errno));
 	return rc;
 }
 

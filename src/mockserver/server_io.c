@@ -1025,22 +1025,23 @@ static bool is_loopback(const struct sockaddr *sa)
 	return false;
 }
 
-static int bind_socket(struct server *s, struct pg_error *err)
+int pg_mock_bind(const struct pg_mock_server_config *cfg, int sock_flags, int *fd, long *port,
+		 struct pg_error *err)
 {
-	const struct pg_mock_server_config *cfg = s->cfg;
 	struct addrinfo hints = { 0 }, *res = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char port[16];
+	char service[16];
 	int one = 1, gai, rc = 0;
 
+	*fd = -1;
 	if (cfg->port < 0 || cfg->port > 65535)
 		return pg_error_set(err, PG_ECONFIG, "--port %ld: expected 0..65535", cfg->port);
-	snprintf(port, sizeof(port), "%ld", cfg->port);
+	snprintf(service, sizeof(service), "%ld", cfg->port);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	gai = getaddrinfo(cfg->host, port, &hints, &res);
+	gai = getaddrinfo(cfg->host, service, &hints, &res);
 	if (gai)
 		return pg_error_set(err, PG_ECONFIG, "--host %s: %s", cfg->host, gai_strerror(gai));
 	if (!cfg->allow_remote && !is_loopback(res->ai_addr)) {
@@ -1051,22 +1052,33 @@ static int bind_socket(struct server *s, struct pg_error *err)
 			cfg->host);
 		goto done;
 	}
-	s->listen_fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->listen_fd < 0) {
+	*fd = socket(res->ai_family, res->ai_socktype | sock_flags | SOCK_CLOEXEC, 0);
+	if (*fd < 0) {
 		rc = pg_error_set(err, PG_EINFRA, "socket: %s", strerror(errno));
 		goto done;
 	}
-	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->listen_fd, res->ai_addr, res->ai_addrlen) != 0) {
-		rc = pg_error_set(err, PG_EINFRA, "cannot bind %s:%s: %s", cfg->host, port,
+	setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(*fd, res->ai_addr, res->ai_addrlen) != 0) {
+		rc = pg_error_set(err, PG_EINFRA, "cannot bind %s:%s: %s", cfg->host, service,
 				  strerror(errno));
+		close(*fd);
+		*fd = -1;
 		goto done;
 	}
-	if (getsockname(s->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
-		s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-							 : ((struct sockaddr_in *)&ss)->sin_port);
+	if (port && getsockname(*fd, (struct sockaddr *)&ss, &sl) == 0)
+		*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						       : ((struct sockaddr_in *)&ss)->sin_port);
 done:
 	freeaddrinfo(res);
+	return rc;
+}
+
+static int bind_socket(struct server *s, struct pg_error *err)
+{
+	long port = 0;
+	int rc = pg_mock_bind(s->cfg, SOCK_NONBLOCK, &s->listen_fd, &port, err);
+
+	s->port = (int)port;
 	return rc;
 }
 

@@ -9,6 +9,15 @@
 struct pg_error;
 
 /*
+ * The listening socket of a mock role: --host and --port resolved, a host
+ * that is not loopback refused unless --allow-remote, bound (not yet
+ * listening), close-on-exec plus sock_flags. *port gets the port bound
+ * (port 0 picks one); port may be NULL.
+ */
+int pg_mock_bind(const struct pg_mock_server_config *cfg, int sock_flags, int *fd, long *port,
+		 struct pg_error *err);
+
+/*
  * `perfgate mock-server`: an OpenAI-compatible simulated inference engine on
  * one epoll loop (non-blocking sockets, HTTP/1.1 keep-alive, chunked SSE),
  * timed by mockserver/engine_model with CLOCK_MONOTONIC deadlines.

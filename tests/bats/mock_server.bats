@@ -439,6 +439,10 @@ print(" ".join(str(r["deadline_ns"][0] - r["received_ns"]) for r in map(json.loa
 @test "flags: loopback only unless --allow-remote, bad values exit 2, --help documents them" {
 	run -2 "$PERFGATE_BIN" mock-server --host 0.0.0.0 --port 0 --max-seconds 1
 	[[ "$output" == *'not a loopback address; pass --allow-remote'* ]]
+	# the proxy role binds as the engine does
+	run -2 timeout 10 "$PERFGATE_BIN" mock-server --role proxy --host 0.0.0.0 --port 0 \
+		--prefill http://127.0.0.1:9 --decode http://127.0.0.1:9
+	[[ "$output" == *'not a loopback address; pass --allow-remote'* ]]
 	run -2 "$PERFGATE_BIN" mock-server --fault-500 1.5
 	[[ "$output" == *'--fault-500 1.5: expected a probability'* ]]
 	run -2 "$PERFGATE_BIN" mock-server --fault-500 0.6 --fault-stall 0.6
