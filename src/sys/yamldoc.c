@@ -571,16 +571,21 @@ int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_
  * ("billion laughs"): the conversion stops expanding after a budget of
  * nodes, far beyond any real configuration. */
 #define TO_JSON_BUDGET 1000000
+/* An alias inside the node it names makes the tree endless in depth (and
+ * the recursion would overflow the stack long before the budget ends):
+ * deeper than this, far beyond any real document, is null too. */
+#define TO_JSON_DEPTH 256
 
-static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *budget)
+static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *budget, int depth)
 {
-	if (!n || *budget == 0)
+	if (!n || *budget == 0 || depth > TO_JSON_DEPTH)
 		return json_null();
 	(*budget)--;
 	if (n->type == YAML_SEQUENCE_NODE) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < pg_yseq_len(n); i++)
-			json_array_append_new(a, to_json(d, pg_yseq_item(d, n, i), budget));
+			json_array_append_new(a,
+					      to_json(d, pg_yseq_item(d, n, i), budget, depth + 1));
 		return a;
 	}
 	if (n->type == YAML_MAPPING_NODE) {
@@ -592,7 +597,7 @@ static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *bu
 		if (pg_ymap_pairs(d, (yaml_node_t *)n, NULL, "a mapping", &pairs, &np, NULL) == 0)
 			for (size_t i = 0; i < np; i++)
 				json_object_set_new(o, pairs[i].key,
-						    to_json(d, pairs[i].value, budget));
+						    to_json(d, pairs[i].value, budget, depth + 1));
 		free(pairs);
 		return o;
 	}
@@ -617,5 +622,5 @@ static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *bu
 json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
 {
 	size_t budget = TO_JSON_BUDGET;
-	return to_json(d, n, &budget);
+	return to_json(d, n, &budget, 0);
 }

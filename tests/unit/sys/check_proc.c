@@ -9,6 +9,7 @@
 #include "sys/gitinfo.h"
 #include "gpu/detect_io.h"
 #include "sys/proc.h"
+#include "sys/yamldoc.h"
 #include "runner/ready_io.h"
 
 #include <arpa/inet.h>
@@ -576,6 +577,30 @@ START_TEST(log_writer_outlives_a_killed_perfgate)
 }
 END_TEST
 
+/* A YAML alias inside the node it names makes an endless tree: its JSON
+ * stops (null) at a fixed depth instead of recursing off the stack (a
+ * 33-byte report did that to `perfgate import`). */
+START_TEST(yaml_to_json_of_an_endless_alias)
+{
+	static const char text[] = "base: &b\n  again: *b\n  n: 1\n";
+	struct pg_ydoc d = PG_YDOC_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	json_t *j, *at;
+	int depth = 0;
+
+	ck_assert_msg(pg_ydoc_load(&d, text, strlen(text), "r.yml", &err) == 0, "%s", err.msg);
+	j = pg_ynode_to_json(&d, pg_ydoc_root(&d));
+	ck_assert_ptr_nonnull(j);
+	for (at = json_object_get(j, "base"); json_is_object(at); at = json_object_get(at, "again"))
+		depth++;
+	ck_assert(json_is_null(at));
+	ck_assert_int_gt(depth, 100);
+	ck_assert_int_lt(depth, 1000);
+	json_decref(j);
+	pg_ydoc_release(&d);
+}
+END_TEST
+
 START_TEST(capture_output_and_timeout)
 {
 	struct pg_buf out = PG_BUF_INIT;
@@ -1046,6 +1071,7 @@ int main(void)
 	tcase_add_test(tc, log_writer_masks_multiline_secrets_and_patterns);
 	tcase_add_test(tc, a_log_that_is_a_link_is_replaced_not_written_through);
 	tcase_add_test(tc, log_writer_outlives_a_killed_perfgate);
+	tcase_add_test(tc, yaml_to_json_of_an_endless_alias);
 	tcase_add_test(tc, capture_output_and_timeout);
 	tcase_add_test(tc, call_in_a_child);
 	suite_add_tcase(s, tc);
