@@ -569,8 +569,9 @@ int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_
 
 /* Aliases share nodes, so a small document can stand for a huge tree
  * ("billion laughs"): the conversion stops expanding after a budget of
- * nodes, far beyond any real configuration. */
-#define TO_JSON_BUDGET 1000000
+ * nodes, the document's own plus this many through aliases, far beyond
+ * what real anchors repeat (a million, as before, was 2 GiB of JSON). */
+#define TO_JSON_ALIAS_BUDGET 100000
 /* An alias inside the node it names makes the tree endless in depth (and
  * the recursion would overflow the stack long before the budget ends):
  * deeper than this, far beyond any real document, is null too. */
@@ -621,6 +622,6 @@ static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *bu
 
 json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
 {
-	size_t budget = TO_JSON_BUDGET;
+	size_t budget = (size_t)(d->doc.nodes.top - d->doc.nodes.start) + TO_JSON_ALIAS_BUDGET;
 	return to_json(d, n, &budget, 0);
 }

@@ -577,6 +577,21 @@ START_TEST(log_writer_outlives_a_killed_perfgate)
 }
 END_TEST
 
+/* Nodes of a JSON tree, nulls included. */
+static size_t json_nodes(const json_t *j)
+{
+	size_t n = 1;
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	if (json_is_array(j))
+		json_array_foreach(j, i, v) n += json_nodes(v);
+	else if (json_is_object(j))
+		json_object_foreach((json_t *)j, k, v) n += json_nodes(v);
+	return n;
+}
+
 /* A YAML alias inside the node it names makes an endless tree: its JSON
  * stops (null) at a fixed depth instead of recursing off the stack (a
  * 33-byte report did that to `perfgate import`). */
@@ -598,6 +613,22 @@ START_TEST(yaml_to_json_of_an_endless_alias)
 	ck_assert_int_lt(depth, 1000);
 	json_decref(j);
 	pg_ydoc_release(&d);
+
+	/* two aliases of itself at every level: a tree of 2^256 nodes, of
+	 * which the document's own plus 100,000 are made (a million were
+	 * 2 GiB under ASan) */
+	{
+		static const char branching[] = "b: &b\n  x: [*b, *b]\n";
+		struct pg_ydoc d2 = PG_YDOC_INIT;
+		ck_assert_msg(pg_ydoc_load(&d2, branching, strlen(branching), "r.yml", &err) == 0,
+			      "%s", err.msg);
+		j = pg_ynode_to_json(&d2, pg_ydoc_root(&d2));
+		/* (and a null for each child left when the budget ran out) */
+		ck_assert_uint_le(json_nodes(j), 2 * (100000 + 100));
+		ck_assert_uint_gt(json_nodes(j), 50000);
+		json_decref(j);
+		pg_ydoc_release(&d2);
+	}
 }
 END_TEST
 
