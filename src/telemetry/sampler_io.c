@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "loadgen/httpload_io.h"
 #include "sys/proc.h"
 #include "telemetry/gpureader_io.h"
 #include "telemetry/prom.h"
@@ -329,6 +330,11 @@ struct pg_sampler *pg_sampler_start(const struct pg_sampler_opts *o)
 	if (s->url && (s->curl = curl_easy_init())) {
 		curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
 		curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+		/* the server's own address, as the load generator reaches it:
+		 * never through a proxy from the environment, trusting the
+		 * same CA bundle */
+		curl_easy_setopt(s->curl, CURLOPT_PROXY, "");
+		pg_hl_easy_ca(s->curl);
 		curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)SCRAPE_TIMEOUT_MS);
 		curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)SCRAPE_TIMEOUT_MS);
 		curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);

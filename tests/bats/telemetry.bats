@@ -72,7 +72,10 @@ json() {
 	FOREIGN_PID=$!
 	export FAKE_SMI_APPS="GPU-fake0, ${FOREIGN_PID}, sleep, 2048"
 	mock_suite "" inf
-	run --separate-stderr "${PERFGATE}" run suite.yml -o res
+	# a proxy in the environment (a closed port) is not used: the scrape
+	# goes to the server as the load does
+	http_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 \
+		run --separate-stderr "${PERFGATE}" run suite.yml -o res
 	assert_success
 	r=res/serving_tel_qps_inf.json
 	[ "$(json "$r" "d['perfgate']['telemetry']['engine']['name']")" = vllm ]
