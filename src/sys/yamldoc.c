@@ -569,9 +569,10 @@ int pg_yget_bool(const struct pg_ydoc *d, const yaml_node_t *n, const struct pg_
 
 /* Aliases share nodes, so a small document can stand for a huge tree
  * ("billion laughs"): the conversion stops expanding after a budget of
- * nodes, the document's own plus this many through aliases, far beyond
- * what real anchors repeat (a million, as before, was 2 GiB of JSON). */
-#define TO_JSON_ALIAS_BUDGET 100000
+ * nodes, ten times the document's own and at least 10,000 more, beyond
+ * what real anchors repeat (a fixed million was 2 GiB of JSON from 56
+ * bytes, and each node costs a mapping's pairs and a JSON object). */
+#define TO_JSON_ALIAS_MIN 10000
 /* An alias inside the node it names makes the tree endless in depth (and
  * the recursion would overflow the stack long before the budget ends):
  * deeper than this, far beyond any real document, is null too. */
@@ -622,6 +623,7 @@ static json_t *to_json(const struct pg_ydoc *d, const yaml_node_t *n, size_t *bu
 
 json_t *pg_ynode_to_json(const struct pg_ydoc *d, const yaml_node_t *n)
 {
-	size_t budget = (size_t)(d->doc.nodes.top - d->doc.nodes.start) + TO_JSON_ALIAS_BUDGET;
+	size_t own = (size_t)(d->doc.nodes.top - d->doc.nodes.start);
+	size_t budget = 10 * own + TO_JSON_ALIAS_MIN;
 	return to_json(d, n, &budget, 0);
 }
