@@ -58,6 +58,11 @@ static inline unsigned fz_byte(struct fz_in *in)
  * first use, removed at exit), and a file in it written with the given
  * bytes (or removed when data is NULL). Returns the file's path (static).
  */
+/* n cut points of the rest of in: n bytes taken from in, each scaled to
+ * an offset into what is left after them, sorted (where a piecewise
+ * parse splits the input). */
+void fz_cuts(struct fz_in *in, size_t *cuts, size_t n);
+
 const char *fz_tmpdir(void);
 const char *fz_write(const char *name, const void *data, size_t size);
 

@@ -65,12 +65,6 @@ static void parse(struct pg_buf *log, const char *s, size_t len, const size_t *c
 	pg_http1_release(&p);
 }
 
-static int cmp_size(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_in in = { data, size };
@@ -79,12 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pg_buf whole = PG_BUF_INIT, split = PG_BUF_INIT, again = PG_BUF_INIT;
 	char *s;
 
-	for (size_t i = 0; i < n_cuts; i++)
-		cuts[i] = fz_byte(&in);
+	fz_cuts(&in, cuts, n_cuts);
 	s = fz_dup(in.p, in.n);
-	for (size_t i = 0; i < n_cuts; i++)
-		cuts[i] = in.n ? cuts[i] * in.n / 255 : 0;
-	qsort(cuts, n_cuts, sizeof(cuts[0]), cmp_size);
 
 	parse(&whole, s, in.n, NULL, 0, true);
 	parse(&split, s, in.n, cuts, n_cuts, true);

@@ -15,12 +15,6 @@
 #include "loadgen/loadstats.h"
 #include "loadgen/reqtrace.h"
 
-static int cmp_size(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const int statuses[] = { 0, 200, 200, 500 };
@@ -36,11 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *body;
 	int64_t now = 1000;
 
-	for (size_t i = 0; i < n_cuts; i++)
-		cuts[i] = fz_byte(&in);
-	for (size_t i = 0; i < n_cuts; i++)
-		cuts[i] = in.n ? cuts[i] * in.n / 255 : 0;
-	qsort(cuts, n_cuts, sizeof(cuts[0]), cmp_size);
+	fz_cuts(&in, cuts, n_cuts);
 	body = fz_dup(in.p, in.n);
 
 	pg_reqtrace_init(&t[0]);

@@ -77,3 +77,18 @@ const char *fz_write(const char *name, const void *data, size_t size)
 	}
 	return path;
 }
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void fz_cuts(struct fz_in *in, size_t *cuts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cuts[i] = fz_byte(in);
+	for (size_t i = 0; i < n; i++)
+		cuts[i] = in->n ? cuts[i] * in->n / 255 : 0;
+	qsort(cuts, n, sizeof(cuts[0]), cmp_size);
+}
