@@ -171,6 +171,21 @@ static void child_fd(int from, int to)
 	fcntl(to, F_SETFD, 0);
 }
 
+/* In a child just forked: a process group of its own; sig (when not 0)
+ * sent to it when perfgate dies -- and if perfgate is already gone, no
+ * signal will come, so it exits at once; signals as a new program has
+ * them. */
+static void child_own_group(pid_t parent, int sig)
+{
+	setpgid(0, 0);
+	if (sig) {
+		prctl(PR_SET_PDEATHSIG, sig);
+		if (getppid() != parent)
+			_exit(127);
+	}
+	child_reset_signals();
+}
+
 /*
  * fork with every signal blocked, so no handler of perfgate's runs in the
  * child before the child has reset them; the parent's mask is restored.
@@ -220,13 +235,7 @@ static int spawn(pid_t *out, const char *path, char *const *argv, char *const *e
 	pid = fork_blocked();
 	if (pid == 0) {
 		int e;
-		setpgid(0, 0);
-		if (pdeathsig) {
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			if (getppid() != parent)
-				_exit(127);
-		}
-		child_reset_signals();
+		child_own_group(parent, pdeathsig ? SIGTERM : 0);
 		child_fd(in_fd, 0);
 		child_fd(out_fd, 1);
 		child_fd(err_fd, 2);
@@ -1125,11 +1134,7 @@ int pg_proc_call(int (*fn)(void *ctx, int out_fd), void *ctx, const char *what, 
 	fflush(NULL); /* nothing buffered is written twice */
 	pid = fork_blocked();
 	if (pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		child_reset_signals();
+		child_own_group(parent, SIGKILL);
 		close(pipefd[0]);
 		_exit(fn(ctx, pipefd[1]) ? 1 : 0);
 	}
