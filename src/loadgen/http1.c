@@ -295,14 +295,24 @@ int pg_http1_feed(struct pg_http1 *p, const char *d, size_t len, size_t *used)
 			rc = head(p, d, len, &i);
 			break;
 		case S_CHUNK_SIZE: {
-			int v = pg_hex_digit(c);
-			if (v >= 0) {
+			int v;
+			/* the size's digits in one loop, not one pass of the state
+			 * machine each: a streamed token is a chunk of its own */
+			while ((v = pg_hex_digit(c)) >= 0) {
 				if (++p->hex_digits > 15)
 					return fail(p, "a chunk size too large");
 				p->left = p->left * 16 + (uint64_t)v;
-				i++;
-			} else if (!p->hex_digits) {
+				if (++i == len)
+					break;
+				c = d[i];
+			}
+			if (v >= 0)
+				break;
+			if (!p->hex_digits) {
 				return fail(p, "a malformed chunk size line");
+			} else if (c == '\r' && i + 1 < len && d[i + 1] == '\n') {
+				p->state = p->left ? S_CHUNK_DATA : S_TRAILER;
+				i += 2;
 			} else if (c == ';' || is_ows(c) || c == '\r') {
 				p->state = S_CHUNK_EXT;
 				i++;
@@ -333,7 +343,11 @@ int pg_http1_feed(struct pg_http1 *p, const char *d, size_t len, size_t *used)
 				p->state = S_CHUNK_CR;
 			break;
 		case S_CHUNK_CR:
-			if (c == '\r') {
+			if (c == '\r' && i + 1 < len && d[i + 1] == '\n') {
+				p->state = S_CHUNK_SIZE;
+				p->hex_digits = 0;
+				i++;
+			} else if (c == '\r') {
 				p->state = S_CHUNK_LF;
 			} else if (c == '\n') {
 				p->state = S_CHUNK_SIZE;

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* clang-format off */
 static const char *const fail_names[PG_FAIL_COUNT] = {
@@ -112,24 +115,51 @@ static const bool string_stop[256] = {
 	[0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1,  ['\\'] = 1,
 };
 
-/* A string starting at a quote; str and len get the raw bytes inside. */
-static int skim_string(struct skim *s, const char **str, size_t *len)
+/* The first byte at or after q that stops a string's scan (string_stop),
+ * or end. Sixteen bytes per step where there is SSE2 (every x86-64): most
+ * of a message's strings are shorter than that, so one step finds the
+ * closing quote, where the byte loop took five instructions a byte (a
+ * third of the client's own instructions per token went there). */
+static const char *string_run_end(const char *q, const char *end)
 {
-	const char *start;
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+	/* unsigned x < 0x20 as a signed compare: flip the top bit of both */
+	const __m128i flip = _mm_set1_epi8((char)0x80), below = _mm_set1_epi8((char)(0x20 ^ 0x80));
 
-	if (s->p >= s->end || *s->p != '"')
-		return -1;
-	start = ++s->p;
+	while (end - q >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+		__m128i hit = _mm_or_si128(
+			_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+			_mm_cmplt_epi8(_mm_xor_si128(x, flip), below));
+		unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+
+		if (mask)
+			return q + __builtin_ctz(mask);
+		q += 16;
+	}
+#endif
+	while (q < end && !string_stop[(unsigned char)*q])
+		q++;
+	return q;
+}
+
+/* The rest of a string whose plain run stopped at an escape or a control
+ * character (q): checks the escapes, finds the closing quote. Kept out of
+ * line: inlined, its registers made every plain string pay a long
+ * prologue. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static int
+skim_string_rest(struct skim *s, const char *start, const char *q, const char **str, size_t *len)
+{
+	s->p = q;
 	while (s->p < s->end) {
-		const char *q = s->p, *end = s->end;
 		unsigned char c;
 
-		/* the hot loop of the per-message skim: one table lookup per
-		 * ordinary byte instead of three comparisons */
-		while (q < end && !string_stop[(unsigned char)*q])
-			q++;
-		s->p = q;
-		if (q >= end)
+		s->p = string_run_end(s->p, s->end);
+		if (s->p >= s->end)
 			break;
 		c = (unsigned char)*s->p;
 		if (c == '"') {
@@ -142,26 +172,45 @@ static int skim_string(struct skim *s, const char **str, size_t *len)
 		}
 		if (c < 0x20)
 			return -1;
-		if (c == '\\') {
-			if (++s->p >= s->end)
-				return -1;
-			if (*s->p == 'u') {
-				for (int i = 0; i < 4; i++) {
-					char h;
-					if (++s->p >= s->end)
-						return -1;
-					h = *s->p;
-					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
-					      (h >= 'A' && h <= 'F')))
-						return -1;
-				}
-			} else if (!strchr("\"\\/bfnrt", *s->p)) {
-				return -1;
+		if (++s->p >= s->end)
+			return -1;
+		if (*s->p == 'u') {
+			for (int i = 0; i < 4; i++) {
+				char h;
+				if (++s->p >= s->end)
+					return -1;
+				h = *s->p;
+				if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
+				      (h >= 'A' && h <= 'F')))
+					return -1;
 			}
+		} else if (!strchr("\"\\/bfnrt", *s->p)) {
+			return -1;
 		}
 		s->p++;
 	}
 	return -1;
+}
+
+/* A string starting at a quote; str and len get the raw bytes inside. The
+ * common string, without escapes, ends at the first stop byte. */
+static int skim_string(struct skim *s, const char **str, size_t *len)
+{
+	const char *start, *q;
+
+	if (s->p >= s->end || *s->p != '"')
+		return -1;
+	start = s->p + 1;
+	q = string_run_end(start, s->end);
+	if (q < s->end && *q == '"') {
+		if (str) {
+			*str = start;
+			*len = (size_t)(q - start);
+		}
+		s->p = q + 1;
+		return 0;
+	}
+	return skim_string_rest(s, start, q, str, len);
 }
 
 static int skim_number(struct skim *s, long *as_long)

@@ -186,6 +186,50 @@ START_TEST(chunk_skim_picks_what_metrics_need)
 }
 END_TEST
 
+/* The skim scans a string sixteen bytes at a time where it can: a stop
+ * byte (the quote, an escape, a control character) at any place of any
+ * window, and a string that ends within sixteen bytes of the message's
+ * end, must read as the byte-at-a-time scan read them; bytes above 0x7f
+ * (UTF-8) are not stops. */
+START_TEST(chunk_skim_strings_at_every_offset)
+{
+	struct pg_chunk_info ci;
+
+	for (size_t len = 0; len <= 40; len++) {
+		for (size_t at = 0; at <= len; at++) {
+			/* what goes at `at` inside a string of len 'a's, and
+			 * whether the message stays valid */
+			static const struct {
+				const char *ins;
+				bool valid;
+			} cases[] = {
+				{ "", true },      { "\"", false },      { "\x01", false },
+				{ "\x1f", false }, { "\\\"", true },     { "\\u00e9", true },
+				{ "\\q", false },  { "\xc3\xa9", true }, { "\x7f", true },
+				{ "\xff", true },  { " ", true },
+			};
+			for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+				struct pg_buf m = PG_BUF_INIT;
+				pg_buf_puts(&m, "{\"choices\":[{\"text\":\"");
+				for (size_t k = 0; k < at; k++)
+					pg_buf_putc(&m, 'a');
+				pg_buf_puts(&m, cases[c].ins);
+				for (size_t k = at; k < len; k++)
+					pg_buf_putc(&m, 'a');
+				/* short tails put the string's end near the message's */
+				pg_buf_puts(&m, len % 2 ? "\"}]}" : "\"}],\"usage\":null}");
+				ck_assert_msg((pg_chunk_skim(&ci, m.ptr, m.len) == 0) ==
+						      cases[c].valid,
+					      "len %zu at %zu case %zu: %s", len, at, c, m.ptr);
+				if (cases[c].valid)
+					ck_assert(ci.choices);
+				pg_buf_release(&m);
+			}
+		}
+	}
+}
+END_TEST
+
 /* A response fed in pieces (at cut, 0 = whole) at time 1000 + offset. */
 static void replay(struct pg_reqtrace *t, int status, const char *ctype, const char *body,
 		   size_t cut, enum pg_fail transport)
@@ -317,6 +361,7 @@ static Suite *sse_suite(void)
 	tcase_add_test(tc, sse_events_whole_and_split_everywhere);
 	tcase_add_test(tc, sse_callback_stops_and_size_is_bounded);
 	tcase_add_test(tc, chunk_skim_picks_what_metrics_need);
+	tcase_add_test(tc, chunk_skim_strings_at_every_offset);
 	tcase_add_test(tc, responses_become_traces);
 	suite_add_tcase(s, tc);
 	return s;
