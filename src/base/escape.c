@@ -176,6 +176,16 @@ void pg_escape_md_code(struct pg_buf *out, const char *s)
 void pg_escape_html(struct pg_buf *out, const char *s)
 {
 	struct pg_buf tmp = PG_BUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	/* printable ASCII without a character to escape (a commit, a date, a
+	 * number: most of what pages write) as it is */
+	while (*p >= 0x20 && *p < 0x7F && !strchr("&<>\"'", *p))
+		p++;
+	if (!*p) {
+		pg_buf_add(out, s ? s : "", (size_t)(p - (const unsigned char *)(s ? s : "")));
+		return;
+	}
 
 	escape_with(&tmp, s, "");
 	for (size_t i = 0; i < tmp.len; i++)

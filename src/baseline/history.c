@@ -1,6 +1,7 @@
 #include "baseline/history.h"
 
 #include "base/alloc.h"
+#include "base/tasks.h"
 #include "base/buf.h"
 #include "base/escape.h"
 #include "gate/compare_stats.h"
@@ -484,9 +485,41 @@ static int cmp_change(const void *x, const void *y)
 	return (int)a->creep - (int)b->creep;
 }
 
+struct metric_task {
+	const struct pg_history_analysis *a;
+	const struct pg_history *hs;
+	size_t n;
+	const struct pg_policy *policy;
+	const struct pg_metric *all;
+	size_t from;
+	bool creep;
+	struct pg_history_analysis *out; /* per metric: its changes */
+};
+
+static void metric_task(void *ctx, size_t m, unsigned worker)
+{
+	struct metric_task *t = ctx;
+	struct pg_history_analysis *own = &t->out[m];
+
+	(void)worker;
+	if (t->all[m].direction == PG_NO_DIRECTION)
+		return;
+	*own = *t->a;
+	own->changes = NULL;
+	own->n_changes = own->cap_changes = 0;
+	metric_changes(own, t->hs, t->n, t->policy, &t->all[m], t->from, t->creep);
+}
+
 void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
 			const bool *const *use, const struct pg_policy *policy, size_t last,
 			bool creep)
+{
+	pg_history_analyse_tasks(a, hs, n, use, policy, last, creep, NULL);
+}
+
+void pg_history_analyse_tasks(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
+			      const bool *const *use, const struct pg_policy *policy, size_t last,
+			      bool creep, const struct pg_tasks *tasks)
 {
 	struct job_key *keys = NULL;
 	struct job_order *order = NULL;
@@ -539,10 +572,23 @@ void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *
 	free(renumber);
 	free(order);
 
-	for (size_t m = 0; m < nm; m++)
-		if (all[m].direction != PG_NO_DIRECTION)
-			metric_changes(a, hs, n, policy, &all[m],
-				       last && a->n_jobs > last ? a->n_jobs - last : 0, creep);
+	{
+		/* a metric's changes into slot m (each its own copy of a to add
+		 * to), joined in the registry's order: the same list whatever
+		 * ran them */
+		struct metric_task mt = { a,     hs,
+					  n,     policy,
+					  all,   last && a->n_jobs > last ? a->n_jobs - last : 0,
+					  creep, pg_xcalloc(nm ? nm : 1, sizeof(*mt.out)) };
+		pg_tasks_run(tasks, nm, metric_task, &mt);
+		for (size_t m = 0; m < nm; m++) {
+			for (size_t c = 0; c < mt.out[m].n_changes; c++)
+				PG_ARRAY_PUSH(a->changes, a->n_changes, a->cap_changes,
+					      mt.out[m].changes[c]);
+			free(mt.out[m].changes);
+		}
+		free(mt.out);
+	}
 	if (a->n_changes > 1)
 		qsort(a->changes, a->n_changes, sizeof(*a->changes), cmp_change);
 }

@@ -111,6 +111,16 @@ struct pg_history_pool;
 struct pg_history_pool *pg_history_pool_new(void);
 void pg_history_pool_free(struct pg_history_pool *pool);
 
+/*
+ * Histories read with pools of their own (a pool per thread) made one:
+ * the strings of the pools from[0..n_from) are interned in p, every
+ * compact record of hs[0..n) (whose strings are p's or from's) points at
+ * p's copies, and from's pools are freed. Afterwards the records are as if
+ * read with p alone (the same string is the same pointer).
+ */
+void pg_history_pool_join(struct pg_history_pool *p, struct pg_history_pool **from, size_t n_from,
+			  struct pg_history *hs, size_t n);
+
 /* pg_history_parse, then pg_history_slim(policy), into a compact h (a
  * new one: { 0 }). On error h holds no records. */
 int pg_history_parse_compact(struct pg_history *h, const char *point, const char *text, size_t len,
@@ -179,6 +189,12 @@ struct pg_history_analysis {
 void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
 			const bool *const *use, const struct pg_policy *policy, size_t last,
 			bool creep);
+/* The same, each metric's change points a task of tasks (base/tasks.h):
+ * the same analysis whatever the number of workers. */
+struct pg_tasks;
+void pg_history_analyse_tasks(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
+			      const bool *const *use, const struct pg_policy *policy, size_t last,
+			      bool creep, const struct pg_tasks *tasks);
 void pg_history_analysis_release(struct pg_history_analysis *a);
 
 /*

@@ -115,6 +115,25 @@ static char *pool_alloc(struct pg_history_pool *p, size_t size)
 	return r;
 }
 
+/* Before each string of a pool: where it is in the pool that joined its
+ * own (pg_history_pool_join), itself until then. */
+#define HEADER sizeof(void *)
+
+static void header_set(const char *s, const char *to)
+{
+	memcpy((unsigned char *)s - HEADER, &to, sizeof(to));
+}
+
+/* An interned string's copy in the pool that joined its own. */
+static char *joined(const char *s)
+{
+	char *c = NULL;
+
+	if (s)
+		memcpy(&c, (const unsigned char *)s - HEADER, sizeof(c));
+	return c;
+}
+
 /* The pool's copy of s[0..len) (NUL-terminated; any bytes). */
 static const char *intern(struct pg_history_pool *p, const char *s, size_t len)
 {
@@ -140,7 +159,8 @@ static const char *intern(struct pg_history_pool *p, const char *s, size_t len)
 		if (p->table[i].hash == h && p->table[i].len == len &&
 		    !memcmp(p->table[i].s, s, len))
 			return p->table[i].s;
-	copy = pool_alloc(p, len + 1);
+	copy = pool_alloc(p, HEADER + len + 1) + HEADER;
+	header_set(copy, copy);
 	memcpy(copy, s, len);
 	copy[len] = '\0';
 	p->table[i] = (struct interned){ copy, len, h };
@@ -151,6 +171,35 @@ static const char *intern(struct pg_history_pool *p, const char *s, size_t len)
 static const char *intern0(struct pg_history_pool *p, const char *s)
 {
 	return s ? intern(p, s, strlen(s)) : NULL;
+}
+
+void pg_history_pool_join(struct pg_history_pool *p, struct pg_history_pool **from, size_t n_from,
+			  struct pg_history *hs, size_t n)
+{
+	for (size_t f = 0; f < n_from; f++)
+		for (size_t k = 0; from[f] && k < from[f]->cap; k++) {
+			const struct interned *e = &from[f]->table[k];
+			const char *c;
+			if (!e->s)
+				continue;
+			c = intern(p, e->s, e->len);
+			header_set(e->s, c);
+		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < hs[i].n; k++) {
+			struct pg_history_rec *r = &hs[i].recs[k];
+			if (!r->slot)
+				continue; /* not compact: its strings are its own */
+			r->commit = joined(r->commit);
+			r->date = joined(r->date);
+			r->build_url = joined(r->build_url);
+			r->gpu = joined(r->gpu);
+			r->test = joined(r->test);
+			r->run = joined(r->run);
+			r->slot = (const unsigned char *)joined((const char *)r->slot);
+		}
+	for (size_t f = 0; f < n_from; f++)
+		pg_history_pool_free(from[f]);
 }
 
 /* ------------------------------------------------------------------ */

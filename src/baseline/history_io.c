@@ -2,6 +2,7 @@
 #include "results/identity.h"
 
 #include "base/alloc.h"
+#include "base/tasks.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
@@ -1180,6 +1181,63 @@ static int cmp_history(const void *a, const void *b)
 	return strcmp(((const struct pg_history *)a)->point, ((const struct pg_history *)b)->point);
 }
 
+/* Reading a GPU's files, a task each (base/tasks.h): worker k reads with
+ * repos[k] into pools[k] (libgit2 wants a repository handle per thread). */
+struct read_job {
+	const struct store *s;
+	const struct pg_history_opts *o;
+	const char *gpu;
+	const git_tree_entry **files;
+	struct pg_history *hs; /* per file */
+	git_repository **repos;
+	struct pg_history_pool **pools;
+	struct pg_task_errors errs;
+};
+
+static void read_task(void *ctx, size_t i, unsigned worker)
+{
+	struct read_job *j = ctx;
+	const git_tree_entry *f = j->files[i];
+	const char *name = git_tree_entry_name(f);
+	char *stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
+	struct pg_buf text = PG_BUF_INIT, src = PG_BUF_INIT;
+	struct pg_history *h = &j->hs[i];
+	struct pg_error e = PG_ERROR_INIT;
+	int rc;
+
+	if (pg_task_errors_skip(&j->errs, i))
+		goto done;
+	pg_buf_printf(&src, "%s:%s/%s", j->s->ref, j->gpu, name);
+	rc = read_entry_blob(j->repos[worker], f, &text, j->s->where, &e);
+	if (rc == 0 &&
+	    (rc = j->pools[worker]
+			  ? pg_history_parse_compact(h, stem, text.ptr, text.len, src.ptr,
+						     j->o->slim_policy, j->pools[worker], &e)
+			  : pg_history_parse(h, stem, text.ptr, text.len, src.ptr, &e))) {
+		/* where, and what to do about it */
+		bool broken = strstr(e.msg, "unreadable history line") != NULL;
+		bool named = strcmp(j->s->where, "the current repository") != 0;
+		struct pg_buf m = PG_BUF_INIT;
+
+		pg_buf_printf(&m, "%s%s%s (%s)", named ? j->s->where : "", named ? ": " : "", e.msg,
+			      broken ? "'perfgate baseline check' lists such lines, "
+				       "'perfgate baseline repair' drops them"
+				     : "upgrade perfgate to read it");
+		pg_error_set(&e, rc, "%s", m.ptr);
+		pg_buf_release(&m);
+	}
+	if (rc) {
+		pg_task_errors_set(&j->errs, i, worker, &e);
+		goto done;
+	}
+	if (j->o->slim && !j->pools[worker])
+		pg_history_slim(h, j->o->slim_policy);
+done:
+	free(stem);
+	pg_buf_release(&text);
+	pg_buf_release(&src);
+}
+
 static int read_histories(struct store *s, const char *gpu, const char *point,
 			  const struct pg_history_opts *o, struct pg_history **out, size_t *n,
 			  struct pg_error *err)
@@ -1189,7 +1247,8 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 	git_commit *c = NULL;
 	git_tree *root = NULL, *dir = NULL;
 	git_tree_entry *e = NULL;
-	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT, src = PG_BUF_INIT;
+	unsigned nw = pg_tasks_workers(o->tasks);
+	struct read_job j = { .s = s, .o = o, .gpu = gpu };
 	size_t cap = 0;
 	int rc;
 
@@ -1214,58 +1273,59 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 	for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
 		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
 		const char *name = git_tree_entry_name(f);
-		struct pg_history h = { 0 };
-		char *stem;
-
 		if (git_tree_entry_type(f) != GIT_OBJECT_BLOB || !pg_str_has_suffix(name, ".jsonl"))
 			continue;
-		stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
-		if (point && strcmp(stem, point)) {
-			free(stem);
+		if (point && (strlen(name) != strlen(point) + strlen(".jsonl") ||
+			      strncmp(name, point, strlen(point))))
 			continue;
-		}
-		pg_buf_reset(&path);
-		pg_buf_printf(&path, "%s/%s", gpu, name);
-		pg_buf_reset(&text);
-		pg_buf_reset(&src);
-		pg_buf_printf(&src, "%s:%s", s->ref, path.ptr);
-		rc = read_entry_blob(s->repo, f, &text, s->where, err);
-		if (rc == 0 &&
-		    (rc = o->pool ? pg_history_parse_compact(&h, stem, text.ptr, text.len, src.ptr,
-							     o->slim_policy, o->pool, err)
-				  : pg_history_parse(&h, stem, text.ptr, text.len, src.ptr, err))) {
-			/* where, and what to do about it */
-			bool broken = strstr(err->msg, "unreadable history line") != NULL;
-			bool named = strcmp(s->where, "the current repository") != 0;
-			struct pg_buf m = PG_BUF_INIT;
-
-			pg_buf_printf(&m, "%s%s%s (%s)", named ? s->where : "", named ? ": " : "",
-				      err->msg,
-				      broken ? "'perfgate baseline check' lists such lines, "
-					       "'perfgate baseline repair' drops them"
-					     : "upgrade perfgate to read it");
-			pg_error_set(err, rc, "%s", m.ptr);
-			pg_buf_release(&m);
-		}
-		free(stem);
-		if (rc) {
-			pg_history_release(&h);
+		PG_ARRAY_PUSH(j.files, *n, cap, f);
+	}
+	if (*n < 2)
+		nw = 1;
+	j.hs = pg_xcalloc(*n ? *n : 1, sizeof(*j.hs));
+	j.repos = pg_xcalloc(nw, sizeof(*j.repos));
+	j.pools = pg_xcalloc(nw, sizeof(*j.pools));
+	j.repos[0] = s->repo;
+	j.pools[0] = o->pool;
+	for (unsigned k = 1; k < nw; k++) {
+		if (git_repository_open(&j.repos[k], git_repository_path(s->repo))) {
+			rc = git_fail(err, "opening the repository", s->where);
 			goto done;
 		}
-		if (o->slim && !o->pool)
-			pg_history_slim(&h, o->slim_policy);
-		PG_ARRAY_PUSH(*out, *n, cap, h);
+		j.pools[k] = o->pool ? pg_history_pool_new() : NULL;
 	}
+	pg_task_errors_init(&j.errs, nw > 1 ? o->tasks : NULL, *n);
+	pg_tasks_run(nw > 1 ? o->tasks : NULL, *n, read_task, &j);
+	rc = pg_task_errors_release(&j.errs, err);
+	if (o->pool && nw > 1)
+		pg_history_pool_join(o->pool, j.pools + 1, nw - 1, j.hs, *n);
+	else
+		for (unsigned k = 1; k < nw; k++)
+			pg_history_pool_free(j.pools[k]);
+	*out = j.hs;
+	j.hs = NULL;
+	if (rc)
+		goto done;
 	if (*n > 1)
 		qsort(*out, *n, sizeof(**out), cmp_history);
 done:
+	if (rc && *out) {
+		for (size_t i = 0; i < *n; i++)
+			pg_history_release(&(*out)[i]);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	free(j.hs);
+	for (unsigned k = 1; j.repos && k < nw; k++)
+		git_repository_free(j.repos[k]);
+	free(j.repos);
+	free(j.pools);
+	free(j.files);
 	git_tree_entry_free(e);
 	git_tree_free(dir);
 	git_tree_free(root);
 	git_commit_free(c);
-	pg_buf_release(&path);
-	pg_buf_release(&text);
-	pg_buf_release(&src);
 	return rc;
 }
 

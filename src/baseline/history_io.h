@@ -8,6 +8,7 @@
 #include "base/strutil.h"
 
 struct pg_error;
+struct pg_tasks;
 
 /*
  * The run history in git (libgit2): a ref (default refs/perfgate/history)
@@ -57,6 +58,10 @@ struct pg_history_opts {
 	/* pg_history_read: compact records (pg_history_parse_compact, slimmed
 	 * under slim_policy) whose strings this pool holds */
 	struct pg_history_pool *pool;
+	/* pg_history_read: the files read as tasks of this runner (a
+	 * repository handle and a pool per worker, joined into pool); NULL:
+	 * one at a time */
+	const struct pg_tasks *tasks;
 };
 
 /*

@@ -22,7 +22,7 @@ int cmd_trends(int argc, char **argv)
 {
 	const char *repo = NULL, *ref = NULL, *gpu_flag = NULL, *thresholds = NULL, *current = NULL,
 		   *label = NULL;
-	long last = -1;
+	long last = -1, jobs = -1;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
@@ -39,6 +39,9 @@ int cmd_trends(int argc, char **argv)
 		{ PG_OPT_LONG, "last", 0, &last, "N",
 		  "look for change points in the last N runs of each GPU (default: three baseline "
 		  "windows, the span the gate looks at; 0: every run)" },
+		{ PG_OPT_LONG, "jobs", 0, &jobs, "N",
+		  "threads to read, analyse and draw with (default: the CPUs online); the site is "
+		  "the same whatever the number" },
 		{ PG_OPT_END },
 	};
 	/* clang-format on */
@@ -67,6 +70,10 @@ int cmd_trends(int argc, char **argv)
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must not be negative");
 		goto fail;
 	}
+	if (jobs != -1 && (jobs < 1 || jobs > 256)) {
+		rc = pg_error_set(&err, PG_ECONFIG, "option '--jobs': must be between 1 and 256");
+		goto fail;
+	}
 	if (gpu_flag && *gpu_flag)
 		pg_gpu_key(gpu, sizeof(gpu), gpu_flag);
 	if (current) {
@@ -92,6 +99,7 @@ int cmd_trends(int argc, char **argv)
 						       .current_gpu = cur_gpu[0] ? cur_gpu : NULL,
 						       .current_name = label,
 						       .last = last,
+						       .jobs = jobs > 0 ? (unsigned)jobs : 0,
 						       .progress = stderr },
 			     &w, &err);
 	if (rc)

@@ -356,10 +356,35 @@ static void frame_y(struct frame *f, double lo, double hi, int ticks)
 static void svg_text(struct pg_buf *o, double x, double y, const char *anchor, const char *attrs,
 		     const char *s)
 {
-	pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s>", x, y, anchor,
-		      attrs ? " " : "", attrs ? attrs : "");
+	pg_buf_puts(o, "<text x=\"");
+	pg_buf_fixed1(o, x);
+	pg_buf_puts(o, "\" y=\"");
+	pg_buf_fixed1(o, y);
+	pg_buf_puts(o, "\" text-anchor=\"");
+	pg_buf_puts(o, anchor);
+	pg_buf_puts(o, "\"");
+	if (attrs) {
+		pg_buf_putc(o, ' ');
+		pg_buf_puts(o, attrs);
+	}
+	pg_buf_putc(o, '>');
 	pg_escape_html(o, s);
 	pg_buf_puts(o, "</text>\n");
+}
+
+/* "<line x1=.. x2=.. y1=.. y2=..\"": the attributes that follow, and the
+ * end, are the caller's. */
+static void svg_line(struct pg_buf *o, double x1, double x2, double y1, double y2)
+{
+	pg_buf_puts(o, "<line x1=\"");
+	pg_buf_fixed1(o, x1);
+	pg_buf_puts(o, "\" x2=\"");
+	pg_buf_fixed1(o, x2);
+	pg_buf_puts(o, "\" y1=\"");
+	pg_buf_fixed1(o, y1);
+	pg_buf_puts(o, "\" y2=\"");
+	pg_buf_fixed1(o, y2);
+	pg_buf_putc(o, '"');
 }
 
 static void pct(char *out, size_t size, double rel)
@@ -494,10 +519,8 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		double y = f.y0 + (double)k_ * f.step;
 		char tl[32];
 		pg_tick_label(tl, sizeof(tl), y, f.step);
-		pg_buf_printf(o,
-			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"" COLOR_GRID "\"/>\n",
-			      f.px0, f.px1, fy(&f, y), fy(&f, y));
+		svg_line(o, f.px0, f.px1, fy(&f, y), fy(&f, y));
+		pg_buf_puts(o, " stroke=\"" COLOR_GRID "\"/>\n");
 		svg_text(o, f.px0 - 6, fy(&f, y) + 4, "end", "fill=\"" COLOR_AXIS "\"", tl);
 	}
 	snprintf(label, sizeof(label), "%s%s", m->unit[0] ? m->unit : "value",
@@ -597,8 +620,8 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		pg_buf_fixed1(o, fx(&f, c->x[k]));
 		pg_buf_puts(o, "\" cy=\"");
 		pg_buf_fixed1(o, fy(&f, c->y[k]));
-		pg_buf_printf(o, "\" r=\"2.5\" fill=\"" COLOR_RUN "\"><title>run #%.0f: %s",
-			      c->x[k] + 1, pg_fmt_g(a, c->y[k]));
+		pg_buf_printf(o, "\" r=\"2.5\" fill=\"" COLOR_RUN "\"><title>run #%ld: %s",
+			      (long)c->x[k] + 1, pg_fmt_g(a, c->y[k]));
 		if (commit) {
 			pg_buf_puts(o, " · ");
 			esc_prefix(o, commit, 12);

@@ -8,7 +8,9 @@
 #include "baseline/history_io.h"
 #include "baseline/thresholds_io.h"
 #include "report/charts.h"
+#include "base/tasks.h"
 #include "sys/fsutil.h"
+#include "sys/threads.h"
 #include "trends/trends.h"
 
 #include <errno.h>
@@ -42,9 +44,54 @@ static int write_page(const char *dir, const char *name, const struct pg_buf *b,
 	return rc;
 }
 
+/* The point pages, a task each. */
+struct points_job {
+	const struct pg_trends_gpu *t;
+	const char *dir;
+	struct pg_buf *page;         /* per worker */
+	struct pg_trends_written *w; /* per worker: pages, bytes */
+	struct pg_task_errors errs;
+};
+
+static void point_task(void *ctx, size_t i, unsigned worker)
+{
+	struct points_job *j = ctx;
+	struct pg_buf *page = &j->page[worker];
+	struct pg_error e = PG_ERROR_INIT;
+
+	if (pg_task_errors_skip(&j->errs, i))
+		return;
+	pg_buf_reset(page);
+	pg_trends_point(page, j->t, i);
+	if (write_page(j->dir, j->t->files[i], page, &j->w[worker], &e))
+		pg_task_errors_set(&j->errs, i, worker, &e);
+}
+
+static int write_points(const struct pg_trends_gpu *t, const char *dir,
+			const struct pg_tasks *tasks, struct pg_trends_written *w,
+			struct pg_error *err)
+{
+	unsigned nw = pg_tasks_workers(tasks);
+	struct points_job j = { .t = t,
+				.dir = dir,
+				.page = pg_xcalloc(nw, sizeof(*j.page)),
+				.w = pg_xcalloc(nw, sizeof(*j.w)) };
+
+	pg_task_errors_init(&j.errs, tasks, t->n);
+	pg_tasks_run(tasks, t->n, point_task, &j);
+	for (unsigned k = 0; k < nw; k++) {
+		w->pages += j.w[k].pages;
+		w->bytes += j.w[k].bytes;
+		pg_buf_release(&j.page[k]);
+	}
+	free(j.page);
+	free(j.w);
+	return pg_task_errors_release(&j.errs, err);
+}
+
 static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const char *dir_name,
-		      struct pg_trends_entry *entry, struct pg_trends_written *w,
-		      struct pg_error *err)
+		      const struct pg_tasks *tasks, struct pg_trends_entry *entry,
+		      struct pg_trends_written *w, struct pg_error *err)
 {
 	struct pg_history *hs = NULL;
 	struct pg_history_pool *pool;
@@ -71,6 +118,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 						.ref = o->ref,
 						.slim = true,
 						.pool = pool,
+						.tasks = tasks,
 						/* with a run to compare, every metric the
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
@@ -82,7 +130,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	 * with the square of the runs); the gate's windows as it builds them
 	 * for a run of main's tip */
 	last = o->last >= 0 ? (size_t)o->last : pg_history_baseline_span(pol);
-	pg_history_analyse(&an, hs, n, NULL, pol, last, true);
+	pg_history_analyse_tasks(&an, hs, n, NULL, pol, last, true, tasks);
 	base.gpu = pg_xstrdup(gpu);
 	base.kind = pg_xstrdup("git");
 	/* the same span: the gate's analysis is this one without the creep */
@@ -121,12 +169,8 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	pg_trends_points(&page, &t);
 	if ((rc = write_page(dir, "points.html", &page, w, err)))
 		goto done;
-	for (size_t i = 0; i < n; i++) {
-		pg_buf_reset(&page);
-		pg_trends_point(&page, &t, i);
-		if ((rc = write_page(dir, t.files[i], &page, w, err)))
-			goto done;
-	}
+	if ((rc = write_points(&t, dir, tasks, w, err)))
+		goto done;
 	w->gpus++;
 	w->points += n;
 	entry->points = n;
@@ -163,10 +207,12 @@ int pg_trends_write(const struct pg_trends_opts *o, struct pg_trends_written *ou
 	struct pg_trends_entry *entries = NULL;
 	struct pg_buf page = PG_BUF_INIT;
 	const char *ref = o->ref ? o->ref : PG_HISTORY_DEFAULT_REF;
+	struct pg_tasks tasks;
 	size_t k = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	pg_threads_tasks(&tasks, o->jobs ? o->jobs : pg_threads_online());
 	if ((rc = pg_history_gpus(
 		     &gpus, &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref }, err)))
 		goto done;
@@ -176,7 +222,8 @@ int pg_trends_write(const struct pg_trends_opts *o, struct pg_trends_written *ou
 			continue;
 		entries[k].gpu = gpus.v[g];
 		entries[k].dir = pg_chart_stem(gpus.v[g]);
-		if ((rc = render_gpu(o, gpus.v[g], entries[k].dir, &entries[k], out, err))) {
+		if ((rc = render_gpu(o, gpus.v[g], entries[k].dir, &tasks, &entries[k], out,
+				     err))) {
 			k++;
 			goto done;
 		}

@@ -42,6 +42,8 @@ struct pg_trends_opts {
 	long last;                /* change points of the last N runs; -1: three baseline windows
 		    * (the gate's span), 0: all */
 	FILE *progress;           /* a line per GPU, or NULL */
+	unsigned jobs;            /* threads to read, analyse and draw with; 0: the CPUs
+				   * online. The site is the same whatever the number */
 };
 
 struct pg_trends_written {

@@ -118,6 +118,71 @@ setup() {
 	done
 }
 
+@test "trends: the same site, and the same first error, whatever the number of threads (--jobs)" {
+	# the bench's history (every 10th point steps, two GPUs) and this one's
+	# with a PR drawn: enough files that the workers interleave
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" "$PERFGATE_SRC/bench/trends/make_history.py" ../big.git 150 40 2
+	for j in 1 2 5; do
+		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../big.git \
+			--thresholds "$PERFGATE_SRC/thresholds" "../big$j"
+		assert_success
+		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (12.1 MB; largest overview 0.23 MB)"
+		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" ../site$j --current ../runs/slow
+		assert_success
+	done
+	[ "$(find ../big1 -name '*.html' | wc -l)" = 155 ]
+	diff -r ../big1 ../big2
+	diff -r ../big1 ../big5
+	diff -r ../site1 ../site2
+	diff -r ../site1 ../site5
+
+	# pages that cannot be written (a directory in their place): the first
+	# one in point order, one line, nothing claimed
+	for j in 1 2 5; do
+		mkdir -p ../bad$j/GPU0/p/serving_model5_tp1_sharegpt_qps_2.html \
+			../bad$j/GPU0/p/serving_model12_tp1_sharegpt_qps_8.html
+		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../big.git \
+			--thresholds "$PERFGATE_SRC/thresholds" --gpu GPU0 "../bad$j"
+		assert_failure 3
+		assert_output ""
+		[ "$stderr" = "perfgate trends: ../bad$j/GPU0/p/serving_model12_tp1_sharegpt_qps_8.html: Is a directory" ]
+		assert_file_not_exist "../bad$j/index.html"
+	done
+
+	run --separate-stderr "$PERFGATE_BIN" trends --jobs 0 ../site0
+	assert_failure 2
+	[ "$stderr" = "perfgate trends: option '--jobs': must be between 1 and 256" ]
+}
+
+@test "trends: an unreadable history line is one error, the first file's, whatever the threads" {
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" "$PERFGATE_SRC/bench/trends/make_history.py" ../big.git 60 10
+	# two files broken: the first in the tree is named, however they are read
+	git clone -q --bare ../big.git ../work.git
+	git -C ../work.git fetch -q ../big.git refs/perfgate/history:refs/perfgate/history
+	git --git-dir=../work.git read-tree refs/perfgate/history
+	for f in serving_model3_tp1_sharegpt_qps_2 serving_model12_tp1_sharegpt_qps_1; do
+		{ git --git-dir=../work.git cat-file -p "refs/perfgate/history:H100/$f.jsonl"; echo '{"broken'; } |
+			git --git-dir=../work.git hash-object -w --stdin >../blob
+		git --git-dir=../work.git update-index --add --cacheinfo "100644,$(cat ../blob),H100/$f.jsonl"
+	done
+	tree=$(git --git-dir=../work.git write-tree)
+	commit=$(echo broken | git --git-dir=../work.git commit-tree "$tree" -p refs/perfgate/history)
+	git --git-dir=../work.git update-ref refs/perfgate/history "$commit"
+	for j in 1 2 5; do
+		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../work.git "../s$j"
+		[ "$status" -ne 0 ]
+		echo "$status" >>../codes
+		assert_output ""
+		echo "$stderr" >"../err$j"
+		[ "$(wc -l <"../err$j")" = 1 ]
+		assert_file_not_exist "../s$j/index.html"
+	done
+	grep -q 'serving_model12_tp1_sharegpt_qps_1.jsonl:11' ../err1
+	diff ../err1 ../err2
+	diff ../err1 ../err5
+	[ "$(sort -u ../codes | wc -l)" = 1 ]
+}
+
 @test "compare: the evidence behind a regression names the runs and commits of its baseline" {
 	# a history of five runs at one level, under a ref of its own
 	git rev-list --reverse HEAD | head -5 >../five
