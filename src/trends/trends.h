@@ -100,6 +100,13 @@ struct pg_trends_chart {
 	double pr_lo, pr_hi;
 	enum pg_verdict pr_verdict;
 	const char *pr_name; /* "this PR" */
+	/* a confirmation re-run's value after the PR's, drawn as a square
+	 * with its name under it; none without a rerun_name (zeroed); its
+	 * interval as the PR's */
+	double rerun, rerun_change;
+	bool rerun_interval;
+	double rerun_lo, rerun_hi;
+	const char *rerun_name; /* "re-run" */
 };
 
 void pg_trends_chart(struct pg_buf *out, const struct pg_trends_chart *c);
