@@ -173,6 +173,17 @@ void pg_escape_md_code(struct pg_buf *out, const char *s)
 	pg_buf_release(&clean);
 }
 
+void pg_escape_url_path(struct pg_buf *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
+			pg_buf_putc(out, (char)*p);
+		else
+			pg_buf_printf(out, "%%%02X", *p);
+	}
+}
+
 void pg_escape_html(struct pg_buf *out, const char *s)
 {
 	struct pg_buf tmp = PG_BUF_INIT;

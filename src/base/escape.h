@@ -34,6 +34,11 @@ void pg_escape_md_cell_cut(struct pg_buf *out, const char *s, size_t max_chars);
  * would end the span, reads as "'". */
 void pg_escape_md_code(struct pg_buf *out, const char *s);
 
+/* A relative path as a Markdown link's or an href's target: every byte
+ * but letters, digits, "-._~/" percent-encoded ("a b(1).json" ->
+ * "a%20b%281%29.json"), so no name can end the link or the attribute. */
+void pg_escape_url_path(struct pg_buf *out, const char *s);
+
 /* HTML/XML text and attribute values: & < > " ' escaped (also for SVG). */
 void pg_escape_html(struct pg_buf *out, const char *s);
 

@@ -6,6 +6,7 @@
 #include "base/strutil.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,9 +278,85 @@ static void render_head(struct pg_buf *out, const struct pg_annotation *a)
 		render_policy_diff(out, a);
 }
 
-static void render_charts(struct pg_buf *out, const struct pg_annotation *a, size_t *shown)
+/* Was the evidence line i the first of its point (its files linked there)? */
+static bool first_of_point(const struct pg_annotation *a, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (a->evidence[k].point && a->evidence[i].point &&
+		    !strcmp(a->evidence[k].point, a->evidence[i].point))
+			return false;
+	return true;
+}
+
+/* artifact:// references the footer spends, and how many the evidence's
+ * files may (keeping one for the first chart when there is one); no limit
+ * outside Buildkite. */
+static size_t footer_refs(const struct pg_annotation *a)
+{
+	return (a->report_artifact != NULL) + (a->comparison_artifact != NULL) +
+	       (a->json_artifact != NULL) + (a->trends_artifact != NULL);
+}
+
+static size_t evidence_ref_budget(const struct pg_annotation *a)
+{
+	size_t left = PG_ANNOTATION_MAX_ARTIFACT_REFS - footer_refs(a), keep = a->n_charts ? 1 : 0;
+
+	if (a->local_dir)
+		return SIZE_MAX;
+	return left > keep ? left - keep : 0;
+}
+
+static const char *const evidence_file_names[PG_EVIDENCE_FILES] = { "result", "server log",
+								    "re-run's result",
+								    "re-run's server log" };
+
+/* The regressions' evidence, each line with its point's files: linked
+ * while *refs lasts (counted down), else named. */
+static void render_evidence(struct pg_buf *out, const struct pg_annotation *a, size_t *refs)
+{
+	if (!a->n_evidence)
+		return;
+	pg_buf_puts(out, "**Evidence**\n\n");
+	for (size_t i = 0; i < a->n_evidence; i++) {
+		const struct pg_annotation_evidence *e = &a->evidence[i];
+		bool any = false, named = false;
+
+		pg_buf_puts(out, "- ");
+		pg_md_neutralize_html(out, e->text);
+		for (size_t k = 0; k < PG_EVIDENCE_FILES && first_of_point(a, i); k++) {
+			if (!e->files[k])
+				continue;
+			pg_buf_puts(out, any ? " · " : " Files: ");
+			any = true;
+			if (*refs) {
+				if (*refs != SIZE_MAX)
+					(*refs)--;
+				pg_buf_puts(out, "<a href=\"");
+				put_artifact_url(out, a, e->files[k]);
+				pg_buf_printf(out, "\">%s</a>", evidence_file_names[k]);
+			} else {
+				pg_buf_printf(out, "%s ", evidence_file_names[k]);
+				put_artifact_name(out, e->files[k]);
+				named = true;
+			}
+		}
+		if (named)
+			pg_buf_puts(out, " (in the artifacts)");
+		pg_buf_putc(out, '\n');
+	}
+	if (a->evidence_total > a->n_evidence)
+		pg_buf_printf(out, "- and %zu more (the comparison lists every row).\n",
+			      a->evidence_total - a->n_evidence);
+	pg_buf_putc(out, '\n');
+}
+
+static void render_charts(struct pg_buf *out, const struct pg_annotation *a, size_t refs,
+			  size_t *shown)
 {
 	size_t n = a->n_charts < PG_ANNOTATION_MAX_CHARTS ? a->n_charts : PG_ANNOTATION_MAX_CHARTS;
+
+	if (!a->local_dir && n > refs)
+		n = refs;
 
 	*shown = n;
 	if (!n)
@@ -437,7 +514,16 @@ static void render_at(struct pg_buf *out, const struct pg_annotation *a,
 		}
 		pg_buf_puts(out, ".\n\n");
 	}
-	render_charts(out, a, charts_shown);
+	{
+		size_t budget = evidence_ref_budget(a), refs = budget;
+		render_evidence(out, a, &refs);
+		/* the charts get what the footer and the evidence left */
+		render_charts(out, a,
+			      a->local_dir ? SIZE_MAX
+					   : PG_ANNOTATION_MAX_ARTIFACT_REFS - footer_refs(a) -
+						     (budget - refs),
+			      charts_shown);
+	}
 	render_sections(out, a, level);
 	render_footer(out, a);
 }

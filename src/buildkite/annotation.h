@@ -26,8 +26,12 @@ struct pg_buf;
  * then the report and comparison tables do, then the attention table is
  * trimmed with a note saying how many rows were left out.
  *
- * Buildkite replaces at most 10 artifact:// references per annotation: the
- * three artifact links are always there, so at most 7 charts are shown.
+ * Buildkite replaces at most 10 artifact:// references per annotation:
+ * the footer's links to the report, comparison, JSON and trends come
+ * first; then the evidence's files (each point's once, in the evidence's
+ * order), keeping one for the first chart; then charts, at most 7. A file
+ * beyond them is named, not linked. Outside Buildkite (local_dir) the
+ * links are relative paths, and only the 7 charts are a limit.
  */
 
 #define PG_ANNOTATION_MAX_BYTES         1048576u
@@ -61,6 +65,21 @@ struct pg_annotation_row {
 	const char *verdict;  /* "regressed", "noisy", "missing", ... */
 };
 
+/* One regression's evidence (gate/compare.h pg_comparison_evidence_text)
+ * and the files behind it. */
+enum {
+	PG_EVIDENCE_RESULT,       /* the point's result JSON */
+	PG_EVIDENCE_LOG,          /* its server log */
+	PG_EVIDENCE_RERUN_RESULT, /* the confirmation re-run's */
+	PG_EVIDENCE_RERUN_LOG,
+	PG_EVIDENCE_FILES
+};
+struct pg_annotation_evidence {
+	const char *text;  /* markdown from the gate (names escaped) */
+	const char *point; /* a point's files are linked once, on its first line */
+	const char *files[PG_EVIDENCE_FILES]; /* artifact paths as uploaded; NULL: none */
+};
+
 struct pg_annotation_chart {
 	const char *artifact_path; /* exactly as uploaded: "results/charts/x.svg" */
 	const char *title;         /* alt text */
@@ -89,6 +108,11 @@ struct pg_annotation {
 
 	const struct pg_annotation_row *rows; /* regressions first, then warnings */
 	size_t n_rows;
+
+	/* the evidence of the regressions (the first PG_EVIDENCE_MAX of
+	 * evidence_total), under the table */
+	const struct pg_annotation_evidence *evidence;
+	size_t n_evidence, evidence_total;
 
 	const struct pg_annotation_chart *charts; /* most important first */
 	size_t n_charts;

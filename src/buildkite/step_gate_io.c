@@ -158,9 +158,36 @@ static void evidence_charts(struct pg_bk_compare *out, const struct pg_compariso
 		struct pg_buf title = PG_BUF_INIT;
 		if (!rows[i]->chart)
 			continue;
-		pg_buf_printf(&title, "Trend: %s · %s", rows[i]->point, rows[i]->metric->label);
+		pg_buf_printf(&title, "%s: %s · %s", rows[i]->trail ? "Trend" : "Change",
+			      rows[i]->point, rows[i]->metric->label);
 		pg_strv_push(&out->evidence, rows[i]->chart);
 		pg_strv_push_owned(&out->evidence_titles, pg_buf_detach(&title));
+	}
+	free(rows);
+}
+
+/* The evidence's lines and files, for the annotation. */
+static void evidence_lines(struct pg_bk_compare *out, const struct pg_comparison *cmp)
+{
+	size_t n, total;
+	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(cmp, &n, &total);
+
+	out->ev = pg_xcalloc(n + 1, sizeof(*out->ev));
+	out->n_ev = n;
+	out->ev_total = total;
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cmp_files *f = rows[i]->files;
+		struct pg_buf text = PG_BUF_INIT;
+		pg_comparison_evidence_text(&text, rows[i]);
+		out->ev[i].text = keep(out, pg_buf_detach(&text));
+		out->ev[i].point = keep(out, pg_xstrdup(rows[i]->point));
+		if (f) {
+			const char *paths[PG_EVIDENCE_FILES] = { f->result, f->log, f->rerun_result,
+								 f->rerun_log };
+			for (size_t k = 0; k < PG_EVIDENCE_FILES; k++)
+				out->ev[i].files[k] = paths[k] ? keep(out, pg_xstrdup(paths[k]))
+							       : NULL;
+		}
 	}
 	free(rows);
 }
@@ -286,7 +313,10 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	pg_annotation_table(&out->table, all, im->cmp.n);
 	out->n_all_rows = im->cmp.n;
 
+	pg_gate_link_files(&im->cmp, run, confirm, results_dir);
 	rc = pg_comparison_write(&im->cmp, results_dir, NULL, &warning, err);
+	if (!rc)
+		evidence_lines(out, &im->cmp);
 	if (!rc && warning.code)
 		out->warning = pg_xstrdup(warning.msg);
 	else if (!rc)
@@ -331,6 +361,7 @@ void pg_bk_compare_release(struct pg_bk_compare *out)
 	pg_strv_release(&out->strings);
 	pg_strv_release(&out->evidence);
 	pg_strv_release(&out->evidence_titles);
+	free(out->ev);
 	pg_buf_release(&out->table);
 	memset(out, 0, sizeof(*out));
 }

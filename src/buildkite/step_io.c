@@ -455,6 +455,8 @@ static void post_annotation(struct step *st, struct finish *f)
 	char *annotation_file = pg_path_join(st->s.results_dir, "annotation.md");
 	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
 	struct pg_buf fact = PG_BUF_INIT, trends_art = PG_BUF_INIT;
+	struct pg_annotation_evidence *ev = NULL;
+	struct pg_strv ev_paths = PG_STRV_INIT;
 
 	/* telemetry flags, one line per point that has any */
 	for (size_t i = 0; i < st->results.n; i++) {
@@ -516,6 +518,22 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.n_notes = st->notes.n;
 	a.policy_diff = f->cmp.policy_diff;
 	a.policy_diff_title = f->cmp.policy_diff_title;
+	/* the evidence's files as uploaded (none when nothing is uploaded) */
+	ev = pg_xcalloc(f->cmp.n_ev + 1, sizeof(*ev));
+	for (size_t i = 0; i < f->cmp.n_ev; i++) {
+		ev[i] = f->cmp.ev[i];
+		for (size_t k = 0; k < PG_EVIDENCE_FILES; k++) {
+			ev[i].files[k] = NULL;
+			if (st->s.artifacts && f->cmp.ev[i].files[k]) {
+				char *p = artifact_path(st, f->cmp.ev[i].files[k]);
+				pg_strv_push_owned(&ev_paths, p);
+				ev[i].files[k] = p;
+			}
+		}
+	}
+	a.evidence = ev;
+	a.n_evidence = f->cmp.n_ev;
+	a.evidence_total = f->cmp.ev_total;
 	a.charts = f->chart_refs;
 	a.n_charts = f->n_chart_refs;
 	a.rows = f->cmp.rows;
@@ -592,6 +610,8 @@ done:
 	pg_buf_release(&fact);
 	pg_strv_release(&facts);
 	pg_strv_release(&tflags);
+	pg_strv_release(&ev_paths);
+	free(ev);
 	free(report_art);
 	free(json_art);
 	pg_buf_release(&trends_art);

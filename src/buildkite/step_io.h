@@ -144,6 +144,11 @@ struct pg_bk_compare {
 	 * ("evidence/<point>-<metric>.svg"), and their titles: the
 	 * annotation shows them first */
 	struct pg_strv evidence, evidence_titles;
+	/* the evidence's lines (the first PG_EVIDENCE_MAX of ev_total), their
+	 * files as paths under results_dir (pg_gate_link_files), for the
+	 * annotation; strings in `strings` */
+	struct pg_annotation_evidence *ev;
+	size_t n_ev, ev_total;
 	/* a pull request that changes its thresholds file: a warning, the
 	 * change as a diff and its title; NULL when it does not */
 	char *policy_note;

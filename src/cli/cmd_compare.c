@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "gate/gate_io.h"
 #include "results/results_io.h"
+#include "sys/fsutil.h"
 #include "telemetry/health_io.h"
 
 #include <stdio.h>
@@ -109,6 +110,11 @@ int pg_compare_main(int argc, char **argv, bool gate)
 					      .strict = strict,
 					      .plan = have_plan ? &plan : NULL,
 					      .suspect = sick.len ? sick.ptr : NULL });
+	/* the evidence links its files from where comparison.md goes */
+	if (pg_mkdir_p(outdir ? outdir : pos.v[0], &warning) == 0)
+		pg_gate_link_files(&cmp, &run, confirm_dir ? &again : NULL,
+				   outdir ? outdir : pos.v[0]);
+	pg_error_clear(&warning);
 	if ((rc = pg_comparison_write(&cmp, outdir ? outdir : pos.v[0], &md, &warning, &err)))
 		goto fail;
 	if (warning.code)

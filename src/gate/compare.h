@@ -410,6 +410,26 @@ struct pg_cmp_trail {
 		      * starts there; 0 */
 };
 
+/* What a regressed row judged against a thresholds file has to draw in
+ * place of a trail (no runs of main): the baseline's samples (the repeats
+ * of one run, or each run's median: per_run) and, for a point judged
+ * against the run's other points (crosswise), their changes. */
+struct pg_cmp_spread {
+	double *samples; /* display units; NULL when the file has only a value */
+	size_t n_samples;
+	bool per_run;
+	double *peers; /* the changes of the run's other points of the metric
+			* judged with it (the same job), as measured */
+	size_t n_peers;
+};
+
+/* The files behind an evidence row, relative to the comparison's
+ * directory (gate/gate_io.h pg_gate_link_files): NULL when not there. */
+struct pg_cmp_files {
+	char *result, *log;             /* the first run's result JSON and server log */
+	char *rerun_result, *rerun_log; /* the confirmation re-run's */
+};
+
 struct pg_cmp_row {
 	char *point;
 	char *test; /* NULL when unknown */
@@ -434,22 +454,26 @@ struct pg_cmp_row {
 	struct pg_cmp_side rerun; /* the confirmation re-run (n == 0: none) */
 	enum pg_verdict verdict;
 	enum pg_outcome outcome;
-	bool confirmed;              /* flagged, re-run, and the re-run reproduced it */
-	bool needs_confirmation;     /* flagged, and no re-run was given */
-	char *note;                  /* one short human sentence, or NULL */
-	char *basis;                 /* the baseline behind the value: "median of 5 runs of
+	bool confirmed;               /* flagged, re-run, and the re-run reproduced it */
+	bool needs_confirmation;      /* flagged, and no re-run was given */
+	char *note;                   /* one short human sentence, or NULL */
+	char *basis;                  /* the baseline behind the value: "median of 5 runs of
 				  * main, 1a2b3c4d5e6f..9f8e7d6c5b4a (2026-11-01 to
 				  * 2026-11-05)", or where a thresholds file's value
 				  * came from; NULL without a baseline */
-	struct pg_cmp_basis base_of; /* the same, for programs */
-	double ci_low, ci_high;      /* first.ci_low, first.ci_high */
-	struct pg_cmp_trail *trail;  /* the evidence's rows (pg_comparison_evidence_rows,
+	struct pg_cmp_basis base_of;  /* the same, for programs */
+	double ci_low, ci_high;       /* first.ci_low, first.ci_high */
+	struct pg_cmp_trail *trail;   /* the evidence's rows (pg_comparison_evidence_rows,
 				      * the first PG_EVIDENCE_MAX) with a baseline's
 				      * samples: the window to chart; NULL otherwise */
-	char *chart;                 /* the trail's chart, relative to the comparison's
-				      * directory: "evidence/<point>-<metric>.svg",
-				      * unique in the comparison; NULL without a trail */
-	long base_from;              /* the first job of the history the test used: a
+	struct pg_cmp_spread *spread; /* the same rows against a thresholds file
+				       * (tolerance, crosswise): what they chart */
+	char *chart;                  /* the trail's (or spread's) chart, relative to the
+				      * comparison's directory:
+				      * "evidence/<point>-<metric>.svg", unique in the
+				      * comparison; NULL without either */
+	struct pg_cmp_files *files;   /* evidence rows' files, once linked; NULL */
+	long base_from;               /* the first job of the history the test used: a
 				      * whole-run change point's (basis and trail
 				      * start there); 0: the whole window */
 };
@@ -571,10 +595,20 @@ const struct pg_cmp_row **pg_comparison_evidence_rows(const struct pg_comparison
 /* The trend charts' file names of rows[0..n) (those above), relative to the
  * comparison's directory: names[i] is "evidence/<point>-<metric>.svg",
  * suffixed "-<i+1>" (then "-<i+1>-2"...) when another row has it, unique
- * among all n; NULL when the row has no trail to chart. pg_compare stores
+ * among all n; NULL when the row has no trail or spread to chart. pg_compare stores
  * them as pg_cmp_row.chart. Returns how many candidate names were tried
  * (n when none collide). Caller frees names[i]. */
 size_t pg_evidence_chart_names(const struct pg_cmp_row *const *rows, size_t n, char **names);
+
+/* An evidence row's one line (pg_comparison_markdown's Evidence, without
+ * the "- " and the links): the change against its baseline, what the
+ * baseline rests on, the threshold and why, how it was decided, the
+ * interval. Markdown, every name escaped. */
+void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r);
+/* Its chart's link text ("Trend of the baseline's runs"), and why a row
+ * has no chart. Static strings. */
+const char *pg_comparison_chart_title(const struct pg_cmp_row *r);
+const char *pg_comparison_no_chart(const struct pg_cmp_row *r);
 
 /*
  * The verdict JSON: {"gpu", "baseline": {kind, source}, "verdict",

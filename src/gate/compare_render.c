@@ -317,7 +317,7 @@ size_t pg_evidence_chart_names(const struct pg_cmp_row *const *rows, size_t n, c
 	for (size_t i = 0; i < n; i++) {
 		struct pg_buf name = PG_BUF_INIT;
 		char *stem;
-		if (!rows[i]->trail || !rows[i]->metric)
+		if ((!rows[i]->trail && !rows[i]->spread) || !rows[i]->metric)
 			continue;
 		pg_buf_printf(&name, "%s-%s", rows[i]->point, rows[i]->metric->id);
 		stem = pg_chart_stem(name.ptr);
@@ -395,14 +395,13 @@ static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_buf_puts(out, ".");
 }
 
-static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r, const char *chart)
+void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 {
 	const struct pg_rule *rule = &r->rule;
 	double thr = pg_attention_threshold(r);
 	const char *sign = r->metric->direction == PG_HIGHER_IS_BETTER ? "-" : "+";
 	bool fails = r->rule.gate || thr == rule->escalate;
 
-	pg_buf_puts(out, "- ");
 	pg_escape_md_code(out, r->point);
 	pg_buf_puts(out, " · ");
 	metric_cell(out, r->metric);
@@ -457,9 +456,57 @@ static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r, const 
 	}
 	pg_buf_puts(out, ".");
 	evidence_interval(out, r);
-	if (chart)
+}
+
+const char *pg_comparison_chart_title(const struct pg_cmp_row *r)
+{
+	if (r->trail)
+		return "Trend of the baseline's runs";
+	return r->method == PG_METHOD_CROSSWISE ? "The change against the run's other points"
+						: "The change against the tolerance";
+}
+
+const char *pg_comparison_no_chart(const struct pg_cmp_row *r)
+{
+	if (r->base_of.kind == PG_BASIS_HISTORY)
+		return "the history has no runs of main recorded for it";
+	if (!isfinite(r->change) || !(r->baseline > 0))
+		return "no change from a baseline value to draw";
+	return "it was not judged against the tolerance or the run's other points";
+}
+
+static void file_link(struct pg_buf *out, const char *text, const char *path, bool *any)
+{
+	if (!path)
+		return;
+	pg_buf_puts(out, *any ? " · [" : " Files: [");
+	pg_buf_puts(out, text);
+	pg_buf_puts(out, "](");
+	pg_escape_url_path(out, path);
+	pg_buf_puts(out, ")");
+	*any = true;
+}
+
+static void evidence_item(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	const struct pg_cmp_files *f = r->files;
+	bool any = false;
+
+	pg_buf_puts(out, "- ");
+	pg_comparison_evidence_text(out, r);
+	if (r->chart)
 		/* perfgate's own file name (pg_chart_stem): nothing to escape */
-		pg_buf_printf(out, " [Trend of the baseline's runs](%s)", chart);
+		pg_buf_printf(out, " [%s](%s)", pg_comparison_chart_title(r), r->chart);
+	else
+		pg_buf_printf(out, " No chart: %s.", pg_comparison_no_chart(r));
+	if (f) {
+		file_link(out, "result", f->result, &any);
+		file_link(out, "server log", f->log, &any);
+		file_link(out, "re-run's result", f->rerun_result, &any);
+		file_link(out, "re-run's server log", f->rerun_log, &any);
+		if (any)
+			pg_buf_puts(out, ".");
+	}
 	pg_buf_puts(out, "\n");
 }
 
@@ -471,7 +518,7 @@ static void evidence(struct pg_buf *out, const struct pg_comparison *c)
 	if (n) {
 		pg_buf_puts(out, "\nEvidence:\n\n");
 		for (size_t i = 0; i < n; i++)
-			evidence_item(out, rows[i], rows[i]->chart);
+			evidence_item(out, rows[i]);
 		if (total > n)
 			pg_buf_printf(out, "- and %zu more (verdict.json has every row).\n",
 				      total - n);

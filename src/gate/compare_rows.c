@@ -226,6 +226,54 @@ static struct pg_cmp_trail *trail_of(struct pg_comparison *c, const struct pg_ba
 	return t;
 }
 
+/* What a row judged against a thresholds file charts: the baseline's
+ * samples, and for a point judged against the run's other points their
+ * changes (the rows of its metric judged so in the same job: one job's
+ * rows share its common change exactly). */
+static struct pg_cmp_spread *spread_of(const struct pg_comparison *c, const struct pg_cmp_row *r,
+				       const struct pg_base_metric *bm)
+{
+	struct pg_cmp_spread *s = pg_xcalloc(1, sizeof(*s));
+	size_t cap = 0;
+
+	if (bm->samples && bm->n_samples) {
+		s->samples = pg_xmalloc(bm->n_samples * sizeof(double));
+		memcpy(s->samples, bm->samples, bm->n_samples * sizeof(double));
+		s->n_samples = bm->n_samples;
+		s->per_run = bm->runs > 1;
+	}
+	if (r->method != PG_METHOD_CROSSWISE)
+		return s;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pg_cmp_row *o = &c->rows[i];
+		if (o == r || o->metric != r->metric || o->method != PG_METHOD_CROSSWISE ||
+		    o->run_change != r->run_change || !isfinite(o->first.change))
+			continue;
+		PG_ARRAY_PUSH(s->peers, s->n_peers, cap, o->first.change);
+	}
+	return s;
+}
+
+static void spread_free(struct pg_cmp_spread *s)
+{
+	if (!s)
+		return;
+	free(s->samples);
+	free(s->peers);
+	free(s);
+}
+
+static void files_free(struct pg_cmp_files *f)
+{
+	if (!f)
+		return;
+	free(f->result);
+	free(f->log);
+	free(f->rerun_result);
+	free(f->rerun_log);
+	free(f);
+}
+
 static void trail_free(struct pg_cmp_trail *t)
 {
 	if (!t)
@@ -655,12 +703,16 @@ static void evidence_trails(struct pg_comparison *out, const struct pg_baseline 
 		struct pg_cmp_row *r = &out->rows[rows[i] - out->rows];
 		const struct pg_base_point *bp;
 		const struct pg_base_metric *bm;
-		if (r->base_of.kind != PG_BASIS_HISTORY)
-			continue;
 		bp = pg_baseline_find(base, r->point);
 		bm = bp ? pg_base_point_metric(bp, r->metric) : NULL;
-		if (bm)
+		if (!bm)
+			continue;
+		if (r->base_of.kind == PG_BASIS_HISTORY)
 			r->trail = trail_of(out, base, bm, r->base_from);
+		else if (r->base_of.kind == PG_BASIS_THRESHOLDS &&
+			 (r->method == PG_METHOD_TOLERANCE || r->method == PG_METHOD_CROSSWISE) &&
+			 isfinite(r->baseline) && r->baseline > 0 && isfinite(r->change))
+			r->spread = spread_of(out, r, bm);
 	}
 	pg_evidence_chart_names(rows, n, names);
 	for (size_t i = 0; i < n; i++)
@@ -677,6 +729,8 @@ void pg_comparison_release(struct pg_comparison *c)
 		free(c->rows[i].note);
 		free(c->rows[i].basis);
 		trail_free(c->rows[i].trail);
+		spread_free(c->rows[i].spread);
+		files_free(c->rows[i].files);
 		free(c->rows[i].chart);
 	}
 	free(c->rows);

@@ -11,7 +11,9 @@
 #include "baseline/thresholds_io.h"
 #include "trends/trends.h"
 #include "base/jsonw.h"
+#include "results/identity.h"
 
+#include <libgen.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -193,6 +195,95 @@ done:
 	pg_buf_release(&path);
 	pg_buf_release(&text);
 	return rc;
+}
+
+/* dir/name relative to out_dir, when it is a regular file the plugin
+ * uploads (a link is not; a name the agent reads as a pattern is not). */
+static char *linked(const char *dir, const char *name, const char *out_dir)
+{
+	char *path, *rel = NULL;
+	struct stat st;
+
+	if (!name || !*name || strchr(name, '/') || strpbrk(name, "*?[]{};\\"))
+		return NULL;
+	path = pg_path_join(dir, name);
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		rel = pg_path_relative(out_dir, path);
+	free(path);
+	return rel;
+}
+
+/* The result of the row's point in set: the one whose identity (the
+ * comparison's name for it) or file stem is the point. */
+static const struct pg_result *result_of(const struct pg_result_set *set, const char *point)
+{
+	const struct pg_result *by_name = NULL;
+
+	for (size_t i = 0; set && i < set->n; i++) {
+		const struct pg_result *r = &set->items[i];
+		char *id;
+		bool same;
+		if (!r->name || !r->path)
+			continue;
+		if (!by_name && !strcmp(r->name, point))
+			by_name = r;
+		id = pg_identity_of(r->name, r->kind, r->json);
+		same = !strcmp(id, point);
+		free(id);
+		if (same)
+			return r;
+	}
+	return by_name;
+}
+
+/* A point's result file and server log, relative to out_dir. */
+static void point_files(char **result, char **log, const struct pg_result *r, const char *out_dir)
+{
+	char *copy = pg_xstrdup(r->path), *base = pg_xstrdup(r->path), *dir = dirname(copy);
+	const json_t *roles = pg_json_path(r->json, "perfgate.deployment.roles");
+	const char *test = pg_json_path_str(r->json, "perfgate.test");
+	struct pg_buf name = PG_BUF_INIT;
+
+	*result = linked(dir, basename(base), out_dir);
+	*log = NULL;
+	/* the front role (listed last) serves the requests */
+	if (json_array_size(roles))
+		*log = linked(
+			dir,
+			pg_json_path_str(json_array_get(roles, json_array_size(roles) - 1), "log"),
+			out_dir);
+	if (!*log && test) {
+		pg_buf_printf(&name, "%s.server.log", test);
+		*log = linked(dir, name.ptr, out_dir);
+	}
+	if (!*log) {
+		pg_buf_reset(&name);
+		pg_buf_printf(&name, "%s.command.log", r->name);
+		*log = linked(dir, name.ptr, out_dir);
+	}
+	pg_buf_release(&name);
+	free(copy);
+	free(base);
+}
+
+void pg_gate_link_files(struct pg_comparison *c, const struct pg_result_set *run,
+			const struct pg_result_set *confirm, const char *out_dir)
+{
+	size_t n, total;
+	const struct pg_cmp_row **rows = pg_comparison_evidence_rows(c, &n, &total);
+
+	for (size_t i = 0; i < n; i++) {
+		struct pg_cmp_row *r = &c->rows[rows[i] - c->rows];
+		const struct pg_result *first = result_of(run, r->point);
+		const struct pg_result *again = r->rerun.n ? result_of(confirm, r->point) : NULL;
+		if (!r->files)
+			r->files = pg_xcalloc(1, sizeof(*r->files));
+		if (first && !r->files->result)
+			point_files(&r->files->result, &r->files->log, first, out_dir);
+		if (again && !r->files->rerun_result)
+			point_files(&r->files->rerun_result, &r->files->rerun_log, again, out_dir);
+	}
+	free(rows);
 }
 
 static int verdict_piece(void *writer, struct pg_buf *chunk)

@@ -75,6 +75,19 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
  */
 int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);
 
+/*
+ * The files behind each evidence row (pg_cmp_row.files): its point's result
+ * JSON in run (loaded from a directory) and the server log next to it
+ * (perfgate.deployment's front role's log, else <test>.server.log, else
+ * <point>.command.log), and the same in confirm (may be NULL), as paths
+ * relative to out_dir, where comparison.md goes. Only regular files (not
+ * a link: the plugin uploads neither) whose names an artifact upload takes
+ * (none of * ? [ ] { } ; \) are linked; a row's file that is not there is
+ * NULL. The server logs are written redacted (sys/proc.h).
+ */
+void pg_gate_link_files(struct pg_comparison *c, const struct pg_result_set *run,
+			const struct pg_result_set *confirm, const char *out_dir);
+
 /* Write <dir>/comparison.md and <dir>/verdict.json (atomically; dir is
  * created), and the evidence's trend charts into <dir>/evidence (their
  * names in evidence/.perfgate-charts; an earlier comparison's charts

@@ -447,3 +447,36 @@ char *pg_path_stem(const char *path)
 	dot = strrchr(base, '.');
 	return pg_xstrndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
 }
+
+char *pg_path_relative(const char *dir, const char *path)
+{
+	char *d = realpath(dir, NULL), *copy = pg_xstrdup(path), *base = pg_xstrdup(path);
+	char *pd = realpath(dirname(copy), NULL), *out = NULL;
+	struct pg_buf b = PG_BUF_INIT;
+	size_t common = 0;
+
+	if (!d || !pd)
+		goto done;
+	/* the longest common prefix that ends at a component */
+	for (size_t i = 0;; i++) {
+		bool end_d = !d[i] || d[i] == '/', end_p = !pd[i] || pd[i] == '/';
+		if (end_d && end_p)
+			common = i;
+		if (!d[i] || !pd[i] || d[i] != pd[i])
+			break;
+	}
+	for (const char *q = d + common; *q; q++)
+		if (*q == '/')
+			pg_buf_puts(&b, "../");
+	if (pd[common])
+		pg_buf_printf(&b, "%s/", pd + common + 1);
+	pg_buf_puts(&b, basename(base));
+	out = pg_buf_detach(&b);
+done:
+	free(d);
+	free(pd);
+	free(copy);
+	free(base);
+	pg_buf_release(&b);
+	return out;
+}

@@ -90,6 +90,10 @@ int pg_mkdir_under(const char *base, const char *rel, struct pg_error *err);
 /* "a" + "/" + "b" as a new string ("b" alone when it is absolute). */
 char *pg_path_join(const char *a, const char *b);
 
+/* path relative to the directory dir ("../rerun/x.json"), both resolved
+ * (realpath): a new string, NULL when either does not exist. */
+char *pg_path_relative(const char *dir, const char *path);
+
 /* The final component without its extension: "r/x_qps_1.json" -> "x_qps_1". */
 char *pg_path_stem(const char *path);
 

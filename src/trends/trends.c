@@ -453,6 +453,62 @@ static void diamond(struct pg_buf *o, double x, double y, double r, const char *
 		      x, y - r, x + r, y, x, y + r, x - r, y, fill);
 }
 
+/* A run's value, its interval and its name. */
+struct pr_value {
+	double v, change;
+	bool interval;
+	double lo, hi;
+	const char *name;
+	bool square; /* a re-run's: a square, its name under it */
+};
+
+/* A run's value at x: a diamond (a re-run's a square) with its interval
+ * as a whisker and its name above it (below when at the top, or a
+ * re-run's, which sits next to the first run's label). */
+static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_verdict verdict,
+		    const struct pr_value *p)
+{
+	char a[PG_FMT_DOUBLE_SIZE];
+	double y = fy(f, p->v), top = y, bottom = y;
+	const char *col = verdict_color(verdict);
+	bool whisker = p->interval && isfinite(p->lo) && isfinite(p->hi);
+
+	if (whisker) {
+		double y0 = fy(f, p->lo), y1 = fy(f, p->hi);
+		pg_buf_printf(o,
+			      "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
+			      "stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\"/>\n",
+			      x, y0, y1, x - 5, y0, x + 5, x - 5, y1, x + 5, col);
+	}
+	if (p->square)
+		pg_buf_printf(o,
+			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" height=\"11\" "
+			      "fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\">",
+			      x - 5.5, y - 5.5, col);
+	else
+		diamond(o, x, y, 7, col);
+	pg_buf_puts(o, "<title>");
+	pg_escape_html(o, p->name);
+	pg_buf_printf(o, ": %s", pg_fmt_g(a, p->v));
+	if (isfinite(p->change))
+		pg_buf_printf(o, " (%+.1f%%)", p->change * 100);
+	pg_buf_printf(o, ", %s</title>%s\n", pg_verdict_name(verdict),
+		      p->square ? "</rect>" : "</path>");
+	/* its name above it (below when at the top): the value is in the
+	 * heading, and a label beside it would cover the runs */
+	/* beyond the whisker's ends, when there is one */
+	if (whisker) {
+		top = fmin(fmin(fy(f, p->lo), fy(f, p->hi)), y - 7) + 4;
+		bottom = fmax(fmax(fy(f, p->lo), fy(f, p->hi)), y + 7) - 7;
+	}
+	pg_buf_printf(o,
+		      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
+		      "font-weight=\"bold\">",
+		      x, p->square || top - f->py1 < 24 ? bottom + 20 : top - 11, col);
+	pg_escape_html(o, p->name);
+	pg_buf_puts(o, "</text>\n");
+}
+
 void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 {
 	const double W = 760, H = 250;
@@ -460,7 +516,7 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	struct frame f = { 0 };
 	double lo = INFINITY, hi = -INFINITY, pr = c->pr;
 	char a[PG_FMT_DOUBLE_SIZE], label[160];
-	bool has_pr = isfinite(pr);
+	bool has_pr = isfinite(pr), has_rerun = has_pr && c->rerun_name && isfinite(c->rerun);
 
 	f.px0 = 70;
 	f.px1 = W - 150;
@@ -471,7 +527,7 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	if (c->w0 >= 0 && c->w0 < f.x0)
 		f.x0 = (double)c->w0;
 	if (has_pr)
-		f.x1 += 1;
+		f.x1 += has_rerun ? 2 : 1;
 	f.x0 -= 0.5;
 	f.x1 += 0.5;
 	for (size_t k = 0; k < c->n; k++)
@@ -482,6 +538,13 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	if (has_pr && c->pr_interval) {
 		range_add(&lo, &hi, c->pr_lo);
 		range_add(&lo, &hi, c->pr_hi);
+	}
+	if (has_rerun) {
+		range_add(&lo, &hi, c->rerun);
+		if (c->rerun_interval) {
+			range_add(&lo, &hi, c->rerun_lo);
+			range_add(&lo, &hi, c->rerun_hi);
+		}
 	}
 	frame_y(&f, lo, hi, 5);
 
@@ -632,38 +695,15 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		}
 		pg_buf_puts(o, "</title></circle>\n");
 	}
-	/* the PR */
-	if (has_pr) {
-		double x = fx(&f, f.x1 - 0.5), y = fy(&f, pr), top = y, bottom = y;
-		const char *col = verdict_color(c->pr_verdict);
-		if (c->pr_interval && isfinite(c->pr_lo) && isfinite(c->pr_hi)) {
-			double y0 = fy(&f, c->pr_lo), y1 = fy(&f, c->pr_hi);
-			pg_buf_printf(o,
-				      "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
-				      "stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\"/>\n",
-				      x, y0, y1, x - 5, y0, x + 5, x - 5, y1, x + 5, col);
-		}
-		diamond(o, x, y, 7, col);
-		pg_buf_puts(o, "<title>");
-		pg_escape_html(o, c->pr_name);
-		pg_buf_printf(o, ": %s", pg_fmt_g(a, pr));
-		if (isfinite(c->pr_change))
-			pg_buf_printf(o, " (%+.1f%%)", c->pr_change * 100);
-		pg_buf_printf(o, ", %s</title></path>\n", pg_verdict_name(c->pr_verdict));
-		/* its name above it (below when at the top): the value is in the
-		 * heading, and a label beside it would cover the runs */
-		/* beyond the whisker's ends, when there is one */
-		if (c->pr_interval && isfinite(c->pr_lo) && isfinite(c->pr_hi)) {
-			top = fmin(fmin(fy(&f, c->pr_lo), fy(&f, c->pr_hi)), y - 7) + 4;
-			bottom = fmax(fmax(fy(&f, c->pr_lo), fy(&f, c->pr_hi)), y + 7) - 7;
-		}
-		pg_buf_printf(o,
-			      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
-			      "font-weight=\"bold\">",
-			      x, top - f.py1 < 24 ? bottom + 20 : top - 11, col);
-		pg_escape_html(o, c->pr_name);
-		pg_buf_puts(o, "</text>\n");
-	}
+	/* the PR, and its re-run after it */
+	if (has_pr)
+		pr_mark(o, &f, fx(&f, f.x1 - (has_rerun ? 1.5 : 0.5)), c->pr_verdict,
+			&(struct pr_value){ pr, c->pr_change, c->pr_interval, c->pr_lo, c->pr_hi,
+					    c->pr_name, false });
+	if (has_rerun)
+		pr_mark(o, &f, fx(&f, f.x1 - 0.5), c->pr_verdict,
+			&(struct pr_value){ c->rerun, c->rerun_change, c->rerun_interval,
+					    c->rerun_lo, c->rerun_hi, c->rerun_name, true });
 	if (!c->n)
 		svg_text(o, (f.px0 + f.px1) / 2, (f.py0 + f.py1) / 2, "middle",
 			 "fill=\"" COLOR_MUTED "\"", "no recorded runs");

@@ -100,16 +100,27 @@ struct pg_trends_chart {
 	double pr_lo, pr_hi;
 	enum pg_verdict pr_verdict;
 	const char *pr_name; /* "this PR" */
+	/* a confirmation re-run's value after the PR's, drawn as a square
+	 * with its name under it; none without a rerun_name (zeroed); its
+	 * interval as the PR's */
+	double rerun, rerun_change;
+	bool rerun_interval;
+	double rerun_lo, rerun_hi;
+	const char *rerun_name; /* "re-run" */
 };
 
 void pg_trends_chart(struct pg_buf *out, const struct pg_trends_chart *c);
 
 /*
- * The trend chart of a regressed row of a comparison (its trail: the
- * baseline window of runs of main), as a standalone SVG file: the runs,
- * the baseline and the threshold that decided the row, and the run's value
- * as a diamond labelled run_name (NULL: "this run"). False (nothing
- * written) when the row has no window to draw.
+ * The chart of a regressed row of a comparison, as a standalone SVG file.
+ * With a trail (the baseline window of runs of main): the runs, the
+ * baseline and the threshold that decided the row, and the run's value as
+ * a diamond labelled run_name (NULL: "this run", "first run" with a
+ * re-run). With a spread (a thresholds file's row): changes from the
+ * baseline -- the run's other points or the baseline's samples, the band
+ * to the failing limit, the run's change. A confirmation re-run's value is
+ * a square beside the first run's, both in a legend. False (nothing
+ * written) when the row has neither.
  */
 bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, const char *run_name);
 

@@ -669,6 +669,20 @@ repo_here() {
 	grep 'artifact upload' "${CALLS}" | tail -1 | grep -qF "results/${chart}"
 	run grep -o '<img src="[^"]*"' results/annotation.md
 	assert_line --index 0 "<img src=\"artifact://results/${chart}\""
+	# the evidence in the annotation, with the regression's result and log:
+	# every file it links was uploaded, within Buildkite's ten references
+	grep -q '^\*\*Evidence\*\*$' results/annotation.md
+	local linked
+	linked="$(grep '^- `' results/annotation.md | grep -o 'href="artifact://[^"]*"' | sed 's/^href="artifact:\/\///; s/"$//')"
+	grep -q '\.json$' <<<"${linked}"
+	grep -q '\.log$' <<<"${linked}"
+	while read -r f; do
+		assert_file_exist "${f}"
+		grep 'artifact upload' "${CALLS}" | tail -1 | sed 's/\\;/\n/g; s/ /\n/g' | grep -qxF "${f}" || { echo "not uploaded: ${f}"; return 1; }
+	done <<<"${linked}"
+	[ "$(grep -o 'artifact://' results/annotation.md | wc -l)" -le 10 ]
+	# comparison.md links the same files, relative to itself
+	grep -q ' Files: \[result\]([^)/]*\.json) · \[server log\](' results/comparison.md
 }
 
 # ---- perfgate pipeline on the command line ----

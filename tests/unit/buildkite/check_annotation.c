@@ -209,10 +209,27 @@ START_TEST(golden_pull_request_thresholds_change)
 }
 END_TEST
 
+/* clang-format off */
+static const struct pg_annotation_evidence evidence[] = {
+	{ "`serving_a_qps_inf` · Output token throughput (tok/s): 5489.96 against 6045 (-9.2%), the median of 5 runs of main, 6e2066160a62..8d508923904a (2026-11-22). Fails beyond -2.5% (the policy's tolerance); decided against the history's job-to-job spread, p = 9.7e-08 (8.7e-07 over the step). 95% interval of the change: -9.4% to -8.9%.",
+	  "serving_a_qps_inf", { "results/serving_a_qps_inf.json", "results/serving_a.server.log", "results/confirm/serving_a_qps_inf.json", "results/confirm/serving_a.server.log" } },
+	{ "`serving_a_qps_inf` · Median TTFT (ms): 17.8 against 15.9 (+12.1%), the median of 5 repeats. Fails beyond +4.0% (the policy's tolerance); decided by the tolerance alone, with no spread to test against. <b>No</b> confidence interval.",
+	  "serving_a_qps_inf", { "results/serving_a_qps_inf.json", "results/serving_a.server.log", NULL, NULL } },
+	{ "`serving_b_qps_4` · Output token throughput (tok/s): 900 against 1000 (-10.0%).",
+	  "serving_b_qps_4", { "results/serving_b_qps_4.json", "results/serving_b.server.log", NULL, NULL } },
+};
+/* clang-format on */
+
 START_TEST(golden_regression)
 {
 	struct pg_annotation a = base_annotation();
 	struct pg_buf h = PG_BUF_INIT;
+
+	/* the regressions' evidence, with their files: linked while
+	 * Buildkite's ten artifact:// references last, the rest named */
+	a.evidence = evidence;
+	a.n_evidence = 3;
+	a.evidence_total = 4;
 
 	a.status = PG_ANNOTATION_REGRESSION;
 	a.counts.regressed = 2;
@@ -522,6 +539,47 @@ START_TEST(charts_capped_by_artifact_references)
 }
 END_TEST
 
+/* The evidence's files share Buildkite's ten artifact:// references with
+ * the footer and the charts: the footer first, the evidence next (each
+ * point's files once), one chart kept; outside Buildkite every file is
+ * a relative link. */
+START_TEST(evidence_files_within_the_artifact_references)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	a.trends_artifact = "results/trends/H100/index.html";
+	a.evidence = evidence;
+	a.n_evidence = 3;
+	a.evidence_total = 3;
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	/* 4 footer links, 5 of the evidence's 6 files, 1 chart */
+	ck_assert_uint_eq(count(b.ptr, "artifact://"), PG_ANNOTATION_MAX_ARTIFACT_REFS);
+	ck_assert_uint_eq(res.charts_shown, 1);
+	ck_assert_ptr_nonnull(strstr(
+		b.ptr,
+		"<a href=\"artifact://results/confirm/serving_a.server.log\">re-run's server log</a>"));
+	ck_assert_ptr_nonnull(strstr(
+		b.ptr,
+		" Files: <a href=\"artifact://results/serving_b_qps_4.json\">result</a> · server log <code>serving_b.server.log</code> (in the artifacts)\n"));
+	/* the second line of the same point links nothing again; no HTML of
+	 * the gate's text gets through */
+	ck_assert_uint_eq(count(b.ptr, "//results/serving_a_qps_inf.json\""), 1);
+	ck_assert_ptr_null(strstr(b.ptr, "<b>No</b>"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "&lt;b>No&lt;/b> confidence interval.\n"));
+	pg_buf_release(&b);
+
+	/* a local annotation.md: relative paths, all linked, every chart */
+	a.local_dir = "results";
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_uint_eq(count(b.ptr, "artifact://"), 0);
+	ck_assert_uint_eq(res.charts_shown, 2);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "<a href=\"serving_b.server.log\">server log</a>\n"));
+	pg_buf_release(&b);
+}
+END_TEST
+
 /* ---- the Buildkite environment ---- */
 
 static const char *const *env_table;
@@ -707,6 +765,7 @@ int main(void)
 	tcase_add_test(tc, golden_degraded);
 	tcase_add_test(tc, hostile_names_stay_in_their_cells);
 	tcase_add_test(tc, charts_capped_by_artifact_references);
+	tcase_add_test(tc, evidence_files_within_the_artifact_references);
 	tcase_add_test(tc, pull_request_environment);
 	tcase_add_test(tc, plugin_names_as_the_agent_derives_them);
 	tcase_add_test(tc, our_entry_in_buildkite_plugins);

@@ -10,6 +10,7 @@
 #include "gate/gate_io.h"
 #include "base/jsonw.h"
 #include "results/metrics.h"
+#include "results/results_io.h"
 #include "trends/trends.h"
 #include "sys/fsutil.h"
 
@@ -954,6 +955,147 @@ static bool exists(const char *dir, const char *name)
  * else: a file of the user's in evidence/ stays, and an evidence/ that is
  * a symbolic link is neither cleared nor written through (a warning; the
  * verdict is written). */
+/* A regression judged against a thresholds file has no runs of main to
+ * draw: its chart is of changes from the baseline, with what it was
+ * judged against -- the run's other points (crosswise) or the baseline's
+ * repeats (tolerance) -- and the first run and its re-run side by side. */
+START_TEST(evidence_charts_against_a_thresholds_file)
+{
+	static const double offs[8] = { -0.01, 0.004, -0.003, 0.006, -0.006, -0.12, 0.002, 0.0 };
+	char names[8][32];
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	struct pg_cmp_point run[8], again[8];
+	json_t *cur[8], *re[8];
+	const struct pg_cmp_row *r;
+	struct pg_buf md = PG_BUF_INIT, svg = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	base.gpu = strdup("H100");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/H100.yml");
+	for (int i = 0; i < 8; i++) {
+		snprintf(names[i], sizeof(names[i]), "serving_p%d_qps_inf", i);
+		base_point(&base, names[i], 1000 + 100 * i, 50);
+		cur[i] = serving_result((1000 + 100 * i) * (1 + offs[i]), 50, "ok", NULL);
+		re[i] = serving_result((1000 + 100 * i) * (1 + offs[i] * 0.9 + 0.004), 50, "ok",
+				       NULL);
+		run[i] = (struct pg_cmp_point){ names[i], PG_SUITE_SERVING, "ok", cur[i], NULL };
+		again[i] = (struct pg_cmp_point){ names[i], PG_SUITE_SERVING, "ok", re[i], NULL };
+	}
+	pg_compare(&c, &policy, &base, run, 8, again, 8, NULL);
+	r = find_row(&c, names[5], "output_throughput");
+	ck_assert_int_eq(r->method, PG_METHOD_CROSSWISE);
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert(r->rerun.n > 0);
+	ck_assert_ptr_null(r->trail);
+	ck_assert_ptr_nonnull(r->spread);
+	/* the run's seven other points, the same job's */
+	ck_assert_uint_eq(r->spread->n_peers, 7);
+	ck_assert_str_eq(r->chart, "evidence/serving_p5_qps_inf-output_throughput.svg");
+	pg_comparison_markdown(&md, &c);
+	ck_assert_msg(strstr(md.ptr, "[The change against the run's other points](evidence/"
+				     "serving_p5_qps_inf-output_throughput.svg)"),
+		      "%s", md.ptr);
+	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
+	ck_assert_ptr_nonnull(strstr(svg.ptr, "the run&#39;s 7 other points"));
+	ck_assert_ptr_nonnull(strstr(svg.ptr, ">first run</text>"));
+	ck_assert_ptr_nonnull(strstr(svg.ptr, ">re-run −"));
+	tu_assert_golden("golden/gate/evidence-chart-crosswise.svg", svg.ptr);
+	pg_buf_release(&svg);
+	pg_buf_release(&md);
+	pg_comparison_release(&c);
+
+	/* one point: the tolerance alone, against the baseline's repeats */
+	pg_compare(&c, &policy, &base, &run[5], 1, &again[5], 1, NULL);
+	r = find_row(&c, names[5], "output_throughput");
+	ck_assert_int_eq(r->method, PG_METHOD_TOLERANCE);
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_ptr_nonnull(r->spread);
+	ck_assert_uint_eq(r->spread->n_samples, 5);
+	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
+	ck_assert_ptr_nonnull(strstr(svg.ptr, "the baseline&#39;s 5 repeats"));
+	tu_assert_golden("golden/gate/evidence-chart-tolerance.svg", svg.ptr);
+	pg_buf_release(&svg);
+	pg_comparison_release(&c);
+	for (int i = 0; i < 8; i++) {
+		json_decref(cur[i]);
+		json_decref(re[i]);
+	}
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* The evidence links each regression's result and server log, relative to
+ * where comparison.md goes; a link in the results directory is not
+ * linked (the plugin does not upload it). */
+START_TEST(evidence_links_the_result_and_the_server_log)
+{
+	char *tmp = tu_mkdtemp(), *runs = pg_path_join(tmp, "runs"),
+	     *out = pg_path_join(tmp, "out"), *p;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_result_set set = PG_RESULT_SET_INIT;
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	struct pg_cmp_point *pts;
+	struct pg_buf md = PG_BUF_INIT;
+	json_t *slow = serving_result(900, 50, "ok", NULL);
+	const struct pg_cmp_row *r;
+
+	ck_assert_int_eq(pg_mkdir_p(runs, &err), 0);
+	ck_assert_int_eq(pg_mkdir_p(out, &err), 0);
+	ck_assert_int_eq(pg_result_write(runs, "serving_a b_qps_inf", slow, NULL, &err), 0);
+	p = pg_path_join(runs, "serving_t.server.log");
+	tu_write_file(p, "$ vllm serve\n");
+	free(p);
+	ck_assert_int_eq(pg_results_load_dir(&set, runs, &err), 0);
+	pg_policy_init(&policy);
+	base.gpu = strdup("H100");
+	base.kind = strdup("thresholds");
+	base.source = strdup("thresholds/H100.yml");
+	base_point(&base, "serving_a b_qps_inf", 1000, 50);
+	pts = pg_gate_points(&set);
+	pg_compare(&c, &policy, &base, pts, set.n, NULL, 0, NULL);
+	pg_gate_link_files(&c, &set, NULL, out);
+	r = find_row(&c, "serving_a b_qps_inf", "output_throughput");
+	ck_assert_ptr_nonnull(r->files);
+	ck_assert_str_eq(r->files->result, "../runs/serving_a b_qps_inf.json");
+	ck_assert_str_eq(r->files->log, "../runs/serving_t.server.log");
+	ck_assert_ptr_null(r->files->rerun_result);
+	pg_comparison_markdown(&md, &c);
+	ck_assert_msg(strstr(md.ptr, " Files: [result](../runs/serving_a%20b_qps_inf.json) · "
+				     "[server log](../runs/serving_t.server.log).\n"),
+		      "%s", md.ptr);
+	pg_comparison_release(&c);
+
+	/* the log a symbolic link: not linked */
+	p = pg_path_join(runs, "serving_t.server.log");
+	unlink(p);
+	ck_assert_int_eq(symlink("/etc/hostname", p), 0);
+	free(p);
+	pg_compare(&c, &policy, &base, pts, set.n, NULL, 0, NULL);
+	pg_gate_link_files(&c, &set, NULL, out);
+	r = find_row(&c, "serving_a b_qps_inf", "output_throughput");
+	ck_assert_ptr_nonnull(r->files->result);
+	ck_assert_ptr_null(r->files->log);
+	pg_comparison_release(&c);
+
+	free(pts);
+	pg_buf_release(&md);
+	pg_result_set_release(&set);
+	pg_baseline_release(&base);
+	pg_policy_release(&policy);
+	json_decref(slow);
+	tu_rm_rf(tmp);
+	free(tmp);
+	free(runs);
+	free(out);
+}
+END_TEST
+
 START_TEST(evidence_charts_clear_only_their_own)
 {
 	static const double medians[] = { 1000, 1020, 990, 1010, 980 };
@@ -1226,6 +1368,8 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, evidence_trails_only_for_the_charted_rows);
 	tcase_add_test(tc, evidence_says_why_there_is_no_interval);
 	tcase_add_test(tc, evidence_charts_clear_only_their_own);
+	tcase_add_test(tc, evidence_charts_against_a_thresholds_file);
+	tcase_add_test(tc, evidence_links_the_result_and_the_server_log);
 	suite_add_tcase(s, tc);
 	return s;
 }
