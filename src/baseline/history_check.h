@@ -70,6 +70,10 @@ struct pg_history_scan {
  */
 void pg_history_scan(struct pg_history_scan *out, const char *text, size_t len,
 		     struct pg_buf *repaired);
+/* The same for an A/B file (<gpu>/ab/<point>.jsonl, baseline/history_ab.h),
+ * whose lines pg_history_ab_classify judges. */
+void pg_history_scan_ab(struct pg_history_scan *out, const char *text, size_t len,
+			struct pg_buf *repaired);
 void pg_history_scan_release(struct pg_history_scan *s);
 
 /*
@@ -82,6 +86,10 @@ void pg_history_scan_release(struct pg_history_scan *s);
  */
 int pg_history_append(struct pg_buf *out, const char *text, size_t len, const char *line,
 		      int *bad_line, char *why, size_t size);
+
+/* The same for an A/B file: a retried A/B job replaces its line. */
+int pg_history_append_ab(struct pg_buf *out, const char *text, size_t len, const char *line,
+			 int *bad_line, char *why, size_t size);
 
 /*
  * May this point of a run become a baseline? Only a point that ran to the
