@@ -106,25 +106,6 @@ static int verdict_parse(const char *name)
 	return -1;
 }
 
-static const char *kind_of(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "a list";
-	case JSON_STRING:
-		return "a string";
-	case JSON_NULL:
-		return "null";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	default:
-		return "a number";
-	}
-}
-
 /* The keys of one metric (or of its whole_run) that must be numbers
  * (null: not measured), and its verdict. */
 static enum pg_hline_kind estimate_ok(const json_t *o, const char *path, bool whole, char *why,
@@ -134,14 +115,14 @@ static enum pg_hline_kind estimate_ok(const json_t *o, const char *path, bool wh
 	json_t *v;
 
 	if (!json_is_object(o)) {
-		snprintf(why, size, "%s is %s, not an object", path, kind_of(o));
+		snprintf(why, size, "%s is %s, not an object", path, pg_history_json_kind(o));
 		return PG_HLINE_UNREADABLE;
 	}
 	for (size_t k = 0; k < sizeof(numbers) / sizeof(numbers[0]); k++) {
 		v = json_object_get(o, numbers[k]);
 		if (v && !json_is_number(v) && !json_is_null(v)) {
 			snprintf(why, size, "%s.%s is %s, not a number", path, numbers[k],
-				 kind_of(v));
+				 pg_history_json_kind(v));
 			return PG_HLINE_UNREADABLE;
 		}
 	}
@@ -152,13 +133,13 @@ static enum pg_hline_kind estimate_ok(const json_t *o, const char *path, bool wh
 	v = json_object_get(o, "pairs");
 	if (!whole && !(json_is_integer(v) && json_integer_value(v) >= 0)) {
 		snprintf(why, size, "%s.pairs is %s, not a count", path,
-			 v ? kind_of(v) : "missing");
+			 v ? pg_history_json_kind(v) : "missing");
 		return PG_HLINE_UNREADABLE;
 	}
 	v = json_object_get(o, "verdict");
 	if (!json_is_string(v)) {
 		snprintf(why, size, "%s.verdict is %s, not a verdict", path,
-			 v ? kind_of(v) : "missing");
+			 v ? pg_history_json_kind(v) : "missing");
 		return PG_HLINE_UNREADABLE;
 	}
 	if (verdict_parse(json_string_value(v)) < 0) {
@@ -185,7 +166,7 @@ enum pg_hline_kind pg_history_ab_classify(const json_t *o, char *why, size_t siz
 	format = json_object_get(o, "format");
 	if (!(json_is_integer(format) && json_integer_value(format) >= 1)) {
 		snprintf(why, size, "format is %s, not a version number",
-			 format ? kind_of(format) : "missing");
+			 format ? pg_history_json_kind(format) : "missing");
 		return PG_HLINE_UNREADABLE;
 	}
 	if (json_integer_value(format) > PG_HISTORY_FORMAT) {
@@ -201,13 +182,14 @@ enum pg_hline_kind pg_history_ab_classify(const json_t *o, char *why, size_t siz
 				 json_string_value(kind));
 		else
 			snprintf(why, size, "kind is %s, not \"ab\"",
-				 kind ? kind_of(kind) : "missing");
+				 kind ? pg_history_json_kind(kind) : "missing");
 		return PG_HLINE_UNREADABLE;
 	}
 	for (size_t k = 0; k < sizeof(strings) / sizeof(strings[0]); k++) {
 		v = json_object_get(o, strings[k]);
 		if (v && !json_is_string(v) && !json_is_null(v)) {
-			snprintf(why, size, "%s is %s, not a string", strings[k], kind_of(v));
+			snprintf(why, size, "%s is %s, not a string", strings[k],
+				 pg_history_json_kind(v));
 			return PG_HLINE_UNREADABLE;
 		}
 	}
@@ -218,7 +200,7 @@ enum pg_hline_kind pg_history_ab_classify(const json_t *o, char *why, size_t siz
 	suite = json_object_get(o, "suite");
 	if (!json_is_string(suite)) {
 		snprintf(why, size, "suite is %s, not a suite kind",
-			 suite ? kind_of(suite) : "missing");
+			 suite ? pg_history_json_kind(suite) : "missing");
 		return PG_HLINE_UNREADABLE;
 	}
 	if (pg_suite_kind_parse(json_string_value(suite)) < 0) {
@@ -229,7 +211,7 @@ enum pg_hline_kind pg_history_ab_classify(const json_t *o, char *why, size_t siz
 	metrics = json_object_get(o, "metrics");
 	if (!json_is_object(metrics)) {
 		snprintf(why, size, "metrics is %s, not an object",
-			 metrics ? kind_of(metrics) : "missing");
+			 metrics ? pg_history_json_kind(metrics) : "missing");
 		return PG_HLINE_UNREADABLE;
 	}
 	json_object_foreach(metrics, key, v)
@@ -318,26 +300,19 @@ static void rec_fill(struct pg_history_ab_rec *r, const json_t *o)
 int pg_history_ab_parse(struct pg_history_ab *h, const char *point, const char *text, size_t len,
 			const char *source, struct pg_error *err)
 {
-	size_t off = 0;
+	size_t off = 0, l;
 	int line = 0;
+	const char *start;
 
 	if (!h->point)
 		h->point = pg_xstrdup(point);
-	while (off < len) {
-		const char *start = text + off, *nl = memchr(start, '\n', len - off);
-		size_t l = nl ? (size_t)(nl - start) : len - off;
+	while (pg_history_next_line(text, len, &off, &line, &start, &l)) {
 		json_error_t jerr;
 		json_t *o;
 		struct pg_history_ab_rec r;
 		enum pg_hline_kind kind;
 		char why[256];
 
-		off += l + (nl ? 1 : 0);
-		line++;
-		while (l && (start[l - 1] == '\r' || start[l - 1] == ' '))
-			l--;
-		if (!l)
-			continue;
 		o = json_loadb(start, l, 0, &jerr);
 		if (!o)
 			return pg_error_set(err, PG_EINFRA,

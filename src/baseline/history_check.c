@@ -42,13 +42,30 @@ static bool is_number_list(const json_t *v)
 	return true;
 }
 
-static const char *json_kind(const json_t *v)
+bool pg_history_next_line(const char *text, size_t len, size_t *off, int *line, const char **start,
+			  size_t *l)
+{
+	while (*off < len) {
+		const char *nl = memchr(text + *off, '\n', len - *off);
+		*start = text + *off;
+		*l = nl ? (size_t)(nl - *start) : len - *off;
+		*off += *l + (nl ? 1 : 0);
+		++*line;
+		while (*l && ((*start)[*l - 1] == '\r' || (*start)[*l - 1] == ' '))
+			--*l;
+		if (*l)
+			return true;
+	}
+	return false;
+}
+
+const char *pg_history_json_kind(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		return "an object";
 	case JSON_ARRAY:
-		return "a list with something other than numbers";
+		return "a list";
 	case JSON_STRING:
 		return "a string";
 	case JSON_NULL:
@@ -102,7 +119,9 @@ enum pg_hline_kind pg_history_classify(const json_t *o, char *why, size_t size)
 			snprintf(
 				why, size,
 				"metrics.%s is %s, not a list of numbers (written by a newer perfgate?)",
-				key, json_kind(v));
+				key,
+				json_is_array(v) ? "a list with something other than numbers"
+						 : pg_history_json_kind(v));
 			return PG_HLINE_NEWER;
 		}
 	}
@@ -141,21 +160,15 @@ static void split(const char *text, size_t len, bool ab, struct line **out, size
 {
 	size_t off = 0, cap = 0;
 	int no = 0;
+	const char *start;
+	size_t l;
 
 	*out = NULL;
 	*n = 0;
-	while (off < len) {
-		const char *start = text + off, *nl = memchr(start, '\n', len - off);
-		size_t l = nl ? (size_t)(nl - start) : len - off;
+	while (pg_history_next_line(text, len, &off, &no, &start, &l)) {
 		struct line ln;
 		json_error_t jerr;
 
-		off += l + (nl ? 1 : 0);
-		no++;
-		while (l && (start[l - 1] == '\r' || start[l - 1] == ' '))
-			l--;
-		if (!l)
-			continue;
 		memset(&ln, 0, sizeof(ln));
 		ln.text = start;
 		ln.len = l;

@@ -27,6 +27,18 @@ enum pg_hline_kind {
 	PG_HLINE_DUPLICATE,  /* a later record of the same build replaces it */
 };
 
+/*
+ * The next line of a history file's text from *off (advanced past it):
+ * its start and length without the newline and trailing blanks, and its
+ * number (*line, 1-based, counting blank lines). Blank lines are skipped;
+ * false at the end.
+ */
+bool pg_history_next_line(const char *text, size_t len, size_t *off, int *line, const char **start,
+			  size_t *l);
+
+/* What a JSON value is, for messages: "a string", "an object", "null"... */
+const char *pg_history_json_kind(const json_t *v);
+
 /* "unreadable", "newer format", "duplicate". */
 const char *pg_hline_kind_name(enum pg_hline_kind k);
 
