@@ -430,6 +430,11 @@ START_TEST(ab_and_main_writers_race_and_lose_nothing)
 				       : record_main(url.ptr, i, &err);
 			if (rc)
 				fprintf(stderr, "writer %d: %s\n", i, err.msg);
+			pg_history_recorded_release(&rec);
+			pg_buf_release(&url);
+			pg_buf_release(&spec);
+			free(barrier);
+			free(repo);
 			_exit(rc ? 1 : 0);
 		}
 	}
