@@ -114,14 +114,13 @@ void pg_history_release(struct pg_history *h)
 int pg_history_parse(struct pg_history *h, const char *point, const char *text, size_t len,
 		     const char *source, struct pg_error *err)
 {
-	size_t off = 0;
+	size_t off = 0, l;
 	int line = 0;
+	const char *start;
 
 	if (!h->point)
 		h->point = pg_xstrdup(point);
-	while (off < len) {
-		const char *start = text + off, *nl = memchr(start, '\n', len - off);
-		size_t l = nl ? (size_t)(nl - start) : len - off;
+	while (pg_history_next_line(text, len, &off, &line, &start, &l)) {
 		json_error_t jerr;
 		json_t *o, *v;
 		struct pg_history_rec r;
@@ -129,12 +128,6 @@ int pg_history_parse(struct pg_history *h, const char *point, const char *text, 
 		char why[256];
 		int suite;
 
-		off += l + (nl ? 1 : 0);
-		line++;
-		while (l && (start[l - 1] == '\r' || start[l - 1] == ' '))
-			l--;
-		if (!l)
-			continue;
 		o = json_loadb(start, l, 0, &jerr);
 		if (!o)
 			return pg_error_set(err, PG_EINFRA, "%s:%d: unreadable history line: %s",

@@ -1,4 +1,5 @@
 #include "baseline/history_check.h"
+#include "baseline/history_ab.h"
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -41,13 +42,30 @@ static bool is_number_list(const json_t *v)
 	return true;
 }
 
-static const char *json_kind(const json_t *v)
+bool pg_history_next_line(const char *text, size_t len, size_t *off, int *line, const char **start,
+			  size_t *l)
+{
+	while (*off < len) {
+		const char *nl = memchr(text + *off, '\n', len - *off);
+		*start = text + *off;
+		*l = nl ? (size_t)(nl - *start) : len - *off;
+		*off += *l + (nl ? 1 : 0);
+		++*line;
+		while (*l && ((*start)[*l - 1] == '\r' || (*start)[*l - 1] == ' '))
+			--*l;
+		if (*l)
+			return true;
+	}
+	return false;
+}
+
+const char *pg_history_json_kind(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		return "an object";
 	case JSON_ARRAY:
-		return "a list with something other than numbers";
+		return "a list";
 	case JSON_STRING:
 		return "a string";
 	case JSON_NULL:
@@ -101,7 +119,9 @@ enum pg_hline_kind pg_history_classify(const json_t *o, char *why, size_t size)
 			snprintf(
 				why, size,
 				"metrics.%s is %s, not a list of numbers (written by a newer perfgate?)",
-				key, json_kind(v));
+				key,
+				json_is_array(v) ? "a list with something other than numbers"
+						 : pg_history_json_kind(v));
 			return PG_HLINE_NEWER;
 		}
 	}
@@ -135,31 +155,27 @@ struct line {
 	char why[256];
 };
 
-static void split(const char *text, size_t len, struct line **out, size_t *n)
+/* ab: the lines of an A/B file (baseline/history_ab.h), else of a run's. */
+static void split(const char *text, size_t len, bool ab, struct line **out, size_t *n)
 {
 	size_t off = 0, cap = 0;
 	int no = 0;
+	const char *start;
+	size_t l;
 
 	*out = NULL;
 	*n = 0;
-	while (off < len) {
-		const char *start = text + off, *nl = memchr(start, '\n', len - off);
-		size_t l = nl ? (size_t)(nl - start) : len - off;
+	while (pg_history_next_line(text, len, &off, &no, &start, &l)) {
 		struct line ln;
 		json_error_t jerr;
 
-		off += l + (nl ? 1 : 0);
-		no++;
-		while (l && (start[l - 1] == '\r' || start[l - 1] == ' '))
-			l--;
-		if (!l)
-			continue;
 		memset(&ln, 0, sizeof(ln));
 		ln.text = start;
 		ln.len = l;
 		ln.no = no;
 		ln.json = json_loadb(start, l, 0, &jerr);
-		ln.kind = pg_history_classify(ln.json, ln.why, sizeof(ln.why));
+		ln.kind = ab ? pg_history_ab_classify(ln.json, ln.why, sizeof(ln.why))
+			     : pg_history_classify(ln.json, ln.why, sizeof(ln.why));
 		if (!ln.json)
 			snprintf(ln.why, sizeof(ln.why), "not JSON: %s", jerr.text);
 		PG_ARRAY_PUSH(*out, *n, cap, ln);
@@ -197,14 +213,14 @@ static void mark_duplicates(struct line *v, size_t n)
 	}
 }
 
-void pg_history_scan(struct pg_history_scan *out, const char *text, size_t len,
-		     struct pg_buf *repaired)
+static void scan(struct pg_history_scan *out, const char *text, size_t len, bool ab,
+		 struct pg_buf *repaired)
 {
 	struct line *v;
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
-	split(text, len, &v, &n);
+	split(text, len, ab, &v, &n);
 	mark_duplicates(v, n);
 	for (size_t i = 0; i < n; i++) {
 		struct pg_hline h;
@@ -230,6 +246,18 @@ void pg_history_scan(struct pg_history_scan *out, const char *text, size_t len,
 	lines_free(v, n);
 }
 
+void pg_history_scan(struct pg_history_scan *out, const char *text, size_t len,
+		     struct pg_buf *repaired)
+{
+	scan(out, text, len, false, repaired);
+}
+
+void pg_history_scan_ab(struct pg_history_scan *out, const char *text, size_t len,
+			struct pg_buf *repaired)
+{
+	scan(out, text, len, true, repaired);
+}
+
 void pg_history_scan_release(struct pg_history_scan *s)
 {
 	for (size_t i = 0; i < s->n_bad; i++) {
@@ -240,8 +268,8 @@ void pg_history_scan_release(struct pg_history_scan *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int pg_history_append(struct pg_buf *out, const char *text, size_t len, const char *line,
-		      int *bad_line, char *why, size_t size)
+static int append(struct pg_buf *out, const char *text, size_t len, bool ab, const char *line,
+		  int *bad_line, char *why, size_t size)
 {
 	struct line *v;
 	size_t n;
@@ -249,7 +277,7 @@ int pg_history_append(struct pg_buf *out, const char *text, size_t len, const ch
 	int replaced = 0;
 
 	*bad_line = 0;
-	split(text, len, &v, &n);
+	split(text, len, ab, &v, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].kind == PG_HLINE_UNREADABLE) {
 			*bad_line = v[i].no;
@@ -273,6 +301,18 @@ done:
 	json_decref(rec);
 	lines_free(v, n);
 	return replaced;
+}
+
+int pg_history_append(struct pg_buf *out, const char *text, size_t len, const char *line,
+		      int *bad_line, char *why, size_t size)
+{
+	return append(out, text, len, false, line, bad_line, why, size);
+}
+
+int pg_history_append_ab(struct pg_buf *out, const char *text, size_t len, const char *line,
+			 int *bad_line, char *why, size_t size)
+{
+	return append(out, text, len, true, line, bad_line, why, size);
 }
 
 bool pg_history_point_recordable(const struct pg_cmp_point *p, struct pg_buf *why)

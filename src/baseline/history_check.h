@@ -27,6 +27,18 @@ enum pg_hline_kind {
 	PG_HLINE_DUPLICATE,  /* a later record of the same build replaces it */
 };
 
+/*
+ * The next line of a history file's text from *off (advanced past it):
+ * its start and length without the newline and trailing blanks, and its
+ * number (*line, 1-based, counting blank lines). Blank lines are skipped;
+ * false at the end.
+ */
+bool pg_history_next_line(const char *text, size_t len, size_t *off, int *line, const char **start,
+			  size_t *l);
+
+/* What a JSON value is, for messages: "a string", "an object", "null"... */
+const char *pg_history_json_kind(const json_t *v);
+
 /* "unreadable", "newer format", "duplicate". */
 const char *pg_hline_kind_name(enum pg_hline_kind k);
 
@@ -70,6 +82,10 @@ struct pg_history_scan {
  */
 void pg_history_scan(struct pg_history_scan *out, const char *text, size_t len,
 		     struct pg_buf *repaired);
+/* The same for an A/B file (<gpu>/ab/<point>.jsonl, baseline/history_ab.h),
+ * whose lines pg_history_ab_classify judges. */
+void pg_history_scan_ab(struct pg_history_scan *out, const char *text, size_t len,
+			struct pg_buf *repaired);
 void pg_history_scan_release(struct pg_history_scan *s);
 
 /*
@@ -82,6 +98,10 @@ void pg_history_scan_release(struct pg_history_scan *s);
  */
 int pg_history_append(struct pg_buf *out, const char *text, size_t len, const char *line,
 		      int *bad_line, char *why, size_t size);
+
+/* The same for an A/B file: a retried A/B job replaces its line. */
+int pg_history_append_ab(struct pg_buf *out, const char *text, size_t len, const char *line,
+			 int *bad_line, char *why, size_t size);
 
 /*
  * May this point of a run become a baseline? Only a point that ran to the

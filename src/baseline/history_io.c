@@ -10,6 +10,7 @@
 #include "base/rng.h"
 #include "base/secret.h"
 #include "base/strutil.h"
+#include "baseline/history_ab.h"
 #include "baseline/history_check.h"
 #include "sys/fsutil.h"
 #include "sys/gitinfo.h"
@@ -773,13 +774,16 @@ done:
 /* ------------------------------------------------------------------ */
 /* Commits                                                             */
 
-/* <gpu>/<point>.jsonl; a '/' in either would make a directory. */
-static void point_path(struct pg_buf *out, const char *gpu, const char *point)
+/* <gpu>/<point>.jsonl, or <gpu>/<sub>/<point>.jsonl; a '/' in gpu or point
+ * would make a directory. */
+static void point_path(struct pg_buf *out, const char *gpu, const char *sub, const char *point)
 {
 	pg_buf_reset(out);
 	for (const char *p = gpu; *p; p++)
 		pg_buf_putc(out, *p == '/' ? '_' : *p);
 	pg_buf_putc(out, '/');
+	if (sub)
+		pg_buf_printf(out, "%s/", sub);
 	for (const char *p = point; *p; p++)
 		pg_buf_putc(out, *p == '/' ? '_' : *p);
 	pg_buf_puts(out, ".jsonl");
@@ -923,6 +927,10 @@ struct record_ctx {
 	const struct pg_cmp_run *run;
 	const struct pg_history_record_opts *o; /* meta.commit is a full id */
 	struct pg_history_recorded *out;
+	/* an A/B step's lines (baseline/history_ab.h) instead of the run's:
+	 * run is the head's results, for the points' names and parameters */
+	const struct pg_ab_summary *ab;
+	const struct pg_history_ab_meta *ab_meta;
 };
 
 struct known_files {
@@ -937,7 +945,7 @@ static bool in_history(void *ctx, const char *point)
 	git_tree_entry *e = NULL;
 	bool found;
 
-	point_path(&path, k->gpu, point);
+	point_path(&path, k->gpu, NULL, point);
 	found = k->tree && git_tree_entry_bypath(&e, k->tree, path.ptr) == 0;
 	if (!found)
 		git_error_clear();
@@ -946,11 +954,26 @@ static bool in_history(void *ctx, const char *point)
 	return found;
 }
 
+/* Point i's line (new reference, or NULL: nothing to record) and the
+ * result it names (NULL: an A/B point the head has no result of). */
+static json_t *record_line(const struct record_ctx *c, const struct pg_cmp_index *head, size_t i,
+			   const struct pg_cmp_point **p, const char **name)
+{
+	if (c->ab) {
+		*name = c->ab->points.v[i];
+		*p = pg_cmp_index_find(head, *name);
+		return pg_history_ab_line(c->ab, i, *p, c->ab_meta);
+	}
+	*p = &c->run->points[i];
+	*name = (*p)->name;
+	return pg_history_point_recordable(*p, NULL) ? pg_history_line(*p, &c->o->meta) : NULL;
+}
+
 /* A commit on top of parent (NULL: the first) with every recordable point's
  * line, replacing an earlier record of the same build. A point goes to the
  * file of its identity (results/identity.h), or to the file an older name
  * of the same workload already has, so its history stays in one piece
- * across the rename. */
+ * across the rename; an A/B step's lines go to the same name under ab/. */
 static int build_record(struct store *s, const git_oid *parent_id, git_oid *out, bool *nothing,
 			void *ctx, struct pg_error *err)
 {
@@ -961,21 +984,22 @@ static int build_record(struct store *s, const git_oid *parent_id, git_oid *out,
 	struct updates u = { 0 };
 	struct pg_buf old = PG_BUF_INIT, content = PG_BUF_INIT, path = PG_BUF_INIT,
 		      line = PG_BUF_INIT, msg = PG_BUF_INIT;
+	struct pg_cmp_index head;
+	size_t n = c->ab ? c->ab->points.n : c->run->n;
 	int rc;
 
 	*nothing = false;
 	c->out->lines = c->out->replaced = 0;
+	pg_cmp_index_init(&head, c->run->points, c->run->n);
 	if ((rc = parent_tree(s, parent_id, &parent, &tree, err)))
 		goto done;
-	for (size_t i = 0; i < c->run->n; i++) {
-		const struct pg_cmp_point *p = &c->run->points[i];
-		json_t *rec;
+	for (size_t i = 0; i < n; i++) {
+		const struct pg_cmp_point *p;
+		const char *point;
+		json_t *rec = record_line(c, &head, i, &p, &point);
 		int replaced, bad;
 		char why[256];
 
-		if (!pg_history_point_recordable(p, NULL))
-			continue;
-		rec = pg_history_line(p, &o->meta);
 		if (!rec)
 			continue;
 		pg_buf_reset(&line);
@@ -983,11 +1007,14 @@ static int build_record(struct store *s, const git_oid *parent_id, git_oid *out,
 		json_decref(rec);
 		{
 			struct known_files k = { parent_id ? tree : NULL, o->gpu };
-			char *name = pg_identity_find(p->name, p->suite, p->result, in_history, &k);
+			char *name = p ? pg_identity_find(p->name, p->suite, p->result, in_history,
+							  &k)
+				       : NULL;
 
 			if (!name)
-				name = pg_identity_of(p->name, p->suite, p->result);
-			point_path(&path, o->gpu, name);
+				name = p ? pg_identity_of(p->name, p->suite, p->result)
+					 : pg_xstrdup(point);
+			point_path(&path, o->gpu, c->ab ? PG_HISTORY_AB_DIR : NULL, name);
 			free(name);
 		}
 		pg_buf_reset(&old);
@@ -995,8 +1022,8 @@ static int build_record(struct store *s, const git_oid *parent_id, git_oid *out,
 		if ((rc = read_blob(s->repo, parent_id ? tree : NULL, path.ptr, &old, s->where,
 				    err)))
 			goto done;
-		replaced = pg_history_append(&content, old.ptr, old.len, line.ptr, &bad, why,
-					     sizeof(why));
+		replaced = (c->ab ? pg_history_append_ab : pg_history_append)(
+			&content, old.ptr, old.len, line.ptr, &bad, why, sizeof(why));
 		if (replaced < 0) {
 			rc = pg_error_set(
 				err, PG_EINFRA,
@@ -1014,7 +1041,8 @@ static int build_record(struct store *s, const git_oid *parent_id, git_oid *out,
 		*nothing = true;
 		goto done;
 	}
-	pg_buf_printf(&msg, "perfgate: record %zu point%s on %s", u.n, u.n == 1 ? "" : "s", o->gpu);
+	pg_buf_printf(&msg, "perfgate: record %s%zu point%s on %s",
+		      c->ab ? "the A/B results of " : "", u.n, u.n == 1 ? "" : "s", o->gpu);
 	if (o->meta.commit)
 		pg_buf_printf(&msg, " at %.12s", o->meta.commit);
 	pg_buf_puts(&msg, "\n");
@@ -1022,6 +1050,7 @@ static int build_record(struct store *s, const git_oid *parent_id, git_oid *out,
 		pg_buf_printf(&msg, "\nBuild: %s\n", o->meta.build_url);
 	rc = write_commit(s, parent, tree, &u, msg.ptr, out, err);
 done:
+	pg_cmp_index_release(&head);
 	updates_release(&u);
 	git_tree_free(tree);
 	git_commit_free(parent);
@@ -1167,6 +1196,52 @@ int pg_history_record(const struct pg_cmp_run *run, const struct pg_history_reco
 done:
 	store_close(&s);
 	pg_buf_release(&why);
+	if (rc)
+		redact_error(err, o->repo);
+	redact_strv(&out->notes, o->repo);
+	return rc;
+}
+
+int pg_history_record_ab(const struct pg_ab_summary *ab, const struct pg_cmp_run *head,
+			 const struct pg_history_record_opts *o, const char *base_commit,
+			 const char *pr, struct pg_history_recorded *out, struct pg_error *err)
+{
+	struct store s;
+	struct pg_history_record_opts opts = *o;
+	struct pg_history_ab_meta meta = { NULL,         base_commit,       pr,
+					   o->meta.date, o->meta.build_url, o->meta.branch };
+	struct record_ctx ctx = { head, &opts, out, ab, &meta };
+	size_t recordable = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&s, 0, sizeof(s));
+	for (size_t p = 0; p < ab->points.n; p++) {
+		json_t *line = pg_history_ab_line(ab, p, NULL, &meta);
+		if (line) {
+			recordable++;
+		} else {
+			struct pg_buf item = PG_BUF_INIT;
+			pg_buf_printf(&item, "%s: no metric decided", ab->points.v[p]);
+			pg_strv_push_owned(&out->left_out, pg_buf_detach(&item));
+		}
+		json_decref(line);
+	}
+	if (!recordable) {
+		out->none_recordable = true;
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "nothing to record: no point of the A/B run has a verdict");
+		goto done;
+	}
+	if ((rc = resolve_measured(out->measured, o, err)))
+		goto done;
+	meta.commit = out->measured;
+	opts.meta.commit = out->measured;
+	if ((rc = store_open(&s, o->repo, o->ref, err)))
+		goto done;
+	rc = commit_loop(&s, build_record, &ctx, o->timeout, out, err);
+done:
+	store_close(&s);
 	if (rc)
 		redact_error(err, o->repo);
 	redact_strv(&out->notes, o->repo);
@@ -1353,6 +1428,97 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 		rc = read_histories(&s, gpu, point, o, out, n, err);
 	if (o->pool)
 		git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 1);
+	store_close(&s);
+	if (rc)
+		redact_error(err, o->repo);
+	return rc;
+}
+
+static int cmp_history_ab(const void *a, const void *b)
+{
+	return strcmp(((const struct pg_history_ab *)a)->point,
+		      ((const struct pg_history_ab *)b)->point);
+}
+
+/* <gpu>/ab/ of the tip: every file's A/B lines. */
+static int read_ab(struct store *s, const char *gpu, struct pg_history_ab **out, size_t *n,
+		   struct pg_error *err)
+{
+	git_oid tip;
+	bool exists;
+	git_commit *c = NULL;
+	git_tree *root = NULL, *dir = NULL;
+	git_tree_entry *e = NULL;
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
+	size_t cap = 0;
+	int rc;
+
+	if ((rc = store_fetch(s, err)) || (rc = store_tip(s, &tip, &exists, err)) || !exists)
+		goto done;
+	pg_buf_printf(&path, "%s/%s", gpu, PG_HISTORY_AB_DIR);
+	if (git_commit_lookup(&c, s->repo, &tip) || git_commit_tree(&root, c)) {
+		rc = git_fail(err, "reading the history", s->where);
+		goto done;
+	}
+	if (git_tree_entry_bypath(&e, root, path.ptr) ||
+	    git_tree_entry_type(e) != GIT_OBJECT_TREE) {
+		git_error_clear();
+		goto done; /* no A/B results */
+	}
+	if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e))) {
+		rc = git_fail(err, "reading the history", s->where);
+		goto done;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(dir) && !rc; i++) {
+		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
+		const char *name = git_tree_entry_name(f);
+		struct pg_history_ab h = { 0 };
+		char *stem;
+
+		if (git_tree_entry_type(f) != GIT_OBJECT_BLOB || !pg_str_has_suffix(name, ".jsonl"))
+			continue;
+		stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
+		pg_buf_reset(&text);
+		pg_buf_reset(&path);
+		pg_buf_printf(&path, "%s:%s/%s/%s", s->ref, gpu, PG_HISTORY_AB_DIR, name);
+		if ((rc = read_entry_blob(s->repo, f, &text, s->where, err)) == 0 &&
+		    (rc = pg_history_ab_parse(&h, stem, text.ptr, text.len, path.ptr, err))) {
+			char why[sizeof(err->msg)];
+			bool named = strcmp(s->where, "the current repository") != 0;
+			snprintf(why, sizeof(why), "%s", err->msg);
+			pg_error_set(err, rc,
+				     "%s%s%s ('perfgate baseline check' lists such lines, "
+				     "'perfgate baseline repair' drops the unreadable ones)",
+				     named ? s->where : "", named ? ": " : "", why);
+		}
+		free(stem);
+		if (rc)
+			pg_history_ab_release(&h);
+		else
+			PG_ARRAY_PUSH(*out, *n, cap, h);
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_history_ab);
+done:
+	git_tree_entry_free(e);
+	git_tree_free(dir);
+	git_tree_free(root);
+	git_commit_free(c);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
+	return rc;
+}
+
+int pg_history_read_ab(struct pg_history_ab **out, size_t *n, const char *gpu,
+		       const struct pg_history_opts *o, struct pg_error *err)
+{
+	struct store s;
+	int rc = store_open(&s, o->repo, o->ref, err);
+
+	*out = NULL;
+	*n = 0;
+	if (rc == 0)
+		rc = read_ab(&s, gpu, out, n, err);
 	store_close(&s);
 	if (rc)
 		redact_error(err, o->repo);
@@ -1598,13 +1764,73 @@ static struct pg_history_problem *problem_add(struct pg_history_report *r, const
 
 /* Scan every history file under the tip (of gpu, or all); with u, collect
  * the repaired files. */
+/* One history file at path of root: its problems, and the text a repair
+ * writes when it drops lines. ab: an A/B file. */
+static int scan_file(struct store *s, git_tree *root, const char *path, bool ab,
+		     struct pg_history_report *rep, struct updates *u, size_t *dropped,
+		     struct pg_error *err)
+{
+	struct pg_buf text = PG_BUF_INIT, fixed = PG_BUF_INIT;
+	struct pg_history_scan sc;
+	int rc;
+
+	if ((rc = read_blob(s->repo, root, path, &text, s->where, err)))
+		goto done;
+	rep->files++;
+	(ab ? pg_history_scan_ab : pg_history_scan)(&sc, text.ptr, text.len, &fixed);
+	rep->records += sc.records;
+	for (size_t k = 0; k < sc.n_bad; k++)
+		problem_add(rep, path, sc.bad[k].line, pg_hline_kind_name(sc.bad[k].kind),
+			    sc.bad[k].why, sc.bad[k].text, sc.bad[k].kind != PG_HLINE_NEWER);
+	*dropped += sc.dropped;
+	if (u && sc.dropped)
+		rc = updates_add(u, s, path, fixed.ptr, fixed.len, err);
+	pg_history_scan_release(&sc);
+done:
+	pg_buf_release(&text);
+	pg_buf_release(&fixed);
+	return rc;
+}
+
+/* Every .jsonl file of tree dir (at prefix), through scan_file. */
+static int scan_dir(struct store *s, git_tree *root, git_tree *dir, const char *prefix, bool ab,
+		    struct pg_history_report *rep, struct updates *u, size_t *dropped,
+		    struct pg_error *err)
+{
+	struct pg_buf path = PG_BUF_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < git_tree_entrycount(dir) && !rc; i++) {
+		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
+		const char *name = git_tree_entry_name(f);
+		git_tree *sub = NULL;
+
+		pg_buf_reset(&path);
+		pg_buf_printf(&path, "%s/%s", prefix, name);
+		/* a GPU's A/B results: <gpu>/ab/<point>.jsonl */
+		if (!ab && git_tree_entry_type(f) == GIT_OBJECT_TREE &&
+		    !strcmp(name, PG_HISTORY_AB_DIR)) {
+			if (git_tree_lookup(&sub, s->repo, git_tree_entry_id(f)))
+				rc = git_fail(err, "reading the history", s->where);
+			else
+				rc = scan_dir(s, root, sub, path.ptr, true, rep, u, dropped, err);
+			git_tree_free(sub);
+			continue;
+		}
+		if (git_tree_entry_type(f) != GIT_OBJECT_BLOB || !pg_str_has_suffix(name, ".jsonl"))
+			continue;
+		rc = scan_file(s, root, path.ptr, ab, rep, u, dropped, err);
+	}
+	pg_buf_release(&path);
+	return rc;
+}
+
 static int scan_tree(struct store *s, const git_oid *tip, const char *gpu,
 		     struct pg_history_report *rep, struct updates *u, size_t *dropped,
 		     struct pg_error *err)
 {
 	git_commit *c = NULL;
 	git_tree *root = NULL;
-	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT, fixed = PG_BUF_INIT;
 	int rc = 0;
 
 	*dropped = 0;
@@ -1613,7 +1839,7 @@ static int scan_tree(struct store *s, const git_oid *tip, const char *gpu,
 		rc = git_fail(err, "reading the history", s->where);
 		goto done;
 	}
-	for (size_t g = 0; g < git_tree_entrycount(root); g++) {
+	for (size_t g = 0; g < git_tree_entrycount(root) && !rc; g++) {
 		const git_tree_entry *ge = git_tree_entry_byindex(root, g);
 		git_tree *dir = NULL;
 
@@ -1625,46 +1851,12 @@ static int scan_tree(struct store *s, const git_oid *tip, const char *gpu,
 			goto done;
 		}
 		rep->gpus++;
-		for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
-			const git_tree_entry *f = git_tree_entry_byindex(dir, i);
-			struct pg_history_scan sc;
-
-			if (git_tree_entry_type(f) != GIT_OBJECT_BLOB ||
-			    !pg_str_has_suffix(git_tree_entry_name(f), ".jsonl"))
-				continue;
-			pg_buf_reset(&path);
-			pg_buf_printf(&path, "%s/%s", git_tree_entry_name(ge),
-				      git_tree_entry_name(f));
-			pg_buf_reset(&text);
-			pg_buf_reset(&fixed);
-			if ((rc = read_blob(s->repo, root, path.ptr, &text, s->where, err))) {
-				git_tree_free(dir);
-				goto done;
-			}
-			rep->files++;
-			pg_history_scan(&sc, text.ptr, text.len, &fixed);
-			rep->records += sc.records;
-			for (size_t k = 0; k < sc.n_bad; k++)
-				problem_add(rep, path.ptr, sc.bad[k].line,
-					    pg_hline_kind_name(sc.bad[k].kind), sc.bad[k].why,
-					    sc.bad[k].text, sc.bad[k].kind != PG_HLINE_NEWER);
-			*dropped += sc.dropped;
-			if (u && sc.dropped)
-				rc = updates_add(u, s, path.ptr, fixed.ptr, fixed.len, err);
-			pg_history_scan_release(&sc);
-			if (rc) {
-				git_tree_free(dir);
-				goto done;
-			}
-		}
+		rc = scan_dir(s, root, dir, git_tree_entry_name(ge), false, rep, u, dropped, err);
 		git_tree_free(dir);
 	}
 done:
 	git_tree_free(root);
 	git_commit_free(c);
-	pg_buf_release(&path);
-	pg_buf_release(&text);
-	pg_buf_release(&fixed);
 	return rc;
 }
 

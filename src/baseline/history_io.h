@@ -5,6 +5,7 @@
 
 #include "gate/compare.h"
 #include "baseline/history.h"
+#include "baseline/history_ab.h"
 #include "base/strutil.h"
 
 struct pg_error;
@@ -83,6 +84,13 @@ int pg_history_baseline(struct pg_baseline *out, const char *gpu, const struct p
 int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const char *point,
 		    const struct pg_history_opts *o, struct pg_error *err);
 
+/* The A/B results recorded for gpu (<gpu>/ab/<point>.jsonl,
+ * baseline/history_ab.h), one per point, sorted by point; none when there
+ * are none. A line this perfgate cannot read is PG_EINFRA naming the file,
+ * line and key. Caller releases each and frees the array. */
+int pg_history_read_ab(struct pg_history_ab **out, size_t *n, const char *gpu,
+		       const struct pg_history_opts *o, struct pg_error *err);
+
 /* The GPU keys the history holds (its top-level directories, in tree
  * order), appended to out; none when the ref does not exist. */
 int pg_history_gpus(struct pg_strv *out, const struct pg_history_opts *o, struct pg_error *err);
@@ -128,6 +136,22 @@ void pg_history_recorded_release(struct pg_history_recorded *r);
 int pg_history_record(const struct pg_cmp_run *run, const struct pg_history_record_opts *o,
 		      struct pg_history_recorded *out, struct pg_error *err);
 
+/*
+ * An A/B step's results (docs/ab.md), one line per point with a verdict, in
+ * <gpu>/ab/<point>.jsonl of the same ref (baseline/history_ab.h): apart
+ * from the runs of main, so they never become a baseline. Written as a
+ * record is (the same commit loop: compare-and-swap or push, retried;
+ * a retried job's line replaced). head is the head side's results (the
+ * points' file names and parameters; may hold none); o->meta.commit the
+ * head's commit (resolved as pg_history_record does), base_commit and pr
+ * (may be NULL) the base's and the pull request's. out->left_out lists
+ * the points without a verdict; PG_ECONFIG (none_recordable) when no
+ * point has one.
+ */
+int pg_history_record_ab(const struct pg_ab_summary *ab, const struct pg_cmp_run *head,
+			 const struct pg_history_record_opts *o, const char *base_commit,
+			 const char *pr, struct pg_history_recorded *out, struct pg_error *err);
+
 /* One finding of pg_history_check. */
 struct pg_history_problem {
 	char *file;       /* "H100/serving_x_qps_4.jsonl", or the lock file */
@@ -150,7 +174,7 @@ void pg_history_report_release(struct pg_history_report *r);
 
 /*
  * perfgate baseline check: every history file of gpu (NULL: all GPUs),
- * line by line (baseline/history_check.h), and, for a local repository,
+ * its A/B files too, line by line (baseline/history_check.h), and, for a local repository,
  * the ref's lock file (its age; stale when no perfgate writer holds it).
  */
 int pg_history_check(struct pg_history_report *out, const char *gpu,

@@ -75,7 +75,8 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "only-on-labels", PG_POPT_STRINGS, NULL, NULL, 0, FIELD(only_on_labels),
 	  "On pull requests, run only when the PR carries one of these labels (e.g. perf-benchmarks)." },
 	{ "record-history", PG_POPT_BOOL, NULL, "false", 0, FIELD(record_history),
-	  "Append this build's results to the history repository (typically on the base branch)." },
+	  "Append this build's results to the history repository (typically on the base branch); with "
+	  "baseline: ab, the A/B results on any branch, kept apart from the baselines (trends shows them)." },
 	{ "history-repo", PG_POPT_STRING, NULL, NULL, 0, FIELD(history_repo),
 	  "Git repository (URL or path) holding the results history used by baseline: git." },
 	{ "record-history-failure", PG_POPT_ENUM, record_failure_values, "fail", 0, FIELD(record_failure),

@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "buildkite/job_env.h"
 #include "base/buf.h"
+#include "gate/ab.h"
 #include "gate/attention.h"
 #include "gate/compare.h"
 #include "base/error.h"
@@ -385,28 +386,37 @@ int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m
 	return 0;
 }
 
-int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
-			 const struct pg_bkenv *env, const char *gpu_key,
-			 struct pg_history_recorded *out, struct pg_error *err)
+int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_summary *ab,
+			 const struct pg_plugin_config *c, const struct pg_bkenv *env,
+			 const char *gpu_key, struct pg_history_recorded *out, struct pg_error *err)
 {
 	struct pg_cmp_point *points = pg_gate_points(run);
-	char now[32];
+	struct pg_history_record_opts o = { .repo = c->history_repo,
+					    .source_repo = ".",
+					    .gpu = gpu_key,
+					    .meta = { .commit = env->commit,
+						      .build_url = env->build_url,
+						      .branch = env->branch } };
+	struct pg_cmp_run head = { "this build", points, run->n };
+	char now[32], base[41] = "";
 	time_t t = time(NULL);
 	struct tm tm;
 	int rc;
 
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	rc = pg_history_record(
-		&(struct pg_cmp_run){ "this build", points, run->n },
-		&(struct pg_history_record_opts){ .repo = c->history_repo,
-						  .source_repo = ".",
-						  .gpu = gpu_key,
-						  .meta = { .commit = env->commit,
-							    .date = now,
-							    .build_url = env->build_url,
-							    .branch = env->branch } },
-		out, err);
+	o.meta.date = now;
+	if (ab) {
+		/* the base a pull request is measured against: known when the
+		 * checkout has its base branch, left out otherwise */
+		struct pg_error ignored = PG_ERROR_INIT;
+		if (env->base_branch && pg_git_merge_base(base, ".", env->base_branch, &ignored))
+			base[0] = '\0';
+		rc = pg_history_record_ab(ab, &head, &o, base[0] ? base : NULL, env->pull_request,
+					  out, err);
+	} else {
+		rc = pg_history_record(&head, &o, out, err);
+	}
 	free(points);
 	return rc;
 }

@@ -903,20 +903,28 @@ static void compare_step(struct step *st, struct finish *f)
 }
 
 /*
- * record-history: green runs of the default branch become the baseline.
- * Runs before the annotation, so that a record that failed is in it: an
- * error (exit 3) or, with record-history-failure: warn, a warning.
+ * record-history: green runs of the default branch become the baseline;
+ * an A/B step's results, on any branch, go beside them (never a
+ * baseline: docs/ab.md). Runs before the annotation, so that a record
+ * that failed is in it: an error (exit 3) or, with record-history-failure:
+ * warn, a warning.
  */
 static void record_step(struct step *st, struct finish *f)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_history_recorded rec = { 0 };
 	bool soft = st->s.record_failure == PG_RECORD_WARN;
+	const struct pg_ab_summary *ab = st->have_ab ? &st->ab : NULL;
 	int rc;
 
 	if (!st->s.record_history)
 		return;
-	if (!pg_bkenv_on_default_branch(st->env)) {
+	if (ab && (ab->cancel_signal || ab->blocks < 2)) {
+		say(st, "perfgate: not recording the A/B results: the run %s\n",
+		    ab->cancel_signal ? "was cancelled" : "has no pair of blocks");
+		return;
+	}
+	if (!ab && !pg_bkenv_on_default_branch(st->env)) {
 		say(st, "perfgate: not recording history: %s is not the default branch %s\n",
 		    pg_bkenv_is_pr(st->env) ? "a pull request"
 		    : st->env->branch       ? st->env->branch
@@ -924,13 +932,14 @@ static void record_step(struct step *st, struct finish *f)
 		    st->env->default_branch);
 		return;
 	}
-	if (f->status != PG_ANNOTATION_PASS && f->status != PG_ANNOTATION_WARNING) {
+	if (!ab && f->status != PG_ANNOTATION_PASS && f->status != PG_ANNOTATION_WARNING) {
 		say(st, "perfgate: not recording history: only passing runs become baselines\n");
 		return;
 	}
 	note_local_history(st);
-	say(st, "--- perfgate: recording the run in the %s history\n", st->gpu.key);
-	rc = pg_bk_record_history(&st->results, &st->s, st->env, st->gpu.key, &rec, &err);
+	say(st, "--- perfgate: recording %s in the %s history\n",
+	    ab ? "the A/B results" : "the run", st->gpu.key);
+	rc = pg_bk_record_history(&st->results, ab, &st->s, st->env, st->gpu.key, &rec, &err);
 	for (size_t i = 0; i < rec.notes.n; i++)
 		say(st, "perfgate: %s\n", rec.notes.v[i]);
 	for (size_t i = 0; i < rec.left_out.n; i++) {
@@ -957,8 +966,8 @@ static void record_step(struct step *st, struct finish *f)
 		goto done;
 	}
 	f->recorded = rec.lines;
-	say(st, "perfgate: recorded %zu point%s in the %s history", rec.lines,
-	    rec.lines == 1 ? "" : "s", st->gpu.key);
+	say(st, "perfgate: recorded %s%zu point%s in the %s history",
+	    ab ? "the A/B results of " : "", rec.lines, rec.lines == 1 ? "" : "s", st->gpu.key);
 	if (rec.replaced)
 		say(st, ", replacing %zu earlier record%s of this build", rec.replaced,
 		    rec.replaced == 1 ? "" : "s");
@@ -1024,20 +1033,21 @@ static void trends_step(struct step *st, const struct finish *f)
 	say(st, "--- perfgate: rendering the %s trends\n", st->gpu.key);
 	out = pg_path_join(st->s.results_dir, "trends");
 	points = pg_gate_points(&st->results);
-	rc = pg_proc_call(trends_child,
-			  &(struct pg_trends_opts){ .out_dir = out,
-						    .repo = st->s.history_repo,
-						    .gpu = st->gpu.key,
-						    .thresholds = st->s.thresholds,
-						    .policy = pg_bk_compare_policy(&f->cmp),
-						    .current = points,
-						    .n_current = st->results.n,
-						    .current_gpu = st->gpu.key,
-						    .current_name = pg_bkenv_is_pr(st->env)
-									    ? "this PR"
-									    : "this build",
-						    .last = -1 },
-			  "trends", TRENDS_TIMEOUT_S, &pg_run_cancelled, &said, &status, &err);
+	rc = pg_proc_call(
+		trends_child,
+		&(struct pg_trends_opts){ .out_dir = out,
+					  .repo = st->s.history_repo,
+					  .gpu = st->gpu.key,
+					  .thresholds = st->s.thresholds,
+					  .policy = pg_bk_compare_policy(&f->cmp),
+					  /* an A/B step: its results are drawn from the history */
+					  .current = st->have_ab ? NULL : points,
+					  .n_current = st->results.n,
+					  .current_gpu = st->gpu.key,
+					  .current_name = pg_bkenv_is_pr(st->env) ? "this PR"
+										  : "this build",
+					  .last = -1 },
+		"trends", TRENDS_TIMEOUT_S, &pg_run_cancelled, &said, &status, &err);
 	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    sscanf(said.ptr ? said.ptr : "", "ok %zu %zu", &n_points, &n_pages) == 2) {
 		st->trends_written = true;
@@ -1253,11 +1263,10 @@ static int finish_step(struct step *st)
 	write_charts(st, &f);
 	f.status = step_status(st, &f, loaded);
 
-	/* an A/B step's sides are a pull request's, not baselines */
-	if (!st->have_ab) {
-		record_step(st, &f);
-		trends_step(st, &f);
-	}
+	/* an A/B step's sides are a pull request's, not baselines: its
+	 * results are recorded apart (record_step) */
+	record_step(st, &f);
+	trends_step(st, &f);
 	post_annotation(st, &f);
 	upload_artifacts(st);
 	set_meta_data(st, f.status);

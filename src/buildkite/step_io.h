@@ -192,14 +192,21 @@ int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m
 
 struct pg_history_recorded;
 
+struct pg_ab_summary;
+
 /*
  * Record run in the git history (record-history on the default branch):
  * its recordable points (baseline/history_check.h), replacing this
- * build's earlier record of them (a retried job). out is initialised
- * here; the caller releases it, also on error.
+ * build's earlier record of them (a retried job). With ab (baseline: ab,
+ * any branch), the A/B step's results instead, apart from the runs of
+ * main (pg_history_record_ab; run is the head side): the head commit, the
+ * base (the merge-base with the pull request's base branch, when the
+ * checkout has it) and the pull request. out is initialised here; the
+ * caller releases it, also on error.
  */
-int pg_bk_record_history(const struct pg_result_set *run, const struct pg_plugin_config *c,
-			 const struct pg_bkenv *env, const char *gpu_key,
-			 struct pg_history_recorded *out, struct pg_error *err);
+int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_summary *ab,
+			 const struct pg_plugin_config *c, const struct pg_bkenv *env,
+			 const char *gpu_key, struct pg_history_recorded *out,
+			 struct pg_error *err);
 
 #endif

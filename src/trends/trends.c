@@ -909,25 +909,9 @@ static int cmp_scored(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-struct named {
-	const char *name;
-	size_t i;
-};
-
-static int cmp_named(const void *a, const void *b)
-{
-	const struct named *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	return (x->i > y->i) - (x->i < y->i);
-}
-
 void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 {
 	struct scored *sc = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sc));
-	struct named *sorted = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sorted));
-	bool *dup = pg_xcalloc(t->n ? t->n : 1, sizeof(bool));
 
 	if (!t->current_name)
 		t->current_name = "this PR";
@@ -942,24 +926,8 @@ void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 		t->files[i] = pg_buf_detach(&b);
 		free(stem);
 	}
-	/* names that differ only in bytes a file name cannot hold: the first
-	 * keeps the file name, the others get their index */
-	for (size_t i = 0; i < t->n; i++)
-		sorted[i] = (struct named){ t->files[i], i };
-	qsort(sorted, t->n, sizeof(*sorted), cmp_named);
-	for (size_t k = 1; k < t->n; k++)
-		dup[sorted[k].i] = !strcmp(sorted[k - 1].name, sorted[k].name);
-	for (size_t i = 0; i < t->n; i++) {
-		struct pg_buf b = PG_BUF_INIT;
-		if (!dup[i])
-			continue;
-		pg_buf_add(&b, t->files[i], strlen(t->files[i]) - strlen(".html"));
-		pg_buf_printf(&b, "-%zu.html", i);
-		free(t->files[i]);
-		t->files[i] = pg_buf_detach(&b);
-	}
-	free(sorted);
-	free(dup);
+	/* names that differ only in bytes a file name cannot hold, or in case */
+	pg_trends_unique_files(t->files, t->n);
 	t->n_flagged = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		sc[i] = (struct scored){ i, interest(t, i) };
@@ -1199,6 +1167,7 @@ void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
 		}
 		pg_buf_puts(o, "</table>\n");
 	}
+	pg_trends_ab_overview(o, t);
 	changes_table(o, t);
 	page_close(o);
 	pg_buf_release(&title);
@@ -1366,8 +1335,10 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 		}
 		pg_buf_puts(o, "</h3>\n");
 		chart(o, t, i, ms[m], &s, &v);
+		pg_trends_ab_metric(o, t, i, ms[m]);
 		series_release(&s);
 	}
+	pg_trends_ab_rest(o, t, i, ms, n_ms);
 	runs_table(o, t, i, ms, n_ms);
 	page_close(o);
 	pg_buf_release(&title);

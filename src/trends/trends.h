@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "baseline/history.h"
+#include "baseline/history_ab.h"
 #include "gate/compare.h"
 
 struct pg_buf;
@@ -47,6 +48,9 @@ struct pg_trends_gpu {
 	const struct pg_policy *policy;
 	const struct pg_comparison *cmp; /* the PR's run against base, or NULL */
 	const char *current_name;        /* legend for the PR's point: "this PR" */
+	/* the GPU's A/B results (pg_history_read_ab: by point), or NULL */
+	const struct pg_history_ab *ab;
+	size_t n_ab;
 	/* filled by pg_trends_gpu_prepare, freed by pg_trends_gpu_release */
 	char **files;  /* per point: "p/<stem>.html" */
 	size_t *order; /* overview order: most interesting first */
@@ -61,6 +65,31 @@ void pg_trends_gpu_release(struct pg_trends_gpu *t);
 void pg_trends_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
 void pg_trends_points(struct pg_buf *out, const struct pg_trends_gpu *t);
 void pg_trends_point(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i);
+
+/*
+ * A/B results on the pages (trends_ab.c), from t->ab: a point's results
+ * for metric m, as a table under its chart; those of the metrics its page
+ * does not chart (ms[0..n_ms) are charted); on the overview, the recent
+ * A/B steps of the GPU with their verdicts. Nothing when there are none.
+ * The history's strings (pull requests, commits, builds, names) are
+ * escaped; a build is linked only when its URL is http(s).
+ */
+#define PG_TRENDS_AB_ROWS  20 /* a point's A/B results per metric, newest first */
+#define PG_TRENDS_AB_STEPS 30 /* A/B steps on the overview, newest first */
+void pg_trends_ab_metric(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i,
+			 const struct pg_metric *m);
+void pg_trends_ab_rest(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i,
+		       const struct pg_metric *const *ms, size_t n_ms);
+void pg_trends_ab_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
+
+/*
+ * Page file names, unique: files[0..n) ("p/<stem>.html", owned) renamed in
+ * place so that no two are equal even without regard to case (a site
+ * copied to macOS or Windows): the first of names that collide (in index
+ * order) keeps its name, each other one gets "-<index>", and more when
+ * that too is taken.
+ */
+void pg_trends_unique_files(char **files, size_t n);
 
 /*
  * One metric's runs as an SVG chart (the point pages' and the gate's

@@ -94,8 +94,9 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		      struct pg_trends_written *w, struct pg_error *err)
 {
 	struct pg_history *hs = NULL;
+	struct pg_history_ab *ab = NULL;
 	struct pg_history_pool *pool;
-	size_t n = 0;
+	size_t n = 0, n_ab = 0;
 	struct pg_policy policy;
 	struct pg_history_analysis an = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
@@ -123,6 +124,9 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
 		     err)) ||
+	    (rc = pg_history_read_ab(&ab, &n_ab, gpu,
+				     &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref },
+				     err)) ||
 	    (rc = pg_mkdir_p(pdir, err)))
 		goto done;
 	/* the change points (steps and creep) of the last runs, over the
@@ -158,7 +162,9 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 				    .base = &base,
 				    .policy = pol,
 				    .cmp = with_current ? &cmp : NULL,
-				    .current_name = o->current_name };
+				    .current_name = o->current_name,
+				    .ab = ab,
+				    .n_ab = n_ab };
 	pg_trends_gpu_prepare(&t);
 	pg_trends_overview(&page, &t);
 	if (page.len > w->overview_max)
@@ -191,6 +197,9 @@ done:
 	for (size_t i = 0; i < n; i++)
 		pg_history_release(&hs[i]);
 	free(hs);
+	for (size_t i = 0; i < n_ab; i++)
+		pg_history_ab_release(&ab[i]);
+	free(ab);
 	pg_history_pool_free(pool);
 	pg_policy_release(&policy);
 	pg_buf_release(&page);

@@ -94,6 +94,62 @@ agent_env() {
 	[ -z "$(procs)" ]
 }
 
+@test "record-history on an A/B step: its results beside main's history, never its baseline, and on the trends site" {
+	export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
+	export GIT_CONFIG_NOSYSTEM=1 HOME="${BATS_TEST_TMPDIR}"
+	# a checkout: main (the base) and the pull request's branch (the head)
+	git init -q -b main .
+	git commit -q --allow-empty -m base
+	local base_sha head_sha
+	base_sha=$(git rev-parse HEAD)
+	git checkout -q -b fix
+	git commit -q --allow-empty -m head
+	head_sha=$(git rev-parse HEAD)
+	git init -q --bare "${BATS_TEST_TMPDIR}/history.git"
+	agent_env
+	export BUILDKITE_COMMIT="${head_sha}" BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	ab_config "--itl-ms 2" "--itl-ms 2.8" ',"annotate":"never","record-history":true,"history-repo":"'"${BATS_TEST_TMPDIR}/history.git"'"'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "perfgate: recorded the A/B results of 3 points in the H100 history (1 attempt)"
+	run git --git-dir="${BATS_TEST_TMPDIR}/history.git" ls-tree -r --name-only refs/perfgate/history
+	assert_output "$(printf 'H100/ab/serving_ab_qps_inf_concurrency_%s.jsonl\n' 1 2 4)"
+	f=$(git --git-dir="${BATS_TEST_TMPDIR}/history.git" show refs/perfgate/history:H100/ab/serving_ab_qps_inf_concurrency_1.jsonl)
+	run "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1]); m=r["metrics"]["median_tpot_ms"]; print(r["kind"], r["commit"], r["base_commit"], r["pr"], r["build_url"], r["outcome"], m["whole_run"]["verdict"], m["pairs"] >= 2, m["lo"] <= m["effect"] <= m["hi"])' "$f"
+	assert_output "ab ${head_sha} ${base_sha} 17 https://buildkite.com/acme/perf/builds/12 fail regressed True True"
+
+	# main's runs of the same points, recorded as usual, here and in a
+	# history without the A/B lines: the gate's baseline is the same
+	git init -q --bare "${BATS_TEST_TMPDIR}/main-only.git"
+	for repo in history main-only; do
+		for i in 1 2 3; do
+			"${PERFGATE}" baseline record results/base --repo "${BATS_TEST_TMPDIR}/${repo}.git" \
+				--commit "${base_sha}" --build-url "https://buildkite.com/acme/perf/builds/$i" --gpu H100 >/dev/null
+		done
+		"${PERFGATE}" baseline show --baseline git --repo "${BATS_TEST_TMPDIR}/${repo}.git" --gpu H100 2>&1 |
+			sed "s|${BATS_TEST_TMPDIR}/${repo}.git|REPO|g" >"../${repo}.show"
+	done
+	grep -q 'serving_ab_qps_inf_concurrency_1' ../history.show
+	diff ../history.show ../main-only.show
+	run --separate-stderr "${PERFGATE}" baseline check --repo "${BATS_TEST_TMPDIR}/history.git"
+	assert_success
+	assert_output --partial "1 GPU, 6 files, 12 records"
+
+	# the site: the point pages and the overview show the A/B results
+	run --separate-stderr "${PERFGATE}" trends ../site --repo "${BATS_TEST_TMPDIR}/history.git"
+	assert_success
+	grep -q '<h2>A/B results (1 step)</h2>' ../site/H100/index.html
+	grep -q '<td>#17</td>' ../site/H100/index.html
+	grep -q 'whole run: .*Median TPOT +' ../site/H100/index.html
+	page=../site/H100/p/serving_ab_qps_inf_concurrency_1.html
+	[ "$(grep -c '<table class="ab">' "$page")" -ge 3 ]
+	grep -q "<code>${head_sha:0:12}</code> vs <code>${base_sha:0:12}</code>" "$page"
+	grep -q '<a href="https://buildkite.com/acme/perf/builds/12">build</a>' "$page"
+	run grep -lE '<script|src="http' -r ../site
+	assert_failure 1
+	[ -z "$(procs)" ]
+}
+
 @test "A/A: the same server on both sides never fails the step" {
 	# generous tolerances: on a loaded test machine scheduling noise is
 	# far above a GPU session's; nothing may regress

@@ -6,12 +6,14 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "baseline/history.h"
+#include "baseline/history_ab.h"
 #include "gate/compare.h"
 #include "trends/trends.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define JOBS 12
 
@@ -252,6 +254,131 @@ START_TEST(nearly_constant_and_huge_series_are_framed)
 }
 END_TEST
 
+/* Two A/B steps at point "a b": PR 17 regressed its throughput (its
+ * fields plain), and one whose fields are markup; mean TPOT, which the
+ * page does not chart, only in A/B. */
+static void ab_of(struct pg_history_ab *h)
+{
+	static const char text[] =
+		"{\"format\": 1, \"kind\": \"ab\", \"commit\": \"aa23456789abcdef0123456789abcdef01234567\", "
+		"\"base_commit\": \"bb23456789abcdef0123456789abcdef01234567\", \"pr\": \"17\", "
+		"\"date\": \"2026-11-20T12:00:00Z\", \"build_url\": \"https://ci.example/pr/17\", "
+		"\"branch\": \"fix\", \"gpu\": \"1xH100\", \"suite\": \"serving\", \"point\": \"a b\", "
+		"\"test\": \"t\", \"outcome\": \"fail\", \"blocks\": 6, \"metrics\": {"
+		"\"output_throughput\": {\"change\": -0.052, \"effect\": -0.05, \"lo\": -0.061, "
+		"\"hi\": -0.04, \"tolerance\": 0.01, \"pairs\": 3, \"verdict\": \"regressed\", "
+		"\"whole_run\": {\"change\": -0.002, \"lo\": -0.01, \"hi\": 0.006, \"tolerance\": 0.01, "
+		"\"verdict\": \"unchanged\"}}, "
+		"\"mean_tpot_ms\": {\"change\": 0.01, \"effect\": 0.0, \"lo\": -0.01, \"hi\": 0.01, "
+		"\"tolerance\": 0.02, \"pairs\": 3, \"verdict\": \"unchanged\"}}}\n"
+		"{\"format\": 1, \"kind\": \"ab\", \"commit\": \"<b>c</b>\", \"pr\": \"<script>x\", "
+		"\"date\": \"<i>2026-11-21\", \"build_url\": \"javascript:alert(1)\", "
+		"\"suite\": \"serving\", \"outcome\": \"<u>pass\", \"metrics\": {"
+		"\"output_throughput\": {\"change\": 0.001, \"pairs\": 4, \"verdict\": \"unchanged\"}, "
+		"\"median_tpot_ms\": {\"change\": 0.4, \"effect\": 0.0, \"pairs\": 4, "
+		"\"verdict\": \"unchanged\", \"whole_run\": {\"change\": 0.4, \"lo\": 0.39, "
+		"\"hi\": 0.41, \"tolerance\": 0.02, \"verdict\": \"regressed\"}}}}\n";
+	struct pg_error err = PG_ERROR_INIT;
+
+	memset(h, 0, sizeof(*h));
+	ck_assert_msg(pg_history_ab_parse(h, "a b", text, strlen(text), "test", &err) == 0, "%s",
+		      err.msg);
+}
+
+/* The A/B parts of a page: from each marker to the end of its table. */
+static void ab_parts(struct pg_buf *out, const char *page, const char *marker)
+{
+	for (const char *p = strstr(page, marker); p; p = strstr(p, marker)) {
+		const char *end = strstr(p, "</table>\n");
+		ck_assert_ptr_nonnull(end);
+		end += strlen("</table>\n");
+		pg_buf_add(out, p, (size_t)(end - p));
+		p = end;
+	}
+}
+
+START_TEST(ab_results_on_the_point_page_and_the_overview)
+{
+	struct site s;
+	struct pg_history_ab ab;
+	struct pg_buf page = PG_BUF_INIT, part = PG_BUF_INIT;
+
+	site_init(&s);
+	ab_of(&ab);
+	s.t.ab = &ab;
+	s.t.n_ab = 1;
+	pg_trends_point(&page, &s.t, 0);
+	ab_parts(&part, page.ptr, "<table class=\"ab\">");
+	/* a metric the page does not chart, under its own heading */
+	ck_assert_ptr_nonnull(strstr(
+		page.ptr,
+		"<h3>Mean TPOT <span class=\"muted\">A/B only</span></h3>\n<table class=\"ab\">"));
+	tu_assert_golden("golden/trends/ab-point.html", part.ptr);
+	/* under the throughput chart, before the next metric's */
+	ck_assert_ptr_nonnull(strstr(
+		page.ptr,
+		"</svg>\n<table class=\"ab\"><caption class=\"muted\">A/B results at this point (2, newest first)"));
+	ck_assert_ptr_null(strstr(page.ptr, "<script"));
+	ck_assert_ptr_null(strstr(page.ptr, "<b>c"));
+	ck_assert_ptr_null(strstr(page.ptr, "href=\"javascript"));
+	pg_buf_reset(&page);
+	pg_buf_reset(&part);
+	pg_trends_overview(&page, &s.t);
+	ab_parts(&part, page.ptr, "<h2>A/B results");
+	tu_assert_golden("golden/trends/ab-overview.html", part.ptr);
+	ck_assert_ptr_null(strstr(page.ptr, "<script"));
+	ck_assert_ptr_null(strstr(page.ptr, "<u>"));
+	/* other points' pages have none */
+	pg_buf_reset(&page);
+	pg_trends_point(&page, &s.t, 1);
+	ck_assert_ptr_null(strstr(page.ptr, "A/B"));
+	pg_buf_release(&page);
+	pg_buf_release(&part);
+	pg_history_ab_release(&ab);
+	site_release(&s);
+}
+END_TEST
+
+/* "a b" and "a_b" share a file name; the second's "-2" is a third point's
+ * own name; "Q" and "q" are one file where case does not count. */
+START_TEST(page_names_are_unique_in_every_sense)
+{
+	static const char *const names[] = { "Q", "a b", "a_b", "a_b-2", "q" };
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	struct pg_history hs[N] = { 0 };
+	struct pg_history_analysis an = { 0 };
+	struct pg_policy policy;
+	struct pg_baseline base = PG_BASELINE_INIT;
+	struct pg_trends_gpu t;
+
+	for (size_t i = 0; i < N; i++)
+		history_of(&hs[i], names[i], JOBS);
+	pg_policy_init(&policy);
+	pg_history_analyse(&an, hs, N, NULL, &policy, 0, false);
+	pg_history_baseline_build(&base, hs, N, NULL, &policy);
+	pg_baseline_sort(&base);
+	t = (struct pg_trends_gpu){
+		.gpu = "H100", .hs = hs, .n = N, .a = &an, .base = &base, .policy = &policy
+	};
+	pg_trends_gpu_prepare(&t);
+	for (size_t i = 0; i < N; i++)
+		for (size_t k = i + 1; k < N; k++)
+			ck_assert_msg(strcasecmp(t.files[i], t.files[k]) != 0, "%s and %s",
+				      t.files[i], t.files[k]);
+	ck_assert_str_eq(t.files[0], "p/Q.html");
+	ck_assert_str_eq(t.files[1], "p/a_b.html");
+	ck_assert_str_eq(t.files[2], "p/a_b-2-2.html");
+	ck_assert_str_eq(t.files[3], "p/a_b-2.html");
+	ck_assert_str_eq(t.files[4], "p/q-4.html");
+	pg_trends_gpu_release(&t);
+	pg_baseline_release(&base);
+	pg_history_analysis_release(&an);
+	pg_policy_release(&policy);
+	for (size_t i = 0; i < N; i++)
+		pg_history_release(&hs[i]);
+}
+END_TEST
+
 static Suite *trends_suite(void)
 {
 	Suite *s = suite_create("trends");
@@ -263,6 +390,8 @@ static Suite *trends_suite(void)
 	tcase_add_test(tc, slim_records_keep_their_medians);
 	tcase_add_test(tc, history_fields_are_escaped);
 	tcase_add_test(tc, nearly_constant_and_huge_series_are_framed);
+	tcase_add_test(tc, ab_results_on_the_point_page_and_the_overview);
+	tcase_add_test(tc, page_names_are_unique_in_every_sense);
 	suite_add_tcase(s, tc);
 	return s;
 }
