@@ -7,6 +7,13 @@
 #include <string.h>
 
 /* numpy/core/src/umath/loops_utils.h.src: pairwise_sum with PW_BLOCKSIZE 128. */
+double pg_stats_log_gamma(double x)
+{
+	int sign;
+
+	return lgamma_r(x, &sign);
+}
+
 double pg_stats_sum(const double *a, size_t n)
 {
 	if (n < 8) {

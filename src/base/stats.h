@@ -18,6 +18,9 @@
  * An empty array gives 0 for every statistic (vLLM replaces an empty list
  * by the scalar 0).
  */
+/* ln|Gamma(x)|, safe to call from several threads (lgamma writes the
+ * global signgam; the trends analyse metrics on threads). */
+double pg_stats_log_gamma(double x);
 double pg_stats_sum(const double *x, size_t n);
 double pg_stats_mean(const double *x, size_t n);
 double pg_stats_std(const double *x, size_t n);

@@ -1323,6 +1323,7 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 	git_tree *root = NULL, *dir = NULL;
 	git_tree_entry *e = NULL;
 	unsigned nw = pg_tasks_workers(o->tasks);
+	struct pg_tasks fewer = { 0 };
 	struct read_job j = { .s = s, .o = o, .gpu = gpu };
 	size_t cap = 0;
 	int rc;
@@ -1355,7 +1356,9 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 			continue;
 		PG_ARRAY_PUSH(j.files, *n, cap, f);
 	}
-	if (*n < 2)
+	/* a libgit2 built without threads keeps its error and its mapped
+	 * pack windows in globals: one worker */
+	if (*n < 2 || !(git_libgit2_features() & GIT_FEATURE_THREADS))
 		nw = 1;
 	j.hs = pg_xcalloc(*n ? *n : 1, sizeof(*j.hs));
 	j.repos = pg_xcalloc(nw, sizeof(*j.repos));
@@ -1363,14 +1366,22 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 	j.repos[0] = s->repo;
 	j.pools[0] = o->pool;
 	for (unsigned k = 1; k < nw; k++) {
+		/* a handle that will not open (out of descriptors, say) means
+		 * fewer workers, not a failure: one worker reads it all */
 		if (git_repository_open(&j.repos[k], git_repository_path(s->repo))) {
-			rc = git_fail(err, "opening the repository", s->where);
-			goto done;
+			git_error_clear();
+			j.repos[k] = NULL;
+			nw = k;
+			break;
 		}
 		j.pools[k] = o->pool ? pg_history_pool_new() : NULL;
 	}
-	pg_task_errors_init(&j.errs, nw > 1 ? o->tasks : NULL, *n);
-	pg_tasks_run(nw > 1 ? o->tasks : NULL, *n, read_task, &j);
+	if (nw > 1) {
+		fewer = *o->tasks;
+		fewer.workers = nw;
+	}
+	pg_task_errors_init(&j.errs, nw > 1 ? &fewer : NULL, *n);
+	pg_tasks_run(nw > 1 ? &fewer : NULL, *n, read_task, &j);
 	rc = pg_task_errors_release(&j.errs, err);
 	if (o->pool && nw > 1)
 		pg_history_pool_join(o->pool, j.pools + 1, nw - 1, j.hs, *n);

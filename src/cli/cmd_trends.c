@@ -14,6 +14,7 @@
 #include "results/results_io.h"
 #include "trends/trends_io.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -22,7 +23,8 @@ int cmd_trends(int argc, char **argv)
 {
 	const char *repo = NULL, *ref = NULL, *gpu_flag = NULL, *thresholds = NULL, *current = NULL,
 		   *label = NULL;
-	long last = -1, jobs = -1;
+	/* LONG_MIN: not given (any number given is checked, -1 too) */
+	long last = LONG_MIN, jobs = LONG_MIN;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
@@ -40,7 +42,8 @@ int cmd_trends(int argc, char **argv)
 		  "look for change points in the last N runs of each GPU (default: three baseline "
 		  "windows, the span the gate looks at; 0: every run)" },
 		{ PG_OPT_LONG, "jobs", 0, &jobs, "N",
-		  "threads to read, analyse and draw with (default: the CPUs online); the site is "
+		  "threads to read, analyse and draw with (default: the CPUs it may run on, at most "
+		  "16); the site is "
 		  "the same whatever the number" },
 		{ PG_OPT_END },
 	};
@@ -66,11 +69,11 @@ int cmd_trends(int argc, char **argv)
 
 	if (pg_cmd_parse(&help, argc, argv, &pos, 1, 1, "an output directory", &exit_code))
 		goto done;
-	if (last < -1) {
+	if (last != LONG_MIN && last < 0) {
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--last': must not be negative");
 		goto fail;
 	}
-	if (jobs != -1 && (jobs < 1 || jobs > 256)) {
+	if (jobs != LONG_MIN && (jobs < 1 || jobs > 256)) {
 		rc = pg_error_set(&err, PG_ECONFIG, "option '--jobs': must be between 1 and 256");
 		goto fail;
 	}
@@ -89,19 +92,20 @@ int cmd_trends(int argc, char **argv)
 			goto fail;
 		points = pg_gate_points(&set);
 	}
-	rc = pg_trends_write(&(struct pg_trends_opts){ .out_dir = pos.v[0],
-						       .repo = repo,
-						       .ref = ref,
-						       .gpu = gpu[0] ? gpu : NULL,
-						       .thresholds = thresholds,
-						       .current = points,
-						       .n_current = set.n,
-						       .current_gpu = cur_gpu[0] ? cur_gpu : NULL,
-						       .current_name = label,
-						       .last = last,
-						       .jobs = jobs > 0 ? (unsigned)jobs : 0,
-						       .progress = stderr },
-			     &w, &err);
+	rc = pg_trends_write(
+		&(struct pg_trends_opts){ .out_dir = pos.v[0],
+					  .repo = repo,
+					  .ref = ref,
+					  .gpu = gpu[0] ? gpu : NULL,
+					  .thresholds = thresholds,
+					  .current = points,
+					  .n_current = set.n,
+					  .current_gpu = cur_gpu[0] ? cur_gpu : NULL,
+					  .current_name = label,
+					  .last = last == LONG_MIN ? -1 : last,
+					  .jobs = jobs == LONG_MIN ? 0 : (unsigned)jobs,
+					  .progress = stderr },
+		&w, &err);
 	if (rc)
 		goto fail;
 	printf("wrote %s/index.html: %zu GPU%s, %zu test point%s, %zu page%s (%.1f MB; largest "

@@ -163,8 +163,8 @@ double pg_cmpstat_mwu_greater(const double *x, size_t nx, const double *y, size_
 double pg_cmpstat_mwu_min_p(size_t nx, size_t ny)
 {
 	/* 1 / C(nx+ny, nx), computed in logs */
-	double l = lgamma((double)(nx + ny + 1)) - lgamma((double)(nx + 1)) -
-		   lgamma((double)(ny + 1));
+	double l = pg_stats_log_gamma((double)(nx + ny + 1)) -
+		   pg_stats_log_gamma((double)(nx + 1)) - pg_stats_log_gamma((double)(ny + 1));
 	return exp(-l);
 }
 
@@ -297,7 +297,8 @@ static double inc_beta(double a, double b, double x)
 		return 0;
 	if (x >= 1)
 		return 1;
-	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	front = exp(pg_stats_log_gamma(a + b) - pg_stats_log_gamma(a) - pg_stats_log_gamma(b) +
+		    a * log(x) + b * log1p(-x));
 	if (x < (a + 1) / (a + b + 2))
 		return front * beta_cf(a, b, x) / a;
 	return 1 - front * beta_cf(b, a, 1 - x) / b;

@@ -1,5 +1,7 @@
 #include "results/tails.h"
 
+#include "base/stats.h"
+
 #include <math.h>
 
 /*
@@ -63,7 +65,8 @@ double pg_tails_betai(double a, double b, double x)
 		return 1;
 	/* x^a (1 - x)^b / B(a, b), in logs: the powers underflow long before
 	 * the product does */
-	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	front = exp(pg_stats_log_gamma(a + b) - pg_stats_log_gamma(a) - pg_stats_log_gamma(b) +
+		    a * log(x) + b * log1p(-x));
 	/* the fraction converges fast below the mean (a + 1) / (a + b + 2);
 	 * above it, use I_x(a, b) = 1 - I_{1-x}(b, a) */
 	if (x < (a + 1) / (a + b + 2))

@@ -2,6 +2,7 @@
 
 #include "base/alloc.h"
 
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -64,7 +65,16 @@ void pg_threads_tasks(struct pg_tasks *t, unsigned workers)
 
 unsigned pg_threads_online(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long n;
 
+	/* the CPUs this process may run on (taskset, a cgroup's cpuset), not
+	 * every CPU of a large agent; capped, as each worker keeps scratch */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	else
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n > PG_THREADS_DEFAULT_MAX)
+		n = PG_THREADS_DEFAULT_MAX;
 	return n > 0 ? (unsigned)n : 1;
 }

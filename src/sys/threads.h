@@ -12,7 +12,9 @@
  */
 void pg_threads_tasks(struct pg_tasks *t, unsigned workers);
 
-/* The CPUs online (at least 1): --jobs's default. */
+/* --jobs's default: the CPUs this process may run on (at least 1, at most
+ * PG_THREADS_DEFAULT_MAX). */
+#define PG_THREADS_DEFAULT_MAX 16
 unsigned pg_threads_online(void);
 
 #endif

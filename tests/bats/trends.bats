@@ -149,9 +149,21 @@ setup() {
 		assert_file_not_exist "../bad$j/index.html"
 	done
 
-	run --separate-stderr "$PERFGATE_BIN" trends --jobs 0 ../site0
-	assert_failure 2
-	[ "$stderr" = "perfgate trends: option '--jobs': must be between 1 and 256" ]
+	for j in 0 -1; do
+		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" ../site0
+		assert_failure 2
+		[ "$stderr" = "perfgate trends: option '--jobs': must be between 1 and 256" ]
+	done
+
+	# too few descriptors for a second repository handle: the history is
+	# read by one worker (it crashed on a NULL history array), and the
+	# pages, two at once, fail in one line with nothing claimed
+	run --separate-stderr bash -c 'exec 3>&- && ulimit -n 4 && exec "$0" trends --jobs 2 \
+		--repo ../big.git --thresholds "$1/thresholds" --gpu GPU1 ../few' \
+		"$PERFGATE_BIN" "$PERFGATE_SRC"
+	assert_failure 3
+	[[ "$stderr" == "perfgate trends: ../few/GPU1/p/"*": Too many open files" ]]
+	assert_file_not_exist ../few/index.html
 }
 
 @test "trends: an unreadable history line is one error, the first file's, whatever the threads" {
