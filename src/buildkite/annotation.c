@@ -312,6 +312,24 @@ static const char *const evidence_file_names[PG_EVIDENCE_FILES] = { "result", "s
 
 /* The regressions' evidence, each line with its point's files: linked
  * while *refs lasts (counted down), else named. */
+/* A path Buildkite's artifact:// rewrite and a browser read the same way:
+ * no white space, '#', '%', quote or control byte; other names are named,
+ * not linked. */
+static bool link_safe(const char *path)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("._~/-", *p)))
+			return false;
+	return *path != '\0';
+}
+
+/* An evidence line in the annotation: the names and the basis in it come
+ * from the results and the thresholds file, which a pull request writes;
+ * at most this many bytes of it (comparison.md has it whole), so twenty
+ * lines always fit in the 1 MiB the table is trimmed to. */
+#define EVIDENCE_LINE_MAX 1000
+
 static void render_evidence(struct pg_buf *out, const struct pg_annotation *a, size_t *refs)
 {
 	if (!a->n_evidence)
@@ -320,15 +338,24 @@ static void render_evidence(struct pg_buf *out, const struct pg_annotation *a, s
 	for (size_t i = 0; i < a->n_evidence; i++) {
 		const struct pg_annotation_evidence *e = &a->evidence[i];
 		bool any = false, named = false;
+		size_t len = strlen(e->text);
 
 		pg_buf_puts(out, "- ");
-		pg_md_neutralize_html(out, e->text);
+		if (len > EVIDENCE_LINE_MAX) {
+			char *cut = pg_xstrndup(e->text,
+						pg_utf8_prefix(e->text, EVIDENCE_LINE_MAX));
+			pg_md_neutralize_html(out, cut);
+			pg_buf_puts(out, "… (cut here: the comparison has the whole line)");
+			free(cut);
+		} else {
+			pg_md_neutralize_html(out, e->text);
+		}
 		for (size_t k = 0; k < PG_EVIDENCE_FILES && first_of_point(a, i); k++) {
 			if (!e->files[k])
 				continue;
 			pg_buf_puts(out, any ? " · " : " Files: ");
 			any = true;
-			if (*refs) {
+			if (*refs && link_safe(e->files[k])) {
 				if (*refs != SIZE_MAX)
 					(*refs)--;
 				pg_buf_puts(out, "<a href=\"");

@@ -580,6 +580,39 @@ START_TEST(evidence_files_within_the_artifact_references)
 }
 END_TEST
 
+/* Evidence a pull request can make huge (a thresholds file's source, long
+ * point names) is cut in the annotation, so the annotation still posts; a
+ * file name Buildkite's artifact:// rewrite may read differently (white
+ * space, '#', '%') is named, not linked. */
+START_TEST(evidence_is_bounded_and_links_only_plain_names)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_annotation_evidence ev[20];
+	struct pg_buf huge = PG_BUF_INIT, b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	pg_buf_puts(&huge, "Output token throughput −12.0%: the baseline is ");
+	while (huge.len < 100000)
+		pg_buf_puts(&huge, "a thresholds file's source, ");
+	for (size_t i = 0; i < 20; i++)
+		ev[i] = (struct pg_annotation_evidence){ .text = huge.ptr, .point = "p" };
+	ev[0].files[PG_EVIDENCE_RESULT] = "results/serving_a b#1%20.json";
+	ev[0].files[PG_EVIDENCE_LOG] = "results/serving_a.server.log";
+	a.evidence = ev;
+	a.n_evidence = 20;
+	a.evidence_total = 20;
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_uint_lt(b.len, 100000);
+	ck_assert_uint_eq(count(b.ptr, "(cut here: the comparison has the whole line)"), 20);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "result <code>serving_a b#1%20.json</code>"));
+	ck_assert_ptr_null(strstr(b.ptr, "artifact://results/serving_a b"));
+	ck_assert_ptr_nonnull(strstr(
+		b.ptr, "<a href=\"artifact://results/serving_a.server.log\">server log</a>"));
+	pg_buf_release(&b);
+	pg_buf_release(&huge);
+}
+END_TEST
+
 /* ---- the Buildkite environment ---- */
 
 static const char *const *env_table;
@@ -766,6 +799,7 @@ int main(void)
 	tcase_add_test(tc, hostile_names_stay_in_their_cells);
 	tcase_add_test(tc, charts_capped_by_artifact_references);
 	tcase_add_test(tc, evidence_files_within_the_artifact_references);
+	tcase_add_test(tc, evidence_is_bounded_and_links_only_plain_names);
 	tcase_add_test(tc, pull_request_environment);
 	tcase_add_test(tc, plugin_names_as_the_agent_derives_them);
 	tcase_add_test(tc, our_entry_in_buildkite_plugins);
