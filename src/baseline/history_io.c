@@ -1531,8 +1531,14 @@ int pg_history_read_ab(struct pg_history_ab **out, size_t *n, const char *gpu,
 	if (rc == 0)
 		rc = read_ab(&s, gpu, out, n, err);
 	store_close(&s);
-	if (rc)
+	if (rc) {
 		redact_error(err, o->repo);
+		for (size_t i = 0; i < *n; i++)
+			pg_history_ab_release(&(*out)[i]);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
 	return rc;
 }
 

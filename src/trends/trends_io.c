@@ -95,6 +95,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 {
 	struct pg_history *hs = NULL;
 	struct pg_history_ab *ab = NULL;
+	struct pg_error ab_err = PG_ERROR_INIT;
 	struct pg_history_pool *pool;
 	size_t n = 0, n_ab = 0;
 	struct pg_policy policy;
@@ -124,11 +125,21 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
 		     err)) ||
-	    (rc = pg_history_read_ab(&ab, &n_ab, gpu,
-				     &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref },
-				     err)) ||
 	    (rc = pg_mkdir_p(pdir, err)))
 		goto done;
+	/* A/B lines are shown, never judged, and written from any branch by
+	 * whatever perfgate its pipeline pins: one this version cannot read
+	 * (a newer format, a broken line) leaves them out, with a warning,
+	 * rather than main's site */
+	if (pg_history_read_ab(&ab, &n_ab, gpu,
+			       &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref },
+			       &ab_err)) {
+		if (o->progress)
+			fprintf(o->progress, "perfgate trends: %s: A/B results not shown: %s\n",
+				gpu, ab_err.msg);
+		ab = NULL;
+		n_ab = 0;
+	}
 	/* the change points (steps and creep) of the last runs, over the
 	 * span the gate looks at by default (its change-point search grows
 	 * with the square of the runs); the gate's windows as it builds them

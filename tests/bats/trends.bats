@@ -210,3 +210,20 @@ setup() {
 	run grep -F '`serving_llama8B_tp1_sharegpt_qps_inf` · Output token throughput (tok/s)' out/comparison.md
 	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -2\.5% \(the policy's tolerance\); decided against "
 }
+
+@test "trends: an A/B line this version cannot read leaves the A/B results out, not main's site" {
+	# a line of a newer format, as a pull request's pinned perfgate may write
+	export GIT_INDEX_FILE="$BATS_TEST_TMPDIR/ab-index"
+	git read-tree refs/perfgate/history
+	local blob tree commit
+	blob=$(printf '{"format":2,"point":"x"}\n' | git hash-object -w --stdin)
+	git update-index --add --cacheinfo "100644,$blob,H100/ab/x.jsonl"
+	tree=$(git write-tree)
+	commit=$(git commit-tree "$tree" -p refs/perfgate/history -m "a newer A/B line")
+	git update-ref refs/perfgate/history "$commit"
+	unset GIT_INDEX_FILE
+	run --separate-stderr "$PERFGATE_BIN" trends ../site
+	assert_success
+	[[ "$stderr" == *"perfgate trends: H100: A/B results not shown: "*"H100/ab/x.jsonl:1"* ]]
+	assert_file_exist ../site/H100/index.html
+}
