@@ -89,6 +89,13 @@ double pg_attention_threshold(const struct pg_cmp_row *r)
 	return r->tolerance;
 }
 
+bool pg_attention_fails(const struct pg_cmp_row *r)
+{
+	double thr = pg_attention_threshold(r);
+
+	return r->rule.gate || (r->rule.escalate > 0 && thr == r->rule.escalate);
+}
+
 enum pg_tone pg_attention_tone(const struct pg_cmp_row *r)
 {
 	switch (r->verdict) {

@@ -40,6 +40,11 @@ const struct pg_cmp_row **pg_attention_rows(const struct pg_comparison *c, size_
  * else the effective tolerance (NAN when none applies). */
 double pg_attention_threshold(const struct pg_cmp_row *r);
 
+/* Whether crossing that threshold fails the step: a gating metric, or a
+ * warn-only one whose escalation threshold it is (the evidence's words and
+ * its chart say the same). */
+bool pg_attention_fails(const struct pg_cmp_row *r);
+
 enum pg_tone {
 	PG_TONE_NONE, /* unchanged, new, insufficient data: no colour */
 	PG_TONE_BAD,  /* fails the gate, or results missing/failed */

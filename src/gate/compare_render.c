@@ -400,7 +400,7 @@ void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 	const struct pg_rule *rule = &r->rule;
 	double thr = pg_attention_threshold(r);
 	const char *sign = r->metric->direction == PG_HIGHER_IS_BETTER ? "-" : "+";
-	bool fails = r->rule.gate || thr == rule->escalate;
+	bool fails = pg_attention_fails(r);
 
 	pg_escape_md_code(out, r->point);
 	pg_buf_puts(out, " · ");

@@ -231,7 +231,7 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 	double *rel = NULL, ci_lo, ci_hi, re_lo = NAN, re_hi = NAN;
 	const double *dots;
 	size_t n_dots;
-	bool fails = r->rule.gate || (r->rule.escalate > 0 && thr == r->rule.escalate);
+	bool fails = pg_attention_fails(r);
 	struct strip f;
 	char name[96], label[160], a[PG_FMT_DOUBLE_SIZE];
 	double gx1 = PX0 + (PX1 - PX0) * 0.55, xr1, xr2;
@@ -391,7 +391,7 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 	c.x_caption = "the baseline window: runs of main, oldest to newest";
 	/* the threshold that decided the row (a warn-only metric's escalation
 	 * fails too), as the gate applies it: worse by more than log1p(thr) */
-	c.gate = r->rule.gate || (r->rule.escalate > 0 && thr == r->rule.escalate);
+	c.gate = pg_attention_fails(r);
 	c.base = r->baseline;
 	c.tol = thr;
 	c.limit = NAN;
