@@ -126,7 +126,7 @@ setup() {
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../big.git \
 			--thresholds "$PERFGATE_SRC/thresholds" "../big$j"
 		assert_success
-		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (12.1 MB; largest overview 0.23 MB)"
+		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (12.4 MB; largest overview 0.23 MB)"
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" ../site$j --current ../runs/slow
 		assert_success
 	done
