@@ -28,27 +28,8 @@ setup() {
 	git init -q -b main
 }
 
-# history N: commits m1..mN on main, each with a run recorded in the
-# history: base and same in turn, slow (9% less output throughput at
-# serving_llama8B_tp1_sharegpt_qps_inf) from the sixth on.
-history() {
-	local i run
-	for i in $(seq 1 "$1"); do
-		echo "m$i" >>file.txt
-		git add file.txt
-		GIT_AUTHOR_DATE="2026-11-0${i}T12:00:00Z" GIT_COMMITTER_DATE="2026-11-0${i}T12:00:00Z" \
-			git commit -qm "m$i"
-		run=base
-		[ $((i % 2)) = 0 ] && run=same
-		[ "$i" -gt 5 ] && run=slow
-		[ "$i" -gt 5 ] && [ $((i % 2)) = 0 ] && run=slow-confirm
-		"${PERFGATE}" baseline record "../runs/${run}" --commit HEAD \
-			--build-url "https://buildkite.example/b/$i" >/dev/null
-	done
-}
-
 @test "look: the trends overview and a point page load cleanly, their charts have axes, units, legends" {
-	history 9
+	main_history 9
 	"${PERFGATE}" trends ../site --current ../runs/slow >/dev/null 2>&1
 	run --separate-stderr timeout 90 "${PY}" "${LOOK}" --shots "${SHOTS}" \
 		../site/H100/index.html ../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
@@ -67,7 +48,7 @@ history() {
 
 @test "look: a failing gate's evidence chart and its annotation, as Buildkite shows it" {
 	# five runs at one level: the slow run regresses against them
-	history 5
+	main_history 5
 	cp -r ../runs/slow results
 	buildkite_job "$(git rev-parse HEAD)"
 	config='{"mode":"report","gpu":"H100","baseline":"git","results-dir":"results"}'
@@ -120,9 +101,12 @@ embeds.html: nolegend.svg ${chart}: series \"baseline\" of 2 has no legend entry
 	[ "$(ls "${BATS_TEST_TMPDIR}/neg" | wc -l)" = 4 ]
 
 	# a page that never finishes loading: bounded, exit 3, Chromium gone
-	run --separate-stderr timeout 60 "${PY}" "${LOOK}" --timeout 3 slow.html
+	# (on a loaded machine the time may run out while Chromium starts)
+	local t0=${SECONDS}
+	run --separate-stderr timeout 60 "${PY}" "${LOOK}" --timeout 8 slow.html
 	assert_failure 3
-	[ "${stderr}" = "look.py: the page did not load" ]
+	[[ "${stderr}" =~ ^look.py:\ (the\ page\ did\ not\ load|no\ answer\ to\ [A-Za-z.]+)$ ]]
+	[ $((SECONDS - t0)) -le 20 ]
 	run pgrep -f "${TMPDIR}/look\\."
 	assert_failure 1
 }
