@@ -145,7 +145,12 @@ static void panel_title(struct pg_buf *o, const struct pg_panel *p, double x, do
 	pg_buf_puts(&t, p->title ? p->title : "");
 	if (p->unit && *p->unit)
 		pg_buf_printf(&t, " (%s)", p->unit);
-	text(o, x, y, "start", "font-size=\"13\" font-weight=\"bold\" fill=\"" COLOR_AXIS "\"",
+	/* the title carries the values' unit */
+	text(o, x, y, "start",
+	     p->unit && *p->unit
+		     ? "class=\"unit\" font-size=\"13\" font-weight=\"bold\" fill=\"" COLOR_AXIS
+		       "\""
+		     : "font-size=\"13\" font-weight=\"bold\" fill=\"" COLOR_AXIS "\"",
 	     t.ptr);
 	if (p->hint)
 		text(o, x - 12 + panel_width(p) - 12, y, "end",
@@ -217,7 +222,8 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			left, y, right, y, v == 0 ? COLOR_AXIS : COLOR_GRID);
 		pg_tick_label(label, sizeof(label), v, step);
-		text(o, left - 6, y + 4, "end", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
+		text(o, left - 6, y + 4, "end",
+		     "class=\"tick-y\" font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		double x = x0 + dx * (double)i;
@@ -229,8 +235,8 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			x, bottom, x, bottom + 4, COLOR_AXIS);
 		fit_label(&l, p->labels[i], dx > 0 && !p->timeline ? dx : 120);
-		text(o, x, bottom + 17, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
-		     l.ptr);
+		text(o, x, bottom + 17, "middle",
+		     "class=\"tick-x\" font-size=\"11\" fill=\"" COLOR_AXIS "\"", l.ptr);
 		pg_buf_release(&l);
 	}
 	if (p->x_title)
@@ -239,7 +245,7 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 
 	if (p->baseline) {
 		series_path(o, p->baseline, p->n, x0, dx, bottom, yscale,
-			    "fill=\"none\" stroke=\"" COLOR_BASELINE
+			    "data-series=\"baseline\" fill=\"none\" stroke=\"" COLOR_BASELINE
 			    "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"");
 		for (size_t i = 0; i < p->n && !p->timeline; i++)
 			if (isfinite(p->baseline[i]))
@@ -252,7 +258,8 @@ static void draw_lines(struct pg_buf *o, const struct pg_panel *p, double px, do
 					bottom - p->baseline[i] * yscale - 3.5);
 	}
 	series_path(o, p->current, p->n, x0, dx, bottom, yscale,
-		    "fill=\"none\" stroke=\"" COLOR_CURRENT "\" stroke-width=\"2.5\"");
+		    "data-series=\"current\" fill=\"none\" stroke=\"" COLOR_CURRENT
+		    "\" stroke-width=\"2.5\"");
 	for (size_t i = 0; i < p->n && !p->timeline; i++)
 		if (isfinite(p->current[i]))
 			pg_buf_printf(
@@ -285,8 +292,8 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			x, top, x, bottom, v == 0 ? COLOR_AXIS : COLOR_GRID);
 		pg_tick_label(label, sizeof(label), v, step);
-		text(o, x, bottom + 16, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
-		     label);
+		text(o, x, bottom + 16, "middle",
+		     "class=\"tick-x\" font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		double y = top + ROW_H * (double)i;
@@ -298,19 +305,19 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 		pg_escape_html(o, p->labels[i]);
 		pg_buf_puts(o, "</title>\n");
 		text(o, left - 8, y + ROW_H / 2 + 4, "end",
-		     "font-size=\"11\" fill=\"" COLOR_AXIS "\"", l.ptr);
+		     "class=\"tick-y\" font-size=\"11\" fill=\"" COLOR_AXIS "\"", l.ptr);
 		pg_buf_release(&l);
 		if (p->baseline && isfinite(p->baseline[i]))
 			pg_buf_printf(
 				o,
-				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"9\" fill=\"" COLOR_BASELINE
-				"\"/>\n",
+				"<rect data-series=\"baseline\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				"height=\"9\" fill=\"" COLOR_BASELINE "\"/>\n",
 				left, y + 4, p->baseline[i] * xscale);
 		if (isfinite(p->current[i])) {
 			pg_buf_printf(
 				o,
-				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"11\" fill=\"" COLOR_CURRENT
-				"\"/>\n",
+				"<rect data-series=\"current\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				"height=\"11\" fill=\"" COLOR_CURRENT "\"/>\n",
 				left, y + 14, p->current[i] * xscale);
 			snprintf(num, sizeof(num), "%.4g", p->current[i]);
 			pg_buf_printf(
@@ -419,7 +426,8 @@ static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, doubl
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			left, y, right, y, v == 0 ? COLOR_AXIS : COLOR_GRID);
 		pg_tick_label(label, sizeof(label), v, ystep);
-		text(o, left - 6, y + 4, "end", "font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
+		text(o, left - 6, y + 4, "end",
+		     "class=\"tick-y\" font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
 	}
 	for (size_t k_ = 0, n_ = pg_axis_ticks(xmin, xmax, xstep); k_ < n_; k_++) {
 		double v = xmin + (double)k_ * xstep;
@@ -429,8 +437,8 @@ static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, doubl
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			x, top, x, bottom, v == xmin ? COLOR_AXIS : COLOR_GRID);
 		pg_tick_label(label, sizeof(label), v, xstep);
-		text(o, x, bottom + 17, "middle", "font-size=\"11\" fill=\"" COLOR_AXIS "\"",
-		     label);
+		text(o, x, bottom + 17, "middle",
+		     "class=\"tick-x\" font-size=\"11\" fill=\"" COLOR_AXIS "\"", label);
 	}
 	if (p->x_title)
 		text(o, (left + right) / 2, bottom + 36, "middle",
@@ -446,8 +454,8 @@ static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, doubl
 			if (isfinite(p->baseline[i]) && isfinite(p->baseline_x[i]))
 				pg_buf_printf(
 					o,
-					"<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" "
-					"fill=\"%s\" stroke=\"" COLOR_BASELINE
+					"<rect data-series=\"baseline\" x=\"%.1f\" y=\"%.1f\" "
+					"width=\"7\" height=\"7\" fill=\"%s\" stroke=\"" COLOR_BASELINE
 					"\" stroke-width=\"2\"/>\n",
 					left + (p->baseline_x[i] - xmin) * xscale - 3.5,
 					bottom - p->baseline[i] * yscale - 3.5,
@@ -466,14 +474,16 @@ static void draw_xy(struct pg_buf *o, const struct pg_panel *p, double px, doubl
 		if (!p->frontier || p->frontier[i])
 			pg_buf_printf(
 				o,
-				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"" COLOR_CURRENT
-				"\"/>\n",
+				"<circle data-series=\"current\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+				"fill=\"" COLOR_CURRENT "\"/>\n",
 				cx, cy);
 		else
-			pg_buf_printf(o,
-				      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" "
-				      "stroke=\"" COLOR_CURRENT "\" stroke-width=\"1.5\"/>\n",
-				      cx, cy);
+			pg_buf_printf(
+				o,
+				"<circle data-series=\"current\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+				"fill=\"white\" "
+				"stroke=\"" COLOR_CURRENT "\" stroke-width=\"1.5\"/>\n",
+				cx, cy);
 		/* a label that would sit on the previous one is left out: the
 		 * most interactive points of a ladder crowd together */
 		if (p->labels && p->labels[i] && p->labels[i][0] &&
@@ -517,7 +527,13 @@ static double legend_entry(struct pg_buf *o, double x, double y, bool bars, bool
 		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", x + 12,
 			      y, color);
 	}
-	text(o, x + 32, y + 4, "start", "font-size=\"12\" fill=\"" COLOR_AXIS "\"", name);
+	text(o, x + 32, y + 4, "start",
+	     baseline
+		     ? "class=\"legend\" data-series=\"baseline\" font-size=\"12\" fill=\"" COLOR_AXIS
+		       "\""
+		     : "class=\"legend\" data-series=\"current\" font-size=\"12\" fill=\"" COLOR_AXIS
+		       "\"",
+	     name);
 	return x + 40 + CHAR_W * 1.1 * (double)strlen(name) + 24;
 }
 

@@ -444,12 +444,12 @@ static const char *verdict_color(enum pg_verdict v)
 	}
 }
 
-/* A diamond at (x, y). */
+/* A diamond at (x, y): the PR's value. */
 static void diamond(struct pg_buf *o, double x, double y, double r, const char *fill)
 {
 	pg_buf_printf(o,
-		      "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" "
-		      "stroke=\"#fff\" stroke-width=\"1\">",
+		      "<path data-series=\"pr\" d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" "
+		      "fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\">",
 		      x, y - r, x + r, y, x, y + r, x - r, y, fill);
 }
 
@@ -482,8 +482,8 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 	}
 	if (p->square)
 		pg_buf_printf(o,
-			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" height=\"11\" "
-			      "fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\">",
+			      "<rect data-series=\"rerun\" x=\"%.1f\" y=\"%.1f\" width=\"11\" "
+			      "height=\"11\" fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\">",
 			      x - 5.5, y - 5.5, col);
 	else
 		diamond(o, x, y, 7, col);
@@ -503,8 +503,9 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 	}
 	pg_buf_printf(o,
 		      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
-		      "font-weight=\"bold\">",
-		      x, p->square || top - f->py1 < 24 ? bottom + 20 : top - 11, col);
+		      "font-weight=\"bold\" class=\"legend\" data-series=\"%s\">",
+		      x, p->square || top - f->py1 < 24 ? bottom + 20 : top - 11, col,
+		      p->square ? "rerun" : "pr");
 	pg_escape_html(o, p->name);
 	pg_buf_puts(o, "</text>\n");
 }
@@ -584,12 +585,14 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		pg_tick_label(tl, sizeof(tl), y, f.step);
 		svg_line(o, f.px0, f.px1, fy(&f, y), fy(&f, y));
 		pg_buf_puts(o, " stroke=\"" COLOR_GRID "\"/>\n");
-		svg_text(o, f.px0 - 6, fy(&f, y) + 4, "end", "fill=\"" COLOR_AXIS "\"", tl);
+		svg_text(o, f.px0 - 6, fy(&f, y) + 4, "end",
+			 "class=\"tick-y\" fill=\"" COLOR_AXIS "\"", tl);
 	}
 	snprintf(label, sizeof(label), "%s%s", m->unit[0] ? m->unit : "value",
 		 m->direction == PG_HIGHER_IS_BETTER ? " (higher is better)"
 						     : " (lower is better)");
-	svg_text(o, f.px0 - 60, f.py1 - 12, "start", "fill=\"" COLOR_AXIS "\"", label);
+	svg_text(o, f.px0 - 60, f.py1 - 12, "start", "class=\"unit\" fill=\"" COLOR_AXIS "\"",
+		 label);
 	pg_buf_printf(o,
 		      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 		      "stroke=\"" COLOR_AXIS "\"/>\n",
@@ -606,7 +609,7 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 				continue;
 			snprintf(label, sizeof(label), "#%ld", j + 1);
 			svg_text(o, fx(&f, (double)j), f.py0 + 14, "middle",
-				 "fill=\"" COLOR_AXIS "\"", label);
+				 "class=\"tick-x\" fill=\"" COLOR_AXIS "\"", label);
 			date = c->job_date ? c->job_date(c->ctx, (size_t)j) : NULL;
 			if (date) {
 				snprintf(label, sizeof(label), "%.10s", date);
@@ -614,7 +617,9 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 					 "fill=\"" COLOR_MUTED "\" font-size=\"10\"", label);
 			}
 		}
-		svg_text(o, (f.px0 + f.px1) / 2, H - 4, "middle", "fill=\"" COLOR_MUTED "\"",
+		/* the x axis's title names the runs: their legend */
+		svg_text(o, (f.px0 + f.px1) / 2, H - 4, "middle",
+			 "class=\"legend\" data-series=\"runs\" fill=\"" COLOR_MUTED "\"",
 			 c->x_caption);
 	}
 	/* baseline and limit lines, labelled at the right */
@@ -670,7 +675,7 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	}
 	/* the runs: a line through all, a marker with its commit on the last */
 	if (c->n) {
-		pg_buf_puts(o, "<polyline fill=\"none\" stroke=\"" COLOR_RUN
+		pg_buf_puts(o, "<polyline data-series=\"runs\" fill=\"none\" stroke=\"" COLOR_RUN
 			       "\" stroke-width=\"1.5\" points=\"");
 		for (size_t k = 0; k < c->n; k++)
 			put_xy(o, k ? " " : "", fx(&f, c->x[k]), fy(&f, c->y[k]));
@@ -801,10 +806,11 @@ static void sparkline(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	range_add(&lo, &hi, v->limit);
 	range_add(&lo, &hi, pr);
 	frame_y(&f, lo, hi, 2);
-	pg_buf_printf(o,
-		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		      "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"trend\">",
-		      W, H, W, H);
+	pg_buf_printf(
+		o,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"trend\" class=\"spark\">",
+		W, H, W, H);
 	if (v->w0 >= 0) {
 		double x0 = fx(&f, fmax((double)v->w0, s->x[from]) - 0.5),
 		       x1 = fx(&f, (double)v->w1 + 0.5);

@@ -91,3 +91,23 @@ buildkite_job() {
 	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false
 	if [ $# -gt 0 ]; then export BUILDKITE_COMMIT="$1"; fi
 }
+
+# main_history N: in a git work tree beside ../runs (tests/data/gate),
+# commits m1..mN on main on November 1..N, each with a run recorded in the
+# history: base and same in turn, then slow (9% less output throughput at
+# serving_llama8B_tp1_sharegpt_qps_inf) and slow-confirm from the sixth on.
+main_history() {
+	local i run
+	for i in $(seq 1 "$1"); do
+		echo "m$i" >>file.txt
+		git add file.txt
+		GIT_AUTHOR_DATE="2026-11-0${i}T12:00:00Z" GIT_COMMITTER_DATE="2026-11-0${i}T12:00:00Z" \
+			git commit -qm "m$i"
+		run=base
+		[ $((i % 2)) = 0 ] && run=same
+		[ "$i" -gt 5 ] && run=slow
+		[ "$i" -gt 5 ] && [ $((i % 2)) = 0 ] && run=slow-confirm
+		"${PERFGATE_BIN}" baseline record "../runs/${run}" --commit HEAD \
+			--build-url "https://buildkite.example/b/$i" >/dev/null
+	done
+}

@@ -22,18 +22,7 @@ setup() {
 	git init -q -b main
 	# main: m1..m9; five runs at one level, then four after a step at
 	# serving_llama8B_tp1_sharegpt_qps_inf (9% less output throughput)
-	for i in 1 2 3 4 5 6 7 8 9; do
-		echo "m$i" >>file.txt
-		git add file.txt
-		GIT_AUTHOR_DATE="2026-11-0${i}T12:00:00Z" GIT_COMMITTER_DATE="2026-11-0${i}T12:00:00Z" \
-			git commit -qm "m$i"
-		local run=base
-		[ $((i % 2)) = 0 ] && run=same
-		[ "$i" -gt 5 ] && run=slow
-		[ "$i" -gt 5 ] && [ $((i % 2)) = 0 ] && run=slow-confirm
-		"$PERFGATE_BIN" baseline record "../runs/$run" --commit HEAD \
-			--build-url "https://buildkite.example/b/$i" >/dev/null
-	done
+	main_history 9
 }
 
 @test "trends: a site per GPU with the gate's window, band, change points and the PR" {
@@ -126,7 +115,7 @@ setup() {
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../big.git \
 			--thresholds "$PERFGATE_SRC/thresholds" "../big$j"
 		assert_success
-		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (12.1 MB; largest overview 0.23 MB)"
+		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (12.4 MB; largest overview 0.23 MB)"
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" ../site$j --current ../runs/slow
 		assert_success
 	done
