@@ -124,11 +124,13 @@ static void widen(double *lo, double *hi, double rel)
 	}
 }
 
+/* attrs: what a reader's check looks for (class="tick-y", "unit", a
+ * legend's data-series; look.py), or "" */
 static void strip_text(struct pg_buf *o, double x, double y, const char *anchor, const char *fill,
-		       const char *s)
+		       const char *attrs, const char *s)
 {
-	pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\">", x, y,
-		      anchor, fill);
+	pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\"%s%s>", x, y,
+		      anchor, fill, *attrs ? " " : "", attrs);
 	pg_escape_html(o, s);
 	pg_buf_puts(o, "</text>\n");
 }
@@ -143,7 +145,7 @@ static void strip_line(struct pg_buf *o, const struct strip *f, double rel, cons
 		o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"%s%s%s/>\n",
 		PX0, PX1, y, y, stroke, dash ? " stroke-dasharray=\"" : "", dash ? dash : "",
 		dash ? "\"" : "");
-	strip_text(o, PX1 + 6, y + 4 + dy, "start", stroke, label);
+	strip_text(o, PX1 + 6, y + 4 + dy, "start", stroke, "", label);
 }
 
 /* Values spread evenly over [x0, x1] (sorted, so the spread reads as a
@@ -163,8 +165,10 @@ static void strip_dots(struct pg_buf *o, const struct strip *f, const double *re
 		}
 	for (size_t i = 0; i < n; i++) {
 		double x = n == 1 ? (x0 + x1) / 2 : x0 + (x1 - x0) * (double)i / (double)(n - 1);
-		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", x,
-			      sy(f, v[i] * 100), fill);
+		pg_buf_printf(o,
+			      "<circle data-series=\"others\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+			      "fill=\"%s\"><title>",
+			      x, sy(f, v[i] * 100), fill);
 		if (isfinite(base))
 			pg_buf_printf(o, "%s (", pg_fmt_g(a, base * (1 + v[i])));
 		pg_buf_printf(o, "%+.1f%%", v[i] * 100);
@@ -192,18 +196,19 @@ static void strip_run(struct pg_buf *o, const struct strip *f, double x, double 
 	}
 	if (square)
 		pg_buf_printf(o,
-			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" height=\"11\" fill=\"%s\" "
-			      "stroke=\"#fff\"/>\n",
+			      "<rect data-series=\"rerun\" x=\"%.1f\" y=\"%.1f\" width=\"11\" "
+			      "height=\"11\" fill=\"%s\" stroke=\"#fff\"/>\n",
 			      x - 5.5, y - 5.5, col);
 	else
-		pg_buf_printf(o,
-			      "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" "
-			      "stroke=\"#fff\"/>\n",
-			      x, y - 7, x + 7, y, x, y + 7, x - 7, y, col);
+		pg_buf_printf(
+			o,
+			"<path data-series=\"pr\" d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" "
+			"fill=\"%s\" stroke=\"#fff\"/>\n",
+			x, y - 7, x + 7, y, x, y + 7, x - 7, y, col);
 	pg_buf_printf(o,
 		      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"%s\" "
-		      "font-weight=\"bold\">",
-		      x, fmax(ytext, PY1 - 14), col);
+		      "font-weight=\"bold\" class=\"legend\" data-series=\"%s\">",
+		      x, fmax(ytext, PY1 - 14), col, square ? "rerun" : "pr");
 	pg_escape_html(o, name);
 	pg_buf_puts(o, "</text>\n");
 }
@@ -302,11 +307,12 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 			      "stroke=\"" COLOR_GRID "\"/>\n",
 			      PX0, PX1, sy(&f, y), sy(&f, y));
-		strip_text(out, PX0 - 6, sy(&f, y) + 4, "end", COLOR_AXIS, label);
+		strip_text(out, PX0 - 6, sy(&f, y) + 4, "end", COLOR_AXIS, "class=\"tick-y\"",
+			   label);
 	}
 	snprintf(label, sizeof(label), "change from the baseline (%s is better)",
 		 higher ? "higher" : "lower");
-	strip_text(out, PX0 - 60, PY1 - 12, "start", COLOR_AXIS, label);
+	strip_text(out, PX0 - 60, PY1 - 12, "start", COLOR_AXIS, "class=\"unit\"", label);
 	snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, r->baseline));
 	strip_line(out, &f, 0, COLOR_AXIS, "5 3", label, 0);
 	if (crosswise && isfinite(r->run_change)) {
@@ -332,7 +338,9 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 				     : (n_dots == 1 ? "repeat" : "repeats"));
 	else
 		snprintf(label, sizeof(label), "one published value: no spread recorded");
-	strip_text(out, (PX0 + gx1) / 2, PY0 + 14, "middle", COLOR_AXIS, label);
+	/* the x axis's category, and the dots' legend */
+	strip_text(out, (PX0 + gx1) / 2, PY0 + 14, "middle", COLOR_AXIS,
+		   "class=\"tick-x legend\" data-series=\"others\"", label);
 	pg_buf_printf(out,
 		      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 		      "stroke=\"" COLOR_AXIS "\"/>\n",
@@ -349,7 +357,7 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 		strip_run(out, &f, xr2, r->rerun.change, re_lo, re_hi, name, run_color(r->verdict),
 			  true);
 	}
-	strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED,
+	strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "",
 		   crosswise ? "judged against the run's other points: each dot is one point's "
 			       "change from its own baseline"
 			     : "judged by the tolerance alone: a thresholds file has no spread "
