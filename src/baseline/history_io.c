@@ -1313,15 +1313,52 @@ done:
 	pg_buf_release(&src);
 }
 
-static int read_histories(struct store *s, const char *gpu, const char *point,
-			  const struct pg_history_opts *o, struct pg_history **out, size_t *n,
-			  struct pg_error *err)
+/* The tip's directory <gpu>[/sub] (a '/' in the GPU key is '_', as
+ * written), fetched first; *dir NULL when the ref, the GPU or sub is not
+ * there. The caller frees *dir. */
+static int tip_dir(struct store *s, const char *gpu, const char *sub, git_tree **dir,
+		   struct pg_error *err)
 {
 	git_oid tip;
 	bool exists;
 	git_commit *c = NULL;
-	git_tree *root = NULL, *dir = NULL;
+	git_tree *root = NULL;
 	git_tree_entry *e = NULL;
+	struct pg_buf path = PG_BUF_INIT;
+	int rc;
+
+	*dir = NULL;
+	if ((rc = store_fetch(s, err)) || (rc = store_tip(s, &tip, &exists, err)) || !exists)
+		goto done;
+	if (git_commit_lookup(&c, s->repo, &tip) || git_commit_tree(&root, c)) {
+		rc = git_fail(err, "reading the history", s->where);
+		goto done;
+	}
+	for (const char *p = gpu; *p; p++)
+		pg_buf_putc(&path, *p == '/' ? '_' : *p);
+	if (sub)
+		pg_buf_printf(&path, "/%s", sub);
+	rc = git_tree_entry_bypath(&e, root, path.ptr);
+	if (rc == GIT_ENOTFOUND || (rc == 0 && git_tree_entry_type(e) != GIT_OBJECT_TREE)) {
+		git_error_clear();
+		rc = 0;
+		goto done;
+	}
+	if (rc || git_tree_lookup(dir, s->repo, git_tree_entry_id(e)))
+		rc = git_fail(err, "reading the history", s->where);
+done:
+	git_tree_entry_free(e);
+	git_tree_free(root);
+	git_commit_free(c);
+	pg_buf_release(&path);
+	return rc;
+}
+
+static int read_histories(struct store *s, const char *gpu, const char *point,
+			  const struct pg_history_opts *o, struct pg_history **out, size_t *n,
+			  struct pg_error *err)
+{
+	git_tree *dir = NULL;
 	unsigned nw = pg_tasks_workers(o->tasks);
 	struct pg_tasks fewer = { 0 };
 	struct read_job j = { .s = s, .o = o, .gpu = gpu };
@@ -1330,22 +1367,8 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_fetch(s, err)) || (rc = store_tip(s, &tip, &exists, err)) || !exists)
+	if ((rc = tip_dir(s, gpu, NULL, &dir, err)) || !dir)
 		goto done;
-	if (git_commit_lookup(&c, s->repo, &tip) || git_commit_tree(&root, c)) {
-		rc = git_fail(err, "reading the history", s->where);
-		goto done;
-	}
-	rc = git_tree_entry_bypath(&e, root, gpu);
-	if (rc == GIT_ENOTFOUND) {
-		git_error_clear();
-		rc = 0;
-		goto done;
-	}
-	if (rc || git_tree_lookup(&dir, s->repo, git_tree_entry_id(e))) {
-		rc = git_fail(err, "reading the history", s->where);
-		goto done;
-	}
 	for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
 		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
 		const char *name = git_tree_entry_name(f);
@@ -1408,10 +1431,7 @@ done:
 	free(j.repos);
 	free(j.pools);
 	free(j.files);
-	git_tree_entry_free(e);
 	git_tree_free(dir);
-	git_tree_free(root);
-	git_commit_free(c);
 	return rc;
 }
 
@@ -1455,31 +1475,13 @@ static int cmp_history_ab(const void *a, const void *b)
 static int read_ab(struct store *s, const char *gpu, struct pg_history_ab **out, size_t *n,
 		   struct pg_error *err)
 {
-	git_oid tip;
-	bool exists;
-	git_commit *c = NULL;
-	git_tree *root = NULL, *dir = NULL;
-	git_tree_entry *e = NULL;
+	git_tree *dir = NULL;
 	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
 	size_t cap = 0;
 	int rc;
 
-	if ((rc = store_fetch(s, err)) || (rc = store_tip(s, &tip, &exists, err)) || !exists)
-		goto done;
-	pg_buf_printf(&path, "%s/%s", gpu, PG_HISTORY_AB_DIR);
-	if (git_commit_lookup(&c, s->repo, &tip) || git_commit_tree(&root, c)) {
-		rc = git_fail(err, "reading the history", s->where);
-		goto done;
-	}
-	if (git_tree_entry_bypath(&e, root, path.ptr) ||
-	    git_tree_entry_type(e) != GIT_OBJECT_TREE) {
-		git_error_clear();
+	if ((rc = tip_dir(s, gpu, PG_HISTORY_AB_DIR, &dir, err)) || !dir)
 		goto done; /* no A/B results */
-	}
-	if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e))) {
-		rc = git_fail(err, "reading the history", s->where);
-		goto done;
-	}
 	for (size_t i = 0; i < git_tree_entrycount(dir) && !rc; i++) {
 		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
 		const char *name = git_tree_entry_name(f);
@@ -1511,10 +1513,7 @@ static int read_ab(struct store *s, const char *gpu, struct pg_history_ab **out,
 	if (*n > 1)
 		qsort(*out, *n, sizeof(**out), cmp_history_ab);
 done:
-	git_tree_entry_free(e);
 	git_tree_free(dir);
-	git_tree_free(root);
-	git_commit_free(c);
 	pg_buf_release(&path);
 	pg_buf_release(&text);
 	return rc;
