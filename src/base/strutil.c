@@ -24,6 +24,17 @@ bool pg_str_has_suffix(const char *s, const char *suffix)
 	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
+uint64_t pg_str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 bool pg_str_eq(const char *a, const char *b)
 {
 	if (!a || !b)

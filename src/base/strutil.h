@@ -3,11 +3,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct pg_buf;
 
 bool pg_str_has_prefix(const char *s, const char *prefix);
 bool pg_str_has_suffix(const char *s, const char *suffix);
+/* FNV-1a 64 of s: a name's hash, the same on every run and machine */
+uint64_t pg_str_hash(const char *s);
 bool pg_str_eq(const char *a, const char *b); /* NULL-safe */
 
 /*
