@@ -121,6 +121,16 @@ char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
 	return out;
 }
 
+char *pg_fmt_pct(char out[PG_FMT_DOUBLE_SIZE], double rel)
+{
+	double pct = round(rel * 1000) / 10;
+
+	if (!isfinite(pct))
+		return pg_fmt_g(out, pct);
+	snprintf(out, PG_FMT_DOUBLE_SIZE, "%+.1f%%", pct == 0 ? 0 : pct);
+	return out;
+}
+
 /*
  * Python's float repr: the shortest digit string d1d2...dn that round-trips,
  * with decimal exponent e (value = 0.d1..dn * 10^e), printed positionally when

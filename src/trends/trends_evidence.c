@@ -199,7 +199,7 @@ static void strip_dots(struct pg_buf *o, const struct strip *f, const double *re
 			      x, sy(f, v[i] * 100), fill);
 		if (isfinite(base))
 			pg_buf_printf(o, "%s (", pg_fmt_g(a, base * (1 + v[i])));
-		pg_buf_printf(o, "%+.1f%%", v[i] * 100);
+		pg_buf_puts(o, pg_fmt_pct(a, v[i]));
 		pg_buf_puts(o, isfinite(base) ? ")</title></circle>\n" : "</title></circle>\n");
 	}
 	free(v);
