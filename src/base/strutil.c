@@ -24,6 +24,17 @@ bool pg_str_has_suffix(const char *s, const char *suffix)
 	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
+uint64_t pg_str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 bool pg_str_eq(const char *a, const char *b)
 {
 	if (!a || !b)
@@ -107,6 +118,16 @@ char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
 		snprintf(out, PG_FMT_DOUBLE_SIZE, v < 0 ? "-inf" : "inf");
 	else
 		snprintf(out, PG_FMT_DOUBLE_SIZE, "%g", v);
+	return out;
+}
+
+char *pg_fmt_pct(char out[PG_FMT_DOUBLE_SIZE], double rel)
+{
+	double pct = round(rel * 1000) / 10;
+
+	if (!isfinite(pct))
+		return pg_fmt_g(out, pct);
+	snprintf(out, PG_FMT_DOUBLE_SIZE, "%+.1f%%", pct == 0 ? 0 : pct);
 	return out;
 }
 

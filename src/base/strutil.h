@@ -3,11 +3,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct pg_buf;
 
 bool pg_str_has_prefix(const char *s, const char *prefix);
 bool pg_str_has_suffix(const char *s, const char *suffix);
+/* FNV-1a 64 of s: a name's hash, the same on every run and machine */
+uint64_t pg_str_hash(const char *s);
 bool pg_str_eq(const char *a, const char *b); /* NULL-safe */
 
 /*
@@ -42,6 +45,10 @@ int pg_hex_digit(char c);
 #define PG_FMT_DOUBLE_SIZE 32
 char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v);
 char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v);
+/* A relative change (0.123) as a signed percentage with one decimal
+ * ("+12.3%"), rounded half away from zero; what rounds to zero is "+0.0%",
+ * never "-0.0%". Returns out. */
+char *pg_fmt_pct(char out[PG_FMT_DOUBLE_SIZE], double rel);
 
 /*
  * Nearest candidate to `word` by edit distance (Damerau-Levenshtein, optimal

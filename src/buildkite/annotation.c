@@ -126,7 +126,8 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 							    : NULL;
 		if (cls)
 			pg_buf_printf(out, "<span class=\"%s\">", cls);
-		pg_buf_printf(out, "%+.1f%%", r->delta_pct);
+		char pct[PG_FMT_DOUBLE_SIZE];
+		pg_buf_puts(out, pg_fmt_pct(pct, r->delta_pct / 100));
 		if (cls)
 			pg_buf_puts(out, "</span>");
 	}

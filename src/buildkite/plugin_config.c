@@ -79,6 +79,10 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "baseline: ab, the A/B results on any branch, kept apart from the baselines (trends shows them)." },
 	{ "history-repo", PG_POPT_STRING, NULL, NULL, 0, FIELD(history_repo),
 	  "Git repository (URL or path) holding the results history used by baseline: git." },
+	{ "ab-history-repo", PG_POPT_STRING, NULL, NULL, 0, FIELD(ab_history_repo),
+	  "With baseline: ab and record-history, the git repository (URL or path) the A/B results are "
+	  "recorded in, and trends reads them from; default history-repo. Pull-request jobs can push here "
+	  "without push rights on main's history." },
 	{ "record-history-failure", PG_POPT_ENUM, record_failure_values, "fail", 0, FIELD(record_failure),
 	  "When recording the history fails: fail the step (exit 3, an error in the annotation), or warn "
 	  "(a warning in the annotation; the exit code is the verdict's)." },

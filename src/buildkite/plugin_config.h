@@ -60,6 +60,7 @@ struct pg_plugin_config {
 	struct pg_strv only_on_labels; /* run only on PRs with one of these labels */
 	bool record_history;           /* append results to the history repository */
 	char *history_repo;            /* git URL or path, or NULL */
+	char *ab_history_repo;         /* where A/B results are recorded; NULL: history_repo */
 	bool trends;                   /* render the trends site into <results-dir>/trends */
 	int record_failure;            /* enum pg_plugin_record_failure */
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */

@@ -391,7 +391,10 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_sum
 			 const char *gpu_key, struct pg_history_recorded *out, struct pg_error *err)
 {
 	struct pg_cmp_point *points = pg_gate_points(run);
-	struct pg_history_record_opts o = { .repo = c->history_repo,
+	/* A/B results may have a repository of their own: pull requests
+	 * record them, and need not push to main's history to do it */
+	const char *repo = ab && c->ab_history_repo ? c->ab_history_repo : c->history_repo;
+	struct pg_history_record_opts o = { .repo = repo,
 					    .source_repo = ".",
 					    .gpu = gpu_key,
 					    .meta = { .commit = env->commit,

@@ -936,9 +936,19 @@ static void record_step(struct step *st, struct finish *f)
 		say(st, "perfgate: not recording history: only passing runs become baselines\n");
 		return;
 	}
-	note_local_history(st);
-	say(st, "--- perfgate: recording %s in the %s history\n",
-	    ab ? "the A/B results" : "the run", st->gpu.key);
+	if (ab && st->s.ab_history_repo) {
+		say(st, "--- perfgate: recording the A/B results in the %s history of %s\n",
+		    st->gpu.key, st->s.ab_history_repo);
+	} else {
+		note_local_history(st);
+		if (ab && pg_bkenv_is_pr(st->env) && st->env->in_buildkite)
+			say(st,
+			    "perfgate: note: ab-history-repo is not set: a pull request records "
+			    "its A/B results in main's history, so its job can push there; "
+			    "set ab-history-repo to a repository of their own\n");
+		say(st, "--- perfgate: recording %s in the %s history\n",
+		    ab ? "the A/B results" : "the run", st->gpu.key);
+	}
 	rc = pg_bk_record_history(&st->results, ab, &st->s, st->env, st->gpu.key, &rec, &err);
 	for (size_t i = 0; i < rec.notes.n; i++)
 		say(st, "perfgate: %s\n", rec.notes.v[i]);
@@ -1037,6 +1047,7 @@ static void trends_step(struct step *st, const struct finish *f)
 		trends_child,
 		&(struct pg_trends_opts){ .out_dir = out,
 					  .repo = st->s.history_repo,
+					  .ab_repo = st->s.ab_history_repo,
 					  .gpu = st->gpu.key,
 					  .thresholds = st->s.thresholds,
 					  .policy = pg_bk_compare_policy(&f->cmp),

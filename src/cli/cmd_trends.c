@@ -21,14 +21,16 @@
 
 int cmd_trends(int argc, char **argv)
 {
-	const char *repo = NULL, *ref = NULL, *gpu_flag = NULL, *thresholds = NULL, *current = NULL,
-		   *label = NULL;
+	const char *repo = NULL, *ab_repo = NULL, *ref = NULL, *gpu_flag = NULL, *thresholds = NULL,
+		   *current = NULL, *label = NULL;
 	/* LONG_MIN: not given (any number given is checked, -1 too) */
 	long last = LONG_MIN, jobs = LONG_MIN;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
 		{ PG_OPT_STRING, "repo", 0, &repo, "PATH|URL",
 		  "the history repository (default: the current one)" },
+		{ PG_OPT_STRING, "ab-repo", 0, &ab_repo, "PATH|URL",
+		  "where the A/B results are recorded, under the same ref (default: --repo)" },
 		{ PG_OPT_STRING, "ref", 0, &ref, "REF", "the history ref (default: refs/perfgate/history)" },
 		{ PG_OPT_STRING, "gpu", 0, &gpu_flag, "GPU", "only this GPU (default: every GPU in the history)" },
 		{ PG_OPT_STRING, "thresholds", 't', &thresholds, "PATH",
@@ -95,6 +97,7 @@ int cmd_trends(int argc, char **argv)
 	rc = pg_trends_write(
 		&(struct pg_trends_opts){ .out_dir = pos.v[0],
 					  .repo = repo,
+					  .ab_repo = ab_repo,
 					  .ref = ref,
 					  .gpu = gpu[0] ? gpu : NULL,
 					  .thresholds = thresholds,

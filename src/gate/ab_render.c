@@ -62,20 +62,22 @@ static const char *outcome_word(int o)
 
 static void pct(struct pg_buf *b, double v)
 {
-	if (isnan(v))
-		pg_buf_puts(b, "–");
-	else
-		pg_buf_printf(b, "%+.1f%%", 100 * v);
+	char p[PG_FMT_DOUBLE_SIZE];
+
+	pg_buf_puts(b, isnan(v) ? "–" : pg_fmt_pct(p, v));
 }
 
 static void interval(struct pg_buf *b, double lo, double hi)
 {
+	char a[PG_FMT_DOUBLE_SIZE];
+
 	if (isnan(lo) || isnan(hi)) {
 		pg_buf_puts(b, "–");
 		return;
 	}
 	/* escaped: a bracket in a table could start a link */
-	pg_buf_printf(b, "\\[%+.1f%%, %+.1f%%\\]", 100 * lo, 100 * hi);
+	pg_buf_printf(b, "\\[%s, ", pg_fmt_pct(a, lo));
+	pg_buf_printf(b, "%s\\]", pg_fmt_pct(a, hi));
 }
 
 static void number(struct pg_buf *b, double v)

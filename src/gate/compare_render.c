@@ -6,6 +6,7 @@
 #include "base/buf.h"
 #include "base/escape.h"
 #include "base/jsonw.h"
+#include "base/strutil.h"
 #include "report/charts.h"
 
 #include <math.h>
@@ -28,10 +29,12 @@ static void pct_cell(struct pg_buf *out, double rel, bool sign)
 		pg_buf_puts(out, "—");
 		return;
 	}
-	double pct = round(rel * 1000) / 10;
-	if (pct == 0)
-		pct = 0; /* no "-0.0%" */
-	pg_buf_printf(out, sign ? "%+.1f%%" : "%.1f%%", pct);
+	if (sign) {
+		char p[PG_FMT_DOUBLE_SIZE];
+		pg_buf_puts(out, pg_fmt_pct(p, rel));
+	} else {
+		pg_buf_printf(out, "%.1f%%", round(rel * 1000) / 10);
+	}
 }
 
 static void metric_cell(struct pg_buf *out, const struct pg_metric *m)

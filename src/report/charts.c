@@ -1,6 +1,7 @@
 #include "report/charts.h"
 
 #include "base/alloc.h"
+#include "base/strutil.h"
 #include "base/buf.h"
 #include "base/jsonw.h"
 #include "suite/suite.h"
@@ -39,12 +40,8 @@ char *pg_chart_stem(const char *s)
 		/* "File name too long" past 255 bytes: the start of the name
 		 * and a hash of all of it, the same on every run, different
 		 * for names that share the start */
-		uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
-		for (const char *p = s; *p; p++) {
-			h ^= (unsigned char)*p;
-			h *= 0x100000001b3ULL;
-		}
-		snprintf(out + PG_CHART_STEM_MAX - 17, 18, "-%016llx", (unsigned long long)h);
+		snprintf(out + PG_CHART_STEM_MAX - 17, 18, "-%016llx",
+			 (unsigned long long)pg_str_hash(s));
 	}
 	return out;
 }

@@ -933,7 +933,13 @@ void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 		free(stem);
 	}
 	/* names that differ only in bytes a file name cannot hold, or in case */
-	pg_trends_unique_files(t->files, t->n);
+	{
+		const char **names = pg_xmalloc((t->n ? t->n : 1) * sizeof(*names));
+		for (size_t i = 0; i < t->n; i++)
+			names[i] = t->hs[i].point;
+		pg_trends_unique_files(t->files, names, t->n);
+		free(names);
+	}
 	t->n_flagged = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		sc[i] = (struct scored){ i, interest(t, i) };

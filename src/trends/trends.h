@@ -83,13 +83,14 @@ void pg_trends_ab_rest(struct pg_buf *out, const struct pg_trends_gpu *t, size_t
 void pg_trends_ab_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
 
 /*
- * Page file names, unique: files[0..n) ("p/<stem>.html", owned) renamed in
- * place so that no two are equal even without regard to case (a site
- * copied to macOS or Windows): the first of names that collide (in index
- * order) keeps its name, each other one gets "-<index>", and more when
- * that too is taken.
+ * Page file names, unique: files[0..n) ("p/<stem>.html", owned, made from
+ * the points' names[0..n)) renamed in place so that no two are equal even
+ * without regard to case (a site copied to macOS or Windows): the first of
+ * names that collide (in index order) keeps its name, each other one gets
+ * "-<8 hex digits of its point name's hash>", and more when that too is
+ * taken; so a page keeps its name, and its links, when points are added.
  */
-void pg_trends_unique_files(char **files, size_t n);
+void pg_trends_unique_files(char **files, const char *const *names, size_t n);
 
 /*
  * One metric's runs as an SVG chart (the point pages' and the gate's

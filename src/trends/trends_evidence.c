@@ -135,9 +135,10 @@ static void strip_text(struct pg_buf *o, double x, double y, const char *anchor,
 	pg_buf_puts(o, "</text>\n");
 }
 
-/* A horizontal line across the plot at a change, labelled at the right. */
+/* A horizontal line across the plot at a change, labelled at the right
+ * at label_y (its own height, unless that would overlap another label). */
 static void strip_line(struct pg_buf *o, const struct strip *f, double rel, const char *stroke,
-		       const char *dash, const char *label, double dy)
+		       const char *dash, const char *label, double label_y)
 {
 	double y = sy(f, rel * 100);
 
@@ -145,7 +146,34 @@ static void strip_line(struct pg_buf *o, const struct strip *f, double rel, cons
 		o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"%s%s%s/>\n",
 		PX0, PX1, y, y, stroke, dash ? " stroke-dasharray=\"" : "", dash ? dash : "",
 		dash ? "\"" : "");
-	strip_text(o, PX1 + 6, y + 4 + dy, "start", stroke, "", label);
+	strip_text(o, PX1 + 6, label_y + 4, "start", stroke, "", label);
+}
+
+/* The heights of the right-hand labels, each as near its line as it can
+ * be with LABEL_GAP between neighbours, kept in order and inside [lo, hi]
+ * (lines a few pixels apart would print their labels on each other). */
+#define LABEL_GAP 12.0
+static void spread_labels(double *y, size_t n, double lo, double hi)
+{
+	size_t order[4];
+
+	if (n < 2 || n > 4)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i;
+		for (; k > 0 && y[order[k - 1]] > y[i]; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	for (size_t k = 1; k < n; k++)
+		y[order[k]] = fmax(y[order[k]], y[order[k - 1]] + LABEL_GAP);
+	if (n && y[order[n - 1]] > hi)
+		y[order[n - 1]] = hi;
+	for (size_t k = n - 1; k-- > 0;)
+		y[order[k]] = fmin(y[order[k]], y[order[k + 1]] - LABEL_GAP);
+	if (n && y[order[0]] < lo)
+		for (size_t k = 0; k < n; k++)
+			y[order[k]] = fmax(y[order[k]], lo + LABEL_GAP * (double)k);
 }
 
 /* Values spread evenly over [x0, x1] (sorted, so the spread reads as a
@@ -171,7 +199,7 @@ static void strip_dots(struct pg_buf *o, const struct strip *f, const double *re
 			      x, sy(f, v[i] * 100), fill);
 		if (isfinite(base))
 			pg_buf_printf(o, "%s (", pg_fmt_g(a, base * (1 + v[i])));
-		pg_buf_printf(o, "%+.1f%%", v[i] * 100);
+		pg_buf_puts(o, pg_fmt_pct(a, v[i]));
 		pg_buf_puts(o, isfinite(base) ? ")</title></circle>\n" : "</title></circle>\n");
 	}
 	free(v);
@@ -313,19 +341,28 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 	snprintf(label, sizeof(label), "change from the baseline (%s is better)",
 		 higher ? "higher" : "lower");
 	strip_text(out, PX0 - 60, PY1 - 12, "start", COLOR_AXIS, "class=\"unit\"", label);
-	snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, r->baseline));
-	strip_line(out, &f, 0, COLOR_AXIS, "5 3", label, 0);
-	if (crosswise && isfinite(r->run_change)) {
-		snprintf(label, sizeof(label), "run's change %s%.1f%%",
-			 r->run_change < 0 ? "−" : "+", fabs(r->run_change) * 100);
-		strip_line(out, &f, r->run_change, COLOR_MUTED, NULL, label,
-			   fabs(sy(&f, from * 100) - sy(&f, 0)) < 13 ? (from < 0 ? 9 : -9) : 0);
+	{
+		/* the baseline, the run's common change (crosswise), the limit */
+		bool run_line = crosswise && isfinite(r->run_change);
+		double ly[3];
+		size_t n = 0;
+		ly[n++] = sy(&f, 0);
+		if (run_line)
+			ly[n++] = sy(&f, r->run_change * 100);
+		ly[n++] = sy(&f, limit * 100);
+		spread_labels(ly, n, PY1 - 20, PY0 + 20);
+		snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, r->baseline));
+		strip_line(out, &f, 0, COLOR_AXIS, "5 3", label, ly[0]);
+		if (run_line) {
+			snprintf(label, sizeof(label), "run's change %s%.1f%%",
+				 r->run_change < 0 ? "−" : "+", fabs(r->run_change) * 100);
+			strip_line(out, &f, r->run_change, COLOR_MUTED, NULL, label, ly[1]);
+		}
+		snprintf(label, sizeof(label), "%s beyond %s%.3g%%", fails ? "fails" : "warns",
+			 higher ? "−" : "+", thr * 100);
+		strip_line(out, &f, limit, fails ? COLOR_WORSE : COLOR_CHANGE, "2 2", label,
+			   ly[n - 1]);
 	}
-	snprintf(label, sizeof(label), "%s beyond %s%.3g%%", fails ? "fails" : "warns",
-		 higher ? "−" : "+", thr * 100);
-	strip_line(out, &f, limit, fails ? COLOR_WORSE : COLOR_CHANGE, "2 2", label,
-		   fabs(sy(&f, limit * 100) - sy(&f, from * 100)) < 13 ? (limit > from ? -9 : 9)
-								       : 0);
 	/* what it was judged against */
 	strip_dots(out, &f, dots, n_dots, PX0 + 20, gx1 - 20, crosswise ? COLOR_MUTED : COLOR_RUN,
 		   crosswise ? NAN : r->baseline);

@@ -132,7 +132,8 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	 * (a newer format, a broken line) leaves them out, with a warning,
 	 * rather than main's site */
 	if (pg_history_read_ab(&ab, &n_ab, gpu,
-			       &(struct pg_history_opts){ .repo = o->repo, .ref = o->ref },
+			       &(struct pg_history_opts){ .repo = o->ab_repo ? o->ab_repo : o->repo,
+							  .ref = o->ref },
 			       &ab_err)) {
 		if (o->progress)
 			fprintf(o->progress, "perfgate trends: %s: A/B results not shown: %s\n",

@@ -27,7 +27,11 @@ struct pg_error;
  */
 struct pg_trends_opts {
 	const char *out_dir;
-	const char *repo;       /* the history repository (NULL: the current one) */
+	const char *repo; /* the history repository (NULL: the current one) */
+	/* where the A/B results are recorded, the same ref; NULL: repo. A
+	 * repository of their own lets pull-request jobs record them without
+	 * push rights on main's history */
+	const char *ab_repo;
 	const char *ref;        /* NULL: PG_HISTORY_DEFAULT_REF */
 	const char *gpu;        /* only this GPU key; NULL: every GPU */
 	const char *thresholds; /* a thresholds file or directory; NULL: "thresholds" */

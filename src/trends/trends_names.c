@@ -58,7 +58,7 @@ static bool taken(const struct fname *v, size_t n, const struct pg_strv *given, 
 	return false;
 }
 
-void pg_trends_unique_files(char **files, size_t n)
+void pg_trends_unique_files(char **files, const char *const *names, size_t n)
 {
 	struct fname *v = pg_xmalloc((n ? n : 1) * sizeof(*v));
 	bool *dup = pg_xcalloc(n ? n : 1, sizeof(bool));
@@ -78,12 +78,15 @@ void pg_trends_unique_files(char **files, size_t n)
 			continue;
 		if (pg_str_has_suffix(files[i], ".html"))
 			stem -= strlen(".html");
-		/* "<stem>-<index>", which another point may be called: then
-		 * "<stem>-<index>-2", ... */
+		/* "<stem>-<hash of the point's name>": its own, whatever other
+		 * points come and go (an index would rename it when a point is
+		 * added before it); another point may be called that: then
+		 * "<stem>-<hash>-2", ... */
 		for (size_t extra = 1;; extra++) {
 			pg_buf_reset(&name);
 			pg_buf_add(&name, files[i], stem);
-			pg_buf_printf(&name, "-%zu", i);
+			pg_buf_printf(&name, "-%08llx",
+				      (unsigned long long)(pg_str_hash(names[i]) & 0xffffffffu));
 			if (extra > 1)
 				pg_buf_printf(&name, "-%zu", extra);
 			pg_buf_puts(&name, ".html");

@@ -112,6 +112,8 @@ agent_env() {
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "perfgate: recorded the A/B results of 3 points in the H100 history (1 attempt)"
+	# a pull request pushing to main's history: said in the log
+	assert_output --partial "perfgate: note: ab-history-repo is not set: a pull request records its A/B results in main's history"
 	run git --git-dir="${BATS_TEST_TMPDIR}/history.git" ls-tree -r --name-only refs/perfgate/history
 	assert_output "$(printf 'H100/ab/serving_ab_qps_inf_concurrency_%s.jsonl\n' 1 2 4)"
 	f=$(git --git-dir="${BATS_TEST_TMPDIR}/history.git" show refs/perfgate/history:H100/ab/serving_ab_qps_inf_concurrency_1.jsonl)
@@ -147,6 +149,51 @@ agent_env() {
 	grep -q '<a href="https://buildkite.com/acme/perf/builds/12">build</a>' "$page"
 	run grep -lE '<script|src="http' -r ../site
 	assert_failure 1
+	[ -z "$(procs)" ]
+}
+
+@test "ab-history-repo: a pull request records its A/B results in their own repository, main's history untouched, and trends shows them" {
+	export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
+	export GIT_CONFIG_NOSYSTEM=1 HOME="${BATS_TEST_TMPDIR}"
+	git init -q -b main .
+	git commit -q --allow-empty -m head
+	local hist="${BATS_TEST_TMPDIR}/history.git" abr="${BATS_TEST_TMPDIR}/ab.git" before
+	git init -q --bare "${hist}"
+	git init -q --bare "${abr}"
+	# main's history: runs of other points, recorded by main's queue
+	"${PERFGATE}" baseline record "${PERFGATE_TESTS}/data/gate/base" --repo "${hist}" \
+		--commit HEAD --build-url https://buildkite.com/acme/perf/builds/1 --gpu H100 >/dev/null
+	before=$(git --git-dir="${hist}" rev-parse refs/perfgate/history)
+	agent_env
+	export BUILDKITE_COMMIT="$(git rev-parse HEAD)"
+	ab_config "--itl-ms 2" "--itl-ms 2" ',"annotate":"never","record-history":true,"trends":true,"history-repo":"'"${hist}"'","ab-history-repo":"'"${abr}"'"'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "--- perfgate: recording the A/B results in the H100 history of ${abr}"
+	assert_output --partial "perfgate: recorded the A/B results of 3 points in the H100 history (1 attempt)"
+	refute_output --partial "ab-history-repo is not set"
+	# main's history: not written to (the pull request's queue needs no
+	# push rights there)
+	assert_equal "$(git --git-dir="${hist}" rev-parse refs/perfgate/history)" "${before}"
+	run git --git-dir="${hist}" ls-tree -r --name-only refs/perfgate/history
+	refute_output --partial "/ab/"
+	run git --git-dir="${abr}" ls-tree -r --name-only refs/perfgate/history
+	assert_output "$(printf 'H100/ab/serving_ab_qps_inf_concurrency_%s.jsonl\n' 1 2 4)"
+	# the step's trends site reads main's runs and the A/B repository
+	grep -q '<h2>A/B results (1 step)</h2>' results/trends/H100/index.html
+	grep -q '<td>#17</td>' results/trends/H100/index.html
+	# perfgate trends: the A/B results only with --ab-repo
+	run --separate-stderr "${PERFGATE}" trends ../site --repo "${hist}"
+	assert_success
+	run grep -c 'A/B results' ../site/H100/index.html
+	assert_output 0
+	run --separate-stderr "${PERFGATE}" trends ../site2 --repo "${hist}" --ab-repo "${abr}"
+	assert_success
+	grep -q '<h2>A/B results (1 step)</h2>' ../site2/H100/index.html
+	# an A/B repository that cannot be read leaves the A/B results out, not the site
+	run --separate-stderr "${PERFGATE}" trends ../site3 --repo "${hist}" --ab-repo "${BATS_TEST_TMPDIR}/nowhere.git"
+	assert_success
+	[[ "$stderr" == *"perfgate trends: H100: A/B results not shown: "* ]]
 	[ -z "$(procs)" ]
 }
 

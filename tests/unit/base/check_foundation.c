@@ -76,6 +76,22 @@ START_TEST(numbers_format_like_python)
 }
 END_TEST
 
+/* Changes in percent: signed, one decimal, never "-0.0%" (a 0.04% drop
+ * read as a drop in an annotation). */
+START_TEST(percent_changes_have_no_negative_zero)
+{
+	char out[PG_FMT_DOUBLE_SIZE];
+
+	ck_assert_str_eq(pg_fmt_pct(out, -0.0004), "+0.0%");
+	ck_assert_str_eq(pg_fmt_pct(out, -0.0), "+0.0%");
+	ck_assert_str_eq(pg_fmt_pct(out, 0), "+0.0%");
+	ck_assert_str_eq(pg_fmt_pct(out, -0.0005), "-0.1%");
+	ck_assert_str_eq(pg_fmt_pct(out, 0.123), "+12.3%");
+	ck_assert_str_eq(pg_fmt_pct(out, -0.4), "-40.0%");
+	ck_assert_str_eq(pg_fmt_pct(out, NAN), "nan");
+}
+END_TEST
+
 /* pg_buf_fixed1 writes what printf's "%.1f" writes. */
 static void check_fixed1(double v)
 {
@@ -471,6 +487,7 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, numbers_format_like_python);
 	tcase_add_test(tc, strict_number_parsing);
 	tcase_add_test(tc, fixed_one_decimal_is_printf);
+	tcase_add_test(tc, percent_changes_have_no_negative_zero);
 	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
 	tcase_add_test(tc, template_keeps_values_literal);
 	tcase_add_test(tc, template_shell_quotes_by_context);

@@ -8,6 +8,7 @@
 #include "baseline/history.h"
 #include "baseline/history_ab.h"
 #include "gate/compare.h"
+#include "report/charts.h"
 #include "trends/trends.h"
 
 #include <math.h>
@@ -115,7 +116,7 @@ START_TEST(names_are_escaped_and_files_unique)
 	site_init(&s);
 	/* "a b" and "a_b" would share a file name */
 	ck_assert_str_eq(s.t.files[0], "p/a_b.html");
-	ck_assert_str_eq(s.t.files[1], "p/a_b-1.html");
+	ck_assert_str_eq(s.t.files[1], "p/a_b-04f4ad51.html");
 	ck_assert_str_eq(s.t.files[2], "p/x_img_src_x_onerror_alert_1__.html");
 	pg_trends_points(&page, &s.t);
 	ck_assert_ptr_null(strstr(page.ptr, "<img"));
@@ -140,7 +141,7 @@ START_TEST(overview_puts_what_needs_a_look_first)
 	ck_assert_uint_eq(s.t.order[0], 0);
 	pg_trends_overview(&page, &s.t);
 	a = strstr(page.ptr, "href=\"p/a_b.html\"");
-	b = strstr(page.ptr, "href=\"p/a_b-1.html\"");
+	b = strstr(page.ptr, "href=\"p/a_b-04f4ad51.html\"");
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	ck_assert(a < b);
@@ -339,11 +340,12 @@ START_TEST(ab_results_on_the_point_page_and_the_overview)
 }
 END_TEST
 
-/* "a b" and "a_b" share a file name; the second's "-2" is a third point's
- * own name; "Q" and "q" are one file where case does not count. */
+/* "a b" and "a_b" share a file name; the second's suffix (its name's
+ * hash) is a third point's own name; "Q" and "q" are one file where case
+ * does not count. */
 START_TEST(page_names_are_unique_in_every_sense)
 {
-	static const char *const names[] = { "Q", "a b", "a_b", "a_b-2", "q" };
+	static const char *const names[] = { "Q", "a b", "a_b", "a_b-04f4ad51", "q" };
 	enum { N = sizeof(names) / sizeof(names[0]) };
 	struct pg_history hs[N] = { 0 };
 	struct pg_history_analysis an = { 0 };
@@ -367,15 +369,40 @@ START_TEST(page_names_are_unique_in_every_sense)
 				      t.files[i], t.files[k]);
 	ck_assert_str_eq(t.files[0], "p/Q.html");
 	ck_assert_str_eq(t.files[1], "p/a_b.html");
-	ck_assert_str_eq(t.files[2], "p/a_b-2-2.html");
-	ck_assert_str_eq(t.files[3], "p/a_b-2.html");
-	ck_assert_str_eq(t.files[4], "p/q-4.html");
+	ck_assert_str_eq(t.files[2], "p/a_b-04f4ad51-2.html");
+	ck_assert_str_eq(t.files[3], "p/a_b-04f4ad51.html");
+	ck_assert_str_eq(t.files[4], "p/q-860207bc.html");
 	pg_trends_gpu_release(&t);
 	pg_baseline_release(&base);
 	pg_history_analysis_release(&an);
 	pg_policy_release(&policy);
 	for (size_t i = 0; i < N; i++)
 		pg_history_release(&hs[i]);
+}
+END_TEST
+
+/* A page keeps its name when a point is added before it: links to it, in
+ * annotations and bookmarks, still work on the next night's site. */
+START_TEST(page_names_do_not_move_when_points_are_added)
+{
+	static const char *const before[] = { "a b", "a_b", "z" };
+	static const char *const after[] = { "0", "a b", "a_b", "z" };
+	char *f1[3], *f2[4];
+
+	for (size_t i = 0; i < 3; i++)
+		f1[i] = pg_chart_stem(before[i]);
+	for (size_t i = 0; i < 4; i++)
+		f2[i] = pg_chart_stem(after[i]);
+	pg_trends_unique_files(f1, before, 3);
+	pg_trends_unique_files(f2, after, 4);
+	ck_assert_str_eq(f1[0], "a_b");
+	ck_assert_str_ne(f1[1], "a_b");
+	ck_assert_str_eq(f1[1], f2[2]);
+	ck_assert_str_eq(f1[0], f2[1]);
+	for (size_t i = 0; i < 3; i++)
+		free(f1[i]);
+	for (size_t i = 0; i < 4; i++)
+		free(f2[i]);
 }
 END_TEST
 
@@ -392,6 +419,7 @@ static Suite *trends_suite(void)
 	tcase_add_test(tc, nearly_constant_and_huge_series_are_framed);
 	tcase_add_test(tc, ab_results_on_the_point_page_and_the_overview);
 	tcase_add_test(tc, page_names_are_unique_in_every_sense);
+	tcase_add_test(tc, page_names_do_not_move_when_points_are_added);
 	suite_add_tcase(s, tc);
 	return s;
 }
