@@ -108,7 +108,9 @@ agent_env() {
 	git init -q --bare "${BATS_TEST_TMPDIR}/history.git"
 	agent_env
 	export BUILDKITE_COMMIT="${head_sha}" BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
-	ab_config "--itl-ms 2" "--itl-ms 2.8" ',"annotate":"never","record-history":true,"history-repo":"'"${BATS_TEST_TMPDIR}/history.git"'"'
+	# the head twice as slow: a clear regression on a loaded machine too
+	# (this test is about the record, the first about the decision's edge)
+	ab_config "--itl-ms 2" "--itl-ms 4" ',"annotate":"never","record-history":true,"history-repo":"'"${BATS_TEST_TMPDIR}/history.git"'"'
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "perfgate: recorded the A/B results of 3 points in the H100 history (1 attempt)"
@@ -317,8 +319,9 @@ EOF
 }
 
 @test "SIGTERM during an A/B run: the block's server is gone, exit 143" {
-	ab_config "--itl-ms 2" "--itl-ms 2" ',"annotate":"never"'
-	# slow points: the signal lands inside a block
+	# slow points on the head: the signal lands inside block 2, after a
+	# base block that is quick to finish (no tokens' time)
+	ab_config "--itl-ms 0" "--itl-ms 2" ',"annotate":"never"'
 	export BUILDKITE_PLUGIN_CONFIGURATION="${BUILDKITE_PLUGIN_CONFIGURATION/\"prompts_per_concurrency\":4/\"prompts_per_concurrency\":400}"
 	"${PERFGATE}" buildkite >"${BATS_TEST_TMPDIR}/log" 2>&1 &
 	PG_PID=$!

@@ -106,10 +106,12 @@ field() {
 	suite "--startup-delay-ms 200" "    cold_starts: 50"
 	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
 	PG_PID=$!
+	# "start 2/54": the 50 cold starts, then the warm-up and 3 warm starts
 	for _ in $(seq 1 200); do
-		grep -q "start 2/50" "$DIR/stderr" && break
+		grep -q "start 2/54 " "$DIR/stderr" && break
 		sleep 0.05
 	done
+	grep -q "start 2/54 " "$DIR/stderr"
 	kill -TERM "$PG_PID"
 	code=0
 	wait "$PG_PID" || code=$?
@@ -171,9 +173,10 @@ EOF
 	"$PERFGATE_BIN" run "$DIR/suite.yml" -o "$RESULTS" 2>"$DIR/stderr" &
 	PG_PID=$!
 	for _ in $(seq 1 200); do
-		grep -q "start 3/50" "$DIR/stderr" && break
+		grep -q "start 3/54 " "$DIR/stderr" && break
 		sleep 0.05
 	done
+	grep -q "start 3/54 " "$DIR/stderr"
 	# a server of this test is running (starts follow each other closely)
 	for _ in $(seq 1 40); do
 		[ -n "$(procs)" ] && break
