@@ -145,14 +145,21 @@ setup() {
 	done
 
 	# too few descriptors for a second repository handle: the history is
-	# read by one worker (it crashed on a NULL history array), and the
-	# pages, two at once, fail in one line with nothing claimed
+	# read by one worker (it crashed on a NULL history array). Whether two
+	# pages are ever open at once is the threads' timing: either the site
+	# is written whole, or the first page that could not be opened is one
+	# line with nothing claimed; never a crash
 	run --separate-stderr bash -c 'exec 3>&- && ulimit -n 4 && exec "$0" trends --jobs 2 \
 		--repo ../big.git --thresholds "$1/thresholds" --gpu GPU1 ../few' \
 		"$PERFGATE_BIN" "$PERFGATE_SRC"
-	assert_failure 3
-	[[ "$stderr" == "perfgate trends: ../few/GPU1/p/"*": Too many open files" ]]
-	assert_file_not_exist ../few/index.html
+	if [ "$status" = 3 ]; then
+		[[ "${stderr##*$'\n'}" == "perfgate trends: ../few/GPU1/p/"*": Too many open files" ]]
+		assert_file_not_exist ../few/index.html
+	else
+		assert_success
+		assert_output --partial "75 test points"
+		assert_file_exist ../few/index.html
+	fi
 }
 
 @test "trends: an unreadable history line is one error, the first file's, whatever the threads" {
