@@ -719,12 +719,18 @@ static void trend(struct pg_trend *out, const double *x, size_t n, double p_max,
 		}
 	if (k < 4)
 		goto done;
-	/* Mann-Kendall, with the variance corrected for tied values */
-	for (size_t i = 0; i < k; i++)
-		for (size_t j = i + 1; j < k; j++) {
-			double d = val[j] - val[i];
-			s += (d > 0) - (d < 0);
+	/* Mann-Kendall, with the variance corrected for tied values; the
+	 * signs are counted in an integer (the same sum, exactly: the loop
+	 * vectorises) */
+	{
+		long signs = 0;
+		for (size_t i = 0; i < k; i++) {
+			double vi = val[i];
+			for (size_t j = i + 1; j < k; j++)
+				signs += (val[j] > vi) - (val[j] < vi);
 		}
+		s = (double)signs;
+	}
 	var = (double)k * (double)(k - 1) * (2.0 * (double)k + 5) / 18;
 	{
 		double *sorted = pg_xmalloc(k * sizeof(double));
