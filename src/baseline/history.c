@@ -527,6 +527,8 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 		free(cols);
 		return;
 	}
+	/* by columns (a point's jobs side by side): filled, polished and read
+	 * a column at a time */
 	y = pg_xmalloc(R * P * sizeof(double));
 	for (size_t i = 0; i < R * P; i++)
 		y[i] = NAN;
@@ -535,17 +537,17 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 		for (size_t x = w->off[cols[c]]; x < w->off[cols[c] + 1]; x++) {
 			size_t k = w->win[x];
 			long j = a->rec_job[cols[c]][k];
-			y[((size_t)j - from) * P + c] = rec_level(&h->recs[k], m, mi);
+			y[c * R + ((size_t)j - from)] = rec_level(&h->recs[k], m, mi);
 		}
 	}
 	row = pg_xcalloc(R, sizeof(double));
 	col = pg_xmalloc(P * sizeof(double));
 	count = pg_xcalloc(R, sizeof(size_t));
-	for (size_t r = 0; r < R; r++)
-		for (size_t c = 0; c < P; c++)
-			count[r] += !isnan(y[r * P + c]);
+	for (size_t c = 0; c < P; c++)
+		for (size_t r = 0; r < R; r++)
+			count[r] += !isnan(y[c * R + r]);
 	if (P >= 3)
-		pg_cmpstat_median_polish(y, R, P, row, col);
+		pg_cmpstat_median_polish_cols(y, R, P, row, col);
 	v = pg_xmalloc(R * sizeof(double));
 	pos = pg_xmalloc(R * sizeof(size_t));
 	if (P >= 3) {
@@ -561,7 +563,7 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 	for (size_t c = 0; c < P; c++) {
 		size_t k = 0;
 		for (size_t r = 0; r < R; r++) {
-			double x = y[r * P + c];
+			double x = y[c * R + r];
 			if (isnan(x))
 				continue;
 			if (P >= 3) {

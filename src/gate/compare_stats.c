@@ -517,17 +517,15 @@ void pg_cmpstat_holm(const double *p, size_t n, double *adj)
 	free(r);
 }
 
-void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+/* The median polish of the table by rows (y) and by columns (yt): a
+ * column's values side by side, not a row apart (10,000 points: each
+ * value of a column in a cache line of its own). */
+static void polish(const double *y, const double *yt, size_t rows, size_t cols, double *row,
+		   double *col)
 {
 	size_t most = rows > cols ? rows : cols;
 	double *buf = pg_xmalloc((most ? most : 1) * sizeof(double));
-	/* y by columns: a column's values side by side, not a row apart
-	 * (10,000 points: each value of a column in a cache line of its own) */
-	double *yt = pg_xmalloc((rows && cols ? rows * cols : 1) * sizeof(double));
 
-	for (size_t r = 0; r < rows; r++)
-		for (size_t c = 0; c < cols; c++)
-			yt[c * rows + r] = y[r * cols + c];
 	for (size_t r = 0; r < rows; r++)
 		row[r] = 0;
 	/* the differences go straight into buf without their NANs (a NAN
@@ -575,7 +573,29 @@ void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double 
 			break;
 	}
 	free(buf);
+}
+
+void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+{
+	double *yt = pg_xmalloc((rows && cols ? rows * cols : 1) * sizeof(double));
+
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++)
+			yt[c * rows + r] = y[r * cols + c];
+	polish(y, yt, rows, cols, row, col);
 	free(yt);
+}
+
+void pg_cmpstat_median_polish_cols(const double *yt, size_t rows, size_t cols, double *row,
+				   double *col)
+{
+	double *y = pg_xmalloc((rows && cols ? rows * cols : 1) * sizeof(double));
+
+	for (size_t c = 0; c < cols; c++)
+		for (size_t r = 0; r < rows; r++)
+			y[r * cols + c] = yt[c * rows + r];
+	polish(y, yt, rows, cols, row, col);
+	free(y);
 }
 
 struct cp_ctx {
