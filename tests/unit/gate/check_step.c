@@ -1268,7 +1268,7 @@ static void ref_polish(const double *y, size_t rows, size_t cols, double *row, d
 START_TEST(median_polish_as_first_written)
 {
 	uint64_t u = 11;
-	double y[40 * 50], row[40], col[50], rrow[40], rcol[50];
+	double y[40 * 50], yt[40 * 50], row[40], col[50], rrow[40], rcol[50];
 
 	for (int trial = 0; trial < 300; trial++) {
 		size_t rows = 1 + (size_t)trial % 40, cols = 1 + (size_t)(trial * 7) % 50;
@@ -1278,6 +1278,15 @@ START_TEST(median_polish_as_first_written)
 						  (trial % 4 ? 0.001 : 1) * odd_value(&u, trial);
 		pg_cmpstat_median_polish(y, rows, cols, row, col);
 		ref_polish(y, rows, cols, rrow, rcol);
+		for (size_t r = 0; r < rows; r++)
+			ck_assert_msg(same_bits(row[r], rrow[r]), "trial %d: row %zu", trial, r);
+		for (size_t c = 0; c < cols; c++)
+			ck_assert_msg(same_bits(col[c], rcol[c]), "trial %d: col %zu", trial, c);
+		/* the table by columns: the same */
+		for (size_t r = 0; r < rows; r++)
+			for (size_t c = 0; c < cols; c++)
+				yt[c * rows + r] = y[r * cols + c];
+		pg_cmpstat_median_polish_cols(yt, rows, cols, row, col);
 		for (size_t r = 0; r < rows; r++)
 			ck_assert_msg(same_bits(row[r], rrow[r]), "trial %d: row %zu", trial, r);
 		for (size_t c = 0; c < cols; c++)
