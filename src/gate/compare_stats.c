@@ -517,6 +517,22 @@ void pg_cmpstat_holm(const double *p, size_t n, double *adj)
 	free(r);
 }
 
+/* The median of a[i] - b[i], i < n (a NAN in either leaves it out),
+ * written straight into buf without the NANs. */
+static double median_of_differences(const double *a, const double *b, size_t n, double *buf)
+{
+	size_t k = 0;
+	bool nz = false;
+
+	for (size_t i = 0; i < n; i++) {
+		double v = a[i] - b[i];
+		buf[k] = v;
+		k += !isnan(v);
+		nz |= neg_zero(v);
+	}
+	return median_nonan(buf, k, nz);
+}
+
 /* The median polish of the table by rows (y) and by columns (yt): a
  * column's values side by side, not a row apart (10,000 points: each
  * value of a column in a cache line of its own). */
@@ -528,38 +544,17 @@ static void polish(const double *y, const double *yt, size_t rows, size_t cols, 
 
 	for (size_t r = 0; r < rows; r++)
 		row[r] = 0;
-	/* the differences go straight into buf without their NANs (a NAN
-	 * row or column makes them NAN too) */
 	for (int it = 0; it < 20; it++) {
 		double change = 0, centre;
 
 		for (size_t c = 0; c < cols; c++) {
 			double old = col[c];
-			const double *yc = yt + c * rows;
-			size_t k = 0;
-			bool nz = false;
-			for (size_t r = 0; r < rows; r++) {
-				double v = yc[r] - row[r];
-				buf[k] = v;
-				k += !isnan(v);
-				nz |= neg_zero(v);
-			}
-			col[c] = median_nonan(buf, k, nz);
+			col[c] = median_of_differences(yt + c * rows, row, rows, buf);
 			if (it && !isnan(col[c]))
 				change = fmax(change, fabs(col[c] - old));
 		}
-		for (size_t r = 0; r < rows; r++) {
-			const double *yr = y + r * cols;
-			size_t k = 0;
-			bool nz = false;
-			for (size_t c = 0; c < cols; c++) {
-				double v = yr[c] - col[c];
-				buf[k] = v;
-				k += !isnan(v);
-				nz |= neg_zero(v);
-			}
-			row[r] = median_nonan(buf, k, nz);
-		}
+		for (size_t r = 0; r < rows; r++)
+			row[r] = median_of_differences(y + r * cols, col, cols, buf);
 		/* the rows' median is the common level: it belongs to the columns */
 		memcpy(buf, row, rows * sizeof(double));
 		centre = pg_cmpstat_median_inplace(buf, rows);
