@@ -13,6 +13,7 @@
 #include "base/jsonw.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,12 +258,6 @@ void pg_history_slim(struct pg_history *h, const struct pg_policy *policy)
 /* ------------------------------------------------------------------ */
 /* Jobs and change points                                              */
 
-/* The records of one job carry the same date, commit, build and run. */
-struct job_key {
-	const struct pg_history_rec *rec;
-	size_t point, index;
-};
-
 static int str_cmp0(const char *a, const char *b)
 {
 	if (a == b)
@@ -282,15 +277,101 @@ static int cmp_rec_key(const struct pg_history_rec *x, const struct pg_history_r
 	return c;
 }
 
-static int cmp_job_key(const void *a, const void *b)
+/* FNV-1a of s ("" for NULL, as str_cmp0 reads it) and its end, after h. */
+static uint64_t str_hash(uint64_t h, const char *s)
 {
-	const struct job_key *x = a, *y = b;
-	int c = cmp_rec_key(x->rec, y->rec);
-	if (c)
-		return c;
-	if (x->point != y->point)
-		return x->point < y->point ? -1 : 1;
-	return (x->index > y->index) - (x->index < y->index);
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+	return (h ^ 0xff) * UINT64_C(0x100000001b3);
+}
+
+static uint64_t rec_key_hash(const struct pg_history_rec *r)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	h = str_hash(h, r->date);
+	h = str_hash(h, r->commit);
+	h = str_hash(h, r->build_url);
+	return str_hash(h, r->run);
+}
+
+/*
+ * The records of one job carry the same date, commit, build and run (the
+ * key, cmp_rec_key): a job is the first record of its key (in point, then
+ * file order) and the earliest position of its records in their files.
+ */
+struct job_group {
+	const struct pg_history_rec *rec;
+	size_t first;
+	uint64_t hash;
+};
+
+struct job_groups {
+	struct job_group *v;
+	size_t n, cap;
+	size_t *table; /* open addressing, a power of two: group + 1, 0 empty */
+	size_t size;
+	size_t *at; /* at[k]: the group of the last record k seen, + 1 */
+	size_t n_at;
+};
+
+static size_t *group_slot(struct job_groups *g, uint64_t hash, const struct pg_history_rec *r)
+{
+	size_t i = (size_t)hash & (g->size - 1);
+
+	for (; g->table[i]; i = (i + 1) & (g->size - 1)) {
+		const struct job_group *x = &g->v[g->table[i] - 1];
+		if (x->hash == hash && !cmp_rec_key(x->rec, r))
+			break;
+	}
+	return &g->table[i];
+}
+
+/* The group of record r (index k in its file), new or not. Records of one
+ * job mostly sit at the same index in every file: the group of the last
+ * record k is tried before the table (with interned strings, pointer
+ * compares). */
+static size_t job_group_of(struct job_groups *g, const struct pg_history_rec *r, size_t k)
+{
+	size_t *slot, id;
+	uint64_t hash;
+
+	if (k < g->n_at && g->at[k] && !cmp_rec_key(g->v[g->at[k] - 1].rec, r))
+		return g->at[k] - 1;
+	if ((g->n + 1) * 2 > g->size) {
+		size_t old = g->size;
+		size_t *t = g->table;
+		g->size = old ? old * 2 : 64;
+		g->table = pg_xcalloc(g->size, sizeof(size_t));
+		for (size_t i = 0; i < old; i++)
+			if (t[i])
+				*group_slot(g, g->v[t[i] - 1].hash, g->v[t[i] - 1].rec) = t[i];
+		free(t);
+	}
+	hash = rec_key_hash(r);
+	slot = group_slot(g, hash, r);
+	if (!*slot) {
+		struct job_group x = { r, k, hash };
+		PG_ARRAY_PUSH(g->v, g->n, g->cap, x);
+		*slot = g->n;
+	}
+	id = *slot - 1;
+	if (k >= g->n_at) {
+		size_t n_at = (k + 1) * 2;
+		g->at = pg_xrealloc(g->at, n_at * sizeof(size_t));
+		memset(g->at + g->n_at, 0, (n_at - g->n_at) * sizeof(size_t));
+		g->n_at = n_at;
+	}
+	g->at[k] = id + 1;
+	return id;
+}
+
+static int cmp_group_key(const void *a, const void *b, void *ctx)
+{
+	const struct job_group *v = ctx;
+	const size_t *x = a, *y = b;
+
+	return cmp_rec_key(v[*x].rec, v[*y].rec);
 }
 
 /* A job, to be put in time order: its date, then its lines' earliest
@@ -376,18 +457,56 @@ static void series_changes(struct pg_history_analysis *a, size_t point, const st
 	}
 }
 
-/* The job median of metric id in a record, oriented (worse larger), NAN. */
-static double rec_level(const struct pg_history_rec *r, const struct pg_metric *m)
+/* pg_history_rec_value of registry metric m, all[mi] (no lookup of the
+ * registry: asked of every record of the window for every metric). */
+static double rec_value_at(const struct pg_history_rec *r, const struct pg_metric *m, size_t mi)
 {
-	double med = pg_history_rec_value(r, m);
+	if (r->slot)
+		return r->slot[mi] != PG_HISTORY_NO_SLOT ? r->medians[r->slot[mi]] : NAN;
+	if (r->medians)
+		return r->medians[mi];
+	return pg_history_rec_median(r, m->id);
+}
+
+/* The job median of metric m (all[mi]) in a record, oriented (worse
+ * larger), NAN. */
+static double rec_level(const struct pg_history_rec *r, const struct pg_metric *m, size_t mi)
+{
+	double med = rec_value_at(r, m, mi);
 	if (!(med > 0))
 		return NAN;
 	return m->direction == PG_HIGHER_IS_BETTER ? -log(med) : log(med);
 }
 
+/* The records each metric looks at: point i's of the analysed jobs
+ * (from on), in file order, win[off[i]..off[i + 1]). */
+struct window {
+	size_t *off, *win;
+};
+
+static void window_init(struct window *w, const struct pg_history_analysis *a,
+			const struct pg_history *hs, size_t n, size_t from)
+{
+	size_t k = 0;
+
+	w->off = pg_xmalloc((n + 1) * sizeof(size_t));
+	for (size_t i = 0; i < n; i++) {
+		w->off[i] = k;
+		for (size_t r = 0; r < hs[i].n; r++)
+			k += a->rec_job[i][r] >= (long)from;
+	}
+	w->off[n] = k;
+	w->win = pg_xmalloc((k ? k : 1) * sizeof(size_t));
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t r = 0; r < hs[i].n; r++)
+			if (a->rec_job[i][r] >= (long)from)
+				w->win[k++] = r;
+}
+
 static void metric_changes(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
-			   const struct pg_policy *policy, const struct pg_metric *m, size_t from,
-			   bool creep)
+			   const struct pg_policy *policy, const struct pg_metric *m, size_t mi,
+			   size_t from, bool creep, const struct window *w)
 {
 	size_t R = a->n_jobs - from, P = 0, *cols = pg_xmalloc((n ? n : 1) * sizeof(size_t));
 	double *y, *row, *col, *v;
@@ -395,11 +514,12 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 
 	for (size_t i = 0; i < n; i++) {
 		bool has = false;
-		for (size_t k = 0; k < hs[i].n && !has; k++)
-			has = a->rec_job[i][k] >= (long)from && hs[i].recs[k].suite == m->suite &&
-			      (hs[i].recs[k].medians
-				       ? !isnan(pg_history_rec_value(&hs[i].recs[k], m))
-				       : json_object_get(hs[i].recs[k].metrics, m->id) != NULL);
+		for (size_t x = w->off[i]; x < w->off[i + 1] && !has; x++) {
+			const struct pg_history_rec *r = &hs[i].recs[w->win[x]];
+			has = r->suite == m->suite &&
+			      (r->medians ? !isnan(rec_value_at(r, m, mi))
+					  : json_object_get(r->metrics, m->id) != NULL);
+		}
 		if (has)
 			cols[P++] = i;
 	}
@@ -407,25 +527,27 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 		free(cols);
 		return;
 	}
+	/* by columns (a point's jobs side by side): filled, polished and read
+	 * a column at a time */
 	y = pg_xmalloc(R * P * sizeof(double));
 	for (size_t i = 0; i < R * P; i++)
 		y[i] = NAN;
 	for (size_t c = 0; c < P; c++) {
 		const struct pg_history *h = &hs[cols[c]];
-		for (size_t k = 0; k < h->n; k++) {
+		for (size_t x = w->off[cols[c]]; x < w->off[cols[c] + 1]; x++) {
+			size_t k = w->win[x];
 			long j = a->rec_job[cols[c]][k];
-			if (j >= (long)from)
-				y[((size_t)j - from) * P + c] = rec_level(&h->recs[k], m);
+			y[c * R + ((size_t)j - from)] = rec_level(&h->recs[k], m, mi);
 		}
 	}
 	row = pg_xcalloc(R, sizeof(double));
 	col = pg_xmalloc(P * sizeof(double));
 	count = pg_xcalloc(R, sizeof(size_t));
-	for (size_t r = 0; r < R; r++)
-		for (size_t c = 0; c < P; c++)
-			count[r] += !isnan(y[r * P + c]);
+	for (size_t c = 0; c < P; c++)
+		for (size_t r = 0; r < R; r++)
+			count[r] += !isnan(y[c * R + r]);
 	if (P >= 3)
-		pg_cmpstat_median_polish(y, R, P, row, col);
+		pg_cmpstat_median_polish_cols(y, R, P, row, col);
 	v = pg_xmalloc(R * sizeof(double));
 	pos = pg_xmalloc(R * sizeof(size_t));
 	if (P >= 3) {
@@ -441,7 +563,7 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 	for (size_t c = 0; c < P; c++) {
 		size_t k = 0;
 		for (size_t r = 0; r < R; r++) {
-			double x = y[r * P + c];
+			double x = y[c * R + r];
 			if (isnan(x))
 				continue;
 			if (P >= 3) {
@@ -487,6 +609,7 @@ struct metric_task {
 	size_t from;
 	bool creep;
 	struct pg_history_analysis *out; /* per metric: its changes */
+	const struct window *w;
 };
 
 static void metric_task(void *ctx, size_t m, unsigned worker)
@@ -500,7 +623,7 @@ static void metric_task(void *ctx, size_t m, unsigned worker)
 	*own = *t->a;
 	own->changes = NULL;
 	own->n_changes = own->cap_changes = 0;
-	metric_changes(own, t->hs, t->n, t->policy, &t->all[m], t->from, t->creep);
+	metric_changes(own, t->hs, t->n, t->policy, &t->all[m], m, t->from, t->creep, t->w);
 }
 
 void pg_history_analyse(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
@@ -514,46 +637,50 @@ void pg_history_analyse_tasks(struct pg_history_analysis *a, const struct pg_his
 			      const bool *const *use, const struct pg_policy *policy, size_t last,
 			      bool creep, const struct pg_tasks *tasks)
 {
-	struct job_key *keys = NULL;
-	struct job_order *order = NULL;
-	size_t n_keys = 0, cap = 0, nm, n_order = 0, cap_order = 0;
+	struct job_groups g = { 0 };
+	struct job_order *order;
+	size_t nm, *sorted, *rank;
 	long *renumber;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 
 	memset(a, 0, sizeof(*a));
 	a->n_points = n;
 	a->rec_job = pg_xcalloc(n ? n : 1, sizeof(long *));
+	/* one job per distinct key (hashed: the keys are ~200 among millions
+	 * of records) ... */
 	for (size_t i = 0; i < n; i++) {
 		a->rec_job[i] = pg_xmalloc((hs[i].n ? hs[i].n : 1) * sizeof(long));
 		for (size_t k = 0; k < hs[i].n; k++) {
-			struct job_key key = { &hs[i].recs[k], i, k };
+			size_t id;
 			a->rec_job[i][k] = -1;
 			if (use && use[i] && !use[i][k])
 				continue;
-			PG_ARRAY_PUSH(keys, n_keys, cap, key);
+			id = job_group_of(&g, &hs[i].recs[k], k);
+			if (k < g.v[id].first)
+				g.v[id].first = k;
+			a->rec_job[i][k] = (long)id;
 		}
 	}
-	/* one job per distinct key ... */
-	if (n_keys > 1)
-		qsort(keys, n_keys, sizeof(*keys), cmp_job_key);
-	for (size_t i = 0; i < n_keys; i++) {
-		if (!i || cmp_rec_key(keys[i - 1].rec, keys[i].rec)) {
-			struct job_order o = { keys[i].rec, keys[i].index, a->n_jobs };
-			PG_ARRAY_PUSH(order, n_order, cap_order, o);
-			a->n_jobs++;
-		} else if (keys[i].index < order[n_order - 1].first) {
-			order[n_order - 1].first = keys[i].index;
-		}
-		a->rec_job[keys[i].point][keys[i].index] = (long)a->n_jobs - 1;
+	/* ... numbered in the order of their keys, then in date order, then
+	 * in the order they were recorded (lines are appended: an earlier
+	 * job's lines come first in every file) */
+	a->n_jobs = g.n;
+	sorted = pg_xmalloc((g.n ? g.n : 1) * sizeof(size_t));
+	rank = pg_xmalloc((g.n ? g.n : 1) * sizeof(size_t));
+	for (size_t j = 0; j < g.n; j++)
+		sorted[j] = j;
+	if (g.n > 1)
+		qsort_r(sorted, g.n, sizeof(size_t), cmp_group_key, g.v);
+	order = pg_xmalloc((g.n ? g.n : 1) * sizeof(*order));
+	for (size_t j = 0; j < g.n; j++) {
+		rank[sorted[j]] = j;
+		order[j] = (struct job_order){ g.v[sorted[j]].rec, g.v[sorted[j]].first, j };
 	}
-	free(keys);
-	/* ... in date order, then in the order they were recorded (lines are
-	 * appended: an earlier job's lines come first in every file) */
-	if (n_order > 1)
-		qsort(order, n_order, sizeof(*order), cmp_job_order);
-	renumber = pg_xmalloc((n_order ? n_order : 1) * sizeof(long));
-	a->jobs = pg_xmalloc((n_order ? n_order : 1) * sizeof(*a->jobs));
-	for (size_t j = 0; j < n_order; j++) {
+	if (g.n > 1)
+		qsort(order, g.n, sizeof(*order), cmp_job_order);
+	renumber = pg_xmalloc((g.n ? g.n : 1) * sizeof(long));
+	a->jobs = pg_xmalloc((g.n ? g.n : 1) * sizeof(*a->jobs));
+	for (size_t j = 0; j < g.n; j++) {
 		renumber[order[j].id] = (long)j;
 		a->jobs[j] = (struct pg_history_job){ order[j].rec->commit, order[j].rec->date,
 						      order[j].rec->build_url };
@@ -561,19 +688,29 @@ void pg_history_analyse_tasks(struct pg_history_analysis *a, const struct pg_his
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < hs[i].n; k++)
 			if (a->rec_job[i][k] >= 0)
-				a->rec_job[i][k] = renumber[a->rec_job[i][k]];
+				a->rec_job[i][k] = renumber[rank[a->rec_job[i][k]]];
 	free(renumber);
 	free(order);
+	free(sorted);
+	free(rank);
+	free(g.v);
+	free(g.table);
+	free(g.at);
 
 	{
 		/* a metric's changes into slot m (each its own copy of a to add
 		 * to), joined in the registry's order: the same list whatever
 		 * ran them */
+		struct window w;
 		struct metric_task mt = { a,     hs,
 					  n,     policy,
 					  all,   last && a->n_jobs > last ? a->n_jobs - last : 0,
-					  creep, pg_xcalloc(nm ? nm : 1, sizeof(*mt.out)) };
+					  creep, pg_xcalloc(nm ? nm : 1, sizeof(*mt.out)),
+					  &w };
+		window_init(&w, a, hs, n, mt.from);
 		pg_tasks_run(tasks, nm, metric_task, &mt);
+		free(w.off);
+		free(w.win);
 		for (size_t m = 0; m < nm; m++) {
 			for (size_t c = 0; c < mt.out[m].n_changes; c++)
 				PG_ARRAY_PUSH(a->changes, a->n_changes, a->cap_changes,

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,17 +229,74 @@ static double select_kth(double *x, size_t n, size_t k)
 	return x[k];
 }
 
-double pg_cmpstat_median_inplace(double *x, size_t n)
+/* The same selection, faster: Lomuto's partition without a branch on the
+ * comparison (each element is swapped with the first one not below the
+ * pivot; the count of smaller ones moves on by the comparison's result),
+ * and short ranges finished by insertion. The k-th smallest is one value,
+ * whichever selection finds it, but for the sign of a zero: with -0 and
+ * +0 both present, which one lands at k depends on the moves, so callers
+ * give such input to select_kth (median_nonan). */
+/* Below this many, insertion is faster than another partition. */
+#define SELECT_BY_INSERTION 8
+
+static double select_kth_fast(double *x, size_t n, size_t k)
 {
-	size_t k = 0;
+	size_t lo = 0, hi = n - 1;
+
+	while (hi - lo > SELECT_BY_INSERTION) {
+		size_t mid = lo + (hi - lo) / 2, store = lo;
+		double pivot;
+
+		if (x[mid] < x[lo])
+			swap_d(&x[mid], &x[lo]);
+		if (x[hi] < x[lo])
+			swap_d(&x[hi], &x[lo]);
+		if (x[mid] < x[hi])
+			swap_d(&x[mid], &x[hi]);
+		pivot = x[hi];
+		for (size_t i = lo; i < hi; i++) {
+			double t = x[i];
+			x[i] = x[store];
+			x[store] = t;
+			store += t < pivot;
+		}
+		swap_d(&x[store], &x[hi]);
+		if (store == k)
+			return x[k];
+		if (k < store)
+			hi = store - 1;
+		else
+			lo = store + 1;
+	}
+	for (size_t i = lo + 1; i <= hi; i++) {
+		double t = x[i];
+		size_t j = i;
+		for (; j > lo && x[j - 1] > t; j--)
+			x[j] = x[j - 1];
+		x[j] = t;
+	}
+	return x[k];
+}
+
+/* Is x a negative zero? (Without a branch: asked of every value.) */
+static bool neg_zero(double x)
+{
+	uint64_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u == UINT64_C(0x8000000000000000);
+}
+
+/* The median of x[0..k), no NAN among them; x is reordered. nz: some
+ * value may be -0 (then the selection is select_kth's, to the sign of a
+ * zero). */
+static double median_nonan(double *x, size_t k, bool nz)
+{
 	double hi;
 
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(x[i]))
-			x[k++] = x[i];
 	if (!k)
 		return NAN;
-	hi = select_kth(x, k, k / 2);
+	hi = nz ? select_kth(x, k, k / 2) : select_kth_fast(x, k, k / 2);
 	if (k % 2)
 		return hi;
 	/* the largest of the lower half: after selection it lies in x[0..k/2) */
@@ -249,6 +307,20 @@ double pg_cmpstat_median_inplace(double *x, size_t n)
 				lo = x[i];
 		return (lo + hi) / 2;
 	}
+}
+
+double pg_cmpstat_median_inplace(double *x, size_t n)
+{
+	size_t k = 0;
+	bool nz = false;
+
+	for (size_t i = 0; i < n; i++) {
+		double v = x[i];
+		x[k] = v;
+		k += !isnan(v);
+		nz |= neg_zero(v);
+	}
+	return median_nonan(x, k, nz);
 }
 
 double pg_cmpstat_normal_sf(double z)
@@ -366,10 +438,30 @@ static double clipped_second_moment(double c)
 
 #define ROBUST_SD_CUT 2.5
 
+/* pg_cmpstat_robust_sd from the distances to the centre, d[0..k) (no
+ * NAN), and a copy of them that it reorders; clipped is
+ * clipped_second_moment(ROBUST_SD_CUT) (a caller that asks many times
+ * computes it once). */
+static double robust_sd_dist(const double *d, double *copy, size_t k, double clipped)
+{
+	double mad, cut, ss = 0;
+
+	if (k < 2)
+		return NAN;
+	mad = 1.4826 * median_nonan(copy, k, false); /* distances: no -0 */
+	cut = ROBUST_SD_CUT * mad;
+	for (size_t i = 0; i < k; i++) {
+		double v = mad > 0 && d[i] > cut ? cut : d[i];
+		ss += v * v;
+	}
+	/* with a MAD of 0 (more than half the values on the centre) nothing
+	 * is cut: the plain root mean square */
+	return sqrt(ss / (double)k / (mad > 0 ? clipped : 1));
+}
+
 /* pg_cmpstat_robust_sd with its buffers (n each) given. */
 static double robust_sd_buffers(const double *x, size_t n, double centre, double *d, double *copy)
 {
-	double mad, cut, ss = 0;
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -378,15 +470,7 @@ static double robust_sd_buffers(const double *x, size_t n, double centre, double
 	if (k < 2)
 		return NAN;
 	memcpy(copy, d, k * sizeof(double));
-	mad = 1.4826 * pg_cmpstat_median_inplace(copy, k);
-	cut = ROBUST_SD_CUT * mad;
-	for (size_t i = 0; i < k; i++) {
-		double v = mad > 0 && d[i] > cut ? cut : d[i];
-		ss += v * v;
-	}
-	/* with a MAD of 0 (more than half the values on the centre) nothing
-	 * is cut: the plain root mean square */
-	return sqrt(ss / (double)k / (mad > 0 ? clipped_second_moment(ROBUST_SD_CUT) : 1));
+	return robust_sd_dist(d, copy, k, clipped_second_moment(ROBUST_SD_CUT));
 }
 
 double pg_cmpstat_robust_sd(const double *x, size_t n, double centre)
@@ -433,17 +517,31 @@ void pg_cmpstat_holm(const double *p, size_t n, double *adj)
 	free(r);
 }
 
-void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+/* The median of a[i] - b[i], i < n (a NAN in either leaves it out),
+ * written straight into buf without the NANs. */
+static double median_of_differences(const double *a, const double *b, size_t n, double *buf)
+{
+	size_t k = 0;
+	bool nz = false;
+
+	for (size_t i = 0; i < n; i++) {
+		double v = a[i] - b[i];
+		buf[k] = v;
+		k += !isnan(v);
+		nz |= neg_zero(v);
+	}
+	return median_nonan(buf, k, nz);
+}
+
+/* The median polish of the table by rows (y) and by columns (yt): a
+ * column's values side by side, not a row apart (10,000 points: each
+ * value of a column in a cache line of its own). */
+static void polish(const double *y, const double *yt, size_t rows, size_t cols, double *row,
+		   double *col)
 {
 	size_t most = rows > cols ? rows : cols;
 	double *buf = pg_xmalloc((most ? most : 1) * sizeof(double));
-	/* y by columns: a column's values side by side, not a row apart
-	 * (10,000 points: each value of a column in a cache line of its own) */
-	double *yt = pg_xmalloc((rows && cols ? rows * cols : 1) * sizeof(double));
 
-	for (size_t r = 0; r < rows; r++)
-		for (size_t c = 0; c < cols; c++)
-			yt[c * rows + r] = y[r * cols + c];
 	for (size_t r = 0; r < rows; r++)
 		row[r] = 0;
 	for (int it = 0; it < 20; it++) {
@@ -451,17 +549,12 @@ void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double 
 
 		for (size_t c = 0; c < cols; c++) {
 			double old = col[c];
-			for (size_t r = 0; r < rows; r++)
-				buf[r] = isnan(row[r]) ? NAN : yt[c * rows + r] - row[r];
-			col[c] = pg_cmpstat_median_inplace(buf, rows);
+			col[c] = median_of_differences(yt + c * rows, row, rows, buf);
 			if (it && !isnan(col[c]))
 				change = fmax(change, fabs(col[c] - old));
 		}
-		for (size_t r = 0; r < rows; r++) {
-			for (size_t c = 0; c < cols; c++)
-				buf[c] = y[r * cols + c] - col[c];
-			row[r] = pg_cmpstat_median_inplace(buf, cols);
-		}
+		for (size_t r = 0; r < rows; r++)
+			row[r] = median_of_differences(y + r * cols, col, cols, buf);
 		/* the rows' median is the common level: it belongs to the columns */
 		memcpy(buf, row, rows * sizeof(double));
 		centre = pg_cmpstat_median_inplace(buf, rows);
@@ -475,13 +568,36 @@ void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double 
 			break;
 	}
 	free(buf);
+}
+
+void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+{
+	double *yt = pg_xmalloc((rows && cols ? rows * cols : 1) * sizeof(double));
+
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++)
+			yt[c * rows + r] = y[r * cols + c];
+	polish(y, yt, rows, cols, row, col);
 	free(yt);
+}
+
+void pg_cmpstat_median_polish_cols(const double *yt, size_t rows, size_t cols, double *row,
+				   double *col)
+{
+	double *y = pg_xmalloc((rows && cols ? rows * cols : 1) * sizeof(double));
+
+	for (size_t c = 0; c < cols; c++)
+		for (size_t r = 0; r < rows; r++)
+			y[r * cols + c] = yt[c * rows + r];
+	polish(y, yt, rows, cols, row, col);
+	free(y);
 }
 
 struct cp_ctx {
 	const double *x;
 	const struct pg_cp_opts *o;
-	double *buf, *sorted, *pre, *suf, *d, *copy; /* n each; pre, suf n + 1 */
+	double *sorted, *pre, *suf, *d, *copy; /* n each; pre, suf n + 1 */
+	double clipped;                        /* clipped_second_moment(ROBUST_SD_CUT) */
 	size_t *out, max, n_out;
 };
 
@@ -527,9 +643,16 @@ static size_t best_split(struct cp_ctx *cx, size_t lo, size_t hi, double *t_out,
 	for (size_t tau = lo + m; tau + m <= hi; tau++) {
 		double m1 = cx->pre[tau - lo], m2 = cx->suf[tau - lo], s, t,
 		       n1 = (double)(tau - lo), n2 = (double)(hi - tau);
-		for (size_t i = lo; i < hi; i++)
-			cx->buf[i - lo] = cx->x[i] - (i < tau ? m1 : m2);
-		s = robust_sd_buffers(cx->buf, n, 0, cx->d, cx->copy);
+		size_t kd = 0;
+		/* robust_sd_buffers(x - (m1 before tau, m2 from it), 0), without
+		 * writing the differences out first */
+		for (size_t i = lo; i < hi; i++) {
+			double v = cx->x[i] - (i < tau ? m1 : m2), a = fabs(v);
+			cx->d[kd] = a;
+			cx->copy[kd] = a;
+			kd += !isnan(v);
+		}
+		s = robust_sd_dist(cx->d, cx->copy, kd, cx->clipped);
 		if (!(s > 0))
 			s = 1e-300;
 		/* a median's variance is about pi/2 times a mean's */
@@ -579,14 +702,13 @@ size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_op
 		opts.min_seg = 2;
 	if (!(opts.p_max > 0))
 		opts.p_max = defaults.p_max;
-	cx.buf = pg_xmalloc((n ? n : 1) * sizeof(double));
+	cx.clipped = clipped_second_moment(ROBUST_SD_CUT);
 	cx.sorted = pg_xmalloc((n ? n : 1) * sizeof(double));
 	cx.pre = pg_xmalloc((n + 1) * sizeof(double));
 	cx.suf = pg_xmalloc((n + 1) * sizeof(double));
 	cx.d = pg_xmalloc((n ? n : 1) * sizeof(double));
 	cx.copy = pg_xmalloc((n ? n : 1) * sizeof(double));
 	segment(&cx, 0, n);
-	free(cx.buf);
 	free(cx.sorted);
 	free(cx.pre);
 	free(cx.suf);
@@ -612,12 +734,18 @@ static void trend(struct pg_trend *out, const double *x, size_t n, double p_max,
 		}
 	if (k < 4)
 		goto done;
-	/* Mann-Kendall, with the variance corrected for tied values */
-	for (size_t i = 0; i < k; i++)
-		for (size_t j = i + 1; j < k; j++) {
-			double d = val[j] - val[i];
-			s += (d > 0) - (d < 0);
+	/* Mann-Kendall, with the variance corrected for tied values; the
+	 * signs are counted in an integer (the same sum, exactly: the loop
+	 * vectorises) */
+	{
+		long signs = 0;
+		for (size_t i = 0; i < k; i++) {
+			double vi = val[i];
+			for (size_t j = i + 1; j < k; j++)
+				signs += (val[j] > vi) - (val[j] < vi);
 		}
+		s = (double)signs;
+	}
 	var = (double)k * (double)(k - 1) * (2.0 * (double)k + 5) / 18;
 	{
 		double *sorted = pg_xmalloc(k * sizeof(double));

@@ -99,6 +99,9 @@ void pg_cmpstat_holm(const double *p, size_t n, double *adj);
  * the job's common offset, col the point's level without it.
  */
 void pg_cmpstat_median_polish(const double *y, size_t rows, size_t cols, double *row, double *col);
+/* The same of the table by columns: yt[c * rows + r] is y[r][c]. */
+void pg_cmpstat_median_polish_cols(const double *yt, size_t rows, size_t cols, double *row,
+				   double *col);
 
 /*
  * Change points of a series by binary segmentation: the split of a segment

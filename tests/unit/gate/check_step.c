@@ -1122,6 +1122,323 @@ START_TEST(trend_below_is_trend)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The selections and the job grouping, against them as first written */
+
+/* The selection the medians used first (Lomuto's partition, a branch per
+ * comparison), after leaving the NANs out in order: which of -0 and +0
+ * it returns is the reference too. */
+static double ref_median(double *x, size_t n)
+{
+	size_t k = 0, lo = 0, hi, want;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			x[k++] = x[i];
+	if (!k)
+		return NAN;
+	want = k / 2;
+	hi = k - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, store = lo;
+		double pivot, t;
+#define REF_SWAP(a, b) (t = (a), (a) = (b), (b) = t)
+		if (x[mid] < x[lo])
+			REF_SWAP(x[mid], x[lo]);
+		if (x[hi] < x[lo])
+			REF_SWAP(x[hi], x[lo]);
+		if (x[mid] < x[hi])
+			REF_SWAP(x[mid], x[hi]);
+		pivot = x[hi];
+		for (size_t i = lo; i < hi; i++)
+			if (x[i] < pivot) {
+				REF_SWAP(x[i], x[store]);
+				store++;
+			}
+		REF_SWAP(x[store], x[hi]);
+#undef REF_SWAP
+		if (store == want)
+			break;
+		if (want < store)
+			hi = store - 1;
+		else
+			lo = store + 1;
+	}
+	if (k % 2)
+		return x[want];
+	{
+		double low = x[0];
+		for (size_t i = 1; i < want; i++)
+			if (x[i] > low)
+				low = x[i];
+		return (low + x[want]) / 2;
+	}
+}
+
+static bool same_bits(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof(a));
+}
+
+/* Random values with NANs, ties, infinities and zeros of both signs, as
+ * a trial asks (u: the state of a generator). */
+static double odd_value(uint64_t *u, int trial)
+{
+	uint64_t r;
+	*u = *u * 6364136223846793005ull + 1442695040888963407ull;
+	r = *u >> 11;
+	switch (trial % 6 == 5 ? r % 16 : 15) {
+	case 0:
+		return NAN;
+	case 1:
+		return 0.0;
+	case 2:
+		return trial % 12 == 5 ? -0.0 : 0.0;
+	case 3:
+		return r % 5 ? 1.0 : INFINITY;
+	default:
+		break;
+	}
+	if (trial % 3 == 0)
+		return (double)(r % 7) - 3; /* ties, everywhere */
+	return (double)r / 9007199254740992.0 - 0.5;
+}
+
+START_TEST(medians_as_first_selected)
+{
+	uint64_t u = 7;
+	size_t n_max = 20000;
+	double *x = malloc(n_max * sizeof(double)), *y = malloc(n_max * sizeof(double));
+	size_t zeros = 0;
+
+	for (int trial = 0; trial < 4000; trial++) {
+		size_t n = trial == 3999 ? n_max : (size_t)trial % 301;
+		double got, want;
+		for (size_t i = 0; i < n; i++)
+			x[i] = y[i] = odd_value(&u, trial);
+		got = pg_cmpstat_median_inplace(x, n);
+		want = ref_median(y, n);
+		ck_assert_msg(same_bits(got, want), "trial %d, n %zu: %.17g, not %.17g", trial, n,
+			      got, want);
+		zeros += want == 0;
+	}
+	/* the zeros' signs were put to the test */
+	ck_assert_uint_gt(zeros, 50);
+	free(x);
+	free(y);
+}
+END_TEST
+
+/* The median polish as first written, on ref_median. */
+static void ref_polish(const double *y, size_t rows, size_t cols, double *row, double *col)
+{
+	double *buf = malloc((rows > cols ? rows : cols) * sizeof(double));
+
+	for (size_t r = 0; r < rows; r++)
+		row[r] = 0;
+	for (int it = 0; it < 20; it++) {
+		double change = 0, centre;
+		for (size_t c = 0; c < cols; c++) {
+			double old = col[c];
+			for (size_t r = 0; r < rows; r++)
+				buf[r] = isnan(row[r]) ? NAN : y[r * cols + c] - row[r];
+			col[c] = ref_median(buf, rows);
+			if (it && !isnan(col[c]))
+				change = fmax(change, fabs(col[c] - old));
+		}
+		for (size_t r = 0; r < rows; r++) {
+			for (size_t c = 0; c < cols; c++)
+				buf[c] = y[r * cols + c] - col[c];
+			row[r] = ref_median(buf, cols);
+		}
+		memcpy(buf, row, rows * sizeof(double));
+		centre = ref_median(buf, rows);
+		if (isnan(centre))
+			break;
+		for (size_t r = 0; r < rows; r++)
+			row[r] -= centre;
+		for (size_t c = 0; c < cols; c++)
+			col[c] += centre;
+		if (it && change < 1e-12)
+			break;
+	}
+	free(buf);
+}
+
+START_TEST(median_polish_as_first_written)
+{
+	uint64_t u = 11;
+	double y[40 * 50], yt[40 * 50], row[40], col[50], rrow[40], rcol[50];
+
+	for (int trial = 0; trial < 300; trial++) {
+		size_t rows = 1 + (size_t)trial % 40, cols = 1 + (size_t)(trial * 7) % 50;
+		for (size_t r = 0; r < rows; r++)
+			for (size_t c = 0; c < cols; c++)
+				y[r * cols + c] = 0.01 * (double)r + 0.1 * (double)c +
+						  (trial % 4 ? 0.001 : 1) * odd_value(&u, trial);
+		pg_cmpstat_median_polish(y, rows, cols, row, col);
+		ref_polish(y, rows, cols, rrow, rcol);
+		for (size_t r = 0; r < rows; r++)
+			ck_assert_msg(same_bits(row[r], rrow[r]), "trial %d: row %zu", trial, r);
+		for (size_t c = 0; c < cols; c++)
+			ck_assert_msg(same_bits(col[c], rcol[c]), "trial %d: col %zu", trial, c);
+		/* the table by columns: the same */
+		for (size_t r = 0; r < rows; r++)
+			for (size_t c = 0; c < cols; c++)
+				yt[c * rows + r] = y[r * cols + c];
+		pg_cmpstat_median_polish_cols(yt, rows, cols, row, col);
+		for (size_t r = 0; r < rows; r++)
+			ck_assert_msg(same_bits(row[r], rrow[r]), "trial %d: row %zu", trial, r);
+		for (size_t c = 0; c < cols; c++)
+			ck_assert_msg(same_bits(col[c], rcol[c]), "trial %d: col %zu", trial, c);
+	}
+}
+END_TEST
+
+/* The jobs as first grouped: every used record's key sorted (by date,
+ * commit, build, run, then point and position), one job per distinct key,
+ * the jobs by date, then by their lines' earliest position, then key. */
+struct ref_key {
+	const struct pg_history_rec *rec;
+	size_t point, index, first, id;
+};
+
+static int ref_str_cmp(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int ref_rec_cmp(const struct pg_history_rec *x, const struct pg_history_rec *y)
+{
+	int c = ref_str_cmp(x->date, y->date);
+	if (!c)
+		c = ref_str_cmp(x->commit, y->commit);
+	if (!c)
+		c = ref_str_cmp(x->build_url, y->build_url);
+	if (!c)
+		c = ref_str_cmp(x->run, y->run);
+	return c;
+}
+
+static int ref_key_cmp(const void *a, const void *b)
+{
+	const struct ref_key *x = a, *y = b;
+	int c = ref_rec_cmp(x->rec, y->rec);
+	if (c)
+		return c;
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static int ref_order_cmp(const void *a, const void *b)
+{
+	const struct ref_key *x = a, *y = b;
+	int c = ref_str_cmp(x->rec->date, y->rec->date);
+	if (c)
+		return c;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A copy of s, NULL or "" now and then when it is empty (the same key). */
+static char *key_str(const char *s, uint64_t *u)
+{
+	*u = *u * 6364136223846793005ull + 1442695040888963407ull;
+	if (!*s && (*u >> 62) & 1)
+		return NULL;
+	return strdup(s);
+}
+
+START_TEST(jobs_as_first_grouped)
+{
+	static const char *const dates[] = { "2026-01-02", "2026-01-01", "2026-01-02", "" };
+	static const char *const commits[] = { "aaa", "bbb", "", "ccc" };
+	static const char *const runs[] = { "h@1", "", "h@2" };
+	uint64_t u = 3;
+	size_t jobs_seen = 0;
+
+	for (int trial = 0; trial < 60; trial++) {
+		size_t n = 1 + (size_t)trial % 7, n_keys = 0, n_jobs = 0;
+		struct pg_history hs[7];
+		bool *use_rows[7];
+		const bool *use[7];
+		struct ref_key *keys = malloc(7 * 40 * sizeof(*keys)), *order;
+		long *job_of = malloc(7 * 40 * sizeof(long));
+		struct pg_history_analysis a;
+
+		memset(hs, 0, sizeof(hs));
+		for (size_t i = 0; i < n; i++) {
+			size_t nr = (size_t)(trial * 3 + (int)i) % 40;
+			hs[i].point = strdup("p");
+			hs[i].recs = calloc(nr ? nr : 1, sizeof(struct pg_history_rec));
+			hs[i].n = hs[i].cap = nr;
+			use_rows[i] = malloc((nr ? nr : 1) * sizeof(bool));
+			use[i] = trial % 3 ? use_rows[i] : NULL;
+			for (size_t k = 0; k < nr; k++) {
+				struct pg_history_rec *r = &hs[i].recs[k];
+				uint64_t v;
+				u = u * 6364136223846793005ull + 1442695040888963407ull;
+				v = u >> 20;
+				/* strings of their own (not interned): equal keys by content */
+				r->date = key_str(dates[v % 4], &u);
+				r->commit = key_str(commits[(v >> 2) % 4], &u);
+				r->build_url = key_str((v >> 4) % 2 ? "https://b/1" : "", &u);
+				r->run = key_str(runs[(v >> 5) % 3], &u);
+				r->metrics = json_object();
+				use_rows[i][k] = (v >> 8) % 5 != 0;
+				if (!use[i] || use_rows[i][k])
+					keys[n_keys++] = (struct ref_key){ r, i, k, k, 0 };
+			}
+		}
+		/* the reference */
+		qsort(keys, n_keys, sizeof(*keys), ref_key_cmp);
+		order = malloc((n_keys ? n_keys : 1) * sizeof(*order));
+		for (size_t x = 0; x < n_keys; x++) {
+			if (!x || ref_rec_cmp(keys[x - 1].rec, keys[x].rec)) {
+				order[n_jobs] = keys[x];
+				order[n_jobs].id = n_jobs;
+				n_jobs++;
+			} else if (keys[x].index < order[n_jobs - 1].first) {
+				order[n_jobs - 1].first = keys[x].index;
+			}
+			keys[x].id = n_jobs - 1;
+		}
+		qsort(order, n_jobs, sizeof(*order), ref_order_cmp);
+		for (size_t x = 0; x < n_keys; x++)
+			for (size_t j = 0; j < n_jobs; j++)
+				if (order[j].id == keys[x].id)
+					job_of[keys[x].point * 40 + keys[x].index] = (long)j;
+
+		pg_history_analyse(&a, hs, n, trial % 3 ? use : NULL, NULL, 0, false);
+		ck_assert_uint_eq(a.n_jobs, n_jobs);
+		for (size_t j = 0; j < n_jobs; j++) {
+			/* the job's strings are its first record's (by point, then position) */
+			ck_assert_ptr_eq(a.jobs[j].date, order[j].rec->date);
+			ck_assert_ptr_eq(a.jobs[j].commit, order[j].rec->commit);
+			ck_assert_ptr_eq(a.jobs[j].build_url, order[j].rec->build_url);
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < hs[i].n; k++)
+				ck_assert_int_eq(a.rec_job[i][k], !use[i] || use_rows[i][k]
+									  ? job_of[i * 40 + k]
+									  : -1);
+		jobs_seen += n_jobs;
+		pg_history_analysis_release(&a);
+		for (size_t i = 0; i < n; i++) {
+			pg_history_release(&hs[i]);
+			free(use_rows[i]);
+		}
+		free(keys);
+		free(order);
+		free(job_of);
+	}
+	/* keys of several jobs, met in several points */
+	ck_assert_uint_gt(jobs_seen, 300);
+}
+END_TEST
+
 static Suite *step_suite(void)
 {
 	Suite *s = suite_create("step");
@@ -1133,6 +1450,9 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, change_points_as_first_written);
 	tcase_add_test(tc, trend_below_is_trend);
 	tcase_add_test(tc, median_polish_splits_jobs_from_points);
+	tcase_add_test(tc, medians_as_first_selected);
+	tcase_add_test(tc, median_polish_as_first_written);
+	tcase_add_test(tc, jobs_as_first_grouped);
 	tcase_add_test(tc, change_points_and_trends);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rules");
