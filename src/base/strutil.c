@@ -113,16 +113,17 @@ static bool fmt_g_fixed(char out[PG_FMT_DOUBLE_SIZE], double v)
 	static const uint64_t p10[] = { 1,      10,      100,      1000,      10000,
 					100000, 1000000, 10000000, 100000000, 1000000000 };
 	__extension__ typedef unsigned __int128 u128;
-	double a = fabs(v), f;
-	int x, exp, shift;
-	uint64_t m, q = 0;
+	double a = fabs(v);
+	int x, shift;
+	uint64_t bits, m, q = 0;
 	char *o = out, digits[6];
 
 	if (!(a >= 1e-4 && a < 1e6))
 		return false;
-	f = frexp(a, &exp);
-	m = (uint64_t)ldexp(f, 53);
-	shift = 53 - exp; /* |v| = m / 2^shift, shift in [33, 67] */
+	/* a is normal here: m the significand with its hidden bit */
+	memcpy(&bits, &a, sizeof(bits));
+	m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
+	shift = 1075 - (int)(bits >> 52); /* |v| = m / 2^shift, shift in [33, 67] */
 	/* the decimal exponent X of v rounded to six digits: a guess, then
 	 * one step either way until the rounded value has six digits */
 	for (x = 5; x > -4 && a < p10[x + 4] * 1e-4; x--)

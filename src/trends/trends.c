@@ -8,6 +8,7 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -522,19 +523,30 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 	pg_buf_puts(o, "</text>\n");
 }
 
-/* v in decimal, without printf's cost (a path's numbers). */
-static void put_long(struct pg_buf *o, long v)
+/*
+ * pg_buf_printf for the chart's elements without printf's cost (a site
+ * draws 80,000 charts): fmt's only conversions are "%.1f" (a double, as
+ * pg_buf_fixed1 writes it) and "%s".
+ */
+static void svg_put(struct pg_buf *o, const char *fmt, ...)
 {
-	char b[24];
-	size_t i = sizeof(b);
-	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+	va_list ap;
 
-	do
-		b[--i] = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		b[--i] = '-';
-	pg_buf_add(o, b + i, sizeof(b) - i);
+	va_start(ap, fmt);
+	for (const char *p = fmt; *p;) {
+		const char *q = strchr(p, '%');
+		pg_buf_add(o, p, q ? (size_t)(q - p) : strlen(p));
+		if (!q)
+			break;
+		if (!strncmp(q, "%.1f", 4)) {
+			pg_buf_fixed1(o, va_arg(ap, double));
+			p = q + 4;
+		} else { /* "%s" */
+			pg_buf_puts(o, va_arg(ap, const char *));
+			p = q + 2;
+		}
+	}
+	va_end(ap);
 }
 
 /*
@@ -555,16 +567,16 @@ static void runs_path(struct pg_buf *o, const struct frame *f, const double *x, 
 	pg_buf_printf(o, "%.6g 0 0 1 ", sx);
 	put_num(o, fx(f, x[0]));
 	pg_buf_puts(o, " 0)\" d=\"M0 ");
-	put_long(o, py);
+	pg_buf_long(o, py);
 	pg_buf_putc(o, 'l');
 	for (size_t k = 1; k < n; k++) {
 		long kx = lround(x[k] - x[0]), ky = lround(fy(f, y[k]));
 		if (k > 1)
 			pg_buf_putc(o, ' ');
-		put_long(o, kx - px);
+		pg_buf_long(o, kx - px);
 		if (ky - py >= 0)
 			pg_buf_putc(o, ' ');
-		put_long(o, ky - py);
+		pg_buf_long(o, ky - py);
 		px = kx;
 		py = ky;
 	}
@@ -622,21 +634,26 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	if (c->scripted) {
 		/* the frame, for the page's script to find the run under the
 		 * pointer and mark it */
-		pg_buf_printf(o, " data-m=\"%zu\" data-f=\"%g %g %g %g %g %g %.17g %.17g\"",
-			      c->column, f.px0, f.px1, f.x0, f.x1, f.py0, f.py1, f.y0, f.y1);
+		const double px[] = { f.px0, f.px1, f.x0, f.x1, f.py0, f.py1 };
+		pg_buf_printf(o, " data-m=\"%zu\" data-f=\"", c->column);
+		for (size_t k = 0; k < 6; k++) { /* pixels, and runs at halves */
+			put_num(o, px[k]);
+			pg_buf_putc(o, ' ');
+		}
+		pg_buf_printf(o, "%.17g %.17g\"", f.y0, f.y1);
 	}
 	pg_buf_puts(o, ">\n");
 	if (!c->scripted) /* a file of its own: the page is white */
-		pg_buf_printf(o,
-			      "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
-			      W, H);
+		pg_buf_printf(
+			o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
+			W, H);
 	/* the baseline window and the tolerance band, under everything */
 	if (c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5), x1 = fx(&f, (double)c->w1 + 0.5);
-		pg_buf_printf(o,
-			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			      "fill=\"" COLOR_WINDOW "\"/>\n",
-			      x0, f.py1, x1 - x0, f.py0 - f.py1);
+		svg_put(o,
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"" COLOR_WINDOW "\"/>\n",
+			x0, f.py1, x1 - x0, f.py0 - f.py1);
 		snprintf(label, sizeof(label), "baseline window: %zu run%s", c->window_runs,
 			 c->window_runs == 1 ? "" : "s");
 		svg_text(o, x0 + 4, f.py1 + 12, NULL, "fill=\"#1e40af\"", label);
@@ -644,11 +661,11 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	if (isfinite(c->limit) && c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5), yb = fy(&f, c->base),
 		       yl = fy(&f, c->limit);
-		pg_buf_printf(o,
-			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			      "fill=\"%s\" fill-opacity=\"0.75\"/>\n",
-			      x0, yb < yl ? yb : yl, f.px1 - x0, fabs(yl - yb),
-			      c->gate ? COLOR_BAND : COLOR_WARN);
+		svg_put(o,
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"%s\" fill-opacity=\"0.75\"/>\n",
+			x0, yb < yl ? yb : yl, f.px1 - x0, fabs(yl - yb),
+			c->gate ? COLOR_BAND : COLOR_WARN);
 	}
 	/* grid and y ticks: the grid as one path, the labels' colour and
 	 * anchor once, on their group */
@@ -658,7 +675,8 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		pg_buf_puts(o, "H");
 		put_num(o, f.px1);
 	}
-	pg_buf_puts(o, "\"/>\n<g text-anchor=\"end\" fill=\"" COLOR_AXIS "\" transform=\"translate(");
+	pg_buf_puts(o,
+		    "\"/>\n<g text-anchor=\"end\" fill=\"" COLOR_AXIS "\" transform=\"translate(");
 	put_num(o, f.px0 - 6);
 	pg_buf_puts(o, " 4)\">\n");
 	for (size_t k_ = 0, n_ = pg_axis_ticks(f.y0, f.y1, f.step); k_ < n_; k_++) {
@@ -671,19 +689,19 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	snprintf(label, sizeof(label), "%s%s", m->unit[0] ? m->unit : "value",
 		 m->direction == PG_HIGHER_IS_BETTER ? " (higher is better)"
 						     : " (lower is better)");
-	svg_text(o, f.px0 - 60, f.py1 - 12, NULL, "class=\"unit\" fill=\"" COLOR_AXIS "\"",
-		 label);
-	pg_buf_printf(o,
-		      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-		      "stroke=\"" COLOR_AXIS "\"/>\n",
-		      f.px0, f.px1, f.py0, f.py0);
+	svg_text(o, f.px0 - 60, f.py1 - 12, NULL, "class=\"unit\" fill=\"" COLOR_AXIS "\"", label);
+	svg_put(o,
+		"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+		"stroke=\"" COLOR_AXIS "\"/>\n",
+		f.px0, f.px1, f.py0, f.py0);
 	/* x ticks: run numbers over the GPU's jobs, and their dates */
 	{
 		double span = f.x1 - f.x0;
 		long every = (long)ceil(span / 7);
 		if (every < 1)
 			every = 1;
-		pg_buf_puts(o, "<g text-anchor=\"middle\" fill=\"" COLOR_AXIS "\" transform=\"translate(0 ");
+		pg_buf_puts(o, "<g text-anchor=\"middle\" fill=\"" COLOR_AXIS
+			       "\" transform=\"translate(0 ");
 		put_num(o, f.py0 + 14);
 		pg_buf_puts(o, ")\">\n");
 		for (long j = (long)ceil(f.x0); j <= (long)floor(f.x1); j++) {
@@ -715,29 +733,27 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	/* baseline and limit lines, labelled at the right */
 	if (isfinite(c->base) && c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5);
-		pg_buf_printf(o,
-			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"" COLOR_AXIS "\" stroke-dasharray=\"5 3\"/>\n",
-			      x0, f.px1, fy(&f, c->base), fy(&f, c->base));
+		svg_put(o,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"" COLOR_AXIS "\" stroke-dasharray=\"5 3\"/>\n",
+			x0, f.px1, fy(&f, c->base), fy(&f, c->base));
 		snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, c->base));
-		svg_text(o, f.px1 + 6, fy(&f, c->base) + 4, NULL, "fill=\"" COLOR_AXIS "\"",
-			 label);
+		svg_text(o, f.px1 + 6, fy(&f, c->base) + 4, NULL, "fill=\"" COLOR_AXIS "\"", label);
 	}
 	if (isfinite(c->limit) && c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5);
 		double dy = fabs(fy(&f, c->limit) - fy(&f, c->base)) < 13
 				    ? (c->limit > c->base ? -9 : 9)
 				    : 0;
-		pg_buf_printf(o,
-			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"%s\" stroke-dasharray=\"2 2\"/>\n",
-			      x0, f.px1, fy(&f, c->limit), fy(&f, c->limit),
-			      c->gate ? COLOR_WORSE : COLOR_CHANGE);
+		svg_put(o,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"%s\" stroke-dasharray=\"2 2\"/>\n",
+			x0, f.px1, fy(&f, c->limit), fy(&f, c->limit),
+			c->gate ? COLOR_WORSE : COLOR_CHANGE);
 		snprintf(label, sizeof(label), "%s beyond %s%.3g%%", c->gate ? "fails" : "warns",
 			 m->direction == PG_HIGHER_IS_BETTER ? "−" : "+", c->tol * 100);
-		pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">",
-			      f.px1 + 6, fy(&f, c->limit) + 4 + dy,
-			      c->gate ? COLOR_WORSE : COLOR_CHANGE);
+		svg_put(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", f.px1 + 6,
+			fy(&f, c->limit) + 4 + dy, c->gate ? COLOR_WORSE : COLOR_CHANGE);
 		pg_escape_html(o, label);
 		pg_buf_puts(o, "</text>\n");
 	}
@@ -747,16 +763,15 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		double x = fx(&f, (double)ch->job - 0.5);
 		if (x < f.px0 || x > f.px1)
 			continue;
-		pg_buf_printf(o,
-			      "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"" COLOR_CHANGE "\" stroke-width=\"2\"%s/>",
-			      x, x, f.py0, f.py1, ch->creep ? " stroke-dasharray=\"3 3\"" : "");
+		svg_put(o,
+			"<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"" COLOR_CHANGE "\" stroke-width=\"2\"%s/>",
+			x, x, f.py0, f.py1, ch->creep ? " stroke-dasharray=\"3 3\"" : "");
 		snprintf(label, sizeof(label), "%s %s%.1f%%", ch->creep ? "creep" : "step",
 			 (ch->shift > 0) == (m->direction == PG_HIGHER_IS_BETTER) ? "−" : "+",
 			 fabs(ch->shift) * 100);
-		pg_buf_printf(o,
-			      "<text x=\"%.1f\" y=\"%.1f\" fill=\"" COLOR_CHANGE "\">",
-			      x + 3, f.py0 - 6);
+		svg_put(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"" COLOR_CHANGE "\">", x + 3,
+			f.py0 - 6);
 		pg_escape_html(o, label);
 		pg_buf_puts(o, "</text><title>");
 		pg_escape_html(o, ch->tip);
@@ -1296,10 +1311,11 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 	size_t first = h->n > PG_TRENDS_RECENT_RUNS ? h->n - PG_TRENDS_RECENT_RUNS : 0;
 	char a[PG_FMT_DOUBLE_SIZE];
 
-	pg_buf_printf(o,
-		      "<h2>The last %zu runs</h2>\n<table class=\"runs\"><tr><th>run</th><th>date</th>"
-		      "<th>commit</th><th>build</th>",
-		      h->n - first);
+	pg_buf_printf(
+		o,
+		"<h2>The last %zu runs</h2>\n<table class=\"runs\"><tr><th>run</th><th>date</th>"
+		"<th>commit</th><th>build</th>",
+		h->n - first);
 	for (size_t m = 0; m < n_ms; m++) {
 		pg_buf_puts(o, "<th>");
 		metric_title(o, ms[m]);
@@ -1311,10 +1327,13 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 	for (size_t k = h->n; k-- > first;) {
 		const struct pg_history_rec *r = &h->recs[k];
 		long j = t->a->rec_job[i][k];
-		if (j >= 0)
-			pg_buf_printf(o, "<tr><td>#%ld<td>", j + 1);
-		else
+		if (j >= 0) {
+			pg_buf_puts(o, "<tr><td>#");
+			pg_buf_long(o, j + 1);
+			pg_buf_puts(o, "<td>");
+		} else {
 			pg_buf_puts(o, "<tr><td class=\"muted\">not used<td>");
+		}
 		if (r->date)
 			esc_prefix(o, r->date, 10);
 		pg_buf_puts(o, "<td>");

@@ -58,6 +58,11 @@ static const char script[] =
  * quote, backslash, '<' or control byte that could end it or the element
  * (the history's strings are anyone's who can push to it), and no space,
  * which separates the strings of a list (a no-break space instead). */
+static bool plain(unsigned char c)
+{
+	return c > ' ' && c != '<' && c != '>' && c != '&' && c != '"' && c != '\\';
+}
+
 static void js_chars(struct pg_buf *o, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -66,8 +71,7 @@ static void js_chars(struct pg_buf *o, const char *s, size_t n)
 		unsigned char c = (unsigned char)s[k];
 		size_t run = 0;
 		/* the plain bytes at once */
-		while (k + run < n && s[k + run] && (unsigned char)s[k + run] > ' ' &&
-		       !strchr("<>&\"\\", s[k + run]))
+		while (k + run < n && plain((unsigned char)s[k + run]))
 			run++;
 		if (run) {
 			pg_buf_add(o, s + k, run);
@@ -76,8 +80,7 @@ static void js_chars(struct pg_buf *o, const char *s, size_t n)
 		}
 		if (c == ' ') {
 			pg_buf_puts(o, "\\u00a0");
-		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == '"' ||
-			   c == '\\') {
+		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == '"' || c == '\\') {
 			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 			pg_buf_add(o, e, sizeof(e));
 		} else {
@@ -101,11 +104,16 @@ static bool linked(const char *url)
 /* The decimals of a "%g" string; -1 for an exponent's. */
 static int decimals(const char *g)
 {
-	const char *dot = strchr(g, '.');
+	int d = 0;
+	bool dot = false;
 
-	if (strchr(g, 'e'))
-		return -1;
-	return dot ? (int)strlen(dot + 1) : 0;
+	for (; *g; g++) {
+		if (*g == 'e')
+			return -1;
+		d += dot;
+		dot = dot || *g == '.';
+	}
+	return d;
 }
 
 /*
@@ -125,18 +133,21 @@ static void column(struct pg_buf *o, const struct pg_history *h, const double *c
 		double v = col[k];
 		int d;
 		vals[k][0] = 0;
+		vals[k][PG_FMT_DOUBLE_SIZE - 1] = 0;
 		if (!isfinite(v))
 			continue;
 		pg_fmt_g(vals[k], v);
 		d = decimals(vals[k]);
+		vals[k][PG_FMT_DOUBLE_SIZE - 1] = (char)d; /* after the string's end */
 		d_max = d < 0 || d_max < 0 ? -1 : d > d_max ? d : d_max;
 	}
 	for (size_t k = 0; d_max > 0 && k < h->n; k++) {
 		size_t len = strlen(vals[k]);
 		plain += len;
 		/* the point out, zeros in; a leading "0" of "0.5" out too */
+		int d = vals[k][PG_FMT_DOUBLE_SIZE - 1];
 		if (len)
-			scaled += len - (decimals(vals[k]) > 0) + (size_t)(d_max - decimals(vals[k])) -
+			scaled += len - (d > 0) + (size_t)(d_max - d) -
 				  (vals[k][vals[k][0] == '-'] == '0');
 	}
 	if (d_max <= 0 || scaled >= plain)
@@ -164,7 +175,7 @@ static void column(struct pg_buf *o, const struct pg_history *h, const double *c
 				lead = false;
 				b[n++] = *c;
 			}
-			for (int z = decimals(g); z < d_max; z++)
+			for (int z = vals[k][PG_FMT_DOUBLE_SIZE - 1]; z < d_max; z++)
 				b[n++] = '0';
 			if (lead) /* all zeros: 0 */
 				b[n++] = '0';
@@ -203,11 +214,9 @@ void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size
 	pg_buf_puts(o, "<script>var R={n:[");
 	for (size_t k = 0; k < h->n; k++) {
 		long j = t->a->rec_job[i][k];
-		char b[24];
-		int n = snprintf(b, sizeof(b), "%ld", j >= 0 ? j + 1 : 0);
 		if (k)
 			pg_buf_putc(o, ',');
-		pg_buf_add(o, b, (size_t)n);
+		pg_buf_long(o, j >= 0 ? j + 1 : 0);
 	}
 	/* commits and dates: a string each, split at spaces */
 	pg_buf_puts(o, "],\nc:\"");

@@ -128,11 +128,11 @@ static void check_g(double v)
 
 START_TEST(g_is_printf)
 {
-	static const double g[] = { 0,         -0.0,     1e-4,       0.0001000005, 9.999995e-5,
-				    999999.5,  999999.4, 999999.51,  1e6,         123456.5,
-				    123457.5,  1234.125, 1234.375,   -1234.125,   0.5,
-				    2.5,       5665.01,  39.7702,    0.00012345675, 99999.95,
-				    9.999995,  9.9999949, 1e300,     -1e-300,     NAN };
+	static const double g[] = { 0,        -0.0,      1e-4,      0.0001000005,  9.999995e-5,
+				    999999.5, 999999.4,  999999.51, 1e6,           123456.5,
+				    123457.5, 1234.125,  1234.375,  -1234.125,     0.5,
+				    2.5,      5665.01,   39.7702,   0.00012345675, 99999.95,
+				    9.999995, 9.9999949, 1e300,     -1e-300,       NAN };
 	uint64_t state = 11;
 
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
@@ -141,8 +141,7 @@ START_TEST(g_is_printf)
 		double v;
 		state = state * 6364136223846793005ull + 1442695040888963407ull;
 		if (i % 3 == 0) /* dyadic values of seven digits: exact ties */
-			v = (double)((int64_t)(state >> 40) - (1 << 23)) /
-			    (double)(1u << (i % 24));
+			v = (double)((int64_t)(state >> 40) - (1 << 23)) / (double)(1u << (i % 24));
 		else /* every decade of the range and one beyond each end */
 			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
 			    pow(10, (int)(state % 13) - 6);
