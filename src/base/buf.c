@@ -122,6 +122,20 @@ void pg_buf_printf(struct pg_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+void pg_buf_long(struct pg_buf *b, long v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+
+	do
+		d[--i] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		d[--i] = '-';
+	pg_buf_add(b, d + i, sizeof(d) - i);
+}
+
 void pg_buf_fixed1(struct pg_buf *b, double v)
 {
 	if (isfinite(v) && fabs(v) < 1e15) {

@@ -45,6 +45,8 @@ void pg_buf_printf(struct pg_buf *b, const char *fmt, ...) __attribute__((format
 /* pg_buf_printf(b, "%.1f", v), without printf's cost for values under
  * 1e15 (an SVG coordinate is written millions of times on a trends site). */
 void pg_buf_fixed1(struct pg_buf *b, double v);
+/* pg_buf_printf(b, "%ld", v), without printf's cost. */
+void pg_buf_long(struct pg_buf *b, long v);
 void pg_buf_vprintf(struct pg_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Append `n` copies of c. */

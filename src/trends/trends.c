@@ -8,6 +8,7 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,20 +43,37 @@ static const char style[] =
 	"td.spark{white-space:nowrap}td.spark svg{vertical-align:middle}"
 	".legend span{margin-right:18px;white-space:nowrap}"
 	".sw{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:middle}"
-	"code{font-size:12px}\n";
+	"code{font-size:12px}"
+	".runs td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+	".runs td:nth-child(2),.runs td:nth-child(3),.runs td:nth-child(4){text-align:left}"
+	".runs td:nth-child(3){font-family:monospace;font-size:12px}"
+	".tip{position:absolute;display:none;background:#fff;border:1px solid #9ca3af;"
+	"border-radius:4px;padding:4px 8px;font-size:12px;white-space:nowrap;"
+	"box-shadow:0 2px 6px #0002;pointer-events:none}.tip.pin{pointer-events:auto}"
+	".tip span{font-family:monospace}.tip i{color:" COLOR_MUTED "}"
+	"circle.hl{fill:" COLOR_RUN ";stroke:#fff;stroke-width:1.5;pointer-events:none}"
+	"svg[data-m]{cursor:crosshair}\n";
 
 /* ------------------------------------------------------------------ */
 /* Page frame                                                          */
 
 /* home: the path up to the site's root; gpu and gpu_href: the GPU's
  * overview, or NULL on the overview and the front page. */
-/* sep, then "x,y" as "%.1f,%.1f" writes it: a polyline's point. */
+/* v as "%.1f" writes it, without a ".0": a coordinate. */
+static void put_num(struct pg_buf *o, double v)
+{
+	pg_buf_fixed1(o, v);
+	if (o->len > 2 && o->ptr[o->len - 1] == '0' && o->ptr[o->len - 2] == '.')
+		pg_buf_truncate(o, o->len - 2);
+}
+
+/* sep, then "x,y" (put_num's): a polyline's point. */
 static void put_xy(struct pg_buf *o, const char *sep, double x, double y)
 {
 	pg_buf_puts(o, sep);
-	pg_buf_fixed1(o, x);
+	put_num(o, x);
 	pg_buf_putc(o, ',');
-	pg_buf_fixed1(o, y);
+	put_num(o, y);
 }
 
 static void page_open(struct pg_buf *o, const char *title, const char *home, const char *gpu,
@@ -356,13 +374,23 @@ static void frame_y(struct frame *f, double lo, double hi, int ticks)
 static void svg_text(struct pg_buf *o, double x, double y, const char *anchor, const char *attrs,
 		     const char *s)
 {
-	pg_buf_puts(o, "<text x=\"");
-	pg_buf_fixed1(o, x);
-	pg_buf_puts(o, "\" y=\"");
-	pg_buf_fixed1(o, y);
-	pg_buf_puts(o, "\" text-anchor=\"");
-	pg_buf_puts(o, anchor);
-	pg_buf_puts(o, "\"");
+	/* a coordinate NAN is left out: its group's */
+	pg_buf_puts(o, "<text");
+	if (!isnan(x)) {
+		pg_buf_puts(o, " x=\"");
+		put_num(o, x);
+		pg_buf_putc(o, '"');
+	}
+	if (!isnan(y)) {
+		pg_buf_puts(o, " y=\"");
+		put_num(o, y);
+		pg_buf_putc(o, '"');
+	}
+	if (anchor) { /* NULL: start, SVG's default */
+		pg_buf_puts(o, " text-anchor=\"");
+		pg_buf_puts(o, anchor);
+		pg_buf_putc(o, '"');
+	}
 	if (attrs) {
 		pg_buf_putc(o, ' ');
 		pg_buf_puts(o, attrs);
@@ -370,21 +398,6 @@ static void svg_text(struct pg_buf *o, double x, double y, const char *anchor, c
 	pg_buf_putc(o, '>');
 	pg_escape_html(o, s);
 	pg_buf_puts(o, "</text>\n");
-}
-
-/* "<line x1=.. x2=.. y1=.. y2=..\"": the attributes that follow, and the
- * end, are the caller's. */
-static void svg_line(struct pg_buf *o, double x1, double x2, double y1, double y2)
-{
-	pg_buf_puts(o, "<line x1=\"");
-	pg_buf_fixed1(o, x1);
-	pg_buf_puts(o, "\" x2=\"");
-	pg_buf_fixed1(o, x2);
-	pg_buf_puts(o, "\" y1=\"");
-	pg_buf_fixed1(o, y1);
-	pg_buf_puts(o, "\" y2=\"");
-	pg_buf_fixed1(o, y2);
-	pg_buf_putc(o, '"');
 }
 
 static void pct(char *out, size_t size, double rel)
@@ -510,6 +523,68 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 	pg_buf_puts(o, "</text>\n");
 }
 
+/*
+ * pg_buf_printf for the chart's elements without printf's cost (a site
+ * draws 80,000 charts): fmt's only conversions are "%.1f" (a double, as
+ * pg_buf_fixed1 writes it) and "%s".
+ */
+static void svg_put(struct pg_buf *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (const char *p = fmt; *p;) {
+		const char *q = strchr(p, '%');
+		pg_buf_add(o, p, q ? (size_t)(q - p) : strlen(p));
+		if (!q)
+			break;
+		if (!strncmp(q, "%.1f", 4)) {
+			pg_buf_fixed1(o, va_arg(ap, double));
+			p = q + 4;
+		} else { /* "%s" */
+			pg_buf_puts(o, va_arg(ap, const char *));
+			p = q + 2;
+		}
+	}
+	va_end(ap);
+}
+
+/*
+ * The runs as one path: x in runs from the first (a transform scales them
+ * to pixels, the stroke unscaled), y in whole pixels, each point relative
+ * to the one before ("l1-6"): under half the bytes of a polyline of pixel
+ * pairs to a tenth, and as exact to the eye at a run every few pixels.
+ */
+static void runs_path(struct pg_buf *o, const struct frame *f, const double *x, const double *y,
+		      size_t n)
+{
+	double sx = (f->px1 - f->px0) / (f->x1 - f->x0);
+	long px = 0, py = lround(fy(f, y[0]));
+
+	pg_buf_puts(o, "<path data-series=\"runs\" fill=\"none\" stroke=\"" COLOR_RUN
+		       "\" stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\" "
+		       "transform=\"matrix(");
+	pg_buf_printf(o, "%.6g 0 0 1 ", sx);
+	put_num(o, fx(f, x[0]));
+	pg_buf_puts(o, " 0)\" d=\"M0 ");
+	pg_buf_long(o, py);
+	pg_buf_putc(o, 'l');
+	for (size_t k = 1; k < n; k++) {
+		long kx = lround(x[k] - x[0]), ky = lround(fy(f, y[k]));
+		if (k > 1)
+			pg_buf_putc(o, ' ');
+		pg_buf_long(o, kx - px);
+		if (ky - py >= 0)
+			pg_buf_putc(o, ' ');
+		pg_buf_long(o, ky - py);
+		px = kx;
+		py = ky;
+	}
+	if (n == 1)
+		pg_buf_puts(o, "0 0");
+	pg_buf_puts(o, "\"/>\n");
+}
+
 void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 {
 	const double W = 760, H = 250;
@@ -550,73 +625,106 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	frame_y(&f, lo, hi, 5);
 
 	pg_buf_printf(o,
-		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		      "viewBox=\"0 0 %.0f %.0f\" font-family=\"" FONT "\" font-size=\"11\" "
-		      "role=\"img\" aria-label=\"",
-		      W, H, W, H);
+		      "<svg%s width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\"%s "
+		      "font-size=\"11\" role=\"img\" aria-label=\"",
+		      c->scripted ? "" : " xmlns=\"http://www.w3.org/2000/svg\"", W, H, W, H,
+		      c->scripted ? "" : " font-family=\"" FONT "\"");
 	pg_escape_html(o, m->label);
-	pg_buf_puts(o, " over main's runs\">\n");
-	pg_buf_printf(o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
-		      W, H);
+	pg_buf_puts(o, " over main's runs\"");
+	if (c->scripted) {
+		/* the frame, for the page's script to find the run under the
+		 * pointer and mark it */
+		const double px[] = { f.px0, f.px1, f.x0, f.x1, f.py0, f.py1 };
+		pg_buf_printf(o, " data-m=\"%zu\" data-f=\"", c->column);
+		for (size_t k = 0; k < 6; k++) { /* pixels, and runs at halves */
+			put_num(o, px[k]);
+			pg_buf_putc(o, ' ');
+		}
+		pg_buf_printf(o, "%.17g %.17g\"", f.y0, f.y1);
+	}
+	pg_buf_puts(o, ">\n");
+	if (!c->scripted) /* a file of its own: the page is white */
+		pg_buf_printf(
+			o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
+			W, H);
 	/* the baseline window and the tolerance band, under everything */
 	if (c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5), x1 = fx(&f, (double)c->w1 + 0.5);
-		pg_buf_printf(o,
-			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			      "fill=\"" COLOR_WINDOW "\"/>\n",
-			      x0, f.py1, x1 - x0, f.py0 - f.py1);
+		svg_put(o,
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"" COLOR_WINDOW "\"/>\n",
+			x0, f.py1, x1 - x0, f.py0 - f.py1);
 		snprintf(label, sizeof(label), "baseline window: %zu run%s", c->window_runs,
 			 c->window_runs == 1 ? "" : "s");
-		svg_text(o, x0 + 4, f.py1 + 12, "start", "fill=\"#1e40af\"", label);
+		svg_text(o, x0 + 4, f.py1 + 12, NULL, "fill=\"#1e40af\"", label);
 	}
 	if (isfinite(c->limit) && c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5), yb = fy(&f, c->base),
 		       yl = fy(&f, c->limit);
-		pg_buf_printf(o,
-			      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			      "fill=\"%s\" fill-opacity=\"0.75\"/>\n",
-			      x0, yb < yl ? yb : yl, f.px1 - x0, fabs(yl - yb),
-			      c->gate ? COLOR_BAND : COLOR_WARN);
+		svg_put(o,
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"%s\" fill-opacity=\"0.75\"/>\n",
+			x0, yb < yl ? yb : yl, f.px1 - x0, fabs(yl - yb),
+			c->gate ? COLOR_BAND : COLOR_WARN);
 	}
-	/* grid and y ticks */
+	/* grid and y ticks: the grid as one path, the labels' colour and
+	 * anchor once, on their group */
+	pg_buf_puts(o, "<path stroke=\"" COLOR_GRID "\" d=\"");
+	for (size_t k_ = 0, n_ = pg_axis_ticks(f.y0, f.y1, f.step); k_ < n_; k_++) {
+		put_xy(o, "M", f.px0, fy(&f, f.y0 + (double)k_ * f.step));
+		pg_buf_puts(o, "H");
+		put_num(o, f.px1);
+	}
+	pg_buf_puts(o,
+		    "\"/>\n<g text-anchor=\"end\" fill=\"" COLOR_AXIS "\" transform=\"translate(");
+	put_num(o, f.px0 - 6);
+	pg_buf_puts(o, " 4)\">\n");
 	for (size_t k_ = 0, n_ = pg_axis_ticks(f.y0, f.y1, f.step); k_ < n_; k_++) {
 		double y = f.y0 + (double)k_ * f.step;
 		char tl[32];
 		pg_tick_label(tl, sizeof(tl), y, f.step);
-		svg_line(o, f.px0, f.px1, fy(&f, y), fy(&f, y));
-		pg_buf_puts(o, " stroke=\"" COLOR_GRID "\"/>\n");
-		svg_text(o, f.px0 - 6, fy(&f, y) + 4, "end",
-			 "class=\"tick-y\" fill=\"" COLOR_AXIS "\"", tl);
+		svg_text(o, NAN, fy(&f, y), NULL, "class=\"tick-y\"", tl);
 	}
+	pg_buf_puts(o, "</g>\n");
 	snprintf(label, sizeof(label), "%s%s", m->unit[0] ? m->unit : "value",
 		 m->direction == PG_HIGHER_IS_BETTER ? " (higher is better)"
 						     : " (lower is better)");
-	svg_text(o, f.px0 - 60, f.py1 - 12, "start", "class=\"unit\" fill=\"" COLOR_AXIS "\"",
-		 label);
-	pg_buf_printf(o,
-		      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-		      "stroke=\"" COLOR_AXIS "\"/>\n",
-		      f.px0, f.px1, f.py0, f.py0);
+	svg_text(o, f.px0 - 60, f.py1 - 12, NULL, "class=\"unit\" fill=\"" COLOR_AXIS "\"", label);
+	svg_put(o,
+		"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+		"stroke=\"" COLOR_AXIS "\"/>\n",
+		f.px0, f.px1, f.py0, f.py0);
 	/* x ticks: run numbers over the GPU's jobs, and their dates */
 	{
 		double span = f.x1 - f.x0;
 		long every = (long)ceil(span / 7);
 		if (every < 1)
 			every = 1;
+		pg_buf_puts(o, "<g text-anchor=\"middle\" fill=\"" COLOR_AXIS
+			       "\" transform=\"translate(0 ");
+		put_num(o, f.py0 + 14);
+		pg_buf_puts(o, ")\">\n");
+		for (long j = (long)ceil(f.x0); j <= (long)floor(f.x1); j++) {
+			if ((size_t)j >= c->n_jobs || j % every)
+				continue;
+			snprintf(label, sizeof(label), "#%ld", j + 1);
+			svg_text(o, fx(&f, (double)j), NAN, NULL, "class=\"tick-x\"", label);
+		}
+		pg_buf_puts(o, "</g>\n<g text-anchor=\"middle\" fill=\"" COLOR_MUTED
+			       "\" font-size=\"10\" transform=\"translate(0 ");
+		put_num(o, f.py0 + 27);
+		pg_buf_puts(o, ")\">\n");
 		for (long j = (long)ceil(f.x0); j <= (long)floor(f.x1); j++) {
 			const char *date;
 			if ((size_t)j >= c->n_jobs || j % every)
 				continue;
-			snprintf(label, sizeof(label), "#%ld", j + 1);
-			svg_text(o, fx(&f, (double)j), f.py0 + 14, "middle",
-				 "class=\"tick-x\" fill=\"" COLOR_AXIS "\"", label);
 			date = c->job_date ? c->job_date(c->ctx, (size_t)j) : NULL;
 			if (date) {
 				snprintf(label, sizeof(label), "%.10s", date);
-				svg_text(o, fx(&f, (double)j), f.py0 + 27, "middle",
-					 "fill=\"" COLOR_MUTED "\" font-size=\"10\"", label);
+				svg_text(o, fx(&f, (double)j), NAN, NULL, NULL, label);
 			}
 		}
+		pg_buf_puts(o, "</g>\n");
 		/* the x axis's title names the runs: their legend */
 		svg_text(o, (f.px0 + f.px1) / 2, H - 4, "middle",
 			 "class=\"legend\" data-series=\"runs\" fill=\"" COLOR_MUTED "\"",
@@ -625,29 +733,27 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	/* baseline and limit lines, labelled at the right */
 	if (isfinite(c->base) && c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5);
-		pg_buf_printf(o,
-			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"" COLOR_AXIS "\" stroke-dasharray=\"5 3\"/>\n",
-			      x0, f.px1, fy(&f, c->base), fy(&f, c->base));
+		svg_put(o,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"" COLOR_AXIS "\" stroke-dasharray=\"5 3\"/>\n",
+			x0, f.px1, fy(&f, c->base), fy(&f, c->base));
 		snprintf(label, sizeof(label), "baseline %s", pg_fmt_g(a, c->base));
-		svg_text(o, f.px1 + 6, fy(&f, c->base) + 4, "start", "fill=\"" COLOR_AXIS "\"",
-			 label);
+		svg_text(o, f.px1 + 6, fy(&f, c->base) + 4, NULL, "fill=\"" COLOR_AXIS "\"", label);
 	}
 	if (isfinite(c->limit) && c->w0 >= 0) {
 		double x0 = fx(&f, (double)c->w0 - 0.5);
 		double dy = fabs(fy(&f, c->limit) - fy(&f, c->base)) < 13
 				    ? (c->limit > c->base ? -9 : 9)
 				    : 0;
-		pg_buf_printf(o,
-			      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"%s\" stroke-dasharray=\"2 2\"/>\n",
-			      x0, f.px1, fy(&f, c->limit), fy(&f, c->limit),
-			      c->gate ? COLOR_WORSE : COLOR_CHANGE);
+		svg_put(o,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"%s\" stroke-dasharray=\"2 2\"/>\n",
+			x0, f.px1, fy(&f, c->limit), fy(&f, c->limit),
+			c->gate ? COLOR_WORSE : COLOR_CHANGE);
 		snprintf(label, sizeof(label), "%s beyond %s%.3g%%", c->gate ? "fails" : "warns",
 			 m->direction == PG_HIGHER_IS_BETTER ? "−" : "+", c->tol * 100);
-		pg_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" fill=\"%s\">",
-			      f.px1 + 6, fy(&f, c->limit) + 4 + dy,
-			      c->gate ? COLOR_WORSE : COLOR_CHANGE);
+		svg_put(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", f.px1 + 6,
+			fy(&f, c->limit) + 4 + dy, c->gate ? COLOR_WORSE : COLOR_CHANGE);
 		pg_escape_html(o, label);
 		pg_buf_puts(o, "</text>\n");
 	}
@@ -657,31 +763,25 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		double x = fx(&f, (double)ch->job - 0.5);
 		if (x < f.px0 || x > f.px1)
 			continue;
-		pg_buf_printf(o,
-			      "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-			      "stroke=\"" COLOR_CHANGE "\" stroke-width=\"2\"%s/>",
-			      x, x, f.py0, f.py1, ch->creep ? " stroke-dasharray=\"3 3\"" : "");
+		svg_put(o,
+			"<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"" COLOR_CHANGE "\" stroke-width=\"2\"%s/>",
+			x, x, f.py0, f.py1, ch->creep ? " stroke-dasharray=\"3 3\"" : "");
 		snprintf(label, sizeof(label), "%s %s%.1f%%", ch->creep ? "creep" : "step",
 			 (ch->shift > 0) == (m->direction == PG_HIGHER_IS_BETTER) ? "−" : "+",
 			 fabs(ch->shift) * 100);
-		pg_buf_printf(o,
-			      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" "
-			      "fill=\"" COLOR_CHANGE "\">",
-			      x + 3, f.py0 - 6);
+		svg_put(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"" COLOR_CHANGE "\">", x + 3,
+			f.py0 - 6);
 		pg_escape_html(o, label);
 		pg_buf_puts(o, "</text><title>");
 		pg_escape_html(o, ch->tip);
 		pg_buf_puts(o, "</title></g>\n");
 	}
-	/* the runs: a line through all, a marker with its commit on the last */
-	if (c->n) {
-		pg_buf_puts(o, "<polyline data-series=\"runs\" fill=\"none\" stroke=\"" COLOR_RUN
-			       "\" stroke-width=\"1.5\" points=\"");
-		for (size_t k = 0; k < c->n; k++)
-			put_xy(o, k ? " " : "", fx(&f, c->x[k]), fy(&f, c->y[k]));
-		pg_buf_puts(o, "\"/>\n");
-	}
-	for (size_t k = c->tips_from; k < c->n; k++) {
+	/* the runs: a line through all, a marker with its commit on the last
+	 * (or the page's script's tooltips) */
+	if (c->n)
+		runs_path(o, &f, c->x, c->y, c->n);
+	for (size_t k = c->scripted ? c->n : c->tips_from; k < c->n; k++) {
 		const char *commit = c->commit ? c->commit[k] : NULL;
 		const char *date = c->date ? c->date[k] : NULL;
 		pg_buf_puts(o, "<circle cx=\"");
@@ -724,12 +824,11 @@ static const char *history_job_date(const void *ctx, size_t j)
 /* The chart of point i, metric m on its page: the history's runs, its
  * change points and the gate's view of them, drawn by pg_trends_chart. */
 static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
-		  const struct pg_metric *m, const struct series *s, const struct view *v)
+		  const struct pg_metric *m, size_t column, const struct series *s,
+		  const struct view *v)
 {
 	struct pg_trends_chart c = { 0 };
 	struct pg_trends_mark *marks = pg_xcalloc(t->a->n_changes + 1, sizeof(*marks));
-	const char **commit = pg_xcalloc(s->n + 1, sizeof(*commit));
-	const char **date = pg_xcalloc(s->n + 1, sizeof(*date));
 	struct pg_strv tips = PG_STRV_INIT;
 	struct pg_buf tip = PG_BUF_INIT;
 
@@ -737,13 +836,9 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	c.x = s->x;
 	c.y = s->y;
 	c.n = s->n;
-	c.tips_from = s->n > PG_TRENDS_RECENT_RUNS ? s->n - PG_TRENDS_RECENT_RUNS : 0;
-	for (size_t k = c.tips_from; k < s->n; k++) {
-		commit[k] = t->hs[i].recs[s->rec[k]].commit;
-		date[k] = t->hs[i].recs[s->rec[k]].date;
-	}
-	c.commit = commit;
-	c.date = date;
+	/* every run's tooltip from the page's script */
+	c.scripted = true;
+	c.column = column;
 	c.job_date = history_job_date;
 	c.ctx = t;
 	c.n_jobs = t->a->n_jobs;
@@ -779,8 +874,6 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	pg_buf_release(&tip);
 	pg_strv_release(&tips);
 	free(marks);
-	free(commit);
-	free(date);
 }
 
 /* A sparkline of the last SPARK_RUNS runs, the window and band, the PR. */
@@ -1224,38 +1317,44 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 	size_t first = h->n > PG_TRENDS_RECENT_RUNS ? h->n - PG_TRENDS_RECENT_RUNS : 0;
 	char a[PG_FMT_DOUBLE_SIZE];
 
-	pg_buf_printf(o,
-		      "<h2>The last %zu runs</h2>\n<table><tr><th>run</th><th>date</th>"
-		      "<th>commit</th><th>build</th>",
-		      h->n - first);
+	pg_buf_printf(
+		o,
+		"<h2>The last %zu runs</h2>\n<table class=\"runs\"><tr><th>run</th><th>date</th>"
+		"<th>commit</th><th>build</th>",
+		h->n - first);
 	for (size_t m = 0; m < n_ms; m++) {
 		pg_buf_puts(o, "<th>");
 		metric_title(o, ms[m]);
 		pg_buf_puts(o, "</th>");
 	}
 	pg_buf_puts(o, "</tr>\n");
+	/* a row's cells' end tags are implied (HTML), their alignment and
+	 * fonts are the table's (.runs): a row in half the bytes */
 	for (size_t k = h->n; k-- > first;) {
 		const struct pg_history_rec *r = &h->recs[k];
 		long j = t->a->rec_job[i][k];
-		if (j >= 0)
-			pg_buf_printf(o, "<tr><td class=\"num\">#%ld</td><td>", j + 1);
-		else
-			pg_buf_puts(o, "<tr><td class=\"muted\">not used</td><td>");
+		if (j >= 0) {
+			pg_buf_puts(o, "<tr><td>#");
+			pg_buf_long(o, j + 1);
+			pg_buf_puts(o, "<td>");
+		} else {
+			pg_buf_puts(o, "<tr><td class=\"muted\">not used<td>");
+		}
 		if (r->date)
 			esc_prefix(o, r->date, 10);
-		pg_buf_puts(o, "</td><td><code>");
+		pg_buf_puts(o, "<td>");
 		if (r->commit)
 			esc_prefix(o, r->commit, 12);
-		pg_buf_puts(o, "</code></td><td>");
+		pg_buf_puts(o, "<td>");
 		if (r->build_url)
 			build_link(o, r->build_url, "build");
-		pg_buf_puts(o, "</td>");
 		for (size_t m = 0; m < n_ms; m++) {
 			double x = r->suite == ms[m]->suite ? pg_history_rec_value(r, ms[m]) : NAN;
-			pg_buf_printf(o, "<td class=\"num\">%s</td>",
-				      isfinite(x) ? pg_fmt_g(a, x) : "");
+			pg_buf_puts(o, "<td>");
+			if (isfinite(x))
+				pg_buf_puts(o, pg_fmt_g(a, x));
 		}
-		pg_buf_puts(o, "</tr>\n");
+		pg_buf_putc(o, '\n');
 	}
 	pg_buf_puts(o, "</table>\n");
 }
@@ -1267,6 +1366,7 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 	size_t nm, n_ms = 0;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 	const struct pg_metric **ms = pg_xmalloc(nm * sizeof(*ms));
+	double **cols = pg_xcalloc(nm + 1, sizeof(*cols));
 	const struct pg_base_point *bp = pg_baseline_find(t->base, h->point);
 	struct pg_buf title = PG_BUF_INIT;
 	char a[PG_FMT_DOUBLE_SIZE], b[PG_FMT_DOUBLE_SIZE];
@@ -1321,6 +1421,12 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 		struct series s = { 0 };
 		struct view v;
 		series_get(&s, t, i, ms[m]);
+		/* the script's data: the values per record */
+		cols[m] = pg_xmalloc((h->n + 1) * sizeof(double));
+		for (size_t k = 0; k < h->n; k++)
+			cols[m][k] = NAN;
+		for (size_t k = 0; k < s.n; k++)
+			cols[m][s.rec[k]] = s.y[k];
 		view_get(&v, t, i, ms[m]);
 		pg_buf_puts(o, "<h3>");
 		metric_title(o, ms[m]);
@@ -1346,14 +1452,18 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 			pg_buf_puts(o, "</span>");
 		}
 		pg_buf_puts(o, "</h3>\n");
-		chart(o, t, i, ms[m], &s, &v);
+		chart(o, t, i, ms[m], m, &s, &v);
 		pg_trends_ab_metric(o, t, i, ms[m]);
 		series_release(&s);
 	}
 	pg_trends_ab_rest(o, t, i, ms, n_ms);
 	runs_table(o, t, i, ms, n_ms);
+	pg_trends_runs_script(o, t, i, (const double *const *)cols, n_ms);
 	page_close(o);
 	pg_buf_release(&title);
+	for (size_t m = 0; m < n_ms; m++)
+		free(cols[m]);
+	free(cols);
 	free(ms);
 }
 

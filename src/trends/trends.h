@@ -83,6 +83,17 @@ void pg_trends_ab_rest(struct pg_buf *out, const struct pg_trends_gpu *t, size_t
 void pg_trends_ab_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
 
 /*
+ * A point page's script (trends_runs.c), at its end: every run of point i
+ * (its number, commit, date and build) and its charted values as data
+ * (cols[m][k]: record k's value of the page's m-th metric, NAN: none);
+ * over a chart drawn with `scripted` (column m), the run nearest the
+ * pointer is marked and shown in a tooltip, and a click keeps it with a
+ * link to its build. Self-contained: nothing is fetched.
+ */
+void pg_trends_runs_script(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i,
+			   const double *const *cols, size_t n_cols);
+
+/*
  * Page file names, unique: files[0..n) ("p/<stem>.html", owned, made from
  * the points' names[0..n)) renamed in place so that no two are equal even
  * without regard to case (a site copied to macOS or Windows): the first of
@@ -111,6 +122,11 @@ struct pg_trends_chart {
 	const double *x, *y; /* the runs: number, value (display units) */
 	size_t n;
 	size_t tips_from;          /* runs from here get a marker and a tooltip */
+	/* on a point page: its script shows every run on hover (its value
+	 * from column `column` of the page's data), no marker and tooltip per
+	 * run; the page's CSS gives the font and the white */
+	bool scripted;
+	size_t column;
 	const char *const *commit; /* per run, for the tooltips (NULL: none) */
 	const char *const *date;   /* per run (NULL: none) */
 	const char *(*job_date)(const void *ctx, size_t j); /* for the axis; NULL */

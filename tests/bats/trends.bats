@@ -36,9 +36,13 @@ setup() {
 	assert_file_exist ../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
 	golden ../site/H100/index.html trends/index.html
 
-	# no script, nothing fetched at view time
-	run grep -lE '<script|src="http|href="http[^"]*\.(css|js)' -r ../site
+	# nothing fetched at view time; the one script is a point page's own,
+	# inline (its runs' tooltips), and no other page has one
+	run grep -lE '<script src|src="http|href="http[^"]*\.(css|js)' -r ../site
 	assert_failure 1
+	run grep -lE '<script' ../site/index.html ../site/H100/index.html ../site/H100/points.html
+	assert_failure 1
+	[ "$(grep -c '<script>var R=' ../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html)" = 1 ]
 	# the point page: one chart per metric that can fail, the window the
 	# gate would use, the step, the PR's point, the runs with their builds
 	page=../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
@@ -115,7 +119,7 @@ setup() {
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../big.git \
 			--thresholds "$PERFGATE_SRC/thresholds" "../big$j"
 		assert_success
-		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (12.4 MB; largest overview 0.23 MB)"
+		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (5.5 MB; largest overview 0.21 MB)"
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" ../site$j --current ../runs/slow
 		assert_success
 	done

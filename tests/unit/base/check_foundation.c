@@ -131,6 +131,41 @@ START_TEST(fixed_one_decimal_is_printf)
 }
 END_TEST
 
+/* pg_fmt_g writes what printf's "%g" writes, on its fast path's range
+ * (1e-4 to 1e6), at its ends, at six-digit ties and beyond it. */
+static void check_g(double v)
+{
+	char got[PG_FMT_DOUBLE_SIZE], want[64];
+
+	pg_fmt_g(got, v);
+	snprintf(want, sizeof(want), "%g", v);
+	ck_assert_str_eq(got, want);
+}
+
+START_TEST(g_is_printf)
+{
+	static const double g[] = { 0,        -0.0,      1e-4,      0.0001000005,  9.999995e-5,
+				    999999.5, 999999.4,  999999.51, 1e6,           123456.5,
+				    123457.5, 1234.125,  1234.375,  -1234.125,     0.5,
+				    2.5,      5665.01,   39.7702,   0.00012345675, 99999.95,
+				    9.999995, 9.9999949, 1e300,     -1e-300,       NAN };
+	uint64_t state = 11;
+
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+		check_g(g[i]);
+	for (int i = 0; i < 300000; i++) {
+		double v;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		if (i % 3 == 0) /* dyadic values of seven digits: exact ties */
+			v = (double)((int64_t)(state >> 40) - (1 << 23)) / (double)(1u << (i % 24));
+		else /* every decade of the range and one beyond each end */
+			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
+			    pow(10, (int)(state % 13) - 6);
+		check_g(v);
+	}
+}
+END_TEST
+
 START_TEST(strict_number_parsing)
 {
 	long l;
@@ -488,6 +523,7 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, strict_number_parsing);
 	tcase_add_test(tc, fixed_one_decimal_is_printf);
 	tcase_add_test(tc, percent_changes_have_no_negative_zero);
+	tcase_add_test(tc, g_is_printf);
 	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
 	tcase_add_test(tc, template_keeps_values_literal);
 	tcase_add_test(tc, template_shell_quotes_by_context);

@@ -102,7 +102,41 @@ START_TEST(point_page_draws_the_gates_window_band_and_step)
 	ck_assert_ptr_nonnull(strstr(page.ptr, "<h3>Median TTFT (ms)"));
 	ck_assert_ptr_null(strstr(page.ptr, "<h3>Mean TPOT"));
 	ck_assert_ptr_nonnull(strstr(page.ptr, "<a href=\"https://ci.example/b/11\">build</a>"));
-	ck_assert_ptr_null(strstr(page.ptr, "<script"));
+	/* every run's tooltip from one script's data: no per-run markers */
+	ck_assert_ptr_null(strstr(page.ptr, "<circle"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "<script>var R={n:[1,2,"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "b:\"https://ci.example/b/\",u:[\""));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "0523456789ab 0623456789ab"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, " data-m=\"0\" data-f=\""));
+	ck_assert_ptr_null(strstr(strstr(page.ptr, "<script") + 1, "<script"));
+	pg_buf_release(&page);
+	site_release(&s);
+}
+END_TEST
+
+/* The history's strings in the script's data cannot end it, or the
+ * element: a commit and a build that say "</script>" are escaped. */
+START_TEST(point_page_script_data_is_escaped)
+{
+	struct site s;
+	struct pg_buf page = PG_BUF_INIT;
+	char *commit, *build;
+	const char *script;
+
+	site_init(&s);
+	commit = s.hs[0].recs[0].commit;
+	build = s.hs[0].recs[0].build_url;
+	s.hs[0].recs[0].commit = "</script>\" x";
+	s.hs[0].recs[0].build_url = "https://ci.example/</script><b>";
+	pg_trends_point(&page, &s.t, 0);
+	script = strstr(page.ptr, "<script>");
+	ck_assert_ptr_nonnull(script);
+	ck_assert_ptr_nonnull(strstr(script, "\\u003c/script\\u003e\\u0022\\u00a0x"));
+	ck_assert_ptr_nonnull(strstr(script, "\\u003c/script\\u003e\\u003cb\\u003e"));
+	/* the element's first end is its own, at the page's end */
+	ck_assert_ptr_eq(strstr(script, "</script>"), strstr(script, "</script>\n</body>"));
+	s.hs[0].recs[0].commit = commit;
+	s.hs[0].recs[0].build_url = build;
 	pg_buf_release(&page);
 	site_release(&s);
 }
@@ -319,7 +353,8 @@ START_TEST(ab_results_on_the_point_page_and_the_overview)
 	ck_assert_ptr_nonnull(strstr(
 		page.ptr,
 		"</svg>\n<table class=\"ab\"><caption class=\"muted\">A/B results at this point (2, newest first)"));
-	ck_assert_ptr_null(strstr(page.ptr, "<script"));
+	/* one script: the page's own (the A/B lines' markup is escaped) */
+	ck_assert_ptr_null(strstr(strstr(page.ptr, "<script>var R=") + 1, "<script"));
 	ck_assert_ptr_null(strstr(page.ptr, "<b>c"));
 	ck_assert_ptr_null(strstr(page.ptr, "href=\"javascript"));
 	pg_buf_reset(&page);
@@ -412,6 +447,7 @@ static Suite *trends_suite(void)
 	TCase *tc = tcase_create("pages");
 
 	tcase_add_test(tc, point_page_draws_the_gates_window_band_and_step);
+	tcase_add_test(tc, point_page_script_data_is_escaped);
 	tcase_add_test(tc, names_are_escaped_and_files_unique);
 	tcase_add_test(tc, overview_puts_what_needs_a_look_first);
 	tcase_add_test(tc, slim_records_keep_their_medians);
