@@ -121,6 +121,13 @@ void pg_history_pool_free(struct pg_history_pool *pool);
 void pg_history_pool_join(struct pg_history_pool *p, struct pg_history_pool **from, size_t n_from,
 			  struct pg_history *hs, size_t n);
 
+/* A JSON number (all of text[0..len)) as the compact reader reads it,
+ * as jansson does: an integer as a long long ("-0" is 0), a real bit for
+ * bit what strtod returns; false for what it leaves to pg_history_parse
+ * (not a number, an integer beyond 18 digits, a real beyond a double's
+ * range). */
+bool pg_history_number(const char *text, size_t len, double *out);
+
 /* pg_history_parse, then pg_history_slim(policy), into a compact h (a
  * new one: { 0 }). On error h holds no records. */
 int pg_history_parse_compact(struct pg_history *h, const char *point, const char *text, size_t len,

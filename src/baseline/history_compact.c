@@ -56,13 +56,34 @@ struct pg_history_pool {
 	int *next;
 	size_t nm;
 	const struct pg_metric *all;
+	size_t *id_len; /* strlen(all[m].id) */
 };
 
+/* Eight bytes at a time (six strings of forty bytes a line, two million
+ * lines), mixed at the end so that the low bits, the table's index,
+ * depend on every byte. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = len * k, w;
+
+	if (len < 8) {
+		for (w = 0; len; len--)
+			w = w << 8 | (unsigned char)s[len - 1];
+		h = (h ^ w) * k;
+	} else {
+		/* the last word overlaps the one before: no tail of 0-7 bytes */
+		for (size_t i = 0; i + 8 < len; i += 8) {
+			memcpy(&w, s + i, 8);
+			h = (h ^ w) * k;
+			h ^= h >> 29;
+		}
+		memcpy(&w, s + len - 8, 8);
+		h = (h ^ w) * k;
+	}
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -72,11 +93,14 @@ struct pg_history_pool *pg_history_pool_new(void)
 
 	p->all = pg_metrics_all(&p->nm);
 	p->next = pg_xmalloc((p->nm ? p->nm : 1) * sizeof(int));
+	p->id_len = pg_xmalloc((p->nm ? p->nm : 1) * sizeof(size_t));
 	for (size_t b = 0; b < ID_BUCKETS; b++)
 		p->first[b] = -1;
 	/* chained in reverse so that a bucket lists the registry in order */
 	for (size_t m = p->nm; m-- > 0;) {
-		size_t b = hash_bytes(p->all[m].id, strlen(p->all[m].id)) % ID_BUCKETS;
+		size_t b;
+		p->id_len[m] = strlen(p->all[m].id);
+		b = hash_bytes(p->all[m].id, p->id_len[m]) % ID_BUCKETS;
 		p->next[m] = p->first[b];
 		p->first[b] = (int)m;
 	}
@@ -94,6 +118,7 @@ void pg_history_pool_free(struct pg_history_pool *p)
 	}
 	free(p->table);
 	free(p->next);
+	free(p->id_len);
 	free(p);
 }
 
@@ -296,7 +321,9 @@ struct scan {
 
 static void ws(struct scan *s)
 {
-	while (s->p < s->e && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+	/* (what follows white space is mostly not more of it: one test) */
+	while (s->p < s->e && (unsigned char)*s->p <= ' ' &&
+	       (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
 		s->p++;
 }
 
@@ -316,14 +343,47 @@ static bool peek(struct scan *s, char c)
 	return s->p < s->e && *s->p == c;
 }
 
+#define ONES  0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Does any byte of x equal c (as a whole word: exact)? */
+static uint64_t has_byte(uint64_t x, unsigned char c)
+{
+	x ^= ONES * c;
+	return (x - ONES) & ~x & HIGHS;
+}
+
+/* The bytes of x that a plain string does not hold (below 0x20, above
+ * 0x7f, '"', a backslash), as their high bits: none when 0. The lowest
+ * one is exact (bit hacks: haszero, hasless; a false one can only follow
+ * a true one, by a borrow). */
+static uint64_t special8(uint64_t x)
+{
+	return (x & HIGHS) | ((x - ONES * 0x20) & ~x & HIGHS) | has_byte(x, '"') |
+	       has_byte(x, '\\');
+}
+
 /* A string of printable ASCII without escapes: its bytes. */
 static bool string(struct scan *s, const char **v, size_t *len)
 {
 	const char *q;
+	uint64_t w;
 
 	if (!expect(s, '"'))
 		return false;
-	for (q = s->p; q < s->e && *q != '"'; q++)
+	/* eight plain bytes at a time, then byte by byte from the first
+	 * word that has the closing quote (or a byte it must refuse) */
+	for (q = s->p; s->e - q >= 8; q += 8) {
+		uint64_t bad;
+		memcpy(&w, q, 8);
+		if (!(bad = special8(w)))
+			continue;
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		q += __builtin_ctzll(bad) / 8; /* the first byte in memory is the lowest */
+#endif
+		break;
+	}
+	for (; q < s->e && *q != '"'; q++)
 		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7f || *q == '\\')
 			return false;
 	if (q >= s->e)
@@ -339,7 +399,7 @@ static bool word(struct scan *s, const char *w)
 	size_t n = strlen(w);
 
 	ws(s);
-	if ((size_t)(s->e - s->p) < n || memcmp(s->p, w, n))
+	if ((size_t)(s->e - s->p) < n || *s->p != *w || memcmp(s->p, w, n))
 		return false;
 	s->p += n;
 	return true;
@@ -351,111 +411,86 @@ static bool is_digit(char c)
 }
 
 /*
- * A real of at most 2^53 in its digits and a power of ten up to 22 (what
- * perfgate writes: "2418.1234"): the digits as an integer and the power
- * of ten are both exact doubles, so one multiplication or division rounds
- * once, to the double nearest the decimal, which is what strtod returns
- * (Clinger's fast path). Anything else: false, for strtod.
- */
-static bool exact_real(const char *p, const char *end, double *out)
-{
-	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-					1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-					1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
-	bool neg = *p == '-', point = false;
-	unsigned long long m = 0;
-	int digits = 0, e = 0;
-	double v;
-
-	if (FLT_EVAL_METHOD != 0)
-		return false; /* each operation must round to a double */
-	for (p += neg; p < end && (is_digit(*p) || *p == '.'); p++) {
-		if (*p == '.') {
-			point = true;
-			continue;
-		}
-		if (++digits > 19)
-			return false;
-		m = 10 * m + (unsigned)(*p - '0');
-		e -= point;
-	}
-	if (p < end) { /* the exponent (the scanner checked its form) */
-		int x = 0, sign = 1, n = 0;
-		p++;
-		if (*p == '+' || *p == '-')
-			sign = *p++ == '-' ? -1 : 1;
-		for (; p < end; p++)
-			if (++n > 4)
-				return false;
-			else
-				x = 10 * x + (*p - '0');
-		e += sign * x;
-	}
-	if (m > (1ull << 53) || e < -22 || e > 22)
-		return false;
-	v = e < 0 ? (double)m / pow10[-e] : (double)m * pow10[e];
-	*out = neg ? -v : v;
-	return true;
-}
-
-/*
  * A JSON number, as jansson reads it: an integer (no fraction, no
  * exponent) as a long long, a real by strtod. An integer of more than 18
  * digits (jansson may refuse it) or a real beyond a double's range (it
  * does) is not read here.
+ *
+ * The digits are gathered as they are checked. A real of at most 2^53 in
+ * its digits and a power of ten up to 22 (what perfgate writes:
+ * "2418.1234") needs no strtod: the digits as an integer and the power of
+ * ten are both exact doubles, so one multiplication or division rounds
+ * once, to the double nearest the decimal, which is what strtod returns
+ * (Clinger's fast path; pg_history_number is this, for tests).
  */
 static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 {
+	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+					1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+					1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 	const char *q, *start;
+	unsigned long long m = 0;
+	int digits = 0, frac = 0, x = 0, x_digits = 0, x_sign = 1, e;
+	bool neg;
 	char buf[64];
 	size_t len;
 
 	ws(s);
 	start = q = s->p;
-	if (q < s->e && *q == '-')
-		q++;
+	neg = q < s->e && *q == '-';
+	q += neg;
 	if (q >= s->e || !is_digit(*q))
 		return false;
-	if (*q == '0')
+	if (*q == '0') { /* a number of its own: "01" is 0, then a stray 1 */
+		digits = 1;
 		q++;
-	else
-		while (q < s->e && is_digit(*q))
-			q++;
+	} else {
+		for (; q < s->e && is_digit(*q); q++)
+			if (++digits <= 19)
+				m = 10 * m + (unsigned)(*q - '0');
+	}
 	*is_int = true;
 	if (q < s->e && *q == '.') {
 		q++;
 		if (q >= s->e || !is_digit(*q))
 			return false;
-		while (q < s->e && is_digit(*q))
-			q++;
+		for (; q < s->e && is_digit(*q); q++, frac++)
+			if (++digits <= 19)
+				m = 10 * m + (unsigned)(*q - '0');
 		*is_int = false;
 	}
 	if (q < s->e && (*q == 'e' || *q == 'E')) {
 		q++;
 		if (q < s->e && (*q == '+' || *q == '-'))
-			q++;
+			x_sign = *q++ == '-' ? -1 : 1;
 		if (q >= s->e || !is_digit(*q))
 			return false;
-		while (q < s->e && is_digit(*q))
-			q++;
+		for (; q < s->e && is_digit(*q); q++)
+			if (++x_digits <= 4)
+				x = 10 * x + (*q - '0');
 		*is_int = false;
 	}
 	len = (size_t)(q - start);
 	if (*is_int) {
-		const char *d = start + (*start == '-');
-		long long x = 0;
-		if (q - d > 18)
+		if (digits > 18)
 			return false;
-		for (; d < q; d++)
-			x = 10 * x + (*d - '0');
-		*iv = *start == '-' ? -x : x;
+		*iv = neg ? -(long long)m : (long long)m;
 		*dv = (double)*iv;
-	} else if (!exact_real(start, q, dv)) {
+		s->p = q;
+		return true;
+	}
+	e = x_sign * x - frac;
+	if (FLT_EVAL_METHOD == 0 && digits <= 19 && x_digits <= 4 && m <= (1ull << 53) &&
+	    e >= -22 && e <= 22) {
+		/* each operation rounds to a double (FLT_EVAL_METHOD 0) */
+		double v = e < 0 ? (double)m / pow10[-e] : (double)m * pow10[e];
+		*dv = neg ? -v : v;
+	} else {
+		char *end;
 		if (len >= sizeof(buf))
 			return false;
 		memcpy(buf, start, len);
 		buf[len] = '\0';
-		char *end;
 		*dv = strtod(buf, &end);
 		/* (a decimal point other than '.' would stop it early) */
 		if (end != buf + len || isinf(*dv))
@@ -463,6 +498,15 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 	}
 	s->p = q;
 	return true;
+}
+
+bool pg_history_number(const char *text, size_t len, double *out)
+{
+	struct scan s = { text, text + len };
+	bool is_int;
+	long long iv;
+
+	return number(&s, &is_int, &iv, out) && s.p == s.e;
 }
 
 /* A value of a key this reader does not use: a scalar. */
@@ -687,7 +731,7 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 		const struct mval *mv = &st->mv[i];
 		for (int m = p->first[hash_bytes(mv->key, mv->len) % ID_BUCKETS]; m >= 0;
 		     m = p->next[m]) {
-			if (p->all[m].suite != r->suite || strlen(p->all[m].id) != mv->len ||
+			if (p->all[m].suite != r->suite || p->id_len[m] != mv->len ||
 			    memcmp(p->all[m].id, mv->key, mv->len))
 				continue;
 			if (st->seen[m] == st->line)

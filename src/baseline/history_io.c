@@ -814,17 +814,22 @@ static int read_blob(git_repository *repo, git_tree *tree, const char *path, str
 	return rc ? git_fail(err, "reading a history file", where) : 0;
 }
 
-/* The content of a tree entry (appended to out). */
-static int read_entry_blob(git_repository *repo, const git_tree_entry *e, struct pg_buf *out,
-			   const char *where, struct pg_error *err)
+/* A tree entry's blob, read in place: *text (len bytes, not NUL-terminated)
+ * lives as long as *blob, which the caller frees. A file of every run of a
+ * point is a few hundred kilobytes, and perfgate trends reads ten thousand:
+ * no copy of it. */
+static int entry_blob(git_repository *repo, const git_tree_entry *e, git_blob **blob,
+		      const char **text, size_t *len, const char *where, struct pg_error *err)
 {
-	git_blob *blob = NULL;
-	int rc = git_blob_lookup(&blob, repo, git_tree_entry_id(e));
-
-	if (rc == 0)
-		pg_buf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-	git_blob_free(blob);
-	return rc ? git_fail(err, "reading a history file", where) : 0;
+	*text = "";
+	*len = 0;
+	if (git_blob_lookup(blob, repo, git_tree_entry_id(e))) {
+		*blob = NULL;
+		return git_fail(err, "reading a history file", where);
+	}
+	if ((*len = (size_t)git_blob_rawsize(*blob)))
+		*text = git_blob_rawcontent(*blob);
+	return 0;
 }
 
 static int empty_tree(git_repository *repo, git_tree **out, const char *where, struct pg_error *err)
@@ -1275,7 +1280,10 @@ static void read_task(void *ctx, size_t i, unsigned worker)
 	const git_tree_entry *f = j->files[i];
 	const char *name = git_tree_entry_name(f);
 	char *stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
-	struct pg_buf text = PG_BUF_INIT, src = PG_BUF_INIT;
+	struct pg_buf src = PG_BUF_INIT;
+	git_blob *blob = NULL;
+	const char *text;
+	size_t len;
 	struct pg_history *h = &j->hs[i];
 	struct pg_error e = PG_ERROR_INIT;
 	int rc;
@@ -1283,12 +1291,12 @@ static void read_task(void *ctx, size_t i, unsigned worker)
 	if (pg_task_errors_skip(&j->errs, i))
 		goto done;
 	pg_buf_printf(&src, "%s:%s/%s", j->s->ref, j->gpu, name);
-	rc = read_entry_blob(j->repos[worker], f, &text, j->s->where, &e);
+	rc = entry_blob(j->repos[worker], f, &blob, &text, &len, j->s->where, &e);
 	if (rc == 0 &&
 	    (rc = j->pools[worker]
-			  ? pg_history_parse_compact(h, stem, text.ptr, text.len, src.ptr,
-						     j->o->slim_policy, j->pools[worker], &e)
-			  : pg_history_parse(h, stem, text.ptr, text.len, src.ptr, &e))) {
+			  ? pg_history_parse_compact(h, stem, text, len, src.ptr, j->o->slim_policy,
+						     j->pools[worker], &e)
+			  : pg_history_parse(h, stem, text, len, src.ptr, &e))) {
 		/* where, and what to do about it */
 		bool broken = strstr(e.msg, "unreadable history line") != NULL;
 		bool named = strcmp(j->s->where, "the current repository") != 0;
@@ -1308,16 +1316,15 @@ static void read_task(void *ctx, size_t i, unsigned worker)
 	if (j->o->slim && !j->pools[worker])
 		pg_history_slim(h, j->o->slim_policy);
 done:
+	git_blob_free(blob);
 	free(stem);
-	pg_buf_release(&text);
 	pg_buf_release(&src);
 }
 
-/* The tip's directory <gpu>[/sub] (a '/' in the GPU key is '_', as
- * written), fetched first; *dir NULL when the ref, the GPU or sub is not
- * there. The caller frees *dir. */
-static int tip_dir(struct store *s, const char *gpu, const char *sub, git_tree **dir,
-		   struct pg_error *err)
+/* The tip's directory of gpu (a '/' in the GPU key is '_', as written),
+ * fetched first; *dir NULL when the ref or the GPU is not there. The caller
+ * frees *dir. */
+static int tip_dir(struct store *s, const char *gpu, git_tree **dir, struct pg_error *err)
 {
 	git_oid tip;
 	bool exists;
@@ -1336,8 +1343,6 @@ static int tip_dir(struct store *s, const char *gpu, const char *sub, git_tree *
 	}
 	for (const char *p = gpu; *p; p++)
 		pg_buf_putc(&path, *p == '/' ? '_' : *p);
-	if (sub)
-		pg_buf_printf(&path, "/%s", sub);
 	rc = git_tree_entry_bypath(&e, root, path.ptr);
 	if (rc == GIT_ENOTFOUND || (rc == 0 && git_tree_entry_type(e) != GIT_OBJECT_TREE)) {
 		git_error_clear();
@@ -1354,11 +1359,11 @@ done:
 	return rc;
 }
 
-static int read_histories(struct store *s, const char *gpu, const char *point,
+/* The runs' files of a GPU's directory dir (of the tip). */
+static int read_histories(struct store *s, git_tree *dir, const char *gpu, const char *point,
 			  const struct pg_history_opts *o, struct pg_history **out, size_t *n,
 			  struct pg_error *err)
 {
-	git_tree *dir = NULL;
 	unsigned nw = pg_tasks_workers(o->tasks);
 	struct pg_tasks fewer = { 0 };
 	struct read_job j = { .s = s, .o = o, .gpu = gpu };
@@ -1367,8 +1372,6 @@ static int read_histories(struct store *s, const char *gpu, const char *point,
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = tip_dir(s, gpu, NULL, &dir, err)) || !dir)
-		goto done;
 	for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
 		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
 		const char *name = git_tree_entry_name(f);
@@ -1431,7 +1434,78 @@ done:
 	free(j.repos);
 	free(j.pools);
 	free(j.files);
-	git_tree_free(dir);
+	return rc;
+}
+
+static int cmp_history_ab(const void *a, const void *b)
+{
+	return strcmp(((const struct pg_history_ab *)a)->point,
+		      ((const struct pg_history_ab *)b)->point);
+}
+
+/* <gpu>/ab/ of the tip (dir: <gpu>/, or NULL): every file's A/B lines;
+ * on an error, none (err says why, redacted). */
+static int read_ab(struct store *s, git_tree *dir, const char *gpu, const char *repo,
+		   struct pg_history_ab **out, size_t *n, struct pg_error *err)
+{
+	git_tree *sub = NULL;
+	const git_tree_entry *e = dir ? git_tree_entry_byname(dir, PG_HISTORY_AB_DIR) : NULL;
+	struct pg_buf path = PG_BUF_INIT;
+	size_t cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!e || git_tree_entry_type(e) != GIT_OBJECT_TREE)
+		goto done; /* no A/B results */
+	if (git_tree_lookup(&sub, s->repo, git_tree_entry_id(e))) {
+		rc = git_fail(err, "reading the history", s->where);
+		goto done;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(sub) && !rc; i++) {
+		const git_tree_entry *f = git_tree_entry_byindex(sub, i);
+		const char *name = git_tree_entry_name(f);
+		struct pg_history_ab h = { 0 };
+		git_blob *blob = NULL;
+		const char *text;
+		size_t len;
+		char *stem;
+
+		if (git_tree_entry_type(f) != GIT_OBJECT_BLOB || !pg_str_has_suffix(name, ".jsonl"))
+			continue;
+		stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
+		pg_buf_reset(&path);
+		pg_buf_printf(&path, "%s:%s/%s/%s", s->ref, gpu, PG_HISTORY_AB_DIR, name);
+		if ((rc = entry_blob(s->repo, f, &blob, &text, &len, s->where, err)) == 0 &&
+		    (rc = pg_history_ab_parse(&h, stem, text, len, path.ptr, err))) {
+			char why[sizeof(err->msg)];
+			bool named = strcmp(s->where, "the current repository") != 0;
+			snprintf(why, sizeof(why), "%s", err->msg);
+			pg_error_set(err, rc,
+				     "%s%s%s ('perfgate baseline check' lists such lines, "
+				     "'perfgate baseline repair' drops the unreadable ones)",
+				     named ? s->where : "", named ? ": " : "", why);
+		}
+		git_blob_free(blob);
+		free(stem);
+		if (rc)
+			pg_history_ab_release(&h);
+		else
+			PG_ARRAY_PUSH(*out, *n, cap, h);
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_history_ab);
+done:
+	git_tree_free(sub);
+	pg_buf_release(&path);
+	if (rc) {
+		redact_error(err, repo);
+		for (size_t i = 0; i < *n; i++)
+			pg_history_ab_release(&(*out)[i]);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
 	return rc;
 }
 
@@ -1439,6 +1513,7 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 		    const struct pg_history_opts *o, struct pg_error *err)
 {
 	struct store s;
+	git_tree *dir = NULL;
 	int rc;
 
 	/* reading every file of a large history once (perfgate trends): the
@@ -1455,67 +1530,19 @@ int pg_history_read(struct pg_history **out, size_t *n, const char *gpu, const c
 	rc = store_open(&s, o->repo, o->ref, err);
 	*out = NULL;
 	*n = 0;
-	if (rc == 0)
-		rc = read_histories(&s, gpu, point, o, out, n, err);
+	if (o->ab)
+		*o->ab = (struct pg_history_ab_read){ 0 };
+	if (rc == 0 && (rc = tip_dir(&s, gpu, &dir, err)) == 0 && dir)
+		rc = read_histories(&s, dir, gpu, point, o, out, n, err);
+	/* the A/B lines of the same tip: no second fetch of a URL */
+	if (rc == 0 && o->ab)
+		read_ab(&s, dir, gpu, o->repo, &o->ab->v, &o->ab->n, &o->ab->err);
 	if (o->pool)
 		git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 1);
+	git_tree_free(dir);
 	store_close(&s);
 	if (rc)
 		redact_error(err, o->repo);
-	return rc;
-}
-
-static int cmp_history_ab(const void *a, const void *b)
-{
-	return strcmp(((const struct pg_history_ab *)a)->point,
-		      ((const struct pg_history_ab *)b)->point);
-}
-
-/* <gpu>/ab/ of the tip: every file's A/B lines. */
-static int read_ab(struct store *s, const char *gpu, struct pg_history_ab **out, size_t *n,
-		   struct pg_error *err)
-{
-	git_tree *dir = NULL;
-	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
-	size_t cap = 0;
-	int rc;
-
-	if ((rc = tip_dir(s, gpu, PG_HISTORY_AB_DIR, &dir, err)) || !dir)
-		goto done; /* no A/B results */
-	for (size_t i = 0; i < git_tree_entrycount(dir) && !rc; i++) {
-		const git_tree_entry *f = git_tree_entry_byindex(dir, i);
-		const char *name = git_tree_entry_name(f);
-		struct pg_history_ab h = { 0 };
-		char *stem;
-
-		if (git_tree_entry_type(f) != GIT_OBJECT_BLOB || !pg_str_has_suffix(name, ".jsonl"))
-			continue;
-		stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
-		pg_buf_reset(&text);
-		pg_buf_reset(&path);
-		pg_buf_printf(&path, "%s:%s/%s/%s", s->ref, gpu, PG_HISTORY_AB_DIR, name);
-		if ((rc = read_entry_blob(s->repo, f, &text, s->where, err)) == 0 &&
-		    (rc = pg_history_ab_parse(&h, stem, text.ptr, text.len, path.ptr, err))) {
-			char why[sizeof(err->msg)];
-			bool named = strcmp(s->where, "the current repository") != 0;
-			snprintf(why, sizeof(why), "%s", err->msg);
-			pg_error_set(err, rc,
-				     "%s%s%s ('perfgate baseline check' lists such lines, "
-				     "'perfgate baseline repair' drops the unreadable ones)",
-				     named ? s->where : "", named ? ": " : "", why);
-		}
-		free(stem);
-		if (rc)
-			pg_history_ab_release(&h);
-		else
-			PG_ARRAY_PUSH(*out, *n, cap, h);
-	}
-	if (*n > 1)
-		qsort(*out, *n, sizeof(**out), cmp_history_ab);
-done:
-	git_tree_free(dir);
-	pg_buf_release(&path);
-	pg_buf_release(&text);
 	return rc;
 }
 
@@ -1523,21 +1550,17 @@ int pg_history_read_ab(struct pg_history_ab **out, size_t *n, const char *gpu,
 		       const struct pg_history_opts *o, struct pg_error *err)
 {
 	struct store s;
+	git_tree *dir = NULL;
 	int rc = store_open(&s, o->repo, o->ref, err);
 
 	*out = NULL;
 	*n = 0;
-	if (rc == 0)
-		rc = read_ab(&s, gpu, out, n, err);
-	store_close(&s);
-	if (rc) {
+	if (rc == 0 && (rc = tip_dir(&s, gpu, &dir, err)) == 0)
+		rc = read_ab(&s, dir, gpu, o->repo, out, n, err);
+	else if (rc)
 		redact_error(err, o->repo);
-		for (size_t i = 0; i < *n; i++)
-			pg_history_ab_release(&(*out)[i]);
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
+	git_tree_free(dir);
+	store_close(&s);
 	return rc;
 }
 

@@ -8,8 +8,18 @@
 #include "baseline/history_ab.h"
 #include "base/strutil.h"
 
-struct pg_error;
+#include "base/error.h"
+
 struct pg_tasks;
+
+/* A GPU's A/B results read with its runs (pg_history_opts.ab): v[0..n)
+ * as pg_history_read_ab returns them (caller releases each and frees v),
+ * or none and err set when they could not be read. */
+struct pg_history_ab_read {
+	struct pg_history_ab *v;
+	size_t n;
+	struct pg_error err;
+};
 
 /*
  * The run history in git (libgit2): a ref (default refs/perfgate/history)
@@ -63,6 +73,11 @@ struct pg_history_opts {
 	 * repository handle and a pool per worker, joined into pool); NULL:
 	 * one at a time */
 	const struct pg_tasks *tasks;
+	/* pg_history_read: also the GPU's A/B results, from the same tip of
+	 * the same opening (a URL's history fetched once, not again by
+	 * pg_history_read_ab). Their failure is not pg_history_read's: it is
+	 * in ab->err, with none read. NULL: not read */
+	struct pg_history_ab_read *ab;
 };
 
 /*

@@ -94,10 +94,9 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		      struct pg_trends_written *w, struct pg_error *err)
 {
 	struct pg_history *hs = NULL;
-	struct pg_history_ab *ab = NULL;
-	struct pg_error ab_err = PG_ERROR_INIT;
+	struct pg_history_ab_read ab = { 0 };
 	struct pg_history_pool *pool;
-	size_t n = 0, n_ab = 0;
+	size_t n = 0;
 	struct pg_policy policy;
 	struct pg_history_analysis an = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
@@ -121,26 +120,28 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 						.slim = true,
 						.pool = pool,
 						.tasks = tasks,
+						.ab = o->ab_repo ? NULL : &ab,
 						/* with a run to compare, every metric the
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
 		     err)) ||
 	    (rc = pg_mkdir_p(pdir, err)))
 		goto done;
-	/* A/B lines are shown, never judged, and written from any branch by
-	 * whatever perfgate its pipeline pins: one this version cannot read
-	 * (a newer format, a broken line) leaves them out, with a warning,
-	 * rather than main's site */
-	if (pg_history_read_ab(&ab, &n_ab, gpu,
-			       &(struct pg_history_opts){ .repo = o->ab_repo ? o->ab_repo : o->repo,
-							  .ref = o->ref },
-			       &ab_err)) {
-		if (o->progress)
-			fprintf(o->progress, "perfgate trends: %s: A/B results not shown: %s\n",
-				gpu, ab_err.msg);
-		ab = NULL;
-		n_ab = 0;
+	/* A/B lines (read with the runs, from the same tip, unless they have
+	 * a repository of their own) are shown, never judged, and written
+	 * from any branch by whatever perfgate its pipeline pins: one this
+	 * version cannot read (a newer format, a broken line) leaves them
+	 * out, with a warning, rather than main's site */
+	if (o->ab_repo &&
+	    pg_history_read_ab(&ab.v, &ab.n, gpu,
+			       &(struct pg_history_opts){ .repo = o->ab_repo, .ref = o->ref },
+			       &ab.err)) {
+		ab.v = NULL;
+		ab.n = 0;
 	}
+	if (ab.err.code && o->progress)
+		fprintf(o->progress, "perfgate trends: %s: A/B results not shown: %s\n", gpu,
+			ab.err.msg);
 	/* the change points (steps and creep) of the last runs, over the
 	 * span the gate looks at by default (its change-point search grows
 	 * with the square of the runs); the gate's windows as it builds them
@@ -175,8 +176,8 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 				    .policy = pol,
 				    .cmp = with_current ? &cmp : NULL,
 				    .current_name = o->current_name,
-				    .ab = ab,
-				    .n_ab = n_ab };
+				    .ab = ab.v,
+				    .n_ab = ab.n };
 	pg_trends_gpu_prepare(&t);
 	pg_trends_overview(&page, &t);
 	if (page.len > w->overview_max)
@@ -209,9 +210,9 @@ done:
 	for (size_t i = 0; i < n; i++)
 		pg_history_release(&hs[i]);
 	free(hs);
-	for (size_t i = 0; i < n_ab; i++)
-		pg_history_ab_release(&ab[i]);
-	free(ab);
+	for (size_t i = 0; i < ab.n; i++)
+		pg_history_ab_release(&ab.v[i]);
+	free(ab.v);
 	pg_history_pool_free(pool);
 	pg_policy_release(&policy);
 	pg_buf_release(&page);

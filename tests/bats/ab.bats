@@ -22,6 +22,9 @@ setup() {
 
 teardown() {
 	mark_teardown
+	if [ -f "${BATS_TEST_TMPDIR}/daemon.pid" ]; then
+		kill "$(cat "${BATS_TEST_TMPDIR}/daemon.pid")" 2>/dev/null || true
+	fi
 }
 
 field() { # field FILE PYTHON-EXPR-ON-r
@@ -151,6 +154,29 @@ agent_env() {
 	grep -q '<a href="https://buildkite.com/acme/perf/builds/12">build</a>' "$page"
 	run grep -lE '<script|src="http' -r ../site
 	assert_failure 1
+
+	# the same history served (git daemon on loopback): the A/B lines are
+	# read with the runs, from the one fetch of the GPU's read (and the
+	# list of GPUs'), not fetched a second time
+	local port url before
+	port=$(free_port)
+	git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --base-path="${BATS_TEST_TMPDIR}" \
+		--export-all --verbose --log-destination=stderr "${BATS_TEST_TMPDIR}" \
+		2>"${BATS_TEST_TMPDIR}/daemon.log" 3>&- &
+	echo $! >"${BATS_TEST_TMPDIR}/daemon.pid"
+	url="git://127.0.0.1:$port/history.git"
+	for _ in $(seq 600); do
+		git ls-remote "$url" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	before=$(grep -c "Request upload-pack for '/history.git'" "${BATS_TEST_TMPDIR}/daemon.log")
+	run --separate-stderr "${PERFGATE}" trends ../site-url --repo "$url"
+	assert_success
+	grep -q '<h2>A/B results (1 step)</h2>' ../site-url/H100/index.html
+	[ "$(grep -c '<table class="ab">' ../site-url/H100/p/serving_ab_qps_inf_concurrency_1.html)" -ge 3 ]
+	assert_equal "$(($(grep -c "Request upload-pack for '/history.git'" "${BATS_TEST_TMPDIR}/daemon.log") - before))" 2
+	kill "$(cat "${BATS_TEST_TMPDIR}/daemon.pid")"
+	rm "${BATS_TEST_TMPDIR}/daemon.pid"
 	[ -z "$(procs)" ]
 }
 

@@ -111,3 +111,8 @@ main_history() {
 			--build-url "https://buildkite.example/b/$i" >/dev/null
 	done
 }
+
+# A free TCP port on loopback (for a server a test starts).
+free_port() {
+	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

@@ -235,10 +235,6 @@ race() { # race REPO
 	assert_line --index 0 --partial "latency_llama8B_tp1 (latency, 1xH100): 3 runs"
 }
 
-free_port() {
-	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 teardown() {
 	if [ -f "$BATS_TEST_TMPDIR/daemon.pid" ]; then
 		kill "$(cat "$BATS_TEST_TMPDIR/daemon.pid")" 2>/dev/null || true
