@@ -57,8 +57,9 @@ int cmd_trends(int argc, char **argv)
 		"point's gated metrics over its last runs, the points that need a look first,\n"
 		"and the change points; OUT_DIR/<gpu>/p/<point>.html charts every recorded run\n"
 		"of main with the baseline window and tolerance band the gate would use now,\n"
-		"the change points and, with --current, the run's value and verdict. No script,\n"
-		"no network: open it from disk or publish it as a build artifact.",
+		"the change points and, with --current, the run's value and verdict. Nothing\n"
+		"is fetched (a point page's one inline script shows a run on hover): open it\n"
+		"from disk or publish it as a build artifact.",
 		opts
 	};
 	struct pg_strv pos = PG_STRV_INIT;
