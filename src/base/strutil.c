@@ -202,8 +202,13 @@ char *pg_fmt_pct(char out[PG_FMT_DOUBLE_SIZE], double rel)
 {
 	double pct = round(rel * 1000) / 10;
 
-	if (!isfinite(pct))
-		return pg_fmt_g(out, pct);
+	/* beyond 1e15% the decimal would not fit (and means nothing) */
+	if (!isfinite(pct) || fabs(pct) >= 1e15) {
+		char g[PG_FMT_DOUBLE_SIZE];
+		snprintf(out, PG_FMT_DOUBLE_SIZE, "%s%s%s", isfinite(pct) && pct > 0 ? "+" : "",
+			 pg_fmt_g(g, pct), isfinite(pct) ? "%" : "");
+		return out;
+	}
 	snprintf(out, PG_FMT_DOUBLE_SIZE, "%+.1f%%", pct == 0 ? 0 : pct);
 	return out;
 }

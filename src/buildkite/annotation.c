@@ -127,7 +127,7 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 		if (cls)
 			pg_buf_printf(out, "<span class=\"%s\">", cls);
 		char pct[PG_FMT_DOUBLE_SIZE];
-		pg_buf_puts(out, pg_fmt_pct(pct, r->delta_pct / 100));
+		pg_buf_puts(out, pg_fmt_pct(pct, r->delta_pct / 100)); /* delta_pct: 100 x change */
 		if (cls)
 			pg_buf_puts(out, "</span>");
 	}

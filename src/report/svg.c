@@ -1,5 +1,6 @@
 #include "report/svg.h"
 
+#include "base/strutil.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
@@ -331,8 +332,9 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 				if (p->better && change != 0)
 					color = (change > 0) == (p->better > 0) ? COLOR_BETTER
 										: COLOR_WORSE;
-				pg_buf_printf(o, " <tspan fill=\"%s\">(%+.1f%%)</tspan>", color,
-					      100.0 * change);
+				char pc[PG_FMT_DOUBLE_SIZE];
+				pg_buf_printf(o, " <tspan fill=\"%s\">(%s)</tspan>", color,
+					      pg_fmt_pct(pc, change));
 			}
 			pg_buf_puts(o, "</text>\n");
 		} else {

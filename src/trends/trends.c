@@ -402,7 +402,8 @@ static void svg_text(struct pg_buf *o, double x, double y, const char *anchor, c
 
 static void pct(char *out, size_t size, double rel)
 {
-	snprintf(out, size, "%+.1f%%", rel * 100);
+	char p[PG_FMT_DOUBLE_SIZE];
+	snprintf(out, size, "%s", pg_fmt_pct(p, rel));
 }
 
 /* The job before j at which point i was recorded (PG_HISTORY_ALL: any). */
@@ -504,7 +505,7 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 	pg_escape_html(o, p->name);
 	pg_buf_printf(o, ": %s", pg_fmt_g(a, p->v));
 	if (isfinite(p->change))
-		pg_buf_printf(o, " (%+.1f%%)", p->change * 100);
+		pg_buf_printf(o, " (%s)", pg_fmt_pct(a, p->change));
 	pg_buf_printf(o, ", %s</title>%s\n", pg_verdict_name(verdict),
 		      p->square ? "</rect>" : "</path>");
 	/* its name above it (below when at the top): the value is in the
@@ -1446,7 +1447,7 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 			pg_buf_printf(o, " <b style=\"color:%s\">%s", verdict_color(v.row->verdict),
 				      pg_fmt_g(b, v.row->current));
 			if (isfinite(v.row->change))
-				pg_buf_printf(o, " (%+.1f%%)", v.row->change * 100);
+				pg_buf_printf(o, " (%s)", pg_fmt_pct(a, v.row->change));
 			pg_buf_printf(o, ", %s</b>", pg_verdict_name(v.row->verdict));
 		} else {
 			pg_buf_puts(o, "</span>");

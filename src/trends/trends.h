@@ -96,10 +96,10 @@ void pg_trends_runs_script(struct pg_buf *out, const struct pg_trends_gpu *t, si
 /*
  * Page file names, unique: files[0..n) ("p/<stem>.html", owned, made from
  * the points' names[0..n)) renamed in place so that no two are equal even
- * without regard to case (a site copied to macOS or Windows): the first of
- * names that collide (in index order) keeps its name, each other one gets
- * "-<8 hex digits of its point name's hash>", and more when that too is
- * taken; so a page keeps its name, and its links, when points are added.
+ * without regard to case (a site copied to macOS or Windows): each of
+ * names that collide gets "-<8 hex digits of its point name's hash>", and
+ * more when that too is taken; so a page keeps its name, and its links,
+ * when points that do not collide with it come and go.
  */
 void pg_trends_unique_files(char **files, const char *const *names, size_t n);
 

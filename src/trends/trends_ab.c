@@ -8,6 +8,7 @@
  */
 #include "trends/trends.h"
 
+#include "base/strutil.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
@@ -40,8 +41,10 @@ static void put_build(struct pg_buf *o, const char *url)
 
 static void put_pct(struct pg_buf *o, double rel)
 {
+	char p[PG_FMT_DOUBLE_SIZE];
+
 	if (isfinite(rel))
-		pg_buf_printf(o, "%+.1f%%", rel * 100);
+		pg_buf_puts(o, pg_fmt_pct(p, rel));
 	else
 		pg_buf_puts(o, "–");
 }
@@ -50,7 +53,10 @@ static void put_interval(struct pg_buf *o, double lo, double hi)
 {
 	if (!isfinite(lo) || !isfinite(hi))
 		return;
-	pg_buf_printf(o, " <span class=\"muted\">[%+.1f%%, %+.1f%%]</span>", lo * 100, hi * 100);
+	char p[PG_FMT_DOUBLE_SIZE];
+
+	pg_buf_printf(o, " <span class=\"muted\">[%s, ", pg_fmt_pct(p, lo));
+	pg_buf_printf(o, "%s]</span>", pg_fmt_pct(p, hi));
 }
 
 static const char *verdict_class(enum pg_ab_verdict v)
@@ -290,8 +296,9 @@ static void step_row(struct pg_buf *o, const struct pg_trends_gpu *t, const stru
 			if (am->has_whole && am->whole_verdict == PG_AB_REGRESSED &&
 			    !has(&whole_ids, am->id)) {
 				pg_buf_reset(&tx);
-				pg_buf_printf(&tx, "%s %+.1f%%", am->m ? am->m->label : am->id,
-					      am->whole_change * 100);
+				char p[PG_FMT_DOUBLE_SIZE];
+				pg_buf_printf(&tx, "%s %s", am->m ? am->m->label : am->id,
+					      pg_fmt_pct(p, am->whole_change));
 				pg_strv_push(&whole_ids, am->id);
 				pg_strv_push(&whole, tx.ptr);
 			}

@@ -68,8 +68,12 @@ void pg_trends_unique_files(char **files, const char *const *names, size_t n)
 	for (size_t i = 0; i < n; i++)
 		v[i] = (struct fname){ folded(files[i]), i };
 	qsort(v, n, sizeof(*v), cmp_fname);
+	/* every name of a group that collides, the first too: a page's name
+	 * then depends only on its point's name and whether others collide
+	 * with it, not on which of them sorts first */
 	for (size_t k = 1; k < n; k++)
-		dup[v[k].i] = !strcmp(v[k - 1].key, v[k].key);
+		if (!strcmp(v[k - 1].key, v[k].key))
+			dup[v[k].i] = dup[v[k - 1].i] = true;
 	for (size_t i = 0; i < n; i++) {
 		size_t stem = strlen(files[i]);
 		char *key = NULL;

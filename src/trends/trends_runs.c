@@ -56,14 +56,16 @@ static const char script[] =
 
 /* The first n bytes of s inside a JavaScript string in a <script>: no
  * quote, backslash, '<' or control byte that could end it or the element
- * (the history's strings are anyone's who can push to it), and no space,
- * which separates the strings of a list (a no-break space instead). */
+ * (the history's strings are anyone's who can push to it), no U+2028 or
+ * U+2029 (line ends to engines before ES2019), and no space: in a list
+ * (in_list) the strings are separated by spaces (a no-break space
+ * instead); elsewhere, as a URL, it stays a space (\u0020). */
 static bool plain(unsigned char c)
 {
-	return c > ' ' && c != '<' && c != '>' && c != '&' && c != '"' && c != '\\';
+	return c > ' ' && c != '<' && c != '>' && c != '&' && c != '"' && c != '\\' && c != 0xe2;
 }
 
-static void js_chars(struct pg_buf *o, const char *s, size_t n)
+static void js_chars(struct pg_buf *o, const char *s, size_t n, bool in_list)
 {
 	static const char hex[] = "0123456789abcdef";
 
@@ -79,7 +81,11 @@ static void js_chars(struct pg_buf *o, const char *s, size_t n)
 			continue;
 		}
 		if (c == ' ') {
-			pg_buf_puts(o, "\\u00a0");
+			pg_buf_puts(o, in_list ? "\\u00a0" : "\\u0020");
+		} else if (c == 0xe2 && k + 2 < n && (unsigned char)s[k + 1] == 0x80 &&
+			   ((unsigned char)s[k + 2] == 0xa8 || (unsigned char)s[k + 2] == 0xa9)) {
+			pg_buf_puts(o, (unsigned char)s[k + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+			k += 2;
 		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == '"' || c == '\\') {
 			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 			pg_buf_add(o, e, sizeof(e));
@@ -92,7 +98,7 @@ static void js_chars(struct pg_buf *o, const char *s, size_t n)
 static void js_str(struct pg_buf *o, const char *s, size_t n)
 {
 	pg_buf_putc(o, '"');
-	js_chars(o, s, n);
+	js_chars(o, s, n, false);
 	pg_buf_putc(o, '"');
 }
 
@@ -175,9 +181,11 @@ static void column(struct pg_buf *o, const struct pg_history *h, const double *c
 				lead = false;
 				b[n++] = *c;
 			}
+			if (lead) { /* all zeros (or -0): "0", not "00", an octal literal */
+				pg_buf_putc(o, '0');
+				continue;
+			}
 			for (int z = vals[k][PG_FMT_DOUBLE_SIZE - 1]; z < d_max; z++)
-				b[n++] = '0';
-			if (lead) /* all zeros: 0 */
 				b[n++] = '0';
 			pg_buf_add(o, b, n);
 		}
@@ -223,13 +231,13 @@ void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size
 	for (size_t k = 0; k < h->n; k++) {
 		if (k)
 			pg_buf_putc(o, ' ');
-		js_chars(o, h->recs[k].commit ? h->recs[k].commit : "", 12);
+		js_chars(o, h->recs[k].commit ? h->recs[k].commit : "", 12, true);
 	}
 	pg_buf_puts(o, "\",\nd:\"");
 	for (size_t k = 0; k < h->n; k++) {
 		if (k)
 			pg_buf_putc(o, ' ');
-		js_chars(o, h->recs[k].date ? h->recs[k].date : "", 10);
+		js_chars(o, h->recs[k].date ? h->recs[k].date : "", 10, true);
 	}
 	pg_buf_puts(o, "\",\nb:");
 	js_str(o, first ? first : "", prefix);

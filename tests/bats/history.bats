@@ -118,8 +118,8 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 ](evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg)"
 	golden out/evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg \
 		gate/history-evidence-output_throughput.svg
-	# a well-formed SVG: the window's five runs, the run's diamond and
-	# its interval's bar
+	# a well-formed SVG: the window's five runs, and four paths: the grid,
+	# the runs' line, the run's interval's bar and its diamond
 	run /usr/bin/python3 -c '
 import sys, xml.etree.ElementTree as ET
 ns = "{http://www.w3.org/2000/svg}"
@@ -127,7 +127,7 @@ root = ET.parse(sys.argv[1]).getroot()
 print(len(root.findall(f".//{ns}circle")), len([p for p in root.iter(f"{ns}path")]),
       [t.text for t in root.iter(f"{ns}text") if t.text and "window" in t.text])' \
 		out/evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg
-	assert_output "5 2 ['baseline window: 5 runs', 'the baseline window: runs of main, oldest to newest · the bar: 95% interval of the change']"
+	assert_output "5 4 ['baseline window: 5 runs', 'the baseline window: runs of main, oldest to newest · the bar: 95% interval of the change']"
 	# verdict.json: what each gated row rests on, and its interval, as the
 	# evidence says (pandas reads the rows as before)
 	/usr/bin/python3 -c '

@@ -89,6 +89,10 @@ START_TEST(percent_changes_have_no_negative_zero)
 	ck_assert_str_eq(pg_fmt_pct(out, 0.123), "+12.3%");
 	ck_assert_str_eq(pg_fmt_pct(out, -0.4), "-40.0%");
 	ck_assert_str_eq(pg_fmt_pct(out, NAN), "nan");
+	/* too large for one decimal in 32 bytes: %g, never cut short */
+	ck_assert_str_eq(pg_fmt_pct(out, 1e28), "+1e+30%");
+	ck_assert_str_eq(pg_fmt_pct(out, -1e28), "-1e+30%");
+	ck_assert_str_eq(pg_fmt_pct(out, INFINITY), "inf");
 }
 END_TEST
 
