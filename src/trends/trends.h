@@ -121,7 +121,7 @@ struct pg_trends_chart {
 	const struct pg_metric *m;
 	const double *x, *y; /* the runs: number, value (display units) */
 	size_t n;
-	size_t tips_from;          /* runs from here get a marker and a tooltip */
+	size_t tips_from; /* runs from here get a marker and a tooltip */
 	/* on a point page: its script shows every run on hover (its value
 	 * from column `column` of the page's data), no marker and tooltip per
 	 * run; the page's CSS gives the font and the white */
