@@ -625,6 +625,25 @@ static double insert_median(double *s, size_t *k, double x)
 }
 
 /*
+ * Whether any split of x[lo..hi) moves the median by min_shift (the
+ * sweeps' pre and suf filled). segment() keeps the best split only if its
+ * shift reaches min_shift: when none does, which is most series (a
+ * change point is rare), the best is not needed, nor the spread of every
+ * split (a selection each) that finding it takes.
+ */
+static bool some_shift_reaches(const struct cp_ctx *cx, size_t lo, size_t hi)
+{
+	size_t m = cx->o->min_seg;
+
+	if (!(cx->o->min_shift > 0))
+		return true;
+	for (size_t tau = lo + m; tau + m <= hi; tau++)
+		if (fabs(cx->suf[tau - lo] - cx->pre[tau - lo]) >= cx->o->min_shift)
+			return true;
+	return false;
+}
+
+/*
  * The best split of x[lo..hi), its statistic and its sides' medians. The
  * sides' medians of every split come from two sweeps (x[lo..tau) growing,
  * x[tau..hi) growing backwards), not a selection per split.
@@ -640,6 +659,11 @@ static size_t best_split(struct cp_ctx *cx, size_t lo, size_t hi, double *t_out,
 	k = 0;
 	for (size_t i = hi; i-- > lo;)
 		cx->suf[i - lo] = insert_median(cx->sorted, &k, cx->x[i]);
+	*t_out = best_t;
+	*shift = 0;
+	*df_out = 0.9 * (double)(n - 2);
+	if (!some_shift_reaches(cx, lo, hi))
+		return lo + m;
 	for (size_t tau = lo + m; tau + m <= hi; tau++) {
 		double m1 = cx->pre[tau - lo], m2 = cx->suf[tau - lo], s, t,
 		       n1 = (double)(tau - lo), n2 = (double)(hi - tau);
@@ -664,7 +688,6 @@ static size_t best_split(struct cp_ctx *cx, size_t lo, size_t hi, double *t_out,
 		}
 	}
 	*t_out = best_t;
-	*df_out = 0.9 * (double)(n - 2);
 	return best;
 }
 

@@ -110,7 +110,7 @@ END_TEST
 
 START_TEST(change_points_and_trends)
 {
-	double x[30], slow[30];
+	double x[30], slow[30], exact[30];
 	size_t cps[8], n;
 	struct pg_trend t;
 
@@ -127,6 +127,16 @@ START_TEST(change_points_and_trends)
 	/* a step too small to matter is not one */
 	ck_assert_uint_eq(
 		pg_cmpstat_change_points(x, 30, &(struct pg_cp_opts){ 3, 0.001, 0.08 }, cps, 8), 0);
+	/* a step of exactly min_shift is one (0.25 and 0.125 are exact) */
+	for (int i = 0; i < 30; i++)
+		exact[i] = i >= 20 ? 0.25 : 0.125;
+	ck_assert_uint_eq(
+		pg_cmpstat_change_points(exact, 30, &(struct pg_cp_opts){ 3, 0.001, 0.125 }, cps, 8),
+		1);
+	ck_assert_uint_eq(cps[0], 20);
+	ck_assert_uint_eq(
+		pg_cmpstat_change_points(exact, 30, &(struct pg_cp_opts){ 3, 0.001, 0.1251 }, cps, 8),
+		0);
 	/* a step three jobs from the end is seen */
 	for (int i = 0; i < 30; i++)
 		x[i] = (i >= 27 ? 0.05 : 0) + 0.003 * sin(1.7 * i);
@@ -1059,10 +1069,15 @@ START_TEST(change_points_as_first_written)
 	double x[80];
 	size_t got[16], want[16], found = 0;
 
-	for (int trial = 0; trial < 3000; trial++) {
+	/* shifts to reach: none, below every step, between the steps (0.08,
+	 * 0.1, 0.2: some segments have none that reaches it, and the search
+	 * stops early), and above them all */
+	static const double min_shift[] = { 0, 0.01, 0.0799, 0.08, 0.09, 0.15, 0.3 };
+
+	for (int trial = 0; trial < 6000; trial++) {
 		size_t n = 6 + (size_t)(trial % 75), ng;
 		struct pg_cp_opts o = { 2 + (size_t)(trial % 3), trial % 5 ? 0.001 : 0.05,
-					trial % 4 ? 0 : 0.01 };
+					trial % 4 ? 0 : min_shift[(trial / 4 * 3 + trial / 28) % 7] };
 		struct ref_cp cx = { x, o.min_seg, want, 16, 0, o.p_max, o.min_shift };
 		for (size_t i = 0; i < n; i++) {
 			double u;
@@ -1085,7 +1100,7 @@ START_TEST(change_points_as_first_written)
 		found += ng;
 	}
 	/* the series have steps to find */
-	ck_assert_uint_gt(found, 1000);
+	ck_assert_uint_gt(found, 2000);
 }
 END_TEST
 
