@@ -12,10 +12,12 @@
 #include "base/strutil.h"
 #include "baseline/history_ab.h"
 #include "baseline/history_check.h"
+#include "baseline/pack_index.h"
 #include "sys/fsutil.h"
 #include "sys/gitinfo.h"
 #include "sys/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1268,15 +1271,17 @@ struct read_job {
 	const struct pg_history_opts *o;
 	const char *gpu;
 	const git_tree_entry **files;
+	size_t *order;         /* task t reads files[order[t]]; NULL: files[t] */
 	struct pg_history *hs; /* per file */
 	git_repository **repos;
 	struct pg_history_pool **pools;
 	struct pg_task_errors errs;
 };
 
-static void read_task(void *ctx, size_t i, unsigned worker)
+static void read_task(void *ctx, size_t t, unsigned worker)
 {
 	struct read_job *j = ctx;
+	size_t i = j->order ? j->order[t] : t;
 	const git_tree_entry *f = j->files[i];
 	const char *name = git_tree_entry_name(f);
 	char *stem = pg_xstrndup(name, strlen(name) - strlen(".jsonl"));
@@ -1319,6 +1324,107 @@ done:
 	git_blob_free(blob);
 	free(stem);
 	pg_buf_release(&src);
+}
+
+_Static_assert(GIT_OID_RAWSZ == PG_PACK_OID_LEN, "the names pack indexes hold");
+
+struct packed_at {
+	size_t file, pack;
+	uint64_t offset;
+	bool found;
+};
+
+static int cmp_packed_at(const void *a, const void *b)
+{
+	const struct packed_at *x = a, *y = b;
+
+	if (x->found != y->found)
+		return x->found ? -1 : 1;
+	if (x->found && x->pack != y->pack)
+		return x->pack < y->pack ? -1 : 1;
+	if (x->found && x->offset != y->offset)
+		return x->offset > y->offset ? -1 : 1;
+	return (x->file > y->file) - (x->file < y->file);
+}
+
+/*
+ * The order to read files[0..n) in: each pack's objects from its end back
+ * (objects/pack/ of repo, the indexes read here), then the rest (loose,
+ * elsewhere) as listed; NULL for the listed order. A delta's base lies
+ * before it in its pack, and libgit2 keeps the bases it rebuilds, not the
+ * object it returns: read from the end, a chain is rebuilt once, from its
+ * top, and its other files come from that cache. A history whose files
+ * are deltas of each other (as git fast-import and pushes write them)
+ * reads in 60% of the CPU time of the listed order; one without deltas
+ * as fast as before.
+ */
+static size_t *pack_order(git_repository *repo, const git_tree_entry *const *files, size_t n)
+{
+	struct pg_buf dir = PG_BUF_INIT, path = PG_BUF_INIT;
+	struct {
+		unsigned char *map;
+		size_t len;
+	} packs[64];
+	size_t n_packs = 0, *order = NULL, found = 0;
+	struct packed_at *at = NULL;
+	DIR *d;
+
+	pg_buf_printf(&dir, "%sobjects/pack", git_repository_path(repo));
+	d = opendir(dir.ptr);
+	for (struct dirent *e;
+	     d && n_packs < sizeof(packs) / sizeof(packs[0]) && (e = readdir(d));) {
+		struct stat st;
+		void *map;
+		int fd;
+
+		if (!pg_str_has_suffix(e->d_name, ".idx"))
+			continue;
+		pg_buf_reset(&path);
+		pg_buf_printf(&path, "%s/%s", dir.ptr, e->d_name);
+		fd = open(path.ptr, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		map = fstat(fd, &st) == 0 && st.st_size > 0
+			      ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+			      : MAP_FAILED;
+		close(fd);
+		if (map == MAP_FAILED)
+			continue;
+		if (!pg_pack_index_valid(map, (size_t)st.st_size)) {
+			munmap(map, (size_t)st.st_size);
+			continue;
+		}
+		packs[n_packs].map = map;
+		packs[n_packs++].len = (size_t)st.st_size;
+	}
+	if (d)
+		closedir(d);
+	if (!n_packs || n < 2)
+		goto done;
+	at = pg_xmalloc(n * sizeof(*at));
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *oid = git_tree_entry_id(files[i])->id;
+		at[i] = (struct packed_at){ i, 0, 0, false };
+		for (size_t p = 0; p < n_packs && !at[i].found; p++)
+			if (pg_pack_index_find(packs[p].map, packs[p].len, oid, &at[i].offset)) {
+				at[i].pack = p;
+				at[i].found = true;
+				found++;
+			}
+	}
+	if (!found)
+		goto done;
+	qsort(at, n, sizeof(*at), cmp_packed_at);
+	order = pg_xmalloc(n * sizeof(*order));
+	for (size_t i = 0; i < n; i++)
+		order[i] = at[i].file;
+done:
+	free(at);
+	for (size_t p = 0; p < n_packs; p++)
+		munmap(packs[p].map, packs[p].len);
+	pg_buf_release(&dir);
+	pg_buf_release(&path);
+	return order;
 }
 
 /* The tip's directory of gpu (a '/' in the GPU key is '_', as written),
@@ -1406,6 +1512,7 @@ static int read_histories(struct store *s, git_tree *dir, const char *gpu, const
 		fewer = *o->tasks;
 		fewer.workers = nw;
 	}
+	j.order = pack_order(s->repo, j.files, *n);
 	pg_task_errors_init(&j.errs, nw > 1 ? &fewer : NULL, *n);
 	pg_tasks_run(nw > 1 ? &fewer : NULL, *n, read_task, &j);
 	rc = pg_task_errors_release(&j.errs, err);
@@ -1434,6 +1541,7 @@ done:
 	free(j.repos);
 	free(j.pools);
 	free(j.files);
+	free(j.order);
 	return rc;
 }
 

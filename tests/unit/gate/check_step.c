@@ -130,13 +130,13 @@ START_TEST(change_points_and_trends)
 	/* a step of exactly min_shift is one (0.25 and 0.125 are exact) */
 	for (int i = 0; i < 30; i++)
 		exact[i] = i >= 20 ? 0.25 : 0.125;
-	ck_assert_uint_eq(
-		pg_cmpstat_change_points(exact, 30, &(struct pg_cp_opts){ 3, 0.001, 0.125 }, cps, 8),
-		1);
+	ck_assert_uint_eq(pg_cmpstat_change_points(exact, 30,
+						   &(struct pg_cp_opts){ 3, 0.001, 0.125 }, cps, 8),
+			  1);
 	ck_assert_uint_eq(cps[0], 20);
-	ck_assert_uint_eq(
-		pg_cmpstat_change_points(exact, 30, &(struct pg_cp_opts){ 3, 0.001, 0.1251 }, cps, 8),
-		0);
+	ck_assert_uint_eq(pg_cmpstat_change_points(
+				  exact, 30, &(struct pg_cp_opts){ 3, 0.001, 0.1251 }, cps, 8),
+			  0);
 	/* a step three jobs from the end is seen */
 	for (int i = 0; i < 30; i++)
 		x[i] = (i >= 27 ? 0.05 : 0) + 0.003 * sin(1.7 * i);
@@ -1077,7 +1077,8 @@ START_TEST(change_points_as_first_written)
 	for (int trial = 0; trial < 6000; trial++) {
 		size_t n = 6 + (size_t)(trial % 75), ng;
 		struct pg_cp_opts o = { 2 + (size_t)(trial % 3), trial % 5 ? 0.001 : 0.05,
-					trial % 4 ? 0 : min_shift[(trial / 4 * 3 + trial / 28) % 7] };
+					trial % 4 ? 0
+						  : min_shift[(trial / 4 * 3 + trial / 28) % 7] };
 		struct ref_cp cx = { x, o.min_seg, want, 16, 0, o.p_max, o.min_shift };
 		for (size_t i = 0; i < n; i++) {
 			double u;
