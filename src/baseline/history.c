@@ -480,8 +480,12 @@ static double rec_level(const struct pg_history_rec *r, const struct pg_metric *
 
 /* The records each metric looks at: point i's of the analysed jobs
  * (from on), in file order, win[off[i]..off[i + 1]). */
+_Static_assert(PG_SUITE_COUNT <= 32, "a window's suites are bits of an unsigned");
+
 struct window {
 	size_t *off, *win;
+	unsigned *suites; /* per point: 1 << the suites of its records there */
+	unsigned any;     /* the union */
 };
 
 static void window_init(struct window *w, const struct pg_history_analysis *a,
@@ -490,6 +494,8 @@ static void window_init(struct window *w, const struct pg_history_analysis *a,
 	size_t k = 0;
 
 	w->off = pg_xmalloc((n + 1) * sizeof(size_t));
+	w->suites = pg_xcalloc(n ? n : 1, sizeof(unsigned));
+	w->any = 0;
 	for (size_t i = 0; i < n; i++) {
 		w->off[i] = k;
 		for (size_t r = 0; r < hs[i].n; r++)
@@ -498,10 +504,21 @@ static void window_init(struct window *w, const struct pg_history_analysis *a,
 	w->off[n] = k;
 	w->win = pg_xmalloc((k ? k : 1) * sizeof(size_t));
 	k = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		for (size_t r = 0; r < hs[i].n; r++)
-			if (a->rec_job[i][r] >= (long)from)
+			if (a->rec_job[i][r] >= (long)from) {
 				w->win[k++] = r;
+				w->suites[i] |= 1u << hs[i].recs[r].suite;
+			}
+		w->any |= w->suites[i];
+	}
+}
+
+static void window_release(struct window *w)
+{
+	free(w->off);
+	free(w->win);
+	free(w->suites);
 }
 
 static void metric_changes(struct pg_history_analysis *a, const struct pg_history *hs, size_t n,
@@ -512,9 +529,13 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 	double *y, *row, *col, *v;
 	size_t *pos, *count;
 
-	for (size_t i = 0; i < n; i++) {
+	/* a metric of a suite the window's records do not have: every
+	 * record would be looked at for nothing (a history of serving points
+	 * and the latency suite's metrics) */
+	for (size_t i = 0; i < n && (w->any >> m->suite & 1); i++) {
 		bool has = false;
-		for (size_t x = w->off[i]; x < w->off[i + 1] && !has; x++) {
+		for (size_t x = w->off[i];
+		     x < w->off[i + 1] && !has && (w->suites[i] >> m->suite & 1); x++) {
 			const struct pg_history_rec *r = &hs[i].recs[w->win[x]];
 			has = r->suite == m->suite &&
 			      (r->medians ? !isnan(rec_value_at(r, m, mi))
@@ -709,8 +730,7 @@ void pg_history_analyse_tasks(struct pg_history_analysis *a, const struct pg_his
 					  &w };
 		window_init(&w, a, hs, n, mt.from);
 		pg_tasks_run(tasks, nm, metric_task, &mt);
-		free(w.off);
-		free(w.win);
+		window_release(&w);
 		for (size_t m = 0; m < nm; m++) {
 			for (size_t c = 0; c < mt.out[m].n_changes; c++)
 				PG_ARRAY_PUSH(a->changes, a->n_changes, a->cap_changes,
