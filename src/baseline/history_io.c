@@ -1271,16 +1271,16 @@ struct read_job {
 	const struct pg_history_opts *o;
 	const char *gpu;
 	const git_tree_entry **files;
-	size_t *order;         /* task t reads files[order[t]]; NULL: files[t] */
+	size_t *order;         /* the t-th read is files[order[t]]; NULL: files[t] */
+	size_t n, run;         /* files; a task reads run of them in a row */
 	struct pg_history *hs; /* per file */
 	git_repository **repos;
 	struct pg_history_pool **pools;
 	struct pg_task_errors errs;
 };
 
-static void read_task(void *ctx, size_t t, unsigned worker)
+static void read_file(struct read_job *j, size_t t, unsigned worker)
 {
-	struct read_job *j = ctx;
 	size_t i = j->order ? j->order[t] : t;
 	const git_tree_entry *f = j->files[i];
 	const char *name = git_tree_entry_name(f);
@@ -1324,6 +1324,18 @@ done:
 	git_blob_free(blob);
 	free(stem);
 	pg_buf_release(&src);
+}
+
+/* Task k: the reads k * run .. (k + 1) * run, in a row on one thread, so
+ * that libgit2's cache of the delta bases serves each next file (two
+ * threads taking files in turn rebuilt each chain twice: 70% more
+ * inflating). */
+static void read_task(void *ctx, size_t k, unsigned worker)
+{
+	struct read_job *j = ctx;
+
+	for (size_t t = k * j->run; t < j->n && t < (k + 1) * j->run; t++)
+		read_file(j, t, worker);
 }
 
 _Static_assert(GIT_OID_RAWSZ == PG_PACK_OID_LEN, "the names pack indexes hold");
@@ -1513,8 +1525,14 @@ static int read_histories(struct store *s, git_tree *dir, const char *gpu, const
 		fewer.workers = nw;
 	}
 	j.order = pack_order(s->repo, j.files, *n);
+	j.n = *n;
+	/* in the pack's order, runs of files (up to 256: a delta chain is at
+	 * most 50 by default), eight runs a worker at least to share the work
+	 * out; in the listed order, a file a task */
+	j.run = j.order ? *n / (8 * (size_t)nw) : 1;
+	j.run = j.run < 1 ? 1 : j.run > 256 ? 256 : j.run;
 	pg_task_errors_init(&j.errs, nw > 1 ? &fewer : NULL, *n);
-	pg_tasks_run(nw > 1 ? &fewer : NULL, *n, read_task, &j);
+	pg_tasks_run(nw > 1 ? &fewer : NULL, (*n + j.run - 1) / j.run, read_task, &j);
 	rc = pg_task_errors_release(&j.errs, err);
 	if (o->pool && nw > 1)
 		pg_history_pool_join(o->pool, j.pools + 1, nw - 1, j.hs, *n);
