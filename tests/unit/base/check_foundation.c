@@ -13,6 +13,7 @@
 #include "sys/fsutil.h"
 #include "results/results_io.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,51 @@ START_TEST(buf_grows_and_stays_terminated)
 	ck_assert_str_eq(b.ptr, "");
 	free(owned);
 	pg_buf_release(&b);
+}
+END_TEST
+
+/* pg_fmt_long and pg_buf_long write what printf's "%ld" writes; what
+ * pg_buf_space gives is the caller's, appended by pg_buf_wrote. */
+START_TEST(long_is_printf_and_space_appends)
+{
+	static const long l[] = { 0,  1,   -1,    9,       -9,       10,       -10,
+				  99, 100, 12345, -100000, LONG_MAX, LONG_MIN, LONG_MIN + 1 };
+	struct pg_buf b = PG_BUF_INIT, want = PG_BUF_INIT;
+	uint64_t state = 5;
+
+	for (int i = 0; i < 20000 + (int)(sizeof(l) / sizeof(l[0])); i++) {
+		char out[24], w[24];
+		long v;
+		size_t n;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		v = i < (int)(sizeof(l) / sizeof(l[0])) ? l[i]
+		    : i % 2                             ? (long)(state >> (state % 64))
+							: (long)(state % 2001) - 1000;
+		memset(out, 'x', sizeof(out));
+		n = pg_fmt_long(out, v);
+		snprintf(w, sizeof(w), "%ld", v);
+		ck_assert_uint_eq(n, strlen(w));
+		ck_assert_mem_eq(out, w, n);
+		ck_assert_int_eq(out[n], 'x'); /* nothing beyond its count */
+		pg_buf_long(&b, v);
+		pg_buf_putc(&b, ' ');
+		pg_buf_printf(&want, "%s ", w);
+	}
+	ck_assert_uint_eq(b.len, strlen(b.ptr));
+	ck_assert_str_eq(b.ptr, want.ptr);
+
+	pg_buf_reset(&b);
+	pg_buf_puts(&b, "ab");
+	for (int i = 0; i < 100; i++) {
+		char *p = pg_buf_space(&b, 40);
+		memset(p, 'y', 40);
+		pg_buf_wrote(&b, i % 3);
+	}
+	ck_assert_uint_eq(b.len, 2 + 99);
+	ck_assert_uint_eq(strlen(b.ptr), b.len); /* terminated after what was written */
+	ck_assert(pg_str_has_prefix(b.ptr, "aby"));
+	pg_buf_release(&b);
+	pg_buf_release(&want);
 }
 END_TEST
 
@@ -523,6 +569,7 @@ static Suite *foundation_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, buf_grows_and_stays_terminated);
+	tcase_add_test(tc, long_is_printf_and_space_appends);
 	tcase_add_test(tc, numbers_format_like_python);
 	tcase_add_test(tc, strict_number_parsing);
 	tcase_add_test(tc, fixed_one_decimal_is_printf);
