@@ -216,6 +216,88 @@ START_TEST(g_is_printf)
 }
 END_TEST
 
+/* pg_fmt_g17 writes what printf's "%.17g" writes: the fast path's range
+ * [1e-4, 1e17), its ends, ties at the 18th digit, and beyond. */
+static void check_g17(double v)
+{
+	char got[PG_FMT_DOUBLE_SIZE], want[64];
+
+	pg_fmt_g17(got, v);
+	snprintf(want, sizeof(want), "%.17g", v);
+	ck_assert_str_eq(got, want);
+}
+
+START_TEST(g17_is_printf)
+{
+	static const double g[] = { 0,
+				    -0.0,
+				    1e-4,
+				    9.9999999999999991e-5,
+				    0.1,
+				    0.8,
+				    1.2000000000000002,
+				    2400,
+				    1e16,
+				    9.9999999999999984e16,
+				    1e17,
+				    1234567890123456.75,
+				    1234567890123456.25,
+				    4503599627370497.5,
+				    -0.30000000000000004,
+				    1e300,
+				    5e-324,
+				    NAN,
+				    -INFINITY };
+	uint64_t state = 13;
+
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+		check_g17(g[i]);
+	for (int i = 0; i < 60000; i++) {
+		double v;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		if (i % 3 == 0) /* dyadic values of 18 and more digits: exact ties */
+			v = (double)((int64_t)(state >> 8) - (INT64_C(1) << 55)) /
+			    (double)(UINT64_C(1) << (i % 40));
+		else /* every decade of the range and one beyond each end */
+			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
+			    pow(10, (int)(state % 24) - 6);
+		check_g17(v);
+	}
+}
+END_TEST
+
+/* pg_fmt_fixed writes what printf's "%.*f" writes: ties on the exact
+ * binary value, signs, zeros, subnormals, the fast path's ends, and
+ * precisions beyond it. */
+START_TEST(fixed_decimals_are_printf)
+{
+	static const double fixed[] = { 0,     -0.0,           0.05,   0.25,  0.35,   0.75,
+					-0.25, -0.04,          1.45,   2.5,   9.95,   99.95,
+					1e11,  999999999999.9, 1e12,   -1e12, 1e300,  4.35,
+					0.15,  1e-320,         5e-324, 5e-7,  1.5e-6, 2.5e-7,
+					NAN,   -INFINITY };
+	uint64_t state = 17;
+
+	for (int i = 0; i < 90000; i++) {
+		char got[PG_FMT_DOUBLE_SIZE], want[PG_FMT_DOUBLE_SIZE];
+		int d = i % 9 - 1; /* -1: printf's default, 7: beyond the fast path */
+		double v;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		if (i < (int)(sizeof(fixed) / sizeof(fixed[0])) * 9)
+			v = fixed[i / 9];
+		else if (i % 2) /* dyadic values: exact ties at every precision */
+			v = (double)((int64_t)(state >> 30) - (INT64_C(1) << 33)) /
+			    (double)(UINT64_C(1) << (i % 30));
+		else /* every decade of the range and beyond its end */
+			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
+			    pow(10, (int)(state % 20) - 8);
+		pg_fmt_fixed(got, v, d);
+		snprintf(want, sizeof(want), "%.*f", d, v);
+		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
 START_TEST(strict_number_parsing)
 {
 	long l;
@@ -575,6 +657,8 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, fixed_one_decimal_is_printf);
 	tcase_add_test(tc, percent_changes_have_no_negative_zero);
 	tcase_add_test(tc, g_is_printf);
+	tcase_add_test(tc, g17_is_printf);
+	tcase_add_test(tc, fixed_decimals_are_printf);
 	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
 	tcase_add_test(tc, template_keeps_values_literal);
 	tcase_add_test(tc, template_shell_quotes_by_context);
