@@ -182,13 +182,17 @@ START_TEST(fixed_one_decimal_is_printf)
 END_TEST
 
 /* pg_fmt_g writes what printf's "%g" writes, on its fast path's range
- * (1e-4 to 1e6), at its ends, at six-digit ties and beyond it. */
-static void check_g(double v)
+ * (1e-4 to 1e6), at its ends, at six-digit ties and beyond it; and
+ * pg_fmt_g17 what "%.17g" writes (prec 17). */
+static void check_g(double v, int prec)
 {
 	char got[PG_FMT_DOUBLE_SIZE], want[64];
 
-	pg_fmt_g(got, v);
-	snprintf(want, sizeof(want), "%g", v);
+	if (prec == 17)
+		pg_fmt_g17(got, v);
+	else
+		pg_fmt_g(got, v);
+	snprintf(want, sizeof(want), "%.*g", prec, v);
 	ck_assert_str_eq(got, want);
 }
 
@@ -202,7 +206,7 @@ START_TEST(g_is_printf)
 	uint64_t state = 11;
 
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
-		check_g(g[i]);
+		check_g(g[i], 6);
 	for (int i = 0; i < 300000; i++) {
 		double v;
 		state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -211,22 +215,13 @@ START_TEST(g_is_printf)
 		else /* every decade of the range and one beyond each end */
 			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
 			    pow(10, (int)(state % 13) - 6);
-		check_g(v);
+		check_g(v, 6);
 	}
 }
 END_TEST
 
-/* pg_fmt_g17 writes what printf's "%.17g" writes: the fast path's range
- * [1e-4, 1e17), its ends, ties at the 18th digit, and beyond. */
-static void check_g17(double v)
-{
-	char got[PG_FMT_DOUBLE_SIZE], want[64];
-
-	pg_fmt_g17(got, v);
-	snprintf(want, sizeof(want), "%.17g", v);
-	ck_assert_str_eq(got, want);
-}
-
+/* pg_fmt_g17 on the fast path's range [1e-4, 1e17), its ends, ties at
+ * the 18th digit, and beyond. */
 START_TEST(g17_is_printf)
 {
 	static const double g[] = { 0,
@@ -251,7 +246,7 @@ START_TEST(g17_is_printf)
 	uint64_t state = 13;
 
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
-		check_g17(g[i]);
+		check_g(g[i], 17);
 	for (int i = 0; i < 60000; i++) {
 		double v;
 		state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -261,7 +256,7 @@ START_TEST(g17_is_printf)
 		else /* every decade of the range and one beyond each end */
 			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
 			    pow(10, (int)(state % 24) - 6);
-		check_g17(v);
+		check_g(v, 17);
 	}
 }
 END_TEST
