@@ -64,28 +64,6 @@ void pg_buf_truncate(struct pg_buf *b, size_t len)
 		b->ptr[len] = '\0';
 }
 
-void pg_buf_add(struct pg_buf *b, const void *data, size_t len)
-{
-	if (!len)
-		return;
-	pg_buf_grow(b, len);
-	memmove(b->ptr + b->len, data, len);
-	b->len += len;
-	b->ptr[b->len] = '\0';
-}
-
-void pg_buf_puts(struct pg_buf *b, const char *s)
-{
-	pg_buf_add(b, s, strlen(s));
-}
-
-void pg_buf_putc(struct pg_buf *b, char c)
-{
-	pg_buf_grow(b, 1);
-	b->ptr[b->len++] = c;
-	b->ptr[b->len] = '\0';
-}
-
 void pg_buf_pad(struct pg_buf *b, char c, size_t n)
 {
 	if (!n)
@@ -122,18 +100,28 @@ void pg_buf_printf(struct pg_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t pg_fmt_long(char *out, long v)
+{
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v, t = u;
+	size_t sign = v < 0, len = sign;
+
+	out[0] = '-';
+	if (u < 10) { /* most of a path's steps */
+		out[sign] = (char)('0' + u);
+		return sign + 1;
+	}
+	/* the digits counted, then written from the last: no copy */
+	do
+		len++;
+	while (t /= 10);
+	for (size_t i = len; i-- > sign; u /= 10)
+		out[i] = (char)('0' + u % 10);
+	return len;
+}
+
 void pg_buf_long(struct pg_buf *b, long v)
 {
-	char d[24];
-	size_t i = sizeof(d);
-	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
-
-	do
-		d[--i] = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		d[--i] = '-';
-	pg_buf_add(b, d + i, sizeof(d) - i);
+	pg_buf_wrote(b, pg_fmt_long(pg_buf_space(b, 20), v));
 }
 
 void pg_buf_fixed1(struct pg_buf *b, double v)

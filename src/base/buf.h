@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 /*
  * The one growable byte buffer (git's strbuf, cmark's cmark_strbuf).
@@ -38,9 +39,51 @@ void pg_buf_grow(struct pg_buf *b, size_t extra);
 void pg_buf_reset(struct pg_buf *b);                /* len = 0, keeps memory */
 void pg_buf_truncate(struct pg_buf *b, size_t len); /* len must be <= b->len */
 
-void pg_buf_add(struct pg_buf *b, const void *data, size_t len);
-void pg_buf_puts(struct pg_buf *b, const char *s);
-void pg_buf_putc(struct pg_buf *b, char c);
+/* Appending: inline, growth out of line (a trends site appends some
+ * hundred million times; a constant string's length is the compiler's). */
+static inline void pg_buf_add(struct pg_buf *b, const void *data, size_t len)
+{
+	if (!len)
+		return;
+	if (b->len + len >= b->cap)
+		pg_buf_grow(b, len);
+	memmove(b->ptr + b->len, data, len);
+	b->len += len;
+	b->ptr[b->len] = '\0';
+}
+
+static inline void pg_buf_puts(struct pg_buf *b, const char *s)
+{
+	pg_buf_add(b, s, strlen(s));
+}
+
+static inline void pg_buf_putc(struct pg_buf *b, char c)
+{
+	if (b->len + 1 >= b->cap)
+		pg_buf_grow(b, 1);
+	b->ptr[b->len++] = c;
+	b->ptr[b->len] = '\0';
+}
+
+/* Writing in place: pg_buf_space returns room for n more bytes (after
+ * len, the NUL's place kept beyond them); the caller writes k <= n of
+ * them and pg_buf_wrote(b, k) appends them. */
+static inline char *pg_buf_space(struct pg_buf *b, size_t n)
+{
+	if (b->len + n >= b->cap)
+		pg_buf_grow(b, n);
+	return b->ptr + b->len;
+}
+
+static inline void pg_buf_wrote(struct pg_buf *b, size_t k)
+{
+	b->len += k;
+	b->ptr[b->len] = '\0';
+}
+
+/* v's decimal digits (and '-') at out, which has room for 20: their
+ * count. What pg_buf_long appends. */
+size_t pg_fmt_long(char *out, long v);
 void pg_buf_printf(struct pg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* pg_buf_printf(b, "%.1f", v), without printf's cost for values under
  * 1e15 (an SVG coordinate is written millions of times on a trends site). */

@@ -113,65 +113,86 @@ int pg_hex_digit(char c)
 
 #ifdef __SIZEOF_INT128__
 /*
- * "%g" of v when |v| is in [1e-4, 1e6) (fixed notation) and not zero, as
- * printf writes it, without printf's cost (a trends site formats millions
- * of values): |v| = m x 2^e exactly, so |v| x 10^N = m x 10^N x 2^e is
- * rounded to six digits in integer arithmetic, the tie decided on the
+ * "%.<prec>g" of v (prec 6: "%g", or 17) when |v| is in [1e-4, 10^prec)
+ * (fixed notation) and not zero, as printf writes it, without printf's
+ * cost (a trends site formats millions of values): |v| = m x 2^e exactly,
+ * so |v| x 10^N = m x 10^N x 2^e is rounded to prec digits in integer
+ * arithmetic (m x 10^N < 2^53 x 10^20 < 2^120), the tie decided on the
  * exact value, half to even, as printf does. False: not in that range.
  */
-static bool fmt_g_fixed(char out[PG_FMT_DOUBLE_SIZE], double v)
+static bool fmt_g_fixed(char out[PG_FMT_DOUBLE_SIZE], double v, int prec)
 {
-	static const uint64_t p10[] = { 1,      10,      100,      1000,      10000,
-					100000, 1000000, 10000000, 100000000, 1000000000 };
+	/* clang-format off */
+	static const uint64_t p10[] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+		10000000000, 100000000000, 1000000000000, 10000000000000, 100000000000000,
+		1000000000000000, 10000000000000000, 100000000000000000, 1000000000000000000,
+		10000000000000000000u
+	};
+	/* clang-format on */
+	static const double d10[] = { 1e-4, 1e-3, 1e-2, 1e-1, 1e0,  1e1, 1e2,  1e3,
+				      1e4,  1e5,  1e6,  1e7,  1e8,  1e9, 1e10, 1e11,
+				      1e12, 1e13, 1e14, 1e15, 1e16, 1e17 };
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
 	__extension__ typedef unsigned __int128 u128;
 	double a = fabs(v);
-	int x, shift;
+	int x, shift, i;
 	uint64_t bits, m, q = 0;
-	char *o = out, digits[6];
+	char *o = out, digits[17];
 
-	if (!(a >= 1e-4 && a < 1e6))
+	if (!(a >= 1e-4 && a < d10[prec + 4]))
 		return false;
 	/* a is normal here: m the significand with its hidden bit */
 	memcpy(&bits, &a, sizeof(bits));
 	m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
-	shift = 1075 - (int)(bits >> 52); /* |v| = m / 2^shift, shift in [33, 67] */
-	/* the decimal exponent X of v rounded to six digits: a guess, then
-	 * one step either way until the rounded value has six digits */
-	for (x = 5; x > -4 && a < p10[x + 4] * 1e-4; x--)
+	shift = 1075 - (int)(bits >> 52); /* |v| = m / 2^shift, shift in [-4, 67] */
+	/* the decimal exponent X of v rounded to prec digits: a guess, then
+	 * one step either way until the rounded value has prec digits */
+	for (x = prec - 1; x > -4 && a < d10[x + 4]; x--)
 		;
 	for (int tries = 0; tries < 3; tries++) {
-		u128 full = (u128)m * p10[5 - x], rem, half;
-		q = (uint64_t)(full >> shift);
-		rem = full & (((u128)1 << shift) - 1);
-		half = (u128)1 << (shift - 1);
-		if (rem > half || (rem == half && (q & 1)))
-			q++;
-		if (q >= 1000000 && x < 5)
+		int n = prec - 1 - x; /* 10^n: in [1, 10^20] */
+		u128 full = n < 20 ? (u128)m * p10[n] : (u128)m * p10[10] * p10[10];
+		if (shift <= 0) {
+			q = (uint64_t)(full << -shift); /* exact: |v| >= 2^52 */
+		} else {
+			u128 rem = full & (((u128)1 << shift) - 1), half = (u128)1 << (shift - 1);
+			q = (uint64_t)(full >> shift);
+			if (rem > half || (rem == half && (q & 1)))
+				q++;
+		}
+		if (q >= p10[prec] && x < prec - 1)
 			x++;
-		else if (q < 100000 && x > -4)
+		else if (q < p10[prec - 1] && x > -4)
 			x--;
 		else
 			break;
 	}
-	if (q < 100000 || q >= 1000000)
+	if (q < p10[prec - 1] || q >= p10[prec])
 		return false; /* the rounded value leaves the range: "%e" */
-	for (int i = 6; i-- > 0; q /= 10)
-		digits[i] = (char)('0' + q % 10);
+	/* the digits by pairs, then each in its place */
+	for (i = prec; i >= 2; i -= 2, q /= 100)
+		memcpy(digits + i - 2, pairs + 2 * (q % 100), 2);
+	if (i)
+		digits[0] = (char)('0' + q);
 	if (v < 0)
 		*o++ = '-';
 	if (x < 0) {
 		*o++ = '0';
 		*o++ = '.';
-		for (int i = -1; i > x; i--)
+		for (i = -1; i > x; i--)
 			*o++ = '0';
-		memcpy(o, digits, 6);
-		o += 6;
+		memcpy(o, digits, (size_t)prec);
+		o += prec;
 	} else {
-		memcpy(o, digits, (size_t)x + 1);
-		o += x + 1;
-		*o++ = '.';
-		memcpy(o, digits + x + 1, (size_t)(5 - x));
-		o += 5 - x;
+		for (i = 0; i < prec; i++) {
+			*o++ = digits[i];
+			if (i == x)
+				*o++ = '.';
+		}
 	}
 	/* "%g" drops the fraction's trailing zeros, and a bare point */
 	while (o[-1] == '0')
@@ -186,7 +207,7 @@ static bool fmt_g_fixed(char out[PG_FMT_DOUBLE_SIZE], double v)
 char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
 {
 #ifdef __SIZEOF_INT128__
-	if (fmt_g_fixed(out, v))
+	if (fmt_g_fixed(out, v, 6))
 		return out;
 #endif
 	if (isnan(v))
@@ -195,6 +216,64 @@ char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
 		snprintf(out, PG_FMT_DOUBLE_SIZE, v < 0 ? "-inf" : "inf");
 	else
 		snprintf(out, PG_FMT_DOUBLE_SIZE, "%g", v);
+	return out;
+}
+
+char *pg_fmt_g17(char out[PG_FMT_DOUBLE_SIZE], double v)
+{
+#ifdef __SIZEOF_INT128__
+	if (fmt_g_fixed(out, v, 17))
+		return out;
+#endif
+	snprintf(out, PG_FMT_DOUBLE_SIZE, "%.17g", v);
+	return out;
+}
+
+char *pg_fmt_fixed(char out[PG_FMT_DOUBLE_SIZE], double v, int decimals)
+{
+#ifdef __SIZEOF_INT128__
+	/* |v| = m / 2^shift exactly (shift >= 13), so |v| x 10^d (< 1e18) is
+	 * rounded in integer arithmetic (m x 10^6 < 2^73), the tie half to
+	 * even, as printf does */
+	if (decimals >= 0 && decimals <= 6 && fabs(v) < 1e12) {
+		static const uint32_t p10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+		__extension__ typedef unsigned __int128 u128;
+		double a = fabs(v);
+		uint64_t bits, m, q;
+		int e, shift;
+		char d[40], *o = out;
+		size_t i = sizeof(d);
+
+		memcpy(&bits, &a, sizeof(bits));
+		e = (int)(bits >> 52);
+		m = bits & ((UINT64_C(1) << 52) - 1);
+		if (e) /* normal: the hidden bit; subnormal: shift as for e = 1 */
+			m |= UINT64_C(1) << 52;
+		shift = 1075 - (e ? e : 1);
+		if (shift >= 120) {
+			q = 0; /* m x 10^6 < 2^73: under half of 2^shift */
+		} else {
+			u128 full = (u128)m * p10[decimals];
+			u128 rem = full & (((u128)1 << shift) - 1), half = (u128)1 << (shift - 1);
+			q = (uint64_t)(full >> shift);
+			if (rem > half || (rem == half && (q & 1)))
+				q++;
+		}
+		for (int k = 0; k < decimals; k++, q /= 10)
+			d[--i] = (char)('0' + q % 10);
+		if (decimals)
+			d[--i] = '.';
+		do
+			d[--i] = (char)('0' + q % 10);
+		while (q /= 10);
+		if (signbit(v))
+			*o++ = '-';
+		memcpy(o, d + i, sizeof(d) - i);
+		o[sizeof(d) - i] = 0;
+		return out;
+	}
+#endif
+	snprintf(out, PG_FMT_DOUBLE_SIZE, "%.*f", decimals, v);
 	return out;
 }
 

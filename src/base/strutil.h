@@ -44,6 +44,13 @@ int pg_hex_digit(char c);
  */
 #define PG_FMT_DOUBLE_SIZE 32
 char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v);
+/* "%.17g" (every double's digits, read back exactly: a chart's frame for
+ * its script), printf's bytes without its cost in [1e-4, 1e17). */
+char *pg_fmt_g17(char out[PG_FMT_DOUBLE_SIZE], double v);
+/* "%.*f" with `decimals` (an axis's labels), printf's bytes without its
+ * cost for 0..6 decimals and |v| < 1e12; beyond that, printf's (which may
+ * not fit: cut to 31 bytes). */
+char *pg_fmt_fixed(char out[PG_FMT_DOUBLE_SIZE], double v, int decimals);
 char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v);
 /* A relative change (0.123) as a signed percentage with one decimal
  * ("+12.3%"), rounded half away from zero; what rounds to zero is "+0.0%",

@@ -67,10 +67,12 @@ size_t pg_axis_ticks(double from, double to, double step)
 
 static int decimals_for(double step)
 {
+	/* pow(10, d), exactly (a chart labels every tick: no pow calls) */
+	static const double p10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
 	int d = 0;
 
 	/* enough decimals that every multiple of step prints exactly */
-	while (d < 6 && fabs(step * pow(10, d) - round(step * pow(10, d))) > 1e-9 * pow(10, d))
+	while (d < 6 && fabs(step * p10[d] - round(step * p10[d])) > 1e-9 * p10[d])
 		d++;
 	return d;
 }
@@ -89,6 +91,17 @@ void pg_tick_label(char *out, size_t size, double v, double step)
 	}
 	if (v == 0) {
 		snprintf(out, size, "0");
+		return;
+	}
+	if (fabs(v / scale) < 1e12 && size > 0) { /* printf's bytes without its cost */
+		char num[PG_FMT_DOUBLE_SIZE];
+		size_t n = strlen(pg_fmt_fixed(num, v / scale, decimals_for(step / scale)));
+		size_t k = strlen(suffix);
+		n = n < size - 1 ? n : size - 1;
+		k = k < size - 1 - n ? k : size - 1 - n;
+		memcpy(out, num, n);
+		memcpy(out + n, suffix, k);
+		out[n + k] = 0;
 		return;
 	}
 	snprintf(out, size, "%.*f%s", decimals_for(step / scale), v / scale, suffix);

@@ -57,8 +57,27 @@ static const char style[] =
 /* ------------------------------------------------------------------ */
 /* Page frame                                                          */
 
-/* home: the path up to the site's root; gpu and gpu_href: the GPU's
- * overview, or NULL on the overview and the front page. */
+/* What pg_escape_html writes as it is, alone: printable ASCII but HTML's
+ * five. */
+static bool html_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'';
+}
+
+/* pg_escape_html(o, s), a string with nothing to escape (a number, a
+ * commit, a date: most of what the pages write) appended at once. */
+static void esc_html(struct pg_buf *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	while (html_plain(*p))
+		p++;
+	if (*p)
+		pg_escape_html(o, s);
+	else if (s)
+		pg_buf_add(o, s, (size_t)(p - (const unsigned char *)s));
+}
+
 /* v as "%.1f" writes it, without a ".0": a coordinate. */
 static void put_num(struct pg_buf *o, double v)
 {
@@ -76,13 +95,15 @@ static void put_xy(struct pg_buf *o, const char *sep, double x, double y)
 	put_num(o, y);
 }
 
+/* home: the path up to the site's root; gpu and gpu_href: the GPU's
+ * overview, or NULL on the overview and the front page. */
 static void page_open(struct pg_buf *o, const char *title, const char *home, const char *gpu,
 		      const char *gpu_href)
 {
 	pg_buf_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 		       "<title>");
-	pg_escape_html(o, title);
+	esc_html(o, title);
 	pg_buf_puts(o, "</title>\n<style>");
 	pg_buf_puts(o, style);
 	pg_buf_puts(o, "</style></head>\n<body>\n<nav><a href=\"");
@@ -92,7 +113,7 @@ static void page_open(struct pg_buf *o, const char *title, const char *home, con
 		pg_buf_puts(o, " › <a href=\"");
 		pg_buf_puts(o, gpu_href);
 		pg_buf_puts(o, "\">");
-		pg_escape_html(o, gpu);
+		esc_html(o, gpu);
 		pg_buf_puts(o, "</a>");
 	}
 	pg_buf_puts(o, "</nav>\n");
@@ -108,7 +129,14 @@ static void page_close(struct pg_buf *o)
 static void esc_prefix(struct pg_buf *o, const char *s, size_t n)
 {
 	struct pg_buf b = PG_BUF_INIT;
+	size_t k = 0;
 
+	while (k < n && html_plain((unsigned char)s[k]))
+		k++;
+	if (k == n || !s[k]) {
+		pg_buf_add(o, s, k);
+		return;
+	}
 	pg_buf_add(&b, s, strnlen(s, n));
 	pg_escape_html(o, b.ptr);
 	pg_buf_release(&b);
@@ -119,12 +147,12 @@ static void build_link(struct pg_buf *o, const char *url, const char *text)
 {
 	if (url && (!strncmp(url, "https://", 8) || !strncmp(url, "http://", 7))) {
 		pg_buf_puts(o, "<a href=\"");
-		pg_escape_html(o, url);
+		esc_html(o, url);
 		pg_buf_puts(o, "\">");
-		pg_escape_html(o, text);
+		esc_html(o, text);
 		pg_buf_puts(o, "</a>");
 	} else {
-		pg_escape_html(o, text);
+		esc_html(o, text);
 	}
 }
 
@@ -140,10 +168,10 @@ static enum pg_suite_kind point_suite(const struct pg_history *h)
 
 static void metric_title(struct pg_buf *o, const struct pg_metric *m)
 {
-	pg_escape_html(o, m->label);
+	esc_html(o, m->label);
 	if (m->unit[0]) {
 		pg_buf_puts(o, " (");
-		pg_escape_html(o, m->unit);
+		esc_html(o, m->unit);
 		pg_buf_puts(o, ")");
 	}
 }
@@ -396,7 +424,7 @@ static void svg_text(struct pg_buf *o, double x, double y, const char *anchor, c
 		pg_buf_puts(o, attrs);
 	}
 	pg_buf_putc(o, '>');
-	pg_escape_html(o, s);
+	esc_html(o, s);
 	pg_buf_puts(o, "</text>\n");
 }
 
@@ -502,7 +530,7 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 	else
 		diamond(o, x, y, 7, col);
 	pg_buf_puts(o, "<title>");
-	pg_escape_html(o, p->name);
+	esc_html(o, p->name);
 	pg_buf_printf(o, ": %s", pg_fmt_g(a, p->v));
 	if (isfinite(p->change))
 		pg_buf_printf(o, " (%s)", pg_fmt_pct(a, p->change));
@@ -520,7 +548,7 @@ static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_v
 		      "font-weight=\"bold\" class=\"legend\" data-series=\"%s\">",
 		      x, p->square || top - f->py1 < 24 ? bottom + 20 : top - 11, col,
 		      p->square ? "rerun" : "pr");
-	pg_escape_html(o, p->name);
+	esc_html(o, p->name);
 	pg_buf_puts(o, "</text>\n");
 }
 
@@ -550,34 +578,85 @@ static void svg_put(struct pg_buf *o, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* lround(v) (half away from zero) without the call: |v| < 1e15 here, so
+ * the truncation and v less it are exact. */
+static long round_away(double v)
+{
+	long t;
+	double d;
+
+	if (!(fabs(v) < 1e15))
+		return lround(v);
+	t = (long)v;
+	d = v - (double)t;
+	return d >= 0.5 ? t + 1 : d <= -0.5 ? t - 1 : t;
+}
+
+/* pg_fmt_long(p, v), a path's usual step (one digit) inline. */
+static size_t put_step(char *p, long v)
+{
+	if (v >= 0 && v < 10) {
+		p[0] = (char)('0' + v);
+		return 1;
+	}
+	if (v < 0 && v > -10) {
+		p[0] = '-';
+		p[1] = (char)('0' - v);
+		return 2;
+	}
+	return pg_fmt_long(p, v);
+}
+
 /*
  * The runs as one path: x in runs from the first (a transform scales them
  * to pixels, the stroke unscaled), y in whole pixels, each point relative
  * to the one before ("l1-6"): under half the bytes of a polyline of pixel
  * pairs to a tenth, and as exact to the eye at a run every few pixels.
+ * The points written in place, fy's arithmetic inline (the same
+ * operations in the same order: the same pixels).
  */
 static void runs_path(struct pg_buf *o, const struct frame *f, const double *x, const double *y,
 		      size_t n)
 {
 	double sx = (f->px1 - f->px0) / (f->x1 - f->x0);
-	long px = 0, py = lround(fy(f, y[0]));
+	long px = 0, py = round_away(fy(f, y[0]));
+	char g[PG_FMT_DOUBLE_SIZE];
+	bool placed = f->y1 > f->y0;
+	double dy = f->y1 - f->y0, dpy = f->py0 - f->py1;
+	double top = fmin(f->py0, f->py1), bottom = fmax(f->py0, f->py1);
+	double above = top - 20, below = bottom + 20;
 
 	pg_buf_puts(o, "<path data-series=\"runs\" fill=\"none\" stroke=\"" COLOR_RUN
 		       "\" stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\" "
 		       "transform=\"matrix(");
-	pg_buf_printf(o, "%.6g 0 0 1 ", sx);
+	pg_buf_puts(o, pg_fmt_g(g, sx)); /* "%.6g" */
+	pg_buf_puts(o, " 0 0 1 ");
 	put_num(o, fx(f, x[0]));
 	pg_buf_puts(o, " 0)\" d=\"M0 ");
 	pg_buf_long(o, py);
 	pg_buf_putc(o, 'l');
 	for (size_t k = 1; k < n; k++) {
-		long kx = lround(x[k] - x[0]), ky = lround(fy(f, y[k]));
+		/* a point: two numbers of at most 20 bytes, two separators */
+		char *p = pg_buf_space(o, 42), *p0 = p;
+		double v = y[k], fv;
+		long kx = round_away(x[k] - x[0]), ky;
+		if (placed && isfinite(v)) {
+			fv = f->py0 - (v - f->y0) / dy * dpy;
+			fv = isnan(fv)    ? (top + bottom) / 2
+			     : fv < above ? above
+			     : fv > below ? below
+					  : fv;
+		} else {
+			fv = (f->py0 + f->py1) / 2;
+		}
+		ky = round_away(fv);
 		if (k > 1)
-			pg_buf_putc(o, ' ');
-		pg_buf_long(o, kx - px);
+			*p++ = ' ';
+		p += put_step(p, kx - px);
 		if (ky - py >= 0)
-			pg_buf_putc(o, ' ');
-		pg_buf_long(o, ky - py);
+			*p++ = ' ';
+		p += put_step(p, ky - py);
+		pg_buf_wrote(o, (size_t)(p - p0));
 		px = kx;
 		py = ky;
 	}
@@ -586,9 +665,15 @@ static void runs_path(struct pg_buf *o, const struct frame *f, const double *x, 
 	pg_buf_puts(o, "\"/>\n");
 }
 
+/* A point page's chart, in pixels (W, H) */
+#define CHART_W 760
+#define CHART_H 250
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
 void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 {
-	const double W = 760, H = 250;
+	const double W = CHART_W, H = CHART_H;
 	const struct pg_metric *m = c->m;
 	struct frame f = { 0 };
 	double lo = INFINITY, hi = -INFINITY, pr = c->pr;
@@ -625,23 +710,30 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	}
 	frame_y(&f, lo, hi, 5);
 
-	pg_buf_printf(o,
-		      "<svg%s width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\"%s "
-		      "font-size=\"11\" role=\"img\" aria-label=\"",
-		      c->scripted ? "" : " xmlns=\"http://www.w3.org/2000/svg\"", W, H, W, H,
-		      c->scripted ? "" : " font-family=\"" FONT "\"");
-	pg_escape_html(o, m->label);
+	/* W and H as "%.0f" writes them, and the rest, without printf */
+	pg_buf_puts(o, c->scripted ? "<svg" : "<svg xmlns=\"http://www.w3.org/2000/svg\"");
+	pg_buf_puts(o, " width=\"" STR(CHART_W) "\" height=\"" STR(CHART_H) "\" viewBox=\"0 0 " STR(
+			       CHART_W) " " STR(CHART_H) "\"");
+	pg_buf_puts(o, c->scripted ? " font-size=\"11\" role=\"img\" aria-label=\""
+				   : " font-family=\"" FONT
+				     "\" font-size=\"11\" role=\"img\" aria-label=\"");
+	esc_html(o, m->label);
 	pg_buf_puts(o, " over main's runs\"");
 	if (c->scripted) {
 		/* the frame, for the page's script to find the run under the
 		 * pointer and mark it */
 		const double px[] = { f.px0, f.px1, f.x0, f.x1, f.py0, f.py1 };
-		pg_buf_printf(o, " data-m=\"%zu\" data-f=\"", c->column);
+		pg_buf_puts(o, " data-m=\"");
+		pg_buf_long(o, (long)c->column);
+		pg_buf_puts(o, "\" data-f=\"");
 		for (size_t k = 0; k < 6; k++) { /* pixels, and runs at halves */
 			put_num(o, px[k]);
 			pg_buf_putc(o, ' ');
 		}
-		pg_buf_printf(o, "%.17g %.17g\"", f.y0, f.y1);
+		pg_buf_puts(o, pg_fmt_g17(a, f.y0));
+		pg_buf_putc(o, ' ');
+		pg_buf_puts(o, pg_fmt_g17(a, f.y1));
+		pg_buf_putc(o, '"');
 	}
 	pg_buf_puts(o, ">\n");
 	if (!c->scripted) /* a file of its own: the page is white */
@@ -708,7 +800,8 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 		for (long j = (long)ceil(f.x0); j <= (long)floor(f.x1); j++) {
 			if ((size_t)j >= c->n_jobs || j % every)
 				continue;
-			snprintf(label, sizeof(label), "#%ld", j + 1);
+			label[0] = '#';
+			label[1 + pg_fmt_long(label + 1, j + 1)] = 0;
 			svg_text(o, fx(&f, (double)j), NAN, NULL, "class=\"tick-x\"", label);
 		}
 		pg_buf_puts(o, "</g>\n<g text-anchor=\"middle\" fill=\"" COLOR_MUTED
@@ -721,7 +814,9 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 				continue;
 			date = c->job_date ? c->job_date(c->ctx, (size_t)j) : NULL;
 			if (date) {
-				snprintf(label, sizeof(label), "%.10s", date);
+				size_t n = strnlen(date, 10);
+				memcpy(label, date, n);
+				label[n] = 0;
 				svg_text(o, fx(&f, (double)j), NAN, NULL, NULL, label);
 			}
 		}
@@ -755,7 +850,7 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 			 m->direction == PG_HIGHER_IS_BETTER ? "−" : "+", c->tol * 100);
 		svg_put(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", f.px1 + 6,
 			fy(&f, c->limit) + 4 + dy, c->gate ? COLOR_WORSE : COLOR_CHANGE);
-		pg_escape_html(o, label);
+		esc_html(o, label);
 		pg_buf_puts(o, "</text>\n");
 	}
 	/* change points */
@@ -773,9 +868,9 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 			 fabs(ch->shift) * 100);
 		svg_put(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"" COLOR_CHANGE "\">", x + 3,
 			f.py0 - 6);
-		pg_escape_html(o, label);
+		esc_html(o, label);
 		pg_buf_puts(o, "</text><title>");
-		pg_escape_html(o, ch->tip);
+		esc_html(o, ch->tip);
 		pg_buf_puts(o, "</title></g>\n");
 	}
 	/* the runs: a line through all, a marker with its commit on the last
@@ -1074,7 +1169,7 @@ static void legend(struct pg_buf *o, bool pr, const char *current_name)
 		       ";width:3px\"></span>change point</span>");
 	if (pr) {
 		pg_buf_puts(o, "<span>◆ ");
-		pg_escape_html(o, current_name);
+		esc_html(o, current_name);
 		pg_buf_puts(o, " (red: regressed, green: improved)</span>");
 	}
 	pg_buf_puts(o, "</p>\n");
@@ -1092,13 +1187,13 @@ static void summary_line(struct pg_buf *o, const struct pg_trends_gpu *t)
 	}
 	if (t->a->n_jobs && t->a->jobs[t->a->n_jobs - 1].commit) {
 		pg_buf_puts(o, ", last at <code>");
-		pg_escape_html(o, t->a->jobs[t->a->n_jobs - 1].commit);
+		esc_html(o, t->a->jobs[t->a->n_jobs - 1].commit);
 		pg_buf_puts(o, "</code>");
 	}
 	pg_buf_puts(o, ".");
 	if (t->source) {
 		pg_buf_puts(o, " <span class=\"muted\">From ");
-		pg_escape_html(o, t->source);
+		esc_html(o, t->source);
 		pg_buf_puts(o, ".</span>");
 	}
 	pg_buf_puts(o, "</p>\n");
@@ -1107,9 +1202,9 @@ static void summary_line(struct pg_buf *o, const struct pg_trends_gpu *t)
 static void point_link(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 {
 	pg_buf_puts(o, "<a href=\"");
-	pg_escape_html(o, t->files[i]);
+	esc_html(o, t->files[i]);
 	pg_buf_puts(o, "\">");
-	pg_escape_html(o, t->hs[i].point);
+	esc_html(o, t->hs[i].point);
 	pg_buf_puts(o, "</a>");
 }
 
@@ -1174,7 +1269,7 @@ static void changes_table(struct pg_buf *o, const struct pg_trends_gpu *t)
 		pg_buf_printf(o, "</td><td%s>", ch->shift > 0 ? " class=\"bad\"" : "");
 		pg_buf_reset(&tx);
 		change_text(&tx, t, ch);
-		pg_escape_html(o, tx.ptr);
+		esc_html(o, tx.ptr);
 		pg_buf_puts(o, "</td></tr>\n");
 	}
 	pg_buf_puts(o, "</table>\n");
@@ -1197,12 +1292,12 @@ void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
 	pg_buf_printf(&title, "%s: perfgate trends", t->gpu);
 	page_open(o, title.ptr, "../", NULL, NULL);
 	pg_buf_puts(o, "<h1>");
-	pg_escape_html(o, t->gpu);
+	esc_html(o, t->gpu);
 	pg_buf_puts(o, "</h1>\n");
 	summary_line(o, t);
 	if (t->cmp) {
 		pg_buf_puts(o, "<p>With <b>");
-		pg_escape_html(o, t->current_name);
+		esc_html(o, t->current_name);
 		pg_buf_puts(o, "</b>: ");
 		{
 			struct pg_buf h = PG_BUF_INIT;
@@ -1213,7 +1308,7 @@ void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
 				if (h.ptr[c] != '*')
 					h.ptr[k++] = h.ptr[c];
 			pg_buf_truncate(&h, k);
-			pg_escape_html(o, h.ptr);
+			esc_html(o, h.ptr);
 			pg_buf_release(&h);
 		}
 		pg_buf_puts(o, "</p>\n");
@@ -1286,7 +1381,7 @@ void pg_trends_points(struct pg_buf *o, const struct pg_trends_gpu *t)
 	pg_buf_printf(&title, "%s: every test point", t->gpu);
 	page_open(o, title.ptr, "../", t->gpu, "index.html");
 	pg_buf_puts(o, "<h1>");
-	pg_escape_html(o, title.ptr);
+	esc_html(o, title.ptr);
 	pg_buf_puts(o, "</h1>\n");
 	summary_line(o, t);
 	pg_buf_puts(o, "<table><tr><th>point</th><th>suite</th><th>runs</th><th>last "
@@ -1302,7 +1397,7 @@ void pg_trends_points(struct pg_buf *o, const struct pg_trends_gpu *t)
 			esc_prefix(o, h->recs[h->n - 1].date, 10);
 		pg_buf_puts(o, "</td><td>");
 		if (bp)
-			pg_escape_html(o, bp->insufficient ? bp->insufficient : bp->source);
+			esc_html(o, bp->insufficient ? bp->insufficient : bp->source);
 		pg_buf_puts(o, "</td></tr>\n");
 	}
 	pg_buf_puts(o, "</table>\n");
@@ -1312,7 +1407,8 @@ void pg_trends_points(struct pg_buf *o, const struct pg_trends_gpu *t)
 
 /* The last runs of point i: date, commit, build, each charted metric. */
 static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
-		       const struct pg_metric *const *ms, size_t n_ms)
+		       const struct pg_metric *const *ms, size_t n_ms,
+		       const char (*g)[PG_FMT_DOUBLE_SIZE])
 {
 	const struct pg_history *h = &t->hs[i];
 	size_t first = h->n > PG_TRENDS_RECENT_RUNS ? h->n - PG_TRENDS_RECENT_RUNS : 0;
@@ -1350,9 +1446,15 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 		if (r->build_url)
 			build_link(o, r->build_url, "build");
 		for (size_t m = 0; m < n_ms; m++) {
-			double x = r->suite == ms[m]->suite ? pg_history_rec_value(r, ms[m]) : NAN;
+			/* the script's string, or (a run the analysis left out) the value's */
+			const char *gk = g[m * h->n + k];
+			double x = gk[0] || r->suite != ms[m]->suite
+					   ? NAN
+					   : pg_history_rec_value(r, ms[m]);
 			pg_buf_puts(o, "<td>");
-			if (isfinite(x))
+			if (gk[0])
+				pg_buf_puts(o, gk);
+			else if (isfinite(x))
 				pg_buf_puts(o, pg_fmt_g(a, x));
 		}
 		pg_buf_putc(o, '\n');
@@ -1367,19 +1469,23 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 	size_t nm, n_ms = 0;
 	const struct pg_metric *all = pg_metrics_all(&nm);
 	const struct pg_metric **ms = pg_xmalloc(nm * sizeof(*ms));
-	double **cols = pg_xcalloc(nm + 1, sizeof(*cols));
+	struct pg_rule *rules = pg_xmalloc((nm + 1) * sizeof(*rules));
+	char(*g)[PG_FMT_DOUBLE_SIZE];
 	const struct pg_base_point *bp = pg_baseline_find(t->base, h->point);
 	struct pg_buf title = PG_BUF_INIT;
 	char a[PG_FMT_DOUBLE_SIZE], b[PG_FMT_DOUBLE_SIZE];
 
-	/* the metrics that can fail, gated ones first */
+	/* the metrics that can fail, gated ones first (each one's rule looked
+	 * up once) */
+	for (size_t m = 0; m < nm; m++)
+		if (charted(&all[m], suite))
+			pg_policy_rule(t->policy, h->point, point_test(h), &all[m], &rules[m]);
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t m = 0; m < nm; m++) {
-			struct pg_rule r;
+			const struct pg_rule *r = &rules[m];
 			if (!charted(&all[m], suite))
 				continue;
-			pg_policy_rule(t->policy, h->point, point_test(h), &all[m], &r);
-			if (pass == 0 ? r.gate : !r.gate && can_fail(&r)) {
+			if (pass == 0 ? r->gate : !r->gate && can_fail(r)) {
 				/* only what the point measured (or the PR did) */
 				bool has = t->cmp && find_row(t->cmp, h->point, &all[m]) &&
 					   isfinite(find_row(t->cmp, h->point, &all[m])->current);
@@ -1393,13 +1499,13 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 	pg_buf_printf(&title, "%s on %s: perfgate trends", h->point, t->gpu);
 	page_open(o, title.ptr, "../../", t->gpu, "../index.html");
 	pg_buf_puts(o, "<h1>");
-	pg_escape_html(o, h->point);
+	esc_html(o, h->point);
 	pg_buf_puts(o, "</h1>\n<p>");
-	pg_escape_html(o, t->gpu);
+	esc_html(o, t->gpu);
 	pg_buf_printf(o, ", %s", pg_suite_kind_name(suite));
 	if (h->n && h->recs[h->n - 1].test) {
 		pg_buf_puts(o, ", test <code>");
-		pg_escape_html(o, h->recs[h->n - 1].test);
+		esc_html(o, h->recs[h->n - 1].test);
 		pg_buf_puts(o, "</code>");
 	}
 	if (h->n && isfinite(h->recs[h->n - 1].qps))
@@ -1409,25 +1515,26 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 	pg_buf_printf(o, "; %zu recorded run%s.</p>\n", h->n, h->n == 1 ? "" : "s");
 	if (bp) {
 		pg_buf_puts(o, "<p>The gate's baseline now: ");
-		pg_escape_html(o, bp->source);
+		esc_html(o, bp->source);
 		pg_buf_puts(o, bp->insufficient ? "; <b>" : ".");
 		if (bp->insufficient) {
-			pg_escape_html(o, bp->insufficient);
+			esc_html(o, bp->insufficient);
 			pg_buf_puts(o, "</b>: the gate cannot judge it yet.");
 		}
 		pg_buf_puts(o, "</p>\n");
 	}
 	legend(o, t->cmp != NULL, t->current_name);
+	g = pg_xmalloc((n_ms * h->n + 1) * sizeof(*g));
 	for (size_t m = 0; m < n_ms; m++) {
 		struct series s = { 0 };
 		struct view v;
+		char(*gm)[PG_FMT_DOUBLE_SIZE] = g + m * h->n;
 		series_get(&s, t, i, ms[m]);
-		/* the script's data: the values per record */
-		cols[m] = pg_xmalloc((h->n + 1) * sizeof(double));
+		/* the script's data: the values per record, formatted once */
 		for (size_t k = 0; k < h->n; k++)
-			cols[m][k] = NAN;
+			gm[k][0] = 0;
 		for (size_t k = 0; k < s.n; k++)
-			cols[m][s.rec[k]] = s.y[k];
+			pg_fmt_g(gm[s.rec[k]], s.y[k]);
 		view_get(&v, t, i, ms[m]);
 		pg_buf_puts(o, "<h3>");
 		metric_title(o, ms[m]);
@@ -1443,7 +1550,7 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 			pg_buf_printf(o, "; fails beyond %.3g%%", v.rule.escalate * 100);
 		if (v.row && isfinite(v.row->current)) {
 			pg_buf_puts(o, "</span>; ");
-			pg_escape_html(o, t->current_name);
+			esc_html(o, t->current_name);
 			pg_buf_printf(o, " <b style=\"color:%s\">%s", verdict_color(v.row->verdict),
 				      pg_fmt_g(b, v.row->current));
 			if (isfinite(v.row->change))
@@ -1458,13 +1565,12 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 		series_release(&s);
 	}
 	pg_trends_ab_rest(o, t, i, ms, n_ms);
-	runs_table(o, t, i, ms, n_ms);
-	pg_trends_runs_script(o, t, i, (const double *const *)cols, n_ms);
+	runs_table(o, t, i, ms, n_ms, (const char(*)[PG_FMT_DOUBLE_SIZE])g);
+	pg_trends_runs_script(o, t, i, (const char(*)[PG_FMT_DOUBLE_SIZE])g, n_ms);
 	page_close(o);
 	pg_buf_release(&title);
-	for (size_t m = 0; m < n_ms; m++)
-		free(cols[m]);
-	free(cols);
+	free(g);
+	free(rules);
 	free(ms);
 }
 
@@ -1475,7 +1581,7 @@ void pg_trends_index(struct pg_buf *o, const struct pg_trends_entry *v, size_t n
 	pg_buf_puts(o, "<h1>perfgate trends</h1>\n<p>The recorded runs of main per GPU");
 	if (source) {
 		pg_buf_puts(o, " <span class=\"muted\">(");
-		pg_escape_html(o, source);
+		esc_html(o, source);
 		pg_buf_puts(o, ")</span>");
 	}
 	pg_buf_puts(o, ".</p>\n");
@@ -1488,9 +1594,9 @@ void pg_trends_index(struct pg_buf *o, const struct pg_trends_entry *v, size_t n
 		       "<th>to</th><th>need a look</th></tr>\n");
 	for (size_t k = 0; k < n; k++) {
 		pg_buf_puts(o, "<tr><td><a href=\"");
-		pg_escape_html(o, v[k].dir);
+		esc_html(o, v[k].dir);
 		pg_buf_puts(o, "/index.html\">");
-		pg_escape_html(o, v[k].gpu);
+		esc_html(o, v[k].gpu);
 		pg_buf_printf(o,
 			      "</a></td><td class=\"num\">%zu</td><td class=\"num\">%zu</td><td>",
 			      v[k].points, v[k].jobs);

@@ -6,6 +6,7 @@
 
 #include "baseline/history.h"
 #include "baseline/history_ab.h"
+#include "base/strutil.h"
 #include "gate/compare.h"
 
 struct pg_buf;
@@ -85,13 +86,15 @@ void pg_trends_ab_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
 /*
  * A point page's script (trends_runs.c), at its end: every run of point i
  * (its number, commit, date and build) and its charted values as data
- * (cols[m][k]: record k's value of the page's m-th metric, NAN: none);
+ * (g[m * n + k], n = t->hs[i].n: record k's value of the page's m-th
+ * metric as pg_fmt_g writes it, "": none -- formatted once for the script
+ * and the runs' table);
  * over a chart drawn with `scripted` (column m), the run nearest the
  * pointer is marked and shown in a tooltip, and a click keeps it with a
  * link to its build. Self-contained: nothing is fetched.
  */
 void pg_trends_runs_script(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i,
-			   const double *const *cols, size_t n_cols);
+			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols);
 
 /*
  * Page file names, unique: files[0..n) ("p/<stem>.html", owned, made from

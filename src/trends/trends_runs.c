@@ -7,7 +7,6 @@
 #include "base/buf.h"
 #include "base/strutil.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,99 +106,93 @@ static bool linked(const char *url)
 	return url && (!strncmp(url, "https://", 8) || !strncmp(url, "http://", 7));
 }
 
-/* The decimals of a "%g" string; -1 for an exponent's. */
-static int decimals(const char *g)
-{
-	int d = 0;
-	bool dot = false;
-
-	for (; *g; g++) {
-		if (*g == 'e')
-			return -1;
-		d += dot;
-		dot = dot || *g == '.';
-	}
-	return d;
-}
-
 /*
  * Point i's values of m per record as "[D,v,,v...]": each value as "%g"
- * writes it (what the runs' table shows) times 10^D, a whole number the
- * script divides back (exactly: both are doubles, the quotient the
- * nearest one to the decimal) -- a byte less a value than with its point;
- * D = 0 and the "%g" strings when that is not shorter. A hole: no value.
+ * writes it (what the runs' table shows: g, "" a hole) times 10^D, a
+ * whole number the script divides back (exactly: both are doubles, the
+ * quotient the nearest one to the decimal) -- a byte less a value than
+ * with its point; D = 0 and the "%g" strings when that is not shorter.
+ * len and dec: scratch for n values.
  */
-static void column(struct pg_buf *o, const struct pg_history *h, const double *col,
-		   char (*vals)[PG_FMT_DOUBLE_SIZE])
+static void column(struct pg_buf *o, size_t n, const char (*g)[PG_FMT_DOUBLE_SIZE],
+		   unsigned char *len, signed char *dec)
 {
 	int d_max = 0;
 	size_t plain = 0, scaled = 0;
 
-	for (size_t k = 0; k < h->n; k++) {
-		double v = col[k];
+	/* each string's length and decimals (-1: an exponent's) */
+	for (size_t k = 0; k < n; k++) {
+		const char *c = g[k], *dot;
+		size_t l = strlen(c);
 		int d;
-		vals[k][0] = 0;
-		vals[k][PG_FMT_DOUBLE_SIZE - 1] = 0;
-		if (!isfinite(v))
+		len[k] = (unsigned char)l;
+		dec[k] = 0;
+		if (!l)
 			continue;
-		pg_fmt_g(vals[k], v);
-		d = decimals(vals[k]);
-		vals[k][PG_FMT_DOUBLE_SIZE - 1] = (char)d; /* after the string's end */
+		dot = memchr(c, '.', l);
+		d = memchr(c, 'e', l) ? -1 : dot ? (int)(l - (size_t)(dot - c) - 1) : 0;
+		dec[k] = (signed char)d;
 		d_max = d < 0 || d_max < 0 ? -1 : d > d_max ? d : d_max;
 	}
-	for (size_t k = 0; d_max > 0 && k < h->n; k++) {
-		size_t len = strlen(vals[k]);
-		plain += len;
+	for (size_t k = 0; d_max > 0 && k < n; k++) {
 		/* the point out, zeros in; a leading "0" of "0.5" out too */
-		int d = vals[k][PG_FMT_DOUBLE_SIZE - 1];
-		if (len)
-			scaled += len - (d > 0) + (size_t)(d_max - d) -
-				  (vals[k][vals[k][0] == '-'] == '0');
+		plain += len[k];
+		if (len[k])
+			scaled += len[k] - (dec[k] > 0) + (size_t)(d_max - dec[k]) -
+				  (g[k][g[k][0] == '-'] == '0');
 	}
 	if (d_max <= 0 || scaled >= plain)
 		d_max = 0;
-	pg_buf_printf(o, "[%d", d_max);
-	for (size_t k = 0; k < h->n; k++) {
-		const char *g = vals[k];
+	pg_buf_putc(o, '[');
+	pg_buf_long(o, d_max);
+	for (size_t k = 0; k < n; k++) {
+		const char *c = g[k], *end;
+		char *b, *b0;
+		bool lead = false;
 		pg_buf_putc(o, ',');
 		if (!d_max) {
-			pg_buf_puts(o, g);
+			pg_buf_add(o, c, len[k]);
 			continue;
 		}
-		if (!g[0])
+		if (!len[k])
 			continue;
-		/* the digits without the point and without leading zeros */
-		{
-			char b[PG_FMT_DOUBLE_SIZE + 16];
-			size_t n = 0;
-			bool lead = true;
-			if (*g == '-')
-				b[n++] = *g++;
-			for (const char *c = g; *c; c++) {
-				if (*c == '.' || (lead && *c == '0'))
-					continue;
-				lead = false;
-				b[n++] = *c;
-			}
-			if (lead) { /* all zeros (or -0): "0", not "00", an octal literal */
-				pg_buf_putc(o, '0');
-				continue;
-			}
-			for (int z = vals[k][PG_FMT_DOUBLE_SIZE - 1]; z < d_max; z++)
-				b[n++] = '0';
-			pg_buf_add(o, b, n);
+		/* the digits without the point and without leading zeros: "%g"
+		 * writes a whole part without them, and "0" before a fraction's */
+		b = b0 = pg_buf_space(o, PG_FMT_DOUBLE_SIZE + (size_t)d_max);
+		end = c + len[k];
+		if (*c == '-')
+			*b++ = *c++;
+		if (*c == '0') {
+			for (c++; c < end && (*c == '.' || *c == '0'); c++)
+				;
+			lead = c == end;
+		} else {
+			size_t whole = (size_t)(end - c) - (size_t)(dec[k] > 0) - (size_t)dec[k];
+			memcpy(b, c, whole);
+			b += whole;
+			c += whole + (dec[k] > 0);
 		}
+		if (lead) { /* all zeros (or -0): "0", not "00", an octal literal */
+			pg_buf_putc(o, '0');
+			continue;
+		}
+		memcpy(b, c, (size_t)(end - c));
+		b += end - c;
+		for (int z = dec[k]; z < d_max; z++)
+			*b++ = '0';
+		pg_buf_wrote(o, (size_t)(b - b0));
 	}
 	pg_buf_putc(o, ']');
 }
 
 void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
-			   const double *const *cols, size_t n_cols)
+			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols)
 {
 	const struct pg_history *h = &t->hs[i];
 	const char *first = NULL;
 	size_t prefix = 0;
-	char(*vals)[PG_FMT_DOUBLE_SIZE] = pg_xmalloc((h->n + 1) * sizeof(*vals));
+	unsigned char *len = pg_xmalloc(h->n + 1);
+	signed char *dec = pg_xmalloc(h->n + 1);
 
 	/* the builds' common prefix, to its last '/', said once */
 	for (size_t k = 0; k < h->n; k++) {
@@ -254,10 +247,11 @@ void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size
 	pg_buf_puts(o, "],\nv:[");
 	for (size_t m = 0; m < n_cols; m++) {
 		pg_buf_puts(o, m ? ",\n" : "");
-		column(o, h, cols[m], vals);
+		column(o, h->n, g + m * h->n, len, dec);
 	}
 	pg_buf_puts(o, "]};\n");
 	pg_buf_puts(o, script);
 	pg_buf_puts(o, "</script>\n");
-	free(vals);
+	free(len);
+	free(dec);
 }

@@ -13,6 +13,7 @@
 #include "sys/fsutil.h"
 #include "results/results_io.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,51 @@ START_TEST(buf_grows_and_stays_terminated)
 	ck_assert_str_eq(b.ptr, "");
 	free(owned);
 	pg_buf_release(&b);
+}
+END_TEST
+
+/* pg_fmt_long and pg_buf_long write what printf's "%ld" writes; what
+ * pg_buf_space gives is the caller's, appended by pg_buf_wrote. */
+START_TEST(long_is_printf_and_space_appends)
+{
+	static const long l[] = { 0,  1,   -1,    9,       -9,       10,       -10,
+				  99, 100, 12345, -100000, LONG_MAX, LONG_MIN, LONG_MIN + 1 };
+	struct pg_buf b = PG_BUF_INIT, want = PG_BUF_INIT;
+	uint64_t state = 5;
+
+	for (int i = 0; i < 20000 + (int)(sizeof(l) / sizeof(l[0])); i++) {
+		char out[24], w[24];
+		long v;
+		size_t n;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		v = i < (int)(sizeof(l) / sizeof(l[0])) ? l[i]
+		    : i % 2                             ? (long)(state >> (state % 64))
+							: (long)(state % 2001) - 1000;
+		memset(out, 'x', sizeof(out));
+		n = pg_fmt_long(out, v);
+		snprintf(w, sizeof(w), "%ld", v);
+		ck_assert_uint_eq(n, strlen(w));
+		ck_assert_mem_eq(out, w, n);
+		ck_assert_int_eq(out[n], 'x'); /* nothing beyond its count */
+		pg_buf_long(&b, v);
+		pg_buf_putc(&b, ' ');
+		pg_buf_printf(&want, "%s ", w);
+	}
+	ck_assert_uint_eq(b.len, strlen(b.ptr));
+	ck_assert_str_eq(b.ptr, want.ptr);
+
+	pg_buf_reset(&b);
+	pg_buf_puts(&b, "ab");
+	for (int i = 0; i < 100; i++) {
+		char *p = pg_buf_space(&b, 40);
+		memset(p, 'y', 40);
+		pg_buf_wrote(&b, i % 3);
+	}
+	ck_assert_uint_eq(b.len, 2 + 99);
+	ck_assert_uint_eq(strlen(b.ptr), b.len); /* terminated after what was written */
+	ck_assert(pg_str_has_prefix(b.ptr, "aby"));
+	pg_buf_release(&b);
+	pg_buf_release(&want);
 }
 END_TEST
 
@@ -136,13 +182,17 @@ START_TEST(fixed_one_decimal_is_printf)
 END_TEST
 
 /* pg_fmt_g writes what printf's "%g" writes, on its fast path's range
- * (1e-4 to 1e6), at its ends, at six-digit ties and beyond it. */
-static void check_g(double v)
+ * (1e-4 to 1e6), at its ends, at six-digit ties and beyond it; and
+ * pg_fmt_g17 what "%.17g" writes (prec 17). */
+static void check_g(double v, int prec)
 {
 	char got[PG_FMT_DOUBLE_SIZE], want[64];
 
-	pg_fmt_g(got, v);
-	snprintf(want, sizeof(want), "%g", v);
+	if (prec == 17)
+		pg_fmt_g17(got, v);
+	else
+		pg_fmt_g(got, v);
+	snprintf(want, sizeof(want), "%.*g", prec, v);
 	ck_assert_str_eq(got, want);
 }
 
@@ -156,7 +206,7 @@ START_TEST(g_is_printf)
 	uint64_t state = 11;
 
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
-		check_g(g[i]);
+		check_g(g[i], 6);
 	for (int i = 0; i < 300000; i++) {
 		double v;
 		state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -165,7 +215,80 @@ START_TEST(g_is_printf)
 		else /* every decade of the range and one beyond each end */
 			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
 			    pow(10, (int)(state % 13) - 6);
-		check_g(v);
+		check_g(v, 6);
+	}
+}
+END_TEST
+
+/* pg_fmt_g17 on the fast path's range [1e-4, 1e17), its ends, ties at
+ * the 18th digit, and beyond. */
+START_TEST(g17_is_printf)
+{
+	static const double g[] = { 0,
+				    -0.0,
+				    1e-4,
+				    9.9999999999999991e-5,
+				    0.1,
+				    0.8,
+				    1.2000000000000002,
+				    2400,
+				    1e16,
+				    9.9999999999999984e16,
+				    1e17,
+				    1234567890123456.75,
+				    1234567890123456.25,
+				    4503599627370497.5,
+				    -0.30000000000000004,
+				    1e300,
+				    5e-324,
+				    NAN,
+				    -INFINITY };
+	uint64_t state = 13;
+
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+		check_g(g[i], 17);
+	for (int i = 0; i < 60000; i++) {
+		double v;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		if (i % 3 == 0) /* dyadic values of 18 and more digits: exact ties */
+			v = (double)((int64_t)(state >> 8) - (INT64_C(1) << 55)) /
+			    (double)(UINT64_C(1) << (i % 40));
+		else /* every decade of the range and one beyond each end */
+			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
+			    pow(10, (int)(state % 24) - 6);
+		check_g(v, 17);
+	}
+}
+END_TEST
+
+/* pg_fmt_fixed writes what printf's "%.*f" writes: ties on the exact
+ * binary value, signs, zeros, subnormals, the fast path's ends, and
+ * precisions beyond it. */
+START_TEST(fixed_decimals_are_printf)
+{
+	static const double fixed[] = { 0,     -0.0,           0.05,   0.25,  0.35,   0.75,
+					-0.25, -0.04,          1.45,   2.5,   9.95,   99.95,
+					1e11,  999999999999.9, 1e12,   -1e12, 1e300,  4.35,
+					0.15,  1e-320,         5e-324, 5e-7,  1.5e-6, 2.5e-7,
+					NAN,   -INFINITY };
+	uint64_t state = 17;
+
+	for (int i = 0; i < 90000; i++) {
+		char got[PG_FMT_DOUBLE_SIZE], want[PG_FMT_DOUBLE_SIZE];
+		int d = i % 9 - 1; /* -1: printf's default, 7: beyond the fast path */
+		double v;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		if (i < (int)(sizeof(fixed) / sizeof(fixed[0])) * 9)
+			v = fixed[i / 9];
+		else if (i % 2) /* dyadic values: exact ties at every precision */
+			v = (double)((int64_t)(state >> 30) - (INT64_C(1) << 33)) /
+			    (double)(UINT64_C(1) << (i % 30));
+		else /* every decade of the range and beyond its end */
+			v = ((double)(state >> 11) / 9007199254740992.0 - 0.3) *
+			    pow(10, (int)(state % 20) - 8);
+		pg_fmt_fixed(got, v, d);
+		snprintf(want, sizeof(want), "%.*f", d, v);
+		ck_assert_str_eq(got, want);
 	}
 }
 END_TEST
@@ -523,11 +646,14 @@ static Suite *foundation_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, buf_grows_and_stays_terminated);
+	tcase_add_test(tc, long_is_printf_and_space_appends);
 	tcase_add_test(tc, numbers_format_like_python);
 	tcase_add_test(tc, strict_number_parsing);
 	tcase_add_test(tc, fixed_one_decimal_is_printf);
 	tcase_add_test(tc, percent_changes_have_no_negative_zero);
 	tcase_add_test(tc, g_is_printf);
+	tcase_add_test(tc, g17_is_printf);
+	tcase_add_test(tc, fixed_decimals_are_printf);
 	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
 	tcase_add_test(tc, template_keeps_values_literal);
 	tcase_add_test(tc, template_shell_quotes_by_context);
