@@ -52,6 +52,15 @@ struct interned {
 	uint64_t hash;
 };
 
+/* A string member's value, as the pool holds it. */
+struct str_seen {
+	const char *copy;
+	size_t len;
+};
+
+/* The string members of a record: commit, date, build_url, gpu, test, run. */
+#define LINE_STRS 6
+
 struct pg_history_pool {
 	struct chunk *chunks;
 	struct interned *table; /* open addressing, a power of two */
@@ -63,6 +72,10 @@ struct pg_history_pool {
 	const struct pg_metric *all;
 	size_t *id_len;  /* strlen(all[m].id) */
 	bool ids_unique; /* no id twice in a suite: a key names one metric */
+	/* the strings of the k-th line of the file read before, LINE_STRS a
+	 * line: the k-th lines of a GPU's files are mostly one job's */
+	struct str_seen *by_line;
+	size_t n_by_line, cap_by_line; /* lines, entries */
 };
 
 /* Eight bytes at a time (six strings of forty bytes a line, two million
@@ -131,6 +144,7 @@ void pg_history_pool_free(struct pg_history_pool *p)
 	free(p->table);
 	free(p->next);
 	free(p->id_len);
+	free(p->by_line);
 	free(p);
 }
 
@@ -245,10 +259,12 @@ void pg_history_pool_join(struct pg_history_pool *p, struct pg_history_pool **fr
 /*
  * Turn h's records (their strings already interned, medians of every
  * registry metric in rows[k * nm], NAN where none) compact: the slot map
- * of the metrics pg_history_slim keeps, and their values.
+ * of the metrics pg_history_slim keeps, and their values. present, when
+ * not NULL, says for each registry metric whether a record of its suite
+ * has a value (what finish looks for in rows without it).
  */
-static void finish(struct pg_history *h, const double *rows, const struct pg_policy *policy,
-		   struct pg_history_pool *p)
+static void finish(struct pg_history *h, const double *rows, const bool *present,
+		   const struct pg_policy *policy, struct pg_history_pool *p)
 {
 	bool *keep = pg_xcalloc(p->nm ? p->nm : 1, sizeof(bool));
 	unsigned char *slot = pg_xmalloc(p->nm ? p->nm : 1);
@@ -264,8 +280,9 @@ static void finish(struct pg_history *h, const double *rows, const struct pg_pol
 	 * value: the others read NAN without one (a history holds one suite,
 	 * the registry several) */
 	for (size_t m = 0; m < p->nm; m++) {
-		bool any = false;
-		for (size_t k = 0; k < h->n && keep[m] && (suites >> p->all[m].suite & 1) && !any;
+		bool any = present && keep[m] && present[m];
+		for (size_t k = 0;
+		     !present && k < h->n && keep[m] && (suites >> p->all[m].suite & 1) && !any;
 		     k++)
 			any = p->all[m].suite == h->recs[k].suite && !isnan(rows[k * p->nm + m]);
 		keep[m] = any;
@@ -325,7 +342,7 @@ static int parse_slow(struct pg_history *h, const char *point, const char *text,
 		};
 		memcpy(rows + k * p->nm, s->medians, p->nm * sizeof(double));
 	}
-	finish(h, rows, policy, p);
+	finish(h, rows, NULL, policy, p);
 	free(rows);
 	pg_history_release(&t);
 	return 0;
@@ -525,7 +542,7 @@ static bool number_words(struct scan *s, bool *is_int, long long *iv, double *dv
  * (Clinger's fast path; pg_history_number is this, for tests). The
  * shapes perfgate writes are read a word at a time first (number_words).
  */
-static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
+static bool number_bytes(struct scan *s, bool *is_int, long long *iv, double *dv)
 {
 	const char *q, *start;
 	unsigned long long m = 0;
@@ -534,11 +551,6 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 	char buf[64];
 	size_t len;
 
-	ws(s);
-#ifdef NUMBER_WORDS
-	if (s->e - s->p >= 9 && number_words(s, is_int, iv, dv))
-		return true;
-#endif
 	start = q = s->p;
 	neg = q < s->e && *q == '-';
 	q += neg;
@@ -601,6 +613,16 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 	}
 	s->p = q;
 	return true;
+}
+
+static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
+{
+	ws(s);
+#ifdef NUMBER_WORDS
+	if (s->e - s->p >= 9 && number_words(s, is_int, iv, dv))
+		return true;
+#endif
+	return number_bytes(s, is_int, iv, dv);
 }
 
 bool pg_history_number(const char *text, size_t len, double *out)
@@ -667,23 +689,18 @@ struct mval {
 
 /*
  * A key as an earlier line gave it at the same place of its object, from
- * the opening quote through the colon (for a metric, through its opening
- * bracket). The lines of a file give the same keys in the same order:
- * bytes equal to these are read as the scanner read them, without it.
- * what: at the top level the key (enum key); for a metric the registry
- * metric it names in suite (-1 none), suite -1 until looked up.
+ * the end of the value before (its comma) through the colon (for a
+ * metric, through its opening bracket). The lines of a file give the
+ * same keys in the same order: bytes equal to these are read as the
+ * scanner read them, without it. what: at the top level the key (enum
+ * key); for a metric the registry metric it names in suite (-1 none),
+ * suite -1 until looked up.
  */
 struct key_seen {
-	const char *lit; /* in the text, an earlier line */
-	size_t len;      /* of lit */
-	size_t klen;     /* of the key, from lit + 1 */
+	const char *lit;   /* in the text, an earlier line */
+	size_t len;        /* of lit */
+	size_t koff, klen; /* the key in it */
 	int what, suite;
-};
-
-/* The last value of a string member, as the pool holds it. */
-struct str_seen {
-	const char *copy;
-	size_t len;
 };
 
 struct line_state {
@@ -692,42 +709,90 @@ struct line_state {
 	double *xs;
 	size_t cap_xs;
 	unsigned *seen; /* per registry metric: the line that set it */
+	bool *present;  /* per registry metric: a line set a value (not NAN) */
 	unsigned line;
 	struct key_seen *top, *met; /* by place: the record's keys, its metrics' */
 	size_t n_top, cap_top, n_met, cap_met;
-	struct str_seen strs[K_OTHER]; /* by key */
+	struct str_seen strs[LINE_STRS]; /* the line before's */
 };
 
-/*
- * The i-th key of an object and what follows it through the colon (and
- * open, when not NUL): as cache[i] when its bytes are there (*same), else
- * by the scanner, then kept in cache[i] (what and suite -1).
- */
-static bool key_at(struct scan *s, struct key_seen **cache, size_t *n, size_t *cap, size_t i,
-		   char open, const char **k, size_t *klen, bool *same)
-{
-	const char *start;
+enum { KEY_FAIL, KEY_NONE, KEY_READ };
 
-	ws(s);
-	start = s->p;
+/* memcmp(a, b, n) == 0 for the few dozen bytes of a key, a word at a
+ * time without a call (the last word overlaps the one before). */
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+
+	if (n < 8)
+		return !memcmp(a, b, n);
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
+}
+
+/*
+ * The i-th key of an object, with the comma before it (for i > 0) and
+ * what follows it through the colon (and open, when not NUL): as cache[i]
+ * when its bytes are there (*same), else by the scanner, then kept in
+ * cache[i] (what and suite -1). KEY_NONE when no comma follows the member
+ * before: the object's last.
+ */
+static int key_at(struct scan *s, struct key_seen **cache, size_t *n, size_t *cap, size_t i,
+		  char open, const char **k, size_t *klen, bool *same)
+{
+	const char *start = s->p;
+	size_t koff;
+
 	if (i < *n) {
 		const struct key_seen *c = &(*cache)[i];
-		*same = (size_t)(s->e - start) >= c->len && !memcmp(start, c->lit, c->len);
+		*same = (size_t)(s->e - start) >= c->len && same_bytes(start, c->lit, c->len);
 		if (*same) {
-			*k = start + 1;
+			*k = start + c->koff;
 			*klen = c->klen;
 			s->p += c->len;
-			return true;
+			return KEY_READ;
 		}
 	}
 	*same = false;
+	if (i && !expect(s, ','))
+		return KEY_NONE;
+	ws(s);
+	koff = (size_t)(s->p - start) + 1;
 	if (!string(s, k, klen) || !expect(s, ':') || (open && !expect(s, open)))
-		return false;
+		return KEY_FAIL;
 	pg_grow((void **)cache, cap, i + 1, sizeof(**cache));
 	if (*n <= i)
 		*n = i + 1;
-	(*cache)[i] = (struct key_seen){ start, (size_t)(s->p - start), *klen, -1, -1 };
-	return true;
+	(*cache)[i] = (struct key_seen){ start, (size_t)(s->p - start), koff, *klen, -1, -1 };
+	return KEY_READ;
+}
+
+/* A metric's values after its '[' through its ']', into st->xs[0..n). */
+static bool metric_values(struct scan *s, struct line_state *st, size_t *n)
+{
+	ws(s);
+	if (s->p < s->e && *s->p != ']') {
+		do {
+			bool is_int;
+			long long iv;
+			double dv;
+			if (word(s, "null"))
+				continue;
+			if (!number(s, &is_int, &iv, &dv))
+				return false;
+			if (*n == st->cap_xs)
+				pg_grow((void **)&st->xs, &st->cap_xs, *n + 1, sizeof(double));
+			st->xs[(*n)++] = dv;
+		} while (expect(s, ','));
+	}
+	return expect(s, ']');
 }
 
 /* "metrics": {"id": [numbers or null], ...} */
@@ -738,36 +803,22 @@ static bool metrics(struct scan *s, struct line_state *st)
 		return false;
 	if (peek(s, '}'))
 		return expect(s, '}');
-	do {
+	for (;;) {
 		struct mval mv;
 		size_t n = 0;
 		bool same;
-		if (!key_at(s, &st->met, &st->n_met, &st->cap_met, st->n_mv, '[', &mv.key, &mv.len,
-			    &same))
-			return false;
-		if (!peek(s, ']')) {
-			do {
-				bool is_int;
-				long long iv;
-				double dv;
-				if (word(s, "null"))
-					continue;
-				if (!number(s, &is_int, &iv, &dv))
-					return false;
-				if (n == st->cap_xs)
-					pg_grow((void **)&st->xs, &st->cap_xs, n + 1,
-						sizeof(double));
-				st->xs[n++] = dv;
-			} while (expect(s, ','));
-		}
-		if (!expect(s, ']'))
+		int got = key_at(s, &st->met, &st->n_met, &st->cap_met, st->n_mv, '[', &mv.key,
+				 &mv.len, &same);
+		if (got == KEY_NONE)
+			break;
+		if (got == KEY_FAIL || !metric_values(s, st, &n))
 			return false;
 		/* (one value, what perfgate mostly records, is its own median) */
 		mv.median = n == 1 ? st->xs[0] : pg_cmpstat_median(st->xs, n);
 		if (st->n_mv == st->cap_mv)
 			pg_grow((void **)&st->mv, &st->cap_mv, st->n_mv + 1, sizeof(mv));
 		st->mv[st->n_mv++] = mv;
-	} while (expect(s, ','));
+	}
 	return expect(s, '}');
 }
 
@@ -779,10 +830,26 @@ static enum key key_of(const char *k, size_t len)
 	return K_OTHER;
 }
 
-/* A string member the record keeps (NULL for null or ""), interned; the
- * same bytes as last gives the same copy without the scanner or the
- * pool's table. */
-static bool str_member(struct scan *s, struct pg_history_pool *p, struct str_seen *last, char **out)
+/* Is the string at s seen's, quoted: then its copy in *out. */
+static bool str_seen_at(struct scan *s, const struct str_seen *seen, char **out)
+{
+	size_t len = seen->len;
+
+	if (!seen->copy || (size_t)(s->e - s->p) < len + 2 || s->p[0] != '"' ||
+	    s->p[len + 1] != '"' || memcmp(s->p + 1, seen->copy, len))
+		return false;
+	/* (the copy holds no quote: the scanner took it) */
+	*out = (char *)seen->copy;
+	s->p += len + 2;
+	return true;
+}
+
+/* A string member the record keeps (NULL for null or ""), interned: the
+ * same bytes as the line before's (up) or the same line's of the file
+ * before (across) give the same copy without the scanner or the pool's
+ * table, else they become both. */
+static bool str_member(struct scan *s, struct pg_history_pool *p, struct str_seen *up,
+		       struct str_seen *across, char **out)
 {
 	const char *v;
 	size_t len;
@@ -791,19 +858,13 @@ static bool str_member(struct scan *s, struct pg_history_pool *p, struct str_see
 		*out = NULL;
 		return true;
 	}
-	len = last->len;
-	if (last->copy && (size_t)(s->e - s->p) >= len + 2 && s->p[0] == '"' &&
-	    s->p[len + 1] == '"' && !memcmp(s->p + 1, last->copy, len)) {
-		/* (the copy holds no quote: the scanner took it) */
-		*out = (char *)last->copy;
-		s->p += len + 2;
+	if (str_seen_at(s, up, out) || str_seen_at(s, across, out))
 		return true;
-	}
 	if (!string(s, &v, &len))
 		return false;
 	*out = len ? (char *)intern(p, v, len) : NULL;
 	if (len)
-		*last = (struct str_seen){ *out, len };
+		*up = *across = (struct str_seen){ *out, len };
 	return true;
 }
 
@@ -825,9 +886,10 @@ static int metric_of(const struct pg_history_pool *p, enum pg_suite_kind suite, 
  * for what pg_history_parse would make of it.
  */
 static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, double *row,
-		      struct line_state *st, struct pg_history_pool *p)
+		      struct line_state *st, struct pg_history_pool *p, size_t rec)
 {
 	struct scan s = { text, text + len };
+	struct str_seen *line_strs;
 	unsigned seen = 0;
 	int suite = -1;
 	size_t i = 0;
@@ -836,17 +898,28 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 	r->qps = NAN;
 	r->repeats = 1;
 	st->n_mv = 0;
+	if (p->n_by_line <= rec) {
+		pg_grow((void **)&p->by_line, &p->cap_by_line, (rec + 1) * LINE_STRS,
+			sizeof(*p->by_line));
+		memset(p->by_line + p->n_by_line * LINE_STRS, 0,
+		       (rec + 1 - p->n_by_line) * LINE_STRS * sizeof(*p->by_line));
+		p->n_by_line = rec + 1;
+	}
+	line_strs = p->by_line + rec * LINE_STRS;
 	if (!expect(&s, '{') || peek(&s, '}'))
 		return false;
-	do {
+	for (;;) {
 		const char *k;
 		size_t klen;
 		enum key key;
 		bool is_int, ok = true, same;
 		long long iv;
 		double dv;
+		int got = key_at(&s, &st->top, &st->n_top, &st->cap_top, i, '\0', &k, &klen, &same);
 
-		if (!key_at(&s, &st->top, &st->n_top, &st->cap_top, i, '\0', &k, &klen, &same))
+		if (got == KEY_NONE)
+			break;
+		if (got == KEY_FAIL)
 			return false;
 		key = same ? (enum key)st->top[i].what : key_of(k, klen);
 		st->top[i++].what = (int)key;
@@ -861,22 +934,22 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 			     iv <= PG_HISTORY_FORMAT;
 			break;
 		case K_COMMIT:
-			ok = str_member(&s, p, &st->strs[key], &r->commit);
+			ok = str_member(&s, p, &st->strs[0], &line_strs[0], &r->commit);
 			break;
 		case K_DATE:
-			ok = str_member(&s, p, &st->strs[key], &r->date);
+			ok = str_member(&s, p, &st->strs[1], &line_strs[1], &r->date);
 			break;
 		case K_BUILD_URL:
-			ok = str_member(&s, p, &st->strs[key], &r->build_url);
+			ok = str_member(&s, p, &st->strs[2], &line_strs[2], &r->build_url);
 			break;
 		case K_GPU:
-			ok = str_member(&s, p, &st->strs[key], &r->gpu);
+			ok = str_member(&s, p, &st->strs[3], &line_strs[3], &r->gpu);
 			break;
 		case K_TEST:
-			ok = str_member(&s, p, &st->strs[key], &r->test);
+			ok = str_member(&s, p, &st->strs[4], &line_strs[4], &r->test);
 			break;
 		case K_RUN:
-			ok = str_member(&s, p, &st->strs[key], &r->run);
+			ok = str_member(&s, p, &st->strs[5], &line_strs[5], &r->run);
 			break;
 		case K_SUITE: {
 			char name[32];
@@ -916,7 +989,7 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 		}
 		if (!ok)
 			return false;
-	} while (expect(&s, ','));
+	}
 	if (!expect(&s, '}'))
 		return false;
 	ws(&s);
@@ -942,6 +1015,7 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 			return false; /* given twice: the last one would win */
 		st->seen[m] = st->line;
 		row[m] = st->mv[j].median;
+		st->present[m] |= !isnan(row[m]);
 	}
 	return true;
 }
@@ -972,6 +1046,7 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 	h->cap = lines;
 	h->n = 0;
 	st.seen = pg_xcalloc(p->nm ? p->nm : 1, sizeof(unsigned));
+	st.present = pg_xcalloc(p->nm ? p->nm : 1, sizeof(bool));
 	rows = pg_xmalloc((lines * p->nm + 1) * sizeof(double)); /* a row a line at most */
 	while (fast && off < len) {
 		const char *start = text + off, *nl = memchr(start, '\n', len - off);
@@ -982,7 +1057,7 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 			l--;
 		if (!l)
 			continue;
-		fast = scan_line(start, l, &h->recs[h->n], rows + h->n * p->nm, &st, p);
+		fast = scan_line(start, l, &h->recs[h->n], rows + h->n * p->nm, &st, p, h->n);
 		h->n += fast;
 	}
 	free(st.mv);
@@ -991,6 +1066,7 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 	free(st.top);
 	free(st.met);
 	if (!fast) {
+		free(st.present);
 		free(rows);
 		h->n = 0;
 		return parse_slow(h, point, text, len, source, policy, p, err);
@@ -999,7 +1075,8 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 		h->recs = pg_xrealloc(h->recs, (h->n ? h->n : 1) * sizeof(*h->recs));
 		h->cap = h->n ? h->n : 1;
 	}
-	finish(h, rows, policy, p);
+	finish(h, rows, st.present, policy, p);
+	free(st.present);
 	free(rows);
 	return 0;
 }

@@ -18,17 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Both ways; the same outcome (want_rc, or any when -1), the same error,
- * the same records. */
-static void check_same(const char *text, const struct pg_policy *policy, int want_rc)
+/* Both ways, the compact one with pool (a new one when NULL); the same
+ * outcome (want_rc, or any when -1), the same error, the same records,
+ * and a column only for a metric a record has a value of. */
+static void check_same_in(const char *text, const struct pg_policy *policy, int want_rc,
+			  struct pg_history_pool *in)
 {
-	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_history_pool *pool = in ? in : pg_history_pool_new();
 	struct pg_history slow = { 0 }, fast = { 0 };
 	struct pg_error e1 = PG_ERROR_INIT, e2 = PG_ERROR_INIT;
 	int r1 = pg_history_parse(&slow, "p", text, strlen(text), "H100/p.jsonl", &e1);
 	int r2 = pg_history_parse_compact(&fast, "p", text, strlen(text), "H100/p.jsonl", policy,
 					  pool, &e2);
 	char why[256];
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
 
 	if (want_rc != -1)
 		ck_assert_int_eq(r1, want_rc);
@@ -41,10 +45,24 @@ static void check_same(const char *text, const struct pg_policy *policy, int wan
 			      text);
 		for (size_t k = 0; k < fast.n; k++)
 			ck_assert_ptr_nonnull(fast.recs[k].slot);
+		for (size_t m = 0; fast.n && m < nm; m++) {
+			bool any = false;
+			if (fast.recs[0].slot[m] == PG_HISTORY_NO_SLOT)
+				continue;
+			for (size_t k = 0; k < fast.n; k++)
+				any |= !isnan(pg_history_rec_value(&fast.recs[k], &all[m]));
+			ck_assert_msg(any, "a column for %s, never given", all[m].id);
+		}
 	}
 	pg_history_release(&slow);
 	pg_history_release(&fast);
-	pg_history_pool_free(pool);
+	if (!in)
+		pg_history_pool_free(pool);
+}
+
+static void check_same(const char *text, const struct pg_policy *policy, int want_rc)
+{
+	check_same_in(text, policy, want_rc, NULL);
 }
 
 /* A run's line for a point, as `perfgate baseline record` writes it. */
@@ -130,6 +148,7 @@ END_TEST
 static const char *const lines[] = {
 	/* read by the scanner */
 	HEAD "\"metrics\": {\"output_throughput\": [1, 2.5, null, 3e2, -0, 0.1]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [null], \"p99_tpot_ms\": [1]}}\n",
 	HEAD "\"qps\": 4, \"max_concurrency\": null, \"repeats\": 3, \"metrics\": {}}\n",
 	HEAD "\"qps\": 1.5e-3, \"test\": \"\", \"run\": null, \"extra\": true, \"metrics\": "
 	     "{\"mean_ttft_ms\": [], \"unknown\": [1], \"output_throughput\": [null]}}\r\n\n",
@@ -163,6 +182,9 @@ static const char *const bad[] = {
 	/* a string as the line before gave it, then more bytes of it */
 	HEAD "\"gpu\": \"1xH100\", \"metrics\": {}}\n" HEAD
 	     "\"gpu\": \"1xH100X, \"metrics\": {}}\n",
+	/* no comma between members */
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1] \"p99_tpot_ms\": [1]}}\n",
+	HEAD "\"gpu\": \"x\" \"metrics\": {}}\n",
 	/* a number of digits and a colon, a slash */
 	HEAD "\"metrics\": {\"mean_ttft_ms\": [12:5], \"p99_tpot_ms\": [1]}}\n",
 	HEAD "\"metrics\": {\"mean_ttft_ms\": [12/5], \"p99_tpot_ms\": [1]}}\n",
@@ -395,11 +417,14 @@ static void add_bench_line(struct pg_buf *out, int run, int vary, uint64_t *stat
 		      : vary == 10 ? "\"\""
 				   : "\"agent-0@2026-01-01T00:00:00Z\"");
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		/* another metric's id in this place, one as long that differs in
-		 * its last byte, one of its first bytes, one of another suite (on
+		/* another metric's id in this place (one as long, differing in
+		 * its middle), one as long that differs in its last byte, one of
+		 * its first bytes, one of another suite (on
 		 * a throughput line, one of that suite), white space elsewhere, no
 		 * value, two values (and "failed", an id of both suites) */
-		size_t id = vary == 11 && i < 2 ? 1 - i : i;
+		size_t id = vary == 11 && i < 2                ? 1 - i
+			    : vary == 17 && (i == 3 || i == 6) ? 9 - i
+							       : i;
 		double x;
 		*state = *state * 6364136223846793005ull + 1442695040888963407ull;
 		x = (double)(*state >> 40) / (double)(1u << 14) / pow(10, (double)(*state >> 62));
@@ -434,7 +459,7 @@ START_TEST(a_file_reads_the_same_line_by_line)
 	uint64_t state = 11;
 
 	pg_policy_init(&policy);
-	for (int vary = 0; vary < 17; vary++) {
+	for (int vary = 0; vary < 18; vary++) {
 		pg_buf_reset(&text);
 		for (int run = 0; run < 60; run++)
 			add_bench_line(&text, run, run % 7 == 3 ? vary : -1, &state);
@@ -458,6 +483,34 @@ START_TEST(a_file_reads_the_same_line_by_line)
 	pg_history_release(&fast);
 	pg_history_pool_free(pool);
 	pg_policy_release(&policy);
+	pg_buf_release(&text);
+}
+END_TEST
+
+/* Files read with one pool, as a GPU's are: the k-th line of one has
+ * the strings of the k-th line of the file before, or others, or those
+ * and more bytes. */
+START_TEST(files_read_the_same_one_after_another)
+{
+	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_buf text = PG_BUF_INIT;
+	uint64_t state = 13;
+
+	for (int file = 0; file < 6; file++) {
+		pg_buf_reset(&text);
+		for (int run = 0; run < 30; run++)
+			add_bench_line(&text, run + (file == 2 && run > 10),
+				       run % 5 == 1 ? file : -1, &state);
+		check_same_in(text.ptr, NULL, 0, pool);
+	}
+	/* a value the same line of the file before had, then more of it */
+	check_same_in(HEAD "\"gpu\": \"1xH100\", \"metrics\": {}}\n" HEAD
+			   "\"gpu\": \"1xH100\", \"metrics\": {}}\n",
+		      NULL, 0, pool);
+	check_same_in(HEAD "\"gpu\": \"A100\", \"metrics\": {}}\n" HEAD
+			   "\"gpu\": \"1xH100X, \"metrics\": {}}\n",
+		      NULL, PG_EINFRA, pool);
+	pg_history_pool_free(pool);
 	pg_buf_release(&text);
 }
 END_TEST
@@ -519,6 +572,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, numbers_read_as_strtod_reads_them);
 	tcase_add_test(tc, strings_read_the_same_at_every_offset);
 	tcase_add_test(tc, a_file_reads_the_same_line_by_line);
+	tcase_add_test(tc, files_read_the_same_one_after_another);
 	tcase_add_test(tc, short_numbers_read_as_strtod_reads_them);
 	suite_add_tcase(s, tc);
 	return s;
