@@ -1038,7 +1038,7 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 	}
 	if (!h->point)
 		h->point = pg_xstrdup(point);
-	if (!p->ids_unique) /* a key may name two metrics: the lines' key order does not do */
+	if (!p->ids_unique) /* a key may name two metrics, a cached lookup one */
 		return parse_slow(h, point, text, len, source, policy, p, err);
 	for (const char *q = text; len && (q = memchr(q, '\n', len - (size_t)(q - text))); q++)
 		lines++;
