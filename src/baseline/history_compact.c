@@ -13,6 +13,11 @@
  * accepts. Whatever else it meets sends the whole file through
  * pg_history_parse and pg_history_slim, so the records, and the errors,
  * are theirs.
+ *
+ * The lines of a file give the same keys in the same order, and many the
+ * same strings as the line before (gpu, test): bytes equal to what the
+ * line before had in the same place are taken as the scanner took them
+ * there (key_at, str_member), without scanning, hashing or looking up.
  */
 #include "baseline/history.h"
 
@@ -47,6 +52,15 @@ struct interned {
 	uint64_t hash;
 };
 
+/* A string member's value, as the pool holds it. */
+struct str_seen {
+	const char *copy;
+	size_t len;
+};
+
+/* The string members of a record: commit, date, build_url, gpu, test, run. */
+#define LINE_STRS 6
+
 struct pg_history_pool {
 	struct chunk *chunks;
 	struct interned *table; /* open addressing, a power of two */
@@ -56,7 +70,12 @@ struct pg_history_pool {
 	int *next;
 	size_t nm;
 	const struct pg_metric *all;
-	size_t *id_len; /* strlen(all[m].id) */
+	size_t *id_len;  /* strlen(all[m].id) */
+	bool ids_unique; /* no id twice in a suite: a key names one metric */
+	/* the strings of the k-th line of the file read before, LINE_STRS a
+	 * line: the k-th lines of a GPU's files are mostly one job's */
+	struct str_seen *by_line;
+	size_t n_by_line, cap_by_line; /* lines, entries */
 };
 
 /* Eight bytes at a time (six strings of forty bytes a line, two million
@@ -104,6 +123,12 @@ struct pg_history_pool *pg_history_pool_new(void)
 		p->next[m] = p->first[b];
 		p->first[b] = (int)m;
 	}
+	p->ids_unique = true;
+	for (size_t m = 0; m < p->nm; m++)
+		for (int o = p->next[m]; o >= 0; o = p->next[o])
+			if (p->all[o].suite == p->all[m].suite &&
+			    !strcmp(p->all[o].id, p->all[m].id))
+				p->ids_unique = false;
 	return p;
 }
 
@@ -119,6 +144,7 @@ void pg_history_pool_free(struct pg_history_pool *p)
 	free(p->table);
 	free(p->next);
 	free(p->id_len);
+	free(p->by_line);
 	free(p);
 }
 
@@ -233,25 +259,35 @@ void pg_history_pool_join(struct pg_history_pool *p, struct pg_history_pool **fr
 /*
  * Turn h's records (their strings already interned, medians of every
  * registry metric in rows[k * nm], NAN where none) compact: the slot map
- * of the metrics pg_history_slim keeps, and their values.
+ * of the metrics pg_history_slim keeps, and their values. present, when
+ * not NULL, says for each registry metric whether a record of its suite
+ * has a value (what finish looks for in rows without it).
  */
-static void finish(struct pg_history *h, const double *rows, const struct pg_policy *policy,
-		   struct pg_history_pool *p)
+static void finish(struct pg_history *h, const double *rows, const bool *present,
+		   const struct pg_policy *policy, struct pg_history_pool *p)
 {
 	bool *keep = pg_xcalloc(p->nm ? p->nm : 1, sizeof(bool));
 	unsigned char *slot = pg_xmalloc(p->nm ? p->nm : 1);
+	size_t *col_m = pg_xmalloc((p->nm ? p->nm : 1) * sizeof(size_t)); /* by column */
 	const unsigned char *shared;
 	size_t cols = 0;
+	unsigned suites = 0; /* of the records, a bit each */
 
 	pg_history_keep(keep, h, policy);
+	for (size_t k = 0; k < h->n; k++)
+		suites |= 1u << h->recs[k].suite;
 	/* a column for a kept metric only where a record of its suite has a
 	 * value: the others read NAN without one (a history holds one suite,
 	 * the registry several) */
 	for (size_t m = 0; m < p->nm; m++) {
-		bool any = false;
-		for (size_t k = 0; k < h->n && keep[m] && !any; k++)
+		bool any = present && keep[m] && present[m];
+		for (size_t k = 0;
+		     !present && k < h->n && keep[m] && (suites >> p->all[m].suite & 1) && !any;
+		     k++)
 			any = p->all[m].suite == h->recs[k].suite && !isnan(rows[k * p->nm + m]);
 		keep[m] = any;
+		if (any)
+			col_m[cols] = m;
 		slot[m] = keep[m] ? (unsigned char)cols++ : PG_HISTORY_NO_SLOT;
 	}
 	shared = (const unsigned char *)intern(p, (const char *)slot, p->nm);
@@ -260,14 +296,14 @@ static void finish(struct pg_history *h, const double *rows, const struct pg_pol
 	for (size_t k = 0; k < h->n; k++) {
 		struct pg_history_rec *r = &h->recs[k];
 		double *v = h->values + k * cols;
-		for (size_t m = 0; m < p->nm; m++)
-			if (keep[m])
-				v[slot[m]] = p->all[m].suite == r->suite ? rows[k * p->nm + m]
-									 : NAN;
+		for (size_t c = 0; c < cols; c++)
+			v[c] = p->all[col_m[c]].suite == r->suite ? rows[k * p->nm + col_m[c]]
+								  : NAN;
 		r->medians = v;
 		r->slot = shared;
 		r->metrics = NULL;
 	}
+	free(col_m);
 	free(slot);
 	free(keep);
 }
@@ -306,7 +342,7 @@ static int parse_slow(struct pg_history *h, const char *point, const char *text,
 		};
 		memcpy(rows + k * p->nm, s->medians, p->nm * sizeof(double));
 	}
-	finish(h, rows, policy, p);
+	finish(h, rows, NULL, policy, p);
 	free(rows);
 	pg_history_release(&t);
 	return 0;
@@ -394,10 +430,8 @@ static bool string(struct scan *s, const char **v, size_t *len)
 	return true;
 }
 
-static bool word(struct scan *s, const char *w)
+static bool word_n(struct scan *s, const char *w, size_t n)
 {
-	size_t n = strlen(w);
-
 	ws(s);
 	if ((size_t)(s->e - s->p) < n || *s->p != *w || memcmp(s->p, w, n))
 		return false;
@@ -405,10 +439,94 @@ static bool word(struct scan *s, const char *w)
 	return true;
 }
 
+/* a literal's length known where it is written (no strlen per value) */
+#define word(s, w) word_n(s, w, sizeof(w) - 1)
+
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
+
+static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NUMBER_WORDS 1
+
+/* How many of the bytes of x, the first in memory first, are digits
+ * before one that is not (0-8). A byte is a digit when its high nibble
+ * is 3, and still is after adding 6; a carry out of a byte (one above
+ * 0xf9, not a digit) only reaches the bytes after it. */
+static unsigned lead_digits(uint64_t x)
+{
+	const uint64_t nib = 0xf0f0f0f0f0f0f0f0ull, threes = ONES * 0x30;
+	uint64_t t = ((x & nib) ^ threes) | (((x + ONES * 6) & nib) ^ threes);
+
+	t = (((t & ~HIGHS) + ~HIGHS) | t) & HIGHS; /* a high bit per byte that is not 0 */
+	return t ? (unsigned)__builtin_ctzll(t) / 8 : 8;
+}
+
+/* The first n (1-8) bytes of x, digits, as an integer: moved to the top
+ * of the word (zeros before them) and added in pairs, fours, eights
+ * (Lemire's eight digits at once, in fast_float). */
+static uint64_t digits_value(uint64_t x, unsigned n)
+{
+	const uint64_t mask = 0x000000ff000000ffull;
+
+	x = (x - ONES * '0') << (8 * (8 - n)); /* a borrow only reaches the bytes after */
+	x = x * 10 + (x >> 8);
+	return ((x & mask) * (100 + (1000000ull << 32)) +
+		((x >> 16) & mask) * (1 + (10000ull << 32))) >>
+	       32;
+}
+
+/*
+ * number() for what perfgate writes, a word at a time: [-]digits[.digits]
+ * with at most 7 digits either side, no exponent, no leading zero before
+ * another digit, and eight bytes to read at each run of digits. The same
+ * values as number() below (the same integer, the same one division);
+ * false for anything else, which it leaves to number().
+ */
+static bool number_words(struct scan *s, bool *is_int, long long *iv, double *dv)
+{
+	static const uint64_t scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000 };
+	const char *q = s->p;
+	bool neg = *q == '-';
+	uint64_t w, m;
+	unsigned n;
+
+	q += neg;
+	memcpy(&w, q, 8);
+	n = lead_digits(w);
+	if (n == 0 || n == 8 || (*q == '0' && n > 1))
+		return false;
+	m = digits_value(w, n);
+	q += n; /* n < 8: still in the word read */
+	if (*q == 'e' || *q == 'E')
+		return false;
+	if (*q != '.') {
+		*is_int = true;
+		*iv = neg ? -(long long)m : (long long)m;
+		*dv = (double)*iv;
+		s->p = q;
+		return true;
+	}
+	q++;
+	if (FLT_EVAL_METHOD != 0 || s->e - q < 8)
+		return false;
+	memcpy(&w, q, 8);
+	n = lead_digits(w);
+	if (n == 0 || n == 8 || q[n] == 'e' || q[n] == 'E')
+		return false;
+	/* at most 14 digits: below 2^53, and 10^-n with n <= 7 */
+	m = m * scale[n] + digits_value(w, n);
+	*is_int = false;
+	*dv = neg ? -((double)m / pow10[n]) : (double)m / pow10[n];
+	s->p = q + n;
+	return true;
+}
+#endif
 
 /*
  * A JSON number, as jansson reads it: an integer (no fraction, no
@@ -421,13 +539,11 @@ static bool is_digit(char c)
  * "2418.1234") needs no strtod: the digits as an integer and the power of
  * ten are both exact doubles, so one multiplication or division rounds
  * once, to the double nearest the decimal, which is what strtod returns
- * (Clinger's fast path; pg_history_number is this, for tests).
+ * (Clinger's fast path; pg_history_number is this, for tests). The
+ * shapes perfgate writes are read a word at a time first (number_words).
  */
-static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
+static bool number_bytes(struct scan *s, bool *is_int, long long *iv, double *dv)
 {
-	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-					1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-					1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 	const char *q, *start;
 	unsigned long long m = 0;
 	int digits = 0, frac = 0, x = 0, x_digits = 0, x_sign = 1, e;
@@ -435,7 +551,6 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 	char buf[64];
 	size_t len;
 
-	ws(s);
 	start = q = s->p;
 	neg = q < s->e && *q == '-';
 	q += neg;
@@ -500,13 +615,32 @@ static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
 	return true;
 }
 
+static bool number(struct scan *s, bool *is_int, long long *iv, double *dv)
+{
+	ws(s);
+#ifdef NUMBER_WORDS
+	if (s->e - s->p >= 9 && number_words(s, is_int, iv, dv))
+		return true;
+#endif
+	return number_bytes(s, is_int, iv, dv);
+}
+
 bool pg_history_number(const char *text, size_t len, double *out)
 {
-	struct scan s = { text, text + len };
+	/* followed by NULs, which end a number as the text's end does, so
+	 * that a short one is read a word at a time as it is in a line */
+	char buf[64 + 16] = { 0 };
+	struct scan s = { buf, buf + len + 16 };
 	bool is_int;
 	long long iv;
 
-	return number(&s, &is_int, &iv, out) && s.p == s.e;
+	if (len > 64) {
+		s = (struct scan){ text, text + len };
+		return number(&s, &is_int, &iv, out) && s.p == s.e;
+	}
+	if (len)
+		memcpy(buf, text, len);
+	return number(&s, &is_int, &iv, out) && s.p == buf + len;
 }
 
 /* A value of a key this reader does not use: a scalar. */
@@ -523,56 +657,6 @@ static bool skip_scalar(struct scan *s)
 	if (word(s, "null") || word(s, "true") || word(s, "false"))
 		return true;
 	return number(s, &is_int, &iv, &dv);
-}
-
-/* A metric of a line: its name and its median. */
-struct mval {
-	const char *key;
-	size_t len;
-	double median;
-};
-
-struct line_state {
-	struct mval *mv;
-	size_t n_mv, cap_mv;
-	double *xs;
-	size_t cap_xs;
-	unsigned *seen; /* per registry metric: the line that set it */
-	unsigned line;
-};
-
-/* "metrics": {"id": [numbers or null], ...} */
-static bool metrics(struct scan *s, struct line_state *st)
-{
-	st->n_mv = 0;
-	if (!expect(s, '{'))
-		return false;
-	if (peek(s, '}'))
-		return expect(s, '}');
-	do {
-		struct mval mv;
-		size_t n = 0;
-		if (!string(s, &mv.key, &mv.len) || !expect(s, ':') || !expect(s, '['))
-			return false;
-		if (!peek(s, ']')) {
-			do {
-				bool is_int;
-				long long iv;
-				double dv;
-				if (word(s, "null"))
-					continue;
-				if (!number(s, &is_int, &iv, &dv))
-					return false;
-				pg_grow((void **)&st->xs, &st->cap_xs, n + 1, sizeof(double));
-				st->xs[n++] = dv;
-			} while (expect(s, ','));
-		}
-		if (!expect(s, ']'))
-			return false;
-		mv.median = pg_cmpstat_median(st->xs, n);
-		PG_ARRAY_PUSH(st->mv, st->n_mv, st->cap_mv, mv);
-	} while (expect(s, ','));
-	return expect(s, '}');
 }
 
 enum key {
@@ -596,6 +680,148 @@ static const char *const key_names[K_OTHER] = {
 	"qps",    "max_concurrency", "repeats", "run",       "metrics",
 };
 
+/* A metric of a line: its name and its median. */
+struct mval {
+	const char *key;
+	size_t len;
+	double median;
+};
+
+/*
+ * A key as an earlier line gave it at the same place of its object, from
+ * the end of the value before (its comma) through the colon (for a
+ * metric, through its opening bracket). The lines of a file give the
+ * same keys in the same order: bytes equal to these are read as the
+ * scanner read them, without it. what: at the top level the key (enum
+ * key); for a metric the registry metric it names in suite (-1 none),
+ * suite -1 until looked up.
+ */
+struct key_seen {
+	const char *lit;   /* in the text, an earlier line */
+	size_t len;        /* of lit */
+	size_t koff, klen; /* the key in it */
+	int what, suite;
+};
+
+struct line_state {
+	struct mval *mv;
+	size_t n_mv, cap_mv;
+	double *xs;
+	size_t cap_xs;
+	unsigned *seen; /* per registry metric: the line that set it */
+	bool *present;  /* per registry metric: a line set a value (not NAN) */
+	unsigned line;
+	struct key_seen *top, *met; /* by place: the record's keys, its metrics' */
+	size_t n_top, cap_top, n_met, cap_met;
+	struct str_seen strs[LINE_STRS]; /* the line before's */
+};
+
+enum { KEY_FAIL, KEY_NONE, KEY_READ };
+
+/* memcmp(a, b, n) == 0 for the few dozen bytes of a key, a word at a
+ * time without a call (the last word overlaps the one before). */
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+
+	if (n < 8)
+		return !memcmp(a, b, n);
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
+}
+
+/*
+ * The i-th key of an object, with the comma before it (for i > 0) and
+ * what follows it through the colon (and open, when not NUL): as cache[i]
+ * when its bytes are there (*same), else by the scanner, then kept in
+ * cache[i] (what and suite -1). KEY_NONE when no comma follows the member
+ * before: the object's last.
+ */
+static int key_at(struct scan *s, struct key_seen **cache, size_t *n, size_t *cap, size_t i,
+		  char open, const char **k, size_t *klen, bool *same)
+{
+	const char *start = s->p;
+	size_t koff;
+
+	if (i < *n) {
+		const struct key_seen *c = &(*cache)[i];
+		*same = (size_t)(s->e - start) >= c->len && same_bytes(start, c->lit, c->len);
+		if (*same) {
+			*k = start + c->koff;
+			*klen = c->klen;
+			s->p += c->len;
+			return KEY_READ;
+		}
+	}
+	*same = false;
+	if (i && !expect(s, ','))
+		return KEY_NONE;
+	ws(s);
+	koff = (size_t)(s->p - start) + 1;
+	if (!string(s, k, klen) || !expect(s, ':') || (open && !expect(s, open)))
+		return KEY_FAIL;
+	pg_grow((void **)cache, cap, i + 1, sizeof(**cache));
+	if (*n <= i)
+		*n = i + 1;
+	(*cache)[i] = (struct key_seen){ start, (size_t)(s->p - start), koff, *klen, -1, -1 };
+	return KEY_READ;
+}
+
+/* A metric's values after its '[' through its ']', into st->xs[0..n). */
+static bool metric_values(struct scan *s, struct line_state *st, size_t *n)
+{
+	ws(s);
+	if (s->p < s->e && *s->p != ']') {
+		do {
+			bool is_int;
+			long long iv;
+			double dv;
+			if (word(s, "null"))
+				continue;
+			if (!number(s, &is_int, &iv, &dv))
+				return false;
+			if (*n == st->cap_xs)
+				pg_grow((void **)&st->xs, &st->cap_xs, *n + 1, sizeof(double));
+			st->xs[(*n)++] = dv;
+		} while (expect(s, ','));
+	}
+	return expect(s, ']');
+}
+
+/* "metrics": {"id": [numbers or null], ...} */
+static bool metrics(struct scan *s, struct line_state *st)
+{
+	st->n_mv = 0;
+	if (!expect(s, '{'))
+		return false;
+	if (peek(s, '}'))
+		return expect(s, '}');
+	for (;;) {
+		struct mval mv;
+		size_t n = 0;
+		bool same;
+		int got = key_at(s, &st->met, &st->n_met, &st->cap_met, st->n_mv, '[', &mv.key,
+				 &mv.len, &same);
+		if (got == KEY_NONE)
+			break;
+		if (got == KEY_FAIL || !metric_values(s, st, &n))
+			return false;
+		/* (one value, what perfgate mostly records, is its own median) */
+		mv.median = n == 1 ? st->xs[0] : pg_cmpstat_median(st->xs, n);
+		if (st->n_mv == st->cap_mv)
+			pg_grow((void **)&st->mv, &st->cap_mv, st->n_mv + 1, sizeof(mv));
+		st->mv[st->n_mv++] = mv;
+	}
+	return expect(s, '}');
+}
+
 static enum key key_of(const char *k, size_t len)
 {
 	for (int i = 0; i < K_OTHER; i++)
@@ -604,8 +830,26 @@ static enum key key_of(const char *k, size_t len)
 	return K_OTHER;
 }
 
-/* A string member the record keeps (NULL for null or ""), interned. */
-static bool str_member(struct scan *s, struct pg_history_pool *p, char **out)
+/* Is the string at s seen's, quoted: then its copy in *out. */
+static bool str_seen_at(struct scan *s, const struct str_seen *seen, char **out)
+{
+	size_t len = seen->len;
+
+	if (!seen->copy || (size_t)(s->e - s->p) < len + 2 || s->p[0] != '"' ||
+	    s->p[len + 1] != '"' || memcmp(s->p + 1, seen->copy, len))
+		return false;
+	/* (the copy holds no quote: the scanner took it) */
+	*out = (char *)seen->copy;
+	s->p += len + 2;
+	return true;
+}
+
+/* A string member the record keeps (NULL for null or ""), interned: the
+ * same bytes as the line before's (up) or the same line's of the file
+ * before (across) give the same copy without the scanner or the pool's
+ * table, else they become both. */
+static bool str_member(struct scan *s, struct pg_history_pool *p, struct str_seen *up,
+		       struct str_seen *across, char **out)
 {
 	const char *v;
 	size_t len;
@@ -614,10 +858,26 @@ static bool str_member(struct scan *s, struct pg_history_pool *p, char **out)
 		*out = NULL;
 		return true;
 	}
+	if (str_seen_at(s, up, out) || str_seen_at(s, across, out))
+		return true;
 	if (!string(s, &v, &len))
 		return false;
 	*out = len ? (char *)intern(p, v, len) : NULL;
+	if (len)
+		*up = *across = (struct str_seen){ *out, len };
 	return true;
+}
+
+/* The registry metric of suite named key (its ids unique in a suite), -1
+ * when none. */
+static int metric_of(const struct pg_history_pool *p, enum pg_suite_kind suite, const char *key,
+		     size_t len)
+{
+	for (int m = p->first[hash_bytes(key, len) % ID_BUCKETS]; m >= 0; m = p->next[m])
+		if (p->all[m].suite == suite && p->id_len[m] == len &&
+		    !memcmp(p->all[m].id, key, len))
+			return m;
+	return -1;
 }
 
 /*
@@ -626,29 +886,43 @@ static bool str_member(struct scan *s, struct pg_history_pool *p, char **out)
  * for what pg_history_parse would make of it.
  */
 static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, double *row,
-		      struct line_state *st, struct pg_history_pool *p)
+		      struct line_state *st, struct pg_history_pool *p, size_t rec)
 {
 	struct scan s = { text, text + len };
+	struct str_seen *line_strs;
 	unsigned seen = 0;
 	int suite = -1;
+	size_t i = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->qps = NAN;
 	r->repeats = 1;
 	st->n_mv = 0;
+	if (p->n_by_line <= rec) {
+		pg_grow((void **)&p->by_line, &p->cap_by_line, (rec + 1) * LINE_STRS,
+			sizeof(*p->by_line));
+		memset(p->by_line + p->n_by_line * LINE_STRS, 0,
+		       (rec + 1 - p->n_by_line) * LINE_STRS * sizeof(*p->by_line));
+		p->n_by_line = rec + 1;
+	}
+	line_strs = p->by_line + rec * LINE_STRS;
 	if (!expect(&s, '{') || peek(&s, '}'))
 		return false;
-	do {
+	for (;;) {
 		const char *k;
 		size_t klen;
 		enum key key;
-		bool is_int, ok = true;
+		bool is_int, ok = true, same;
 		long long iv;
 		double dv;
+		int got = key_at(&s, &st->top, &st->n_top, &st->cap_top, i, '\0', &k, &klen, &same);
 
-		if (!string(&s, &k, &klen) || !expect(&s, ':'))
+		if (got == KEY_NONE)
+			break;
+		if (got == KEY_FAIL)
 			return false;
-		key = key_of(k, klen);
+		key = same ? (enum key)st->top[i].what : key_of(k, klen);
+		st->top[i++].what = (int)key;
 		if (key != K_OTHER) {
 			if (seen & (1u << key))
 				return false; /* the last one would win */
@@ -660,22 +934,22 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 			     iv <= PG_HISTORY_FORMAT;
 			break;
 		case K_COMMIT:
-			ok = str_member(&s, p, &r->commit);
+			ok = str_member(&s, p, &st->strs[0], &line_strs[0], &r->commit);
 			break;
 		case K_DATE:
-			ok = str_member(&s, p, &r->date);
+			ok = str_member(&s, p, &st->strs[1], &line_strs[1], &r->date);
 			break;
 		case K_BUILD_URL:
-			ok = str_member(&s, p, &r->build_url);
+			ok = str_member(&s, p, &st->strs[2], &line_strs[2], &r->build_url);
 			break;
 		case K_GPU:
-			ok = str_member(&s, p, &r->gpu);
+			ok = str_member(&s, p, &st->strs[3], &line_strs[3], &r->gpu);
 			break;
 		case K_TEST:
-			ok = str_member(&s, p, &r->test);
+			ok = str_member(&s, p, &st->strs[4], &line_strs[4], &r->test);
 			break;
 		case K_RUN:
-			ok = str_member(&s, p, &r->run);
+			ok = str_member(&s, p, &st->strs[5], &line_strs[5], &r->run);
 			break;
 		case K_SUITE: {
 			char name[32];
@@ -715,7 +989,7 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 		}
 		if (!ok)
 			return false;
-	} while (expect(&s, ','));
+	}
 	if (!expect(&s, '}'))
 		return false;
 	ws(&s);
@@ -723,22 +997,25 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 		return false;
 	r->suite = (enum pg_suite_kind)suite;
 	/* each registry metric of the suite by its id, as json_object_get
-	 * finds it */
+	 * finds it: the metric the same key at the same place named on the
+	 * line before, else looked up */
 	st->line++;
 	for (size_t m = 0; m < p->nm; m++)
 		row[m] = NAN;
-	for (size_t i = 0; i < st->n_mv; i++) {
-		const struct mval *mv = &st->mv[i];
-		for (int m = p->first[hash_bytes(mv->key, mv->len) % ID_BUCKETS]; m >= 0;
-		     m = p->next[m]) {
-			if (p->all[m].suite != r->suite || p->id_len[m] != mv->len ||
-			    memcmp(p->all[m].id, mv->key, mv->len))
-				continue;
-			if (st->seen[m] == st->line)
-				return false; /* given twice: the last one would win */
-			st->seen[m] = st->line;
-			row[m] = mv->median;
+	for (size_t j = 0; j < st->n_mv; j++) {
+		struct key_seen *c = &st->met[j];
+		int m;
+		if (c->suite != suite) {
+			c->what = metric_of(p, r->suite, st->mv[j].key, st->mv[j].len);
+			c->suite = suite;
 		}
+		if ((m = c->what) < 0)
+			continue;
+		if (st->seen[m] == st->line)
+			return false; /* given twice: the last one would win */
+		st->seen[m] = st->line;
+		row[m] = st->mv[j].median;
+		st->present[m] |= !isnan(row[m]);
 	}
 	return true;
 }
@@ -749,7 +1026,7 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 {
 	struct line_state st = { 0 };
 	double *rows = NULL;
-	size_t lines = 1, off = 0, cap_rows = 0;
+	size_t lines = 1, off = 0;
 	bool fast = true;
 
 	if (p->nm >= PG_HISTORY_NO_SLOT) {
@@ -761,12 +1038,16 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 	}
 	if (!h->point)
 		h->point = pg_xstrdup(point);
+	if (!p->ids_unique) /* a key may name two metrics, a cached lookup one */
+		return parse_slow(h, point, text, len, source, policy, p, err);
 	for (const char *q = text; len && (q = memchr(q, '\n', len - (size_t)(q - text))); q++)
 		lines++;
 	h->recs = pg_xrealloc(h->recs, lines * sizeof(*h->recs));
 	h->cap = lines;
 	h->n = 0;
 	st.seen = pg_xcalloc(p->nm ? p->nm : 1, sizeof(unsigned));
+	st.present = pg_xcalloc(p->nm ? p->nm : 1, sizeof(bool));
+	rows = pg_xmalloc((lines * p->nm + 1) * sizeof(double)); /* a row a line at most */
 	while (fast && off < len) {
 		const char *start = text + off, *nl = memchr(start, '\n', len - off);
 		size_t l = nl ? (size_t)(nl - start) : len - off;
@@ -776,15 +1057,16 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 			l--;
 		if (!l)
 			continue;
-		pg_grow((void **)&rows, &cap_rows, (h->n + 1) * (p->nm ? p->nm : 1),
-			sizeof(double));
-		fast = scan_line(start, l, &h->recs[h->n], rows + h->n * p->nm, &st, p);
+		fast = scan_line(start, l, &h->recs[h->n], rows + h->n * p->nm, &st, p, h->n);
 		h->n += fast;
 	}
 	free(st.mv);
 	free(st.xs);
 	free(st.seen);
+	free(st.top);
+	free(st.met);
 	if (!fast) {
+		free(st.present);
 		free(rows);
 		h->n = 0;
 		return parse_slow(h, point, text, len, source, policy, p, err);
@@ -793,7 +1075,8 @@ int pg_history_parse_compact(struct pg_history *h, const char *point, const char
 		h->recs = pg_xrealloc(h->recs, (h->n ? h->n : 1) * sizeof(*h->recs));
 		h->cap = h->n ? h->n : 1;
 	}
-	finish(h, rows, policy, p);
+	finish(h, rows, st.present, policy, p);
+	free(st.present);
 	free(rows);
 	return 0;
 }

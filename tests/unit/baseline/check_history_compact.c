@@ -18,17 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Both ways; the same outcome (want_rc, or any when -1), the same error,
- * the same records. */
-static void check_same(const char *text, const struct pg_policy *policy, int want_rc)
+/* Both ways, the compact one with pool (a new one when NULL); the same
+ * outcome (want_rc, or any when -1), the same error, the same records,
+ * and a column only for a metric a record has a value of. */
+static void check_same_in(const char *text, const struct pg_policy *policy, int want_rc,
+			  struct pg_history_pool *in)
 {
-	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_history_pool *pool = in ? in : pg_history_pool_new();
 	struct pg_history slow = { 0 }, fast = { 0 };
 	struct pg_error e1 = PG_ERROR_INIT, e2 = PG_ERROR_INIT;
 	int r1 = pg_history_parse(&slow, "p", text, strlen(text), "H100/p.jsonl", &e1);
 	int r2 = pg_history_parse_compact(&fast, "p", text, strlen(text), "H100/p.jsonl", policy,
 					  pool, &e2);
 	char why[256];
+	size_t nm;
+	const struct pg_metric *all = pg_metrics_all(&nm);
 
 	if (want_rc != -1)
 		ck_assert_int_eq(r1, want_rc);
@@ -41,10 +45,24 @@ static void check_same(const char *text, const struct pg_policy *policy, int wan
 			      text);
 		for (size_t k = 0; k < fast.n; k++)
 			ck_assert_ptr_nonnull(fast.recs[k].slot);
+		for (size_t m = 0; fast.n && m < nm; m++) {
+			bool any = false;
+			if (fast.recs[0].slot[m] == PG_HISTORY_NO_SLOT)
+				continue;
+			for (size_t k = 0; k < fast.n; k++)
+				any |= !isnan(pg_history_rec_value(&fast.recs[k], &all[m]));
+			ck_assert_msg(any, "a column for %s, never given", all[m].id);
+		}
 	}
 	pg_history_release(&slow);
 	pg_history_release(&fast);
-	pg_history_pool_free(pool);
+	if (!in)
+		pg_history_pool_free(pool);
+}
+
+static void check_same(const char *text, const struct pg_policy *policy, int want_rc)
+{
+	check_same_in(text, policy, want_rc, NULL);
 }
 
 /* A run's line for a point, as `perfgate baseline record` writes it. */
@@ -130,6 +148,7 @@ END_TEST
 static const char *const lines[] = {
 	/* read by the scanner */
 	HEAD "\"metrics\": {\"output_throughput\": [1, 2.5, null, 3e2, -0, 0.1]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [null], \"p99_tpot_ms\": [1]}}\n",
 	HEAD "\"qps\": 4, \"max_concurrency\": null, \"repeats\": 3, \"metrics\": {}}\n",
 	HEAD "\"qps\": 1.5e-3, \"test\": \"\", \"run\": null, \"extra\": true, \"metrics\": "
 	     "{\"mean_ttft_ms\": [], \"unknown\": [1], \"output_throughput\": [null]}}\r\n\n",
@@ -160,6 +179,16 @@ static const char *const bad[] = {
 	HEAD "\"metrics\": {}}\n{\"suite\": \"serving\"}\n",
 	"{\"suite\": \"tpu\", \"metrics\": {}}\n",
 	HEAD "\"metrics\": {}} x\n",
+	/* a string as the line before gave it, then more bytes of it */
+	HEAD "\"gpu\": \"1xH100\", \"metrics\": {}}\n" HEAD
+	     "\"gpu\": \"1xH100X, \"metrics\": {}}\n",
+	/* no comma between members */
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [1] \"p99_tpot_ms\": [1]}}\n",
+	HEAD "\"gpu\": \"x\" \"metrics\": {}}\n",
+	/* a number of digits and a colon, a slash */
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [12:5], \"p99_tpot_ms\": [1]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [12/5], \"p99_tpot_ms\": [1]}}\n",
+	HEAD "\"metrics\": {\"mean_ttft_ms\": [01.5], \"p99_tpot_ms\": [1]}}\n",
 	"\t\n",
 	"[1]\n",
 };
@@ -338,6 +367,199 @@ START_TEST(strings_read_the_same_at_every_offset)
 }
 END_TEST
 
+/* The lines of one file, record by record: mostly a line like the one
+ * before (the scanner reads keys and strings as the line before gave
+ * them), now and then one that differs in a place that line's bytes
+ * would still match a prefix of. */
+static const char *const ids[] = {
+	"request_throughput",
+	"output_throughput",
+	"total_token_throughput",
+	"mean_ttft_ms",
+	"median_ttft_ms",
+	"p99_ttft_ms",
+	"mean_tpot_ms",
+	"median_tpot_ms",
+	"p99_tpot_ms",
+	"mean_itl_ms",
+	"median_itl_ms",
+	"p99_itl_ms",
+	"mean_e2el_ms",
+	"median_e2el_ms",
+	"p99_e2el_ms",
+	"failed",
+};
+
+static void add_bench_line(struct pg_buf *out, int run, int vary, uint64_t *state)
+{
+	static const char *const tests[] = { "serving_a", "serving_ab", "serving_b", "serving_" };
+
+	pg_buf_printf(out, "{\"format\": 1, \"commit\": \"%040d\", ", run / 3);
+	pg_buf_printf(out,
+		      vary == 0 ? "\"date\" : \"2026-01-%02dT00:00:00Z\", "
+				: "\"date\": \"2026-01-%02dT00:00:00Z\", ",
+		      1 + run % 28);
+	pg_buf_printf(out, "\"build_url\": \"https://buildkite.com/org/perf/builds/%d\", ",
+		      1000 + run / 2);
+	pg_buf_printf(out, "\"branch\": \"main\", \"gpu\": \"%s\", ",
+		      vary == 1   ? "1xH10"
+		      : vary == 2 ? "1xH1000"
+				  : "1xH100");
+	pg_buf_printf(out, "\"suite\": \"%s\", \"point\": \"p\", \"test\": \"%s\", ",
+		      vary == 3 ? "throughput" : "serving",
+		      tests[vary >= 4 && vary < 8 ? vary - 4 : 0]);
+	if (vary == 8)
+		pg_buf_printf(out, "\"qps\": 1, \"max_concurrency\": null, ");
+	else
+		pg_buf_printf(out, "\"max_concurrency\": %d, \"qps\": %d.5, ", run % 3, run);
+	pg_buf_printf(out, "\"repeats\": 1, \"run\": %s, \"metrics\": {",
+		      vary == 9    ? "null"
+		      : vary == 10 ? "\"\""
+				   : "\"agent-0@2026-01-01T00:00:00Z\"");
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		/* another metric's id in this place (one as long, differing in
+		 * its middle), one as long that differs in its last byte, one of
+		 * its first bytes, one of another suite (on
+		 * a throughput line, one of that suite), white space elsewhere, no
+		 * value, two values (and "failed", an id of both suites) */
+		size_t id = vary == 11 && i < 2                ? 1 - i
+			    : vary == 17 && (i == 3 || i == 6) ? 9 - i
+							       : i;
+		double x;
+		*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+		x = (double)(*state >> 40) / (double)(1u << 14) / pow(10, (double)(*state >> 62));
+		pg_buf_printf(out, "%s\"%s\"%s", i ? ", " : "",
+			      vary == 12 && i == 3   ? "mean_ttft_mx"
+			      : vary == 16 && i == 4 ? "median_ttft_m"
+			      : vary == 13 && i == 3 ? "mean_latency_ms"
+			      : vary == 3 && i == 0  ? "requests_per_second"
+						     : ids[id],
+			      vary == 14 && i == 5 ? ":[" : ": [");
+		if (vary == 15 && i == 7)
+			pg_buf_printf(out, "]");
+		else if (vary == 15 && i == 8)
+			pg_buf_printf(out, "%.4f, %.4f]", x, -x);
+		else
+			pg_buf_printf(out, "%.*f]", (int)(*state >> 61), x);
+	}
+	pg_buf_printf(out, "}}\n");
+}
+
+/* Every record equal to the one pg_history_parse reads, and the same
+ * strings one copy in the pool: files of lines alike but every seventh,
+ * which differs in one way (a file for each: a line the scanner hands
+ * back hands back the whole file). */
+START_TEST(a_file_reads_the_same_line_by_line)
+{
+	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_history fast = { 0 };
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_policy policy;
+	struct pg_buf text = PG_BUF_INIT;
+	uint64_t state = 11;
+
+	pg_policy_init(&policy);
+	for (int vary = 0; vary < 18; vary++) {
+		pg_buf_reset(&text);
+		for (int run = 0; run < 60; run++)
+			add_bench_line(&text, run, run % 7 == 3 ? vary : -1, &state);
+		check_same(text.ptr, NULL, 0);
+		check_same(text.ptr, &policy, 0);
+	}
+	pg_buf_reset(&text);
+	for (int run = 0; run < 600; run++)
+		add_bench_line(&text, run, -1, &state);
+	ck_assert_int_eq(
+		pg_history_parse_compact(&fast, "p", text.ptr, text.len, "p", NULL, pool, &err), 0);
+	ck_assert_uint_eq(fast.n, 600);
+	for (size_t k = 1; k < fast.n; k++) {
+		const struct pg_history_rec *a = &fast.recs[k - 1], *b = &fast.recs[k];
+		ck_assert(!strcmp(a->commit, b->commit) == (a->commit == b->commit));
+		ck_assert(!strcmp(a->build_url, b->build_url) == (a->build_url == b->build_url));
+		ck_assert(!strcmp(a->gpu, b->gpu) == (a->gpu == b->gpu));
+		ck_assert(!strcmp(a->test, b->test) == (a->test == b->test));
+		ck_assert_ptr_eq(b->date, fast.recs[k % 28].date);
+	}
+	pg_history_release(&fast);
+	pg_history_pool_free(pool);
+	pg_policy_release(&policy);
+	pg_buf_release(&text);
+}
+END_TEST
+
+/* Files read with one pool, as a GPU's are: the k-th line of one has
+ * the strings of the k-th line of the file before, or others, or those
+ * and more bytes. */
+START_TEST(files_read_the_same_one_after_another)
+{
+	struct pg_history_pool *pool = pg_history_pool_new();
+	struct pg_buf text = PG_BUF_INIT;
+	uint64_t state = 13;
+
+	for (int file = 0; file < 6; file++) {
+		pg_buf_reset(&text);
+		for (int run = 0; run < 30; run++)
+			add_bench_line(&text, run + (file == 2 && run > 10),
+				       run % 5 == 1 ? file : -1, &state);
+		check_same_in(text.ptr, NULL, 0, pool);
+	}
+	/* a value the same line of the file before had, then more of it */
+	check_same_in(HEAD "\"gpu\": \"1xH100\", \"metrics\": {}}\n" HEAD
+			   "\"gpu\": \"1xH100\", \"metrics\": {}}\n",
+		      NULL, 0, pool);
+	check_same_in(HEAD "\"gpu\": \"A100\", \"metrics\": {}}\n" HEAD
+			   "\"gpu\": \"1xH100X, \"metrics\": {}}\n",
+		      NULL, PG_EINFRA, pool);
+	pg_history_pool_free(pool);
+	pg_buf_release(&text);
+}
+END_TEST
+
+/* Numbers of the size perfgate writes, read a word at a time: every
+ * count of digits either side of the point, leading and trailing zeros,
+ * a sign, what ends them. As jansson reads them, in a line, and as
+ * strtod does. */
+START_TEST(short_numbers_read_as_strtod_reads_them)
+{
+	static const char *const ends[] = { "]", "e1]", "E-2]", ".]", "0]", " ]", ":1]", "/1]" };
+	struct pg_buf text = PG_BUF_INIT;
+	uint64_t state = 5;
+
+	for (int i = 0; i < 40000; i++) {
+		char num[48];
+		size_t l = 0;
+		int ints, fracs;
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		ints = 1 + (int)(state >> 61);   /* 1-8 */
+		fracs = (int)(state >> 57 & 15); /* 0-15, past the word */
+		if (i % 3 == 0)
+			num[l++] = '-';
+		for (int d = 0; d < ints; d++)
+			num[l++] = (char)('0' +
+					  (d == 0 && i % 4 == 0 ? 0 : (state >> (3 * d)) % 10));
+		if (fracs) {
+			num[l++] = '.';
+			for (int d = 0; d < fracs; d++)
+				num[l++] = (char)('0' + (state >> (2 * d + 5)) % (i % 5 ? 10 : 2));
+		}
+		num[l] = '\0';
+		if (strspn(num, "-0123456789.") == l && (num[i % 3 == 0] != '0' || ints == 1))
+			check_number(num);
+		/* (not last: eight bytes to read after the number) */
+		pg_buf_printf(&text,
+			      "{\"suite\": \"serving\", \"metrics\": {\"mean_ttft_ms\": [%s%s, "
+			      "\"p99_tpot_ms\": [1]}}\n",
+			      num, ends[i % 6 ? 0 : (size_t)(state >> 20) % 8]);
+		if (text.len > 50000) {
+			check_same(text.ptr, NULL, -1);
+			pg_buf_reset(&text);
+		}
+	}
+	check_same(text.ptr, NULL, -1);
+	pg_buf_release(&text);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("history_compact");
@@ -349,6 +571,9 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, reals_read_as_jansson_reads_them);
 	tcase_add_test(tc, numbers_read_as_strtod_reads_them);
 	tcase_add_test(tc, strings_read_the_same_at_every_offset);
+	tcase_add_test(tc, a_file_reads_the_same_line_by_line);
+	tcase_add_test(tc, files_read_the_same_one_after_another);
+	tcase_add_test(tc, short_numbers_read_as_strtod_reads_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
