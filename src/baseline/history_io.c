@@ -1381,7 +1381,9 @@ static size_t *pack_order(git_repository *repo, const git_tree_entry *const *fil
 	struct packed_at *at = NULL;
 	DIR *d;
 
-	pg_buf_printf(&dir, "%sobjects/pack", git_repository_path(repo));
+	/* the objects of a linked worktree are its main repository's; those
+	 * of alternates are not looked up (read after, as listed) */
+	pg_buf_printf(&dir, "%sobjects/pack", git_repository_commondir(repo));
 	d = opendir(dir.ptr);
 	for (struct dirent *e;
 	     d && n_packs < sizeof(packs) / sizeof(packs[0]) && (e = readdir(d));) {
@@ -1393,10 +1395,11 @@ static size_t *pack_order(git_repository *repo, const git_tree_entry *const *fil
 			continue;
 		pg_buf_reset(&path);
 		pg_buf_printf(&path, "%s/%s", dir.ptr, e->d_name);
-		fd = open(path.ptr, O_RDONLY | O_CLOEXEC);
+		/* not blocked by a FIFO named *.idx: only a regular file is read */
+		fd = open(path.ptr, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
-		map = fstat(fd, &st) == 0 && st.st_size > 0
+		map = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
 			      ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
 			      : MAP_FAILED;
 		close(fd);
