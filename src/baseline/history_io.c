@@ -17,7 +17,6 @@
 #include "sys/gitinfo.h"
 #include "sys/proc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1373,30 +1372,31 @@ static int cmp_packed_at(const void *a, const void *b)
 static size_t *pack_order(git_repository *repo, const git_tree_entry *const *files, size_t n)
 {
 	struct pg_buf dir = PG_BUF_INIT, path = PG_BUF_INIT;
+	struct pg_strv idx = { 0 };
+	struct pg_error ignored = PG_ERROR_INIT;
 	struct {
 		unsigned char *map;
 		size_t len;
 	} packs[64];
 	size_t n_packs = 0, *order = NULL, found = 0;
 	struct packed_at *at = NULL;
-	DIR *d;
 
+	if (n < 2)
+		return NULL;
 	/* the objects of a linked worktree are its main repository's; those
-	 * of alternates are not looked up (read after, as listed) */
+	 * of alternates are not looked up (read after, as listed). Regular
+	 * files only, in name order: no FIFO to block on, no link followed */
 	pg_buf_printf(&dir, "%sobjects/pack", git_repository_commondir(repo));
-	d = opendir(dir.ptr);
-	for (struct dirent *e;
-	     d && n_packs < sizeof(packs) / sizeof(packs[0]) && (e = readdir(d));) {
+	if (pg_dir_list_regular(dir.ptr, ".idx", &idx, &ignored))
+		goto done;
+	for (size_t k = 0; k < idx.n && n_packs < sizeof(packs) / sizeof(packs[0]); k++) {
 		struct stat st;
 		void *map;
 		int fd;
 
-		if (!pg_str_has_suffix(e->d_name, ".idx"))
-			continue;
 		pg_buf_reset(&path);
-		pg_buf_printf(&path, "%s/%s", dir.ptr, e->d_name);
-		/* not blocked by a FIFO named *.idx: only a regular file is read */
-		fd = open(path.ptr, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		pg_buf_printf(&path, "%s/%s", dir.ptr, idx.v[k]);
+		fd = open(path.ptr, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0)
 			continue;
 		map = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
@@ -1412,9 +1412,7 @@ static size_t *pack_order(git_repository *repo, const git_tree_entry *const *fil
 		packs[n_packs].map = map;
 		packs[n_packs++].len = (size_t)st.st_size;
 	}
-	if (d)
-		closedir(d);
-	if (!n_packs || n < 2)
+	if (!n_packs)
 		goto done;
 	at = pg_xmalloc(n * sizeof(*at));
 	for (size_t i = 0; i < n; i++) {
@@ -1439,6 +1437,7 @@ done:
 		munmap(packs[p].map, packs[p].len);
 	pg_buf_release(&dir);
 	pg_buf_release(&path);
+	pg_strv_release(&idx);
 	return order;
 }
 
