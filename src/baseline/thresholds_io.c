@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <libgen.h>
 
 /*
  * Loading goes through sys/yamldoc.h, like every other perfgate file: its
@@ -694,6 +696,103 @@ done:
 	pg_buf_release(&label);
 	pg_thresholds_origin_release(&own);
 	return rc;
+}
+
+/* A file bigger than this is not a thresholds file anyone reviews. */
+#define PIN_FILE_MAX ((size_t)64 << 20)
+
+static void pin_file(struct pg_thresholds_pin *pin, const char *spelled, const char *real)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	struct pg_error ignored = PG_ERROR_INIT;
+	struct stat st;
+
+	if (stat(real, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > PIN_FILE_MAX ||
+	    pg_file_read(real, &text, &ignored)) {
+		pg_buf_release(&text);
+		return;
+	}
+	pin->paths = pg_xrealloc(pin->paths, (pin->n + 1) * sizeof(*pin->paths));
+	pin->texts = pg_xrealloc(pin->texts, (pin->n + 1) * sizeof(*pin->texts));
+	pin->paths[pin->n] = pg_xstrdup(spelled);
+	pin->texts[pin->n++] = text;
+	if (access(real, W_OK) == 0)
+		pin->writable = true;
+}
+
+/* Whether this job may create or replace entries in dir. */
+static bool dir_writable(const char *dir)
+{
+	return access(dir, W_OK) == 0;
+}
+
+void pg_thresholds_pin(struct pg_thresholds_pin *pin, const char *location)
+{
+	char *inside = pg_git_checkout_path(location);
+	char *real;
+	struct stat st;
+
+	memset(pin, 0, sizeof(*pin));
+	if (inside) {
+		free(inside);
+		return;
+	}
+	pin->outside = true;
+	real = realpath(location, NULL);
+	pin->where = pg_xstrdup(real ? real : location);
+	if (!real) {
+		/* nothing there yet: whoever can create it decides what it holds */
+		char *copy = pg_xstrdup(location);
+		pin->writable = dir_writable(dirname(copy));
+		free(copy);
+		return;
+	}
+	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
+		struct pg_strv names = PG_STRV_INIT;
+		struct pg_error ignored = PG_ERROR_INIT;
+		char *parent = pg_xstrdup(real);
+
+		pin->writable = dir_writable(real) || dir_writable(dirname(parent));
+		free(parent);
+		if (pg_dir_list(real, ".yml", &names, &ignored) == 0)
+			for (size_t i = 0; i < names.n; i++) {
+				struct pg_buf spelled = PG_BUF_INIT, file = PG_BUF_INIT;
+				pg_buf_printf(&spelled, "%s%s%s", location,
+					      pg_str_has_suffix(location, "/") ? "" : "/",
+					      names.v[i]);
+				pg_buf_printf(&file, "%s/%s", real, names.v[i]);
+				pin_file(pin, spelled.ptr, file.ptr);
+				pg_buf_release(&spelled);
+				pg_buf_release(&file);
+			}
+		pg_strv_release(&names);
+	} else {
+		char *dir = pg_xstrdup(real);
+		pin->writable = dir_writable(dirname(dir));
+		free(dir);
+		pin_file(pin, location, real);
+	}
+	free(real);
+}
+
+void pg_thresholds_pin_release(struct pg_thresholds_pin *pin)
+{
+	for (size_t i = 0; i < pin->n; i++) {
+		free(pin->paths[i]);
+		pg_buf_release(&pin->texts[i]);
+	}
+	free(pin->paths);
+	free(pin->texts);
+	free(pin->where);
+	memset(pin, 0, sizeof(*pin));
+}
+
+const struct pg_buf *pg_thresholds_pinned(const struct pg_thresholds_pin *pin, const char *path)
+{
+	for (size_t i = 0; pin && i < pin->n; i++)
+		if (!strcmp(pin->paths[i], path))
+			return &pin->texts[i];
+	return NULL;
 }
 
 char *pg_thresholds_path(const char *path_or_dir, const char *gpu_key)

@@ -73,6 +73,30 @@ void pg_thresholds_compare_at(struct pg_thresholds_origin *origin, const char *p
 			      const char *rev);
 
 /*
+ * A thresholds location outside the checkout, read when a pull request's
+ * build starts, before anything of the pull request runs: its benchmark
+ * commands could write there, and the gate reads the copy pinned here.
+ * Inside the checkout nothing needs pinning: the base's commit is read.
+ */
+struct pg_thresholds_pin {
+	bool outside;  /* the location is outside the checkout (else nothing is set) */
+	bool writable; /* this job may write a file there, or the directory around it:
+			* the base branch does not control it, nor does the agent alone */
+	char *where;   /* the location's real path (or as given when it does not exist) */
+	size_t n;
+	char **paths;         /* the files read, spelled as pg_thresholds_path spells them */
+	struct pg_buf *texts; /* their contents */
+};
+
+/* Pin location (a thresholds file or directory; its *.yml files, each at
+ * most 64 MiB) when it lies outside the checkout around the cwd. */
+void pg_thresholds_pin(struct pg_thresholds_pin *pin, const char *location);
+void pg_thresholds_pin_release(struct pg_thresholds_pin *pin);
+
+/* The pinned copy of path (pg_thresholds_path's spelling), or NULL. */
+const struct pg_buf *pg_thresholds_pinned(const struct pg_thresholds_pin *pin, const char *path);
+
+/*
  * The thresholds file for a GPU: path_or_dir itself when it is a file (or
  * does not exist and ends in .yml/.yaml), else <dir>/<gpu_key>.yml.
  * Caller frees.

@@ -49,12 +49,48 @@ void pg_bk_pr_pin(struct pg_bk_pr *pr, const struct pg_plugin_config *c, const s
 	pr->branch = pg_bk_base_branch(c, env);
 	if (pg_git_merge_base(pr->rev, ".", pr->branch, &err))
 		pr->error = pg_xstrdup(err.msg);
+	/* a location outside the checkout is read now, before the pull
+	 * request's commands could write it; inside, the merge-base's tree is
+	 * read, whenever */
+	pg_thresholds_pin(&pr->pin, c->thresholds);
 }
 
 void pg_bk_pr_release(struct pg_bk_pr *pr)
 {
 	free(pr->error);
+	pg_thresholds_pin_release(&pr->pin);
 	memset(pr, 0, sizeof(*pr));
+}
+
+int pg_bk_pr_check(const struct pg_bk_pr *pr, const struct pg_plugin_config *c,
+		   struct pg_error *err)
+{
+	if (!pr->is_pr || c->baseline != PG_BASELINE_GIT || c->history_repo)
+		return 0;
+	return pg_error_set(
+		err, PG_ECONFIG,
+		"pull request: baseline: git without history-repo would judge it against %s in this "
+		"agent's checkout, which any earlier job here could have written (pull requests "
+		"included): set history-repo to a repository only default-branch builds can push to "
+		"(docs/trust.md)",
+		PG_HISTORY_DEFAULT_REF);
+}
+
+/* A thresholds location outside the checkout that this job could write:
+ * say where the policy came from, as a warning. */
+static void note_outside_policy(struct pg_bk_compare *out, const struct pg_thresholds_pin *pin,
+				const char *path)
+{
+	struct pg_buf note = PG_BUF_INIT;
+
+	if (!pin->outside || !pin->writable)
+		return;
+	pg_buf_printf(&note,
+		      "%s is outside the checkout (%s) and this job can write there: neither the "
+		      "base branch nor the agent alone decides what it holds; the gate used the "
+		      "copy read before the pull request's commands ran",
+		      path, pin->where);
+	out->policy_note = pg_buf_detach(&note);
 }
 
 /*
@@ -256,11 +292,15 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		src.thresholds_rev = pr->rev;
 		src.origin = &origin;
 	}
+	if (pr && pr->is_pr)
+		src.pinned = &pr->pin;
 	rc = pg_gate_load(&im->policy, &im->base, &src, &lerr);
 	if (!use_base && pr && pr->is_pr && pr->rev[0])
 		pg_thresholds_compare_at(&origin, path, pr->rev);
 	if (pr && pr->is_pr && origin.in_repo)
 		note_policy_change(out, &origin, pr, use_base);
+	else if (pr && pr->is_pr)
+		note_outside_policy(out, &pr->pin, path);
 	if (rc == PG_ENOTFOUND) {
 		/* a first run has nothing to compare with: say so, do not fail */
 		out->note = pg_xstrdup(lerr.msg);

@@ -1357,7 +1357,7 @@ static int run_step(struct step *st, struct pg_error *err)
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
 		goto done;
 	pg_run_collect_secrets(&st->redact, &suite);
-	if ((rc = resolve_gpu(st, suite.gpu, err)))
+	if ((rc = resolve_gpu(st, suite.gpu, err)) || (rc = pg_bk_pr_check(&st->pr, &st->s, err)))
 		goto done;
 	keep_plan(st, &plan);
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",

@@ -9,6 +9,7 @@
 #include "base/strutil.h"
 #include "buildkite/annotation.h"
 #include "buildkite/job_env.h"
+#include "baseline/thresholds_io.h"
 #include "buildkite/plugin_config.h"
 #include "results/metrics.h"
 #include "results/result.h"
@@ -105,6 +106,8 @@ struct pg_bk_pr {
 	const char *branch; /* the base branch (borrowed) */
 	char rev[41];       /* the merge-base of HEAD and branch; "" when not found */
 	char *error;        /* why not (owned), or NULL */
+	/* the thresholds location when it lies outside the checkout, read now */
+	struct pg_thresholds_pin pin;
 };
 
 /* The branch a pull request (or a build of another branch) compares with:
@@ -116,6 +119,12 @@ const char *pg_bk_base_branch(const struct pg_plugin_config *c, const struct pg_
 void pg_bk_pr_pin(struct pg_bk_pr *pr, const struct pg_plugin_config *c,
 		  const struct pg_bkenv *env);
 void pg_bk_pr_release(struct pg_bk_pr *pr);
+
+/* What a pull request's build may not be judged on, found before it runs:
+ * baseline: git without history-repo (a ref in the agent's checkout that
+ * any earlier job there could write). PG_ECONFIG, or 0. */
+int pg_bk_pr_check(const struct pg_bk_pr *pr, const struct pg_plugin_config *c,
+		   struct pg_error *err);
 
 /*
  * The comparison of a step's results with their baseline (gate/gate_io.h), in

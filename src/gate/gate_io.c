@@ -109,11 +109,17 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 				    src->baseline);
 	}
 	path = pg_thresholds_path(src->thresholds ? src->thresholds : "thresholds", src->gpu);
-	rc = src->thresholds_rev ? pg_thresholds_load_at(path, src->thresholds_rev, policy, base,
-							 src->origin, err)
-				 : pg_thresholds_load(path, policy, base, err);
+	if (src->pinned && src->pinned->outside) {
+		const struct pg_buf *text = pg_thresholds_pinned(src->pinned, path);
+		rc = text ? pg_thresholds_load_text(text->ptr, text->len, path, policy, base, err)
+			  : pg_error_set(err, PG_ENOTFOUND, "%s: not found", path);
+	} else {
+		rc = src->thresholds_rev ? pg_thresholds_load_at(path, src->thresholds_rev, policy,
+								 base, src->origin, err)
+					 : pg_thresholds_load(path, policy, base, err);
+	}
 	if (rc == PG_ENOTFOUND) {
-		if (!git && src->thresholds_rev)
+		if (!git && src->thresholds_rev && !(src->pinned && src->pinned->outside))
 			goto done; /* its message says which commit has no such file */
 		if (!git) {
 			pg_error_set(

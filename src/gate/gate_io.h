@@ -10,6 +10,7 @@
 struct pg_buf;
 struct pg_error;
 struct pg_thresholds_origin;
+struct pg_thresholds_pin;
 
 /*
  * The gate's edges, for the commands (compare, gate, baseline) and for
@@ -55,6 +56,10 @@ struct pg_gate_source {
 	 * (baseline/thresholds_io.h pg_thresholds_load_at); NULL: the file */
 	const char *thresholds_rev;
 	struct pg_thresholds_origin *origin;
+	/* a location outside the checkout, read before a pull request's
+	 * commands ran (baseline/thresholds_io.h): its copy, not the file's
+	 * present content, is the policy; NULL or not outside: the file */
+	const struct pg_thresholds_pin *pinned;
 };
 
 /*

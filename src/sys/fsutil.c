@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,125 @@ char *pg_path_stem(const char *path)
 	base = base ? base + 1 : path;
 	dot = strrchr(base, '.');
 	return pg_xstrndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}
+
+/* Push the components of path onto the stack todo, the first on top. */
+static void push_parts(struct pg_strv *todo, const char *path)
+{
+	struct pg_strv parts = PG_STRV_INIT;
+	char *copy = pg_xstrdup(path), *save = NULL;
+
+	for (char *p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save))
+		pg_strv_push(&parts, p);
+	for (size_t i = parts.n; i-- > 0;) {
+		pg_strv_push_owned(todo, parts.v[i]);
+		parts.v[i] = NULL;
+	}
+	parts.n = 0;
+	pg_strv_release(&parts);
+	free(copy);
+}
+
+/* The stack's components, top first, joined below rel and folded; NULL
+ * when a ".." climbs out of rel. */
+static char *rest_below(const char *rel, const struct pg_strv *todo)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_puts(&b, rel);
+	for (size_t i = todo->n; i-- > 0;) {
+		const char *part = todo->v[i];
+		if (!strcmp(part, "."))
+			continue;
+		if (!strcmp(part, "..")) {
+			char *slash;
+			if (!b.len) {
+				pg_buf_release(&b);
+				return NULL;
+			}
+			slash = strrchr(b.ptr, '/');
+			pg_buf_truncate(&b, slash ? (size_t)(slash - b.ptr) : 0);
+			continue;
+		}
+		if (b.len)
+			pg_buf_putc(&b, '/');
+		pg_buf_puts(&b, part);
+	}
+	return pg_buf_detach(&b);
+}
+
+char *pg_path_fold(const char *rel)
+{
+	struct pg_strv todo = PG_STRV_INIT;
+	char *out;
+
+	if (rel[0] == '/')
+		return NULL;
+	push_parts(&todo, rel);
+	out = rest_below("", &todo);
+	pg_strv_release(&todo);
+	return out;
+}
+
+char *pg_path_under(const char *path, const char *root)
+{
+	struct pg_strv todo = PG_STRV_INIT;
+	struct pg_buf at = PG_BUF_INIT; /* the walk so far: a real path, "" for "/" */
+	size_t rootlen = strlen(root);
+	char cwd[PATH_MAX], *found = NULL;
+	int links = 0;
+
+	while (rootlen > 1 && root[rootlen - 1] == '/')
+		rootlen--;
+	if (path[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			goto done;
+		push_parts(&todo, path);
+		push_parts(&todo, cwd);
+	} else {
+		push_parts(&todo, path);
+	}
+	while (todo.n) {
+		char *part = todo.v[--todo.n];
+		size_t keep = at.len;
+		struct stat st;
+
+		todo.v[todo.n] = NULL;
+		if (!strcmp(part, ".") || !strcmp(part, "..")) {
+			char *slash = at.len ? strrchr(at.ptr, '/') : NULL;
+			if (!strcmp(part, "..") && slash)
+				pg_buf_truncate(&at, (size_t)(slash - at.ptr));
+			free(part);
+			continue;
+		}
+		pg_buf_printf(&at, "/%s", part);
+		free(part);
+		if (at.len >= rootlen && !strncmp(at.ptr, root, rootlen) &&
+		    (at.ptr[rootlen] == '/' || !at.ptr[rootlen])) {
+			const char *rel = at.ptr[rootlen] ? at.ptr + rootlen + 1 : "";
+			char *rest = rest_below(rel, &todo);
+			if (rest && *rest) {
+				found = rest;
+				goto done;
+			}
+			free(rest);
+		}
+		if (lstat(at.ptr, &st) || !S_ISLNK(st.st_mode))
+			continue; /* a directory, a file, or nothing yet: walk on */
+		{
+			char target[PATH_MAX];
+			ssize_t n = readlink(at.ptr, target, sizeof(target) - 1);
+			if (n <= 0 || ++links > 40)
+				goto done; /* a loop, or unreadable: nowhere */
+			target[n] = '\0';
+			pg_buf_truncate(&at, target[0] == '/' ? 0 : keep);
+			push_parts(&todo, target);
+		}
+	}
+done:
+	pg_strv_release(&todo);
+	pg_buf_release(&at);
+	return found;
 }
 
 char *pg_path_relative(const char *dir, const char *path)

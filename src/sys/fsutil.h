@@ -94,6 +94,24 @@ char *pg_path_join(const char *a, const char *b);
  * (realpath): a new string, NULL when either does not exist. */
 char *pg_path_relative(const char *dir, const char *path);
 
+/*
+ * Where path (absolute, or relative to the cwd) lands inside the directory
+ * root (a real path, as realpath gives it): its path below root ("a/b.yml"),
+ * or NULL when it lies outside. The path is walked one component at a time,
+ * every symbolic link on the way followed as the kernel would, and the
+ * first step of the walk that reaches root or a path below it decides: from
+ * there on the rest of the path is root's, whatever the file system holds
+ * (a link out of it, a mount, a nested repository). So a link out of the
+ * tree still names its place in the tree, and a link into it from outside
+ * (/proc/self/cwd/..., /tmp/x -> tree) is found to be inside. A path that
+ * reaches root only as root itself, or leaves it again by "..", walks on.
+ */
+char *pg_path_under(const char *path, const char *root);
+
+/* A relative path with its "." and ".." folded ("a/./b/../c" -> "a/c"), as
+ * a new string; NULL when it is absolute or climbs above its start. */
+char *pg_path_fold(const char *rel);
+
 /* The final component without its extension: "r/x_qps_1.json" -> "x_qps_1". */
 char *pg_path_stem(const char *path);
 

@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "sys/fsutil.h"
 
 #include <errno.h>
 #include <git2.h>
@@ -166,57 +167,140 @@ done:
 	return ret;
 }
 
-/* path made absolute and normalised without the file system: "." and ".."
- * folded, so that a path whose directories are gone (a pull request that
- * deletes them) still names its place. New string, or NULL. */
-static char *lexical_abs(const char *path)
+/* The checkout perfgate runs in (around the cwd) and the real path of its
+ * working tree; NULL when the cwd is in none (or in a bare repository). */
+static git_repository *checkout_here(char **root)
 {
-	char cwd[PATH_MAX];
-	struct pg_buf in = PG_BUF_INIT, out = PG_BUF_INIT;
-	char *save = NULL, *part;
+	git_repository *repo = NULL;
+	const char *workdir;
 
-	if (path[0] != '/') {
-		if (!getcwd(cwd, sizeof(cwd)))
-			return NULL;
-		pg_buf_printf(&in, "%s/", cwd);
+	*root = NULL;
+	if (git_repository_open_ext(&repo, ".", 0, NULL) ||
+	    !(workdir = git_repository_workdir(repo)) || !(*root = realpath(workdir, NULL))) {
+		git_repository_free(repo);
+		git_error_clear();
+		return NULL;
 	}
-	pg_buf_puts(&in, path);
-	for (part = strtok_r(in.ptr, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(part, "."))
-			continue;
-		if (!strcmp(part, "..")) {
-			char *slash = out.len ? strrchr(out.ptr, '/') : NULL;
-			if (slash)
-				pg_buf_truncate(&out, (size_t)(slash - out.ptr));
-			continue;
-		}
-		pg_buf_printf(&out, "/%s", part);
-	}
-	if (!out.len)
-		pg_buf_putc(&out, '/');
-	pg_buf_release(&in);
-	return pg_buf_detach(&out);
+	return repo;
 }
 
-/* The repository whose working tree holds abs (which may not exist):
- * found from its nearest existing directory. */
-static git_repository *repo_around(const char *abs)
-{
-	char *dir = pg_xstrdup(abs), *slash;
-	git_repository *repo = NULL;
-	struct stat st;
+/* Up to this many symbolic links inside a commit's tree are followed on
+ * the way to a file, as a checkout would (the kernel's own limit). */
+enum { TREE_LINKS_MAX = 40 };
 
-	while ((slash = strrchr(dir, '/'))) {
-		*slash = '\0';
-		if (stat(*dir ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (git_repository_open_ext(&repo, *dir ? dir : "/", 0, NULL))
-				repo = NULL;
-			break;
+/*
+ * The blob at rel in the commit's tree, following symbolic links that stay
+ * inside the tree, as a checkout of that commit would find the file. A
+ * link out of the repository or a submodule on the way is an error that
+ * says so (the commit does not hold the file: something outside it
+ * would decide), a missing path PG_ENOTFOUND.
+ */
+static int tree_blob(git_blob **out, git_repository *repo, git_tree *tree, const char *rel,
+		     const char *rev, struct pg_error *err)
+{
+	struct pg_buf path = PG_BUF_INIT, prefix = PG_BUF_INIT;
+	git_tree_entry *entry = NULL;
+	int ret = 0, links = 0;
+
+	pg_buf_puts(&path, rel);
+restart:
+	pg_buf_reset(&prefix);
+	for (const char *p = path.ptr; *p;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		bool last = !slash || !slash[1];
+		git_filemode_t mode;
+
+		if (prefix.len)
+			pg_buf_putc(&prefix, '/');
+		pg_buf_add(&prefix, p, n);
+		p += n + (slash != NULL);
+		git_tree_entry_free(entry);
+		entry = NULL;
+		if (git_tree_entry_bypath(&entry, tree, prefix.ptr)) {
+			git_error_clear();
+			ret = pg_error_set(err, PG_ENOTFOUND, "%s: not in commit %.12s", rel, rev);
+			goto done;
+		}
+		mode = git_tree_entry_filemode(entry);
+		if (mode == GIT_FILEMODE_COMMIT) {
+			ret = pg_error_set(
+				err, PG_ECONFIG,
+				"%s: %s is a submodule in commit %.12s: its content is another "
+				"repository's, not this one's",
+				rel, prefix.ptr, rev);
+			goto done;
+		}
+		if (mode == GIT_FILEMODE_LINK) {
+			git_blob *link = NULL;
+			struct pg_buf next = PG_BUF_INIT;
+			char *folded;
+
+			if (++links > TREE_LINKS_MAX ||
+			    git_blob_lookup(&link, repo, git_tree_entry_id(entry))) {
+				git_error_clear();
+				ret = pg_error_set(err, PG_ENOTFOUND,
+						   "%s: too many symbolic links in commit %.12s",
+						   rel, rev);
+				goto done;
+			}
+			/* the link's directory, its target, then the rest */
+			{
+				const char *cut = strrchr(prefix.ptr, '/');
+				if (cut)
+					pg_buf_add(&next, prefix.ptr,
+						   (size_t)(cut - prefix.ptr) + 1);
+			}
+			pg_buf_add(&next, git_blob_rawcontent(link),
+				   (size_t)git_blob_rawsize(link));
+			git_blob_free(link);
+			if (next.len && next.ptr[next.len - 1] != '/' && *p)
+				pg_buf_putc(&next, '/');
+			pg_buf_puts(&next, p);
+			folded = next.len && next.ptr[0] != '/' ? pg_path_fold(next.ptr) : NULL;
+			pg_buf_release(&next);
+			if (!folded) {
+				ret = pg_error_set(
+					err, PG_ECONFIG,
+					"%s: %s is a symbolic link out of the repository in commit "
+					"%.12s: name the place it points to in the thresholds option "
+					"instead",
+					rel, prefix.ptr, rev);
+				goto done;
+			}
+			pg_buf_reset(&path);
+			pg_buf_puts(&path, folded);
+			free(folded);
+			goto restart;
+		}
+		if (last != (git_tree_entry_type(entry) == GIT_OBJECT_BLOB) || (last && *p)) {
+			ret = pg_error_set(err, PG_ENOTFOUND, "%s: not a file in commit %.12s", rel,
+					   rev);
+			goto done;
 		}
 	}
-	git_error_clear();
-	free(dir);
-	return repo;
+	if (!entry || git_tree_entry_type(entry) != GIT_OBJECT_BLOB ||
+	    git_blob_lookup(out, repo, git_tree_entry_id(entry))) {
+		git_error_clear();
+		ret = pg_error_set(err, PG_ENOTFOUND, "%s: not a file in commit %.12s", rel, rev);
+	}
+done:
+	git_tree_entry_free(entry);
+	pg_buf_release(&path);
+	pg_buf_release(&prefix);
+	return ret;
+}
+
+char *pg_git_checkout_path(const char *file)
+{
+	char *root = NULL, *rel = NULL;
+	git_repository *repo = checkout_here(&root);
+
+	if (repo)
+		rel = pg_path_under(file, root);
+	git_repository_free(repo);
+	free(root);
+	return rel;
 }
 
 int pg_git_read_at(struct pg_buf *out, bool *outside, char **relpath, const char *rev,
@@ -225,33 +309,21 @@ int pg_git_read_at(struct pg_buf *out, bool *outside, char **relpath, const char
 	git_repository *repo = NULL;
 	git_object *obj = NULL, *peeled = NULL;
 	git_tree *tree = NULL;
-	git_tree_entry *entry = NULL;
 	git_blob *blob = NULL;
-	char *abs = lexical_abs(file);
-	const char *workdir;
-	size_t wl;
+	char *root = NULL, *rel = NULL;
 	int ret = 0;
 
 	*outside = false;
 	if (relpath)
 		*relpath = NULL;
-	if (!abs || !(repo = repo_around(abs)) || !(workdir = git_repository_workdir(repo)) ||
-	    strncmp(abs, workdir, (wl = strlen(workdir))) || !abs[wl]) {
+	/* The checkout the job runs in decides what is the pull request's:
+	 * any spelling of a path that reaches its working tree (through a
+	 * link, /proc/self/cwd, ..) is read from the commit, whatever the
+	 * working tree now holds there (a link out of it, a submodule, a
+	 * file a command wrote) */
+	if (!(repo = checkout_here(&root)) || !(rel = pg_path_under(file, root))) {
 		*outside = true;
 		goto done;
-	}
-	{
-		/* a file of another repository than the one we run in (the
-		 * agent's own configuration): not the pull request's */
-		git_repository *here = NULL;
-		bool same = git_repository_open_ext(&here, ".", 0, NULL) == 0 &&
-			    !strcmp(git_repository_commondir(here), git_repository_commondir(repo));
-		git_repository_free(here);
-		git_error_clear();
-		if (!same) {
-			*outside = true;
-			goto done;
-		}
 	}
 	if (git_revparse_single(&obj, repo, rev) ||
 	    git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) ||
@@ -259,29 +331,19 @@ int pg_git_read_at(struct pg_buf *out, bool *outside, char **relpath, const char
 		ret = git_fail(err, rev);
 		goto done;
 	}
-	if (git_tree_entry_bypath(&entry, tree, abs + wl)) {
-		git_error_clear();
-		ret = pg_error_set(err, PG_ENOTFOUND, "%s: not in commit %.12s", abs + wl, rev);
+	if ((ret = tree_blob(&blob, repo, tree, rel, rev, err)))
 		goto done;
-	}
-	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB ||
-	    git_blob_lookup(&blob, repo, git_tree_entry_id(entry))) {
-		git_error_clear();
-		ret = pg_error_set(err, PG_ENOTFOUND, "%s: not a file in commit %.12s", abs + wl,
-				   rev);
-		goto done;
-	}
 	pg_buf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-	if (relpath)
-		*relpath = pg_xstrdup(abs + wl);
 done:
+	if (relpath && rel && (ret == 0 || ret == PG_ENOTFOUND))
+		*relpath = pg_xstrdup(rel);
 	git_blob_free(blob);
-	git_tree_entry_free(entry);
 	git_tree_free(tree);
 	git_object_free(peeled);
 	git_object_free(obj);
 	git_repository_free(repo);
-	free(abs);
+	free(root);
+	free(rel);
 	return ret;
 }
 

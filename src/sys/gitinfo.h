@@ -50,8 +50,18 @@ struct git_oid;
 int pg_git_resolve_branch(struct git_repository *repo, const char *branch, struct git_oid *out);
 
 /*
- * The content of `file` (a path in a working tree, relative to the cwd or
- * absolute) as commit rev of its repository has it. *relpath (caller frees;
+ * The path of file (relative to the cwd, or absolute; any spelling: links,
+ * /proc/self/cwd) inside the working tree of the checkout around the cwd,
+ * as sys/fsutil.h pg_path_under finds it; NULL when it lies outside, or
+ * the cwd is in no checkout. A new string.
+ */
+char *pg_git_checkout_path(const char *file);
+
+/*
+ * The content of `file` (a path in the working tree of the checkout around
+ * the cwd, by any spelling: pg_git_checkout_path) as commit rev has it,
+ * following the links inside the commit's tree; whatever the working tree
+ * holds at that path now (a link out of it, a submodule) does not count. *relpath (caller frees;
  * may be NULL) gets its path in the repository. PG_ENOTFOUND when rev has
  * no such file; *outside is true (and nothing is read) when the file is
  * not inside a repository's working tree at all.

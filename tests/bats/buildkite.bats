@@ -596,6 +596,9 @@ repo_here() {
 	run "${PERFGATE}" buildkite
 	assert_output --partial "perfgate: not recording history: feature/x is not the default branch main"
 	export BUILDKITE_BRANCH=feature/x BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	# (a pull request reads the history from history-repo, never from a
+	# ref any job on this agent can write: docs/trust.md)
+	config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"baseline\":\"git\",\"record-history\":true,\"history-repo\":\"${PWD}\"}"
 	run "${PERFGATE}" buildkite
 	assert_output --partial "perfgate: not recording history: a pull request is not the default branch main"
 	run git log --oneline refs/perfgate/history
@@ -652,7 +655,7 @@ repo_here() {
 	export BUILDKITE_COMMIT="$(git rev-parse HEAD)" BUILDKITE_BRANCH=pr
 	export BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
 	: >"${CALLS}"
-	config '{"suites":"suite.yml","gpu":"H100","baseline":"git"}'
+	config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"baseline\":\"git\",\"history-repo\":\"${PWD}\"}"
 	run "${PERFGATE}" buildkite
 	assert_success
 	assert_output --partial "H100: no regressions in 5 tests"

@@ -154,13 +154,14 @@ SH
 @test "baseline: git on a pull request takes its policy from the base branch too, and so does its trends page" {
 	main_with_thresholds
 	# the history of five builds of main, recorded by the plugin
-	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
+	git init -q --bare "${BATS_TEST_TMPDIR}/history.git"
+	config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"baseline\":\"git\",\"record-history\":true,\"annotate\":\"never\",\"artifacts\":false,\"history-repo\":\"${BATS_TEST_TMPDIR}/history.git\"}"
 	for i in 1 2 3 4 5; do
 		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
 		assert_success
 	done
 	pull_request loosen
-	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","confirm":false,"trends":true}'
+	config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"baseline\":\"git\",\"confirm\":false,\"trends\":true,\"history-repo\":\"${BATS_TEST_TMPDIR}/history.git\"}"
 	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "this pull request changes thresholds/H100.yml"
@@ -227,4 +228,129 @@ PY
 	run git ls-tree -r --name-only refs/perfgate/history
 	refute_output --partial "qps_4.jsonl"
 	assert_output --partial "qps_16.jsonl"
+}
+
+# A benchmark command of the pull request's that writes FILE's content to
+# DEST during the run (before the gate reads anything), then runs the
+# benchmark: the attack on a policy read after the run.
+plant_during_run() {
+	cat >plant.sh <<SH
+#!/bin/sh
+mkdir -p "\$(dirname "$2")"
+cp "$1" "$2"
+exec ./fake-bench.sh "\$@"
+SH
+	chmod +x plant.sh
+	sed -i '0,/"\.\/fake-bench\.sh/s//".\/plant.sh/' suite.yml
+	grep -q 'plant.sh {result} latency' suite.yml
+}
+
+# thresholds/H100.yml loosened, kept aside at $1
+loosened_copy() {
+	loosen
+	cp thresholds/H100.yml "$1"
+	git checkout -q -- thresholds/H100.yml
+}
+
+symlink_out() {
+	loosened_copy "${BATS_TEST_TMPDIR}/loose.yml"
+	git rm -q -r thresholds
+	mkdir -p "${BATS_TEST_TMPDIR}/evil"
+	ln -s "${BATS_TEST_TMPDIR}/evil" thresholds
+	plant_during_run "${BATS_TEST_TMPDIR}/loose.yml" "${BATS_TEST_TMPDIR}/evil/H100.yml"
+	git add thresholds plant.sh suite.yml
+}
+
+@test "thresholds/ replaced by a committed link out of the repository, filled during the run: the base's copy decides" {
+	main_with_thresholds
+	pull_request symlink_out
+	[ -L thresholds ]
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
+	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
+	# the run did plant its copy ...
+	grep -q 'gate: false' "${BATS_TEST_TMPDIR}/evil/H100.yml"
+	# ... and the gate read the merge-base's
+	assert_equal "${status}" 1
+	local mb
+	mb=$(git merge-base HEAD main)
+	assert_output --partial "this pull request changes thresholds/H100.yml"
+	grep -qF "baseline thresholds/H100.yml at ${mb:0:12}" results/annotation.md
+	grep -q '^+.*gate: false' results/thresholds-change.diff
+}
+
+submodule_thresholds() {
+	local evil="${BATS_TEST_TMPDIR}/evil-repo"
+	loosened_copy "${BATS_TEST_TMPDIR}/loose.yml"
+	git init -q -b main "${evil}"
+	cp "${BATS_TEST_TMPDIR}/loose.yml" "${evil}/H100.yml"
+	git -C "${evil}" add H100.yml
+	git -C "${evil}" commit -qm evil
+	git rm -q -r thresholds
+	git -c protocol.file.allow=always submodule add -q "${evil}" thresholds
+}
+
+@test "thresholds/ made a submodule of the author's repository: the base's copy decides, the annotation says so" {
+	main_with_thresholds
+	pull_request submodule_thresholds
+	[ -f thresholds/.git ]
+	grep -q 'gate: false' thresholds/H100.yml
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false}'
+	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	local mb
+	mb=$(git merge-base HEAD main)
+	assert_output --partial "this pull request changes thresholds/H100.yml"
+	grep -qF "baseline thresholds/H100.yml at ${mb:0:12}" results/annotation.md
+}
+
+@test "the thresholds option spelled through /proc/self/cwd is still the checkout's: the base's copy decides" {
+	[ -d /proc/self/cwd/ ] || skip "no /proc"
+	main_with_thresholds
+	pull_request loosen
+	config '{"suites":"suite.yml","gpu":"H100","confirm":false,"thresholds":"/proc/self/cwd/thresholds"}'
+	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "this pull request changes thresholds/H100.yml"
+}
+
+@test "a thresholds directory outside the checkout is read before the pull request's commands run, and a writable one is warned about" {
+	main_with_thresholds
+	local agent="${BATS_TEST_TMPDIR}/agent-thresholds"
+	mkdir -p "${agent}"
+	cp thresholds/H100.yml "${agent}/H100.yml"
+	pull_request sh -c 'echo "# pr" >>suite.yml'
+	cp thresholds/H100.yml "${BATS_TEST_TMPDIR}/loose.yml"
+	"${PYTHON}" - "${BATS_TEST_TMPDIR}/loose.yml" <<'PY'
+import re, sys
+p = sys.argv[1]
+t = open(p).read()
+open(p, "w").write(re.sub(r"gate: true", "gate: false", t))
+PY
+	plant_during_run "${BATS_TEST_TMPDIR}/loose.yml" "${agent}/H100.yml"
+	config "{\"suites\":\"suite.yml\",\"gpu\":\"H100\",\"confirm\":false,\"thresholds\":\"${agent}\"}"
+	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
+	grep -q 'gate: false' "${agent}/H100.yml"
+	assert_equal "${status}" 1
+	assert_output --partial "perfgate: warning: ${agent}/H100.yml is outside the checkout ($(realpath "${agent}")) and this job can write there"
+	grep -qF "the gate used the copy read before the pull request's commands ran" results/annotation.md
+}
+
+@test "a pull request is never judged against a history in the agent's checkout: six slow records, then a 40% regression, exit 2 before anything runs" {
+	main_with_thresholds
+	pull_request sh -c 'echo "# pr" >>suite.yml'
+	# a co-tenant pull request job records slow runs into the local ref
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","results-dir":"slow","annotate":"never","artifacts":false}'
+	FAKE_BENCH_FACTOR=1.4 BUILDKITE_PULL_REQUEST=false "${PERFGATE}" buildkite >/dev/null 2>&1
+	for i in 1 2 3 4 5 6; do
+		"${PERFGATE}" baseline record slow --gpu H100 --commit "$(git merge-base HEAD main)" \
+			--build-url "https://buildkite.com/acme/perf/builds/$((100 + i))" --branch main >/dev/null 2>&1
+	done
+	[ "$(git rev-list --count refs/perfgate/history)" -ge 6 ]
+	rm -rf results
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","confirm":false}'
+	FAKE_BENCH_FACTOR=1.4 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "pull request: baseline: git without history-repo would judge it against refs/perfgate/history in this agent's checkout"
+	# nothing of the pull request ran
+	[ ! -e results/latency_llama8B_tp1.json ]
 }
