@@ -29,6 +29,7 @@
 #include "runner/ab_io.h"
 #include "gate/ab.h"
 #include "gate/gate_io.h"
+#include "trends/trends.h"
 #include "trends/trends_io.h"
 
 #include <errno.h>
@@ -547,7 +548,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	if (st->s.artifacts && st->trends_written) {
-		char *gpu_dir = pg_chart_stem(st->gpu.key);
+		char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
 		pg_buf_printf(&trends_art, "%s/trends/%s/index.html", st->artifact_prefix, gpu_dir);
 		a.trends_artifact = trends_art.ptr;
 		free(gpu_dir);
@@ -671,7 +672,7 @@ static void upload_list(struct step *st, struct pg_strv *paths)
 /* The trends site's pages (trends_step), under the artifact prefix. */
 static void upload_list_trends(struct step *st, struct pg_strv *paths)
 {
-	char *gpu_dir = pg_chart_stem(st->gpu.key);
+	char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
 	const char *const subdirs[] = { "trends", NULL, NULL };
 	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
 
