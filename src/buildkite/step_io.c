@@ -1454,7 +1454,7 @@ static int pipeline_step(struct step *st, const json_t *config, struct pg_error 
 
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
 	    (rc = pg_bk_pipeline_yaml(&yaml, &suite, &st->s, config,
-				      st->o ? st->o->plugin_source : NULL, err))) {
+				      st->o ? st->o->plugin_source : NULL, st->env->job_id, err))) {
 		rc = pg_error_exit_code(rc);
 		goto done;
 	}

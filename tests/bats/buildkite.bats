@@ -389,8 +389,15 @@ configs = [list(s["plugins"][0].values())[0] for s in doc["steps"] if "plugins" 
 assert len(configs) == 2, configs
 for cfg in configs:
     assert cfg["binary-artifact"] == "perfgate/perfgate.tar.gz", cfg
+    # from this job only, the one that uploads it
+    assert cfg["binary-step"] == "0190-job", cfg
     assert "binary" not in cfg, cfg
 PY
+	# a job id is what names it
+	unset BUILDKITE_JOB_ID
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "mode pipeline: binary-artifact: no BUILDKITE_JOB_ID to name this job as the one the generated steps take it from"
 }
 
 @test "--will-run: valid and not skipped 0, skipped by only-on-labels 1, bad options 2" {
