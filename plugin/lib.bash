@@ -271,25 +271,81 @@ perfgate_upload_bundle() {
 	if [ "${rc}" -eq 0 ] && ! (cd "${stage}" && buildkite-agent artifact upload "${artifact}") >&2; then
 		perfgate_error "binary-artifact: uploading ${artifact} failed"
 		rc="${PERFGATE_EXIT_INFRA}"
+	elif [ "${rc}" -eq 0 ]; then
+		# the agent records the same digest with the upload; the steps
+		# that download the bundle run it only when theirs matches
+		echo "perfgate: uploaded ${artifact}, sha256 $(perfgate_file_digest "${stage}/${artifact}" sha256)" >&2
 	fi
 	rm -rf "${stage}"
 	return "${rc}"
 }
 
-# perfgate_fetch_bundle ARTIFACT: download the bundle ARTIFACT of this
-# build, unpack it into the cache (once per host and bundle: the key is
-# the artifact's SHA-1), check that it runs here, and print the path of its
-# perfgate.
+# The digest STEP recorded for ARTIFACT when it uploaded it (the agent
+# hashes what it uploads): SHA-256, or SHA-1 from an agent or an artifact
+# older than SHA-256 records. Prints it; on failure, the agent's last line.
+perfgate_bundle_digest() {
+	local artifact="$1" step="$2" sum
+	if sum="$(buildkite-agent artifact shasum --sha256 --step "${step}" "${artifact}" 2>&1)" &&
+		[[ "${sum}" =~ ^[0-9a-f]{64}$ ]]; then
+		printf '%s' "${sum}"
+		return 0
+	fi
+	if sum="$(buildkite-agent artifact shasum --step "${step}" "${artifact}" 2>&1)" &&
+		[[ "${sum}" =~ ^[0-9a-f]{40}$ ]]; then
+		printf '%s' "${sum}"
+		return 0
+	fi
+	printf '%s' "${sum##*$'\n'}"
+	return 1
+}
+
+# perfgate_file_digest FILE LIKE: FILE's SHA-256, or its SHA-1 when LIKE
+# (a digest) is one.
+perfgate_file_digest() {
+	local out
+	if [ "${#2}" -eq 40 ]; then
+		out="$(sha1sum <"$1")" || return 1
+	else
+		out="$(sha256sum <"$1")" || return 1
+	fi
+	printf '%s' "${out%% *}"
+}
+
+# perfgate_bundle_intact DEST DIGEST: DEST (a cache entry) holds the
+# bundle whose digest is DIGEST, and beside it exactly that bundle's files,
+# none changed, added or removed: another job on this agent may have
+# swapped the perfgate a later step runs, or put a library beside it.
+perfgate_bundle_intact() {
+	local dest="$1" digest="$2" tmp rc=0
+	[ -d "${dest}" ] && [ ! -L "${dest}" ] && [ -f "${dest}/bundle.tar.gz" ] &&
+		[ ! -L "${dest}/bundle.tar.gz" ] || return 1
+	[ "$(perfgate_file_digest "${dest}/bundle.tar.gz" "${digest}")" = "${digest}" ] || return 1
+	tmp="$(mktemp -d "${dest%/*}/.verify.XXXXXX")" || return 1
+	if ! tar -xzf "${dest}/bundle.tar.gz" -C "${tmp}" 2>/dev/null ||
+		! diff -r --no-dereference "${tmp}/perfgate" "${dest}/perfgate" >/dev/null 2>&1; then
+		rc=1
+	fi
+	rm -rf "${tmp}"
+	return "${rc}"
+}
+
+# perfgate_fetch_bundle ARTIFACT STEP: the bundle ARTIFACT as the step
+# STEP of this build uploaded it, never another step's upload of the same
+# path (a pull request's own command can upload one): downloaded from STEP
+# only, checked against the digest STEP's upload recorded, unpacked into
+# the cache once per host and bundle (keyed by that digest) and checked
+# again, whole, before every later use of the cached copy. Checks that it
+# runs here, and prints the path of its perfgate.
 perfgate_fetch_bundle() {
-	local artifact="$1" root sum dest tmp out lock_fd="" step="" built
-	[ -n "${BUILDKITE_LABEL:-}" ] && step=" (step \"${BUILDKITE_LABEL}\")"
-	if ! sum="$(buildkite-agent artifact shasum "${artifact}" 2>&1)" || ! [[ "${sum}" =~ ^[0-9a-f]{40}$ ]]; then
-		perfgate_error "binary-artifact: no artifact \"${artifact}\" in this build${step}: the step that uploads it (mode: binary, or mode: pipeline with binary-artifact) must finish first; make this step depend on it (${sum##*$'\n'})"
+	local artifact="$1" step="$2" root digest dest tmp out got lock_fd="" label="" built fresh=""
+	[ -n "${BUILDKITE_LABEL:-}" ] && label=" (step \"${BUILDKITE_LABEL}\")"
+	if ! digest="$(perfgate_bundle_digest "${artifact}" "${step}")"; then
+		perfgate_error "binary-artifact: no artifact \"${artifact}\" uploaded by step \"${step}\" in this build${label}: that step (mode: binary, or a step with the bundle in its artifact_paths) must finish first; make this step depend on it (${digest})"
 		return "${PERFGATE_EXIT_INFRA}"
 	fi
 	root="$(perfgate_cache_root)"
-	dest="${root}/bundle-${sum}"
-	if [ ! -x "${dest}/perfgate/bin/perfgate" ]; then
+	dest="${root}/bundle-${digest}"
+	if [ ! -e "${dest}" ] && [ ! -L "${dest}" ]; then
 		if ! mkdir -p "${root}"; then
 			perfgate_error "cannot create the cache ${root}"
 			return "${PERFGATE_EXIT_INFRA}"
@@ -300,15 +356,27 @@ perfgate_fetch_bundle() {
 		fi
 	fi
 	# another job on this host may have unpacked it while we waited
-	if [ ! -x "${dest}/perfgate/bin/perfgate" ]; then
-		echo "--- :package: Downloading perfgate (${artifact})" >&2
+	if [ ! -e "${dest}" ] && [ ! -L "${dest}" ]; then
+		echo "--- :package: Downloading perfgate (${artifact} from step ${step})" >&2
 		tmp="$(mktemp -d "${root}/.bundle.XXXXXX")"
 		# the agent writes the artifact at its path under the directory
-		if ! buildkite-agent artifact download "${artifact}" "${tmp}/download" >&2 ||
-			! tar -xzf "${tmp}/download/${artifact}" -C "${tmp}" ||
-			[ ! -f "${tmp}/perfgate/bin/perfgate" ]; then
+		if ! buildkite-agent artifact download "${artifact}" "${tmp}/download" --step "${step}" >&2 ||
+			[ ! -f "${tmp}/download/${artifact}" ]; then
 			rm -rf "${tmp}"
-			perfgate_error "binary-artifact: could not download and unpack \"${artifact}\" as a perfgate bundle${step}"
+			perfgate_error "binary-artifact: could not download \"${artifact}\" from step \"${step}\"${label}"
+			return "${PERFGATE_EXIT_INFRA}"
+		fi
+		got="$(perfgate_file_digest "${tmp}/download/${artifact}" "${digest}")"
+		if [ "${got}" != "${digest}" ]; then
+			rm -rf "${tmp}"
+			perfgate_error "binary-artifact: \"${artifact}\" as downloaded has digest ${got}, not the ${digest} step \"${step}\" uploaded${label}: not run"
+			return "${PERFGATE_EXIT_INFRA}"
+		fi
+		mv "${tmp}/download/${artifact}" "${tmp}/bundle.tar.gz"
+		rm -rf "${tmp}/download"
+		if ! tar -xzf "${tmp}/bundle.tar.gz" -C "${tmp}" || [ ! -f "${tmp}/perfgate/bin/perfgate" ]; then
+			rm -rf "${tmp}"
+			perfgate_error "binary-artifact: could not unpack \"${artifact}\" as a perfgate bundle${label}"
 			return "${PERFGATE_EXIT_INFRA}"
 		fi
 		chmod +x "${tmp}/perfgate/bin/perfgate"
@@ -319,12 +387,17 @@ perfgate_fetch_bundle() {
 			perfgate_error "binary-artifact: the perfgate in \"${artifact}\" does not run on this agent ($(uname -m), glibc $(perfgate_glibc_version)); it was built as: ${built:-unknown}. ${out}"
 			return "${PERFGATE_EXIT_INFRA}"
 		fi
-		rm -rf "${tmp}/download"
 		mv "${tmp}" "${dest}"
-		echo "perfgate: using ${out} from ${artifact}" >&2
+		fresh=1
+		echo "perfgate: using ${out} from ${artifact} (step ${step})" >&2
 	fi
 	if [ -n "${lock_fd}" ]; then
 		exec {lock_fd}>&-
+	fi
+	if [ -z "${fresh}" ] && ! perfgate_bundle_intact "${dest}" "${digest}"; then
+		rm -rf "${dest}"
+		perfgate_error "binary-artifact: the cached perfgate in ${dest} is not the bundle \"${artifact}\" step \"${step}\" uploaded (digest ${digest}): removed, not run${label}"
+		return "${PERFGATE_EXIT_INFRA}"
 	fi
 	# bundles of other builds, unused for a week, go
 	touch "${dest}"
@@ -347,11 +420,16 @@ perfgate_mode() {
 # downloads it (every mode but binary and pipeline, which upload it), else
 # the binary option or the build cache.
 perfgate_resolve() {
-	local dir="$1" artifact mode
+	local dir="$1" artifact mode step
 	artifact="$(perfgate_option binary-artifact)"
 	mode="$(perfgate_mode)"
 	if [ -n "${artifact}" ] && [ "${mode}" != binary ] && [ "${mode}" != pipeline ]; then
-		perfgate_fetch_bundle "${artifact}"
+		step="$(perfgate_option binary-step)"
+		if [ -z "${step}" ]; then
+			perfgate_error "binary-artifact: set binary-step to the key of the step that uploads \"${artifact}\": the bundle is taken from that step only (another step of the build can upload the same path)"
+			return "${PERFGATE_EXIT_USAGE}"
+		fi
+		perfgate_fetch_bundle "${artifact}" "${step}"
 	else
 		perfgate_binary "${dir}"
 	fi

@@ -245,23 +245,29 @@ teardown() {
 	unstub buildkite-agent
 }
 
-@test "binary-artifact: a GPU step downloads the bundle once, then runs it" {
-	local bundle="${BATS_TEST_TMPDIR}/served/perfgate/pg.tar.gz" sum
-	make_bundle "${bundle}"
-	sum="$(sha1sum "${bundle}" | cut -d' ' -f1)"
+# The GPU step of a build whose step "perfgate" uploaded the bundle: what
+# the agent answers for that step's upload of perfgate/pg.tar.gz (its
+# SHA-256, then the file), set up by bundle_step BUNDLE.
+bundle_step() {
 	export BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT=perfgate/pg.tar.gz
-	stub buildkite-agent \
-		"artifact shasum perfgate/pg.tar.gz : echo ${sum}" \
-		"artifact download perfgate/pg.tar.gz * : mkdir -p \$4/perfgate && cp ${bundle} \$4/perfgate/pg.tar.gz" \
-		"artifact shasum perfgate/pg.tar.gz : echo ${sum}"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY_STEP=perfgate
+	SHASUM="artifact shasum --sha256 --step perfgate perfgate/pg.tar.gz : echo $(sha256 "$1")"
+	DOWNLOAD="artifact download perfgate/pg.tar.gz * --step perfgate : mkdir -p \$4/perfgate && cp $1 \$4/perfgate/pg.tar.gz"
+}
+
+@test "binary-artifact: a GPU step downloads the bundle from its step once, then runs it" {
+	local bundle="${BATS_TEST_TMPDIR}/served/perfgate/pg.tar.gz"
+	make_bundle "${bundle}"
+	bundle_step "${bundle}"
+	stub buildkite-agent "${SHASUM}" "${DOWNLOAD}" "${SHASUM}"
 	# no build tools, and nothing but the plugin
 	PATH="${BATS_MOCK_BINDIR}:$(path_with "${HOOK_TOOLS[@]}")" run "${PLUGIN_DIR}/hooks/command"
 	assert_success
-	assert_output --partial "--- :package: Downloading perfgate (perfgate/pg.tar.gz)"
-	assert_output --partial "perfgate: using perfgate 7.7.7 from perfgate/pg.tar.gz"
+	assert_output --partial "--- :package: Downloading perfgate (perfgate/pg.tar.gz from step perfgate)"
+	assert_output --partial "perfgate: using perfgate 7.7.7 from perfgate/pg.tar.gz (step perfgate)"
 	assert_equal "$(cat "${CALLS}")" $'perfgate --version\nperfgate buildkite'
-	assert_file_executable "${PERFGATE_CACHE_DIR}/bundle-${sum}/perfgate/bin/perfgate"
-	# the next job on this agent finds it in the cache
+	assert_file_executable "${PERFGATE_CACHE_DIR}/bundle-$(sha256 "${bundle}")/perfgate/bin/perfgate"
+	# the next job on this agent checks the cached copy, then runs it
 	: >"${CALLS}"
 	PATH="${BATS_MOCK_BINDIR}:$(path_with "${HOOK_TOOLS[@]}")" run "${PLUGIN_DIR}/hooks/command"
 	assert_success
@@ -270,36 +276,111 @@ teardown() {
 	unstub buildkite-agent
 }
 
-@test "binary-artifact: a build without the artifact says which step must come first" {
-	export BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT=perfgate/pg.tar.gz BUILDKITE_LABEL="perf H100"
-	stub buildkite-agent \
-		'artifact shasum perfgate/pg.tar.gz : echo "fatal: failed to find artifacts: No artifacts found for downloading" >&2; exit 1'
+# A job on the agent between two trusted ones swaps the cached perfgate,
+# or puts a library beside it that the loader would take first: the next
+# step refuses it, in one line, exit 3, without running it, and removes it
+# (the job after downloads it again).
+@test "binary-artifact: a cached copy that is not the bundle its step uploaded is never run" {
+	local bundle="${BATS_TEST_TMPDIR}/served/perfgate/pg.tar.gz" dest swap
+	make_bundle "${bundle}"
+	bundle_step "${bundle}"
+	dest="${PERFGATE_CACHE_DIR}/bundle-$(sha256 "${bundle}")"
+	for swap in binary library bundle; do
+		stub buildkite-agent "${SHASUM}" "${DOWNLOAD}" "${SHASUM}"
+		run "${PLUGIN_DIR}/hooks/command"
+		assert_success
+		case "${swap}" in
+		binary) printf '#!/bin/sh\ntouch "%s/ran"\n' "${BATS_TEST_TMPDIR}" >"${dest}/perfgate/bin/perfgate" ;;
+		library) echo evil >"${dest}/perfgate/lib/libc.so.6" ;;
+		# the copy and the archive beside it, swapped together
+		bundle)
+			printf '#!/bin/sh\ntouch "%s/ran"\n' "${BATS_TEST_TMPDIR}" >"${dest}/perfgate/bin/perfgate"
+			tar -C "${dest}" -czf "${dest}/bundle.tar.gz" perfgate
+			;;
+		esac
+		: >"${CALLS}"
+		run "${PLUGIN_DIR}/hooks/command"
+		assert_equal "${status}" 3
+		assert_output "+++ :warning: perfgate plugin error
+perfgate: binary-artifact: the cached perfgate in ${dest} is not the bundle \"perfgate/pg.tar.gz\" step \"perfgate\" uploaded (digest $(sha256 "${bundle}")): removed, not run"
+		assert_equal "$(cat "${CALLS}")" ""
+		assert_file_not_exists "${BATS_TEST_TMPDIR}/ran"
+		assert_file_not_exists "${dest}"
+		unstub buildkite-agent
+	done
+}
+
+# Another step of the build (a pull request's own command) uploads the
+# same path: the bundle comes from the step binary-step names only, and a
+# file that is not what that step uploaded is refused.
+@test "binary-artifact: only the bundle its step uploaded, with that step's digest, is run" {
+	local bundle="${BATS_TEST_TMPDIR}/served/perfgate/pg.tar.gz" other="${BATS_TEST_TMPDIR}/pr/pg.tar.gz"
+	make_bundle "${bundle}"
+	make_bundle "${other}"
+	printf '#!/bin/sh\ntouch "%s/ran"\n' "${BATS_TEST_TMPDIR}" >"${BATS_TEST_TMPDIR}/bundle-stage/perfgate/bin/perfgate"
+	tar -C "${BATS_TEST_TMPDIR}/bundle-stage" -czf "${other}" perfgate
+	bundle_step "${bundle}"
+	# what arrives is another upload than the one step "perfgate" recorded
+	stub buildkite-agent "${SHASUM}" \
+		"artifact download perfgate/pg.tar.gz * --step perfgate : mkdir -p \$4/perfgate && cp ${other} \$4/perfgate/pg.tar.gz"
 	run "${PLUGIN_DIR}/hooks/command"
 	assert_equal "${status}" 3
-	assert_output --partial 'perfgate: binary-artifact: no artifact "perfgate/pg.tar.gz" in this build (step "perf H100"): the step that uploads it (mode: binary, or mode: pipeline with binary-artifact) must finish first'
+	assert_output --partial "perfgate: binary-artifact: \"perfgate/pg.tar.gz\" as downloaded has digest $(sha256 "${other}"), not the $(sha256 "${bundle}") step \"perfgate\" uploaded: not run"
+	assert_file_not_exists "${BATS_TEST_TMPDIR}/ran"
+	assert_equal "$(ls -A "${PERFGATE_CACHE_DIR}")" "bundle-$(sha256 "${bundle}").lock"
+	unstub buildkite-agent
+	# a GPU step that does not say which step uploads it downloads nothing
+	unset BUILDKITE_PLUGIN_PERFGATE_BINARY_STEP
+	stub buildkite-agent
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_equal "${status}" 2
+	assert_output --partial 'perfgate: binary-artifact: set binary-step to the key of the step that uploads "perfgate/pg.tar.gz"'
+	unstub buildkite-agent
+}
+
+@test "binary-artifact: an agent or upload without SHA-256 is checked by the SHA-1 it recorded" {
+	local bundle="${BATS_TEST_TMPDIR}/served/perfgate/pg.tar.gz" sum
+	make_bundle "${bundle}"
+	bundle_step "${bundle}"
+	sum="$(sha1sum "${bundle}" | cut -d' ' -f1)"
+	stub buildkite-agent \
+		'artifact shasum --sha256 --step perfgate perfgate/pg.tar.gz : echo "fatal: SHA-256 not available" >&2; exit 1' \
+		"artifact shasum --step perfgate perfgate/pg.tar.gz : echo ${sum}" "${DOWNLOAD}"
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_success
+	assert_file_executable "${PERFGATE_CACHE_DIR}/bundle-${sum}/perfgate/bin/perfgate"
+	unstub buildkite-agent
+}
+
+@test "binary-artifact: a build without the artifact says which step must come first" {
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT=perfgate/pg.tar.gz BUILDKITE_LABEL="perf H100"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY_STEP=perfgate
+	stub buildkite-agent \
+		'artifact shasum --sha256 --step perfgate perfgate/pg.tar.gz : echo "fatal: failed to find artifacts: No artifacts found for downloading" >&2; exit 1' \
+		'artifact shasum --step perfgate perfgate/pg.tar.gz : echo "fatal: failed to find artifacts: No artifacts found for downloading" >&2; exit 1'
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_equal "${status}" 3
+	assert_output --partial 'perfgate: binary-artifact: no artifact "perfgate/pg.tar.gz" uploaded by step "perfgate" in this build (step "perf H100"): that step (mode: binary, or a step with the bundle in its artifact_paths) must finish first'
 	assert_output --partial "No artifacts found for downloading"
 	unstub buildkite-agent
 }
 
 @test "binary-artifact: a bundle that cannot run here says what it was built for" {
-	local bundle="${BATS_TEST_TMPDIR}/served/pg.tar.gz" sum
+	local bundle="${BATS_TEST_TMPDIR}/served/perfgate/pg.tar.gz"
 	make_bundle "${bundle}"
 	# a perfgate whose loader gives up, as on an agent with an older glibc
 	mkdir -p "${BATS_TEST_TMPDIR}/old" && tar -xzf "${bundle}" -C "${BATS_TEST_TMPDIR}/old"
 	printf '#!/bin/sh\necho "perfgate: /lib/x86_64-linux-gnu/libc.so.6: version GLIBC_2.35 not found" >&2\nexit 1\n' \
 		>"${BATS_TEST_TMPDIR}/old/perfgate/bin/perfgate"
 	tar -C "${BATS_TEST_TMPDIR}/old" -czf "${bundle}" perfgate
-	sum="$(sha1sum "${bundle}" | cut -d' ' -f1)"
-	export BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT=pg.tar.gz
-	stub buildkite-agent \
-		"artifact shasum pg.tar.gz : echo ${sum}" \
-		"artifact download pg.tar.gz * : mkdir -p \$4 && cp ${bundle} \$4/pg.tar.gz"
+	bundle_step "${bundle}"
+	stub buildkite-agent "${SHASUM}" "${DOWNLOAD}"
 	run "${PLUGIN_DIR}/hooks/command"
 	assert_equal "${status}" 3
-	assert_output --partial "perfgate: binary-artifact: the perfgate in \"pg.tar.gz\" does not run on this agent ($(uname -m), glibc "
+	assert_output --partial "perfgate: binary-artifact: the perfgate in \"perfgate/pg.tar.gz\" does not run on this agent ($(uname -m), glibc "
 	assert_output --partial "it was built as: perfgate 7.7.7 for $(uname -m), glibc 2.35 or newer"
 	assert_output --partial "version GLIBC_2.35 not found"
 	# nothing half-unpacked is left to be used next time
-	assert_file_not_exists "${PERFGATE_CACHE_DIR}/bundle-${sum}"
+	assert_file_not_exists "${PERFGATE_CACHE_DIR}/bundle-$(sha256 "${bundle}")"
 	unstub buildkite-agent
 }

@@ -87,19 +87,30 @@ command_ran() {
 	unstub perfgate
 }
 
-@test "mode report with binary-artifact: the bundle the command phase unpacked" {
+@test "mode report with binary-artifact: the bundle the command phase unpacked, checked again" {
 	local bundle="${BATS_TEST_TMPDIR}/pg.tar.gz" sum
 	unset BUILDKITE_PLUGIN_PERFGATE_BINARY
 	export CALLS="${BATS_TEST_TMPDIR}/calls"
 	make_bundle "${bundle}"
-	sum="$(sha1sum "${bundle}" | cut -d' ' -f1)"
+	sum="$(sha256 "${bundle}")"
 	mkdir -p "${PERFGATE_CACHE_DIR}/bundle-${sum}"
+	cp "${bundle}" "${PERFGATE_CACHE_DIR}/bundle-${sum}/bundle.tar.gz"
 	tar -xzf "${bundle}" -C "${PERFGATE_CACHE_DIR}/bundle-${sum}"
 	export BUILDKITE_PLUGIN_PERFGATE_MODE=report BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT=pg.tar.gz
-	stub buildkite-agent "artifact shasum pg.tar.gz : echo ${sum}"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY_STEP=perfgate
+	stub buildkite-agent "artifact shasum --sha256 --step perfgate pg.tar.gz : echo ${sum}" \
+		"artifact shasum --sha256 --step perfgate pg.tar.gz : echo ${sum}"
 	command_ran
 	run "${PLUGIN_DIR}/hooks/post-command"
 	assert_success
 	assert_equal "$(cat "${CALLS}")" "perfgate buildkite"
+	# the step's own command swapped it: post-command does not run it
+	echo 'echo swapped' >>"${PERFGATE_CACHE_DIR}/bundle-${sum}/perfgate/bin/perfgate"
+	: >"${CALLS}"
+	command_ran
+	run "${PLUGIN_DIR}/hooks/post-command"
+	assert_equal "${status}" 3
+	assert_output --partial "is not the bundle \"pg.tar.gz\" step \"perfgate\" uploaded"
+	assert_equal "$(cat "${CALLS}")" ""
 	unstub buildkite-agent
 }

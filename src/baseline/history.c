@@ -112,68 +112,56 @@ void pg_history_release(struct pg_history *h)
 	memset(h, 0, sizeof(*h));
 }
 
+struct run_lines {
+	struct pg_history *h;
+	const char *source;
+};
+
+/* One record of a run's history file (pg_history_parse_lines' take). */
+static int take_run(void *ctx, const json_t *o, int line, struct pg_error *err)
+{
+	struct run_lines *c = ctx;
+	struct pg_history_rec r;
+	json_t *v;
+	int suite = json_is_string(json_object_get(o, "suite"))
+			    ? pg_suite_kind_parse(json_string_value(json_object_get(o, "suite")))
+			    : -1;
+
+	if (!json_is_object(o) || suite < 0 || !json_is_object(json_object_get(o, "metrics")))
+		return pg_error_set(err, PG_EINFRA, "%s:%d: not a perfgate history record",
+				    c->source, line);
+	memset(&r, 0, sizeof(r));
+	r.commit = pg_xstrdup(pg_json_path_str(o, "commit"));
+	r.date = pg_xstrdup(pg_json_path_str(o, "date"));
+	r.build_url = pg_xstrdup(pg_json_path_str(o, "build_url"));
+	r.gpu = pg_xstrdup(pg_json_path_str(o, "gpu"));
+	r.test = pg_xstrdup(pg_json_path_str(o, "test"));
+	r.run = pg_xstrdup(pg_json_path_str(o, "run"));
+	r.suite = (enum pg_suite_kind)suite;
+	r.qps = NAN;
+	v = json_object_get(o, "qps");
+	if (json_is_number(v))
+		r.qps = json_number_value(v);
+	else if (json_is_string(v))
+		pg_parse_double(json_string_value(v), &r.qps);
+	v = json_object_get(o, "max_concurrency");
+	r.max_concurrency = json_is_integer(v) ? (long)json_integer_value(v) : 0;
+	v = json_object_get(o, "repeats");
+	r.repeats = json_is_integer(v) ? (long)json_integer_value(v) : 1;
+	r.metrics = json_incref(json_object_get(o, "metrics"));
+	PG_ARRAY_PUSH(c->h->recs, c->h->n, c->h->cap, r);
+	return 0;
+}
+
 int pg_history_parse(struct pg_history *h, const char *point, const char *text, size_t len,
 		     const char *source, struct pg_error *err)
 {
-	size_t off = 0, l;
-	int line = 0;
-	const char *start;
+	struct run_lines c = { h, source };
 
 	if (!h->point)
 		h->point = pg_xstrdup(point);
-	while (pg_history_next_line(text, len, &off, &line, &start, &l)) {
-		json_error_t jerr;
-		json_t *o, *v;
-		struct pg_history_rec r;
-		enum pg_hline_kind kind;
-		char why[256];
-		int suite;
-
-		o = json_loadb(start, l, 0, &jerr);
-		if (!o)
-			return pg_error_set(err, PG_EINFRA, "%s:%d: unreadable history line: %s",
-					    source, line, jerr.text);
-		/* a line this perfgate cannot use is an error naming it, never a
-		 * point silently missing from the baseline */
-		if ((kind = pg_history_classify(o, why, sizeof(why))) != PG_HLINE_OK) {
-			json_decref(o);
-			return pg_error_set(
-				err, PG_EINFRA, "%s:%d: %s history line: %s", source, line,
-				kind == PG_HLINE_NEWER ? "a newer-format" : "unreadable", why);
-		}
-		suite = json_is_string(json_object_get(o, "suite"))
-				? pg_suite_kind_parse(
-					  json_string_value(json_object_get(o, "suite")))
-				: -1;
-		if (!json_is_object(o) || suite < 0 ||
-		    !json_is_object(json_object_get(o, "metrics"))) {
-			json_decref(o);
-			return pg_error_set(err, PG_EINFRA, "%s:%d: not a perfgate history record",
-					    source, line);
-		}
-		memset(&r, 0, sizeof(r));
-		r.commit = pg_xstrdup(pg_json_path_str(o, "commit"));
-		r.date = pg_xstrdup(pg_json_path_str(o, "date"));
-		r.build_url = pg_xstrdup(pg_json_path_str(o, "build_url"));
-		r.gpu = pg_xstrdup(pg_json_path_str(o, "gpu"));
-		r.test = pg_xstrdup(pg_json_path_str(o, "test"));
-		r.run = pg_xstrdup(pg_json_path_str(o, "run"));
-		r.suite = (enum pg_suite_kind)suite;
-		r.qps = NAN;
-		v = json_object_get(o, "qps");
-		if (json_is_number(v))
-			r.qps = json_number_value(v);
-		else if (json_is_string(v))
-			pg_parse_double(json_string_value(v), &r.qps);
-		v = json_object_get(o, "max_concurrency");
-		r.max_concurrency = json_is_integer(v) ? (long)json_integer_value(v) : 0;
-		v = json_object_get(o, "repeats");
-		r.repeats = json_is_integer(v) ? (long)json_integer_value(v) : 1;
-		r.metrics = json_incref(json_object_get(o, "metrics"));
-		json_decref(o);
-		PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
-	}
-	return 0;
+	return pg_history_parse_lines(text, len, source, pg_history_classify, "", take_run, &c,
+				      err);
 }
 
 double pg_history_rec_value(const struct pg_history_rec *r, const struct pg_metric *m)

@@ -297,38 +297,26 @@ static void rec_fill(struct pg_history_ab_rec *r, const json_t *o)
 	}
 }
 
+/* One record of an A/B history file (pg_history_parse_lines' take). */
+static int take_ab(void *ctx, const json_t *o, int line, struct pg_error *err)
+{
+	struct pg_history_ab *h = ctx;
+	struct pg_history_ab_rec r;
+
+	(void)line;
+	(void)err;
+	rec_fill(&r, o);
+	PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
+	return 0;
+}
+
 int pg_history_ab_parse(struct pg_history_ab *h, const char *point, const char *text, size_t len,
 			const char *source, struct pg_error *err)
 {
-	size_t off = 0, l;
-	int line = 0;
-	const char *start;
-
 	if (!h->point)
 		h->point = pg_xstrdup(point);
-	while (pg_history_next_line(text, len, &off, &line, &start, &l)) {
-		json_error_t jerr;
-		json_t *o;
-		struct pg_history_ab_rec r;
-		enum pg_hline_kind kind;
-		char why[256];
-
-		o = json_loadb(start, l, 0, &jerr);
-		if (!o)
-			return pg_error_set(err, PG_EINFRA,
-					    "%s:%d: unreadable A/B history line: %s", source, line,
-					    jerr.text);
-		if ((kind = pg_history_ab_classify(o, why, sizeof(why))) != PG_HLINE_OK) {
-			json_decref(o);
-			return pg_error_set(
-				err, PG_EINFRA, "%s:%d: %s A/B history line: %s", source, line,
-				kind == PG_HLINE_NEWER ? "a newer-format" : "unreadable", why);
-		}
-		rec_fill(&r, o);
-		json_decref(o);
-		PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
-	}
-	return 0;
+	return pg_history_parse_lines(text, len, source, pg_history_ab_classify, "A/B ", take_ab, h,
+				      err);
 }
 
 void pg_history_ab_release(struct pg_history_ab *h)

@@ -3,6 +3,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/error.h"
 #include "gate/compare.h"
 #include "results/result.h"
 #include "suite/suite.h"
@@ -57,6 +58,38 @@ bool pg_history_next_line(const char *text, size_t len, size_t *off, int *line, 
 			return true;
 	}
 	return false;
+}
+
+int pg_history_parse_lines(const char *text, size_t len, const char *source,
+			   pg_hline_classify_fn classify, const char *what,
+			   int (*take)(void *ctx, const json_t *o, int line, struct pg_error *err),
+			   void *ctx, struct pg_error *err)
+{
+	size_t off = 0, l;
+	int line = 0, rc = 0;
+	const char *start;
+
+	while (!rc && pg_history_next_line(text, len, &off, &line, &start, &l)) {
+		json_error_t jerr;
+		enum pg_hline_kind kind;
+		char why[256];
+		json_t *o = json_loadb(start, l, 0, &jerr);
+
+		if (!o)
+			return pg_error_set(err, PG_EINFRA, "%s:%d: unreadable %shistory line: %s",
+					    source, line, what, jerr.text);
+		/* a line this perfgate cannot use is an error naming it, never a
+		 * point silently missing from the baseline */
+		if ((kind = classify(o, why, sizeof(why))) != PG_HLINE_OK)
+			rc = pg_error_set(err, PG_EINFRA, "%s:%d: %s %shistory line: %s", source,
+					  line,
+					  kind == PG_HLINE_NEWER ? "a newer-format" : "unreadable",
+					  what, why);
+		else
+			rc = take(ctx, o, line, err);
+		json_decref(o);
+	}
+	return rc;
 }
 
 const char *pg_history_json_kind(const json_t *v)

@@ -7,6 +7,7 @@
 
 struct pg_buf;
 struct pg_cmp_point;
+struct pg_error;
 
 /*
  * The health of a history file (<gpu>/<point>.jsonl, baseline/history.h):
@@ -50,6 +51,22 @@ const char *pg_hline_kind_name(enum pg_hline_kind k);
  * Never returns PG_HLINE_DUPLICATE: that takes the whole file.
  */
 enum pg_hline_kind pg_history_classify(const json_t *o, char *why, size_t size);
+
+/* pg_history_classify, or pg_history_ab_classify for A/B lines */
+typedef enum pg_hline_kind (*pg_hline_classify_fn)(const json_t *o, char *why, size_t size);
+
+/*
+ * Every line of a history file's text, parsed and checked: take(ctx, o,
+ * line, err) for each record classify accepts (o borrowed), in order. The
+ * first line that is not one is PG_EINFRA naming source, line and why
+ * ("H100/x.jsonl:3: a newer-format A/B history line: ..."), never a
+ * record silently left out; what names the history in it: "" or "A/B ".
+ * Returns 0, or the first error (take's own too).
+ */
+int pg_history_parse_lines(const char *text, size_t len, const char *source,
+			   pg_hline_classify_fn classify, const char *what,
+			   int (*take)(void *ctx, const json_t *o, int line, struct pg_error *err),
+			   void *ctx, struct pg_error *err);
 
 /*
  * Do two records describe the same run of a point? The same build (equal

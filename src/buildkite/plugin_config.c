@@ -96,6 +96,11 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	{ "binary-artifact", PG_POPT_ARTIFACT, NULL, NULL, 0, FIELD(binary_artifact),
 	  "A perfgate bundle (.tar.gz) shared as an artifact of this build: modes binary and pipeline upload "
 	  "the perfgate they run there, other steps download it instead of building (agents without build tools)." },
+	{ "binary-step", PG_POPT_STRING, NULL, NULL, 0, FIELD(binary_step),
+	  "Where binary-artifact is downloaded: the key of the step that uploads it (its mode: binary step, or a "
+	  "command step with the bundle in its artifact_paths). The bundle is taken from that step only and run "
+	  "only when its SHA-256 is the one that step's upload recorded; mode pipeline sets it on the steps it "
+	  "generates." },
 	{ "shard", PG_POPT_SHARD, NULL, NULL, 0, FIELD(shard),
 	  "Run only this slice of the suite's tests, INDEX/COUNT (perfgate pipeline sets it)." },
 	{ "gpus", PG_POPT_STRINGS, NULL, NULL, 0, FIELD(gpus),
@@ -545,6 +550,21 @@ check:
 			"options 'binary' and 'binary-artifact' exclude each other in mode '%s' "
 			"(both only where perfgate is uploaded: modes binary and pipeline)",
 			mode_values[out->mode]);
+	/* where the bundle is downloaded, the step that uploaded it: any other
+	 * step of the build (a pull request's own command) can upload the
+	 * same path */
+	if (out->binary_step && !out->binary_artifact)
+		return fail(&p, "binary-step", "option 'binary-step' applies with binary-artifact");
+	if (out->binary_step && (out->mode == PG_MODE_BINARY || out->mode == PG_MODE_PIPELINE))
+		return fail(&p, "binary-step",
+			    "option 'binary-step' applies where binary-artifact is downloaded, not "
+			    "in mode '%s', which uploads it",
+			    mode_values[out->mode]);
+	if (out->binary_artifact && !out->binary_step && out->mode != PG_MODE_BINARY &&
+	    out->mode != PG_MODE_PIPELINE)
+		return fail(&p, "binary-step",
+			    "option 'binary-step' is required with binary-artifact: the key of the "
+			    "step that uploads the bundle, the only step it is taken from");
 	return 0;
 }
 
@@ -622,11 +642,15 @@ json_t *pg_plugin_config_schema(void)
 				    option_schema(&pg_plugin_options[i]));
 	/* what pg_plugin_config_parse_at requires, as the plugin linter and the
 	 * agent (when it validates) can check it: no option always, suites
-	 * unless mode report or binary, binary-artifact in mode binary */
+	 * unless mode report or binary, binary-artifact in mode binary,
+	 * binary-step with binary-artifact where it is downloaded */
 	return json_pack("{s:o, s:[], s:[{s:{s:{s:{s:[ss]}}, s:[s]}, s:{s:[s]}}, "
-			 "{s:{s:{s:{s:s}}, s:[s]}, s:{s:[s]}}], s:b}",
+			 "{s:{s:{s:{s:s}}, s:[s]}, s:{s:[s]}}, "
+			 "{s:{s:[s], s:{s:{s:{s:[ss]}}}}, s:{s:[s]}}], s:b}",
 			 "properties", props, "required", "allOf", "if", "properties", "mode",
 			 "enum", "report", "binary", "required", "mode", "else", "required",
 			 "suites", "if", "properties", "mode", "const", "binary", "required",
-			 "mode", "then", "required", "binary-artifact", "additionalProperties", 0);
+			 "mode", "then", "required", "binary-artifact", "if", "required",
+			 "binary-artifact", "properties", "mode", "not", "enum", "binary",
+			 "pipeline", "then", "required", "binary-step", "additionalProperties", 0);
 }

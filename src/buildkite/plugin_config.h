@@ -66,6 +66,7 @@ struct pg_plugin_config {
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */
 	char *binary_artifact;         /* the perfgate bundle's artifact path, or NULL */
+	char *binary_step;             /* the step that uploads it (key, label or job id) */
 	/* dynamic pipelines (buildkite/pipeline_emit.h) */
 	char *shard;         /* "INDEX/COUNT": run only this slice of the tests, or NULL */
 	struct pg_strv gpus; /* mode pipeline: the GPU queues to fan out over */

@@ -29,6 +29,7 @@
 #include "runner/ab_io.h"
 #include "gate/ab.h"
 #include "gate/gate_io.h"
+#include "trends/trends.h"
 #include "trends/trends_io.h"
 
 #include <errno.h>
@@ -547,7 +548,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.comparison_artifact = st->s.artifacts && f->cmp.compared ? cmp_art : NULL;
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	if (st->s.artifacts && st->trends_written) {
-		char *gpu_dir = pg_chart_stem(st->gpu.key);
+		char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
 		pg_buf_printf(&trends_art, "%s/trends/%s/index.html", st->artifact_prefix, gpu_dir);
 		a.trends_artifact = trends_art.ptr;
 		free(gpu_dir);
@@ -671,7 +672,7 @@ static void upload_list(struct step *st, struct pg_strv *paths)
 /* The trends site's pages (trends_step), under the artifact prefix. */
 static void upload_list_trends(struct step *st, struct pg_strv *paths)
 {
-	char *gpu_dir = pg_chart_stem(st->gpu.key);
+	char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
 	const char *const subdirs[] = { "trends", NULL, NULL };
 	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
 
@@ -1453,7 +1454,7 @@ static int pipeline_step(struct step *st, const json_t *config, struct pg_error 
 
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
 	    (rc = pg_bk_pipeline_yaml(&yaml, &suite, &st->s, config,
-				      st->o ? st->o->plugin_source : NULL, err))) {
+				      st->o ? st->o->plugin_source : NULL, st->env->job_id, err))) {
 		rc = pg_error_exit_code(rc);
 		goto done;
 	}

@@ -90,11 +90,12 @@ int pg_bk_merge(const struct pg_bkagent *agent, const char *cwd, const char *pre
 
 /*
  * mode pipeline: the pipeline YAML for this step's configuration (the
- * options that are not the pipeline's own are passed on to every step).
+ * options that are not the pipeline's own are passed on to every step;
+ * with binary-artifact, binary-step: job_id, this job, which uploads it).
  */
 int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 			const struct pg_plugin_config *c, const json_t *config,
-			const char *plugin_source, struct pg_error *err);
+			const char *plugin_source, const char *job_id, struct pg_error *err);
 
 /*
  * A pull request's base, pinned before anything of the pull request runs

@@ -138,12 +138,14 @@ done:
 
 /* Options that belong to the pipeline step itself, not to the steps it
  * generates. binary-artifact goes on: this step's hook uploads the perfgate
- * it runs there, and the generated steps download it. */
-static const char *const pipeline_own[] = { "mode", "gpus", "shards", "queue", "binary" };
+ * it runs there, and the generated steps download it, from this job only
+ * (binary-step). */
+static const char *const pipeline_own[] = { "mode",  "gpus",   "shards",
+					    "queue", "binary", "binary-step" };
 
 int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 			const struct pg_plugin_config *c, const json_t *config,
-			const char *plugin_source, struct pg_error *err)
+			const char *plugin_source, const char *job_id, struct pg_error *err)
 {
 	struct pg_pipeline_spec spec;
 	json_t *options = json_deep_copy(config);
@@ -155,6 +157,16 @@ int pg_bk_pipeline_yaml(struct pg_buf *out, const struct pg_suite *suite,
 		json_object_del(options, pipeline_own[i]);
 	json_object_del(options, "suites");
 	memset(&spec, 0, sizeof(spec));
+	if (c->binary_artifact) {
+		if (!job_id) {
+			rc = pg_error_set(
+				err, PG_ECONFIG,
+				"mode pipeline: binary-artifact: no BUILDKITE_JOB_ID to name "
+				"this job as the one the generated steps take it from");
+			goto done;
+		}
+		json_object_set_new(options, "binary-step", json_string(job_id));
+	}
 	if (!plugin_source) {
 		rc = pg_error_set(err, PG_ECONFIG,
 				  "mode pipeline: cannot tell how this step refers to the plugin "

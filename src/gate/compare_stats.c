@@ -197,6 +197,37 @@ static void swap_d(double *a, double *b)
 	*b = t;
 }
 
+/* The two selections' pivot: the median of x[lo], x[mid] and x[hi],
+ * moved to x[hi]. */
+static double pivot_to_hi(double *x, size_t lo, size_t hi)
+{
+	size_t mid = lo + (hi - lo) / 2;
+
+	if (x[mid] < x[lo])
+		swap_d(&x[mid], &x[lo]);
+	if (x[hi] < x[lo])
+		swap_d(&x[hi], &x[lo]);
+	if (x[mid] < x[hi])
+		swap_d(&x[mid], &x[hi]);
+	return x[hi];
+}
+
+/* After a partition of [*lo, *hi] that left the values below the pivot
+ * (at x[*hi]) in x[*lo..store): the pivot moved to its place, x[store];
+ * true when that is the k-th, else [*lo, *hi] narrowed to the side the
+ * k-th is on. */
+static bool pivot_placed(double *x, size_t store, size_t k, size_t *lo, size_t *hi)
+{
+	swap_d(&x[store], &x[*hi]);
+	if (store == k)
+		return true;
+	if (k < store)
+		*hi = store - 1;
+	else
+		*lo = store + 1;
+	return false;
+}
+
 /* The k-th smallest of x[0..n) (0-based), reordering x so that it sits at
  * x[k] with nothing larger before it: quickselect, Lomuto's partition
  * around a median-of-three pivot. */
@@ -205,26 +236,14 @@ static double select_kth(double *x, size_t n, size_t k)
 	size_t lo = 0, hi = n - 1;
 
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2, store = lo;
-		double pivot;
+		size_t store = lo;
+		double pivot = pivot_to_hi(x, lo, hi);
 
-		if (x[mid] < x[lo])
-			swap_d(&x[mid], &x[lo]);
-		if (x[hi] < x[lo])
-			swap_d(&x[hi], &x[lo]);
-		if (x[mid] < x[hi])
-			swap_d(&x[mid], &x[hi]); /* the median of the three, at hi */
-		pivot = x[hi];
 		for (size_t i = lo; i < hi; i++)
 			if (x[i] < pivot)
 				swap_d(&x[i], &x[store++]);
-		swap_d(&x[store], &x[hi]);
-		if (store == k)
+		if (pivot_placed(x, store, k, &lo, &hi))
 			return x[k];
-		if (k < store)
-			hi = store - 1;
-		else
-			lo = store + 1;
 	}
 	return x[k];
 }
@@ -244,29 +263,17 @@ static double select_kth_fast(double *x, size_t n, size_t k)
 	size_t lo = 0, hi = n - 1;
 
 	while (hi - lo > SELECT_BY_INSERTION) {
-		size_t mid = lo + (hi - lo) / 2, store = lo;
-		double pivot;
+		size_t store = lo;
+		double pivot = pivot_to_hi(x, lo, hi);
 
-		if (x[mid] < x[lo])
-			swap_d(&x[mid], &x[lo]);
-		if (x[hi] < x[lo])
-			swap_d(&x[hi], &x[lo]);
-		if (x[mid] < x[hi])
-			swap_d(&x[mid], &x[hi]);
-		pivot = x[hi];
 		for (size_t i = lo; i < hi; i++) {
 			double t = x[i];
 			x[i] = x[store];
 			x[store] = t;
 			store += t < pivot;
 		}
-		swap_d(&x[store], &x[hi]);
-		if (store == k)
+		if (pivot_placed(x, store, k, &lo, &hi))
 			return x[k];
-		if (k < store)
-			hi = store - 1;
-		else
-			lo = store + 1;
 	}
 	for (size_t i = lo + 1; i <= hi; i++) {
 		double t = x[i];

@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "gpu/gpu.h"
+#include "gpu/gputool_io.h"
 #include "base/strutil.h"
 #include "sys/proc.h"
 
@@ -11,10 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-
-#define SMI_TIMEOUT 30.0
 
 void pg_gpu_info_init(struct pg_gpu_info *g)
 {
@@ -39,22 +37,12 @@ static int smi(const char *query, const char *format, const volatile sig_atomic_
 	       struct pg_buf *out, char *note, size_t note_size)
 {
 	struct pg_buf q = PG_BUF_INIT, f = PG_BUF_INIT;
-	struct pg_error err = PG_ERROR_INIT;
-	int st = 0, ret;
+	int ret;
 
 	pg_buf_printf(&q, "--query-gpu=%s", query);
 	pg_buf_printf(&f, "--format=%s", format);
 	char *argv[] = { "nvidia-smi", q.ptr, f.ptr, NULL };
-	ret = pg_proc_capture(argv, SMI_TIMEOUT, stop, out, &st, &err);
-	if (ret) {
-		snprintf(note, note_size, "%.200s", err.msg);
-	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		struct pg_buf how = PG_BUF_INIT;
-		pg_proc_describe(&how, st);
-		snprintf(note, note_size, "nvidia-smi %s", how.ptr);
-		pg_buf_release(&how);
-		ret = PG_EINFRA;
-	}
+	ret = pg_gpu_tool_run(argv, stop, out, note, note_size) ? PG_EINFRA : 0;
 	pg_buf_release(&q);
 	pg_buf_release(&f);
 	return ret;

@@ -36,8 +36,9 @@ void pg_gpu_info_init(struct pg_gpu_info *g);
 void pg_gpu_info_release(struct pg_gpu_info *g);
 
 /*
- * Ask nvidia-smi (first on PATH; at most 30 s). A missing or failing
- * nvidia-smi is not an error: the result is "none" with a note. Returns
+ * Ask nvidia-smi (first on PATH; as gpu/gputool_io.h runs it: at most
+ * 10 s, never again once it hung). A missing or failing nvidia-smi is not
+ * an error: the result is "none" with a note. Returns
  * PG_ERR only when output cannot be parsed.
  */
 int pg_gpu_detect(struct pg_gpu_info *out, struct pg_error *err);

@@ -8,6 +8,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/filename.h"
 #include "gpu/gpu.h"
 #include "results/metrics.h"
 #include "results/params.h"
@@ -282,20 +283,50 @@ void pg_import_path_labels(const char *path, struct pg_path_labels *out)
 
 /* ---- finishing ---- */
 
+/* "<name>.commands" and what a later step adds stay well under the
+ * 255-byte limit of a file name; a point suffix ("_qps_0.5_concurrency_
+ * 1024") is much shorter than SUFFIX_MAX_BYTES. */
+#define NAME_MAX_BYTES   200
+#define SUFFIX_MAX_BYTES 56
+
+/*
+ * A record's name as its result file's: no '/', '\\' or control bytes, no
+ * first '.', at most NAME_MAX_BYTES. A longer one keeps its start and its
+ * point suffix ("_qps_4"), with a hash of its test part between: the
+ * points of one long test keep one test name, and two tests that share
+ * their first 200 bytes stay two.
+ */
 static char *sanitize_name(const char *s)
 {
-	char *n = pg_xstrndup(s, 200);
+	size_t len = strlen(s), sfx = 0;
+	const char *q = strstr(s, "_qps_"), *next;
+	struct pg_buf b = PG_BUF_INIT, capped = PG_BUF_INIT;
+	char *n, *test;
 
-	if (!*n) {
-		free(n);
+	if (!len)
 		return pg_xstrdup("unnamed");
-	}
+	n = pg_xstrdup(s);
 	for (char *p = n; *p; p++)
 		if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20)
 			*p = '_';
 	if (n[0] == '.')
 		n[0] = '_';
-	return n;
+	if (len <= NAME_MAX_BYTES)
+		return n;
+	while (q && (next = strstr(q + 1, "_qps_")) != NULL)
+		q = next;
+	if (q && q != s && strlen(q) <= SUFFIX_MAX_BYTES)
+		sfx = strlen(q);
+	test = pg_xstrndup(s, len - sfx);
+	pg_buf_puts(&b, n + len - sfx);
+	n[len - sfx] = '\0';
+	/* the same length for every point of the test */
+	pg_file_name_cap(n, NAME_MAX_BYTES - (sfx ? SUFFIX_MAX_BYTES : 0), test);
+	pg_buf_printf(&capped, "%s%s", n, b.ptr);
+	free(test);
+	free(n);
+	pg_buf_release(&b);
+	return pg_buf_detach(&capped);
 }
 
 void pg_import_point_suffix(struct pg_buf *b, const json_t *result)

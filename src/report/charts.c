@@ -1,6 +1,7 @@
 #include "report/charts.h"
 
 #include "base/alloc.h"
+#include "base/filename.h"
 #include "base/strutil.h"
 #include "base/buf.h"
 #include "base/jsonw.h"
@@ -29,20 +30,14 @@ static const char *const throughput_metrics[] = { "requests_per_second",
 char *pg_chart_stem(const char *s)
 {
 	char *out = pg_xstrdup(s && *s ? s : "chart");
-	size_t len = strlen(out);
 
 	for (char *p = out; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != '_')
 			*p = '_';
 	if (out[0] == '.')
 		out[0] = '_';
-	if (len > PG_CHART_STEM_MAX) {
-		/* "File name too long" past 255 bytes: the start of the name
-		 * and a hash of all of it, the same on every run, different
-		 * for names that share the start */
-		snprintf(out + PG_CHART_STEM_MAX - 17, 18, "-%016llx",
-			 (unsigned long long)pg_str_hash(s));
-	}
+	/* "File name too long" past 255 bytes */
+	pg_file_name_cap(out, PG_CHART_STEM_MAX, s);
 	return out;
 }
 
@@ -118,6 +113,7 @@ static void chart_add(struct pg_chart_set *out, const char *stem, const char *ti
 
 	pg_svg_figure(&svg, fig);
 	f.stem = pg_chart_stem(stem);
+	f.name = pg_xstrdup(stem);
 	f.title = pg_xstrdup(title);
 	f.svg_len = svg.len;
 	f.svg = pg_buf_detach(&svg);
@@ -713,11 +709,28 @@ void pg_charts_build(struct pg_chart_set *out, const struct pg_chart_input *in)
 	bar_charts(out, in, &f, PG_SUITE_THROUGHPUT, throughput_metrics, N_OF(throughput_metrics),
 		   "throughput", "Throughput tests");
 	free(f.names);
+	/* two tests whose names differ in bytes a file name cannot hold, or
+	 * in case, or a test called like a shared figure's stem: each chart
+	 * a file of its own */
+	{
+		char **stems = pg_xcalloc(out->n + 1, sizeof(char *));
+		const char **names = pg_xcalloc(out->n + 1, sizeof(char *));
+		for (size_t i = 0; i < out->n; i++) {
+			stems[i] = out->items[i].stem;
+			names[i] = out->items[i].name;
+		}
+		pg_file_names_unique(stems, names, out->n, "");
+		for (size_t i = 0; i < out->n; i++)
+			out->items[i].stem = stems[i];
+		free(stems);
+		free(names);
+	}
 }
 void pg_chart_set_release(struct pg_chart_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		free(set->items[i].stem);
+		free(set->items[i].name);
 		free(set->items[i].title);
 		free(set->items[i].svg);
 		pg_strv_release(&set->items[i].points);

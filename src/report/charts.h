@@ -54,7 +54,10 @@ struct pg_chart_input {
 #define PG_CHARTS_MAX_PANELS 8
 
 struct pg_chart_file {
-	char *stem;  /* file name without ".svg": [A-Za-z0-9._-] only */
+	char *stem;  /* file name without ".svg": [A-Za-z0-9._-] only, at most
+	              * PG_CHART_STEM_MAX + 20 bytes, unique in the set even
+	              * without regard to case (base/filename.h) */
+	char *name;  /* what the stem was made from: a test's name, "latency"... */
 	char *title; /* "serving_llama8B_tp1_sharegpt: QPS sweep" */
 	char *svg;   /* the document */
 	size_t svg_len;

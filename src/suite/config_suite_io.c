@@ -222,7 +222,8 @@ static int srv_env(struct sctx *c, struct pg_test *t, yaml_node_t *v, const stru
 	return read_kv(c, &t->server.env, v, p, true);
 }
 
-static int srv_ready(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+/* A readiness path (a server's, a role's): *out replaced by it. */
+static int read_ready_path(struct sctx *c, yaml_node_t *v, const struct pg_ypath *p, char **out)
 {
 	char *s = NULL;
 
@@ -233,9 +234,14 @@ static int srv_ready(struct sctx *c, struct pg_test *t, yaml_node_t *v, const st
 		free(s);
 		return PG_ECONFIG;
 	}
-	free(t->server.ready_path);
-	t->server.ready_path = s;
+	free(*out);
+	*out = s;
 	return 0;
+}
+
+static int srv_ready(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	return read_ready_path(c, v, p, &t->server.ready_path);
 }
 
 static int srv_ready_timeout(struct sctx *c, struct pg_test *t, yaml_node_t *v,
@@ -345,19 +351,8 @@ static int role_env(struct sctx *c, struct pg_test *t, yaml_node_t *v, const str
 
 static int role_ready(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
-	char *s = NULL;
-
 	(void)t;
-	if (pg_yget_string(c->d, v, p, &s, E(c)))
-		return PG_ECONFIG;
-	if (s[0] != '/') {
-		pg_yerr(c->d, v, p, E(c), "expected a URL path starting with '/', got '%s'", s);
-		free(s);
-		return PG_ECONFIG;
-	}
-	free(c->role->ready_path);
-	c->role->ready_path = s;
-	return 0;
+	return read_ready_path(c, v, p, &c->role->ready_path);
 }
 
 /* clang-format off */

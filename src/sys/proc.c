@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1029,10 +1030,12 @@ void pg_proc_describe(struct pg_buf *out, int st)
  * Read fd into out until end of file and pid's exit, in slices short
  * enough to notice the stop flag (a child may close its stdout and go on
  * running: the deadline covers that too); on a stop or the deadline, kill
- * pid's group. *st gets its wait status. what names it in errors.
+ * pid's group. At most cap bytes are kept: past them, *cut is set and the
+ * group killed (what writes more is not read to its end). *st gets its
+ * wait status. what names it in errors.
  */
-static int collect(pid_t pid, int fd, double timeout, const volatile sig_atomic_t *stop,
-		   const char *what, struct pg_buf *out, int *st, struct pg_error *err)
+static int collect(pid_t pid, int fd, double timeout, size_t cap, const volatile sig_atomic_t *stop,
+		   const char *what, struct pg_buf *out, bool *cut, int *st, struct pg_error *err)
 {
 	double deadline = pg_monotonic() + timeout;
 	bool eof = false;
@@ -1071,10 +1074,15 @@ static int collect(pid_t pid, int fd, double timeout, const volatile sig_atomic_
 		ssize_t n = read(fd, chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
 			eof = true;
-		else
+		} else if ((size_t)n > cap - out->len) {
+			pg_buf_add(out, chunk, cap - out->len);
+			*cut = true;
+			break;
+		} else {
 			pg_buf_add(out, chunk, (size_t)n);
+		}
 	}
 	if (w != pid) {
 		kill(-pid, SIGKILL);
@@ -1084,14 +1092,16 @@ static int collect(pid_t pid, int fd, double timeout, const volatile sig_atomic_
 	return ret;
 }
 
-int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic_t *stop,
-		    struct pg_buf *out, int *wait_status, struct pg_error *err)
+int pg_proc_capture(char *const *argv, double timeout, size_t max_bytes,
+		    const volatile sig_atomic_t *stop, struct pg_buf *out, bool *cut,
+		    int *wait_status, struct pg_error *err)
 {
 	struct pg_strv env = PG_STRV_INIT;
 	char *path = NULL;
 	int pipefd[2] = { -1, -1 }, null_fd = -1, ret = 0, st = 0;
 	pid_t pid = 0;
 
+	*cut = false;
 	build_env(&env, NULL);
 	path = resolve(argv[0], env_get(&env, "PATH"));
 	if (!path) {
@@ -1103,11 +1113,16 @@ int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic
 		goto done;
 	}
 	if ((ret = spawn(&pid, path, argv, env.v, null_fd, pipefd[1], null_fd, true, -1, -1, NULL,
-			 err)))
+			 err))) {
+		/* PG_EINFRA is the deadline's alone: a caller tells a hang by it */
+		ret = err->code = PG_ERR;
 		goto done;
+	}
 	close(pipefd[1]);
 	pipefd[1] = -1;
-	ret = collect(pid, pipefd[0], timeout, stop, argv[0], out, &st, err);
+	ret = collect(pid, pipefd[0], timeout,
+		      max_bytes > SIZE_MAX - out->len ? SIZE_MAX : out->len + max_bytes, stop,
+		      argv[0], out, cut, &st, err);
 	if (wait_status)
 		*wait_status = st;
 done:
@@ -1144,7 +1159,8 @@ int pg_proc_call(int (*fn)(void *ctx, int out_fd), void *ctx, const char *what, 
 		return pg_error_set(err, PG_ERR, "fork: %s", strerror(errno));
 	}
 	setpgid(pid, pid);
-	ret = collect(pid, pipefd[0], timeout, stop, what, out, &st, err);
+	ret = collect(pid, pipefd[0], timeout, SIZE_MAX, stop, what, out, &(bool){ false }, &st,
+		      err);
 	close(pipefd[0]);
 	if (wait_status)
 		*wait_status = st;

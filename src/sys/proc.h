@@ -131,12 +131,16 @@ bool pg_proc_group_alive(pid_t pgid);
  * Run argv to completion with stdout captured into out (stderr discarded),
  * killing its group after timeout seconds, or within 0.1 s of *stop
  * becoming non-zero (stop may be NULL): a hung nvidia-smi must not hold up
- * a cancel. *wait_status gets its wait status. Returns 0 when it ran
- * (whatever its exit status), PG_ENOTFOUND when the program is not on
- * PATH, PG_EINFRA on timeout, PG_ECANCEL when stopped, PG_ERR otherwise.
+ * a cancel. At most max_bytes of its output are appended: at more, its
+ * group is killed then and there and *cut set (a tool gone wrong cannot
+ * fill memory: 200 MiB of nvidia-smi output once took 814 MiB).
+ * *wait_status gets its wait status. Returns 0 when it ran (whatever its
+ * exit status), PG_ENOTFOUND when the program is not on PATH, PG_EINFRA on
+ * timeout, PG_ECANCEL when stopped, PG_ERR otherwise.
  */
-int pg_proc_capture(char *const *argv, double timeout, const volatile sig_atomic_t *stop,
-		    struct pg_buf *out, int *wait_status, struct pg_error *err);
+int pg_proc_capture(char *const *argv, double timeout, size_t max_bytes,
+		    const volatile sig_atomic_t *stop, struct pg_buf *out, bool *cut,
+		    int *wait_status, struct pg_error *err);
 
 /*
  * Run fn(ctx, out_fd) in a forked copy of this process, in its own process

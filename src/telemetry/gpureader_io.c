@@ -2,7 +2,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
-#include "base/error.h"
+#include "gpu/gputool_io.h"
 #include "sys/proc.h"
 
 #include <dlfcn.h>
@@ -10,10 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-
-/* A tool that takes longer than this is hung: the read fails. */
-#define TOOL_TIMEOUT 10.0
 
 /* ---- NVML, declared here: no header or library at build time ---- */
 
@@ -273,24 +269,12 @@ static int nvml_procs(struct nvml *nv, const struct pg_gpu_sample *gpus, size_t 
 static int tool(struct pg_gpu_reader *r, char *const *argv, const volatile sig_atomic_t *stop,
 		struct pg_buf *out, char *why, size_t why_size)
 {
-	struct pg_error err = PG_ERROR_INIT;
 	double t0 = pg_monotonic();
-	int st = 0, rc = pg_proc_capture(argv, TOOL_TIMEOUT, stop, out, &st, &err);
+	int rc = pg_gpu_tool_run(argv, stop, out, why, why_size);
 
 	r->cost = pg_monotonic() - t0;
 	r->tool_seconds += r->cost;
-	if (rc) {
-		snprintf(why, why_size, "%.200s", err.msg);
-		return -1;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		struct pg_buf how = PG_BUF_INIT;
-		pg_proc_describe(&how, st);
-		snprintf(why, why_size, "%s %s", argv[0], how.ptr);
-		pg_buf_release(&how);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 static int smi_read(struct pg_gpu_reader *r, struct pg_gpu_sample **out, size_t *n,

@@ -19,7 +19,8 @@
  * to put a fake nvidia-smi before a real NVML). The tools are processes:
  * a read takes tens of milliseconds of nvidia-smi and hundreds of
  * amd-smi's Python, so the sampler spaces their reads by their cost
- * (pg_gpu_reader_cost).
+ * (pg_gpu_reader_cost); they run as gpu/gputool_io.h runs them (10 s and
+ * 4 MiB of output a read, never again once one hung).
  *
  * One reader is used by one thread at a time.
  */

@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
+#include "base/filename.h"
 #include "base/strutil.h"
 #include "report/charts.h"
 #include "report/svg.h"
@@ -11,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The colours of report/svg.c, so the site and the report charts agree. */
 #define COLOR_RUN    "#2563eb"
@@ -1104,6 +1106,23 @@ static int cmp_scored(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
+char *pg_trends_gpu_dir(const char *gpu)
+{
+	char *dir = pg_chart_stem(gpu);
+	bool lower = false;
+
+	for (const char *p = dir; *p && !lower; p++)
+		lower = *p >= 'a' && *p <= 'z';
+	if (lower || strcmp(dir, gpu) || !strcasecmp(dir, "index.html")) {
+		struct pg_buf b = PG_BUF_INIT;
+		pg_buf_printf(&b, "%s-%08llx", dir,
+			      (unsigned long long)(pg_str_hash(gpu) & 0xffffffffu));
+		free(dir);
+		dir = pg_buf_detach(&b);
+	}
+	return dir;
+}
+
 void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 {
 	struct scored *sc = pg_xmalloc((t->n ? t->n : 1) * sizeof(*sc));
@@ -1126,7 +1145,7 @@ void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 		const char **names = pg_xmalloc((t->n ? t->n : 1) * sizeof(*names));
 		for (size_t i = 0; i < t->n; i++)
 			names[i] = t->hs[i].point;
-		pg_trends_unique_files(t->files, names, t->n);
+		pg_file_names_unique(t->files, names, t->n, ".html");
 		free(names);
 	}
 	t->n_flagged = 0;

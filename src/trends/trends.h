@@ -58,6 +58,17 @@ struct pg_trends_gpu {
 	size_t n_flagged;
 };
 
+/*
+ * The directory of a GPU's pages, beside the site's index.html: the key as
+ * a file name (pg_chart_stem), with "-<8 hex digits of its hash>" when that
+ * could be another GPU's or the site's own -- a key that is not a file
+ * name as it is ("a b"), has a lowercase letter ("h100" and "H100" are one
+ * directory on macOS) or is the site's index.html. The same on every run
+ * and whatever other GPUs the history has, so a step links its GPU's pages
+ * without the others. New string.
+ */
+char *pg_trends_gpu_dir(const char *gpu);
+
 /* File names and the overview order. */
 void pg_trends_gpu_prepare(struct pg_trends_gpu *t);
 void pg_trends_gpu_release(struct pg_trends_gpu *t);
@@ -95,16 +106,6 @@ void pg_trends_ab_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
  */
 void pg_trends_runs_script(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i,
 			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols);
-
-/*
- * Page file names, unique: files[0..n) ("p/<stem>.html", owned, made from
- * the points' names[0..n)) renamed in place so that no two are equal even
- * without regard to case (a site copied to macOS or Windows): each of
- * names that collide gets "-<8 hex digits of its point name's hash>", and
- * more when that too is taken; so a page keeps its name, and its links,
- * when points that do not collide with it come and go.
- */
-void pg_trends_unique_files(char **files, const char *const *names, size_t n);
 
 /*
  * One metric's runs as an SVG chart (the point pages' and the gate's

@@ -243,7 +243,7 @@ int pg_trends_write(const struct pg_trends_opts *o, struct pg_trends_written *ou
 		if (o->gpu && strcmp(o->gpu, gpus.v[g]))
 			continue;
 		entries[k].gpu = gpus.v[g];
-		entries[k].dir = pg_chart_stem(gpus.v[g]);
+		entries[k].dir = pg_trends_gpu_dir(gpus.v[g]);
 		if ((rc = render_gpu(o, gpus.v[g], entries[k].dir, &tasks, &entries[k], out,
 				     err))) {
 			k++;

@@ -389,8 +389,15 @@ configs = [list(s["plugins"][0].values())[0] for s in doc["steps"] if "plugins" 
 assert len(configs) == 2, configs
 for cfg in configs:
     assert cfg["binary-artifact"] == "perfgate/perfgate.tar.gz", cfg
+    # from this job only, the one that uploads it
+    assert cfg["binary-step"] == "0190-job", cfg
     assert "binary" not in cfg, cfg
 PY
+	# a job id is what names it
+	unset BUILDKITE_JOB_ID
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "mode pipeline: binary-artifact: no BUILDKITE_JOB_ID to name this job as the one the generated steps take it from"
 }
 
 @test "--will-run: valid and not skipped 0, skipped by only-on-labels 1, bad options 2" {
@@ -803,30 +810,45 @@ PY
 	assert_output --partial "thresholds/______x.yml: no thresholds file for ______x"
 }
 
-@test "a long test name charts under a capped file name; a test name too long for its files is a config error" {
+@test "long test names chart under capped file names, each its own and linked; a suite's are capped" {
 	results
-	local long
-	long="serving_$(printf 'x%.0s' $(seq 1 230))"
-	# results from elsewhere (an import, another tool) may carry any name
-	"${PYTHON}" - "${long}" <<'PY'
-import json, os, sys
-long = sys.argv[1]
-for q in ("1", "4"):  # two rates: a sweep, charted on its own
-    r = json.load(open("results/serving_llama8B_tp1_sharegpt_qps_%s.json" % q))
-    r["perfgate"]["test"] = long
-    r["perfgate"]["point"] = long + "_qps_" + q
-    json.dump(r, open("results/%s_qps_%s.json" % (long, q), "w"))
+	local long_a long_b charts
+	# 300 bytes each, the first 250 the same
+	long_a="serving_$(printf 'x%.0s' $(seq 1 242))$(printf 'a%.0s' $(seq 1 50))"
+	long_b="serving_$(printf 'x%.0s' $(seq 1 242))$(printf 'b%.0s' $(seq 1 50))"
+	# results from elsewhere (an import, another tool) may carry any name;
+	# and two tests whose names differ only where a file name cannot hold
+	# them, or in case, would be one chart file
+	"${PYTHON}" - "${long_a}" "${long_b}" "serving x|y" "serving_x_y" "SERVING_X_Y" <<'PY'
+import json, sys
+for k, test in enumerate(sys.argv[1:]):
+    for q in ("1", "4"):  # two rates: a sweep, charted on its own
+        r = json.load(open("results/serving_llama8B_tp1_sharegpt_qps_%s.json" % q))
+        r["perfgate"]["test"] = test
+        json.dump(r, open("results/t%d_qps_%s.json" % (k, q), "w"))
 PY
 	config '{"mode":"report","gpu":"H100"}'
 	run "${PERFGATE}" buildkite
 	assert_success
 	refute_output --partial "File name too long"
+	refute_output --partial "warning"
 	run ls results/charts
-	assert_output --regexp "serving_x{175}-[0-9a-f]{16}\.svg"
-	# the annotation links the chart under its capped name
-	grep -q -E "artifact://results/charts/serving_x{175}-[0-9a-f]{16}\.svg" results/annotation.md
+	# six sweeps (the five and the original's), its frontier, a latency
+	# and a throughput chart
+	[ "$(ls results/charts | wc -l)" = 9 ]
+	[ "$(ls results/charts | tr A-Z a-z | sort -u | wc -l)" = 9 ]
+	charts=$(ls results/charts)
+	[ "$(grep -cE "^serving_x{175}-[0-9a-f]{16}\.svg$" <<<"${charts}")" = 2 ]
+	[ "$(grep -cE "^serving_x_y-[0-9a-f]{8}\.svg$" <<<"${charts}")" = 2 ]
+	[ "$(grep -cE "^SERVING_X_Y-[0-9a-f]{8}\.svg$" <<<"${charts}")" = 1 ]
+	# each sweep linked from the annotation; the bars, past its 10
+	# artifact links, counted there
+	for f in $(grep -v -e '^latency.svg$' -e '^throughput.svg$' <<<"${charts}"); do
+		grep -qF "artifact://results/charts/${f}" results/annotation.md
+	done
+	grep -q "2 more charts in the artifacts" results/annotation.md
 	# a suite cannot name a test so long that its result files could not be written
-	printf 'latency:\n  - name: %s\n    model: m\n    command: "true {result}"\n' "${long}" >suite.yml
+	printf 'latency:\n  - name: %s\n    model: m\n    command: "true {result}"\n' "${long_a}" >suite.yml
 	run "${PERFGATE}" run --dry-run suite.yml
 	assert_equal "${status}" 2
 	assert_output --partial "cannot name result files: at most 128 characters"

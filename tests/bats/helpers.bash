@@ -43,6 +43,53 @@ SHIM
 	chmod +x "${SHIMS}/${name}"
 }
 
+# fake_agent_store: $SHIMS/buildkite-agent with a build's artifacts kept
+# per step, as the agent and Buildkite keep them: `artifact upload PATH`
+# stores PATH under the uploading job's $BUILDKITE_STEP_KEY; `artifact
+# shasum [--sha256] [--step S] PATH` and `artifact download PATH DIR
+# [--step S]` find PATH among every step's uploads, or S's only, and fail
+# as the agent does when none or several match. Every call goes to $CALLS,
+# an annotation's body to $CALLS.annotation.
+fake_agent_store() {
+	mkdir -p "${SHIMS}" "${BATS_TEST_TMPDIR}/artifacts"
+	cat >"${SHIMS}/buildkite-agent" <<AGENT
+#!/bin/bash
+store="${BATS_TEST_TMPDIR}/artifacts"
+printf 'buildkite-agent%s\n' "\$(printf ' %q' "\$@")" >>"${CALLS}"
+verb="\$1 \$2" step="*" sum=sha1sum args=()
+shift 2 || true
+while [ \$# -gt 0 ]; do
+	case "\$1" in
+	--step) step="\$2"; shift 2 ;;
+	--sha256) sum=sha256sum; shift ;;
+	--*) shift ;;
+	*) args+=("\$1"); shift ;;
+	esac
+done
+found() {
+	local matches=()
+	for f in "\${store}"/\${step}/"\${args[0]}"; do [ -f "\$f" ] && matches+=("\$f"); done
+	if [ \${#matches[@]} = 0 ]; then echo "fatal: failed to find artifacts: No artifacts found for downloading" >&2; exit 1; fi
+	if [ \${#matches[@]} -gt 1 ]; then echo "fatal: Multiple artifacts were found. Try being more specific with the search or scope by step" >&2; exit 1; fi
+	printf '%s' "\${matches[0]}"
+}
+case "\${verb}" in
+"artifact upload")
+	mkdir -p "\${store}/\${BUILDKITE_STEP_KEY}/\$(dirname "\${args[0]}")"
+	cp "\${args[0]}" "\${store}/\${BUILDKITE_STEP_KEY}/\${args[0]}" ;;
+"artifact shasum")
+	f="\$(found)" || exit 1
+	out="\$(\${sum} <"\$f")"; echo "\${out%% *}" ;;
+"artifact download")
+	f="\$(found)" || exit 1
+	mkdir -p "\$(dirname "\${args[1]}/\${args[0]}")" && cp "\$f" "\${args[1]}/\${args[0]}" ;;
+annotate*) cat >"${CALLS}.annotation" ;;
+esac
+exit 0
+AGENT
+	chmod +x "${SHIMS}/buildkite-agent"
+}
+
 # A directory with every command of /usr/bin except the ones named: a PATH
 # on which those tools are missing.
 path_without() {

@@ -123,6 +123,55 @@ built_perfgate() {
 	assert_file_exists "${root}/results/benchmark_results.md"
 }
 
+# A build as Buildkite keeps its artifacts, step by step: step "perfgate"
+# (mode binary) uploads the plugin's own build as the bundle; a pull
+# request's command step uploads a perfgate of its own at the same path;
+# the GPU step (mode report) runs the first, checked against the digest
+# its upload recorded, and never the other. A later job on the agent that
+# swaps the cached copy gets nothing run either.
+@test "binary-artifact end to end: the bundle of the step that built it, never another step's" {
+	local built evil="${BATS_TEST_TMPDIR}/evil" work="${BATS_TEST_TMPDIR}/work"
+	built="$(built_perfgate)"
+	fake_agent_store
+	mkdir -p "${work}" && cd "${work}"
+	export BUILDKITE=true BUILDKITE_PULL_REQUEST=7 BUILDKITE_BRANCH=feature
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT=perfgate/pg.tar.gz
+	# the step that builds it
+	BUILDKITE_STEP_KEY=perfgate BUILDKITE_JOB_ID=job-1 BUILDKITE_PLUGIN_PERFGATE_MODE=binary \
+		BUILDKITE_PLUGIN_PERFGATE_BINARY="${built}" \
+		BUILDKITE_PLUGIN_CONFIGURATION="{\"mode\":\"binary\",\"binary\":\"${built}\",\"binary-artifact\":\"perfgate/pg.tar.gz\"}" \
+		run "${PLUGIN_DIR}/hooks/command"
+	assert_success
+	assert_output --regexp "perfgate: uploaded perfgate/pg.tar.gz, sha256 [0-9a-f]{64}"
+	# the pull request's command, in a step of the same build
+	mkdir -p "${evil}/perfgate/bin" "${evil}/up/perfgate"
+	printf '#!/bin/sh\ntouch "%s/evil-ran"\necho "perfgate 9.9.9"\n' "${BATS_TEST_TMPDIR}" >"${evil}/perfgate/bin/perfgate"
+	chmod +x "${evil}/perfgate/bin/perfgate"
+	tar -C "${evil}" -czf "${evil}/up/perfgate/pg.tar.gz" perfgate
+	(cd "${evil}/up" && BUILDKITE_STEP_KEY=pr-tests buildkite-agent artifact upload perfgate/pg.tar.gz)
+	# the GPU step: its results reported by the bundle of step "perfgate"
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" "${PLUGIN_DIR}/tests/bats/make_results.py" results
+	export BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_JOB_ID=job-3 BUILDKITE_PLUGIN_PERFGATE_MODE=report
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY_STEP=perfgate BUILDKITE_COMMAND_EXIT_STATUS=0
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"report","gpu":"H100","binary-artifact":"perfgate/pg.tar.gz","binary-step":"perfgate"}'
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_success
+	assert_output --regexp "perfgate: using perfgate [0-9.]+ from perfgate/pg.tar.gz \(step perfgate\)"
+	run "${PLUGIN_DIR}/hooks/post-command"
+	assert_success
+	assert_output --partial "perfgate: H100: 6 tests ran"
+	assert_file_exists "${CALLS}.annotation"
+	assert_file_not_exists "${BATS_TEST_TMPDIR}/evil-ran"
+	grep -q -- "artifact download perfgate/pg.tar.gz .* --step perfgate" "${CALLS}"
+	# a job on the agent swaps the cached perfgate for the pull request's
+	cp "${evil}/perfgate/bin/perfgate" "${PERFGATE_CACHE_DIR}"/bundle-*/perfgate/bin/perfgate
+	export BUILDKITE_JOB_ID=job-4
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_equal "${status}" 3
+	assert_output --regexp "is not the bundle \"perfgate/pg.tar.gz\" step \"perfgate\" uploaded \(digest [0-9a-f]{64}\): removed, not run"
+	assert_file_not_exists "${BATS_TEST_TMPDIR}/evil-ran"
+}
+
 @test "mode report end to end: the step's own benchmark, then the report, annotation and upload" {
 	local work="${BATS_TEST_TMPDIR}/work"
 	mkdir -p "${work}" && cd "${work}"

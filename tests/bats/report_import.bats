@@ -158,6 +158,39 @@ teardown() {
 	assert_not_exists out
 }
 
+# Records may carry any name; their files may not be longer than 255
+# bytes. Two 300-byte tests that share their first 250 bytes stay two,
+# each point file short enough, the points of one test under one name.
+@test "import: 300-byte test names become distinct file names of one test each" {
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" "$PERFGATE_SRC/tests/bats/make_results.py" run
+	"$PERFGATE_BIN" report run >/dev/null
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" - <<'PY'
+import json
+rows = json.load(open("run/benchmark_results.json"))
+out = []
+for tail in ("a", "b"):
+    for r in rows:
+        if r["Test name"].startswith("serving_"):
+            r = dict(r, **{"Test name": "serving_" + "x" * 242 + tail * 50 +
+                           r["Test name"][len("serving_llama8B_tp1_sharegpt"):]})
+            out.append(r)
+json.dump(out, open("long.json", "w"))
+PY
+	run "$PERFGATE_BIN" import long.json -o out
+	assert_success
+	assert_output "out: 8 results"
+	[ "$(ls out/*.json | wc -l)" = 8 ]
+	for f in out/*.json; do
+		[ "$(basename "$f" | wc -c)" -le 206 ]
+	done
+	# one test name per long test, two in all, each with its four rates
+	run "${PERFGATE_PYTHON:-/usr/bin/python3}" -c '
+import collections, glob, json
+tests = collections.Counter(json.load(open(f))["perfgate"]["test"] for f in glob.glob("out/*.json"))
+print(sorted(tests.values()), len(set(t[:128] for t in tests)))'
+	assert_output "[4, 4] 1"
+}
+
 @test "import: a glob or a directory of results skips perfgate's outputs and *.pytorch.json" {
 	"$PERFGATE_BIN" import "$REF/vllm-report-h100-h200-a100.md" -o all >/dev/null
 	mv all/H100 res

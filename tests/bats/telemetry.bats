@@ -153,6 +153,52 @@ AMD
 	[ "$(json res2/serving_tel_qps_20.json "'telemetry' in d['perfgate']")" = False ]
 }
 
+# A GPU tool gone wrong costs one timeout, not one per call: a fake
+# nvidia-smi that names its GPU and answers the telemetry reader's first
+# query, then hangs on every later one. The sampler's first read of the
+# point waits out the 10 s; every read after it, of this point and the
+# next, is not run at all.
+@test "a GPU tool that hangs is given up on for the rest of the run after its first timeout" {
+	cat >"${SHIMS}/nvidia-smi" <<'SMI'
+#!/bin/bash
+echo "nvidia-smi $1" >>"${FAKE_SMI_LOG}"
+case "$1" in
+--query-gpu=name,memory.total) echo "NVIDIA H100 80GB HBM3, 81559 MiB" ;;
+--query-gpu=index,*)
+	if [ "$(grep -c -- '--query-gpu=index' "${FAKE_SMI_LOG}")" -gt 1 ]; then exec -a "hung-smi ${FAKE_SMI_LOG}" sleep 300; fi
+	echo "0, GPU-fake0, NVIDIA H100 80GB HBM3, 1980, 1980, 2619, 2619, 512.00, 700.00, 61, 99, 40, 70000, 81559, 0x0000000000000000, 0" ;;
+*) exec -a "hung-smi ${FAKE_SMI_LOG}" sleep 300 ;;
+esac
+SMI
+	chmod +x "${SHIMS}/nvidia-smi"
+	export FAKE_SMI_LOG="${WORK}/smi.log"
+	mock_suite "" "20, 40"
+	local t0=${SECONDS}
+	run --separate-stderr "${PERFGATE}" run suite.yml -o res
+	assert_success
+	# one timeout (10 s), not one for each read of two points
+	[ $((SECONDS - t0)) -lt 20 ]
+	[ "$(grep -c -- '--query-gpu=index' smi.log)" = 2 ]
+	[ "$(json res/serving_tel_qps_20.json "d['perfgate']['telemetry']['notes'][0]")" = "nvidia-smi: nvidia-smi did not finish within 10 s: not run again in this run" ]
+	[ "$(json res/serving_tel_qps_40.json "d['perfgate']['telemetry']['notes'][0]")" = "nvidia-smi: nvidia-smi hung earlier in this run (no answer within 10 s): not run again" ]
+	# and the hung one is gone
+	run pgrep -f "hung-smi ${FAKE_SMI_LOG}"
+	assert_failure
+}
+
+# A GPU tool that writes without end is stopped at 4 MiB: the run neither
+# fills memory nor waits for it, and says why there is no GPU.
+@test "a GPU tool's output is capped, with a note when cut" {
+	printf '#!/bin/sh\nexec yes "0, GPU-fake0, NVIDIA H100 80GB HBM3, 1980"\n' >"${SHIMS}/nvidia-smi"
+	chmod +x "${SHIMS}/nvidia-smi"
+	mock_suite "" inf
+	run --separate-stderr "${PERFGATE}" run suite.yml -o res
+	assert_success
+	grep -qF 'perfgate: no GPU: nvidia-smi wrote more than 4 MiB: cut there and not read; results record gpu "none"' <<<"${stderr}"
+	grep -qF 'telemetry: no GPU telemetry: nvidia-smi wrote more than 4 MiB: cut there and not read' <<<"${stderr}"
+	[ "$(json res/serving_tel_qps_inf.json "d['perfgate']['gpu']['key']")" = none ]
+}
+
 # The fake benchmark of tests/data/buildkite, 30% slower while the GPU is
 # throttled; the throttling lasts for the first run's points only.
 throttle_suite() {

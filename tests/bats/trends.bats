@@ -166,6 +166,39 @@ setup() {
 	fi
 }
 
+# A GPU key is a name users give (--gpu): one the site's own index.html,
+# or its case on macOS, or two keys that would be one directory there,
+# each get a directory of their own; the index links them all.
+@test "trends: no GPU key makes a page collide with the site's own files or another GPU's" {
+	local gpu dir
+	for gpu in index.html INDEX.HTML cpu CPU; do
+		rm -rf ../on-gpu && cp -r ../runs/base ../on-gpu
+		"${PERFGATE_PYTHON:-/usr/bin/python3}" - "$gpu" ../on-gpu/*.json <<'PY'
+import json, sys
+for f in sys.argv[2:]:
+    r = json.load(open(f))
+    r["perfgate"]["gpu"].update(key=sys.argv[1], name=sys.argv[1])
+    json.dump(r, open(f, "w"))
+PY
+		"$PERFGATE_BIN" baseline record ../on-gpu --commit HEAD >/dev/null
+	done
+	run --separate-stderr "$PERFGATE_BIN" trends ../site
+	assert_success
+	assert_output --partial "wrote ../site/index.html: 5 GPUs"
+	assert_file_exist ../site/index.html
+	# the ones a file name holds as they are keep it
+	assert_file_exist ../site/H100/index.html
+	assert_file_exist ../site/CPU/index.html
+	for gpu in index.html INDEX.HTML cpu; do
+		dir=$(cd ../site && ls -d "$gpu"-????????)
+		[[ "$dir" =~ ^"$gpu"-[0-9a-f]{8}$ ]]
+		assert_file_exist "../site/$dir/index.html"
+		grep -qF "<a href=\"$dir/index.html\">" ../site/index.html
+	done
+	# five directories, none two without regard to case
+	[ "$(cd ../site && ls -d */ | tr A-Z a-z | sort -u | wc -l)" = 5 ]
+}
+
 @test "trends: an unreadable history line is one error, the first file's, whatever the threads" {
 	"${PERFGATE_PYTHON:-/usr/bin/python3}" "$PERFGATE_SRC/bench/trends/make_history.py" ../big.git 60 10
 	# two files broken: the first in the tree is named, however they are read

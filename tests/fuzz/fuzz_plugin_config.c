@@ -83,7 +83,8 @@ static void use(const struct pg_bkenv *env, const json_t *config, const char *so
 			struct pg_buf yaml = PG_BUF_INIT;
 			FZ_CHECK(pg_config_load_text(&fixed, suite_yml, sizeof(suite_yml) - 1,
 						     "suite.yml", &err) == 0);
-			if (pg_bk_pipeline_yaml(&yaml, &fixed, &pc, config, source, &err) == 0) {
+			if (pg_bk_pipeline_yaml(&yaml, &fixed, &pc, config, source, "0190-job",
+						&err) == 0) {
 				struct pg_ydoc d = PG_YDOC_INIT;
 				int rc = pg_ydoc_load(&d, yaml.ptr, yaml.len, "pipeline.yml", &err);
 				if (rc)

@@ -15,7 +15,7 @@ hooks_setup() {
 	unset BUILDKITE BUILDKITE_COMMAND BUILDKITE_COMMAND_EXIT_STATUS BUILDKITE_SHELL
 	unset BUILDKITE_LABEL BUILDKITE_PLUGIN_CONFIGURATION PERFGATE_BINARY
 	unset BUILDKITE_PLUGIN_PERFGATE_BINARY BUILDKITE_PLUGIN_PERFGATE_MODE
-	unset BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT
+	unset BUILDKITE_PLUGIN_PERFGATE_BINARY_ARTIFACT BUILDKITE_PLUGIN_PERFGATE_BINARY_STEP
 	WORK="${BATS_TEST_TMPDIR}/work"
 	mkdir -p "${WORK}"
 	cd "${WORK}" || return 1
@@ -48,6 +48,13 @@ make_bundle() {
 	tar -C "${stage}" -czf "${out}" perfgate
 }
 
+# sha256 FILE: its SHA-256, as the agent records an upload's.
+sha256() {
+	local out
+	out="$(sha256sum <"$1")"
+	printf '%s' "${out%% *}"
+}
+
 # path_with TOOL...: a directory holding only these commands (symlinks to
 # where this machine has them): a PATH on which everything else is missing.
 path_with() {
@@ -62,4 +69,4 @@ path_with() {
 # What the hooks need from a PATH besides bash builtins.
 # shellcheck disable=SC2034
 HOOK_TOOLS=(bash env dirname basename mkdir rm mv cp cat sed grep tr cut wc du sort tail touch find
-	mktemp chmod tar gzip flock uname getconf ldd sha1sum awk)
+	mktemp chmod tar gzip flock uname getconf ldd sha1sum sha256sum diff awk)

@@ -238,6 +238,8 @@ class ProjectPipeline(unittest.TestCase):
         step, config = self.plugins["${BUILDKITE_PULL_REQUEST_REPO:-$BUILDKITE_REPO}"]
         bundle = [s for s in self.doc["steps"] if s.get("key") == step["depends_on"]][0]
         self.assertIn(config["binary-artifact"], bundle["command"])
+        # taken from that step only
+        self.assertEqual(config["binary-step"], bundle["key"])
         jsonschema.validate(config, load_plugin_yml()["configuration"])
         if PERFGATE:
             env = {k: v for k, v in os.environ.items() if not k.startswith("BUILDKITE")}

@@ -46,7 +46,7 @@ good = [
      "queue": "gpu-{gpu_lower}", "binary-artifact": "perfgate/perfgate.tar.gz",
      "binary": "/opt/perfgate/bin/perfgate"},
     {"mode": "binary", "binary-artifact": ".perfgate/perfgate-x86_64.tar.gz"},
-    {"suites": "s.yml", "binary-artifact": "perfgate/perfgate.tar.gz"},
+    {"suites": "s.yml", "binary-artifact": "perfgate/perfgate.tar.gz", "binary-step": "perfgate"},
 ]
 bad = [
     {"suites": "s.yml", "thresold": "t"},          # unknown option
@@ -67,6 +67,8 @@ bad = [
     {"mode": "binary", "binary-artifact": "/tmp/perfgate.tar.gz"},   # absolute
     {"mode": "binary", "binary-artifact": "bin/*.tar.gz"},           # a glob
     {"mode": "binary", "binary-artifact": "perfgate"},               # not a bundle
+    {"suites": "s.yml", "binary-artifact": "p.tar.gz"},   # from which step?
+    {"suites": "s.yml", "mode": "run", "binary-artifact": "p.tar.gz"},
 ]
 # the C check is stricter where a schema cannot be: shard 5/4 passes the
 # pattern, but INDEX must not exceed COUNT; suite files must load
@@ -74,7 +76,11 @@ stricter = [{"suites": "s.yml", "shard": "5/4"}, {"suites": "missing.yml"},
             {"suites": "s.yml", "filter": "no_such_test"},
             # "." parts, and a binary where the step downloads one
             {"mode": "binary", "binary-artifact": "./perfgate.tar.gz"},
-            {"suites": "s.yml", "binary": "/opt/perfgate", "binary-artifact": "p.tar.gz"}]
+            {"suites": "s.yml", "binary": "/opt/perfgate", "binary-artifact": "p.tar.gz",
+             "binary-step": "perfgate"},
+            # binary-step without a bundle, or where the bundle is uploaded
+            {"suites": "s.yml", "binary-step": "perfgate"},
+            {"mode": "binary", "binary-artifact": "p.tar.gz", "binary-step": "perfgate"}]
 
 
 

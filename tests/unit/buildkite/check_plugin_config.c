@@ -166,6 +166,15 @@ static const struct {
 	{ "{\"mode\": \"binary\", \"binary-artifact\": \"a//p.tar.gz\"}",
 	  "step 'perf-h100': option 'binary-artifact': 'a//p.tar.gz' has an empty, '.' or '..' part: write "
 	  "the path as the artifact stores it" },
+	/* a bundle is downloaded from the step that uploads it, named */
+	{ "{\"suites\": \"s.yml\", \"binary-artifact\": \"p.tar.gz\"}",
+	  "step 'perf-h100': option 'binary-step' is required with binary-artifact: the key of the step "
+	  "that uploads the bundle, the only step it is taken from" },
+	{ "{\"suites\": \"s.yml\", \"binary-step\": \"perfgate\"}",
+	  "step 'perf-h100': option 'binary-step' applies with binary-artifact" },
+	{ "{\"mode\": \"binary\", \"binary-artifact\": \"p.tar.gz\", \"binary-step\": \"perfgate\"}",
+	  "step 'perf-h100': option 'binary-step' applies where binary-artifact is downloaded, not in mode "
+	  "'binary', which uploads it" },
 };
 /* clang-format on */
 
@@ -205,9 +214,11 @@ START_TEST(null_means_not_given_and_report_needs_no_suites)
 	pg_plugin_config_release(&c);
 	json_decref(cfg);
 	/* a GPU step downloads it */
-	cfg = parse_json("{\"suites\": \"s.yml\", \"binary-artifact\": \"perfgate.tar.gz\"}");
+	cfg = parse_json("{\"suites\": \"s.yml\", \"binary-artifact\": \"perfgate.tar.gz\","
+			 " \"binary-step\": \"perfgate\"}");
 	ck_assert_msg(pg_plugin_config_parse(&c, cfg, NULL, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c.binary_artifact, "perfgate.tar.gz");
+	ck_assert_str_eq(c.binary_step, "perfgate");
 	pg_plugin_config_release(&c);
 	json_decref(cfg);
 

@@ -637,29 +637,65 @@ START_TEST(capture_output_and_timeout)
 	struct pg_buf out = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	int st = -1;
+	bool cut = true;
 	char *echo[] = { "/bin/sh", "-c", "echo out; echo err >&2; exit 4", NULL };
 	char *slow[] = { "/bin/sh", "-c", "sleep 30", NULL };
 	char *missing[] = { "perfgate-no-such-program", NULL };
+	char *not_executable[] = { "/dev/null", NULL };
 
-	ck_assert_int_eq(pg_proc_capture(echo, 5, NULL, &out, &st, &err), 0);
+	ck_assert_int_eq(pg_proc_capture(echo, 5, 1024, NULL, &out, &cut, &st, &err), 0);
 	ck_assert_str_eq(out.ptr, "out\n");
+	ck_assert(!cut);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 4);
 	double t0 = pg_monotonic();
-	ck_assert_int_eq(pg_proc_capture(slow, 0.3, NULL, &out, &st, &err), PG_EINFRA);
+	ck_assert_int_eq(pg_proc_capture(slow, 0.3, 1024, NULL, &out, &cut, &st, &err), PG_EINFRA);
 	ck_assert(pg_monotonic() - t0 < 10);
-	ck_assert_int_eq(pg_proc_capture(missing, 1, NULL, &out, &st, &err), PG_ENOTFOUND);
+	ck_assert_int_eq(pg_proc_capture(missing, 1, 1024, NULL, &out, &cut, &st, &err),
+			 PG_ENOTFOUND);
+	/* PG_EINFRA is the deadline's alone: what cannot run is PG_ERR */
+	ck_assert_int_eq(pg_proc_capture(not_executable, 1, 1024, NULL, &out, &cut, &st, &err),
+			 PG_ERR);
+	ck_assert_str_eq(err.msg, "cannot run '/dev/null': Permission denied");
 	/* a child that closes its stdout and goes on: the timeout still holds */
 	char *detached[] = { "/bin/sh", "-c", "exec >&-; sleep 30", NULL };
 	t0 = pg_monotonic();
-	ck_assert_int_eq(pg_proc_capture(detached, 0.3, NULL, &out, &st, &err), PG_EINFRA);
+	ck_assert_int_eq(pg_proc_capture(detached, 0.3, 1024, NULL, &out, &cut, &st, &err),
+			 PG_EINFRA);
 	ck_assert_msg(pg_monotonic() - t0 < 10, "took %.1fs", pg_monotonic() - t0);
 	/* a cancel does not wait for the timeout (a hung nvidia-smi) */
 	struct sigaction old;
 	arm_alarm(0.2, &old);
 	t0 = pg_monotonic();
-	ck_assert_int_eq(pg_proc_capture(slow, 30, &alarm_stop, &out, &st, &err), PG_ECANCEL);
+	ck_assert_int_eq(pg_proc_capture(slow, 30, 1024, &alarm_stop, &out, &cut, &st, &err),
+			 PG_ECANCEL);
 	ck_assert_msg(pg_monotonic() - t0 < 5, "took %.1fs", pg_monotonic() - t0);
 	disarm(&old);
+	pg_buf_release(&out);
+}
+END_TEST
+
+/* A program that writes without end: the first max_bytes are kept, then
+ * it is killed (not read to its end, not waited for), and the caller told.
+ * Output that fits exactly is not cut. */
+START_TEST(capture_output_is_capped)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	int st = 0;
+	bool cut = false;
+	char *endless[] = { "/bin/sh", "-c", "yes 0123456789abcdef", NULL };
+	char *exact[] = { "/bin/sh", "-c", "printf 12345678", NULL };
+
+	pg_buf_puts(&out, "kept:");
+	ck_assert_int_eq(pg_proc_capture(endless, 10, 100000, NULL, &out, &cut, &st, &err), 0);
+	ck_assert(cut);
+	ck_assert_uint_eq(out.len, strlen("kept:") + 100000);
+	ck_assert(!strncmp(out.ptr, "kept:0123456789abcdef\n", 22));
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	pg_buf_reset(&out);
+	ck_assert_int_eq(pg_proc_capture(exact, 10, 8, NULL, &out, &cut, &st, &err), 0);
+	ck_assert(!cut);
+	ck_assert_str_eq(out.ptr, "12345678");
 	pg_buf_release(&out);
 }
 END_TEST
@@ -1104,6 +1140,7 @@ int main(void)
 	tcase_add_test(tc, log_writer_outlives_a_killed_perfgate);
 	tcase_add_test(tc, yaml_to_json_of_an_endless_alias);
 	tcase_add_test(tc, capture_output_and_timeout);
+	tcase_add_test(tc, capture_output_is_capped);
 	tcase_add_test(tc, call_in_a_child);
 	suite_add_tcase(s, tc);
 

@@ -5,6 +5,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/filename.h"
 #include "baseline/history.h"
 #include "baseline/history_ab.h"
 #include "gate/compare.h"
@@ -418,6 +419,59 @@ START_TEST(page_names_are_unique_in_every_sense)
 }
 END_TEST
 
+/* A GPU's directory beside the site's index.html: its key when that is
+ * a file name no other key or the site's own files can have, else with a
+ * hash of the key; the same whatever other GPUs there are. */
+START_TEST(gpu_directories_never_collide)
+{
+	static const struct {
+		const char *gpu, *dir;
+	} plain[] = { { "H100", "H100" },
+		      { "MI300X", "MI300X" },
+		      { "NVIDIA_RTX_A6000", "NVIDIA_RTX_A6000" } };
+	static const char *const hashed[] = { "index.html", "INDEX.HTML", "Index.Html", "h100",
+					      "a b",        "a_b",        "none" };
+	char *dirs[sizeof(hashed) / sizeof(hashed[0])];
+	size_t n = sizeof(hashed) / sizeof(hashed[0]);
+
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		char *d = pg_trends_gpu_dir(plain[i].gpu);
+		ck_assert_str_eq(d, plain[i].dir);
+		free(d);
+	}
+	for (size_t i = 0; i < n; i++) {
+		dirs[i] = pg_trends_gpu_dir(hashed[i]);
+		ck_assert_msg(strlen(dirs[i]) > 9 && dirs[i][strlen(dirs[i]) - 9] == '-', "%s",
+			      dirs[i]);
+		ck_assert(strcasecmp(dirs[i], "index.html") && strcasecmp(dirs[i], "H100"));
+		for (size_t k = 0; k < i; k++)
+			ck_assert_msg(strcasecmp(dirs[i], dirs[k]), "%s and %s", hashed[i],
+				      hashed[k]);
+	}
+	/* stable: the same key, the same directory */
+	{
+		char *again = pg_trends_gpu_dir("index.html");
+		ck_assert_str_eq(again, dirs[0]);
+		free(again);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+}
+END_TEST
+
+/* A long name is cut where a UTF-8 character starts, never inside one. */
+START_TEST(long_names_are_cut_between_characters)
+{
+	char s[64];
+
+	/* "é" is two bytes: the 13th byte is its second */
+	snprintf(s, sizeof(s), "abcdefghijkl\xc3\xa9mnopqrstuvwxyz0123456789");
+	pg_file_name_cap(s, 30, s);
+	ck_assert_uint_eq(strlen(s), 12 + 17);
+	ck_assert(!strncmp(s, "abcdefghijkl-", 13));
+}
+END_TEST
+
 /* A page keeps its name when a point is added before it: links to it, in
  * annotations and bookmarks, still work on the next night's site. */
 START_TEST(page_names_do_not_move_when_points_are_added)
@@ -430,8 +484,8 @@ START_TEST(page_names_do_not_move_when_points_are_added)
 		f1[i] = pg_chart_stem(before[i]);
 	for (size_t i = 0; i < 4; i++)
 		f2[i] = pg_chart_stem(after[i]);
-	pg_trends_unique_files(f1, before, 3);
-	pg_trends_unique_files(f2, after, 4);
+	pg_file_names_unique(f1, before, 3, ".html");
+	pg_file_names_unique(f2, after, 4, ".html");
 	ck_assert_str_eq(f1[0], "a_b-04833892.html");
 	ck_assert_str_eq(f1[1], "a_b-04f4ad51.html");
 	ck_assert_str_eq(f1[1], f2[2]);
@@ -458,6 +512,8 @@ static Suite *trends_suite(void)
 	tcase_add_test(tc, ab_results_on_the_point_page_and_the_overview);
 	tcase_add_test(tc, page_names_are_unique_in_every_sense);
 	tcase_add_test(tc, page_names_do_not_move_when_points_are_added);
+	tcase_add_test(tc, gpu_directories_never_collide);
+	tcase_add_test(tc, long_names_are_cut_between_characters);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,17 +1,31 @@
 /*
- * The trends site's page names (trends/trends.h pg_trends_unique_files):
- * test names become file names with every byte a file name cannot hold
- * replaced, so two names can come out the same; and a site is read where
- * it was copied to, where "A.html" and "a.html" may be one file.
+ * File names made from names (base/filename.h): test names become file
+ * names with every byte a file name cannot hold replaced, so two names can
+ * come out the same; a long one is cut; and a site is read where it was
+ * copied to, where "A.html" and "a.html" may be one file.
  */
-#include "trends/trends.h"
+#include "base/filename.h"
 
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/strutil.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void pg_file_name_cap(char *s, size_t max, const char *whole)
+{
+	size_t keep = max - 17;
+
+	if (strlen(s) <= max)
+		return;
+	/* a UTF-8 character is kept whole or not at all */
+	while (keep && ((unsigned char)s[keep] & 0xc0) == 0x80)
+		keep--;
+	snprintf(s + keep, 18, "-%016llx", (unsigned long long)pg_str_hash(whole));
+}
 
 struct fname {
 	char *key; /* the name, ASCII case folded */
@@ -58,7 +72,7 @@ static bool taken(const struct fname *v, size_t n, const struct pg_strv *given, 
 	return false;
 }
 
-void pg_trends_unique_files(char **files, const char *const *names, size_t n)
+void pg_file_names_unique(char **files, const char *const *names, size_t n, const char *ext)
 {
 	struct fname *v = pg_xmalloc((n ? n : 1) * sizeof(*v));
 	bool *dup = pg_xcalloc(n ? n : 1, sizeof(bool));
@@ -68,9 +82,9 @@ void pg_trends_unique_files(char **files, const char *const *names, size_t n)
 	for (size_t i = 0; i < n; i++)
 		v[i] = (struct fname){ folded(files[i]), i };
 	qsort(v, n, sizeof(*v), cmp_fname);
-	/* every name of a group that collides, the first too: a page's name
-	 * then depends only on its point's name and whether others collide
-	 * with it, not on which of them sorts first */
+	/* every name of a group that collides, the first too: a file's name
+	 * then depends only on its own name and whether others collide with
+	 * it, not on which of them sorts first */
 	for (size_t k = 1; k < n; k++)
 		if (!strcmp(v[k - 1].key, v[k].key))
 			dup[v[k].i] = dup[v[k - 1].i] = true;
@@ -80,11 +94,11 @@ void pg_trends_unique_files(char **files, const char *const *names, size_t n)
 
 		if (!dup[i])
 			continue;
-		if (pg_str_has_suffix(files[i], ".html"))
-			stem -= strlen(".html");
-		/* "<stem>-<hash of the point's name>": its own, whatever other
-		 * points come and go (an index would rename it when a point is
-		 * added before it); another point may be called that: then
+		if (pg_str_has_suffix(files[i], ext))
+			stem -= strlen(ext);
+		/* "<stem>-<hash of its name>": its own, whatever others come
+		 * and go (an index would rename it when a name is added
+		 * before it); another may be called that: then
 		 * "<stem>-<hash>-2", ... */
 		for (size_t extra = 1;; extra++) {
 			pg_buf_reset(&name);
@@ -93,7 +107,7 @@ void pg_trends_unique_files(char **files, const char *const *names, size_t n)
 				      (unsigned long long)(pg_str_hash(names[i]) & 0xffffffffu));
 			if (extra > 1)
 				pg_buf_printf(&name, "-%zu", extra);
-			pg_buf_puts(&name, ".html");
+			pg_buf_puts(&name, ext);
 			free(key);
 			key = folded(name.ptr);
 			if (!taken(v, n, &given, key))
