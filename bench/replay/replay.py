@@ -200,6 +200,7 @@ class Night:
         self.failing = []
         self.recorded = False
         self.note = ""
+        self.caught_on = None  # a regression night: the night the gate failed on it
 
 
 def run_step(pipe, step, nights, gpu, log):
@@ -339,6 +340,7 @@ def score(step, outcomes, changes_seen, truth, commits):
             nxt = by_night[nights[i + 1]] if i + 1 < len(nights) else None
             if o.exit == 1 or (nxt and nxt.exit == 1):
                 res["caught"].append(night)
+                o.caught_on = night if o.exit == 1 else nxt.night
         if kind in ("regression", "step"):
             res["change_points"].append(night)
             if named(step, nights, i, truth_series(changes), changes_seen, commits):
@@ -434,7 +436,7 @@ def report(args, results, truth, truth_from, gpu, pipe, seconds):
         for k in total:
             total[k] += [(s.name, n) for n in r[k]]
         print("| %s | %d | %d | %d | %d | %d | %d | %d | %d |" % (
-            s.name, len(outcomes), len(r["flat"]), len(r["false_alarms"]),
+            s.name.replace("|", "\\|"), len(outcomes), len(r["flat"]), len(r["false_alarms"]),
             len(r["regressions"]), len(r["caught"]), len(r["change_points"]),
             len(r["named"]), len(r["errors"])))
     by = {(s.name, o.night): o for s, outs, _ in results for o in outs}
@@ -444,8 +446,11 @@ def report(args, results, truth, truth_from, gpu, pipe, seconds):
         out = []
         for step, n in pairs:
             o = by[(step, n)]
-            extra = " (%s)" % describe_failing(o.failing, steps[step]) if why and o.failing \
-                else ""
+            extra = ""
+            if why and o.failing:
+                extra = " (%s)" % describe_failing(o.failing, steps[step])
+            elif o.caught_on:
+                extra = " (on the night)" if o.caught_on == n else " (the next night)"
             out.append("%s %s%s" % (step.split("|")[0], n, extra))
         return "; ".join(out) if out else "none"
 
