@@ -123,7 +123,7 @@ def dedicated(path):
             if len(offsets) >= 5:
                 common[name].append((rn.mad_sd(offsets), rn.mad_sd(rest)))
 
-    print("### Dedicated node: %s\n" % os.path.basename(path))
+    print("#### Dedicated node: %s\n" % os.path.basename(path))
     print("%d CI steps of %d-%d nights. A night's value is its first repeat (the one every "
           "night has); the levels and the settled nights (not `unstable`, not a step's first "
           "night) are bench/replay/truth.py's; pinned throughput (open loop, realised rate >= "
@@ -198,7 +198,7 @@ def fleet(path):
                 vals[r["metric"]][r["point"]].append((r["date"], int(r["run_index"] or 0),
                                                       r["run_url"], math.log(v)))
                 gpus[r["point"]] = r["gpu"]
-    print("### Shared fleet: %s\n" % os.path.basename(path))
+    print("#### Shared fleet: %s\n" % os.path.basename(path))
     print("Run to run per point: the robust sd of consecutive runs' differences / sqrt 2 "
           "(points with >= 4 runs; runs are days to weeks apart, across images and recipes: "
           "an upper bound on noise); beyond 5% and the common offset: from the point's median "
