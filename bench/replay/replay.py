@@ -56,6 +56,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # kinds of night the truth file may hold (truth.py)
 KINDS = ("first", "flat", "regression", "step", "unstable", "ambiguous", "after")
 
+# The children's environment: none of a CI job's own (a Buildkite job's
+# BUILDKITE_BUILD_URL would make every night one build, each record
+# replacing the last; its base branch or GPU would override the replay's).
+CHILD_ENV = {k: v for k, v in os.environ.items()
+             if not k.startswith("BUILDKITE") and k not in ("PERFGATE_GPU", "GIT_DIR",
+                                                              "GIT_WORK_TREE")}
+
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(
@@ -99,22 +106,23 @@ class Pipeline:
         self.commits = {}  # night -> commit
 
     def git(self, *argv, env=None):
-        out = subprocess.run(("git",) + argv, cwd=self.repo, env=env, check=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = subprocess.run(("git", "-c", "commit.gpgsign=false") + argv, cwd=self.repo,
+                             env=env or CHILD_ENV, check=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
         return out.stdout.strip()
 
     def night_commit(self, night, image):
         """A commit on main for the night's image, dated the night."""
         when = "%s-%s-%sT00:00:00Z" % (night[:4], night[4:6], night[6:8])
-        env = dict(os.environ, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
+        env = dict(CHILD_ENV, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
         self.git("commit", "-q", "--allow-empty", "-m", "night %s: %s" % (night, image), env=env)
         self.commits[night] = self.git("rev-parse", "HEAD")
         return self.commits[night]
 
     def perfgate_run(self, *argv):
         t = time.monotonic()
-        p = subprocess.run((self.perfgate,) + argv, cwd=self.repo, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+        p = subprocess.run((self.perfgate,) + argv, cwd=self.repo, env=CHILD_ENV,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.seconds += time.monotonic() - t
         self.calls += 1
         return p
@@ -165,7 +173,7 @@ def stamp_results(results, started):
                                   started[11:13], started[13:15])
     for name in os.listdir(results):
         path = os.path.join(results, name)
-        if not name.endswith(".json") or name.endswith(".commands"):
+        if not name.endswith(".json"):
             continue
         with open(path) as f:
             doc = json.load(f)
@@ -189,7 +197,7 @@ def failing_rows(verdict_path):
     whole = v.get("whole_run") or []
     out += [("whole run", w.get("metric"), w.get("change"))
             for w in (whole if isinstance(whole, list) else [])
-            if w.get("verdict") == "regressed"]
+            if w.get("outcome") == "fail"]
     return out
 
 
@@ -204,7 +212,8 @@ class Night:
 
 
 def run_step(pipe, step, nights, gpu, log):
-    """Every night of one CI step through the CLI; [Night], {commit: [change]}."""
+    """Every night of one CI step through the CLI: its [Night], and
+    [(night, the changes `baseline changes` named that night)]."""
     ref = "refs/perfgate/history-" + rn.slug(step.name)
     out = []
     changes_seen = []  # every change `baseline changes` named, on any night
@@ -233,7 +242,8 @@ def run_step(pipe, step, nights, gpu, log):
         nd.failing = failing_rows(os.path.join(day, "gate", "verdict.json"))
         if pipe.args.record == "every" or p.returncode == 0:
             p = pipe.perfgate_run("baseline", "record", results, "--commit", "HEAD",
-                                  "--branch", "main", "--ref", ref, "--gpu", gpu)
+                                  "--branch", "main", "--ref", ref, "--gpu", gpu,
+                                  "--build-url", "replay:%s/%s" % (rn.slug(step.name), night))
             if p.returncode:
                 raise RuntimeError("perfgate baseline record: exit %d: %s" %
                                    (p.returncode, p.stderr.strip()))
@@ -451,7 +461,7 @@ def report(args, results, truth, truth_from, gpu, pipe, seconds):
                 extra = " (%s)" % describe_failing(o.failing, steps[step])
             elif o.caught_on:
                 extra = " (on the night)" if o.caught_on == n else " (the next night)"
-            out.append("%s %s%s" % (step.split("|")[0], n, extra))
+            out.append("%s %s%s" % (step, n, extra))
         return "; ".join(out) if out else "none"
 
     fa, fl = len(total["false_alarms"]), len(total["flat"])
