@@ -12,6 +12,9 @@
  *   build/bench/ab-sim                 the table (docs/ab.md)
  *   build/bench/ab-sim --check         exit 1 unless the targets are met
  *   build/bench/ab-sim --steps 4000 --seed 7 --tolerance 1.5% --max-pairs 12
+ *   build/bench/ab-sim --profile all   the noise of real series as session
+ *                                      noise (bench/noise_profiles.h, README.md):
+ *                                      A/A, one point 2% worse, targets PASS/FAIL
  *
  * Noise (log-normal, in the metric's worse direction), at the level of the
  * block -- one server session:
@@ -67,8 +70,10 @@ struct outcome {
 };
 
 /* One block's values of every metric and point: the session's offset and
- * each point's own draw, in the worse direction; delta worsens point 0's
- * throughput (head only). */
+ * each point's own draw, in the worse direction (a profile: the offset
+ * part common to the block's points, part each point's, and outliers);
+ * delta worsens point 0's throughput, every metric of point 0
+ * (whole_point) or of every point (everywhere); the head side's only. */
 static void block(struct pg_rng *r, const struct sim *s, double delta, bool everywhere,
 		  bool whole_point, double *out)
 {

@@ -833,6 +833,8 @@ static int run_profile(const struct profile *prof, const struct pg_policy *polic
 	missed += target("the second regression (5%, two runs after a step) caught", &cells[3],
 			 bases, prs, 0.90, false);
 	free_cells(cells, N_PROFILE_CHANGES);
+	if (calibrate)
+		calibrate_print();
 	fflush(stdout);
 	return missed;
 }
