@@ -21,7 +21,8 @@ set(PERFGATE_TEST_COSTS
   sim/ab-sim 11  bats/thresholds_files 10  unit/check_loadstats 9
   unit/check_foundation 8  plugin/post-command 8  unit/check_config_errors 7
   lint/purity 7  unit/check_step 6  unit/check_gate 6  sim/frontier-sim 6
-  plugin/pre-exit 6  py/test_plugin_schema 5  unit/check_thresholds 4
+  plugin/pre-exit 6  py/test_bench_replay 6  py/test_plugin_schema 5
+  unit/check_thresholds 4
   unit/check_loadgen 6  unit/check_history 4  py/test_vllm_compare 4
   py/test_buildkite_schemas 4  lint/format 4  unit/check_plugin_config 3
   unit/check_import 3  unit/check_annotation 3)

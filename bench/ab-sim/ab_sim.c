@@ -12,6 +12,9 @@
  *   build/bench/ab-sim                 the table (docs/ab.md)
  *   build/bench/ab-sim --check         exit 1 unless the targets are met
  *   build/bench/ab-sim --steps 4000 --seed 7 --tolerance 1.5% --max-pairs 12
+ *   build/bench/ab-sim --profile all   the noise of real series as session
+ *                                      noise (bench/noise_profiles.h, README.md):
+ *                                      A/A, one point 2% worse, targets PASS/FAIL
  *
  * Noise (log-normal, in the metric's worse direction), at the level of the
  * block -- one server session:
@@ -25,6 +28,7 @@
  * A regression makes one point's output throughput worse by delta on the
  * head side. Rates are per step, with Wilson 95% intervals.
  */
+#include "noise_profiles.h"
 #include "base/alloc.h"
 #include "base/rng.h"
 #include "gate/ab.h"
@@ -49,6 +53,13 @@ struct sim {
 	double session_sd, slow_share, slow_by, within_sd;
 	double tolerance, latency_tolerance, whole_tolerance;
 	struct pg_ab_opts opts;
+	/* The profiles measured on real series (--profile; gate-sim's, as
+	 * session noise): per metric, the session offset and the within-session
+	 * sd instead of the class-scaled session_sd and within_sd, the share of
+	 * the offset's variance drawn per point, and outliers: per block and
+	 * point, a session beyond 3 sd by U(lo, hi) sds, either sign. */
+	const double *session_m, *within_m, *share_m;
+	double outlier_prob, outlier_lo, outlier_hi;
 };
 
 struct outcome {
@@ -59,26 +70,45 @@ struct outcome {
 };
 
 /* One block's values of every metric and point: the session's offset and
- * each point's own draw, in the worse direction; delta worsens point 0's
- * throughput (head only). */
-static void block(struct pg_rng *r, const struct sim *s, double delta, bool everywhere, double *out)
+ * each point's own draw, in the worse direction (a profile: the offset
+ * part common to the block's points, part each point's, and outliers);
+ * delta worsens point 0's throughput, every metric of point 0
+ * (whole_point) or of every point (everywhere); the head side's only. */
+static void block(struct pg_rng *r, const struct sim *s, double delta, bool everywhere,
+		  bool whole_point, double *out)
 {
-	double off = s->session_sd * pg_rng_normal(r);
+	double z = pg_rng_normal(r), own[N_POINTS] = { 0 }, outlier[N_POINTS] = { 0 };
+	double slow = pg_rng_uniform(r) < s->slow_share ? log1p(s->slow_by) : 0;
+	double off = s->session_sd * z + slow;
 
-	if (pg_rng_uniform(r) < s->slow_share)
-		off += log1p(s->slow_by);
+	if (s->session_m) {
+		for (size_t p = 0; p < N_POINTS; p++)
+			own[p] = pg_rng_normal(r);
+		for (size_t p = 0; s->outlier_prob > 0 && p < N_POINTS; p++)
+			if (pg_rng_uniform(r) < s->outlier_prob)
+				outlier[p] = (pg_rng_uniform(r) < 0.5 ? -1 : 1) *
+					     (s->outlier_lo +
+					      pg_rng_uniform(r) * (s->outlier_hi - s->outlier_lo));
+	}
 	for (size_t j = 0; j < N_METRICS; j++)
 		for (size_t p = 0; p < N_POINTS; p++) {
-			double w = off * scale[j] + s->within_sd * scale[j] * pg_rng_normal(r);
-			double lvl = level[j] * (1 + 0.05 * (double)p);
-			if (everywhere || (p == 0 && j == 0))
+			double w, lvl = level[j] * (1 + 0.05 * (double)p);
+			if (s->session_m) {
+				double sd = s->session_m[j], in = s->within_m[j],
+				       sh = s->share_m[j];
+				w = sd * (sqrt(1 - sh) * z + sqrt(sh) * own[p]) + slow +
+				    outlier[p] * sqrt(sd * sd + in * in) + in * pg_rng_normal(r);
+			} else {
+				w = off * scale[j] + s->within_sd * scale[j] * pg_rng_normal(r);
+			}
+			if (everywhere || (p == 0 && (j == 0 || whole_point)))
 				w += log1p(delta);
 			out[j * N_POINTS + p] = lvl * exp(higher_better[j] ? -w : w);
 		}
 }
 
 static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool everywhere,
-		     struct outcome *oc)
+		     bool whole_point, struct outcome *oc)
 {
 	size_t K = s->opts.max_pairs;
 	double *base = pg_xcalloc(N_METRICS * N_POINTS * K, sizeof(double));
@@ -99,7 +129,7 @@ static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool e
 		/* blocks 2k and 2k+1 in the balanced order */
 		for (size_t i = 2 * k; i < 2 * k + 2; i++) {
 			bool is_head = pg_ab_block_side(i) == PG_AB_HEAD;
-			block(r, s, is_head ? delta : 0, everywhere, vals);
+			block(r, s, is_head ? delta : 0, everywhere, whole_point, vals);
 			for (size_t c = 0; c < N_METRICS * N_POINTS; c++)
 				(is_head ? head : base)[c * K + k] = vals[c];
 		}
@@ -134,8 +164,9 @@ static void one_step(struct pg_rng *r, const struct sim *s, double delta, bool e
 struct row {
 	const char *name;
 	double delta;
-	bool everywhere; /* every metric of every point, not one point's throughput */
-	size_t within;   /* caught within this many pairs counts; 0: any */
+	bool everywhere;  /* every metric of every point, not one point's throughput */
+	bool whole_point; /* every metric of the one point */
+	size_t within;    /* caught within this many pairs counts; 0: any */
 	size_t steps, failed, caught, blocks, inconclusive;
 };
 
@@ -143,12 +174,110 @@ static void run_row(struct pg_rng *r, const struct sim *s, struct row *row)
 {
 	for (size_t i = 0; i < row->steps; i++) {
 		struct outcome oc;
-		one_step(r, s, row->delta, row->everywhere, &oc);
+		one_step(r, s, row->delta, row->everywhere, row->whole_point, &oc);
 		row->failed += oc.failed;
 		row->caught += oc.failed && (!row->within || oc.fail_pair <= row->within);
 		row->blocks += 2 * oc.pairs;
 		row->inconclusive += !oc.failed && oc.inconclusive;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Noise profiles from real series (--profile; bench/noise_profiles.h)  */
+
+/* the first three of the profiles' metrics: ab-sim's gated ones */
+_Static_assert(NP_THROUGHPUT == 0 && NP_MEDIAN_TTFT == 1 && NP_MEDIAN_TPOT == 2,
+	       "ab-sim's metrics lead the profiles'");
+static const double fleet_within[N_METRICS] = { 0.005, 0.005 * 1.3, 0.005 * 1.3 };
+static const double fleet_share[N_METRICS] = { NP_FLEET_SHARE, NP_FLEET_SHARE, NP_FLEET_SHARE };
+
+struct profile {
+	const char *name, *title;
+	const double *session, *within, *share; /* NULL: the model above, as it is */
+	double slow_share, slow_by, outlier_prob;
+};
+
+/* clang-format off */
+static const struct profile profiles[] = {
+	{ "model", "today's model: session sd 1.5% (medians 1.3x) common to the block's points, "
+	  "10% of sessions 5% slow, within 0.5% (medians 1.3x)",
+	  NULL, NULL, NULL, 0, 0, 0 },
+	{ "dedicated", "dedicated node: session 0.2% (median TTFT 0.3%; of it 20%, 70%, 80% per "
+	  "point), within 0.05% (median TTFT 0.25%), 8% of a block's points 3-8 sd out",
+	  np_dedicated_job, np_dedicated_within, np_dedicated_share, 0, 0,
+	  NP_DEDICATED_OUTLIER_PROB },
+	{ "fleet", "shared fleet: session 1% (median TTFT 3%, TPOT 1%; 60% of it per point), "
+	  "10% of sessions 5% slow, within 0.5% (medians 0.65%)",
+	  np_fleet_job, fleet_within, fleet_share, 0.10, 0.05, 0 },
+};
+/* clang-format on */
+#define N_PROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+/* A share with its Wilson interval, and whether it meets a target (on the
+ * estimate) and clears it (the interval too). */
+static void share_line(const char *what, size_t k, size_t n, double goal, bool at_most, int *missed)
+{
+	double lo, hi, rate = (double)k / (double)n;
+	bool met = at_most ? rate <= goal : rate >= goal, clears;
+
+	pg_cmpstat_wilson(k, n, 1.959964, &lo, &hi);
+	clears = at_most ? hi <= goal : lo >= goal;
+	printf("- %s %s %.0f%%: %.1f%% (%.1f–%.1f): **%s**%s\n", what,
+	       at_most ? "at most" : "at least", 100 * goal, 100 * rate, 100 * lo, 100 * hi,
+	       met ? "PASS" : "FAIL",
+	       met ? clears ? " (the interval clears it)" : " (the interval does not clear it)"
+		   : "");
+	*missed += !clears;
+}
+
+/* A profile's A/A steps and one point 2% worse in every metric; returns
+ * the targets whose interval does not clear them. */
+static int run_profile(const struct profile *prof, struct sim s, size_t steps, unsigned long seed)
+{
+	struct pg_rng r;
+	struct row rows[] = {
+		{ "A/A (nothing changed)", 0, false, false, 0, steps, 0, 0, 0, 0 },
+		{ "one point 2% worse in every metric", 0.02, false, true, 8, steps, 0, 0, 0, 0 },
+	};
+	int missed = 0;
+
+	if (prof->session) {
+		s.session_m = prof->session;
+		s.within_m = prof->within;
+		s.share_m = prof->share;
+		s.slow_share = prof->slow_share;
+		s.slow_by = prof->slow_by;
+		s.outlier_prob = prof->outlier_prob;
+		s.outlier_lo = NP_DEDICATED_OUTLIER_LO;
+		s.outlier_hi = NP_DEDICATED_OUTLIER_HI;
+	}
+	pg_rng_seed(&r, seed);
+	printf("\n#### %s\n\n", prof->title);
+	printf("| step | steps failed | decided within %zu blocks | caught within 8 pairs | "
+	       "inconclusive | mean blocks per verdict |\n|---|--:|--:|--:|--:|--:|\n",
+	       2 * s.opts.max_pairs);
+	for (size_t i = 0; i < 2; i++) {
+		double lo, hi;
+		run_row(&r, &s, &rows[i]);
+		pg_cmpstat_wilson(rows[i].failed, steps, 1.959964, &lo, &hi);
+		printf("| %s | %.1f%% (%.1f-%.1f) | %.1f%% | ", rows[i].name,
+		       100.0 * (double)rows[i].failed / (double)steps, 100 * lo, 100 * hi,
+		       100.0 * (double)(steps - rows[i].inconclusive) / (double)steps);
+		if (rows[i].within)
+			printf("%.1f%% | ", 100.0 * (double)rows[i].caught / (double)steps);
+		else
+			printf("- | ");
+		printf("%.1f%% | %.1f |\n", 100.0 * (double)rows[i].inconclusive / (double)steps,
+		       (double)rows[i].blocks / (double)steps);
+	}
+	printf("\nTargets (`%s`):\n\n", prof->name);
+	share_line("A/A steps failed", rows[0].failed, steps, 0.01, true, &missed);
+	share_line("A/A steps decided (not inconclusive) within the budget",
+		   steps - rows[0].inconclusive, steps, 0.80, false, &missed);
+	share_line("one point 2% worse caught within 8 pairs", rows[1].caught, steps, 0.90, false,
+		   &missed);
+	fflush(stdout);
+	return missed;
 }
 
 static int parse_pct(const char *s, double *out)
@@ -168,12 +297,15 @@ int main(int argc, char **argv)
 	unsigned long seed = 1;
 	size_t steps = 2000;
 	bool check = false;
+	const char *profile = NULL;
 	int rc = 0;
 
 	pg_ab_opts_init(&s.opts);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--check"))
 			check = true;
+		else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+			profile = argv[++i];
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
 			steps = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -196,18 +328,38 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (s.opts.max_pairs < 2 || s.opts.max_pairs > MAX_PAIRS)
+	if (s.opts.max_pairs < 2 || s.opts.max_pairs > MAX_PAIRS || steps < 1)
 		goto usage;
+	if (profile) {
+		int missed = 0;
+		bool any = false;
+		printf("ab-sim: %d points x %d gated metrics, tolerance %g%% (latency %g%%), step "
+		       "budget %g%%, %zu to %zu block pairs; %zu steps per row, seed %lu\n",
+		       N_POINTS, N_METRICS, 100 * s.tolerance, 100 * s.latency_tolerance,
+		       100 * s.opts.false_alarm, s.opts.min_pairs, s.opts.max_pairs, steps, seed);
+		for (size_t i = 0; i < N_PROFILES; i++)
+			if (!strcmp(profile, "all") || !strcmp(profile, profiles[i].name)) {
+				missed += run_profile(&profiles[i], s, steps, seed);
+				any = true;
+			}
+		if (!any)
+			goto usage;
+		if (check)
+			printf("\ntargets (interval bounds): %s\n", missed ? "MISSED" : "met");
+		return check && missed;
+	}
 	pg_rng_seed(&r, seed);
 	{
 		struct row rows[] = {
-			{ "A/A (nothing changed)", 0, false, 0, steps, 0, 0, 0, 0 },
-			{ "one point's throughput 2% worse", 0.02, false, 8, steps, 0, 0, 0, 0 },
-			{ "one point's throughput 5% worse", 0.05, false, 4, steps, 0, 0, 0, 0 },
-			{ "every point 5% worse in every metric", 0.05, true, 0, steps, 0, 0, 0,
+			{ "A/A (nothing changed)", 0, false, false, 0, steps, 0, 0, 0, 0 },
+			{ "one point's throughput 2% worse", 0.02, false, false, 8, steps, 0, 0, 0,
 			  0 },
-			{ "every point 10% worse in every metric", 0.10, true, 0, steps, 0, 0, 0,
+			{ "one point's throughput 5% worse", 0.05, false, false, 4, steps, 0, 0, 0,
 			  0 },
+			{ "every point 5% worse in every metric", 0.05, true, false, 0, steps, 0, 0,
+			  0, 0 },
+			{ "every point 10% worse in every metric", 0.10, true, false, 0, steps, 0,
+			  0, 0, 0 },
 		};
 		/* --check: the rows with targets */
 		size_t n = check ? 3 : sizeof(rows) / sizeof(rows[0]);
@@ -262,6 +414,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr,
 		"usage: ab-sim [--steps N] [--seed N] [--tolerance PCT] "
-		"[--latency-tolerance PCT] [--whole-run-tolerance PCT] [--within-sd PCT] [--max-pairs N] [--check]\n");
+		"[--latency-tolerance PCT] [--whole-run-tolerance PCT] [--within-sd PCT] [--max-pairs N]\n"
+		"              [--profile model|dedicated|fleet|all] [--check]\n");
 	return 2;
 }
