@@ -201,6 +201,150 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 	pg_buf_putc(out, '\n');
 }
 
+/*
+ * How long a point takes, as far as the suite alone can tell. A finite
+ * request rate sends the last of n requests at exactly n/rate (arrivals.h
+ * rescales the schedule; a ramp-up's seeded schedule is computed here as
+ * the run computes it), whatever the hardware: the point lasts about that
+ * long, plus the last answers. A concurrency cap below n, or sessions that
+ * wait for their answers, can only hold requests back: at least that long.
+ * Sent at once (rate inf), or a latency, throughput or startup test, the
+ * server's speed sets it, which a dry run cannot know.
+ */
+enum point_time { TIME_SERVER, TIME_ABOUT, TIME_AT_LEAST };
+
+struct point_estimate {
+	enum point_time kind;
+	double arrivals; /* seconds from the first request to the last one's send */
+	long requests;
+};
+
+static void estimate_point(const struct pg_point *pt, struct point_estimate *e)
+{
+	const struct pg_test *t = pt->test;
+
+	e->kind = TIME_SERVER;
+	e->arrivals = 0;
+	e->requests = t->kind == PG_SUITE_SERVING ? pg_point_num_prompts(pt) : 0;
+	if (t->kind != PG_SUITE_SERVING || e->requests < 1)
+		return;
+	if (t->dataset.kind == PG_DATASET_MULTI_TURN) {
+		if (!isnan(pt->qps) && !isinf(pt->qps)) {
+			e->kind = TIME_AT_LEAST;
+			e->arrivals = (double)e->requests / pt->qps;
+		}
+		return;
+	}
+	if (t->ramp_up.strategy != PG_RAMP_NONE) {
+		struct pg_error err = PG_ERROR_INIT;
+		double *at = pg_xcalloc((size_t)e->requests, sizeof(*at));
+		if (pg_arrivals_ramp(at, (size_t)e->requests, &t->ramp_up, t->burstiness,
+				     t->client.seed, &err) == 0) {
+			e->kind = TIME_ABOUT;
+			e->arrivals = at[e->requests - 1];
+		}
+		free(at);
+	} else if (!isnan(pt->qps) && !isinf(pt->qps)) {
+		e->kind = TIME_ABOUT;
+		e->arrivals = (double)e->requests / pt->qps;
+	}
+	if (e->kind == TIME_ABOUT && pt->max_concurrency > 0 && pt->max_concurrency < e->requests)
+		e->kind = TIME_AT_LEAST;
+}
+
+/* "3 min 20 s", "12.5 s", "1 h 05 min": a person's reading of seconds. */
+static void human_duration(struct pg_buf *out, double s)
+{
+	char n[PG_FMT_DOUBLE_SIZE];
+
+	if (s < 60) {
+		pg_buf_printf(out, "%s s", pg_fmt_g(n, round(s * 10) / 10));
+	} else if (s < 3600) {
+		long whole = lround(s);
+		if (whole % 60)
+			pg_buf_printf(out, "%ld min %ld s", whole / 60, whole % 60);
+		else
+			pg_buf_printf(out, "%ld min", whole / 60);
+	} else {
+		long min = lround(s / 60);
+		pg_buf_printf(out, "%ld h %02ld min", min / 60, min % 60);
+	}
+}
+
+static void render_time(struct pg_buf *out, const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+	struct point_estimate e;
+
+	estimate_point(pt, &e);
+	field(out, "time");
+	if (e.kind == TIME_SERVER) {
+		if (t->kind == PG_SUITE_SERVING && pt->max_concurrency > 0 &&
+		    pt->max_concurrency < e.requests)
+			pg_buf_printf(out,
+				      "set by the server: %ld requests, each sent as one of the "
+				      "%ld in flight ends\n",
+				      e.requests, pt->max_concurrency);
+		else if (t->kind == PG_SUITE_SERVING)
+			pg_buf_printf(out, "set by the server: all %ld requests are sent at once\n",
+				      e.requests);
+		else
+			pg_buf_printf(out, "set by the %s: not estimated\n",
+				      t->command ? "command" : "server");
+		return;
+	}
+	pg_buf_puts(out, e.kind == TIME_ABOUT ? "about " : "at least ");
+	human_duration(out, e.arrivals * (double)t->repeat);
+	if (t->repeat > 1) {
+		pg_buf_printf(out, " (%ld runs of ", t->repeat);
+		human_duration(out, e.arrivals);
+		pg_buf_putc(out, ')');
+	}
+	pg_buf_printf(out, ": the last of %ld %s is due ", e.requests,
+		      t->dataset.kind == PG_DATASET_MULTI_TURN ? "turns" : "requests");
+	human_duration(out, e.arrivals);
+	pg_buf_puts(out, " after the first");
+	if (t->dataset.kind == PG_DATASET_MULTI_TURN)
+		pg_buf_puts(out, ", and no user asks before its answer\n");
+	else if (e.kind == TIME_AT_LEAST)
+		pg_buf_printf(out, ", and the cap of %ld in flight can hold them back\n",
+			      pt->max_concurrency);
+	else
+		pg_buf_puts(out, ", then the last answers\n");
+}
+
+/* The whole plan's time: the arrivals of the points they pace, and what
+ * is left to the server. */
+static void render_plan_time(struct pg_buf *out, const struct pg_plan *plan)
+{
+	double total = 0;
+	size_t paced = 0, at_least = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		struct point_estimate e;
+		estimate_point(&plan->points[i], &e);
+		if (e.kind == TIME_SERVER)
+			continue;
+		paced++;
+		at_least += e.kind == TIME_AT_LEAST;
+		total += e.arrivals * (double)plan->points[i].test->repeat;
+	}
+	if (!paced) {
+		pg_buf_puts(out, "Time: set by the server; no point is paced by a request rate.\n");
+		return;
+	}
+	pg_buf_puts(out, paced == plan->n && !at_least ? "Time: about " : "Time: at least ");
+	human_duration(out, total);
+	if (paced == plan->n)
+		pg_buf_printf(out, ": the request arrivals of %s, plus each server's start.\n",
+			      plan->n == 1 ? "its one point" : "every point");
+	else
+		pg_buf_printf(out,
+			      ": the request arrivals of %zu of the %zu points; the other %zu, and "
+			      "each server's start, take the server's time.\n",
+			      paced, plan->n, plan->n - paced);
+}
+
 /* When a multi_turn point's turns go (loadgen/sessions.h). */
 static void render_sessions_load(struct pg_buf *out, const struct pg_point *pt)
 {
@@ -477,6 +621,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 		render_client(out, t);
 		render_workload(out, pt);
 	}
+	render_time(out, pt);
 	field(out, "repeat");
 	if (t->repeat > 1)
 		pg_buf_printf(out, "%ld runs, summarised by the median\n", t->repeat);
@@ -520,6 +665,7 @@ void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const st
 		      "Results go to %s/. {port} is a free loopback port chosen at run "
 		      "time; secret values show as " PG_SECRET_MASK ".\n",
 		      dir);
+	render_plan_time(out, plan);
 	for (size_t i = 0; i < plan->n; i++) {
 		pg_buf_putc(out, '\n');
 		render_point(out, &plan->points[i], i + 1, plan->n, dir);
