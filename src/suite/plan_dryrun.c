@@ -73,14 +73,17 @@ static void server_address(const struct pg_test *t, struct pg_buf *host, struct 
 	pg_buf_puts(base, "http://127.0.0.1:" PORT_MARK);
 }
 
+/* The command as it would be exec'ed; vllm: what runs where it says
+ * `vllm` (--vllm), or NULL. */
 static void render_command(struct pg_buf *out, const char *tmpl, bool shell,
-			   struct pg_point_vars *vars)
+			   struct pg_point_vars *vars, const char *vllm)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_buf line = PG_BUF_INIT;
 
 	if (shell) {
 		if (pg_template_shell(&line, tmpl, pg_point_var, vars, &err) == 0) {
+			pg_program_replace_shell(&line, "vllm", vllm);
 			pg_buf_puts(out, "sh -c ");
 			pg_shell_quote(out, line.ptr);
 		} else {
@@ -88,10 +91,12 @@ static void render_command(struct pg_buf *out, const char *tmpl, bool shell,
 		}
 	} else {
 		struct pg_strv argv = PG_STRV_INIT;
-		if (pg_template_argv(&argv, tmpl, pg_point_var, vars, &err) == 0)
+		if (pg_template_argv(&argv, tmpl, pg_point_var, vars, &err) == 0) {
+			pg_program_replace_argv(&argv, "vllm", vllm);
 			pg_argv_display_redacted(&line, argv.v);
-		else
+		} else {
 			pg_buf_printf(&line, "%s  (cannot expand: %s)", tmpl, err.msg);
+		}
 		pg_buf_add(out, line.ptr, line.len);
 		pg_strv_release(&argv);
 	}
@@ -482,7 +487,7 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
  * {port}, {replica} and the roles' addresses left as placeholders, chosen
  * at run time. */
 static void render_deployment(struct pg_buf *out, const struct pg_test *t,
-			      struct pg_point_vars *vars)
+			      struct pg_point_vars *vars, const char *vllm)
 {
 	struct pg_kvlist rv = { 0 };
 	struct pg_buf b = PG_BUF_INIT, v = PG_BUF_INIT;
@@ -508,7 +513,7 @@ static void render_deployment(struct pg_buf *out, const struct pg_test *t,
 		const struct pg_role_spec *r = &t->server.roles[i];
 		pg_role_vars_set(&rv, r, "{replica}");
 		pg_buf_reset(&b);
-		render_command(&b, r->command, r->shell, vars);
+		render_command(&b, r->command, r->shell, vars, vllm);
 		field(out, r->name);
 		pg_buf_printf(out, "%ld x ", r->replicas);
 		pg_buf_add(out, b.ptr, b.len);
@@ -535,7 +540,7 @@ static void render_deployment(struct pg_buf *out, const struct pg_test *t,
 }
 
 static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t index, size_t total,
-			 const char *results_dir)
+			 const char *results_dir, const char *vllm)
 {
 	struct pg_buf local = PG_BUF_INIT, *out = &local;
 	const struct pg_test *t = pt->test;
@@ -571,7 +576,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 
 	if (t->server.command) {
 		field(out, "server");
-		render_command(&cmd, t->server.command, t->server.shell, &vars);
+		render_command(&cmd, t->server.command, t->server.shell, &vars, vllm);
 		pg_buf_add(out, cmd.ptr, cmd.len);
 		pg_buf_putc(out, '\n');
 		if (t->server.env.n) {
@@ -594,7 +599,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 			base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),
 			num(n2, t->server.stop_timeout));
 	} else if (t->server.n_roles) {
-		render_deployment(out, t, &vars);
+		render_deployment(out, t, &vars, vllm);
 	} else if (t->server.remote) {
 		field(out, "server");
 		pg_buf_printf(out, "remote %s, already running (not started)\n", t->server.remote);
@@ -605,7 +610,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 
 	if (t->command) {
 		pg_buf_reset(&cmd);
-		render_command(&cmd, t->command, t->command_shell, &vars);
+		render_command(&cmd, t->command, t->command_shell, &vars, vllm);
 		field(out, "command");
 		pg_buf_add(out, cmd.ptr, cmd.len);
 		pg_buf_putc(out, '\n');
@@ -651,6 +656,7 @@ void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const st
 {
 	const char *dir = opts && opts->results_dir ? opts->results_dir : "results";
 	size_t total = opts && opts->total_points ? opts->total_points : plan->n;
+	const char *vllm = opts ? opts->vllm : NULL;
 
 	pg_buf_printf(out, "perfgate run --dry-run: %zu", plan->n);
 	if (total != plan->n)
@@ -666,8 +672,10 @@ void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const st
 		      "time; secret values show as " PG_SECRET_MASK ".\n",
 		      dir);
 	render_plan_time(out, plan);
+	if (vllm)
+		pg_buf_printf(out, "Commands run %s where they say vllm.\n", vllm);
 	for (size_t i = 0; i < plan->n; i++) {
 		pg_buf_putc(out, '\n');
-		render_point(out, &plan->points[i], i + 1, plan->n, dir);
+		render_point(out, &plan->points[i], i + 1, plan->n, dir, vllm);
 	}
 }
