@@ -17,6 +17,7 @@
 #include "suite/suite.h"
 #include "suite/config_io.h"
 #include "gpu/detect_io.h"
+#include "loadgen/dataset_files_io.h"
 #include "gpu/gpu.h"
 #include "report/report_io.h"
 #include "runner/runner_io.h"
@@ -43,6 +44,7 @@ static double gpu_idle_timeout; /* 0: the suite's (300 by default) */
 static bool no_telemetry;
 static double telemetry_interval;
 static const char *vllm;
+static bool fetch_datasets;
 
 /* clang-format off */
 static const struct pg_opt opts[] = {
@@ -75,6 +77,10 @@ static const struct pg_opt opts[] = {
 	  "(also PERFGATE_TELEMETRY=0)" },
 	{ PG_OPT_DOUBLE, "telemetry-interval", 0, &telemetry_interval, "SECONDS",
 	  "seconds between telemetry samples (default: 1)" },
+	{ PG_OPT_FLAG, "fetch-datasets", 0, &fetch_datasets, NULL,
+	  "fetch a missing dataset file before running, as vLLM's driver does (ShareGPT "
+	  "from Hugging Face, $HF_ENDPOINT for a mirror, or the dataset's url), kept only "
+	  "when its sha256 matches" },
 	{ PG_OPT_STRING, "vllm", 0, &vllm, "CMD",
 	  "run CMD wherever a command runs vllm, e.g. 'perfgate mock-server --as-vllm' "
 	  "(vLLM's files without a GPU) or /opt/venv/bin/vllm (default: $PERFGATE_VLLM)" },
@@ -162,6 +168,20 @@ static int run(const struct pg_suite *suite, const struct pg_plan *plan)
 	int rc;
 
 	pg_gpu_info_init(&g);
+	/* every dataset file there (or fetched) before anything starts */
+	{
+		struct pg_dataset_check_opts d = { fetch_datasets, stderr, &pg_run_cancelled };
+		pg_run_signals_install();
+		rc = pg_dataset_files_check(plan, &d, &err);
+		pg_run_signals_restore();
+		if (rc) {
+			/* a fetch stopped by a signal ends as a cancelled run does */
+			rc = pg_cmd_fail("run", &err);
+			if (pg_run_cancelled)
+				rc = 128 + pg_run_cancelled;
+			goto done;
+		}
+	}
 	if ((rc = pg_gpu_resolve(&g, gpu, suite->gpu, &err))) {
 		rc = pg_cmd_fail("run", &err);
 		goto done;
@@ -278,6 +298,12 @@ int cmd_run(int argc, char **argv)
 				     gpu ? "--gpu" : "PERFGATE_GPU", shown);
 			goto fail;
 		}
+		struct pg_dataset_check_opts d = { false, stderr, NULL };
+		struct pg_error derr = PG_ERROR_INIT;
+
+		/* the run would stop on it: said, but a dry run starts nothing */
+		if (pg_dataset_files_check(&plan, &d, &derr))
+			fprintf(stderr, "perfgate run: warning: %s\n", derr.msg);
 		pg_dryrun_render(&out, &suite, &plan, &o);
 		rc = pg_cmd_print(&out);
 		goto done;

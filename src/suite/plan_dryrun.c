@@ -173,6 +173,8 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 	case PG_DATASET_JSONL:
 		pg_buf_printf(out, "%s %s, ", d->kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl",
 			      d->path ? d->path : "(no path)");
+		if (d->sha256)
+			pg_buf_printf(out, "sha256 %.12s..., ", d->sha256);
 		if (d->output_len > 0)
 			pg_buf_printf(out, "%ld output tokens", d->output_len);
 		else
