@@ -44,25 +44,25 @@ struct pg_plugin_suites {
 
 struct pg_plugin_config {
 	struct pg_plugin_suites suites;
-	char *gpu;           /* "auto" (default) or a GPU name */
-	char *thresholds;    /* directory of <GPU>.yml; default "thresholds" */
-	int baseline;        /* enum pg_plugin_baseline */
-	int pr_thresholds;   /* enum pg_plugin_pr_thresholds */
-	int mode;            /* enum pg_plugin_mode; default gate */
-	char *filter;        /* POSIX ERE over test point names, or NULL */
-	int only;            /* enum pg_suite_kind, or -1 for all */
-	long repeat;         /* runs per point; 0 = as the suite says */
-	bool confirm;        /* re-run a regressed test once before failing */
-	int annotate;        /* enum pg_plugin_annotate */
-	char *context;       /* annotation context; NULL = perfgate-<gpu>-<step> */
-	bool artifacts;      /* upload results and reports as artifacts */
-	char *results_dir;   /* default "results" */
-	bool fetch_datasets; /* fetch missing dataset files (loadgen/dataset_files_io.h) */
+	char *gpu;                     /* "auto" (default) or a GPU name */
+	char *thresholds;              /* directory of <GPU>.yml; default "thresholds" */
+	int baseline;                  /* enum pg_plugin_baseline */
+	int pr_thresholds;             /* enum pg_plugin_pr_thresholds */
+	int mode;                      /* enum pg_plugin_mode; default gate */
+	char *filter;                  /* POSIX ERE over test point names, or NULL */
+	int only;                      /* enum pg_suite_kind, or -1 for all */
+	long repeat;                   /* runs per point; 0 = as the suite says */
+	bool confirm;                  /* re-run a regressed test once before failing */
+	int annotate;                  /* enum pg_plugin_annotate */
+	char *context;                 /* annotation context; NULL = perfgate-<gpu>-<step> */
+	bool artifacts;                /* upload results and reports as artifacts */
+	char *results_dir;             /* default "results" */
 	struct pg_strv only_on_labels; /* run only on PRs with one of these labels */
 	bool record_history;           /* append results to the history repository */
 	char *history_repo;            /* git URL or path, or NULL */
 	char *ab_history_repo;         /* where A/B results are recorded; NULL: history_repo */
 	bool trends;                   /* render the trends site into <results-dir>/trends */
+	bool fetch_datasets;           /* fetch missing dataset files (dataset_files_io.h) */
 	int record_failure;            /* enum pg_plugin_record_failure */
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */
