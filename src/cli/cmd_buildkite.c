@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 
 static bool print_schema, check, will_run;
-static const char *pipeline, *step_key, *vllm;
+static const char *pipeline, *step_key, *vllm, *filter;
 static struct pg_strv matrix;
 
 /* clang-format off */
@@ -45,6 +45,9 @@ static const struct pg_opt opts[] = {
 	  "with --pipeline: the step (its key, or its label) when there are several" },
 	{ PG_OPT_STRINGS, "matrix", 0, &matrix, "NAME=VALUE",
 	  "with --pipeline and a matrix step: the job, {{matrix.NAME}} = VALUE; repeatable" },
+	{ PG_OPT_STRING, "filter", 0, &filter, "REGEX",
+	  "with --pipeline: run only the points matching REGEX instead of the step's filter "
+	  "(a shorter preview; the job runs the step's)" },
 	{ PG_OPT_STRING, "vllm", 0, &vllm, "CMD",
 	  "with --pipeline: run CMD where the step's commands say vllm, as perfgate run "
 	  "--vllm (default: $PERFGATE_VLLM)" },
@@ -194,6 +197,8 @@ static int run_pipeline_step(void)
 	if (!step.config)
 		step.config = json_object();
 	resolve_suite_paths(step.config, pipeline);
+	if (filter) /* as perfgate run's --filter, it wins over the step's */
+		json_object_set_new(step.config, "filter", json_string(filter));
 	if (vllm)
 		setenv("PERFGATE_VLLM", vllm, 1);
 	job.name = step.name;
