@@ -27,6 +27,7 @@ steps:
           gpu: H100
           baseline: git
           record-history: true
+          history-repo: "${PERF_HISTORY}"
   - label: ":mag: perf gate"
     key: pr-gate
     plugins:
@@ -34,6 +35,7 @@ steps:
           suites: perf/suite.yml
           gpu: H100
           baseline: git
+          history-repo: "${PERF_HISTORY}"
           only-on-labels: [perf-benchmarks]
           results-dir: pr-results
   - label: "perf {{matrix}}"
@@ -56,6 +58,10 @@ serving:
 YML
 	git add -A
 	git commit -qm "perf suite"
+	# the history's repository, filled in from the environment as
+	# Buildkite fills in the pipeline's variables at upload
+	git init -q --bare "$BATS_TEST_TMPDIR/history.git"
+	export PERF_HISTORY="$BATS_TEST_TMPDIR/history.git"
 	# a shell inside a job: what would post or upload is left alone
 	make_shim buildkite-agent
 	export BUILDKITE=true BUILDKITE_PLUGIN_CONFIGURATION='{"suites": "elsewhere.yml"}'
@@ -67,7 +73,7 @@ YML
 	[ "$status" -eq 0 ]
 	[ "${stderr_lines[0]}" = "perfgate buildkite: step 'nightly' of pipeline.yml, run here as a build of main, the default branch; nothing is posted or uploaded: the annotation goes to results/annotation.md" ]
 	[[ "$stderr" == *"perfgate: recorded 1 point in the H100 history"* ]]
-	git rev-parse -q --verify refs/perfgate/history >/dev/null
+	git --git-dir "$PERF_HISTORY" rev-parse -q --verify refs/perfgate/history >/dev/null
 	grep -q '^#### H100: ' results/annotation.md
 	grep -q 'recorded in the history (1 point)' results/annotation.md
 
@@ -79,7 +85,7 @@ YML
 		run --separate-stderr timeout 60 "$PERFGATE" buildkite --pipeline pipeline.yml --step pr-gate
 	[ "$status" -eq 0 ]
 	[ "${stderr_lines[0]}" = "perfgate buildkite: step 'pr-gate' of pipeline.yml, run here as pull request #7 into main (labels: perf-benchmarks, ready); nothing is posted or uploaded: the annotation goes to pr-results/annotation.md" ]
-	grep -q 'baseline git refs/perfgate/history' pr-results/annotation.md
+	grep -qF "baseline $PERF_HISTORY refs/perfgate/history" pr-results/annotation.md
 	grep -q '| serving_mock_qps_inf | Output token throughput (tok/s) |' pr-results/annotation.md
 	# no thresholds file on either side is no change to one
 	! grep -q 'this pull request deletes' pr-results/annotation.md
