@@ -132,8 +132,7 @@ int cmd_mock_server(int argc, char **argv)
 	};
 
 	pg_mock_options_default(&o);
-	if (pg_cmd_parse(&help, vllm_at, argv, &pos, 0, 0,
-			 "no arguments", &rc)) {
+	if (pg_cmd_parse(&help, vllm_at, argv, &pos, 0, 0, "no arguments", &rc)) {
 		pg_strv_release(&pos);
 		return rc;
 	}
