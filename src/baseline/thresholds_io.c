@@ -606,9 +606,10 @@ static void fill_origin(struct pg_thresholds_origin *o, const char *rev, const c
 	o->relpath = pg_xstrdup(relpath);
 	o->in_rev = at_rev != NULL;
 	o->in_checkout = here != NULL;
-	o->differs = !at_rev || !here || at_rev->len != here->len ||
-		     (here->len && memcmp(at_rev->ptr, here->ptr, here->len));
-	if (!o->differs || (!at_rev && !here))
+	/* neither copy: nothing changed (no file on either side is no deletion) */
+	o->differs = (at_rev || here) && (!at_rev || !here || at_rev->len != here->len ||
+					  (here->len && memcmp(at_rev->ptr, here->ptr, here->len)));
+	if (!o->differs)
 		return;
 	pg_git_diff_text(&diff, &o->added, &o->removed, relpath, at_rev ? at_rev->ptr : "",
 			 at_rev ? at_rev->len : 0, here ? here->ptr : "", here ? here->len : 0);

@@ -1355,7 +1355,8 @@ static int run_step(struct step *st, struct pg_error *err)
 	struct pg_plan plan = PG_PLAN_INIT;
 	int rc;
 
-	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
+	    (rc = pg_bk_datasets(&plan, &st->s, st->log, err)))
 		goto done;
 	pg_run_collect_secrets(&st->redact, &suite);
 	if ((rc = resolve_gpu(st, suite.gpu, err)) || (rc = pg_bk_pr_check(&st->pr, &st->s, err)))
@@ -1400,7 +1401,8 @@ static int ab_step(struct step *st, struct pg_error *err)
 		if (sd->command)
 			pg_redactor_add_shell(&st->redact, sd->command, NULL, NULL);
 	}
-	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)))
+	if ((rc = pg_ab_check(&suite, err)) || (rc = pg_bk_datasets(&plan, &st->s, st->log, err)) ||
+	    (rc = resolve_gpu(st, suite.gpu, err)))
 		goto done;
 	keep_plan(st, &plan);
 	say(st,

@@ -67,6 +67,14 @@ struct pg_gpu_info;
 int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plugin_config *c,
 	       const char *step, struct pg_error *err);
 
+/*
+ * The dataset files the plan reads, there (and as the suite's sha256 says)
+ * before the step starts a server, fetched when fetch-datasets asks
+ * (loadgen/dataset_files_io.h); SIGINT/SIGTERM end a fetch.
+ */
+int pg_bk_datasets(const struct pg_plan *plan, const struct pg_plugin_config *c, FILE *log,
+		   struct pg_error *err);
+
 /* Keep only the points named in names (a confirmation re-run). */
 void pg_bk_plan_points(struct pg_plan *plan, const struct pg_strv *names);
 

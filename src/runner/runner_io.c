@@ -103,6 +103,7 @@ struct runner {
 	json_t *build;
 	char host[256];
 	char *self_exe;
+	const char *vllm; /* what "vllm" runs, or NULL: vllm */
 	char *tmpdir;
 	char started_at[PG_ISO8601_SIZE];
 	double t0;
@@ -316,6 +317,9 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 		/* what the rendered line says is secret ({vars} filled in,
 		 * "$KEY" given to a secret flag) joins the redactor before
 		 * the command is shown or its log written */
+		/* vLLM's program stood in for (--vllm): what runs is what the
+		 * log and the .commands sidecar say */
+		pg_program_replace_shell(&script, "vllm", r->vllm);
 		pg_redactor_add_shell(&r->redact, script.ptr, env_lookup, (void *)env);
 		pg_redact_shell_command(&r->redact, display, env, script.ptr);
 		if (pg_str_has_prefix(script.ptr, "perfgate") &&
@@ -333,6 +337,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 	}
 	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
 		return ret;
+	pg_program_replace_argv(argv, "vllm", r->vllm);
 	pg_redactor_add_argv(&r->redact, argv->v, env_lookup, (void *)env);
 	pg_redact_command(&r->redact, display, env, argv->v);
 	if (!strcmp(argv->v[0], "perfgate")) {
@@ -2055,6 +2060,16 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 
 	pg_run_collect_secrets(&r.redact, suite);
 
+	if (o->vllm || (getenv("PERFGATE_VLLM") && *getenv("PERFGATE_VLLM"))) {
+		const char *from = o->vllm ? "--vllm" : "PERFGATE_VLLM";
+		struct pg_error verr = PG_ERROR_INIT;
+		r.vllm = o->vllm ? o->vllm : getenv("PERFGATE_VLLM");
+		if (pg_program_check(r.vllm, &verr)) {
+			ret = pg_error_set(err, PG_ECONFIG, "%s: %s", from, verr.msg);
+			goto done;
+		}
+		say(&r, "perfgate: commands run %s where they say vllm (%s)\n", r.vllm, from);
+	}
 	if ((ret = pg_mkdir_p(o->results_dir, err)))
 		goto done;
 	pg_buf_printf(&tmp, "%s/perfgate-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");

@@ -51,8 +51,10 @@ struct pg_run_opts {
 	const char *results_dir;       /* created when missing */
 	const struct pg_gpu_info *gpu; /* identity recorded in every result; required */
 	const char *self_exe;          /* what a command's "perfgate" runs; NULL: /proc/self/exe */
-	const char *git_path;          /* repository to describe; NULL: "." */
-	bool fail_fast;                /* stop after the first failed point (default: keep going) */
+	const char *vllm;     /* what a command's "vllm" runs (base/template.h pg_program_check'ed);
+			   * NULL: $PERFGATE_VLLM, else vllm itself */
+	const char *git_path; /* repository to describe; NULL: "." */
+	bool fail_fast;       /* stop after the first failed point (default: keep going) */
 	bool save_detailed;
 	double gpu_idle_mib;       /* > 0: before each local test wait until every GPU
 	                                   * uses less memory than this; 0: each test's

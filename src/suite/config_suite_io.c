@@ -735,6 +735,48 @@ static int ds_path(struct sctx *c, struct pg_test *t, yaml_node_t *v, const stru
 	return 0;
 }
 
+/* Where the file comes from when asked to fetch it: an http(s) URL. */
+static int ds_url(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	free(t->dataset.url);
+	t->dataset.url = NULL;
+	if (pg_ynode_is_null(v))
+		return 0;
+	if (pg_yget_string(c->d, v, p, &t->dataset.url, E(c)))
+		return PG_ECONFIG;
+	if (!pg_str_has_prefix(t->dataset.url, "https://") &&
+	    !pg_str_has_prefix(t->dataset.url, "http://"))
+		return pg_yexpected(c->d, v, p, E(c), "an http:// or https:// URL");
+	return 0;
+}
+
+/* What the file must hash to: SHA-256, 64 hex digits (kept lower-case). */
+static int ds_sha256(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	char *hex = NULL;
+
+	free(t->dataset.sha256);
+	t->dataset.sha256 = NULL;
+	if (pg_ynode_is_null(v))
+		return 0;
+	if (pg_yget_string(c->d, v, p, &hex, E(c)))
+		return PG_ECONFIG;
+	for (size_t i = 0; hex[i]; i++) {
+		if (pg_hex_digit(hex[i]) < 0 || i >= 64) {
+			free(hex);
+			return pg_yexpected(c->d, v, p, E(c), "a SHA-256 digest: 64 hex digits");
+		}
+		if (hex[i] >= 'A' && hex[i] <= 'F')
+			hex[i] = (char)(hex[i] - 'A' + 'a');
+	}
+	if (strlen(hex) != 64) {
+		free(hex);
+		return pg_yexpected(c->d, v, p, E(c), "a SHA-256 digest: 64 hex digits");
+	}
+	t->dataset.sha256 = hex;
+	return 0;
+}
+
 static int ds_input_len(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	return pg_yget_long(c->d, v, p, 1, &t->dataset.input_len, E(c));
@@ -830,6 +872,8 @@ static int ds_join_interval(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 static const struct key dataset_keys[] = {
 	{ "name", K_ALL, set_dataset_name },
 	{ "path", K_ALL, ds_path },
+	{ "url", K_ALL, ds_url },
+	{ "sha256", K_ALL, ds_sha256 },
 	{ "input_len", K_ALL, ds_input_len },
 	{ "output_len", K_ALL, ds_output_len },
 	{ "range_ratio", K_ALL, ds_range_ratio },
