@@ -14,10 +14,12 @@
 #include "buildkite/step_io.h"
 #include "suite/plan.h"
 #include "suite/suite.h"
+#include "gpu/gpu.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static bool print_schema, check, will_run;
 
@@ -101,6 +103,26 @@ int cmd_buildkite(int argc, char **argv)
 		 * suite file, or a filter that selects nothing, is not valid */
 		if (rc == 0 && (pc.suites.paths.n || pc.suites.inline_suite))
 			rc = pg_bk_plan(&suite, &plan, &pc, step, &err);
+		/* what the step needs before the GPU time: its datasets, and a
+		 * named GPU's thresholds file (gpu: auto is checked on the
+		 * agent, once detected) */
+		if (rc == 0 && check) {
+			struct pg_strv warnings = PG_STRV_INIT;
+			char key[PG_GPU_KEY_MAX + 1];
+			rc = pg_bk_check(
+				&(struct pg_bk_check){
+					.c = &pc,
+					.step = step,
+					.plan = plan.n ? &plan : NULL,
+					.gpu_key = strcmp(pc.gpu, "auto")
+							   ? pg_gpu_key(key, sizeof(key), pc.gpu)
+							   : NULL },
+				&warnings, &err);
+			for (size_t i = 0; i < warnings.n; i++)
+				fprintf(stderr, "perfgate buildkite: step '%s': warning: %s\n",
+					step, warnings.v[i]);
+			pg_strv_release(&warnings);
+		}
 		if (rc == 0 && will_run)
 			skipped = pg_bk_skipped_for_labels(&env, &pc, &why);
 		pg_plan_release(&plan);
