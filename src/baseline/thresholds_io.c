@@ -855,6 +855,23 @@ done:
 	pg_strv_release(&have);
 }
 
+bool pg_thresholds_gpu_unknown(struct pg_buf *out, const char *dir, const char *key)
+{
+	char *path;
+	bool unknown;
+
+	if (pg_gpu_known(key))
+		return false;
+	path = pg_thresholds_path(dir, key);
+	unknown = access(path, F_OK) != 0;
+	if (unknown) {
+		pg_buf_printf(out, "not a GPU perfgate knows, and there is no %s", path);
+		pg_thresholds_gpu_hint(out, dir, key);
+	}
+	free(path);
+	return unknown;
+}
+
 /* Length of the line break at text[off], 0 when there is none: the breaks
  * libyaml counts lines by (CR LF, CR, LF, and in UTF-8 NEL, LS and PS), so
  * that a line its marks name is the line found here. */

@@ -120,6 +120,14 @@ int pg_thresholds_gpus(struct pg_strv *out, const char *dir, struct pg_error *er
  */
 void pg_thresholds_gpu_hint(struct pg_buf *out, const char *dir, const char *key);
 
+/*
+ * A GPU key perfgate does not know (gpu/gpu.h pg_gpu_known) and no file in
+ * dir names: true, with the words for a warning appended to out ("not a
+ * GPU perfgate knows, and there is no thresholds/H10.yml (did you mean
+ * H100?)"); false, and nothing appended, otherwise.
+ */
+bool pg_thresholds_gpu_unknown(struct pg_buf *out, const char *dir, const char *key);
+
 struct pg_thresholds_update_opts {
 	const char *gpu;        /* the GPU key, for a new file */
 	const char *regenerate; /* the refresh command, for a new file's header */

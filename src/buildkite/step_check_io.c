@@ -49,12 +49,11 @@ static int check_thresholds(const struct pg_bk_check *in, const char *gpu, struc
 {
 	const struct pg_plugin_config *c = in->c;
 	char *path = pg_thresholds_path(c->thresholds, gpu);
-	struct pg_policy policy;
+	struct pg_policy policy = { 0 };
 	struct pg_baseline base = PG_BASELINE_INIT;
 	struct pg_buf hint = PG_BUF_INIT;
 	int rc = 0;
 
-	pg_policy_init(&policy);
 	if (c->baseline == PG_BASELINE_THRESHOLDS && !thresholds_exist(path, in->pr)) {
 		pg_thresholds_gpu_hint(&hint, c->thresholds, gpu);
 		rc = pg_error_set(
@@ -70,7 +69,6 @@ static int check_thresholds(const struct pg_bk_check *in, const char *gpu, struc
 		goto done; /* the base's (a pull request), or the defaults (git) */
 	/* the checkout's copy: a pull request's mistake in it would break the
 	 * base branch once merged */
-	pg_policy_release(&policy);
 	rc = pg_gate_load(&policy, &base,
 			  &(struct pg_gate_source){ .thresholds = c->thresholds, .gpu = gpu }, err);
 	if (rc)
@@ -160,18 +158,14 @@ int pg_bk_check(const struct pg_bk_check *in, struct pg_strv *warnings, struct p
 	if (gating(c) && c->baseline == PG_BASELINE_GIT && in->env && pg_bkenv_is_pr(in->env) &&
 	    (rc = check_history(in, gpu, err)))
 		return rc;
-	if (!gating(c) && warnings && !pg_gpu_known(gpu)) {
+	if (!gating(c) && warnings) {
 		/* a step that does not gate runs without a baseline, but a
 		 * misspelt GPU still labels every result */
-		char *path = pg_thresholds_path(c->thresholds, gpu);
-		if (access(path, F_OK) != 0) {
-			struct pg_buf w = PG_BUF_INIT;
-			pg_buf_printf(&w, "gpu '%s': not a GPU perfgate knows, and there is no %s",
-				      gpu, path);
-			pg_thresholds_gpu_hint(&w, c->thresholds, gpu);
+		struct pg_buf w = PG_BUF_INIT;
+		pg_buf_printf(&w, "gpu '%s': ", gpu);
+		if (pg_thresholds_gpu_unknown(&w, c->thresholds, gpu))
 			pg_strv_push_owned(warnings, pg_buf_detach(&w));
-		}
-		free(path);
+		pg_buf_release(&w);
 	}
 	return 0;
 }

@@ -157,31 +157,24 @@ static void report(const char *dir)
  */
 static void warn_unknown_gpu(const struct pg_gpu_info *g, const char *thresholds)
 {
-	struct pg_buf hint = PG_BUF_INIT;
-	char *path;
-
 	static const char *const sources[][2] = {
 		{ "flag", "--gpu" },
 		{ "env", "PERFGATE_GPU" },
 		{ "suite", "the suite's gpu" },
 	};
+	struct pg_buf why = PG_BUF_INIT;
 	const char *from = g->source;
 
-	if (!strcmp(g->source, "nvidia-smi") || !strcmp(g->key, "none") || pg_gpu_known(g->key))
-		return;
+	if (!strcmp(g->source, "nvidia-smi") || !strcmp(g->key, "none") ||
+	    !pg_thresholds_gpu_unknown(&why, thresholds, g->key))
+		goto done;
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
 		if (!strcmp(g->source, sources[i][0]))
 			from = sources[i][1];
-	path = pg_thresholds_path(thresholds, g->key);
-	if (access(path, F_OK) != 0) {
-		pg_thresholds_gpu_hint(&hint, thresholds, g->key);
-		fprintf(stderr,
-			"perfgate run: warning: GPU '%s' (from %s): not a GPU perfgate knows, and "
-			"there is no %s%s; its results will say %s\n",
-			g->name ? g->name : g->key, from, path, hint.ptr ? hint.ptr : "", g->label);
-	}
-	free(path);
-	pg_buf_release(&hint);
+	fprintf(stderr, "perfgate run: warning: GPU '%s' (from %s): %s; its results will say %s\n",
+		g->name ? g->name : g->key, from, why.ptr, g->label);
+done:
+	pg_buf_release(&why);
 }
 
 static int run(const struct pg_suite *suite, const struct pg_plan *plan, const char *thresholds)
