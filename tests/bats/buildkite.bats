@@ -655,8 +655,14 @@ EOF
 	assert_output "${want}"
 	assert_dir_not_exists results
 	assert_equal "$(cat "${CALLS}")" ""
+	# the fan-out's own step needs no dataset: its steps, on the GPU
+	# agents, check theirs
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100"]}'
+	run "${PERFGATE}" buildkite --check
+	assert_success
 	# a directory in its place is no better
 	mkdir -p data/ShareGPT_V3_unfiltered_cleaned_split.json
+	config '{"suites":"suite.yml","gpu":"H100"}'
 	run "${PERFGATE}" buildkite --check
 	assert_equal "${status}" 2
 	assert_output --partial "dataset file 'data/ShareGPT_V3_unfiltered_cleaned_split.json': a directory, not a file"
