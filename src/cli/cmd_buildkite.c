@@ -29,7 +29,7 @@ static const struct pg_opt opts[] = {
 	  "validate the step's plugin options and what it needs before the GPU time, and exit "
 	  "(0 valid, 2 with the error)" },
 	{ PG_OPT_FLAG, "will-run", 0, &will_run, NULL,
-	  "validate as --check, then exit 0 if the step runs in this build, 1 if only-on-labels skips it" },
+	  "validate the options and suites, then exit 0 if the step runs in this build, 1 if only-on-labels skips it" },
 	{ PG_OPT_FLAG, "print-schema", 0, &print_schema, NULL,
 	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
 	{ PG_OPT_END }
