@@ -18,6 +18,7 @@
 #include "sys/fsutil.h"
 #include "suite/plan.h"
 #include "suite/suite.h"
+#include "gpu/gpu.h"
 
 #include <libgen.h>
 #include <stdbool.h>
@@ -33,9 +34,10 @@ static struct pg_strv matrix;
 /* clang-format off */
 static const struct pg_opt opts[] = {
 	{ PG_OPT_FLAG, "check", 0, &check, NULL,
-	  "validate the step's plugin options and exit (0 valid, 2 with the error)" },
+	  "validate the step's plugin options and what it needs before the GPU time, and exit "
+	  "(0 valid, 2 with the error)" },
 	{ PG_OPT_FLAG, "will-run", 0, &will_run, NULL,
-	  "validate as --check, then exit 0 if the step runs in this build, 1 if only-on-labels skips it" },
+	  "validate the options and suites, then exit 0 if the step runs in this build, 1 if only-on-labels skips it" },
 	{ PG_OPT_FLAG, "print-schema", 0, &print_schema, NULL,
 	  "print the JSON Schema of the plugin options (plugin.yml's configuration) and exit" },
 	{ PG_OPT_STRING, "pipeline", 0, &pipeline, "FILE",
@@ -65,8 +67,10 @@ static const struct pg_cmd_help help = {
 	"run -> report -> compare -> annotate -> upload. Outside Buildkite the\n"
 	"annotation is written to <results-dir>/annotation.md.\n"
 	"\n"
-	"--check validates the options and loads the suites the step would run,\n"
-	"e.g. before committing a pipeline (paths relative to the current directory):\n"
+	"--check validates the options, loads the suites the step would run and\n"
+	"checks what it needs before the GPU time (its dataset files; a named GPU's\n"
+	"thresholds file where it gates), e.g. before committing a pipeline (paths\n"
+	"relative to the current directory):\n"
 	"  BUILDKITE_PLUGIN_CONFIGURATION='{\"suites\": \"perf.yml\", \"repeat\": 3}' \\\n"
 	"    perfgate buildkite --check\n"
 	"\n"
@@ -222,6 +226,35 @@ done:
 	return rc;
 }
 
+/*
+ * --check: what the step needs before the GPU time (buildkite/step_io.h
+ * pg_bk_check): the datasets of the points it runs itself (not a report
+ * step's: its command reads them; nor a pipeline step's: its steps do, on
+ * their agents), and a named GPU's thresholds file (gpu: auto is checked
+ * on the agent, once detected).
+ */
+static int check_before_gpu(const struct pg_plugin_config *pc, const struct pg_plan *plan,
+			    const char *step, struct pg_error *err)
+{
+	struct pg_strv warnings = PG_STRV_INIT;
+	char key[PG_GPU_KEY_MAX + 1];
+	bool runs = plan->n && pc->mode != PG_MODE_REPORT && pc->mode != PG_MODE_PIPELINE;
+	int rc = pg_bk_check(
+		&(struct pg_bk_check){ .c = pc,
+				       .step = step,
+				       .plan = runs ? plan : NULL,
+				       .gpu_key = strcmp(pc->gpu, "auto")
+							  ? pg_gpu_key(key, sizeof(key), pc->gpu)
+							  : NULL },
+		&warnings, err);
+
+	for (size_t i = 0; i < warnings.n; i++)
+		fprintf(stderr, "perfgate buildkite: step '%s': warning: %s\n", step,
+			warnings.v[i]);
+	pg_strv_release(&warnings);
+	return rc;
+}
+
 int cmd_buildkite(int argc, char **argv)
 {
 	struct pg_strv pos = PG_STRV_INIT;
@@ -282,6 +315,8 @@ int cmd_buildkite(int argc, char **argv)
 		 * suite file, or a filter that selects nothing, is not valid */
 		if (rc == 0 && (pc.suites.paths.n || pc.suites.inline_suite))
 			rc = pg_bk_plan(&suite, &plan, &pc, step, &err);
+		if (rc == 0 && check)
+			rc = check_before_gpu(&pc, &plan, step, &err);
 		if (rc == 0 && will_run)
 			skipped = pg_bk_skipped_for_labels(&env, &pc, &why);
 		pg_plan_release(&plan);

@@ -16,6 +16,8 @@
 #include "suite/plan.h"
 #include "suite/suite.h"
 #include "suite/config_io.h"
+#include "suite/plan_files_io.h"
+#include "baseline/thresholds_io.h"
 #include "gpu/detect_io.h"
 #include "loadgen/dataset_files_io.h"
 #include "gpu/gpu.h"
@@ -158,7 +160,35 @@ static void report(const char *dir)
 	pg_report_files_release(&files);
 }
 
-static int run(const struct pg_suite *suite, const struct pg_plan *plan)
+/*
+ * A GPU named by hand (--gpu, PERFGATE_GPU, the step's or the suite's gpu)
+ * that perfgate does not know and no thresholds file names: one line,
+ * since every result will carry it -- a typo (H10) would label them all
+ * and look for a thresholds file that no one wrote.
+ */
+static void warn_unknown_gpu(const struct pg_gpu_info *g, const char *thresholds)
+{
+	static const char *const sources[][2] = {
+		{ "flag", "--gpu" },
+		{ "env", "PERFGATE_GPU" },
+		{ "suite", "the suite's gpu" },
+	};
+	struct pg_buf why = PG_BUF_INIT;
+	const char *from = g->source;
+
+	if (!strcmp(g->source, "nvidia-smi") || !strcmp(g->key, "none") ||
+	    !pg_thresholds_gpu_unknown(&why, thresholds, g->key))
+		goto done;
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		if (!strcmp(g->source, sources[i][0]))
+			from = sources[i][1];
+	fprintf(stderr, "perfgate run: warning: GPU '%s' (from %s): %s; its results will say %s\n",
+		g->name ? g->name : g->key, from, why.ptr, g->label);
+done:
+	pg_buf_release(&why);
+}
+
+static int run(const struct pg_suite *suite, const struct pg_plan *plan, const char *thresholds)
 {
 	struct pg_gpu_info g;
 	struct pg_run_report rep = PG_RUN_REPORT_INIT;
@@ -187,6 +217,7 @@ static int run(const struct pg_suite *suite, const struct pg_plan *plan)
 		goto done;
 	}
 	print_gpu(&g);
+	warn_unknown_gpu(&g, thresholds);
 
 	memset(&o, 0, sizeof(o));
 	o.results_dir = results_dir;
@@ -308,7 +339,12 @@ int cmd_run(int argc, char **argv)
 		rc = pg_cmd_print(&out);
 		goto done;
 	}
-	rc = run(&suite, &plan);
+	/* a missing dataset is found now, not after a server loaded its
+	 * model */
+	if (pg_plan_check_datasets(&plan, &err))
+		goto fail;
+	rc = run(&suite, &plan,
+		 step.from_pipeline && pc->thresholds ? pc->thresholds : "thresholds");
 	goto done;
 fail:
 	rc = pg_cmd_fail("run", &err);

@@ -1330,13 +1330,16 @@ done:
 
 static bool local_test(const struct pg_test *t);
 
-/* A note (a missing tool or endpoint) is shown once per run. */
+/* A note (a missing tool or endpoint) is shown once per run, or once for
+ * the runs that share o->told (an A/B step's blocks). */
 static void tell_once(struct runner *r, struct outcome *oc, const char *line)
 {
-	for (size_t i = 0; i < r->told.n; i++)
-		if (!strcmp(r->told.v[i], line))
+	struct pg_strv *told = r->o->told ? r->o->told : &r->told;
+
+	for (size_t i = 0; i < told->n; i++)
+		if (!strcmp(told->v[i], line))
 			return;
-	pg_strv_push(&r->told, line);
+	pg_strv_push(told, line);
 	pg_strv_push(&oc->telemetry_lines, line);
 }
 

@@ -66,6 +66,8 @@ struct pg_run_opts {
 	double progress_interval;  /* seconds between progress lines; 0: 5 */
 	bool no_telemetry;         /* no engine scrape, no GPU sampling (telemetry/) */
 	double telemetry_interval; /* seconds between telemetry ticks; 0: 1 */
+	struct pg_strv *told;      /* telemetry notes already shown, kept across runs
+				    * (an A/B step's blocks); NULL: once per run */
 };
 
 /* One point's outcome, for the summary and the exit code. */

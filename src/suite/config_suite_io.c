@@ -1626,7 +1626,7 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 {
 	struct pg_strv names = PG_STRV_INIT, role_names = PG_STRV_INIT;
 	struct pg_error tmp = PG_ERROR_INIT;
-	bool has_result = false;
+	bool has_result = false, has_port = false;
 	int ret = 0;
 
 	if (pg_template_names(&names, tmpl, &tmp)) {
@@ -1640,6 +1640,8 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 
 		for (size_t r = 0; r < sizeof(runtime_names) / sizeof(runtime_names[0]); r++)
 			runtime = runtime || !strcmp(name, runtime_names[r]);
+		/* {base_url} carries the port too */
+		has_port = has_port || !strcmp(name, "port") || !strcmp(name, "base_url");
 		if (!strcmp(name, "result")) {
 			has_result = true;
 			if (is_server) {
@@ -1710,6 +1712,20 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 		ret = pg_yerr(
 			c->d, at, p, E(c),
 			"the command must write its result to {result} (e.g. --output-json {result})");
+		goto done;
+	}
+	if (is_server && !has_port) {
+		/* perfgate waits for the server on the port it picked: one that
+		 * never hears of it listens elsewhere, and the wait would only
+		 * end at ready_timeout (20 minutes by default) */
+		ret = pg_yerr(c->d, at, p, E(c),
+			      "the %s command has no {port}: perfgate starts it on a free loopback "
+			      "port and waits for it there, so the command must listen on it "
+			      "(e.g. --port {port})%s",
+			      is_role ? "role's" : "server",
+			      is_role ? ""
+				      : "; a server already running on a fixed port is "
+					"server.remote: http://127.0.0.1:8000");
 		goto done;
 	}
 	/* quoting: an unterminated quote is found now, not at run time */

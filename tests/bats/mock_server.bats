@@ -433,7 +433,7 @@ print(" ".join(str(r["deadline_ns"][0] - r["received_ns"]) for r in map(json.loa
 	run curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health"
 	[ "$output" = 200 ]
 	run -3 "$PERFGATE_BIN" mock-server --port "$port" --max-seconds 1
-	[[ "$output" == *"cannot bind 127.0.0.1:$port"* ]]
+	[[ "$output" == *"cannot bind 127.0.0.1:$port: Address already in use (another server has it: --port 0 picks a free port, and --port-file writes it down)"* ]]
 }
 
 @test "flags: loopback only unless --allow-remote, bad values exit 2, --help documents them" {
