@@ -69,12 +69,11 @@ assert r["completed"] == 20, r["completed"]
 assert r["client_read_delay_p99_ms"] > 1, r["client_read_delay_p99_ms"]
 assert r["timestamp_error_bound_ms"] == r["client_read_delay_p99_ms"], r
 assert r["client_bound"] is True, r
-assert r["requests_late_by_client"] >= r["requests_late_by_host"], r
 PY
 	bound=$("$PERFGATE_PYTHON" -c 'import json; print("%.3g" % json.load(open("res/serving_late_qps_20.json"))["timestamp_error_bound_ms"])')
 	[[ "$stderr" == *$'\n  ok: '*', client-bound'* ]]
-	[[ "$stderr" == *$'\n  client-bound: responses waited to be read (its event loop '*'% busy)'*"; TTFT and ITL within $bound ms (read delay p99)"* ]]
-	[[ "$stderr" == *$'\n  serving_late_qps_20: client-bound: responses waited to be read'* ]]
-	grep -q "^  - serving_late_qps_20: responses waited to be read .*; TTFT and ITL within $bound ms (read delay p99)" \
+	[[ "$stderr" == *$'\n  client-bound: '*"responses waited to be read"*"; TTFT and ITL within $bound ms (read delay p99)"* ]]
+	[[ "$stderr" == *$'\n  serving_late_qps_20: client-bound: '*"responses waited to be read"* ]]
+	grep -q "^  - serving_late_qps_20: .*responses waited to be read.*; TTFT and ITL within $bound ms (read delay p99)" \
 		res/benchmark_results.md
 }
