@@ -9,11 +9,12 @@
 
 #define TOL 1e-9
 
-/* A tenth of the mean gap between due times, never under 1 ms. */
+/* A quarter of the mean gap between due times, never under 1 ms. */
 START_TEST(lag_bound_follows_the_rate)
 {
-	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(125), 12.5, TOL); /* 8/s */
-	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(31.25), 3.125, TOL);
+	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(125), 31.25, TOL); /* 8/s */
+	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(31.25), 7.8125, TOL);
+	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(4), 1, TOL); /* 250/s */
 	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(1), 1, TOL); /* 1,000/s */
 	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(0), 1, TOL);
 	ck_assert_double_eq_tol(pg_clientcheck_lag_bound_ms(NAN), 1, TOL);
@@ -118,12 +119,12 @@ START_TEST(the_note_explains_itself)
 		 "{\"client_bound\": true, \"host_late\": true, \"num_prompts\": 200,"
 		 " \"client_busy_fraction\": 0.97, \"client_read_delay_p99_ms\": 2.5,"
 		 " \"timestamp_error_bound_ms\": 2.5, \"schedule_lag_p99_ms\": 40,"
-		 " \"schedule_lag_bound_ms\": 12.5, \"requests_late_by_client\": 4,"
+		 " \"schedule_lag_bound_ms\": 31.2, \"requests_late_by_client\": 4,"
 		 " \"requests_late_by_host\": 1}");
 	ck_assert_str_eq(s, "client-bound: its event loop was busy 97% of the run and responses "
-			    "waited to be read, 4 of 200 requests sent over 12.5 ms late (lag p99 "
+			    "waited to be read, 4 of 200 requests sent over 31.2 ms late (lag p99 "
 			    "40 ms) while it worked; TTFT and ITL within 2.5 ms (read delay p99); "
-			    "host-late: 1 of 200 requests sent over 12.5 ms late (lag p99 40 ms) "
+			    "host-late: 1 of 200 requests sent over 31.2 ms late (lag p99 40 ms) "
 			    "while the client sat idle: the host woke the client late, so the "
 			    "load left its schedule; TTFT and ITL count from the send");
 	free(s);

@@ -220,7 +220,7 @@ START_TEST(summary_table)
 				    "request_throughput", 3.9812, "output_throughput", 1021.4,
 				    "median_ttft_ms", 41.2345, "median_itl_ms", 10.1, "completed",
 				    198, "failed", 2, "num_prompts", 200, "schedule_lag_p99_ms",
-				    31.2, "schedule_lag_bound_ms", 25.0, "requests_late_by_host", 3,
+				    80.4, "schedule_lag_bound_ms", 62.5, "requests_late_by_host", 3,
 				    "client_bound", 0, "host_late", 1, "client_busy_fraction", 0.02,
 				    "timestamp_error_bound_ms", 0.12);
 	json_t *latency = json_pack("{s:f, s:{s:f}}", "avg_latency", 1.523, "percentiles", "99",
