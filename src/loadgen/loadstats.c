@@ -349,6 +349,8 @@ void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		fig.duration_s = h->duration_s;
 		fig.read_delay_p99_ms = h->read_delay_p99_ms;
 	}
+	/* (the suite's own keys are in obj already: what it times) */
+	fig.read_delay_bound_ms = pg_clientcheck_read_delay_bound_ms(obj);
 	/* a burst has no schedule to keep: its lag is how long sending took */
 	if (!(h && h->burst) && lag.n >= 2) {
 		double bound = pg_clientcheck_lag_bound_ms(pg_ns_to_s(last - first) * 1000 /

@@ -93,6 +93,33 @@ START_TEST(idle_client_is_host_late)
 }
 END_TEST
 
+/* How late a response timestamp may be: 1 ms for TTFT and ITL, 1 % of an
+ * iteration or of a whole throughput run when that is more. */
+START_TEST(read_delay_bound_follows_what_is_timed)
+{
+	json_t *r = json_object();
+	struct pg_clientcheck_figures f = {
+		.sent = 8, .busy_fraction = 0.02, .duration_s = 3, .read_delay_p99_ms = 1.6
+	};
+
+	ck_assert_double_eq_tol(pg_clientcheck_read_delay_bound_ms(r), 1, TOL);
+	f.read_delay_bound_ms = pg_clientcheck_read_delay_bound_ms(r);
+	ck_assert(pg_clientcheck_judge(&f).reads_late);
+	json_object_set_new(r, "avg_latency", json_real(0.286));
+	ck_assert_double_eq_tol(pg_clientcheck_read_delay_bound_ms(r), 2.86, TOL);
+	f.read_delay_bound_ms = pg_clientcheck_read_delay_bound_ms(r);
+	ck_assert(!pg_clientcheck_judge(&f).reads_late); /* 0.6 % of an iteration */
+	f.read_delay_p99_ms = 3.5;
+	ck_assert(pg_clientcheck_judge(&f).client_bound);
+	json_object_set_new(r, "avg_latency", json_real(0.05));
+	ck_assert_double_eq_tol(pg_clientcheck_read_delay_bound_ms(r), 1, TOL);
+	json_object_del(r, "avg_latency");
+	json_object_set_new(r, "elapsed_time", json_real(1.6));
+	ck_assert_double_eq_tol(pg_clientcheck_read_delay_bound_ms(r), 16, TOL);
+	json_decref(r);
+}
+END_TEST
+
 static char *note(enum pg_suite_kind kind, const char *json)
 {
 	json_error_t e;
@@ -133,6 +160,13 @@ START_TEST(the_note_explains_itself)
 	ck_assert_str_eq(s, "client-bound: responses waited to be read (its event loop 20% busy); "
 			    "latency within 1.5 ms (read delay p99)");
 	free(s);
+	/* a late read an iteration tolerates is not given as a reason */
+	s = note(PG_SUITE_LATENCY,
+		 "{\"client_bound\": true, \"avg_latency\": 0.286,"
+		 " \"client_busy_fraction\": 0.97, \"client_read_delay_p99_ms\": 1.6}");
+	ck_assert_str_eq(s, "client-bound: its event loop was busy 97% of the run; latency within "
+			    "1.6 ms (read delay p99)");
+	free(s);
 	s = note(PG_SUITE_THROUGHPUT, "{\"client_bound\": true}");
 	ck_assert_str_eq(s, "client-bound: the load generator could not keep up");
 	free(s);
@@ -150,6 +184,7 @@ static Suite *clientcheck_suite(void)
 
 	tcase_add_test(tc, lag_bound_follows_the_rate);
 	tcase_add_test(tc, too_many_late);
+	tcase_add_test(tc, read_delay_bound_follows_what_is_timed);
 	tcase_add_test(tc, loaded_client_is_client_bound);
 	tcase_add_test(tc, idle_client_is_host_late);
 	tcase_add_test(tc, the_note_explains_itself);
