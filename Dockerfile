@@ -18,7 +18,7 @@
 FROM debian:12 AS build
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         build-essential cmake pkg-config ca-certificates \
-        libcurl4-openssl-dev libjansson-dev libyaml-dev libgit2-dev \
+        libcurl4-openssl-dev libjansson-dev libyaml-dev libgit2-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 COPY . /src
 WORKDIR /src

@@ -96,7 +96,7 @@ perfgate_check_build_tools() {
 	if ! command -v pkg-config >/dev/null 2>&1; then
 		missing+=("pkg-config (apt-get install pkg-config)")
 	else
-		for module in libcurl:libcurl4-openssl-dev jansson:libjansson-dev yaml-0.1:libyaml-dev libgit2:libgit2-dev; do
+		for module in libcurl:libcurl4-openssl-dev jansson:libjansson-dev yaml-0.1:libyaml-dev libgit2:libgit2-dev libcrypto:libssl-dev; do
 			package="${module#*:}"
 			module="${module%%:*}"
 			pkg-config --exists "${module}" 2>/dev/null ||

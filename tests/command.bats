@@ -103,7 +103,8 @@ teardown() {
 		'--exists libcurl : exit 0' \
 		'--exists jansson : exit 0' \
 		'--exists yaml-0.1 : exit 0' \
-		'--exists libgit2 : exit 1'
+		'--exists libgit2 : exit 1' \
+		'--exists libcrypto : exit 0'
 	PATH="${BATS_MOCK_BINDIR}:$(path_with "${HOOK_TOOLS[@]}")" run "${PLUGIN_DIR}/hooks/command"
 	assert_equal "${status}" 3
 	assert_output --partial "perfgate: cannot build perfgate on this agent: missing libgit2 development files (apt-get install libgit2-dev)."

@@ -39,11 +39,48 @@ static bool word_sep(char c)
 	return c == '-' || c == '_' || c == '.';
 }
 
+/* The words before a "key" that make it a name for something rather than
+ * what opens it: Buildkite's BUILDKITE_STEP_KEY is the step's `key:`,
+ * shown on every build page; a sort, partition, routing or cache key
+ * picks a record, a queue or a cache entry. */
+static const char *const naming_key_words[] = { "step", "sort", "partition", "routing", "cache" };
+
+static bool naming_word(const char *p, size_t n)
+{
+	for (size_t i = 0; i < sizeof(naming_key_words) / sizeof(naming_key_words[0]); i++)
+		if (ci_eq(p, n, naming_key_words[i]))
+			return true;
+	return false;
+}
+
+/* Is the "key" at name[at..at+3) the word KEY right after a naming word
+ * (STEP_KEY)? Any other "key" (API_KEY, KEYRING, MONKEY) is secret. */
+static bool naming_key(const char *name, size_t n, size_t at)
+{
+	size_t before;
+
+	if (at < 2 || !word_sep(name[at - 1]) || (at + 3 < n && !word_sep(name[at + 3])))
+		return false;
+	before = at - 1;
+	while (before > 0 && !word_sep(name[before - 1]))
+		before--;
+	return naming_word(name + before, at - 1 - before);
+}
+
+/* A "key" in name other than a naming key. */
+static bool secret_key_part(const char *name, size_t n)
+{
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (ci_eq(name + i, 3, "key") && !naming_key(name, n, i))
+			return true;
+	return false;
+}
+
 static bool name_secret(const char *name, size_t n)
 {
 	static const char *const parts[] = {
-		"token",      "secret",     "key",  "password", "passwd",
-		"passphrase", "credential", "auth", "cookie",   "signature",
+		"token",      "secret", "password", "passwd",    "passphrase",
+		"credential", "auth",   "cookie",   "signature",
 	};
 	static const char *const words[] = { "pass", "pwd" };
 
@@ -53,6 +90,8 @@ static bool name_secret(const char *name, size_t n)
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		if (ci_contains(name, n, parts[i]))
 			return true;
+	if (secret_key_part(name, n))
+		return true;
 	/* DB_PASS, MYSQL_PWD: whole words, so BYPASS and PASSTHROUGH show */
 	for (size_t at = 0; at < n;) {
 		size_t len = 0;
@@ -107,6 +146,9 @@ static bool last_word_secret(const char *p, size_t n)
 		return false;
 	/* "--prefill-us-per-token": a rate per token, not a token */
 	if (before_len && ci_eq(p + before, before_len, "per"))
+		return false;
+	/* "--step-key": a name, not what opens anything */
+	if (before_len && ci_eq(p + start, n - start, "key") && naming_word(p + before, before_len))
 		return false;
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (ci_eq(p + start, n - start, words[i]))

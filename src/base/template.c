@@ -284,3 +284,71 @@ void pg_argv_display(struct pg_buf *out, char *const *argv)
 		pg_shell_quote(out, argv[i]);
 	}
 }
+
+/* ---- a program stood in for ------------------------------------------- */
+
+static const char *no_placeholders(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return NULL;
+}
+
+int pg_program_check(const char *with, struct pg_error *err)
+{
+	struct pg_strv words = PG_STRV_INIT;
+	struct pg_error inner = PG_ERROR_INIT;
+	int ret = pg_template_argv(&words, with, no_placeholders, NULL, &inner);
+
+	if (ret)
+		ret = pg_error_set(err, PG_ECONFIG, "%s", inner.msg);
+	else if (!words.n)
+		ret = pg_error_set(err, PG_ECONFIG, "'%s': no command", with);
+	pg_strv_release(&words);
+	return ret;
+}
+
+bool pg_program_replace_argv(struct pg_strv *argv, const char *name, const char *with)
+{
+	struct pg_strv words = PG_STRV_INIT, out = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	if (!with || !argv->n || strcmp(argv->v[0], name) ||
+	    pg_template_argv(&words, with, no_placeholders, NULL, &err) || !words.n) {
+		pg_strv_release(&words);
+		return false;
+	}
+	for (size_t i = 0; i < words.n; i++)
+		pg_strv_push(&out, words.v[i]);
+	for (size_t i = 1; i < argv->n; i++)
+		pg_strv_push(&out, argv->v[i]);
+	pg_strv_release(&words);
+	pg_strv_release(argv);
+	*argv = out;
+	return true;
+}
+
+bool pg_program_replace_shell(struct pg_buf *script, const char *name, const char *with)
+{
+	struct pg_strv words = PG_STRV_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_buf out = PG_BUF_INIT;
+	size_t len = strlen(name);
+
+	if (!with || !script->ptr || strncmp(script->ptr, name, len) ||
+	    (script->ptr[len] != ' ' && script->ptr[len] != '\0') ||
+	    pg_template_argv(&words, with, no_placeholders, NULL, &err) || !words.n) {
+		pg_strv_release(&words);
+		return false;
+	}
+	for (size_t i = 0; i < words.n; i++) {
+		if (i)
+			pg_buf_putc(&out, ' ');
+		pg_shell_quote(&out, words.v[i]);
+	}
+	pg_buf_puts(&out, script->ptr + len);
+	pg_strv_release(&words);
+	pg_buf_release(script);
+	*script = out;
+	return true;
+}

@@ -43,6 +43,24 @@ int pg_template_names(struct pg_strv *out, const char *tmpl, struct pg_error *er
  */
 const char *pg_test_var(const struct pg_test *t, const char *name, char scratch[32]);
 
+/*
+ * A program stood in for by a command of the user's: `perfgate run --vllm
+ * CMD` runs CMD wherever a command's program is `vllm` (vLLM's files, a
+ * suite's `vllm serve {model} ...`), e.g. "perfgate mock-server --as-vllm"
+ * or "/opt/venv/bin/vllm". with is split into words as pg_template_argv
+ * splits a template (quotes, backslashes; "{{" for a brace); a
+ * placeholder in it is PG_ECONFIG, and so is an empty one.
+ */
+int pg_program_check(const char *with, struct pg_error *err);
+
+/* When argv[0] is name, replace it by with's words (checked); returns
+ * whether it did. */
+bool pg_program_replace_argv(struct pg_strv *argv, const char *name, const char *with);
+
+/* The same for a /bin/sh script whose first word is name: with's words,
+ * each quoted for the shell. */
+bool pg_program_replace_shell(struct pg_buf *script, const char *name, const char *with);
+
 /* Join argv for display, each word shell-quoted where needed. */
 void pg_argv_display(struct pg_buf *out, char *const *argv);
 

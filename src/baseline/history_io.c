@@ -154,6 +154,23 @@ static int git_fail(struct pg_error *err, const char *what, const char *where)
 			    e && e->message ? e->message : "unknown libgit2 error");
 }
 
+/* Opening the repository around the current directory: outside any is a
+ * mistake in how perfgate was called (exit 2), said in the user's words,
+ * not libgit2's. why says what the repository is needed for. */
+static int open_cwd(git_repository **out, const char *what, const char *why, struct pg_error *err)
+{
+	int rc = git_repository_open_ext(out, ".", 0, NULL);
+
+	if (rc == GIT_ENOTFOUND) {
+		git_error_clear();
+		return pg_error_set(err, PG_ECONFIG,
+				    "not inside a git checkout: %s; run perfgate in the project's "
+				    "checkout, or pass --repo",
+				    why);
+	}
+	return rc ? git_fail(err, what, ".") : 0;
+}
+
 /* https://, ssh://, git://, file:// or scp-like user@host:path. */
 static bool is_url(const char *s)
 {
@@ -278,9 +295,11 @@ static int store_open(struct store *s, const char *repo, const char *ref, struct
 		goto done;
 	}
 	if (loc == LOC_CWD) {
-		if (git_repository_open_ext(&s->repo, ".", 0, NULL))
-			rc = git_fail(err, "opening the repository", ".");
-		else
+		rc = open_cwd(&s->repo, "opening the repository",
+			      "the history (" PG_HISTORY_DEFAULT_REF
+			      ") is read from the repository around the current directory",
+			      err);
+		if (!rc)
 			local_paths(s);
 		goto done;
 	}
@@ -1107,12 +1126,12 @@ static int open_source(git_repository **out, char **where, const char *source, c
 	}
 	free(path);
 	*where = pg_xstrdup(".");
-	if (git_repository_open_ext(out, ".", 0, NULL))
-		rc = git_fail(err, "opening the source repository",
-			      history ? "the working directory (the history repository has "
-					"no commits of the project)"
-				      : ".");
-	return rc;
+	return open_cwd(out, "opening the source repository",
+			history ? "the runs are placed against the project's commits (HEAD, the "
+				  "merge-base), and the history repository has none of them"
+				: "the runs are placed against the project's commits (HEAD, the "
+				  "merge-base)",
+			err);
 }
 
 /* The measured commit as a full id: given as one, or a name (a branch,

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -71,9 +72,19 @@ void pg_thresholds_percent(struct pg_buf *out, double fraction)
 	pg_buf_puts(out, tmp);
 }
 
+/* Significant digits of a value written for review: far more than any
+ * measurement has, few enough to drop the binary noise of arithmetic
+ * (0.9247 s as 924.6999999999999 ms, a median of two as 24.200000000000002). */
+#define REVIEW_DIGITS 10
+
 static void number(struct pg_buf *out, double v)
 {
-	char r[PG_FMT_DOUBLE_SIZE];
+	char r[PG_FMT_DOUBLE_SIZE], rounded[40];
+
+	if (isfinite(v)) {
+		snprintf(rounded, sizeof(rounded), "%.*g", REVIEW_DIGITS, v);
+		v = strtod(rounded, NULL);
+	}
 	pg_buf_puts(out, pg_fmt_repr(r, v));
 }
 

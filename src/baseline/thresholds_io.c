@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/strutil.h"
 #include "baseline/thresholds.h"
+#include "gpu/gpu.h"
 #include "sys/fsutil.h"
 #include "sys/gitinfo.h"
 #include "sys/yamldoc.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libgen.h>
@@ -612,9 +614,10 @@ static void fill_origin(struct pg_thresholds_origin *o, const char *rev, const c
 	o->relpath = pg_xstrdup(relpath);
 	o->in_rev = at_rev != NULL;
 	o->in_checkout = here != NULL;
-	o->differs = !at_rev || !here || at_rev->len != here->len ||
-		     (here->len && memcmp(at_rev->ptr, here->ptr, here->len));
-	if (!o->differs || (!at_rev && !here))
+	/* neither copy: nothing changed (no file on either side is no deletion) */
+	o->differs = (at_rev || here) && (!at_rev || !here || at_rev->len != here->len ||
+					  (here->len && memcmp(at_rev->ptr, here->ptr, here->len)));
+	if (!o->differs)
 		return;
 	pg_git_diff_text(&diff, &o->added, &o->removed, relpath, at_rev ? at_rev->ptr : "",
 			 at_rev ? at_rev->len : 0, here ? here->ptr : "", here ? here->len : 0);
@@ -813,6 +816,67 @@ char *pg_thresholds_path(const char *path_or_dir, const char *gpu_key)
 	pg_buf_printf(&b, "%s%s%s.yml", path_or_dir, pg_str_has_suffix(path_or_dir, "/") ? "" : "/",
 		      gpu_key);
 	return pg_buf_detach(&b);
+}
+
+int pg_thresholds_gpus(struct pg_strv *out, const char *dir, struct pg_error *err)
+{
+	struct pg_strv files = PG_STRV_INIT;
+	int rc = pg_dir_list(dir, ".yml", &files, err);
+
+	for (size_t i = 0; !rc && i < files.n; i++)
+		pg_strv_push_owned(out, pg_xstrndup(files.v[i], strlen(files.v[i]) - 4));
+	pg_strv_release(&files);
+	return rc;
+}
+
+void pg_thresholds_gpu_hint(struct pg_buf *out, const char *dir, const char *key)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv have = PG_STRV_INIT;
+	const char *near;
+	int rc = pg_thresholds_gpus(&have, dir, &err);
+
+	for (size_t i = 0; i < have.n; i++)
+		if (!strcmp(have.v[i], key))
+			goto done;
+	near = pg_gpu_nearest(key, (const char *const *)have.v, have.n);
+	if (near && !strcmp(near, key))
+		near = NULL; /* a GPU perfgate knows: the file is what is missing */
+	if (near && !strcasecmp(near, key))
+		pg_buf_printf(out,
+			      " (%s/%s.yml is not it: a GPU's key is its model in capitals, rename "
+			      "the file %s.yml)",
+			      dir, near, key);
+	else if (near)
+		pg_buf_printf(out, " (did you mean %s?)", near);
+	else if (rc == PG_ENOTFOUND)
+		pg_buf_printf(out, " (there is no %s directory)", dir);
+	else if (have.n) {
+		pg_buf_printf(out, " (%s has ", dir);
+		for (size_t i = 0; i < have.n; i++)
+			pg_buf_printf(out, "%s%s", i ? ", " : "", have.v[i]);
+		pg_buf_putc(out, ')');
+	} else if (!rc)
+		pg_buf_printf(out, " (%s has no <GPU>.yml)", dir);
+done:
+	pg_strv_release(&have);
+}
+
+bool pg_thresholds_gpu_unknown(struct pg_buf *out, const char *dir, const char *key)
+{
+	char *path;
+	bool unknown;
+
+	if (pg_gpu_known(key))
+		return false;
+	path = pg_thresholds_path(dir, key);
+	unknown = access(path, F_OK) != 0;
+	if (unknown) {
+		pg_buf_printf(out, "not a GPU perfgate knows, and there is no %s", path);
+		pg_thresholds_gpu_hint(out, dir, key);
+	}
+	free(path);
+	return unknown;
 }
 
 /* Length of the line break at text[off], 0 when there is none: the breaks

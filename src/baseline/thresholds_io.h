@@ -103,6 +103,31 @@ const struct pg_buf *pg_thresholds_pinned(const struct pg_thresholds_pin *pin, c
  */
 char *pg_thresholds_path(const char *path_or_dir, const char *gpu_key);
 
+/*
+ * The GPUs a thresholds directory has files for: thresholds/H100.yml ->
+ * "H100", in name order, appended to out. PG_ENOTFOUND when dir does not
+ * exist (out left empty); a directory without any is no error.
+ */
+int pg_thresholds_gpus(struct pg_strv *out, const char *dir, struct pg_error *err);
+
+/*
+ * For a GPU key without a file in the thresholds directory dir, the words
+ * that help, appended to out: " (did you mean H100?)"; for a file that
+ * differs in case only, " (thresholds/h100.yml is not it: a GPU's key is
+ * its model in capitals, rename the file H100.yml)"; else which GPUs dir
+ * has files for (" (thresholds has A100, H100)") or that it does not
+ * exist. Nothing when key's file is there.
+ */
+void pg_thresholds_gpu_hint(struct pg_buf *out, const char *dir, const char *key);
+
+/*
+ * A GPU key perfgate does not know (gpu/gpu.h pg_gpu_known) and no file in
+ * dir names: true, with the words for a warning appended to out ("not a
+ * GPU perfgate knows, and there is no thresholds/H10.yml (did you mean
+ * H100?)"); false, and nothing appended, otherwise.
+ */
+bool pg_thresholds_gpu_unknown(struct pg_buf *out, const char *dir, const char *key);
+
 struct pg_thresholds_update_opts {
 	const char *gpu;        /* the GPU key, for a new file */
 	const char *regenerate; /* the refresh command, for a new file's header */

@@ -54,8 +54,16 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 	size_t tests = a->n_tests;
 
 	pg_buf_printf(out, "%s: ", gpu);
+	if (a->compared && a->headline_note && !a->counts.regressed &&
+	    !a->counts.whole_run_metrics && !a->counts.errors) {
+		pg_buf_printf(out, "%s (%zu %s ran, none judged)", a->headline_note, tests,
+			      plural(tests, "test", "tests"));
+		return;
+	}
 	if (a->compared) {
 		pg_gate_counts_phrase(out, &a->counts);
+		if (a->headline_note)
+			pg_buf_printf(out, " — %s", a->headline_note);
 		return;
 	}
 	if (a->status == PG_ANNOTATION_ERROR && a->n_errors) {

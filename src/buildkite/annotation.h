@@ -95,6 +95,10 @@ struct pg_annotation {
 	/* when compared: the comparison counted per test point, the headline
 	 * `perfgate gate` prints too (gate/attention.h) */
 	struct pg_gate_counts counts;
+	/* what kept the step from judging, said in the headline ("no history
+	 * yet: building it, 1 of 5 runs"): in place of the counts when nothing
+	 * regressed or failed, after them otherwise; NULL: none */
+	const char *headline_note;
 
 	const char *const *facts; /* "step `:h100: perf`", "baseline: main @ 1a2b3c4" */
 	size_t n_facts;

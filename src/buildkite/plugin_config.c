@@ -72,6 +72,10 @@ const struct pg_plugin_option pg_plugin_options[] = {
 	  "Upload the results directory and the reports as build artifacts." },
 	{ "results-dir", PG_POPT_STRING, NULL, "results", 0, FIELD(results_dir),
 	  "Directory for result files and reports." },
+	{ "fetch-datasets", PG_POPT_BOOL, NULL, "false", 0, FIELD(fetch_datasets),
+	  "Fetch a dataset file the suites read and the agent lacks before anything runs, as vLLM's "
+	  "driver does (ShareGPT from Hugging Face, HF_ENDPOINT for a mirror, or the dataset's url), "
+	  "kept only when its SHA-256 matches; without it a missing file stops the step at once." },
 	{ "only-on-labels", PG_POPT_STRINGS, NULL, NULL, 0, FIELD(only_on_labels),
 	  "On pull requests, run only when the PR carries one of these labels (e.g. perf-benchmarks)." },
 	{ "record-history", PG_POPT_BOOL, NULL, "false", 0, FIELD(record_history),

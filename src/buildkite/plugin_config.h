@@ -62,6 +62,7 @@ struct pg_plugin_config {
 	char *history_repo;            /* git URL or path, or NULL */
 	char *ab_history_repo;         /* where A/B results are recorded; NULL: history_repo */
 	bool trends;                   /* render the trends site into <results-dir>/trends */
+	bool fetch_datasets;           /* fetch missing dataset files (dataset_files_io.h) */
 	int record_failure;            /* enum pg_plugin_record_failure */
 	char *base_branch;             /* NULL = BUILDKITE_PIPELINE_DEFAULT_BRANCH */
 	char *binary;                  /* a prebuilt perfgate to use, or NULL */

@@ -260,6 +260,7 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 
 	memset(out, 0, sizeof(*out));
 	out->impl = im;
+	out->history_runs = -1;
 	pg_policy_init(&im->policy);
 
 	src.thresholds = c->thresholds;
@@ -313,6 +314,10 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 		goto done;
 	}
 	out->baseline_desc = pg_xstrdup(im->base.source ? im->base.source : gpu_key);
+	if (c->baseline == PG_BASELINE_GIT) {
+		out->history_runs = (long)im->base.n_jobs;
+		out->history_needed = im->policy.min_history;
+	}
 
 	/* the job health verdict the gate consults: the confirmation run's
 	 * when there is one */

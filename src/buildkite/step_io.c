@@ -40,6 +40,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Everything one step works with. */
@@ -68,6 +69,12 @@ struct step {
 	bool told_local_history;
 	struct pg_ab_summary ab; /* baseline: ab: what the A/B run found */
 	bool have_ab;
+	/* the step ran its points itself (run, gate, A/B): the results
+	 * directory's files from before `since` are an earlier job's on this
+	 * agent, neither reported nor uploaded (this_job) */
+	bool own_results;
+	time_t since;
+	struct pg_strv stale; /* files of an earlier job left out, each once */
 };
 
 static void say(struct step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -267,6 +274,7 @@ struct finish {
 	int compare_failed;             /* the comparison's error code, or 0 */
 	size_t recorded;                /* points recorded in the history */
 	const struct pg_ab_summary *ab; /* an A/B step's decision, or NULL */
+	char *headline_note;            /* why nothing was judged (history_state) */
 };
 
 static void write_reports(struct step *st, struct finish *f)
@@ -382,6 +390,7 @@ static void write_charts(struct step *st, struct finish *f)
 
 static void finish_release(struct finish *f)
 {
+	free(f->headline_note);
 	pg_bk_compare_release(&f->cmp);
 	pg_report_free(f->report);
 	pg_buf_release(&f->report_md);
@@ -440,6 +449,7 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->n_tests = st->have_plan && st->plan.n > st->results.n ? st->plan.n : st->results.n;
 	a->n_errors = f->n_errors ? f->n_errors : f->cmp.counts.errors;
 	a->counts = f->cmp.counts;
+	a->headline_note = f->headline_note;
 }
 
 static void post_annotation(struct step *st, struct finish *f)
@@ -622,6 +632,40 @@ done:
 	free(annotation_file);
 }
 
+/*
+ * Was path written by this job? A results directory outside the checkout
+ * (or one `git clean` spares) keeps an earlier job's files on the agent:
+ * a step that runs its points itself reports and uploads only what it
+ * wrote -- files modified since it started -- and leaves the rest where
+ * they are (they may be anyone's: nothing is deleted). Steps that report
+ * what others wrote (report, merge) take everything.
+ */
+static bool this_job(struct step *st, const char *path)
+{
+	struct stat sb;
+
+	if (!st->own_results || lstat(path, &sb) != 0 || sb.st_mtime >= st->since)
+		return true;
+	for (size_t i = 0; i < st->stale.n; i++)
+		if (!strcmp(st->stale.v[i], path))
+			return false;
+	pg_strv_push(&st->stale, path);
+	return false;
+}
+
+/* Say once that files of an earlier job were left out. */
+static void note_stale(struct step *st)
+{
+	size_t n = st->stale.n;
+
+	if (!n)
+		return;
+	say(st,
+	    "perfgate: %s holds %zu file%s from before this job (an earlier job's on this "
+	    "agent?): neither reported nor uploaded, left as %s\n",
+	    st->s.results_dir, n, n == 1 ? "" : "s", n == 1 ? "it is" : "they are");
+}
+
 /* Upload arguments are ';'-separated glob patterns; keep each call's well
  * under the kernel's 128 KiB limit for one argument. */
 #define UPLOAD_ARG_MAX 65536
@@ -652,6 +696,11 @@ static void upload_list(struct step *st, struct pg_strv *paths)
 		} else if (pg_dir_list_regular(dir, NULL, &names, &err) == 0) {
 			for (size_t k = 0; k < names.n; k++) {
 				struct pg_buf p = PG_BUF_INIT;
+				char *file = pg_path_join(dir, names.v[k]);
+				bool stale = !this_job(st, file);
+				free(file);
+				if (stale)
+					continue;
 				if (strpbrk(names.v[k], "*?[]{};\\")) {
 					say(st,
 					    "perfgate: warning: %s/%s: not uploaded (a name the agent would read as a pattern)\n",
@@ -754,14 +803,24 @@ static int load_results(struct step *st, struct pg_result_set *set, const char *
 {
 	struct pg_error err = PG_ERROR_INIT;
 	int rc = pg_results_load_dir(set, dir, &err);
+	size_t k = 0;
 
 	if (rc == PG_ENOTFOUND)
 		pg_error_set(&err, PG_EINFRA, "%s: no results directory", dir);
 	if (rc) {
 		pg_strv_push(&st->notes, err.msg);
 		say(st, "perfgate: %s\n", err.msg);
+		return rc;
 	}
-	return rc;
+	for (size_t i = 0; i < set->n; i++) {
+		if (!this_job(st, set->items[i].path)) {
+			pg_result_release(&set->items[i]);
+			continue;
+		}
+		set->items[k++] = set->items[i];
+	}
+	set->n = k;
+	return 0;
 }
 
 /* Points that did not run: one note each. */
@@ -1233,6 +1292,56 @@ static enum pg_annotation_status step_status(const struct step *st, const struct
 	return PG_ANNOTATION_PASS;
 }
 
+/*
+ * baseline: git with fewer runs than the gate needs (min_history): every
+ * row would only say "insufficient-data", and the step would pass with
+ * warnings without a word about why. The headline says it instead: on the
+ * default branch "no history yet: building it, 2 of 5 runs" (this run
+ * counted when it was recorded); a pull request that gates against no run
+ * at all is an error (exit 3), as the check before the run makes it when
+ * the history has no runs of the GPU (step_check_io.c).
+ */
+static void history_state(struct step *st, struct finish *f)
+{
+	const struct pg_bk_compare *c = &f->cmp;
+	struct pg_buf note = PG_BUF_INIT;
+	long k = c->history_runs + (f->recorded ? 1 : 0);
+
+	if (!c->compared || c->history_runs < 0 || c->history_runs >= c->history_needed)
+		return;
+	if (pg_bkenv_is_pr(st->env) && c->history_runs == 0 &&
+	    (st->s.mode == PG_MODE_GATE || st->s.mode == PG_MODE_MERGE)) {
+		pg_buf_printf(&note,
+			      "baseline: git: no run of %s in the history at or before the "
+			      "merge-base (%s): nothing was compared. The default branch's step "
+			      "records them (record-history: true), into the history-repo this "
+			      "step reads",
+			      st->gpu.key, c->baseline_desc ? c->baseline_desc : "none");
+		say(st, "perfgate: error: %s\n", note.ptr);
+		pg_strv_push(&st->notes, note.ptr);
+		f->headline_note = pg_xstrdup("no history to compare with");
+		f->status = PG_ANNOTATION_ERROR;
+		pg_buf_release(&note);
+		return;
+	}
+	if (pg_bkenv_on_default_branch(st->env) && st->s.record_history)
+		pg_buf_printf(&note, "no history yet: building it, %ld of %ld runs", k,
+			      c->history_needed);
+	else if (pg_bkenv_on_default_branch(st->env))
+		pg_buf_printf(&note,
+			      "no history yet: %ld of %ld runs, and this step records none "
+			      "(record-history is off)",
+			      k, c->history_needed);
+	else
+		pg_buf_printf(&note, "no history yet: %ld of %ld runs at the merge-base", k,
+			      c->history_needed);
+	say(st, "perfgate: %s: the gate judges a point once the history has %ld runs of it\n",
+	    note.ptr, c->history_needed);
+	f->headline_note = pg_buf_detach(&note);
+	if (f->status < PG_ANNOTATION_WARNING)
+		f->status = PG_ANNOTATION_WARNING;
+}
+
 /* The step's status as the gate's outcome: the step adds its own
  * failures (points that failed to run, a history not recorded) to the
  * comparison's. */
@@ -1285,9 +1394,11 @@ static int finish_step(struct step *st)
 	/* an A/B step's sides are a pull request's, not baselines: its
 	 * results are recorded apart (record_step) */
 	record_step(st, &f);
+	history_state(st, &f);
 	trends_step(st, &f);
 	post_annotation(st, &f);
 	upload_artifacts(st);
+	note_stale(st);
 	set_meta_data(st, f.status);
 
 	/* a signal and a bad configuration are not verdicts; the rest is the
@@ -1355,6 +1466,30 @@ static int run_never_started(struct step *st, struct pg_error *err)
 	return 0;
 }
 
+/* What the step needs before it runs (pg_bk_check): an error ends it
+ * before the GPU time; a warning is said and goes into the annotation.
+ * gpu_key NULL: the results will say which GPU (merge and report steps). */
+static int check_step(struct step *st, const struct pg_plan *plan, const char *gpu_key,
+		      struct pg_error *err)
+{
+	struct pg_strv warnings = PG_STRV_INIT;
+	int rc = pg_bk_check(&(struct pg_bk_check){ .c = &st->s,
+						    .step = st->name,
+						    .plan = plan,
+						    .gpu_key = gpu_key,
+						    .gpu_note = st->gpu.note,
+						    .pr = &st->pr,
+						    .env = st->env },
+			     &warnings, err);
+
+	for (size_t i = 0; i < warnings.n; i++) {
+		say(st, "perfgate: warning: %s\n", warnings.v[i]);
+		pg_strv_push(&st->notes, warnings.v[i]);
+	}
+	pg_strv_release(&warnings);
+	return rc;
+}
+
 /* run and gate: the suite, narrowed to this step's selection and shard. */
 static int run_step(struct step *st, struct pg_error *err)
 {
@@ -1365,7 +1500,11 @@ static int run_step(struct step *st, struct pg_error *err)
 	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
 		goto done;
 	pg_run_collect_secrets(&st->redact, &suite);
-	if ((rc = resolve_gpu(st, suite.gpu, err)) || (rc = pg_bk_pr_check(&st->pr, &st->s, err)))
+	/* the cheap checks first: a misspelt GPU fails before a dataset is
+	 * fetched */
+	if ((rc = resolve_gpu(st, suite.gpu, err)) || (rc = pg_bk_pr_check(&st->pr, &st->s, err)) ||
+	    (rc = check_step(st, &plan, st->gpu.key, err)) ||
+	    (rc = pg_bk_datasets(&plan, &st->s, st->log, err)))
 		goto done;
 	keep_plan(st, &plan);
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
@@ -1407,7 +1546,9 @@ static int ab_step(struct step *st, struct pg_error *err)
 		if (sd->command)
 			pg_redactor_add_shell(&st->redact, sd->command, NULL, NULL);
 	}
-	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)))
+	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)) ||
+	    (rc = check_step(st, &plan, st->gpu.key, err)) ||
+	    (rc = pg_bk_datasets(&plan, &st->s, st->log, err)))
 		goto done;
 	keep_plan(st, &plan);
 	say(st,
@@ -1437,7 +1578,9 @@ static int merge_step(struct step *st, struct pg_error *err)
 	size_t shards = 0;
 	int rc;
 
-	if ((rc = resolve_gpu(st, NULL, err)))
+	/* with gpu: auto on an agent without one, the results say which */
+	if ((rc = resolve_gpu(st, NULL, err)) ||
+	    (rc = check_step(st, NULL, strcmp(st->gpu.key, "none") ? st->gpu.key : NULL, err)))
 		return rc;
 	if (pg_bk_merge(st->have_agent ? &st->agent : NULL, st->artifact_cwd, st->artifact_prefix,
 			st->s.results_dir, &shards, st->log, &merr)) {
@@ -1499,6 +1642,9 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 	int rc, exit_code = PG_EXIT_USAGE;
 
 	memset(&st, 0, sizeof(st));
+	/* a second's margin: a file system's coarse timestamps, and files
+	 * this job writes in its first second */
+	st.since = time(NULL) - 1;
 	st.env = env;
 	st.o = o;
 	st.log = o && o->log ? o->log : stderr;
@@ -1545,6 +1691,7 @@ int pg_buildkite_main(const struct pg_bkenv *env, const json_t *config, const st
 		rc = merge_step(&st, err);
 		break;
 	default:
+		st.own_results = true;
 		rc = st.s.baseline == PG_BASELINE_AB ? ab_step(&st, err) : run_step(&st, err);
 		break;
 	}
@@ -1561,6 +1708,7 @@ done:
 	pg_result_set_release(&st.results);
 	pg_strv_release(&st.notes);
 	pg_strv_release(&st.plan);
+	pg_strv_release(&st.stale);
 	pg_redactor_release(&st.redact);
 	pg_bk_pr_release(&st.pr);
 	pg_ab_summary_release(&st.ab);

@@ -67,6 +67,37 @@ struct pg_gpu_info;
 int pg_bk_plan(struct pg_suite *suite, struct pg_plan *plan, const struct pg_plugin_config *c,
 	       const char *step, struct pg_error *err);
 
+/*
+ * The dataset files the plan reads, there (and as the suite's sha256 says)
+ * before the step starts a server, fetched when fetch-datasets asks
+ * (loadgen/dataset_files_io.h); SIGINT/SIGTERM end a fetch.
+ */
+int pg_bk_datasets(const struct pg_plan *plan, const struct pg_plugin_config *c, FILE *log,
+		   struct pg_error *err);
+
+/*
+ * What a step needs before it runs anything (step_check_io.c), so that a
+ * step that cannot be decided fails before the GPU time instead of
+ * passing yellow after it: the plan's dataset files; where it gates
+ * (modes gate and merge), a GPU, and its thresholds file (baseline:
+ * thresholds; with "did you mean" for a misspelt gpu), a thresholds file
+ * that loads; on a pull request with baseline: git, runs of the GPU in the
+ * history. PG_ECONFIG for a configuration that cannot work, PG_EINFRA for
+ * a history that is not there. A GPU perfgate does not know in a step
+ * that does not gate is a line in warnings (may be NULL).
+ */
+struct pg_bk_pr;
+struct pg_bk_check {
+	const struct pg_plugin_config *c;
+	const char *step;           /* for messages */
+	const struct pg_plan *plan; /* the points the step runs; NULL: none here */
+	const char *gpu_key;        /* NULL: not known yet (gpu: auto before detection) */
+	const char *gpu_note;       /* why no GPU was detected, or NULL */
+	const struct pg_bk_pr *pr;  /* a pull request's pinned base, or NULL */
+	const struct pg_bkenv *env; /* NULL: no history check (perfgate buildkite --check) */
+};
+int pg_bk_check(const struct pg_bk_check *in, struct pg_strv *warnings, struct pg_error *err);
+
 /* Keep only the points named in names (a confirmation re-run). */
 void pg_bk_plan_points(struct pg_plan *plan, const struct pg_strv *names);
 
@@ -167,6 +198,9 @@ struct pg_bk_compare {
 	/* the evidence's charts were not written (results_dir/evidence a
 	 * symbolic link): why; NULL */
 	char *warning;
+	/* baseline: git: the jobs the history has at the merge-base (-1: not
+	 * a git baseline), and how many the policy needs to judge a point */
+	long history_runs, history_needed;
 	void *impl; /* policy, baseline, comparison */
 };
 

@@ -1,6 +1,7 @@
 /* perfgate buildkite: choosing what to run, running it, gathering shards,
  * and the dynamic pipeline. */
 #include "buildkite/step_io.h"
+#include "loadgen/dataset_files_io.h"
 
 #include "base/alloc.h"
 #include "buildkite/pipeline_emit.h"
@@ -48,6 +49,20 @@ int pg_bk_run(const struct pg_suite *suite, const struct pg_plan *plan, const ch
 	pg_run_signals_restore();
 	*run_exit = rc ? 0 : pg_run_exit_code(&rep);
 	pg_run_report_release(&rep);
+	return rc;
+}
+
+int pg_bk_datasets(const struct pg_plan *plan, const struct pg_plugin_config *c, FILE *log,
+		   struct pg_error *err)
+{
+	struct pg_dataset_check_opts o = { .fetch = c->fetch_datasets,
+					   .log = log,
+					   .stop = &pg_run_cancelled };
+	int rc;
+
+	pg_run_signals_install();
+	rc = pg_dataset_files_check(plan, &o, err);
+	pg_run_signals_restore();
 	return rc;
 }
 

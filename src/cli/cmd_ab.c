@@ -6,6 +6,7 @@
  * gate/ab_render.c's; this file only wires options to them and prints.
  */
 #include "cli/cmd.h"
+#include "loadgen/dataset_files_io.h"
 #include "cli/common.h"
 #include "cli/opt.h"
 #include "base/buf.h"
@@ -136,6 +137,12 @@ int cmd_ab(int argc, char **argv)
 	sel.repeat = step.plugin.repeat;
 	if (pg_plan_select(&plan, &suite, &sel, &err))
 		goto fail;
+	{
+		/* a missing dataset file stops it before either side starts */
+		struct pg_dataset_check_opts d = { .log = stderr };
+		if (pg_dataset_files_check(&plan, &d, &err))
+			goto fail;
+	}
 	if (!results_dir)
 		results_dir = step.from_pipeline && step.plugin.results_dir
 				      ? step.plugin.results_dir

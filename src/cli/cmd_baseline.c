@@ -25,9 +25,11 @@
 #include "import/import_io.h"
 #include "results/results_io.h"
 #include "sys/fsutil.h"
+#include "sys/gitinfo.h"
 #include "baseline/thresholds_io.h"
 #include "base/jsonw.h"
 
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,55 @@ static void keep_gpu(struct pg_result_set *set, const char *gpu)
 	set->n = k;
 }
 
+/* The build a result set came from (perfgate.build.url), or NULL. */
+static const char *build_of(const struct pg_result_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const char *url = pg_json_path_str(set->items[i].json, "perfgate.build.url");
+		if (url && *url)
+			return url;
+	}
+	return NULL;
+}
+
+/*
+ * How the thresholds file at path names a source given as `given`: a
+ * thresholds file is reviewed and committed, so never a path of someone's
+ * disk. A path below the current directory as typed ("results"); else
+ * the path in the repository the thresholds file is in; else the build
+ * the results came from; else the file's or directory's own name.
+ */
+static char *source_label(const char *given, const char *path, const struct pg_result_set *set)
+{
+	char *dir = pg_xstrdup(path), *repo, *rel = NULL, *copy, *name;
+	const char *p = given;
+	struct stat st;
+
+	while (pg_str_has_prefix(p, "./"))
+		p += 2;
+	if (!strcmp(given, "-") ||
+	    (p[0] != '/' && strcmp(p, "..") && !pg_str_has_prefix(p, "../"))) {
+		free(dir);
+		return pg_xstrdup(*p ? p : given);
+	}
+	/* the thresholds file's directory, or the current one while the file
+	 * and its directory are still to be made */
+	repo = pg_git_workdir(stat(dirname(dir), &st) == 0 ? dir : ".");
+	if (repo)
+		rel = pg_path_relative(repo, given);
+	free(repo);
+	free(dir);
+	if (rel && strcmp(rel, "..") && !pg_str_has_prefix(rel, "../"))
+		return rel;
+	free(rel);
+	if (build_of(set))
+		return pg_xstrdup(build_of(set));
+	copy = pg_xstrdup(given);
+	name = pg_xstrdup(basename(copy));
+	free(copy);
+	return name;
+}
+
 /* "perfgate baseline update ..." as typed, for the file's header. */
 static char *command_line(int argc, char **argv)
 {
@@ -134,7 +185,7 @@ static int baseline_update(int argc, char **argv)
 		"can be reproduced.",
 		opts
 	};
-	struct pg_strv pos = PG_STRV_INIT, skipped = PG_STRV_INIT;
+	struct pg_strv pos = PG_STRV_INIT, skipped = PG_STRV_INIT, labels = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_result_set *sets = NULL;
 	struct pg_cmp_point **points = NULL;
@@ -184,14 +235,17 @@ static int baseline_update(int argc, char **argv)
 					  gpu);
 			goto fail;
 		}
+	}
+	path = pg_thresholds_path(pos.v[0], gpu);
+	for (size_t i = 0; i < from.n; i++) {
+		pg_strv_push_owned(&labels, source_label(from.v[i], path, &sets[i]));
 		points[i] = pg_gate_points(&sets[i]);
-		runs[i] = (struct pg_cmp_run){ from.v[i], points[i], sets[i].n };
+		runs[i] = (struct pg_cmp_run){ labels.v[i], points[i], sets[i].n };
 	}
 	fresh.gpu = pg_xstrdup(gpu);
 	pg_baseline_from_runs(&fresh, runs, from.n, &skipped);
 	for (size_t i = 0; i < skipped.n; i++)
 		fprintf(stderr, "perfgate baseline update: left out %s\n", skipped.v[i]);
-	path = pg_thresholds_path(pos.v[0], gpu);
 	regenerate = command_line(argc, argv);
 	rc = pg_thresholds_update(path, &fresh,
 				  &(struct pg_thresholds_update_opts){ .gpu = gpu,
@@ -219,6 +273,7 @@ done:
 	pg_strv_release(&pos);
 	pg_strv_release(&from);
 	pg_strv_release(&skipped);
+	pg_strv_release(&labels);
 	return exit_code;
 }
 

@@ -7,11 +7,13 @@
 #include "cli/opt.h"
 #include "mockserver/options.h"
 #include "base/error.h"
+#include "mockserver/as_vllm_io.h"
 #include "mockserver/proxy_io.h"
 #include "mockserver/server_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char description[] =
 	"Serves /health, /v1/models, /version, /tokenize, /detokenize, /v1/completions,\n"
@@ -35,7 +37,18 @@ static const char description[] =
 	"worker's first token is due --kv-transfer-ms after a request arrives), and\n"
 	"--role proxy --prefill URLS --decode URLS in front, which sends each request\n"
 	"to a prefill worker with max_tokens 1, then to a decode worker (each round\n"
-	"robin), relaying the decode worker's stream (docs/deployments.md).";
+	"robin), relaying the decode worker's stream (docs/deployments.md).\n"
+	"\n"
+	"--as-vllm ends the mock's options: what follows is vLLM's command line, which\n"
+	"the mock plays with the engine above, so vLLM's own test files run without a\n"
+	"GPU (perfgate run --vllm 'perfgate mock-server --as-vllm'):\n"
+	"  serve MODEL [flags]           serve MODEL on --port (--served-model-name,\n"
+	"                                --host, --max-model-len, --seed honoured)\n"
+	"  bench latency [flags]         write vllm bench latency's --output-json\n"
+	"  bench throughput [flags]      write vllm bench throughput's --output-json\n"
+	"The benchmarks run on the engine model's virtual clock: their figures are the\n"
+	"model's, computed at once. Flags the mock does not simulate are listed on\n"
+	"stderr.";
 
 int cmd_mock_server(int argc, char **argv)
 {
@@ -43,7 +56,18 @@ int cmd_mock_server(int argc, char **argv)
 	struct pg_mock_options o;
 	struct pg_strv pos = PG_STRV_INIT;
 	struct pg_error err = PG_ERROR_INIT;
+	struct pg_vllm_call call;
+	bool as_vllm = false;
+	int vllm_at = argc; /* where vLLM's command line starts */
 	int rc;
+
+	/* --as-vllm ends the mock's own options: vLLM's flags after it are
+	 * not perfgate's (--port, --model, --seed mean vLLM's there) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--as-vllm")) {
+			vllm_at = i + 1;
+			break;
+		}
 
 	/* clang-format off */
 	const struct pg_opt opts[] = {
@@ -94,6 +118,7 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "kv-transfer-ms", 0, &o.kv_transfer_ms, "MS", "decode role: the first token is due MS after a request arrives (the prompt's KV cache coming from a prefill worker) instead of --ttft-ms plus prefill (default 0)" },
 		{ PG_OPT_STRING, "prefill", 0, &o.server.prefill_urls, "URLS", "proxy role: the prefill workers' base URLs, comma-separated" },
 		{ PG_OPT_STRING, "decode", 0, &o.server.decode_urls, "URLS", "proxy role: the decode workers' base URLs, comma-separated" },
+		{ PG_OPT_FLAG, "as-vllm", 0, &as_vllm, NULL, "the rest of the command line is vLLM's (serve MODEL ..., bench latency ..., bench throughput ...): the mock plays it (below)" },
 		{ PG_OPT_LONG, "idle-timeout-ms", 0, &o.server.idle_timeout_ms, "MS", "close a connection that sends no whole request for MS after connecting or its last answer, with 408 when half-sent (default 30000; 0 = never)" },
 		{ PG_OPT_END },
 	};
@@ -107,7 +132,7 @@ int cmd_mock_server(int argc, char **argv)
 	};
 
 	pg_mock_options_default(&o);
-	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &rc)) {
+	if (pg_cmd_parse(&help, vllm_at, argv, &pos, 0, 0, "no arguments", &rc)) {
 		pg_strv_release(&pos);
 		return rc;
 	}
@@ -117,6 +142,15 @@ int cmd_mock_server(int argc, char **argv)
 	if (pg_mock_options_apply(&cfg, &o, &err))
 		return pg_cmd_fail("mock-server", &err);
 	cfg.log = stderr;
+	if (as_vllm) {
+		if (pg_vllm_call_parse(&call, (size_t)(argc - vllm_at), argv + vllm_at, &err))
+			return pg_cmd_fail("mock-server", &err);
+		rc = pg_mock_as_vllm(&cfg, &call, stdout, stderr, &err)
+			     ? pg_cmd_fail("mock-server", &err)
+			     : PG_EXIT_OK;
+		pg_vllm_call_release(&call);
+		return rc;
+	}
 	if (cfg.role == PG_MOCK_PROXY) {
 		if (pg_mock_proxy_run(&cfg, &err))
 			return pg_cmd_fail("mock-server", &err);

@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "base/strutil.h"
 #include "suite/config_io.h"
-#include "sys/fsutil.h"
+#include "baseline/thresholds_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,17 +77,13 @@ static void split_list(struct pg_strv *out, const char *s)
 /* GPUs with a thresholds file: thresholds/H100.yml -> H100. */
 static int gpus_from_thresholds(struct pg_strv *out, const char *dir, struct pg_error *err)
 {
-	struct pg_strv files = PG_STRV_INIT;
-	int rc = pg_dir_list(dir, ".yml", &files, err);
+	int rc = pg_thresholds_gpus(out, dir, err);
 
 	if (rc == PG_ENOTFOUND)
 		rc = pg_error_set(err, PG_ECONFIG,
 				  "no --gpus and no %s directory to take them from", dir);
-	for (size_t i = 0; !rc && i < files.n; i++)
-		pg_strv_push_owned(out, pg_xstrndup(files.v[i], strlen(files.v[i]) - 4));
 	if (!rc && !out->n)
 		rc = pg_error_set(err, PG_ECONFIG, "no --gpus and no <GPU>.yml in %s", dir);
-	pg_strv_release(&files);
 	return rc;
 }
 

@@ -12,10 +12,13 @@
 #include "cli/opt.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/template.h"
 #include "suite/plan.h"
 #include "suite/suite.h"
 #include "suite/config_io.h"
+#include "baseline/thresholds_io.h"
 #include "gpu/detect_io.h"
+#include "loadgen/dataset_files_io.h"
 #include "gpu/gpu.h"
 #include "report/report_io.h"
 #include "runner/runner_io.h"
@@ -41,6 +44,8 @@ static double gpu_idle_mib;
 static double gpu_idle_timeout; /* 0: the suite's (300 by default) */
 static bool no_telemetry;
 static double telemetry_interval;
+static const char *vllm;
+static bool fetch_datasets;
 
 /* clang-format off */
 static const struct pg_opt opts[] = {
@@ -73,6 +78,13 @@ static const struct pg_opt opts[] = {
 	  "(also PERFGATE_TELEMETRY=0)" },
 	{ PG_OPT_DOUBLE, "telemetry-interval", 0, &telemetry_interval, "SECONDS",
 	  "seconds between telemetry samples (default: 1)" },
+	{ PG_OPT_FLAG, "fetch-datasets", 0, &fetch_datasets, NULL,
+	  "fetch a missing dataset file before running, as vLLM's driver does (ShareGPT "
+	  "from Hugging Face, $HF_ENDPOINT for a mirror, or the dataset's url), kept only "
+	  "when its sha256 matches" },
+	{ PG_OPT_STRING, "vllm", 0, &vllm, "CMD",
+	  "run CMD wherever a command runs vllm, e.g. 'perfgate mock-server --as-vllm' "
+	  "(vLLM's files without a GPU) or /opt/venv/bin/vllm (default: $PERFGATE_VLLM)" },
 	{ PG_OPT_END },
 };
 /* clang-format on */
@@ -147,7 +159,35 @@ static void report(const char *dir)
 	pg_report_files_release(&files);
 }
 
-static int run(const struct pg_suite *suite, const struct pg_plan *plan)
+/*
+ * A GPU named by hand (--gpu, PERFGATE_GPU, the step's or the suite's gpu)
+ * that perfgate does not know and no thresholds file names: one line,
+ * since every result will carry it -- a typo (H10) would label them all
+ * and look for a thresholds file that no one wrote.
+ */
+static void warn_unknown_gpu(const struct pg_gpu_info *g, const char *thresholds)
+{
+	static const char *const sources[][2] = {
+		{ "flag", "--gpu" },
+		{ "env", "PERFGATE_GPU" },
+		{ "suite", "the suite's gpu" },
+	};
+	struct pg_buf why = PG_BUF_INIT;
+	const char *from = g->source;
+
+	if (!strcmp(g->source, "nvidia-smi") || !strcmp(g->key, "none") ||
+	    !pg_thresholds_gpu_unknown(&why, thresholds, g->key))
+		goto done;
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		if (!strcmp(g->source, sources[i][0]))
+			from = sources[i][1];
+	fprintf(stderr, "perfgate run: warning: GPU '%s' (from %s): %s; its results will say %s\n",
+		g->name ? g->name : g->key, from, why.ptr, g->label);
+done:
+	pg_buf_release(&why);
+}
+
+static int run(const struct pg_suite *suite, const struct pg_plan *plan, const char *thresholds)
 {
 	struct pg_gpu_info g;
 	struct pg_run_report rep = PG_RUN_REPORT_INIT;
@@ -157,11 +197,28 @@ static int run(const struct pg_suite *suite, const struct pg_plan *plan)
 	int rc;
 
 	pg_gpu_info_init(&g);
+	/* every dataset file there (or fetched) before anything starts */
+	{
+		struct pg_dataset_check_opts d = { .fetch = fetch_datasets,
+						   .log = stderr,
+						   .stop = &pg_run_cancelled };
+		pg_run_signals_install();
+		rc = pg_dataset_files_check(plan, &d, &err);
+		pg_run_signals_restore();
+		if (rc) {
+			/* a fetch stopped by a signal ends as a cancelled run does */
+			rc = pg_cmd_fail("run", &err);
+			if (pg_run_cancelled)
+				rc = 128 + pg_run_cancelled;
+			goto done;
+		}
+	}
 	if ((rc = pg_gpu_resolve(&g, gpu, suite->gpu, &err))) {
 		rc = pg_cmd_fail("run", &err);
 		goto done;
 	}
 	print_gpu(&g);
+	warn_unknown_gpu(&g, thresholds);
 
 	memset(&o, 0, sizeof(o));
 	o.results_dir = results_dir;
@@ -172,6 +229,7 @@ static int run(const struct pg_suite *suite, const struct pg_plan *plan)
 	o.gpu_idle_timeout = gpu_idle_timeout;
 	o.no_telemetry = no_telemetry;
 	o.telemetry_interval = telemetry_interval;
+	o.vllm = vllm;
 	o.log = stderr;
 	/* Buildkite runs jobs in a pseudo-terminal, but its log wants lines */
 	o.tty = isatty(STDERR_FILENO) && !(bk && !strcmp(bk, "true")) &&
@@ -203,6 +261,7 @@ int cmd_run(int argc, char **argv)
 	struct pg_selection sel = PG_SELECTION_INIT;
 	const struct pg_plugin_config *pc = &step.plugin;
 	struct pg_buf out = PG_BUF_INIT;
+	const char *shown_vllm;
 	size_t total;
 	int rc;
 
@@ -222,6 +281,15 @@ int cmd_run(int argc, char **argv)
 	}
 	if (parse_only(only, &sel.only, &err))
 		goto fail;
+	/* the runner reads $PERFGATE_VLLM itself (the plugin's steps too);
+	 * checked here so that a dry run shows what a run would do */
+	shown_vllm = vllm ? vllm : getenv("PERFGATE_VLLM");
+	if (shown_vllm && !*shown_vllm)
+		shown_vllm = NULL;
+	if (shown_vllm && pg_program_check(shown_vllm, &err)) {
+		pg_error_prefix(&err, vllm ? "option '--vllm'" : "PERFGATE_VLLM");
+		goto fail;
+	}
 	for (size_t i = 0, stdin_inputs = 0; i < inputs.n; i++)
 		if (!strcmp(inputs.v[i], "-") && ++stdin_inputs > 1) {
 			pg_error_set(&err, PG_ECONFIG, "- (stdin) can be given once");
@@ -255,18 +323,25 @@ int cmd_run(int argc, char **argv)
 	if (dry_run) {
 		const char *env_gpu = getenv("PERFGATE_GPU");
 		const char *shown = gpu ? gpu : env_gpu && *env_gpu ? env_gpu : suite.gpu;
-		struct pg_dryrun_opts o = { results_dir, shown, total };
+		struct pg_dryrun_opts o = { results_dir, shown, total, shown_vllm };
 
 		if (shown && shown != suite.gpu && !pg_gpu_name_ok(shown)) {
 			pg_error_set(&err, PG_ECONFIG, "%s '%s': " PG_GPU_NAME_HINT,
 				     gpu ? "--gpu" : "PERFGATE_GPU", shown);
 			goto fail;
 		}
+		struct pg_dataset_check_opts d = { .log = stderr };
+		struct pg_error derr = PG_ERROR_INIT;
+
+		/* the run would stop on it: said, but a dry run starts nothing */
+		if (pg_dataset_files_check(&plan, &d, &derr))
+			fprintf(stderr, "perfgate run: warning: %s\n", derr.msg);
 		pg_dryrun_render(&out, &suite, &plan, &o);
 		rc = pg_cmd_print(&out);
 		goto done;
 	}
-	rc = run(&suite, &plan);
+	rc = run(&suite, &plan,
+		 step.from_pipeline && pc->thresholds ? pc->thresholds : "thresholds");
 	goto done;
 fail:
 	rc = pg_cmd_fail("run", &err);

@@ -108,6 +108,10 @@ struct hyp {
 			  * baseline level's error (log^2) */
 	double scale;    /* the tails' robust sd in the t's units (1: normal) */
 	double tol;      /* log(1 + tolerance) */
+	double better;   /* an improvement's threshold (log, > 0): the tolerance
+			  * as the table shows it, the other way */
+	double raw1;     /* the change as the table shows it (log, oriented; before
+			  * the run's common change is taken out); NAN: none */
 	double fail;     /* the failing threshold (log); INFINITY: cannot fail */
 	enum family fam;
 	bool floor1, floor2; /* under the floor in that run */
@@ -837,6 +841,13 @@ static void thresholds(struct step *s, size_t i)
 		tol = fmax(tol, expm1(r->noise_sigmas * p->bm->noise));
 	s->c->rows[p->row].tolerance = tol;
 	h->tol = log1p(tol);
+	/* the row shows the change as current / baseline - 1: a latency 6.6%
+	 * lower is a log change of 0.068, past log(1.07), yet short of the 7%
+	 * the Tolerance column says. An improvement must pass the tolerance as
+	 * shown: lower-is-better metrics by -log(1 - tolerance) */
+	h->better = p->bm->metric->direction == PG_HIGHER_IS_BETTER ? h->tol
+		    : tol < 1                                       ? -log1p(-tol)
+								    : INFINITY;
 	h->fail = r->gate ? h->tol : r->escalate > 0 ? log1p(fmax(r->escalate, tol)) : INFINITY;
 }
 
@@ -1012,6 +1023,7 @@ static void first_run(struct step *s, struct unit *u)
 		struct hyp *h = &st->h;
 		const struct pg_step_pair *p = &s->pairs[pi];
 
+		h->raw1 = st->r1;
 		switch (st->method) {
 		case PG_METHOD_STEP:
 		case PG_METHOD_CROSSWISE:
@@ -1049,7 +1061,7 @@ static void first_run(struct step *s, struct unit *u)
 	/* the whole run's change */
 	if (u->method == PG_METHOD_STEP || u->method == PG_METHOD_CROSSWISE) {
 		struct hyp *h = &u->common;
-		double fail = INFINITY, tol = INFINITY;
+		double fail = INFINITY, tol = INFINITY, better = INFINITY;
 		long need = s->policy->persist < 2 ? s->policy->persist : 2;
 
 		u->has_common = true;
@@ -1061,9 +1073,12 @@ static void first_run(struct step *s, struct unit *u)
 			const struct hyp *ph = &s->ps[u->pairs[i]].h;
 			fail = fmin(fail, ph->fail);
 			tol = fmin(tol, ph->tol);
+			better = fmin(better, ph->better);
 		}
 		h->fail = fail;
 		h->tol = tol;
+		h->better = better;
+		h->raw1 = NAN;
 		if (u->method == PG_METHOD_STEP && (long)u->n_hist >= need && u->spread > 0 &&
 		    u->spread_df > 0) {
 			h->e1 = u->off1 - u->level;
@@ -1390,7 +1405,10 @@ static void classify(const struct step *s, struct hyp *h, bool tail)
 			h->strong = h->flagged = false;
 		}
 		h->outcome = h->strong ? PG_OUTCOME_FAIL : PG_OUTCOME_WARN;
-	} else if (h->e1 < -h->tol && better_significant) {
+	} else if (h->e1 < -h->better && better_significant &&
+		   (isnan(h->raw1) || h->raw1 < -h->better)) {
+		/* beyond the tolerance as the row shows it too: a point is not
+		 * called better for a change the table says is within it */
 		h->verdict = PG_VERDICT_IMPROVED;
 	}
 }

@@ -151,6 +151,41 @@ char *pg_gpu_key(char *out, size_t size, const char *raw)
 	return out;
 }
 
+/* clang-format off */
+static const char *const known_models[] = {
+	/* NVIDIA */
+	"H100", "H200", "H20", "H800", "GH200", "A100", "A800", "A10", "A10G", "A16", "A30", "A40",
+	"L4", "L20", "L40", "L40S", "B100", "B200", "B300", "GB200", "GB300", "V100", "T4",
+	/* AMD */
+	"MI210", "MI250", "MI250X", "MI300A", "MI300X", "MI308X", "MI325X", "MI350X", "MI355X",
+};
+/* clang-format on */
+#define N_KNOWN (sizeof(known_models) / sizeof(known_models[0]))
+
+bool pg_gpu_known(const char *key)
+{
+	for (size_t i = 0; key && i < N_KNOWN; i++)
+		if (!strcmp(key, known_models[i]))
+			return true;
+	return false;
+}
+
+const char *pg_gpu_nearest(const char *key, const char *const *have, size_t n_have)
+{
+	const char **all = pg_xcalloc(n_have + N_KNOWN + 1, sizeof(*all));
+	const char *near;
+
+	/* the thresholds files first: a file that differs only in case
+	 * (h100.yml) is at distance 0, ahead of the known H100 */
+	for (size_t i = 0; i < n_have; i++)
+		all[i] = have[i];
+	for (size_t i = 0; i < N_KNOWN; i++)
+		all[n_have + i] = known_models[i];
+	near = pg_nearest(key, all, n_have + N_KNOWN);
+	free(all);
+	return near;
+}
+
 bool pg_gpu_name_ok(const char *raw)
 {
 	char key[256];

@@ -55,6 +55,24 @@ bool pg_gpu_name_ok(const char *raw);
 	"a GPU name cannot be a path (no '/', '\\', '..', control characters, first '.' or "       \
 	"'-', at most 64 characters): it names thresholds/<GPU>.yml"
 
+/*
+ * Whether key (pg_gpu_key's) is a GPU model perfgate knows by name: the
+ * data-centre GPUs inference runs on (H100, H200, A100, L40S, B200, MI300X
+ * and their kin). A key outside the list is not wrong -- a new GPU gets
+ * its own key -- but worth a word when nothing else knows it either: a
+ * typo (H10, H1OO) would label every result and look for its own
+ * thresholds file.
+ */
+bool pg_gpu_known(const char *key);
+
+/*
+ * The name key was most likely meant to be, for "did you mean": among
+ * have (the keys of the thresholds files there are), then the known
+ * models; a key of have that differs only in case first. NULL when
+ * nothing is close.
+ */
+const char *pg_gpu_nearest(const char *key, const char *const *have, size_t n_have);
+
 /* The GPU count a raw string implies: "8xH100" -> 8, "H100\nH100" -> 2,
  * anything else -> 1; 0 for an empty string. */
 int pg_gpu_count(const char *raw);

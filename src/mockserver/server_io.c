@@ -1059,8 +1059,13 @@ int pg_mock_bind(const struct pg_mock_server_config *cfg, int sock_flags, int *f
 	}
 	setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(*fd, res->ai_addr, res->ai_addrlen) != 0) {
-		rc = pg_error_set(err, PG_EINFRA, "cannot bind %s:%s: %s", cfg->host, service,
-				  strerror(errno));
+		int e = errno;
+		rc = pg_error_set(err, PG_EINFRA, "cannot bind %s:%s: %s%s", cfg->host, service,
+				  strerror(e),
+				  e == EADDRINUSE && cfg->port
+					  ? " (another server has it: --port 0 picks a free port, "
+					    "and --port-file writes it down)"
+					  : "");
 		close(*fd);
 		*fd = -1;
 		goto done;

@@ -11,8 +11,9 @@
  * (Model, Dataset Name, Input Len, Output Len, TP Size, PP Size, dtype,
  * qps, "# of max concurrency.") and vLLM's own names for the columns it
  * compares where perfgate's table names them differently ("Median" and
- * "P99" are TPOT's, "Total Token Tput (tok/s)"), plus the token totals the
- * 2025 script aligned on. The markdown tables and their JSON section keep
+ * "P99" are TPOT's, "Total Token Tput (tok/s)"), its current "STD TTFT
+ * (ms)" and "STD TPOT (ms)", plus the token totals the 2025 script aligned
+ * on. The markdown tables and their JSON section keep
  * the reference reports' columns.
  */
 #include "report/report.h"
@@ -122,6 +123,10 @@ static size_t table_columns(const struct pg_report_table *t, struct col *cols, b
 				if (t->shown[c] && !strcmp(t->metrics[c]->id, vllm_names[v].metric))
 					cols[n++] = (struct col){ COL_METRIC, vllm_names[v].header,
 								  c, NULL };
+		/* vLLM's current converter's spread columns (its json has them
+		 * whether or not its table shows them) */
+		cols[n++] = (struct col){ COL_RAW, "STD TTFT (ms)", 0, "std_ttft_ms" };
+		cols[n++] = (struct col){ COL_RAW, "STD TPOT (ms)", 0, "std_tpot_ms" };
 		cols[n++] = (struct col){ COL_RAW, "Total input tokens", 0, "total_input_tokens" };
 		cols[n++] = (struct col){ COL_RAW, "Total output tokens", 0,
 					  "total_output_tokens" };

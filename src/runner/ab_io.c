@@ -193,9 +193,10 @@ struct abrun {
 	const struct pg_ab_run_opts *o;
 	FILE *log;
 	size_t max_blocks;
-	json_t **res;  /* [block * n + point]: an ok result, or NULL */
-	json_t **last; /* [side * n + point]: the side's last result, whatever its status */
-	json_t **cmds; /* [side * n + point]: its .commands */
+	json_t **res;        /* [block * n + point]: an ok result, or NULL */
+	json_t **last;       /* [side * n + point]: the side's last result, whatever its status */
+	json_t **cmds;       /* [side * n + point]: its .commands */
+	struct pg_strv told; /* telemetry notes shown (pg_run_opts.told) */
 };
 
 /* Load a block's results; a point without an ok result is an error line. */
@@ -451,6 +452,7 @@ int pg_ab_run(struct pg_ab_summary *out, struct pg_suite *suite, const struct pg
 		ro.log = r.log;
 		ro.native = o->native;
 		ro.no_telemetry = o->no_telemetry;
+		ro.told = &r.told; /* a missing tool is said once, not per block */
 		rc = pg_run(&rep, suite, plan, &ro, err);
 		pg_run_report_release(&rep);
 		if (rc) {
@@ -540,6 +542,7 @@ done:
 	free(r.res);
 	free(r.last);
 	free(r.cmds);
+	pg_strv_release(&r.told);
 	return rc;
 }
 

@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "results/clientcheck.h"
 #include "results/identity.h"
 #include "results/metrics.h"
 #include "suite/plan.h"
@@ -103,6 +104,7 @@ struct runner {
 	json_t *build;
 	char host[256];
 	char *self_exe;
+	const char *vllm; /* what "vllm" runs, or NULL: vllm */
 	char *tmpdir;
 	char started_at[PG_ISO8601_SIZE];
 	double t0;
@@ -316,6 +318,9 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 		/* what the rendered line says is secret ({vars} filled in,
 		 * "$KEY" given to a secret flag) joins the redactor before
 		 * the command is shown or its log written */
+		/* vLLM's program stood in for (--vllm): what runs is what the
+		 * log and the .commands sidecar say */
+		pg_program_replace_shell(&script, "vllm", r->vllm);
 		pg_redactor_add_shell(&r->redact, script.ptr, env_lookup, (void *)env);
 		pg_redact_shell_command(&r->redact, display, env, script.ptr);
 		if (pg_str_has_prefix(script.ptr, "perfgate") &&
@@ -333,6 +338,7 @@ static int render(struct runner *r, const char *tmpl, bool shell, struct pg_poin
 	}
 	if ((ret = pg_template_argv(argv, tmpl, pg_point_var, v, err)))
 		return ret;
+	pg_program_replace_argv(argv, "vllm", r->vllm);
 	pg_redactor_add_argv(&r->redact, argv->v, env_lookup, (void *)env);
 	pg_redact_command(&r->redact, display, env, argv->v);
 	if (!strcmp(argv->v[0], "perfgate")) {
@@ -472,7 +478,7 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 /* probe: an SLA search probe, which is not one of the plan's points the
  * manifest lists. */
 static void report_add(struct runner *r, const struct pg_point *pt, bool probe, const char *status,
-		       const char *detail, double seconds)
+		       const char *detail, const char *note, double seconds)
 {
 	struct pg_run_report *rep = r->rep;
 	struct pg_run_point rp;
@@ -483,6 +489,7 @@ static void report_add(struct runner *r, const struct pg_point *pt, bool probe, 
 	rp.name = pg_xstrdup(pt->name);
 	rp.status = pg_xstrdup(status);
 	rp.detail = detail ? pg_xstrndup(detail, len) : NULL;
+	rp.note = note && *note ? pg_xstrdup(note) : NULL;
 	rp.seconds = seconds;
 	PG_ARRAY_PUSH(rep->points, rep->n, rep->cap, rp);
 	if (!strcmp(status, "ok"))
@@ -544,7 +551,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_t *result = oc->metrics ? oc->metrics : json_object();
 	json_t *pg = json_object(), *commands = json_object();
 	json_t *certified = NULL;
-	struct pg_buf error = PG_BUF_INIT, detail = PG_BUF_INIT;
+	struct pg_buf error = PG_BUF_INIT, detail = PG_BUF_INIT, note = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	char ended[PG_ISO8601_SIZE];
 	double seconds = pg_monotonic() - oc->t_start;
@@ -643,13 +650,15 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		ok = false;
 	}
 
-	if (ok)
+	if (ok) {
 		pg_runfmt_key_metrics(&detail, t->kind, result);
-	else
+		pg_clientcheck_note(&note, t->kind, result);
+	} else {
 		pg_buf_puts(&detail, error.ptr);
+	}
 	report_add(r, pt, oc->probe,
 		   oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
-		   detail.ptr, seconds);
+		   detail.ptr, note.ptr, seconds);
 	if (!ok && strcmp(oc->status, "skipped") && !oc->probe)
 		r->stop_after_error = r->o->fail_fast;
 	manifest_update(r, "running", -1);
@@ -658,6 +667,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_decref(commands);
 	pg_buf_release(&error);
 	pg_buf_release(&detail);
+	pg_buf_release(&note);
 }
 
 /* ---- the server ------------------------------------------------------- */
@@ -1325,13 +1335,16 @@ done:
 
 static bool local_test(const struct pg_test *t);
 
-/* A note (a missing tool or endpoint) is shown once per run. */
+/* A note (a missing tool or endpoint) is shown once per run, or once for
+ * the runs that share o->told (an A/B step's blocks). */
 static void tell_once(struct runner *r, struct outcome *oc, const char *line)
 {
-	for (size_t i = 0; i < r->told.n; i++)
-		if (!strcmp(r->told.v[i], line))
+	struct pg_strv *told = r->o->told ? r->o->told : &r->told;
+
+	for (size_t i = 0; i < told->n; i++)
+		if (!strcmp(told->v[i], line))
 			return;
-	pg_strv_push(&r->told, line);
+	pg_strv_push(told, line);
 	pg_strv_push(&oc->telemetry_lines, line);
 }
 
@@ -1702,6 +1715,10 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 		struct pg_buf km = PG_BUF_INIT;
 		pg_runfmt_key_metrics(&km, pt->test->kind, oc->metrics);
 		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
+		pg_buf_reset(&km);
+		pg_clientcheck_note(&km, pt->test->kind, oc->metrics);
+		if (km.len)
+			say(r, "  %s\n", km.ptr);
 		pg_buf_release(&km);
 		show_telemetry(r, oc);
 		return;
@@ -1890,7 +1907,7 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		if (pg_run_cancelled && strcmp(setup.status, "cancelled")) {
 			/* the point in progress was recorded; these never started */
 			for (; i < end; i++)
-				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, NULL, 0);
 			break;
 		}
 		outcome_init(&oc);
@@ -1927,12 +1944,12 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		}
 		if (!strcmp(setup.status, "cancelled")) {
 			for (i++; i < end; i++)
-				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, NULL, 0);
 			break;
 		}
 		if (r->stop_after_error) {
 			for (i++; i < end; i++)
-				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, NULL, 0);
 			break;
 		}
 	}
@@ -2055,6 +2072,16 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 
 	pg_run_collect_secrets(&r.redact, suite);
 
+	if (o->vllm || (getenv("PERFGATE_VLLM") && *getenv("PERFGATE_VLLM"))) {
+		const char *from = o->vllm ? "--vllm" : "PERFGATE_VLLM";
+		struct pg_error verr = PG_ERROR_INIT;
+		r.vllm = o->vllm ? o->vllm : getenv("PERFGATE_VLLM");
+		if (pg_program_check(r.vllm, &verr)) {
+			ret = pg_error_set(err, PG_ECONFIG, "%s: %s", from, verr.msg);
+			goto done;
+		}
+		say(&r, "perfgate: commands run %s where they say vllm (%s)\n", r.vllm, from);
+	}
 	if ((ret = pg_mkdir_p(o->results_dir, err)))
 		goto done;
 	pg_buf_printf(&tmp, "%s/perfgate-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
@@ -2075,7 +2102,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 			end++;
 		if (pg_run_cancelled || r.stop_after_error) {
 			for (; i < end; i++)
-				report_add(&r, &plan->points[i], false, "not run", NULL, 0);
+				report_add(&r, &plan->points[i], false, "not run", NULL, NULL, 0);
 			continue;
 		}
 		run_test(&r, i, end);
@@ -2089,6 +2116,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 		rows[k].point = rep->points[k].name;
 		rows[k].status = rep->points[k].status;
 		rows[k].detail = rep->points[k].detail;
+		rows[k].note = rep->points[k].note;
 		rows[k].seconds = rep->points[k].seconds;
 	}
 	pg_runfmt_summary(&summary, rows, rep->n, rep->seconds);
@@ -2134,6 +2162,7 @@ void pg_run_report_release(struct pg_run_report *rep)
 		free(rep->points[i].name);
 		free(rep->points[i].status);
 		free(rep->points[i].detail);
+		free(rep->points[i].note);
 	}
 	free(rep->points);
 	memset(rep, 0, sizeof(*rep));

@@ -51,8 +51,10 @@ struct pg_run_opts {
 	const char *results_dir;       /* created when missing */
 	const struct pg_gpu_info *gpu; /* identity recorded in every result; required */
 	const char *self_exe;          /* what a command's "perfgate" runs; NULL: /proc/self/exe */
-	const char *git_path;          /* repository to describe; NULL: "." */
-	bool fail_fast;                /* stop after the first failed point (default: keep going) */
+	const char *vllm;     /* what a command's "vllm" runs (base/template.h pg_program_check'ed);
+			   * NULL: $PERFGATE_VLLM, else vllm itself */
+	const char *git_path; /* repository to describe; NULL: "." */
+	bool fail_fast;       /* stop after the first failed point (default: keep going) */
 	bool save_detailed;
 	double gpu_idle_mib;       /* > 0: before each local test wait until every GPU
 	                                   * uses less memory than this; 0: each test's
@@ -64,6 +66,8 @@ struct pg_run_opts {
 	double progress_interval;  /* seconds between progress lines; 0: 5 */
 	bool no_telemetry;         /* no engine scrape, no GPU sampling (telemetry/) */
 	double telemetry_interval; /* seconds between telemetry ticks; 0: 1 */
+	struct pg_strv *told;      /* telemetry notes already shown, kept across runs
+				    * (an A/B step's blocks); NULL: once per run */
 };
 
 /* One point's outcome, for the summary and the exit code. */
@@ -71,6 +75,7 @@ struct pg_run_point {
 	char *name;
 	char *status; /* "ok", "error", "skipped", "cancelled", "not run" */
 	char *detail; /* key metrics, or why not ok (first line) */
+	char *note;   /* what a flag in detail means (results/clientcheck.h), or NULL */
 	double seconds;
 };
 

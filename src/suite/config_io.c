@@ -230,6 +230,7 @@ void pg_config_step_release(struct pg_config_step *step)
 {
 	free(step->file);
 	free(step->name);
+	json_decref(step->config);
 	pg_plugin_config_release(&step->plugin);
 	memset(step, 0, sizeof(*step));
 }

@@ -1,6 +1,7 @@
 #ifndef PERFGATE_SUITE_CONFIG_IO_H
 #define PERFGATE_SUITE_CONFIG_IO_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,6 +37,8 @@ struct pg_config_step {
 	char *file;                     /* the pipeline file */
 	char *name;                     /* the step's key, or its label without one */
 	struct pg_plugin_config plugin; /* its options (all defaults when !from_pipeline) */
+	json_t *config; /* the same options as JSON, variables and matrix values filled in (what
+			 * BUILDKITE_PLUGIN_CONFIGURATION holds in the job), or NULL */
 };
 
 /* out must be empty (PG_SUITE_INIT). */

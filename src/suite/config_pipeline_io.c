@@ -563,7 +563,10 @@ int pg_cfg_pipeline(struct pg_cfg *cfg, const struct pg_ydoc *d, yaml_node_t *ro
 				    label, step->plugin.gpu));
 		free(step->plugin.gpu);
 		step->plugin.gpu = pg_xstrdup("auto");
+		json_object_set_new(config, "gpu", json_string("auto"));
 	}
+	json_decref(step->config);
+	step->config = json_incref(config);
 
 	if (step->plugin.suites.inline_suite) {
 		struct pg_ypath sp = { NULL, "suites", 0 };

@@ -735,6 +735,48 @@ static int ds_path(struct sctx *c, struct pg_test *t, yaml_node_t *v, const stru
 	return 0;
 }
 
+/* Where the file comes from when asked to fetch it: an http(s) URL. */
+static int ds_url(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	free(t->dataset.url);
+	t->dataset.url = NULL;
+	if (pg_ynode_is_null(v))
+		return 0;
+	if (pg_yget_string(c->d, v, p, &t->dataset.url, E(c)))
+		return PG_ECONFIG;
+	if (!pg_str_has_prefix(t->dataset.url, "https://") &&
+	    !pg_str_has_prefix(t->dataset.url, "http://"))
+		return pg_yexpected(c->d, v, p, E(c), "an http:// or https:// URL");
+	return 0;
+}
+
+/* What the file must hash to: SHA-256, 64 hex digits (kept lower-case). */
+static int ds_sha256(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	char *hex = NULL;
+
+	free(t->dataset.sha256);
+	t->dataset.sha256 = NULL;
+	if (pg_ynode_is_null(v))
+		return 0;
+	if (pg_yget_string(c->d, v, p, &hex, E(c)))
+		return PG_ECONFIG;
+	for (size_t i = 0; hex[i]; i++) {
+		if (pg_hex_digit(hex[i]) < 0 || i >= 64) {
+			free(hex);
+			return pg_yexpected(c->d, v, p, E(c), "a SHA-256 digest: 64 hex digits");
+		}
+		if (hex[i] >= 'A' && hex[i] <= 'F')
+			hex[i] = (char)(hex[i] - 'A' + 'a');
+	}
+	if (strlen(hex) != 64) {
+		free(hex);
+		return pg_yexpected(c->d, v, p, E(c), "a SHA-256 digest: 64 hex digits");
+	}
+	t->dataset.sha256 = hex;
+	return 0;
+}
+
 static int ds_input_len(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	return pg_yget_long(c->d, v, p, 1, &t->dataset.input_len, E(c));
@@ -830,6 +872,8 @@ static int ds_join_interval(struct sctx *c, struct pg_test *t, yaml_node_t *v,
 static const struct key dataset_keys[] = {
 	{ "name", K_ALL, set_dataset_name },
 	{ "path", K_ALL, ds_path },
+	{ "url", K_ALL, ds_url },
+	{ "sha256", K_ALL, ds_sha256 },
 	{ "input_len", K_ALL, ds_input_len },
 	{ "output_len", K_ALL, ds_output_len },
 	{ "range_ratio", K_ALL, ds_range_ratio },
@@ -1582,7 +1626,7 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 {
 	struct pg_strv names = PG_STRV_INIT, role_names = PG_STRV_INIT;
 	struct pg_error tmp = PG_ERROR_INIT;
-	bool has_result = false;
+	bool has_result = false, has_port = false;
 	int ret = 0;
 
 	if (pg_template_names(&names, tmpl, &tmp)) {
@@ -1596,6 +1640,8 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 
 		for (size_t r = 0; r < sizeof(runtime_names) / sizeof(runtime_names[0]); r++)
 			runtime = runtime || !strcmp(name, runtime_names[r]);
+		/* {base_url} carries the port too */
+		has_port = has_port || !strcmp(name, "port") || !strcmp(name, "base_url");
 		if (!strcmp(name, "result")) {
 			has_result = true;
 			if (is_server) {
@@ -1666,6 +1712,20 @@ static int check_template(struct sctx *c, const struct pg_test *t, const char *t
 		ret = pg_yerr(
 			c->d, at, p, E(c),
 			"the command must write its result to {result} (e.g. --output-json {result})");
+		goto done;
+	}
+	if (is_server && !has_port) {
+		/* perfgate waits for the server on the port it picked: one that
+		 * never hears of it listens elsewhere, and the wait would only
+		 * end at ready_timeout (20 minutes by default) */
+		ret = pg_yerr(c->d, at, p, E(c),
+			      "the %s command has no {port}: perfgate starts it on a free loopback "
+			      "port and waits for it there, so the command must listen on it "
+			      "(e.g. --port {port})%s",
+			      is_role ? "role's" : "server",
+			      is_role ? ""
+				      : "; a server already running on a fixed port is "
+					"server.remote: http://127.0.0.1:8000");
 		goto done;
 	}
 	/* quoting: an unterminated quote is found now, not at run time */

@@ -71,6 +71,7 @@ struct pg_dryrun_opts {
 	const char *results_dir; /* for {result}; NULL: "results" */
 	const char *gpu;         /* forced GPU, or NULL (detected at run time) */
 	size_t total_points;     /* before selection; 0: same as the plan */
+	const char *vllm;        /* what commands run for `vllm` (--vllm), or NULL */
 };
 
 /*

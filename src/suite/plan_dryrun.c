@@ -73,14 +73,17 @@ static void server_address(const struct pg_test *t, struct pg_buf *host, struct 
 	pg_buf_puts(base, "http://127.0.0.1:" PORT_MARK);
 }
 
+/* The command as it would be exec'ed; vllm: what runs where it says
+ * `vllm` (--vllm), or NULL. */
 static void render_command(struct pg_buf *out, const char *tmpl, bool shell,
-			   struct pg_point_vars *vars)
+			   struct pg_point_vars *vars, const char *vllm)
 {
 	struct pg_error err = PG_ERROR_INIT;
 	struct pg_buf line = PG_BUF_INIT;
 
 	if (shell) {
 		if (pg_template_shell(&line, tmpl, pg_point_var, vars, &err) == 0) {
+			pg_program_replace_shell(&line, "vllm", vllm);
 			pg_buf_puts(out, "sh -c ");
 			pg_shell_quote(out, line.ptr);
 		} else {
@@ -88,10 +91,12 @@ static void render_command(struct pg_buf *out, const char *tmpl, bool shell,
 		}
 	} else {
 		struct pg_strv argv = PG_STRV_INIT;
-		if (pg_template_argv(&argv, tmpl, pg_point_var, vars, &err) == 0)
+		if (pg_template_argv(&argv, tmpl, pg_point_var, vars, &err) == 0) {
+			pg_program_replace_argv(&argv, "vllm", vllm);
 			pg_argv_display_redacted(&line, argv.v);
-		else
+		} else {
 			pg_buf_printf(&line, "%s  (cannot expand: %s)", tmpl, err.msg);
+		}
 		pg_buf_add(out, line.ptr, line.len);
 		pg_strv_release(&argv);
 	}
@@ -168,6 +173,8 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 	case PG_DATASET_JSONL:
 		pg_buf_printf(out, "%s %s, ", d->kind == PG_DATASET_SHAREGPT ? "sharegpt" : "jsonl",
 			      d->path ? d->path : "(no path)");
+		if (d->sha256)
+			pg_buf_printf(out, "sha256 %.12s..., ", d->sha256);
 		if (d->output_len > 0)
 			pg_buf_printf(out, "%ld output tokens", d->output_len);
 		else
@@ -199,6 +206,150 @@ static void render_dataset(struct pg_buf *out, const struct pg_test *t)
 		break;
 	}
 	pg_buf_putc(out, '\n');
+}
+
+/*
+ * How long a point takes, as far as the suite alone can tell. A finite
+ * request rate sends the last of n requests at exactly n/rate (arrivals.h
+ * rescales the schedule; a ramp-up's seeded schedule is computed here as
+ * the run computes it), whatever the hardware: the point lasts about that
+ * long, plus the last answers. A concurrency cap below n, or sessions that
+ * wait for their answers, can only hold requests back: at least that long.
+ * Sent at once (rate inf), or a latency, throughput or startup test, the
+ * server's speed sets it, which a dry run cannot know.
+ */
+enum point_time { TIME_SERVER, TIME_ABOUT, TIME_AT_LEAST };
+
+struct point_estimate {
+	enum point_time kind;
+	double arrivals; /* seconds from the first request to the last one's send */
+	long requests;
+};
+
+static void estimate_point(const struct pg_point *pt, struct point_estimate *e)
+{
+	const struct pg_test *t = pt->test;
+
+	e->kind = TIME_SERVER;
+	e->arrivals = 0;
+	e->requests = t->kind == PG_SUITE_SERVING ? pg_point_num_prompts(pt) : 0;
+	if (t->kind != PG_SUITE_SERVING || e->requests < 1)
+		return;
+	if (t->dataset.kind == PG_DATASET_MULTI_TURN) {
+		if (!isnan(pt->qps) && !isinf(pt->qps)) {
+			e->kind = TIME_AT_LEAST;
+			e->arrivals = (double)e->requests / pt->qps;
+		}
+		return;
+	}
+	if (t->ramp_up.strategy != PG_RAMP_NONE) {
+		struct pg_error err = PG_ERROR_INIT;
+		double *at = pg_xcalloc((size_t)e->requests, sizeof(*at));
+		if (pg_arrivals_ramp(at, (size_t)e->requests, &t->ramp_up, t->burstiness,
+				     t->client.seed, &err) == 0) {
+			e->kind = TIME_ABOUT;
+			e->arrivals = at[e->requests - 1];
+		}
+		free(at);
+	} else if (!isnan(pt->qps) && !isinf(pt->qps)) {
+		e->kind = TIME_ABOUT;
+		e->arrivals = (double)e->requests / pt->qps;
+	}
+	if (e->kind == TIME_ABOUT && pt->max_concurrency > 0 && pt->max_concurrency < e->requests)
+		e->kind = TIME_AT_LEAST;
+}
+
+/* "3 min 20 s", "12.5 s", "1 h 05 min": a person's reading of seconds. */
+static void human_duration(struct pg_buf *out, double s)
+{
+	char n[PG_FMT_DOUBLE_SIZE];
+
+	if (s < 60) {
+		pg_buf_printf(out, "%s s", pg_fmt_g(n, round(s * 10) / 10));
+	} else if (s < 3600) {
+		long whole = lround(s);
+		if (whole % 60)
+			pg_buf_printf(out, "%ld min %ld s", whole / 60, whole % 60);
+		else
+			pg_buf_printf(out, "%ld min", whole / 60);
+	} else {
+		long min = lround(s / 60);
+		pg_buf_printf(out, "%ld h %02ld min", min / 60, min % 60);
+	}
+}
+
+static void render_time(struct pg_buf *out, const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+	struct point_estimate e;
+
+	estimate_point(pt, &e);
+	field(out, "time");
+	if (e.kind == TIME_SERVER) {
+		if (t->kind == PG_SUITE_SERVING && pt->max_concurrency > 0 &&
+		    pt->max_concurrency < e.requests)
+			pg_buf_printf(out,
+				      "set by the server: %ld requests, each sent as one of the "
+				      "%ld in flight ends\n",
+				      e.requests, pt->max_concurrency);
+		else if (t->kind == PG_SUITE_SERVING)
+			pg_buf_printf(out, "set by the server: all %ld requests are sent at once\n",
+				      e.requests);
+		else
+			pg_buf_printf(out, "set by the %s: not estimated\n",
+				      t->command ? "command" : "server");
+		return;
+	}
+	pg_buf_puts(out, e.kind == TIME_ABOUT ? "about " : "at least ");
+	human_duration(out, e.arrivals * (double)t->repeat);
+	if (t->repeat > 1) {
+		pg_buf_printf(out, " (%ld runs of ", t->repeat);
+		human_duration(out, e.arrivals);
+		pg_buf_putc(out, ')');
+	}
+	pg_buf_printf(out, ": the last of %ld %s is due ", e.requests,
+		      t->dataset.kind == PG_DATASET_MULTI_TURN ? "turns" : "requests");
+	human_duration(out, e.arrivals);
+	pg_buf_puts(out, " after the first");
+	if (t->dataset.kind == PG_DATASET_MULTI_TURN)
+		pg_buf_puts(out, ", and no user asks before its answer\n");
+	else if (e.kind == TIME_AT_LEAST)
+		pg_buf_printf(out, ", and the cap of %ld in flight can hold them back\n",
+			      pt->max_concurrency);
+	else
+		pg_buf_puts(out, ", then the last answers\n");
+}
+
+/* The whole plan's time: the arrivals of the points they pace, and what
+ * is left to the server. */
+static void render_plan_time(struct pg_buf *out, const struct pg_plan *plan)
+{
+	double total = 0;
+	size_t paced = 0, at_least = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		struct point_estimate e;
+		estimate_point(&plan->points[i], &e);
+		if (e.kind == TIME_SERVER)
+			continue;
+		paced++;
+		at_least += e.kind == TIME_AT_LEAST;
+		total += e.arrivals * (double)plan->points[i].test->repeat;
+	}
+	if (!paced) {
+		pg_buf_puts(out, "Time: set by the server; no point is paced by a request rate.\n");
+		return;
+	}
+	pg_buf_puts(out, paced == plan->n && !at_least ? "Time: about " : "Time: at least ");
+	human_duration(out, total);
+	if (paced == plan->n)
+		pg_buf_printf(out, ": the request arrivals of %s, plus each server's start.\n",
+			      plan->n == 1 ? "its one point" : "every point");
+	else
+		pg_buf_printf(out,
+			      ": the request arrivals of %zu of the %zu points; the other %zu, and "
+			      "each server's start, take the server's time.\n",
+			      paced, plan->n, plan->n - paced);
 }
 
 /* When a multi_turn point's turns go (loadgen/sessions.h). */
@@ -338,7 +489,7 @@ static void render_workload(struct pg_buf *out, const struct pg_point *pt)
  * {port}, {replica} and the roles' addresses left as placeholders, chosen
  * at run time. */
 static void render_deployment(struct pg_buf *out, const struct pg_test *t,
-			      struct pg_point_vars *vars)
+			      struct pg_point_vars *vars, const char *vllm)
 {
 	struct pg_kvlist rv = { 0 };
 	struct pg_buf b = PG_BUF_INIT, v = PG_BUF_INIT;
@@ -364,7 +515,7 @@ static void render_deployment(struct pg_buf *out, const struct pg_test *t,
 		const struct pg_role_spec *r = &t->server.roles[i];
 		pg_role_vars_set(&rv, r, "{replica}");
 		pg_buf_reset(&b);
-		render_command(&b, r->command, r->shell, vars);
+		render_command(&b, r->command, r->shell, vars, vllm);
 		field(out, r->name);
 		pg_buf_printf(out, "%ld x ", r->replicas);
 		pg_buf_add(out, b.ptr, b.len);
@@ -391,7 +542,7 @@ static void render_deployment(struct pg_buf *out, const struct pg_test *t,
 }
 
 static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t index, size_t total,
-			 const char *results_dir)
+			 const char *results_dir, const char *vllm)
 {
 	struct pg_buf local = PG_BUF_INIT, *out = &local;
 	const struct pg_test *t = pt->test;
@@ -427,7 +578,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 
 	if (t->server.command) {
 		field(out, "server");
-		render_command(&cmd, t->server.command, t->server.shell, &vars);
+		render_command(&cmd, t->server.command, t->server.shell, &vars, vllm);
 		pg_buf_add(out, cmd.ptr, cmd.len);
 		pg_buf_putc(out, '\n');
 		if (t->server.env.n) {
@@ -450,7 +601,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 			base.ptr, t->server.ready_path, num(n, t->server.ready_timeout),
 			num(n2, t->server.stop_timeout));
 	} else if (t->server.n_roles) {
-		render_deployment(out, t, &vars);
+		render_deployment(out, t, &vars, vllm);
 	} else if (t->server.remote) {
 		field(out, "server");
 		pg_buf_printf(out, "remote %s, already running (not started)\n", t->server.remote);
@@ -461,7 +612,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 
 	if (t->command) {
 		pg_buf_reset(&cmd);
-		render_command(&cmd, t->command, t->command_shell, &vars);
+		render_command(&cmd, t->command, t->command_shell, &vars, vllm);
 		field(out, "command");
 		pg_buf_add(out, cmd.ptr, cmd.len);
 		pg_buf_putc(out, '\n');
@@ -477,6 +628,7 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 		render_client(out, t);
 		render_workload(out, pt);
 	}
+	render_time(out, pt);
 	field(out, "repeat");
 	if (t->repeat > 1)
 		pg_buf_printf(out, "%ld runs, summarised by the median\n", t->repeat);
@@ -506,6 +658,7 @@ void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const st
 {
 	const char *dir = opts && opts->results_dir ? opts->results_dir : "results";
 	size_t total = opts && opts->total_points ? opts->total_points : plan->n;
+	const char *vllm = opts ? opts->vllm : NULL;
 
 	pg_buf_printf(out, "perfgate run --dry-run: %zu", plan->n);
 	if (total != plan->n)
@@ -520,8 +673,11 @@ void pg_dryrun_render(struct pg_buf *out, const struct pg_suite *suite, const st
 		      "Results go to %s/. {port} is a free loopback port chosen at run "
 		      "time; secret values show as " PG_SECRET_MASK ".\n",
 		      dir);
+	render_plan_time(out, plan);
+	if (vllm)
+		pg_buf_printf(out, "Commands run %s where they say vllm.\n", vllm);
 	for (size_t i = 0; i < plan->n; i++) {
 		pg_buf_putc(out, '\n');
-		render_point(out, &plan->points[i], i + 1, plan->n, dir);
+		render_point(out, &plan->points[i], i + 1, plan->n, dir, vllm);
 	}
 }

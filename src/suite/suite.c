@@ -181,6 +181,8 @@ void pg_test_release(struct pg_test *t)
 	free(t->client.percentiles);
 	pg_strv_release(&t->client.percentile_metrics);
 	free(t->dataset.path);
+	free(t->dataset.url);
+	free(t->dataset.sha256);
 	pg_kvlist_release(&t->vars);
 	free(t->qps);
 	free(t->max_concurrency);

@@ -150,6 +150,9 @@ struct pg_dataset_spec {
 	long prefix_len;    /* random: shared prefix tokens; default 0; sonnet: the
 			      prefix lines' tokens */
 	struct pg_sessions_spec sessions; /* multi_turn */
+	char *url;    /* where to fetch path from when asked (--fetch-datasets), or NULL */
+	char *sha256; /* what path must hash to (64 lower-case hex), checked on every run, or
+			 NULL */
 };
 
 /* Per-request SLOs (vLLM's --goodput, plus ITL): a request meets one when

@@ -20,6 +20,23 @@ static int git_fail(struct pg_error *err, const char *what)
 			    e && e->message ? e->message : "failed");
 }
 
+char *pg_git_workdir(const char *path)
+{
+	git_repository *repo = NULL;
+	const char *wd;
+	char *real = NULL;
+
+	if (git_repository_open_ext(&repo, path, 0, NULL) == 0 &&
+	    (wd = git_repository_workdir(repo)) && (real = realpath(wd, NULL))) {
+		size_t len = strlen(real);
+		while (len > 1 && real[len - 1] == '/')
+			real[--len] = '\0';
+	}
+	git_repository_free(repo);
+	git_error_clear();
+	return real;
+}
+
 int pg_git_info_read(struct pg_git_info *out, const char *path, struct pg_error *err)
 {
 	git_buf root = { 0 };

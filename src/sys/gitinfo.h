@@ -33,6 +33,11 @@ void pg_git_info_release(struct pg_git_info *g);
 /* {"commit", "branch", "dirty"} with null for unknown parts; new reference. */
 json_t *pg_git_info_json(const struct pg_git_info *g);
 
+/* The working tree of the repository around path, resolved (realpath),
+ * without a trailing '/'; NULL when path is in none (or in a bare one).
+ * Caller frees. */
+char *pg_git_workdir(const char *path);
+
 /*
  * A pull request's base: the merge-base of HEAD and branch in the
  * repository around path (branch as origin/<branch>, else the local

@@ -97,6 +97,16 @@ agent_env() {
 	[ -z "$(procs)" ]
 }
 
+@test "no GPU tool on the agent: the telemetry note once for the A/B run, not once per block" {
+	export PATH="$(path_without nvidia-smi amd-smi):${SHIMS}"
+	unset PERFGATE_GPU_TOOL
+	ab_config "--itl-ms 2" "--itl-ms 2" ',"annotate":"never","artifacts":false'
+	run --separate-stderr "${PERFGATE}" buildkite
+	[ "$(grep -c -- '--- perfgate A/B: block' <<<"${stderr}")" -ge 4 ]
+	[ "$(grep -c 'telemetry: no GPU telemetry' <<<"${stderr}")" = 1 ]
+	[ -z "$(procs)" ]
+}
+
 @test "record-history on an A/B step: its results beside main's history, never its baseline, and on the trends site" {
 	export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
 	export GIT_CONFIG_NOSYSTEM=1 HOME="${BATS_TEST_TMPDIR}"

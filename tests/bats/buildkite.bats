@@ -308,15 +308,22 @@ suite_here() {
 		assert_success
 	done
 	: >"${CALLS}"
+	# merge gates: without a thresholds file for its GPU it stops at once,
+	# before it downloads anything
 	config '{"suites":"suite.yml","gpu":"H100","mode":"merge","results-dir":"perfgate-results/H100"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output --partial "gpu 'H100': no thresholds file thresholds/H100.yml"
+	assert_equal "$(cat "${CALLS}")" ""
+	"${PERFGATE}" baseline update thresholds --gpu H100 --from perfgate-results/H100/shard-1 \
+		--from perfgate-results/H100/shard-2 2>/dev/null
 	run "${PERFGATE}" buildkite
 	assert_success
 	assert_output --partial "perfgate: merged the results of 2 shards"
-	assert_output --partial "+++ perfgate: H100: 5 tests ran"
+	assert_output --partial "+++ perfgate: H100: no regressions in 5 tests"
 	run cat "${CALLS}"
 	assert_line --index 0 'buildkite-agent artifact download perfgate-results/H100/shard-\*/\* .'
-	# merge gates: without a thresholds file that is a warning
-	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	assert_line --index 1 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style success"
 	# the shards' copies are not uploaded again
 	assert_line --index 2 --regexp '^buildkite-agent artifact upload perfgate-results/H100/annotation\.md\\;'
 	[[ "${lines[2]}" != *shard-* ]]
@@ -328,6 +335,8 @@ suite_here() {
 }
 
 @test "merge mode with no shards is an infrastructure failure" {
+	results
+	"${PERFGATE}" baseline update thresholds --gpu H100 --from results 2>/dev/null
 	config '{"suites":"suite.yml","gpu":"H100","mode":"merge","results-dir":"perfgate-results/H100"}'
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
@@ -568,15 +577,112 @@ baseline_here() {
 	assert_output --partial "+++ perfgate: H100: 2 of 2 tests regressed (2 metrics) (exit 0)"
 }
 
-@test "no baseline yet: a warning annotation that says how to make one, exit 0" {
+@test "a gate whose GPU has no thresholds file stops before anything runs: exit 2, with did you mean" {
 	suite_here
+	# no thresholds at all: how to make the first file
 	config '{"suites":"suite.yml","gpu":"H100"}'
 	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output "perfgate buildkite: step ':h100: perf': gpu 'H100': no thresholds file thresholds/H100.yml (there is no thresholds directory): a gate compares with the GPU's baselines. Fix gpu, or make the file from a first run (mode: run, then perfgate baseline update thresholds --gpu H100 --from <results-dir>), or use baseline: git"
+	assert_dir_not_exists results
+	assert_equal "$(cat "${CALLS}")" ""
+	# a misspelt GPU: --check says it before anything is pushed, the step
+	# before anything runs
+	mkdir thresholds
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" "${PLUGIN_DIR}/thresholds/A100.yml" thresholds/
+	for gpu in H1OO H10 h1oo; do
+		config "{\"suites\":\"suite.yml\",\"gpu\":\"${gpu}\"}"
+		run "${PERFGATE}" buildkite --check
+		assert_equal "${status}" 2
+		assert_output --partial "no thresholds file thresholds/"
+		assert_output --partial "(did you mean H100?)"
+		run "${PERFGATE}" buildkite
+		assert_equal "${status}" 2
+		assert_output --partial "(did you mean H100?)"
+		refute_output --partial "perfgate run"
+	done
+	assert_dir_not_exists results
+	# a GPU in lower case is the same GPU: H100's file
+	config '{"suites":"suite.yml","gpu":"h100","filter":"^latency_llama8B"}'
+	run "${PERFGATE}" buildkite --check
 	assert_success
-	run cat "${CALLS}"
-	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
-	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict warning"
-	grep -qF "thresholds/H100.yml: no thresholds file for H100; create it with 'perfgate baseline update" results/annotation.md
+	# a file named in lower case is not found, and the message says why
+	mv thresholds/A100.yml thresholds/a100.yml
+	config '{"suites":"suite.yml","gpu":"A100"}'
+	run "${PERFGATE}" buildkite --check
+	assert_equal "${status}" 2
+	assert_output --partial "(thresholds/a100.yml is not it: a GPU's key is its model in capitals, rename the file A100.yml)"
+	# a step that does not gate runs without one, and says what is unknown
+	config '{"suites":"suite.yml","gpu":"H10","mode":"run","filter":"^latency_llama8B"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "perfgate: warning: gpu 'H10': not a GPU perfgate knows, and there is no thresholds/H10.yml (did you mean H100?)"
+	grep -qF -- "- gpu 'H10': not a GPU perfgate knows" results/annotation.md
+	# the generated steps of a pipeline step gate on each of its GPUs
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100","H2OO"]}'
+	run "${PERFGATE}" buildkite --check
+	assert_equal "${status}" 2
+	assert_output --partial "gpu 'H2OO': no thresholds file thresholds/H2OO.yml (did you mean H200?)"
+}
+
+@test "a gate on an agent where no GPU is found and none is configured: exit 2 before the run" {
+	suite_here
+	export PATH="$(path_without nvidia-smi):${SHIMS}"
+	config '{"suites":"suite.yml"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output "perfgate buildkite: step ':h100: perf': no GPU detected ('nvidia-smi' not found on PATH) and none configured: a gate compares with a GPU's baselines; set the gpu option"
+	assert_dir_not_exists results
+}
+
+@test "a dataset file that is not there: --check and the step stop before a server starts, exit 2" {
+	cat >suite.yml <<'EOF'
+serving:
+  - name: serving_sharegpt
+    model: m
+    server: {command: "perfgate mock-server --port {port} --model {model}", ready: /health}
+    dataset: {name: sharegpt, path: data/ShareGPT_V3_unfiltered_cleaned_split.json}
+EOF
+	mkdir thresholds
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" thresholds/
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	local want="perfgate buildkite: step ':h100: perf': suite.yml:2: test 'serving_sharegpt': dataset file 'data/ShareGPT_V3_unfiltered_cleaned_split.json': not found (relative to ${WORK}, where perfgate runs); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json and checks its sha256"
+	run "${PERFGATE}" buildkite --check
+	assert_equal "${status}" 2
+	assert_output "${want}"
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 2
+	assert_output "${want}"
+	assert_dir_not_exists results
+	assert_equal "$(cat "${CALLS}")" ""
+	# a step that fetches its datasets checks them once fetched
+	config '{"suites":"suite.yml","gpu":"H100","fetch-datasets":true}'
+	run "${PERFGATE}" buildkite --check
+	assert_equal "${status}" 0
+	# the fan-out's own step needs no dataset: its steps, on the GPU
+	# agents, check theirs
+	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100"]}'
+	run "${PERFGATE}" buildkite --check
+	assert_success
+	# a directory in its place is no better
+	mkdir -p data/ShareGPT_V3_unfiltered_cleaned_split.json
+	config '{"suites":"suite.yml","gpu":"H100"}'
+	run "${PERFGATE}" buildkite --check
+	assert_equal "${status}" 2
+	assert_output --partial "dataset file 'data/ShareGPT_V3_unfiltered_cleaned_split.json': a directory, not a file"
+}
+
+@test "a server command without {port}: the step says so at once, exit 2" {
+	mkdir thresholds
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" thresholds/
+	config '{"gpu":"H100","suites":{"serving":[{"name":"serving_fixed_port","model":"m","server":{"command":"vllm serve {model} --port 8000"}}]}}'
+	for flag in --check ""; do
+		# shellcheck disable=SC2086 # no flag is no word
+		run "${PERFGATE}" buildkite ${flag}
+		assert_equal "${status}" 2
+		assert_output --partial "suites.serving[0].server.command: the server command has no {port}: perfgate starts it on a free loopback port and waits for it there, so the command must listen on it (e.g. --port {port}); a server already running on a fixed port is server.remote: http://127.0.0.1:8000"
+	done
+	assert_equal "$(cat "${CALLS}")" ""
 }
 
 # ---- git history: recorded on the default branch, compared at the
@@ -629,7 +735,7 @@ repo_here() {
 	# the annotation links the GPU's overview
 	grep -q '<a href="artifact://results/trends/H100/index.html">trends</a>' results/annotation.md
 	# without a history in git: a warning, the verdict stands
-	config '{"suites":"suite.yml","gpu":"H100","trends":true}'
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","trends":true}'
 	run "${PERFGATE}" buildkite
 	assert_output --partial "perfgate: warning: trends: needs baseline: git or record-history"
 }
@@ -651,9 +757,9 @@ repo_here() {
 	echo "# main" >>fake-bench.sh
 	git -c user.name=t -c user.email=t@t commit -qam later
 	export BUILDKITE_COMMIT="$(git rev-parse HEAD)"
-	# recorded without a comparison (no thresholds file: a warning, still
+	# recorded without a comparison (mode run, no thresholds file: still
 	# recorded), 50% slower
-	config '{"suites":"suite.yml","gpu":"H100","record-history":true,"annotate":"never","artifacts":false}'
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","record-history":true,"annotate":"never","artifacts":false}'
 	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/6 FAKE_BENCH_FACTOR=1.5 run "${PERFGATE}" buildkite
 	assert_output --partial "perfgate: recorded 5 points in the H100 history"
 	run git log --oneline refs/perfgate/history
@@ -693,6 +799,95 @@ repo_here() {
 	[ "$(grep -o 'artifact://' results/annotation.md | wc -l)" -le 10 ]
 	# comparison.md links the same files, relative to itself
 	grep -q ' Files: \[result\]([^)/]*\.json) · \[server log\](' results/comparison.md
+}
+
+@test "baseline: git without a history: a pull request stops before the run, exit 3; main says it is building it" {
+	repo_here
+	local hist="${BATS_TEST_TMPDIR}/history.git"
+	git init -q --bare "${hist}"
+	git checkout -q -b pr
+	# the pull request's history-repo has no runs: the default branch's
+	# step never recorded there
+	export BUILDKITE_BRANCH=pr BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","history-repo":"'"${hist}"'"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output "perfgate buildkite: step ':h100: perf': baseline: git: history-repo has no runs of H100 (refs/perfgate/history is missing or empty): nothing to compare this pull request with. Record them on the default branch, into the same history-repo (a step with record-history: true)"
+	assert_dir_not_exists results
+	assert_equal "$(cat "${CALLS}")" ""
+	# main builds the history, and the headline says how far it got
+	git checkout -q main
+	export BUILDKITE_BRANCH=main BUILDKITE_PULL_REQUEST=false
+	unset BUILDKITE_PULL_REQUEST_BASE_BRANCH
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","history-repo":"'"${hist}"'"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: no history yet: 0 of 5 runs, and this step records none (record-history is off) (5 tests ran, none judged) (exit 0)"
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"history-repo":"'"${hist}"'"}'
+	for i in 1 2; do
+		: >"${CALLS}"
+		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
+		assert_success
+		assert_output --partial "+++ perfgate: H100: no history yet: building it, $i of 5 runs (5 tests ran, none judged) (exit 0)"
+	done
+	run head -1 results/annotation.md
+	assert_output "#### H100: no history yet: building it, 2 of 5 runs (5 tests ran, none judged)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	# the pull request now has runs to compare with, too few to judge: a
+	# warning that says so, not an error
+	git checkout -q pr
+	export BUILDKITE_BRANCH=pr BUILDKITE_PULL_REQUEST=12 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","history-repo":"'"${hist}"'"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: no history yet: 2 of 5 runs at the merge-base (5 tests ran, none judged) (exit 0)"
+	# runs of another GPU only: said which
+	config '{"suites":"suite.yml","gpu":"A100","baseline":"git","history-repo":"'"${hist}"'"}'
+	run "${PERFGATE}" buildkite
+	assert_equal "${status}" 3
+	assert_output --partial "history-repo has no runs of A100 (it has runs of H100)"
+}
+
+@test "the step's key is no secret: the label and the context show it; a secret in the label is still hidden" {
+	results
+	export BUILDKITE_STEP_KEY=nightly BUILDKITE_LABEL="nightly perf"
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	grep -qF 'step nightly perf' results/annotation.md
+	run grep -c '\*\*\*' results/annotation.md
+	assert_output 0
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-nightly --style success"
+	export HF_TOKEN=hf_abcdefghijklmnop BUILDKITE_LABEL="nightly perf hf_abcdefghijklmnop"
+	run "${PERFGATE}" buildkite
+	assert_success
+	grep -qF 'step nightly perf ***' results/annotation.md
+	run grep -c hf_abcdefghijklmnop results/annotation.md
+	assert_output 0
+}
+
+@test "files an earlier job left in the results directory are neither reported nor uploaded, and stay" {
+	suite_here
+	# an earlier job's points (four of them not in this suite) and chart
+	results
+	mkdir -p results/charts
+	echo '<svg/>' >results/charts/old-sweep.svg
+	touch -d '1 hour ago' results/* results/charts/*
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --regexp "perfgate: results holds [0-9]+ files from before this job \(an earlier job's on this agent\?\): neither reported nor uploaded, left as they are"
+	assert_output --partial "+++ perfgate: H100: 5 tests ran, no baseline comparison (exit 0)"
+	run grep -c '^| serving_' results/benchmark_results.md
+	assert_output 0
+	run grep 'artifact upload' "${CALLS}"
+	assert_output --partial "results/latency_llama8B_tp1.json"
+	refute_output --partial "serving_llama8B"
+	refute_output --partial "old-sweep.svg"
+	assert_file_exists results/serving_llama8B_tp1_sharegpt_qps_1.json
+	assert_file_exists results/charts/old-sweep.svg
 }
 
 # ---- perfgate pipeline on the command line ----

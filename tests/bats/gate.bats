@@ -22,6 +22,43 @@ setup() {
 	cmp before.yml thresholds/H100.yml
 }
 
+@test "baseline update names its sources without a local path: in the repository, else the build" {
+	export GIT_CONFIG_NOSYSTEM=1 HOME="$BATS_TEST_TMPDIR"
+	# a checkout holding the thresholds; results given by absolute path
+	# from inside it, and from a download directory outside it
+	mkdir -p repo/perf && git -C repo init -q -b main
+	cp -r runs/base repo/perf/base
+	cp -r runs/base downloaded
+	"${PERFGATE_PYTHON:-python3}" - downloaded <<'PY'
+import glob, json, sys
+for p in glob.glob(sys.argv[1] + "/*.json"):
+    r = json.load(open(p))
+    if "perfgate" in r:
+        r["perfgate"]["build"] = {"url": "https://buildkite.com/acme/perf/builds/41", "number": "41"}
+        json.dump(r, open(p, "w"))
+PY
+	cd repo
+	run --separate-stderr "$PERFGATE_BIN" baseline update thresholds --from "$BATS_TEST_TMPDIR/repo/perf/base"
+	assert_success
+	run grep -h '^    source:' thresholds/H100.yml
+	assert_line --index 0 "    source: perf/base"
+	run --separate-stderr "$PERFGATE_BIN" baseline update thresholds --from ../downloaded --replace
+	assert_success
+	run grep -h '^    source:' thresholds/H100.yml
+	assert_line --index 0 "    source: https://buildkite.com/acme/perf/builds/41"
+	run grep -c "^    source: .*$BATS_TEST_TMPDIR" thresholds/H100.yml
+	assert_output 0
+	# results from nowhere known: their directory's name, no more
+	rm -f ../downloaded/*.commands
+	"${PERFGATE_PYTHON:-python3}" -c 'import glob, json
+for p in glob.glob("../downloaded/*.json"):
+    r = json.load(open(p)); r["perfgate"].pop("build", None); json.dump(r, open(p, "w"))'
+	run --separate-stderr "$PERFGATE_BIN" baseline update thresholds --from "$BATS_TEST_TMPDIR/downloaded" --replace
+	assert_success
+	run grep -h '^    source:' thresholds/H100.yml
+	assert_line --index 0 "    source: downloaded"
+}
+
 @test "baseline update from several runs counts each run once" {
 	run --separate-stderr "$PERFGATE_BIN" baseline update multi.yml --from runs/base --from runs/same --from runs/flaky-confirm
 	assert_success

@@ -291,6 +291,26 @@ teardown() {
 	[[ "$stderr" == "perfgate baseline record: ../nowhere: opening the repository: "* ]]
 }
 
+@test "--baseline git outside a checkout: one line saying where to run it, exit 2" {
+	local out="$BATS_TEST_TMPDIR/elsewhere" why
+	mkdir -p "$out" && cd "$out"
+	cp -r ../runs .
+	why="not inside a git checkout: the runs are placed against the project's commits (HEAD, the merge-base); run perfgate in the project's checkout, or pass --repo"
+	for cmd in "gate runs/base" "compare runs/base" "baseline show"; do
+		# shellcheck disable=SC2086 # the command's words
+		run --separate-stderr "$PERFGATE_BIN" $cmd --gpu H100 -b git
+		assert_failure 2
+		[ "$stderr" = "perfgate ${cmd% runs/base}: $why" ]
+	done
+	run --separate-stderr "$PERFGATE_BIN" baseline history --gpu H100
+	assert_failure 2
+	[ "$stderr" = "perfgate baseline history: not inside a git checkout: the history (refs/perfgate/history) is read from the repository around the current directory; run perfgate in the project's checkout, or pass --repo" ]
+	# --repo: a checkout with the history, the same comparison from anywhere
+	(cd ../src && record base m1 >/dev/null)
+	run --separate-stderr "$PERFGATE_BIN" compare runs/base --gpu H100 -b git --repo ../src -q
+	assert_success
+}
+
 @test "the measured commit: a name is resolved, the results' by default, nonsense refused" {
 	run "$PERFGATE_BIN" baseline record ../runs/base --commit main
 	assert_success

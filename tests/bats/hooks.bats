@@ -216,7 +216,7 @@ EOF
 	rm -f "${pidfile}"
 	# a server that never becomes ready: perfgate starts it, gives up after
 	# a second and stops it
-	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","gpu":"H100","suites":{"serving":[{"name":"serving_never_ready","model":"m","server":{"command":"sleep 300","ready_timeout":1,"stop_timeout":1}}]}}'
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","gpu":"H100","suites":{"serving":[{"name":"serving_never_ready","model":"m","server":{"command":"sleep 300 {port}","ready_timeout":1,"stop_timeout":1}}]}}'
 	run "${PLUGIN_DIR}/hooks/command"
 	assert_equal "${status}" 3
 	assert_file_exists "${pidfile}"
@@ -228,6 +228,24 @@ EOF
 	assert_success
 	assert_output ""
 	assert_file_not_exists "${pidfile}"
+}
+
+@test "the command hook stops a gate that could not be decided before anything runs: exit 2" {
+	local work="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${work}/thresholds" && cd "${work}"
+	cp "${PLUGIN_DIR}/thresholds/H100.yml" thresholds/
+	make_shim buildkite-agent
+	export BUILDKITE=true BUILDKITE_JOB_ID="job-check-$$" BUILDKITE_LABEL="perf gate"
+	export BUILDKITE_PLUGIN_PERFGATE_BINARY="${PERFGATE_BIN:?}"
+	local suite='"suites":{"serving":[{"name":"serving_mock","model":"m","server":{"command":"perfgate mock-server --port {port} --model {model}","ready":"/health"},"dataset":{"name":"random","input_len":8,"output_len":8}}]}'
+	# a misspelt GPU: its thresholds file is not there
+	export BUILDKITE_PLUGIN_CONFIGURATION="{\"gpu\":\"H1OO\",${suite}}"
+	run "${PLUGIN_DIR}/hooks/command"
+	assert_equal "${status}" 2
+	assert_output --partial "perfgate buildkite: step 'perf gate': gpu 'H1OO': no thresholds file thresholds/H1OO.yml (did you mean H100?)"
+	refute_output --partial "perfgate run"
+	assert_dir_not_exists results
+	assert_equal "$(cat "${CALLS}")" ""
 }
 
 @test "hooks, plugin shell, scripts and the plugin's tests are shellcheck-clean" {

@@ -433,7 +433,7 @@ print(" ".join(str(r["deadline_ns"][0] - r["received_ns"]) for r in map(json.loa
 	run curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health"
 	[ "$output" = 200 ]
 	run -3 "$PERFGATE_BIN" mock-server --port "$port" --max-seconds 1
-	[[ "$output" == *"cannot bind 127.0.0.1:$port"* ]]
+	[[ "$output" == *"cannot bind 127.0.0.1:$port: Address already in use (another server has it: --port 0 picks a free port, and --port-file writes it down)"* ]]
 }
 
 @test "flags: loopback only unless --allow-remote, bad values exit 2, --help documents them" {
@@ -542,4 +542,43 @@ PY
 	run "$PERFGATE_BIN" mock-server --idle-timeout-ms -1
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--idle-timeout-ms: expected a number >= 0"* ]]
+}
+
+@test "--as-vllm serve: vLLM's command line, the model it names, and the flags it does not play said" {
+	start_server --fixed-timing --as-vllm serve meta-llama/Llama-3.1-8B-Instruct \
+		--served-model-name llama --tensor-parallel-size 4 --dtype=bfloat16 \
+		--max_model_len 2048 --enforce-eager
+	run curl -sS "$URL/v1/models"
+	[ "$status" -eq 0 ]
+	echo "$output" | py "import json,sys; d=json.load(sys.stdin)['data'][0]; assert d['id'] == 'llama' and d['max_model_len'] == 2048, d"
+	grep -qxF "perfgate mock-server: as vllm serve meta-llama/Llama-3.1-8B-Instruct, simulated; not simulated: --tensor-parallel-size 4 --dtype=bfloat16 --enforce-eager" "$SERVER_LOG"
+}
+
+@test "--as-vllm bench throughput samples ShareGPT and writes vLLM's result; what it cannot play is exit 2" {
+	cd "$BATS_TEST_TMPDIR"
+	py "
+import json
+conv = [{'id': str(i), 'conversations': [
+    {'from': 'human', 'value': ' '.join('q%d' % k for k in range(8 + i))},
+    {'from': 'gpt', 'value': ' '.join('a%d' % k for k in range(5 + i % 3))}]} for i in range(20)]
+json.dump(conv, open('sg.json', 'w'))"
+	run --separate-stderr "$PERFGATE_BIN" mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 \
+		--as-vllm bench throughput --model m --dataset ./sg.json --num-prompts 10 \
+		--backend vllm --output-json t.json
+	[ "$status" -eq 0 ]
+	[[ "$output" == "Throughput: "*" requests/s, "*" total tokens/s, "*" output tokens/s" ]]
+	[ "$stderr" = "perfgate mock-server: as vllm bench throughput m, simulated; not simulated: --backend vllm" ]
+	# all ten at once, fixed timing: done when the longest answer (7 tokens) is
+	py "
+import json
+r = json.load(open('t.json'))
+assert r['num_requests'] == 10 and abs(r['elapsed_time'] - 0.008) < 1e-9, r
+assert abs(r['requests_per_second'] - 10 / 0.008) < 1e-6, r"
+	run --separate-stderr "$PERFGATE_BIN" mock-server --as-vllm bench throughput --model m \
+		--dataset missing.json --output-json t.json
+	[ "$status" -eq 2 ]
+	[ "${stderr_lines[1]}" = "perfgate mock-server: vllm bench throughput --dataset missing.json: no such file" ]
+	run --separate-stderr "$PERFGATE_BIN" mock-server --as-vllm bench serve --model m
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"vllm bench serve is vLLM's own client, not an engine"* ]]
 }

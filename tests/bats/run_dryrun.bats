@@ -19,7 +19,8 @@ setup() {
 	assert_line "  command    vllm bench latency --model meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 --load-format dummy --input-len 32 --output-len 128 --batch-size 8 --num-iters-warmup 5 --num-iters 15 --output-json '\$TMPDIR/perfgate-run-XXXXXX/latency_llama8B_tp1.json'"
 	assert_line "  timeout    3600 s, writes \$TMPDIR/perfgate-run-XXXXXX/latency_llama8B_tp1.json (imported into results/latency_llama8B_tp1.json)"
 	assert_line "  server     vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --dtype bfloat16 --host 127.0.0.1 --port {port}"
-	[ -z "$stderr" ]
+	# the one note: the run would stop on the missing ShareGPT file
+	[ "$stderr" = "perfgate run: warning: pipelines/suites/vllm-gpu.yml:75: test 'throughput_llama8B_tp1': dataset file 'ShareGPT_V3_unfiltered_cleaned_split.json': not found (relative to $PWD, where perfgate runs); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json and checks its sha256" ]
 
 	# nothing is run and nothing is written
 	cd "$(mktemp -d "$BATS_TEST_TMPDIR/empty.XXXXXX")"
@@ -110,8 +111,9 @@ setup() {
 	assert_success
 	assert_line --index 0 "perfgate run --dry-run: 24 test points from latency-tests.json, throughput-tests.json, serving-tests.json; nothing is started."
 	assert_line "[6/24] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_12"
-	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 2 ]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 3 ]
 	[[ "$stderr" == *"perfgate run: warning: serving-tests.json:84:9: tests[3].client_parameters.tokenizer: perfgate's client does not tokenize; ignored"* ]]
+	[[ "$stderr" == *"perfgate run: warning: throughput-tests.json:2: test 'throughput_llama8B_tp1': dataset file './ShareGPT_V3_unfiltered_cleaned_split.json': not found"* ]]
 	# secrets in the environment never reach the output
 	[[ "$output" != *hf_not_a_real_token* ]]
 	assert_line "  env        VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 HF_TOKEN=***"

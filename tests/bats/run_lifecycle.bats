@@ -83,6 +83,58 @@ run_perfgate() {
 	echo "$stderr"
 }
 
+@test "what a run needs is checked before a server starts: {port} in the command, the dataset file" {
+	# a server told no {port} listens where perfgate never looks: an error
+	# at load, not a wait for the 1,200 s ready timeout
+	cat >"$DIR/suite.yml" <<EOF
+serving:
+  - name: serving_fixed
+    model: $MARK
+    server: {command: "perfgate mock-server --port 8000 --model {model}", ready: /health, ready_timeout: 3}
+EOF
+	start=$SECONDS
+	run_perfgate
+	[ "$status" -eq 2 ]
+	[ $((SECONDS - start)) -lt 5 ]
+	[ "$stderr" = "perfgate run: $DIR/suite.yml:4:23: serving[0].server.command: the server command has no {port}: perfgate starts it on a free loopback port and waits for it there, so the command must listen on it (e.g. --port {port}); a server already running on a fixed port is server.remote: http://127.0.0.1:8000" ]
+	run --separate-stderr "$PERFGATE_BIN" run "$DIR/suite.yml" --dry-run
+	[ "$status" -eq 2 ]
+	# a missing dataset: exit 2 before the server loads its model
+	suite "" "
+serving:
+  - name: serving_sharegpt
+    dataset: {name: sharegpt, path: $DIR/missing/ShareGPT.json}"
+	run_perfgate
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "perfgate run: $DIR/suite.yml:10: test 'serving_sharegpt': dataset file '$DIR/missing/ShareGPT.json': not found; put it there before the run (docs/suite.md, dataset)" ]
+	[ ! -e "$RESULTS" ]
+	no_procs_left 0
+}
+
+@test "a GPU named by hand that nothing knows: one warning with a guess, the run goes on" {
+	suite "" "
+serving:
+  - name: serving_gpu
+    qps: [inf]
+    num_prompts: 4
+    dataset: {name: random, input_len: 8, output_len: 4}"
+	mkdir -p "$DIR/thresholds" && cp "$PERFGATE_SRC/thresholds/H100.yml" "$DIR/thresholds/"
+	cd "$DIR"
+	run_perfgate --gpu H10
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"perfgate run: warning: GPU 'H10' (from --gpu): not a GPU perfgate knows, and there is no thresholds/H10.yml (did you mean H100?); its results will say 1xH10"* ]]
+	[ "$(grep -c 'warning: GPU' <<<"$stderr")" = 1 ]
+	# one perfgate knows, or one with a thresholds file: not a word
+	for gpu in B200 H100; do
+		run_perfgate --gpu "$gpu"
+		[ "$status" -eq 0 ]
+		[[ "$stderr" != *"warning: GPU"* ]]
+	done
+	PERFGATE_GPU=H1OO run_perfgate
+	[[ "$stderr" == *"warning: GPU 'H1OO' (from PERFGATE_GPU): not a GPU perfgate knows"*"(did you mean H100?)"* ]]
+	no_procs_left 0
+}
+
 @test "a server that never becomes ready times out and leaves no process" {
 	suite "--never-ready" "
 serving:

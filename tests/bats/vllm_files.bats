@@ -16,32 +16,28 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# `vllm` on PATH: `vllm serve MODEL ... --port P` becomes perfgate's mock
-# server for MODEL, `vllm bench latency|throughput --output-json F` writes a
-# result of the shape vLLM writes (the stand-in for a GPU box).
-vllm_shim() {
+# vLLM played by perfgate's mock (`perfgate mock-server --as-vllm`, docs/
+# mock-server.md), as the docs tell a newcomer to run vLLM's files: `vllm
+# serve` is the mock server, `vllm bench latency|throughput` the result the
+# mock's engine model gives. Fixed timing keeps the points short.
+export PERFGATE_VLLM="perfgate mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm"
+
+# A `vllm` on PATH for what the mock does not play: vLLM's own client
+# (`vllm bench serve`, for pooling models) writes the result vLLM saves
+# for an embeddings model; `vllm serve` is the mock's. Its calls go to
+# vllm.calls.
+vllm_client_stub() {
 	cat >"${SHIMS}/vllm" <<'SHIM'
 #!/bin/bash
 if [ "$1" = serve ]; then
-	model=$2
-	shift 2
-	while [ $# -gt 0 ]; do
-		[ "$1" = --port ] && port=$2
-		shift
-	done
-	exec "$PERFGATE_BIN" mock-server --port "$port" --model "$model" --fixed-timing \
-		--ttft-ms 2 --itl-ms 1
+	exec "$PERFGATE_BIN" mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm "$@"
 fi
-kind=$2
 echo "vllm $*" >>"$BATS_TEST_TMPDIR/vllm.calls"
 while [ $# -gt 0 ]; do
-	[ "$1" = --output-json ] && out=$2
 	[ "$1" = --result-filename ] && out=$2
 	shift
 done
-if [ "$kind" = serve ]; then
-	# what vllm bench serve saves for a pooling (embeddings) model
-	"$PERFGATE_PYTHON" - "$out" "$@" <<'PY'
+"$PERFGATE_PYTHON" - "$out" <<'PY'
 import json, sys
 json.dump({"date": "20250901-120000", "backend": "openai-embeddings", "model_id": "m",
            "num_prompts": 200, "request_rate": "inf", "burstiness": 1.0, "max_concurrency": 32,
@@ -50,17 +46,9 @@ json.dump({"date": "20250901-120000", "backend": "openai-embeddings", "model_id"
            "mean_e2el_ms": 390.1, "median_e2el_ms": 380.2, "std_e2el_ms": 40.3,
            "p99_e2el_ms": 480.4}, open(sys.argv[1], "w"))
 PY
-	exit 0
-fi
-if [ "$kind" = latency ]; then
-	echo '{"avg_latency": 1.05, "std_latency": 0.01, "latencies": [1.04, 1.05, 1.06],
-	 "percentiles": {"10": 1.04, "25": 1.045, "50": 1.05, "75": 1.055, "90": 1.06, "99": 1.06}}' >"$out"
-else
-	echo '{"elapsed_time": 9.5, "num_requests": 200, "total_num_tokens": 88000,
-	 "requests_per_second": 21.05, "tokens_per_second": 9263.2}' >"$out"
-fi
 SHIM
 	chmod +x "${SHIMS}/vllm"
+	unset PERFGATE_VLLM
 }
 
 # ShareGPT conversations long enough for vLLM's filters
@@ -96,7 +84,6 @@ PY
 }
 
 @test "run against the mock server, the published files gate against thresholds/H100.yml with every point matched" {
-	vllm_shim
 	sharegpt
 	cp "$HIST/d5ce924/latency-tests.json" "$HIST/9ddbe88/throughput-tests.json" .
 	# the real file with 4 prompts a point instead of 200: the same names
@@ -115,6 +102,20 @@ PY
 	[ "$status" -eq 0 ]
 	[ -e res/serving_llama8B_tp1_sharegpt_qps_1.json ]
 	[ ! -e res/serving_llama8B_tp1_sharegpt_qps_1_concurrency_4.json ]
+	# vLLM's commands ran, played by the mock: a batch of 128 tokens at
+	# fixed timing is the first token at 2 ms and 127 more 1 ms apart
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+r = json.load(open("res/latency_llama8B_tp1.json"))
+assert abs(r["avg_latency"] - 0.129) < 1e-9 and len(r["latencies"]) == 15, r
+c = json.load(open("res/latency_llama8B_tp1.commands"))
+assert " mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm bench latency " in c["latency_command"], c
+t = json.load(open("res/throughput_llama8B_tp1.json"))
+assert t["num_requests"] == 200 and t["requests_per_second"] > 0, t
+s = json.load(open("res/serving_llama8B_tp1_sharegpt_qps_inf.commands"))
+assert " mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm serve meta-llama/" in s["server_command"], s
+PY
+	[[ "$stderr" == *"perfgate: commands run perfgate mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm where they say vllm (PERFGATE_VLLM)"* ]]
 	run --separate-stderr "$PERFGATE_BIN" compare res --thresholds "$PERFGATE_SRC/thresholds/H100.yml" \
 		--gpu H100 --quiet
 	# mock numbers are not an H100's: the verdicts may be anything, but no
@@ -180,7 +181,6 @@ PY
 }
 
 @test "vLLM's first nightly serving file (no qps_list) runs one point at rate inf" {
-	vllm_shim
 	sharegpt
 	cut_prompts "$HIST/0707a7f/serving-tests.json" serving-tests.json 6
 	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xA100 -o res serving-tests.json
@@ -194,7 +194,6 @@ PY
 }
 
 @test "the TPU file's sonnet prompts, as vLLM samples them, against the mock server" {
-	vllm_shim
 	for i in 1 2 3 4; do cat "$PERFGATE_SRC/tests/data/loadgen/sonnet.txt"; done >sonnet_4x.txt
 	cut_prompts "$HIST/53cc451/tpu-serving-tests-v6e-1.json" serving-tests.json 5
 	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xTPU -o res serving-tests.json
@@ -212,7 +211,7 @@ PY
 }
 
 @test "the CPU embeddings file runs vLLM's own client against the server perfgate starts" {
-	vllm_shim
+	vllm_client_stub
 	sharegpt
 	cp "$HIST/028b5aa/serving-tests-cpu-embed.json" serving-tests-cpu-embed.json
 	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xcpu -o res serving-tests-cpu-embed.json
@@ -231,7 +230,6 @@ PY
 }
 
 @test "a nightly multi-engine file runs its vllm tests, sharegpt and sonnet" {
-	vllm_shim
 	sharegpt
 	for i in 1 2 3 4; do cat "$PERFGATE_SRC/tests/data/loadgen/sonnet.txt"; done >sonnet_4x.txt
 	cut_prompts "$HIST/9c6c815/nightly-tests.json" nightly-tests.json 4
@@ -255,7 +253,6 @@ PY
 }
 
 @test "vLLM's genai-perf file runs genai-perf against the server perfgate starts and imports its export" {
-	vllm_shim
 	# `genai-perf profile ... --artifact-dir D`: writes D/profile_export_genai_perf.json,
 	# an export of the shape GenAI-Perf writes (tests/data/import/real/genai-perf-issue-298.md)
 	cat >"${SHIMS}/genai-perf" <<'SHIM'
@@ -293,4 +290,20 @@ for q in (4, 8):
 PY
 	# and the report shows them as any serving points
 	grep -q "| vllm_llama8B_tp1_genai_perf_qps_8 |" res/benchmark_results.md
+}
+
+@test "--vllm (or PERFGATE_VLLM) shows in the dry run as it will run; a bad one is exit 2" {
+	cp "$HIST/fc10a04/serving-tests.json" .
+	run --separate-stderr "$PERFGATE_BIN" run --dry-run --gpu H100 --filter 'tp1_sharegpt_qps_1$' \
+		--vllm "'/opt/my venv/bin/vllm'" serving-tests.json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Commands run '/opt/my venv/bin/vllm' where they say vllm."* ]]
+	[[ "$output" == *"  server     '/opt/my venv/bin/vllm' serve meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 1 "* ]]
+	PERFGATE_VLLM='vllm-{tp}' run --separate-stderr "$PERFGATE_BIN" run --dry-run serving-tests.json
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "perfgate run: PERFGATE_VLLM: command template 'vllm-{tp}': unknown placeholder '{tp}'" ]
+	run --separate-stderr "$PERFGATE_BIN" run --vllm "'unclosed" serving-tests.json
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "perfgate run: option '--vllm': command template ''unclosed': "* ]]
+	[ ! -e results ]
 }

@@ -2,8 +2,10 @@
 rendered from buildkite/plugin_config.c's table) is a valid Draft-7 schema, and it
 agrees with perfgate's own validation (`perfgate buildkite --check`) on real
 step configurations: what the plugin linter accepts, the step accepts.
---check also loads the suites, so the configurations name files that exist
-(in a scratch directory); a missing suite file is refused."""
+--check also loads the suites and checks what a step needs before it runs
+(a gating GPU's thresholds file, the datasets), so the configurations name
+files that exist (in a scratch directory); a missing suite file is
+refused."""
 import json
 import os
 import shutil
@@ -21,6 +23,12 @@ shutil.copy(os.path.join(src, "pipelines", "suites", "vllm-gpu.yml"),
             os.path.join(work, "pipelines", "suites"))
 for f in ("latency-tests.json", "serving-tests.json"):
     shutil.copy(os.path.join(tests, "data", "vllm", f), work)
+# what the suites read and the steps gate with: the datasets vLLM's files
+# name, the thresholds of the GPUs the configurations give
+for f in ("ShareGPT_V3_unfiltered_cleaned_split.json",):
+    open(os.path.join(work, f), "w").close()
+shutil.copytree(os.path.join(src, "thresholds"), os.path.join(work, "thresholds"),
+                ignore=shutil.ignore_patterns("sources"))
 with open(os.path.join(work, "s.yml"), "w") as f:
     f.write("defaults: {model: m, server: {command: 'serve {model} --port {port}'}}\n"
             "serving: [{name: serving_a}, {name: serving_b}, {name: serving_c}, {name: serving_d}]\n")

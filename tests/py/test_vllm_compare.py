@@ -341,6 +341,28 @@ class VllmCompare(unittest.TestCase):
             self.assertEqual(r["Total input tokens"], 8 * 32)
             self.assertEqual(r["Total output tokens"], 8 * 16)
 
+    # vLLM's current convert-results-json-to-markdown.py selects these
+    # serving columns, in this order, where they exist
+    # (research: vllm-perf-ci.md, 4.2)
+    CURRENT_SERVING_COLUMNS = [
+        "Test name", "Model", "Dataset Name", "Input Len", "Output Len", "TP Size", "PP Size",
+        "dtype", "GPU", "# of req.", "qps", "# of max concurrency.", "Tput (req/s)",
+        "Total Token Tput (tok/s)", "Output Tput (tok/s)", "Mean TTFT (ms)", "Median TTFT (ms)",
+        "P99 TTFT (ms)", "STD TTFT (ms)", "Mean TPOT (ms)", "Median", "P99", "STD TPOT (ms)",
+        "Mean ITL (ms)", "Median ITL (ms)", "P99 ITL (ms)",
+    ]
+
+    def test_every_column_of_vllms_current_converter(self):
+        for r in self.base:
+            missing = [c for c in self.CURRENT_SERVING_COLUMNS if c not in r]
+            self.assertEqual(missing, [], r["Test name"])
+            # the spread the run measured, as vllm bench serve writes it
+            with open(os.path.join(self.runs["base"], r["Test name"] + ".json")) as f:
+                result = json.load(f)
+            self.assertEqual(r["STD TTFT (ms)"], result["std_ttft_ms"])
+            self.assertEqual(r["STD TPOT (ms)"], result["std_tpot_ms"])
+            self.assertGreater(r["STD TTFT (ms)"], 0)
+
 
 if __name__ == "__main__":
     sys.exit(0 if unittest.main(exit=False, verbosity=2).result.wasSuccessful() else 1)

@@ -369,6 +369,43 @@ START_TEST(template_keeps_values_literal)
 }
 END_TEST
 
+/* --vllm: a command's program `vllm` becomes the user's words; other
+ * programs, and a word that only starts with vllm, stay as they are. */
+START_TEST(program_stands_in_for_vllm)
+{
+	struct pg_strv argv = PG_STRV_INIT;
+	struct pg_buf sh = PG_BUF_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *with = "perfgate mock-server --as-vllm";
+
+	pg_strv_push(&argv, "vllm");
+	pg_strv_push(&argv, "serve");
+	pg_strv_push(&argv, "m");
+	ck_assert(pg_program_replace_argv(&argv, "vllm", with));
+	ck_assert_uint_eq(argv.n, 5);
+	ck_assert_str_eq(argv.v[0], "perfgate");
+	ck_assert_str_eq(argv.v[2], "--as-vllm");
+	ck_assert_str_eq(argv.v[3], "serve");
+	ck_assert(!pg_program_replace_argv(&argv, "vllm", with)); /* perfgate now */
+	ck_assert(!pg_program_replace_argv(&argv, "perfgate", NULL));
+	pg_strv_release(&argv);
+
+	pg_buf_puts(&sh, "vllm serve 'm' --port 1 > log");
+	ck_assert(pg_program_replace_shell(&sh, "vllm", "'/opt/my venv/bin/vllm' -q"));
+	ck_assert_str_eq(sh.ptr, "'/opt/my venv/bin/vllm' -q serve 'm' --port 1 > log");
+	pg_buf_reset(&sh);
+	pg_buf_puts(&sh, "vllmx serve");
+	ck_assert(!pg_program_replace_shell(&sh, "vllm", with));
+	pg_buf_release(&sh);
+
+	ck_assert_int_eq(pg_program_check(with, &err), 0);
+	ck_assert_int_eq(pg_program_check("  ", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "command template is empty");
+	ck_assert_int_eq(pg_program_check("run {model}", &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, "command template 'run {model}': unknown placeholder '{model}'");
+}
+END_TEST
+
 START_TEST(template_shell_quotes_by_context)
 {
 	struct pg_buf out = PG_BUF_INIT;
@@ -664,6 +701,7 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, nearest_suggests_plausible_typos_only);
 	tcase_add_test(tc, template_keeps_values_literal);
 	tcase_add_test(tc, template_shell_quotes_by_context);
+	tcase_add_test(tc, program_stands_in_for_vllm);
 	tcase_add_test(tc, plan_names_points_like_vllm);
 	tcase_add_test(tc, json_writer_is_python_compatible);
 	tcase_add_test(tc, metric_registry_reads_results);

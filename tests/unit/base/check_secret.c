@@ -14,13 +14,42 @@
 START_TEST(names_that_are_secret)
 {
 	static const char *const secret[] = {
-		"HF_TOKEN",        "OPENAI_API_KEY", "db_password",  "Authorization",
-		"DB_PASS",         "MYSQL_PWD",      "REDIS-PASS",   "PGPASSWORD",
-		"X-Amz-Signature", "GPG_PASSPHRASE", "X-Auth-Token", "session_cookie",
+		"HF_TOKEN",
+		"OPENAI_API_KEY",
+		"db_password",
+		"Authorization",
+		"DB_PASS",
+		"MYSQL_PWD",
+		"REDIS-PASS",
+		"PGPASSWORD",
+		"X-Amz-Signature",
+		"GPG_PASSPHRASE",
+		"X-Auth-Token",
+		"session_cookie",
+		/* a key that opens something, whatever comes before it */
+		"SSH_KEY",
+		"BUILDKITE_AGENT_ACCESS_TOKEN",
+		"STEP_KEYRING",
+		"STEPKEY",
+		"STEP_KEY_TOKEN",
+		"MY_STEP_SECRET_KEY",
+		"KEY",
+		"step_api_key",
 	};
 	static const char *const visible[] = {
-		"VLLM_USAGE_SOURCE", "CUDA_VISIBLE_DEVICES", "BYPASS_CACHE",
-		"PASSTHROUGH",       "DATABASE_URL",         "COMPASS_DIR",
+		"VLLM_USAGE_SOURCE",
+		"CUDA_VISIBLE_DEVICES",
+		"BYPASS_CACHE",
+		"PASSTHROUGH",
+		"DATABASE_URL",
+		"COMPASS_DIR",
+		/* keys that name things: the step's key on every build page */
+		"BUILDKITE_STEP_KEY",
+		"step-key",
+		"SORT_KEY",
+		"KAFKA_PARTITION_KEY",
+		"ROUTING_KEY",
+		"CACHE_KEY",
 	};
 
 	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
@@ -50,6 +79,8 @@ START_TEST(flags_that_take_secrets)
 		"api-key",
 		"--skip-tokenizer-init",
 		"--password-file",
+		"--step-key",
+		"--cache-key=v1",
 	};
 
 	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)

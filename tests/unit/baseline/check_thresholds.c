@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "gate/compare.h"
 #include "base/error.h"
+#include "base/strutil.h"
 #include "results/metrics.h"
 #include "baseline/thresholds.h"
 #include "baseline/thresholds_io.h"
@@ -313,6 +314,41 @@ START_TEST(new_file_and_update_keep_the_policy)
 	pg_baseline_release(&again);
 	free(text);
 	free(edited);
+	free(path);
+}
+END_TEST
+
+/* Values written for review: the binary noise of arithmetic (seconds
+ * times 1000, a median of two) is not written, and what is written loads
+ * back to the measured value within 1e-9. */
+START_TEST(values_are_written_without_float_noise)
+{
+	char *path = tu_tmpdir_path("th/H100.yml");
+	struct pg_baseline fresh = PG_BASELINE_INIT, loaded = PG_BASELINE_INIT;
+	struct pg_policy policy;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_thresholds_update_opts opts = { "H100", "perfgate baseline update th/", false };
+	const struct pg_metric *mean = pg_metric_by_id(PG_SUITE_LATENCY, "mean_latency_ms");
+	const struct pg_metric *median = pg_metric_by_id(PG_SUITE_LATENCY, "median_latency_ms");
+	struct pg_base_point *p = pg_baseline_add(&fresh, "latency_x", PG_SUITE_LATENCY);
+	double mean_ms = 0.9247 * 1000, runs[] = { 24.1 + 0.1, 24.2, 1037.4779999999998 };
+	char *text, num[PG_FMT_DOUBLE_SIZE];
+
+	ck_assert_str_eq(pg_fmt_repr(num, mean_ms), "924.6999999999999"); /* the noise */
+	ck_assert_str_eq(pg_fmt_repr(num, runs[0]), "24.200000000000003");
+	pg_base_point_add_metric(p, mean, mean_ms, NULL, 0);
+	pg_base_point_add_metric(p, median, NAN, runs, 3);
+	ck_assert_msg(pg_thresholds_update(path, &fresh, &opts, &err) == 0, "%s", err.msg);
+	text = tu_read_file(path, NULL);
+	ck_assert_msg(strstr(text, "mean_latency_ms:   924.7\n"), "%s", text);
+	ck_assert_msg(strstr(text, "median_latency_ms: [24.2, 24.2, 1037.478]\n"), "%s", text);
+	ck_assert_msg(!strstr(text, "99999") && !strstr(text, "00000"), "%s", text);
+	ck_assert_int_eq(pg_thresholds_load(path, &policy, &loaded, &err), 0);
+	ck_assert(fabs(loaded.points[0].metrics[0].value / mean_ms - 1) < 1e-9);
+	pg_policy_release(&policy);
+	pg_baseline_release(&loaded);
+	pg_baseline_release(&fresh);
+	free(text);
 	free(path);
 }
 END_TEST
@@ -664,6 +700,7 @@ static Suite *thresholds_suite(void)
 	tcase_add_checked_fixture(tc, tu_tmpdir_setup, tu_tmpdir_teardown);
 	tcase_add_test(tc, new_file_and_update_keep_the_policy);
 	tcase_add_test(tc, update_keeps_sections_after_baselines);
+	tcase_add_test(tc, values_are_written_without_float_noise);
 	tcase_add_test(tc, update_counts_lines_as_yaml_does);
 	tcase_add_test(tc, update_rewrites_a_flow_mapping_whole);
 	tcase_add_test(tc, header_comments_hold_any_gpu_and_command);

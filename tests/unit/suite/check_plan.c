@@ -385,6 +385,61 @@ START_TEST(dryrun_every_shape)
 }
 END_TEST
 
+/* How long each point takes, as the suite alone tells it: a rate's
+ * arrivals (n/rate, a ramp's seeded schedule) pace a point, a cap below
+ * the prompt count or sessions make it "at least", rate inf and the
+ * latency/throughput/startup kinds are the server's; repeats multiply. */
+START_TEST(dryrun_time_estimates)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_plan plan = PG_PLAN_INIT;
+	struct pg_dryrun_opts o = { NULL, NULL, 0 };
+	struct pg_buf out = PG_BUF_INIT, lines = PG_BUF_INIT;
+
+	load_text(&s,
+		  "defaults:\n"
+		  "  server: {command: \"vllm serve {model} --port {port}\"}\n"
+		  "  model: m\n"
+		  "latency:\n"
+		  "  - name: latency_a\n"
+		  "startup:\n"
+		  "  - name: startup_a\n"
+		  "serving:\n"
+		  "  - name: serving_rates\n"
+		  "    num_prompts: 200\n"
+		  "    qps: [1, 4, 16, inf]\n"
+		  "    max_concurrency: [null, 16]\n"
+		  "  - name: serving_repeat\n"
+		  "    num_prompts: 90\n"
+		  "    qps: [0.5]\n"
+		  "    repeat: 3\n"
+		  "  - name: serving_ramp\n"
+		  "    num_prompts: 100\n"
+		  "    ramp_up: {strategy: linear, start_rps: 1, end_rps: 8}\n"
+		  "  - name: serving_sessions\n"
+		  "    client: {endpoint: /v1/chat/completions}\n"
+		  "    dataset: {name: multi_turn, users: 10, rounds: 4}\n"
+		  "    qps: [2]\n",
+		  "time.yml");
+	pg_plan_build(&plan, &s);
+	pg_dryrun_render(&out, &s, &plan, &o);
+	/* the plan's total and each point's time line, named */
+	for (const char *p = out.ptr; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		if (pg_str_has_prefix(p, "Time:") || pg_str_has_prefix(p, "[") ||
+		    pg_str_has_prefix(p, "  time "))
+			pg_buf_printf(&lines, "%.*s\n", (int)len, p);
+		p += len + (eol != NULL);
+	}
+	tu_assert_golden("golden/run/dryrun-time.txt", lines.ptr);
+	pg_buf_release(&out);
+	pg_buf_release(&lines);
+	pg_plan_release(&plan);
+	pg_suite_release(&s);
+}
+END_TEST
+
 /* A concurrency sweep with prompts_per_concurrency: every bounded point
  * sends concurrency x N prompts, clamped; unbounded points keep
  * num_prompts; the listing, the vllm command and the names follow. */
@@ -808,6 +863,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, dryrun_vllm_files);
 	tcase_add_test(tc, dryrun_every_shape);
 	tcase_add_test(tc, dryrun_deployment);
+	tcase_add_test(tc, dryrun_time_estimates);
 	tcase_add_test(tc, prompts_per_concurrency);
 	tcase_add_test(tc, ramp_up);
 	tcase_add_test(tc, sla_search_walk);
