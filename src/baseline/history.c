@@ -156,8 +156,8 @@ static int take_run(void *ctx, const json_t *o, int line, struct pg_error *err)
 	/* "" (judged, nothing regressed) reads as NULL, as the compact
 	 * reader interns it: only the names matter */
 	v = json_object_get(o, "regressed");
-	r.regressed =
-		json_is_string(v) && json_string_length(v) ? pg_xstrdup(json_string_value(v)) : NULL;
+	r.regressed = json_is_string(v) && json_string_length(v) ? pg_xstrdup(json_string_value(v))
+								 : NULL;
 	r.suite = (enum pg_suite_kind)suite;
 	r.qps = NAN;
 	v = json_object_get(o, "qps");
@@ -850,10 +850,11 @@ static size_t metric_cuts(const struct pg_history_analysis *a, size_t i, const s
  * its segment), its level's window (the latest segment's last `window`
  * jobs) as the samples. Returns the metric, or NULL when no job has it.
  */
-static struct pg_base_metric *
-build_metric(struct pg_base_point *bp, const struct pg_history *h, const size_t *idx, size_t k,
-	     const long *rec_job, const struct pg_history_analysis *a, size_t i,
-	     const struct pg_metric *m, long first_job, long span_from, size_t window)
+static struct pg_base_metric *build_metric(struct pg_base_point *bp, const struct pg_history *h,
+					   const size_t *idx, size_t k, const long *rec_job,
+					   const struct pg_history_analysis *a, size_t i,
+					   const struct pg_metric *m, long first_job,
+					   long span_from, size_t window)
 {
 	double *v = pg_xmalloc(k * sizeof(double));
 	long *jobs = pg_xmalloc(k * sizeof(long)), cuts[64];
@@ -896,6 +897,43 @@ done:
 	free(jobs);
 	free(seg);
 	return bm;
+}
+/* ", since the change at 1a2b3c4d5e6f" when every metric of the point
+ * changed level there; ", Median TTFT (ms) since the change at ..." for
+ * the ones that did when they differ: the others' baseline is their whole
+ * window. */
+static void level_changes(struct pg_buf *src, const struct pg_base_point *bp,
+			  const struct pg_history_analysis *a, long first_job)
+{
+	size_t changed = 0, shown = 0;
+	bool same = true;
+	long from = -1;
+
+	for (size_t m = 0; m < bp->n_metrics; m++) {
+		long f = bp->metrics[m].level_from;
+		if (f < first_job || !a->jobs[f - first_job].commit)
+			continue;
+		same &= !changed || f == from;
+		from = f;
+		changed++;
+	}
+	if (!changed)
+		return;
+	if (same && changed == bp->n_metrics) {
+		pg_buf_printf(src, ", since the change at %.12s", a->jobs[from - first_job].commit);
+		return;
+	}
+	for (size_t m = 0; m < bp->n_metrics && shown < 3; m++) {
+		long f = bp->metrics[m].level_from;
+		if (f < first_job || !a->jobs[f - first_job].commit)
+			continue;
+		pg_buf_printf(src, ", %s since the change at %.12s", bp->metrics[m].metric->label,
+			      a->jobs[f - first_job].commit);
+		shown++;
+	}
+	if (changed > shown)
+		pg_buf_printf(src, ", %zu more metrics since changes of their own",
+			      changed - shown);
 }
 
 void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_history *hs, size_t n,
@@ -966,14 +1004,17 @@ void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_hi
 				continue;
 			bm = build_metric(bp, h, idx, k, a.rec_job[i], &a, i, &all[m], first_job,
 					  span_from, window);
-			if (bm && bm->runs > bp->runs)
+			if (!bm)
+				continue;
+			if (bm->runs > bp->runs)
 				bp->runs = bm->runs;
-			if (bm && last_regressed(last, all[m].id))
+			if (last_regressed(last, all[m].id))
 				bm->known_job = first_job + newest;
 		}
 		pg_buf_printf(&src, "git history: %zu run%s", k, k == 1 ? "" : "s");
 		if (h->recs[idx[0]].date && last->date)
 			pg_buf_printf(&src, ", %.10s to %.10s", h->recs[idx[0]].date, last->date);
+		level_changes(&src, bp, &a, first_job);
 		(void)oldest;
 		bp->source = pg_buf_detach(&src);
 		free(idx);

@@ -678,7 +678,7 @@ enum key {
 };
 
 static const char *const key_names[K_OTHER] = {
-	"format", "commit",          "date",    "build_url", "gpu",     "suite", "test",
+	"format", "commit",          "date",    "build_url", "gpu",     "suite",     "test",
 	"qps",    "max_concurrency", "repeats", "run",       "metrics", "regressed",
 };
 

@@ -470,6 +470,9 @@ struct pg_cmp_row {
 	size_t n_baseline; /* jobs (or samples) behind the baseline */
 	size_t n_current;  /* samples behind current */
 	enum pg_cmp_method method;
+	/* PG_METHOD_TOLERANCE with a p-value: what measured the noise
+	 * ("the run-to-run noise the thresholds file records", ...); NULL */
+	const char *noise_source;
 	struct pg_cmp_side first; /* the first run */
 	struct pg_cmp_side rerun; /* the confirmation re-run (n == 0: none) */
 	enum pg_verdict verdict;
@@ -540,9 +543,9 @@ struct pg_comparison {
 	/* the step's budget: Holm over the gated hypotheses, whole-run ones
 	 * getting a share of it when there are any */
 	double step_false_alarm;
-	size_t hypotheses;           /* gated hypotheses with a p-value */
-	double budget_points;        /* the share for single points */
-	double budget_whole_run;     /* the share for whole-run changes */
+	size_t hypotheses;       /* gated hypotheses with a p-value */
+	double budget_points;    /* the share for single points */
+	double budget_whole_run; /* the share for whole-run changes */
 	/* per metric class (throughput, latency, tail): the median over the
 	 * gated rows of their catchable change; NAN where none */
 	double catchable[3];

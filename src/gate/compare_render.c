@@ -189,8 +189,8 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 	bool any = false;
 
 	for (size_t i = 0; i < c->n; i++)
-		tolerance_only +=
-			c->rows[i].method == PG_METHOD_TOLERANCE && isnan(c->rows[i].p_value);
+		tolerance_only += c->rows[i].method == PG_METHOD_TOLERANCE &&
+				  isnan(c->rows[i].p_value);
 	if (!c->hypotheses && !tolerance_only)
 		return;
 	pg_buf_puts(out, "Decision: ");
@@ -198,9 +198,9 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_puts(out, "at most ");
 		fmt_budget(out, c->step_false_alarm);
 		pg_buf_printf(out,
-			      " of clean builds fail, over %zu hypotheses (Holm; a test point's "
+			      " of clean builds fail, over %zu hypothes%s (Holm; a test point's "
 			      "metrics move together and are one",
-			      c->hypotheses);
+			      c->hypotheses, c->hypotheses == 1 ? "is" : "es");
 		if (c->budget_whole_run > 0 && c->budget_points > 0) {
 			pg_buf_puts(out, "; ");
 			fmt_budget(out, c->budget_points);
@@ -210,10 +210,11 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 		}
 		pg_buf_puts(out, "); each point is judged beyond the run's common change");
 		if (tolerance_only)
-			pg_buf_printf(out,
-				      ", %zu comparison%s with nothing to measure the noise (never a "
-				      "regression)",
-				      tolerance_only, tolerance_only == 1 ? "" : "s");
+			pg_buf_printf(
+				out,
+				", %zu comparison%s with nothing to measure the noise (never a "
+				"regression)",
+				tolerance_only, tolerance_only == 1 ? "" : "s");
 	} else {
 		pg_buf_puts(out, "nothing measures the noise (one value against one value, no "
 				 "repeats): changes beyond the tolerance are shown, never failed");
@@ -464,8 +465,11 @@ void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 		pg_buf_puts(out, "; decided against the spread of the run's other points");
 		break;
 	case PG_METHOD_TOLERANCE:
-		pg_buf_puts(out,
-			    "; decided by the tolerance alone, with no spread to test against");
+		if (r->noise_source)
+			pg_buf_printf(out, "; the change tested against %s", r->noise_source);
+		else
+			pg_buf_puts(out, "; decided by the tolerance alone, with no spread to "
+					 "test against");
 		break;
 	case PG_METHOD_NONE:
 		break;

@@ -748,7 +748,6 @@ size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_op
 	return cx.n_out;
 }
 
-
 double pg_cmpstat_max_equicorr_sf(double z, size_t m, double rho)
 {
 	/* given the common factor w, the m are independent: integrate the
@@ -774,9 +773,9 @@ double pg_cmpstat_max_equicorr_sf(double z, size_t m, double rho)
 static const struct {
 	double nu, scale, share;
 } t_tails[] = {
-	{ 1, 1.9788, 0.10608 },	 { 1.5, 1.6166, 0.06823 }, { 2, 1.4531, 0.04873 },
+	{ 1, 1.9788, 0.10608 },   { 1.5, 1.6166, 0.06823 }, { 2, 1.4531, 0.04873 },
 	{ 2.5, 1.3534, 0.03764 }, { 3, 1.2920, 0.03040 },   { 4, 1.2160, 0.02181 },
-	{ 5, 1.1699, 0.01693 },	 { 7, 1.1206, 0.01222 },   { 10, 1.0845, 0.00877 },
+	{ 5, 1.1699, 0.01693 },   { 7, 1.1206, 0.01222 },   { 10, 1.0845, 0.00877 },
 	{ 15, 1.0544, 0.00641 },  { 30, 1.0260, 0.00442 },
 };
 #define NORMAL_SHARE_BEYOND_3 0.00273

@@ -135,14 +135,15 @@ struct pair_state {
 	double y1, y2; /* the runs' values (log, oriented); NAN */
 	double r1, r2; /* raw change (log, oriented) */
 	double last;   /* main's newest job's leftover (log, oriented); NAN */
-	size_t n_level; /* jobs behind centre */
+	const char *noise_source; /* the tolerance method's noise, in words; NULL */
+	size_t n_level;           /* jobs behind centre */
 	/* the history's jobs for the spread (pg_base_metric.span; a baseline
 	 * built without one: its window, one segment) */
 	const double *sv;
 	const long *sj;
 	const int *sg;
 	size_t sn;
-	int *zeros; /* owned: the one segment of a span-less window */
+	int *zeros;         /* owned: the one segment of a span-less window */
 	char *insufficient; /* why the pair cannot be judged (owned), or NULL */
 	enum pg_cmp_method method;
 	size_t unit;
@@ -172,9 +173,9 @@ struct unit {
 	double spread; /* the offsets' sd around their segments' levels (log); NAN */
 	double spread_df;
 	double spread_nu, spread_scale; /* the offsets' tails */
-	size_t n_hist; /* jobs behind level */
-	double nu, scale; /* the leftovers' tails (pg_cmpstat_tail_shape) */
-	struct cell *cells; /* the history's leftovers, sorted by point, job */
+	size_t n_hist;                  /* jobs behind level */
+	double nu, scale;               /* the leftovers' tails (pg_cmpstat_tail_shape) */
+	struct cell *cells;             /* the history's leftovers, sorted by point, job */
 	size_t n_cells;
 	bool has_common;
 	struct hyp common;
@@ -204,7 +205,7 @@ struct step {
 	size_t n_units;
 	struct point_family *fams;
 	size_t n_fams;
-	double *corr; /* n_units x n_units: the leftovers' correlation; NAN */
+	double *corr;             /* n_units x n_units: the leftovers' correlation; NAN */
 	bool *point_flagged;      /* per pair: its point has a flagged pair */
 	double budget[FAM_COUNT]; /* a first run alone fails at this level */
 	double flag[FAM_COUNT];   /* ... and is worth a re-run at this one */
@@ -482,8 +483,9 @@ static void step_history(struct step *s, struct unit *u)
 					if (seg[r * P + k] == sg && !isnan(y[r * P + k]) &&
 					    (!last || win[r * P + k]))
 						all_res[m++] = y[r * P + k] - row[r];
-				lvl[k * max_seg + (size_t)sg] =
-					m ? pg_cmpstat_median_inplace(all_res, m) : NAN;
+				lvl[k * max_seg + (size_t)sg] = m ? pg_cmpstat_median_inplace(
+									    all_res, m)
+								  : NAN;
 				if (it == 0) {
 					size_t c = 0;
 					for (size_t r = 0; r < R; r++)
@@ -527,8 +529,8 @@ static void step_history(struct step *s, struct unit *u)
 					continue;
 				x = (x - row[r] - lvl[k * max_seg + (size_t)sg]) / sqrt(keep);
 				all_res[n_all++] = x;
-				u->cells[u->n_cells++] =
-					(struct cell){ s->pairs[u->pairs[k]].bp, jobs[r], x };
+				u->cells[u->n_cells++] = (struct cell){ s->pairs[u->pairs[k]].bp,
+									jobs[r], x };
 			}
 		}
 		qsort(u->cells, u->n_cells, sizeof(*u->cells), cmp_cell);
@@ -556,7 +558,8 @@ static void step_history(struct step *s, struct unit *u)
 			n_level += win[r * P + k];
 			keep = seg_keep(seg_n[k * max_seg + (size_t)sg]) * (1 - 0.43 / (double)P);
 			if (keep > 0)
-				all_res[kp++] = (x - row[r] - lvl[k * max_seg + (size_t)sg]) / sqrt(keep);
+				all_res[kp++] = (x - row[r] - lvl[k * max_seg + (size_t)sg]) /
+						sqrt(keep);
 		}
 		st->n_level = n_level;
 		st->from = bm->level_from > 0 ? bm->level_from : 0;
@@ -855,10 +858,11 @@ static void thresholds(struct step *s, size_t i)
  * The noise a thresholds file's value states for the tolerance method: its
  * recorded run-to-run noise (several runs), else the spread of its samples
  * (one run's repeats) and of the run's own repeats, else the run's repeats
- * alone; NAN sd when nothing measures it.
+ * alone; NAN sd when nothing measures it. Returns what measured it, in
+ * words, or NULL.
  */
-static void stated_noise(const struct step *s, size_t i, const struct unit *u, double *sd,
-			 double *df)
+static const char *stated_noise(const struct step *s, size_t i, const struct unit *u, double *sd,
+				double *df)
 {
 	const struct pg_step_pair *p = &s->pairs[i];
 	const struct pg_base_metric *bm = p->bm;
@@ -870,7 +874,7 @@ static void stated_noise(const struct step *s, size_t i, const struct unit *u, d
 		double j = log1p(bm->noise);
 		*sd = j * sqrt(1 + level_var((size_t)bm->runs));
 		*df = SD_EFFICIENCY * (double)(bm->runs - 1);
-		return;
+		return "the run-to-run noise the baseline records";
 	}
 	if (bm->n_samples >= 3) {
 		double *v = pg_xmalloc(bm->n_samples * sizeof(double));
@@ -886,9 +890,12 @@ static void stated_noise(const struct step *s, size_t i, const struct unit *u, d
 	else if (!isnan(wb))
 		var += wb * wb * level_var(p->n1 ? p->n1 : 1);
 	if (isnan(wb) && isnan(p->w1))
-		return;
+		return NULL;
 	*sd = sqrt(var);
 	*df = SD_EFFICIENCY * (double)((nb >= 3 ? nb - 1 : 0) + (p->n1 >= 3 ? p->n1 - 1 : 0));
+	return !isnan(wb) && !isnan(p->w1) ? "the spread of the baseline's and this run's repeats"
+	       : !isnan(wb)                ? "the spread of the baseline's repeats"
+					   : "the spread of this run's repeats";
 }
 
 /* Can the pair be judged on its own samples? Sets st->insufficient when
@@ -908,8 +915,8 @@ static void sufficiency(struct step *s, size_t i)
 		set_why(st, "%zu run%s of this metric in the history, %ld needed", st->sn,
 			st->sn == 1 ? "" : "s", s->policy->min_history);
 	else if ((long)st->n_level < need)
-		set_why(st, "%zu run%s since its level changed at %.12s, %ld needed",
-			st->n_level, st->n_level == 1 ? "" : "s", commit ? commit : "?", need);
+		set_why(st, "%zu run%s since its level changed at %.12s, %ld needed", st->n_level,
+			st->n_level == 1 ? "" : "s", commit ? commit : "?", need);
 	else if (isnan(st->h.sd1) || isnan(st->h.df))
 		set_why(st, "no run-to-run spread measured yet (%zu run%s)", st->sn,
 			st->sn == 1 ? "" : "s");
@@ -1034,7 +1041,7 @@ static void first_run(struct step *s, struct unit *u)
 			break;
 		}
 		if (st->method == PG_METHOD_TOLERANCE && isfinite(h->e1))
-			stated_noise(s, pi, u, &h->sd1, &h->df);
+			st->noise_source = stated_noise(s, pi, u, &h->sd1, &h->df);
 		if (st->method == PG_METHOD_STEP || st->method == PG_METHOD_HISTORY)
 			h->sd1 = fewer_repeats(h->sd1, p->w1, p->n1, p->bp->repeats);
 		h->sd2 = h->sd1;
@@ -1173,8 +1180,8 @@ static double family_p(const struct point_family *pf, double p)
 		return p;
 	if (!pf->measured)
 		return fmin(1, (double)pf->n * p);
-	return fmax(p, pg_cmpstat_max_equicorr_sf(pg_cmpstat_t_quantile(p, INFINITY), pf->n,
-						   pf->rho));
+	return fmax(p,
+		    pg_cmpstat_max_equicorr_sf(pg_cmpstat_t_quantile(p, INFINITY), pf->n, pf->rho));
 }
 
 /* The point families: a job's point, its pairs that can fail the step. */
@@ -1186,8 +1193,8 @@ static void point_families(struct step *s)
 		size_t f = 0;
 		if (h->fam != FAM_POINTS)
 			continue;
-		while (f < s->n_fams && (s->fams[f].bp != s->pairs[i].bp ||
-					 s->fams[f].group != s->pairs[i].group))
+		while (f < s->n_fams &&
+		       (s->fams[f].bp != s->pairs[i].bp || s->fams[f].group != s->pairs[i].group))
 			f++;
 		if (f == s->n_fams) {
 			s->fams[f].bp = s->pairs[i].bp;
@@ -1371,8 +1378,8 @@ static void classify(const struct step *s, struct hyp *h, bool tail)
 	bool significant = tested && h->padj <= s->budget[h->fam];
 	bool worth_rerun = tested && h->padj <= s->flag[h->fam];
 	/* improvements never fail: Bonferroni over the family is enough */
-	bool better_significant = tested && h->p1_better * (double)s->fam_n[h->fam] <=
-						    s->budget[h->fam];
+	bool better_significant = tested &&
+				  h->p1_better * (double)s->fam_n[h->fam] <= s->budget[h->fam];
 
 	h->verdict = PG_VERDICT_UNCHANGED;
 	h->outcome = PG_OUTCOME_PASS;
@@ -1532,7 +1539,8 @@ static bool reproduced(const struct step *s, const struct hyp *h, const size_t *
 		double alone = h->fam == FAM_POINTS
 				       ? REPLICATE
 				       : fmin(1, s->budget[h->fam] / s->flag[h->fam]) /
-						 (double)(n_flagged[h->fam] ? n_flagged[h->fam] : 1);
+						 (double)(n_flagged[h->fam] ? n_flagged[h->fam]
+									    : 1);
 		return h->e2 > h->tol && family_p(pf, h->p2) <= alone &&
 		       (h->e1 + h->e2) / 2 > h->fail &&
 		       fmin(1, F * family_p(pf, pooled_p(h))) <= s->budget[h->fam];
@@ -1563,8 +1571,8 @@ static void confirm(struct step *s)
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct hyp *h = &s->ps[i].h;
-		const struct point_family *pf =
-			s->ps[i].family >= 0 ? &s->fams[s->ps[i].family] : NULL;
+		const struct point_family *pf = s->ps[i].family >= 0 ? &s->fams[s->ps[i].family]
+								     : NULL;
 		if (!h->flagged)
 			continue;
 		if (h->rerun_failed || h->rerun_lacks) {
@@ -1692,9 +1700,8 @@ static void pair_note(struct step *s, size_t i)
 	p_text(pa, sizeof(pa), h->padj);
 	if (h->known && h->verdict == PG_VERDICT_REGRESSED) {
 		const long j = p->bm->known_job;
-		const char *commit = j >= 0 && (size_t)j < s->base->n_jobs
-					     ? s->base->jobs[j].commit
-					     : NULL;
+		const char *commit = j >= 0 && (size_t)j < s->base->n_jobs ? s->base->jobs[j].commit
+									   : NULL;
 		set_note(&row->note,
 			 "%s%s: main's known change, found regressed in main's newest run (%.12s); "
 			 "the level follows it once it persists",
@@ -1854,6 +1861,8 @@ static void fill_pair(struct step *s, size_t i)
 			centre = p->bm->value;
 	}
 	row->method = st->method;
+	row->noise_source = st->method == PG_METHOD_TOLERANCE && isfinite(h->p1) ? st->noise_source
+										 : NULL;
 	row->baseline = centre;
 	row->base_from = st->method == PG_METHOD_HISTORY ? st->from : 0;
 	row->current = p->v1;

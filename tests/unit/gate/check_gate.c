@@ -775,8 +775,8 @@ START_TEST(evidence_interval_basis_and_chart_against_the_history)
 	/* the evidence: the interval, and the chart it links */
 	pg_comparison_markdown(&md, &c);
 	ck_assert_msg(strstr(md.ptr,
-			     "p = 0.0021 (0.0021 over the step). 95% interval of the change: "
-			     "-14.2% to -5.6%. "
+			     "p = 0.0025 (0.0025 over the step). 95% interval of the change: "
+			     "-14.4% to -5.4%. "
 			     "[Trend of the baseline's runs](evidence/"
 			     "serving_a_qps_inf-output_throughput.svg)\n"),
 		      "%s", md.ptr);
