@@ -185,12 +185,15 @@ static void fmt_budget(struct pg_buf *out, double v)
 static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 {
 	static const char *const class_names[3] = { "throughput", "median latencies", "tails" };
-	size_t tolerance_only = 0;
+	size_t tolerance_only = 0, beyond_common = 0;
 	bool any = false;
 
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		tolerance_only += c->rows[i].method == PG_METHOD_TOLERANCE &&
 				  isnan(c->rows[i].p_value);
+		beyond_common += c->rows[i].method == PG_METHOD_STEP ||
+				 c->rows[i].method == PG_METHOD_CROSSWISE;
+	}
 	if (!c->hypotheses && !tolerance_only)
 		return;
 	pg_buf_puts(out, "Decision: ");
@@ -208,11 +211,13 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 			fmt_budget(out, c->budget_whole_run);
 			pg_buf_puts(out, " for whole-run changes");
 		}
-		pg_buf_puts(out, "); each point is judged beyond the run's common change");
+		pg_buf_puts(out, ")");
+		if (beyond_common)
+			pg_buf_puts(out, "; each point is judged beyond the run's common change");
 		if (tolerance_only)
 			pg_buf_printf(
 				out,
-				", %zu comparison%s with nothing to measure the noise (never a "
+				"; %zu comparison%s with nothing to measure the noise (never a "
 				"regression)",
 				tolerance_only, tolerance_only == 1 ? "" : "s");
 	} else {

@@ -118,6 +118,8 @@ struct hyp {
 	bool flagged;        /* the first run flags a failure: worth a re-run */
 	bool strong;         /* ... and fails on its own when none comes */
 	bool by_strict;      /* flagged only because of --strict (not significant) */
+	bool bar_only;       /* a thresholds value with nothing to measure the noise:
+			      * the tolerance is the bar, a re-run the check */
 	bool spike;          /* a tail metric's first run alone: fails only if it repeats */
 	bool repeats;        /* main's newest run was beyond the failing threshold too */
 	bool known;          /* at the level main's gate already found regressed */
@@ -1053,6 +1055,8 @@ static void first_run(struct step *s, struct unit *u)
 			h->p1 = h->e1 > 0 ? 0 : 1;
 			h->p1_better = 1 - h->p1;
 		}
+		h->bar_only = st->method == PG_METHOD_TOLERANCE && !st->insufficient &&
+			      isnan(h->p1) && isfinite(h->e1);
 		h->floor1 = under_floor(u->m, &s->c->rows[p->row].rule, p->bm->value, h->e1);
 		/* main's newest run beyond the failing threshold too: a tail's
 		 * change repeats rather than spikes; and when main's gate
@@ -1086,8 +1090,10 @@ static void first_run(struct step *s, struct unit *u)
 		h->tol = tol;
 		h->better = better;
 		h->raw1 = NAN;
-		if (u->method == PG_METHOD_STEP && (long)u->n_hist >= need && u->spread > 0 &&
-		    u->spread_df > 0) {
+		/* a spread of exactly 0 from enough jobs is measured too (a
+		 * deterministic benchmark): any change beyond it is real */
+		if (u->method == PG_METHOD_STEP && (long)u->n_hist >= need && u->spread >= 0 &&
+		    (u->spread == 0 || u->spread_df > 0)) {
 			h->e1 = u->off1 - u->level;
 			h->sd1 = u->spread * sqrt(1 + level_var(u->n_hist));
 			h->shared = u->spread * u->spread * level_var(u->n_hist);
@@ -1101,6 +1107,7 @@ static void first_run(struct step *s, struct unit *u)
 			 * two jobs' offsets apart */
 			h->e1 = u->off1 - (isnan(u->level) ? 0 : u->level);
 			h->fail = isfinite(h->fail) ? log1p(2 * expm1(h->fail)) : h->fail;
+			h->bar_only = isfinite(h->e1);
 		}
 	}
 }
@@ -1375,11 +1382,14 @@ static void budget(struct step *s)
 static void classify(const struct step *s, struct hyp *h, bool tail)
 {
 	bool tested = h->fam != FAM_NONE;
-	bool significant = tested && h->padj <= s->budget[h->fam];
+	/* a value the user wrote with no noise to test against: beyond the
+	 * tolerance is beyond the bar (a re-run confirms it) */
+	bool significant = h->bar_only || (tested && h->padj <= s->budget[h->fam]);
 	bool worth_rerun = tested && h->padj <= s->flag[h->fam];
 	/* improvements never fail: Bonferroni over the family is enough */
-	bool better_significant = tested &&
-				  h->p1_better * (double)s->fam_n[h->fam] <= s->budget[h->fam];
+	bool better_significant = h->bar_only ||
+				  (tested &&
+				   h->p1_better * (double)s->fam_n[h->fam] <= s->budget[h->fam]);
 
 	h->verdict = PG_VERDICT_UNCHANGED;
 	h->outcome = PG_OUTCOME_PASS;
@@ -1963,7 +1973,7 @@ static void add_common(struct step *s, struct unit *u)
 	cc.job = u->group;
 	cc.method = isnan(h->p1) ? PG_METHOD_TOLERANCE : PG_METHOD_STEP;
 	cc.points = u->n_off1;
-	cc.spread = u->spread > 0 && !isnan(h->p1) ? expm1(u->spread) : NAN;
+	cc.spread = u->spread >= 0 && !isnan(h->p1) ? expm1(u->spread) : NAN;
 	cc.tolerance = isfinite(h->fail) ? expm1(h->fail) : expm1(h->tol);
 	side(&cc.first, u->m, NAN, u->off1, h, false, u->n_off1);
 	if (c->with_confirmation && h->rerun)
@@ -1981,6 +1991,11 @@ static void add_common(struct step *s, struct unit *u)
 	} else if (h->flagged && !c->with_confirmation) {
 		set_note(&cc.note, h->strong ? "unconfirmed: re-run to confirm"
 					     : "as large as a slow job: re-run to confirm");
+	} else if (h->verdict == PG_VERDICT_NOISY && isnan(h->padj)) {
+		set_note(&cc.note,
+			 "%s, within twice the tolerance: nothing measures how whole "
+			 "runs vary",
+			 a);
 	} else if (h->verdict == PG_VERDICT_NOISY) {
 		set_note(&cc.note, "%s, within the history's job-to-job spread (%s for the step)",
 			 a, pv);

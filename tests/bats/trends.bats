@@ -52,9 +52,9 @@ setup() {
 	grep -q '<title>step 9.1% worse, between' "$page"
 	grep -q '>this PR</text>' "$page"
 	grep -q '<a href="https://buildkite.example/b/9">build</a>' "$page"
-	grep -q 'since its level changed at' "$page"
+	grep -q 'since the change at' "$page"
 	# what the gate says about the same run, on the overview
-	grep -q 'With <b>this PR</b>: perfgate: PASS with warnings' ../site/H100/index.html
+	grep -q 'With <b>this PR</b>: perfgate: PASS — H100: no regressions in 4 tests' ../site/H100/index.html
 }
 
 @test "trends: names from users are escaped, file names are safe, errors name the problem" {
