@@ -215,6 +215,8 @@ static void evidence_lines(struct pg_bk_compare *out, const struct pg_comparison
 	for (size_t i = 0; i < n; i++) {
 		const struct pg_cmp_files *f = rows[i]->files;
 		struct pg_buf text = PG_BUF_INIT;
+		pg_comparison_evidence_line(&text, rows[i]);
+		out->ev[i].line = keep(out, pg_buf_detach(&text));
 		pg_comparison_evidence_text(&text, rows[i]);
 		out->ev[i].text = keep(out, pg_buf_detach(&text));
 		out->ev[i].point = keep(out, pg_xstrdup(rows[i]->point));

@@ -25,6 +25,7 @@
 #include "base/secret.h"
 #include "runner/runner_io.h"
 #include "baseline/history_io.h"
+#include "baseline/thresholds_io.h"
 #include "runner/runfmt.h"
 #include "runner/ab_io.h"
 #include "gate/ab.h"
@@ -452,6 +453,48 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->headline_note = f->headline_note;
 }
 
+/*
+ * A failing step's next steps (annotation.h pg_annotation_next): this
+ * step run again for the build it ran for, on the points that failed
+ * (none when the whole run changed: every point), and how its baseline
+ * takes a new level. points and thresholds hold what n points to.
+ */
+static void annotation_next(const struct step *st, const struct finish *f,
+			    struct pg_annotation_next *n, struct pg_strv *points, char **thresholds)
+{
+	memset(n, 0, sizeof(*n));
+	n->step = pg_bkenv_step_name(st->env);
+	if (pg_bkenv_is_pr(st->env)) {
+		n->pull_request = st->env->pull_request;
+		n->base_branch = pg_bk_base_branch(&st->s, st->env);
+		n->label = st->s.only_on_labels.n ? st->s.only_on_labels.v[0] : NULL;
+	}
+	for (size_t i = 0; i < f->cmp.n_rows && !f->cmp.counts.whole_run_metrics; i++) {
+		const struct pg_annotation_row *r = &f->cmp.rows[i];
+		bool seen = false;
+		if (r->tone != PG_TONE_BAD)
+			continue;
+		for (size_t k = 0; k < points->n && !seen; k++)
+			seen = !strcmp(points->v[k], r->test);
+		if (!seen)
+			pg_strv_push(points, r->test);
+	}
+	n->points = (const char *const *)points->v;
+	n->n_points = points->n;
+	n->report = st->s.mode == PG_MODE_REPORT;
+	n->results_dir = st->s.results_dir;
+	n->history_repo = st->s.history_repo;
+	if (st->have_ab) {
+		n->accept = PG_ACCEPT_AB;
+	} else if (st->s.baseline == PG_BASELINE_GIT) {
+		n->accept = PG_ACCEPT_HISTORY;
+	} else {
+		n->accept = PG_ACCEPT_THRESHOLDS;
+		*thresholds = pg_thresholds_path(st->s.thresholds, st->gpu.key);
+		n->thresholds = *thresholds;
+	}
+}
+
 static void post_annotation(struct step *st, struct finish *f)
 {
 	struct pg_annotation a = { 0 };
@@ -467,7 +510,8 @@ static void post_annotation(struct step *st, struct finish *f)
 	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
 	struct pg_buf fact = PG_BUF_INIT, trends_art = PG_BUF_INIT;
 	struct pg_annotation_evidence *ev = NULL;
-	struct pg_strv ev_paths = PG_STRV_INIT;
+	struct pg_strv ev_paths = PG_STRV_INIT, next_points = PG_STRV_INIT;
+	char *next_thresholds = NULL;
 
 	/* telemetry flags, one line per point that has any */
 	for (size_t i = 0; i < st->results.n; i++) {
@@ -545,6 +589,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.evidence = ev;
 	a.n_evidence = f->cmp.n_ev;
 	a.evidence_total = f->cmp.ev_total;
+	annotation_next(st, f, &a.next, &next_points, &next_thresholds);
 	a.charts = f->chart_refs;
 	a.n_charts = f->n_chart_refs;
 	a.rows = f->cmp.rows;
@@ -622,6 +667,8 @@ done:
 	pg_strv_release(&facts);
 	pg_strv_release(&tflags);
 	pg_strv_release(&ev_paths);
+	pg_strv_release(&next_points);
+	free(next_thresholds);
 	free(ev);
 	free(report_art);
 	free(json_art);
