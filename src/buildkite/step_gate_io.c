@@ -386,6 +386,12 @@ const struct pg_policy *pg_bk_compare_policy(const struct pg_bk_compare *c)
 	return im ? &im->policy : NULL;
 }
 
+const struct pg_comparison *pg_bk_compare_comparison(const struct pg_bk_compare *c)
+{
+	const struct impl *im = c->impl;
+	return im && c->compared ? &im->cmp : NULL;
+}
+
 void pg_bk_compare_release(struct pg_bk_compare *out)
 {
 	struct impl *im = out->impl;

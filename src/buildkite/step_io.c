@@ -604,7 +604,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	if (st->s.artifacts && st->trends_written) {
 		char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
-		pg_buf_printf(&trends_art, "%s/trends/%s/index.html", st->artifact_prefix, gpu_dir);
+		pg_buf_printf(&trends_art, "%s/trends/%s/all.html", st->artifact_prefix, gpu_dir);
 		a.trends_artifact = trends_art.ptr;
 		free(gpu_dir);
 	}
@@ -765,34 +765,19 @@ static void upload_list(struct step *st, struct pg_strv *paths)
 	}
 }
 
-/* The trends site's pages (trends_step), under the artifact prefix. */
+/* The trends site (trends_step): the GPU's one page, the file the
+ * annotation links. Buildkite serves each artifact at an address of its
+ * own, where a link to another artifact does not resolve: a page is
+ * browsable there only whole. */
 static void upload_list_trends(struct step *st, struct pg_strv *paths)
 {
 	char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
-	const char *const subdirs[] = { "trends", NULL, NULL };
-	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
+	struct pg_buf p = PG_BUF_INIT;
 
-	pg_buf_printf(&a, "trends/%s", gpu_dir);
-	pg_buf_printf(&b, "trends/%s/p", gpu_dir);
-	for (size_t i = 0; i < 3; i++) {
-		struct pg_error err = PG_ERROR_INIT;
-		struct pg_strv names = PG_STRV_INIT;
-		const char *sub = i == 0 ? subdirs[0] : i == 1 ? a.ptr : b.ptr;
-		char *dir = pg_path_join(st->s.results_dir, sub);
-
-		/* the names are perfgate's own (pg_chart_stem): no pattern
-		 * characters, no links */
-		if (pg_dir_list_regular(dir, ".html", &names, &err) == 0)
-			for (size_t k = 0; k < names.n; k++) {
-				struct pg_buf p = PG_BUF_INIT;
-				pg_buf_printf(&p, "%s/%s/%s", st->artifact_prefix, sub, names.v[k]);
-				pg_strv_push_owned(paths, pg_buf_detach(&p));
-			}
-		pg_strv_release(&names);
-		free(dir);
-	}
-	pg_buf_release(&a);
-	pg_buf_release(&b);
+	/* the name is perfgate's own (pg_trends_gpu_dir): no pattern
+	 * characters */
+	pg_buf_printf(&p, "%s/trends/%s/all.html", st->artifact_prefix, gpu_dir);
+	pg_strv_push_owned(paths, pg_buf_detach(&p));
 	free(gpu_dir);
 }
 
@@ -1161,6 +1146,9 @@ static void trends_step(struct step *st, const struct finish *f)
 					  /* an A/B step: its results are drawn from the history */
 					  .current = st->have_ab ? NULL : points,
 					  .n_current = st->results.n,
+					  /* the annotation's verdicts, re-run included */
+					  .decided = pg_bk_compare_comparison(&f->cmp),
+					  .one_page_only = true,
 					  .current_gpu = st->gpu.key,
 					  .current_name = pg_bkenv_is_pr(st->env) ? "this PR"
 										  : "this build",
@@ -1169,8 +1157,10 @@ static void trends_step(struct step *st, const struct finish *f)
 	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    sscanf(said.ptr ? said.ptr : "", "ok %zu %zu", &n_points, &n_pages) == 2) {
 		st->trends_written = true;
-		say(st, "perfgate: trends: %zu test point%s, %zu page%s in %s/index.html\n",
-		    n_points, n_points == 1 ? "" : "s", n_pages, n_pages == 1 ? "" : "s", out);
+		char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
+		say(st, "perfgate: trends: %zu test point%s in %s/%s/all.html\n", n_points,
+		    n_points == 1 ? "" : "s", out, gpu_dir);
+		free(gpu_dir);
 	} else {
 		if (rc)
 			pg_buf_puts(&why, err.msg);
