@@ -183,6 +183,12 @@ struct pg_hl {
 	char rbuf[16384];
 	uint32_t *delay_hist; /* READ_DELAY_BUCKETS of READ_DELAY_BUCKET_NS, the last open-ended */
 	int64_t delay_max;
+	int64_t wait_from, wait_until; /* the loop's last wait for events (absolute ns) */
+	/* for tests, which cannot rely on a machine's load (tests/bats/
+	 * run_late.bats): a host that wakes the loop late from a timed-out
+	 * wait (PERFGATE_TEST_LATE_WAKE_MS), a loop slow to handle each batch
+	 * of events (PERFGATE_TEST_SLOW_LOOP_MS); 0: off */
+	int64_t test_late_wake_ns, test_slow_loop_ns;
 	/* the memory budget of one run: every slot's response buffers (SSE
 	 * line and event, JSON body) together */
 	size_t budget;
@@ -407,6 +413,23 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return body_bytes(s->h, s, abs, ptr, len) ? 0 : len;
 }
 
+/* A test's simulated delay (milliseconds in the environment), 0 unset. */
+static int64_t env_ms_as_ns(const char *name)
+{
+	const char *v = getenv(name);
+	double ms = v && *v ? strtod(v, NULL) : 0;
+
+	return ms > 0 && ms < 10000 ? (int64_t)(ms * 1e6) : 0;
+}
+
+static void nap(int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 {
 	struct pg_hl *h = pg_xcalloc(1, sizeof(*h));
@@ -416,6 +439,8 @@ struct pg_hl *pg_hl_new(size_t max_connections, struct pg_error *err)
 	h->event_since = -1;
 	pg_buf_init(&h->head);
 	pg_hl_set_engine(h, getenv("PERFGATE_HTTP_ENGINE"));
+	h->test_late_wake_ns = env_ms_as_ns("PERFGATE_TEST_LATE_WAKE_MS");
+	h->test_slow_loop_ns = env_ms_as_ns("PERFGATE_TEST_SLOW_LOOP_MS");
 	h->delay_hist = pg_xcalloc(READ_DELAY_BUCKETS, sizeof(*h->delay_hist));
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->multi = curl_multi_init();
@@ -1343,6 +1368,26 @@ static int64_t due_ns(const struct dispatch *d)
 }
 
 /*
+ * Of a request's send lag, the time the loop still sat in its last wait
+ * after the request was due. That wait's deadline was the due time, or
+ * earlier (wait_events), so sleeping past it is the host's doing -- a
+ * timer wake-up that came late, another process holding the core -- not
+ * work of the loop's; the rest of the lag is the loop's own (reading
+ * other streams, starting requests). A request made eligible by a slot
+ * freed while the loop worked overlaps no wait: all its lag is the loop's.
+ */
+static int64_t host_lag(const struct pg_hl *h, const struct pg_reqtrace *t)
+{
+	int64_t from = h->origin + t->eligible_ns, to = h->origin + t->sent_ns;
+
+	if (from < h->wait_from)
+		from = h->wait_from;
+	if (to > h->wait_until)
+		to = h->wait_until;
+	return to > from ? to - from : 0;
+}
+
+/*
  * Send what is due, in order, while slots are free -- at most
  * DISPATCH_BATCH at a time: starting a transfer costs tens of microseconds
  * (libcurl looks for an idle connection among all of the host's), so a
@@ -1374,11 +1419,13 @@ static void dispatch_due(struct pg_hl *h, struct dispatch *d)
 		if (h->engine == ENGINE_OWN) {
 			h->clock_ns = pg_hl_now_ns();
 			own_start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
+			t->host_lag_ns = host_lag(h, t);
 			d->next++;
 			h->clock_ns = pg_hl_now_ns();
 			continue;
 		}
 		start(h, slot_get(h), &d->reqs[d->next], d->next, d->o);
+		t->host_lag_ns = host_lag(h, t);
 		d->next++;
 		/* write the request now (a warm connection sends at once), so
 		 * sent_ns is when it left, not when a whole batch did */
@@ -1531,7 +1578,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 	h->peak_held = h->held;
 	h->delay_max = 0;
 	h->origin = h->clock_ns = pg_hl_now_ns();
-	mark = all_in_hand = h->origin;
+	mark = all_in_hand = h->wait_from = h->wait_until = h->origin;
 	while (done < n) {
 		int64_t now;
 		int nev;
@@ -1561,7 +1608,7 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 		 * only picks up what the sockets have, then dispatch goes on) */
 		/* the latest reading: taken at the end of the last batch, or
 		 * after a dispatch or by a reap since, whichever did work */
-		called = h->clock_ns;
+		called = h->wait_from = h->clock_ns;
 		busy_ns += called - mark;
 		if (h->poll_mode) {
 			/* (busy time is not separable from curl's own wait here) */
@@ -1570,12 +1617,14 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 				cancel_all(h);
 				break;
 			}
-			mark = h->clock_ns = pg_hl_now_ns();
+			mark = h->clock_ns = h->wait_until = pg_hl_now_ns();
 			done += reap(h, &d.release_ns, &failed, o->source);
 			continue;
 		}
 		nev = wait_events(h, &d, events, MAX_EVENTS, called);
-		mark = h->clock_ns = pg_hl_now_ns();
+		if (nev == 0 && h->test_late_wake_ns)
+			nap(h->test_late_wake_ns); /* (in the wait: the host's) */
+		mark = h->clock_ns = h->wait_until = pg_hl_now_ns();
 		if (nev < 0 && errno != EINTR) {
 			rc = pg_error_set(err, PG_ERR, "epoll: %s", strerror(errno));
 			cancel_all(h);
@@ -1622,6 +1671,8 @@ int pg_hl_run(struct pg_hl *h, struct pg_hl_request *reqs, size_t n, const struc
 			h->event_since = -1;
 		}
 		bury_closed(h);
+		if (nev > 0 && h->test_slow_loop_ns)
+			nap(h->test_slow_loop_ns); /* (out of the wait: the loop's) */
 		h->clock_ns = pg_hl_now_ns();
 		if (h->engine == ENGINE_OWN)
 			own_timeouts(h);

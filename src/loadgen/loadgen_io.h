@@ -29,7 +29,7 @@ struct pg_error;
  *  serving:    num_prompts requests on the arrival schedule of the
  *              point's qps and the test's burstiness, at most the point's
  *              max_concurrency in flight: vLLM's serve keys.
- * All three add perfgate's client keys (schedule lag, client_bound,
+ * All three add perfgate's client keys (schedule lag, client_bound, host_late,
  * failed_by_category, error_samples).
  *
  * Failed requests are results, not errors: a run where every request

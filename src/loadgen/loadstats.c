@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "base/stats.h"
 #include "base/strutil.h"
+#include "results/clientcheck.h"
 #include "results/tails.h"
 
 #include <math.h>
@@ -291,45 +292,87 @@ static double request_itl_s(const struct pg_reqtrace *r, double p)
 	return v;
 }
 
+/* The send lags past the lag bound, by what mostly made each late: the
+ * loop asleep past the due time (the host), or the loop working. */
+static void count_late(const struct pg_reqtrace *t, size_t n, double bound_ms,
+		       struct pg_clientcheck_figures *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t from = t[i].eligible_ns >= 0 ? t[i].eligible_ns : t[i].scheduled_ns;
+		int64_t lag = t[i].sent_ns - from, host = t[i].host_lag_ns;
+
+		if (t[i].sent_ns < 0 || from < 0 || pg_ns_to_s(lag) * 1000 <= bound_ms)
+			continue;
+		if (host > lag)
+			host = lag;
+		if (host > lag - host)
+			f->late_host++;
+		else
+			f->late_client++; /* unknown (-1) included: the loop's, as before */
+	}
+}
+
 void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 		    const struct pg_client_health *h)
 {
 	struct dvec lag = { 0 };
 	double p50, p99, max;
 	size_t late = 0;
-	bool bound;
+	int64_t first = INT64_MAX, last = INT64_MIN;
+	struct pg_clientcheck_figures fig = { .busy_fraction = -1, .read_delay_p99_ms = -1 };
+	struct pg_clientcheck_verdict v;
 	json_t *cats = json_object(), *samples = json_object();
 
 	for (size_t i = 0; i < n; i++) {
 		if (t[i].sent_ns < 0)
 			continue;
 		int64_t from = t[i].eligible_ns >= 0 ? t[i].eligible_ns : t[i].scheduled_ns;
-		if (from >= 0)
-			dpush(&lag, pg_ns_to_s(t[i].sent_ns - from));
+		if (from < 0)
+			continue;
+		dpush(&lag, pg_ns_to_s(t[i].sent_ns - from));
+		first = from < first ? from : first;
+		last = from > last ? from : last;
 	}
 	pg_stats_sort(lag.v, lag.n);
 	p50 = pg_stats_percentile_sorted(lag.v, lag.n, 50) * 1000;
 	p99 = pg_stats_percentile_sorted(lag.v, lag.n, 99) * 1000;
 	max = lag.n ? lag.v[lag.n - 1] * 1000 : 0;
 	for (size_t i = 0; i < lag.n; i++)
-		late += lag.v[i] * 1000 > PG_CLIENT_BOUND_LAG_MS;
+		late += lag.v[i] * 1000 > PG_LAG_BOUND_MIN_MS;
 	set_real(obj, "schedule_lag_p50_ms", p50);
 	set_real(obj, "schedule_lag_p99_ms", p99);
 	set_real(obj, "schedule_lag_max_ms", max);
 	json_object_set_new(obj, "requests_sent_late", json_integer((json_int_t)late));
-	/* lag p99 over 1 ms is more than 1 % of the requests late by that
-	 * much; at least two, though: with a few dozen requests p99 is the
-	 * maximum, and one hiccup of the machine is not a client that
-	 * cannot keep its schedule */
-	bound = (late >= 2 && late * 100 > lag.n && !(h && h->burst)) ||
-		(h && h->read_delay_p99_ms > PG_CLIENT_BOUND_LAG_MS) ||
-		(h && h->duration_s >= PG_CLIENT_BOUND_MIN_S &&
-		 h->busy_fraction > PG_CLIENT_BOUND_BUSY);
-	json_object_set_new(obj, "client_bound", json_boolean(bound));
+	fig.sent = lag.n;
+	if (h) {
+		fig.busy_fraction = h->busy_fraction;
+		fig.duration_s = h->duration_s;
+		fig.read_delay_p99_ms = h->read_delay_p99_ms;
+	}
+	/* (the suite's own keys are in obj already: what it times) */
+	fig.read_delay_bound_ms = pg_clientcheck_read_delay_bound_ms(obj);
+	/* a burst has no schedule to keep: its lag is how long sending took */
+	if (!(h && h->burst) && lag.n >= 2) {
+		double bound = pg_clientcheck_lag_bound_ms(pg_ns_to_s(last - first) * 1000 /
+							   (double)(lag.n - 1));
+		count_late(t, n, bound, &fig);
+		set_real(obj, "schedule_lag_bound_ms", bound);
+		json_object_set_new(obj, "requests_late_by_client",
+				    json_integer((json_int_t)fig.late_client));
+		json_object_set_new(obj, "requests_late_by_host",
+				    json_integer((json_int_t)fig.late_host));
+	}
+	v = pg_clientcheck_judge(&fig);
+	json_object_set_new(obj, "client_bound", json_boolean(v.client_bound));
+	json_object_set_new(obj, "host_late", json_boolean(v.host_late));
 	if (h && h->busy_fraction >= 0)
 		set_real(obj, "client_busy_fraction", h->busy_fraction);
-	if (h && h->read_delay_p99_ms >= 0)
+	if (h && h->read_delay_p99_ms >= 0) {
 		set_real(obj, "client_read_delay_p99_ms", h->read_delay_p99_ms);
+		/* every response timestamp is at most this late (ITL: off by
+		 * at most this either way) */
+		set_real(obj, "timestamp_error_bound_ms", h->read_delay_p99_ms);
+	}
 	if (h && h->new_connections >= 0)
 		json_object_set_new(obj, "new_connections", json_integer(h->new_connections));
 

@@ -43,21 +43,8 @@ int pg_loadstats_metrics_parse(unsigned *mask, const struct pg_strv *names, stru
 /* vLLM's percentile word: "99" for 99.0, "99.9" for 99.9 (Python str()). */
 void pg_percentile_word(char out[32], double p);
 
-/*
- * client_bound -- the client, not the server, set the pace, so the figures
- * measure the client -- when any of these holds:
- *  - schedule lag p99 over PG_CLIENT_BOUND_LAG_MS -- more than 1 % of the
- *    requests, and at least two, sent that late (not counted for a burst,
- *    rate inf, where the lag is the time to send it);
- *  - read delay p99 over PG_CLIENT_BOUND_LAG_MS: callbacks fell behind, so
- *    message timestamps (TTFT, ITL) were taken late;
- *  - the event loop busy over PG_CLIENT_BOUND_BUSY of a run of at least
- *    PG_CLIENT_BOUND_MIN_S: no headroom left.
- */
-#define PG_CLIENT_BOUND_LAG_MS 1.0
-#define PG_CLIENT_BOUND_BUSY   0.95
-
-/* What the client measured about itself, reported next to the metrics. */
+/* What the client measured about itself, reported next to the metrics and
+ * judged by results/clientcheck.h (client_bound, host_late). */
 struct pg_client_health {
 	double busy_fraction;     /* event-loop time not spent waiting / duration; <0 unknown */
 	long new_connections;     /* connections opened during the measured run; <0 unknown */
@@ -65,12 +52,10 @@ struct pg_client_health {
 	                             is no schedule to keep, the lag only says how
 	                             long sending the burst took */
 	double duration_s;        /* the busy fraction only judges runs of at least
-	                             PG_CLIENT_BOUND_MIN_S (a 1 ms run is all work) */
+	                             PG_CLIENT_BUSY_MIN_S (a 1 ms run is all work) */
 	double read_delay_p99_ms; /* p99 of how long socket events waited for the
 	                             event loop (loadgen/httpload_io.h); <0 unknown */
 };
-
-#define PG_CLIENT_BOUND_MIN_S 1.0
 
 struct pg_serve_stats_opts {
 	const double *percentiles; /* default {99} when n_percentiles == 0 */
@@ -110,9 +95,13 @@ void pg_serve_metrics(json_t *obj, const struct pg_reqtrace *t, size_t n,
 
 /*
  * The keys every native suite adds about the client and failures:
- * schedule_lag_p50_ms/p99_ms/max_ms, requests_sent_late, client_bound,
- * client_busy_fraction,
- * client_read_delay_p99_ms, new_connections, failed_by_category,
+ * schedule_lag_p50_ms/p99_ms/max_ms, requests_sent_late; with a schedule
+ * to keep (not a burst), schedule_lag_bound_ms, requests_late_by_client
+ * and requests_late_by_host (each late request by what mostly made it
+ * late: the loop working, or the loop asleep past its due time, the
+ * trace's host_lag_ns); client_bound, host_late (results/clientcheck.h),
+ * client_busy_fraction, client_read_delay_p99_ms,
+ * timestamp_error_bound_ms, new_connections, failed_by_category,
  * error_samples.
  */
 void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,

@@ -34,7 +34,8 @@ const char *pg_fail_name(enum pg_fail f)
 void pg_reqtrace_init(struct pg_reqtrace *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->scheduled_ns = t->eligible_ns = t->sent_ns = t->first_byte_ns = t->end_ns = -1;
+	t->scheduled_ns = t->eligible_ns = t->sent_ns = t->host_lag_ns = t->first_byte_ns =
+		t->end_ns = -1;
 	t->usage_prompt_tokens = t->usage_completion_tokens = t->usage_cached_tokens = -1;
 }
 

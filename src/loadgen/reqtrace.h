@@ -38,6 +38,11 @@ struct pg_reqtrace {
 	int64_t scheduled_ns;  /* due on the arrival schedule */
 	int64_t eligible_ns;   /* due and a concurrency slot was free */
 	int64_t sent_ns;       /* handed to the HTTP client: vLLM's start_time */
+	int64_t host_lag_ns;   /* of the send lag (sent_ns - eligible_ns), the time
+				  the client's event loop still sat in its wait
+				  after the request was due: the host woke it late
+				  (the rest of the lag the loop spent working);
+				  -1 unknown */
 	int64_t first_byte_ns; /* first response body byte */
 	int64_t end_ns;        /* transfer finished */
 

@@ -53,7 +53,6 @@ static void row_fill(struct pg_report_table *t, struct pg_report_row *row, doubl
 	row->status = pg_result_status(res);
 	row->error = pg_result_error(res);
 	row->ok = !strcmp(row->status, "ok");
-	row->client_bound = row->ok && json_is_true(json_object_get(res->json, "client_bound"));
 	if (row->ok && !json_is_true(pg_json_path(res->json, "perfgate.adaptive_search"))) {
 		struct pg_buf why = PG_BUF_INIT;
 		if (pg_result_json_incomplete(res->json, &why))

@@ -26,8 +26,7 @@ struct pg_report_row {
 	const char *status; /* "ok", "error", ... (borrowed) */
 	const char *error;  /* reason, or NULL (borrowed) */
 	bool ok;
-	bool client_bound; /* the load generator could not keep up (issue 3) */
-	char *incomplete;  /* ok, but requests failed: why (owned), else NULL */
+	char *incomplete; /* ok, but requests failed: why (owned), else NULL */
 	struct pg_params params;
 	double *vals;         /* one per table metric; display units */
 	unsigned char *flags; /* PG_CELL_* per table metric */

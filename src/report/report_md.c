@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/escape.h"
+#include "results/clientcheck.h"
 #include "results/metrics.h"
 #include "results/result.h"
 #include "results/tails.h"
@@ -577,31 +578,71 @@ static void bullet_not_ok(struct pg_buf *out, const struct pg_report_table *t, u
 	pg_buf_putc(out, '\n');
 }
 
-/* The points whose load generator could not keep up (client_bound, issue
- * 3): their numbers describe the client, and the report says so. */
-static void bullet_client_bound(struct pg_buf *out, const struct pg_report_table *t)
+/* The points whose numbers the client or the host affected beyond their
+ * bounds (results/clientcheck.h): how many, then each one's reason on a
+ * line of its own, as the run's log says it. */
+static void bullet_client_flag(struct pg_buf *out, const struct pg_report_table *t,
+			       enum pg_clientcheck_flag flag)
 {
-	size_t n = 0, ok = 0, i, k = 0;
+	size_t n = 0, ok = 0, shown = 0;
 
-	for (i = 0; i < t->n; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		ok += t->rows[i].ok;
-		n += t->rows[i].client_bound;
+		n += t->rows[i].ok && pg_clientcheck_flagged(t->rows[i].res->json, flag);
 	}
 	if (!n)
 		return;
-	pg_buf_printf(out, "- **Client-bound**: %zu of %zu point%s (", n, ok, ok == 1 ? "" : "s");
-	for (i = 0; i < t->n && k < LIST_MAX; i++) {
-		if (!t->rows[i].client_bound)
+	if (flag == PG_CLIENTCHECK_HOST_LATE)
+		pg_buf_printf(out,
+			      "- **Host-late**: %zu of %zu point%s, measured under a load the host "
+			      "kept off its schedule:\n",
+			      n, ok, ok == 1 ? "" : "s");
+	else
+		pg_buf_printf(out,
+			      "- **Client-bound**: %zu of %zu point%s, whose numbers describe the "
+			      "client, not the server:\n",
+			      n, ok, ok == 1 ? "" : "s");
+	for (size_t i = 0; i < t->n && shown < LIST_MAX; i++) {
+		struct pg_buf why = PG_BUF_INIT;
+
+		if (!t->rows[i].ok || !pg_clientcheck_flagged(t->rows[i].res->json, flag))
 			continue;
-		join_begin(out, k++, n);
+		shown++;
+		pg_clientcheck_explain(&why, t->kind, t->rows[i].res->json, flag);
+		pg_buf_puts(out, "  - ");
 		pg_escape_md_text(out, t->rows[i].name);
+		pg_buf_puts(out, ": ");
+		pg_escape_md_text(out, why.ptr);
+		pg_buf_puts(out, ".\n");
+		pg_buf_release(&why);
 	}
-	join_end(out, n);
-	pg_buf_puts(
-		out,
-		"): the load generator could not keep up (schedule lag or read delay p99 "
-		"over 1 ms, or its event loop saturated), so these numbers describe the client, "
-		"not the server.\n");
+	if (n > shown)
+		pg_buf_printf(out, "  - and %zu more.\n", n - shown);
+}
+
+/* The error the client's read delay implies for the suite's timings
+ * (timestamp_error_bound_ms), over the points: how far the numbers can be
+ * trusted, flagged or not. */
+static void bullet_timing_error(struct pg_buf *out, const struct pg_report_table *t)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	char a[PG_FMT_DOUBLE_SIZE], b[PG_FMT_DOUBLE_SIZE];
+
+	for (size_t i = 0; i < t->n; i++) {
+		double v = t->rows[i].ok ? pg_clientcheck_timestamp_bound_ms(t->rows[i].res->json)
+					 : NAN;
+		if (isnan(v))
+			continue;
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	if (isinf(lo) || !pg_clientcheck_timed(t->kind))
+		return;
+	pg_buf_printf(out, "- Timing error: %s within ", pg_clientcheck_timed(t->kind));
+	if (lo < hi)
+		pg_buf_printf(out, "%s to ", pg_fmt_g(a, lo));
+	pg_buf_printf(out, "%s ms (the client's read delay p99%s).\n", pg_fmt_g(b, hi),
+		      lo < hi ? " of each point" : "");
 }
 
 /* The certified tails (results/tails.h) the table shows, or why its
@@ -795,7 +836,9 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 	}
 	bullet_not_ok(out, t, flags);
 	bullet_incomplete(out, t, flags);
-	bullet_client_bound(out, t);
+	bullet_client_flag(out, t, PG_CLIENTCHECK_CLIENT_BOUND);
+	bullet_client_flag(out, t, PG_CLIENTCHECK_HOST_LATE);
+	bullet_timing_error(out, t);
 	bullet_metrics(out, t);
 	bullet_certified(out, t);
 	if (t->kind == PG_SUITE_SERVING)

@@ -190,9 +190,12 @@ void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const js
 	default:
 		break;
 	}
-	/* said where the numbers are read: they describe the client */
+	/* said where the numbers are read (results/clientcheck.h): they
+	 * describe the client, or a load the host kept off its schedule */
 	if (json_is_true(json_object_get(result, "client_bound")))
 		pg_buf_puts(&b, b.len ? ", client-bound" : "client-bound");
+	if (json_is_true(json_object_get(result, "host_late")))
+		pg_buf_puts(&b, b.len ? ", host-late" : "host-late");
 	pg_buf_add(out, b.ptr, b.len);
 	pg_buf_release(&b);
 }
@@ -282,6 +285,10 @@ void pg_runfmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t
 			pg_buf_truncate(out, out->len - 1);
 		pg_buf_putc(out, '\n');
 	}
+	/* a flag in the table is explained under it, whole */
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].note && *rows[i].note)
+			pg_buf_printf(out, "  %s: %s\n", rows[i].point, rows[i].note);
 done:
 	pg_buf_release(&tmp);
 }

@@ -58,8 +58,8 @@ char *pg_runfmt_iso8601(char out[PG_ISO8601_SIZE], int64_t epoch_seconds);
 /* The few numbers a reader wants at a glance, per suite:
  * serving "3.98 req/s, 1021 tok/s, TTFT p50 41.2 ms, ITL p50 10.1 ms",
  * latency "avg 1.52 s, p99 1.61 s", throughput "12.3 req/s, 4567 tok/s".
- * Keys that are missing are left out; ", client-bound" is added when the
- * result says so. */
+ * Keys that are missing are left out; ", client-bound" and ", host-late"
+ * are added when the result says so (results/clientcheck.h explains them). */
 void pg_runfmt_key_metrics(struct pg_buf *out, enum pg_suite_kind kind, const json_t *result);
 
 /* One row of the end-of-run summary. */
@@ -68,12 +68,14 @@ struct pg_run_row {
 	const char *status; /* ok, error, skipped, cancelled */
 	const char *detail; /* key metrics, or the reason for a non-ok status */
 	double seconds;     /* wall time of the point (server startup included for the first) */
+	const char *note;   /* what a flag in the detail means (pg_clientcheck_note), or NULL */
 };
 
 /*
  * The end-of-run summary, an expanded Buildkite group:
  *   "+++ perfgate run: 11 ok, 1 error (3m12s)\n" then an aligned table of
- * point, status, detail (first line, at most 90 characters) and time.
+ * point, status, detail (first line, at most 90 characters) and time,
+ * then "  <point>: <note>" for each row with a note.
  */
 void pg_runfmt_summary(struct pg_buf *out, const struct pg_run_row *rows, size_t n,
 		       double total_seconds);

@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "results/clientcheck.h"
 #include "results/identity.h"
 #include "results/metrics.h"
 #include "suite/plan.h"
@@ -477,7 +478,7 @@ static void manifest_update(struct runner *r, const char *status, int exit_code)
 /* probe: an SLA search probe, which is not one of the plan's points the
  * manifest lists. */
 static void report_add(struct runner *r, const struct pg_point *pt, bool probe, const char *status,
-		       const char *detail, double seconds)
+		       const char *detail, const char *note, double seconds)
 {
 	struct pg_run_report *rep = r->rep;
 	struct pg_run_point rp;
@@ -488,6 +489,7 @@ static void report_add(struct runner *r, const struct pg_point *pt, bool probe, 
 	rp.name = pg_xstrdup(pt->name);
 	rp.status = pg_xstrdup(status);
 	rp.detail = detail ? pg_xstrndup(detail, len) : NULL;
+	rp.note = note && *note ? pg_xstrdup(note) : NULL;
 	rp.seconds = seconds;
 	PG_ARRAY_PUSH(rep->points, rep->n, rep->cap, rp);
 	if (!strcmp(status, "ok"))
@@ -549,7 +551,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_t *result = oc->metrics ? oc->metrics : json_object();
 	json_t *pg = json_object(), *commands = json_object();
 	json_t *certified = NULL;
-	struct pg_buf error = PG_BUF_INIT, detail = PG_BUF_INIT;
+	struct pg_buf error = PG_BUF_INIT, detail = PG_BUF_INIT, note = PG_BUF_INIT;
 	struct pg_error err = PG_ERROR_INIT;
 	char ended[PG_ISO8601_SIZE];
 	double seconds = pg_monotonic() - oc->t_start;
@@ -648,13 +650,15 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 		ok = false;
 	}
 
-	if (ok)
+	if (ok) {
 		pg_runfmt_key_metrics(&detail, t->kind, result);
-	else
+		pg_clientcheck_note(&note, t->kind, result);
+	} else {
 		pg_buf_puts(&detail, error.ptr);
+	}
 	report_add(r, pt, oc->probe,
 		   oc->probe && !strcmp(oc->status, "error") ? "probe failed" : oc->status,
-		   detail.ptr, seconds);
+		   detail.ptr, note.ptr, seconds);
 	if (!ok && strcmp(oc->status, "skipped") && !oc->probe)
 		r->stop_after_error = r->o->fail_fast;
 	manifest_update(r, "running", -1);
@@ -663,6 +667,7 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_decref(commands);
 	pg_buf_release(&error);
 	pg_buf_release(&detail);
+	pg_buf_release(&note);
 }
 
 /* ---- the server ------------------------------------------------------- */
@@ -1710,6 +1715,10 @@ static void show_outcome(struct runner *r, const struct pg_point *pt, struct out
 		struct pg_buf km = PG_BUF_INIT;
 		pg_runfmt_key_metrics(&km, pt->test->kind, oc->metrics);
 		say(r, "  ok: %s\n", km.len ? km.ptr : "(no metrics)");
+		pg_buf_reset(&km);
+		pg_clientcheck_note(&km, pt->test->kind, oc->metrics);
+		if (km.len)
+			say(r, "  %s\n", km.ptr);
 		pg_buf_release(&km);
 		show_telemetry(r, oc);
 		return;
@@ -1898,7 +1907,7 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		if (pg_run_cancelled && strcmp(setup.status, "cancelled")) {
 			/* the point in progress was recorded; these never started */
 			for (; i < end; i++)
-				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, NULL, 0);
 			break;
 		}
 		outcome_init(&oc);
@@ -1935,12 +1944,12 @@ static void run_test(struct runner *r, size_t first, size_t end)
 		}
 		if (!strcmp(setup.status, "cancelled")) {
 			for (i++; i < end; i++)
-				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, NULL, 0);
 			break;
 		}
 		if (r->stop_after_error) {
 			for (i++; i < end; i++)
-				report_add(r, &r->plan->points[i], false, "not run", NULL, 0);
+				report_add(r, &r->plan->points[i], false, "not run", NULL, NULL, 0);
 			break;
 		}
 	}
@@ -2093,7 +2102,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 			end++;
 		if (pg_run_cancelled || r.stop_after_error) {
 			for (; i < end; i++)
-				report_add(&r, &plan->points[i], false, "not run", NULL, 0);
+				report_add(&r, &plan->points[i], false, "not run", NULL, NULL, 0);
 			continue;
 		}
 		run_test(&r, i, end);
@@ -2107,6 +2116,7 @@ int pg_run(struct pg_run_report *rep, const struct pg_suite *suite, const struct
 		rows[k].point = rep->points[k].name;
 		rows[k].status = rep->points[k].status;
 		rows[k].detail = rep->points[k].detail;
+		rows[k].note = rep->points[k].note;
 		rows[k].seconds = rep->points[k].seconds;
 	}
 	pg_runfmt_summary(&summary, rows, rep->n, rep->seconds);
@@ -2152,6 +2162,7 @@ void pg_run_report_release(struct pg_run_report *rep)
 		free(rep->points[i].name);
 		free(rep->points[i].status);
 		free(rep->points[i].detail);
+		free(rep->points[i].note);
 	}
 	free(rep->points);
 	memset(rep, 0, sizeof(*rep));

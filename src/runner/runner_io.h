@@ -75,6 +75,7 @@ struct pg_run_point {
 	char *name;
 	char *status; /* "ok", "error", "skipped", "cancelled", "not run" */
 	char *detail; /* key metrics, or why not ok (first line) */
+	char *note;   /* what a flag in detail means (results/clientcheck.h), or NULL */
 	double seconds;
 };
 

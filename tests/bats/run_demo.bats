@@ -33,6 +33,9 @@ bats_require_minimum_version 1.5.0
 		results/benchmark_results.md
 	! grep -qi "by vllm" results/benchmark_results.md
 	grep -q "^| serving_mock_tp1_random_128_128_qps_inf " results/benchmark_results.md
+	# how far the timings can be trusted, flagged or not (docs/loadgen.md)
+	grep -q "^- Timing error: TTFT and ITL within [0-9.]* \(to [0-9.]* \)\?ms (the client's read delay p99" \
+		results/benchmark_results.md
 	[ -s results/benchmark_results.json ]
 	for f in latency_mock_tp1 throughput_mock_tp1 serving_mock_tp1_random_128_128_qps_8 \
 		serving_mock_tp1_random_128_128_qps_32 serving_mock_tp1_random_128_128_qps_inf \

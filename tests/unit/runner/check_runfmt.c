@@ -6,6 +6,7 @@
 #include "base/buf.h"
 #include "gpu/gpu.h"
 #include "base/redact.h"
+#include "results/clientcheck.h"
 #include "results/repeats.h"
 #include "runner/runfmt.h"
 #include "runner/startup.h"
@@ -214,23 +215,34 @@ END_TEST
 START_TEST(summary_table)
 {
 	struct pg_buf out = PG_BUF_INIT;
-	json_t *serving = json_pack("{s:f, s:f, s:f, s:f, s:i, s:i}", "request_throughput", 3.9812,
-				    "output_throughput", 1021.4, "median_ttft_ms", 41.2345,
-				    "median_itl_ms", 10.1, "completed", 198, "failed", 2);
+	json_t *serving = json_pack("{s:f, s:f, s:f, s:f, s:i, s:i, s:i, s:f, s:f, s:i, s:b, s:b, "
+				    "s:f, s:f}",
+				    "request_throughput", 3.9812, "output_throughput", 1021.4,
+				    "median_ttft_ms", 41.2345, "median_itl_ms", 10.1, "completed",
+				    198, "failed", 2, "num_prompts", 200, "schedule_lag_p99_ms",
+				    80.4, "schedule_lag_bound_ms", 62.5, "requests_late_by_host", 3,
+				    "client_bound", 0, "host_late", 1, "client_busy_fraction", 0.02,
+				    "timestamp_error_bound_ms", 0.12);
 	json_t *latency = json_pack("{s:f, s:{s:f}}", "avg_latency", 1.523, "percentiles", "99",
 				    1.61);
-	json_t *tput = json_pack("{s:f, s:f, s:b}", "requests_per_second", 12.3,
-				 "tokens_per_second", 4567.0, "client_bound", 1);
+	json_t *tput = json_pack("{s:f, s:f, s:b, s:f, s:f}", "requests_per_second", 12.3,
+				 "tokens_per_second", 4567.0, "client_bound", 1,
+				 "client_busy_fraction", 0.97, "client_read_delay_p99_ms", 2.4);
 	struct pg_buf km[3] = { PG_BUF_INIT, PG_BUF_INIT, PG_BUF_INIT };
+	struct pg_buf note[3] = { PG_BUF_INIT, PG_BUF_INIT, PG_BUF_INIT };
 
 	pg_runfmt_key_metrics(&km[0], PG_SUITE_SERVING, serving);
 	pg_runfmt_key_metrics(&km[1], PG_SUITE_LATENCY, latency);
 	pg_runfmt_key_metrics(&km[2], PG_SUITE_THROUGHPUT, tput);
+	pg_clientcheck_note(&note[0], PG_SUITE_SERVING, serving);
+	pg_clientcheck_note(&note[1], PG_SUITE_LATENCY, latency);
+	pg_clientcheck_note(&note[2], PG_SUITE_THROUGHPUT, tput);
+	ck_assert_uint_eq(note[1].len, 0); /* no flag, no note */
 	/* clang-format off */
 	struct pg_run_row rows[] = {
-		{ "latency_llama8B_tp1", "ok", km[1].ptr, 48.2 },
-		{ "throughput_llama8B_tp1", "ok", km[2].ptr, 61 },
-		{ "serving_llama8B_tp1_qps_4", "ok", km[0].ptr, 52.1 },
+		{ "latency_llama8B_tp1", "ok", km[1].ptr, 48.2, note[1].ptr },
+		{ "throughput_llama8B_tp1", "ok", km[2].ptr, 61, note[2].ptr },
+		{ "serving_llama8B_tp1_qps_4", "ok", km[0].ptr, 52.1, note[0].ptr },
 		{ "serving_llama8B_tp1_qps_inf", "error",
 		  "server killed by signal 9 (SIGKILL) during the point\nlast lines of x.log:\n...", 3.1 },
 		{ "serving_llama70B_tp4_qps_1", "skipped", "tp 4 exceeds the 1 GPU of this machine", 0 },
@@ -246,8 +258,10 @@ START_TEST(summary_table)
 	pg_runfmt_summary(&out, NULL, 0, 0.1);
 	tu_assert_golden("golden/run/summary.txt", out.ptr);
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		pg_buf_release(&km[i]);
+		pg_buf_release(&note[i]);
+	}
 	pg_buf_release(&out);
 	json_decref(serving);
 	json_decref(latency);
