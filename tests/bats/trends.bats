@@ -70,13 +70,14 @@ html = open(sys.argv[1]).read()
 ids = set(re.findall(r' id="([^"]+)"', html))
 links = re.findall(r' (?:href|src)="([^"]*)"', html)
 bad = [l for l in links if not (l.startswith("https://") or l.startswith("http://") or (l.startswith("#") and l[1:] in ids))]
-print(len(links), len([l for l in links if l.startswith("#p-")]), bad)
+print(" ".join(sorted(set(l for l in links if l.startswith("#")))), bad)
 PY
-	assert_output "17 8 []"
-	# the overview first, then a section per point with its charts (as on
-	# its own page), the runs' data per section and the code once
+	assert_output "#p-latency_llama8B_tp1 #p-serving_llama8B_tp1_sharegpt_qps_4 #p-serving_llama8B_tp1_sharegpt_qps_inf #p-throughput_llama8B_tp1 #top []"
+	# the overview first (its sparklines), then a section per point with
+	# its charts (as on its own page), the runs' data per section and the code once
 	[ "$(grep -c '^<section id="p-' "$page")" = 4 ]
-	[ "$(grep -c '<svg ' "$page")" = "$(cat ../site/H100/p/*.html | grep -c '<svg ')" ]
+	svgs() { cat "$@" | grep -o '<svg ' | wc -l; }
+	[ "$(svgs "$page")" = $(($(svgs ../site/H100/index.html) + $(svgs ../site/H100/p/*.html))) ]
 	grep -q '^<script>var D=\[\];</script>$' "$page"
 	[ "$(grep -c '<script>D\[[0-3]\]={n:\[' "$page")" = 4 ]
 	[ "$(grep -c 'D.forEach' "$page")" = 1 ]
