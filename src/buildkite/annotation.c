@@ -446,10 +446,10 @@ static void filter_regex(struct pg_buf *out, const struct pg_annotation_next *n)
 			pg_buf_putc(out, '|');
 		for (const unsigned char *p = (const unsigned char *)n->points[i]; *p; p++)
 			pg_buf_putc(out, (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-						 (*p >= '0' && *p <= '9') || *p == '_' ||
-						 *p == '-'
-					 ? (char)*p
-					 : '.');
+							 (*p >= '0' && *p <= '9') || *p == '_' ||
+							 *p == '-'
+						 ? (char)*p
+						 : '.');
 	}
 	pg_buf_puts(out, ")$'");
 }
@@ -508,7 +508,8 @@ static void render_next(struct pg_buf *out, const struct pg_annotation *a)
 	if (n->step) {
 		next_command(&cmd, n);
 		if (n->report) {
-			pg_buf_puts(out, "- Run it again: the step's command on a GPU machine, then ");
+			pg_buf_puts(out,
+				    "- Run it again: the step's command on a GPU machine, then ");
 			pg_escape_md_code(out, cmd.ptr);
 			pg_buf_puts(out, ".\n");
 		} else {
@@ -518,12 +519,13 @@ static void render_next(struct pg_buf *out, const struct pg_annotation *a)
 			pg_buf_puts(out, "- Run it again on a GPU machine, in a checkout of this "
 					 "commit: ");
 			pg_escape_md_code(out, cmd.ptr);
-			pg_buf_printf(out,
-				      " (PIPELINE.yml: the file that defines this step). It runs %s "
-				      "as this job did and writes this annotation to ",
-				      n->n_points && n->n_points <= NEXT_FILTER_POINTS
-					      ? "the points that failed"
-					      : "the step's points");
+			pg_buf_printf(
+				out,
+				" (PIPELINE.yml: the file that defines this step). It runs %s "
+				"as this job did and writes this annotation to ",
+				n->n_points && n->n_points <= NEXT_FILTER_POINTS
+					? "the points that failed"
+					: "the step's points");
 			pg_escape_md_code(out, file.ptr);
 			pg_buf_puts(out, ", posting nothing (docs/pipelines.md, \"A step on your "
 					 "machine\").\n");
@@ -548,10 +550,11 @@ static void render_next(struct pg_buf *out, const struct pg_annotation *a)
 				 "follows once it persists (docs/gate.md).\n");
 		break;
 	case PG_ACCEPT_AB:
-		pg_buf_puts(out, "- If the change is meant: an A/B step compares this pull request "
-				 "with its base, not with a baseline, so nothing to update; say so in "
-				 "the review. Main's history follows once it persists "
-				 "(docs/gate.md).\n");
+		pg_buf_puts(out,
+			    "- If the change is meant: an A/B step compares this pull request "
+			    "with its base, not with a baseline, so nothing to update; say so in "
+			    "the review. Main's history follows once it persists "
+			    "(docs/gate.md).\n");
 		break;
 	case PG_ACCEPT_NONE:
 		break;

@@ -472,7 +472,7 @@ void pg_comparison_evidence_line(struct pg_buf *out, const struct pg_cmp_row *r)
 	evidence_limit(out, r, false);
 	if (r->rerun.n) {
 		pg_buf_puts(out, r->verdict == PG_VERDICT_NOT_REPRODUCED ? "; not reproduced: "
-									  : "; reproduced: ");
+									 : "; reproduced: ");
 		pg_buf_puts(out, "the re-run ");
 		if (isfinite(r->rerun.change))
 			pct_cell(out, r->rerun.change, true);

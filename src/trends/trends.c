@@ -1258,7 +1258,7 @@ static void value_cell(struct pg_buf *o, const struct pg_metric *m, const struct
 	char a[PG_FMT_DOUBLE_SIZE], c[32];
 	bool pr = v->row && isfinite(v->row->current);
 	double x = pr ? v->row->current : s->n ? s->y[s->n - 1] : NAN;
-	enum pg_tone tone = pr				       ? pg_attention_tone(v->row)
+	enum pg_tone tone = pr                                       ? pg_attention_tone(v->row)
 			    : v->rule.gate && beyond(m, x, v->limit) ? PG_TONE_WARN
 								     : PG_TONE_NONE;
 
@@ -1334,8 +1334,8 @@ static void current_line(struct pg_buf *o, const struct pg_trends_gpu *t)
 	struct pg_buf h = PG_BUF_INIT;
 	size_t k = 0;
 	enum pg_tone tone = c->suspect || c->outcome == PG_OUTCOME_WARN ? PG_TONE_WARN
-			    : c->outcome == PG_OUTCOME_PASS		 ? PG_TONE_GOOD
-									 : PG_TONE_BAD;
+			    : c->outcome == PG_OUTCOME_PASS             ? PG_TONE_GOOD
+									: PG_TONE_BAD;
 
 	pg_buf_puts(o, "<p>With <b>");
 	esc_html(o, t->current_name);

@@ -54,7 +54,7 @@ struct pg_trends_gpu {
 	/* the PR's run against base (or the gate's own comparison of it, with
 	 * its re-run: what the annotation says), or NULL */
 	const struct pg_comparison *cmp;
-	const char *current_name;        /* legend for the PR's point: "this PR" */
+	const char *current_name; /* legend for the PR's point: "this PR" */
 	/* the GPU's A/B results (pg_history_read_ab: by point), or NULL */
 	const struct pg_history_ab *ab;
 	size_t n_ab;
@@ -175,7 +175,7 @@ struct pg_trends_chart {
 	double pr_lo, pr_hi;
 	enum pg_verdict pr_verdict;
 	enum pg_tone pr_tone; /* its colour, the annotation's (pg_attention_tone) */
-	const char *pr_name; /* "this PR" */
+	const char *pr_name;  /* "this PR" */
 	/* a confirmation re-run's value after the PR's, drawn as a square
 	 * with its name under it; none without a rerun_name (zeroed); its
 	 * interval as the PR's */

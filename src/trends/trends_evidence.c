@@ -394,8 +394,7 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 	strip_run(out, &f, xr1, r->change, ci_lo, ci_hi, name, run_color(r), false);
 	if (rerun) {
 		run_label(name, sizeof(name), "re-run", r->rerun.change);
-		strip_run(out, &f, xr2, r->rerun.change, re_lo, re_hi, name, run_color(r),
-			  true);
+		strip_run(out, &f, xr2, r->rerun.change, re_lo, re_hi, name, run_color(r), true);
 	}
 	strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "",
 		   crosswise ? "judged against the run's other points: each dot is one point's "

@@ -176,7 +176,9 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 				    .a = &an,
 				    .base = &base,
 				    .policy = pol,
-				    .cmp = !with_current ? NULL : o->decided ? o->decided : &cmp,
+				    .cmp = !with_current ? NULL
+					   : o->decided  ? o->decided
+							 : &cmp,
 				    .current_name = o->current_name,
 				    .ab = ab.v,
 				    .n_ab = ab.n };

@@ -47,7 +47,7 @@ struct pg_trends_opts {
 	 * re-run), drawn instead of comparing them again: the pages then say
 	 * what the annotation says; NULL: compared here */
 	const struct pg_comparison *decided;
-	bool one_page_only; /* write <gpu>/all.html alone (the plugin's artifact) */
+	bool one_page_only;       /* write <gpu>/all.html alone (the plugin's artifact) */
 	const char *current_gpu;  /* their GPU key */
 	const char *current_name; /* legend, default "this PR" */
 	long last;                /* change points of the last N runs; -1: three baseline windows

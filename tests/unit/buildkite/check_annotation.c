@@ -224,7 +224,7 @@ static const struct pg_annotation_evidence evidence[] = {
 /* clang-format on */
 
 static const char *const next_points[] = { "serving_llama8B_tp1_sharegpt_qps_4",
-					    "latency_llama70B_tp4" };
+					   "latency_llama70B_tp4" };
 
 START_TEST(golden_regression)
 {
@@ -651,18 +651,20 @@ START_TEST(next_steps_of_a_failing_step)
 					      .results_dir = "out",
 					      .accept = PG_ACCEPT_HISTORY };
 	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
-	ck_assert_msg(strstr(b.ptr, "**Next**\n\n- Run it again on a GPU machine, in a checkout of "
-				    "this commit: `BUILDKITE_PULL_REQUEST=4711 "
-				    "BUILDKITE_PULL_REQUEST_BASE_BRANCH=main "
-				    "BUILDKITE_PULL_REQUEST_LABELS=perf-benchmarks perfgate buildkite "
-				    "--pipeline PIPELINE.yml --step ':h100: perf' --filter "
-				    "'^(serving_a.b..x....HOME|latency_8B)$'` (PIPELINE.yml: the file "
-				    "that defines this step). It runs the points that failed as this "
-				    "job did and writes this annotation to `out/annotation.md`, posting "
-				    "nothing"),
+	ck_assert_msg(strstr(b.ptr,
+			     "**Next**\n\n- Run it again on a GPU machine, in a checkout of "
+			     "this commit: `BUILDKITE_PULL_REQUEST=4711 "
+			     "BUILDKITE_PULL_REQUEST_BASE_BRANCH=main "
+			     "BUILDKITE_PULL_REQUEST_LABELS=perf-benchmarks perfgate buildkite "
+			     "--pipeline PIPELINE.yml --step ':h100: perf' --filter "
+			     "'^(serving_a.b..x....HOME|latency_8B)$'` (PIPELINE.yml: the file "
+			     "that defines this step). It runs the points that failed as this "
+			     "job did and writes this annotation to `out/annotation.md`, posting "
+			     "nothing"),
 		      "%s", b.ptr);
-	ck_assert_ptr_nonnull(strstr(b.ptr, "- If the new level is meant: nothing to update; main's "
-					    "history follows once it persists (docs/gate.md).\n"));
+	ck_assert_ptr_nonnull(strstr(b.ptr,
+				     "- If the new level is meant: nothing to update; main's "
+				     "history follows once it persists (docs/gate.md).\n"));
 	/* the next steps come after the evidence, before the charts */
 	ck_assert(strstr(b.ptr, "**Next**") < strstr(b.ptr, "<summary>Charts"));
 
@@ -695,10 +697,11 @@ START_TEST(next_steps_of_a_failing_step)
 	a.next.accept = PG_ACCEPT_THRESHOLDS;
 	a.next.thresholds = "thresholds/H100.yml";
 	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
-	ck_assert_ptr_nonnull(strstr(b.ptr, "- If the new level is meant: update "
-					    "`thresholds/H100.yml` from main's runs in a pull "
-					    "request and have it reviewed: `perfgate baseline update "
-					    "thresholds/H100.yml --from RUN1 --from RUN2 --from RUN3`"));
+	ck_assert_ptr_nonnull(strstr(b.ptr,
+				     "- If the new level is meant: update "
+				     "`thresholds/H100.yml` from main's runs in a pull "
+				     "request and have it reviewed: `perfgate baseline update "
+				     "thresholds/H100.yml --from RUN1 --from RUN2 --from RUN3`"));
 
 	/* a step that passed, or warned, has no next steps */
 	for (int st = PG_ANNOTATION_PASS; st <= PG_ANNOTATION_ERROR; st++) {
@@ -728,12 +731,14 @@ START_TEST(evidence_lines_with_the_details_folded)
 	a.n_evidence = 3;
 	a.evidence_total = 3;
 	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
-	lines = strstr(b.ptr, "**Evidence**\n\n- `serving_a_qps_inf` · Output token throughput "
-			      "(tok/s): 6045 → 5489.96 (-9.2%), fails beyond -2.5%; reproduced: the "
-			      "re-run -9.0%. Files: ");
-	fold = strstr(b.ptr, "<details>\n<summary>How each was decided</summary>\n\n- "
-			     "`serving_a_qps_inf` · Output token throughput (tok/s): 5489.96 against "
-			     "6045 (-9.2%), the median of 5 runs of main");
+	lines = strstr(b.ptr,
+		       "**Evidence**\n\n- `serving_a_qps_inf` · Output token throughput "
+		       "(tok/s): 6045 → 5489.96 (-9.2%), fails beyond -2.5%; reproduced: the "
+		       "re-run -9.0%. Files: ");
+	fold = strstr(b.ptr,
+		      "<details>\n<summary>How each was decided</summary>\n\n- "
+		      "`serving_a_qps_inf` · Output token throughput (tok/s): 5489.96 against "
+		      "6045 (-9.2%), the median of 5 runs of main");
 	ck_assert_msg(lines && fold && lines < fold, "%s", b.ptr);
 	/* the account is in the fold only; a row without a line shows its text
 	 * among the lines, and once */

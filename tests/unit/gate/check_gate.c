@@ -777,13 +777,14 @@ START_TEST(evidence_interval_basis_and_chart_against_the_history)
 
 	/* the evidence: the interval, and the chart it links */
 	pg_comparison_markdown(&md, &c);
-	ck_assert_msg(strstr(md.ptr,
-			     ". Tested against how much main's runs vary from one to the next: noise "
-			     "alone gives so large a change with p = 0.0021 (0.0021 allowing for "
-			     "the step's other tests). 95% interval of the change: -14.2% to -5.6%. "
-			     "[Trend of the baseline's runs](evidence/"
-			     "serving_a_qps_inf-output_throughput.svg)\n"),
-		      "%s", md.ptr);
+	ck_assert_msg(
+		strstr(md.ptr,
+		       ". Tested against how much main's runs vary from one to the next: noise "
+		       "alone gives so large a change with p = 0.0021 (0.0021 allowing for "
+		       "the step's other tests). 95% interval of the change: -14.2% to -5.6%. "
+		       "[Trend of the baseline's runs](evidence/"
+		       "serving_a_qps_inf-output_throughput.svg)\n"),
+		"%s", md.ptr);
 	ck_assert_uint_eq(r->trail->n, 5);
 	ck_assert_str_eq(r->trail->commit[4], commits[4]);
 	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
