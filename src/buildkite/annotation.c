@@ -324,13 +324,19 @@ static const char *const evidence_file_names[PG_EVIDENCE_FILES] = { "result", "s
 /* A path Buildkite's artifact:// rewrite and a browser read the same way:
  * no white space, '#', '%', quote or control byte; other names are named,
  * not linked. */
+/* s is not empty and holds only ASCII letters, digits and bytes of punct. */
+static bool plain_bytes(const char *s, const char *punct)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(punct, *p)))
+			return false;
+	return *s != '\0';
+}
+
 static bool link_safe(const char *path)
 {
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("._~/-", *p)))
-			return false;
-	return *path != '\0';
+	return plain_bytes(path, "._~/-");
 }
 
 /* An evidence line in the annotation: the names and the basis in it come
@@ -408,18 +414,9 @@ static void render_evidence(struct pg_buf *out, const struct pg_annotation *a, s
 
 /* A word for a shell command in a code span: as it is when plain, else in
  * single quotes. */
-static bool shell_plain(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("._/:=+,@%-", *p)))
-			return false;
-	return *s != '\0';
-}
-
 static void shell_word(struct pg_buf *out, const char *s)
 {
-	if (shell_plain(s)) {
+	if (plain_bytes(s, "._/:=+,@%-")) {
 		pg_buf_puts(out, s);
 		return;
 	}
