@@ -328,7 +328,8 @@ double pg_result_qps(const json_t *result);
 long pg_result_max_concurrency(const json_t *result);
 
 /* The samples of a metric in a result object: one per perfgate.repeats
- * entry that has it, else the top-level value. Returns the count; *out is
+ * entry that has it, but the cold first run perfgate.cold_repeat names
+ * (results/cold.h), else the top-level value. Returns the count; *out is
  * owned by the caller (NULL when 0). */
 size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out);
 
@@ -519,9 +520,13 @@ struct pg_comparison {
 	struct pg_strv not_in_suite; /* baseline points outside the run's plan */
 	struct pg_strv aged_out;     /* history points not recorded lately (aged out)
 				      * and not in the run: not missing */
-	struct pg_strv texts;        /* strings the rows' bases and trails point
+	/* points whose cold first run (results/cold.h) the samples leave
+	 * out, and the results' notes ("repeat 1 of 3 cold: ..."), in step;
+	 * a confirmation re-run's points are named "<point> (re-run)" */
+	struct pg_strv cold_points, cold_notes;
+	struct pg_strv texts; /* strings the rows' bases and trails point
 				      * into (commits, dates, sources) */
-	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
+	char *suspect;        /* the job was sick (pg_compare_opts.suspect) and would
 				 * have failed: why; the outcome is then INFRA (exit 3,
 				 * verdict "suspect") and rerun lists the failing points */
 };
