@@ -35,12 +35,17 @@ struct run {
 	char id_prefix[32];
 	struct pg_prompts prompts;
 	struct pg_buf *bodies; /* one per prompt */
+	long max_output;       /* > 0: no request asks for more tokens (a warm-up's) */
 	struct pg_hl *engine;
 };
 
 /* "warmup" in ASCII: the warm-up's prompts are drawn with the test's seed
  * xor this */
 #define WARMUP_SEED 0x7761726d7570ULL
+/* A warm-up request asks for at most this many tokens, as SGLang's
+ * bench_serving's warm-up does: the first ones run prefill and decode at
+ * the point's batch sizes; the rest of a long answer repeats them. */
+#define WARMUP_MAX_OUTPUT 32
 
 /* vLLM's fallback when no model is named: data[0].id of GET /v1/models. */
 static int discover_model(struct run *r, struct pg_error *err)
@@ -177,6 +182,9 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 		if ((rc = pg_dataset_load(&r->prompts, t, n_prompts, r->chat, &srv, err)))
 			return rc;
 	}
+	for (size_t i = 0; r->max_output > 0 && i < r->prompts.n; i++)
+		if (r->prompts.v[i].output_len > r->max_output)
+			r->prompts.v[i].output_len = r->max_output;
 	r->bodies = pg_xcalloc(r->prompts.n ? r->prompts.n : 1, sizeof(*r->bodies));
 	for (size_t i = 0; i < r->prompts.n; i++) {
 		pg_buf_init(&r->bodies[i]);
@@ -773,6 +781,7 @@ static int prepare(struct run *r, const struct pg_point *pt, const struct pg_loa
 		 * none of the prompts the measured run sends */
 		own.client.seed ^= WARMUP_SEED;
 		n_prompts = warmup;
+		r->max_output = WARMUP_MAX_OUTPUT;
 	}
 	rc = setup(r, &own, o, n_prompts, err);
 	r->t = t;

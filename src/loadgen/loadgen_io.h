@@ -73,8 +73,9 @@ int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, j
  * The point's warm-up (docs/suite.md `warmup`), before its first run:
  * `requests` unmeasured requests of prompts of their own (the test's
  * dataset drawn with another seed, so none of the measured prompts is
- * cached by them), all due at once under the point's concurrency cap
- * (max_concurrency; a latency test's batch_size). *rep says what
+ * cached by them), each asking for at most 32 tokens, all due at once
+ * under the point's concurrency cap (max_concurrency; a latency test's
+ * batch_size). *rep says what
  * happened. Every one failing is PG_EINFRA ("warm-up: all 10 requests
  * failed (...)"); errors otherwise as pg_loadgen_run's. Multi-turn
  * sessions take none (PG_ECONFIG).

@@ -60,6 +60,32 @@ assert max(ttfts) < 2 * min(ttfts), ttfts  # the cold start was 3 x
 PY
 }
 
+@test "the warm-up's prompts are its own and short: the measured run finds none of them cached" {
+	cat >suite.yml <<'YML'
+serving:
+  - name: serving_cache
+    model: perfgate-mock
+    server:
+      command: perfgate mock-server --port {port} --model {model} --ttft-ms 5 --itl-ms 1 --prefix-cache-blocks 4096 --timing-log tl.jsonl
+      ready: /health
+    dataset: {name: random, input_len: 32, output_len: 64}
+    num_prompts: 20
+YML
+	run --separate-stderr timeout 60 "$PERFGATE_BIN" run suite.yml -o res --gpu H100
+	echo "$stderr"
+	assert_success
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+recs = [json.loads(l) for l in open("tl.jsonl")]
+assert len(recs) == 30, len(recs)
+# 10 warm-up requests of at most 32 tokens first, then the point's 20
+assert [r["completion_tokens"] for r in recs] == [32] * 10 + [64] * 20, recs
+pc = json.load(open("res/serving_cache_qps_inf.json"))["perfgate"]["telemetry"]["engine"]["prefix_cache"]
+# the window is the measured run's: its 20 prompts of 2 blocks, none cached
+assert pc["queries"] == 640 and pc["hits"] == 0, pc
+PY
+}
+
 @test "without a warm-up the first run is cold: left out of the values, the gate, baselines and history, and named" {
 	git init -q -b main . && git commit -q --allow-empty -m one
 	cold_suite 20 >suite.yml <<'YML'
