@@ -10,15 +10,10 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-export GIT_AUTHOR_NAME=dev GIT_AUTHOR_EMAIL=dev@example.com
-export GIT_COMMITTER_NAME=dev GIT_COMMITTER_EMAIL=dev@example.com
-export GIT_CONFIG_NOSYSTEM=1 HOME="$BATS_TEST_TMPDIR"
 unset BUILDKITE BUILDKITE_COMMIT BUILDKITE_BRANCH BUILDKITE_BUILD_URL PERFGATE_GPU
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
-	export TMPDIR="$BATS_TEST_TMPDIR/tmp"
-	mkdir -p "$TMPDIR"
 }
 
 # A serving test of $2 repeats (default 3) against a mock whose first $1
@@ -87,7 +82,7 @@ PY
 }
 
 @test "without a warm-up the first run is cold: left out of the values, the gate, baselines and history, and named" {
-	git init -q -b main . && git commit -q --allow-empty -m one
+	git init -q -b main . && git -c user.name=dev -c user.email=dev@example.com commit -q --allow-empty -m one
 	cold_suite 20 >suite.yml <<'YML'
     warmup: 0
 YML
