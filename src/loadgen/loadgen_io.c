@@ -870,11 +870,15 @@ int pg_loadgen_warm_up(const struct pg_point *pt, const struct pg_loadgen_opts *
 	rep->requests = requests;
 	rep->seconds = st.duration_s;
 	for (size_t i = 0; i < requests; i++) {
+		char key[32];
+		const char *cat;
 		if (pg_reqtrace_ok(&traces[i]))
 			continue;
+		cat = pg_reqtrace_category(&traces[i], key);
+		/* as the run's own message says it: "disconnect: ..." */
 		if (!rep->failed++)
-			snprintf(rep->error, sizeof(rep->error), "%s",
-				 traces[i].error ? traces[i].error : pg_fail_name(traces[i].fail));
+			snprintf(rep->error, sizeof(rep->error), "%s: %s", cat,
+				 traces[i].error ? traces[i].error : cat);
 	}
 	/* every one failing: the server cannot serve the point, and the
 	 * measured run would only say so again */

@@ -177,11 +177,11 @@ YML
 	run --separate-stderr timeout 60 "$PERFGATE_BIN" run suite.yml -o res --gpu H100
 	echo "$stderr"
 	[ "$status" -eq 3 ]
-	[[ "$stderr" == *"  error: warm-up: all 3 requests failed (HTTP 500"* ]]
+	[[ "$stderr" == *"  error: warm-up: all 3 requests failed (http_500: HTTP 500"* ]]
 	"$PERFGATE_PYTHON" - <<'PY'
 import json
 pg = json.load(open("res/serving_broken_qps_inf.json"))["perfgate"]
-assert pg["status"] == "error" and pg["error"].startswith("warm-up: all 3 requests failed (HTTP 500"), pg["error"]
+assert pg["status"] == "error" and pg["error"].startswith("warm-up: all 3 requests failed (http_500: HTTP 500"), pg["error"]
 assert pg["warmup"]["failed"] == 3, pg["warmup"]
 PY
 }
