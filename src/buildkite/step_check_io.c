@@ -14,7 +14,7 @@
 #include "sys/gitinfo.h"
 #include "gate/gate_io.h"
 #include "gpu/gpu.h"
-#include "suite/plan_files_io.h"
+#include "loadgen/dataset_files_io.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +125,9 @@ int pg_bk_check(const struct pg_bk_check *in, struct pg_strv *warnings, struct p
 	const char *gpu = in->gpu_key;
 	int rc;
 
-	if (in->plan && (rc = pg_plan_check_datasets(in->plan, err))) {
+	/* a dataset the step will fetch is no error yet */
+	struct pg_dataset_check_opts datasets = { .fetch_later = c->fetch_datasets };
+	if (in->plan && (rc = pg_dataset_files_check(in->plan, &datasets, err))) {
 		pg_error_prefix(err, "step '%s'", in->step);
 		return rc;
 	}

@@ -1490,12 +1490,14 @@ static int run_step(struct step *st, struct pg_error *err)
 	struct pg_plan plan = PG_PLAN_INIT;
 	int rc;
 
-	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)) ||
-	    (rc = pg_bk_datasets(&plan, &st->s, st->log, err)))
+	if ((rc = pg_bk_plan(&suite, &plan, &st->s, st->name, err)))
 		goto done;
 	pg_run_collect_secrets(&st->redact, &suite);
+	/* the cheap checks first: a misspelt GPU fails before a dataset is
+	 * fetched */
 	if ((rc = resolve_gpu(st, suite.gpu, err)) || (rc = pg_bk_pr_check(&st->pr, &st->s, err)) ||
-	    (rc = check_step(st, &plan, st->gpu.key, err)))
+	    (rc = check_step(st, &plan, st->gpu.key, err)) ||
+	    (rc = pg_bk_datasets(&plan, &st->s, st->log, err)))
 		goto done;
 	keep_plan(st, &plan);
 	say(st, "--- perfgate: %zu test point%s on %s%s%s\n", plan.n, plan.n == 1 ? "" : "s",
@@ -1537,8 +1539,9 @@ static int ab_step(struct step *st, struct pg_error *err)
 		if (sd->command)
 			pg_redactor_add_shell(&st->redact, sd->command, NULL, NULL);
 	}
-	if ((rc = pg_ab_check(&suite, err)) || (rc = pg_bk_datasets(&plan, &st->s, st->log, err)) ||
-	    (rc = resolve_gpu(st, suite.gpu, err)) || (rc = check_step(st, &plan, st->gpu.key, err)))
+	if ((rc = pg_ab_check(&suite, err)) || (rc = resolve_gpu(st, suite.gpu, err)) ||
+	    (rc = check_step(st, &plan, st->gpu.key, err)) ||
+	    (rc = pg_bk_datasets(&plan, &st->s, st->log, err)))
 		goto done;
 	keep_plan(st, &plan);
 	say(st,

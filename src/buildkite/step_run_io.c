@@ -55,7 +55,9 @@ int pg_bk_run(const struct pg_suite *suite, const struct pg_plan *plan, const ch
 int pg_bk_datasets(const struct pg_plan *plan, const struct pg_plugin_config *c, FILE *log,
 		   struct pg_error *err)
 {
-	struct pg_dataset_check_opts o = { c->fetch_datasets, log, &pg_run_cancelled };
+	struct pg_dataset_check_opts o = { .fetch = c->fetch_datasets,
+					   .log = log,
+					   .stop = &pg_run_cancelled };
 	int rc;
 
 	pg_run_signals_install();

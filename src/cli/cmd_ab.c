@@ -139,7 +139,7 @@ int cmd_ab(int argc, char **argv)
 		goto fail;
 	{
 		/* a missing dataset file stops it before either side starts */
-		struct pg_dataset_check_opts d = { false, stderr, NULL };
+		struct pg_dataset_check_opts d = { .log = stderr };
 		if (pg_dataset_files_check(&plan, &d, &err))
 			goto fail;
 	}

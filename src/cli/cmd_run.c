@@ -16,7 +16,6 @@
 #include "suite/plan.h"
 #include "suite/suite.h"
 #include "suite/config_io.h"
-#include "suite/plan_files_io.h"
 #include "baseline/thresholds_io.h"
 #include "gpu/detect_io.h"
 #include "loadgen/dataset_files_io.h"
@@ -200,7 +199,9 @@ static int run(const struct pg_suite *suite, const struct pg_plan *plan, const c
 	pg_gpu_info_init(&g);
 	/* every dataset file there (or fetched) before anything starts */
 	{
-		struct pg_dataset_check_opts d = { fetch_datasets, stderr, &pg_run_cancelled };
+		struct pg_dataset_check_opts d = { .fetch = fetch_datasets,
+						   .log = stderr,
+						   .stop = &pg_run_cancelled };
 		pg_run_signals_install();
 		rc = pg_dataset_files_check(plan, &d, &err);
 		pg_run_signals_restore();
@@ -329,7 +330,7 @@ int cmd_run(int argc, char **argv)
 				     gpu ? "--gpu" : "PERFGATE_GPU", shown);
 			goto fail;
 		}
-		struct pg_dataset_check_opts d = { false, stderr, NULL };
+		struct pg_dataset_check_opts d = { .log = stderr };
 		struct pg_error derr = PG_ERROR_INIT;
 
 		/* the run would stop on it: said, but a dry run starts nothing */
@@ -339,10 +340,6 @@ int cmd_run(int argc, char **argv)
 		rc = pg_cmd_print(&out);
 		goto done;
 	}
-	/* a missing dataset is found now, not after a server loaded its
-	 * model */
-	if (pg_plan_check_datasets(&plan, &err))
-		goto fail;
 	rc = run(&suite, &plan,
 		 step.from_pipeline && pc->thresholds ? pc->thresholds : "thresholds");
 	goto done;

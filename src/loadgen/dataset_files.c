@@ -86,7 +86,9 @@ void pg_dataset_files_release(struct pg_dataset_files *f)
 
 void pg_dataset_file_where(struct pg_buf *out, const struct pg_dataset_file *f)
 {
-	pg_buf_printf(out, "test %s", f->test->name);
-	if (f->test->loc.file)
-		pg_buf_printf(out, ", %s:%d", f->test->loc.file, f->test->loc.line);
+	if (f->test->loc.file && f->test->loc.line)
+		pg_buf_printf(out, "%s:%d: ", f->test->loc.file, f->test->loc.line);
+	else if (f->test->loc.file)
+		pg_buf_printf(out, "%s: ", f->test->loc.file);
+	pg_buf_printf(out, "test '%s'", f->test->name);
 }

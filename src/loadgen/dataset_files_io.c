@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,17 +185,40 @@ done:
 	return rc;
 }
 
-/* A file's problem, named with the test that reads it. */
+/* A file's problem, named with the test that reads it, where the suite
+ * says so, and the directory a relative path is looked for in. */
 static int file_error(struct pg_error *err, int code, const struct pg_dataset_file *f,
 		      const char *what, const char *hint)
 {
 	struct pg_buf where = PG_BUF_INIT;
+	char cwd[PATH_MAX];
+	/* where it was looked for, when it was not found there */
+	bool relative = f->path[0] != '/' && !strncmp(what, "not found", 9);
 	int rc;
 
 	pg_dataset_file_where(&where, f);
-	rc = pg_error_set(err, code, "dataset file %s %s (%s)%s", f->path, what, where.ptr,
-			  hint ? hint : "");
+	rc = pg_error_set(err, code, "%s: dataset file '%s': %s%s%s%s%s", where.ptr, f->path, what,
+			  relative ? " (relative to " : "",
+			  relative ? (getcwd(cwd, sizeof(cwd)) ? cwd : ".") : "",
+			  relative ? ", where perfgate runs)" : "", hint ? hint : "");
 	pg_buf_release(&where);
+	return rc;
+}
+
+/* A file that is there but cannot be opened fails now, not as the run
+ * starts reading it. */
+static int readable(const struct pg_dataset_file *f, struct pg_error *err)
+{
+	struct pg_buf why = PG_BUF_INIT;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc;
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	pg_buf_printf(&why, "cannot be read: %s", strerror(errno));
+	rc = file_error(err, PG_ECONFIG, f, why.ptr, NULL);
+	pg_buf_release(&why);
 	return rc;
 }
 
@@ -208,8 +232,12 @@ static int check_one(const struct pg_dataset_file *f, const struct pg_dataset_ch
 	int rc;
 
 	if (stat(f->path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return file_error(err, PG_ECONFIG, f, "a directory, not a file", NULL);
 		if (!S_ISREG(st.st_mode))
-			return file_error(err, PG_ECONFIG, f, "is not a regular file", NULL);
+			return file_error(err, PG_ECONFIG, f, "not a regular file", NULL);
+		if ((rc = readable(f, err)))
+			return rc;
 		if (!f->sha256 || !(f->sha256_declared || fetch))
 			return 0;
 		if ((rc = pg_sha256_file(f->path, got, err)))
@@ -219,8 +247,8 @@ static int check_one(const struct pg_dataset_file *f, const struct pg_dataset_ch
 			pg_buf_printf(&what, "has sha256 %s, not %s", got, f->sha256);
 			rc = file_error(err, PG_ECONFIG, f, what.ptr,
 					f->sha256_declared
-						? ": the suite's sha256 says another file"
-						: ": not the file vLLM's CI uses; move it away and "
+						? "; the suite's sha256 says another file"
+						: "; not the file vLLM's CI uses; move it away and "
 						  "--fetch-datasets fetches that one");
 			pg_buf_release(&what);
 			return rc;
@@ -228,10 +256,12 @@ static int check_one(const struct pg_dataset_file *f, const struct pg_dataset_ch
 		fprintf(log, "perfgate: dataset %s: sha256 %s as expected\n", f->path, got);
 		return 0;
 	}
-	if (errno != ENOENT)
+	if (errno != ENOENT && errno != ENOTDIR)
 		return file_error(err, PG_ECONFIG, f, strerror(errno), NULL);
 	if (fetch && f->url)
 		return pg_dataset_fetch(f->url, f->path, f->sha256, f->size, o, err);
+	if (o && o->fetch_later && f->url)
+		return 0;
 	if (f->url) {
 		struct pg_buf hint = PG_BUF_INIT;
 		pg_buf_printf(&hint,
@@ -243,8 +273,8 @@ static int check_one(const struct pg_dataset_file *f, const struct pg_dataset_ch
 		return rc;
 	}
 	return file_error(err, PG_ECONFIG, f, "not found",
-			  fetch ? ": no source to fetch it from (the dataset's url key gives one)"
-				: NULL);
+			  fetch ? "; no source to fetch it from (the dataset's url key gives one)"
+				: "; put it there before the run (docs/suite.md, dataset)");
 }
 
 int pg_dataset_files_check(const struct pg_plan *plan, const struct pg_dataset_check_opts *o,

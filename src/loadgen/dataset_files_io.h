@@ -11,6 +11,8 @@ struct pg_error;
 
 struct pg_dataset_check_opts {
 	bool fetch;                        /* fetch what is missing (--fetch-datasets) */
+	bool fetch_later;                  /* a missing file with a source passes: a check
+					    * before a run that will fetch it */
 	FILE *log;                         /* progress; NULL: stderr */
 	const volatile sig_atomic_t *stop; /* non-zero ends a fetch (PG_ECANCEL); may be NULL */
 };

@@ -646,7 +646,7 @@ EOF
 	mkdir thresholds
 	cp "${PLUGIN_DIR}/thresholds/H100.yml" thresholds/
 	config '{"suites":"suite.yml","gpu":"H100"}'
-	local want="perfgate buildkite: step ':h100: perf': suite.yml:2: test 'serving_sharegpt': dataset file 'data/ShareGPT_V3_unfiltered_cleaned_split.json': not found (relative to ${WORK}, where perfgate runs); put it there before the run (docs/suite.md, dataset)"
+	local want="perfgate buildkite: step ':h100: perf': suite.yml:2: test 'serving_sharegpt': dataset file 'data/ShareGPT_V3_unfiltered_cleaned_split.json': not found (relative to ${WORK}, where perfgate runs); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json and checks its sha256"
 	run "${PERFGATE}" buildkite --check
 	assert_equal "${status}" 2
 	assert_output "${want}"
@@ -655,6 +655,10 @@ EOF
 	assert_output "${want}"
 	assert_dir_not_exists results
 	assert_equal "$(cat "${CALLS}")" ""
+	# a step that fetches its datasets checks them once fetched
+	config '{"suites":"suite.yml","gpu":"H100","fetch-datasets":true}'
+	run "${PERFGATE}" buildkite --check
+	assert_equal "${status}" 0
 	# the fan-out's own step needs no dataset: its steps, on the GPU
 	# agents, check theirs
 	config '{"suites":"suite.yml","mode":"pipeline","gpus":["H100"]}'

@@ -53,18 +53,18 @@ teardown() {
 @test "a missing dataset file stops the run before anything starts, saying where vLLM's driver gets it" {
 	run --separate-stderr "$PERFGATE" run --gpu H100 serving-tests.json
 	[ "$status" -eq 2 ]
-	[ "$stderr" = "perfgate run: dataset file ./$SHAREGPT not found (test serving_llama8B_tp1_sharegpt, serving-tests.json:2); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/$HF_PATH and checks its sha256" ]
+	[ "$stderr" = "perfgate run: serving-tests.json:2: test 'serving_llama8B_tp1_sharegpt': dataset file './$SHAREGPT': not found (relative to $PWD, where perfgate runs); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/$HF_PATH and checks its sha256" ]
 	[ ! -e results ]
 	# a dry run says so and still shows the plan
 	run --separate-stderr "$PERFGATE" run --dry-run serving-tests.json
 	[ "$status" -eq 0 ]
-	[[ "$stderr" == "perfgate run: warning: dataset file ./$SHAREGPT not found "* ]]
+	[[ "$stderr" == "perfgate run: warning: serving-tests.json:2: test 'serving_llama8B_tp1_sharegpt': dataset file './$SHAREGPT': not found "* ]]
 	[[ "$output" == *"[1/1] serving_llama8B_tp1_sharegpt_qps_inf"* ]]
 	# and the plugin's step stops before its GPU work, the same way
 	BUILDKITE_PLUGIN_CONFIGURATION='{"suites": "serving-tests.json", "gpu": "H100", "mode": "run"}' \
 		run --separate-stderr "$PERFGATE" buildkite
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"dataset file ./$SHAREGPT not found (test serving_llama8B_tp1_sharegpt, serving-tests.json:2)"* ]]
+	[[ "$stderr" == *"serving-tests.json:2: test 'serving_llama8B_tp1_sharegpt': dataset file './$SHAREGPT': not found"* ]]
 	[ ! -e results ]
 }
 
@@ -86,7 +86,7 @@ teardown() {
 	cp www/sg.json "$SHAREGPT"
 	run --separate-stderr "$PERFGATE" run --gpu H100 --fetch-datasets serving-tests.json
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"dataset file ./$SHAREGPT has sha256 $sha, not 35f0e213ce091ed9b9af2a1f0755e9d39f9ccec34ab281cd4ca60d70f6479ba4 (test serving_llama8B_tp1_sharegpt, serving-tests.json:2): not the file vLLM's CI uses; move it away and --fetch-datasets fetches that one" ]]
+	[[ "$stderr" == *"serving-tests.json:2: test 'serving_llama8B_tp1_sharegpt': dataset file './$SHAREGPT': has sha256 $sha, not 35f0e213ce091ed9b9af2a1f0755e9d39f9ccec34ab281cd4ca60d70f6479ba4; not the file vLLM's CI uses; move it away and --fetch-datasets fetches that one" ]]
 	# and not when it is not: a small ShareGPT of one's own runs
 	run --separate-stderr timeout 60 "$PERFGATE" run --gpu H100 serving-tests.json
 	[ "$status" -eq 0 ]
@@ -118,7 +118,7 @@ YML
 	echo ' ' >>data/sg.json
 	run --separate-stderr "$PERFGATE" run --gpu H100 -o third suite.yml
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == "perfgate run: dataset file data/sg.json has sha256 "*", not $sha (test serving_sg, suite.yml:2): the suite's sha256 says another file" ]]
+	[[ "$stderr" == "perfgate run: suite.yml:2: test 'serving_sg': dataset file 'data/sg.json': has sha256 "*", not $sha; the suite's sha256 says another file" ]]
 	[ ! -e third ]
 	# a source that is not there: exit 3, nothing kept
 	rm data/sg.json

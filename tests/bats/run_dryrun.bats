@@ -20,7 +20,7 @@ setup() {
 	assert_line "  timeout    3600 s, writes \$TMPDIR/perfgate-run-XXXXXX/latency_llama8B_tp1.json (imported into results/latency_llama8B_tp1.json)"
 	assert_line "  server     vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --dtype bfloat16 --host 127.0.0.1 --port {port}"
 	# the one note: the run would stop on the missing ShareGPT file
-	[ "$stderr" = "perfgate run: warning: dataset file ShareGPT_V3_unfiltered_cleaned_split.json not found (test throughput_llama8B_tp1, pipelines/suites/vllm-gpu.yml:75); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json and checks its sha256" ]
+	[ "$stderr" = "perfgate run: warning: pipelines/suites/vllm-gpu.yml:75: test 'throughput_llama8B_tp1': dataset file 'ShareGPT_V3_unfiltered_cleaned_split.json': not found (relative to $PWD, where perfgate runs); perfgate run --fetch-datasets (the step's fetch-datasets: true) fetches it from https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json and checks its sha256" ]
 
 	# nothing is run and nothing is written
 	cd "$(mktemp -d "$BATS_TEST_TMPDIR/empty.XXXXXX")"
@@ -113,7 +113,7 @@ setup() {
 	assert_line "[6/24] serving_llama8B_tp1_sharegpt_qps_inf_concurrency_12"
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 3 ]
 	[[ "$stderr" == *"perfgate run: warning: serving-tests.json:84:9: tests[3].client_parameters.tokenizer: perfgate's client does not tokenize; ignored"* ]]
-	[[ "$stderr" == *"perfgate run: warning: dataset file ./ShareGPT_V3_unfiltered_cleaned_split.json not found (test throughput_llama8B_tp1, throughput-tests.json:2)"* ]]
+	[[ "$stderr" == *"perfgate run: warning: throughput-tests.json:2: test 'throughput_llama8B_tp1': dataset file './ShareGPT_V3_unfiltered_cleaned_split.json': not found"* ]]
 	# secrets in the environment never reach the output
 	[[ "$output" != *hf_not_a_real_token* ]]
 	assert_line "  env        VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 HF_TOKEN=***"
