@@ -520,15 +520,15 @@ struct pg_comparison {
 	struct pg_strv not_in_suite; /* baseline points outside the run's plan */
 	struct pg_strv aged_out;     /* history points not recorded lately (aged out)
 				      * and not in the run: not missing */
+	struct pg_strv texts;        /* strings the rows' bases and trails point
+				      * into (commits, dates, sources) */
+	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
+				 * have failed: why; the outcome is then INFRA (exit 3,
+				 * verdict "suspect") and rerun lists the failing points */
 	/* points whose cold first run (results/cold.h) the samples leave
 	 * out, and the results' notes ("repeat 1 of 3 cold: ..."), in step;
 	 * a confirmation re-run's points are named "<point> (re-run)" */
 	struct pg_strv cold_points, cold_notes;
-	struct pg_strv texts; /* strings the rows' bases and trails point
-				      * into (commits, dates, sources) */
-	char *suspect;        /* the job was sick (pg_compare_opts.suspect) and would
-				 * have failed: why; the outcome is then INFRA (exit 3,
-				 * verdict "suspect") and rerun lists the failing points */
 };
 
 #define PG_COMPARISON_INIT                                                                         \
