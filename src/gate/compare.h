@@ -328,7 +328,8 @@ double pg_result_qps(const json_t *result);
 long pg_result_max_concurrency(const json_t *result);
 
 /* The samples of a metric in a result object: one per perfgate.repeats
- * entry that has it, else the top-level value. Returns the count; *out is
+ * entry that has it, but the cold first run perfgate.cold_repeat names
+ * (results/cold.h), else the top-level value. Returns the count; *out is
  * owned by the caller (NULL when 0). */
 size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out);
 
@@ -524,6 +525,10 @@ struct pg_comparison {
 	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
 				 * have failed: why; the outcome is then INFRA (exit 3,
 				 * verdict "suspect") and rerun lists the failing points */
+	/* points whose cold first run (results/cold.h) the samples leave
+	 * out, and the results' notes ("repeat 1 of 3 cold: ..."), in step;
+	 * a confirmation re-run's points are named "<point> (re-run)" */
+	struct pg_strv cold_points, cold_notes;
 };
 
 #define PG_COMPARISON_INIT                                                                         \

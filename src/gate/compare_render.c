@@ -216,6 +216,22 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 				 : "; a flagged regression is confirmed by a re-run.\n");
 }
 
+/* The cold first runs the samples left out (results/cold.h), in one line. */
+static void cold_line(struct pg_buf *out, const struct pg_comparison *c)
+{
+	if (!c->cold_points.n)
+		return;
+	pg_buf_puts(out, "Cold first runs: ");
+	for (size_t i = 0; i < c->cold_points.n; i++) {
+		pg_buf_puts(out, i ? "; " : "");
+		pg_escape_md_code(out, c->cold_points.v[i]);
+		pg_buf_puts(out, " (");
+		pg_escape_md_text(out, c->cold_notes.v[i]);
+		pg_buf_puts(out, ")");
+	}
+	pg_buf_puts(out, ".\n");
+}
+
 static bool common_matters(const struct pg_cmp_common *cc)
 {
 	return cc->verdict != PG_VERDICT_UNCHANGED || cc->note;
@@ -602,6 +618,7 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 	}
 	summary_line(out, c);
 	decision_line(out, c);
+	cold_line(out, c);
 	whole_run_table(out, c);
 	if (c->rerun.n) {
 		pg_buf_puts(out, "\nRe-run to confirm: ");
@@ -835,6 +852,14 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 		for (size_t i = 0; i < c->n_commons; i++)
 			json_array_append_new(wr, common_json(&c->commons[i]));
 		json_object_set_new(o, "whole_run", wr);
+	}
+	{
+		json_t *cold = json_array();
+		for (size_t i = 0; i < c->cold_points.n; i++)
+			json_array_append_new(cold,
+					      json_pack("{s:s, s:s}", "point", c->cold_points.v[i],
+							"note", c->cold_notes.v[i]));
+		json_object_set_new(o, "cold_repeats", cold);
 	}
 	json_object_set_new(o, "not_in_suite", strv_json(&c->not_in_suite));
 	json_object_set_new(o, "aged_out", strv_json(&c->aged_out));

@@ -295,9 +295,10 @@ EOF
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
 	# the head's server dies 50 ms after it is ready: the runner sees it exit,
-	# or the client finds the port closed first, or loses a stream the server
-	# was writing when it died (a race every way round)
-	assert_output --regexp "perfgate: block 2 \(head\): serving_ab_qps_inf_concurrency_1: error: (server exited|all [0-9]+ requests failed \((dis)?connect: )"
+	# or the client (the point's warm-up, or its run) finds the port closed
+	# first, or loses a stream the server was writing when it died (a race
+	# every way round)
+	assert_output --regexp "perfgate: block 2 \(head\): serving_ab_qps_inf_concurrency_1: error: (server exited|(warm-up: )?all [0-9]+ requests failed \((dis)?connect: )"
 	grep -q "block 3 (head): serving_ab_qps_inf_concurrency_4: error: " results/annotation.md
 	assert_equal "$(field results/verdict.json 'r["verdict"], r["exit_code"], len(r["errors"]) >= 6')" "error 3 True"
 	assert_equal "$(field results/head/serving_ab_qps_inf_concurrency_1.json 'r["perfgate"]["status"]')" error
