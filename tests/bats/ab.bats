@@ -219,8 +219,8 @@ agent_env() {
 	run git --git-dir="${abr}" ls-tree -r --name-only refs/perfgate/history
 	assert_output "$(printf 'H100/ab/serving_ab_qps_inf_concurrency_%s.jsonl\n' 1 2 4)"
 	# the step's trends site reads main's runs and the A/B repository
-	grep -q '<h2>A/B results (1 step)</h2>' results/trends/H100/index.html
-	grep -q '<td>#17</td>' results/trends/H100/index.html
+	grep -q '<h2>A/B results (1 step)</h2>' results/trends/H100/all.html
+	grep -q '<td>#17</td>' results/trends/H100/all.html
 	# perfgate trends: the A/B results only with --ab-repo
 	run --separate-stderr "${PERFGATE}" trends ../site --repo "${hist}"
 	assert_success
