@@ -324,13 +324,19 @@ static const char *const evidence_file_names[PG_EVIDENCE_FILES] = { "result", "s
 /* A path Buildkite's artifact:// rewrite and a browser read the same way:
  * no white space, '#', '%', quote or control byte; other names are named,
  * not linked. */
+/* s is not empty and holds only ASCII letters, digits and bytes of punct. */
+static bool plain_bytes(const char *s, const char *punct)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(punct, *p)))
+			return false;
+	return *s != '\0';
+}
+
 static bool link_safe(const char *path)
 {
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("._~/-", *p)))
-			return false;
-	return *path != '\0';
+	return plain_bytes(path, "._~/-");
 }
 
 /* An evidence line in the annotation: the names and the basis in it come
@@ -339,26 +345,35 @@ static bool link_safe(const char *path)
  * lines always fit in the 1 MiB the table is trimmed to. */
 #define EVIDENCE_LINE_MAX 1000
 
+/* An evidence line's markdown, neutralised, cut at EVIDENCE_LINE_MAX. */
+static void put_evidence_text(struct pg_buf *out, const char *text)
+{
+	if (strlen(text) > EVIDENCE_LINE_MAX) {
+		char *cut = pg_xstrndup(text, pg_utf8_prefix(text, EVIDENCE_LINE_MAX));
+		pg_md_neutralize_html(out, cut);
+		pg_buf_puts(out, "… (cut here: the comparison has the whole line)");
+		free(cut);
+	} else {
+		pg_md_neutralize_html(out, text);
+	}
+}
+
+/* A line per regression (its files linked once per point), then how each
+ * was decided, folded: the lines are what a reviewer reads first. */
 static void render_evidence(struct pg_buf *out, const struct pg_annotation *a, size_t *refs)
 {
+	bool folded = false;
+
 	if (!a->n_evidence)
 		return;
 	pg_buf_puts(out, "**Evidence**\n\n");
 	for (size_t i = 0; i < a->n_evidence; i++) {
 		const struct pg_annotation_evidence *e = &a->evidence[i];
 		bool any = false, named = false;
-		size_t len = strlen(e->text);
 
 		pg_buf_puts(out, "- ");
-		if (len > EVIDENCE_LINE_MAX) {
-			char *cut = pg_xstrndup(e->text,
-						pg_utf8_prefix(e->text, EVIDENCE_LINE_MAX));
-			pg_md_neutralize_html(out, cut);
-			pg_buf_puts(out, "… (cut here: the comparison has the whole line)");
-			free(cut);
-		} else {
-			pg_md_neutralize_html(out, e->text);
-		}
+		put_evidence_text(out, e->line ? e->line : e->text);
+		folded |= e->line && e->text;
 		for (size_t k = 0; k < PG_EVIDENCE_FILES && first_of_point(a, i); k++) {
 			if (!e->files[k])
 				continue;
@@ -384,6 +399,165 @@ static void render_evidence(struct pg_buf *out, const struct pg_annotation *a, s
 		pg_buf_printf(out, "- and %zu more (the comparison lists every row).\n",
 			      a->evidence_total - a->n_evidence);
 	pg_buf_putc(out, '\n');
+	if (!folded)
+		return;
+	pg_buf_puts(out, "<details>\n<summary>How each was decided</summary>\n\n");
+	for (size_t i = 0; i < a->n_evidence; i++) {
+		if (!a->evidence[i].line || !a->evidence[i].text)
+			continue;
+		pg_buf_puts(out, "- ");
+		put_evidence_text(out, a->evidence[i].text);
+		pg_buf_putc(out, '\n');
+	}
+	pg_buf_puts(out, "\n</details>\n\n");
+}
+
+/* A word for a shell command in a code span: as it is when plain, else in
+ * single quotes. */
+static void shell_word(struct pg_buf *out, const char *s)
+{
+	if (plain_bytes(s, "._/:=+,@%-")) {
+		pg_buf_puts(out, s);
+		return;
+	}
+	pg_buf_putc(out, '\'');
+	for (const char *p = s; *p; p++)
+		if (*p == '\'')
+			pg_buf_puts(out, "'\\''");
+		else
+			pg_buf_putc(out, *p);
+	pg_buf_putc(out, '\'');
+}
+
+/* Points the --filter names at most: more, and the whole step runs. */
+#define NEXT_FILTER_POINTS 8
+
+/* '^(a|b)$' matching the points: a byte other than a letter, a digit, '_'
+ * or '-' is '.' (any byte), so no name needs quoting or escaping and each
+ * still matches itself. */
+static void filter_regex(struct pg_buf *out, const struct pg_annotation_next *n)
+{
+	pg_buf_puts(out, "'^(");
+	for (size_t i = 0; i < n->n_points; i++) {
+		if (i)
+			pg_buf_putc(out, '|');
+		for (const unsigned char *p = (const unsigned char *)n->points[i]; *p; p++)
+			pg_buf_putc(out, (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+							 (*p >= '0' && *p <= '9') || *p == '_' ||
+							 *p == '-'
+						 ? (char)*p
+						 : '.');
+	}
+	pg_buf_puts(out, ")$'");
+}
+
+/* The command that runs the step again, as it ran here. */
+static void next_command(struct pg_buf *cmd, const struct pg_annotation_next *n)
+{
+	bool filter = n->n_points && n->n_points <= NEXT_FILTER_POINTS;
+
+	if (n->report) {
+		pg_buf_puts(cmd, "perfgate gate ");
+		shell_word(cmd, n->results_dir ? n->results_dir : "results");
+		if (n->accept == PG_ACCEPT_HISTORY) {
+			pg_buf_puts(cmd, " --baseline git");
+			if (n->history_repo) {
+				pg_buf_puts(cmd, " --repo ");
+				shell_word(cmd, n->history_repo);
+			}
+		} else if (n->thresholds) {
+			pg_buf_puts(cmd, " --thresholds ");
+			shell_word(cmd, n->thresholds);
+		}
+		return;
+	}
+	if (n->pull_request) {
+		pg_buf_puts(cmd, "BUILDKITE_PULL_REQUEST=");
+		shell_word(cmd, n->pull_request);
+		if (n->base_branch) {
+			pg_buf_puts(cmd, " BUILDKITE_PULL_REQUEST_BASE_BRANCH=");
+			shell_word(cmd, n->base_branch);
+		}
+		if (n->label) {
+			pg_buf_puts(cmd, " BUILDKITE_PULL_REQUEST_LABELS=");
+			shell_word(cmd, n->label);
+		}
+		pg_buf_putc(cmd, ' ');
+	}
+	pg_buf_puts(cmd, "perfgate buildkite --pipeline PIPELINE.yml --step ");
+	shell_word(cmd, n->step);
+	if (filter) {
+		pg_buf_puts(cmd, " --filter ");
+		filter_regex(cmd, n);
+	}
+}
+
+/* A failing step's next steps: run it again on a machine of one's own,
+ * and how a new level is accepted when it is meant. */
+static void render_next(struct pg_buf *out, const struct pg_annotation *a)
+{
+	const struct pg_annotation_next *n = &a->next;
+	struct pg_buf cmd = PG_BUF_INIT;
+
+	if (a->status != PG_ANNOTATION_REGRESSION || (!n->step && n->accept == PG_ACCEPT_NONE))
+		return;
+	pg_buf_puts(out, "**Next**\n\n");
+	if (n->step) {
+		next_command(&cmd, n);
+		if (n->report) {
+			pg_buf_puts(out,
+				    "- Run it again: the step's command on a GPU machine, then ");
+			pg_escape_md_code(out, cmd.ptr);
+			pg_buf_puts(out, ".\n");
+		} else {
+			struct pg_buf file = PG_BUF_INIT;
+			pg_buf_printf(&file, "%s/annotation.md",
+				      n->results_dir ? n->results_dir : "results");
+			pg_buf_puts(out, "- Run it again on a GPU machine, in a checkout of this "
+					 "commit: ");
+			pg_escape_md_code(out, cmd.ptr);
+			pg_buf_printf(
+				out,
+				" (PIPELINE.yml: the file that defines this step). It runs %s "
+				"as this job did and writes this annotation to ",
+				n->n_points && n->n_points <= NEXT_FILTER_POINTS
+					? "the points that failed"
+					: "the step's points");
+			pg_escape_md_code(out, file.ptr);
+			pg_buf_puts(out, ", posting nothing (docs/pipelines.md, \"A step on your "
+					 "machine\").\n");
+			pg_buf_release(&file);
+		}
+	}
+	switch (n->accept) {
+	case PG_ACCEPT_THRESHOLDS:
+		pg_buf_puts(out, "- If the new level is meant: update ");
+		pg_escape_md_code(out, n->thresholds ? n->thresholds : "thresholds/<GPU>.yml");
+		pg_buf_puts(out, " from main's runs in a pull request and have it reviewed: ");
+		pg_buf_reset(&cmd);
+		pg_buf_puts(&cmd, "perfgate baseline update ");
+		shell_word(&cmd, n->thresholds ? n->thresholds : "thresholds");
+		pg_buf_puts(&cmd, " --from RUN1 --from RUN2 --from RUN3");
+		pg_escape_md_code(out, cmd.ptr);
+		pg_buf_puts(out, ", each RUN the results of a run of main (docs/gate.md, "
+				 "\"Thresholds files\").\n");
+		break;
+	case PG_ACCEPT_HISTORY:
+		pg_buf_puts(out, "- If the new level is meant: nothing to update; main's history "
+				 "follows once it persists (docs/gate.md).\n");
+		break;
+	case PG_ACCEPT_AB:
+		pg_buf_puts(out,
+			    "- If the change is meant: an A/B step compares this pull request "
+			    "with its base, not with a baseline, so nothing to update; say so in "
+			    "the review. Main's history follows once it persists "
+			    "(docs/gate.md).\n");
+		break;
+	case PG_ACCEPT_NONE:
+		break;
+	}
+	pg_buf_putc(out, '\n');
+	pg_buf_release(&cmd);
 }
 
 static void render_charts(struct pg_buf *out, const struct pg_annotation *a, size_t refs,
@@ -553,6 +727,7 @@ static void render_at(struct pg_buf *out, const struct pg_annotation *a,
 	{
 		size_t budget = evidence_ref_budget(a), refs = budget;
 		render_evidence(out, a, &refs);
+		render_next(out, a);
 		/* the charts get what the footer and the evidence left */
 		render_charts(out, a,
 			      a->local_dir ? SIZE_MAX

@@ -17,7 +17,9 @@ struct pg_buf;
  * Layout: a headline ("H100: 2 of 14 tests regressed (3 metrics)"), one line of facts
  * (step, baseline, commit), notes (errors), a pull request's change to its
  * thresholds (a diff, folded), the table of rows that need
- * attention (regressions first), charts, the full report tables, the
+ * attention (regressions first), the evidence (a short line per
+ * regression, the whole account folded), a failing step's next steps
+ * (run it again here, accept a new level), charts, the full report tables, the
  * comparison and the JSON section each in a <details> block, and links to
  * the artifacts.
  *
@@ -75,9 +77,42 @@ enum {
 	PG_EVIDENCE_FILES
 };
 struct pg_annotation_evidence {
-	const char *text;  /* markdown from the gate (names escaped) */
+	/* markdown from the gate (names escaped): the row's whole account
+	 * (pg_comparison_evidence_text), folded under the lines when there is
+	 * a line; its one short line (pg_comparison_evidence_line), or NULL:
+	 * the text is the line */
+	const char *text;
 	const char *point; /* a point's files are linked once, on its first line */
 	const char *files[PG_EVIDENCE_FILES]; /* artifact paths as uploaded; NULL: none */
+	const char *line;
+};
+
+/* What to do about a failing step (status PG_ANNOTATION_REGRESSION),
+ * under its evidence: run it again on a machine of one's own, and how a
+ * new level is accepted when the change is meant. */
+enum pg_annotation_accept {
+	PG_ACCEPT_NONE,       /* no line */
+	PG_ACCEPT_THRESHOLDS, /* a reviewed `perfgate baseline update` of the file */
+	PG_ACCEPT_HISTORY,    /* a git history: main's follows once the change persists */
+	PG_ACCEPT_AB,         /* an A/B step: no baseline to update */
+};
+struct pg_annotation_next {
+	const char *step; /* the step's key, else its label (--step); NULL: no
+			   * reproduction line */
+	/* a pull request's build: its number, base branch and a label the step
+	 * runs on (only-on-labels), so the run here is taken for the same
+	 * build; NULL when not */
+	const char *pull_request, *base_branch, *label;
+	/* the points that failed (--filter), or none: the whole step */
+	const char *const *points;
+	size_t n_points;
+	/* mode: report: the step's command ran the benchmarks; then
+	 * `perfgate gate results_dir` with the gate's baseline */
+	bool report;
+	const char *results_dir;
+	const char *history_repo; /* a git baseline's repository, or NULL */
+	enum pg_annotation_accept accept;
+	const char *thresholds; /* PG_ACCEPT_THRESHOLDS: the file ("thresholds/H100.yml") */
 };
 
 struct pg_annotation_chart {
@@ -117,6 +152,10 @@ struct pg_annotation {
 	 * evidence_total), under the table */
 	const struct pg_annotation_evidence *evidence;
 	size_t n_evidence, evidence_total;
+
+	/* a failing step's next steps (shown when status is
+	 * PG_ANNOTATION_REGRESSION) */
+	struct pg_annotation_next next;
 
 	const struct pg_annotation_chart *charts; /* most important first */
 	size_t n_charts;

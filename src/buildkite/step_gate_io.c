@@ -215,6 +215,8 @@ static void evidence_lines(struct pg_bk_compare *out, const struct pg_comparison
 	for (size_t i = 0; i < n; i++) {
 		const struct pg_cmp_files *f = rows[i]->files;
 		struct pg_buf text = PG_BUF_INIT;
+		pg_comparison_evidence_line(&text, rows[i]);
+		out->ev[i].line = keep(out, pg_buf_detach(&text));
 		pg_comparison_evidence_text(&text, rows[i]);
 		out->ev[i].text = keep(out, pg_buf_detach(&text));
 		out->ev[i].point = keep(out, pg_xstrdup(rows[i]->point));
@@ -382,6 +384,12 @@ const struct pg_policy *pg_bk_compare_policy(const struct pg_bk_compare *c)
 {
 	const struct impl *im = c->impl;
 	return im ? &im->policy : NULL;
+}
+
+const struct pg_comparison *pg_bk_compare_comparison(const struct pg_bk_compare *c)
+{
+	const struct impl *im = c->impl;
+	return im && c->compared ? &im->cmp : NULL;
 }
 
 void pg_bk_compare_release(struct pg_bk_compare *out)

@@ -25,6 +25,7 @@
 #include "base/secret.h"
 #include "runner/runner_io.h"
 #include "baseline/history_io.h"
+#include "baseline/thresholds_io.h"
 #include "runner/runfmt.h"
 #include "runner/ab_io.h"
 #include "gate/ab.h"
@@ -452,6 +453,48 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->headline_note = f->headline_note;
 }
 
+/*
+ * A failing step's next steps (annotation.h pg_annotation_next): this
+ * step run again for the build it ran for, on the points that failed
+ * (none when the whole run changed: every point), and how its baseline
+ * takes a new level. points and thresholds hold what n points to.
+ */
+static void annotation_next(const struct step *st, const struct finish *f,
+			    struct pg_annotation_next *n, struct pg_strv *points, char **thresholds)
+{
+	memset(n, 0, sizeof(*n));
+	n->step = pg_bkenv_step_name(st->env);
+	if (pg_bkenv_is_pr(st->env)) {
+		n->pull_request = st->env->pull_request;
+		n->base_branch = pg_bk_base_branch(&st->s, st->env);
+		n->label = st->s.only_on_labels.n ? st->s.only_on_labels.v[0] : NULL;
+	}
+	for (size_t i = 0; i < f->cmp.n_rows && !f->cmp.counts.whole_run_metrics; i++) {
+		const struct pg_annotation_row *r = &f->cmp.rows[i];
+		bool seen = false;
+		if (r->tone != PG_TONE_BAD)
+			continue;
+		for (size_t k = 0; k < points->n && !seen; k++)
+			seen = !strcmp(points->v[k], r->test);
+		if (!seen)
+			pg_strv_push(points, r->test);
+	}
+	n->points = (const char *const *)points->v;
+	n->n_points = points->n;
+	n->report = st->s.mode == PG_MODE_REPORT;
+	n->results_dir = st->s.results_dir;
+	n->history_repo = st->s.history_repo;
+	if (st->have_ab) {
+		n->accept = PG_ACCEPT_AB;
+	} else if (st->s.baseline == PG_BASELINE_GIT) {
+		n->accept = PG_ACCEPT_HISTORY;
+	} else {
+		n->accept = PG_ACCEPT_THRESHOLDS;
+		*thresholds = pg_thresholds_path(st->s.thresholds, st->gpu.key);
+		n->thresholds = *thresholds;
+	}
+}
+
 static void post_annotation(struct step *st, struct finish *f)
 {
 	struct pg_annotation a = { 0 };
@@ -467,7 +510,8 @@ static void post_annotation(struct step *st, struct finish *f)
 	struct pg_strv facts = PG_STRV_INIT, tflags = PG_STRV_INIT;
 	struct pg_buf fact = PG_BUF_INIT, trends_art = PG_BUF_INIT;
 	struct pg_annotation_evidence *ev = NULL;
-	struct pg_strv ev_paths = PG_STRV_INIT;
+	struct pg_strv ev_paths = PG_STRV_INIT, next_points = PG_STRV_INIT;
+	char *next_thresholds = NULL;
 
 	/* telemetry flags, one line per point that has any */
 	for (size_t i = 0; i < st->results.n; i++) {
@@ -545,6 +589,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.evidence = ev;
 	a.n_evidence = f->cmp.n_ev;
 	a.evidence_total = f->cmp.ev_total;
+	annotation_next(st, f, &a.next, &next_points, &next_thresholds);
 	a.charts = f->chart_refs;
 	a.n_charts = f->n_chart_refs;
 	a.rows = f->cmp.rows;
@@ -559,7 +604,7 @@ static void post_annotation(struct step *st, struct finish *f)
 	a.json_artifact = st->s.artifacts ? json_art : NULL;
 	if (st->s.artifacts && st->trends_written) {
 		char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
-		pg_buf_printf(&trends_art, "%s/trends/%s/index.html", st->artifact_prefix, gpu_dir);
+		pg_buf_printf(&trends_art, "%s/trends/%s/all.html", st->artifact_prefix, gpu_dir);
 		a.trends_artifact = trends_art.ptr;
 		free(gpu_dir);
 	}
@@ -622,6 +667,8 @@ done:
 	pg_strv_release(&facts);
 	pg_strv_release(&tflags);
 	pg_strv_release(&ev_paths);
+	pg_strv_release(&next_points);
+	free(next_thresholds);
 	free(ev);
 	free(report_art);
 	free(json_art);
@@ -718,34 +765,19 @@ static void upload_list(struct step *st, struct pg_strv *paths)
 	}
 }
 
-/* The trends site's pages (trends_step), under the artifact prefix. */
+/* The trends site (trends_step): the GPU's one page, the file the
+ * annotation links. Buildkite serves each artifact at an address of its
+ * own, where a link to another artifact does not resolve: a page is
+ * browsable there only whole. */
 static void upload_list_trends(struct step *st, struct pg_strv *paths)
 {
 	char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
-	const char *const subdirs[] = { "trends", NULL, NULL };
-	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
+	struct pg_buf p = PG_BUF_INIT;
 
-	pg_buf_printf(&a, "trends/%s", gpu_dir);
-	pg_buf_printf(&b, "trends/%s/p", gpu_dir);
-	for (size_t i = 0; i < 3; i++) {
-		struct pg_error err = PG_ERROR_INIT;
-		struct pg_strv names = PG_STRV_INIT;
-		const char *sub = i == 0 ? subdirs[0] : i == 1 ? a.ptr : b.ptr;
-		char *dir = pg_path_join(st->s.results_dir, sub);
-
-		/* the names are perfgate's own (pg_chart_stem): no pattern
-		 * characters, no links */
-		if (pg_dir_list_regular(dir, ".html", &names, &err) == 0)
-			for (size_t k = 0; k < names.n; k++) {
-				struct pg_buf p = PG_BUF_INIT;
-				pg_buf_printf(&p, "%s/%s/%s", st->artifact_prefix, sub, names.v[k]);
-				pg_strv_push_owned(paths, pg_buf_detach(&p));
-			}
-		pg_strv_release(&names);
-		free(dir);
-	}
-	pg_buf_release(&a);
-	pg_buf_release(&b);
+	/* the name is perfgate's own (pg_trends_gpu_dir): no pattern
+	 * characters */
+	pg_buf_printf(&p, "%s/trends/%s/all.html", st->artifact_prefix, gpu_dir);
+	pg_strv_push_owned(paths, pg_buf_detach(&p));
 	free(gpu_dir);
 }
 
@@ -1121,6 +1153,9 @@ static void trends_step(struct step *st, const struct finish *f)
 					  /* an A/B step: its results are drawn from the history */
 					  .current = st->have_ab ? NULL : points,
 					  .n_current = st->results.n,
+					  /* the annotation's verdicts, re-run included */
+					  .decided = pg_bk_compare_comparison(&f->cmp),
+					  .one_page_only = true,
 					  .current_gpu = st->gpu.key,
 					  .current_name = pg_bkenv_is_pr(st->env) ? "this PR"
 										  : "this build",
@@ -1129,8 +1164,10 @@ static void trends_step(struct step *st, const struct finish *f)
 	if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    sscanf(said.ptr ? said.ptr : "", "ok %zu %zu", &n_points, &n_pages) == 2) {
 		st->trends_written = true;
-		say(st, "perfgate: trends: %zu test point%s, %zu page%s in %s/index.html\n",
-		    n_points, n_points == 1 ? "" : "s", n_pages, n_pages == 1 ? "" : "s", out);
+		char *gpu_dir = pg_trends_gpu_dir(st->gpu.key);
+		say(st, "perfgate: trends: %zu test point%s in %s/%s/all.html\n", n_points,
+		    n_points == 1 ? "" : "s", out, gpu_dir);
+		free(gpu_dir);
 	} else {
 		if (rc)
 			pg_buf_puts(&why, err.msg);

@@ -226,6 +226,9 @@ void pg_bk_compare_release(struct pg_bk_compare *out);
  * branch's thresholds unless pr-thresholds says otherwise), or NULL when
  * there was no comparison. Owned by c. */
 const struct pg_policy *pg_bk_compare_policy(const struct pg_bk_compare *c);
+/* The comparison itself (with the re-run when there was one), or NULL:
+ * none was made. Owned by c. */
+const struct pg_comparison *pg_bk_compare_comparison(const struct pg_bk_compare *c);
 
 /* The plan in a results directory's perfgate_run.json (pg_gate_read_plan). */
 int pg_bk_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err);

@@ -13,6 +13,7 @@
 #include "gpu/gpu.h"
 #include "sys/fsutil.h"
 #include "import/import_io.h"
+#include "results/cold.h"
 #include "results/metrics.h"
 #include "results/results_io.h"
 
@@ -117,6 +118,9 @@ static void note_failed_and_aggregates(const char *file, const struct pg_result_
 				json_is_string(json_object_get(pg, "error"))
 					? json_string_value(json_object_get(pg, "error"))
 					: "no message");
+		if (pg_cold_result_note(rs->items[i].json))
+			fprintf(stderr, "perfgate import: %s: %s: %s\n", file, rs->items[i].name,
+				pg_cold_result_note(rs->items[i].json));
 		if (json_is_object(agg))
 			fprintf(stderr,
 				"perfgate import: %s: %s aggregates %lld runs (%s); samples: %s\n",

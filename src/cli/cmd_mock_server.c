@@ -102,6 +102,8 @@ int cmd_mock_server(int argc, char **argv)
 		{ PG_OPT_DOUBLE, "slow-session", 0, &o.server.engine.slow_session_prob, "P", "probability the session is a slow node, drawn from --seed (default 0)" },
 		{ PG_OPT_DOUBLE, "slow-factor", 0, &o.server.engine.slow_session, "F", "a slow node's durations are (1 + F) x longer (default 0.05)" },
 		{ PG_OPT_DOUBLE, "jitter", 0, &o.server.engine.jitter, "SD", "each request's own scale: durations x exp(SD x z) (default 0)" },
+		{ PG_OPT_LONG, "cold-requests", 0, &o.cold_requests, "N", "a cold start: the first N generation requests after start are --cold-slowdown slower, as kernels compiled on first use make them (default 0)" },
+		{ PG_OPT_DOUBLE, "cold-slowdown", 0, &o.server.engine.cold_slowdown, "F", "the cold requests' durations are (1 + F) x longer (default 1)" },
 		{ PG_OPT_DOUBLE, "max-seconds", 0, &o.server.max_seconds, "S", "exit 0 after S seconds" },
 		{ PG_OPT_LONG, "max-requests", 0, &o.server.max_requests, "N", "after N generation requests stop accepting, finish them, exit 0" },
 		{ PG_OPT_LONG, "startup-delay-ms", 0, &o.server.startup_delay_ms, "MS", "stay bound but not listening for MS (a slow-starting server)" },

@@ -5,6 +5,7 @@
 #include "gate/compare_stats.h"
 #include "base/exitcode.h"
 #include "base/jsonw.h"
+#include "results/cold.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -424,12 +425,18 @@ size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double
 	json_t *repeats = pg_json_path(result, "perfgate.repeats");
 	double *v = NULL, x;
 	size_t n = 0, cap = 0, i;
+	long cold = pg_cold_left_out(result);
 	json_t *r;
 
 	*out = NULL;
 	if (json_is_array(repeats)) {
 		json_array_foreach(repeats, i, r)
 		{
+			/* a cold first run is not a sample of the point
+			 * (results/cold.h): not for the gate, nor the
+			 * baselines and history made from these */
+			if ((long)i == cold)
+				continue;
 			if (pg_metric_value(m, r, &x) == 0)
 				PG_ARRAY_PUSH(v, n, cap, x);
 		}

@@ -348,7 +348,8 @@ double pg_result_qps(const json_t *result);
 long pg_result_max_concurrency(const json_t *result);
 
 /* The samples of a metric in a result object: one per perfgate.repeats
- * entry that has it, else the top-level value. Returns the count; *out is
+ * entry that has it, but the cold first run perfgate.cold_repeat names
+ * (results/cold.h), else the top-level value. Returns the count; *out is
  * owned by the caller (NULL when 0). */
 size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double **out);
 
@@ -557,6 +558,10 @@ struct pg_comparison {
 	char *suspect;               /* the job was sick (pg_compare_opts.suspect) and would
 				 * have failed: why; the outcome is then INFRA (exit 3,
 				 * verdict "suspect") and rerun lists the failing points */
+	/* points whose cold first run (results/cold.h) the samples leave
+	 * out, and the results' notes ("repeat 1 of 3 cold: ..."), in step;
+	 * a confirmation re-run's points are named "<point> (re-run)" */
+	struct pg_strv cold_points, cold_notes;
 };
 
 #define PG_COMPARISON_INIT                                                                         \
@@ -641,11 +646,16 @@ const struct pg_cmp_row **pg_comparison_evidence_rows(const struct pg_comparison
  * (n when none collide). Caller frees names[i]. */
 size_t pg_evidence_chart_names(const struct pg_cmp_row *const *rows, size_t n, char **names);
 
-/* An evidence row's one line (pg_comparison_markdown's Evidence, without
- * the "- " and the links): the change against its baseline, what the
- * baseline rests on, the threshold and why, how it was decided, the
- * interval. Markdown, every name escaped. */
+/* An evidence row's whole account (pg_comparison_markdown's Evidence,
+ * without the "- " and the links; the annotation's folded details): the
+ * change against its baseline, what the baseline rests on, the threshold
+ * and why, what the change was tested against and how likely noise gives
+ * it, the interval. Markdown, every name escaped. */
 void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r);
+/* The same row in one short line (the annotation's evidence): "`point` ·
+ * Metric (unit): 6045 → 5490 (-9.2%), fails beyond -2.5%; reproduced: the
+ * re-run -9.0%." */
+void pg_comparison_evidence_line(struct pg_buf *out, const struct pg_cmp_row *r);
 /* Its chart's link text ("Trend of the baseline's runs"), and why a row
  * has no chart. Static strings. */
 const char *pg_comparison_chart_title(const struct pg_cmp_row *r);

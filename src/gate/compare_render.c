@@ -240,6 +240,22 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 		pg_buf_puts(out, " (median over the gated rows).\n");
 }
 
+/* The cold first runs the samples left out (results/cold.h), in one line. */
+static void cold_line(struct pg_buf *out, const struct pg_comparison *c)
+{
+	if (!c->cold_points.n)
+		return;
+	pg_buf_puts(out, "Cold first runs: ");
+	for (size_t i = 0; i < c->cold_points.n; i++) {
+		pg_buf_puts(out, i ? "; " : "");
+		pg_escape_md_code(out, c->cold_points.v[i]);
+		pg_buf_puts(out, " (");
+		pg_escape_md_text(out, c->cold_notes.v[i]);
+		pg_buf_puts(out, ")");
+	}
+	pg_buf_puts(out, ".\n");
+}
+
 static bool common_matters(const struct pg_cmp_common *cc)
 {
 	return cc->verdict != PG_VERDICT_UNCHANGED || cc->note;
@@ -386,30 +402,75 @@ size_t pg_evidence_chart_names(const struct pg_cmp_row *const *rows, size_t n, c
 	return tried;
 }
 
+/* The change a point judged against the run's other points shares with
+ * them, in words, or nothing. */
+static void shared_change(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	if (!isfinite(r->run_change))
+		return;
+	pg_buf_puts(out, " (");
+	pct_cell(out, r->run_change, true);
+	pg_buf_puts(out, ")");
+}
+
+/* How the row was decided, in plain words: what its change was tested
+ * against, and how likely that noise alone gives so large a change. */
+static void evidence_method(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	switch (r->method) {
+	case PG_METHOD_STEP:
+		pg_buf_puts(out, " Tested against how much main's runs vary, after taking out the "
+				 "change every point of this run shares");
+		shared_change(out, r);
+		break;
+	case PG_METHOD_HISTORY:
+		pg_buf_puts(out, " Tested against how much main's runs vary from one to the next");
+		break;
+	case PG_METHOD_CROSSWISE:
+		pg_buf_puts(out, " Tested against the changes of this run's other points, after "
+				 "taking out the change they all share");
+		shared_change(out, r);
+		break;
+	case PG_METHOD_TOLERANCE:
+		if (r->noise_source) {
+			/* a thresholds value with repeats (or its recorded
+			 * noise) to test the change against */
+			pg_buf_printf(out, " Tested against %s", r->noise_source);
+			break;
+		}
+		/* no test, so no interval either: said once, here */
+		pg_buf_puts(out, " Decided by the limit alone: the gate had no spread to test the "
+				 "change against (that takes a git history, or the metric at 5 "
+				 "points of the run), so there is no interval either.");
+		return;
+	case PG_METHOD_NONE:
+		return;
+	}
+	if (isfinite(r->p_value)) {
+		pg_buf_printf(out, ": noise alone gives so large a change with p = %.2g",
+			      r->p_value);
+		if (isfinite(r->p_adjusted))
+			pg_buf_printf(out, " (%.2g allowing for the step's other tests)",
+				      r->p_adjusted);
+	}
+	pg_buf_puts(out, ".");
+}
+
 /* The interval of the change the gate judged, or why there is none. */
 static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
 {
-	bool beyond = r->method == PG_METHOD_STEP || r->method == PG_METHOD_CROSSWISE;
+	bool own = r->method == PG_METHOD_STEP || r->method == PG_METHOD_CROSSWISE;
 
+	if ((r->method == PG_METHOD_TOLERANCE && !r->noise_source) || r->method == PG_METHOD_NONE)
+		return;
 	if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
-		if (r->method == PG_METHOD_TOLERANCE)
-			pg_buf_puts(out, " No confidence interval: nothing here measures the "
-					 "run-to-run noise (that takes a git history, or 5 points "
-					 "of the metric in the run).");
-		else
-			pg_buf_printf(out, " No confidence interval: %s.",
-				      r->first.ci_missing
-					      ? r->first.ci_missing
-					      : "too few runs to measure the run-to-run noise");
+		pg_buf_printf(out, " No interval: %s.",
+			      r->first.ci_missing ? r->first.ci_missing
+						  : "too few runs to measure the run-to-run noise");
 		return;
 	}
-	pg_buf_printf(out, " %g%% interval of the change", PG_CI_LEVEL * 100);
-	if (beyond && isfinite(r->run_change)) {
-		pg_buf_puts(out, " beyond the run's common change (");
-		pct_cell(out, r->run_change, true);
-		pg_buf_puts(out, ")");
-	}
-	pg_buf_puts(out, ": ");
+	pg_buf_printf(out, " %g%% interval of %s: ", PG_CI_LEVEL * 100,
+		      own ? "this point's own change" : "the change");
 	pct_cell(out, r->ci_low, true);
 	pg_buf_puts(out, " to ");
 	pct_cell(out, r->ci_high, true);
@@ -422,16 +483,59 @@ static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_buf_puts(out, ".");
 }
 
+/* "`point` · Metric (unit)" */
+static void evidence_name(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	pg_escape_md_code(out, r->point);
+	pg_buf_puts(out, " · ");
+	metric_cell(out, r->metric);
+}
+
+/* "Fails beyond +4.0%" (or "Warns"), the threshold that decided the row. */
+static void evidence_limit(struct pg_buf *out, const struct pg_cmp_row *r, bool capital)
+{
+	const char *sign = r->metric->direction == PG_HIGHER_IS_BETTER ? "-" : "+";
+	bool fails = pg_attention_fails(r);
+
+	if (capital)
+		pg_buf_puts(out, fails ? "Fails" : "Warns");
+	else
+		pg_buf_puts(out, fails ? "fails" : "warns");
+	pg_buf_printf(out, " beyond %s", sign);
+	pct_cell(out, pg_attention_threshold(r), false);
+}
+
+void pg_comparison_evidence_line(struct pg_buf *out, const struct pg_cmp_row *r)
+{
+	evidence_name(out, r);
+	pg_buf_puts(out, ": ");
+	num_cell(out, r->baseline);
+	pg_buf_puts(out, " → ");
+	num_cell(out, r->current);
+	pg_buf_puts(out, " (");
+	pct_cell(out, r->change, true);
+	pg_buf_puts(out, "), ");
+	evidence_limit(out, r, false);
+	if (r->rerun.n) {
+		pg_buf_puts(out, r->verdict == PG_VERDICT_NOT_REPRODUCED ? "; not reproduced: "
+									 : "; reproduced: ");
+		pg_buf_puts(out, "the re-run ");
+		if (isfinite(r->rerun.change))
+			pct_cell(out, r->rerun.change, true);
+		else
+			pg_buf_puts(out, "has no value");
+	} else if (r->needs_confirmation) {
+		pg_buf_puts(out, "; not re-run yet");
+	}
+	pg_buf_puts(out, ".");
+}
+
 void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 {
 	const struct pg_rule *rule = &r->rule;
 	double thr = pg_attention_threshold(r);
-	const char *sign = r->metric->direction == PG_HIGHER_IS_BETTER ? "-" : "+";
-	bool fails = pg_attention_fails(r);
 
-	pg_escape_md_code(out, r->point);
-	pg_buf_puts(out, " · ");
-	metric_cell(out, r->metric);
+	evidence_name(out, r);
 	pg_buf_puts(out, ": ");
 	num_cell(out, r->current);
 	pg_buf_puts(out, " against ");
@@ -443,8 +547,8 @@ void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 		pg_buf_puts(out, ", the ");
 		pg_escape_md_text(out, r->basis);
 	}
-	pg_buf_printf(out, ". %s beyond %s", fails ? "Fails" : "Warns", sign);
-	pct_cell(out, thr, false);
+	pg_buf_puts(out, ". ");
+	evidence_limit(out, r, true);
 	if (!rule->gate && rule->escalate > 0 && thr == rule->escalate)
 		pg_buf_puts(out, " (a warn-only metric's escalation threshold)");
 	else if (isfinite(r->tolerance) && r->tolerance > rule->tolerance * (1 + 1e-9) &&
@@ -452,39 +556,14 @@ void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 		/* compare_step.c: tolerance = expm1(noise_sigmas * noise) */
 		pg_buf_puts(out, " (the policy's ");
 		pct_cell(out, rule->tolerance, false);
-		pg_buf_printf(out, " widened to %g × the baseline's ", rule->noise_sigmas);
+		pg_buf_printf(out, ", widened to %g × the ", rule->noise_sigmas);
 		pct_cell(out, log1p(r->tolerance) / rule->noise_sigmas, false);
-		pg_buf_puts(out, " run-to-run noise)");
+		pg_buf_puts(out, " the baseline's runs vary by)");
 	} else {
 		pg_buf_puts(out, " (the policy's tolerance)");
 	}
-	switch (r->method) {
-	case PG_METHOD_STEP:
-		pg_buf_puts(out, "; decided against the run's other points, with the history's "
-				 "noise");
-		break;
-	case PG_METHOD_HISTORY:
-		pg_buf_puts(out, "; decided against the history's job-to-job spread");
-		break;
-	case PG_METHOD_CROSSWISE:
-		pg_buf_puts(out, "; decided against the spread of the run's other points");
-		break;
-	case PG_METHOD_TOLERANCE:
-		if (r->noise_source)
-			pg_buf_printf(out, "; the change tested against %s", r->noise_source);
-		else
-			pg_buf_puts(out, "; decided by the tolerance alone, with no spread to "
-					 "test against");
-		break;
-	case PG_METHOD_NONE:
-		break;
-	}
-	if (isfinite(r->p_value)) {
-		pg_buf_printf(out, ", p = %.2g", r->p_value);
-		if (isfinite(r->p_adjusted))
-			pg_buf_printf(out, " (%.2g over the step)", r->p_adjusted);
-	}
 	pg_buf_puts(out, ".");
+	evidence_method(out, r);
 	evidence_interval(out, r);
 }
 
@@ -569,6 +648,7 @@ void pg_comparison_markdown(struct pg_buf *out, const struct pg_comparison *c)
 	}
 	summary_line(out, c);
 	decision_line(out, c);
+	cold_line(out, c);
 	whole_run_table(out, c);
 	if (c->rerun.n) {
 		pg_buf_puts(out, "\nRe-run to confirm: ");
@@ -813,6 +893,14 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 		for (size_t i = 0; i < c->n_commons; i++)
 			json_array_append_new(wr, common_json(&c->commons[i]));
 		json_object_set_new(o, "whole_run", wr);
+	}
+	{
+		json_t *cold = json_array();
+		for (size_t i = 0; i < c->cold_points.n; i++)
+			json_array_append_new(cold,
+					      json_pack("{s:s, s:s}", "point", c->cold_points.v[i],
+							"note", c->cold_notes.v[i]));
+		json_object_set_new(o, "cold_repeats", cold);
 	}
 	json_object_set_new(o, "not_in_suite", strv_json(&c->not_in_suite));
 	json_object_set_new(o, "aged_out", strv_json(&c->aged_out));

@@ -9,6 +9,7 @@
 #include "gate/compare_tails.h"
 #include "gate/compare_step.h"
 #include "base/jsonw.h"
+#include "results/cold.h"
 #include "results/identity.h"
 
 #include <math.h>
@@ -516,6 +517,21 @@ static struct pg_cmp_point *identified(const struct pg_baseline *base,
 
 static void evidence_trails(struct pg_comparison *out, const struct pg_baseline *base);
 
+/* The points of pts whose cold first run their samples leave out. */
+static void cold_notes(struct pg_comparison *c, const struct pg_cmp_point *pts, size_t n,
+		       const char *suffix)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *note = pg_cold_result_note(pts[i].result);
+		struct pg_buf name = PG_BUF_INIT;
+		if (!note || pts[i].probe || !pts[i].name)
+			continue;
+		pg_buf_printf(&name, "%s%s", pts[i].name, suffix);
+		pg_strv_push_owned(&c->cold_points, pg_buf_detach(&name));
+		pg_strv_push(&c->cold_notes, note);
+	}
+}
+
 void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
 		const struct pg_cmp_point *confirm, size_t n_confirm,
@@ -546,6 +562,8 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		qsort(plan, n_plan, sizeof(*plan), cmp_cstr);
 	}
 
+	cold_notes(out, run, n_run, "");
+	cold_notes(out, confirm, n_confirm, " (re-run)");
 	/* every point name once, sorted */
 	run_id = identified(base, run, n_run, &ids);
 	confirm_id = identified(base, confirm, n_confirm, &ids);
@@ -763,6 +781,8 @@ void pg_comparison_release(struct pg_comparison *c)
 	for (size_t i = 0; i < c->n_commons; i++)
 		free(c->commons[i].note);
 	free(c->commons);
+	pg_strv_release(&c->cold_points);
+	pg_strv_release(&c->cold_notes);
 	pg_strv_release(&c->not_in_suite);
 	pg_strv_release(&c->aged_out);
 	free(c->gpu);

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/filename.h"
 #include "gpu/gpu.h"
+#include "results/cold.h"
 #include "results/metrics.h"
 #include "results/params.h"
 #include "results/result.h"
@@ -749,6 +750,9 @@ int pg_import_text(struct pg_result_set *out, const char *text, size_t len, cons
 				       : derive_name(&ctx, rec, ++k, n_unnamed, by_rate);
 
 		finish(&ctx, rec, name);
+		/* runs of one point (a sweep's summary, an earlier perfgate's
+		 * repeats): a cold first one is left out as a run leaves it */
+		pg_cold_apply(rec->json, NULL);
 		r.path = pg_xstrdup(source);
 		r.name = name;
 		r.kind = rec->kind;

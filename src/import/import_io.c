@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/jsonw.h"
 #include "base/strutil.h"
+#include "results/cold.h"
 #include "results/repeats.h"
 #include "sys/fsutil.h"
 #include "results/results_io.h"
@@ -208,6 +209,9 @@ static void aggregate_samples(json_t *result, const char *path, const struct pg_
 		json_object_set_new(json_object_get(result, "perfgate"), "repeats", reps);
 		json_object_set_new(agg, "samples", json_string("individual files"));
 		json_decref(missing);
+		/* the aggregate's median counted a cold first run: the point's
+		 * values become the others' median (results/cold.h) */
+		pg_cold_apply(result, NULL);
 	} else {
 		json_decref(reps);
 		if (json_array_size(missing))

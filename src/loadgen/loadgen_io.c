@@ -35,8 +35,17 @@ struct run {
 	char id_prefix[32];
 	struct pg_prompts prompts;
 	struct pg_buf *bodies; /* one per prompt */
+	long max_output;       /* > 0: no request asks for more tokens (a warm-up's) */
 	struct pg_hl *engine;
 };
+
+/* "warmup" in ASCII: the warm-up's prompts are drawn with the test's seed
+ * xor this */
+#define WARMUP_SEED 0x7761726d7570ULL
+/* A warm-up request asks for at most this many tokens, as SGLang's
+ * bench_serving's warm-up does: the first ones run prefill and decode at
+ * the point's batch sizes; the rest of a long answer repeats them. */
+#define WARMUP_MAX_OUTPUT 32
 
 /* vLLM's fallback when no model is named: data[0].id of GET /v1/models. */
 static int discover_model(struct run *r, struct pg_error *err)
@@ -173,6 +182,9 @@ static int setup(struct run *r, const struct pg_test *t, const struct pg_loadgen
 		if ((rc = pg_dataset_load(&r->prompts, t, n_prompts, r->chat, &srv, err)))
 			return rc;
 	}
+	for (size_t i = 0; r->max_output > 0 && i < r->prompts.n; i++)
+		if (r->prompts.v[i].output_len > r->max_output)
+			r->prompts.v[i].output_len = r->max_output;
 	r->bodies = pg_xcalloc(r->prompts.n ? r->prompts.n : 1, sizeof(*r->bodies));
 	for (size_t i = 0; i < r->prompts.n; i++) {
 		pg_buf_init(&r->bodies[i]);
@@ -732,49 +744,60 @@ done:
 	return rc;
 }
 
+/* Set r up for the point: its prompts and request bodies, or with warmup
+ * > 0 that many prompts of the same workload drawn with another seed. */
+static int prepare(struct run *r, const struct pg_point *pt, const struct pg_loadgen_opts *o,
+		   size_t warmup, struct pg_error *err)
+{
+	const struct pg_test *t = pt->test;
+	struct pg_test own = *t;
+	size_t n_prompts;
+	int rc;
+
+	if (!o->base_url)
+		return pg_error_set(err, PG_ECONFIG, "%s: no server URL", t->name);
+	switch (t->kind) {
+	case PG_SUITE_LATENCY:
+		if (t->batch_size < 1 || t->iterations < 1)
+			return pg_error_set(err, PG_ECONFIG,
+					    "%s: batch_size and iterations must be >= 1", t->name);
+		n_prompts = (size_t)t->batch_size *
+			    (size_t)(t->iterations +
+				     (t->warmup_iterations > 0 ? t->warmup_iterations : 0));
+		/* exact lengths, as vllm bench latency: a copy of the test's
+		 * dataset without range or prefix */
+		own.dataset.kind = PG_DATASET_RANDOM;
+		own.dataset.range_ratio = 0;
+		own.dataset.prefix_len = 0;
+		break;
+	default:
+		if (t->num_prompts < 1)
+			return pg_error_set(err, PG_ECONFIG, "%s: num_prompts must be >= 1",
+					    t->name);
+		n_prompts = (size_t)pg_point_num_prompts(pt);
+	}
+	if (warmup) {
+		/* the same workload drawn with another seed: the warm-up caches
+		 * none of the prompts the measured run sends */
+		own.client.seed ^= WARMUP_SEED;
+		n_prompts = warmup;
+		r->max_output = WARMUP_MAX_OUTPUT;
+	}
+	rc = setup(r, &own, o, n_prompts, err);
+	r->t = t;
+	return rc;
+}
+
 int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, json_t **out,
 		   struct pg_error *err)
 {
 	const struct pg_test *t = pt->test;
 	struct run r = { 0 };
 	json_t *res = json_object();
-	size_t n_prompts;
 	int rc;
 
 	*out = NULL;
-	if (!o->base_url)
-		return pg_error_set(err, PG_ECONFIG, "%s: no server URL", t->name);
-	switch (t->kind) {
-	case PG_SUITE_LATENCY:
-		if (t->batch_size < 1 || t->iterations < 1) {
-			rc = pg_error_set(err, PG_ECONFIG,
-					  "%s: batch_size and iterations must be >= 1", t->name);
-			goto done;
-		}
-		n_prompts = (size_t)t->batch_size *
-			    (size_t)(t->iterations +
-				     (t->warmup_iterations > 0 ? t->warmup_iterations : 0));
-		break;
-	default:
-		if (t->num_prompts < 1) {
-			rc = pg_error_set(err, PG_ECONFIG, "%s: num_prompts must be >= 1", t->name);
-			goto done;
-		}
-		n_prompts = (size_t)pg_point_num_prompts(pt);
-	}
-	if (t->kind == PG_SUITE_LATENCY) {
-		/* exact lengths, as vllm bench latency: a copy of the test's
-		 * dataset without range or prefix */
-		struct pg_test lt = *t;
-		lt.dataset.kind = PG_DATASET_RANDOM;
-		lt.dataset.range_ratio = 0;
-		lt.dataset.prefix_len = 0;
-		rc = setup(&r, &lt, o, n_prompts, err);
-		r.t = t;
-	} else {
-		rc = setup(&r, t, o, n_prompts, err);
-	}
-	if (rc)
+	if ((rc = prepare(&r, pt, o, 0, err)))
 		goto done;
 	switch (t->kind) {
 	case PG_SUITE_LATENCY:
@@ -796,4 +819,76 @@ done:
 	}
 	*out = res;
 	return 0;
+}
+
+/* The most requests the point keeps in flight; 0: no cap. */
+static size_t in_flight_cap(const struct pg_point *pt)
+{
+	const struct pg_test *t = pt->test;
+
+	if (t->kind == PG_SUITE_LATENCY)
+		return (size_t)t->batch_size;
+	if (t->kind == PG_SUITE_THROUGHPUT)
+		return t->throughput_max_concurrency > 0 ? (size_t)t->throughput_max_concurrency
+							 : 0;
+	return pt->max_concurrency > 0 ? (size_t)pt->max_concurrency : 0;
+}
+
+int pg_loadgen_warm_up(const struct pg_point *pt, const struct pg_loadgen_opts *o, size_t requests,
+		       struct pg_warmup_report *rep, struct pg_error *err)
+{
+	const struct pg_test *t = pt->test;
+	struct run r = { 0 };
+	size_t cap = in_flight_cap(pt);
+	struct pg_reqtrace *traces = NULL;
+	struct pg_hl_request *reqs = NULL;
+	struct pg_hl_run_opts ho;
+	struct pg_hl_stats st;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!requests)
+		return 0;
+	if (t->dataset.kind == PG_DATASET_MULTI_TURN)
+		return pg_error_set(err, PG_ECONFIG,
+				    "%s: multi_turn sessions take no warm-up requests", t->name);
+	if ((rc = prepare(&r, pt, o, requests, err)))
+		goto done;
+	r.engine = pg_hl_new(cap ? cap : requests, err);
+	if (!r.engine) {
+		rc = PG_ERR;
+		goto done;
+	}
+	if ((rc = warm_up(&r, min_size(cap ? cap : requests, PRECONNECT_MAX), 0, 0, NULL, err)))
+		goto done;
+	traces = pg_xcalloc(requests, sizeof(*traces));
+	reqs = pg_xcalloc(requests, sizeof(*reqs));
+	make_requests(reqs, traces, requests, 0, &r, NULL);
+	run_opts(&ho, &r, cap, false);
+	if ((rc = pg_hl_run(r.engine, reqs, requests, &ho, &st, err)))
+		goto done;
+	rep->requests = requests;
+	rep->seconds = st.duration_s;
+	for (size_t i = 0; i < requests; i++) {
+		char key[32];
+		const char *cat;
+		if (pg_reqtrace_ok(&traces[i]))
+			continue;
+		cat = pg_reqtrace_category(&traces[i], key);
+		/* as the run's own message says it: "disconnect: ..." */
+		if (!rep->failed++)
+			snprintf(rep->error, sizeof(rep->error), "%s: %s", cat,
+				 traces[i].error ? traces[i].error : cat);
+	}
+	/* every one failing: the server cannot serve the point, and the
+	 * measured run would only say so again */
+	if (rep->failed == requests)
+		rc = pg_error_set(err, PG_EINFRA, "warm-up: %s %zu request%s failed (%s)",
+				  requests == 1 ? "its" : "all", requests, requests == 1 ? "" : "s",
+				  rep->error);
+done:
+	release_traces(traces, traces ? requests : 0);
+	free(reqs);
+	release(&r);
+	return rc;
 }

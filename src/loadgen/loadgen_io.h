@@ -48,6 +48,14 @@ struct pg_progress {
 	                        unless the server batches tokens) */
 };
 
+/* The point's warm-up as it went (pg_loadgen_warm_up). */
+struct pg_warmup_report {
+	size_t requests; /* sent */
+	size_t failed;
+	double seconds;  /* from the first send to the last answer */
+	char error[256]; /* the first failure's message; "" when none failed */
+};
+
 struct pg_loadgen_opts {
 	const char *base_url;              /* "http://127.0.0.1:41237", no trailing slash */
 	const char *api_key;               /* resolved value or NULL; never logged */
@@ -60,5 +68,19 @@ struct pg_loadgen_opts {
 
 int pg_loadgen_run(const struct pg_point *pt, const struct pg_loadgen_opts *o, json_t **out,
 		   struct pg_error *err);
+
+/*
+ * The point's warm-up (docs/suite.md `warmup`), before its first run:
+ * `requests` unmeasured requests of prompts of their own (the test's
+ * dataset drawn with another seed, so none of the measured prompts is
+ * cached by them), each asking for at most 32 tokens, all due at once
+ * under the point's concurrency cap (max_concurrency; a latency test's
+ * batch_size). *rep says what
+ * happened. Every one failing is PG_EINFRA ("warm-up: all 10 requests
+ * failed (...)"); errors otherwise as pg_loadgen_run's. Multi-turn
+ * sessions take none (PG_ECONFIG).
+ */
+int pg_loadgen_warm_up(const struct pg_point *pt, const struct pg_loadgen_opts *o, size_t requests,
+		       struct pg_warmup_report *rep, struct pg_error *err);
 
 #endif

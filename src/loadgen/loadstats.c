@@ -388,13 +388,7 @@ void pg_client_keys(json_t *obj, const struct pg_reqtrace *t, size_t n,
 
 		if (pg_reqtrace_ok(&t[i]))
 			continue;
-		enum pg_fail f = t[i].fail == PG_FAIL_NONE ? PG_FAIL_NO_CONTENT : t[i].fail;
-		if (f == PG_FAIL_HTTP) {
-			snprintf(key, sizeof(key), "http_%d", t[i].http_status);
-			name = key;
-		} else {
-			name = pg_fail_name(f);
-		}
+		name = pg_reqtrace_category(&t[i], key);
 		c = json_object_get(cats, name);
 		json_object_set_new(cats, name, json_integer((c ? json_integer_value(c) : 0) + 1));
 		if (!json_object_get(samples, name))

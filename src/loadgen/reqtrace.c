@@ -31,6 +31,16 @@ const char *pg_fail_name(enum pg_fail f)
 	return (unsigned)f < PG_FAIL_COUNT ? fail_names[f] : "other";
 }
 
+const char *pg_reqtrace_category(const struct pg_reqtrace *t, char key[32])
+{
+	enum pg_fail f = t->fail == PG_FAIL_NONE ? PG_FAIL_NO_CONTENT : t->fail;
+
+	if (f != PG_FAIL_HTTP)
+		return pg_fail_name(f);
+	snprintf(key, 32, "http_%d", t->http_status);
+	return key;
+}
+
 void pg_reqtrace_init(struct pg_reqtrace *t)
 {
 	memset(t, 0, sizeof(*t));

@@ -81,6 +81,10 @@ void pg_reqtrace_fail(struct pg_reqtrace *t, enum pg_fail f, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 /* Succeeded: no failure and at least one content message. */
 bool pg_reqtrace_ok(const struct pg_reqtrace *t);
+/* A failed request's category, as failed_by_category counts it:
+ * "http_<status>" (written into key), else pg_fail_name ("no_content" for
+ * a request that carried nothing without another cause). */
+const char *pg_reqtrace_category(const struct pg_reqtrace *t, char key[32]);
 /* Output tokens as vLLM counts them: usage.completion_tokens; when the
  * server sent none, the last per-message count, else the number of
  * content messages (vLLM would re-tokenize the text; we have no tokenizer). */

@@ -76,6 +76,7 @@ void pg_engine_params_default(struct pg_engine_params *p)
 	p->vocab_size = 32000;
 	p->kv_cache_tokens = 0; /* max_running x 8192 */
 	p->prefix_hit = 0;
+	p->cold_slowdown = 1; /* with --cold-requests: twice as slow */
 }
 
 const char *pg_engine_fault_name(enum pg_engine_fault f)
@@ -582,6 +583,8 @@ struct pg_engine_seq *pg_engine_submit(struct pg_engine *e, int64_t now_ns,
 	s->scale = e->scale;
 	if (e->p.jitter > 0)
 		s->scale *= exp(e->p.jitter * normal(&e->p, s->serial, STREAM_JITTER));
+	if (s->serial <= e->p.cold_requests)
+		s->scale *= 1 + e->p.cold_slowdown;
 
 	if (has_free_slot(e) && !e->queue_head && fits(e, s))
 		admit(e, s, now_ns);

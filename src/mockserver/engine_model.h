@@ -73,7 +73,9 @@
  * the session's scale, drawn once per engine from the seed --
  * (1 + slowdown) x exp(session_sd x z), times (1 + slow_session) with
  * probability slow_session_prob (a slow node) -- and by each request's own
- * exp(jitter x z), drawn from the seed and its serial number.
+ * exp(jitter x z), drawn from the seed and its serial number. The first
+ * cold_requests requests are (1 + cold_slowdown) x slower on top: a cold
+ * start that a warm-up absorbs.
  *
  * No allocation per token or message: sequence records are pooled.
  */
@@ -101,6 +103,11 @@ struct pg_engine_params {
 	double slow_session_prob; /* probability the session is a slow node */
 	double slow_session;      /* ... that much slower */
 	double jitter;            /* log-normal sd of each request's own scale */
+	/* a cold start: the first cold_requests requests after the engine
+	 * started (serials 1..N) have every duration (1 + cold_slowdown) x
+	 * longer, as kernels compiled or tuned on first use make them */
+	uint64_t cold_requests;
+	double cold_slowdown;
 	uint64_t seed;
 	/* the session's draws (offset, slow node) come from this seed instead
 	 * when set: one server per session, each its own offset, the tokens

@@ -129,6 +129,7 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		{ "slow-session", e->slow_session_prob, 1, probability },
 		{ "slow-factor", e->slow_session, 100, "a number in [0, 100]" },
 		{ "jitter", e->jitter, 1, "a number in [0, 1]" },
+		{ "cold-slowdown", e->cold_slowdown, 100, "a number in [0, 100]" },
 	};
 	/* clang-format on */
 	double faults = e->fault_500 + e->fault_disconnect + e->fault_stall + e->fault_malformed +
@@ -173,6 +174,8 @@ static int check_ranges(const struct pg_mock_options *o, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "--seed: expected a number >= 0");
 	if (o->session_seed < -1)
 		return pg_error_set(err, PG_ECONFIG, "--session-seed: expected a number >= 0");
+	if (o->cold_requests < 0)
+		return pg_error_set(err, PG_ECONFIG, "--cold-requests: expected a number >= 0");
 	if (c->max_requests < 0)
 		return pg_error_set(err, PG_ECONFIG, "--max-requests: expected a number >= 0");
 	if (c->idle_timeout_ms < 0)
@@ -226,6 +229,7 @@ int pg_mock_options_apply(struct pg_mock_server_config *cfg, const struct pg_moc
 	e->session_seed_set = o->session_seed >= 0;
 	e->session_seed = e->session_seed_set ? (uint64_t)o->session_seed : 0;
 	e->vocab_size = (uint32_t)o->vocab_size;
+	e->cold_requests = (uint64_t)o->cold_requests;
 	return apply_role(cfg, o, err);
 }
 

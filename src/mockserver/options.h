@@ -82,6 +82,7 @@ struct pg_mock_options {
 	double prefill_us, itl_growth; /* NAN: not given */
 	const char *role;              /* NULL: aggregated */
 	double kv_transfer_ms;         /* NAN: not given */
+	long cold_requests;            /* 0: no cold start */
 };
 
 /*

@@ -1104,7 +1104,7 @@ static const char *timing_summary(const struct pg_engine_params *p, char *buf, s
 static int start_listening(struct server *s, struct pg_error *err)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->listen_fd };
-	char buf[256], session[96] = "";
+	char buf[256], session[96] = "", cold[80] = "";
 	bool slow;
 	double scale = pg_engine_session_scale(s->engine, &slow);
 
@@ -1132,8 +1132,12 @@ static int start_listening(struct server *s, struct pg_error *err)
 	if (scale != 1 || s->cfg->engine.jitter > 0)
 		snprintf(session, sizeof(session), ", session x%.4f%s, jitter %g", scale,
 			 slow ? " (slow node)" : "", s->cfg->engine.jitter);
-	logf_(s, "listening on %s:%d, model %s, %s%s", s->cfg->host, s->port, s->cfg->model,
-	      timing_summary(&s->cfg->engine, buf, sizeof(buf)), session);
+	if (s->cfg->engine.cold_requests)
+		snprintf(cold, sizeof(cold), ", first %llu requests x%g (cold)",
+			 (unsigned long long)s->cfg->engine.cold_requests,
+			 1 + s->cfg->engine.cold_slowdown);
+	logf_(s, "listening on %s:%d, model %s, %s%s%s", s->cfg->host, s->port, s->cfg->model,
+	      timing_summary(&s->cfg->engine, buf, sizeof(buf)), session, cold);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/escape.h"
 #include "results/clientcheck.h"
+#include "results/cold.h"
 #include "results/metrics.h"
 #include "results/result.h"
 #include "results/tails.h"
@@ -760,6 +761,34 @@ static void bullet_incomplete(struct pg_buf *out, const struct pg_report_table *
 	pg_buf_putc(out, '\n');
 }
 
+/* The points whose cold first run (results/cold.h) their values leave out. */
+static void bullet_cold(struct pg_buf *out, const struct pg_report_table *t)
+{
+	size_t n = 0, ok = 0, i, k = 0;
+
+	for (i = 0; i < t->n; i++) {
+		ok += t->rows[i].ok;
+		n += t->rows[i].ok && pg_cold_result_note(t->rows[i].res->json);
+	}
+	if (!n)
+		return;
+	pg_buf_printf(out, "- **Cold first runs**: %zu of %zu point%s (", n, ok,
+		      ok == 1 ? "" : "s");
+	for (i = 0; i < t->n && k < LIST_MAX; i++) {
+		const char *note = t->rows[i].ok ? pg_cold_result_note(t->rows[i].res->json) : NULL;
+		if (!note)
+			continue;
+		join_begin(out, k++, n);
+		pg_escape_md_text(out, t->rows[i].name);
+		pg_buf_puts(out, ": ");
+		pg_escape_md_text(out, note);
+	}
+	join_end(out, n);
+	pg_buf_puts(out, "): the first run was worse than the others beyond their noise, as "
+			 "a server's first use can be; each value is the median of the other "
+			 "runs, and the gate and the history leave that run out too.\n");
+}
+
 /* What a startup table measured: the starts of its first point that ran
  * (runner/startup_io.h; an imported vllm bench startup file has no
  * first-token times). */
@@ -836,6 +865,7 @@ static void bullets(struct pg_buf *out, const struct pg_report_table *t, unsigne
 	}
 	bullet_not_ok(out, t, flags);
 	bullet_incomplete(out, t, flags);
+	bullet_cold(out, t);
 	bullet_client_flag(out, t, PG_CLIENTCHECK_CLIENT_BOUND);
 	bullet_client_flag(out, t, PG_CLIENTCHECK_HOST_LATE);
 	bullet_timing_error(out, t);

@@ -9,6 +9,7 @@
 #include "results/metrics.h"
 #include "suite/plan.h"
 #include "base/redact.h"
+#include "results/cold.h"
 #include "results/repeats.h"
 #include "base/strutil.h"
 #include "base/template.h"
@@ -157,6 +158,8 @@ struct outcome {
 	struct pg_buf error;            /* why not ok; may span lines (a log tail) */
 	json_t *metrics;                /* merged result keys, or NULL */
 	json_t *repeats;                /* per-run metrics when repeat > 1, or NULL */
+	json_t *warmup;                 /* perfgate.warmup, or NULL (startup tests) */
+	json_t *cold;                   /* perfgate.cold_repeat, or NULL */
 	json_t *telemetry;              /* perfgate.telemetry, or NULL */
 	struct pg_strv telemetry_lines; /* shown after the outcome: notes, flags */
 	char *client_command;           /* redacted */
@@ -179,6 +182,8 @@ static void outcome_release(struct outcome *oc)
 	pg_buf_release(&oc->error);
 	json_decref(oc->metrics);
 	json_decref(oc->repeats);
+	json_decref(oc->warmup);
+	json_decref(oc->cold);
 	json_decref(oc->telemetry);
 	pg_strv_release(&oc->telemetry_lines);
 	free(oc->client_command);
@@ -592,10 +597,16 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	json_object_set_new(pg, "build", json_incref(r->build));
 	if (certified)
 		json_object_set_new(pg, "certified", certified);
+	if (oc->warmup) {
+		json_object_set_new(pg, "warmup", oc->warmup);
+		oc->warmup = NULL;
+	}
 	if (oc->repeats) {
 		json_object_set_new(pg, "repeats", oc->repeats);
 		oc->repeats = NULL;
 	}
+	if (oc->cold)
+		json_object_set_new(pg, "cold_repeat", json_incref(oc->cold));
 	if (oc->telemetry) {
 		json_object_set_new(pg, "telemetry", oc->telemetry);
 		oc->telemetry = NULL;
@@ -653,6 +664,11 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (ok) {
 		pg_runfmt_key_metrics(&detail, t->kind, result);
 		pg_clientcheck_note(&note, t->kind, result);
+		if (oc->cold) {
+			pg_buf_puts(&detail, " (repeat 1 cold, left out)");
+			pg_buf_printf(&note, "%s%s", note.len ? "; " : "",
+				      json_string_value(json_object_get(oc->cold, "note")));
+		}
 	} else {
 		pg_buf_puts(&detail, error.ptr);
 	}
@@ -1166,8 +1182,11 @@ static bool all_failed(const json_t *res, struct pg_buf *why)
 	return true;
 }
 
+/* One native run of the point into *out; or, with warmup_requests, its
+ * warm-up, reported in *warmup (*out stays NULL). */
 static int run_native_once(struct runner *r, const struct pg_point *pt, json_t **out,
-			   struct outcome *oc)
+			   struct outcome *oc, size_t warmup_requests,
+			   struct pg_warmup_report *warmup)
 {
 	pg_point_fn native = r->o->native ? r->o->native : pg_runner_native;
 	struct pg_point_io io;
@@ -1182,6 +1201,8 @@ static int run_native_once(struct runner *r, const struct pg_point *pt, json_t *
 	io.progress = on_progress;
 	io.progress_ctx = r;
 	io.save_detailed = r->o->save_detailed;
+	io.warmup_requests = warmup_requests;
+	io.warmup = warmup;
 	point_stop = pg_run_cancelled;
 	r->last_print = r->last_check = pg_monotonic();
 
@@ -1195,6 +1216,9 @@ static int run_native_once(struct runner *r, const struct pg_point *pt, json_t *
 		rc = PG_EINFRA;
 	} else if (rc) {
 		fail(oc, "error", "%s", err.msg[0] ? err.msg : "the load generator failed");
+	} else if (warmup_requests) {
+		json_decref(*out); /* a stand-in client's answer: a warm-up has none */
+		*out = NULL;
 	} else if (!json_is_object(*out)) {
 		fail(oc, "error", "the load generator returned no result");
 		rc = PG_ERR;
@@ -1240,7 +1264,9 @@ static int run_command_once(struct runner *r, const struct pg_point *pt, int rep
 	free(oc->client_command);
 	oc->client_command = pg_xstrdup(display.ptr);
 	/* one log per run: <point>.command.log, then <point>.command.2.log ... */
-	if (repeat == 0)
+	if (repeat < 0) /* the warm-up run */
+		pg_buf_printf(&log, "%s/%s.command.warmup.log", r->o->results_dir, pt->name);
+	else if (repeat == 0)
 		pg_buf_printf(&log, "%s/%s.command.log", r->o->results_dir, pt->name);
 	else
 		pg_buf_printf(&log, "%s/%s.command.%d.log", r->o->results_dir, pt->name,
@@ -1642,12 +1668,121 @@ static int run_startup_once(struct runner *r, const struct pg_point *pt, json_t 
 	return ret;
 }
 
+/* Run 0-based repeat i of the point (-1: the warm-up run). */
+static int run_once(struct runner *r, const struct pg_point *pt, long i, json_t **out,
+		    struct outcome *oc)
+{
+	if (pt->test->command)
+		return run_command_once(r, pt, (int)i, out, oc);
+	if (pt->test->kind == PG_SUITE_STARTUP)
+		return run_startup_once(r, pt, out, oc);
+	return run_native_once(r, pt, out, oc, 0, NULL);
+}
+
+/* The point's warm-up requests as perfgate.warmup (docs/results.md). */
+static json_t *warmup_requests_json(const struct pg_warmup_report *w)
+{
+	json_t *o = json_pack("{s:s, s:I, s:I, s:f}", "kind", "requests", "requests",
+			      (json_int_t)w->requests, "failed", (json_int_t)w->failed, "seconds",
+			      w->seconds);
+	if (w->failed)
+		json_object_set_new(o, "error", json_string(w->error));
+	return o;
+}
+
+/* `warmup: repeat`: one whole run of the point, unmeasured. Its key
+ * metrics go to the log and perfgate.warmup; its failure is the point's,
+ * saying it was the warm-up. */
+static int warm_up_run(struct runner *r, const struct pg_point *pt, struct outcome *oc)
+{
+	double t0 = pg_monotonic();
+	json_t *out = NULL;
+	int rc;
+
+	say(r, "  warm-up run (unmeasured)\n");
+	rc = run_once(r, pt, -1, &out, oc);
+	if (rc) {
+		struct pg_buf why = PG_BUF_INIT;
+		pg_buf_printf(&why, "warm-up run: %s", oc->error.ptr);
+		pg_buf_reset(&oc->error);
+		pg_buf_add(&oc->error, why.ptr, why.len);
+		pg_buf_release(&why);
+		json_decref(out);
+		return rc;
+	}
+	{
+		struct pg_buf km = PG_BUF_INIT;
+		pg_runfmt_key_metrics(&km, pt->test->kind, out);
+		say(r, "    warm-up: %s\n", km.ptr);
+		pg_buf_release(&km);
+	}
+	oc->warmup = json_pack("{s:s, s:f, s:o}", "kind", "repeat", "seconds", pg_monotonic() - t0,
+			       "metrics", pg_repeats_metrics(out));
+	json_decref(out);
+	return 0;
+}
+
+/* `warmup: N`: N requests of the point's own (loadgen/loadgen_io.h
+ * pg_loadgen_warm_up), said in the log and perfgate.warmup. */
+static int warm_up_requests(struct runner *r, const struct pg_point *pt, struct outcome *oc,
+			    long requests)
+{
+	struct pg_warmup_report w;
+	json_t *out = NULL;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	rc = run_native_once(r, pt, &out, oc, (size_t)requests, &w);
+	if (!w.requests)
+		return rc;
+	say(r, "  warm-up: %zu request%s, %.2f s, unmeasured", w.requests,
+	    w.requests == 1 ? "" : "s", w.seconds);
+	if (w.failed)
+		say(r, "; %zu failed (%s)", w.failed, w.error);
+	say(r, "\n");
+	oc->warmup = warmup_requests_json(&w);
+	return rc;
+}
+
+/* Leave a cold first run out of the point's median (results/cold.h) and
+ * say so; the runs stay in perfgate.repeats. */
+static void merge_runs(struct runner *r, const struct pg_point *pt, struct outcome *oc,
+		       json_t *const *runs, size_t n)
+{
+	struct pg_cold cold;
+	size_t skip;
+
+	pg_cold_check(&cold, pt->test->kind, (const json_t *const *)runs, n);
+	skip = cold.cold ? 1 : 0;
+	oc->metrics = pg_repeats_median(runs + skip, n - skip);
+	if (n > 1) {
+		oc->repeats = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(oc->repeats, pg_repeats_metrics(runs[i]));
+	}
+	if (cold.cold) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_cold_note(&note, &cold);
+		say(r, "  %s\n", note.ptr);
+		pg_buf_release(&note);
+		oc->cold = pg_cold_json(&cold);
+	}
+}
+
 static void measure(struct runner *r, const struct pg_point *pt, struct outcome *oc)
 {
 	long n = pt->test->repeat > 0 ? pt->test->repeat : 1;
 	json_t **runs = pg_xcalloc((size_t)n, sizeof(*runs));
+	struct pg_warmup warm = pg_test_warmup(pt->test);
 	long done = 0;
 
+	/* the warm-up first, outside the telemetry's window: the point's
+	 * counters are its measured runs' */
+	if (pt->test->kind != PG_SUITE_STARTUP && warm.kind == PG_WARMUP_NONE)
+		oc->warmup = json_pack("{s:s}", "kind", "none");
+	if ((warm.kind == PG_WARMUP_REQUESTS && warm_up_requests(r, pt, oc, warm.requests)) ||
+	    (warm.kind == PG_WARMUP_REPEAT && warm_up_run(r, pt, oc)))
+		goto done;
 	/* a startup test has no server between its starts to watch */
 	if (pt->test->kind != PG_SUITE_STARTUP)
 		telemetry_start(r, pt, oc);
@@ -1657,12 +1792,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 
 		if (n > 1)
 			say(r, "  run %ld/%ld\n", i + 1, n);
-		if (pt->test->command)
-			rc = run_command_once(r, pt, (int)i, &out, oc);
-		else if (pt->test->kind == PG_SUITE_STARTUP)
-			rc = run_startup_once(r, pt, &out, oc);
-		else
-			rc = run_native_once(r, pt, &out, oc);
+		rc = run_once(r, pt, i, &out, oc);
 		if (rc) {
 			/* keep what the failed run measured: its failure
 			 * counts and error samples explain the error */
@@ -1680,12 +1810,7 @@ static void measure(struct runner *r, const struct pg_point *pt, struct outcome 
 			pg_buf_release(&km);
 		}
 	}
-	oc->metrics = pg_repeats_median(runs, (size_t)done);
-	if (done > 1) {
-		oc->repeats = json_array();
-		for (long i = 0; i < done; i++)
-			json_array_append_new(oc->repeats, pg_repeats_metrics(runs[i]));
-	}
+	merge_runs(r, pt, oc, runs, (size_t)done);
 done:
 	telemetry_stop(r, pt, oc);
 	for (long i = 0; i < done; i++)

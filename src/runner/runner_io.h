@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "loadgen/loadgen_io.h" /* struct pg_warmup_report */
 #include "runner/runfmt.h"
 #include "suite/suite.h"
 
@@ -33,6 +34,11 @@ struct pg_point_io {
 	void (*progress)(void *ctx, const struct pg_run_progress *p);
 	void *progress_ctx;
 	bool save_detailed; /* keep per-request arrays */
+	/* > 0: not a run but the point's warm-up, this many unmeasured
+	 * requests (loadgen/loadgen_io.h pg_loadgen_warm_up), reported in
+	 * *warmup; *out is left NULL */
+	size_t warmup_requests;
+	struct pg_warmup_report *warmup;
 };
 
 /*

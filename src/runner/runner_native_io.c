@@ -41,5 +41,8 @@ int pg_runner_native(const struct pg_point *pt, const struct pg_point_io *io, js
 		.save_detailed = io->save_detailed,
 	};
 
+	*out = NULL;
+	if (io->warmup_requests)
+		return pg_loadgen_warm_up(pt, &o, io->warmup_requests, io->warmup, err);
 	return pg_loadgen_run(pt, &o, out, err);
 }

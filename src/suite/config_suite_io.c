@@ -54,6 +54,7 @@ struct sctx {
 	const yaml_node_t *prompt_bounds_node; /* the last of min/max_num_prompts set */
 	const yaml_node_t *ramp_up_node;
 	const yaml_node_t *sla_search_node;
+	const yaml_node_t *warmup_node;
 	const yaml_node_t *deployment_node;
 	/* each layer's vars and the path it hangs from, for finish_test */
 	yaml_node_t *vars_node[LAYER_TEST + 1];
@@ -1361,6 +1362,29 @@ static int t_repeat(struct sctx *c, struct pg_test *t, yaml_node_t *v, const str
 	return pg_yget_long(c->d, v, p, 1, &t->repeat, E(c));
 }
 
+/* warmup: a number of requests, `repeat` (a whole unmeasured run), or
+ * null (the default for the test) */
+static int t_warmup(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
+{
+	const char *text = pg_ynode_text(v);
+	long n = -1;
+
+	c->warmup_node = v;
+	if (pg_ynode_is_null(v)) {
+		t->warmup = (struct pg_warmup){ PG_WARMUP_DEFAULT, 0 };
+		return 0;
+	}
+	if (v->type == YAML_SCALAR_NODE && !strcmp(text, "repeat")) {
+		t->warmup = (struct pg_warmup){ PG_WARMUP_REPEAT, 0 };
+		return 0;
+	}
+	if (v->type != YAML_SCALAR_NODE || pg_parse_long(text, &n) || n < 0 || n > 1000000)
+		return pg_yexpected(c->d, v, p, E(c),
+				    "a number of warm-up requests (0 for none) or 'repeat'");
+	t->warmup = (struct pg_warmup){ n ? PG_WARMUP_REQUESTS : PG_WARMUP_NONE, n };
+	return 0;
+}
+
 static int t_command(struct sctx *c, struct pg_test *t, yaml_node_t *v, const struct pg_ypath *p)
 {
 	if (pg_ynode_is_null(v)) { /* null: back to perfgate's own client */
@@ -1425,6 +1449,7 @@ static const struct key test_keys[] = {
 	{ "ramp_up", K_SERV, t_ramp_up },
 	{ "sla_search", K_SERV, t_sla_search },
 	{ "repeat", K_ANY, t_repeat },
+	{ "warmup", K_ALL, t_warmup },
 	{ "command", K_ANY, t_command },
 	{ "command_shell", K_ANY, t_command_shell },
 	{ "command_timeout", K_ANY, t_command_timeout },
@@ -1844,6 +1869,20 @@ static int finish_test(struct sctx *c, struct pg_test *t, yaml_node_t *node,
 			       "'command_env' is for an external 'command', and this test has none "
 			       "(the server's environment is server.env)");
 
+	if (t->warmup.kind == PG_WARMUP_REQUESTS &&
+	    (t->command || t->dataset.kind == PG_DATASET_MULTI_TURN)) {
+		struct pg_ypath wp = { p, "warmup", 0 };
+		pg_cfg_warn(c->cfg,
+			    pg_ymsg(c->d, c->warmup_node ? c->warmup_node : node, &wp,
+				    "test '%s': %ld warm-up requests are not sent: %s; 'warmup: "
+				    "repeat' runs the point once unmeasured instead",
+				    t->name, t->warmup.requests,
+				    t->command
+					    ? "an external command sends its own requests "
+					      "(vllm bench serve --num-warmups warms up inside it)"
+					    : "they would fill the prefix cache the sessions "
+					      "measure"));
+	}
 	{
 		struct pg_error tmp = PG_ERROR_INIT;
 		struct pg_ypath rp = { p, "ramp_up", 0 };
@@ -2012,6 +2051,7 @@ static void reset_tracking(struct sctx *c)
 	c->prompt_bounds_node = NULL;
 	c->ramp_up_node = NULL;
 	c->sla_search_node = NULL;
+	c->warmup_node = NULL;
 	for (int l = 0; l <= LAYER_TEST; l++) {
 		c->vars_node[l] = NULL;
 		c->vars_up[l] = NULL;

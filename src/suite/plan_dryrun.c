@@ -278,10 +278,17 @@ static void human_duration(struct pg_buf *out, double s)
 	}
 }
 
+/* The runs a point takes: its repeats, and a whole-run warm-up's. */
+static long runs_of(const struct pg_test *t)
+{
+	return t->repeat + (pg_test_warmup(t).kind == PG_WARMUP_REPEAT);
+}
+
 static void render_time(struct pg_buf *out, const struct pg_point *pt)
 {
 	const struct pg_test *t = pt->test;
 	struct point_estimate e;
+	long runs;
 
 	estimate_point(pt, &e);
 	field(out, "time");
@@ -300,12 +307,13 @@ static void render_time(struct pg_buf *out, const struct pg_point *pt)
 				      t->command ? "command" : "server");
 		return;
 	}
+	runs = runs_of(t);
 	pg_buf_puts(out, e.kind == TIME_ABOUT ? "about " : "at least ");
-	human_duration(out, e.arrivals * (double)t->repeat);
-	if (t->repeat > 1) {
-		pg_buf_printf(out, " (%ld runs of ", t->repeat);
+	human_duration(out, e.arrivals * (double)runs);
+	if (runs > 1) {
+		pg_buf_printf(out, " (%ld runs of ", runs);
 		human_duration(out, e.arrivals);
-		pg_buf_putc(out, ')');
+		pg_buf_puts(out, runs > t->repeat ? ", the first the warm-up)" : ")");
 	}
 	pg_buf_printf(out, ": the last of %ld %s is due ", e.requests,
 		      t->dataset.kind == PG_DATASET_MULTI_TURN ? "turns" : "requests");
@@ -334,7 +342,7 @@ static void render_plan_time(struct pg_buf *out, const struct pg_plan *plan)
 			continue;
 		paced++;
 		at_least += e.kind == TIME_AT_LEAST;
-		total += e.arrivals * (double)plan->points[i].test->repeat;
+		total += e.arrivals * (double)runs_of(plan->points[i].test);
 	}
 	if (!paced) {
 		pg_buf_puts(out, "Time: set by the server; no point is paced by a request rate.\n");
@@ -629,8 +637,22 @@ static void render_point(struct pg_buf *dst, const struct pg_point *pt, size_t i
 		render_workload(out, pt);
 	}
 	render_time(out, pt);
+	if (t->kind != PG_SUITE_STARTUP) {
+		struct pg_warmup w = pg_test_warmup(t);
+		char text[64];
+		field(out, "warm-up");
+		if (w.kind == PG_WARMUP_NONE)
+			pg_buf_puts(out, "none\n");
+		else
+			pg_buf_printf(out, "%s before the first run, unmeasured\n",
+				      pg_warmup_text(text, sizeof(text), &w));
+	}
 	field(out, "repeat");
-	if (t->repeat > 1)
+	if (t->repeat > 1 && t->kind != PG_SUITE_STARTUP)
+		pg_buf_printf(out,
+			      "%ld runs, summarised by the median (a cold first run left out)\n",
+			      t->repeat);
+	else if (t->repeat > 1)
 		pg_buf_printf(out, "%ld runs, summarised by the median\n", t->repeat);
 	else
 		pg_buf_puts(out, "1 run\n");

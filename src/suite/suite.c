@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,4 +384,35 @@ void pg_plan_release(struct pg_plan *p)
 		free(p->points[i].name);
 	free(p->points);
 	memset(p, 0, sizeof(*p));
+}
+
+struct pg_warmup pg_test_warmup(const struct pg_test *t)
+{
+	bool own_requests = !t->command && t->kind != PG_SUITE_STARTUP &&
+			    t->dataset.kind != PG_DATASET_MULTI_TURN;
+	struct pg_warmup none = { PG_WARMUP_NONE, 0 };
+
+	if (t->kind == PG_SUITE_STARTUP)
+		return none;
+	switch (t->warmup.kind) {
+	case PG_WARMUP_DEFAULT:
+		if (own_requests && t->kind != PG_SUITE_LATENCY)
+			return (struct pg_warmup){ PG_WARMUP_REQUESTS, PG_WARMUP_DEFAULT_REQUESTS };
+		return none;
+	case PG_WARMUP_REQUESTS:
+		return own_requests && t->warmup.requests > 0 ? t->warmup : none;
+	default:
+		return t->warmup;
+	}
+}
+
+const char *pg_warmup_text(char *buf, size_t size, const struct pg_warmup *w)
+{
+	if (w->kind == PG_WARMUP_REPEAT)
+		snprintf(buf, size, "a whole run");
+	else if (w->kind == PG_WARMUP_REQUESTS && w->requests > 0)
+		snprintf(buf, size, "%ld request%s", w->requests, w->requests == 1 ? "" : "s");
+	else
+		snprintf(buf, size, "none");
+	return buf;
 }

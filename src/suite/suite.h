@@ -182,6 +182,28 @@ struct pg_client_spec {
 	bool continuous_usage;             /* ask for stream_options.continuous_usage_stats */
 };
 
+/*
+ * What runs, unmeasured, before a point's first measured run, so that run
+ * does not pay for the server's first use (docs/suite.md `warmup`): the
+ * first run after a server start is measurably slower on real engines
+ * (kernels compiled or tuned on first use, caches filling).
+ */
+enum pg_warmup_kind {
+	PG_WARMUP_DEFAULT,  /* not set: pg_test_warmup decides by the test */
+	PG_WARMUP_NONE,     /* warmup: 0 */
+	PG_WARMUP_REQUESTS, /* warmup: N, requests of their own prompts */
+	PG_WARMUP_REPEAT,   /* warmup: repeat, a whole run of the point */
+};
+
+struct pg_warmup {
+	enum pg_warmup_kind kind;
+	long requests; /* PG_WARMUP_REQUESTS: how many */
+};
+
+/* The default for serving and throughput tests that perfgate's client
+ * runs: a burst at the point's concurrency, a second or two of a GPU. */
+#define PG_WARMUP_DEFAULT_REQUESTS 10
+
 struct pg_test {
 	enum pg_suite_kind kind;
 	char *name; /* unique across the suite; result file stem prefix */
@@ -241,7 +263,8 @@ struct pg_test {
 	 * attainment keys, ms; NAN = unset */
 	struct pg_goodput goodput;
 
-	long repeat; /* runs per point, summarised by the median; default 1 */
+	long repeat;             /* runs per point, summarised by the median; default 1 */
+	struct pg_warmup warmup; /* as written; pg_test_warmup resolves the default */
 
 	/* external benchmark command instead of the native client, e.g.
 	 * "vllm bench latency --model {model} --output-json {result}" */
@@ -347,6 +370,20 @@ void pg_plan_build(struct pg_plan *out, const struct pg_suite *s);
 /* A ramp-up is whole (strategy and both rates) and replaces the request
  * rate, which must stay inf, as vLLM requires; PG_ECONFIG says why not. */
 int pg_test_check_ramp_up(const struct pg_test *t, struct pg_error *err);
+
+/*
+ * The warm-up a test's points get: as written, or by default
+ * PG_WARMUP_DEFAULT_REQUESTS requests for serving and throughput tests
+ * that perfgate's client runs, and none for the rest -- latency tests
+ * (their warmup_iterations batches precede every run), startup tests
+ * (cold on purpose), external commands (which send their own requests:
+ * vllm bench serve --num-warmups) and multi-turn sessions (a warm-up
+ * request would fill the prefix cache the sessions measure). Never
+ * PG_WARMUP_DEFAULT; requests only for a test perfgate's client sends.
+ */
+struct pg_warmup pg_test_warmup(const struct pg_test *t);
+/* "10 requests", "a whole run", "none" (docs, --dry-run). */
+const char *pg_warmup_text(char *buf, size_t size, const struct pg_warmup *w);
 
 /* How many prompts a point sends: the test's num_prompts, or for a serving
  * point with a bounded concurrency and prompts_per_concurrency set, that

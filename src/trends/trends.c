@@ -36,7 +36,7 @@ static const char style[] =
 	"h3{font-size:15px;margin:22px 0 4px}"
 	"nav{font-size:13px;margin-bottom:12px}a{color:#1d4ed8}"
 	".muted{color:" COLOR_MUTED "}.bad{color:" COLOR_WORSE ";font-weight:bold}"
-	".good{color:" COLOR_BETTER "}"
+	".good{color:" COLOR_BETTER "}.warn{color:" COLOR_CHANGE ";font-weight:bold}"
 	"table{border-collapse:collapse;margin:8px 0}"
 	"th,td{border-bottom:1px solid " COLOR_GRID ";padding:4px 10px 4px 0;text-align:left;"
 	"vertical-align:middle}"
@@ -54,7 +54,8 @@ static const char style[] =
 	"box-shadow:0 2px 6px #0002;pointer-events:none}.tip.pin{pointer-events:auto}"
 	".tip span{font-family:monospace}.tip i{color:" COLOR_MUTED "}"
 	"circle.hl{fill:" COLOR_RUN ";stroke:#fff;stroke-width:1.5;pointer-events:none}"
-	"svg[data-m]{cursor:crosshair}\n";
+	"svg[data-m]{cursor:crosshair}"
+	"section{border-top:2px solid " COLOR_GRID ";margin-top:36px}\n";
 
 /* ------------------------------------------------------------------ */
 /* Page frame                                                          */
@@ -97,8 +98,9 @@ static void put_xy(struct pg_buf *o, const char *sep, double x, double y)
 	put_num(o, y);
 }
 
-/* home: the path up to the site's root; gpu and gpu_href: the GPU's
- * overview, or NULL on the overview and the front page. */
+/* home: the path up to the site's root (NULL: a page alone, no link out);
+ * gpu and gpu_href: the GPU's overview, or NULL on the overview and the
+ * front page. */
 static void page_open(struct pg_buf *o, const char *title, const char *home, const char *gpu,
 		      const char *gpu_href)
 {
@@ -108,9 +110,14 @@ static void page_open(struct pg_buf *o, const char *title, const char *home, con
 	esc_html(o, title);
 	pg_buf_puts(o, "</title>\n<style>");
 	pg_buf_puts(o, style);
-	pg_buf_puts(o, "</style></head>\n<body>\n<nav><a href=\"");
-	pg_buf_puts(o, home);
-	pg_buf_puts(o, "index.html\">perfgate trends</a>");
+	pg_buf_puts(o, "</style></head>\n<body>\n<nav>");
+	if (home) {
+		pg_buf_puts(o, "<a href=\"");
+		pg_buf_puts(o, home);
+		pg_buf_puts(o, "index.html\">perfgate trends</a>");
+	} else {
+		pg_buf_puts(o, "perfgate trends");
+	}
 	if (gpu) {
 		pg_buf_puts(o, " › <a href=\"");
 		pg_buf_puts(o, gpu_href);
@@ -255,16 +262,16 @@ static int cmp_row_key(const void *a, const void *b)
 	return 0;
 }
 
-/* The PR's row of point, metric m (a binary search of the comparison's rows,
- * which are in point order and registry order). */
-static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const char *point,
+/* The PR's row of point, metric m (a binary search of the rows by point
+ * and metric, pg_trends_gpu_prepare's). */
+static const struct pg_cmp_row *find_row(const struct pg_trends_gpu *t, const char *point,
 					 const struct pg_metric *m)
 {
-	size_t lo = 0, hi = c ? c->n : 0;
+	size_t lo = 0, hi = t->n_rows;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct pg_cmp_row *r = &c->rows[mid];
+		const struct pg_cmp_row *r = t->rows[mid];
 		int d = strcmp(r->point, point);
 		if (!d && r->metric != m)
 			d = !r->metric ? -1 : r->metric < m ? -1 : 1;
@@ -276,18 +283,6 @@ static const struct pg_cmp_row *find_row(const struct pg_comparison *c, const ch
 			hi = mid;
 	}
 	return NULL;
-}
-
-static bool rows_sorted(const struct pg_comparison *c)
-{
-	for (size_t r = 1; c && r < c->n; r++) {
-		const struct pg_cmp_row *a = &c->rows[r - 1], *b = &c->rows[r];
-		if (!a->metric || !b->metric)
-			continue;
-		if (cmp_row_key(&a, &b) > 0)
-			return false;
-	}
-	return true;
 }
 
 static void view_get(struct view *v, const struct pg_trends_gpu *t, size_t i,
@@ -302,7 +297,7 @@ static void view_get(struct view *v, const struct pg_trends_gpu *t, size_t i,
 	v->tol = v->rule.tolerance;
 	v->bp = pg_baseline_find(t->base, h->point);
 	v->bm = v->bp ? pg_base_point_metric(v->bp, m) : NULL;
-	v->row = t->cmp ? find_row(t->cmp, h->point, m) : NULL;
+	v->row = find_row(t, h->point, m);
 	if (v->row && isfinite(v->row->tolerance))
 		v->tol = v->row->tolerance;
 	if (v->bm) {
@@ -473,19 +468,30 @@ static void change_text(struct pg_buf *o, const struct pg_trends_gpu *t,
 		pg_buf_printf(o, " (%.10s)", to->date);
 }
 
-static const char *verdict_color(enum pg_verdict v)
+/* A run's colour from its row's tone: the annotation's (red fails, amber
+ * warns, green improved), from gate/attention.c, so the two never differ. */
+static const char *tone_color(enum pg_tone tone)
 {
-	switch (v) {
-	case PG_VERDICT_REGRESSED:
+	switch (tone) {
+	case PG_TONE_BAD:
 		return COLOR_WORSE;
-	case PG_VERDICT_IMPROVED:
-		return COLOR_BETTER;
-	case PG_VERDICT_NOISY:
-	case PG_VERDICT_NOT_REPRODUCED:
+	case PG_TONE_WARN:
 		return COLOR_CHANGE;
-	default:
-		return "#111827";
+	case PG_TONE_GOOD:
+		return COLOR_BETTER;
+	case PG_TONE_NONE:
+		break;
 	}
+	return "#111827";
+}
+
+/* The same as a class of the pages' style, or "". */
+static const char *tone_class(enum pg_tone tone)
+{
+	return tone == PG_TONE_BAD    ? " bad"
+	       : tone == PG_TONE_WARN ? " warn"
+	       : tone == PG_TONE_GOOD ? " good"
+				      : "";
 }
 
 /* A diamond at (x, y): the PR's value. */
@@ -510,11 +516,11 @@ struct pr_value {
  * as a whisker and its name above it (below when at the top, or a
  * re-run's, which sits next to the first run's label). */
 static void pr_mark(struct pg_buf *o, const struct frame *f, double x, enum pg_verdict verdict,
-		    const struct pr_value *p)
+		    enum pg_tone tone, const struct pr_value *p)
 {
 	char a[PG_FMT_DOUBLE_SIZE];
 	double y = fy(f, p->v), top = y, bottom = y;
-	const char *col = verdict_color(verdict);
+	const char *col = tone_color(tone);
 	bool whisker = p->interval && isfinite(p->lo) && isfinite(p->hi);
 
 	if (whisker) {
@@ -900,11 +906,11 @@ void pg_trends_chart(struct pg_buf *o, const struct pg_trends_chart *c)
 	}
 	/* the PR, and its re-run after it */
 	if (has_pr)
-		pr_mark(o, &f, fx(&f, f.x1 - (has_rerun ? 1.5 : 0.5)), c->pr_verdict,
+		pr_mark(o, &f, fx(&f, f.x1 - (has_rerun ? 1.5 : 0.5)), c->pr_verdict, c->pr_tone,
 			&(struct pr_value){ pr, c->pr_change, c->pr_interval, c->pr_lo, c->pr_hi,
 					    c->pr_name, false });
 	if (has_rerun)
-		pr_mark(o, &f, fx(&f, f.x1 - 0.5), c->pr_verdict,
+		pr_mark(o, &f, fx(&f, f.x1 - 0.5), c->pr_verdict, c->pr_tone,
 			&(struct pr_value){ c->rerun, c->rerun_change, c->rerun_interval,
 					    c->rerun_lo, c->rerun_hi, c->rerun_name, true });
 	if (!c->n)
@@ -966,6 +972,7 @@ static void chart(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 	if (v->row) {
 		c.pr_change = v->row->change;
 		c.pr_verdict = v->row->verdict;
+		c.pr_tone = pg_attention_tone(v->row);
 	}
 	c.pr_name = t->current_name;
 	pg_trends_chart(o, &c);
@@ -1040,7 +1047,8 @@ static void sparkline(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
 		put_xy(o, k > from ? " " : "", fx(&f, s->x[k]), fy(&f, s->y[k]));
 	pg_buf_puts(o, "\"/>");
 	if (has_pr) {
-		diamond(o, fx(&f, f.x1 - 0.5), fy(&f, pr), 4.5, verdict_color(v->row->verdict));
+		diamond(o, fx(&f, f.x1 - 0.5), fy(&f, pr), 4.5,
+			tone_color(pg_attention_tone(v->row)));
 		pg_buf_puts(o, "</path>");
 	} else {
 		pg_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"" COLOR_RUN "\"/>",
@@ -1129,9 +1137,14 @@ void pg_trends_gpu_prepare(struct pg_trends_gpu *t)
 
 	if (!t->current_name)
 		t->current_name = "this PR";
-	/* the comparison's rows bisect by (point, metric) when in that order */
-	if (t->cmp && !rows_sorted(t->cmp))
-		t->cmp = NULL;
+	/* the comparison's rows with a metric, by (point, metric): the gate's
+	 * are in point order, but a merged run's need not be */
+	t->rows = pg_xmalloc((t->cmp && t->cmp->n ? t->cmp->n : 1) * sizeof(*t->rows));
+	t->n_rows = 0;
+	for (size_t r = 0; t->cmp && r < t->cmp->n; r++)
+		if (t->cmp->rows[r].metric)
+			t->rows[t->n_rows++] = &t->cmp->rows[r];
+	qsort(t->rows, t->n_rows, sizeof(*t->rows), cmp_row_key);
 	t->files = pg_xcalloc(t->n ? t->n : 1, sizeof(char *));
 	for (size_t i = 0; i < t->n; i++) {
 		char *stem = pg_chart_stem(t->hs[i].point);
@@ -1166,8 +1179,11 @@ void pg_trends_gpu_release(struct pg_trends_gpu *t)
 		free(t->files[i]);
 	free(t->files);
 	free(t->order);
+	free(t->rows);
 	t->files = NULL;
 	t->order = NULL;
+	t->rows = NULL;
+	t->n_rows = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1189,7 +1205,8 @@ static void legend(struct pg_buf *o, bool pr, const char *current_name)
 	if (pr) {
 		pg_buf_puts(o, "<span>◆ ");
 		esc_html(o, current_name);
-		pg_buf_puts(o, " (red: regressed, green: improved)</span>");
+		pg_buf_puts(o, " (coloured as in the annotation: red fails, amber warns, green "
+			       "improved)</span>");
 	}
 	pg_buf_puts(o, "</p>\n");
 }
@@ -1220,6 +1237,10 @@ static void summary_line(struct pg_buf *o, const struct pg_trends_gpu *t)
 
 static void point_link(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 {
+	if (!t->files[i]) { /* not on the one page */
+		esc_html(o, t->hs[i].point);
+		return;
+	}
 	pg_buf_puts(o, "<a href=\"");
 	esc_html(o, t->files[i]);
 	pg_buf_puts(o, "\">");
@@ -1227,17 +1248,21 @@ static void point_link(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 	pg_buf_puts(o, "</a>");
 }
 
-/* "1234 (+5.1%)" of the last run (or the PR) against the baseline. */
+/* "1234 (+5.1%)" of the last run (or the PR) against the baseline. The
+ * PR's in its row's colour, the annotation's; main's last run beyond a
+ * gated metric's tolerance in amber: a look, not a verdict (the gate
+ * judges a run against its noise, which this cell does not know). */
 static void value_cell(struct pg_buf *o, const struct pg_metric *m, const struct series *s,
 		       const struct view *v)
 {
 	char a[PG_FMT_DOUBLE_SIZE], c[32];
-	double x = v->row && isfinite(v->row->current) ? v->row->current
-		   : s->n                              ? s->y[s->n - 1]
-						       : NAN;
-	bool bad = v->rule.gate && beyond(m, x, v->limit);
+	bool pr = v->row && isfinite(v->row->current);
+	double x = pr ? v->row->current : s->n ? s->y[s->n - 1] : NAN;
+	enum pg_tone tone = pr                                       ? pg_attention_tone(v->row)
+			    : v->rule.gate && beyond(m, x, v->limit) ? PG_TONE_WARN
+								     : PG_TONE_NONE;
 
-	pg_buf_printf(o, "<td class=\"num%s\">", bad ? " bad" : "");
+	pg_buf_printf(o, "<td class=\"num%s\">", tone_class(tone));
 	if (isfinite(x)) {
 		pg_buf_puts(o, pg_fmt_g(a, x));
 		if (isfinite(v->base) && v->base != 0) {
@@ -1300,38 +1325,52 @@ done:
 	free(idx);
 }
 
-void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
+/* "With this PR: perfgate: FAIL — H100: ...": the gate's headline, the
+ * annotation's words, in the colour of the annotation's style; and the
+ * baseline it compared with when that is not this history. */
+static void current_line(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	const struct pg_comparison *c = t->cmp;
+	struct pg_buf h = PG_BUF_INIT;
+	size_t k = 0;
+	enum pg_tone tone = c->suspect || c->outcome == PG_OUTCOME_WARN ? PG_TONE_WARN
+			    : c->outcome == PG_OUTCOME_PASS             ? PG_TONE_GOOD
+									: PG_TONE_BAD;
+
+	pg_buf_puts(o, "<p>With <b>");
+	esc_html(o, t->current_name);
+	pg_buf_printf(o, "</b>: <span class=\"%s\">", tone_class(tone) + 1);
+	pg_comparison_headline(&h, c);
+	/* markdown's bold marks, which HTML would show as they are */
+	for (size_t i = 0; i < h.len; i++)
+		if (h.ptr[i] != '*')
+			h.ptr[k++] = h.ptr[i];
+	pg_buf_truncate(&h, k);
+	esc_html(o, h.ptr);
+	pg_buf_puts(o, "</span>");
+	if (c->baseline_kind && strcmp(c->baseline_kind, "git") && c->baseline_source) {
+		pg_buf_puts(o, " <span class=\"muted\">(the gate compared it with ");
+		esc_html(o, c->baseline_source);
+		pg_buf_puts(o, "; the charts' baseline is main's runs)</span>");
+	}
+	pg_buf_puts(o, "</p>\n");
+	pg_buf_release(&h);
+}
+
+/* The overview without its page's head and end (the one page's top). */
+static void overview_body(struct pg_buf *o, const struct pg_trends_gpu *t, size_t on_page)
 {
 	static const enum pg_suite_kind suites[] = { PG_SUITE_SERVING, PG_SUITE_LATENCY,
 						     PG_SUITE_THROUGHPUT };
 	size_t nm, shown = 0;
 	const struct pg_metric *all = pg_metrics_all(&nm);
-	struct pg_buf title = PG_BUF_INIT;
 
-	pg_buf_printf(&title, "%s: perfgate trends", t->gpu);
-	page_open(o, title.ptr, "../", NULL, NULL);
-	pg_buf_puts(o, "<h1>");
+	pg_buf_puts(o, "<h1 id=\"top\">");
 	esc_html(o, t->gpu);
 	pg_buf_puts(o, "</h1>\n");
 	summary_line(o, t);
-	if (t->cmp) {
-		pg_buf_puts(o, "<p>With <b>");
-		esc_html(o, t->current_name);
-		pg_buf_puts(o, "</b>: ");
-		{
-			struct pg_buf h = PG_BUF_INIT;
-			size_t k = 0;
-			pg_comparison_headline(&h, t->cmp);
-			/* markdown's bold marks, which HTML would show as they are */
-			for (size_t c = 0; c < h.len; c++)
-				if (h.ptr[c] != '*')
-					h.ptr[k++] = h.ptr[c];
-			pg_buf_truncate(&h, k);
-			esc_html(o, h.ptr);
-			pg_buf_release(&h);
-		}
-		pg_buf_puts(o, "</p>\n");
-	}
+	if (t->cmp)
+		current_line(o, t);
 	legend(o, t->cmp != NULL, t->current_name);
 	pg_buf_printf(
 		o,
@@ -1340,8 +1379,18 @@ void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
 		"Under each value its change from the baseline. ",
 		SPARK_RUNS, t->n_flagged);
 	if (t->n > PG_TRENDS_OVERVIEW_ROWS)
-		pg_buf_printf(o, "The first %d of %zu points; ", PG_TRENDS_OVERVIEW_ROWS, t->n);
-	pg_buf_puts(o, "<a href=\"points.html\">every point</a>.</p>\n");
+		pg_buf_printf(o, "The first %d of %zu points%s", PG_TRENDS_OVERVIEW_ROWS, t->n,
+			      t->one_page ? ". " : "; ");
+	if (!t->one_page)
+		pg_buf_puts(o, "<a href=\"points.html\">every point</a>.</p>\n");
+	else if (on_page < t->n)
+		pg_buf_printf(o,
+			      "The charts of the first %zu follow on this page; the site "
+			      "<code>perfgate trends</code> writes has a page for every "
+			      "point.</p>\n",
+			      on_page);
+	else
+		pg_buf_puts(o, "Each point's charts follow on this page.</p>\n");
 	for (size_t si = 0; si < sizeof(suites) / sizeof(suites[0]); si++) {
 		bool any = false;
 		for (size_t r = 0; r < t->n && !any; r++)
@@ -1389,6 +1438,15 @@ void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
 	}
 	pg_trends_ab_overview(o, t);
 	changes_table(o, t);
+}
+
+void pg_trends_overview(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	struct pg_buf title = PG_BUF_INIT;
+
+	pg_buf_printf(&title, "%s: perfgate trends", t->gpu);
+	page_open(o, title.ptr, "../", NULL, NULL);
+	overview_body(o, t, 0);
 	page_close(o);
 	pg_buf_release(&title);
 }
@@ -1481,7 +1539,9 @@ static void runs_table(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i
 	pg_buf_puts(o, "</table>\n");
 }
 
-void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
+/* A point's charts and runs without its page's head and end: a page of
+ * its own (section < 0) or the one page's section-th. */
+static void point_body(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i, long section)
 {
 	const struct pg_history *h = &t->hs[i];
 	enum pg_suite_kind suite = point_suite(h);
@@ -1491,7 +1551,6 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 	struct pg_rule *rules = pg_xmalloc((nm + 1) * sizeof(*rules));
 	char(*g)[PG_FMT_DOUBLE_SIZE];
 	const struct pg_base_point *bp = pg_baseline_find(t->base, h->point);
-	struct pg_buf title = PG_BUF_INIT;
 	char a[PG_FMT_DOUBLE_SIZE], b[PG_FMT_DOUBLE_SIZE];
 
 	/* the metrics that can fail, gated ones first (each one's rule looked
@@ -1506,8 +1565,8 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 				continue;
 			if (pass == 0 ? r->gate : !r->gate && can_fail(r)) {
 				/* only what the point measured (or the PR did) */
-				bool has = t->cmp && find_row(t->cmp, h->point, &all[m]) &&
-					   isfinite(find_row(t->cmp, h->point, &all[m])->current);
+				const struct pg_cmp_row *row = find_row(t, h->point, &all[m]);
+				bool has = row && isfinite(row->current);
 				for (size_t k = h->n; !has && k-- > 0;)
 					has = h->recs[k].suite == all[m].suite &&
 					      !isnan(pg_history_rec_value(&h->recs[k], &all[m]));
@@ -1515,8 +1574,6 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 					ms[n_ms++] = &all[m];
 			}
 		}
-	pg_buf_printf(&title, "%s on %s: perfgate trends", h->point, t->gpu);
-	page_open(o, title.ptr, "../../", t->gpu, "../index.html");
 	pg_buf_puts(o, "<h1>");
 	esc_html(o, h->point);
 	pg_buf_puts(o, "</h1>\n<p>");
@@ -1531,7 +1588,10 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 		pg_buf_printf(o, ", QPS %s", pg_fmt_g(a, h->recs[h->n - 1].qps));
 	if (h->n && h->recs[h->n - 1].max_concurrency > 0)
 		pg_buf_printf(o, ", max concurrency %ld", h->recs[h->n - 1].max_concurrency);
-	pg_buf_printf(o, "; %zu recorded run%s.</p>\n", h->n, h->n == 1 ? "" : "s");
+	pg_buf_printf(o, "; %zu recorded run%s.", h->n, h->n == 1 ? "" : "s");
+	if (section >= 0)
+		pg_buf_puts(o, " <a href=\"#top\">↑ the overview</a>");
+	pg_buf_puts(o, "</p>\n");
 	if (bp) {
 		pg_buf_puts(o, "<p>The gate's baseline now: ");
 		esc_html(o, bp->source);
@@ -1570,7 +1630,8 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 		if (v.row && isfinite(v.row->current)) {
 			pg_buf_puts(o, "</span>; ");
 			esc_html(o, t->current_name);
-			pg_buf_printf(o, " <b style=\"color:%s\">%s", verdict_color(v.row->verdict),
+			pg_buf_printf(o, " <b style=\"color:%s\">%s",
+				      tone_color(pg_attention_tone(v.row)),
 				      pg_fmt_g(b, v.row->current));
 			if (isfinite(v.row->change))
 				pg_buf_printf(o, " (%s)", pg_fmt_pct(a, v.row->change));
@@ -1579,18 +1640,72 @@ void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
 			pg_buf_puts(o, "</span>");
 		}
 		pg_buf_puts(o, "</h3>\n");
+		/* the gate's note, as the annotation's verdict column has it */
+		if (v.row && isfinite(v.row->current) && v.row->note) {
+			pg_buf_puts(o, "<p class=\"muted\">");
+			esc_html(o, v.row->note);
+			pg_buf_puts(o, "</p>\n");
+		}
 		chart(o, t, i, ms[m], m, &s, &v);
 		pg_trends_ab_metric(o, t, i, ms[m]);
 		series_release(&s);
 	}
 	pg_trends_ab_rest(o, t, i, ms, n_ms);
 	runs_table(o, t, i, ms, n_ms, (const char(*)[PG_FMT_DOUBLE_SIZE])g);
-	pg_trends_runs_script(o, t, i, (const char(*)[PG_FMT_DOUBLE_SIZE])g, n_ms);
-	page_close(o);
-	pg_buf_release(&title);
+	pg_trends_runs_script(o, t, i, (const char(*)[PG_FMT_DOUBLE_SIZE])g, n_ms, section);
 	free(g);
 	free(rules);
 	free(ms);
+}
+
+void pg_trends_point(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i)
+{
+	struct pg_buf title = PG_BUF_INIT;
+
+	pg_buf_printf(&title, "%s on %s: perfgate trends", t->hs[i].point, t->gpu);
+	page_open(o, title.ptr, "../../", t->gpu, "../index.html");
+	point_body(o, t, i, -1);
+	page_close(o);
+	pg_buf_release(&title);
+}
+
+void pg_trends_one_page(struct pg_buf *o, const struct pg_trends_gpu *t)
+{
+	struct pg_trends_gpu u = *t;
+	size_t on_page = t->n < PG_TRENDS_ONE_PAGE_POINTS ? t->n : PG_TRENDS_ONE_PAGE_POINTS;
+	char **anchors = pg_xcalloc(t->n ? t->n : 1, sizeof(char *));
+	struct pg_buf title = PG_BUF_INIT;
+
+	/* "p/<stem>.html" -> "#p-<stem>": unique as the files are, and an id
+	 * as it is (a stem is [A-Za-z0-9._-]) */
+	for (size_t r = 0; r < on_page; r++) {
+		size_t i = t->order[r];
+		struct pg_buf b = PG_BUF_INIT;
+		const char *stem = t->files[i] + 2;
+		pg_buf_puts(&b, "#p-");
+		pg_buf_add(&b, stem, strlen(stem) - strlen(".html"));
+		anchors[i] = pg_buf_detach(&b);
+	}
+	u.files = anchors;
+	u.one_page = true;
+	pg_buf_printf(&title, "%s: perfgate trends", t->gpu);
+	page_open(o, title.ptr, NULL, NULL, NULL);
+	/* the sections' data, filled as they come; the code after them */
+	pg_buf_puts(o, "<script>var D=[];</script>\n");
+	overview_body(o, &u, on_page);
+	for (size_t r = 0; r < on_page; r++) {
+		size_t i = t->order[r];
+		pg_buf_printf(o, "<section id=\"%s\" data-r=\"%zu\">\n", anchors[i] + 1, r);
+		point_body(o, &u, i, (long)r);
+		pg_buf_puts(o, "</section>\n");
+	}
+	if (on_page)
+		pg_trends_runs_code(o);
+	page_close(o);
+	pg_buf_release(&title);
+	for (size_t i = 0; i < t->n; i++)
+		free(anchors[i]);
+	free(anchors);
 }
 
 void pg_trends_index(struct pg_buf *o, const struct pg_trends_entry *v, size_t n,

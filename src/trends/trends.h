@@ -7,6 +7,7 @@
 #include "baseline/history.h"
 #include "baseline/history_ab.h"
 #include "base/strutil.h"
+#include "gate/attention.h"
 #include "gate/compare.h"
 
 struct pg_buf;
@@ -38,6 +39,9 @@ struct pg_buf;
 #define PG_TRENDS_OVERVIEW_CHANGES 100
 /* Runs of a point page drawn with a tooltip and listed in its table. */
 #define PG_TRENDS_RECENT_RUNS 50
+/* Points whose charts a GPU's one page holds (pg_trends_one_page), the
+ * first of the overview's order: about 6 MB at 200 runs a point. */
+#define PG_TRENDS_ONE_PAGE_POINTS 100
 
 struct pg_trends_gpu {
 	const char *gpu;    /* the GPU key */
@@ -47,15 +51,22 @@ struct pg_trends_gpu {
 	const struct pg_history_analysis *a; /* of every job of hs (pg_history_analyse) */
 	const struct pg_baseline *base;      /* pg_history_baseline_build(hs): the windows */
 	const struct pg_policy *policy;
-	const struct pg_comparison *cmp; /* the PR's run against base, or NULL */
-	const char *current_name;        /* legend for the PR's point: "this PR" */
+	/* the PR's run against base (or the gate's own comparison of it, with
+	 * its re-run: what the annotation says), or NULL */
+	const struct pg_comparison *cmp;
+	const char *current_name; /* legend for the PR's point: "this PR" */
 	/* the GPU's A/B results (pg_history_read_ab: by point), or NULL */
 	const struct pg_history_ab *ab;
 	size_t n_ab;
 	/* filled by pg_trends_gpu_prepare, freed by pg_trends_gpu_release */
-	char **files;  /* per point: "p/<stem>.html" */
+	char **files;  /* per point: "p/<stem>.html" (on the one page:
+			* "#p-<stem>", or NULL: not on it) */
 	size_t *order; /* overview order: most interesting first */
 	size_t n_flagged;
+	/* cmp's rows with a metric, by (point, metric), for the lookups */
+	const struct pg_cmp_row **rows;
+	size_t n_rows;
+	bool one_page; /* drawing pg_trends_one_page: links within it */
 };
 
 /*
@@ -77,6 +88,15 @@ void pg_trends_gpu_release(struct pg_trends_gpu *t);
 void pg_trends_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
 void pg_trends_points(struct pg_buf *out, const struct pg_trends_gpu *t);
 void pg_trends_point(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i);
+
+/*
+ * <gpu>/all.html: the overview and the charts of its first
+ * PG_TRENDS_ONE_PAGE_POINTS points on one page, every link within it
+ * (anchors), its script inline: a page that is whole as one file, which
+ * is how Buildkite serves an artifact (each at an address of its own,
+ * where a relative link to another artifact does not resolve).
+ */
+void pg_trends_one_page(struct pg_buf *out, const struct pg_trends_gpu *t);
 
 /*
  * A/B results on the pages (trends_ab.c), from t->ab: a point's results
@@ -103,9 +123,14 @@ void pg_trends_ab_overview(struct pg_buf *out, const struct pg_trends_gpu *t);
  * over a chart drawn with `scripted` (column m), the run nearest the
  * pointer is marked and shown in a tooltip, and a click keeps it with a
  * link to its build. Self-contained: nothing is fetched.
+ *
+ * On the one page, each point's section (data-r="<section>") has its data
+ * alone (section >= 0: "D[section]=..."), and pg_trends_runs_code, once
+ * after them, the code; section < 0: a page of its own, data and code.
  */
 void pg_trends_runs_script(struct pg_buf *out, const struct pg_trends_gpu *t, size_t i,
-			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols);
+			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols, long section);
+void pg_trends_runs_code(struct pg_buf *out);
 
 /*
  * One metric's runs as an SVG chart (the point pages' and the gate's
@@ -149,7 +174,8 @@ struct pg_trends_chart {
 	bool pr_interval; /* draw pr_lo..pr_hi (display units) as a whisker */
 	double pr_lo, pr_hi;
 	enum pg_verdict pr_verdict;
-	const char *pr_name; /* "this PR" */
+	enum pg_tone pr_tone; /* its colour, the annotation's (pg_attention_tone) */
+	const char *pr_name;  /* "this PR" */
 	/* a confirmation re-run's value after the PR's, drawn as a square
 	 * with its name under it; none without a rerun_name (zeroed); its
 	 * interval as the PR's */

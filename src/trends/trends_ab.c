@@ -266,7 +266,7 @@ static void point_name(struct pg_buf *o, const struct pg_trends_gpu *t, const ch
 {
 	size_t i = page_of(t, name);
 
-	if (i == SIZE_MAX) {
+	if (i == SIZE_MAX || !t->files[i]) { /* no page, or not on the one page */
 		pg_escape_html(o, name);
 		return;
 	}

@@ -48,9 +48,12 @@ static void run_label(char *out, size_t size, const char *name, double change)
 		snprintf(out, size, "%s", name);
 }
 
-static const char *run_color(enum pg_verdict v)
+/* The run's colour, the annotation's for its row: red when it fails,
+ * amber when it only warns (a warn-only metric, a flag the re-run did not
+ * reproduce). */
+static const char *run_color(const struct pg_cmp_row *r)
 {
-	return v == PG_VERDICT_REGRESSED ? COLOR_WORSE : COLOR_CHANGE;
+	return pg_attention_tone(r) == PG_TONE_BAD ? COLOR_WORSE : COLOR_CHANGE;
 }
 
 /* A standalone file: the chart under a title naming the test and metric,
@@ -77,7 +80,7 @@ static void title_open(struct pg_buf *out, const struct pg_cmp_row *r)
 	pg_escape_html(out, m->label);
 	pg_buf_puts(out, "</text>\n");
 	if (has_rerun(r)) {
-		const char *col = run_color(r->verdict);
+		const char *col = run_color(r);
 		pg_buf_printf(out,
 			      "<g font-family=\"" FONT "\" font-size=\"11\" fill=\"" COLOR_AXIS
 			      "\"><path d=\"M586 7L592 13L586 19L580 13Z\" fill=\"%s\"/>"
@@ -388,11 +391,10 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 	if (!run_name)
 		run_name = rerun ? "first run" : "this run";
 	run_label(name, sizeof(name), run_name, r->change);
-	strip_run(out, &f, xr1, r->change, ci_lo, ci_hi, name, run_color(r->verdict), false);
+	strip_run(out, &f, xr1, r->change, ci_lo, ci_hi, name, run_color(r), false);
 	if (rerun) {
 		run_label(name, sizeof(name), "re-run", r->rerun.change);
-		strip_run(out, &f, xr2, r->rerun.change, re_lo, re_hi, name, run_color(r->verdict),
-			  true);
+		strip_run(out, &f, xr2, r->rerun.change, re_lo, re_hi, name, run_color(r), true);
 	}
 	if (crosswise)
 		strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "",
@@ -458,6 +460,7 @@ bool pg_trends_evidence_svg(struct pg_buf *out, const struct pg_cmp_row *r, cons
 	c.pr = r->current;
 	c.pr_change = r->change;
 	c.pr_verdict = r->verdict;
+	c.pr_tone = pg_attention_tone(r) == PG_TONE_BAD ? PG_TONE_BAD : PG_TONE_WARN;
 	/* the interval of the change, around the run's value: a point judged
 	 * beyond its run's common change moves with it */
 	if (isfinite(r->ci_low) && isfinite(r->ci_high) && isfinite(r->baseline)) {

@@ -125,7 +125,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 					   * gate compares */
 						.slim_policy = with_current ? NULL : pol },
 		     err)) ||
-	    (rc = pg_mkdir_p(pdir, err)))
+	    (rc = pg_mkdir_p(o->one_page_only ? dir : pdir, err)))
 		goto done;
 	/* A/B lines (read with the runs, from the same tip, unless they have
 	 * a repository of their own) are shown, never judged, and written
@@ -159,12 +159,14 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 	pg_buf_printf(&src, "%s%s%s", o->repo ? o->repo : "", o->repo ? " " : "",
 		      o->ref ? o->ref : PG_HISTORY_DEFAULT_REF);
 	base.source = pg_xstrdup(src.ptr);
-	if (with_current) {
+	if (with_current && !o->decided)
 		pg_compare(&cmp, pol, &base, o->current, o->n_current, NULL, 0,
 			   &(struct pg_compare_opts){ .allow_missing = true });
-		for (size_t r = 0; r < cmp.n; r++)
-			if (cmp.rows[r].metric && cmp.rows[r].metric->gated &&
-			    pg_baseline_find(&base, cmp.rows[r].point))
+	if (with_current) {
+		const struct pg_comparison *c = o->decided ? o->decided : &cmp;
+		for (size_t r = 0; r < c->n; r++)
+			if (c->rows[r].metric && c->rows[r].metric->gated &&
+			    pg_baseline_find(&base, c->rows[r].point))
 				w->current_drawn++;
 	}
 	t = (struct pg_trends_gpu){ .gpu = gpu,
@@ -174,11 +176,19 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 				    .a = &an,
 				    .base = &base,
 				    .policy = pol,
-				    .cmp = with_current ? &cmp : NULL,
+				    .cmp = !with_current ? NULL
+					   : o->decided  ? o->decided
+							 : &cmp,
 				    .current_name = o->current_name,
 				    .ab = ab.v,
 				    .n_ab = ab.n };
 	pg_trends_gpu_prepare(&t);
+	pg_trends_one_page(&page, &t);
+	if ((rc = write_page(dir, "all.html", &page, w, err)))
+		goto done;
+	pg_buf_reset(&page);
+	if (o->one_page_only)
+		goto written;
 	pg_trends_overview(&page, &t);
 	if (page.len > w->overview_max)
 		w->overview_max = page.len;
@@ -190,6 +200,7 @@ static int render_gpu(const struct pg_trends_opts *o, const char *gpu, const cha
 		goto done;
 	if ((rc = write_points(&t, dir, tasks, w, err)))
 		goto done;
+written:
 	w->gpus++;
 	w->points += n;
 	entry->points = n;
@@ -257,7 +268,7 @@ int pg_trends_write(const struct pg_trends_opts *o, struct pg_trends_written *ou
 				  o->repo ? " of " : "", o->repo ? o->repo : "");
 		goto done;
 	}
-	if ((rc = pg_mkdir_p(o->out_dir, err)))
+	if ((rc = pg_mkdir_p(o->out_dir, err)) || o->one_page_only)
 		goto done;
 	pg_trends_index(&page, entries, k, ref);
 	rc = write_page(o->out_dir, "index.html", &page, out, err);

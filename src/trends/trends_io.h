@@ -16,6 +16,8 @@ struct pg_error;
  *   <gpu>/index.html           the overview of a GPU
  *   <gpu>/points.html          every test point
  *   <gpu>/p/<point>.html       a point's charts and last runs
+ *   <gpu>/all.html             the overview and its first points' charts,
+ *                              one file (a Buildkite artifact)
  *
  * Per GPU: its thresholds file's policy (else the defaults), every
  * recorded run (slimmed: pg_history_slim), the change points of the last
@@ -41,6 +43,11 @@ struct pg_trends_opts {
 	const struct pg_policy *policy;
 	const struct pg_cmp_point *current; /* the PR's points, or NULL */
 	size_t n_current;
+	/* the gate's own comparison of those points (the plugin's, with its
+	 * re-run), drawn instead of comparing them again: the pages then say
+	 * what the annotation says; NULL: compared here */
+	const struct pg_comparison *decided;
+	bool one_page_only;       /* write <gpu>/all.html alone (the plugin's artifact) */
 	const char *current_gpu;  /* their GPU key */
 	const char *current_name; /* legend, default "this PR" */
 	long last;                /* change points of the last N runs; -1: three baseline windows

@@ -11,24 +11,27 @@
 #include <string.h>
 
 /*
- * The script. Data R: n (run number per record, 0: not used), c and d
+ * The script. Data D, one R per point: D[0] on a point's page, D[k] for
+ * the one page's section data-r="k". R: n (run number per record, 0: not used), c and d
  * (commit, date: one string each, a space between records), b and u (a
  * build's URL as b + u, u null: none), v (per column: D, then per record
  * the value times 10^D, or a hole). A chart with data-m (its
  * column) and data-f (its frame: left, right, first and last run, bottom,
- * top, lowest and highest value) marks the run nearest the pointer and
+ * top, lowest and highest value), its data the R of the section around
+ * it (D[0] outside one), marks the run nearest the pointer and
  * shows it in a tooltip; a click keeps the tooltip, with a link to the
  * build; Escape or a click elsewhere lets it go. Text only through
  * textContent: the history's strings are never markup.
  */
 static const char script[] =
 	"(function(){var t=document.createElement('div'),pin=0;t.className='tip';"
-	"R.c=R.c.split(' ');R.d=R.d.split(' ');"
+	"D.forEach(function(R){R.c=R.c.split(' ');R.d=R.d.split(' ')});"
 	"document.body.appendChild(t);"
 	"function el(n,s){var e=document.createElement(n);e.textContent=s;return e}"
 	"function hide(){pin=0;t.style.display='none';"
 	"document.querySelectorAll('circle.hl').forEach(function(c){c.remove()})}"
 	"function show(g,e,keep){var f=g.getAttribute('data-f').split(' ').map(Number),"
+	"q=g.closest('[data-r]'),R=D[q?+q.getAttribute('data-r'):0],"
 	"v=R.v[+g.getAttribute('data-m')],s=Math.pow(10,v[0]),r=g.getBoundingClientRect(),"
 	"x=(e.clientX-r.left)*g.viewBox.baseVal.width/r.width,"
 	"j=f[2]+(x-f[0])/(f[1]-f[0])*(f[3]-f[2]),k=-1,b=4;"
@@ -185,8 +188,15 @@ static void column(struct pg_buf *o, size_t n, const char (*g)[PG_FMT_DOUBLE_SIZ
 	pg_buf_putc(o, ']');
 }
 
+void pg_trends_runs_code(struct pg_buf *o)
+{
+	pg_buf_puts(o, "<script>");
+	pg_buf_puts(o, script);
+	pg_buf_puts(o, "</script>\n");
+}
+
 void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size_t i,
-			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols)
+			   const char (*g)[PG_FMT_DOUBLE_SIZE], size_t n_cols, long section)
 {
 	const struct pg_history *h = &t->hs[i];
 	const char *first = NULL;
@@ -212,7 +222,10 @@ void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size
 	while (prefix > 0 && first[prefix - 1] != '/')
 		prefix--;
 
-	pg_buf_puts(o, "<script>var R={n:[");
+	if (section < 0)
+		pg_buf_puts(o, "<script>var D=[{n:[");
+	else
+		pg_buf_printf(o, "<script>D[%ld]={n:[", section);
 	for (size_t k = 0; k < h->n; k++) {
 		long j = t->a->rec_job[i][k];
 		if (k)
@@ -249,9 +262,11 @@ void pg_trends_runs_script(struct pg_buf *o, const struct pg_trends_gpu *t, size
 		pg_buf_puts(o, m ? ",\n" : "");
 		column(o, h->n, g + m * h->n, len, dec);
 	}
-	pg_buf_puts(o, "]};\n");
-	pg_buf_puts(o, script);
-	pg_buf_puts(o, "</script>\n");
+	pg_buf_puts(o, section < 0 ? "]}];\n" : "]};</script>\n");
+	if (section < 0) {
+		pg_buf_puts(o, script);
+		pg_buf_puts(o, "</script>\n");
+	}
 	free(len);
 	free(dec);
 }

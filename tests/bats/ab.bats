@@ -219,8 +219,8 @@ agent_env() {
 	run git --git-dir="${abr}" ls-tree -r --name-only refs/perfgate/history
 	assert_output "$(printf 'H100/ab/serving_ab_qps_inf_concurrency_%s.jsonl\n' 1 2 4)"
 	# the step's trends site reads main's runs and the A/B repository
-	grep -q '<h2>A/B results (1 step)</h2>' results/trends/H100/index.html
-	grep -q '<td>#17</td>' results/trends/H100/index.html
+	grep -q '<h2>A/B results (1 step)</h2>' results/trends/H100/all.html
+	grep -q '<td>#17</td>' results/trends/H100/all.html
 	# perfgate trends: the A/B results only with --ab-repo
 	run --separate-stderr "${PERFGATE}" trends ../site --repo "${hist}"
 	assert_success
@@ -295,9 +295,10 @@ EOF
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 3
 	# the head's server dies 50 ms after it is ready: the runner sees it exit,
-	# or the client finds the port closed first, or loses a stream the server
-	# was writing when it died (a race every way round)
-	assert_output --regexp "perfgate: block 2 \(head\): serving_ab_qps_inf_concurrency_1: error: (server exited|all [0-9]+ requests failed \((dis)?connect: )"
+	# or the client (the point's warm-up, or its run) finds the port closed
+	# first, or loses a stream the server was writing when it died (a race
+	# every way round)
+	assert_output --regexp "perfgate: block 2 \(head\): serving_ab_qps_inf_concurrency_1: error: (server exited|(warm-up: )?all [0-9]+ requests failed \((dis)?connect: )"
 	grep -q "block 3 (head): serving_ab_qps_inf_concurrency_4: error: " results/annotation.md
 	assert_equal "$(field results/verdict.json 'r["verdict"], r["exit_code"], len(r["errors"]) >= 6')" "error 3 True"
 	assert_equal "$(field results/head/serving_ab_qps_inf_concurrency_1.json 'r["perfgate"]["status"]')" error

@@ -725,15 +725,42 @@ repo_here() {
 		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
 		assert_success
 	done
-	assert_output --partial "perfgate: trends: 5 test points, 8 pages in results/trends/index.html"
-	assert_file_exist results/trends/H100/index.html
-	grep -q '<a href="https://buildkite.com/acme/perf/builds/2">build</a>' results/trends/H100/p/*.html
-	grep -q '>this build</text>' results/trends/H100/p/*.html
-	run grep -c 'results/trends/H100/p/' "${CALLS}"
-	[ "${output}" -ge 1 ]
-	grep 'artifact upload' "${CALLS}" | tail -1 | grep -q 'results/trends/index.html'
-	# the annotation links the GPU's overview
-	grep -q '<a href="artifact://results/trends/H100/index.html">trends</a>' results/annotation.md
+	assert_output --partial "perfgate: trends: 5 test points in results/trends/H100/all.html"
+	# one page, whole as one file: Buildkite serves each artifact at an
+	# address of its own, where a link to another does not resolve
+	run ls -R results/trends
+	assert_output "results/trends:
+H100
+
+results/trends/H100:
+all.html"
+	grep -q '<a href="https://buildkite.com/acme/perf/builds/2">build</a>' results/trends/H100/all.html
+	grep -q '>this build</text>' results/trends/H100/all.html
+	[ "$(grep -c '^<section id="p-' results/trends/H100/all.html)" = 5 ]
+	grep 'artifact upload' "${CALLS}" | tail -1 | grep -q 'results/trends/H100/all.html'
+	run grep -c 'results/trends/H100/p/\|results/trends/index.html' "${CALLS}"
+	assert_output 0
+	# the annotation links the GPU's page
+	grep -q '<a href="artifact://results/trends/H100/all.html">trends</a>' results/annotation.md
+	# a regression its re-run reproduced: the page says what the
+	# annotation says (the gate's own comparison, re-run included), in its
+	# colour, not a verdict of its own without the re-run
+	for i in 3 4 5; do
+		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
+		assert_success
+	done
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","trends":true}'
+	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	headline=$(sed -n 's/^#### \(H100: .*regressed.*\)$/\1/p' results/annotation.md)
+	[ -n "${headline}" ]
+	grep -qF "With <b>this build</b>: <span class=\"bad\">perfgate: FAIL — ${headline}" results/trends/H100/all.html
+	note=$(sed -n 's/^| latency_llama70B_tp4 | Median latency (ms) | .* | regressed: \(.*; reproduced by the re-run (30% worse)\) |$/\1/p' \
+		results/annotation.md)
+	[ -n "${note}" ]
+	note=$(printf '%s' "${note}" | sed "s/'/\&#39;/g") # as HTML writes it
+	grep -qF "<p class=\"muted\">${note}</p>" results/trends/H100/all.html
+	! grep -q 'not confirmed by a re-run' results/trends/H100/all.html
 	# without a history in git: a warning, the verdict stands
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run","trends":true}'
 	run "${PERFGATE}" buildkite

@@ -120,3 +120,83 @@ YML
 	[ ! -e results ]
 	[ ! -s "$CALLS" ]
 }
+
+@test "a failing step's annotation says how to run it again here and how to accept the new level, and both work" {
+	cat >gate.yml <<'YML'
+steps:
+  - label: ":mag: perf gate"
+    key: pr-gate
+    plugins:
+      - perfgate/perfgate#v0.1.0:
+          suites: perf/gate.yml
+          gpu: H100
+          only-on-labels: [perf-benchmarks]
+YML
+	cat >perf/gate.yml <<'YML'
+serving:
+  - name: serving_changed
+    model: m
+    server: {command: "perfgate mock-server --port {port} --model {model} --fixed-timing --ttft-ms 50 --itl-ms 5"}
+    dataset: {input_len: 16, output_len: 8}
+    num_prompts: 16
+  - name: serving_steady
+    model: m
+    server: {command: "perfgate mock-server --port {port} --model {model} --fixed-timing --ttft-ms 50 --itl-ms 5"}
+    dataset: {input_len: 16, output_len: 8}
+    num_prompts: 16
+YML
+	# main's level in a thresholds file, then a pull request that makes
+	# one test's first token three times slower (timings of tens of
+	# milliseconds: the mock's jitter is well within the tolerances)
+	run --separate-stderr "$PERFGATE" run perf/gate.yml --gpu H100 -o main-run
+	[ "$status" -eq 0 ]
+	"$PERFGATE" baseline update thresholds --gpu H100 --from main-run 2>/dev/null
+	# tolerances a loaded machine's mock stays within, run to run; the
+	# pull request's change is far beyond them
+	sed -i -E 's/tolerance: [0-9.]+%/tolerance: 40%/; s/^(  escalate:) 8%/\1 60%/' thresholds/H100.yml
+	grep -q '^  escalate: 60%' thresholds/H100.yml
+	git add -A
+	git commit -qm "gate, thresholds"
+	sed -i '0,/--ttft-ms 50/s//--ttft-ms 150/' perf/gate.yml
+	git commit -qam "slower first token"
+	export BUILDKITE_PULL_REQUEST=7 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main \
+		BUILDKITE_PULL_REQUEST_LABELS=perf-benchmarks,ready
+	run --separate-stderr timeout 60 "$PERFGATE" buildkite --pipeline gate.yml --step pr-gate
+	[ "$status" -eq 1 ]
+	grep -q '^#### H100: 1 of 2 tests regressed' results/annotation.md
+	grep -q '^\*\*Next\*\*$' results/annotation.md
+	# the command, as the annotation gives it, for the pipeline's file
+	again=$(sed -n 's/^- Run it again on a GPU machine, in a checkout of this commit: `\([^`]*\)`.*/\1/p' \
+		results/annotation.md)
+	[ "$again" = "BUILDKITE_PULL_REQUEST=7 BUILDKITE_PULL_REQUEST_BASE_BRANCH=main BUILDKITE_PULL_REQUEST_LABELS=perf-benchmarks perfgate buildkite --pipeline PIPELINE.yml --step pr-gate --filter '^(serving_changed_qps_inf)\$'" ]
+	accept=$(sed -n 's/^- If the new level is meant: update `thresholds\/H100.yml` from main.s runs in a pull request and have it reviewed: `\([^`]*\)`.*/\1/p' \
+		results/annotation.md)
+	[ "$accept" = "perfgate baseline update thresholds/H100.yml --from RUN1 --from RUN2 --from RUN3" ]
+	# run again in a shell where no pull request is set: the failed point
+	# alone, the same verdict
+	unset BUILDKITE_PULL_REQUEST BUILDKITE_PULL_REQUEST_BASE_BRANCH BUILDKITE_PULL_REQUEST_LABELS
+	mv results first
+	mkdir bin
+	ln -s "$PERFGATE" bin/perfgate
+	export PATH="$PWD/bin:$PATH"
+	run --separate-stderr timeout 60 bash -c "${again/PIPELINE.yml/gate.yml}"
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[0]}" = "perfgate buildkite: step 'pr-gate' of gate.yml, run here as pull request #7 into main (labels: perf-benchmarks); nothing is posted or uploaded: the annotation goes to results/annotation.md" ]
+	[[ "$stderr" == *"perfgate: 1 test point on 1xH100"* ]]
+	grep -q '^#### H100: 1 of 1 test regressed' results/annotation.md
+	# the new level accepted as the annotation says, from runs at it
+	# (here the pull request's own, three times); the gate of a pull
+	# request uses the base branch's file, so the update counts once it is
+	# merged (committed here, where main is the merge-base): then it passes
+	run --separate-stderr bash -c "${accept//RUN[123]/first}"
+	[ "$status" -eq 0 ]
+	[ -n "$(git status --porcelain thresholds/H100.yml)" ]
+	run --separate-stderr timeout 60 bash -c "${again/PIPELINE.yml/gate.yml}"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"this pull request changes thresholds/H100.yml"* ]]
+	git commit -qam "thresholds: the new first-token level (reviewed)"
+	run --separate-stderr timeout 60 bash -c "${again/PIPELINE.yml/gate.yml}"
+	[ "$status" -eq 0 ]
+	! grep -q '^\*\*Next\*\*$' results/annotation.md
+	[ ! -s "$CALLS" ]
+}

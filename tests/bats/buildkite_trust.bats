@@ -167,7 +167,7 @@ SH
 	assert_output --partial "this pull request changes thresholds/H100.yml"
 	# the trends page judges with the policy the gate used, not the
 	# loosened file of the pull request's checkout
-	grep -q 'With <b>this PR</b>: perfgate: FAIL' results/trends/H100/index.html
+	grep -q 'With <b>this PR</b>: <span class="bad">perfgate: FAIL' results/trends/H100/all.html
 }
 
 @test "a failed record is an error in the annotation and exit 3; record-history-failure: warn softens it" {

@@ -37,7 +37,7 @@ setup() {
 	assert_line --index 0 "perfgate run --dry-run: 4 of 48 test points from pipelines/suites/vllm-gpu.yml; nothing is started."
 	assert_line --index 1 --partial "GPU: H100 (given). Results go to out/h100/."
 	assert_line "[4/4] serving_llama8B_tp1_random_128_128_qps_inf_concurrency_16"
-	assert_line "  repeat     3 runs, summarised by the median"
+	assert_line "  repeat     3 runs, summarised by the median (a cold first run left out)"
 }
 
 @test "a pipeline step with --step applies the step's options" {
@@ -46,7 +46,7 @@ setup() {
 	assert_success
 	assert_line --index 0 "perfgate run --dry-run: 3 of 6 test points from pipeline.yml, step 'perf-h100'; nothing is started."
 	assert_line --index 1 --partial "GPU: H100 (given). Results go to results/h100/."
-	assert_line "  repeat     3 runs, summarised by the median"
+	assert_line "  repeat     3 runs, summarised by the median (a cold first run left out)"
 
 	# the command line wins over the step
 	run --separate-stderr "$PERFGATE_BIN" run --dry-run pipeline.yml --step perf-h100 --only latency --filter . -o mine

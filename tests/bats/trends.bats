@@ -28,7 +28,7 @@ setup() {
 @test "trends: a site per GPU with the gate's window, band, change points and the PR" {
 	run --separate-stderr "$PERFGATE_BIN" trends ../site --current ../runs/slow
 	assert_success
-	assert_output "wrote ../site/index.html: 1 GPU, 4 test points, 7 pages (0.1 MB; largest overview 0.01 MB); this PR drawn at 8 gated metrics"
+	assert_output "wrote ../site/index.html: 1 GPU, 4 test points, 8 pages (0.2 MB; largest overview 0.01 MB); this PR drawn at 8 gated metrics"
 	[ "$stderr" = "perfgate trends: H100: 4 test points, 9 runs" ]
 	assert_file_exist ../site/index.html
 	assert_file_exist ../site/H100/index.html
@@ -42,7 +42,7 @@ setup() {
 	assert_failure 1
 	run grep -lE '<script' ../site/index.html ../site/H100/index.html ../site/H100/points.html
 	assert_failure 1
-	[ "$(grep -c '<script>var R=' ../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html)" = 1 ]
+	[ "$(grep -c '<script>var D=' ../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html)" = 1 ]
 	# the point page: one chart per metric that can fail, the window the
 	# gate would use, the step, the PR's point, the runs with their builds
 	page=../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
@@ -53,8 +53,41 @@ setup() {
 	grep -q '>this PR</text>' "$page"
 	grep -q '<a href="https://buildkite.example/b/9">build</a>' "$page"
 	grep -q 'since the change at' "$page"
-	# what the gate says about the same run, on the overview
-	grep -q 'With <b>this PR</b>: perfgate: PASS — H100: no regressions in 4 tests' ../site/H100/index.html
+	# what the gate says about the same run, on the overview, in the
+	# annotation's colour: the PR is at main's level since the step
+	grep -qE 'With <b>this PR</b>: (<span class="[a-z]+">)?perfgate: PASS — H100: no regressions in 4 tests' ../site/H100/index.html
+}
+
+@test "trends: a GPU's one page holds the overview and every point, each link within it" {
+	run --separate-stderr "$PERFGATE_BIN" trends ../site --current ../runs/slow
+	assert_success
+	page=../site/H100/all.html
+	# as Buildkite serves an artifact: alone at an address of its own, so
+	# every link is to a place on the page (or a build, outside)
+	run "${PERFGATE_PYTHON:-/usr/bin/python3}" - "$page" <<'PY'
+import re, sys
+html = open(sys.argv[1]).read()
+ids = set(re.findall(r' id="([^"]+)"', html))
+links = re.findall(r' (?:href|src)="([^"]*)"', html)
+bad = [l for l in links if not (l.startswith("https://") or l.startswith("http://") or (l.startswith("#") and l[1:] in ids))]
+print(" ".join(sorted(set(l for l in links if l.startswith("#")))), bad)
+PY
+	assert_output "#p-latency_llama8B_tp1 #p-serving_llama8B_tp1_sharegpt_qps_4 #p-serving_llama8B_tp1_sharegpt_qps_inf #p-throughput_llama8B_tp1 #top []"
+	# the overview first (its sparklines), then a section per point with
+	# its charts (as on its own page), the runs' data per section and the code once
+	[ "$(grep -c '^<section id="p-' "$page")" = 4 ]
+	svgs() { cat "$@" | grep -o '<svg ' | wc -l; }
+	[ "$(svgs "$page")" = $(($(svgs ../site/H100/index.html) + $(svgs ../site/H100/p/*.html))) ]
+	grep -q '^<script>var D=\[\];</script>$' "$page"
+	[ "$(grep -c '<script>D\[[0-3]\]={n:\[' "$page")" = 4 ]
+	[ "$(grep -c 'D.forEach' "$page")" = 1 ]
+	grep -q 'Each point.s charts follow on this page' "$page"
+	grep -q '<a href="#top">↑ the overview</a>' "$page"
+	# the words the overview has on its own page
+	grep -qE 'With <b>this PR</b>: (<span class="[a-z]+">)?perfgate: PASS — H100: no regressions in 4 tests' "$page"
+	# without its own page's links out of it
+	run grep -c 'href="points.html"\|href="p/\|index.html"' "$page"
+	assert_output 0
 }
 
 @test "trends: names from users are escaped, file names are safe, errors name the problem" {
@@ -119,11 +152,11 @@ setup() {
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" --repo ../big.git \
 			--thresholds "$PERFGATE_SRC/thresholds" "../big$j"
 		assert_success
-		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 155 pages (5.5 MB; largest overview 0.21 MB)"
+		assert_output "wrote ../big$j/index.html: 2 GPUs, 150 test points, 157 pages (10.4 MB; largest overview 0.21 MB)"
 		run --separate-stderr "$PERFGATE_BIN" trends --jobs "$j" ../site$j --current ../runs/slow
 		assert_success
 	done
-	[ "$(find ../big1 -name '*.html' | wc -l)" = 155 ]
+	[ "$(find ../big1 -name '*.html' | wc -l)" = 157 ]
 	diff -r ../big1 ../big2
 	diff -r ../big1 ../big5
 	diff -r ../site1 ../site2
@@ -241,7 +274,7 @@ PY
 	assert_success
 	grep -q '^Evidence:$' out/comparison.md
 	run grep -F '`serving_llama8B_tp1_sharegpt_qps_inf` · Output token throughput (tok/s)' out/comparison.md
-	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -2\.5% \(the policy's tolerance\); decided against "
+	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -2\.5% \(the policy's tolerance\)\. Tested against how much main's runs vary from one to the next: noise alone gives so large a change with p = "
 }
 
 @test "trends: an A/B line this version cannot read leaves the A/B results out, not main's site" {

@@ -211,14 +211,20 @@ END_TEST
 
 /* clang-format off */
 static const struct pg_annotation_evidence evidence[] = {
-	{ "`serving_a_qps_inf` · Output token throughput (tok/s): 5489.96 against 6045 (-9.2%), the median of 5 runs of main, 6e2066160a62..8d508923904a (2026-11-22). Fails beyond -2.5% (the policy's tolerance); decided against the history's job-to-job spread, p = 9.7e-08 (8.7e-07 over the step). 95% interval of the change: -9.4% to -8.9%.",
-	  "serving_a_qps_inf", { "results/serving_a_qps_inf.json", "results/serving_a.server.log", "results/confirm/serving_a_qps_inf.json", "results/confirm/serving_a.server.log" } },
-	{ "`serving_a_qps_inf` · Median TTFT (ms): 17.8 against 15.9 (+12.1%), the median of 5 repeats. Fails beyond +4.0% (the policy's tolerance); decided by the tolerance alone, with no spread to test against. <b>No</b> confidence interval.",
-	  "serving_a_qps_inf", { "results/serving_a_qps_inf.json", "results/serving_a.server.log", NULL, NULL } },
+	{ "`serving_a_qps_inf` · Output token throughput (tok/s): 5489.96 against 6045 (-9.2%), the median of 5 runs of main, 6e2066160a62..8d508923904a (2026-11-22). Fails beyond -2.5% (the policy's tolerance). Tested against how much main's runs vary from one to the next: noise alone gives so large a change with p = 9.7e-08 (8.7e-07 allowing for the step's other tests). 95% interval of the change: -9.4% to -8.9%.",
+	  "serving_a_qps_inf", { "results/serving_a_qps_inf.json", "results/serving_a.server.log", "results/confirm/serving_a_qps_inf.json", "results/confirm/serving_a.server.log" },
+	  "`serving_a_qps_inf` · Output token throughput (tok/s): 6045 → 5489.96 (-9.2%), fails beyond -2.5%; reproduced: the re-run -9.0%." },
+	{ "`serving_a_qps_inf` · Median TTFT (ms): 17.8 against 15.9 (+12.1%), the median of 5 repeats. Fails beyond +4.0% (the policy's tolerance). Decided by the limit alone. <b>No</b> interval.",
+	  "serving_a_qps_inf", { "results/serving_a_qps_inf.json", "results/serving_a.server.log", NULL, NULL },
+	  "`serving_a_qps_inf` · Median TTFT (ms): 15.9 → 17.8 (+12.1%), fails beyond +4.0%; reproduced: the re-run +11.9%." },
+	/* a line alone: shown as it is, nothing folded for it */
 	{ "`serving_b_qps_4` · Output token throughput (tok/s): 900 against 1000 (-10.0%).",
-	  "serving_b_qps_4", { "results/serving_b_qps_4.json", "results/serving_b.server.log", NULL, NULL } },
+	  "serving_b_qps_4", { "results/serving_b_qps_4.json", "results/serving_b.server.log", NULL, NULL }, NULL },
 };
 /* clang-format on */
+
+static const char *const next_points[] = { "serving_llama8B_tp1_sharegpt_qps_4",
+					   "latency_llama70B_tp4" };
 
 START_TEST(golden_regression)
 {
@@ -230,6 +236,14 @@ START_TEST(golden_regression)
 	a.evidence = evidence;
 	a.n_evidence = 3;
 	a.evidence_total = 4;
+	/* what to do next: this step on the points that failed, and the
+	 * reviewed update of the thresholds file */
+	a.next = (struct pg_annotation_next){ .step = "perf-h100",
+					      .points = next_points,
+					      .n_points = 2,
+					      .results_dir = "results",
+					      .accept = PG_ACCEPT_THRESHOLDS,
+					      .thresholds = "thresholds/H100.yml" };
 
 	a.status = PG_ANNOTATION_REGRESSION;
 	a.counts.regressed = 2;
@@ -567,7 +581,7 @@ START_TEST(evidence_files_within_the_artifact_references)
 	 * the gate's text gets through */
 	ck_assert_uint_eq(count(b.ptr, "//results/serving_a_qps_inf.json\""), 1);
 	ck_assert_ptr_null(strstr(b.ptr, "<b>No</b>"));
-	ck_assert_ptr_nonnull(strstr(b.ptr, "&lt;b>No&lt;/b> confidence interval.\n"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "&lt;b>No&lt;/b> interval.\n"));
 	pg_buf_release(&b);
 
 	/* a local annotation.md: relative paths, all linked, every chart */
@@ -610,6 +624,131 @@ START_TEST(evidence_is_bounded_and_links_only_plain_names)
 		b.ptr, "<a href=\"artifact://results/serving_a.server.log\">server log</a>"));
 	pg_buf_release(&b);
 	pg_buf_release(&huge);
+}
+END_TEST
+
+/* The next steps of a failing step: the command that runs it again for the
+ * same build (a pull request's variables, its label), on the points that
+ * failed (as a regular expression any name can sit in without quoting),
+ * and how each kind of baseline takes a new level; nothing when the step
+ * did not fail. */
+START_TEST(next_steps_of_a_failing_step)
+{
+	static const char *const odd[] = { "serving_a.b (x)'`$HOME", "latency_8B" };
+	static const char *const many[] = { "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9" };
+	struct pg_annotation a = base_annotation();
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.counts.regressed = 2;
+	a.next = (struct pg_annotation_next){ .step = ":h100: perf",
+					      .pull_request = "4711",
+					      .base_branch = "main",
+					      .label = "perf-benchmarks",
+					      .points = odd,
+					      .n_points = 2,
+					      .results_dir = "out",
+					      .accept = PG_ACCEPT_HISTORY };
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_msg(strstr(b.ptr,
+			     "**Next**\n\n- Run it again on a GPU machine, in a checkout of "
+			     "this commit: `BUILDKITE_PULL_REQUEST=4711 "
+			     "BUILDKITE_PULL_REQUEST_BASE_BRANCH=main "
+			     "BUILDKITE_PULL_REQUEST_LABELS=perf-benchmarks perfgate buildkite "
+			     "--pipeline PIPELINE.yml --step ':h100: perf' --filter "
+			     "'^(serving_a.b..x....HOME|latency_8B)$'` (PIPELINE.yml: the file "
+			     "that defines this step). It runs the points that failed as this "
+			     "job did and writes this annotation to `out/annotation.md`, posting "
+			     "nothing"),
+		      "%s", b.ptr);
+	ck_assert_ptr_nonnull(strstr(b.ptr,
+				     "- If the new level is meant: nothing to update; main's "
+				     "history follows once it persists (docs/gate.md).\n"));
+	/* the next steps come after the evidence, before the charts */
+	ck_assert(strstr(b.ptr, "**Next**") < strstr(b.ptr, "<summary>Charts"));
+
+	/* more points than a filter names: the whole step */
+	pg_buf_reset(&b);
+	a.next.points = many;
+	a.next.n_points = 9;
+	a.next.accept = PG_ACCEPT_AB;
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_ptr_null(strstr(b.ptr, "--filter"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "It runs the step's points as this job did"));
+	ck_assert_ptr_nonnull(strstr(b.ptr, "- If the change is meant: an A/B step compares this "
+					    "pull request with its base, not with a baseline"));
+
+	/* mode: report: the step's own command, then the gate on its results */
+	pg_buf_reset(&b);
+	a.next = (struct pg_annotation_next){ .step = "perf",
+					      .report = true,
+					      .results_dir = "results",
+					      .history_repo = "git@example.com:perf.git",
+					      .accept = PG_ACCEPT_HISTORY };
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_ptr_nonnull(strstr(b.ptr, "- Run it again: the step's command on a GPU machine, "
+					    "then `perfgate gate results --baseline git --repo "
+					    "git@example.com:perf.git`.\n"));
+
+	/* a thresholds file: the reviewed update from main's runs */
+	pg_buf_reset(&b);
+	a.next.report = false;
+	a.next.accept = PG_ACCEPT_THRESHOLDS;
+	a.next.thresholds = "thresholds/H100.yml";
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	ck_assert_ptr_nonnull(strstr(b.ptr,
+				     "- If the new level is meant: update "
+				     "`thresholds/H100.yml` from main's runs in a pull "
+				     "request and have it reviewed: `perfgate baseline update "
+				     "thresholds/H100.yml --from RUN1 --from RUN2 --from RUN3`"));
+
+	/* a step that passed, or warned, has no next steps */
+	for (int st = PG_ANNOTATION_PASS; st <= PG_ANNOTATION_ERROR; st++) {
+		if (st == PG_ANNOTATION_REGRESSION)
+			continue;
+		pg_buf_reset(&b);
+		a.status = (enum pg_annotation_status)st;
+		ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res),
+				 0);
+		ck_assert_ptr_null(strstr(b.ptr, "**Next**"));
+	}
+	pg_buf_release(&b);
+}
+END_TEST
+
+/* The evidence: a short line per regression, the whole account of each
+ * folded under them; a long account is cut in the fold too. */
+START_TEST(evidence_lines_with_the_details_folded)
+{
+	struct pg_annotation a = base_annotation();
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_annotation_result res;
+	const char *lines, *fold, *first_text;
+
+	a.status = PG_ANNOTATION_REGRESSION;
+	a.evidence = evidence;
+	a.n_evidence = 3;
+	a.evidence_total = 3;
+	ck_assert_int_eq(pg_annotation_render(&b, &a, PG_ANNOTATION_MAX_BYTES - 1, &res), 0);
+	lines = strstr(b.ptr,
+		       "**Evidence**\n\n- `serving_a_qps_inf` · Output token throughput "
+		       "(tok/s): 6045 → 5489.96 (-9.2%), fails beyond -2.5%; reproduced: the "
+		       "re-run -9.0%. Files: ");
+	fold = strstr(b.ptr,
+		      "<details>\n<summary>How each was decided</summary>\n\n- "
+		      "`serving_a_qps_inf` · Output token throughput (tok/s): 5489.96 against "
+		      "6045 (-9.2%), the median of 5 runs of main");
+	ck_assert_msg(lines && fold && lines < fold, "%s", b.ptr);
+	/* the account is in the fold only; a row without a line shows its text
+	 * among the lines, and once */
+	first_text = strstr(b.ptr, "5489.96 against 6045");
+	ck_assert_ptr_eq(first_text, strstr(fold, "5489.96 against 6045"));
+	ck_assert_uint_eq(count(b.ptr, "900 against 1000 (-10.0%)"), 1);
+	ck_assert(strstr(b.ptr, "900 against 1000 (-10.0%)") < fold);
+	/* the text's markup is neutralised in the fold as in the lines */
+	ck_assert_ptr_nonnull(strstr(fold, "&lt;b>No&lt;/b> interval."));
+	pg_buf_release(&b);
 }
 END_TEST
 
@@ -800,6 +939,8 @@ int main(void)
 	tcase_add_test(tc, charts_capped_by_artifact_references);
 	tcase_add_test(tc, evidence_files_within_the_artifact_references);
 	tcase_add_test(tc, evidence_is_bounded_and_links_only_plain_names);
+	tcase_add_test(tc, next_steps_of_a_failing_step);
+	tcase_add_test(tc, evidence_lines_with_the_details_folded);
 	tcase_add_test(tc, pull_request_environment);
 	tcase_add_test(tc, plugin_names_as_the_agent_derives_them);
 	tcase_add_test(tc, our_entry_in_buildkite_plugins);

@@ -653,8 +653,16 @@ START_TEST(evidence_names_the_baseline_and_the_widened_tolerance)
 				     "against 1000 (-15.0%), the median of 5 runs from "
 				     "runs/nightly-\\* (2026-11-20). Fails beyond -"),
 		      "%s", md.ptr);
-	ck_assert_msg(strstr(md.ptr, " (the policy's 2.5% widened to 1.6 × the baseline's "), "%s",
-		      md.ptr);
+	ck_assert_msg(strstr(md.ptr, " (the policy's 2.5%, widened to 1.6 × the 4.4% the "
+				     "baseline's runs vary by)."),
+		      "%s", md.ptr);
+	/* five runs behind the value: the noise they record is what the
+	 * change is tested against, with its interval */
+	ck_assert_msg(strstr(md.ptr, ". Tested against the run-to-run noise the baseline records: "
+				     "noise alone gives so large a change with p = 0.018 (0.018 "
+				     "allowing for the step's other tests). 95% interval of the "
+				     "change: -26.5% to -1.8%. ["),
+		      "%s", md.ptr);
 	pg_buf_release(&md);
 	pg_comparison_release(&c);
 	json_decref(slow);
@@ -774,12 +782,14 @@ START_TEST(evidence_interval_basis_and_chart_against_the_history)
 
 	/* the evidence: the interval, and the chart it links */
 	pg_comparison_markdown(&md, &c);
-	ck_assert_msg(strstr(md.ptr,
-			     "p = 0.0025 (0.0025 over the step). 95% interval of the change: "
-			     "-14.4% to -5.4%. "
-			     "[Trend of the baseline's runs](evidence/"
-			     "serving_a_qps_inf-output_throughput.svg)\n"),
-		      "%s", md.ptr);
+	ck_assert_msg(
+		strstr(md.ptr,
+		       ". Tested against how much main's runs vary from one to the next: noise "
+		       "alone gives so large a change with p = 0.0025 (0.0025 allowing for "
+		       "the step's other tests). 95% interval of the change: -14.4% to -5.4%. "
+		       "[Trend of the baseline's runs](evidence/"
+		       "serving_a_qps_inf-output_throughput.svg)\n"),
+		"%s", md.ptr);
 	ck_assert_uint_eq(r->trail->n, 5);
 	ck_assert_str_eq(r->trail->commit[4], commits[4]);
 	ck_assert(pg_trends_evidence_svg(&svg, r, NULL));
@@ -948,8 +958,8 @@ START_TEST(evidence_says_why_there_is_no_interval)
 	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
 	ck_assert(isnan(r->ci_low));
 	pg_comparison_markdown(&md, &c);
-	ck_assert_msg(strstr(md.ptr, " No confidence interval: the history's values are "
-				     "identical, no run-to-run noise to measure."),
+	ck_assert_msg(strstr(md.ptr, " No interval: the history's values are identical, no "
+				     "run-to-run noise to measure."),
 		      "%s", md.ptr);
 	ck_assert_ptr_null(strstr(md.ptr, "too few runs"));
 	pg_buf_release(&md);

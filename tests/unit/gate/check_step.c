@@ -486,8 +486,9 @@ START_TEST(the_rerun_must_reproduce)
 	ck_assert_ptr_nonnull(strstr(md.ptr, "confirmed by a re-run"));
 	/* the evidence: each run's interval of the change beyond its run's
 	 * common change, around its estimate, both holding the true 6% */
-	ck_assert_ptr_nonnull(strstr(md.ptr, "95% interval of the change beyond the run's common "
-					     "change (-"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "after taking out the change every point of this "
+					     "run shares (-"));
+	ck_assert_ptr_nonnull(strstr(md.ptr, "95% interval of this point's own change: -"));
 	ck_assert_ptr_nonnull(strstr(md.ptr, "; on the re-run -"));
 	/* each interval is the run's t test inverted: centred on its effect
 	 * on the log scale, and clear of no change exactly when the test's

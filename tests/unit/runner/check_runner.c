@@ -46,7 +46,9 @@ static double request_gap = 0.05;
 static int sigterm_at_request = -1;  /* raise SIGTERM at this request... */
 static int sigterm_on_call;          /* ...of this point (0-based) */
 static double throughput_base = 100; /* varies per call, for repeats */
+static double first_ttft_factor = 1; /* the first run's TTFT x this: a cold start */
 static int calls;
+static long warmup_requests; /* the warm-up requests asked of the stub */
 
 static size_t discard(char *p, size_t s, size_t n, void *c)
 {
@@ -65,6 +67,13 @@ static int stub_native(const struct pg_point *pt, const struct pg_point_io *io, 
 	int ret = 0;
 
 	(void)pt;
+	if (io->warmup_requests) { /* the point's warm-up: nothing measured */
+		warmup_requests += (long)io->warmup_requests;
+		io->warmup->requests = io->warmup_requests;
+		io->warmup->seconds = 0.25;
+		curl_easy_cleanup(curl);
+		return 0;
+	}
 	pg_buf_printf(&url, "%s/", io->base_url);
 	curl_easy_setopt(curl, CURLOPT_URL, url.ptr);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
@@ -99,7 +108,8 @@ static int stub_native(const struct pg_point *pt, const struct pg_point_io *io, 
 				 "20261122-130000", "completed", (int)ok, "failed", (int)failed,
 				 "request_throughput", (double)ok / (pg_monotonic() - t0),
 				 "output_throughput", throughput_base + calls, "median_ttft_ms",
-				 12.5, "error_samples", "disconnect", "Connection refused");
+				 12.5 * (calls == 1 ? first_ttft_factor : 1), "error_samples",
+				 "disconnect", "Connection refused");
 	}
 	curl_easy_cleanup(curl);
 	pg_buf_release(&url);
@@ -119,6 +129,8 @@ static void setup(void)
 	sigterm_at_request = -1;
 	sigterm_on_call = 0;
 	calls = 0;
+	warmup_requests = 0;
+	first_ttft_factor = 1;
 	idle_mib = 0;
 	on_tty = false;
 	pg_run_cancelled = 0;
@@ -668,6 +680,47 @@ START_TEST(repeats_are_summarised_by_the_median)
 	ck_assert_ptr_null(
 		json_object_get(json_array_get(pg_json_path(r, "perfgate.repeats"), 0), "date"));
 	assert_logged("  run 3/3\n");
+	/* one warm-up before the first run, by default 10 requests */
+	ck_assert_int_eq(warmup_requests, PG_WARMUP_DEFAULT_REQUESTS);
+	ck_assert_str_eq(pg_json_path_str(r, "perfgate.warmup.kind"), "requests");
+	assert_logged("  warm-up: 10 requests, 0.25 s, unmeasured\n");
+	ck_assert_ptr_null(pg_json_path(r, "perfgate.cold_repeat"));
+	json_decref(r);
+	pg_run_report_release(&rep);
+	pg_suite_release(&s);
+	free(cmd);
+}
+END_TEST
+
+/* A first run 60% slower than the two after it: flagged, left out of the
+ * point's values, kept in perfgate.repeats, named in the log and the
+ * summary. */
+START_TEST(a_cold_first_run_is_left_out)
+{
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_run_report rep = PG_RUN_REPORT_INIT;
+	char *cmd = server_command(NULL, 0);
+	struct pg_test *t = add_test(&s, PG_SUITE_SERVING, "serving_cold", cmd);
+	json_t *r;
+
+	t->repeat = 3;
+	t->warmup = (struct pg_warmup){ PG_WARMUP_NONE, 0 };
+	requests_per_point = 2;
+	throughput_base = 100;
+	first_ttft_factor = 1.6;
+	ck_assert_int_eq(run(&s, &rep), 0);
+	ck_assert_int_eq(warmup_requests, 0);
+	r = result("serving_cold_qps_inf.json");
+	ck_assert_str_eq(pg_json_path_str(r, "perfgate.warmup.kind"), "none");
+	ck_assert_int_eq(json_integer_value(pg_json_path(r, "perfgate.cold_repeat.repeat")), 1);
+	ck_assert_str_eq(pg_json_path_str(r, "perfgate.cold_repeat.note"),
+			 "repeat 1 of 3 cold: median TTFT +60.0% vs the others, left out");
+	/* the median of runs 2 and 3 */
+	ck_assert(json_real_value(json_object_get(r, "median_ttft_ms")) == 12.5);
+	ck_assert(json_real_value(json_object_get(r, "output_throughput")) == 102.5);
+	ck_assert_uint_eq(json_array_size(pg_json_path(r, "perfgate.repeats")), 3);
+	assert_logged("  repeat 1 of 3 cold: median TTFT +60.0% vs the others, left out\n");
+	ck_assert(strstr(rep.points[0].detail, " (repeat 1 cold, left out)"));
 	json_decref(r);
 	pg_run_report_release(&rep);
 	pg_suite_release(&s);
@@ -919,6 +972,7 @@ int main(void)
 	tcase_add_test(tc, busy_gpus_fail_the_test_after_the_timeout);
 	tcase_add_test(tc, external_commands_write_their_result);
 	tcase_add_test(tc, repeats_are_summarised_by_the_median);
+	tcase_add_test(tc, a_cold_first_run_is_left_out);
 	tcase_add_test(tc, secrets_are_redacted_everywhere);
 	tcase_add_test(tc, model_names_are_passed_literally);
 	tcase_add_test(tc, no_gpu_writes_no_gpu_type);

@@ -504,6 +504,79 @@ START_TEST(several_files_make_one_suite)
 }
 END_TEST
 
+/* warmup: a number of requests, `repeat`, or null (the default), and the
+ * default each kind of test gets; a number perfgate cannot send warns. */
+START_TEST(warmup_key)
+{
+	static const char yaml[] =
+		"defaults:\n"
+		"  server: {command: 'vllm serve {model} --port {port}'}\n"
+		"  warmup: 25\n"
+		"latency:\n"
+		"  - {name: latency_a, model: m}\n"
+		"  - {name: latency_ext, model: m, warmup: 5,\n"
+		"     command: 'vllm bench latency --output-json {result}'}\n"
+		"throughput:\n"
+		"  - {name: throughput_a, model: m, warmup: null}\n"
+		"serving:\n"
+		"  - {name: serving_a, model: m}\n"
+		"  - {name: serving_b, model: m, warmup: 0}\n"
+		"  - {name: serving_c, model: m, warmup: repeat}\n"
+		"  - {name: serving_d, model: m, dataset: {name: multi_turn}, warmup: null}\n"
+		"  - {name: serving_e, model: m, dataset: {name: multi_turn}, warmup: 3}\n"
+		"startup:\n"
+		"  - {name: startup_a, model: m}\n";
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_warmup w;
+	char text[64];
+
+	load_ok(&s, yaml);
+	w = pg_test_warmup(find(&s, "latency_a"));
+	ck_assert_int_eq(w.kind, PG_WARMUP_REQUESTS); /* the defaults' 25 */
+	ck_assert_int_eq(w.requests, 25);
+	ck_assert_int_eq(pg_test_warmup(find(&s, "latency_ext")).kind, PG_WARMUP_NONE);
+	w = pg_test_warmup(find(&s, "throughput_a"));
+	ck_assert_int_eq(w.kind, PG_WARMUP_REQUESTS);
+	ck_assert_int_eq(w.requests, PG_WARMUP_DEFAULT_REQUESTS);
+	ck_assert_str_eq(pg_warmup_text(text, sizeof(text), &w), "10 requests");
+	ck_assert_int_eq(pg_test_warmup(find(&s, "serving_a")).requests, 25);
+	ck_assert_int_eq(pg_test_warmup(find(&s, "serving_b")).kind, PG_WARMUP_NONE);
+	w = pg_test_warmup(find(&s, "serving_c"));
+	ck_assert_int_eq(w.kind, PG_WARMUP_REPEAT);
+	ck_assert_str_eq(pg_warmup_text(text, sizeof(text), &w), "a whole run");
+	ck_assert_int_eq(pg_test_warmup(find(&s, "serving_d")).kind, PG_WARMUP_NONE);
+	ck_assert_int_eq(pg_test_warmup(find(&s, "serving_e")).kind, PG_WARMUP_NONE);
+	ck_assert_int_eq(pg_test_warmup(find(&s, "startup_a")).kind, PG_WARMUP_NONE);
+	ck_assert_uint_eq(s.warnings.n, 2);
+	ck_assert_str_eq(
+		s.warnings.v[0],
+		"inline.yml:6:43: latency[1].warmup: test 'latency_ext': 5 warm-up requests "
+		"are not sent: an external command sends its own requests (vllm bench serve "
+		"--num-warmups warms up inside it); 'warmup: repeat' runs the point once "
+		"unmeasured instead");
+	ck_assert(strstr(s.warnings.v[1], "serving[4].warmup: test 'serving_e': 3 warm-up requests "
+					  "are not sent: they would fill the prefix cache"));
+	pg_suite_release(&s);
+
+	/* latency tests warm up with their warmup_iterations by default */
+	load_ok(&s, "latency: [{name: l, model: m, server: {command: 'x {port}'}}]\n");
+	ck_assert_int_eq(pg_test_warmup(&s.tests[0]).kind, PG_WARMUP_NONE);
+	pg_suite_release(&s);
+
+	ck_assert_str_eq(
+		load_fail(
+			"serving: [{name: s, model: m, server: {command: 'x {port}'}, warmup: fast}]\n"),
+		"inline.yml:1:70: serving[0].warmup: expected a number of warm-up requests (0 for "
+		"none) or 'repeat', got 'fast'");
+	ck_assert(strstr(load_fail("serving: [{name: s, model: m, server: {command: 'x {port}'}, "
+				   "warmup: -1}]\n"),
+			 "serving[0].warmup: expected a number of warm-up requests"));
+	ck_assert(strstr(load_fail("startup: [{name: s, model: m, server: {command: 'x {port}'}, "
+				   "warmup: 3}]\n"),
+			 "startup[0]: 'warmup' applies to latency, throughput and serving tests"));
+}
+END_TEST
+
 /* startup tests: their own keys and defaults (vllm bench startup's 3 cold,
  * 1 warm-up, 3 warm), a server they start, {start}, one point each. */
 START_TEST(startup_tests)
@@ -675,6 +748,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, several_files_make_one_suite);
 	tcase_add_test(tc, startup_tests);
 	tcase_add_test(tc, deployment_roles);
+	tcase_add_test(tc, warmup_key);
 	suite_add_tcase(s, tc);
 	return s;
 }

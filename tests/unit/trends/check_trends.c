@@ -105,7 +105,7 @@ START_TEST(point_page_draws_the_gates_window_band_and_step)
 	ck_assert_ptr_nonnull(strstr(page.ptr, "<a href=\"https://ci.example/b/11\">build</a>"));
 	/* every run's tooltip from one script's data: no per-run markers */
 	ck_assert_ptr_null(strstr(page.ptr, "<circle"));
-	ck_assert_ptr_nonnull(strstr(page.ptr, "<script>var R={n:[1,2,"));
+	ck_assert_ptr_nonnull(strstr(page.ptr, "<script>var D=[{n:[1,2,"));
 	ck_assert_ptr_nonnull(strstr(page.ptr, "b:\"https://ci.example/b/\",u:[\""));
 	ck_assert_ptr_nonnull(strstr(page.ptr, "0523456789ab 0623456789ab"));
 	ck_assert_ptr_nonnull(strstr(page.ptr, " data-m=\"0\" data-f=\""));
@@ -357,7 +357,7 @@ START_TEST(ab_results_on_the_point_page_and_the_overview)
 		page.ptr,
 		"</svg>\n<table class=\"ab\"><caption class=\"muted\">A/B results at this point (2, newest first)"));
 	/* one script: the page's own (the A/B lines' markup is escaped) */
-	ck_assert_ptr_null(strstr(strstr(page.ptr, "<script>var R=") + 1, "<script"));
+	ck_assert_ptr_null(strstr(strstr(page.ptr, "<script>var D=") + 1, "<script"));
 	ck_assert_ptr_null(strstr(page.ptr, "<b>c"));
 	ck_assert_ptr_null(strstr(page.ptr, "href=\"javascript"));
 	pg_buf_reset(&page);
