@@ -241,6 +241,11 @@ def run_step(pipe, step, nights, gpu, log):
             nd.note = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
         nd.failing = failing_rows(os.path.join(day, "gate", "verdict.json"))
         if pipe.args.record == "every" or p.returncode == 0:
+            # the plugin writes the comparison into the results it
+            # records: what regressed goes into the history with the run
+            verdict = os.path.join(day, "gate", "verdict.json")
+            if os.path.exists(verdict):
+                shutil.copy(verdict, os.path.join(results, "verdict.json"))
             p = pipe.perfgate_run("baseline", "record", results, "--commit", "HEAD",
                                   "--branch", "main", "--ref", ref, "--gpu", gpu,
                                   "--build-url", "replay:%s/%s" % (rn.slug(step.name), night))

@@ -1504,6 +1504,118 @@ START_TEST(jobs_as_first_grouped)
 }
 END_TEST
 
+/* Main regressed in its newest run and its gate said so (the record's
+ * "regressed"): a PR at that level is main's known change, a warning;
+ * a PR worse than the old level by something else still fails. */
+START_TEST(main_s_known_change_warns_once_reported)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct pg_history hs[P];
+	struct run run;
+	double extra[P] = { 0 };
+	const struct pg_cmp_row *r;
+
+	pg_policy_init(&policy);
+	memset(hs, 0, sizeof(hs));
+	memset(&base, 0, sizeof(base));
+	for (int p = 0; p < P; p++) {
+		hs[p].point = strdup(names[p]);
+		for (int j = 0; j < K; j++)
+			add_record(&hs[p], j, p, NULL, j == K - 1 && p == 3 ? 0.08 : 0);
+	}
+	hs[3].recs[K - 1].regressed = strdup("output_throughput,median_ttft_ms,median_tpot_ms");
+	base.gpu = strdup("H100");
+	base.kind = strdup("git");
+	pg_history_baseline_build(&base, hs, P, NULL, &policy);
+	pg_baseline_sort(&base);
+
+	extra[3] = 0.08;
+	make_run(&run, P, 0.0, extra, NULL, 21);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	r = row_of(&c, names[3], "output_throughput");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(r->outcome, PG_OUTCOME_WARN);
+	ck_assert(r->known);
+	ck_assert_msg(strstr(r->note, "main's known change"), "%s", r->note);
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+
+	/* the same history without the mark: the run where main's change
+	 * appeared is no proof of it, and the PR's 8% fails */
+	free(hs[3].recs[K - 1].regressed);
+	hs[3].recs[K - 1].regressed = NULL;
+	pg_baseline_release(&base);
+	memset(&base, 0, sizeof(base));
+	base.gpu = strdup("H100");
+	base.kind = strdup("git");
+	pg_history_baseline_build(&base, hs, P, NULL, &policy);
+	pg_baseline_sort(&base);
+	make_run(&run, P, 0.0, extra, NULL, 21);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	ck_assert_int_eq(row_of(&c, names[3], "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	for (int p = 0; p < P; p++)
+		pg_history_release(&hs[p]);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* A metric that first appears part-way through the history (main began
+ * measuring it) is judged once it has min_history runs of its own, not
+ * on its point's runs: before, insufficient-data and never a regression. */
+START_TEST(a_new_metric_waits_for_runs_of_its_own)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct pg_history hs[P];
+	struct run run;
+	double extra[P] = { 0 };
+	const struct pg_cmp_row *r;
+
+	pg_policy_init(&policy);
+	memset(hs, 0, sizeof(hs));
+	memset(&base, 0, sizeof(base));
+	for (int p = 0; p < P; p++) {
+		hs[p].point = strdup(names[p]);
+		for (int j = 0; j < K; j++) {
+			add_record(&hs[p], j, p, NULL, 0);
+			/* TPOT only in the newest job */
+			if (j < K - 1)
+				json_object_del(hs[p].recs[j].metrics, "median_tpot_ms");
+		}
+	}
+	base.gpu = strdup("H100");
+	base.kind = strdup("git");
+	pg_history_baseline_build(&base, hs, P, NULL, &policy);
+	pg_baseline_sort(&base);
+
+	/* TPOT 20% worse at point 5: no spread to judge it by */
+	extra[5] = 0.2;
+	make_run(&run, P, 0.0, extra, NULL, 23);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	r = row_of(&c, names[5], "median_tpot_ms");
+	ck_assert_int_eq(r->verdict, PG_VERDICT_INSUFFICIENT);
+	ck_assert_int_ne(r->outcome, PG_OUTCOME_FAIL);
+	ck_assert_msg(strstr(r->note, "1 run of this metric in the history, 5 needed"), "%s",
+		      r->note);
+	/* its throughput, with a history, is judged as ever */
+	ck_assert_int_eq(row_of(&c, names[5], "output_throughput")->verdict,
+			 PG_VERDICT_REGRESSED);
+	pg_comparison_release(&c);
+	free_run(&run);
+	pg_baseline_release(&base);
+	for (int p = 0; p < P; p++)
+		pg_history_release(&hs[p]);
+	pg_policy_release(&policy);
+}
+END_TEST
+
 static Suite *step_suite(void)
 {
 	Suite *s = suite_create("step");
@@ -1528,6 +1640,8 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, the_rerun_must_reproduce);
 	tcase_add_test(tc, a_whole_run_change_must_reproduce);
 	tcase_add_test(tc, the_window_starts_after_a_step);
+	tcase_add_test(tc, main_s_known_change_warns_once_reported);
+	tcase_add_test(tc, a_new_metric_waits_for_runs_of_its_own);
 	tcase_add_test(tc, a_whole_run_step_moves_the_level);
 	tcase_add_test(tc, a_point_alone_after_a_whole_run_step_rests_on_the_jobs_since);
 	tcase_add_test(tc, history_marks_and_reports_changes);
