@@ -217,8 +217,8 @@ static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 		if (tolerance_only)
 			pg_buf_printf(
 				out,
-				"; %zu comparison%s with nothing to measure the noise (never a "
-				"regression)",
+				"; %zu comparison%s with nothing to measure the noise (judged by "
+				"the tolerance alone)",
 				tolerance_only, tolerance_only == 1 ? "" : "s");
 	} else {
 		pg_buf_puts(out, "nothing measures the noise (one value against one value, no "
