@@ -401,6 +401,45 @@ static void add_record(struct pg_history *h, const struct job *j, int p, int k)
 	PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
 }
 
+/*
+ * Main's own gate on job k against the records before it, as a nightly
+ * judges itself; what it found regressed goes into job k's records (every
+ * completed run of main is recorded with its verdict: docs/gate.md).
+ */
+static void judge_main_job(struct pg_history *hs, const struct job *j, int k,
+			   const struct pg_policy *policy)
+{
+	struct pg_baseline b = PG_BASELINE_INIT;
+	struct pg_comparison c;
+	struct pg_cmp_point pts[N_POINTS];
+	json_t *results[N_POINTS], *reg;
+	size_t n;
+
+	if (k < 2)
+		return;
+	b.gpu = pg_xstrdup("H100");
+	b.kind = pg_xstrdup("git");
+	for (int p = 0; p < N_POINTS; p++)
+		hs[p].n--; /* the records before job k */
+	pg_history_baseline_build(&b, hs, N_POINTS, NULL, policy);
+	for (int p = 0; p < N_POINTS; p++)
+		hs[p].n++;
+	pg_baseline_sort(&b);
+	n = job_points(pts, results, j, repeats);
+	pg_compare(&c, policy, &b, pts, n, NULL, 0, NULL);
+	reg = pg_comparison_regressed(&c);
+	for (int p = 0; p < N_POINTS; p++) {
+		json_t *ids = json_object_get(reg, point_names[p]);
+		struct pg_history_rec *r = &hs[p].recs[hs[p].n - 1];
+		if (json_is_string(ids) && json_string_length(ids))
+			r->regressed = pg_xstrdup(json_string_value(ids));
+	}
+	json_decref(reg);
+	free_results(results, n);
+	pg_comparison_release(&c);
+	pg_baseline_release(&b);
+}
+
 /* Draw a history (or a published job) and the state of main after it. */
 static void make_baseline(struct pg_baseline *base, struct main_state *s, const struct scenario *sc,
 			  const struct pg_policy *policy)
@@ -446,6 +485,8 @@ static void make_baseline(struct pg_baseline *base, struct main_state *s, const 
 				hs[p].point = pg_xstrdup(point_names[p]);
 			add_record(&hs[p], &j, p, k);
 		}
+		if (sc->noise.steps_hi)
+			judge_main_job(hs, &j, k, policy);
 	}
 	pg_history_baseline_build(base, hs, N_POINTS, NULL, policy);
 	for (int p = 0; p < N_POINTS; p++)

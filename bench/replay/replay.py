@@ -74,6 +74,10 @@ def parse_args(argv):
                     help="the perfgate binary (default: build/perfgate)")
     ap.add_argument("--record", choices=("every", "passing"), default="every",
                     help="record every night (default) or only nights the gate passed")
+    ap.add_argument("--confirm", choices=("none", "next"), default="none",
+                    help="none: the first run decides (perfgate gate alone); next: a night "
+                         "whose gate lists points to re-run is confirmed with the next "
+                         "night's figures standing in for the plugin's re-run")
     ap.add_argument("--thresholds", help="a thresholds file for the policy (default: the "
                                          "default policy)")
     ap.add_argument("--truth", help="the ground truth CSV (default: <series>_truth.csv here, "
@@ -201,9 +205,19 @@ def failing_rows(verdict_path):
     return out
 
 
+def listed_rerun(verdict_path):
+    """The points the gate listed for a confirming re-run."""
+    try:
+        with open(verdict_path) as f:
+            return json.load(f).get("rerun") or []
+    except (OSError, ValueError):
+        return []
+
+
 class Night:
     def __init__(self, step, night):
         self.step, self.night = step, night
+        self.confirmed_by_next = False
         self.exit = None
         self.failing = []
         self.recorded = False
@@ -219,7 +233,7 @@ def run_step(pipe, step, nights, gpu, log):
     changes_seen = []  # every change `baseline changes` named, on any night
     base = os.path.join(pipe.work, rn.slug(step.name))
     policy = ["-t", pipe.thresholds] if pipe.thresholds else []
-    for night in nights:
+    for k, night in enumerate(nights):
         if night not in pipe.commits:
             raise RuntimeError("night %s has no commit" % night)
         pipe.git("checkout", "-q", pipe.commits[night])
@@ -237,10 +251,35 @@ def run_step(pipe, step, nights, gpu, log):
                               "--base", "main", "--gpu", gpu, "--allow-missing", "-q",
                               "-o", os.path.join(day, "gate"), *policy)
         nd.exit = p.returncode
+        rerun = listed_rerun(os.path.join(day, "gate", "verdict.json"))
+        if pipe.args.confirm == "next" and rerun and k + 1 < len(nights):
+            # the re-run the plugin would make, stood in for by the next
+            # night's figures: a change that persists reproduces there, a
+            # one-night spike does not (the next night may hold a change
+            # of its own: an approximation, said in the output)
+            c_in, c_out = os.path.join(day, "confirm-in"), os.path.join(day, "confirm")
+            os.makedirs(c_in)
+            c_started = write_inputs(c_in, step, nights[k + 1])
+            p = pipe.perfgate_run("import", c_in, "-o", c_out, "--gpu", gpu)
+            if p.returncode:
+                raise RuntimeError("perfgate import %s: exit %d: %s" %
+                                   (c_in, p.returncode, p.stderr.strip()))
+            stamp_results(c_out, c_started)
+            p = pipe.perfgate_run("gate", results, "--baseline", "git", "--ref", ref,
+                                  "--base", "main", "--gpu", gpu, "--allow-missing", "-q",
+                                  "--confirm-dir", c_out,
+                                  "-o", os.path.join(day, "gate"), *policy)
+            nd.exit = p.returncode
+            nd.confirmed_by_next = True
         if p.returncode not in (0, 1):
             nd.note = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
         nd.failing = failing_rows(os.path.join(day, "gate", "verdict.json"))
         if pipe.args.record == "every" or p.returncode == 0:
+            # the plugin writes the comparison into the results it
+            # records: what regressed goes into the history with the run
+            verdict = os.path.join(day, "gate", "verdict.json")
+            if os.path.exists(verdict):
+                shutil.copy(verdict, os.path.join(results, "verdict.json"))
             p = pipe.perfgate_run("baseline", "record", results, "--commit", "HEAD",
                                   "--branch", "main", "--ref", ref, "--gpu", gpu,
                                   "--build-url", "replay:%s/%s" % (rn.slug(step.name), night))
@@ -432,12 +471,15 @@ def report(args, results, truth, truth_from, gpu, pipe, seconds):
     total = {k: [] for k in ("flat", "false_alarms", "regressions", "caught", "change_points",
                              "named", "errors")}
     n_nights = sum(len(o) for _, o, _ in results)
-    print("replay: %s, %d CI step%s, %d nights on %s; %s; policy: %s; recorded: %s" % (
+    print("replay: %s, %d CI step%s, %d nights on %s; %s; policy: %s; recorded: %s; %s" % (
         os.path.basename(args.series), len(results), "" if len(results) == 1 else "s",
         n_nights, gpu, show(pipe.perfgate),
         args.thresholds or "the defaults",
         "every night (the history follows main)" if args.record == "every"
-        else "only nights that exited 0"))
+        else "only nights that exited 0",
+        "a listed re-run confirmed by the next night's figures (an approximation of the "
+        "plugin's re-run)" if args.confirm == "next"
+        else "no re-run (the first run decides)"))
     print("ground truth: %s\n" % truth_from)
     print("| CI step | nights | flat nights | false alarms | regressions | caught | "
           "change points | named | exit 2/3 |")

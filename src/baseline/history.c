@@ -1,5 +1,7 @@
 #include "baseline/history.h"
 
+#include "results/identity.h"
+
 #include "base/alloc.h"
 #include "base/tasks.h"
 #include "base/buf.h"
@@ -73,6 +75,19 @@ json_t *pg_history_line(const struct pg_cmp_point *p, const struct pg_history_me
 		v = json_object_get(p->result, "max_concurrency");
 	json_object_set_new(o, "max_concurrency", json_is_integer(v) ? json_copy(v) : json_null());
 	json_object_set_new(o, "repeats", json_integer((json_int_t)repeats));
+	/* main's gate judged the run: what it found regressed here (a later
+	 * run at that level is main's known change, docs/gate.md) */
+	if (meta->regressed) {
+		/* the comparison names a point by its identity */
+		json_t *ids = json_object_get(meta->regressed, p->name);
+		if (!ids) {
+			char *id = pg_identity_of(p->name, p->suite, p->result);
+			ids = json_object_get(meta->regressed, id);
+			free(id);
+		}
+		json_object_set_new(o, "regressed",
+				    json_string(json_is_string(ids) ? json_string_value(ids) : ""));
+	}
 	/* which run recorded it: the shards of one build are different jobs */
 	{
 		const char *host = pg_json_path_str(p->result, "perfgate.host");
@@ -98,6 +113,7 @@ static void rec_release(struct pg_history_rec *r)
 	free(r->gpu);
 	free(r->test);
 	free(r->run);
+	free(r->regressed);
 	json_decref(r->metrics);
 	free(r->medians);
 }
@@ -137,6 +153,11 @@ static int take_run(void *ctx, const json_t *o, int line, struct pg_error *err)
 	r.gpu = pg_xstrdup(pg_json_path_str(o, "gpu"));
 	r.test = pg_xstrdup(pg_json_path_str(o, "test"));
 	r.run = pg_xstrdup(pg_json_path_str(o, "run"));
+	/* "" (judged, nothing regressed) reads as NULL, as the compact
+	 * reader interns it: only the names matter */
+	v = json_object_get(o, "regressed");
+	r.regressed = json_is_string(v) && json_string_length(v) ? pg_xstrdup(json_string_value(v))
+								 : NULL;
 	r.suite = (enum pg_suite_kind)suite;
 	r.qps = NAN;
 	v = json_object_get(o, "qps");
@@ -388,6 +409,12 @@ static void add_change(struct pg_history_analysis *a, size_t point, const struct
 	PG_ARRAY_PUSH(a->changes, a->n_changes, a->cap_changes, c);
 }
 
+/* A level that moved fewer runs ago than binary segmentation can see:
+ * its last runs must be this many predicted sds beyond the level before,
+ * so that heavy tails (3-15% of nights beyond 3 robust sds on a dedicated
+ * node) seldom fake one. */
+#define TAIL_SIGMAS 5.0
+
 /* Half the metric's tolerance for that point, in log units: smaller steps
  * are not worth a window cut or a report. */
 static double min_shift(const struct pg_policy *policy, const struct pg_history *h,
@@ -413,15 +440,32 @@ static double worse_rel(const struct pg_metric *m, double x)
  */
 static void series_changes(struct pg_history_analysis *a, size_t point, const struct pg_metric *m,
 			   const double *v, const size_t *pos, size_t k, double shift_min,
-			   bool creep)
+			   bool creep, long persist)
 {
 	size_t cps[64], n_cp, start = 0;
 	struct pg_cp_opts o = { 3, 0.001, shift_min };
-	double *buf;
+	double *buf, tail_shift;
 
-	if (k < 6)
+	if (k < 6) {
+		if (persist < (long)o.min_seg && k >= 3 + (size_t)persist &&
+		    pg_cmpstat_tail_step(v, k, 0, (size_t)persist, TAIL_SIGMAS, shift_min,
+					 &tail_shift))
+			add_change(a, point, m, false, pos[k - (size_t)persist],
+				   worse_rel(m, tail_shift), 0, NAN);
 		return;
-	n_cp = pg_cmpstat_change_points(v, k, &o, cps, sizeof(cps) / sizeof(cps[0]));
+	}
+	n_cp = pg_cmpstat_change_points(v, k, &o, cps, sizeof(cps) / sizeof(cps[0]) - 1);
+	/* where each level starts, to the run: a search that keeps min_seg
+	 * runs on each side places a step two runs from the end a run early */
+	pg_cmpstat_refine_change_points(v, k, cps, n_cp, persist >= 1 ? (size_t)persist : 1);
+	/* A level that changed fewer runs ago than a segment needs: the last
+	 * `persist` runs all far beyond the level before them (a change on
+	 * main that persisted), so the level follows it now rather than
+	 * judging against the old one until min_seg runs have passed. */
+	if (persist < (long)o.min_seg &&
+	    pg_cmpstat_tail_step(v, k, n_cp ? cps[n_cp - 1] : 0, (size_t)persist, TAIL_SIGMAS,
+				 shift_min, &tail_shift))
+		cps[n_cp++] = k - (size_t)persist;
 	buf = pg_xmalloc(k * sizeof(double));
 	for (size_t c = 0; c < n_cp; c++) {
 		size_t lo = c ? cps[c - 1] : 0, hi = c + 1 < n_cp ? cps[c + 1] : k;
@@ -567,7 +611,8 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 				v[k] = row[r];
 				pos[k++] = from + r;
 			}
-		series_changes(a, PG_HISTORY_ALL, m, v, pos, k, min_shift(policy, NULL, m), creep);
+		series_changes(a, PG_HISTORY_ALL, m, v, pos, k, min_shift(policy, NULL, m), creep,
+			       policy->persist);
 	}
 	for (size_t c = 0; c < P; c++) {
 		size_t k = 0;
@@ -583,7 +628,8 @@ static void metric_changes(struct pg_history_analysis *a, const struct pg_histor
 			v[k] = x;
 			pos[k++] = from + r;
 		}
-		series_changes(a, cols[c], m, v, pos, k, min_shift(policy, &hs[cols[c]], m), creep);
+		series_changes(a, cols[c], m, v, pos, k, min_shift(policy, &hs[cols[c]], m), creep,
+			       policy->persist);
 	}
 	free(cols);
 	free(y);
@@ -768,14 +814,137 @@ void pg_history_baseline_build(struct pg_baseline *base, const struct pg_history
 	pg_history_analysis_release(&a);
 }
 
+/* Did main's gate find metric id regressed in record r? */
+static bool last_regressed(const struct pg_history_rec *r, const char *id)
+{
+	size_t n = strlen(id);
+
+	for (const char *p = r->regressed; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == n && !memcmp(p, id, n))
+			return true;
+		p += len + (comma != NULL);
+	}
+	return false;
+}
+
+/* The change points of point i's metric m (steps, not creep), ascending
+ * jobs, into cuts; how many. */
+static size_t metric_cuts(const struct pg_history_analysis *a, size_t i, const struct pg_metric *m,
+			  long *cuts, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t c = 0; c < a->n_changes && k < max; c++) {
+		const struct pg_history_change *ch = &a->changes[c];
+		if (ch->point == i && ch->metric == m && !ch->creep)
+			cuts[k++] = (long)ch->job;
+	}
+	/* a->changes is sorted by point, metric, job */
+	return k;
+}
+
+/*
+ * One metric of one point: its span (every job of the analysed jobs, with
+ * its segment), its level's window (the latest segment's last `window`
+ * jobs) as the samples. Returns the metric, or NULL when no job has it.
+ */
+static struct pg_base_metric *build_metric(struct pg_base_point *bp, const struct pg_history *h,
+					   const size_t *idx, size_t k, const long *rec_job,
+					   const struct pg_history_analysis *a, size_t i,
+					   const struct pg_metric *m, long first_job,
+					   long span_from, size_t window)
+{
+	double *v = pg_xmalloc(k * sizeof(double));
+	long *jobs = pg_xmalloc(k * sizeof(long)), cuts[64];
+	int *seg = pg_xmalloc(k * sizeof(int));
+	size_t got = 0, n_cuts = metric_cuts(a, i, m, cuts, sizeof(cuts) / sizeof(cuts[0]));
+	size_t c = 0, lo;
+	long from = -1;
+	struct pg_base_metric *bm = NULL;
+
+	for (size_t x = 0; x < k; x++) {
+		const struct pg_history_rec *r = &h->recs[idx[x]];
+		long j = rec_job[idx[x]];
+		double med;
+		if (j < span_from)
+			continue;
+		med = pg_history_rec_value(r, m);
+		if (isnan(med))
+			continue;
+		while (c < n_cuts && cuts[c] <= j)
+			c++;
+		v[got] = med;
+		jobs[got] = first_job + j;
+		seg[got++] = (int)c;
+	}
+	if (!got)
+		goto done;
+	/* the latest segment, its last `window` jobs */
+	lo = got;
+	while (lo > 0 && seg[lo - 1] == seg[got - 1])
+		lo--;
+	if (seg[got - 1] > 0)
+		from = first_job + cuts[seg[got - 1] - 1];
+	if (got - lo > window)
+		lo = got - window;
+	bm = pg_base_point_add_jobs(bp, m, v + lo, jobs + lo, got - lo);
+	pg_base_metric_set_span(bm, v, jobs, seg, got);
+	bm->level_from = from;
+done:
+	free(v);
+	free(jobs);
+	free(seg);
+	return bm;
+}
+/* ", since the change at 1a2b3c4d5e6f" when every metric of the point
+ * changed level there; ", Median TTFT (ms) since the change at ..." for
+ * the ones that did when they differ: the others' baseline is their whole
+ * window. */
+static void level_changes(struct pg_buf *src, const struct pg_base_point *bp,
+			  const struct pg_history_analysis *a, long first_job)
+{
+	size_t changed = 0, shown = 0;
+	bool same = true;
+	long from = -1;
+
+	for (size_t m = 0; m < bp->n_metrics; m++) {
+		long f = bp->metrics[m].level_from;
+		if (f < first_job || !a->jobs[f - first_job].commit)
+			continue;
+		same &= !changed || f == from;
+		from = f;
+		changed++;
+	}
+	if (!changed)
+		return;
+	if (same && changed == bp->n_metrics) {
+		pg_buf_printf(src, ", since the change at %.12s", a->jobs[from - first_job].commit);
+		return;
+	}
+	for (size_t m = 0; m < bp->n_metrics && shown < 3; m++) {
+		long f = bp->metrics[m].level_from;
+		if (f < first_job || !a->jobs[f - first_job].commit)
+			continue;
+		pg_buf_printf(src, ", %s since the change at %.12s", bp->metrics[m].metric->label,
+			      a->jobs[f - first_job].commit);
+		shown++;
+	}
+	if (changed > shown)
+		pg_buf_printf(src, ", %zu more metrics since changes of their own",
+			      changed - shown);
+}
+
 void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_history *hs, size_t n,
 				    const struct pg_policy *policy,
 				    const struct pg_history_analysis *an)
 {
 	const struct pg_history_analysis a = *an;
 	size_t nm, window = policy->history_window > 0 ? (size_t)policy->history_window : 1;
+	size_t span = pg_history_baseline_span(policy);
 	const struct pg_metric *all = pg_metrics_all(&nm);
-	long first_job;
+	long first_job, span_from = a.n_jobs > span ? (long)(a.n_jobs - span) : 0;
 
 	first_job = (long)base->n_jobs;
 	for (size_t j = 0; j < a.n_jobs; j++)
@@ -791,33 +960,14 @@ void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_hi
 
 	for (size_t i = 0; i < n; i++) {
 		const struct pg_history *h = &hs[i];
-		size_t *idx = pg_xmalloc((h->n ? h->n : 1) * sizeof(size_t)), k = 0, first;
-		long start = 0, newest = -1;
+		size_t *idx = pg_xmalloc((h->n ? h->n : 1) * sizeof(size_t)), k = 0;
+		long newest = -1, oldest = -1;
 		const struct pg_history_rec *last;
 		struct pg_base_point *bp;
 		struct pg_buf src = PG_BUF_INIT;
-		const char *step_commit = NULL;
-		bool aged;
 
 		for (size_t r = 0; r < h->n; r++)
-			newest = a.rec_job[i][r] > newest ? a.rec_job[i][r] : newest;
-		if (newest < 0) {
-			free(idx);
-			continue;
-		}
-		aged = (size_t)newest + window < a.n_jobs;
-		/* the window starts at the point's last step in a metric that
-		 * can fail */
-		for (size_t c = 0; c < a.n_changes; c++) {
-			const struct pg_history_change *ch = &a.changes[c];
-			if (ch->point == i && !ch->creep && (long)ch->job > start &&
-			    can_fail(policy, h, ch->metric)) {
-				start = (long)ch->job;
-				step_commit = a.jobs[ch->job].commit;
-			}
-		}
-		for (size_t r = 0; r < h->n; r++)
-			if (a.rec_job[i][r] >= start)
+			if (a.rec_job[i][r] >= span_from)
 				idx[k++] = r;
 		if (!k) {
 			free(idx);
@@ -832,10 +982,11 @@ void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_hi
 				idx[y] = idx[y - 1];
 				idx[y - 1] = t;
 			}
-		first = k > window ? k - window : 0;
+		newest = a.rec_job[i][idx[k - 1]];
+		oldest = a.rec_job[i][idx[0]];
 		last = &h->recs[idx[k - 1]];
 		bp = pg_baseline_add(base, h->point, last->suite);
-		bp->aged = aged;
+		bp->aged = (size_t)newest + window < a.n_jobs;
 		bp->test = pg_xstrdup(last->test);
 		bp->qps = last->qps;
 		bp->max_concurrency = last->max_concurrency;
@@ -843,53 +994,29 @@ void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_hi
 		bp->commit = pg_xstrdup(last->commit);
 		if (last->date && strlen(last->date) >= 10)
 			bp->date = pg_xstrndup(last->date, 10);
-		bp->runs = (long)(k - first);
 		bp->repeats = 1;
-		pg_buf_printf(&src, "git history: %zu run%s", k - first, k - first == 1 ? "" : "s");
-		if (h->recs[idx[first]].date && last->date)
-			pg_buf_printf(&src, ", %.10s to %.10s", h->recs[idx[first]].date,
-				      last->date);
-		if (start > 0)
-			pg_buf_printf(&src, ", since the change at %.12s",
-				      step_commit ? step_commit : "?");
-		bp->source = pg_buf_detach(&src);
-		if ((long)(k - first) < policy->min_history) {
-			struct pg_buf why = PG_BUF_INIT;
-			if (start > 0)
-				pg_buf_printf(
-					&why,
-					"%zu run%s since its level changed at %.12s, %ld needed",
-					k - first, k - first == 1 ? "" : "s",
-					step_commit ? step_commit : "?", policy->min_history);
-			else
-				pg_buf_printf(&why, "%zu run%s in the history, %ld needed",
-					      k - first, k - first == 1 ? "" : "s",
-					      policy->min_history);
-			bp->insufficient = pg_buf_detach(&why);
-		}
+		for (size_t x = 0; x < k; x++)
+			if (h->recs[idx[x]].repeats > bp->repeats)
+				bp->repeats = h->recs[idx[x]].repeats;
 		for (size_t m = 0; m < nm; m++) {
-			double *medians;
-			long *jobs;
-			size_t got = 0;
+			struct pg_base_metric *bm;
 			if (all[m].suite != bp->suite || all[m].direction == PG_NO_DIRECTION)
 				continue;
-			medians = pg_xmalloc((k - first) * sizeof(double));
-			jobs = pg_xmalloc((k - first) * sizeof(long));
-			for (size_t x = first; x < k; x++) {
-				const struct pg_history_rec *r = &h->recs[idx[x]];
-				double med = pg_history_rec_value(r, &all[m]);
-				if (!isnan(med)) {
-					medians[got] = med;
-					jobs[got++] = first_job + a.rec_job[i][idx[x]];
-				}
-				if (r->repeats > bp->repeats)
-					bp->repeats = r->repeats;
-			}
-			if (got)
-				pg_base_point_add_jobs(bp, &all[m], medians, jobs, got);
-			free(medians);
-			free(jobs);
+			bm = build_metric(bp, h, idx, k, a.rec_job[i], &a, i, &all[m], first_job,
+					  span_from, window);
+			if (!bm)
+				continue;
+			if (bm->runs > bp->runs)
+				bp->runs = bm->runs;
+			if (last_regressed(last, all[m].id))
+				bm->known_job = first_job + newest;
 		}
+		pg_buf_printf(&src, "git history: %zu run%s", k, k == 1 ? "" : "s");
+		if (h->recs[idx[0]].date && last->date)
+			pg_buf_printf(&src, ", %.10s to %.10s", h->recs[idx[0]].date, last->date);
+		level_changes(&src, bp, &a, first_job);
+		(void)oldest;
+		bp->source = pg_buf_detach(&src);
 		free(idx);
 	}
 }

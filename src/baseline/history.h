@@ -30,6 +30,10 @@ struct pg_history_meta {
 	const char *date;      /* ISO 8601 UTC */
 	const char *build_url; /* or NULL */
 	const char *branch;    /* or NULL */
+	/* the gate's verdict on the run, when it was judged: point name ->
+	 * "id,id" of the metrics it found regressed there (a string; a point
+	 * absent or "" had none); NULL when not judged (borrowed) */
+	const json_t *regressed;
 };
 
 /* The history line for one point of a run (new reference); NULL when the
@@ -48,6 +52,8 @@ struct pg_history_rec {
 	long max_concurrency;
 	long repeats;
 	char *run;       /* the run that recorded it, when it says (shards of one build) */
+	char *regressed; /* "id,id": metrics main's gate found regressed in this run,
+			  * "" none, NULL when it was not judged */
 	json_t *metrics; /* {"id": [values...]} (owned); NULL when slimmed */
 	double *medians; /* slimmed (pg_history_slim): one per registry metric, in
 			  * pg_metrics_all order, NAN where absent (owned); else NULL */

@@ -58,8 +58,9 @@ struct str_seen {
 	size_t len;
 };
 
-/* The string members of a record: commit, date, build_url, gpu, test, run. */
-#define LINE_STRS 6
+/* The string members of a record: commit, date, build_url, gpu, test, run,
+ * regressed. */
+#define LINE_STRS 7
 
 struct pg_history_pool {
 	struct chunk *chunks;
@@ -672,12 +673,13 @@ enum key {
 	K_REPEATS,
 	K_RUN,
 	K_METRICS,
+	K_REGRESSED,
 	K_OTHER
 };
 
 static const char *const key_names[K_OTHER] = {
-	"format", "commit",          "date",    "build_url", "gpu",     "suite", "test",
-	"qps",    "max_concurrency", "repeats", "run",       "metrics",
+	"format", "commit",          "date",    "build_url", "gpu",     "suite",     "test",
+	"qps",    "max_concurrency", "repeats", "run",       "metrics", "regressed",
 };
 
 /* A metric of a line: its name and its median. */
@@ -951,6 +953,9 @@ static bool scan_line(const char *text, size_t len, struct pg_history_rec *r, do
 		case K_RUN:
 			ok = str_member(&s, p, &st->strs[5], &line_strs[5], &r->run);
 			break;
+		case K_REGRESSED:
+			ok = str_member(&s, p, &st->strs[6], &line_strs[6], &r->regressed);
+			break;
 		case K_SUITE: {
 			char name[32];
 			ok = string(&s, &k, &klen) && klen < sizeof(name);
@@ -1120,6 +1125,8 @@ bool pg_history_same(const struct pg_history *a, const struct pg_history *b, cha
 			field = "test";
 		else if (!same_str(x->run, y->run))
 			field = "run";
+		else if (!same_str(x->regressed, y->regressed))
+			field = "regressed";
 		else if (x->suite != y->suite)
 			field = "suite";
 		else if (!same_num(x->qps, y->qps))

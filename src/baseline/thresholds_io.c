@@ -252,8 +252,8 @@ static int parse_metric_rules(struct tload *t, yaml_node_t *map, const struct pg
 }
 
 static const char *const policy_keys[] = { "step_false_alarm", "rerun_anchors", "history_window",
-					   "min_history",      "noise_sigmas",  "escalate",
-					   "metrics",          "tests" };
+					   "min_history",      "persist",       "noise_sigmas",
+					   "escalate",         "metrics",       "tests" };
 
 static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 {
@@ -278,6 +278,12 @@ static int parse_policy(struct tload *t, yaml_node_t *map, struct pg_policy *p)
 			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->history_window, t->err);
 		} else if (!strcmp(pr->key, "min_history")) {
 			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->min_history, t->err);
+		} else if (!strcmp(pr->key, "persist")) {
+			rc = pg_yget_long(&t->d, pr->value, &here, 1, &p->persist, t->err);
+			if (!rc && p->persist > 3)
+				rc = pg_yerr(&t->d, pr->value, &here, t->err,
+					     "must be 1, 2 or 3 (runs at a new level before the "
+					     "level follows it)");
 		} else if (!strcmp(pr->key, "noise_sigmas")) {
 			rc = pg_yget_double(&t->d, pr->value, &here, false, &p->noise_sigmas,
 					    t->err);

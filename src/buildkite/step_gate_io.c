@@ -441,8 +441,11 @@ int pg_bk_baseline_value(void *cmp, const char *point, const struct pg_metric *m
 
 int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_summary *ab,
 			 const struct pg_plugin_config *c, const struct pg_bkenv *env,
-			 const char *gpu_key, struct pg_history_recorded *out, struct pg_error *err)
+			 const char *gpu_key, const struct pg_bk_compare *judged,
+			 struct pg_history_recorded *out, struct pg_error *err)
 {
+	const struct impl *im = judged ? judged->impl : NULL;
+	json_t *regressed = im ? pg_comparison_regressed(&im->cmp) : NULL;
 	struct pg_cmp_point *points = pg_gate_points(run);
 	/* A/B results may have a repository of their own: pull requests
 	 * record them, and need not push to main's history to do it */
@@ -452,7 +455,8 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_sum
 					    .gpu = gpu_key,
 					    .meta = { .commit = env->commit,
 						      .build_url = env->build_url,
-						      .branch = env->branch } };
+						      .branch = env->branch,
+						      .regressed = regressed } };
 	struct pg_cmp_run head = { "this build", points, run->n };
 	char now[32], base[41] = "";
 	time_t t = time(NULL);
@@ -473,6 +477,7 @@ int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_sum
 	} else {
 		rc = pg_history_record(&head, &o, out, err);
 	}
+	json_decref(regressed);
 	free(points);
 	return rc;
 }

@@ -1024,8 +1024,14 @@ static void record_step(struct step *st, struct finish *f)
 		    st->env->default_branch);
 		return;
 	}
-	if (!ab && f->status != PG_ANNOTATION_PASS && f->status != PG_ANNOTATION_WARNING) {
-		say(st, "perfgate: not recording history: only passing runs become baselines\n");
+	/* Every completed run of main is recorded, with what its gate found
+	 * regressed: the history follows main, so a regression that landed is
+	 * reported on the run where it appeared and the level follows it once
+	 * it persists, instead of failing every later build. A run that did
+	 * not complete (errors, missing points, a sick job: exit 3) is not. */
+	if (!ab && f->status == PG_ANNOTATION_ERROR) {
+		say(st, "perfgate: not recording history: the run did not complete (%s)\n",
+		    f->cmp.suspect ? "the job looks sick" : "errors or missing points");
 		return;
 	}
 	if (ab && st->s.ab_history_repo) {
@@ -1041,7 +1047,8 @@ static void record_step(struct step *st, struct finish *f)
 		say(st, "--- perfgate: recording %s in the %s history\n",
 		    ab ? "the A/B results" : "the run", st->gpu.key);
 	}
-	rc = pg_bk_record_history(&st->results, ab, &st->s, st->env, st->gpu.key, &rec, &err);
+	rc = pg_bk_record_history(&st->results, ab, &st->s, st->env, st->gpu.key,
+				  f->cmp.compared ? &f->cmp : NULL, &rec, &err);
 	for (size_t i = 0; i < rec.notes.n; i++)
 		say(st, "perfgate: %s\n", rec.notes.v[i]);
 	for (size_t i = 0; i < rec.left_out.n; i++) {

@@ -253,7 +253,7 @@ struct pg_ab_summary;
  */
 int pg_bk_record_history(const struct pg_result_set *run, const struct pg_ab_summary *ab,
 			 const struct pg_plugin_config *c, const struct pg_bkenv *env,
-			 const char *gpu_key, struct pg_history_recorded *out,
-			 struct pg_error *err);
+			 const char *gpu_key, const struct pg_bk_compare *judged,
+			 struct pg_history_recorded *out, struct pg_error *err);
 
 #endif

@@ -327,8 +327,10 @@ static int baseline_record(int argc, char **argv)
 		"iteration. With a URL the history is fetched, extended and pushed without force;\n"
 		"when another writer pushed first, it fetches again and re-applies, with jittered\n"
 		"backoff, until --timeout; every update is read back before it counts. A lock\n"
-		"left by a killed writer is removed. Record only runs you trust as a baseline:\n"
-		"green main or nightly builds.",
+		"left by a killed writer is removed. Record every completed run of main, the\n"
+		"ones that regressed too: the history follows main, and a verdict.json that\n"
+		"'perfgate gate' wrote in DIR is recorded with the run (what regressed), so\n"
+		"a later run at that level is main's known change (docs/gate.md).",
 		opts
 	};
 	struct pg_strv pos = PG_STRV_INIT;
@@ -337,6 +339,7 @@ static int baseline_record(int argc, char **argv)
 	struct pg_cmp_point *points = NULL;
 	char gpu[128], now[32];
 	struct pg_history_recorded done_rec = { 0 };
+	json_t *regressed = NULL;
 	int rc, exit_code = PG_EXIT_OK;
 	const char *date;
 
@@ -350,6 +353,10 @@ static int baseline_record(int argc, char **argv)
 	    (rc = pg_gate_gpu_key(gpu, sizeof(gpu), gpu_flag, &set, &err)))
 		goto fail;
 	keep_gpu(&set, gpu);
+	/* what main's gate found regressed in this run, when it was judged
+	 * here (its verdict.json): the record carries it */
+	if ((rc = pg_gate_read_regressed(&regressed, pos.v[0], &err)))
+		goto fail;
 	points = pg_gate_points(&set);
 	date = first_result_str(&set, "perfgate.started_at");
 	if (!date) {
@@ -373,8 +380,8 @@ static int baseline_record(int argc, char **argv)
 				  .build_url = env_or(build_url, "BUILDKITE_BUILD_URL"),
 				  .branch = env_or(branch, "BUILDKITE_BRANCH")
 						    ? env_or(branch, "BUILDKITE_BRANCH")
-						    : first_result_str(&set,
-								       "perfgate.git.branch") } },
+						    : first_result_str(&set, "perfgate.git.branch"),
+				  .regressed = regressed } },
 		&done_rec, &err);
 	for (size_t i = 0; i < done_rec.left_out.n; i++)
 		fprintf(stderr, "perfgate baseline record: left out %s\n", done_rec.left_out.v[i]);
@@ -394,6 +401,7 @@ static int baseline_record(int argc, char **argv)
 fail:
 	exit_code = pg_cmd_fail("baseline record", &err);
 done:
+	json_decref(regressed);
 	pg_history_recorded_release(&done_rec);
 	free(points);
 	pg_result_set_release(&set);

@@ -98,6 +98,7 @@ void pg_policy_init(struct pg_policy *p)
 	p->escalate = PG_DEFAULT_ESCALATE;
 	p->min_history = PG_DEFAULT_MIN_HISTORY;
 	p->history_window = PG_DEFAULT_HISTORY_WINDOW;
+	p->persist = PG_DEFAULT_PERSIST;
 }
 
 void pg_policy_release(struct pg_policy *p)
@@ -182,6 +183,9 @@ static void base_point_release(struct pg_base_point *p)
 	for (size_t i = 0; i < p->n_metrics; i++) {
 		free(p->metrics[i].samples);
 		free(p->metrics[i].jobs);
+		free(p->metrics[i].span);
+		free(p->metrics[i].span_jobs);
+		free(p->metrics[i].span_seg);
 	}
 	free(p->metrics);
 }
@@ -272,6 +276,8 @@ struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const s
 	bm->metric = m;
 	bm->noise = NAN;
 	bm->runs = 1;
+	bm->level_from = -1;
+	bm->known_job = -1;
 	if (n_samples) {
 		bm->samples = pg_xmalloc(n_samples * sizeof(double));
 		memcpy(bm->samples, samples, n_samples * sizeof(double));
@@ -302,6 +308,21 @@ struct pg_base_metric *pg_base_point_add_jobs(struct pg_base_point *p, const str
 		memcpy(bm->jobs, jobs, k * sizeof(long));
 	}
 	return bm;
+}
+
+void pg_base_metric_set_span(struct pg_base_metric *bm, const double *v, const long *jobs,
+			     const int *seg, size_t n)
+{
+	free(bm->span);
+	free(bm->span_jobs);
+	free(bm->span_seg);
+	bm->span = pg_xmalloc((n ? n : 1) * sizeof(double));
+	bm->span_jobs = pg_xmalloc((n ? n : 1) * sizeof(long));
+	bm->span_seg = pg_xmalloc((n ? n : 1) * sizeof(int));
+	memcpy(bm->span, v, n * sizeof(double));
+	memcpy(bm->span_jobs, jobs, n * sizeof(long));
+	memcpy(bm->span_seg, seg, n * sizeof(int));
+	bm->n_span = n;
 }
 
 const struct pg_base_metric *pg_base_point_metric(const struct pg_base_point *p,
@@ -424,4 +445,26 @@ size_t pg_result_samples(const json_t *result, const struct pg_metric *m, double
 		PG_ARRAY_PUSH(v, n, cap, x);
 	*out = v;
 	return n;
+}
+
+json_t *pg_comparison_regressed(const struct pg_comparison *c)
+{
+	json_t *out = json_object();
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pg_cmp_row *r = &c->rows[i];
+		struct pg_buf ids = PG_BUF_INIT;
+		json_t *had;
+		if (!r->metric || r->verdict != PG_VERDICT_REGRESSED ||
+		    !(r->rule.gate || r->rule.escalate > 0) ||
+		    !(r->outcome == PG_OUTCOME_FAIL || r->known))
+			continue;
+		had = json_object_get(out, r->point);
+		if (json_is_string(had))
+			pg_buf_printf(&ids, "%s,", json_string_value(had));
+		pg_buf_puts(&ids, r->metric->id);
+		json_object_set_new(out, r->point, json_string(ids.ptr));
+		pg_buf_release(&ids);
+	}
+	return out;
 }

@@ -123,6 +123,8 @@ struct pg_policy {
 	double escalate;     /* tail-class metrics: default PG_DEFAULT_ESCALATE */
 	long min_history;    /* git baselines: fewer jobs -> insufficient-data; default 5 */
 	long history_window; /* git baselines: the last K jobs; default 20 */
+	long persist;        /* git baselines: runs at a new level before the level
+			      * follows it (a change on main is reported); default 2 */
 	struct pg_policy_entry *entries; /* in file order; later entries win */
 	size_t n_entries;
 	size_t cap_entries;
@@ -134,6 +136,7 @@ struct pg_policy {
 #define PG_DEFAULT_ESCALATE         0.08
 #define PG_DEFAULT_MIN_HISTORY      5
 #define PG_DEFAULT_HISTORY_WINDOW   20
+#define PG_DEFAULT_PERSIST          2
 
 /* The defaults above and no entries. */
 void pg_policy_init(struct pg_policy *p);
@@ -208,6 +211,20 @@ struct pg_base_metric {
 	double noise; /* relative sd between runs (from history), NAN if unknown */
 	long runs;    /* runs or records behind value */
 	int line;     /* thresholds file line; 0 if none */
+	/* git history: the level is its latest segment (samples, jobs: its
+	 * last history_window jobs), the spread comes from every segment of
+	 * the analysed span: each job's median (oldest first), its job and
+	 * the segment it belongs to (0 the oldest; a change point of this
+	 * point and metric starts the next). NULL, 0 otherwise (owned). */
+	double *span;
+	long *span_jobs;
+	int *span_seg;
+	size_t n_span;
+	long level_from; /* first job of the latest segment; -1: no change point */
+	/* the newest job of the span, when main's gate found this metric
+	 * regressed there (the record says so): a later run at that level is
+	 * main's known change, not a new one; -1 otherwise */
+	long known_job;
 };
 
 struct pg_base_point {
@@ -276,6 +293,9 @@ struct pg_base_point *pg_baseline_find(const struct pg_baseline *b, const char *
 /* Append a zeroed point named name (qps NAN, concurrency -1). */
 struct pg_base_point *pg_baseline_add(struct pg_baseline *b, const char *name,
 				      enum pg_suite_kind suite);
+/* Give bm the span of a git history (pg_base_metric.span; copied). */
+void pg_base_metric_set_span(struct pg_base_metric *bm, const double *v, const long *jobs,
+			     const int *seg, size_t n);
 /* Append a metric; samples copied (may be NULL), value NAN = their median. */
 struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const struct pg_metric *m,
 						double value, const double *samples,
@@ -451,6 +471,9 @@ struct pg_cmp_row {
 	size_t n_baseline; /* jobs (or samples) behind the baseline */
 	size_t n_current;  /* samples behind current */
 	enum pg_cmp_method method;
+	/* PG_METHOD_TOLERANCE with a p-value: what measured the noise
+	 * ("the run-to-run noise the thresholds file records", ...); NULL */
+	const char *noise_source;
 	struct pg_cmp_side first; /* the first run */
 	struct pg_cmp_side rerun; /* the confirmation re-run (n == 0: none) */
 	enum pg_verdict verdict;
@@ -477,6 +500,13 @@ struct pg_cmp_row {
 	long base_from;               /* the first job of the history the test used: a
 				      * whole-run change point's (basis and trail
 				      * start there); 0: the whole window */
+	bool known;                   /* at the level main's gate already found regressed
+				       * in main's newest run: main's known change (a
+				       * warning), not a new one */
+	double catchable;             /* the smallest change (relative, in the worse
+				       * direction, as measured) the test could fail on
+				       * alone: the threshold, or the noise the
+				       * step's budget lets through; NAN */
 };
 
 /* A metric's change common to every point of a run (its job's offset),
@@ -514,9 +544,12 @@ struct pg_comparison {
 	/* the step's budget: Holm over the gated hypotheses, whole-run ones
 	 * getting a share of it when there are any */
 	double step_false_alarm;
-	size_t hypotheses;           /* gated hypotheses with a p-value */
-	double budget_points;        /* the share for single points */
-	double budget_whole_run;     /* the share for whole-run changes */
+	size_t hypotheses;       /* gated hypotheses with a p-value */
+	double budget_points;    /* the share for single points */
+	double budget_whole_run; /* the share for whole-run changes */
+	/* per metric class (throughput, latency, tail): the median over the
+	 * gated rows of their catchable change; NAN where none */
+	double catchable[3];
 	struct pg_strv not_in_suite; /* baseline points outside the run's plan */
 	struct pg_strv aged_out;     /* history points not recorded lately (aged out)
 				      * and not in the run: not missing */
@@ -564,6 +597,14 @@ void pg_compare(struct pg_comparison *out, const struct pg_policy *policy,
 		const struct pg_baseline *base, const struct pg_cmp_point *run, size_t n_run,
 		const struct pg_cmp_point *confirm, size_t n_confirm,
 		const struct pg_compare_opts *opts);
+
+/*
+ * What the comparison found regressed, for the run's history record (its
+ * main's gate verdict): {point: "id,id"} of the metrics that can fail the
+ * step and regressed (failing, or main's known change). New reference;
+ * an empty object when nothing did.
+ */
+json_t *pg_comparison_regressed(const struct pg_comparison *c);
 
 void pg_comparison_release(struct pg_comparison *c);
 

@@ -181,39 +181,63 @@ static void fmt_budget(struct pg_buf *out, double v)
 	pg_buf_printf(out, "%s%%", pg_fmt_g(g, round(v * 10000) / 100));
 }
 
-/* How the step was decided, in one line. */
+/* How the step was decided, in one line; then what it can catch. */
 static void decision_line(struct pg_buf *out, const struct pg_comparison *c)
 {
-	size_t tolerance_only = 0;
+	static const char *const class_names[3] = { "throughput", "median latencies", "tails" };
+	size_t tolerance_only = 0, beyond_common = 0;
+	bool any = false;
 
-	for (size_t i = 0; i < c->n; i++)
-		tolerance_only += c->rows[i].method == PG_METHOD_TOLERANCE;
+	for (size_t i = 0; i < c->n; i++) {
+		tolerance_only += c->rows[i].method == PG_METHOD_TOLERANCE &&
+				  isnan(c->rows[i].p_value);
+		beyond_common += c->rows[i].method == PG_METHOD_STEP ||
+				 c->rows[i].method == PG_METHOD_CROSSWISE;
+	}
 	if (!c->hypotheses && !tolerance_only)
 		return;
 	pg_buf_puts(out, "Decision: ");
 	if (c->hypotheses) {
 		pg_buf_puts(out, "at most ");
 		fmt_budget(out, c->step_false_alarm);
-		pg_buf_printf(out, " of clean builds fail, over %zu gated hypotheses (Holm",
-			      c->hypotheses);
+		pg_buf_printf(out,
+			      " of clean builds fail, over %zu hypothes%s (Holm; a test point's "
+			      "metrics move together and are one",
+			      c->hypotheses, c->hypotheses == 1 ? "is" : "es");
 		if (c->budget_whole_run > 0 && c->budget_points > 0) {
-			pg_buf_puts(out, ": ");
+			pg_buf_puts(out, "; ");
 			fmt_budget(out, c->budget_points);
-			pg_buf_puts(out, " for single points, ");
+			pg_buf_puts(out, " for test points, ");
 			fmt_budget(out, c->budget_whole_run);
 			pg_buf_puts(out, " for whole-run changes");
 		}
-		pg_buf_puts(out, "); each point is judged beyond the run's common change");
+		pg_buf_puts(out, ")");
+		if (beyond_common)
+			pg_buf_puts(out, "; each point is judged beyond the run's common change");
 		if (tolerance_only)
-			pg_buf_printf(out, ", %zu comparison%s by the tolerance alone",
-				      tolerance_only, tolerance_only == 1 ? "" : "s");
+			pg_buf_printf(
+				out,
+				"; %zu comparison%s with nothing to measure the noise (judged by "
+				"the tolerance alone)",
+				tolerance_only, tolerance_only == 1 ? "" : "s");
 	} else {
-		pg_buf_puts(out, "by the tolerances alone (too few points per metric, and no job "
-				 "history, to measure the noise)");
+		pg_buf_puts(out, "nothing measures the noise (one value against one value, no "
+				 "repeats): changes beyond the tolerance are shown, never failed");
 	}
 	pg_buf_puts(out, c->with_confirmation
 				 ? "; a flagged regression must reproduce on the re-run alone.\n"
 				 : "; a flagged regression is confirmed by a re-run.\n");
+	for (int k = 0; k < 3; k++) {
+		char g[PG_FMT_DOUBLE_SIZE];
+		if (isnan(c->catchable[k]))
+			continue;
+		pg_buf_puts(out, any ? ", " : "Smallest change one point can fail on: ");
+		pg_buf_printf(out, "%s %s%%", class_names[k],
+			      pg_fmt_g(g, round(c->catchable[k] * 1000) / 10));
+		any = true;
+	}
+	if (any)
+		pg_buf_puts(out, " (median over the gated rows).\n");
 }
 
 /* The cold first runs the samples left out (results/cold.h), in one line. */
@@ -408,6 +432,12 @@ static void evidence_method(struct pg_buf *out, const struct pg_cmp_row *r)
 		shared_change(out, r);
 		break;
 	case PG_METHOD_TOLERANCE:
+		if (r->noise_source) {
+			/* a thresholds value with repeats (or its recorded
+			 * noise) to test the change against */
+			pg_buf_printf(out, " Tested against %s", r->noise_source);
+			break;
+		}
 		/* no test, so no interval either: said once, here */
 		pg_buf_puts(out, " Decided by the limit alone: the gate had no spread to test the "
 				 "change against (that takes a git history, or the metric at 5 "
@@ -431,7 +461,7 @@ static void evidence_interval(struct pg_buf *out, const struct pg_cmp_row *r)
 {
 	bool own = r->method == PG_METHOD_STEP || r->method == PG_METHOD_CROSSWISE;
 
-	if (r->method == PG_METHOD_TOLERANCE || r->method == PG_METHOD_NONE)
+	if ((r->method == PG_METHOD_TOLERANCE && !r->noise_source) || r->method == PG_METHOD_NONE)
 		return;
 	if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
 		pg_buf_printf(out, " No interval: %s.",
@@ -758,6 +788,8 @@ static json_t *row_json(const struct pg_cmp_row *r)
 	json_object_set_new(o, "outcome", json_string(pg_outcome_name(r->outcome)));
 	json_object_set_new(o, "confirmed", json_boolean(r->confirmed));
 	json_object_set_new(o, "needs_confirmation", json_boolean(r->needs_confirmation));
+	json_object_set_new(o, "known", json_boolean(r->known));
+	json_object_set_new(o, "catchable", num_or_null(r->catchable));
 	json_object_set_new(o, "note", str_or_null(r->note));
 	json_object_set_new(o, "basis", basis_json(&r->base_of));
 	return o;
@@ -820,7 +852,16 @@ static json_t *comparison_head_json(const struct pg_comparison *c)
 		json_object_set_new(d, "budget_points", json_real(c->budget_points));
 		json_object_set_new(d, "budget_whole_run", json_real(c->budget_whole_run));
 		json_object_set_new(d, "correction", json_string("holm"));
+		json_object_set_new(d, "family", json_string("test point"));
 		json_object_set_new(d, "confirmation", json_string("replication"));
+		{
+			/* the smallest change one point can fail on, per class */
+			json_t *k = json_object();
+			json_object_set_new(k, "throughput", num_or_null(c->catchable[0]));
+			json_object_set_new(k, "latency", num_or_null(c->catchable[1]));
+			json_object_set_new(k, "tail", num_or_null(c->catchable[2]));
+			json_object_set_new(d, "catchable", k);
+		}
 		json_object_set_new(o, "decision", d);
 	}
 	json_object_set_new(summary, "comparisons", json_integer((json_int_t)c->n));

@@ -48,7 +48,7 @@ static struct pg_cmp_row *add_row(struct pg_comparison *c, const char *point,
 	row->suite = suite;
 	row->baseline = row->current = row->change = row->tolerance = row->p_value = NAN;
 	row->effect = row->run_change = row->noise = row->p_adjusted = NAN;
-	row->ci_low = row->ci_high = NAN;
+	row->ci_low = row->ci_high = row->catchable = NAN;
 	for (int k = 0; k < 2; k++) {
 		struct pg_cmp_side *sd = k ? &row->rerun : &row->first;
 		sd->current = sd->change = sd->effect = sd->p_value = sd->p_adjusted = NAN;
@@ -301,6 +301,8 @@ static char *basis(const struct pg_baseline *base, const struct pg_base_point *b
 		pg_buf_printf(&b, "median of %zu run%s of main", n, n == 1 ? "" : "s");
 		if (from > 0)
 			pg_buf_puts(&b, " since its last whole-run change");
+		else if (bm->level_from > 0)
+			pg_buf_puts(&b, " since its level changed");
 		if (a->commit && z->commit && first != last)
 			pg_buf_printf(&b, ", %.12s..%.12s", a->commit, z->commit);
 		else if (z->commit)
@@ -330,6 +332,25 @@ static char *basis(const struct pg_baseline *base, const struct pg_base_point *b
 	return pg_buf_detach(&b);
 }
 
+/*
+ * Under a fixed request rate a serving point's throughputs are the offered
+ * rate (within 0.04% on real GPU series): they carry no signal, so they
+ * are shown and never gated; latencies, attainment and goodput decide.
+ * At an unbounded rate (inf) the throughput is the capacity, and gates.
+ */
+static bool pinned_by_rate(const struct pg_cmp_row *row, const struct pg_metric *m)
+{
+	static const char *const pinned[] = { "request_throughput", "output_throughput",
+					      "total_token_throughput", "input_seq_throughput" };
+
+	if (row->suite != PG_SUITE_SERVING || !isfinite(row->qps) || !(row->qps > 0))
+		return false;
+	for (size_t i = 0; i < sizeof(pinned) / sizeof(pinned[0]); i++)
+		if (!strcmp(m->id, pinned[i]))
+			return true;
+	return false;
+}
+
 static void compare_metric(struct pg_comparison *c, struct collect *col,
 			   const struct pg_policy *policy, const struct pg_baseline *base,
 			   const struct pg_base_point *bp, const struct pg_cmp_point *rp,
@@ -347,6 +368,10 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	row = add_row(c, rp->name, bp, rp, rp->suite);
 	row->metric = m;
 	pg_policy_rule(policy, row->point, row->test, m, &row->rule);
+	if (pinned_by_rate(row, m)) {
+		row->rule.gate = false;
+		row->rule.escalate = 0;
+	}
 	if (pg_cmp_slo_decide(row, rp->result, bm, cur, n_cur))
 		goto done;
 	if (!bm && c->baseline_kind && !strcmp(c->baseline_kind, "git")) {
@@ -393,6 +418,7 @@ static void compare_metric(struct pg_comparison *c, struct collect *col,
 	pair.bp = bp;
 	pair.bm = bm;
 	pair.v1 = row->current;
+	pair.pinned = pinned_by_rate(row, m);
 	pair.n1 = n_cur;
 	pair.w1 = within_sd(cur, n_cur);
 	pair.v2 = pair.w2 = NAN;

@@ -122,6 +122,44 @@ size_t pg_cmpstat_change_points(const double *x, size_t n, const struct pg_cp_op
 				size_t max);
 
 /*
+ * P(the largest of m standard normals with common correlation rho >= z):
+ * the tail of a max statistic, for a point's metrics that move together.
+ * rho is clipped to [0, 1); one metric or rho near 1 is the normal's tail.
+ */
+double pg_cmpstat_max_equicorr_sf(double z, size_t m, double rho);
+
+/*
+ * The tails of residuals measured in robust sds (pg_cmpstat_robust_sd):
+ * the share beyond 3 of them, as a Student t distribution with *nu degrees
+ * of freedom would have it, and *scale, that t's own robust sd (so that a
+ * residual z robust sds out is z * scale on the t's scale). share is
+ * smoothed towards the normal's 0.27% by `prior` pseudo-residuals first;
+ * a normal share or less gives nu INFINITY, scale 1.
+ */
+void pg_cmpstat_tail_shape(size_t beyond, size_t n, double prior, double *nu, double *scale);
+
+/*
+ * Each change point cps[0..n) (ascending) moved to where its segment and
+ * the one before it are split best (the least sum of absolute deviations
+ * from their medians), keeping at least 2 values before it and at least
+ * `last_min` after the last one (2 after the others).
+ */
+void pg_cmpstat_refine_change_points(const double *x, size_t len, size_t *cps, size_t n,
+				     size_t last_min);
+
+/*
+ * A step in the last `tail` values of x[from..n) that binary segmentation
+ * cannot see yet (its segments need min_seg values): each of them beyond
+ * the level before them (the median of x[from..n - tail), at least 3
+ * values) by more than `sigmas` predicted sds and by min_shift, all on the
+ * same side. The noise is the series' own: the robust sd of its successive
+ * differences over sqrt 2, which a step moves by one difference only.
+ * True and *shift (the tail's median minus the level) when there is one.
+ */
+bool pg_cmpstat_tail_step(const double *x, size_t n, size_t from, size_t tail, double sigmas,
+			  double min_shift, double *shift);
+
+/*
  * A monotone trend: Theil-Sen slope (per step) and the two-sided
  * Mann-Kendall p-value of x[0..n) (NAN values left out), and where a slope
  * began: the hinge of the best fit of "flat, then a straight line" (least

@@ -20,6 +20,7 @@ struct pg_step_pair {
 	double v1, v2;     /* the runs' medians (display units); v2 NAN: no re-run value */
 	size_t n1, n2;     /* samples behind them */
 	double w1, w2;     /* the runs' repeat-to-repeat sd (log), NAN under 3 */
+	bool pinned;       /* a throughput the offered request rate sets: shown, never gated */
 	bool rerun_failed; /* the re-run of the point failed (error, cancelled) */
 	bool rerun_lacks;  /* the re-run has the point but not the metric */
 };

@@ -422,3 +422,55 @@ done:
 	pg_buf_release(&path);
 	return rc;
 }
+
+int pg_gate_read_regressed(json_t **out, const char *dir, struct pg_error *err)
+{
+	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
+	json_t *root = NULL, *rows, *r;
+	json_error_t jerr;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	pg_buf_printf(&path, "%s/verdict.json", dir);
+	rc = pg_file_read_nofollow(path.ptr, &text, err);
+	if (rc == PG_ENOTFOUND) {
+		pg_error_clear(err);
+		rc = 0;
+		goto done;
+	}
+	if (rc)
+		goto done;
+	root = json_loadb(text.ptr, text.len, 0, &jerr);
+	rows = json_object_get(root, "rows");
+	if (!json_is_array(rows)) {
+		rc = pg_error_set(err, PG_EINFRA, "%s: not a perfgate verdict (%s)", path.ptr,
+				  root ? "no rows" : jerr.text);
+		goto done;
+	}
+	*out = json_object();
+	json_array_foreach(rows, i, r)
+	{
+		const char *point = json_string_value(json_object_get(r, "point"));
+		const char *metric = json_string_value(json_object_get(r, "metric"));
+		const char *verdict = json_string_value(json_object_get(r, "verdict"));
+		const char *outcome = json_string_value(json_object_get(r, "outcome"));
+		struct pg_buf ids = PG_BUF_INIT;
+		json_t *had;
+		if (!point || !metric || !verdict || strcmp(verdict, "regressed") ||
+		    !((outcome && !strcmp(outcome, "fail")) ||
+		      json_is_true(json_object_get(r, "known"))))
+			continue;
+		had = json_object_get(*out, point);
+		if (json_is_string(had))
+			pg_buf_printf(&ids, "%s,", json_string_value(had));
+		pg_buf_puts(&ids, metric);
+		json_object_set_new(*out, point, json_string(ids.ptr));
+		pg_buf_release(&ids);
+	}
+done:
+	json_decref(root);
+	pg_buf_release(&path);
+	pg_buf_release(&text);
+	return rc;
+}

@@ -73,6 +73,14 @@ int pg_gate_load(struct pg_policy *policy, struct pg_baseline *base,
 		 const struct pg_gate_source *src, struct pg_error *err);
 
 /*
+ * What the gate found regressed in the run of dir, from the verdict.json a
+ * comparison wrote there (pg_comparison_regressed's shape, rebuilt from its
+ * rows): *out NULL when the directory has none (the run was not judged).
+ * A verdict.json that does not parse is PG_EINFRA.
+ */
+int pg_gate_read_regressed(json_t **out, const char *dir, struct pg_error *err);
+
+/*
  * The points a results directory's run planned: the names in its
  * perfgate_run.json manifest (written by `perfgate run`). *found is false
  * (and out empty) when the directory has none (results from elsewhere),

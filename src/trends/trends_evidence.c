@@ -396,11 +396,18 @@ static bool spread_svg(struct pg_buf *out, const struct pg_cmp_row *r, const cha
 		run_label(name, sizeof(name), "re-run", r->rerun.change);
 		strip_run(out, &f, xr2, r->rerun.change, re_lo, re_hi, name, run_color(r), true);
 	}
-	strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "",
-		   crosswise ? "judged against the run's other points: each dot is one point's "
-			       "change from its own baseline"
-			     : "judged by the tolerance alone: a thresholds file has no spread "
-			       "to test against");
+	if (crosswise)
+		strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "",
+			   "judged against the run's other points: each dot is one point's "
+			   "change from its own baseline");
+	else if (r->noise_source) {
+		char why[160];
+		snprintf(why, sizeof(why), "judged by the tolerance; bars: %s", r->noise_source);
+		strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "", why);
+	} else
+		strip_text(out, (PX0 + PX1) / 2, H - 4, "middle", COLOR_MUTED, "",
+			   "judged by the tolerance alone: a thresholds file has no spread "
+			   "to test against");
 	pg_buf_puts(out, "</svg>\n</g>\n</svg>\n");
 	free(rel);
 	return true;

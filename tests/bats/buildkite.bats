@@ -758,6 +758,7 @@ all.html"
 	note=$(sed -n 's/^| latency_llama70B_tp4 | Median latency (ms) | .* | regressed: \(.*; reproduced by the re-run (30% worse)\) |$/\1/p' \
 		results/annotation.md)
 	[ -n "${note}" ]
+	note=$(printf '%s' "${note}" | sed "s/'/\&#39;/g") # as HTML writes it
 	grep -qF "<p class=\"muted\">${note}</p>" results/trends/H100/all.html
 	! grep -q 'not confirmed by a re-run' results/trends/H100/all.html
 	# without a history in git: a warning, the verdict stands

@@ -263,3 +263,41 @@ json.dump(r, open(sys.argv[2], "w"))' "$f" "anon/$(basename "$f")"
 	assert_failure 3
 	[ "$stderr" = "perfgate gate: part/perfgate_run.json: not a perfgate run manifest" ]
 }
+
+@test "vLLM's published H100 figures as the bar: one point 10% worse fails, the figures themselves pass" {
+	# the committed thresholds file is vLLM's own published run; its
+	# source report imported is that run again
+	"$PERFGATE_BIN" import "$PERFGATE_SRC/thresholds/sources/vllm-report-h100-h200-a100.md" \
+		--gpu H100 -o pub >/dev/null
+	run "$PERFGATE_BIN" gate pub/H100 -t "$PERFGATE_SRC/thresholds" --gpu H100 -o same -q
+	assert_success
+	grep -q '^\*\*perfgate: PASS\*\* — H100: no regressions in 18 tests$' same/comparison.md
+	# one point 10% worse in throughput and every TTFT/ITL/TPOT/E2E
+	# figure, beyond its 6.5% / 7.5% tolerances (issue 30: this passed
+	# with warnings)
+	cp -r pub/H100 worse
+	"${PERFGATE_PYTHON:-/usr/bin/python3}" - worse/serving_llama70B_tp4_sharegpt_qps_inf.json <<'PY'
+import json, sys
+path = sys.argv[1]
+d = json.load(open(path))
+def scale(o):
+    for k, v in list(o.items()):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if "throughput" in k:
+                o[k] = v * 0.9
+            elif any(x in k for x in ("ttft", "tpot", "itl", "e2el")):
+                o[k] = v * 1.1
+scale(d)
+for r in d.get("perfgate", {}).get("repeats", []):
+    scale(r)
+json.dump(d, open(path, "w"))
+PY
+	run "$PERFGATE_BIN" gate worse -t "$PERFGATE_SRC/thresholds" --gpu H100 -o out -q
+	assert_failure 1
+	grep -q '^\*\*perfgate: FAIL\*\* — H100: 1 of 18 tests regressed' out/comparison.md
+	grep -q '^| serving_llama70B_tp4_sharegpt_qps_inf | Request throughput (req/s) | 10.6181 | 9.55631 | -10.0% | 6.5% | \*\*regressed\*\* |' out/comparison.md
+	# the re-run reproduces it: the step fails, confirmed
+	run "$PERFGATE_BIN" gate worse -t "$PERFGATE_SRC/thresholds" --gpu H100 --confirm-dir worse -o out -q
+	assert_failure 1
+	grep -q '· confirmed by a re-run$' out/comparison.md
+}

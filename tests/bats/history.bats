@@ -85,7 +85,7 @@ print(rec["commit"] == sys.argv[2], rec["build_url"], rec["gpu"], rec["qps"], re
 
 	run --separate-stderr "$PERFGATE_BIN" gate ../runs/same --baseline git -o out -q
 	assert_success
-	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 metrics compared, 18 gating · 8 insufficient-data · 28 unchanged$" out/comparison.md
+	grep -q "^Baseline: git refs/perfgate/history, runs at or before $(cut -c1-12 ../m5) (merge-base of HEAD and main) (git) · 36 metrics compared, 17 gating · 8 insufficient-data · 28 unchanged$" out/comparison.md
 
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_failure 1
@@ -169,8 +169,8 @@ print(r.method, abs(r.ci_low - lo) < 1e-6 * abs(lo), abs(r.ci_high - hi) < 1e-6 
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_success
 	grep -q '^\*\*perfgate: PASS with warnings\*\* — H100: no regressions in 4 tests, 4 with warnings$' out/comparison.md
-	grep -q ' · 36 insufficient-data$' out/comparison.md
-	grep -q '| 3 runs in the history, 5 needed |' out/comparison.md
+	grep -q ' · 1 noisy · 35 insufficient-data$' out/comparison.md
+	grep -q '| 3 runs of this metric in the history, 5 needed |' out/comparison.md
 	# with a policy that asks for 3 runs, the same history is enough
 	"$PERFGATE_BIN" baseline update th --from ../runs/base 2>/dev/null
 	sed -i 's/^  min_history: 5$/  min_history: 3/' th/H100.yml
@@ -358,9 +358,17 @@ print(len(c), c[0]["point"], c[0]["kind"], c[0]["worse"], c[0]["gates"], round(c
 	assert_line --index 1 --regexp '^  Output token throughput \(tok/s\) +6045 -> 5489.96 +-9\.2%  ███\|▁▁▁  median 5767.48, spread 7\.1%$'
 	assert_line --index 2 --regexp "^ +step: 9\.2% worse, between $(cut -c1-12 ../m3) and $(cut -c1-12 ../m4) \(2026-11-22\)$"
 
-	# a PR after the step is judged against the jobs since it: too few yet
+	# a PR after the step is judged against the level since it (its 3
+	# runs), with the spread measured before it too: the slow run is
+	# main's level now, and passes
 	git checkout -q main
 	run "$PERFGATE_BIN" gate ../runs/slow --baseline git -o out -q
 	assert_success
-	grep -q "3 runs since its level changed at $(cut -c1-12 ../m4), 5 needed" out/comparison.md
+	grep -q '^\*\*perfgate: PASS\*\* — H100: no regressions in 4 tests$' out/comparison.md
+	run /usr/bin/python3 -c '
+import json
+r = [r for r in json.load(open("out/verdict.json"))["rows"]
+     if r["metric"] == "output_throughput" and r["point"].endswith("qps_inf")][0]
+print(r["verdict"], r["basis"]["runs"], round(r["baseline"], 2))'
+	assert_output "unchanged 3 5489.96"
 }

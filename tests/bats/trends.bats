@@ -52,10 +52,10 @@ setup() {
 	grep -q '<title>step 9.1% worse, between' "$page"
 	grep -q '>this PR</text>' "$page"
 	grep -q '<a href="https://buildkite.example/b/9">build</a>' "$page"
-	grep -q 'since its level changed at' "$page"
+	grep -q 'since the change at' "$page"
 	# what the gate says about the same run, on the overview, in the
-	# annotation's colour (amber: warnings)
-	grep -q 'With <b>this PR</b>: <span class="warn">perfgate: PASS with warnings' ../site/H100/index.html
+	# annotation's colour: the PR is at main's level since the step
+	grep -qE 'With <b>this PR</b>: (<span class="[a-z]+">)?perfgate: PASS — H100: no regressions in 4 tests' ../site/H100/index.html
 }
 
 @test "trends: a GPU's one page holds the overview and every point, each link within it" {
@@ -84,7 +84,7 @@ PY
 	grep -q 'Each point.s charts follow on this page' "$page"
 	grep -q '<a href="#top">↑ the overview</a>' "$page"
 	# the words the overview has on its own page
-	grep -q 'With <b>this PR</b>: <span class="warn">perfgate: PASS with warnings' "$page"
+	grep -qE 'With <b>this PR</b>: (<span class="[a-z]+">)?perfgate: PASS — H100: no regressions in 4 tests' "$page"
 	# without its own page's links out of it
 	run grep -c 'href="points.html"\|href="p/\|index.html"' "$page"
 	assert_output 0

@@ -131,11 +131,19 @@ START_TEST(small_samples_make_tails_undecidable)
 	ck_assert_int_eq(c.outcome, PG_OUTCOME_PASS);
 	pg_comparison_release(&c);
 
+	/* past the 8% escalation once: a spike, shown; it fails when it
+	 * repeats, here on the re-run */
 	run[0].result = large;
 	pg_compare(&c, &policy, &base, run, 1, NULL, 0, NULL);
 	row = row_of(&c, "p99_ttft_ms");
 	ck_assert_int_eq(row->verdict, PG_VERDICT_REGRESSED);
-	ck_assert_int_eq(row->outcome, PG_OUTCOME_FAIL); /* past the 8% escalation */
+	ck_assert_int_eq(row->outcome, PG_OUTCOME_WARN);
+	ck_assert_msg(strstr(row->note, "escalation threshold once: a spike"), "%s", row->note);
+	pg_comparison_release(&c);
+	pg_compare(&c, &policy, &base, run, 1, run, 1, NULL);
+	row = row_of(&c, "p99_ttft_ms");
+	ck_assert_int_eq(row->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(row->outcome, PG_OUTCOME_FAIL);
 	pg_comparison_release(&c);
 
 	pg_policy_add(&policy, NULL, "p99_ttft_ms",
