@@ -226,7 +226,7 @@ H100/pd_qps_inf.jsonl" ]
 	"$PERFGATE_BIN" run one.yml -o one3 2>/dev/null
 	run "$PERFGATE_BIN" compare one3 --baseline git
 	echo "$output"
-	[[ "$output" == *"| pd_qps_inf | Median TTFT (ms) |"*"2 runs in the history"* ]]
+	[[ "$output" == *"| pd_qps_inf | Median TTFT (ms) |"*"2 runs of this metric in the history"* ]]
 	[[ "$output" != *"pd@"* ]]
 	no_procs_left 5
 }
