@@ -867,7 +867,9 @@ bool pg_cmpstat_tail_step(const double *x, size_t n, size_t from, size_t tail, d
 	level = k >= 3 ? pg_cmpstat_median_inplace(d, k) : NAN;
 	pred = sd * sqrt(1 + M_PI / 2 / (double)(k ? k : 1));
 	free(d);
-	if (isnan(level) || !(sd > 0))
+	/* sd 0 (a deterministic series) is measured too: any step beyond
+	 * min_shift is one */
+	if (isnan(level) || isnan(sd))
 		return false;
 	for (size_t i = n - tail; i < n; i++) {
 		if (isnan(x[i]))

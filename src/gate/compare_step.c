@@ -180,6 +180,7 @@ struct unit {
 	double spread_df;
 	double spread_nu, spread_scale; /* the offsets' tails */
 	size_t n_hist;                  /* jobs behind level */
+	double last_off;                /* main's newest job's offset (log, oriented); NAN */
 	double nu, scale;               /* the leftovers' tails (pg_cmpstat_tail_shape) */
 	struct cell *cells;             /* the history's leftovers, sorted by point, job */
 	size_t n_cells;
@@ -301,7 +302,7 @@ static void build_units(struct step *s)
 			s->units[u].group = g;
 			s->units[u].pairs = pg_xmalloc(s->n * sizeof(size_t));
 			s->units[u].off1 = s->units[u].off2 = s->units[u].off2_all = NAN;
-			s->units[u].level = s->units[u].spread = NAN;
+			s->units[u].level = s->units[u].spread = s->units[u].last_off = NAN;
 			s->units[u].nu = s->units[u].spread_nu = INFINITY;
 			s->units[u].scale = s->units[u].spread_scale = 1;
 			s->units[u].common_index = -1;
@@ -642,6 +643,14 @@ static void step_history(struct step *s, struct unit *u)
 		for (size_t r = 0; r < R; r++)
 			if (!isnan(row[r]) && jobs[r] >= from)
 				offs[n_offs++] = row[r];
+		{
+			long newest = LONG_MIN;
+			for (size_t r = 0; r < R; r++)
+				if (!isnan(row[r]) && jobs[r] > newest) {
+					newest = jobs[r];
+					u->last_off = row[r];
+				}
+		}
 		if (n_offs >= 1 && n_res >= 3) {
 			u->level = median_of(offs, n_offs);
 			u->spread = pg_cmpstat_robust_sd(res, n_res, 0);
@@ -936,6 +945,20 @@ static void sufficiency(struct step *s, size_t i)
 			st->sn == 1 ? "" : "s");
 }
 
+/* Main's newest job moved the whole run as this one does, and main's
+ * gate found the metric regressed there: main's known change, not this
+ * run's (as a pair's, in first_run). */
+static void common_known(const struct step *s, const struct unit *u, struct hyp *h)
+{
+	bool reported = false;
+	double last = u->last_off - u->level;
+
+	for (size_t i = 0; i < u->n && !reported; i++)
+		reported = s->pairs[u->pairs[i]].bm->known_job >= 0;
+	h->known = reported && !isnan(last) && last > h->tol && h->e1 > h->tol &&
+		   fabs(h->e1 - last) <= fmax(h->tol, 3 * h->sd1);
+}
+
 static void first_run(struct step *s, struct unit *u)
 {
 	size_t valid = 0;
@@ -1112,6 +1135,7 @@ static void first_run(struct step *s, struct unit *u)
 			h->df = fmin(u->spread_df, u->spread_nu);
 			h->scale = u->spread_scale;
 			hyp_test(h, false);
+			common_known(s, u, h);
 		} else {
 			/* nothing measures how whole runs vary from job to job
 			 * (a thresholds file's one job, or a history without
@@ -2003,6 +2027,11 @@ static void add_common(struct step *s, struct unit *u)
 	} else if (h->flagged && !c->with_confirmation) {
 		set_note(&cc.note, h->strong ? "unconfirmed: re-run to confirm"
 					     : "as large as a slow job: re-run to confirm");
+	} else if (h->known && h->e1 > h->tol) {
+		set_note(&cc.note,
+			 "%s: main's known change, found regressed in main's newest run, "
+			 "which moved as much; the level follows it once it persists",
+			 a);
 	} else if (h->verdict == PG_VERDICT_NOISY && isnan(h->padj)) {
 		set_note(&cc.note,
 			 "%s, within twice the tolerance: nothing measures how whole "

@@ -161,25 +161,43 @@ done:
 	return rc;
 }
 
+/* dir/name parsed as JSON into *root, or *root NULL when there is no such
+ * file (no error); path holds the file's path for messages, jerr the
+ * parser's complaint when *root is NULL after a read. */
+static int read_json_there(json_t **root, struct pg_buf *path, json_error_t *jerr, const char *dir,
+			   const char *name, bool nofollow, struct pg_error *err)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	int rc;
+
+	*root = NULL;
+	pg_buf_printf(path, "%s/%s", dir, name);
+	rc = nofollow ? pg_file_read_nofollow(path->ptr, &text, err)
+		      : pg_file_read(path->ptr, &text, err);
+	if (rc == PG_ENOTFOUND) {
+		pg_error_clear(err);
+		rc = PG_ENOTFOUND;
+	} else if (!rc) {
+		*root = json_loadb(text.ptr, text.len, 0, jerr);
+	}
+	pg_buf_release(&text);
+	return rc;
+}
+
 int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct pg_error *err)
 {
-	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
-	json_t *root = NULL, *points, *p;
+	struct pg_buf path = PG_BUF_INIT;
+	json_t *root, *points, *p;
 	json_error_t jerr;
 	size_t i;
 	int rc;
 
 	*found = false;
-	pg_buf_printf(&path, "%s/perfgate_run.json", dir);
-	rc = pg_file_read(path.ptr, &text, err);
-	if (rc == PG_ENOTFOUND) {
-		pg_error_clear(err);
-		rc = 0;
+	rc = read_json_there(&root, &path, &jerr, dir, "perfgate_run.json", false, err);
+	if (rc) {
+		rc = rc == PG_ENOTFOUND ? 0 : rc;
 		goto done;
 	}
-	if (rc)
-		goto done;
-	root = json_loadb(text.ptr, text.len, 0, &jerr);
 	points = root ? pg_json_path(root, "perfgate_run.points") : NULL;
 	if (!json_is_array(points)) {
 		rc = pg_error_set(err, PG_EINFRA, "%s: not a perfgate run manifest%s%s", path.ptr,
@@ -199,7 +217,6 @@ int pg_gate_read_plan(struct pg_strv *out, bool *found, const char *dir, struct 
 done:
 	json_decref(root);
 	pg_buf_release(&path);
-	pg_buf_release(&text);
 	return rc;
 }
 
@@ -425,23 +442,18 @@ done:
 
 int pg_gate_read_regressed(json_t **out, const char *dir, struct pg_error *err)
 {
-	struct pg_buf path = PG_BUF_INIT, text = PG_BUF_INIT;
-	json_t *root = NULL, *rows, *r;
+	struct pg_buf path = PG_BUF_INIT;
+	json_t *root, *rows, *r;
 	json_error_t jerr;
 	size_t i;
 	int rc;
 
 	*out = NULL;
-	pg_buf_printf(&path, "%s/verdict.json", dir);
-	rc = pg_file_read_nofollow(path.ptr, &text, err);
-	if (rc == PG_ENOTFOUND) {
-		pg_error_clear(err);
-		rc = 0;
+	rc = read_json_there(&root, &path, &jerr, dir, "verdict.json", true, err);
+	if (rc) {
+		rc = rc == PG_ENOTFOUND ? 0 : rc;
 		goto done;
 	}
-	if (rc)
-		goto done;
-	root = json_loadb(text.ptr, text.len, 0, &jerr);
 	rows = json_object_get(root, "rows");
 	if (!json_is_array(rows)) {
 		rc = pg_error_set(err, PG_EINFRA, "%s: not a perfgate verdict (%s)", path.ptr,
@@ -471,6 +483,5 @@ int pg_gate_read_regressed(json_t **out, const char *dir, struct pg_error *err)
 done:
 	json_decref(root);
 	pg_buf_release(&path);
-	pg_buf_release(&text);
 	return rc;
 }

@@ -718,6 +718,46 @@ repo_here() {
 	assert_equal "${#lines[@]}" 1
 }
 
+@test "a nightly follows main after it regresses: the night it happened fails, the next warns, then it is the level" {
+	repo_here
+	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"annotate":"never","artifacts":false}'
+	for i in 1 2 3 4 5; do
+		BUILDKITE_BUILD_URL="https://buildkite.com/acme/perf/builds/$i" run "${PERFGATE}" buildkite
+		assert_success
+	done
+	# main regresses: the night fails, confirmed, and is recorded with
+	# what regressed (only recording passing nights froze the history
+	# here, and every later night failed)
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/6 FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+	assert_output --partial "perfgate: recorded 5 points in the H100 history"
+	run git log -1 --format=%H refs/perfgate/history
+	git show "${output}" --stat >/dev/null
+	run git grep -h -o '"regressed": *"[^"]*"' refs/perfgate/history
+	assert_output --partial "median_latency_ms"
+	# the next night at that level: main's known change, a warning
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/7 FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "with warnings"
+	grep -q "main's known change" results/comparison.md
+	# three nights at it: a change point of the history; the level
+	# follows main, a clean pass (with a real run-to-run noise two
+	# nights are enough: docs/gate.md, persist)
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/8 FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/9 FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: no regressions in 5 tests"
+	# judged against the new level: no whole-run change, nothing of main's
+	# known change left (the p90/p99 of 3 requests stay undecidable)
+	! grep -q '^| Whole run' results/comparison.md
+	! grep -q "known change" results/comparison.md
+	! grep -q 'latency (ms) |.*| \(regressed\|not-reproduced\)' results/comparison.md
+	# and a further regression from the new level still fails
+	BUILDKITE_BUILD_URL=https://buildkite.com/acme/perf/builds/10 FAKE_BENCH_FACTOR=1.6 run "${PERFGATE}" buildkite
+	assert_equal "${status}" 1
+}
+
 @test "trends: the GPU's history rendered with the build's run, uploaded with the artifacts" {
 	repo_here
 	config '{"suites":"suite.yml","gpu":"H100","baseline":"git","record-history":true,"trends":true}'

@@ -219,14 +219,14 @@ H100/pd_qps_inf.jsonl" ]
 	"$PERFGATE_BIN" run suite.yml -o pd2 2>/dev/null
 	run "$PERFGATE_BIN" compare pd2 --baseline git
 	echo "$output"
-	[[ "$output" == *"| pd@prefill=2x1,decode=2x1_qps_inf | Median TTFT (ms) |"*"1 run in the history"* ]]
+	[[ "$output" == *"| pd@prefill=2x1,decode=2x1_qps_inf | Median TTFT (ms) |"*"1 run of this metric in the history"* ]]
 	[[ "$output" != *"| pd_qps_inf |"* ]]
 	[[ "$output" == *"1 baseline point not in this suite"* ]]
 	# a one-server run: with its own, never the P/D history
 	"$PERFGATE_BIN" run one.yml -o one3 2>/dev/null
 	run "$PERFGATE_BIN" compare one3 --baseline git
 	echo "$output"
-	[[ "$output" == *"| pd_qps_inf | Median TTFT (ms) |"*"2 runs in the history"* ]]
+	[[ "$output" == *"| pd_qps_inf | Median TTFT (ms) |"*"2 runs of this metric in the history"* ]]
 	[[ "$output" != *"pd@"* ]]
 	no_procs_left 5
 }
