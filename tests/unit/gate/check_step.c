@@ -612,14 +612,14 @@ START_TEST(the_window_starts_after_a_step)
 	bp = pg_baseline_find(&base, names[2]);
 	ck_assert_int_eq(bp->runs, K - 8);
 	/* the level is the latest segment's, the spread every segment's */
-	ck_assert_int_eq(pg_base_point_metric(bp, pg_metric_by_id(PG_SUITE_SERVING,
-								  "output_throughput"))
-				 ->level_from,
-			 8);
-	ck_assert_uint_eq(pg_base_point_metric(bp, pg_metric_by_id(PG_SUITE_SERVING,
-								   "output_throughput"))
-				  ->n_span,
-			  K);
+	ck_assert_int_eq(
+		pg_base_point_metric(bp, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"))
+			->level_from,
+		8);
+	ck_assert_uint_eq(
+		pg_base_point_metric(bp, pg_metric_by_id(PG_SUITE_SERVING, "output_throughput"))
+			->n_span,
+		K);
 	ck_assert_int_eq(pg_baseline_find(&base, names[1])->runs, K);
 	/* a PR at main's new level is not blamed for main's step */
 	extra[2] = 0.08;
@@ -1605,8 +1605,7 @@ START_TEST(a_new_metric_waits_for_runs_of_its_own)
 	ck_assert_msg(strstr(r->note, "1 run of this metric in the history, 5 needed"), "%s",
 		      r->note);
 	/* its throughput, with a history, is judged as ever */
-	ck_assert_int_eq(row_of(&c, names[5], "output_throughput")->verdict,
-			 PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(row_of(&c, names[5], "output_throughput")->verdict, PG_VERDICT_REGRESSED);
 	pg_comparison_release(&c);
 	free_run(&run);
 	pg_baseline_release(&base);
