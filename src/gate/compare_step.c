@@ -1317,7 +1317,12 @@ static void holm_points(struct step *s)
 		running = fmax(running, fmin(1, (double)(F - k) * pf->p));
 		for (size_t j = 0; j < pf->n; j++) {
 			struct hyp *h = &s->ps[pf->pairs[j]].h;
-			h->padj = fmax(before, fmin(1, (double)(F - k) * family_p(pf, h->p1)));
+			/* family_p(p) >= p: a product already past 1 needs no
+			 * integral (most pairs of a clean step) */
+			h->padj = (double)(F - k) * h->p1 >= 1
+					  ? 1
+					  : fmax(before,
+						 fmin(1, (double)(F - k) * family_p(pf, h->p1)));
 		}
 	}
 	s->fam_n[FAM_POINTS] = F;
@@ -1857,6 +1862,20 @@ static void pair_note(struct step *s, size_t i)
  * failing threshold, and as large as the budget's share for one point
  * lets through (its family's first Holm step, meff tests).
  */
+/* The p-value of one pair whose point-level value is `level` (the first
+ * Holm step's): Sidak over the family's effective number of metrics,
+ * 1 + (n - 1)(1 - rho), which the equicorrelated maximum is close to; a
+ * displayed figure, so a closed form rather than a search per family. */
+static double holm_first_p(const struct point_family *pf, double level)
+{
+	double m_eff;
+
+	if (!pf || pf->n <= 1)
+		return level;
+	m_eff = pf->measured ? 1 + (double)(pf->n - 1) * (1 - pf->rho) : (double)pf->n;
+	return -expm1(log1p(-level) / m_eff);
+}
+
 static double catchable(const struct step *s, size_t i)
 {
 	const struct pair_state *st = &s->ps[i];
@@ -1869,17 +1888,7 @@ static double catchable(const struct step *s, size_t i)
 	if (!can_fail(h) || st->insufficient || h->fam != FAM_POINTS)
 		return NAN;
 	if (h->sd1 > 0 && h->df > 0 && alpha > 0) {
-		/* the p-value whose point-level value is the first Holm
-		 * step's, by bisection on its log */
-		double lo = log(1e-300), hi = log(alpha / (double)F), q;
-		for (int it = 0; it < 60; it++) {
-			double mid = (lo + hi) / 2;
-			if (family_p(pf, exp(mid)) > alpha / (double)F)
-				hi = mid;
-			else
-				lo = mid;
-		}
-		q = pg_cmpstat_t_quantile(exp(lo), h->df);
+		double q = pg_cmpstat_t_quantile(holm_first_p(pf, alpha / (double)F), h->df);
 		if (isfinite(q))
 			need = fmax(need, q * h->sd1 / h->scale);
 	}
