@@ -2,6 +2,7 @@
  * precise error (and nothing imported) for every kind of unreadable input. */
 #include "testutil.h"
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "import/import.h"
@@ -788,6 +789,65 @@ static const struct pg_result *by_name(const struct pg_result_set *rs, const cha
 	return NULL;
 }
 
+/* llm-d's experiment trees keep repeated runs of one configuration as
+ * files of their own: one point, its runs the repeats. */
+START_TEST(tree_repeats_one_point)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv files = PG_STRV_INIT, notes = PG_STRV_INIT;
+	struct pg_import_opts opts = { 0 };
+	char *args[] = { "data/import/tree-repeats" };
+	const struct pg_result *runs[3];
+	struct pg_result_set one = PG_RESULT_SET_INIT;
+	struct pg_result merged = { 0 };
+	json_t *changed;
+	char *text;
+
+	in_tests_dir();
+	opts.labels_from_path = 1;
+	ck_assert_int_eq(pg_import_inputs(&files, &notes, args, 1, &err), 0);
+	ck_assert_uint_eq(files.n, 3);
+	for (size_t i = 0; i < files.n; i++)
+		ck_assert_msg(pg_import_file(&rs, files.v[i], &opts, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_str_eq(rs.items[i].name, "serving_Llama-3.1-8B-Instruct_no-features_qps_5");
+		runs[i] = &rs.items[i];
+	}
+	ck_assert_ptr_null(pg_import_not_repeats(runs, 3));
+	merged.name = pg_xstrdup(rs.items[0].name);
+	merged.kind = PG_SUITE_SERVING;
+	merged.json = pg_import_merge_repeats(runs, 3);
+	/* the median of each key; every run's metrics, in file order */
+	ck_assert_double_eq(json_real_value(json_object_get(merged.json, "mean_ttft_ms")),
+			    json_real_value(json_object_get(rs.items[0].json, "mean_ttft_ms")));
+	ck_assert_uint_eq(json_array_size(pg_json_path(merged.json, "perfgate.repeats")), 3);
+	ck_assert_uint_eq(json_array_size(pg_json_path(merged.json, "perfgate.import.repeats")), 3);
+	pg_result_set_add(&one, &merged);
+	text = dump(&one);
+	tu_assert_golden("golden/import/tree-repeats.txt", text);
+	free(text);
+
+	/* one file twice is one run, not two */
+	runs[1] = &rs.items[0];
+	ck_assert_str_eq(pg_import_not_repeats(runs, 2), "the same run twice");
+	/* another workload (num_prompts) is another point */
+	runs[1] = &rs.items[1];
+	changed = json_object_get(json_object_get(rs.items[1].json, "perfgate"), "params");
+	json_object_set_new(changed, "num_prompts", json_integer(151));
+	ck_assert_str_eq(pg_import_not_repeats(runs, 2), "their workloads differ");
+	/* a point with repeats already is not one run */
+	json_object_set_new(json_object_get(rs.items[2].json, "perfgate"), "repeats", json_array());
+	runs[1] = &rs.items[2];
+	ck_assert_str_eq(pg_import_not_repeats(runs, 2), "a result that holds repeats already");
+
+	pg_result_set_release(&one);
+	pg_result_set_release(&rs);
+	pg_strv_release(&files);
+	pg_strv_release(&notes);
+}
+END_TEST
+
 /* vllm bench sweep's tree (vllm/benchmarks/sweep/serve.py): a
  * combination's summary.json is one point with its runs as samples, the
  * run files beside it and the warm-up are skipped with a note, a failure
@@ -1052,6 +1112,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, many_printed_blocks);
 	tcase_add_test(tc, real_files);
 	tcase_add_test(tc, tree_labels_from_path);
+	tcase_add_test(tc, tree_repeats_one_point);
 	tcase_add_test(tc, path_labels);
 	tcase_add_test(tc, json_inside_text);
 	tcase_add_test(tc, printed_under_a_prefix);
