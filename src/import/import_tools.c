@@ -456,10 +456,16 @@ static int aiperf(struct pg_import_ctx *ctx, const json_t *o, size_t pos)
 
 /* ---- llm-d benchmark report v0.2 ---- */
 
+/* v0.2 keeps its numbers under results, v0.1 under metrics (v0.1 is
+ * recognised to be refused by its version, not as "not a result"). */
 static bool is_llmd_report(const json_t *o)
 {
-	return json_is_object(json_object_get(o, "results")) && json_object_get(o, "version") &&
-	       (json_object_get(o, "scenario") || get(o, "results.request_performance"));
+	if (!json_object_get(o, "version"))
+		return false;
+	if (json_is_object(json_object_get(o, "results")))
+		return json_object_get(o, "scenario") || get(o, "results.request_performance");
+	return json_is_object(json_object_get(o, "metrics")) &&
+	       json_is_object(json_object_get(o, "scenario"));
 }
 
 /* ISO 8601 "PT1H2M49.97S" -> seconds; NAN when not one. */
@@ -560,8 +566,9 @@ static int llmd_report(struct pg_import_ctx *ctx, const json_t *o, size_t pos)
 	if (!json_is_string(version) || strncmp(json_string_value(version), "0.2", 3))
 		return pg_import_fail(
 			ctx, pos,
-			"llm-d benchmark report version %s: perfgate reads version 0.2 "
-			"(benchmark-report -b 0.2)",
+			"llm-d benchmark report version %s: perfgate reads version 0.2; import "
+			"the benchmark_report_v0.2,_*.yaml beside it or the result file it was "
+			"made from (benchmark-report -b 0.2 converts it)",
 			json_is_string(version) ? json_string_value(version) : "(not a string)");
 	if (!json_is_object(agg))
 		return pg_import_fail(ctx, pos,

@@ -114,6 +114,31 @@ START_TEST(records_and_reports)
 }
 END_TEST
 
+/* A real file perfgate recognises and refuses: exactly one line. */
+static void import_refused(const char *input, const char *message)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	in_tests_dir();
+	ck_assert_int_eq(pg_import_file(&rs, input, NULL, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, message);
+	ck_assert_uint_eq(rs.n, 0);
+	pg_result_set_release(&rs);
+}
+
+/* Real files of formats perfgate names but does not read. */
+START_TEST(real_files_refused)
+{
+	/* llm-d's report v0.1 keeps its numbers under metrics: */
+	import_refused("data/import/real/benchmark_report,_br_v0_1_example.yaml",
+		       "data/import/real/benchmark_report,_br_v0_1_example.yaml:1:1: llm-d "
+		       "benchmark report version 0.1: perfgate reads version 0.2; import the "
+		       "benchmark_report_v0.2,_*.yaml beside it or the result file it was made "
+		       "from (benchmark-report -b 0.2 converts it)");
+}
+END_TEST
+
 /* Whole real files of every kind (origins: data/import/real/README.md). */
 START_TEST(real_files)
 {
@@ -1113,6 +1138,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, real_files);
 	tcase_add_test(tc, tree_labels_from_path);
 	tcase_add_test(tc, tree_repeats_one_point);
+	tcase_add_test(tc, real_files_refused);
 	tcase_add_test(tc, path_labels);
 	tcase_add_test(tc, json_inside_text);
 	tcase_add_test(tc, printed_under_a_prefix);
