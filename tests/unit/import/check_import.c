@@ -157,6 +157,10 @@ START_TEST(real_files)
 	/* GenAI-Perf exports in a Markdown page's ```json blocks */
 	import_golden("data/import/real/genai-perf-issue-298.md",
 		      "golden/import/genai-perf-issue-298.txt", 2, NULL);
+	/* GuideLLM 0.3 (report schema v1): counts beside metrics, the model
+	 * under worker */
+	import_golden("data/import/real/guidellm-0.3-benchmarks_stripped.json",
+		      "golden/import/guidellm-0.3-benchmarks_stripped.txt", 1, NULL);
 	/* GuideLLM report schema v2: one point per benchmark */
 	import_golden("data/import/real/guidellm_report_v2.json",
 		      "golden/import/guidellm_report_v2.txt", 2, NULL);
