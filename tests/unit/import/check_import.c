@@ -114,6 +114,60 @@ START_TEST(records_and_reports)
 }
 END_TEST
 
+/* SGLang's names for E2E latency and total throughput, printed and in its
+ * JSON records, are vLLM's keys once imported (labels and keys as SGLang's
+ * bench_serving prints and writes them). */
+START_TEST(sglang_names_are_vllm_keys)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const char *printed = "============ Serving Benchmark Result ============\n"
+			      "Backend:                                 sglang    \n"
+			      "Traffic request rate:                    100.0     \n"
+			      "Successful requests:                     100       \n"
+			      "Benchmark duration (s):                  45.41     \n"
+			      "Request throughput (req/s):              2.20      \n"
+			      "Output token throughput (tok/s):         560.82    \n"
+			      "Total throughput (tok/s):                1448.66   \n"
+			      "----------------End-to-End Latency----------------\n"
+			      "Mean E2E Latency (ms):                   1974.12   \n"
+			      "Median E2E Latency (ms):                 443.87    \n"
+			      "==================================================\n";
+	const char *record = "{\"backend\": \"sglang\", \"request_rate\": 5.0, \"completed\": 1000, "
+			     "\"request_throughput\": 4.88, \"total_throughput\": 2434.2, "
+			     "\"mean_e2e_latency_ms\": 2409.5, \"median_e2e_latency_ms\": 1537.9, "
+			     "\"p99_e2e_latency_ms\": 9813.9, \"mean_ttft_ms\": 91.7}";
+	json_t *r;
+
+	ck_assert_int_eq(pg_import_text(&rs, printed, strlen(printed), "s.log", "s", NULL, NULL,
+					&err),
+			 0);
+	r = rs.items[0].json;
+	ck_assert_double_eq(json_number_value(json_object_get(r, "total_token_throughput")),
+			    1448.66);
+	ck_assert_double_eq(json_number_value(json_object_get(r, "mean_e2el_ms")), 1974.12);
+	ck_assert_ptr_null(pg_json_path(r, "perfgate.import.unparsed"));
+	pg_result_set_release(&rs);
+
+	ck_assert_int_eq(pg_import_text(&rs, record, strlen(record), "s.json", "s", NULL, NULL,
+					&err),
+			 0);
+	r = rs.items[0].json;
+	ck_assert_double_eq(json_number_value(json_object_get(r, "total_token_throughput")),
+			    2434.2);
+	ck_assert_double_eq(json_number_value(json_object_get(r, "median_e2el_ms")), 1537.9);
+	ck_assert_double_eq(json_number_value(json_object_get(r, "p99_e2el_ms")), 9813.9);
+	ck_assert_ptr_null(json_object_get(r, "mean_e2e_latency_ms"));
+	ck_assert_ptr_null(json_object_get(r, "total_throughput"));
+	ck_assert_str_eq(json_string_value(pg_json_path(r, "perfgate.import.format")),
+			 "sglang-serve");
+	ck_assert_str_eq(json_string_value(pg_json_path(
+				 r, "perfgate.import.renamed.total_throughput")),
+			 "total_token_throughput");
+	pg_result_set_release(&rs);
+}
+END_TEST
+
 /* A real file perfgate recognises and refuses: exactly one line. */
 static void import_refused(const char *input, const char *message)
 {
@@ -157,6 +211,9 @@ START_TEST(real_files)
 	/* GenAI-Perf exports in a Markdown page's ```json blocks */
 	import_golden("data/import/real/genai-perf-issue-298.md",
 		      "golden/import/genai-perf-issue-298.txt", 2, NULL);
+	/* SGLang bench_serving's JSON lines: E2E latency under vLLM's names */
+	import_golden("data/import/real/sglang-llama_3_3_70b_online_output.jsonl",
+		      "golden/import/sglang-llama_3_3_70b_online_output.txt", 7, NULL);
 	/* GuideLLM 0.3 (report schema v1): counts beside metrics, the model
 	 * under worker */
 	import_golden("data/import/real/guidellm-0.3-benchmarks_stripped.json",
@@ -1143,6 +1200,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, tree_labels_from_path);
 	tcase_add_test(tc, tree_repeats_one_point);
 	tcase_add_test(tc, real_files_refused);
+	tcase_add_test(tc, sglang_names_are_vllm_keys);
 	tcase_add_test(tc, path_labels);
 	tcase_add_test(tc, json_inside_text);
 	tcase_add_test(tc, printed_under_a_prefix);
