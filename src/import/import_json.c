@@ -442,6 +442,17 @@ static void note_provenance(json_t *rec)
 	json_object_set_new(rec, "perfgate", pg);
 }
 
+/* kubernetes-sigs/inference-perf's reports (summary_lifecycle_metrics.json,
+ * stage_<n>_lifecycle_metrics.json): {"load_summary": ..., "successes":
+ * {"latency": ..., "throughput": ...}, "failures": ...}. Named, so that a
+ * user reads what the file is rather than "not a benchmark result". */
+static bool is_inference_perf(const json_t *o)
+{
+	return json_is_object(json_object_get(o, "load_summary")) &&
+	       (json_is_object(json_object_get(o, "successes")) ||
+		json_is_object(json_object_get(o, "failures")));
+}
+
 static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos, size_t *reports)
 {
 	size_t record = ctx->records + 1;
@@ -467,6 +478,13 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 			ctx, pos,
 			"record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
 			"import the vLLM result file it was made from",
+			record);
+	if (is_inference_perf(o))
+		return pg_import_fail(
+			ctx, pos,
+			"record %zu: an inference-perf report, which perfgate does not import yet; "
+			"import llm-d's benchmark_report_v0.2 made from it (benchmark-report -w "
+			"inference-perf -b 0.2)",
 			record);
 	if (is_sweep_failure(o))
 		return handle_sweep_failure(ctx, o, pos);

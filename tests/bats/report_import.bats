@@ -160,6 +160,16 @@ teardown() {
 	assert_not_exists out
 }
 
+@test "import: llm-d report v0.1 and inference-perf reports are named and refused (exit 2, one line)" {
+	run --separate-stderr "$PERFGATE_BIN" import "$DATA/real/benchmark_report,_br_v0_1_example.yaml" -o out
+	assert_failure 2
+	[ "$stderr" = "perfgate import: $DATA/real/benchmark_report,_br_v0_1_example.yaml:1:1: llm-d benchmark report version 0.1: perfgate reads version 0.2; import the benchmark_report_v0.2,_*.yaml beside it or the result file it was made from (benchmark-report -b 0.2 converts it)" ]
+	run --separate-stderr "$PERFGATE_BIN" import "$DATA/real/inference_perf_stage_lifecycle_metrics.json" -o out
+	assert_failure 2
+	[ "$stderr" = "perfgate import: $DATA/real/inference_perf_stage_lifecycle_metrics.json:1:1: record 1: an inference-perf report, which perfgate does not import yet; import llm-d's benchmark_report_v0.2 made from it (benchmark-report -w inference-perf -b 0.2)" ]
+	assert_not_exists out
+}
+
 # llm-d's experiment trees keep each repeated run of a configuration as a
 # file of its own (same rate and model, minutes apart): one point, its
 # runs the repeats, as `repeat: N` writes them, and the import says so.

@@ -190,6 +190,12 @@ START_TEST(real_files_refused)
 		       "benchmark report version 0.1: perfgate reads version 0.2; import the "
 		       "benchmark_report_v0.2,_*.yaml beside it or the result file it was made "
 		       "from (benchmark-report -b 0.2 converts it)");
+	/* an inference-perf report is a result of another format */
+	import_refused("data/import/real/inference_perf_stage_lifecycle_metrics.json",
+		       "data/import/real/inference_perf_stage_lifecycle_metrics.json:1:1: record 1: "
+		       "an inference-perf report, which perfgate does not import yet; import "
+		       "llm-d's benchmark_report_v0.2 made from it (benchmark-report -w "
+		       "inference-perf -b 0.2)");
 }
 END_TEST
 
