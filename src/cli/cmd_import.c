@@ -175,9 +175,9 @@ static int merge_repeats(struct pg_result_set *rs, const struct target *targets,
 		const char *why;
 		size_t n;
 
-		for (end = i + 1; end < rs->n && !strcmp(targets[end].dir, targets[i].dir) &&
-				  !strcmp(rs->items[targets[end].index].name,
-					  rs->items[targets[i].index].name);
+		for (end = i + 1;
+		     end < rs->n && !strcmp(targets[end].dir, targets[i].dir) &&
+		     !strcmp(rs->items[targets[end].index].name, rs->items[targets[i].index].name);
 		     end++)
 			;
 		if ((n = end - i) < 2)
@@ -185,12 +185,13 @@ static int merge_repeats(struct pg_result_set *rs, const struct target *targets,
 		for (size_t k = 0; k < n; k++)
 			runs[k] = &rs->items[targets[i + k].index];
 		if ((why = pg_import_not_repeats(runs, n)) != NULL) {
-			ret = pg_error_set(err, PG_ECONFIG,
-					   "two results would be %s/%s.json: %s (record %ld) and %s "
-					   "(record %ld), not repeats of one point (%s); import them "
-					   "into different directories (-o)",
-					   targets[i].dir, runs[0]->name, runs[0]->path,
-					   record_of(runs[0]), runs[1]->path, record_of(runs[1]), why);
+			ret = pg_error_set(
+				err, PG_ECONFIG,
+				"two results would be %s/%s.json: %s (record %ld) and %s "
+				"(record %ld), not repeats of one point (%s); import them "
+				"into different directories (-o)",
+				targets[i].dir, runs[0]->name, runs[0]->path, record_of(runs[0]),
+				runs[1]->path, record_of(runs[1]), why);
 			break;
 		}
 		{
@@ -198,10 +199,11 @@ static int merge_repeats(struct pg_result_set *rs, const struct target *targets,
 			struct pg_result *first = &rs->items[targets[i].index];
 			const char *cold = pg_cold_result_note(merged);
 
-			fprintf(stderr, "perfgate import: %s: %zu repeats of one point, from", first->name,
-				n);
+			fprintf(stderr, "perfgate import: %s: %zu repeats of one point, from",
+				first->name, n);
 			for (size_t k = 0; k < n; k++)
-				fprintf(stderr, "%s %s", k ? (k + 1 < n ? "," : " and") : "", runs[k]->path);
+				fprintf(stderr, "%s %s", k ? (k + 1 < n ? "," : " and") : "",
+					runs[k]->path);
 			fputc('\n', stderr);
 			if (cold)
 				fprintf(stderr, "perfgate import: %s: %s\n", first->name, cold);

@@ -100,8 +100,10 @@ static const char E2E_SUFFIX[] = "_e2e_latency_ms";
 
 static bool is_sglang_record(const json_t *o)
 {
-	return !json_object_get(o, "mean_e2el_ms") && !json_object_get(o, "total_token_throughput") &&
-	       (json_object_get(o, "mean_e2e_latency_ms") || json_object_get(o, "total_throughput") ||
+	return !json_object_get(o, "mean_e2el_ms") &&
+	       !json_object_get(o, "total_token_throughput") &&
+	       (json_object_get(o, "mean_e2e_latency_ms") ||
+		json_object_get(o, "total_throughput") ||
 		json_object_get(o, "total_output_tokens_retokenized"));
 }
 

@@ -133,15 +133,15 @@ START_TEST(sglang_names_are_vllm_keys)
 			      "Mean E2E Latency (ms):                   1974.12   \n"
 			      "Median E2E Latency (ms):                 443.87    \n"
 			      "==================================================\n";
-	const char *record = "{\"backend\": \"sglang\", \"request_rate\": 5.0, \"completed\": 1000, "
-			     "\"request_throughput\": 4.88, \"total_throughput\": 2434.2, "
-			     "\"mean_e2e_latency_ms\": 2409.5, \"median_e2e_latency_ms\": 1537.9, "
-			     "\"p99_e2e_latency_ms\": 9813.9, \"mean_ttft_ms\": 91.7}";
+	const char *record =
+		"{\"backend\": \"sglang\", \"request_rate\": 5.0, \"completed\": 1000, "
+		"\"request_throughput\": 4.88, \"total_throughput\": 2434.2, "
+		"\"mean_e2e_latency_ms\": 2409.5, \"median_e2e_latency_ms\": 1537.9, "
+		"\"p99_e2e_latency_ms\": 9813.9, \"mean_ttft_ms\": 91.7}";
 	json_t *r;
 
-	ck_assert_int_eq(pg_import_text(&rs, printed, strlen(printed), "s.log", "s", NULL, NULL,
-					&err),
-			 0);
+	ck_assert_int_eq(
+		pg_import_text(&rs, printed, strlen(printed), "s.log", "s", NULL, NULL, &err), 0);
 	r = rs.items[0].json;
 	ck_assert_double_eq(json_number_value(json_object_get(r, "total_token_throughput")),
 			    1448.66);
@@ -149,9 +149,8 @@ START_TEST(sglang_names_are_vllm_keys)
 	ck_assert_ptr_null(pg_json_path(r, "perfgate.import.unparsed"));
 	pg_result_set_release(&rs);
 
-	ck_assert_int_eq(pg_import_text(&rs, record, strlen(record), "s.json", "s", NULL, NULL,
-					&err),
-			 0);
+	ck_assert_int_eq(
+		pg_import_text(&rs, record, strlen(record), "s.json", "s", NULL, NULL, &err), 0);
 	r = rs.items[0].json;
 	ck_assert_double_eq(json_number_value(json_object_get(r, "total_token_throughput")),
 			    2434.2);
@@ -161,9 +160,9 @@ START_TEST(sglang_names_are_vllm_keys)
 	ck_assert_ptr_null(json_object_get(r, "total_throughput"));
 	ck_assert_str_eq(json_string_value(pg_json_path(r, "perfgate.import.format")),
 			 "sglang-serve");
-	ck_assert_str_eq(json_string_value(pg_json_path(
-				 r, "perfgate.import.renamed.total_throughput")),
-			 "total_token_throughput");
+	ck_assert_str_eq(
+		json_string_value(pg_json_path(r, "perfgate.import.renamed.total_throughput")),
+		"total_token_throughput");
 	pg_result_set_release(&rs);
 }
 END_TEST
@@ -191,11 +190,12 @@ START_TEST(real_files_refused)
 		       "benchmark_report_v0.2,_*.yaml beside it or the result file it was made "
 		       "from (benchmark-report -b 0.2 converts it)");
 	/* an inference-perf report is a result of another format */
-	import_refused("data/import/real/inference_perf_stage_lifecycle_metrics.json",
-		       "data/import/real/inference_perf_stage_lifecycle_metrics.json:1:1: record 1: "
-		       "an inference-perf report, which perfgate does not import yet; import "
-		       "llm-d's benchmark_report_v0.2 made from it (benchmark-report -w "
-		       "inference-perf -b 0.2)");
+	import_refused(
+		"data/import/real/inference_perf_stage_lifecycle_metrics.json",
+		"data/import/real/inference_perf_stage_lifecycle_metrics.json:1:1: record 1: "
+		"an inference-perf report, which perfgate does not import yet; import "
+		"llm-d's benchmark_report_v0.2 made from it (benchmark-report -w "
+		"inference-perf -b 0.2)");
 }
 END_TEST
 
@@ -903,7 +903,8 @@ START_TEST(tree_repeats_one_point)
 	for (size_t i = 0; i < files.n; i++)
 		ck_assert_msg(pg_import_file(&rs, files.v[i], &opts, &err) == 0, "%s", err.msg);
 	for (size_t i = 0; i < 3; i++) {
-		ck_assert_str_eq(rs.items[i].name, "serving_Llama-3.1-8B-Instruct_no-features_qps_5");
+		ck_assert_str_eq(rs.items[i].name,
+				 "serving_Llama-3.1-8B-Instruct_no-features_qps_5");
 		runs[i] = &rs.items[i];
 	}
 	ck_assert_ptr_null(pg_import_not_repeats(runs, 3));
