@@ -114,13 +114,28 @@ START_TEST(records_and_reports)
 }
 END_TEST
 
+/* The one result of text (a file named source). */
+static json_t *one_result(struct pg_result_set *rs, const char *text, const char *source)
+{
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_msg(pg_import_text(rs, text, strlen(text), source, "s", NULL, NULL, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(rs->n, 1);
+	return rs->items[0].json;
+}
+
+static double number_at(const json_t *r, const char *key)
+{
+	return json_number_value(json_object_get(r, key));
+}
+
 /* SGLang's names for E2E latency and total throughput, printed and in its
  * JSON records, are vLLM's keys once imported (labels and keys as SGLang's
  * bench_serving prints and writes them). */
 START_TEST(sglang_names_are_vllm_keys)
 {
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
-	struct pg_error err = PG_ERROR_INIT;
 	const char *printed = "============ Serving Benchmark Result ============\n"
 			      "Backend:                                 sglang    \n"
 			      "Traffic request rate:                    100.0     \n"
@@ -138,24 +153,17 @@ START_TEST(sglang_names_are_vllm_keys)
 		"\"request_throughput\": 4.88, \"total_throughput\": 2434.2, "
 		"\"mean_e2e_latency_ms\": 2409.5, \"median_e2e_latency_ms\": 1537.9, "
 		"\"p99_e2e_latency_ms\": 9813.9, \"mean_ttft_ms\": 91.7}";
-	json_t *r;
+	json_t *r = one_result(&rs, printed, "s.log");
 
-	ck_assert_int_eq(
-		pg_import_text(&rs, printed, strlen(printed), "s.log", "s", NULL, NULL, &err), 0);
-	r = rs.items[0].json;
-	ck_assert_double_eq(json_number_value(json_object_get(r, "total_token_throughput")),
-			    1448.66);
-	ck_assert_double_eq(json_number_value(json_object_get(r, "mean_e2el_ms")), 1974.12);
+	ck_assert_double_eq(number_at(r, "total_token_throughput"), 1448.66);
+	ck_assert_double_eq(number_at(r, "mean_e2el_ms"), 1974.12);
 	ck_assert_ptr_null(pg_json_path(r, "perfgate.import.unparsed"));
 	pg_result_set_release(&rs);
 
-	ck_assert_int_eq(
-		pg_import_text(&rs, record, strlen(record), "s.json", "s", NULL, NULL, &err), 0);
-	r = rs.items[0].json;
-	ck_assert_double_eq(json_number_value(json_object_get(r, "total_token_throughput")),
-			    2434.2);
-	ck_assert_double_eq(json_number_value(json_object_get(r, "median_e2el_ms")), 1537.9);
-	ck_assert_double_eq(json_number_value(json_object_get(r, "p99_e2el_ms")), 9813.9);
+	r = one_result(&rs, record, "s.json");
+	ck_assert_double_eq(number_at(r, "total_token_throughput"), 2434.2);
+	ck_assert_double_eq(number_at(r, "median_e2el_ms"), 1537.9);
+	ck_assert_double_eq(number_at(r, "p99_e2el_ms"), 9813.9);
 	ck_assert_ptr_null(json_object_get(r, "mean_e2e_latency_ms"));
 	ck_assert_ptr_null(json_object_get(r, "total_throughput"));
 	ck_assert_str_eq(json_string_value(pg_json_path(r, "perfgate.import.format")),
@@ -232,6 +240,21 @@ START_TEST(real_files)
 		      "golden/import/llmd-benchmark-report-v0.2.txt", 1, NULL);
 }
 END_TEST
+
+/* Every result file of a tree, as perfgate import walks it. */
+static void import_tree(struct pg_result_set *rs, struct pg_strv *notes, const char *dir,
+			const struct pg_import_opts *opts)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv files = PG_STRV_INIT;
+	char *args[] = { (char *)dir };
+
+	in_tests_dir();
+	ck_assert_int_eq(pg_import_inputs(&files, notes, args, 1, &err), 0);
+	for (size_t i = 0; i < files.n; i++)
+		ck_assert_msg(pg_import_file(rs, files.v[i], opts, &err) == 0, "%s", err.msg);
+	pg_strv_release(&files);
+}
 
 /* A results tree <experiment>/<GPU>/<deployment>/: what the path says goes
  * to the records that lack it, and says so. */
@@ -851,19 +874,6 @@ START_TEST(names_are_safe_file_names)
 END_TEST
 
 /* Import every file a directory walk keeps; the notes in out_notes. */
-static void import_tree(struct pg_result_set *rs, struct pg_strv *notes, const char *dir)
-{
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_strv files = PG_STRV_INIT;
-	char *args[] = { (char *)dir };
-
-	in_tests_dir();
-	ck_assert_int_eq(pg_import_inputs(&files, notes, args, 1, &err), 0);
-	for (size_t i = 0; i < files.n; i++)
-		ck_assert_msg(pg_import_file(rs, files.v[i], NULL, &err) == 0, "%s", err.msg);
-	pg_strv_release(&files);
-}
-
 static bool notes_have(const struct pg_strv *notes, const char *a, const char *b)
 {
 	for (size_t i = 0; i < notes->n; i++)
@@ -886,22 +896,17 @@ static const struct pg_result *by_name(const struct pg_result_set *rs, const cha
 START_TEST(tree_repeats_one_point)
 {
 	struct pg_result_set rs = PG_RESULT_SET_INIT;
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_strv files = PG_STRV_INIT, notes = PG_STRV_INIT;
+	struct pg_strv notes = PG_STRV_INIT;
 	struct pg_import_opts opts = { 0 };
-	char *args[] = { "data/import/tree-repeats" };
 	const struct pg_result *runs[3];
 	struct pg_result_set one = PG_RESULT_SET_INIT;
 	struct pg_result merged = { 0 };
 	json_t *changed;
 	char *text;
 
-	in_tests_dir();
 	opts.labels_from_path = 1;
-	ck_assert_int_eq(pg_import_inputs(&files, &notes, args, 1, &err), 0);
-	ck_assert_uint_eq(files.n, 3);
-	for (size_t i = 0; i < files.n; i++)
-		ck_assert_msg(pg_import_file(&rs, files.v[i], &opts, &err) == 0, "%s", err.msg);
+	import_tree(&rs, &notes, "data/import/tree-repeats", &opts);
+	ck_assert_uint_eq(rs.n, 3);
 	for (size_t i = 0; i < 3; i++) {
 		ck_assert_str_eq(rs.items[i].name,
 				 "serving_Llama-3.1-8B-Instruct_no-features_qps_5");
@@ -936,7 +941,6 @@ START_TEST(tree_repeats_one_point)
 
 	pg_result_set_release(&one);
 	pg_result_set_release(&rs);
-	pg_strv_release(&files);
 	pg_strv_release(&notes);
 }
 END_TEST
@@ -953,7 +957,7 @@ START_TEST(sweep_tree)
 	const struct pg_result *sum, *fail, *srv, *lone;
 	char *text;
 
-	import_tree(&rs, &notes, "data/import/sweep");
+	import_tree(&rs, &notes, "data/import/sweep", NULL);
 	ck_assert_uint_eq(rs.n, 4);
 	ck_assert_uint_eq(notes.n, 4);
 	ck_assert(notes_have(&notes, "summary.csv", "table of the runs"));
@@ -1065,7 +1069,7 @@ START_TEST(perf_eval_aggregates)
 	const json_t *agg;
 	char *text;
 
-	import_tree(&rs, &notes, "data/import/aggregate");
+	import_tree(&rs, &notes, "data/import/aggregate", NULL);
 	ck_assert_uint_eq(rs.n, 1);
 	ck_assert_uint_eq(notes.n, 3);
 	ck_assert(notes_have(&notes, "run-2.json", "perf-eval aggregate"));
