@@ -50,8 +50,10 @@ static const struct pg_cmd_help help = {
 	"(benchmark_results.json, verdict.json), *.pytorch.json files and llm-d\n"
 	"reports made from a result file beside them are skipped, with a note.\n"
 	"When the inputs span several experiments or GPUs, each gets its own\n"
-	"directory, DIR/<experiment>/<GPU>. Nothing is written unless every\n"
-	"input is readable (docs/import.md).",
+	"directory, DIR/<experiment>/<GPU>. Several results of one point (llm-d\n"
+	"keeps each repeated run as a file of its own) become that point's repeats,\n"
+	"said per point. Nothing is written unless every input is readable\n"
+	"(docs/import.md).",
 	opts,
 };
 /* clang-format on */
