@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "gpu/gpu.h"
 #include "sys/fsutil.h"
+#include "import/import.h"
 #include "import/import_io.h"
 #include "results/cold.h"
 #include "results/metrics.h"
@@ -49,8 +50,10 @@ static const struct pg_cmd_help help = {
 	"(benchmark_results.json, verdict.json), *.pytorch.json files and llm-d\n"
 	"reports made from a result file beside them are skipped, with a note.\n"
 	"When the inputs span several experiments or GPUs, each gets its own\n"
-	"directory, DIR/<experiment>/<GPU>. Nothing is written unless every\n"
-	"input is readable (docs/import.md).",
+	"directory, DIR/<experiment>/<GPU>. Several results of one point (llm-d\n"
+	"keeps each repeated run as a file of its own) become that point's repeats,\n"
+	"said per point. Nothing is written unless every input is readable\n"
+	"(docs/import.md).",
 	opts,
 };
 /* clang-format on */
@@ -157,6 +160,68 @@ static void note_inferred(const char *file, const struct pg_result_set *rs, size
 	}
 }
 
+/*
+ * Results that would write one file: the runs of one point (llm-d's
+ * experiment trees keep each repeated run as a file of its own) become
+ * that point's repeats, said per point; anything else is refused. targets
+ * is sorted, so they are neighbours, in input order. The merged result
+ * takes the first run's place; the others' json is left NULL.
+ */
+static int merge_repeats(struct pg_result_set *rs, const struct target *targets,
+			 struct pg_error *err)
+{
+	const struct pg_result **runs = pg_xcalloc(rs->n ? rs->n : 1, sizeof(*runs));
+	int ret = 0;
+
+	for (size_t i = 0, end; i < rs->n && !ret; i = end) {
+		const char *why;
+		size_t n;
+
+		for (end = i + 1;
+		     end < rs->n && !strcmp(targets[end].dir, targets[i].dir) &&
+		     !strcmp(rs->items[targets[end].index].name, rs->items[targets[i].index].name);
+		     end++)
+			;
+		if ((n = end - i) < 2)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			runs[k] = &rs->items[targets[i + k].index];
+		if ((why = pg_import_not_repeats(runs, n)) != NULL) {
+			ret = pg_error_set(
+				err, PG_ECONFIG,
+				"two results would be %s/%s.json: %s (record %ld) and %s "
+				"(record %ld), not repeats of one point (%s); import them "
+				"into different directories (-o)",
+				targets[i].dir, runs[0]->name, runs[0]->path, record_of(runs[0]),
+				runs[1]->path, record_of(runs[1]), why);
+			break;
+		}
+		{
+			json_t *merged = pg_import_merge_repeats(runs, n);
+			struct pg_result *first = &rs->items[targets[i].index];
+			const char *cold = pg_cold_result_note(merged);
+
+			fprintf(stderr, "perfgate import: %s: %zu repeats of one point, from",
+				first->name, n);
+			for (size_t k = 0; k < n; k++)
+				fprintf(stderr, "%s %s", k ? (k + 1 < n ? "," : " and") : "",
+					runs[k]->path);
+			fputc('\n', stderr);
+			if (cold)
+				fprintf(stderr, "perfgate import: %s: %s\n", first->name, cold);
+			for (size_t k = 1; k < n; k++) {
+				struct pg_result *r = &rs->items[targets[i + k].index];
+				json_decref(r->json);
+				r->json = NULL;
+			}
+			json_decref(first->json);
+			first->json = merged;
+		}
+	}
+	free(runs);
+	return ret;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	struct pg_strv pos = PG_STRV_INIT, inputs = PG_STRV_INIT, notes = PG_STRV_INIT;
@@ -224,19 +289,8 @@ int cmd_import(int argc, char **argv)
 		targets[i].dir = pg_buf_detach(&dir);
 	}
 	qsort_r(targets, rs.n, sizeof(*targets), target_cmp, &rs);
-	for (size_t i = 1; i < rs.n; i++) {
-		const struct pg_result *a = &rs.items[targets[i - 1].index];
-		const struct pg_result *b = &rs.items[targets[i].index];
-
-		if (strcmp(targets[i - 1].dir, targets[i].dir) || strcmp(a->name, b->name))
-			continue;
-		rc = pg_error_set(
-			&err, PG_ECONFIG,
-			"two results would be %s/%s.json: %s (record %ld) and %s (record %ld); "
-			"import them into different directories (-o)",
-			targets[i].dir, a->name, a->path, record_of(a), b->path, record_of(b));
+	if ((rc = merge_repeats(&rs, targets, &err)) != 0)
 		goto fail;
-	}
 
 	/* all files in one batch: one sync for thousands of results */
 	files = pg_xcalloc(2 * rs.n + 1, sizeof(*files));
@@ -244,6 +298,8 @@ int cmd_import(int argc, char **argv)
 	for (size_t i = 0; i < rs.n; i++) {
 		const struct pg_result *r = &rs.items[targets[i].index];
 
+		if (!r->json)
+			continue; /* a repeat, merged into its point */
 		if (i == 0 || strcmp(targets[i - 1].dir, targets[i].dir))
 			if ((rc = pg_mkdir_p(targets[i].dir, &err)) != 0)
 				goto fail;
@@ -254,11 +310,12 @@ int cmd_import(int argc, char **argv)
 	}
 	if ((rc = pg_files_write_atomic(files, n_files, &err)) != 0)
 		goto fail;
-	for (size_t i = 0, start = 0; i < rs.n; i++) {
+	for (size_t i = 0, count = 0; i < rs.n; i++) {
+		count += rs.items[targets[i].index].json != NULL;
 		if (i + 1 < rs.n && !strcmp(targets[i + 1].dir, targets[i].dir))
 			continue;
-		printf("%s: %zu result%s\n", targets[i].dir, i + 1 - start, i == start ? "" : "s");
-		start = i + 1;
+		printf("%s: %zu result%s\n", targets[i].dir, count, count == 1 ? "" : "s");
+		count = 0;
 	}
 	rc = PG_EXIT_OK;
 	goto done;

@@ -559,7 +559,8 @@ static int rec_cmp(const void *a, const void *b)
 
 static bool is_record_format(const char *format)
 {
-	return !strcmp(format, "vllm-serve") || !strcmp(format, "llm-d");
+	return !strcmp(format, "vllm-serve") || !strcmp(format, "llm-d") ||
+	       !strcmp(format, "sglang-serve");
 }
 
 /* Whether a printed block shows the run of a JSON record: the same

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 struct pg_error;
+struct pg_result;
 struct pg_result_set;
 
 /*
@@ -116,5 +117,18 @@ enum pg_import_format pg_import_detect(const char *text, size_t len);
 int pg_import_text(struct pg_result_set *out, const char *text, size_t len, const char *source,
 		   const char *base_name, const json_t *sidecar, const struct pg_import_opts *opts,
 		   struct pg_error *err);
+
+/*
+ * Several results of one point (one output file): llm-d's experiment
+ * trees keep each repeated run of a configuration as its own file. Why
+ * runs[0..n) (in input order) are not repeats of one point ("the same run
+ * twice", "their workloads differ", ...), or NULL when they are.
+ */
+const char *pg_import_not_repeats(const struct pg_result *const *runs, size_t n);
+/* Those runs as one result, as `repeat: N` writes it: each key the median
+ * over the runs, perfgate.repeats their metrics, perfgate.import.repeats
+ * where each came from ({file, record, line}), the first run's perfgate
+ * object otherwise, a cold first run left out (results/cold.h). New. */
+json_t *pg_import_merge_repeats(const struct pg_result *const *runs, size_t n);
 
 #endif

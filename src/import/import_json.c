@@ -14,6 +14,8 @@
 #include "results/repeats.h"
 
 #include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,65 @@ static json_t *normalise(const json_t *o)
 		json_object_set(copy, key, v);
 	}
 	return copy;
+}
+
+/*
+ * SGLang's bench_serving writes vLLM's record with its own names for two
+ * metrics: <stat>_e2e_latency_ms (vLLM's <stat>_e2el_ms) and
+ * total_throughput (total_token_throughput). A record that has them and
+ * not vLLM's names is SGLang's, whatever its backend.
+ */
+static const char E2E_SUFFIX[] = "_e2e_latency_ms";
+
+static bool is_sglang_record(const json_t *o)
+{
+	return !json_object_get(o, "mean_e2el_ms") &&
+	       !json_object_get(o, "total_token_throughput") &&
+	       (json_object_get(o, "mean_e2e_latency_ms") ||
+		json_object_get(o, "total_throughput") ||
+		json_object_get(o, "total_output_tokens_retokenized"));
+}
+
+/* The vLLM name of an SGLang key (in buf), or NULL when it has the same. */
+static const char *vllm_name_of_sglang(const char *key, char *buf, size_t size)
+{
+	size_t n = strlen(key), sfx = sizeof(E2E_SUFFIX) - 1;
+
+	if (!strcmp(key, "total_throughput"))
+		return "total_token_throughput";
+	if (n > sfx && !strcmp(key + n - sfx, E2E_SUFFIX)) {
+		snprintf(buf, size, "%.*s_e2el_ms", (int)(n - sfx), key);
+		return buf;
+	}
+	return NULL;
+}
+
+/* rec with SGLang's names spelled as vLLM's, in place (key order kept), so
+ * compare, report and the gate see E2E latency and total throughput; what
+ * was renamed is kept under perfgate.import.renamed. */
+static json_t *sglang_to_vllm_names(json_t *rec)
+{
+	json_t *out = json_object(), *renamed = json_object(), *v;
+	const char *key;
+	char buf[128];
+
+	json_object_foreach(rec, key, v)
+	{
+		const char *to = vllm_name_of_sglang(key, buf, sizeof(buf));
+
+		if (to && !json_object_get(rec, to)) {
+			json_object_set(out, to, v);
+			json_object_set_new(renamed, key, json_string(to));
+		} else {
+			json_object_set(out, key, v);
+		}
+	}
+	json_decref(rec);
+	if (json_object_size(renamed))
+		pg_import_set_path(out, "perfgate.import.renamed", renamed);
+	else
+		json_decref(renamed);
+	return out;
 }
 
 static int is_inf_string(const json_t *v)
@@ -383,11 +444,23 @@ static void note_provenance(json_t *rec)
 	json_object_set_new(rec, "perfgate", pg);
 }
 
+/* kubernetes-sigs/inference-perf's reports (summary_lifecycle_metrics.json,
+ * stage_<n>_lifecycle_metrics.json): {"load_summary": ..., "successes":
+ * {"latency": ..., "throughput": ...}, "failures": ...}. Named, so that a
+ * user reads what the file is rather than "not a benchmark result". */
+static bool is_inference_perf(const json_t *o)
+{
+	return json_is_object(json_object_get(o, "load_summary")) &&
+	       (json_is_object(json_object_get(o, "successes")) ||
+		json_is_object(json_object_get(o, "failures")));
+}
+
 static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos, size_t *reports)
 {
 	size_t record = ctx->records + 1;
 	json_t *copy, *point;
 	char *llmd;
+	bool sglang;
 	int kind;
 
 	if (!json_is_object(o))
@@ -407,6 +480,13 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 			ctx, pos,
 			"record %zu: a PyTorch benchmark-database record (*.pytorch.json); "
 			"import the vLLM result file it was made from",
+			record);
+	if (is_inference_perf(o))
+		return pg_import_fail(
+			ctx, pos,
+			"record %zu: an inference-perf report, which perfgate does not import yet; "
+			"import llm-d's benchmark_report_v0.2 made from it (benchmark-report -w "
+			"inference-perf -b 0.2)",
 			record);
 	if (is_sweep_failure(o))
 		return handle_sweep_failure(ctx, o, pos);
@@ -433,6 +513,9 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 	copy = normalise(o);
 	if (kind == PG_SUITE_SERVING && !json_object_get(o, "perfgate"))
 		note_provenance(copy);
+	sglang = kind == PG_SUITE_SERVING && is_sglang_record(o);
+	if (sglang)
+		copy = sglang_to_vllm_names(copy);
 	point = json_object_get(json_object_get(o, "perfgate"), "point");
 	llmd = kind == PG_SUITE_SERVING && !point
 		       ? llmd_name(o, ctx->opts ? ctx->opts->deployment : NULL)
@@ -442,7 +525,7 @@ static int handle_object(struct pg_import_ctx *ctx, const json_t *o, size_t pos,
 	else
 		pg_import_push(ctx, copy, (enum pg_suite_kind)kind,
 			       json_is_string(point) ? json_string_value(point) : NULL, NULL,
-			       format_of((enum pg_suite_kind)kind), pos);
+			       sglang ? "sglang-serve" : format_of((enum pg_suite_kind)kind), pos);
 	free(llmd);
 	return 0;
 }

@@ -61,6 +61,8 @@ static const struct label_map labels[] = {
 	{ "Peak concurrent requests", "max_concurrent_requests", V_NUM },
 	/* "Total Token throughput" in older versions: the match ignores case */
 	{ "Total token throughput (tok/s)", "total_token_throughput", V_NUM },
+	/* SGLang's bench_serving since it prints "End-to-End Latency" */
+	{ "Total throughput (tok/s)", "total_token_throughput", V_NUM },
 	{ "Concurrency", "concurrency", V_NUM },
 	{ "Backend", "backend", V_STR },
 	{ "Acceptance rate (%)", "spec_decode_acceptance_rate", V_NUM },

@@ -4,8 +4,9 @@
  * the report, the gate and the baselines treat them as any serving point:
  *
  *  - GuideLLM's JSON report ({"benchmarks": [{"metrics": ...}, ...]}),
- *    report schema v1 (<= 0.6, run settings under "args") and v2 (>= 0.7,
- *    under "config"): one record per benchmark.
+ *    report schema v1 (<= 0.6, run settings under "args"; 0.3 keeps the
+ *    request counts beside "metrics" and the model under "worker") and v2
+ *    (>= 0.7, under "config"): one record per benchmark.
  *  - NVIDIA AIPerf's profile_export_aiperf.json and GenAI-Perf's
  *    profile_export_genai_perf.json: one record, metrics as
  *    {"unit": "ms", "avg": ..., "p99": ...}.
@@ -222,8 +223,11 @@ static const json_t *ok_stats(const json_t *metrics, const char *name)
 
 static const char *guidellm_model(const json_t *report, const json_t *bench)
 {
-	/* per benchmark (>= 0.6), then run-wide (v2, v1) */
+	/* per benchmark (>= 0.6; 0.3's worker), then run-wide (v2, v1) */
 	const char *m = json_string_value(get(bench, "config.backend.model"));
+
+	if (!m || !*m)
+		m = json_string_value(get(bench, "worker.backend_model"));
 
 	if (!m || !*m)
 		m = json_string_value(get(report, "config.spec.backend.model"));
@@ -286,7 +290,7 @@ static double guidellm_duration(const json_t *bench)
 
 static json_t *guidellm_record(const json_t *report, const json_t *bench)
 {
-	const json_t *m = json_object_get(bench, "metrics");
+	const json_t *m = json_object_get(bench, "metrics"), *totals;
 	json_t *out = json_object();
 	const char *model = guidellm_model(report, bench);
 	const char *strategy;
@@ -296,11 +300,15 @@ static json_t *guidellm_record(const json_t *report, const json_t *bench)
 	if (model)
 		json_object_set_new(out, "model_id", json_string(model));
 	strategy = guidellm_load(out, bench);
-	if (num_of(get(m, "request_totals.successful"), &ok))
+	/* under metrics (>= 0.4), beside them in 0.3 */
+	totals = json_object_get(m, "request_totals");
+	if (!json_is_object(totals))
+		totals = json_object_get(bench, "request_totals");
+	if (num_of(json_object_get(totals, "successful"), &ok))
 		set_count(out, "completed", ok);
-	if (num_of(get(m, "request_totals.errored"), &err))
+	if (num_of(json_object_get(totals, "errored"), &err))
 		set_count(out, "failed", err);
-	if (num_of(get(m, "request_totals.total"), &total))
+	if (num_of(json_object_get(totals, "total"), &total))
 		set_count(out, "num_prompts", total);
 	if (!isnan(d = guidellm_duration(bench)))
 		set_num(out, "duration", d);
@@ -456,10 +464,16 @@ static int aiperf(struct pg_import_ctx *ctx, const json_t *o, size_t pos)
 
 /* ---- llm-d benchmark report v0.2 ---- */
 
+/* v0.2 keeps its numbers under results, v0.1 under metrics (v0.1 is
+ * recognised to be refused by its version, not as "not a result"). */
 static bool is_llmd_report(const json_t *o)
 {
-	return json_is_object(json_object_get(o, "results")) && json_object_get(o, "version") &&
-	       (json_object_get(o, "scenario") || get(o, "results.request_performance"));
+	if (!json_object_get(o, "version"))
+		return false;
+	if (json_is_object(json_object_get(o, "results")))
+		return json_object_get(o, "scenario") || get(o, "results.request_performance");
+	return json_is_object(json_object_get(o, "metrics")) &&
+	       json_is_object(json_object_get(o, "scenario"));
 }
 
 /* ISO 8601 "PT1H2M49.97S" -> seconds; NAN when not one. */
@@ -560,8 +574,9 @@ static int llmd_report(struct pg_import_ctx *ctx, const json_t *o, size_t pos)
 	if (!json_is_string(version) || strncmp(json_string_value(version), "0.2", 3))
 		return pg_import_fail(
 			ctx, pos,
-			"llm-d benchmark report version %s: perfgate reads version 0.2 "
-			"(benchmark-report -b 0.2)",
+			"llm-d benchmark report version %s: perfgate reads version 0.2; import "
+			"the benchmark_report_v0.2,_*.yaml beside it or the result file it was "
+			"made from (benchmark-report -b 0.2 converts it)",
 			json_is_string(version) ? json_string_value(version) : "(not a string)");
 	if (!json_is_object(agg))
 		return pg_import_fail(ctx, pos,

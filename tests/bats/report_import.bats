@@ -6,6 +6,8 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 load '/usr/lib/bats/bats-file/load'
 
+bats_require_minimum_version 1.5.0
+
 REF="$PERFGATE_TESTS/data/reference"
 DATA="$PERFGATE_TESTS/data/import"
 
@@ -154,8 +156,36 @@ teardown() {
 	cp "$REF/llmd-results-sample.json" sub/a.json
 	run "$PERFGATE_BIN" import a.json sub/a.json -o out
 	assert_failure 2
-	assert_output --partial "two results would be out/serving_Llama-3.1-8B-Instruct_no-features_qps_10.json: a.json (record 2) and sub/a.json (record 2)"
+	assert_output --partial "two results would be out/serving_Llama-3.1-8B-Instruct_no-features_qps_10.json: a.json (record 2) and sub/a.json (record 2), not repeats of one point (the same run twice); import them into different directories (-o)"
 	assert_not_exists out
+}
+
+@test "import: llm-d report v0.1 and inference-perf reports are named and refused (exit 2, one line)" {
+	run --separate-stderr "$PERFGATE_BIN" import "$DATA/real/benchmark_report,_br_v0_1_example.yaml" -o out
+	assert_failure 2
+	[ "$stderr" = "perfgate import: $DATA/real/benchmark_report,_br_v0_1_example.yaml:1:1: llm-d benchmark report version 0.1: perfgate reads version 0.2; import the benchmark_report_v0.2,_*.yaml beside it or the result file it was made from (benchmark-report -b 0.2 converts it)" ]
+	run --separate-stderr "$PERFGATE_BIN" import "$DATA/real/inference_perf_stage_lifecycle_metrics.json" -o out
+	assert_failure 2
+	[ "$stderr" = "perfgate import: $DATA/real/inference_perf_stage_lifecycle_metrics.json:1:1: record 1: an inference-perf report, which perfgate does not import yet; import llm-d's benchmark_report_v0.2 made from it (benchmark-report -w inference-perf -b 0.2)" ]
+	assert_not_exists out
+}
+
+# llm-d's experiment trees keep each repeated run of a configuration as a
+# file of its own (same rate and model, minutes apart): one point, its
+# runs the repeats, as `repeat: N` writes them, and the import says so.
+@test "import: repeated runs of one point in an llm-d tree are that point's repeats" {
+	cp -r "$DATA/tree-repeats" tree
+	run --separate-stderr "$PERFGATE_BIN" import tree -o out
+	assert_success
+	assert_output "out: 1 result"
+	[ "$(printf '%s\n' "$stderr" | tail -n 1)" = "perfgate import: serving_Llama-3.1-8B-Instruct_no-features_qps_5: 3 repeats of one point, from tree/llmd-repeats/L40S/no-features/benchmark_20250526-040420.json, tree/llmd-repeats/L40S/no-features/benchmark_20250526-045512.json and tree/llmd-repeats/L40S/no-features/benchmark_20250526-050604.json" ]
+	run /usr/bin/python3 -c 'import json; r=json.load(open("out/serving_Llama-3.1-8B-Instruct_no-features_qps_5.json")); p=r["perfgate"]; print(len(p["repeats"]), [x["file"].rsplit("/",1)[1] for x in p["import"]["repeats"]], r["mean_ttft_ms"] == sorted(x["mean_ttft_ms"] for x in p["repeats"])[1])'
+	assert_output "3 ['benchmark_20250526-040420.json', 'benchmark_20250526-045512.json', 'benchmark_20250526-050604.json'] True"
+	# and the report reads it as one point
+	run "$PERFGATE_BIN" report out -o rep
+	assert_success
+	run grep -c '^| serving_Llama-3.1-8B-Instruct_no-features_qps_5 |' rep/benchmark_results.md
+	assert_output 1
 }
 
 # Records may carry any name; their files may not be longer than 255

@@ -2,6 +2,7 @@
  * precise error (and nothing imported) for every kind of unreadable input. */
 #include "testutil.h"
 
+#include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "import/import.h"
@@ -113,6 +114,99 @@ START_TEST(records_and_reports)
 }
 END_TEST
 
+/* The one result of text (a file named source). */
+static json_t *one_result(struct pg_result_set *rs, const char *text, const char *source)
+{
+	struct pg_error err = PG_ERROR_INIT;
+
+	ck_assert_msg(pg_import_text(rs, text, strlen(text), source, "s", NULL, NULL, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(rs->n, 1);
+	return rs->items[0].json;
+}
+
+static double number_at(const json_t *r, const char *key)
+{
+	return json_number_value(json_object_get(r, key));
+}
+
+/* SGLang's names for E2E latency and total throughput, printed and in its
+ * JSON records, are vLLM's keys once imported (labels and keys as SGLang's
+ * bench_serving prints and writes them). */
+START_TEST(sglang_names_are_vllm_keys)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	const char *printed = "============ Serving Benchmark Result ============\n"
+			      "Backend:                                 sglang    \n"
+			      "Traffic request rate:                    100.0     \n"
+			      "Successful requests:                     100       \n"
+			      "Benchmark duration (s):                  45.41     \n"
+			      "Request throughput (req/s):              2.20      \n"
+			      "Output token throughput (tok/s):         560.82    \n"
+			      "Total throughput (tok/s):                1448.66   \n"
+			      "----------------End-to-End Latency----------------\n"
+			      "Mean E2E Latency (ms):                   1974.12   \n"
+			      "Median E2E Latency (ms):                 443.87    \n"
+			      "==================================================\n";
+	const char *record =
+		"{\"backend\": \"sglang\", \"request_rate\": 5.0, \"completed\": 1000, "
+		"\"request_throughput\": 4.88, \"total_throughput\": 2434.2, "
+		"\"mean_e2e_latency_ms\": 2409.5, \"median_e2e_latency_ms\": 1537.9, "
+		"\"p99_e2e_latency_ms\": 9813.9, \"mean_ttft_ms\": 91.7}";
+	json_t *r = one_result(&rs, printed, "s.log");
+
+	ck_assert_double_eq(number_at(r, "total_token_throughput"), 1448.66);
+	ck_assert_double_eq(number_at(r, "mean_e2el_ms"), 1974.12);
+	ck_assert_ptr_null(pg_json_path(r, "perfgate.import.unparsed"));
+	pg_result_set_release(&rs);
+
+	r = one_result(&rs, record, "s.json");
+	ck_assert_double_eq(number_at(r, "total_token_throughput"), 2434.2);
+	ck_assert_double_eq(number_at(r, "median_e2el_ms"), 1537.9);
+	ck_assert_double_eq(number_at(r, "p99_e2el_ms"), 9813.9);
+	ck_assert_ptr_null(json_object_get(r, "mean_e2e_latency_ms"));
+	ck_assert_ptr_null(json_object_get(r, "total_throughput"));
+	ck_assert_str_eq(json_string_value(pg_json_path(r, "perfgate.import.format")),
+			 "sglang-serve");
+	ck_assert_str_eq(
+		json_string_value(pg_json_path(r, "perfgate.import.renamed.total_throughput")),
+		"total_token_throughput");
+	pg_result_set_release(&rs);
+}
+END_TEST
+
+/* A real file perfgate recognises and refuses: exactly one line. */
+static void import_refused(const char *input, const char *message)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+
+	in_tests_dir();
+	ck_assert_int_eq(pg_import_file(&rs, input, NULL, &err), PG_ECONFIG);
+	ck_assert_str_eq(err.msg, message);
+	ck_assert_uint_eq(rs.n, 0);
+	pg_result_set_release(&rs);
+}
+
+/* Real files of formats perfgate names but does not read. */
+START_TEST(real_files_refused)
+{
+	/* llm-d's report v0.1 keeps its numbers under metrics: */
+	import_refused("data/import/real/benchmark_report,_br_v0_1_example.yaml",
+		       "data/import/real/benchmark_report,_br_v0_1_example.yaml:1:1: llm-d "
+		       "benchmark report version 0.1: perfgate reads version 0.2; import the "
+		       "benchmark_report_v0.2,_*.yaml beside it or the result file it was made "
+		       "from (benchmark-report -b 0.2 converts it)");
+	/* an inference-perf report is a result of another format */
+	import_refused(
+		"data/import/real/inference_perf_stage_lifecycle_metrics.json",
+		"data/import/real/inference_perf_stage_lifecycle_metrics.json:1:1: record 1: "
+		"an inference-perf report, which perfgate does not import yet; import "
+		"llm-d's benchmark_report_v0.2 made from it (benchmark-report -w "
+		"inference-perf -b 0.2)");
+}
+END_TEST
+
 /* Whole real files of every kind (origins: data/import/real/README.md). */
 START_TEST(real_files)
 {
@@ -131,6 +225,13 @@ START_TEST(real_files)
 	/* GenAI-Perf exports in a Markdown page's ```json blocks */
 	import_golden("data/import/real/genai-perf-issue-298.md",
 		      "golden/import/genai-perf-issue-298.txt", 2, NULL);
+	/* SGLang bench_serving's JSON lines: E2E latency under vLLM's names */
+	import_golden("data/import/real/sglang-llama_3_3_70b_online_output.jsonl",
+		      "golden/import/sglang-llama_3_3_70b_online_output.txt", 7, NULL);
+	/* GuideLLM 0.3 (report schema v1): counts beside metrics, the model
+	 * under worker */
+	import_golden("data/import/real/guidellm-0.3-benchmarks_stripped.json",
+		      "golden/import/guidellm-0.3-benchmarks_stripped.txt", 1, NULL);
 	/* GuideLLM report schema v2: one point per benchmark */
 	import_golden("data/import/real/guidellm_report_v2.json",
 		      "golden/import/guidellm_report_v2.txt", 2, NULL);
@@ -139,6 +240,21 @@ START_TEST(real_files)
 		      "golden/import/llmd-benchmark-report-v0.2.txt", 1, NULL);
 }
 END_TEST
+
+/* Every result file of a tree, as perfgate import walks it. */
+static void import_tree(struct pg_result_set *rs, struct pg_strv *notes, const char *dir,
+			const struct pg_import_opts *opts)
+{
+	struct pg_error err = PG_ERROR_INIT;
+	struct pg_strv files = PG_STRV_INIT;
+	char *args[] = { (char *)dir };
+
+	in_tests_dir();
+	ck_assert_int_eq(pg_import_inputs(&files, notes, args, 1, &err), 0);
+	for (size_t i = 0; i < files.n; i++)
+		ck_assert_msg(pg_import_file(rs, files.v[i], opts, &err) == 0, "%s", err.msg);
+	pg_strv_release(&files);
+}
 
 /* A results tree <experiment>/<GPU>/<deployment>/: what the path says goes
  * to the records that lack it, and says so. */
@@ -758,19 +874,6 @@ START_TEST(names_are_safe_file_names)
 END_TEST
 
 /* Import every file a directory walk keeps; the notes in out_notes. */
-static void import_tree(struct pg_result_set *rs, struct pg_strv *notes, const char *dir)
-{
-	struct pg_error err = PG_ERROR_INIT;
-	struct pg_strv files = PG_STRV_INIT;
-	char *args[] = { (char *)dir };
-
-	in_tests_dir();
-	ck_assert_int_eq(pg_import_inputs(&files, notes, args, 1, &err), 0);
-	for (size_t i = 0; i < files.n; i++)
-		ck_assert_msg(pg_import_file(rs, files.v[i], NULL, &err) == 0, "%s", err.msg);
-	pg_strv_release(&files);
-}
-
 static bool notes_have(const struct pg_strv *notes, const char *a, const char *b)
 {
 	for (size_t i = 0; i < notes->n; i++)
@@ -788,6 +891,60 @@ static const struct pg_result *by_name(const struct pg_result_set *rs, const cha
 	return NULL;
 }
 
+/* llm-d's experiment trees keep repeated runs of one configuration as
+ * files of their own: one point, its runs the repeats. */
+START_TEST(tree_repeats_one_point)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_strv notes = PG_STRV_INIT;
+	struct pg_import_opts opts = { 0 };
+	const struct pg_result *runs[3];
+	struct pg_result_set one = PG_RESULT_SET_INIT;
+	struct pg_result merged = { 0 };
+	json_t *changed;
+	char *text;
+
+	opts.labels_from_path = 1;
+	import_tree(&rs, &notes, "data/import/tree-repeats", &opts);
+	ck_assert_uint_eq(rs.n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_str_eq(rs.items[i].name,
+				 "serving_Llama-3.1-8B-Instruct_no-features_qps_5");
+		runs[i] = &rs.items[i];
+	}
+	ck_assert_ptr_null(pg_import_not_repeats(runs, 3));
+	merged.name = pg_xstrdup(rs.items[0].name);
+	merged.kind = PG_SUITE_SERVING;
+	merged.json = pg_import_merge_repeats(runs, 3);
+	/* the median of each key; every run's metrics, in file order */
+	ck_assert_double_eq(json_real_value(json_object_get(merged.json, "mean_ttft_ms")),
+			    json_real_value(json_object_get(rs.items[0].json, "mean_ttft_ms")));
+	ck_assert_uint_eq(json_array_size(pg_json_path(merged.json, "perfgate.repeats")), 3);
+	ck_assert_uint_eq(json_array_size(pg_json_path(merged.json, "perfgate.import.repeats")), 3);
+	pg_result_set_add(&one, &merged);
+	text = dump(&one);
+	tu_assert_golden("golden/import/tree-repeats.txt", text);
+	free(text);
+
+	/* one file twice is one run, not two */
+	runs[1] = &rs.items[0];
+	ck_assert_str_eq(pg_import_not_repeats(runs, 2), "the same run twice");
+	/* another workload (num_prompts) is another point */
+	runs[1] = &rs.items[1];
+	changed = json_object_get(json_object_get(rs.items[1].json, "perfgate"), "params");
+	json_object_set_new(changed, "num_prompts", json_integer(151));
+	ck_assert_str_eq(pg_import_not_repeats(runs, 2), "their workloads differ");
+	/* a point with repeats already is not one run */
+	json_object_set_new(json_object_get(rs.items[2].json, "perfgate"), "repeats", json_array());
+	runs[1] = &rs.items[2];
+	ck_assert_str_eq(pg_import_not_repeats(runs, 2), "a result that holds repeats already");
+
+	pg_result_set_release(&one);
+	pg_result_set_release(&rs);
+	pg_strv_release(&notes);
+}
+END_TEST
+
 /* vllm bench sweep's tree (vllm/benchmarks/sweep/serve.py): a
  * combination's summary.json is one point with its runs as samples, the
  * run files beside it and the warm-up are skipped with a note, a failure
@@ -800,7 +957,7 @@ START_TEST(sweep_tree)
 	const struct pg_result *sum, *fail, *srv, *lone;
 	char *text;
 
-	import_tree(&rs, &notes, "data/import/sweep");
+	import_tree(&rs, &notes, "data/import/sweep", NULL);
 	ck_assert_uint_eq(rs.n, 4);
 	ck_assert_uint_eq(notes.n, 4);
 	ck_assert(notes_have(&notes, "summary.csv", "table of the runs"));
@@ -912,7 +1069,7 @@ START_TEST(perf_eval_aggregates)
 	const json_t *agg;
 	char *text;
 
-	import_tree(&rs, &notes, "data/import/aggregate");
+	import_tree(&rs, &notes, "data/import/aggregate", NULL);
 	ck_assert_uint_eq(rs.n, 1);
 	ck_assert_uint_eq(notes.n, 3);
 	ck_assert(notes_have(&notes, "run-2.json", "perf-eval aggregate"));
@@ -1052,6 +1209,9 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, many_printed_blocks);
 	tcase_add_test(tc, real_files);
 	tcase_add_test(tc, tree_labels_from_path);
+	tcase_add_test(tc, tree_repeats_one_point);
+	tcase_add_test(tc, real_files_refused);
+	tcase_add_test(tc, sglang_names_are_vllm_keys);
 	tcase_add_test(tc, path_labels);
 	tcase_add_test(tc, json_inside_text);
 	tcase_add_test(tc, printed_under_a_prefix);
