@@ -121,9 +121,9 @@ agent_env() {
 	git init -q --bare "${BATS_TEST_TMPDIR}/history.git"
 	agent_env
 	export BUILDKITE_COMMIT="${head_sha}" BUILDKITE_PULL_REQUEST_BASE_BRANCH=main
-	# the head twice as slow: a clear regression on a loaded machine too
+	# the head four times as slow: a clear regression on a loaded machine too
 	# (this test is about the record, the first about the decision's edge)
-	ab_config "--itl-ms 2" "--itl-ms 4" ',"annotate":"never","record-history":true,"history-repo":"'"${BATS_TEST_TMPDIR}/history.git"'"'
+	ab_config "--itl-ms 2" "--itl-ms 8" ',"annotate":"never","record-history":true,"history-repo":"'"${BATS_TEST_TMPDIR}/history.git"'"'
 	run "${PERFGATE}" buildkite
 	assert_equal "${status}" 1
 	assert_output --partial "perfgate: recorded the A/B results of 3 points in the H100 history (1 attempt)"
