@@ -223,6 +223,18 @@ static void add_record(struct pg_history *h, int job, int point, const double *e
 	PG_ARRAY_PUSH(h->recs, h->n, h->cap, r);
 }
 
+/* The git baseline of histories hs[0..n) as `compare --baseline git`
+ * builds it. */
+static void baseline_of(struct pg_baseline *base, struct pg_history *hs, size_t n,
+			const struct pg_policy *policy)
+{
+	memset(base, 0, sizeof(*base));
+	base->gpu = strdup("H100");
+	base->kind = strdup("git");
+	pg_history_baseline_build(base, hs, n, NULL, policy);
+	pg_baseline_sort(base);
+}
+
 /* The history: K jobs of every point; from job `step_at` on, point
  * `step_point` (-1: every point) is `step` worse. */
 static void history(struct pg_baseline *base, const struct pg_policy *policy, int n_points,
@@ -231,7 +243,6 @@ static void history(struct pg_baseline *base, const struct pg_policy *policy, in
 	struct pg_history hs[P];
 
 	memset(hs, 0, sizeof(hs));
-	memset(base, 0, sizeof(*base));
 	for (int p = 0; p < n_points; p++) {
 		hs[p].point = strdup(names[p]);
 		for (int j = 0; j < K; j++)
@@ -241,10 +252,7 @@ static void history(struct pg_baseline *base, const struct pg_policy *policy, in
 					   ? step
 					   : 0);
 	}
-	base->gpu = strdup("H100");
-	base->kind = strdup("git");
-	pg_history_baseline_build(base, hs, (size_t)n_points, NULL, policy);
-	pg_baseline_sort(base);
+	baseline_of(base, hs, (size_t)n_points, policy);
 	for (int p = 0; p < n_points; p++)
 		pg_history_release(&hs[p]);
 }
@@ -1519,17 +1527,13 @@ START_TEST(main_s_known_change_warns_once_reported)
 
 	pg_policy_init(&policy);
 	memset(hs, 0, sizeof(hs));
-	memset(&base, 0, sizeof(base));
 	for (int p = 0; p < P; p++) {
 		hs[p].point = strdup(names[p]);
 		for (int j = 0; j < K; j++)
 			add_record(&hs[p], j, p, NULL, j == K - 1 && p == 3 ? 0.08 : 0);
 	}
 	hs[3].recs[K - 1].regressed = strdup("output_throughput,median_ttft_ms,median_tpot_ms");
-	base.gpu = strdup("H100");
-	base.kind = strdup("git");
-	pg_history_baseline_build(&base, hs, P, NULL, &policy);
-	pg_baseline_sort(&base);
+	baseline_of(&base, hs, P, &policy);
 
 	extra[3] = 0.08;
 	make_run(&run, P, 0.0, extra, NULL, 21);
@@ -1548,11 +1552,7 @@ START_TEST(main_s_known_change_warns_once_reported)
 	free(hs[3].recs[K - 1].regressed);
 	hs[3].recs[K - 1].regressed = NULL;
 	pg_baseline_release(&base);
-	memset(&base, 0, sizeof(base));
-	base.gpu = strdup("H100");
-	base.kind = strdup("git");
-	pg_history_baseline_build(&base, hs, P, NULL, &policy);
-	pg_baseline_sort(&base);
+	baseline_of(&base, hs, P, &policy);
 	make_run(&run, P, 0.0, extra, NULL, 21);
 	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
 	ck_assert_int_eq(row_of(&c, names[3], "output_throughput")->outcome, PG_OUTCOME_FAIL);
@@ -1580,7 +1580,6 @@ START_TEST(a_new_metric_waits_for_runs_of_its_own)
 
 	pg_policy_init(&policy);
 	memset(hs, 0, sizeof(hs));
-	memset(&base, 0, sizeof(base));
 	for (int p = 0; p < P; p++) {
 		hs[p].point = strdup(names[p]);
 		for (int j = 0; j < K; j++) {
@@ -1590,10 +1589,7 @@ START_TEST(a_new_metric_waits_for_runs_of_its_own)
 				json_object_del(hs[p].recs[j].metrics, "median_tpot_ms");
 		}
 	}
-	base.gpu = strdup("H100");
-	base.kind = strdup("git");
-	pg_history_baseline_build(&base, hs, P, NULL, &policy);
-	pg_baseline_sort(&base);
+	baseline_of(&base, hs, P, &policy);
 
 	/* TPOT 20% worse at point 5: no spread to judge it by */
 	extra[5] = 0.2;
