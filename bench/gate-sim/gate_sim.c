@@ -14,6 +14,9 @@
  *   build/bench/gate-sim --check          exit 1 unless the defaults meet
  *                                         the targets (a ctest runs this)
  *   build/bench/gate-sim --scenario published --thresholds thresholds/H100.yml
+ *   build/bench/gate-sim --profile dedicated --why
+ *                                         every failing row of a failing step
+ *                                         and its history, on stderr
  *   build/bench/gate-sim --profile all    the noise of real series (below),
  *                                         each with its targets, PASS/FAIL
  *                                         (--check: exit 1 unless every
@@ -440,6 +443,10 @@ static void judge_main_job(struct pg_history *hs, const struct job *j, int k,
 	pg_baseline_release(&b);
 }
 
+/* --why: each failing step's failing rows on stderr, with the history
+ * behind each (its jobs' values / segments): what makes a profile fail */
+static bool why;
+
 /* Draw a history (or a published job) and the state of main after it. */
 static void make_baseline(struct pg_baseline *base, struct main_state *s, const struct scenario *sc,
 			  const struct pg_policy *policy)
@@ -470,6 +477,8 @@ static void make_baseline(struct pg_baseline *base, struct main_state *s, const 
 	for (int k = 0; k < history; k++) {
 		main_advance(s, &sc->noise);
 		if (k == next_step) {
+			if (why)
+				fprintf(stderr, "main's level steps at job %d of %d\n", k, history);
 			main_step(s, &sc->noise);
 			next_step += (int)pg_rng_range(&rng, sc->noise.steps_lo,
 						       sc->noise.steps_hi);
@@ -599,6 +608,41 @@ static void calibrate_print(void)
 	memset(cov_one_n, 0, sizeof(cov_one_n));
 }
 
+static void why_failed(const struct pg_comparison *c, const struct pg_baseline *base, double delta)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pg_cmp_row *r = &c->rows[i];
+		if (r->outcome != PG_OUTCOME_FAIL)
+			continue;
+		fprintf(stderr,
+			"PR %+.1f%%: %s %s: %s, change %+.2f%% (re-run %+.2f%%), tolerance %.2f%%, "
+			"sd %.2f%%, p %.3g, %zu runs%s\n",
+			100 * delta, r->point, r->metric ? r->metric->id : "(point)",
+			pg_verdict_name(r->verdict), 100 * r->change, 100 * r->rerun.effect,
+			100 * r->tolerance, 100 * r->noise, r->p_value, r->n_baseline,
+			r->known ? ", main's known change" : "");
+		for (size_t b = 0; b < base->n; b++)
+			for (size_t k = 0; k < base->points[b].n_metrics; k++) {
+				const struct pg_base_metric *bm = &base->points[b].metrics[k];
+				if (strcmp(base->points[b].name, r->point) ||
+				    bm->metric != r->metric)
+					continue;
+				fprintf(stderr, "  history:");
+				for (size_t x = 0; x < bm->n_span; x++)
+					fprintf(stderr, " %.4g/%d", bm->span[x], bm->span_seg[x]);
+				fprintf(stderr, "; this run %.4g\n", r->current);
+			}
+	}
+	for (size_t i = 0; i < c->n_commons; i++)
+		if (c->commons[i].outcome == PG_OUTCOME_FAIL)
+			fprintf(stderr, "PR %+.1f%%: the whole run, %s: %+.2f%% (spread %.2f%%)\n",
+				100 * delta, c->commons[i].metric->id,
+				100 * c->commons[i].first.effect, 100 * c->commons[i].spread);
+}
+
+/* every PR is a pull request's run: main's newest level is main's doing */
+static const struct pg_compare_opts pr_opts = { .pull_request = true };
+
 static void pr(const struct scenario *sc, const struct pg_policy *policy,
 	       const struct pg_baseline *base, const struct main_state *main_now,
 	       const struct change *ch, struct cell *cell, size_t *fails, size_t *reruns)
@@ -622,7 +666,7 @@ static void pr(const struct scenario *sc, const struct pg_policy *policy,
 			extra[p] = log1p(ch->delta);
 	run_job(&first, &s, &sc->noise, extra, repeats, NULL);
 	n = job_points(pts, res, &first, repeats);
-	pg_compare(&cmp, policy, base, pts, n, NULL, 0, NULL);
+	pg_compare(&cmp, policy, base, pts, n, NULL, 0, &pr_opts);
 	if (calibrate && ch->delta == 0)
 		calibrate_count(&cmp);
 	else if (calibrate && !ch->all)
@@ -638,8 +682,10 @@ static void pr(const struct scenario *sc, const struct pg_policy *policy,
 		cell->reruns++;
 		(*reruns)++;
 		cell->points_rerun += rn;
-		pg_compare(&cmp, policy, base, pts, n, rpts, rn, NULL);
+		pg_compare(&cmp, policy, base, pts, n, rpts, rn, &pr_opts);
 	}
+	if (step_fails(&cmp) && why)
+		why_failed(&cmp, base, ch->delta);
 	if (step_fails(&cmp)) {
 		cell->fails++;
 		(*fails)++;
@@ -889,7 +935,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: gate-sim [--baselines B] [--prs M] [--seed S] [--repeats N] [--history K]\n"
 		"                [--scenario NAME | --profile NAME|all] [--thresholds FILE]\n"
-		"                [--noise KEY=VALUE]... [--check]\n"
+		"                [--noise KEY=VALUE]... [--check] [--calibrate] [--why]\n"
 		"noise keys: job_sd point_share within slow_prob slow drift creep heavy\n"
 		"scenarios:");
 	for (size_t i = 0; i < N_SCENARIOS; i++)
@@ -932,6 +978,8 @@ int main(int argc, char **argv)
 			check = true;
 		else if (!strcmp(argv[i], "--calibrate"))
 			calibrate = true;
+		else if (!strcmp(argv[i], "--why"))
+			why = true;
 		else if (!strcmp(argv[i], "--noise") && i + 1 < argc && n_noise_sets < 16) {
 			struct noise probe = { 0 };
 			noise_sets[n_noise_sets++] = argv[++i];

@@ -1008,6 +1008,7 @@ void pg_history_baseline_build_from(struct pg_baseline *base, const struct pg_hi
 				continue;
 			if (bm->runs > bp->runs)
 				bp->runs = bm->runs;
+			bm->newest_job = first_job + newest;
 			if (last_regressed(last, all[m].id))
 				bm->known_job = first_job + newest;
 		}

@@ -328,10 +328,11 @@ int pg_bk_compare(struct pg_bk_compare *out, const struct pg_result_set *run,
 	points = pg_gate_points(run);
 	if (confirm)
 		confirm_points = pg_gate_points(confirm);
-	pg_compare(
-		&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
-		confirm ? confirm->n : 0,
-		&(struct pg_compare_opts){ .plan = plan, .suspect = sick.len ? sick.ptr : NULL });
+	pg_compare(&im->cmp, &im->policy, &im->base, points, run->n, confirm_points,
+		   confirm ? confirm->n : 0,
+		   &(struct pg_compare_opts){ .plan = plan,
+					      .suspect = sick.len ? sick.ptr : NULL,
+					      .pull_request = pr && pr->is_pr });
 	out->suspect = im->cmp.suspect ? pg_xstrdup(im->cmp.suspect) : NULL;
 	out->compared = true;
 	out->confirmed = im->cmp.with_confirmation;

@@ -44,7 +44,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 {
 	const char *gpu_flag = NULL, *confirm_dir = NULL, *outdir = NULL;
 	struct pg_gate_source src = { 0 };
-	bool allow_missing = false, strict = false, quiet = false;
+	bool allow_missing = false, strict = false, quiet = false, pull_request = false;
 	/* clang-format off */
 	const struct pg_opt opts[] = {
 		PG_CMD_BASELINE_OPTS(src),
@@ -60,6 +60,9 @@ int pg_compare_main(int argc, char **argv, bool gate)
 		{ PG_OPT_FLAG, "strict", 0, &strict, NULL,
 		  "a gating metric beyond its threshold but within the noise (noisy) is "
 		  "flagged too" },
+		{ PG_OPT_FLAG, "pull-request", 0, &pull_request, NULL,
+		  "the run is a pull request's: a change main's newest run already shows "
+		  "is main's, a warning (the plugin sets it on pull-request builds)" },
 		{ PG_OPT_FLAG, "quiet", 'q', &quiet, NULL, "do not print the markdown" },
 		{ PG_OPT_END },
 	};
@@ -108,6 +111,7 @@ int pg_compare_main(int argc, char **argv, bool gate)
 	pg_compare(&cmp, &policy, &base, points, run.n, confirm_points, again.n,
 		   &(struct pg_compare_opts){ .allow_missing = allow_missing,
 					      .strict = strict,
+					      .pull_request = pull_request,
 					      .plan = have_plan ? &plan : NULL,
 					      .suspect = sick.len ? sick.ptr : NULL });
 	/* the evidence links its files from where comparison.md goes */

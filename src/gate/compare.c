@@ -122,8 +122,10 @@ static void apply_patch(struct pg_rule *r, const struct pg_rule_patch *p)
 {
 	if (p->set & PG_RULE_GATE)
 		r->gate = p->rule.gate;
-	if (p->set & PG_RULE_TOLERANCE)
+	if (p->set & PG_RULE_TOLERANCE) {
 		r->tolerance = p->rule.tolerance;
+		r->tolerance_set = true;
+	}
 	if (p->set & PG_RULE_FLOOR)
 		r->floor = p->rule.floor;
 	if (p->set & PG_RULE_ESCALATE)
@@ -278,6 +280,7 @@ struct pg_base_metric *pg_base_point_add_metric(struct pg_base_point *p, const s
 	bm->runs = 1;
 	bm->level_from = -1;
 	bm->known_job = -1;
+	bm->newest_job = -1;
 	if (n_samples) {
 		bm->samples = pg_xmalloc(n_samples * sizeof(double));
 		memcpy(bm->samples, samples, n_samples * sizeof(double));

@@ -73,6 +73,9 @@ int pg_outcome_exit_code(enum pg_outcome o);
 struct pg_rule {
 	bool gate;           /* a regression fails the gate; else it only warns */
 	double tolerance;    /* relative change tolerated in the worse direction */
+	bool tolerance_set;  /* a policy or thresholds file named it (else the
+			      * registry's default, which a quiet history narrows:
+			      * PG_NARROW_SIGMAS) */
 	double floor;        /* absolute change (display units) below which nothing changed */
 	double escalate;     /* a warn-only metric still fails when worse by more
 			       * than this (relative); 0 = never */
@@ -137,6 +140,12 @@ struct pg_policy {
 #define PG_DEFAULT_MIN_HISTORY      5
 #define PG_DEFAULT_HISTORY_WINDOW   20
 #define PG_DEFAULT_PERSIST          2
+/* A gating metric's default tolerance is a ceiling: where its history
+ * measures the noise, the tolerance narrows to this many sds of it, down
+ * to PG_MIN_TOLERANCE (a dedicated node's 0.2% catches 2%, a fleet's 1%
+ * keeps 2.5%) */
+#define PG_NARROW_SIGMAS 4.0
+#define PG_MIN_TOLERANCE 0.01
 
 /* The defaults above and no entries. */
 void pg_policy_init(struct pg_policy *p);
@@ -225,6 +234,10 @@ struct pg_base_metric {
 	 * regressed there (the record says so): a later run at that level is
 	 * main's known change, not a new one; -1 otherwise */
 	long known_job;
+	/* the newest job of the span (-1: none): on a pull request, a run at
+	 * the level main's newest run already shows is main's change, whatever
+	 * main's own gate said of it */
+	long newest_job;
 };
 
 struct pg_base_point {
@@ -583,6 +596,10 @@ struct pg_compare_opts {
 	 * why. A comparison that would fail is then not trusted: it asks for a
 	 * re-run of the job instead. */
 	const char *suspect;
+	/* the run is a pull request's, not main's: a change main's newest run
+	 * (its merge base) already shows is main's, a warning here; on main
+	 * the same change, seen a second time, is a persisting change */
+	bool pull_request;
 };
 
 /*

@@ -559,6 +559,16 @@ void pg_comparison_evidence_text(struct pg_buf *out, const struct pg_cmp_row *r)
 		pg_buf_printf(out, ", widened to %g × the ", rule->noise_sigmas);
 		pct_cell(out, log1p(r->tolerance) / rule->noise_sigmas, false);
 		pg_buf_puts(out, " the baseline's runs vary by)");
+	} else if (isfinite(r->tolerance) && r->tolerance < rule->tolerance * (1 - 1e-9) &&
+		   !rule->tolerance_set) {
+		/* compare_step.c: a quiet history narrows the default */
+		pg_buf_puts(out, " (the default ");
+		pct_cell(out, rule->tolerance, false);
+		pg_buf_printf(out, ", narrowed to %g × the noise this baseline measures, ",
+			      PG_NARROW_SIGMAS);
+		pg_buf_puts(out, "at least ");
+		pct_cell(out, PG_MIN_TOLERANCE, false);
+		pg_buf_puts(out, ")");
 	} else {
 		pg_buf_puts(out, " (the policy's tolerance)");
 	}

@@ -115,7 +115,8 @@ print(r["verdict"], r["n_baseline"], r["n_current"], round(r["baseline"]), v["ba
 	# each evidence entry links its chart, and the chart is there
 	run grep -o '](evidence/[^)]*)' out/comparison.md
 	assert_output "](evidence/serving_llama8B_tp1_sharegpt_qps_inf-median_ttft_ms.svg)
-](evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg)"
+](evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg)
+](evidence/serving_llama8B_tp1_sharegpt_qps_inf-median_tpot_ms.svg)"
 	golden out/evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg \
 		gate/history-evidence-output_throughput.svg
 	# a well-formed SVG: the window's five runs, and four paths: the grid,

@@ -53,11 +53,11 @@ setup() {
 	buildkite_job "$(git rev-parse HEAD)"
 	config='{"mode":"report","gpu":"H100","baseline":"git","results-dir":"results"}'
 	BUILDKITE_PLUGIN_CONFIGURATION="${config}" run "${PERFGATE}" buildkite
-	assert_output --partial "H100: 1 of 4 tests regressed (2 metrics)"
+	assert_output --partial "H100: 1 of 4 tests regressed (3 metrics)"
 	grep -q '^buildkite-agent annotate --context perfgate-H100-perf-h100 --style error' "${CALLS}"
 	# in Buildkite the images are artifact:// links: look.py maps them to
 	# the files, so a chart that is not there is a failed load
-	[ "$(grep -c '<img src="artifact://results/' results/annotation.md)" = 5 ]
+	[ "$(grep -c '<img src="artifact://results/' results/annotation.md)" = 6 ]
 	local evidence=results/evidence/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.svg
 	assert_file_exist "${evidence}"
 	run --separate-stderr timeout 90 "${PY}" "${LOOK}" --shots "${SHOTS}" --artifacts . \
@@ -65,7 +65,7 @@ setup() {
 	echo "${output}${stderr}"
 	assert_success
 	assert_line --index 0 "${evidence}: ok: 1 chart, 0 images, no console errors"
-	assert_line --index 1 "results/annotation.md: ok: 5 charts, 5 images, no console errors"
+	assert_line --index 1 "results/annotation.md: ok: 6 charts, 6 images, no console errors"
 	assert_file_exist "${SHOTS}/serving_llama8B_tp1_sharegpt_qps_inf-output_throughput.png"
 	assert_file_exist "${SHOTS}/annotation.png"
 

@@ -48,7 +48,7 @@ setup() {
 	page=../site/H100/p/serving_llama8B_tp1_sharegpt_qps_inf.html
 	[ "$(grep -c '<svg ' "$page")" = 7 ]
 	grep -q 'baseline window: 4 runs' "$page"
-	grep -q 'fails beyond −2.5%' "$page"
+	grep -q 'fails beyond −1%' "$page"
 	grep -q '<title>step 9.1% worse, between' "$page"
 	grep -q '>this PR</text>' "$page"
 	grep -q '<a href="https://buildkite.example/b/9">build</a>' "$page"
@@ -274,7 +274,7 @@ PY
 	assert_success
 	grep -q '^Evidence:$' out/comparison.md
 	run grep -F '`serving_llama8B_tp1_sharegpt_qps_inf` · Output token throughput (tok/s)' out/comparison.md
-	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -2\.5% \(the policy's tolerance\)\. Tested against how much main's runs vary from one to the next: noise alone gives so large a change with p = "
+	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -1\.0% \(the default 2\.5%, narrowed to 4 × the noise this baseline measures, at least 1\.0%\)\. Tested against how much main's runs vary from one to the next: noise alone gives so large a change with p = "
 }
 
 @test "trends: an A/B line this version cannot read leaves the A/B results out, not main's site" {

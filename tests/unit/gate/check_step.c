@@ -1548,7 +1548,7 @@ START_TEST(main_s_known_change_warns_once_reported)
 	free_run(&run);
 
 	/* the same history without the mark: the run where main's change
-	 * appeared is no proof of it, and the PR's 8% fails */
+	 * appeared is no proof of it, and main's next run at 8% fails */
 	free(hs[3].recs[K - 1].regressed);
 	hs[3].recs[K - 1].regressed = NULL;
 	pg_baseline_release(&base);
@@ -1557,10 +1557,78 @@ START_TEST(main_s_known_change_warns_once_reported)
 	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
 	ck_assert_int_eq(row_of(&c, names[3], "output_throughput")->outcome, PG_OUTCOME_FAIL);
 	pg_comparison_release(&c);
+
+	/* ... but a pull request branched off that newest run carries its
+	 * level: main's change, a warning, whatever main's gate said */
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0,
+		   &(struct pg_compare_opts){ .pull_request = true });
+	r = row_of(&c, names[3], "output_throughput");
+	ck_assert_int_eq(r->outcome, PG_OUTCOME_WARN);
+	ck_assert(r->known);
+	ck_assert_msg(strstr(r->note, "main's change, not this pull request's"), "%s", r->note);
+	ck_assert_int_ne(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
+	free_run(&run);
+
+	/* a pull request that adds a change of its own on top fails */
+	extra[3] = 0.16;
+	make_run(&run, P, 0.0, extra, NULL, 21);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0,
+		   &(struct pg_compare_opts){ .pull_request = true });
+	ck_assert_int_eq(row_of(&c, names[3], "output_throughput")->outcome, PG_OUTCOME_FAIL);
+	pg_comparison_release(&c);
 	free_run(&run);
 	pg_baseline_release(&base);
 	for (int p = 0; p < P; p++)
 		pg_history_release(&hs[p]);
+	pg_policy_release(&policy);
+}
+END_TEST
+
+/* A history quieter than the default tolerance assumes narrows it: the
+ * points' own leftovers are ~0.3% here (the jobs' 1.5% is common to the
+ * run and taken out), so a point 2% worse fails where the default 2.5%
+ * would pass it; a tolerance the policy names is kept. */
+START_TEST(a_quiet_history_narrows_the_default_tolerance)
+{
+	struct pg_policy policy;
+	struct pg_baseline base;
+	struct pg_comparison c;
+	struct pg_rule_patch patch = { .set = PG_RULE_TOLERANCE, .rule = { .tolerance = 0.025 } };
+	struct run run;
+	double extra[P] = { 0 };
+	const struct pg_cmp_row *r;
+	struct pg_buf ev = PG_BUF_INIT;
+
+	pg_policy_init(&policy);
+	history(&base, &policy, P, -1, -1, 0);
+	extra[2] = 0.02;
+	make_run(&run, P, 0.004, extra, NULL, 25);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	r = row_of(&c, names[2], "output_throughput");
+	ck_assert_double_lt(r->tolerance, 0.02);
+	ck_assert_double_ge(r->tolerance, PG_MIN_TOLERANCE);
+	ck_assert_int_eq(r->verdict, PG_VERDICT_REGRESSED);
+	ck_assert_int_eq(c.outcome, PG_OUTCOME_FAIL);
+	pg_comparison_evidence_text(&ev, r);
+	ck_assert_msg(strstr(ev.ptr, "(the default 2.5%, narrowed to 4 × the noise"), "%s", ev.ptr);
+	/* the clean points are not called regressed at the narrower bar */
+	for (int p = 0; p < P; p++)
+		if (p != 2)
+			ck_assert_int_ne(row_of(&c, names[p], "output_throughput")->verdict,
+					 PG_VERDICT_REGRESSED);
+	pg_comparison_release(&c);
+
+	/* the policy says 2.5%: kept, and 2% is within it */
+	pg_policy_add(&policy, NULL, "output_throughput", &patch, 1);
+	pg_compare(&c, &policy, &base, run.pts, run.n, NULL, 0, NULL);
+	r = row_of(&c, names[2], "output_throughput");
+	ck_assert_double_eq_tol(r->tolerance, 0.025, 1e-12);
+	ck_assert_int_ne(r->verdict, PG_VERDICT_REGRESSED);
+	pg_comparison_release(&c);
+	pg_buf_release(&ev);
+	free_run(&run);
+	pg_baseline_release(&base);
 	pg_policy_release(&policy);
 }
 END_TEST
@@ -1636,6 +1704,7 @@ static Suite *step_suite(void)
 	tcase_add_test(tc, a_whole_run_change_must_reproduce);
 	tcase_add_test(tc, the_window_starts_after_a_step);
 	tcase_add_test(tc, main_s_known_change_warns_once_reported);
+	tcase_add_test(tc, a_quiet_history_narrows_the_default_tolerance);
 	tcase_add_test(tc, a_new_metric_waits_for_runs_of_its_own);
 	tcase_add_test(tc, a_whole_run_step_moves_the_level);
 	tcase_add_test(tc, a_point_alone_after_a_whole_run_step_rests_on_the_jobs_since);
