@@ -414,7 +414,8 @@ int main(int argc, char **argv)
 		       2 * s.opts.max_pairs);
 		for (size_t i = 0; i < N_PROFILES; i++)
 			if (ran[i])
-				printf("| %s | %.1f%% | %.1f%% | %zu | %.1f%% |\n", profiles[i].name,
+				printf("| %s | %.1f%% | %.1f%% | %zu | %.1f%% |\n",
+				       profiles[i].name,
 				       100.0 * (double)aa[i].failed / (double)steps,
 				       100.0 * (double)(steps - aa[i].inconclusive) / (double)steps,
 				       median_pairs(&aa[i]),
