@@ -94,12 +94,35 @@ static void mean_sd(const double *x, size_t n, double *mean, double *sd, size_t 
 	*sd = k >= 2 ? sqrt(ss / (double)(k - 1)) : NAN;
 }
 
+/* Student's t quantiles of one look: the points of a metric share their
+ * degrees of freedom, and the quantile is an iterative inversion. */
+struct t_memo {
+	double q[8], df[8], t[8];
+	size_t n;
+};
+
+static double t_of(struct t_memo *memo, double q, double df)
+{
+	double t;
+
+	for (size_t i = 0; i < memo->n; i++)
+		if (memo->q[i] == q && memo->df[i] == df)
+			return memo->t[i];
+	t = pg_ab_t_quantile(q, df);
+	if (memo->n < sizeof(memo->t) / sizeof(memo->t[0])) {
+		memo->q[memo->n] = q;
+		memo->df[memo->n] = df;
+		memo->t[memo->n++] = t;
+	}
+	return t;
+}
+
 /*
  * Fill the test and the interval of e (mean m of n pairs, sd per pair, df)
- * in the worse-positive log scale.
+ * in the worse-positive log scale, and the worse bound at o->equivalence.
  */
-static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n, double conf,
-		  bool higher_better)
+static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
+		  const struct pg_ab_opts *o, struct t_memo *memo, bool higher_better)
 {
 	double se, half, lo, hi;
 
@@ -114,11 +137,13 @@ static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
 	e->df = df;
 	if (se > 0) {
 		e->p_value = pg_cmpstat_t_sf(m / se, df);
-		half = pg_ab_t_quantile((1 - conf) / 2, df) * se;
+		half = t_of(memo, (1 - o->confidence) / 2, df) * se;
+		e->worse_bound = m + t_of(memo, 1 - o->equivalence, df) * se;
 	} else {
 		/* identical pairs: a deterministic difference */
 		e->p_value = m > 0 ? 0 : 1;
 		half = 0;
+		e->worse_bound = m;
 	}
 	lo = m - half;
 	hi = m + half;
@@ -129,7 +154,7 @@ static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
 
 static void est_init(struct pg_ab_est *e)
 {
-	e->change = e->effect = e->lo = e->hi = e->sd = e->df = NAN;
+	e->change = e->effect = e->lo = e->hi = e->sd = e->df = e->worse_bound = NAN;
 	e->p_value = e->p_adjusted = NAN;
 	e->n = e->set_aside = 0;
 	e->applies = false;
@@ -145,21 +170,18 @@ static void est_init(struct pg_ab_est *e)
  * interval's for 95%.
  */
 static enum pg_ab_verdict verdict_of(const struct pg_ab_est *e, double tau, double alpha,
-				     double equivalence, bool higher_better)
+				     bool higher_better)
 {
 	/* the interval's better bound, back in the worse-positive log scale */
 	double w_lo = higher_better ? -log1p(e->hi) : log1p(e->lo);
-	double w_m = higher_better ? -log1p(e->effect) : log1p(e->effect);
-	double w_eq;
 
 	if (e->verdict == PG_AB_MISSING)
 		return PG_AB_MISSING;
 	if (e->p_adjusted <= alpha && w_lo > tau)
 		return PG_AB_REGRESSED;
-	w_eq = w_m + pg_ab_t_quantile(1 - equivalence, e->df) * e->sd / sqrt((double)e->n);
-	if (w_eq < -tau)
+	if (e->worse_bound < -tau)
 		return PG_AB_IMPROVED;
-	if (w_eq < tau)
+	if (e->worse_bound < tau)
 		return PG_AB_UNCHANGED;
 	return PG_AB_PENDING;
 }
@@ -202,6 +224,11 @@ static size_t set_aside_sessions(double *c, size_t n, double tau, double *scratc
 	return cut;
 }
 
+static bool settled(enum pg_ab_verdict v)
+{
+	return v == PG_AB_UNCHANGED || v == PG_AB_IMPROVED;
+}
+
 /* The decision on the first K of the input's pairs (one look). */
 static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in,
 			const struct pg_ab_opts *o, size_t K, bool final)
@@ -213,6 +240,8 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 	double *col = pg_xmalloc((P + K + 1) * sizeof(double));
 	double *p_all = pg_xmalloc((J * (P + 1) + 1) * sizeof(double));
 	double *adj = pg_xmalloc((J * (P + 1) + 1) * sizeof(double));
+	struct pg_ab_est *trimmed = pg_xcalloc(J + 1, sizeof(*trimmed));
+	struct t_memo memo = { .n = 0 };
 	size_t n_p = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -292,7 +321,7 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 				var = sd * sd;
 				df = (double)(n - 1);
 			}
-			judge(est, m, sqrt(var), df, n, o->confidence, hb);
+			judge(est, m, sqrt(var), df, n, o, &memo, hb);
 			est->change = measured(dm, hb);
 		}
 		/* the common change: session noise, one value per pair, but for
@@ -303,11 +332,19 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 			double m, sd,
 				tau = log1p(in->whole_tolerance ? in->whole_tolerance[j]
 								: in->tolerance[j]);
-			size_t n;
-			out->whole[j].set_aside = set_aside_sessions(c, K, tau, col);
+			size_t n, cut;
 			mean_sd(c, K, &m, &sd, &n);
-			judge(&out->whole[j], m, sd, (double)n - 1, n, o->confidence, hb);
+			judge(&out->whole[j], m, sd, (double)n - 1, n, o, &memo, hb);
 			out->whole[j].change = out->whole[j].effect;
+			est_init(&trimmed[j]);
+			cut = set_aside_sessions(c, K, tau, col);
+			if (cut) {
+				mean_sd(c, K, &m, &sd, &n);
+				judge(&trimmed[j], m, sd, (double)n - 1, n, o, &memo, hb);
+				trimmed[j].change = trimmed[j].effect;
+				trimmed[j].applies = true;
+				trimmed[j].set_aside = cut;
+			}
 		}
 	}
 
@@ -335,8 +372,18 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 		if (K < o->min_pairs && est->verdict != PG_AB_MISSING)
 			est->verdict = PG_AB_PENDING;
 		else
-			est->verdict = verdict_of(est, tau, out->alpha_look, o->equivalence,
-						  in->higher_better[j]);
+			est->verdict = verdict_of(est, tau, out->alpha_look, in->higher_better[j]);
+		/* a whole-run row open on every pair may settle without the
+		 * sessions off as a whole; it is never regressed without them */
+		if (i >= J * P && est->verdict == PG_AB_PENDING && K >= o->min_pairs &&
+		    trimmed[j].applies) {
+			trimmed[j].p_value = est->p_value;
+			trimmed[j].p_adjusted = est->p_adjusted;
+			trimmed[j].verdict =
+				verdict_of(&trimmed[j], tau, out->alpha_look, in->higher_better[j]);
+			if (settled(trimmed[j].verdict))
+				*est = trimmed[j];
+		}
 		if (final && est->verdict == PG_AB_PENDING)
 			est->verdict = PG_AB_INCONCLUSIVE;
 		out->counts[est->verdict]++;
@@ -349,12 +396,9 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 	free(col);
 	free(p_all);
 	free(adj);
+	free(trimmed);
 }
 
-static bool settled(enum pg_ab_verdict v)
-{
-	return v == PG_AB_UNCHANGED || v == PG_AB_IMPROVED;
-}
 
 void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 		  const struct pg_ab_opts *o, bool final)

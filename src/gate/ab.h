@@ -42,10 +42,12 @@
  *              with that look's estimate, unless it is regressed now;
  *   pending    neither yet; at the end of the budget: inconclusive.
  *
- * A pair whose common change is far from the other pairs' (a session slow
- * or fast as a whole: beyond 5 robust sds and the tolerance, from 4 pairs,
- * at most a third of them) is set aside from the whole run's row; a change
- * of the head shifts every pair alike and sets none aside.
+ * A whole-run row still pending on every pair may settle (unchanged or
+ * improved) without the pairs whose common change is far from the others'
+ * (a session slow or fast as a whole: beyond 5 robust sds and the
+ * tolerance, from 4 pairs, at most a third of them); a change of the head
+ * shifts every pair alike and sets none aside, and a regression is judged
+ * on every pair.
  *
  * Pure: no I/O. The intervals shown are two-sided at `confidence` (95%).
  */
@@ -113,8 +115,10 @@ struct pg_ab_est {
 	double p_value;    /* one-sided, head worse; NAN: not tested */
 	double p_adjusted; /* Holm over the step's hypotheses; NAN */
 	size_t n;          /* pairs behind it */
-	size_t set_aside;  /* a whole-run row's pairs left out: a session off as
-			    * a whole (every point slow), beyond the tolerance */
+	double worse_bound; /* the one-sided bound at opts.equivalence on the
+			     * worse side, worse-positive log scale; NAN */
+	size_t set_aside;   /* a whole-run row's pairs left out: a session off
+			     * as a whole (every point slow), beyond the tolerance */
 	bool applies;      /* measured at all (a latency metric of a serving point
 			    * does not apply); counted only then */
 	enum pg_ab_verdict verdict;
