@@ -12,12 +12,21 @@
  *   build/bench/ab-sim                 the table (docs/ab.md)
  *   build/bench/ab-sim --check         exit 1 unless the targets are met
  *   build/bench/ab-sim --steps 4000 --seed 7 --tolerance 1.5% --max-pairs 12
- *   build/bench/ab-sim --profile all   the noise of real series as session
- *                                      noise (bench/noise_profiles.h, README.md):
- *                                      A/A, one point 2% worse, targets PASS/FAIL
+ *   build/bench/ab-sim --profile all   the noise of real series as it applies
+ *                                      to an A/B on one machine
+ *                                      (bench/noise_profiles.h, README.md):
+ *                                      A/A, one point 2% worse, targets PASS/FAIL,
+ *                                      a summary table, what kept steps open
  *
- * Noise (log-normal, in the metric's worse direction), at the level of the
- * block -- one server session:
+ * The profiles: gate-sim's job part (per metric, part of it per point) is
+ * drawn once per step and shared by every block of both sides; blocks
+ * differ by the within-job part, heavy tails (dedicated: 8% of a block's
+ * points 3-8 night sds out) and slow blocks (model and fleet: 10% of
+ * blocks 5% slow; dedicated: 5% of blocks 2% slow, assumed).
+ *
+ * The default rows (the issue's model, harsher), log-normal in the
+ * metric's worse direction, at the level of the block -- one server
+ * session:
  *
  *   session offset  sd 1.5% (throughput; the medians 1.3x), one draw per
  *                   block shared by every point and metric of it
@@ -416,10 +425,10 @@ int main(int argc, char **argv)
 			if (ran[i])
 				printf("| %s | %.1f%% | %.1f%% | %zu | %.1f%% |\n",
 				       profiles[i].name,
-				       100.0 * (double)aa[i].failed / (double)steps,
-				       100.0 * (double)(steps - aa[i].inconclusive) / (double)steps,
+				       100 * ((double)aa[i].failed / (double)steps),
+				       100 * ((double)(steps - aa[i].inconclusive) / (double)steps),
 				       median_pairs(&aa[i]),
-				       100.0 * (double)worse[i].caught / (double)steps);
+				       100 * ((double)worse[i].caught / (double)steps));
 		if (check)
 			printf("\ntargets (interval bounds): %s\n", missed ? "MISSED" : "met");
 		return check && missed;
