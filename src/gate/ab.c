@@ -379,8 +379,8 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 		    trimmed[j].applies) {
 			trimmed[j].p_value = est->p_value;
 			trimmed[j].p_adjusted = est->p_adjusted;
-			trimmed[j].verdict =
-				verdict_of(&trimmed[j], tau, out->alpha_look, in->higher_better[j]);
+			trimmed[j].verdict = verdict_of(&trimmed[j], tau, out->alpha_look,
+							in->higher_better[j]);
 			if (settled(trimmed[j].verdict))
 				*est = trimmed[j];
 		}
@@ -398,7 +398,6 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 	free(adj);
 	free(trimmed);
 }
-
 
 void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 		  const struct pg_ab_opts *o, bool final)

@@ -105,21 +105,21 @@ struct pg_ab_input {
 
 /* One hypothesis. Changes are head / base - 1, signed as measured. */
 struct pg_ab_est {
-	double change;     /* geometric mean over the pairs of head/base, - 1 */
-	double effect;     /* what is judged: a point's change beyond the run's
+	double change;      /* geometric mean over the pairs of head/base, - 1 */
+	double effect;      /* what is judged: a point's change beyond the run's
 			    * common change (its whole change with < 3 points);
 			    * a whole-run row's common change */
-	double lo, hi;     /* the interval of effect, as measured; NAN */
-	double sd;         /* per pair, of the judged log ratio; NAN */
-	double df;         /* of the test; NAN */
-	double p_value;    /* one-sided, head worse; NAN: not tested */
-	double p_adjusted; /* Holm over the step's hypotheses; NAN */
-	size_t n;          /* pairs behind it */
+	double lo, hi;      /* the interval of effect, as measured; NAN */
+	double sd;          /* per pair, of the judged log ratio; NAN */
+	double df;          /* of the test; NAN */
+	double p_value;     /* one-sided, head worse; NAN: not tested */
+	double p_adjusted;  /* Holm over the step's hypotheses; NAN */
+	size_t n;           /* pairs behind it */
 	double worse_bound; /* the one-sided bound at opts.equivalence on the
 			     * worse side, worse-positive log scale; NAN */
 	size_t set_aside;   /* a whole-run row's pairs left out: a session off
 			     * as a whole (every point slow), beyond the tolerance */
-	bool applies;      /* measured at all (a latency metric of a serving point
+	bool applies;       /* measured at all (a latency metric of a serving point
 			    * does not apply); counted only then */
 	enum pg_ab_verdict verdict;
 };
