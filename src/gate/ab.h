@@ -216,7 +216,8 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
  * "blocks", "pairs", "max_blocks", "stopped", "seconds", "decision":
  * {false_alarm, hypotheses, looks, alpha_look, correction, confidence},
  * "sides": {base, head}, "whole_run": [{metric, label, unit, direction,
- * change, lo, hi, tolerance, p_value, p_adjusted, pairs, verdict}],
+ * change, lo, hi, tolerance, set_aside, p_value, p_adjusted, pairs,
+ * verdict}],
  * "rows": [{point, metric, label, unit, direction, base, head, change,
  * effect, lo, hi, tolerance, sd, df, p_value, p_adjusted, pairs,
  * verdict, basis}], "errors": [...]}, where basis is the gate's shape
