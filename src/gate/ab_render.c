@@ -115,17 +115,26 @@ static const char *label_of(const struct pg_metric *m)
 	return m->label;
 }
 
+/* A metric's label, a change and e's interval, with the separators of a
+ * table row or of a line. */
+static void label_change_interval(struct pg_buf *out, const struct pg_metric *m, double change,
+				  const struct pg_ab_est *e, const char *after_label,
+				  const char *after_change)
+{
+	pg_escape_md_cell(out, label_of(m));
+	pg_buf_puts(out, after_label);
+	pct(out, change);
+	pg_buf_puts(out, after_change);
+	interval(out, e->lo, e->hi);
+}
+
 /* The whole run's row of metric j. */
 static void whole_row(struct pg_buf *out, const struct pg_ab_summary *s, size_t j)
 {
 	const struct pg_ab_est *e = &s->d.whole[j];
 
 	pg_buf_puts(out, "| ");
-	pg_escape_md_cell(out, label_of(s->metrics[j]));
-	pg_buf_puts(out, " | ");
-	pct(out, e->change);
-	pg_buf_puts(out, " | ");
-	interval(out, e->lo, e->hi);
+	label_change_interval(out, s->metrics[j], e->change, e, " | ", " | ");
 	pg_buf_printf(out, " | ±%g%% | %zu", 100 * s->whole_tolerance[j], e->n);
 	if (e->set_aside)
 		pg_buf_printf(out, " (%zu set aside: a session off as a whole)", e->set_aside);
@@ -206,11 +215,7 @@ static size_t open_row(struct pg_buf *out, const struct pg_ab_summary *s, const 
 	pg_buf_puts(out, "- ");
 	pg_escape_md_cell(out, point);
 	pg_buf_puts(out, " · ");
-	pg_escape_md_cell(out, label_of(s->metrics[j]));
-	pg_buf_puts(out, ": ");
-	pct(out, e->effect);
-	pg_buf_puts(out, " ");
-	interval(out, e->lo, e->hi);
+	label_change_interval(out, s->metrics[j], e->effect, e, ": ", " ");
 	pg_buf_printf(out, " after %zu pairs, needs ±%g%%: ", e->n, 100 * tol);
 	if (!n)
 		pg_buf_puts(out,

@@ -83,6 +83,19 @@ static double wiggle(size_t i)
 	return w[i % 8];
 }
 
+/* 2 points (no common change to take out) with the same head/base ratios
+ * r[0..3) over 3 pairs. */
+static void two_points(struct fixture *f, const double *r)
+{
+	fx_init(f, 2, 3);
+	for (size_t k = 0; k < 3; k++) {
+		f->base[k] = 1000;
+		f->head[k] = 1000 * r[k];
+		f->base[3 + k] = 500;
+		f->head[3 + k] = 500 * r[k];
+	}
+}
+
 START_TEST(paired_interval_of_one_point)
 {
 	/* 2 points (no common change to take out): head/base ratios 0.97,
@@ -91,14 +104,9 @@ START_TEST(paired_interval_of_one_point)
 	struct pg_ab_decision d;
 	double r[] = { 0.97, 0.96, 0.98 }, m = 0, ss = 0, sd, half;
 
-	fx_init(&f, 2, 3);
-	for (size_t k = 0; k < 3; k++) {
-		f.base[k] = 1000;
-		f.head[k] = 1000 * r[k];
-		f.base[3 + k] = 500;
-		f.head[3 + k] = 500 * r[k];
+	two_points(&f, r);
+	for (size_t k = 0; k < 3; k++)
 		m += log(r[k]) / 3;
-	}
 	for (size_t k = 0; k < 3; k++)
 		ss += (log(r[k]) - m) * (log(r[k]) - m);
 	sd = sqrt(ss / 2);
@@ -360,13 +368,7 @@ START_TEST(equivalence_is_two_one_sided_tests)
 	double r[] = { exp(-0.005), exp(-0.01), 1 };
 	double se = 0.005 / sqrt(3);
 
-	fx_init(&f, 2, 3);
-	for (size_t k = 0; k < 3; k++) {
-		f.base[k] = 1000;
-		f.head[k] = 1000 * r[k];
-		f.base[3 + k] = 500;
-		f.head[3 + k] = 500 * r[k];
-	}
+	two_points(&f, r);
 	f.tol[0] = 0.012;
 	ck_assert(0.005 + pg_ab_t_quantile(0.05, 4) * se < log1p(0.012));
 	ck_assert(0.005 + pg_ab_t_quantile(0.025, 4) * se > log1p(0.012));
