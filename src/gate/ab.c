@@ -16,6 +16,15 @@
  * the gate's prior (gate/compare_step.c). */
 #define SHRINK_DF 6.0
 
+/* A pair whose common change lies further than this many robust sds
+ * (1.4826 MAD over the pairs) from the pairs' median, and further than the
+ * whole-run tolerance, is a slow (or fast) session: set aside from the
+ * whole run's row. Never before OUTLIER_MIN_PAIRS pairs, and at most one
+ * pair in OUTLIER_SHARE. */
+#define OUTLIER_SDS       5.0
+#define OUTLIER_MIN_PAIRS 4
+#define OUTLIER_SHARE     3
+
 const char *pg_ab_side_name(enum pg_ab_side s)
 {
 	return s == PG_AB_HEAD ? "head" : "base";
@@ -39,6 +48,7 @@ void pg_ab_opts_init(struct pg_ab_opts *o)
 {
 	o->false_alarm = 0.05;
 	o->confidence = 0.95;
+	o->equivalence = 0.95;
 	o->min_pairs = 2;
 	o->max_pairs = 8;
 }
@@ -84,12 +94,35 @@ static void mean_sd(const double *x, size_t n, double *mean, double *sd, size_t 
 	*sd = k >= 2 ? sqrt(ss / (double)(k - 1)) : NAN;
 }
 
+/* Student's t quantiles of one look: the points of a metric share their
+ * degrees of freedom, and the quantile is an iterative inversion. */
+struct t_memo {
+	double q[8], df[8], t[8];
+	size_t n;
+};
+
+static double t_of(struct t_memo *memo, double q, double df)
+{
+	double t;
+
+	for (size_t i = 0; i < memo->n; i++)
+		if (memo->q[i] == q && memo->df[i] == df)
+			return memo->t[i];
+	t = pg_ab_t_quantile(q, df);
+	if (memo->n < sizeof(memo->t) / sizeof(memo->t[0])) {
+		memo->q[memo->n] = q;
+		memo->df[memo->n] = df;
+		memo->t[memo->n++] = t;
+	}
+	return t;
+}
+
 /*
  * Fill the test and the interval of e (mean m of n pairs, sd per pair, df)
- * in the worse-positive log scale.
+ * in the worse-positive log scale, and the worse bound at o->equivalence.
  */
-static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n, double conf,
-		  bool higher_better)
+static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
+		  const struct pg_ab_opts *o, struct t_memo *memo, bool higher_better)
 {
 	double se, half, lo, hi;
 
@@ -104,11 +137,13 @@ static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
 	e->df = df;
 	if (se > 0) {
 		e->p_value = pg_cmpstat_t_sf(m / se, df);
-		half = pg_ab_t_quantile((1 - conf) / 2, df) * se;
+		half = t_of(memo, (1 - o->confidence) / 2, df) * se;
+		e->worse_bound = m + t_of(memo, 1 - o->equivalence, df) * se;
 	} else {
 		/* identical pairs: a deterministic difference */
 		e->p_value = m > 0 ? 0 : 1;
 		half = 0;
+		e->worse_bound = m;
 	}
 	lo = m - half;
 	hi = m + half;
@@ -119,42 +154,94 @@ static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
 
 static void est_init(struct pg_ab_est *e)
 {
-	e->change = e->effect = e->lo = e->hi = e->sd = e->df = NAN;
+	e->change = e->effect = e->lo = e->hi = e->sd = e->df = e->worse_bound = NAN;
 	e->p_value = e->p_adjusted = NAN;
-	e->n = 0;
+	e->n = e->set_aside = 0;
 	e->applies = false;
 	e->verdict = PG_AB_MISSING;
 }
 
-/* The verdict of a tested hypothesis: worse bounds in the log scale. */
+/*
+ * The verdict of a tested hypothesis, in the worse-positive log scale:
+ * regressed on the shown (two-sided) interval's better bound; unchanged
+ * (improved) when the one-sided bound at `equivalence` on the worse side
+ * lies within the tolerance (beyond it on the better side): the two
+ * one-sided tests of equivalence (TOST), whose worse bound is the 90%
+ * interval's for 95%.
+ */
 static enum pg_ab_verdict verdict_of(const struct pg_ab_est *e, double tau, double alpha,
 				     bool higher_better)
 {
-	/* the interval's bounds, back in the worse-positive log scale */
+	/* the interval's better bound, back in the worse-positive log scale */
 	double w_lo = higher_better ? -log1p(e->hi) : log1p(e->lo);
-	double w_hi = higher_better ? -log1p(e->lo) : log1p(e->hi);
 
 	if (e->verdict == PG_AB_MISSING)
 		return PG_AB_MISSING;
 	if (e->p_adjusted <= alpha && w_lo > tau)
 		return PG_AB_REGRESSED;
-	if (w_hi < -tau)
+	if (e->worse_bound < -tau)
 		return PG_AB_IMPROVED;
-	if (w_hi < tau)
+	if (e->worse_bound < tau)
 		return PG_AB_UNCHANGED;
 	return PG_AB_PENDING;
 }
 
-void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
-		  const struct pg_ab_opts *o, bool final)
+/*
+ * Set aside the pairs of c[0..n) (the common change per pair; NAN: none)
+ * whose session was off as a whole: beyond OUTLIER_SDS robust sds of the
+ * pairs' median and beyond tau (log scale). A change of the head itself
+ * shifts every pair alike and moves none of them away from the median.
+ * Returns how many were set aside (their c becomes NAN).
+ */
+static size_t set_aside_sessions(double *c, size_t n, double tau, double *scratch)
 {
-	size_t J = in->n_metrics, P = in->n_points, K = in->n_pairs;
+	size_t m = 0, cut = 0, most;
+	double med, mad, limit;
+
+	for (size_t k = 0; k < n; k++)
+		if (!isnan(c[k]))
+			scratch[m++] = c[k];
+	if (m < OUTLIER_MIN_PAIRS)
+		return 0;
+	med = pg_cmpstat_median_inplace(scratch, m);
+	for (size_t i = 0; i < m; i++)
+		scratch[i] = fabs(scratch[i] - med);
+	mad = pg_cmpstat_median_inplace(scratch, m);
+	limit = fmax(OUTLIER_SDS * 1.4826 * mad, tau);
+	most = m / OUTLIER_SHARE;
+	/* the furthest first, while they are beyond the limit */
+	while (cut < most) {
+		size_t far = n;
+		for (size_t k = 0; k < n; k++)
+			if (!isnan(c[k]) && fabs(c[k] - med) > limit &&
+			    (far == n || fabs(c[k] - med) > fabs(c[far] - med)))
+				far = k;
+		if (far == n)
+			break;
+		c[far] = NAN;
+		cut++;
+	}
+	return cut;
+}
+
+static bool settled(enum pg_ab_verdict v)
+{
+	return v == PG_AB_UNCHANGED || v == PG_AB_IMPROVED;
+}
+
+/* The decision on the first K of the input's pairs (one look). */
+static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in,
+			const struct pg_ab_opts *o, size_t K, bool final)
+{
+	size_t J = in->n_metrics, P = in->n_points, stride = in->n_pairs;
 	double *d = pg_xmalloc((P * K + 1) * sizeof(double));
 	double *e = pg_xmalloc((P * K + 1) * sizeof(double));
 	double *c = pg_xmalloc((K + 1) * sizeof(double));
-	double *col = pg_xmalloc((P + 1) * sizeof(double));
+	double *col = pg_xmalloc((P + K + 1) * sizeof(double));
 	double *p_all = pg_xmalloc((J * (P + 1) + 1) * sizeof(double));
 	double *adj = pg_xmalloc((J * (P + 1) + 1) * sizeof(double));
+	struct pg_ab_est *trimmed = pg_xcalloc(J + 1, sizeof(*trimmed));
+	struct t_memo memo = { .n = 0 };
 	size_t n_p = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -175,7 +262,7 @@ void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 		for (size_t p = 0; p < P; p++) {
 			bool any = false;
 			for (size_t k = 0; k < K; k++) {
-				size_t at = (j * P + p) * K + k;
+				size_t at = (j * P + p) * stride + k;
 				d[p * K + k] = worse_log(in->base[at], in->head[at], hb);
 				any = any || !isnan(in->base[at]) || !isnan(in->head[at]);
 			}
@@ -234,18 +321,30 @@ void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 				var = sd * sd;
 				df = (double)(n - 1);
 			}
-			judge(est, m, sqrt(var), df, n, o->confidence, hb);
+			judge(est, m, sqrt(var), df, n, o, &memo, hb);
 			est->change = measured(dm, hb);
 		}
-		/* the common change: session noise, one value per pair */
+		/* the common change: session noise, one value per pair, but for
+		 * the sessions off as a whole */
 		est_init(&out->whole[j]);
 		out->whole[j].applies = crosswise;
 		if (crosswise) {
-			double m, sd;
-			size_t n;
+			double m, sd,
+				tau = log1p(in->whole_tolerance ? in->whole_tolerance[j]
+								: in->tolerance[j]);
+			size_t n, cut;
 			mean_sd(c, K, &m, &sd, &n);
-			judge(&out->whole[j], m, sd, (double)n - 1, n, o->confidence, hb);
+			judge(&out->whole[j], m, sd, (double)n - 1, n, o, &memo, hb);
 			out->whole[j].change = out->whole[j].effect;
+			est_init(&trimmed[j]);
+			cut = set_aside_sessions(c, K, tau, col);
+			if (cut) {
+				mean_sd(c, K, &m, &sd, &n);
+				judge(&trimmed[j], m, sd, (double)n - 1, n, o, &memo, hb);
+				trimmed[j].change = trimmed[j].effect;
+				trimmed[j].applies = true;
+				trimmed[j].set_aside = cut;
+			}
 		}
 	}
 
@@ -274,6 +373,17 @@ void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 			est->verdict = PG_AB_PENDING;
 		else
 			est->verdict = verdict_of(est, tau, out->alpha_look, in->higher_better[j]);
+		/* a whole-run row open on every pair may settle without the
+		 * sessions off as a whole; it is never regressed without them */
+		if (i >= J * P && est->verdict == PG_AB_PENDING && K >= o->min_pairs &&
+		    trimmed[j].applies) {
+			trimmed[j].p_value = est->p_value;
+			trimmed[j].p_adjusted = est->p_adjusted;
+			trimmed[j].verdict = verdict_of(&trimmed[j], tau, out->alpha_look,
+							in->higher_better[j]);
+			if (settled(trimmed[j].verdict))
+				*est = trimmed[j];
+		}
 		if (final && est->verdict == PG_AB_PENDING)
 			est->verdict = PG_AB_INCONCLUSIVE;
 		out->counts[est->verdict]++;
@@ -286,6 +396,86 @@ void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 	free(col);
 	free(p_all);
 	free(adj);
+	free(trimmed);
+}
+
+void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
+		  const struct pg_ab_opts *o, bool final)
+{
+	size_t J = in->n_metrics, P = in->n_points, K = in->n_pairs, rows = J * P + J;
+	bool *kept = pg_xcalloc(rows + 1, sizeof(bool));
+
+	decide_look(out, in, o, K, final);
+	/*
+	 * A row whose interval lay inside its tolerance at an earlier look
+	 * (the looks are after every pair from min_pairs) stays decided, with
+	 * that look's estimate: sampling goes on for the others, and a later
+	 * draw of the same noise does not reopen it. A regression found later
+	 * still counts.
+	 */
+	for (size_t k = o->min_pairs; k < K; k++) {
+		struct pg_ab_decision early;
+
+		decide_look(&early, in, o, k, false);
+		for (size_t i = 0; i < rows; i++) {
+			struct pg_ab_est *now = i < J * P ? &out->points[i]
+							  : &out->whole[i - J * P];
+			const struct pg_ab_est *then = i < J * P ? &early.points[i]
+								 : &early.whole[i - J * P];
+			if (kept[i] || !now->applies || !settled(then->verdict) ||
+			    (now->verdict != PG_AB_PENDING && now->verdict != PG_AB_INCONCLUSIVE))
+				continue;
+			out->counts[now->verdict]--;
+			*now = *then;
+			out->counts[now->verdict]++;
+			kept[i] = true;
+		}
+		pg_ab_decision_release(&early);
+	}
+	out->stop = final || (K >= o->min_pairs && (out->counts[PG_AB_REGRESSED] > 0 ||
+						    out->counts[PG_AB_PENDING] == 0));
+	free(kept);
+}
+
+/* The worse-positive log bound after n pairs of a row with worse-positive
+ * mean w and spread sd, df degrees of freedom now at n_now pairs: a
+ * quantile q above (sign +1) or below (-1) the mean. */
+static double bound_after(double w, double sd, double df, size_t n_now, size_t n, double q,
+			  double sign)
+{
+	double df_n = df + (double)n - (double)n_now;
+	return w + sign * pg_ab_t_quantile(q, df_n) * sd / sqrt((double)n);
+}
+
+size_t pg_ab_pairs_to_close(const struct pg_ab_est *e, double tolerance, const struct pg_ab_opts *o,
+			    bool higher_better)
+{
+	double tau = log1p(tolerance), w, q_eq = 1 - o->equivalence, q_ci = (1 - o->confidence) / 2;
+
+	if (e->n < 2 || isnan(e->sd) || isnan(e->df) || isnan(e->effect))
+		return 0;
+	w = higher_better ? -log1p(e->effect) : log1p(e->effect);
+	for (size_t n = e->n + 1; n <= PG_AB_CLOSE_MAX; n++) {
+		if (w < -tau && bound_after(w, e->sd, e->df, e->n, n, q_eq, 1) < -tau)
+			return n; /* improved */
+		if (w >= -tau && w < tau && bound_after(w, e->sd, e->df, e->n, n, q_eq, 1) < tau)
+			return n; /* unchanged */
+		if (w > tau && bound_after(w, e->sd, e->df, e->n, n, q_ci, -1) > tau)
+			return n; /* regressed, if significant for the step too */
+	}
+	return 0;
+}
+
+double pg_ab_passing_tolerance(const struct pg_ab_est *e, const struct pg_ab_opts *o,
+			       bool higher_better)
+{
+	double w;
+
+	if (e->n < 2 || isnan(e->sd) || isnan(e->df) || isnan(e->effect))
+		return NAN;
+	w = higher_better ? -log1p(e->effect) : log1p(e->effect);
+	w = bound_after(w, e->sd, e->df, e->n, e->n, 1 - o->equivalence, 1);
+	return w > 0 ? expm1(w) : NAN;
 }
 
 void pg_ab_decision_release(struct pg_ab_decision *d)

@@ -35,9 +35,19 @@
  *   regressed  significant for the step (its Holm-adjusted p-value within
  *              the look's share) and its interval wholly worse than the
  *              tolerance;
- *   unchanged  its interval's worse bound within the tolerance (improved:
- *              even that bound better than the tolerance);
+ *   unchanged  its one-sided 95% bound on the worse side (the 90%
+ *              interval's worse end: two one-sided tests, TOST) within the
+ *              tolerance (improved: even that bound better than the
+ *              tolerance); a row unchanged at an earlier look stays so,
+ *              with that look's estimate, unless it is regressed now;
  *   pending    neither yet; at the end of the budget: inconclusive.
+ *
+ * A whole-run row still pending on every pair may settle (unchanged or
+ * improved) without the pairs whose common change is far from the others'
+ * (a session slow or fast as a whole: beyond 5 robust sds and the
+ * tolerance, from 4 pairs, at most a third of them); a change of the head
+ * shifts every pair alike and sets none aside, and a regression is judged
+ * on every pair.
  *
  * Pure: no I/O. The intervals shown are two-sided at `confidence` (95%).
  */
@@ -67,6 +77,8 @@ const char *pg_ab_verdict_name(enum pg_ab_verdict v);
 struct pg_ab_opts {
 	double false_alarm; /* the step's budget; default 5% */
 	double confidence;  /* of the intervals shown; default 0.95 */
+	double equivalence; /* the one-sided level of the worse bound that must lie
+			     * within the tolerance for unchanged (TOST); 0.95 */
 	size_t min_pairs;   /* no verdict before this many pairs; default 2 */
 	size_t max_pairs;   /* the budget of pairs; default 8 */
 };
@@ -93,17 +105,21 @@ struct pg_ab_input {
 
 /* One hypothesis. Changes are head / base - 1, signed as measured. */
 struct pg_ab_est {
-	double change;     /* geometric mean over the pairs of head/base, - 1 */
-	double effect;     /* what is judged: a point's change beyond the run's
+	double change;      /* geometric mean over the pairs of head/base, - 1 */
+	double effect;      /* what is judged: a point's change beyond the run's
 			    * common change (its whole change with < 3 points);
 			    * a whole-run row's common change */
-	double lo, hi;     /* the interval of effect, as measured; NAN */
-	double sd;         /* per pair, of the judged log ratio; NAN */
-	double df;         /* of the test; NAN */
-	double p_value;    /* one-sided, head worse; NAN: not tested */
-	double p_adjusted; /* Holm over the step's hypotheses; NAN */
-	size_t n;          /* pairs behind it */
-	bool applies;      /* measured at all (a latency metric of a serving point
+	double lo, hi;      /* the interval of effect, as measured; NAN */
+	double sd;          /* per pair, of the judged log ratio; NAN */
+	double df;          /* of the test; NAN */
+	double p_value;     /* one-sided, head worse; NAN: not tested */
+	double p_adjusted;  /* Holm over the step's hypotheses; NAN */
+	size_t n;           /* pairs behind it */
+	double worse_bound; /* the one-sided bound at opts.equivalence on the
+			     * worse side, worse-positive log scale; NAN */
+	size_t set_aside;   /* a whole-run row's pairs left out: a session off
+			     * as a whole (every point slow), beyond the tolerance */
+	bool applies;       /* measured at all (a latency metric of a serving point
 			    * does not apply); counted only then */
 	enum pg_ab_verdict verdict;
 };
@@ -128,6 +144,25 @@ struct pg_ab_decision {
 void pg_ab_decide(struct pg_ab_decision *out, const struct pg_ab_input *in,
 		  const struct pg_ab_opts *o, bool final);
 void pg_ab_decision_release(struct pg_ab_decision *d);
+
+/*
+ * What would close an open (pending or inconclusive) row, if its estimate
+ * and spread stayed as they are: the pairs in all it would need to be
+ * unchanged (its worse bound at o->equivalence inside the tolerance),
+ * improved, or, with its estimate beyond the tolerance, to have its
+ * interval wholly beyond it (a regression, when also significant for the
+ * step). 0: no number of pairs up to PG_AB_CLOSE_MAX would (its estimate
+ * sits at the tolerance), or it has no spread.
+ */
+#define PG_AB_CLOSE_MAX 999
+size_t pg_ab_pairs_to_close(const struct pg_ab_est *e, double tolerance, const struct pg_ab_opts *o,
+			    bool higher_better);
+
+/* The smallest tolerance under which the row would be unchanged now: its
+ * worse bound at o->equivalence, as a relative change (> 0); NAN when the
+ * bound is on the better side or there is no spread. */
+double pg_ab_passing_tolerance(const struct pg_ab_est *e, const struct pg_ab_opts *o,
+			       bool higher_better);
 
 /* ------------------------------------------------------------------ */
 /* What an A/B run found, for comparison.md, verdict.json and the      */
@@ -181,7 +216,8 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
  * "blocks", "pairs", "max_blocks", "stopped", "seconds", "decision":
  * {false_alarm, hypotheses, looks, alpha_look, correction, confidence},
  * "sides": {base, head}, "whole_run": [{metric, label, unit, direction,
- * change, lo, hi, tolerance, p_value, p_adjusted, pairs, verdict}],
+ * change, lo, hi, tolerance, set_aside, p_value, p_adjusted, pairs,
+ * verdict}],
  * "rows": [{point, metric, label, unit, direction, base, head, change,
  * effect, lo, hi, tolerance, sd, df, p_value, p_adjusted, pairs,
  * verdict, basis}], "errors": [...]}, where basis is the gate's shape

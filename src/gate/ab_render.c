@@ -115,19 +115,30 @@ static const char *label_of(const struct pg_metric *m)
 	return m->label;
 }
 
+/* A metric's label, a change and e's interval, with the separators of a
+ * table row or of a line. */
+static void label_change_interval(struct pg_buf *out, const struct pg_metric *m, double change,
+				  const struct pg_ab_est *e, const char *after_label,
+				  const char *after_change)
+{
+	pg_escape_md_cell(out, label_of(m));
+	pg_buf_puts(out, after_label);
+	pct(out, change);
+	pg_buf_puts(out, after_change);
+	interval(out, e->lo, e->hi);
+}
+
 /* The whole run's row of metric j. */
 static void whole_row(struct pg_buf *out, const struct pg_ab_summary *s, size_t j)
 {
 	const struct pg_ab_est *e = &s->d.whole[j];
 
 	pg_buf_puts(out, "| ");
-	pg_escape_md_cell(out, label_of(s->metrics[j]));
-	pg_buf_puts(out, " | ");
-	pct(out, e->change);
-	pg_buf_puts(out, " | ");
-	interval(out, e->lo, e->hi);
-	pg_buf_printf(out, " | ±%g%% | %zu | %s |\n", 100 * s->whole_tolerance[j], e->n,
-		      pg_ab_verdict_name(e->verdict));
+	label_change_interval(out, s->metrics[j], e->change, e, " | ", " | ");
+	pg_buf_printf(out, " | ±%g%% | %zu", 100 * s->whole_tolerance[j], e->n);
+	if (e->set_aside)
+		pg_buf_printf(out, " (%zu set aside: a session off as a whole)", e->set_aside);
+	pg_buf_printf(out, " | %s |\n", pg_ab_verdict_name(e->verdict));
 }
 
 static bool needs_attention(enum pg_ab_verdict v)
@@ -180,6 +191,89 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
 			}
 	if (header)
 		pg_buf_putc(out, '\n');
+}
+
+static bool is_open(enum pg_ab_verdict v)
+{
+	return v == PG_AB_INCONCLUSIVE || v == PG_AB_PENDING;
+}
+
+/* One open row: its change and interval, the tolerance it needs, and what
+ * would close it; returns the pairs in all that would (0: none would). */
+static size_t open_row(struct pg_buf *out, const struct pg_ab_summary *s, const char *point,
+		       size_t j, const struct pg_ab_est *e, double tol)
+{
+	struct pg_ab_opts o;
+	bool hb = s->metrics[j]->direction == PG_HIGHER_IS_BETTER;
+	double w, pass_at;
+	size_t n;
+
+	pg_ab_opts_init(&o);
+	n = pg_ab_pairs_to_close(e, tol, &o, hb);
+	pass_at = pg_ab_passing_tolerance(e, &o, hb);
+	w = hb ? -log1p(e->effect) : log1p(e->effect);
+	pg_buf_puts(out, "- ");
+	pg_escape_md_cell(out, point);
+	pg_buf_puts(out, " · ");
+	label_change_interval(out, s->metrics[j], e->effect, e, ": ", " ");
+	pg_buf_printf(out, " after %zu pairs, needs ±%g%%: ", e->n, 100 * tol);
+	if (!n)
+		pg_buf_puts(out,
+			    "more pairs would not settle it (its change sits at the tolerance)");
+	else
+		pg_buf_printf(out, "about %zu more pair%s%s", n - e->n, n - e->n == 1 ? "" : "s",
+			      w > log1p(tol) ? " to confirm a regression" : "");
+	if (w <= log1p(tol) && !isnan(pass_at)) {
+		char t[PG_FMT_DOUBLE_SIZE];
+		/* rounded up to a tenth of a percent: it passes at what it says */
+		pg_buf_printf(out, ", or a tolerance of ±%s%%",
+			      pg_fmt_g(t, ceil(1000 * pass_at - 1e-9) / 10));
+	}
+	pg_buf_puts(out, "\n");
+	return n;
+}
+
+/* The rows that kept the step from passing and what would close them: the
+ * pairs the slowest of them needs (as max_blocks), or the tolerances. */
+static void open_rows(struct pg_buf *out, const struct pg_ab_summary *s)
+{
+	size_t P = s->points.n, most = 0, open = 0;
+	bool unsettled = false;
+
+	for (size_t i = 0; i < s->n_metrics * (P + 1); i++) {
+		const struct pg_ab_est *e = i < s->n_metrics ? &s->d.whole[i]
+							     : &s->d.points[i - s->n_metrics];
+		open += e->applies && is_open(e->verdict);
+	}
+	if (!open)
+		return;
+	pg_buf_printf(out,
+		      "\n**Still open** (%zu row%s undecided after %zu pairs; with the estimate "
+		      "and spread as measured)\n\n",
+		      open, open == 1 ? "" : "s", pairs_of(s));
+	for (size_t j = 0; j < s->n_metrics; j++)
+		if (s->d.whole[j].applies && is_open(s->d.whole[j].verdict)) {
+			size_t n = open_row(out, s, "Whole run", j, &s->d.whole[j],
+					    s->whole_tolerance[j]);
+			most = n > most ? n : most;
+			unsettled = unsettled || !n;
+		}
+	for (size_t p = 0; p < P; p++)
+		for (size_t j = 0; j < s->n_metrics; j++) {
+			const struct pg_ab_est *e = &s->d.points[j * P + p];
+			size_t n;
+			if (!e->applies || !is_open(e->verdict))
+				continue;
+			n = open_row(out, s, s->points.v[p], j, e, s->tolerance[j]);
+			most = n > most ? n : most;
+			unsettled = unsettled || !n;
+		}
+	if (most > pairs_of(s))
+		pg_buf_printf(out, "\nAbout %zu pairs would close %s: `max_blocks: %zu`.\n", most,
+			      unsettled   ? "the others"
+			      : open == 1 ? "it"
+					  : "them all",
+			      2 * most);
 }
 
 static void fmt_seconds(struct pg_buf *b, double sec)
@@ -239,6 +333,7 @@ void pg_ab_markdown(struct pg_buf *out, const struct pg_ab_summary *s)
 			if (s->d.whole[j].applies)
 				whole_row(out, s, j);
 	}
+	open_rows(out, s);
 	for (size_t i = 0; i < s->n_metrics * P; i++) {
 		if (!s->d.points[i].applies)
 			continue;
@@ -342,6 +437,8 @@ json_t *pg_ab_json(const struct pg_ab_summary *s)
 		w = json_object();
 		metric_keys(w, s->metrics[j]);
 		json_object_set_new(w, "tolerance", jnum(s->whole_tolerance[j]));
+		json_object_set_new(w, "set_aside",
+				    json_integer((json_int_t)s->d.whole[j].set_aside));
 		est = est_json(&s->d.whole[j]);
 		json_object_update(w, est);
 		json_decref(est);
