@@ -138,11 +138,12 @@ struct hyp {
 };
 
 struct pair_state {
-	double centre; /* baseline level (log, oriented) */
-	long from;     /* the first job behind centre (a change point's); 0: the window */
-	double y1, y2; /* the runs' values (log, oriented); NAN */
-	double r1, r2; /* raw change (log, oriented) */
-	double last;   /* main's newest job's leftover (log, oriented); NAN */
+	double centre;      /* baseline level (log, oriented) */
+	long from;          /* the first job behind centre (a change point's); 0: the window */
+	double y1, y2;      /* the runs' values (log, oriented); NAN */
+	double r1, r2;      /* raw change (log, oriented) */
+	double last;        /* main's newest job's leftover (log, oriented); NAN */
+	double before_last; /* ... and the job's before it; NAN */
 	const char *noise_source; /* the tolerance method's noise, in words; NULL */
 	size_t n_level;           /* jobs behind centre */
 	/* the history's jobs for the spread (pg_base_metric.span; a baseline
@@ -565,7 +566,7 @@ static void step_history(struct step *s, struct unit *u)
 	for (size_t k = 0; k < P; k++) {
 		struct pair_state *st = &s->ps[u->pairs[k]];
 		const struct pg_base_metric *bm = s->pairs[u->pairs[k]].bm;
-		size_t kp = 0, n_level = 0, last_r = R;
+		size_t kp = 0, n_level = 0, last_r = R, before_r = R;
 		int latest = nseg[k] - 1;
 
 		own[k] = own_df[k] = NAN;
@@ -574,6 +575,7 @@ static void step_history(struct step *s, struct unit *u)
 			int sg = seg[r * P + k];
 			if (isnan(x) || isnan(row[r]) || sg < 0)
 				continue;
+			before_r = last_r;
 			last_r = r;
 			n_level += win[r * P + k];
 			keep = seg_keep(seg_n[k * max_seg + (size_t)sg]) * (1 - 0.43 / (double)P);
@@ -589,6 +591,8 @@ static void step_history(struct step *s, struct unit *u)
 		st->centre = lvl[k * max_seg + (size_t)latest];
 		if (last_r < R)
 			st->last = y[last_r * P + k] - row[last_r] - st->centre;
+		if (before_r < R)
+			st->before_last = y[before_r * P + k] - row[before_r] - st->centre;
 		if (kp >= 3) {
 			own[k] = pg_cmpstat_robust_sd(all_res, kp, 0);
 			/* a value per leftover, less a level per segment */
@@ -736,6 +740,7 @@ static void history_alone(struct step *s, struct unit *u)
 			st->from = k < bm->n_samples ? cf : 0;
 		}
 		st->last = st->sn ? orient(u->m, st->sv[st->sn - 1]) - st->centre : NAN;
+		st->before_last = st->sn > 1 ? orient(u->m, st->sv[st->sn - 2]) - st->centre : NAN;
 		if (n_all - k0 >= 3) {
 			double sd = pg_cmpstat_robust_sd(all + k0, n_all - k0, 0);
 			st->h.sd1 = st->h.sd2 = sd * sqrt(1 + level_var(st->n_level));
@@ -998,7 +1003,7 @@ static void first_run(struct step *s, struct unit *u)
 		st->y1 = orient(u->m, p->v1);
 		st->y2 = orient(u->m, p->v2);
 		st->centre = orient(u->m, p->bm->value);
-		st->last = NAN;
+		st->last = st->before_last = NAN;
 		valid += !isnan(st->y1) && !isnan(st->centre);
 		if (p->bm->span) {
 			st->sv = p->bm->span;
@@ -1129,9 +1134,11 @@ static void first_run(struct step *s, struct unit *u)
 		h->known = p->bm->known_job >= 0 && at_newest_level(h, st->last, known_slack(h));
 		/* a pull request carries its merge base's level: what main's
 		 * newest run shows is not the PR's doing (a second change on
-		 * top of it must still show: the slack is the tolerance) */
+		 * top of it must still show: the slack is the tolerance). Only
+		 * a change new in that run: two runs of main beyond, and the
+		 * level not following them, is no level to lean on */
 		h->main_level = !h->known && s->opts->pull_request && p->bm->newest_job >= 0 &&
-				at_newest_level(h, st->last, h->tol);
+				at_newest_level(h, st->last, h->tol) && !(st->before_last > h->tol);
 		h->known |= h->main_level;
 	}
 
