@@ -441,7 +441,7 @@ static void step_history(struct step *s, struct unit *u)
 	double *y, *row, *lvl, *all_res, *offs, pooled, *own, *own_df;
 	int *seg, *nseg;
 	bool *win;
-	size_t *count, *seg_n, max_seg = 1;
+	size_t *count, *seg_n, max_seg = 1, recent;
 	long cuts[64];
 
 	for (size_t k = 0; k < P; k++) {
@@ -533,11 +533,17 @@ static void step_history(struct step *s, struct unit *u)
 	}
 
 	/* leftovers, each scaled for what its segment's level and its job's
-	 * offset took out of it */
+	 * offset took out of it; the spread from the newest window's jobs
+	 * only (recent): the noise is the current regime's, and a history
+	 * that began chaotic (a new server flag, 3 repeats cut to 1) does not
+	 * blind the gate for good */
+	recent = R > (size_t)s->policy->history_window && s->policy->history_window > 0
+			 ? R - (size_t)s->policy->history_window
+			 : 0;
 	{
 		double off_keep = 1 - 0.43 / (double)P;
 		u->cells = pg_xmalloc((R * P + 1) * sizeof(*u->cells));
-		for (size_t r = 0; r < R; r++) {
+		for (size_t r = recent; r < R; r++) {
 			if (isnan(row[r]))
 				continue;
 			for (size_t k = 0; k < P; k++) {
@@ -578,6 +584,8 @@ static void step_history(struct step *s, struct unit *u)
 			before_r = last_r;
 			last_r = r;
 			n_level += win[r * P + k];
+			if (r < recent)
+				continue;
 			keep = seg_keep(seg_n[k * max_seg + (size_t)sg]) * (1 - 0.43 / (double)P);
 			if (keep > 0)
 				all_res[kp++] = (x - row[r] - lvl[k * max_seg + (size_t)sg]) /
