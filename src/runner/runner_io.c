@@ -10,6 +10,7 @@
 #include "suite/plan.h"
 #include "base/redact.h"
 #include "results/cold.h"
+#include "results/energy.h"
 #include "results/repeats.h"
 #include "base/strutil.h"
 #include "base/template.h"
@@ -616,6 +617,10 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->probe)
 		json_object_set_new(pg, "adaptive_search", json_true());
 	json_object_set_new(result, "perfgate", pg);
+	/* energy per output token from the telemetry's GPU energy counters,
+	 * under vLLM's names */
+	if (ok)
+		pg_result_energy(result);
 	/* failed requests leave real numbers of a run that went wrong: say so,
 	 * for the reports, for pandas and for the history, which skips them
 	 * (a probe the server fails is the SLA search's answer, not a fault) */
@@ -1446,6 +1451,11 @@ static void telemetry_stop(struct runner *r, const struct pg_point *pt, struct o
 		{
 			pg_strv_push(&oc->telemetry_lines, json_string_value(f));
 		}
+		/* an energy counter that reset: the point has no energy, and
+		 * says why */
+		if (pg_json_path_str(oc->telemetry, "gpu.energy.dropped"))
+			pg_strv_push(&oc->telemetry_lines,
+				     pg_json_path_str(oc->telemetry, "gpu.energy.dropped"));
 	}
 	pg_telemetry_jsonl(&text, &s);
 	pg_buf_printf(&path, "%s/%s.telemetry.jsonl", r->o->results_dir, pt->name);
