@@ -493,7 +493,8 @@ static int same_family(const struct stat_col *a, const struct stat_col *b)
 static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 {
 	struct stat_col cols[PG_REPORT_MAX_COLUMNS];
-	size_t n = 0, items = 0;
+	const struct pg_metric *other[PG_REPORT_MAX_COLUMNS];
+	size_t n = 0, n_other = 0, items = 0;
 	int throughput = t->kind == PG_SUITE_THROUGHPUT;
 
 	for (size_t c = 0; c < t->n_metrics; c++) {
@@ -503,6 +504,10 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 			continue;
 		if (t->metrics[c]->cls == PG_CLASS_THROUGHPUT)
 			throughput = 1;
+		/* a column that is no statistic of a latency (energy per
+		 * token): by its name */
+		else if (strcmp(t->metrics[c]->unit, "ms") && strcmp(t->metrics[c]->unit, "s"))
+			other[n_other++] = t->metrics[c];
 		else if (split_header(t->metrics[c]->header, sc->stat, sizeof(sc->stat),
 				      &sc->family, &sc->family_len))
 			n++;
@@ -545,6 +550,8 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 		}
 		pg_buf_putc(out, ')');
 	}
+	for (size_t i = 0; i < n_other; i++)
+		pg_buf_printf(out, "%s%s", items++ ? ", " : "", other[i]->label);
 	if (!items)
 		pg_buf_puts(out, "none (no values in these results)");
 	pg_buf_puts(out, ".\n");

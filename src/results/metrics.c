@@ -40,9 +40,6 @@ static const struct pg_metric metrics[] = {
 	{ "requests_per_second", THR, "requests_per_second", 1, "Tput (req/s)", "Request throughput", "req/s", UP, PG_CLASS_THROUGHPUT, true, 0.025, 0 },
 	{ "tokens_per_second", THR, "tokens_per_second", 1, NULL, "Total token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
 	{ "output_tokens_per_second", THR, "output_tokens_per_second", 1, NULL, "Output token throughput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
-	{ "gpu_energy_per_output_token_j", THR, "gpu_energy_per_output_token_j", 1, "Energy/out tok (J)", "GPU energy per output token", "J", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.001 },
-	{ "gpu_energy_j", THR, "gpu_energy_j", 1, NULL, "GPU energy", "J", DOWN, PG_CLASS_LATENCY, false, 0.05, 1 },
-	{ "gpu_avg_power_w", THR, "gpu_avg_power_w", 1, NULL, "GPU mean power", "W", DOWN, PG_CLASS_LATENCY, false, 0.05, 1 },
 
 	{ "completed", SRV, "completed", 1, "# of req.", "Completed requests", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
 	/* a report column only when some point failed (report/report.c) */

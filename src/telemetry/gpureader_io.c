@@ -171,9 +171,13 @@ static void nvml_close(struct nvml *nv)
 	memset(nv, 0, sizeof(*nv));
 }
 
-static double u(nvml_return rc, unsigned int v)
+/* The value an NVML call wrote to *v, or NAN when it failed. By pointer:
+ * u(call(&v), v) could read v before the call writes it (the order in
+ * which a function's arguments are evaluated is unspecified, and gcc
+ * reads the later ones first), giving each reading the one before. */
+static double u(nvml_return rc, const unsigned int *v)
 {
-	return rc == NVML_SUCCESS ? (double)v : NAN;
+	return rc == NVML_SUCCESS ? (double)*v : NAN;
 }
 
 static int nvml_read(struct nvml *nv, struct pg_gpu_sample **out, size_t *n)
@@ -196,18 +200,18 @@ static int nvml_read(struct nvml *nv, struct pg_gpu_sample **out, size_t *n)
 			nv->name(d, s.name, sizeof(s.name));
 		if (nv->uuid)
 			nv->uuid(d, s.uuid, sizeof(s.uuid));
-		s.sm_mhz = u(nv->clock(d, NVML_CLOCK_SM, &v), v);
-		s.sm_max_mhz = u(nv->max_clock(d, NVML_CLOCK_SM, &v), v);
-		s.mem_mhz = u(nv->clock(d, NVML_CLOCK_MEM, &v), v);
-		s.mem_max_mhz = u(nv->max_clock(d, NVML_CLOCK_MEM, &v), v);
+		s.sm_mhz = u(nv->clock(d, NVML_CLOCK_SM, &v), &v);
+		s.sm_max_mhz = u(nv->max_clock(d, NVML_CLOCK_SM, &v), &v);
+		s.mem_mhz = u(nv->clock(d, NVML_CLOCK_MEM, &v), &v);
+		s.mem_max_mhz = u(nv->max_clock(d, NVML_CLOCK_MEM, &v), &v);
 		if (nv->power)
-			s.power_w = u(nv->power(d, &v), v) / 1000;
+			s.power_w = u(nv->power(d, &v), &v) / 1000;
 		if (nv->power_limit)
-			s.power_limit_w = u(nv->power_limit(d, &v), v) / 1000;
+			s.power_limit_w = u(nv->power_limit(d, &v), &v) / 1000;
 		if (nv->energy && nv->energy(d, &mj) == NVML_SUCCESS)
 			s.energy_j = (double)mj / 1000;
 		if (nv->temperature)
-			s.temp_c = u(nv->temperature(d, NVML_TEMPERATURE_GPU, &v), v);
+			s.temp_c = u(nv->temperature(d, NVML_TEMPERATURE_GPU, &v), &v);
 		if (nv->utilization && nv->utilization(d, &ut) == NVML_SUCCESS) {
 			s.util_pct = ut.gpu;
 			s.mem_util_pct = ut.memory;
