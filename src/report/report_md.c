@@ -796,6 +796,54 @@ static void bullet_cold(struct pg_buf *out, const struct pg_report_table *t)
 			 "runs, and the gate and the history leave that run out too.\n");
 }
 
+/* vllm bench startup's cold-start spans, one line per point that has
+ * them: "- Cold-start phases, startup_x: Worker init 1.20 s, Loading (GPU)
+ * 12.04 s, ... (22.95 s of 31.20 s wall clock; no span: Capture model)." */
+static void bullet_startup_phases(struct pg_buf *out, const struct pg_report_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const json_t *res = t->rows[i].res->json;
+		const json_t *phases = json_object_get(res, "phases"), *p;
+		const json_t *total = json_object_get(res, "total_phase_time_s");
+		const json_t *wall = json_object_get(res, "wall_clock_startup_s");
+		size_t k, shown = 0, missing = 0;
+
+		if (!t->rows[i].ok || !json_array_size(phases))
+			continue;
+		pg_buf_printf(out, "- Cold-start phases, %s: ", t->rows[i].name);
+		json_array_foreach(phases, k, p)
+		{
+			if (json_is_true(json_object_get(p, "missing")))
+				continue;
+			pg_buf_printf(out, "%s%s %.2f s", shown++ ? ", " : "",
+				      json_string_value(json_object_get(p, "name")),
+				      json_number_value(json_object_get(p, "duration_s")));
+		}
+		size_t mark = out->len;
+		pg_buf_puts(out, " (");
+		if (json_is_number(total))
+			pg_buf_printf(out, "%.2f s", json_number_value(total));
+		if (json_is_number(total) && json_is_number(wall))
+			pg_buf_printf(out, " of %.2f s wall clock", json_number_value(wall));
+		else if (json_is_number(wall))
+			pg_buf_printf(out, "%.2f s wall clock", json_number_value(wall));
+		json_array_foreach(phases, k, p)
+		{
+			if (json_is_true(json_object_get(p, "missing")))
+				pg_buf_printf(out, "%s%s",
+					      missing++             ? ", "
+					      : out->len > mark + 2 ? "; no span: "
+								    : "no span: ",
+					      json_string_value(json_object_get(p, "name")));
+		}
+		if (out->len == mark + 2)
+			pg_buf_truncate(out, mark);
+		else
+			pg_buf_putc(out, ')');
+		pg_buf_puts(out, ".\n");
+	}
+}
+
 /* What a startup table measured: the starts of its first point that ran
  * (runner/startup_io.h; an imported vllm bench startup file has no
  * first-token times). */
@@ -824,6 +872,7 @@ static void bullets_startup(struct pg_buf *out, const struct pg_report_table *t)
 	}
 	bullet_models(out, t);
 	bullet_not_ok(out, t, 0);
+	bullet_startup_phases(out, t);
 	pg_buf_puts(out, "- Evaluation metrics: mean and p90 startup time, cold and warm, in "
 			 "seconds (lower is better).\n");
 }
