@@ -617,6 +617,12 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->probe)
 		json_object_set_new(pg, "adaptive_search", json_true());
 	json_object_set_new(result, "perfgate", pg);
+	/* the --metadata pairs vLLM's driver gives vllm bench serve, as its
+	 * results carry them (strings); a command's own are kept */
+	for (size_t i = 0; i < t->metadata.n; i++)
+		if (!json_object_get(result, t->metadata.items[i].key))
+			json_object_set_new(result, t->metadata.items[i].key,
+					    json_string(t->metadata.items[i].value));
 	/* energy per output token from the telemetry's GPU energy counters,
 	 * under vLLM's names */
 	if (ok)
