@@ -135,15 +135,16 @@ AMD
 }
 
 # The fake NVML (tests/tools/fake_nvml.c): one H100 whose energy counter
-# rises by exactly FAKE_NVML_POWER_W joules a second.
+# rises by exactly FAKE_NVML_POWER_W joules a second; one point at rate inf
+# to read it over.
 fake_nvml() {
 	export PERFGATE_GPU_TOOL=nvml LD_LIBRARY_PATH="${PERFGATE_BUILD}/tests/fake-nvml"
 	[ -e "${LD_LIBRARY_PATH}/libnvidia-ml.so.1" ]
+	mock_suite "" inf
 }
 
 @test "a fake NVML with a known energy counter: energy per output token under vLLM's names, reported and gate-able" {
 	fake_nvml
-	mock_suite "" inf
 	FAKE_NVML_POWER_W=500 run --separate-stderr "${PERFGATE}" run suite.yml -o cool --gpu H100
 	assert_success
 	r=cool/serving_tel_qps_inf.json
@@ -179,7 +180,6 @@ fake_nvml() {
 
 @test "a fake NVML whose energy counter resets mid-point: no energy, and the log says why" {
 	fake_nvml
-	mock_suite "" inf
 	FAKE_NVML_RESET_AFTER_S=0.3 run --separate-stderr "${PERFGATE}" run suite.yml -o res --gpu H100
 	assert_success
 	r=res/serving_tel_qps_inf.json
