@@ -796,6 +796,14 @@ static void bullet_cold(struct pg_buf *out, const struct pg_report_table *t)
 			 "runs, and the gate and the history leave that run out too.\n");
 }
 
+/* A span's name; "?" for a result written by hand without one (import
+ * refuses such a file, a results directory is read as it is). */
+static const char *phase_name(const json_t *span)
+{
+	const char *name = json_string_value(json_object_get(span, "name"));
+	return name ? name : "?";
+}
+
 /* vllm bench startup's cold-start spans, one line per point that has
  * them: "- Cold-start phases, startup_x: Worker init 1.20 s, Loading (GPU)
  * 12.04 s, ... (22.95 s of 31.20 s wall clock; no span: Capture model)." */
@@ -815,8 +823,7 @@ static void bullet_startup_phases(struct pg_buf *out, const struct pg_report_tab
 		{
 			if (json_is_true(json_object_get(p, "missing")))
 				continue;
-			pg_buf_printf(out, "%s%s %.2f s", shown++ ? ", " : "",
-				      json_string_value(json_object_get(p, "name")),
+			pg_buf_printf(out, "%s%s %.2f s", shown++ ? ", " : "", phase_name(p),
 				      json_number_value(json_object_get(p, "duration_s")));
 		}
 		size_t mark = out->len;
@@ -834,7 +841,7 @@ static void bullet_startup_phases(struct pg_buf *out, const struct pg_report_tab
 					      missing++             ? ", "
 					      : out->len > mark + 2 ? "; no span: "
 								    : "no span: ",
-					      json_string_value(json_object_get(p, "name")));
+					      phase_name(p));
 		}
 		if (out->len == mark + 2)
 			pg_buf_truncate(out, mark);
