@@ -344,5 +344,5 @@ PY
 import json
 rows = json.load(open('cmp/verdict.json'))['rows']
 print(sorted((r['metric'], r['verdict']) for r in rows if r['verdict'] in ('regressed', 'improved')))"
-	assert_output "[('steady_state_output_throughput', 'regressed')]"
+	assert_output "[('steady_output_throughput', 'regressed')]"
 }

@@ -165,15 +165,15 @@ fake_nvml() {
 	# length, which a busy machine varies: hence four times, not a
 	# margin), and only warns on the energy itself
 	"${PERFGATE}" baseline update thresholds --from cool 2>/dev/null
-	sed -i 's/\(gpu_energy_per_output_token_j: *\){ gate: false, tolerance: 5%/\1{ gate: true, tolerance: 20%/' thresholds/H100.yml
-	grep -q "gpu_energy_per_output_token_j: *{ gate: true, tolerance: 20%" thresholds/H100.yml
+	sed -i 's/\(energy_per_out_token_j: *\){ gate: false, tolerance: 5%/\1{ gate: true, tolerance: 20%/' thresholds/H100.yml
+	grep -q "energy_per_out_token_j: *{ gate: true, tolerance: 20%" thresholds/H100.yml
 	FAKE_NVML_POWER_W=2000 run --separate-stderr "${PERFGATE}" run suite.yml -o hot --gpu H100
 	assert_success
 	[ "$(json hot/serving_tel_qps_inf.json "abs(d['gpu_avg_power_w'] - 2000) < 40")" = True ]
 	run --separate-stderr "${PERFGATE}" compare hot -o cmp -q
 	assert_success
 	row() { json cmp/verdict.json "[(r['verdict'], r['outcome']) for r in d['rows'] if r['metric'] == '$1'][0]"; }
-	[ "$(row gpu_energy_per_output_token_j)" = "('regressed', 'fail')" ]
+	[ "$(row energy_per_out_token_j)" = "('regressed', 'fail')" ]
 	[ "$(row gpu_energy_j)" = "('regressed', 'warn')" ]
 	[ "$(row gpu_avg_power_w)" = "('regressed', 'warn')" ]
 }
