@@ -1204,14 +1204,14 @@ START_TEST(steady_state_energy_and_phases)
 		double want;
 	} serving[] = {
 		{ "output_throughput", 1011.2 },
-		{ "steady_state_output_throughput", 1075.2 },
+		{ "steady_output_throughput", 1075.2 },
 		{ "median_ttft_ms", 50.0 },
-		{ "steady_state_median_ttft_ms", 53.0 },
-		{ "steady_state_p99_tpot_ms", 14.1 },
-		{ "steady_state_median_e2el_ms", 1522.0 },
+		{ "steady_median_ttft_ms", 53.0 },
+		{ "steady_p99_tpot_ms", 14.1 },
+		{ "steady_median_e2el_ms", 1522.0 },
 		{ "gpu_energy_j", 12505.0 },
 		{ "gpu_avg_power_w", 610.0 },
-		{ "gpu_energy_per_output_token_j", 12505.0 / 25600 },
+		{ "energy_per_out_token_j", 12505.0 / 25600 },
 		{ "mean_client_queue_ms", 3.2 },
 	};
 	static const struct {
@@ -1247,7 +1247,7 @@ START_TEST(steady_state_energy_and_phases)
 					76, "e.json", "e", NULL, NULL, &err),
 			 0);
 	ck_assert_int_eq(
-		pg_metric_value(pg_metric_by_id(PG_SUITE_SERVING, "gpu_energy_per_output_token_j"),
+		pg_metric_value(pg_metric_by_id(PG_SUITE_SERVING, "energy_per_out_token_j"),
 				rs.items[0].json, &v),
 		-1);
 	pg_result_set_release(&rs);
