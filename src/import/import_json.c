@@ -180,6 +180,26 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 	}
 	if (kind == PG_SUITE_STARTUP) {
 		static const char *const phases[] = { "cold", "warm" };
+		size_t k;
+		json_t *span;
+
+		/* vllm bench startup's cold-start spans (vllm/benchmarks/
+		 * startup_spans.py): kept as they are, shown by the report */
+		v = json_object_get(o, "phases");
+		if (v && !json_is_array(v))
+			return pg_import_fail(ctx, pos,
+					      "record %zu: 'phases' must be a list, got %s", record,
+					      type_name(v));
+		json_array_foreach(v, k, span)
+		{
+			if (!json_is_string(json_object_get(span, "name")) ||
+			    !json_is_number(json_object_get(span, "duration_s")))
+				return pg_import_fail(
+					ctx, pos,
+					"record %zu: 'phases'[%zu] must be an object "
+					"with a string 'name' and a number 'duration_s'",
+					record, k);
+		}
 		static const char *const measures[] = { "startup", "compilation",
 							"encoder_compilation", "first_token" };
 		char key[64];
@@ -211,6 +231,13 @@ static int validate(struct pg_import_ctx *ctx, const json_t *o, enum pg_suite_ki
 		}
 	}
 	if (kind == PG_SUITE_SERVING) {
+		/* vLLM's steady-state view of the point: its keys are read as
+		 * steady_state_* metrics (checked above by their paths) */
+		v = json_object_get(o, "steady_state");
+		if (v && !json_is_object(v) && !json_is_null(v))
+			return pg_import_fail(
+				ctx, pos, "record %zu: 'steady_state' must be an object, got %s",
+				record, type_name(v));
 		v = json_object_get(o, "run_number");
 		if (v && !json_is_integer(v))
 			return pg_import_fail(ctx, pos,

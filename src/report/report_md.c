@@ -493,7 +493,8 @@ static int same_family(const struct stat_col *a, const struct stat_col *b)
 static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 {
 	struct stat_col cols[PG_REPORT_MAX_COLUMNS];
-	size_t n = 0, items = 0;
+	const struct pg_metric *other[PG_REPORT_MAX_COLUMNS];
+	size_t n = 0, n_other = 0, items = 0;
 	int throughput = t->kind == PG_SUITE_THROUGHPUT;
 
 	for (size_t c = 0; c < t->n_metrics; c++) {
@@ -503,6 +504,10 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 			continue;
 		if (t->metrics[c]->cls == PG_CLASS_THROUGHPUT)
 			throughput = 1;
+		/* a column that is no statistic of a latency (energy per
+		 * token): by its name */
+		else if (strcmp(t->metrics[c]->unit, "ms") && strcmp(t->metrics[c]->unit, "s"))
+			other[n_other++] = t->metrics[c];
 		else if (split_header(t->metrics[c]->header, sc->stat, sizeof(sc->stat),
 				      &sc->family, &sc->family_len))
 			n++;
@@ -545,6 +550,8 @@ static void bullet_metrics(struct pg_buf *out, const struct pg_report_table *t)
 		}
 		pg_buf_putc(out, ')');
 	}
+	for (size_t i = 0; i < n_other; i++)
+		pg_buf_printf(out, "%s%s", items++ ? ", " : "", other[i]->label);
 	if (!items)
 		pg_buf_puts(out, "none (no values in these results)");
 	pg_buf_puts(out, ".\n");
@@ -789,6 +796,61 @@ static void bullet_cold(struct pg_buf *out, const struct pg_report_table *t)
 			 "runs, and the gate and the history leave that run out too.\n");
 }
 
+/* A span's name; "?" for a result written by hand without one (import
+ * refuses such a file, a results directory is read as it is). */
+static const char *phase_name(const json_t *span)
+{
+	const char *name = json_string_value(json_object_get(span, "name"));
+	return name ? name : "?";
+}
+
+/* vllm bench startup's cold-start spans, one line per point that has
+ * them: "- Cold-start phases, startup_x: Worker init 1.20 s, Loading (GPU)
+ * 12.04 s, ... (22.95 s of 31.20 s wall clock; no span: Capture model)." */
+static void bullet_startup_phases(struct pg_buf *out, const struct pg_report_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const json_t *res = t->rows[i].res->json;
+		const json_t *phases = json_object_get(res, "phases"), *p;
+		const json_t *total = json_object_get(res, "total_phase_time_s");
+		const json_t *wall = json_object_get(res, "wall_clock_startup_s");
+		size_t k, shown = 0, missing = 0;
+
+		if (!t->rows[i].ok || !json_array_size(phases))
+			continue;
+		pg_buf_printf(out, "- Cold-start phases, %s: ", t->rows[i].name);
+		json_array_foreach(phases, k, p)
+		{
+			if (json_is_true(json_object_get(p, "missing")))
+				continue;
+			pg_buf_printf(out, "%s%s %.2f s", shown++ ? ", " : "", phase_name(p),
+				      json_number_value(json_object_get(p, "duration_s")));
+		}
+		size_t mark = out->len;
+		pg_buf_puts(out, " (");
+		if (json_is_number(total))
+			pg_buf_printf(out, "%.2f s", json_number_value(total));
+		if (json_is_number(total) && json_is_number(wall))
+			pg_buf_printf(out, " of %.2f s wall clock", json_number_value(wall));
+		else if (json_is_number(wall))
+			pg_buf_printf(out, "%.2f s wall clock", json_number_value(wall));
+		json_array_foreach(phases, k, p)
+		{
+			if (json_is_true(json_object_get(p, "missing")))
+				pg_buf_printf(out, "%s%s",
+					      missing++             ? ", "
+					      : out->len > mark + 2 ? "; no span: "
+								    : "no span: ",
+					      phase_name(p));
+		}
+		if (out->len == mark + 2)
+			pg_buf_truncate(out, mark);
+		else
+			pg_buf_putc(out, ')');
+		pg_buf_puts(out, ".\n");
+	}
+}
+
 /* What a startup table measured: the starts of its first point that ran
  * (runner/startup_io.h; an imported vllm bench startup file has no
  * first-token times). */
@@ -817,6 +879,7 @@ static void bullets_startup(struct pg_buf *out, const struct pg_report_table *t)
 	}
 	bullet_models(out, t);
 	bullet_not_ok(out, t, 0);
+	bullet_startup_phases(out, t);
 	pg_buf_puts(out, "- Evaluation metrics: mean and p90 startup time, cold and warm, in "
 			 "seconds (lower is better).\n");
 }

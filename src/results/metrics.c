@@ -88,6 +88,27 @@ static const struct pg_metric metrics[] = {
 	{ "total_input_sequences", SRV, "total_input_sequences", 1, NULL, "Input sequences", "", PG_NO_DIRECTION, PG_CLASS_COUNT, false, 0, 0 },
 	{ "spec_acceptance_rate", SRV, "spec_decode_acceptance_rate", 1, NULL, "Spec-decode acceptance rate", "%", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0.5 },
 	{ "spec_acceptance_length", SRV, "spec_decode_acceptance_length", 1, NULL, "Spec-decode acceptance length", "", UP, PG_CLASS_THROUGHPUT, false, 0.02, 0 },
+	/* vLLM's steady_state block: the same keys over the window where the
+	 * requests in flight stay at the concurrency cap (no ramp-up, no
+	 * drain). A second view of the point, read only under steady_state.,
+	 * never in place of the whole run's. Ids of at most 24 characters
+	 * and labels of at most 31 with their unit, the widths thresholds
+	 * files and the history's trends align to */
+	{ "steady_req_throughput", SRV, "steady_state.request_throughput", 1, NULL, "Steady request tput", "req/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "steady_output_throughput", SRV, "steady_state.output_throughput", 1, NULL, "Steady output tput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "steady_total_throughput", SRV, "steady_state.total_token_throughput", 1, NULL, "Steady total tput", "tok/s", UP, PG_CLASS_THROUGHPUT, false, 0.025, 0 },
+	{ "steady_median_ttft_ms", SRV, "steady_state.median_ttft_ms", 1, NULL, "Steady median TTFT", "ms", DOWN, PG_CLASS_LATENCY, false, 0.04, 1 },
+	{ "steady_p99_ttft_ms", SRV, "steady_state.p99_ttft_ms", 1, NULL, "Steady P99 TTFT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 2 },
+	{ "steady_median_tpot_ms", SRV, "steady_state.median_tpot_ms", 1, NULL, "Steady median TPOT", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
+	{ "steady_p99_tpot_ms", SRV, "steady_state.p99_tpot_ms", 1, NULL, "Steady P99 TPOT", "ms", DOWN, PG_CLASS_TAIL, false, 0.07, 0.5 },
+	{ "steady_median_itl_ms", SRV, "steady_state.median_itl_ms", 1, NULL, "Steady median ITL", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 0.1 },
+	{ "steady_median_e2el_ms", SRV, "steady_state.median_e2el_ms", 1, NULL, "Steady median E2E latency", "ms", DOWN, PG_CLASS_LATENCY, false, 0.03, 5 },
+	/* energy (vLLM's bench serve keys; results/energy.h): the GPUs'
+	 * energy counters over the point, per output token the column (its
+	 * id shorter than its key, as the client queue ids are) */
+	{ "energy_per_out_token_j", SRV, "gpu_energy_per_output_token_j", 1, "Energy/out tok (J)", "GPU energy per output token", "J", DOWN, PG_CLASS_LATENCY, false, 0.05, 0.001 },
+	{ "gpu_energy_j", SRV, "gpu_energy_j", 1, NULL, "GPU energy", "J", DOWN, PG_CLASS_LATENCY, false, 0.05, 1 },
+	{ "gpu_avg_power_w", SRV, "gpu_avg_power_w", 1, NULL, "GPU mean power", "W", DOWN, PG_CLASS_LATENCY, false, 0.05, 1 },
 
 	/* startup (vllm bench startup's keys, seconds; runner/startup_io.h):
 	 * spawn to ready, and spawn to the answer of one request */

@@ -10,6 +10,7 @@
 #include "suite/plan.h"
 #include "base/redact.h"
 #include "results/cold.h"
+#include "results/energy.h"
 #include "results/repeats.h"
 #include "base/strutil.h"
 #include "base/template.h"
@@ -616,6 +617,16 @@ static void record(struct runner *r, const struct pg_point *pt, struct outcome *
 	if (oc->probe)
 		json_object_set_new(pg, "adaptive_search", json_true());
 	json_object_set_new(result, "perfgate", pg);
+	/* the --metadata pairs vLLM's driver gives vllm bench serve, as its
+	 * results carry them (strings); a command's own are kept */
+	for (size_t i = 0; i < t->metadata.n; i++)
+		if (!json_object_get(result, t->metadata.items[i].key))
+			json_object_set_new(result, t->metadata.items[i].key,
+					    json_string(t->metadata.items[i].value));
+	/* energy per output token from the telemetry's GPU energy counters,
+	 * under vLLM's names */
+	if (ok)
+		pg_result_energy(result);
 	/* failed requests leave real numbers of a run that went wrong: say so,
 	 * for the reports, for pandas and for the history, which skips them
 	 * (a probe the server fails is the SLA search's answer, not a fault) */
@@ -1446,6 +1457,11 @@ static void telemetry_stop(struct runner *r, const struct pg_point *pt, struct o
 		{
 			pg_strv_push(&oc->telemetry_lines, json_string_value(f));
 		}
+		/* an energy counter that reset: the point has no energy, and
+		 * says why */
+		if (pg_json_path_str(oc->telemetry, "gpu.energy.dropped"))
+			pg_strv_push(&oc->telemetry_lines,
+				     pg_json_path_str(oc->telemetry, "gpu.energy.dropped"));
 	}
 	pg_telemetry_jsonl(&text, &s);
 	pg_buf_printf(&path, "%s/%s.telemetry.jsonl", r->o->results_dir, pt->name);

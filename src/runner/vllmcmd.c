@@ -104,6 +104,12 @@ static void serving(struct pg_buf *out, const struct pg_point *pt, const char *b
 		flag_long(out, "max-concurrency", pt->max_concurrency);
 	pg_buf_printf(&tmp, "tensor_parallel_size=%ld", t->tp);
 	flag(out, "metadata", tmp.ptr);
+	for (size_t i = 0; i < t->metadata.n; i++) {
+		pg_buf_reset(&tmp);
+		pg_buf_printf(&tmp, "%s=%s", t->metadata.items[i].key, t->metadata.items[i].value);
+		pg_buf_putc(out, ' ');
+		pg_shell_quote(out, tmp.ptr);
+	}
 	pg_buf_reset(&tmp);
 	if (c->num_warmups > 0)
 		flag_long(out, "num-warmups", c->num_warmups);

@@ -999,6 +999,10 @@ static const struct vparam *needs_vllm_client(const struct vparams *client)
 	return NULL;
 }
 
+/* The server settings vLLM's driver passes in vllm bench serve's
+ * --metadata (run-performance-benchmarks.sh), so that a result says them. */
+static const char *const driver_metadata[] = { "compilation_config.mode", "optimization_level" };
+
 /* The flags the driver sets itself on vllm bench serve. */
 static const char *const bench_serve_skip[] = {
 	"model",        "save_result",     "result_dir",    "result_filename",
@@ -1017,6 +1021,12 @@ static void vllm_client_command(struct vctx *c, struct pg_test *t, const struct 
 			  "--request-rate {qps} --max-concurrency {max_concurrency} --model");
 	tmpl_word(&cmd, t->model);
 	pg_buf_printf(&cmd, " --metadata tensor_parallel_size=%ld", t->tp);
+	for (size_t i = 0; i < t->metadata.n; i++) {
+		struct pg_buf pair = PG_BUF_INIT;
+		pg_buf_printf(&pair, "%s=%s", t->metadata.items[i].key, t->metadata.items[i].value);
+		tmpl_word(&cmd, pair.ptr);
+		pg_buf_release(&pair);
+	}
 	tmpl_flags(c, &cmd, client, bench_serve_skip);
 	pg_buf_puts(&cmd, " --host {host} --port {port}");
 	t->command = pg_buf_detach(&cmd);
@@ -1065,6 +1075,12 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps,
 	}
 	if ((v = vparams_get(server, "tensor_parallel_size")) && vlong(c, v, 1, &t->tp))
 		return PG_ECONFIG;
+	/* recorded on the results as vLLM's driver records them, from the
+	 * server's settings (its --metadata on vllm bench serve) */
+	for (size_t i = 0; i < sizeof(driver_metadata) / sizeof(driver_metadata[0]); i++)
+		if ((v = vparams_get(server, driver_metadata[i])) && pg_ynode_is_scalar(v->value) &&
+		    *pg_ynode_text(v->value))
+			pg_kvlist_set(&t->metadata, driver_metadata[i], pg_ynode_text(v->value));
 	if ((v = vparams_get(server, "served_model_name")) && !t->client.served_model)
 		t->client.served_model = vstring(v);
 	if ((v = vparams_get(server, "host")))

@@ -185,6 +185,7 @@ void pg_test_release(struct pg_test *t)
 	free(t->dataset.url);
 	free(t->dataset.sha256);
 	pg_kvlist_release(&t->vars);
+	pg_kvlist_release(&t->metadata);
 	free(t->qps);
 	free(t->max_concurrency);
 	free(t->command);

@@ -213,6 +213,11 @@ struct pg_test {
 	struct pg_client_spec client;
 	struct pg_dataset_spec dataset;
 	struct pg_kvlist vars; /* user variables for {templates} */
+	/* --metadata pairs besides tensor_parallel_size, as vLLM's driver
+	 * passes them to vllm bench serve and a result then carries them
+	 * (string values): compilation_config.mode and optimization_level
+	 * when a vLLM serving test's server_parameters set them */
+	struct pg_kvlist metadata;
 
 	/* latency */
 	long batch_size;        /* default 8 */

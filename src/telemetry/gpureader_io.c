@@ -60,6 +60,7 @@ struct nvml {
 	nvml_return (*max_clock)(nvml_device, int, unsigned int *);
 	nvml_return (*power)(nvml_device, unsigned int *);
 	nvml_return (*power_limit)(nvml_device, unsigned int *);
+	nvml_return (*energy)(nvml_device, unsigned long long *); /* mJ since driver load */
 	nvml_return (*temperature)(nvml_device, int, unsigned int *);
 	nvml_return (*utilization)(nvml_device, struct nvml_utilization *);
 	nvml_return (*memory)(nvml_device, struct nvml_memory *);
@@ -114,6 +115,8 @@ static bool nvml_open(struct nvml *nv, char *why, size_t why_size)
 	sym(nv->lib, "nvmlDeviceGetUUID", &nv->uuid);
 	sym(nv->lib, "nvmlDeviceGetPowerUsage", &nv->power);
 	sym(nv->lib, "nvmlDeviceGetEnforcedPowerLimit", &nv->power_limit);
+	/* Volta and later: energy per point comes from its differences */
+	sym(nv->lib, "nvmlDeviceGetTotalEnergyConsumption", &nv->energy);
 	sym(nv->lib, "nvmlDeviceGetTemperature", &nv->temperature);
 	sym(nv->lib, "nvmlDeviceGetUtilizationRates", &nv->utilization);
 	sym(nv->lib, "nvmlDeviceGetMemoryInfo", &nv->memory);
@@ -168,9 +171,13 @@ static void nvml_close(struct nvml *nv)
 	memset(nv, 0, sizeof(*nv));
 }
 
-static double u(nvml_return rc, unsigned int v)
+/* The value an NVML call wrote to *v, or NAN when it failed. By pointer:
+ * u(call(&v), v) could read v before the call writes it (the order in
+ * which a function's arguments are evaluated is unspecified, and gcc
+ * reads the later ones first), giving each reading the one before. */
+static double u(nvml_return rc, const unsigned int *v)
 {
-	return rc == NVML_SUCCESS ? (double)v : NAN;
+	return rc == NVML_SUCCESS ? (double)*v : NAN;
 }
 
 static int nvml_read(struct nvml *nv, struct pg_gpu_sample **out, size_t *n)
@@ -183,7 +190,7 @@ static int nvml_read(struct nvml *nv, struct pg_gpu_sample **out, size_t *n)
 		unsigned int v = 0;
 		struct nvml_utilization ut;
 		struct nvml_memory mem;
-		unsigned long long bits = 0, ecc = 0;
+		unsigned long long bits = 0, ecc = 0, mj = 0;
 
 		if (!d)
 			continue;
@@ -193,16 +200,18 @@ static int nvml_read(struct nvml *nv, struct pg_gpu_sample **out, size_t *n)
 			nv->name(d, s.name, sizeof(s.name));
 		if (nv->uuid)
 			nv->uuid(d, s.uuid, sizeof(s.uuid));
-		s.sm_mhz = u(nv->clock(d, NVML_CLOCK_SM, &v), v);
-		s.sm_max_mhz = u(nv->max_clock(d, NVML_CLOCK_SM, &v), v);
-		s.mem_mhz = u(nv->clock(d, NVML_CLOCK_MEM, &v), v);
-		s.mem_max_mhz = u(nv->max_clock(d, NVML_CLOCK_MEM, &v), v);
+		s.sm_mhz = u(nv->clock(d, NVML_CLOCK_SM, &v), &v);
+		s.sm_max_mhz = u(nv->max_clock(d, NVML_CLOCK_SM, &v), &v);
+		s.mem_mhz = u(nv->clock(d, NVML_CLOCK_MEM, &v), &v);
+		s.mem_max_mhz = u(nv->max_clock(d, NVML_CLOCK_MEM, &v), &v);
 		if (nv->power)
-			s.power_w = u(nv->power(d, &v), v) / 1000;
+			s.power_w = u(nv->power(d, &v), &v) / 1000;
 		if (nv->power_limit)
-			s.power_limit_w = u(nv->power_limit(d, &v), v) / 1000;
+			s.power_limit_w = u(nv->power_limit(d, &v), &v) / 1000;
+		if (nv->energy && nv->energy(d, &mj) == NVML_SUCCESS)
+			s.energy_j = (double)mj / 1000;
 		if (nv->temperature)
-			s.temp_c = u(nv->temperature(d, NVML_TEMPERATURE_GPU, &v), v);
+			s.temp_c = u(nv->temperature(d, NVML_TEMPERATURE_GPU, &v), &v);
 		if (nv->utilization && nv->utilization(d, &ut) == NVML_SUCCESS) {
 			s.util_pct = ut.gpu;
 			s.mem_util_pct = ut.memory;

@@ -52,7 +52,7 @@ void pg_gpu_sample_init(struct pg_gpu_sample *s)
 	s->index = -1;
 	s->sm_mhz = s->sm_max_mhz = s->mem_mhz = s->mem_max_mhz = NAN;
 	s->power_w = s->power_limit_w = s->temp_c = s->util_pct = s->mem_util_pct = NAN;
-	s->mem_used_mib = s->mem_total_mib = s->ecc_uncorrected = NAN;
+	s->mem_used_mib = s->mem_total_mib = s->ecc_uncorrected = s->energy_j = NAN;
 }
 
 /* ---- nvidia-smi ---- */
@@ -232,6 +232,27 @@ static double jnum(const json_t *v, bool memory)
 	return x * scale;
 }
 
+/* An energy reading in J: {"value": x, "unit": "J" | "mJ" | "uJ" | "kJ"}
+ * or a bare number (J). NAN for anything else. */
+static double jenergy(const json_t *v)
+{
+	static const struct {
+		const char *unit;
+		double joules;
+	} units[] = {
+		{ "J", 1 }, { "mJ", 1e-3 }, { "uJ", 1e-6 }, { "\xc2\xb5J", 1e-6 }, { "kJ", 1e3 }
+	};
+	const json_t *unit = json_is_object(v) ? json_object_get(v, "unit") : NULL;
+	double x = jnum(v, false);
+
+	if (!json_is_string(unit))
+		return x;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(json_string_value(unit), units[i].unit))
+			return x * units[i].joules;
+	return NAN;
+}
+
 static const json_t *first_of(const json_t *obj, const char *a, const char *b)
 {
 	const json_t *v = json_object_get(obj, a);
@@ -319,6 +340,8 @@ int pg_amdsmi_parse(struct pg_gpu_sample **out, size_t *n, const char *json, siz
 		s.mem_total_mib = jnum(json_object_get(mem, "total_vram"), true);
 		s.ecc_uncorrected = jnum(
 			first_of(ecc, "total_uncorrectable_count", "uncorrectable_count"), false);
+		s.energy_j = jenergy(
+			json_object_get(json_object_get(g, "energy"), "total_energy_consumption"));
 		if (json_is_object(thr)) {
 			s.throttle_known = true;
 			json_object_foreach((json_t *)thr, key, v)

@@ -54,8 +54,12 @@ struct pg_gpu_sample {
 	uint64_t throttle; /* PG_THROTTLE_* bits active now */
 	bool throttle_known;
 	double ecc_uncorrected; /* volatile uncorrected ECC errors since boot; NAN unknown */
-	int xid;                /* an Xid error reported since the last sample, 0: none */
-	char uuid[96];          /* "" when unknown */
+	/* the GPU's energy counter, J (NVML's total energy since the driver
+	 * loaded, amd-smi's total_energy_consumption); NAN unknown. Only
+	 * its differences mean anything. */
+	double energy_j;
+	int xid;       /* an Xid error reported since the last sample, 0: none */
+	char uuid[96]; /* "" when unknown */
 	char name[96];
 };
 
@@ -100,13 +104,14 @@ int pg_smi_parse_apps(struct pg_gpu_proc **out, size_t *n, const char *csv,
 
 /*
  * `amd-smi metric --json`: a list of {"gpu": N, "usage", "power", "clock",
- * "temperature", "mem_usage", "ecc", "throttle"} objects (or that list
+ * "temperature", "mem_usage", "ecc", "throttle", "energy"} objects (or that list
  * under "gpu_data"); a value is a number or {"value": x, "unit": "..."},
  * "N/A" for unknown. Clocks from gfx_0 (or gfx) and mem_0 (or mem),
  * temperature from hotspot (or edge). Throttling from the violation
  * status and activity of MI300-class parts: thermal violations map to
  * sw_thermal_slowdown, PPT (package power) to sw_power_cap, PROCHOT to
- * hw_slowdown. Returns the GPUs appended, or -1 with why.
+ * hw_slowdown. Energy from energy.total_energy_consumption (a unit of J,
+ * mJ, uJ or kJ; J without one). Returns the GPUs appended, or -1 with why.
  */
 int pg_amdsmi_parse(struct pg_gpu_sample **out, size_t *n, const char *json, size_t len, char *why,
 		    size_t why_size);

@@ -260,6 +260,103 @@ static size_t gpu_indexes(const struct pg_series *s, int *out, size_t max)
 	return n;
 }
 
+/*
+ * The GPU's energy over the point: its counter's rise from the before tick
+ * to the after tick, as vLLM's bench serve takes it (differences of NVML's
+ * total energy). Only for a GPU whose counter was read at both ends:
+ * "energy_j" null otherwise. A counter that goes back (a driver reload)
+ * makes the energy unknown, "energy_counter_reset" saying why. Nothing is
+ * set for a GPU whose tool reads no counter.
+ */
+static void device_energy(json_t *d, const struct pg_gpu_sample *const *g,
+			  const enum pg_tick_phase *ph, size_t k)
+{
+	double first = NAN, prev = NAN;
+	bool reset = false;
+
+	for (size_t i = 0; i < k; i++) {
+		double e = g[i]->energy_j;
+		if (!isfinite(e))
+			continue;
+		if (e < prev)
+			reset = true;
+		if (isnan(first))
+			first = e;
+		prev = e;
+	}
+	if (isnan(first))
+		return;
+	if (reset) {
+		json_object_set_new(d, "energy_j", json_null());
+		json_object_set_new(d, "energy_counter_reset", json_true());
+	} else if (k >= 2 && ph[0] == PG_TICK_BEFORE && ph[k - 1] == PG_TICK_AFTER &&
+		   isfinite(g[0]->energy_j) && isfinite(g[k - 1]->energy_j)) {
+		json_object_set_new(d, "energy_j", json_real(g[k - 1]->energy_j - g[0]->energy_j));
+	} else {
+		json_object_set_new(d, "energy_j", json_null());
+	}
+}
+
+/*
+ * gpu.energy: the sum over the GPUs, the window it covers (before tick to
+ * after tick) and the mean power over it; energy_j null and "dropped"
+ * saying why when one GPU's counter reset or was not read at both ends.
+ * NULL when no GPU has a counter.
+ */
+static json_t *energy_summary(const struct pg_series *s, const json_t *devs)
+{
+	double total = 0, t_before = NAN, t_after = NAN, seconds;
+	json_t *gpus = json_array(), *o;
+	const char *dropped = NULL;
+	char why[160];
+	size_t i;
+	const json_t *d;
+	bool any = false;
+
+	json_array_foreach(devs, i, d)
+	{
+		const json_t *e = json_object_get(d, "energy_j");
+		long index = (long)json_integer_value(json_object_get(d, "index"));
+		if (!e)
+			continue;
+		any = true;
+		if (json_is_number(e)) {
+			total += json_number_value(e);
+			json_array_append_new(gpus, json_integer(index));
+		} else if (!dropped) {
+			snprintf(why, sizeof(why),
+				 json_is_true(json_object_get(d, "energy_counter_reset"))
+					 ? "GPU %ld's energy counter went back during the point "
+					   "(reset): no energy for this point"
+					 : "GPU %ld's energy counter was not read at both ends "
+					   "of the point: no energy for this point",
+				 index);
+			dropped = why;
+		}
+	}
+	if (!any) {
+		json_decref(gpus);
+		return NULL;
+	}
+	for (size_t t = 0; t < s->n_ticks; t++) {
+		if (s->ticks[t].phase == PG_TICK_BEFORE && isnan(t_before))
+			t_before = s->ticks[t].t;
+		if (s->ticks[t].phase == PG_TICK_AFTER)
+			t_after = s->ticks[t].t;
+	}
+	seconds = t_after - t_before;
+	if (!dropped && !(seconds > 0))
+		dropped = "the point has no window to measure energy over";
+	o = json_object();
+	json_object_set_new(o, "energy_j", dropped ? json_null() : json_real(total));
+	json_object_set_new(o, "seconds", dropped ? json_null() : json_real(seconds));
+	json_object_set_new(o, "avg_power_w", dropped ? json_null() : json_real(total / seconds));
+	json_object_set_new(o, "gpus", gpus);
+	if (dropped)
+		json_object_set_new(o, "dropped", json_string(dropped));
+	return o;
+}
+
 static json_t *device_summary(const struct pg_series *s, int index)
 {
 	json_t *d = json_object(), *thr = json_object(), *xids = json_array(),
@@ -387,6 +484,7 @@ static json_t *device_summary(const struct pg_series *s, int index)
 			? json_null()
 			: count_or_null(ecc_last >= ecc_first ? ecc_last - ecc_first : ecc_last));
 	json_object_set_new(d, "xid", xids);
+	device_energy(d, g, ph, k);
 	for (size_t i = 0; i < s->n_foreign; i++) {
 		const struct pg_gpu_proc *p = &s->foreign[i];
 		if (p->gpu != index)
@@ -438,6 +536,11 @@ json_t *pg_telemetry_summary(const struct pg_series *s)
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(devs, device_summary(s, idx[i]));
 		json_object_set_new(gpu, "devices", devs);
+		{
+			json_t *energy = energy_summary(s, devs);
+			if (energy)
+				json_object_set_new(gpu, "energy", energy);
+		}
 		json_object_set_new(o, "gpu", gpu);
 	} else {
 		json_object_set_new(o, "gpu", json_null());
@@ -598,6 +701,8 @@ void pg_telemetry_jsonl(struct pg_buf *out, const struct pg_series *s)
 					json_decref(thr);
 				if (g->xid)
 					json_object_set_new(go, "xid", json_integer(g->xid));
+				if (isfinite(g->energy_j))
+					json_object_set_new(go, "energy_j", json_real(g->energy_j));
 				json_array_append_new(gs, go);
 			}
 			json_object_set_new(o, "gpus", gs);

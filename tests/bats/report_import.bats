@@ -303,3 +303,46 @@ perfgate import: runs/other/H200/base/run_1.json: from its path: gpu H200, exper
 	run grep -c "^| startup_llama8B_tp1 | 1xH100 |" out/benchmark_results.md
 	assert_output 1
 }
+
+@test "import: vllm bench startup's cold-start phases are kept and the report lists them" {
+	run "$PERFGATE_BIN" import "$DATA/startup-phases.json" -o out --gpu H100
+	assert_success
+	run "$PERFGATE_BIN" report out
+	assert_success
+	run grep -F -- "- Cold-start phases, startup-phases: Worker init 1.20 s, Init device 0.31 s, Loading (GPU) 12.04 s, Allocate KV cache 0.80 s, Warmup (GPU) 2.10 s (16.46 s of 41.30 s wall clock; no span: Capture model)." out/benchmark_results.md
+	assert_success
+	run "${PERFGATE_PYTHON:-python3}" -c "import json; d = json.load(open('out/startup-phases.json')); print(len(d['phases']), d['phase_list_version'])"
+	assert_output "6 1"
+}
+
+@test "import: vLLM's steady_state, energy and --metadata keys are kept; steady state and energy compared as their own metrics" {
+	run "$PERFGATE_BIN" import "$DATA/serving-steady-energy.json" -o out --gpu H100
+	assert_success
+	run "$PERFGATE_BIN" report out
+	assert_success
+	# the whole run's numbers in the table, energy per token its column
+	run grep -F "| serving-steady-energy | 1xH100 |" out/benchmark_results.md
+	assert_success
+	assert_output --regexp "\| +1011\.2 \|"
+	assert_output --regexp "\| +0\.488477 \|$"
+	run "${PERFGATE_PYTHON:-python3}" -c "import json; d = json.load(open('out/serving-steady-energy.json')); print(d['compilation_config.mode'], d['optimization_level'], d['steady_state']['completed'], d['energy_gpu_ids'])"
+	assert_output "3 2 160 [0]"
+	# against itself with the steady state 10% slower: only the
+	# steady-state rows move
+	"${PERFGATE_PYTHON:-python3}" - <<'PY'
+import json
+d = json.load(open("out/serving-steady-energy.json"))
+d["steady_state"]["output_throughput"] *= 0.9
+d["perfgate"]["import"]["source"] = "slower"
+import os; os.makedirs("slow", exist_ok=True)
+json.dump(d, open("slow/serving-steady-energy.json", "w"))
+PY
+	"$PERFGATE_BIN" baseline update thresholds --from out 2>/dev/null
+	run "$PERFGATE_BIN" compare slow -o cmp -q
+	assert_success
+	run "${PERFGATE_PYTHON:-python3}" -c "
+import json
+rows = json.load(open('cmp/verdict.json'))['rows']
+print(sorted((r['metric'], r['verdict']) for r in rows if r['verdict'] in ('regressed', 'improved')))"
+	assert_output "[('steady_output_throughput', 'regressed')]"
+}

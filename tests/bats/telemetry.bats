@@ -134,6 +134,61 @@ AMD
 	[ "$(json "$r" "'sw_thermal_slowdown' in d['perfgate']['telemetry']['gpu']['devices'][0]['throttle_seconds']")" = True ]
 }
 
+# The fake NVML (tests/tools/fake_nvml.c): one H100 whose energy counter
+# rises by exactly FAKE_NVML_POWER_W joules a second; one point at rate inf
+# to read it over.
+fake_nvml() {
+	export PERFGATE_GPU_TOOL=nvml LD_LIBRARY_PATH="${PERFGATE_BUILD}/tests/fake-nvml"
+	[ -e "${LD_LIBRARY_PATH}/libnvidia-ml.so.1" ]
+	mock_suite "" inf
+}
+
+@test "a fake NVML with a known energy counter: energy per output token under vLLM's names, reported and gate-able" {
+	fake_nvml
+	FAKE_NVML_POWER_W=500 run --separate-stderr "${PERFGATE}" run suite.yml -o cool --gpu H100
+	assert_success
+	r=cool/serving_tel_qps_inf.json
+	[ "$(json "$r" "d['perfgate']['telemetry']['gpu']['source']")" = nvml ]
+	# every reading is its own call's (not the one before's)
+	[ "$(json "$r" "d['perfgate']['telemetry']['gpu']['devices'][0]['power_w']['median']")" = 500.0 ]
+	[ "$(json "$r" "d['perfgate']['telemetry']['gpu']['devices'][0]['sm_clock_mhz']['median']")" = 1980.0 ]
+	# the counter's rise over the window: 500 W within the time a read takes
+	[ "$(json "$r" "abs(d['gpu_avg_power_w'] - 500) < 10")" = True ]
+	[ "$(json "$r" "abs(d['gpu_energy_j'] - 500 * d['gpu_energy_duration_s']) < 1e-6 * d['gpu_energy_j'] + 10")" = True ]
+	[ "$(json "$r" "d['gpu_energy_duration_s'] >= d['duration']")" = True ]
+	[ "$(json "$r" "d['gpu_energy_per_output_token_j'] == d['gpu_energy_j'] / d['total_output_tokens']")" = True ]
+	[ "$(json "$r" "d['energy_gpu_ids']")" = "[0]" ]
+	grep -qF "Energy/out tok (J)" cool/benchmark_results.md
+	grep -qF "GPU energy per output token." cool/benchmark_results.md
+	# gate-able: a policy that gates it fails a GPU drawing four times the
+	# power for the same tokens (the energy also follows each run's
+	# length, which a busy machine varies: hence four times, not a
+	# margin), and only warns on the energy itself
+	"${PERFGATE}" baseline update thresholds --from cool 2>/dev/null
+	sed -i 's/\(energy_per_out_token_j: *\){ gate: false, tolerance: 5%/\1{ gate: true, tolerance: 20%/' thresholds/H100.yml
+	grep -q "energy_per_out_token_j: *{ gate: true, tolerance: 20%" thresholds/H100.yml
+	FAKE_NVML_POWER_W=2000 run --separate-stderr "${PERFGATE}" run suite.yml -o hot --gpu H100
+	assert_success
+	[ "$(json hot/serving_tel_qps_inf.json "abs(d['gpu_avg_power_w'] - 2000) < 40")" = True ]
+	run --separate-stderr "${PERFGATE}" compare hot -o cmp -q
+	assert_success
+	row() { json cmp/verdict.json "[(r['verdict'], r['outcome']) for r in d['rows'] if r['metric'] == '$1'][0]"; }
+	[ "$(row energy_per_out_token_j)" = "('regressed', 'fail')" ]
+	[ "$(row gpu_energy_j)" = "('regressed', 'warn')" ]
+	[ "$(row gpu_avg_power_w)" = "('regressed', 'warn')" ]
+}
+
+@test "a fake NVML whose energy counter resets mid-point: no energy, and the log says why" {
+	fake_nvml
+	FAKE_NVML_RESET_AFTER_S=0.3 run --separate-stderr "${PERFGATE}" run suite.yml -o res --gpu H100
+	assert_success
+	r=res/serving_tel_qps_inf.json
+	grep -qF "telemetry: GPU 0's energy counter went back during the point (reset): no energy for this point" <<<"${stderr}"
+	[ "$(json "$r" "[k for k in d if 'energy' in k or 'power' in k]")" = "[]" ]
+	[ "$(json "$r" "d['perfgate']['telemetry']['gpu']['energy']['energy_j']")" = None ]
+	[ "$(json "$r" "d['perfgate']['telemetry']['gpu']['devices'][0]['energy_counter_reset']")" = True ]
+}
+
 @test "no /metrics and no GPU tool: one log line each, every point ok" {
 	export PATH="$(path_without nvidia-smi amd-smi):${SHIMS}"
 	unset PERFGATE_GPU_TOOL

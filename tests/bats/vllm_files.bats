@@ -193,6 +193,29 @@ assert r["completed"] == 6 and r["request_rate"] == "inf", r
 PY
 }
 
+@test "the server's compilation mode and optimization level reach the client's --metadata and the results, as vLLM's newest driver passes them" {
+	cat >serving-tests.json <<'JSON'
+[{"test_name": "serving_llama8B_tp1_random_16_8",
+  "qps_list": ["inf"], "max_concurrency_list": [4],
+  "server_parameters": {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 1,
+    "compilation_config.mode": 3, "optimization_level": 2},
+  "client_parameters": {"model": "meta-llama/Llama-3.1-8B-Instruct", "backend": "vllm",
+    "dataset_name": "random", "random_input_len": 16, "random_output_len": 8, "num_prompts": 8}}]
+JSON
+	run --separate-stderr timeout 120 "$PERFGATE_BIN" run --gpu 1xH100 -o res serving-tests.json
+	[ "$status" -eq 0 ]
+	"$PERFGATE_PYTHON" - <<'PY'
+import json
+p = "res/serving_llama8B_tp1_random_16_8_qps_inf_concurrency_4"
+r = json.load(open(p + ".json"))
+# strings, as vllm bench serve --metadata writes them
+assert r["compilation_config.mode"] == "3" and r["optimization_level"] == "2", r
+c = json.load(open(p + ".commands"))
+assert " --metadata tensor_parallel_size=1 compilation_config.mode=3 optimization_level=2 " in c["client_command"], c
+assert " --compilation-config.mode 3 --optimization-level 2 " in c["server_command"], c
+PY
+}
+
 @test "the TPU file's sonnet prompts, as vLLM samples them, against the mock server" {
 	for i in 1 2 3 4; do cat "$PERFGATE_SRC/tests/data/loadgen/sonnet.txt"; done >sonnet_4x.txt
 	cut_prompts "$HIST/53cc451/tpu-serving-tests-v6e-1.json" serving-tests.json 5

@@ -1192,12 +1192,90 @@ START_TEST(newest_serve_keys)
 }
 END_TEST
 
+/* vLLM's steady_state block as its own metrics (the whole run's unchanged),
+ * the energy keys of bench serve's NVML meter, and vllm bench startup's
+ * cold-start phases, kept; each malformed one an error naming it. */
+START_TEST(steady_state_energy_and_phases)
+{
+	struct pg_result_set rs = PG_RESULT_SET_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	static const struct {
+		const char *id;
+		double want;
+	} serving[] = {
+		{ "output_throughput", 1011.2 },
+		{ "steady_output_throughput", 1075.2 },
+		{ "median_ttft_ms", 50.0 },
+		{ "steady_median_ttft_ms", 53.0 },
+		{ "steady_p99_tpot_ms", 14.1 },
+		{ "steady_median_e2el_ms", 1522.0 },
+		{ "gpu_energy_j", 12505.0 },
+		{ "gpu_avg_power_w", 610.0 },
+		{ "energy_per_out_token_j", 12505.0 / 25600 },
+		{ "mean_client_queue_ms", 3.2 },
+	};
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "{\"completed\": 2, \"steady_state\": 8.4}",
+		  "record 1: 'steady_state' must be an object, got a number" },
+		{ "{\"completed\": 2, \"steady_state\": {\"output_throughput\": \"fast\"}}",
+		  "record 1: 'steady_state.output_throughput' must be a number, got a string" },
+		{ "{\"completed\": 2, \"gpu_energy_per_output_token_j\": [0.5]}",
+		  "record 1: 'gpu_energy_per_output_token_j' must be a number, got an array" },
+		{ "{\"avg_cold_startup_time\": 4, \"phases\": [{\"name\": \"Init device\"}]}",
+		  "record 1: 'phases'[0] must be an object with a string 'name' and a number "
+		  "'duration_s'" },
+	};
+	double v;
+
+	import_golden("data/import/serving-steady-energy.json",
+		      "golden/import/serving-steady-energy.txt", 1, "H100");
+	ck_assert_int_eq(pg_import_file(&rs, "data/import/serving-steady-energy.json", NULL, &err),
+			 0);
+	for (size_t i = 0; i < sizeof(serving) / sizeof(serving[0]); i++) {
+		const struct pg_metric *m = pg_metric_by_id(PG_SUITE_SERVING, serving[i].id);
+		ck_assert_msg(m != NULL, "%s", serving[i].id);
+		ck_assert_msg(pg_metric_value(m, rs.items[0].json, &v) == 0, "%s", serving[i].id);
+		ck_assert_double_eq_tol(v, serving[i].want, 1e-12);
+	}
+	/* vLLM's None for a run without output: no value, no error */
+	pg_result_set_release(&rs);
+	ck_assert_int_eq(pg_import_text(&rs,
+					"{\"completed\": 0, \"gpu_energy_j\": 3.5, "
+					"\"gpu_energy_per_output_token_j\": null}",
+					76, "e.json", "e", NULL, NULL, &err),
+			 0);
+	ck_assert_int_eq(
+		pg_metric_value(pg_metric_by_id(PG_SUITE_SERVING, "energy_per_out_token_j"),
+				rs.items[0].json, &v),
+		-1);
+	pg_result_set_release(&rs);
+
+	import_golden("data/import/startup-phases.json", "golden/import/startup-phases.txt", 1,
+		      "H100");
+	ck_assert_int_eq(pg_import_file(&rs, "data/import/startup-phases.json", NULL, &err), 0);
+	ck_assert_int_eq(rs.items[0].kind, PG_SUITE_STARTUP);
+	ck_assert_uint_eq(json_array_size(json_object_get(rs.items[0].json, "phases")), 6);
+	pg_result_set_release(&rs);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(pg_import_text(&rs, bad[i].text, strlen(bad[i].text), "q.json",
+						"q", NULL, NULL, &err),
+				 PG_ECONFIG);
+		ck_assert_msg(strstr(err.msg, bad[i].msg) != NULL, "%s", err.msg);
+		pg_result_set_release(&rs);
+	}
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
 	Suite *s = suite_create("import");
 	TCase *tc = tcase_create("files");
 
 	tcase_add_test(tc, llmd_sample);
+	tcase_add_test(tc, steady_state_energy_and_phases);
 	tcase_add_test(tc, printed_sample);
 	tcase_add_test(tc, printed_every_label_variant);
 	tcase_add_test(tc, printed_sglang_crlf);

@@ -350,6 +350,48 @@ START_TEST(inline_vllm_json_and_client_flags)
 }
 END_TEST
 
+/* The server's compilation mode and optimization level go into the
+ * client's --metadata, as vLLM's newest driver passes them: on vLLM's own
+ * client's command and as the test's metadata (which the runner writes
+ * on perfgate's client's results and its equivalent command); unset ones
+ * are left out. */
+START_TEST(driver_metadata_from_the_server)
+{
+	static const char json[] =
+		"[{\"test_name\": \"serving_x\", \"qps_list\": [\"inf\"],"
+		" \"server_parameters\": {\"model\": \"m\", \"tensor_parallel_size\": 2,"
+		"   \"compilation_config.mode\": 3, \"optimization_level\": \"O2\"},"
+		" \"client_parameters\": {\"model\": \"m\", \"backend\": \"openai-embeddings\"}},"
+		" {\"test_name\": \"serving_own\", \"qps_list\": [\"inf\"],"
+		" \"server_parameters\": {\"model\": \"m\", \"optimization_level\": 1},"
+		" \"client_parameters\": {\"model\": \"m\", \"dataset_name\": \"random\"}},"
+		" {\"test_name\": \"serving_none\", \"qps_list\": [\"inf\"],"
+		" \"server_parameters\": {\"model\": \"m\"},"
+		" \"client_parameters\": {\"model\": \"m\", \"dataset_name\": \"random\"}}]";
+	struct pg_suite s = PG_SUITE_INIT;
+	struct pg_error err = PG_ERROR_INIT;
+	const struct pg_test *t;
+
+	ck_assert_msg(pg_config_load_text(&s, json, strlen(json), "BUILDKITE_PLUGIN_CONFIGURATION",
+					  &err) == 0,
+		      "%s", err.msg);
+	t = find(&s, "serving_x");
+	ck_assert_ptr_nonnull(t->command);
+	ck_assert_msg(strstr(t->command,
+			     " --metadata tensor_parallel_size=2 "
+			     "compilation_config.mode=3 optimization_level=O2 ") != NULL,
+		      "%s", t->command);
+	ck_assert_str_eq(pg_kvlist_get(&t->metadata, "compilation_config.mode"), "3");
+	t = find(&s, "serving_own");
+	ck_assert_ptr_null(t->command);
+	ck_assert_uint_eq(t->metadata.n, 1);
+	ck_assert_str_eq(pg_kvlist_get(&t->metadata, "optimization_level"), "1");
+	t = find(&s, "serving_none");
+	ck_assert_uint_eq(t->metadata.n, 0);
+	pg_suite_release(&s);
+}
+END_TEST
+
 /*
  * Every kind of file in vLLM's history (tests/data/vllm/history, origins in
  * its README) loads as vLLM's driver reads it: the points, their servers
@@ -436,6 +478,7 @@ static Suite *vllm_suite(void)
 	tcase_add_test(tc, serving_array_shape_legacy_keys);
 	tcase_add_test(tc, three_files_make_one_suite);
 	tcase_add_test(tc, inline_vllm_json_and_client_flags);
+	tcase_add_test(tc, driver_metadata_from_the_server);
 	tcase_add_test(tc, prompts_per_concurrency_from_the_environment);
 	tcase_add_test(tc, every_file_in_vllms_history);
 	suite_add_tcase(s, tc);

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "mockserver/engine_model.h"
 #include "mockserver/metrics.h"
+#include "results/energy.h"
 #include "telemetry/engine.h"
 #include "telemetry/gpustat.h"
 #include "telemetry/health.h"
@@ -171,8 +172,10 @@ START_TEST(amd_smi_json)
 		" \"ecc\": {\"total_uncorrectable_count\": 2},"
 		" \"throttle\": {\"socket_thermal_violation_status\": \"ACTIVE\","
 		" \"ppt_violation_activity\": {\"value\": 0, \"unit\": \"%\"},"
-		" \"prochot_violation_status\": \"NOT ACTIVE\"}},"
-		" {\"gpu\": 1, \"usage\": {\"gfx_activity\": \"N/A\"}}]";
+		" \"prochot_violation_status\": \"NOT ACTIVE\"},"
+		" \"energy\": {\"total_energy_consumption\": {\"value\": 3571.5, \"unit\": \"kJ\"}}},"
+		" {\"gpu\": 1, \"usage\": {\"gfx_activity\": \"N/A\"},"
+		" \"energy\": {\"total_energy_consumption\": {\"value\": 12, \"unit\": \"Wh\"}}}]";
 	static const char procs[] = "[{\"gpu\": 0, \"process_list\": [{\"process_info\": "
 				    "{\"name\": \"python3\", \"pid\": 77, \"memory_usage\": "
 				    "{\"vram_mem\": {\"value\": 2147483648, \"unit\": \"B\"}}}}]},"
@@ -193,6 +196,10 @@ START_TEST(amd_smi_json)
 	ck_assert_double_eq(g[0].ecc_uncorrected, 2);
 	ck_assert_uint_eq(g[0].throttle, PG_THROTTLE_SW_THERMAL);
 	ck_assert(isnan(g[1].util_pct) && !g[1].throttle_known);
+	/* the energy counter in J whatever its unit; one perfgate cannot
+	 * convert is unknown, not misread */
+	ck_assert_double_eq(g[0].energy_j, 3571500);
+	ck_assert(isnan(g[1].energy_j));
 	ck_assert_int_eq(pg_amdsmi_parse_procs(&p, &np, procs, strlen(procs)), 1);
 	ck_assert_int_eq(p[0].pid, 77);
 	ck_assert_double_eq(p[0].mem_mib, 2048);
@@ -314,6 +321,118 @@ START_TEST(summary_of_a_throttled_point)
 	json_decref(sum);
 	pg_buf_release(&jl);
 	pg_buf_release(&svg);
+	pg_series_release(&s);
+}
+END_TEST
+
+/* GPUs 0 and 1 at 400 W and 250 W by their energy counters (mJ read as J
+ * by the tools), ticks at 0.5 s from a before tick at -0.25 s to an after
+ * tick at 10.25 s; reset_at >= 0: GPU 1's counter starts again from zero
+ * at that tick (a driver reload). */
+static void energy_series(struct pg_series *s, int reset_at)
+{
+	pg_series_init(s, 0.5);
+	s->gpu_source = "nvml";
+	for (int i = 0; i <= 22; i++) {
+		struct pg_tick t;
+		struct pg_gpu_sample g[2];
+		memset(&t, 0, sizeof(t));
+		t.t = i == 0 ? -0.25 : i == 22 ? 10.25 : 0.5 * (i - 1);
+		t.phase = i == 0 ? PG_TICK_BEFORE : i == 22 ? PG_TICK_AFTER : PG_TICK_DURING;
+		t.client_done = t.client_tokens = NAN;
+		for (int k = 0; k < 2; k++) {
+			pg_gpu_sample_init(&g[k]);
+			g[k].index = k;
+			g[k].power_w = k ? 250 : 400;
+			g[k].energy_j = 1e6 * (k + 1) + (k ? 250 : 400) * (t.t + 0.25);
+		}
+		if (reset_at >= 0 && i >= reset_at)
+			g[1].energy_j = 250 * (t.t + 0.25) - 250 * (0.5 * (reset_at - 1) + 0.25);
+		pg_series_add(s, &t, g, 2);
+	}
+}
+
+START_TEST(energy_from_the_counters)
+{
+	struct pg_series s;
+	json_t *sum, *energy, *dev, *result;
+
+	energy_series(&s, -1);
+	sum = pg_telemetry_summary(&s);
+	energy = json_object_get(json_object_get(sum, "gpu"), "energy");
+	/* 10.5 s at 650 W */
+	ck_assert_double_eq_tol(json_real_value(json_object_get(energy, "energy_j")), 6825, 1e-6);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(energy, "seconds")), 10.5, 1e-12);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(energy, "avg_power_w")), 650, 1e-9);
+	ck_assert_uint_eq(json_array_size(json_object_get(energy, "gpus")), 2);
+	dev = json_array_get(json_object_get(json_object_get(sum, "gpu"), "devices"), 1);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(dev, "energy_j")), 2625, 1e-6);
+
+	/* the result gets vLLM's keys: 6825 J over 13650 output tokens */
+	result = json_pack("{s:i, s:{s:O}}", "total_output_tokens", 13650, "perfgate", "telemetry",
+			   sum);
+	pg_result_energy(result);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(result, "gpu_energy_j")), 6825,
+				1e-6);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(result, "gpu_avg_power_w")), 650,
+				1e-9);
+	ck_assert_double_eq_tol(
+		json_real_value(json_object_get(result, "gpu_energy_per_output_token_j")), 0.5,
+		1e-12);
+	ck_assert_double_eq_tol(json_real_value(json_object_get(result, "gpu_energy_duration_s")),
+				10.5, 1e-12);
+	json_decref(result);
+
+	/* three runs in the window: the tokens of all three */
+	result = json_pack("{s:i, s:{s:O, s:[{s:i}, {s:i}, {s:i}]}}", "total_output_tokens", 4550,
+			   "perfgate", "telemetry", sum, "repeats", "total_output_tokens", 4550,
+			   "total_output_tokens", 4000, "total_output_tokens", 5100);
+	pg_result_energy(result);
+	ck_assert_double_eq_tol(
+		json_real_value(json_object_get(result, "gpu_energy_per_output_token_j")), 0.5,
+		1e-12);
+	json_decref(result);
+
+	/* a client that measured its own energy keeps it */
+	result = json_pack("{s:i, s:f, s:{s:O}}", "total_output_tokens", 100, "gpu_energy_j", 42.0,
+			   "perfgate", "telemetry", sum);
+	pg_result_energy(result);
+	ck_assert_double_eq(json_real_value(json_object_get(result, "gpu_energy_j")), 42);
+	ck_assert_ptr_null(json_object_get(result, "gpu_avg_power_w"));
+	json_decref(result);
+	json_decref(sum);
+	pg_series_release(&s);
+
+	/* GPU 1's counter starts again mid-point: no energy, and why */
+	energy_series(&s, 9);
+	sum = pg_telemetry_summary(&s);
+	energy = json_object_get(json_object_get(sum, "gpu"), "energy");
+	ck_assert(json_is_null(json_object_get(energy, "energy_j")));
+	ck_assert_str_eq(json_string_value(json_object_get(energy, "dropped")),
+			 "GPU 1's energy counter went back during the point (reset): no energy "
+			 "for this point");
+	dev = json_array_get(json_object_get(json_object_get(sum, "gpu"), "devices"), 1);
+	ck_assert(json_is_true(json_object_get(dev, "energy_counter_reset")));
+	result = json_pack("{s:i, s:{s:O}}", "total_output_tokens", 13650, "perfgate", "telemetry",
+			   sum);
+	pg_result_energy(result);
+	ck_assert_ptr_null(json_object_get(result, "gpu_energy_j"));
+	json_decref(result);
+	json_decref(sum);
+	pg_series_release(&s);
+}
+END_TEST
+
+START_TEST(no_energy_without_a_counter)
+{
+	struct pg_series s;
+	json_t *sum;
+
+	/* nvidia-smi's samples carry no counter: no energy object at all */
+	throttled_series(&s);
+	sum = pg_telemetry_summary(&s);
+	ck_assert_ptr_null(json_object_get(json_object_get(sum, "gpu"), "energy"));
+	json_decref(sum);
 	pg_series_release(&s);
 }
 END_TEST
@@ -453,6 +572,8 @@ int main(void)
 	tc = tcase_create("summary");
 	tcase_add_test(tc, summary_of_a_throttled_point);
 	tcase_add_test(tc, health_policy_judges_the_summary);
+	tcase_add_test(tc, energy_from_the_counters);
+	tcase_add_test(tc, no_energy_without_a_counter);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }
