@@ -186,6 +186,7 @@ struct pg_ab_summary {
 	double seconds;
 	char *side_desc[2];    /* what each side changed, or NULL: "server flags --x" */
 	struct pg_strv errors; /* "block 3 (head): serving_x: error: ..." */
+	size_t failed_blocks[2]; /* per side (enum pg_ab_side): blocks with an error */
 	int cancel_signal;     /* the run was cancelled by this signal, or 0 */
 };
 
