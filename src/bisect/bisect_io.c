@@ -267,7 +267,8 @@ static void first_error(struct pg_buf *out, const struct pg_ab_summary *s, const
 {
 	for (size_t i = 0; i < s->errors.n; i++)
 		if (strstr(s->errors.v[i], side)) {
-			pg_buf_puts(out, s->errors.v[i]);
+			/* its first line: the log's tail is in the probe's files */
+			pg_buf_add(out, s->errors.v[i], strcspn(s->errors.v[i], "\n"));
 			return;
 		}
 	pg_buf_puts(out, "a block failed");

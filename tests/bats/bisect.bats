@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# perfgate bisect --local end to end (docs/bisect.md): a real git
+# repository of 16 commits, one of which adds a `slowdown` file that the
+# mock engine started for a commit reads (--slowdown from `git show
+# {commit}:slowdown`), probes as A/B runs of two mock servers on loopback.
+
+load helpers
+load procs
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	common_setup
+	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
+	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
+	WORK="${BATS_TEST_TMPDIR}/work"
+	mkdir -p "${WORK}"
+	cd "${WORK}"
+	mark_setup pgbis
+	unset PERFGATE_GPU
+	make_repo
+	# one serving point, small and fast: a block is a server start and 4
+	# requests of 8 tokens
+	cat >suite.yml <<EOF
+serving:
+  - name: serving_bisect
+    model: ${MARK}
+    server:
+      command: perfgate mock-server --port {port} --model {model}
+      ready: /health
+      ready_timeout: 10
+      stop_timeout: 3
+    qps: inf
+    max_concurrency: 1
+    prompts_per_concurrency: 4
+    warmup: 0
+    dataset: {name: random, input_len: 16, output_len: 8}
+EOF
+	# a commit's engine: the mock slowed down by the commit's flag file; a
+	# commit with a `nostart` file exits at once; FLAKY (when it exists)
+	# makes the next start fail once, as a lost GPU would
+	SERVER='if [ -e '"${WORK}"'/FLAKY ]; then rm -f '"${WORK}"'/FLAKY; exit 1; fi; '
+	SERVER+='if git -C '"${WORK}"'/repo cat-file -e {commit}:nostart 2>/dev/null; then exit 1; fi; '
+	SERVER+='exec '"${PERFGATE}"' mock-server --port {port} --model {model} --fixed-timing --ttft-ms 2 --itl-ms 1 '
+	SERVER+='--slowdown $(git -C '"${WORK}"'/repo show {commit}:slowdown 2>/dev/null || echo 0)'
+	# a commit with a `broken` file does not build
+	BUILD='! git -C '"${WORK}"'/repo cat-file -e {commit}:broken 2>/dev/null && echo built {commit}'
+}
+
+teardown() {
+	mark_teardown
+}
+
+# c1..c16; c11 adds the slowdown (30%), c8 cannot be built, c14 cannot start
+make_repo() {
+	git init -q repo
+	git -C repo config user.email t@example.com
+	git -C repo config user.name t
+	for i in $(seq 1 16); do
+		echo "$i" >repo/n
+		rm -f repo/broken repo/nostart
+		[ "$i" -eq 11 ] && echo 0.3 >repo/slowdown
+		[ "$i" -eq 8 ] && touch repo/broken
+		[ "$i" -eq 14 ] && touch repo/nostart
+		git -C repo add -A
+		git -C repo commit -qm "c$i"
+	done
+}
+
+rev() { git -C repo rev-parse "$1"; }
+at() { git -C repo rev-parse "HEAD~$((16 - $1))"; } # at N: commit cN
+
+field() { # field FILE PYTHON-EXPR-ON-r
+	"$PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+bisect() {
+	"${PERFGATE}" bisect --local --repo repo --suite suite.yml --test serving_bisect \
+		--metric median_tpot_ms --tolerance 10% --server-command "${SERVER}" "$@"
+}
+
+@test "a local bisect names the culprit exactly, skips what cannot be built, retries a failed start, and resumes without probing again" {
+	touch FLAKY
+	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 16)" --build "${BUILD}" -o out
+	assert_equal "${status}" 0
+	# c8 is the first middle: it does not build, so c9 is probed instead;
+	# the start that failed once is retried, not counted
+	assert_equal "$(field out/bisect.json '[p["outcome"] for p in r["probes"]]')" \
+		"['skip', 'infrastructure', 'good', 'bad', 'good', 'bad', 'good']"
+	assert_equal "$(field out/bisect.json '[p["commit"][:12] for p in r["probes"]]')" \
+		"['$(at 8 | cut -c1-12)', '$(at 9 | cut -c1-12)', '$(at 9 | cut -c1-12)', '$(at 12 | cut -c1-12)', '$(at 10 | cut -c1-12)', '$(at 11 | cut -c1-12)', '$(at 16 | cut -c1-12)']"
+	# the culprit, exactly, with its change and interval
+	assert_equal "$(field out/bisect.json 'len(r["steps"]), r["steps"][0]["exact"], r["steps"][0]["culprit"]["id"], r["steps"][0]["culprit"]["subject"]')" \
+		"1 True $(at 11) c11"
+	assert_equal "$(field out/bisect.json '0.25 < r["steps"][0]["change"] < 0.35 and r["steps"][0]["lo"] > 0.2 and r["steps"][0]["hi"] < 0.4')" True
+	# every probe searched against the good end; the residual against the culprit
+	assert_equal "$(field out/bisect.json '[p["against"][:7] for p in r["probes"] if p["outcome"] != "skip"][-1]')" "$(at 11 | cut -c1-7)"
+	assert_equal "$(field out/bisect.json 'r["skipped"][0]["commit"], "build failed" in r["skipped"][0]["note"]')" "$(at 8) True"
+	# the markdown says it, and how to reproduce the step alone
+	grep -q "^\*\*perfgate bisect: culprit\*\* \`$(at 11 | cut -c1-12)\` c11 — median_tpot_ms +30" out/bisect.md
+	grep -q "^Skipped (could not be built or started):" out/bisect.md
+	grep -q -- "--good $(at 10) --bad $(at 11)" out/bisect.md
+	grep -q "infrastructure (retried)" out/bisect.md
+	# each probe is an A/B with its own files; the build log is kept
+	assert_file_exists out/probes/03-"$(at 9 | cut -c1-12)"-search/verdict.json
+	grep -q "built $(at 9)" out/builds/"$(at 9 | cut -c1-12)".log
+	assert_output --partial "**perfgate bisect: culprit**"
+
+	# the same command again: every probe replayed, none run
+	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 16)" --build "${BUILD}" -o out
+	assert_equal "${status}" 0
+	[[ "${stderr}" == *"perfgate bisect: 0 probes run, 6 replayed"* ]]
+	[ ! -e out/probes/08-* ]
+	# another question on the same state file is refused, naming the key
+	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 15)" --build "${BUILD}" -o out
+	assert_equal "${status}" 2
+	[[ "${stderr}" == *"out/bisect-state.json: config.bad_id: this bisect asks something else"* ]]
+	no_procs_left 5
+}
+
+@test "a commit that cannot start is skipped after a retry, leaving the smallest range" {
+	# c13..c16: c14 cannot start, the change is not in this range at all
+	run --separate-stderr bisect --good "$(at 13)" --bad "$(at 16)" -o out
+	assert_equal "${status}" 1
+	assert_equal "$(field out/bisect.json '[(p["commit"][:12], p["outcome"]) for p in r["probes"]]')" \
+		"[('$(at 14 | cut -c1-12)', 'infrastructure'), ('$(at 14 | cut -c1-12)', 'skip'), ('$(at 15 | cut -c1-12)', 'good'), ('$(at 16 | cut -c1-12)', 'good')]"
+	assert_equal "$(field out/bisect.json 'r["end"], r["steps"]')" "no change: the bad end is not worse than the good end []"
+	grep -q "cannot start" out/bisect.md
+
+	# c10..c12 with c11 (the culprit) unable to start: the change began in c11 or c12
+	run --separate-stderr bisect --good "$(at 10)" --bad "$(at 12)" -o out2 \
+		--server-command "if git -C ${WORK}/repo log -1 --format=%s {commit} | grep -qx c11; then exit 1; fi; ${SERVER}"
+	assert_equal "${status}" 0
+	assert_equal "$(field out2/bisect.json 'r["steps"][0]["exact"], [c[:12] for c in r["steps"][0]["commits"]], r["steps"][0]["last_good"][:12]')" \
+		"False ['$(at 11 | cut -c1-12)', '$(at 12 | cut -c1-12)'] $(at 10 | cut -c1-12)"
+	grep -q "the change began in 2 commits" out2/bisect.md
+	no_procs_left 5
+}
+
+@test "bisect: mistakes are one line, exit 2" {
+	run --separate-stderr "${PERFGATE}" bisect --good a --bad b
+	assert_equal "${status}" 2
+	assert_equal "${stderr}" "perfgate bisect: say where the probes run: --local"
+	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 16)" --metric median_tpot
+	assert_equal "${status}" 2
+	assert_equal "${stderr}" "perfgate bisect: --metric: 'median_tpot' is no metric with a direction of test 'serving_bisect' (did you mean 'median_tpot_ms'?)"
+	run --separate-stderr "${PERFGATE}" bisect --local --repo repo --suite suite.yml --test serving_bisekt \
+		--good "$(at 1)" --bad "$(at 16)" --server-command "x {commit}"
+	assert_equal "${status}" 2
+	assert_equal "${stderr}" "perfgate bisect: suite.yml: --test: no test 'serving_bisekt' (did you mean 'serving_bisect'?)"
+	run --separate-stderr bisect --good nosuchrev --bad "$(at 16)"
+	assert_equal "${status}" 2
+	assert_equal "${stderr}" "perfgate bisect: --good: no commit 'nosuchrev' in repo"
+	run --separate-stderr bisect --good "$(at 16)" --bad "$(at 1)"
+	assert_equal "${status}" 2
+	[[ "${stderr}" == *"is not on the first-parent line of --bad"* ]]
+}
