@@ -113,7 +113,8 @@ static json_t *config_json(const struct pg_bisect_run_opts *o, const struct pg_s
 	json_object_set_new(c, "metrics", m);
 	json_object_set_new(c, "server_command", json_string(o->server_command));
 	json_object_set_new(c, "build", o->build ? json_string(o->build) : json_null());
-	json_object_set_new(c, "tolerance", o->tolerance > 0 ? json_real(o->tolerance) : json_null());
+	json_object_set_new(c, "tolerance",
+			    o->tolerance > 0 ? json_real(o->tolerance) : json_null());
 	json_object_set_new(c, "min_blocks", json_integer(o->min_blocks));
 	json_object_set_new(c, "max_blocks", json_integer(o->max_blocks));
 	json_object_set_new(c, "max_attempts", json_integer((json_int_t)o->search.max_attempts));
@@ -148,7 +149,8 @@ static int resume(struct bisect_run *r, const json_t *config, struct pg_error *e
 	pg_bisect_log_release(&old);
 	if ((rc = pg_bisect_log_parse(&old, j, path, err)))
 		goto done;
-	json_object_foreach ((json_t *)config, key, v) {
+	json_object_foreach((json_t *)config, key, v)
+	{
 		if (!strcmp(key, "output") || !strcmp(key, "good") || !strcmp(key, "bad"))
 			continue; /* the same commits by other names, or a moved directory */
 		if (!json_equal(v, json_object_get(old.config, key))) {
@@ -510,8 +512,8 @@ int pg_bisect_run(struct pg_bisect_outcome_summary *out, struct pg_suite *suite,
 	if ((rc = resume(&r, config, err)))
 		goto done;
 	pg_bisect_init(&b, r.l.commits.n, &o->search);
-	fprintf(r.log, "perfgate bisect: %zu commits after %.12s up to %.12s\n",
-		r.l.commits.n - 1, r.l.commits.v[0], r.l.commits.v[r.l.commits.n - 1]);
+	fprintf(r.log, "perfgate bisect: %zu commits after %.12s up to %.12s\n", r.l.commits.n - 1,
+		r.l.commits.v[0], r.l.commits.v[r.l.commits.n - 1]);
 	shell = pg_xcalloc(suite->n_tests + 1, sizeof(bool));
 	set_shell(suite, shell, false);
 	pg_run_signals_install();

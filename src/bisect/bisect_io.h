@@ -35,13 +35,13 @@ struct pg_suite;
  * and runs no recorded probe again.
  */
 struct pg_bisect_run_opts {
-	const char *repo;           /* the repository of the commits; default "." */
-	const char *good, *bad;     /* revisions */
-	const char *output;         /* directory */
-	const char *suite_path;     /* for the record and the commands shown */
-	const char *test;           /* the test probed (the plan holds its points) */
-	const char *server_command; /* shell template; {commit}: the side's full id */
-	const char *build;          /* shell template or NULL; {commit} */
+	const char *repo;              /* the repository of the commits; default "." */
+	const char *good, *bad;        /* revisions */
+	const char *output;            /* directory */
+	const char *suite_path;        /* for the record and the commands shown */
+	const char *test;              /* the test probed (the plan holds its points) */
+	const char *server_command;    /* shell template; {commit}: the side's full id */
+	const char *build;             /* shell template or NULL; {commit} */
 	const struct pg_strv *metrics; /* ids judged; empty: the gated ones */
 	double tolerance;              /* relative, every metric; <= 0: A/B's defaults */
 	long min_blocks, max_blocks;   /* per attempt 0 */

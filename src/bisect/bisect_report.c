@@ -147,8 +147,8 @@ static int parse_probe(struct pg_bisect_evidence *e, const json_t *p, const char
 	memset(e, 0, sizeof(*e));
 	e->outcome = strcmp(outcome, "infrastructure") ? pg_bisect_outcome_parse(outcome) : -1;
 	if (e->outcome < 0 && strcmp(outcome, "infrastructure"))
-		return pg_error_set(err, PG_ECONFIG, "%s: probes[%zu].outcome: unknown '%s'",
-				    where, i, outcome);
+		return pg_error_set(err, PG_ECONFIG, "%s: probes[%zu].outcome: unknown '%s'", where,
+				    i, outcome);
 	e->commit = pg_xstrdup(commit);
 	e->against = pg_xstrdup(against);
 	e->attempt = (size_t)json_integer_value(attempt);
@@ -167,7 +167,8 @@ static int parse_probe(struct pg_bisect_evidence *e, const json_t *p, const char
 int pg_bisect_log_parse(struct pg_bisect_log *l, const json_t *j, const char *where,
 			struct pg_error *err)
 {
-	const json_t *commits = json_object_get(j, "commits"), *probes = json_object_get(j, "probes");
+	const json_t *commits = json_object_get(j, "commits"),
+		     *probes = json_object_get(j, "probes");
 	const json_t *v;
 	size_t i;
 
@@ -184,16 +185,18 @@ int pg_bisect_log_parse(struct pg_bisect_log *l, const json_t *j, const char *wh
 		json_decref(l->built);
 		l->built = json_deep_copy(json_object_get(j, "built"));
 	}
-	json_array_foreach (commits, i, v) {
+	json_array_foreach(commits, i, v)
+	{
 		const char *id = json_string_value(json_object_get(v, "id"));
 		const char *subject = json_string_value(json_object_get(v, "subject"));
 		if (!id)
-			return pg_error_set(err, PG_ECONFIG, "%s: commits[%zu].id: expected a string",
-					    where, i);
+			return pg_error_set(err, PG_ECONFIG,
+					    "%s: commits[%zu].id: expected a string", where, i);
 		pg_strv_push(&l->commits, id);
 		pg_strv_push(&l->subjects, subject ? subject : "");
 	}
-	json_array_foreach (probes, i, v) {
+	json_array_foreach(probes, i, v)
+	{
 		struct pg_bisect_evidence e;
 		int rc = parse_probe(&e, v, where, i, err);
 		if (rc) {
@@ -327,7 +330,8 @@ static void command_line(struct pg_buf *out, const json_t *cfg, const char *good
 	quote(out, cfg_str(cfg, "suite"));
 	pg_buf_puts(out, " --test ");
 	quote(out, cfg_str(cfg, "test"));
-	json_array_foreach (metrics, i, m) {
+	json_array_foreach(metrics, i, m)
+	{
 		pg_buf_puts(out, " --metric ");
 		quote(out, json_string_value(m));
 	}
@@ -367,7 +371,8 @@ static struct step_view *steps_view(const struct pg_bisect_log *l, const struct 
 	for (size_t k = 0; k < b->n_steps; k++) {
 		v[k].good = b->steps[k].good;
 		v[k].bad = b->steps[k].bad;
-		v[k].e = b->steps[k].evidence < n_out ? &l->probes[idx[b->steps[k].evidence]] : NULL;
+		v[k].e = b->steps[k].evidence < n_out ? &l->probes[idx[b->steps[k].evidence]]
+						      : NULL;
 	}
 	qsort(v, b->n_steps, sizeof(*v), by_size);
 	free(idx);
@@ -447,7 +452,8 @@ static void headline(struct pg_buf *out, const struct pg_bisect_log *l, const st
 		pg_buf_printf(out, "; %zu steps in the range", b->n_steps);
 }
 
-void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l, const struct pg_bisect *b)
+void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
+			const struct pg_bisect *b)
 {
 	struct step_view *v = steps_view(l, b);
 	const json_t *cfg = l->config;
@@ -461,21 +467,23 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l, const
 		seconds += isfinite(l->probes[i].seconds) ? l->probes[i].seconds : 0;
 	}
 	headline(out, l, b, v);
-	pg_buf_printf(out, "\n\nRange: good `%s` .. bad `%s`, %zu commits after the good end; test ",
+	pg_buf_printf(out,
+		      "\n\nRange: good `%s` .. bad `%s`, %zu commits after the good end; test ",
 		      short_id(l->commits.v[0], sh), short_id(l->commits.v[l->commits.n - 1], sh2),
 		      l->commits.n - 1);
 	pg_escape_md_cell(out, cfg_str(cfg, "test") ? cfg_str(cfg, "test") : "?");
-	pg_buf_printf(out, "; %zu probes (%zu with evidence), %zu blocks, %.0f s.",
-		      l->n_probes, evidence, blocks, seconds);
+	pg_buf_printf(out, "; %zu probes (%zu with evidence), %zu blocks, %.0f s.", l->n_probes,
+		      evidence, blocks, seconds);
 	if (b->state == PG_BISECT_DONE && b->end != PG_BISECT_END_FOUND)
 		pg_buf_printf(out, " Ended: %s.", pg_bisect_end_phrase(b->end));
 	if (b->state != PG_BISECT_DONE)
 		pg_buf_puts(out, " Not finished: run the same command again to resume.");
 	pg_buf_puts(out, "\n");
 	if (b->n_steps) {
-		pg_buf_puts(out, "\n## Steps, the bigger first\n\n"
-				 "| # | began in | commits | metric | change | 95% interval | probe |\n"
-				 "|--:|---|--:|---|--:|--:|--:|\n");
+		pg_buf_puts(out,
+			    "\n## Steps, the bigger first\n\n"
+			    "| # | began in | commits | metric | change | 95% interval | probe |\n"
+			    "|--:|---|--:|---|--:|--:|--:|\n");
 		for (size_t k = 0; k < b->n_steps; k++) {
 			pg_buf_printf(out, "| %zu | ", k + 1);
 			if (v[k].bad == v[k].good + 1) {
@@ -490,7 +498,8 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l, const
 			pct_or_dash(out, v[k].e ? v[k].e->change : NAN);
 			pg_buf_puts(out, " | ");
 			interval(out, v[k].e);
-			pg_buf_printf(out, " | %zu |\n", v[k].e ? (size_t)(v[k].e - l->probes) + 1 : 0);
+			pg_buf_printf(out, " | %zu |\n",
+				      v[k].e ? (size_t)(v[k].e - l->probes) + 1 : 0);
 		}
 	}
 	for (size_t i = 0; i < l->n_probes; i++)
@@ -509,7 +518,8 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l, const
 	for (size_t i = 0; i < l->n_probes; i++)
 		if (last_outcome_is(l, i, PG_BISECT_INCONCLUSIVE)) {
 			if (!skipped++)
-				pg_buf_puts(out, "\nUndecided (inconclusive at every attempt):\n\n");
+				pg_buf_puts(out,
+					    "\nUndecided (inconclusive at every attempt):\n\n");
 			pg_buf_puts(out, "- ");
 			commit_md(out, l, index_of(l, l->probes[i].commit));
 			pg_buf_putc(out, '\n');
@@ -535,7 +545,8 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l, const
 		interval(out, e);
 		pg_buf_printf(out, " | %zu | %s |\n", e->blocks, e->dir ? e->dir : "-");
 	}
-	pg_buf_puts(out, "\n## Reproduce\n\nThe whole bisect (resumes from its state file):\n\n```sh\n");
+	pg_buf_puts(out,
+		    "\n## Reproduce\n\nThe whole bisect (resumes from its state file):\n\n```sh\n");
 	command_line(out, cfg, cfg_str(cfg, "good"), cfg_str(cfg, "bad"),
 		     cfg_str(cfg, "output") ? cfg_str(cfg, "output") : "bisect");
 	pg_buf_puts(out, "\n```\n");
@@ -573,9 +584,9 @@ json_t *pg_bisect_json(const struct pg_bisect_log *l, const struct pg_bisect *b)
 		for (size_t i = v[k].good + 1; i <= v[k].bad; i++)
 			json_array_append_new(range, json_string(l->commits.v[i]));
 		json_object_set_new(s, "exact", json_boolean(v[k].bad == v[k].good + 1));
-		json_object_set_new(s, "culprit", v[k].bad == v[k].good + 1
-							   ? commit_json(l, v[k].bad)
-							   : json_null());
+		json_object_set_new(s, "culprit",
+				    v[k].bad == v[k].good + 1 ? commit_json(l, v[k].bad)
+							      : json_null());
 		json_object_set_new(s, "last_good", json_string(l->commits.v[v[k].good]));
 		json_object_set_new(s, "commits", range);
 		json_object_set_new(s, "metric", str_or_null(e ? e->metric : NULL));
@@ -583,14 +594,15 @@ json_t *pg_bisect_json(const struct pg_bisect_log *l, const struct pg_bisect *b)
 		json_object_set_new(s, "lo", num_or_null(e ? e->lo : NAN));
 		json_object_set_new(s, "hi", num_or_null(e ? e->hi : NAN));
 		json_object_set_new(s, "probe",
-				    e ? json_integer((json_int_t)(e - l->probes) + 1) : json_null());
+				    e ? json_integer((json_int_t)(e - l->probes) + 1)
+				      : json_null());
 		{
 			struct pg_buf cmd = PG_BUF_INIT;
 			char sh[13];
 			struct pg_buf dir = PG_BUF_INIT;
 			pg_buf_printf(&dir, "bisect-%s", short_id(l->commits.v[v[k].bad], sh));
-			command_line(&cmd, l->config, l->commits.v[v[k].good], l->commits.v[v[k].bad],
-				     dir.ptr);
+			command_line(&cmd, l->config, l->commits.v[v[k].good],
+				     l->commits.v[v[k].bad], dir.ptr);
 			json_object_set_new(s, "reproduce", json_string(cmd.ptr));
 			pg_buf_release(&cmd);
 			pg_buf_release(&dir);

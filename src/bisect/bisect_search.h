@@ -87,11 +87,11 @@ enum pg_bisect_state {
 
 /* Why the search ended. */
 enum pg_bisect_end {
-	PG_BISECT_END_NONE,         /* not ended */
-	PG_BISECT_END_FOUND,        /* steps found, no further one */
-	PG_BISECT_END_NO_CHANGE,    /* the bad end is not bad against the good end */
-	PG_BISECT_END_BAD_UNTESTED, /* the bad end could not be built, started or decided */
-	PG_BISECT_END_MAX_STEPS,    /* max_steps found; the residual still moved */
+	PG_BISECT_END_NONE,               /* not ended */
+	PG_BISECT_END_FOUND,              /* steps found, no further one */
+	PG_BISECT_END_NO_CHANGE,          /* the bad end is not bad against the good end */
+	PG_BISECT_END_BAD_UNTESTED,       /* the bad end could not be built, started or decided */
+	PG_BISECT_END_MAX_STEPS,          /* max_steps found; the residual still moved */
 	PG_BISECT_END_RESIDUAL_UNDECIDED, /* whether a further step follows is open */
 };
 

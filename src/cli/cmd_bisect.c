@@ -162,8 +162,8 @@ static int check_options(double *tolerance, struct pg_error *err)
 		return pg_error_set(err, PG_ECONFIG, "say where the probes run: --local");
 	if (!good || !bad || !suite_path || !test_name || !server_command)
 		return pg_error_set(err, PG_ECONFIG, "missing %s (see perfgate bisect --help)",
-				    !good	   ? "--good REV"
-				    : !bad	   ? "--bad REV"
+				    !good         ? "--good REV"
+				    : !bad        ? "--bad REV"
 				    : !suite_path ? "--suite FILE"
 				    : !test_name  ? "--test NAME"
 						  : "--server-command TEMPLATE");
@@ -174,17 +174,17 @@ static int check_options(double *tolerance, struct pg_error *err)
 	if (build_command && !strstr(build_command, "{commit}"))
 		return pg_error_set(err, PG_ECONFIG, "--build: no {commit} in it");
 	*tolerance = 0;
-	if (tolerance_arg && (pg_parse_percent(tolerance_arg, tolerance) || !(*tolerance > 0) ||
-			      *tolerance >= 1))
+	if (tolerance_arg &&
+	    (pg_parse_percent(tolerance_arg, tolerance) || !(*tolerance > 0) || *tolerance >= 1))
 		return pg_error_set(err, PG_ECONFIG,
 				    "--tolerance '%s': expected a percentage in (0%%, 100%%)",
 				    tolerance_arg);
 	if (min_blocks && (min_blocks < 2 || min_blocks % 2))
-		return pg_error_set(err, PG_ECONFIG, "--min-blocks %ld: expected an even number >= 2",
-				    min_blocks);
+		return pg_error_set(err, PG_ECONFIG,
+				    "--min-blocks %ld: expected an even number >= 2", min_blocks);
 	if (max_blocks && (max_blocks < 2 || max_blocks % 2))
-		return pg_error_set(err, PG_ECONFIG, "--max-blocks %ld: expected an even number >= 2",
-				    max_blocks);
+		return pg_error_set(err, PG_ECONFIG,
+				    "--max-blocks %ld: expected an even number >= 2", max_blocks);
 	if (max_attempts < 0 || max_steps < 0)
 		return pg_error_set(err, PG_ECONFIG, "--max-%s: must be at least 1",
 				    max_attempts < 0 ? "attempts" : "steps");
@@ -266,8 +266,8 @@ int cmd_bisect(int argc, char **argv)
 	}
 	fprintf(stderr, "perfgate bisect: %zu probes run, %zu replayed; report in %s/bisect.md\n",
 		sum.probes_run, sum.replayed, o.output);
-	rc = sum.cancel_signal ? 128 + sum.cancel_signal
-	     : sum.steps       ? PG_EXIT_OK
+	rc = sum.cancel_signal                    ? 128 + sum.cancel_signal
+	     : sum.steps                          ? PG_EXIT_OK
 	     : sum.end == PG_BISECT_END_NO_CHANGE ? PG_EXIT_REGRESSION
 						  : PG_EXIT_INFRA;
 	goto done;
