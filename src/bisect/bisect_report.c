@@ -394,10 +394,12 @@ static void interval(struct pg_buf *out, const struct pg_bisect_evidence *e)
 		pg_buf_puts(out, "-");
 }
 
-static void commit_md(struct pg_buf *out, const struct pg_bisect_log *l, size_t i)
+/* A commit as its short id and subject; in a table cell without a code
+ * span (a hex id needs none). */
+static void commit_md(struct pg_buf *out, const struct pg_bisect_log *l, size_t i, bool cell)
 {
 	char sh[13];
-	pg_buf_printf(out, "`%s`", short_id(l->commits.v[i], sh));
+	pg_buf_printf(out, cell ? "%s" : "`%s`", short_id(l->commits.v[i], sh));
 	if (i < l->subjects.n && l->subjects.v[i][0]) {
 		pg_buf_putc(out, ' ');
 		pg_escape_md_cell(out, l->subjects.v[i]);
@@ -435,12 +437,12 @@ static void headline(struct pg_buf *out, const struct pg_bisect_log *l, const st
 	pg_buf_puts(out, "**perfgate bisect: ");
 	if (v[0].bad == v[0].good + 1) {
 		pg_buf_puts(out, "culprit** ");
-		commit_md(out, l, v[0].bad);
+		commit_md(out, l, v[0].bad, false);
 	} else {
 		pg_buf_printf(out, "the change began in %zu commits** ", v[0].bad - v[0].good);
-		commit_md(out, l, v[0].good + 1);
+		commit_md(out, l, v[0].good + 1, false);
 		pg_buf_puts(out, " .. ");
-		commit_md(out, l, v[0].bad);
+		commit_md(out, l, v[0].bad, false);
 	}
 	if (v[0].e && v[0].e->metric) {
 		pg_buf_printf(out, " — %s ", v[0].e->metric);
@@ -487,11 +489,11 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 		for (size_t k = 0; k < b->n_steps; k++) {
 			pg_buf_printf(out, "| %zu | ", k + 1);
 			if (v[k].bad == v[k].good + 1) {
-				commit_md(out, l, v[k].bad);
+				commit_md(out, l, v[k].bad, true);
 			} else {
-				commit_md(out, l, v[k].good + 1);
+				commit_md(out, l, v[k].good + 1, true);
 				pg_buf_puts(out, " .. ");
-				commit_md(out, l, v[k].bad);
+				commit_md(out, l, v[k].bad, true);
 			}
 			pg_buf_printf(out, " | %zu | %s | ", v[k].bad - v[k].good,
 				      v[k].e && v[k].e->metric ? v[k].e->metric : "-");
@@ -507,7 +509,7 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 			if (!skipped++)
 				pg_buf_puts(out, "\nSkipped (could not be built or started):\n\n");
 			pg_buf_puts(out, "- ");
-			commit_md(out, l, index_of(l, l->probes[i].commit));
+			commit_md(out, l, index_of(l, l->probes[i].commit), false);
 			if (l->probes[i].note) {
 				pg_buf_puts(out, ": ");
 				pg_escape_md_cell(out, l->probes[i].note);
@@ -521,7 +523,7 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 				pg_buf_puts(out,
 					    "\nUndecided (inconclusive at every attempt):\n\n");
 			pg_buf_puts(out, "- ");
-			commit_md(out, l, index_of(l, l->probes[i].commit));
+			commit_md(out, l, index_of(l, l->probes[i].commit), false);
 			pg_buf_putc(out, '\n');
 		}
 	pg_buf_puts(out, "\n## Probes\n\n"
@@ -530,7 +532,7 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 			 "|--:|---|---|---|--:|---|---|--:|--:|--:|---|\n");
 	for (size_t i = 0; i < l->n_probes; i++) {
 		const struct pg_bisect_evidence *e = &l->probes[i];
-		pg_buf_printf(out, "| %zu | `%s` | `%s` | %s | %zu | %s", i + 1,
+		pg_buf_printf(out, "| %zu | %s | %s | %s | %zu | %s", i + 1,
 			      short_id(e->commit, sh), short_id(e->against, sh2),
 			      pg_bisect_purpose_name(e->purpose), e->attempt + 1,
 			      e->outcome < 0 ? "infrastructure (retried)"
@@ -553,9 +555,10 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 	for (size_t k = 0; k < b->n_steps; k++) {
 		struct pg_buf dir = PG_BUF_INIT;
 		pg_buf_printf(&dir, "bisect-%s", short_id(l->commits.v[v[k].bad], sh));
-		pg_buf_printf(out, "\nStep %zu alone, one probe of `%s` against `%s`:\n\n```sh\n",
-			      k + 1, short_id(l->commits.v[v[k].bad], sh),
-			      short_id(l->commits.v[v[k].good], sh2));
+		pg_buf_printf(out, "\nStep %zu alone, from `%s` (good) to `%s`: %s\n\n```sh\n",
+			      k + 1, short_id(l->commits.v[v[k].good], sh2),
+			      short_id(l->commits.v[v[k].bad], sh),
+			      v[k].bad == v[k].good + 1 ? "one probe" : "the range again");
 		command_line(out, cfg, l->commits.v[v[k].good], l->commits.v[v[k].bad], dir.ptr);
 		pg_buf_puts(out, "\n```\n");
 		pg_buf_release(&dir);
