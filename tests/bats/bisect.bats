@@ -19,7 +19,7 @@ setup() {
 	mark_setup pgbis
 	unset PERFGATE_GPU
 	make_repo
-	# one serving point, small and fast: a block is a server start and 4
+	# one serving point, small and fast: a block is a server start and 6
 	# requests of 8 tokens
 	cat >suite.yml <<EOF
 serving:
@@ -32,7 +32,7 @@ serving:
       stop_timeout: 3
     qps: inf
     max_concurrency: 1
-    prompts_per_concurrency: 4
+    prompts_per_concurrency: 6
     warmup: 0
     dataset: {name: random, input_len: 16, output_len: 8}
 EOF
@@ -41,7 +41,7 @@ EOF
 	# makes the next start fail once, as a lost GPU would
 	SERVER='if [ -e '"${WORK}"'/FLAKY ]; then rm -f '"${WORK}"'/FLAKY; exit 1; fi; '
 	SERVER+='if git -C '"${WORK}"'/repo cat-file -e {commit}:nostart 2>/dev/null; then exit 1; fi; '
-	SERVER+='exec '"${PERFGATE}"' mock-server --port {port} --model {model} --fixed-timing --ttft-ms 2 --itl-ms 1 '
+	SERVER+='exec '"${PERFGATE}"' mock-server --port {port} --model {model} --fixed-timing --ttft-ms 2 --itl-ms 3 '
 	SERVER+='--slowdown $(git -C '"${WORK}"'/repo show {commit}:slowdown 2>/dev/null || echo 0)'
 	# a commit with a `broken` file does not build
 	BUILD='! git -C '"${WORK}"'/repo cat-file -e {commit}:broken 2>/dev/null && echo built {commit}'
@@ -51,7 +51,7 @@ teardown() {
 	mark_teardown
 }
 
-# c1..c16; c11 adds the slowdown (30%), c8 cannot be built, c14 cannot start
+# c1..c16; c11 adds the slowdown (50%), c8 cannot be built, c14 cannot start
 make_repo() {
 	git init -q repo
 	git -C repo config user.email t@example.com
@@ -59,7 +59,7 @@ make_repo() {
 	for i in $(seq 1 16); do
 		echo "$i" >repo/n
 		rm -f repo/broken repo/nostart
-		[ "$i" -eq 11 ] && echo 0.3 >repo/slowdown
+		[ "$i" -eq 11 ] && echo 0.5 >repo/slowdown
 		[ "$i" -eq 8 ] && touch repo/broken
 		[ "$i" -eq 14 ] && touch repo/nostart
 		git -C repo add -A
@@ -76,7 +76,7 @@ field() { # field FILE PYTHON-EXPR-ON-r
 
 bisect() {
 	"${PERFGATE}" bisect --local --repo repo --suite suite.yml --test serving_bisect \
-		--metric median_tpot_ms --tolerance 10% --server-command "${SERVER}" "$@"
+		--metric median_tpot_ms --tolerance 20% --no-telemetry --server-command "${SERVER}" "$@"
 }
 
 @test "a local bisect names the culprit exactly, skips what cannot be built, retries a failed start, and resumes without probing again" {
@@ -85,31 +85,35 @@ bisect() {
 	assert_equal "${status}" 0
 	# c8 is the first middle: it does not build, so c9 is probed instead;
 	# the start that failed once is retried, not counted
-	assert_equal "$(field out/bisect.json '[p["outcome"] for p in r["probes"]]')" \
+	# (a probe left inconclusive by a busy machine is run again, attempt 2:
+	# it is never guessed, and does not change what is probed next)
+	decided='[p for p in r["probes"] if p["outcome"] != "inconclusive"]'
+	assert_equal "$(field out/bisect.json "[p['outcome'] for p in ${decided}]")" \
 		"['skip', 'infrastructure', 'good', 'bad', 'good', 'bad', 'good']"
-	assert_equal "$(field out/bisect.json '[p["commit"][:12] for p in r["probes"]]')" \
+	assert_equal "$(field out/bisect.json "[p['commit'][:12] for p in ${decided}]")" \
 		"['$(at 8 | cut -c1-12)', '$(at 9 | cut -c1-12)', '$(at 9 | cut -c1-12)', '$(at 12 | cut -c1-12)', '$(at 10 | cut -c1-12)', '$(at 11 | cut -c1-12)', '$(at 16 | cut -c1-12)']"
+	assert_equal "$(field out/bisect.json 'all(q["commit"] == p["commit"] and q["attempt"] == p["attempt"] + 1 for p, q in zip(r["probes"], r["probes"][1:]) if p["outcome"] == "inconclusive")')" True
 	# the culprit, exactly, with its change and interval
 	assert_equal "$(field out/bisect.json 'len(r["steps"]), r["steps"][0]["exact"], r["steps"][0]["culprit"]["id"], r["steps"][0]["culprit"]["subject"]')" \
 		"1 True $(at 11) c11"
-	assert_equal "$(field out/bisect.json '0.25 < r["steps"][0]["change"] < 0.35 and r["steps"][0]["lo"] > 0.2 and r["steps"][0]["hi"] < 0.4')" True
+	assert_equal "$(field out/bisect.json '0.4 < r["steps"][0]["change"] < 0.6 and r["steps"][0]["lo"] > 0.3 and r["steps"][0]["hi"] < 0.7')" True
 	# every probe searched against the good end; the residual against the culprit
 	assert_equal "$(field out/bisect.json '[p["against"][:7] for p in r["probes"] if p["outcome"] != "skip"][-1]')" "$(at 11 | cut -c1-7)"
 	assert_equal "$(field out/bisect.json 'r["skipped"][0]["commit"], "build failed" in r["skipped"][0]["note"]')" "$(at 8) True"
 	# the markdown says it, and how to reproduce the step alone
-	grep -q "^\*\*perfgate bisect: culprit\*\* \`$(at 11 | cut -c1-12)\` c11 — median_tpot_ms +[23][0-9]\.[0-9]%" out/bisect.md
+	grep -q "^\*\*perfgate bisect: culprit\*\* \`$(at 11 | cut -c1-12)\` c11 — median_tpot_ms +[45][0-9]\.[0-9]%" out/bisect.md
 	grep -q "^Skipped (could not be built or started):" out/bisect.md
 	grep -q -- "--good $(at 10) --bad $(at 11)" out/bisect.md
 	grep -q "infrastructure (retried)" out/bisect.md
 	# each probe is an A/B with its own files; the build log is kept
-	assert_file_exists out/probes/03-"$(at 9 | cut -c1-12)"-search/verdict.json
+	assert_file_exists "out/$(field out/bisect.json 'r["probes"][2]["dir"]')/verdict.json"
 	grep -q "built $(at 9)" out/builds/"$(at 9 | cut -c1-12)".log
 	assert_output --partial "**perfgate bisect: culprit**"
 
 	# the same command again: every probe replayed, none run
 	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 16)" --build "${BUILD}" -o out
 	assert_equal "${status}" 0
-	[[ "${stderr}" == *"perfgate bisect: 0 probes run, 6 replayed"* ]]
+	[[ "${stderr}" == *"perfgate bisect: 0 probes run, $(field out/bisect.json 'sum(p["outcome"] != "infrastructure" for p in r["probes"])') replayed"* ]]
 	[ ! -e out/probes/08-* ]
 	# another question on the same state file is refused, naming the key
 	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 15)" --build "${BUILD}" -o out
@@ -119,21 +123,17 @@ bisect() {
 }
 
 @test "a commit that cannot start is skipped after a retry, leaving the smallest range" {
-	# c13..c16: c14 cannot start, the change is not in this range at all
-	run --separate-stderr bisect --good "$(at 13)" --bad "$(at 16)" -o out
-	assert_equal "${status}" 1
-	assert_equal "$(field out/bisect.json '[(p["commit"][:12], p["outcome"]) for p in r["probes"]]')" \
-		"[('$(at 14 | cut -c1-12)', 'infrastructure'), ('$(at 14 | cut -c1-12)', 'skip'), ('$(at 15 | cut -c1-12)', 'good'), ('$(at 16 | cut -c1-12)', 'good')]"
-	assert_equal "$(field out/bisect.json 'r["end"], r["steps"]')" "no change: the bad end is not worse than the good end []"
-	grep -q "cannot start" out/bisect.md
-
 	# c10..c12 with c11 (the culprit) unable to start: the change began in c11 or c12
-	run --separate-stderr bisect --good "$(at 10)" --bad "$(at 12)" -o out2 \
+	run --separate-stderr bisect --good "$(at 10)" --bad "$(at 12)" -o out \
 		--server-command "if git -C ${WORK}/repo log -1 --format=%s {commit} | grep -qx c11; then exit 1; fi; ${SERVER}"
 	assert_equal "${status}" 0
-	assert_equal "$(field out2/bisect.json 'r["steps"][0]["exact"], [c[:12] for c in r["steps"][0]["commits"]], r["steps"][0]["last_good"][:12]')" \
+	# c11 failed, was run again, failed again while c10 ran: skipped; c12 confirmed bad
+	assert_equal "$(field out/bisect.json '[(p["commit"][:12], p["outcome"], p["purpose"]) for p in r["probes"] if p["outcome"] != "inconclusive"]')" \
+		"[('$(at 11 | cut -c1-12)', 'infrastructure', 'search'), ('$(at 11 | cut -c1-12)', 'skip', 'search'), ('$(at 12 | cut -c1-12)', 'bad', 'confirm')]"
+	assert_equal "$(field out/bisect.json 'r["steps"][0]["exact"], [c[:12] for c in r["steps"][0]["commits"]], r["steps"][0]["last_good"][:12]')" \
 		"False ['$(at 11 | cut -c1-12)', '$(at 12 | cut -c1-12)'] $(at 10 | cut -c1-12)"
-	grep -q "the change began in 2 commits" out2/bisect.md
+	grep -q "the change began in 2 commits" out/bisect.md
+	grep -q "cannot start: block 2 (head)" out/bisect.md
 	no_procs_left 5
 }
 
