@@ -51,14 +51,6 @@ static char *with_commit(const char *tmpl, const char *id)
 	return pg_buf_detach(&b);
 }
 
-static const char *short12(const char *id, char out[13])
-{
-	size_t n = strlen(id) < 12 ? strlen(id) : 12;
-	memcpy(out, id, n);
-	out[n] = '\0';
-	return out;
-}
-
 /* ---- files ---------------------------------------------------------------- */
 
 static int write_json(const char *dir, const char *name, const json_t *j, struct pg_error *err)
@@ -212,7 +204,7 @@ static enum built build(struct bisect_run *r, const char *id, char **note, struc
 		pg_buf_release(&log);
 		return BUILD_STOPPED;
 	}
-	pg_buf_printf(&log, "/%s.log", short12(id, sh));
+	pg_buf_printf(&log, "/%s.log", pg_bisect_short_id(id, sh));
 	cmd = with_commit(r->o->build, id);
 	fprintf(r->log, "perfgate bisect: building %s: %s\n", sh, cmd);
 	fflush(r->log);
@@ -290,8 +282,8 @@ static enum ab_fail run_ab(struct bisect_run *r, const struct pg_bisect_probe *p
 	enum ab_fail fail = AB_OK;
 	bool *hb = NULL;
 
-	pg_buf_printf(&rel, "probes/%02zu-%s-%s", r->l.n_probes + 1, short12(head_id, sh),
-		      pg_bisect_purpose_name(p->purpose));
+	pg_buf_printf(&rel, "probes/%02zu-%s-%s", r->l.n_probes + 1,
+		      pg_bisect_short_id(head_id, sh), pg_bisect_purpose_name(p->purpose));
 	dir = pg_path_join(o->output, rel.ptr);
 	pg_ab_spec_init(&ab);
 	ab.side[PG_AB_BASE].server_command = with_commit(o->server_command, base_id);

@@ -278,7 +278,7 @@ enum pg_bisect_outcome pg_bisect_classify(const struct pg_ab_decision *d, const 
 
 /* ---- the reports --------------------------------------------------------- */
 
-static const char *short_id(const char *id, char out[13])
+const char *pg_bisect_short_id(const char *id, char out[13])
 {
 	size_t n = strlen(id);
 	if (n > 12)
@@ -348,6 +348,17 @@ static void command_line(struct pg_buf *out, const json_t *cfg, const char *good
 	pg_shell_quote(out, output);
 }
 
+/* The command that reproduces the step (good, bad] alone. */
+static void step_command(struct pg_buf *out, const struct pg_bisect_log *l, size_t good, size_t bad)
+{
+	struct pg_buf dir = PG_BUF_INIT;
+	char sh[13];
+
+	pg_buf_printf(&dir, "bisect-%s", pg_bisect_short_id(l->commits.v[bad], sh));
+	command_line(out, l->config, l->commits.v[good], l->commits.v[bad], dir.ptr);
+	pg_buf_release(&dir);
+}
+
 /* A step with what the report says of it. */
 struct step_view {
 	size_t good, bad; /* commit indices: the change began in (good, bad] */
@@ -399,7 +410,7 @@ static void interval(struct pg_buf *out, const struct pg_bisect_evidence *e)
 static void commit_md(struct pg_buf *out, const struct pg_bisect_log *l, size_t i, bool cell)
 {
 	char sh[13];
-	pg_buf_printf(out, cell ? "%s" : "`%s`", short_id(l->commits.v[i], sh));
+	pg_buf_printf(out, cell ? "%s" : "`%s`", pg_bisect_short_id(l->commits.v[i], sh));
 	if (i < l->subjects.n && l->subjects.v[i][0]) {
 		pg_buf_putc(out, ' ');
 		pg_escape_md_cell(out, l->subjects.v[i]);
@@ -471,8 +482,8 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 	headline(out, l, b, v);
 	pg_buf_printf(out,
 		      "\n\nRange: good `%s` .. bad `%s`, %zu commits after the good end; test ",
-		      short_id(l->commits.v[0], sh), short_id(l->commits.v[l->commits.n - 1], sh2),
-		      l->commits.n - 1);
+		      pg_bisect_short_id(l->commits.v[0], sh),
+		      pg_bisect_short_id(l->commits.v[l->commits.n - 1], sh2), l->commits.n - 1);
 	pg_escape_md_cell(out, cfg_str(cfg, "test") ? cfg_str(cfg, "test") : "?");
 	pg_buf_printf(out, "; %zu probes (%zu with evidence), %zu blocks, %.0f s.", l->n_probes,
 		      evidence, blocks, seconds);
@@ -533,7 +544,8 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 	for (size_t i = 0; i < l->n_probes; i++) {
 		const struct pg_bisect_evidence *e = &l->probes[i];
 		pg_buf_printf(out, "| %zu | %s | %s | %s | %zu | %s", i + 1,
-			      short_id(e->commit, sh), short_id(e->against, sh2),
+			      pg_bisect_short_id(e->commit, sh),
+			      pg_bisect_short_id(e->against, sh2),
 			      pg_bisect_purpose_name(e->purpose), e->attempt + 1,
 			      e->outcome < 0 ? "infrastructure (retried)"
 					     : pg_bisect_outcome_name(e->outcome));
@@ -553,15 +565,12 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 		     cfg_str(cfg, "output") ? cfg_str(cfg, "output") : "bisect");
 	pg_buf_puts(out, "\n```\n");
 	for (size_t k = 0; k < b->n_steps; k++) {
-		struct pg_buf dir = PG_BUF_INIT;
-		pg_buf_printf(&dir, "bisect-%s", short_id(l->commits.v[v[k].bad], sh));
 		pg_buf_printf(out, "\nStep %zu alone, from `%s` (good) to `%s`: %s\n\n```sh\n",
-			      k + 1, short_id(l->commits.v[v[k].good], sh2),
-			      short_id(l->commits.v[v[k].bad], sh),
+			      k + 1, pg_bisect_short_id(l->commits.v[v[k].good], sh2),
+			      pg_bisect_short_id(l->commits.v[v[k].bad], sh),
 			      v[k].bad == v[k].good + 1 ? "one probe" : "the range again");
-		command_line(out, cfg, l->commits.v[v[k].good], l->commits.v[v[k].bad], dir.ptr);
+		step_command(out, l, v[k].good, v[k].bad);
 		pg_buf_puts(out, "\n```\n");
-		pg_buf_release(&dir);
 	}
 	free(v);
 }
@@ -601,14 +610,9 @@ json_t *pg_bisect_json(const struct pg_bisect_log *l, const struct pg_bisect *b)
 				      : json_null());
 		{
 			struct pg_buf cmd = PG_BUF_INIT;
-			char sh[13];
-			struct pg_buf dir = PG_BUF_INIT;
-			pg_buf_printf(&dir, "bisect-%s", short_id(l->commits.v[v[k].bad], sh));
-			command_line(&cmd, l->config, l->commits.v[v[k].good],
-				     l->commits.v[v[k].bad], dir.ptr);
+			step_command(&cmd, l, v[k].good, v[k].bad);
 			json_object_set_new(s, "reproduce", json_string(cmd.ptr));
 			pg_buf_release(&cmd);
-			pg_buf_release(&dir);
 		}
 		json_array_append_new(steps, s);
 	}

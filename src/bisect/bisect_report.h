@@ -35,6 +35,10 @@ struct pg_bisect_evidence {
 
 void pg_bisect_evidence_release(struct pg_bisect_evidence *e);
 
+/* A commit id's first 12 characters, as the reports and file names show
+ * it. Returns out. */
+const char *pg_bisect_short_id(const char *id, char out[13]);
+
 /* The log of a bisect: what was asked (compared on resume), the commits,
  * the builds, the probes in the order they ran. */
 struct pg_bisect_log {

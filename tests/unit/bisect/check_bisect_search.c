@@ -31,6 +31,15 @@ static size_t level(const struct oracle *o, size_t c)
 	return l;
 }
 
+/* n commits, a step at `step` (0: none). */
+static void oracle_init(struct oracle *o, size_t n, size_t step)
+{
+	memset(o, 0, sizeof(*o));
+	o->n = n;
+	if (step)
+		o->steps[o->n_steps++] = step;
+}
+
 static enum pg_bisect_outcome answer(struct oracle *o, const struct pg_bisect_probe *p)
 {
 	ck_assert_uint_lt(o->n_asked, 256);
@@ -72,9 +81,7 @@ START_TEST(every_culprit_is_found_exactly_in_log2_probes)
 		struct oracle o;
 		struct pg_bisect b;
 
-		memset(&o, 0, sizeof(o));
-		o.n = 64;
-		o.steps[o.n_steps++] = s;
+		oracle_init(&o, 64, s);
 		run(&b, &o, NULL);
 		ck_assert_int_eq(b.end, PG_BISECT_END_FOUND);
 		ck_assert_uint_eq(b.n_steps, 1);
@@ -96,9 +103,7 @@ START_TEST(probes_go_to_the_middle_against_the_good_end)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 17;
-	o.steps[o.n_steps++] = 11;
+	oracle_init(&o, 17, 11);
 	run(&b, &o, NULL);
 	/* (0, 16]: 8 good, (8, 16]: 12 bad, (8, 12]: 10 good, (10, 12]: 11 bad,
 	 * then the residual: 16 against 11 */
@@ -124,9 +129,7 @@ START_TEST(a_skipped_commit_is_stepped_around)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 17;
-	o.steps[o.n_steps++] = 11;
+	oracle_init(&o, 17, 11);
 	o.skip[8] = true; /* the first middle */
 	run(&b, &o, NULL);
 	ck_assert_int_eq(b.end, PG_BISECT_END_FOUND);
@@ -145,9 +148,7 @@ START_TEST(skipped_commits_before_the_culprit_leave_a_range)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 17;
-	o.steps[o.n_steps++] = 11;
+	oracle_init(&o, 17, 11);
 	o.skip[9] = o.skip[10] = true;
 	run(&b, &o, NULL);
 	ck_assert_int_eq(b.end, PG_BISECT_END_FOUND);
@@ -166,9 +167,7 @@ START_TEST(a_skipped_culprit_leaves_it_with_the_next)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 17;
-	o.steps[o.n_steps++] = 11;
+	oracle_init(&o, 17, 11);
 	o.skip[11] = true;
 	run(&b, &o, NULL);
 	/* 11 cannot be tested: the change is in (10, 12] */
@@ -184,9 +183,7 @@ START_TEST(inconclusive_is_reprobed_then_undecided_never_guessed)
 	struct pg_bisect b;
 	size_t eight = 0;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 17;
-	o.steps[o.n_steps++] = 11;
+	oracle_init(&o, 17, 11);
 	o.inconclusive[8] = 2; /* decided at the third attempt */
 	run(&b, &o, NULL);
 	for (size_t i = 0; i < o.n_asked; i++)
@@ -200,9 +197,7 @@ START_TEST(inconclusive_is_reprobed_then_undecided_never_guessed)
 	pg_bisect_release(&b);
 
 	/* never decided: 10 is given up after max_attempts, like a skip */
-	memset(&o, 0, sizeof(o));
-	o.n = 17;
-	o.steps[o.n_steps++] = 11;
+	oracle_init(&o, 17, 11);
 	o.inconclusive[10] = 100;
 	run(&b, &o, NULL);
 	ck_assert_int_eq(b.mark[10], PG_BISECT_UNDECIDED);
@@ -221,9 +216,7 @@ START_TEST(two_steps_are_both_found)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 64;
-	o.steps[o.n_steps++] = 20;
+	oracle_init(&o, 64, 20);
 	o.steps[o.n_steps++] = 45;
 	run(&b, &o, NULL);
 	ck_assert_int_eq(b.end, PG_BISECT_END_FOUND);
@@ -237,9 +230,7 @@ START_TEST(two_steps_are_both_found)
 	pg_bisect_release(&b);
 
 	/* the first step is the one nearer the good end, whatever the probes */
-	memset(&o, 0, sizeof(o));
-	o.n = 64;
-	o.steps[o.n_steps++] = 2;
+	oracle_init(&o, 64, 2);
 	o.steps[o.n_steps++] = 60;
 	run(&b, &o, NULL);
 	ck_assert_uint_eq(b.n_steps, 2);
@@ -254,9 +245,7 @@ START_TEST(three_steps_stop_at_max_steps)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 40;
-	o.steps[o.n_steps++] = 5;
+	oracle_init(&o, 40, 5);
 	o.steps[o.n_steps++] = 15;
 	o.steps[o.n_steps++] = 30;
 	run(&b, &o, NULL);
@@ -271,8 +260,7 @@ START_TEST(no_change_in_the_range)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 16;
+	oracle_init(&o, 16, 0);
 	run(&b, &o, NULL);
 	ck_assert_int_eq(b.end, PG_BISECT_END_NO_CHANGE);
 	ck_assert_uint_eq(b.n_steps, 0);
@@ -281,8 +269,7 @@ START_TEST(no_change_in_the_range)
 	ck_assert_int_eq(o.asked[o.n_asked - 1].purpose, PG_BISECT_CONFIRM);
 	pg_bisect_release(&b);
 
-	memset(&o, 0, sizeof(o));
-	o.n = 16;
+	oracle_init(&o, 16, 0);
 	o.skip[15] = true;
 	run(&b, &o, NULL);
 	ck_assert_int_eq(b.end, PG_BISECT_END_BAD_UNTESTED);
@@ -295,9 +282,7 @@ START_TEST(two_commits_need_one_probe)
 	struct oracle o;
 	struct pg_bisect b;
 
-	memset(&o, 0, sizeof(o));
-	o.n = 2;
-	o.steps[o.n_steps++] = 1;
+	oracle_init(&o, 2, 1);
 	run(&b, &o, NULL);
 	ck_assert_uint_eq(o.n_asked, 1);
 	ck_assert_int_eq(o.asked[0].purpose, PG_BISECT_CONFIRM);
