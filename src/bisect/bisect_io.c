@@ -9,8 +9,13 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "baseline/history.h"
+#include "baseline/history_io.h"
+#include "baseline/thresholds_io.h"
 #include "bisect/bisect_report.h"
 #include "gate/ab.h"
+#include "gate/compare.h"
+#include "gate/gate_io.h"
 #include "results/metrics.h"
 #include "runner/ab_io.h"
 #include "runner/runner_io.h"
@@ -545,5 +550,113 @@ done:
 	json_decref(config);
 	pg_bisect_release(&b);
 	pg_bisect_log_release(&r.l);
+	return rc;
+}
+
+/* ---- --from-change ------------------------------------------------------- */
+
+void pg_bisect_change_release(struct pg_bisect_change *c)
+{
+	free(c->point);
+	free(c->metric);
+	free(c->good);
+	free(c->bad);
+	free(c->first_date);
+	free(c->last_date);
+	memset(c, 0, sizeof(*c));
+}
+
+static char *dup_str(const json_t *v)
+{
+	return json_is_string(v) ? pg_xstrdup(json_string_value(v)) : NULL;
+}
+
+/* The newest step of the changes JSON (pg_history_changes_json) at point
+ * (NULL: every point) in metric. */
+static const json_t *newest_step(const json_t *changes, const char *point, const char *metric)
+{
+	const json_t *best = NULL, *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(changes, "changes"), i, c)
+	{
+		const char *cp = json_string_value(json_object_get(c, "point"));
+		const char *date = json_string_value(json_object_get(c, "last_date"));
+		if (strcmp(json_string_value(json_object_get(c, "kind")), "step") ||
+		    strcmp(json_string_value(json_object_get(c, "metric")), metric) ||
+		    (point ? !cp || strcmp(cp, point) : cp != NULL) ||
+		    !json_is_string(json_object_get(c, "first_commit")))
+			continue;
+		if (!best || strcmp(date ? date : "", pg_json_path_str(best, "last_date")
+							      ? pg_json_path_str(best, "last_date")
+							      : "") >= 0)
+			best = c;
+	}
+	return best;
+}
+
+int pg_bisect_from_change(struct pg_bisect_change *out, const char *spec, const char *history_repo,
+			  const char *ref, const char *thresholds, struct pg_error *err)
+{
+	const char *slash1 = strchr(spec, '/'), *slash2 = strrchr(spec, '/');
+	struct pg_history *hs = NULL;
+	struct pg_history_analysis an;
+	struct pg_policy policy;
+	json_t *changes = NULL;
+	const json_t *c;
+	char gpu_name[128];
+	size_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&an, 0, sizeof(an));
+	pg_policy_init(&policy);
+	if (!slash1 || slash1 == slash2 || slash1 == spec || !slash2[1] || slash2 == slash1 + 1) {
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "--from-change '%s': expected GPU/POINT/METRIC (POINT 'all': "
+				  "every point)",
+				  spec);
+		goto done;
+	}
+	snprintf(gpu_name, sizeof(gpu_name), "%.*s", (int)(slash1 - spec), spec);
+	out->point = pg_xstrdup(slash1 + 1);
+	out->point[slash2 - slash1 - 1] = '\0';
+	if (!strcmp(out->point, "all")) {
+		free(out->point);
+		out->point = NULL;
+	}
+	out->metric = pg_xstrdup(slash2 + 1);
+	if ((rc = pg_gate_gpu_key(out->gpu, sizeof(out->gpu), gpu_name, NULL, err)) ||
+	    (rc = pg_thresholds_load_policy(&policy, thresholds, out->gpu, err)) ||
+	    (rc = pg_history_read(&hs, &n, out->gpu, NULL,
+				  &(struct pg_history_opts){ .repo = history_repo, .ref = ref },
+				  err)))
+		goto done;
+	/* as baseline changes reads it: every point, a job's offset taken out */
+	pg_history_analyse(&an, hs, n, NULL, &policy, 0, false);
+	changes = pg_history_changes_json(hs, n, &an, &policy, out->gpu, out->metric);
+	if (!(c = newest_step(changes, out->point, out->metric))) {
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "--from-change %s: no step of %s at %s in the history of %s "
+				  "(perfgate baseline changes --gpu %s lists them)",
+				  spec, out->metric, out->point ? out->point : "every point",
+				  out->gpu, out->gpu);
+		goto done;
+	}
+	out->good = dup_str(json_object_get(c, "first_commit"));
+	out->bad = dup_str(json_object_get(c, "last_commit"));
+	out->shift = json_number_value(json_object_get(c, "shift"));
+	out->first_date = dup_str(json_object_get(c, "first_date"));
+	out->last_date = dup_str(json_object_get(c, "last_date"));
+	if (!out->bad)
+		rc = pg_error_set(err, PG_ECONFIG,
+				  "--from-change %s: the step's jobs name no commit", spec);
+done:
+	json_decref(changes);
+	pg_history_analysis_release(&an);
+	for (size_t i = 0; i < n; i++)
+		pg_history_release(&hs[i]);
+	free(hs);
+	pg_policy_release(&policy);
 	return rc;
 }

@@ -72,4 +72,23 @@ int pg_bisect_run(struct pg_bisect_outcome_summary *out, struct pg_suite *suite,
 		  const struct pg_plan *plan, const struct pg_bisect_run_opts *o,
 		  struct pg_error *err);
 
+/*
+ * --from-change GPU/POINT/METRIC: the range and size of the newest step of
+ * METRIC at POINT ("all": the change common to every point) on main, from
+ * the history's change points as `perfgate baseline changes` finds them
+ * (every point read, the policy of `thresholds`). good is the commit of
+ * the last job before the step, bad the first at the new level.
+ */
+struct pg_bisect_change {
+	char gpu[128];
+	char *point, *metric; /* point NULL: every point */
+	char *good, *bad;     /* full ids */
+	double shift;         /* relative, worse > 0 */
+	char *first_date, *last_date;
+};
+
+int pg_bisect_from_change(struct pg_bisect_change *out, const char *spec, const char *history_repo,
+			  const char *ref, const char *thresholds, struct pg_error *err);
+void pg_bisect_change_release(struct pg_bisect_change *c);
+
 #endif

@@ -45,6 +45,10 @@ static long max_attempts;
 static long max_steps;
 static bool no_telemetry;
 static bool quiet;
+static const char *from_change;
+static const char *history_repo;
+static const char *history_ref;
+static const char *thresholds;
 
 /* clang-format off */
 static const struct pg_opt opts[] = {
@@ -54,6 +58,15 @@ static const struct pg_opt opts[] = {
 	  "one Buildkite step per probe (not available yet: use --local)" },
 	{ PG_OPT_STRING, "good", 0, &good, "REV", "a commit without the change" },
 	{ PG_OPT_STRING, "bad", 0, &bad, "REV", "a later commit with it, on the good one's first-parent line" },
+	{ PG_OPT_STRING, "from-change", 0, &from_change, "GPU/POINT/METRIC",
+	  "instead of --good/--bad: the newest step of METRIC at POINT ('all': every point) that "
+	  "perfgate baseline changes finds; its metric, and half its size as the tolerance" },
+	{ PG_OPT_STRING, "history-repo", 0, &history_repo, "PATH|URL",
+	  "with --from-change: the history repository (default: --repo)" },
+	{ PG_OPT_STRING, "ref", 0, &history_ref, "REF",
+	  "with --from-change: the history ref (default: refs/perfgate/history)" },
+	{ PG_OPT_STRING, "thresholds", 't', &thresholds, "PATH",
+	  "with --from-change: the policy's thresholds file or directory (default: thresholds)" },
 	{ PG_OPT_STRING, "repo", 0, &repo, "PATH", "the repository of the commits (default: the current one)" },
 	{ PG_OPT_STRING, "suite", 0, &suite_path, "FILE", "the suite holding the test (a suite file or pipeline)" },
 	{ PG_OPT_STRING, "test", 0, &test_name, "NAME", "the test to probe: its points, its client, its dataset" },
@@ -86,7 +99,7 @@ static const struct pg_opt opts[] = {
 
 static const struct pg_cmd_help help = {
 	"bisect",
-	"--local --good REV --bad REV --suite FILE --test NAME --server-command TEMPLATE [options]",
+	"--local (--good REV --bad REV | --from-change GPU/POINT/METRIC) --suite FILE --test NAME\n       --server-command TEMPLATE [options]",
 	"find the commit that carries a performance change, an A/B run per probe",
 	"Searches the first-parent commits after --good up to --bad for the first one\n"
 	"that carries the change. Each probe is an A/B run (perfgate ab: interleaved\n"
@@ -160,13 +173,16 @@ static int check_options(double *tolerance, struct pg_error *err)
 				    "yet: run the bisect with --local on the GPU's agent");
 	if (!local)
 		return pg_error_set(err, PG_ECONFIG, "say where the probes run: --local");
-	if (!good || !bad || !suite_path || !test_name || !server_command)
+	if (from_change && (good || bad))
+		return pg_error_set(err, PG_ECONFIG,
+				    "--from-change names the range: no --good or --bad with it");
+	if ((!from_change && (!good || !bad)) || !suite_path || !test_name || !server_command)
 		return pg_error_set(err, PG_ECONFIG, "missing %s (see perfgate bisect --help)",
-				    !good         ? "--good REV"
-				    : !bad        ? "--bad REV"
-				    : !suite_path ? "--suite FILE"
-				    : !test_name  ? "--test NAME"
-						  : "--server-command TEMPLATE");
+				    !from_change && !good  ? "--good REV (or --from-change)"
+				    : !from_change && !bad ? "--bad REV"
+				    : !suite_path          ? "--suite FILE"
+				    : !test_name           ? "--test NAME"
+							   : "--server-command TEMPLATE");
 	if (!strstr(server_command, "{commit}"))
 		return pg_error_set(err, PG_ECONFIG,
 				    "--server-command: no {commit} in it: every probe would start "
@@ -202,15 +218,39 @@ int cmd_bisect(int argc, char **argv)
 	struct pg_gpu_info g;
 	struct pg_bisect_run_opts o;
 	struct pg_bisect_outcome_summary sum;
+	struct pg_bisect_change change;
 	double tolerance;
 	int rc;
 
 	memset(&step, 0, sizeof(step));
+	memset(&change, 0, sizeof(change));
 	pg_gpu_info_init(&g);
 	if (pg_cmd_parse(&help, argc, argv, &pos, 0, 0, "no arguments", &rc))
 		goto done;
 	if (check_options(&tolerance, &err))
 		goto fail;
+	if (from_change) {
+		char pct[PG_FMT_DOUBLE_SIZE];
+		if (pg_bisect_from_change(&change, from_change,
+					  history_repo ? history_repo
+					  : repo       ? repo
+						       : ".",
+					  history_ref, thresholds, &err))
+			goto fail;
+		good = change.good;
+		bad = change.bad;
+		if (!metrics.n)
+			pg_strv_push(&metrics, change.metric);
+		if (!tolerance_arg)
+			tolerance = fabs(change.shift) / 2;
+		fprintf(stderr,
+			"perfgate bisect: %s at %s on %s: a step of %s (worse), between %.12s (%s) and "
+			"%.12s (%s)\n",
+			change.metric, change.point ? change.point : "every point", change.gpu,
+			pg_fmt_pct(pct, change.shift), change.good,
+			change.first_date ? change.first_date : "?", change.bad,
+			change.last_date ? change.last_date : "?");
+	}
 	if (pg_config_load_step(&suite, &step, (const char *const *)&suite_path, 1, NULL, &err))
 		goto fail;
 	for (size_t i = 0; i < suite.warnings.n; i++)
@@ -227,6 +267,8 @@ int cmd_bisect(int argc, char **argv)
 	}
 	if (pg_plan_select(&plan, &suite, &sel, &err))
 		goto fail;
+	if (from_change && !gpu)
+		gpu = change.gpu; /* the history's GPU: the bisect runs where it moved */
 	if (pg_gpu_resolve(&g, gpu, suite.gpu, &err))
 		goto fail;
 
@@ -274,6 +316,7 @@ int cmd_bisect(int argc, char **argv)
 fail:
 	rc = pg_cmd_fail("bisect", &err);
 done:
+	pg_bisect_change_release(&change);
 	pg_gpu_info_release(&g);
 	pg_plan_release(&plan);
 	pg_suite_release(&suite);

@@ -137,6 +137,32 @@ bisect() {
 	no_procs_left 5
 }
 
+@test "--from-change: the range, the metric and the tolerance from the history's step" {
+	# main's history: the same runs at c8..c10, 9% less output throughput
+	# at one point from c11 on (baseline changes finds the step)
+	cp -r "${PERFGATE_TESTS}/data/gate" runs
+	for i in 8 9 10 11 12 13; do
+		r=base
+		[ "$i" -gt 10 ] && r=slow
+		(cd repo && "${PERFGATE}" baseline record "../runs/$r" --commit "$(git rev-parse "HEAD~$((16 - i))")" \
+			--build-url "https://buildkite.example/b/$i" >/dev/null)
+	done
+	run --separate-stderr "${PERFGATE}" bisect --local --repo repo --suite suite.yml --test serving_bisect \
+		--from-change H100/serving_llama8B_tp1_sharegpt_qps_inf/output_throughput --no-telemetry \
+		--server-command "${SERVER}" -o out
+	assert_equal "${status}" 0
+	[[ "${stderr}" == *"perfgate bisect: output_throughput at serving_llama8B_tp1_sharegpt_qps_inf on H100: a step of +9.2% (worse), between $(at 10 | cut -c1-12)"*" and $(at 11 | cut -c1-12)"* ]]
+	# one probe: c11 against c10, on the step's metric, half its size the tolerance
+	assert_equal "$(field out/bisect.json 'r["config"]["metrics"], round(r["config"]["tolerance"], 3), r["steps"][0]["culprit"]["subject"], r["steps"][0]["metric"]')" \
+		"['output_throughput'] 0.046 c11 output_throughput"
+	assert_equal "$(field out/bisect.json '[(p["purpose"], p["outcome"]) for p in r["probes"] if p["outcome"] != "inconclusive"]')" "[('confirm', 'bad')]"
+	# no such step: one line, exit 2
+	run --separate-stderr "${PERFGATE}" bisect --local --repo repo --suite suite.yml --test serving_bisect \
+		--from-change H100/all/output_throughput --server-command "${SERVER}" -o out2
+	assert_equal "${status}" 2
+	assert_equal "${stderr}" "perfgate bisect: --from-change H100/all/output_throughput: no step of output_throughput at every point in the history of H100 (perfgate baseline changes --gpu H100 lists them)"
+}
+
 @test "bisect: mistakes are one line, exit 2" {
 	run --separate-stderr "${PERFGATE}" bisect --good a --bad b
 	assert_equal "${status}" 2
