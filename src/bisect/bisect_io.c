@@ -13,6 +13,7 @@
 #include "baseline/history_io.h"
 #include "baseline/thresholds_io.h"
 #include "bisect/bisect_report.h"
+#include "buildkite/pipeline_emit.h"
 #include "gate/ab.h"
 #include "gate/compare.h"
 #include "gate/gate_io.h"
@@ -519,6 +520,8 @@ int pg_bisect_run(struct pg_bisect_outcome_summary *out, struct pg_suite *suite,
 						 r.l.commits.v[p.against], p.attempt, NULL);
 		if (outcome >= 0) {
 			out->replayed++;
+		} else if (o->max_probes >= 0 && out->probes_run >= (size_t)o->max_probes) {
+			break; /* the next job's (--max-probes, --pipeline) */
 		} else {
 			outcome = probe(&r, &b, &p, err);
 			if (outcome < 0) {
@@ -540,6 +543,11 @@ int pg_bisect_run(struct pg_bisect_outcome_summary *out, struct pg_suite *suite,
 		int src = save(&r, &b, rc ? &serr : err);
 		if (!rc)
 			rc = src;
+	}
+	if (!rc && o->pipeline) {
+		json_t *pl = pg_bisect_pipeline(&r.l, &b, o->queue, o->from_step);
+		pg_yaml_write(o->pipeline, pl, 0);
+		json_decref(pl);
 	}
 	out->finished = b.state == PG_BISECT_DONE;
 	out->end = b.end;

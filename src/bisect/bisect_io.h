@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct pg_buf;
+
 #include "base/strutil.h"
 #include "bisect/bisect_search.h"
 
@@ -50,6 +52,13 @@ struct pg_bisect_run_opts {
 	const struct pg_gpu_info *gpu;
 	FILE *log; /* NULL: stderr */
 	bool no_telemetry;
+	long max_probes; /* probes to run before stopping (the state saved); < 0: no limit */
+	/* --pipeline: what comes next appended here as a Buildkite pipeline
+	 * (bisect_report.h pg_bisect_pipeline) with max_probes 0; NULL: none */
+	struct pg_buf *pipeline;
+	const char *queue; /* the probes' agent queue */
+	const char
+		*from_step; /* the key of the job running this, whose artifacts the next fetches */
 };
 
 struct pg_bisect_outcome_summary {

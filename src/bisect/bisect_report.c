@@ -310,14 +310,29 @@ static void quote(struct pg_buf *out, const char *s)
 }
 
 /* The shell command of a bisect from the config, between good and bad. */
-static void command_line(struct pg_buf *out, const json_t *cfg, const char *good, const char *bad,
-			 const char *output)
+#define SHOWN " \\\n    "
+
+/* The budgets' options and defaults (cli/cmd_bisect.c). */
+static const struct {
+	const char *key, *flag;
+	long dflt;
+} budgets[] = {
+	{ "min_blocks", "min-blocks", 4 },
+	{ "max_blocks", "max-blocks", 12 },
+	{ "max_attempts", "max-attempts", 3 },
+	{ "max_steps", "max-steps", 2 },
+};
+
+/* mode: "--local" and what else the command is given; sep: between its
+ * groups of options (" \\\n    " to show, " " for a pipeline's step). */
+static void command_line(struct pg_buf *out, const json_t *cfg, const char *mode, const char *good,
+			 const char *bad, const char *output, const char *sep)
 {
 	const json_t *metrics = json_object_get(cfg, "metrics"), *m;
 	const char *s;
 	size_t i;
 
-	pg_buf_puts(out, "perfgate bisect --local");
+	pg_buf_printf(out, "perfgate bisect %s", mode);
 	if ((s = cfg_str(cfg, "repo")) && strcmp(s, ".")) {
 		pg_buf_puts(out, " --repo ");
 		pg_shell_quote(out, s);
@@ -326,7 +341,7 @@ static void command_line(struct pg_buf *out, const json_t *cfg, const char *good
 	pg_shell_quote(out, good);
 	pg_buf_puts(out, " --bad ");
 	pg_shell_quote(out, bad);
-	pg_buf_puts(out, " \\\n    --suite ");
+	pg_buf_printf(out, "%s--suite ", sep);
 	quote(out, cfg_str(cfg, "suite"));
 	pg_buf_puts(out, " --test ");
 	quote(out, cfg_str(cfg, "test"));
@@ -338,10 +353,17 @@ static void command_line(struct pg_buf *out, const json_t *cfg, const char *good
 	if (json_is_number(json_object_get(cfg, "tolerance")))
 		pg_buf_printf(out, " --tolerance %g%%",
 			      100 * json_number_value(json_object_get(cfg, "tolerance")));
-	pg_buf_puts(out, " \\\n    --server-command ");
+	/* budgets that are not the defaults: a resumed bisect must ask the same */
+	for (i = 0; i < sizeof(budgets) / sizeof(*budgets); i++) {
+		const json_t *v = json_object_get(cfg, budgets[i].key);
+		if (json_is_integer(v) && json_integer_value(v) != budgets[i].dflt)
+			pg_buf_printf(out, " --%s %lld", budgets[i].flag,
+				      (long long)json_integer_value(v));
+	}
+	pg_buf_printf(out, "%s--server-command ", sep);
 	quote(out, cfg_str(cfg, "server_command"));
 	if ((s = cfg_str(cfg, "build"))) {
-		pg_buf_puts(out, " \\\n    --build ");
+		pg_buf_printf(out, "%s--build ", sep);
 		pg_shell_quote(out, s);
 	}
 	pg_buf_puts(out, " -o ");
@@ -355,7 +377,8 @@ static void step_command(struct pg_buf *out, const struct pg_bisect_log *l, size
 	char sh[13];
 
 	pg_buf_printf(&dir, "bisect-%s", pg_bisect_short_id(l->commits.v[bad], sh));
-	command_line(out, l->config, l->commits.v[good], l->commits.v[bad], dir.ptr);
+	command_line(out, l->config, "--local", l->commits.v[good], l->commits.v[bad], dir.ptr,
+		     SHOWN);
 	pg_buf_release(&dir);
 }
 
@@ -561,8 +584,8 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
 	}
 	pg_buf_puts(out,
 		    "\n## Reproduce\n\nThe whole bisect (resumes from its state file):\n\n```sh\n");
-	command_line(out, cfg, cfg_str(cfg, "good"), cfg_str(cfg, "bad"),
-		     cfg_str(cfg, "output") ? cfg_str(cfg, "output") : "bisect");
+	command_line(out, cfg, "--local", cfg_str(cfg, "good"), cfg_str(cfg, "bad"),
+		     cfg_str(cfg, "output") ? cfg_str(cfg, "output") : "bisect", SHOWN);
 	pg_buf_puts(out, "\n```\n");
 	for (size_t k = 0; k < b->n_steps; k++) {
 		pg_buf_printf(out, "\nStep %zu alone, from `%s` (good) to `%s`: %s\n\n```sh\n",
@@ -627,4 +650,84 @@ json_t *pg_bisect_json(const struct pg_bisect_log *l, const struct pg_bisect *b)
 	json_object_set_new(o, "skipped", skipped);
 	free(v);
 	return o;
+}
+
+/* ---- --pipeline ---------------------------------------------------------- */
+
+static json_t *step_json(const char *label, const char *key, const char *queue, const char *command,
+			 const char *artifacts)
+{
+	json_t *st = json_object();
+
+	json_object_set_new(st, "label", json_string(label));
+	json_object_set_new(st, "key", json_string(key));
+	if (queue) {
+		json_t *agents = json_object();
+		json_object_set_new(agents, "queue", json_string(queue));
+		json_object_set_new(st, "agents", agents);
+	}
+	json_object_set_new(st, "command", json_string(command));
+	if (artifacts) {
+		json_t *a = json_array();
+		json_array_append_new(a, json_string(artifacts));
+		json_object_set_new(st, "artifact_paths", a);
+	}
+	return st;
+}
+
+json_t *pg_bisect_pipeline(const struct pg_bisect_log *l, const struct pg_bisect *b,
+			   const char *queue, const char *from_step)
+{
+	const json_t *cfg = l->config;
+	const char *output = cfg_str(cfg, "output") ? cfg_str(cfg, "output") : "bisect";
+	const char *good = cfg_str(cfg, "good_id"), *bad = cfg_str(cfg, "bad_id");
+	struct pg_buf cmd = PG_BUF_INIT, label = PG_BUF_INIT, key = PG_BUF_INIT, mode = PG_BUF_INIT;
+	struct pg_buf art = PG_BUF_INIT;
+	json_t *steps = json_array(), *pipeline = json_object();
+	char sh[13];
+
+	if (b->state == PG_BISECT_PROBING) {
+		size_t n = l->n_probes + 1;
+		/* the state the job before left, when there was one */
+		if (from_step) {
+			pg_buf_puts(&cmd, "buildkite-agent artifact download ");
+			pg_shell_quote(&cmd, output);
+			pg_buf_puts(&cmd, "/bisect-state.json . --step ");
+			pg_shell_quote(&cmd, from_step);
+			pg_buf_putc(&cmd, '\n');
+		}
+		pg_buf_printf(&label, ":mag: perfgate bisect: probe %zu, %s (%s)", n,
+			      pg_bisect_short_id(l->commits.v[b->next.commit], sh),
+			      pg_bisect_purpose_name(b->next.purpose));
+		pg_buf_printf(&key, "perfgate-bisect-probe-%zu", n);
+		command_line(&cmd, cfg, "--local --max-probes 1", good, bad, output, " ");
+		pg_buf_puts(&cmd, "\n");
+		pg_buf_printf(&mode, "--pipeline --queue ");
+		pg_shell_quote(&mode, queue);
+		command_line(&cmd, cfg, mode.ptr, good, bad, output, " ");
+		pg_buf_puts(&cmd, " | buildkite-agent pipeline upload");
+		pg_buf_printf(&art, "%s/**/*", output); /* what the next job fetches */
+		json_array_append_new(steps,
+				      step_json(label.ptr, key.ptr, queue, cmd.ptr, art.ptr));
+	} else {
+		/* the answer, as the build's annotation */
+		pg_buf_puts(&cmd, "buildkite-agent artifact download ");
+		pg_shell_quote(&cmd, output);
+		pg_buf_puts(&cmd, "/bisect.md . --step ");
+		pg_shell_quote(&cmd, from_step ? from_step : "");
+		pg_buf_puts(&cmd,
+			    "\nbuildkite-agent annotate --style info --context perfgate-bisect < ");
+		pg_shell_quote(&cmd, output);
+		pg_buf_puts(&cmd, "/bisect.md");
+		json_array_append_new(steps,
+				      step_json(":mag: perfgate bisect: the answer",
+						"perfgate-bisect-answer", NULL, cmd.ptr, NULL));
+	}
+	json_object_set_new(pipeline, "steps", steps);
+	pg_buf_release(&cmd);
+	pg_buf_release(&label);
+	pg_buf_release(&key);
+	pg_buf_release(&mode);
+	pg_buf_release(&art);
+	return pipeline;
 }

@@ -94,4 +94,16 @@ void pg_bisect_markdown(struct pg_buf *out, const struct pg_bisect_log *l,
  * probe (1-based), reproduce}], skipped [{commit, note}]. New reference. */
 json_t *pg_bisect_json(const struct pg_bisect_log *l, const struct pg_bisect *b);
 
+/*
+ * perfgate bisect --pipeline: the Buildkite pipeline that goes on from the
+ * state of l and b ({"steps": [...]}, for buildkite-agent pipeline upload).
+ * While probes remain: one step on queue that fetches the state file the
+ * job before left (from_step: its key; NULL: none), runs the next probe
+ * (--local --max-probes 1) and uploads the step after it (--pipeline), its
+ * output kept as artifacts; once done: a step that annotates the build
+ * with bisect.md. New reference.
+ */
+json_t *pg_bisect_pipeline(const struct pg_bisect_log *l, const struct pg_bisect *b,
+			   const char *queue, const char *from_step);
+
 #endif

@@ -45,6 +45,8 @@ static long max_attempts;
 static long max_steps;
 static bool no_telemetry;
 static bool quiet;
+static const char *queue;
+static long max_probes = -1;
 static const char *from_change;
 static const char *history_repo;
 static const char *history_ref;
@@ -55,7 +57,12 @@ static const struct pg_opt opts[] = {
 	{ PG_OPT_FLAG, "local", 0, &local, NULL,
 	  "run every probe here, one after the other (a GPU box, tests)" },
 	{ PG_OPT_FLAG, "pipeline", 0, &pipeline, NULL,
-	  "one Buildkite step per probe (not available yet: use --local)" },
+	  "print the Buildkite step of the next probe (it runs it and uploads the one after), "
+	  "or of the answer: for buildkite-agent pipeline upload" },
+	{ PG_OPT_STRING, "queue", 0, &queue, "QUEUE",
+	  "with --pipeline: the probes' agent queue (default: the GPU's name)" },
+	{ PG_OPT_LONG, "max-probes", 0, &max_probes, "N",
+	  "run at most N probes, then stop (the state saved; the same command resumes)" },
 	{ PG_OPT_STRING, "good", 0, &good, "REV", "a commit without the change" },
 	{ PG_OPT_STRING, "bad", 0, &bad, "REV", "a later commit with it, on the good one's first-parent line" },
 	{ PG_OPT_STRING, "from-change", 0, &from_change, "GPU/POINT/METRIC",
@@ -99,7 +106,7 @@ static const struct pg_opt opts[] = {
 
 static const struct pg_cmd_help help = {
 	"bisect",
-	"--local (--good REV --bad REV | --from-change GPU/POINT/METRIC) --suite FILE --test NAME\n       --server-command TEMPLATE [options]",
+	"--local|--pipeline (--good REV --bad REV | --from-change GPU/POINT/METRIC) --suite FILE --test NAME\n       --server-command TEMPLATE [options]",
 	"find the commit that carries a performance change, an A/B run per probe",
 	"Searches the first-parent commits after --good up to --bad for the first one\n"
 	"that carries the change. Each probe is an A/B run (perfgate ab: interleaved\n"
@@ -167,12 +174,10 @@ static int check_metrics(const struct pg_test *t, struct pg_error *err)
 
 static int check_options(double *tolerance, struct pg_error *err)
 {
-	if (pipeline)
+	if (local == pipeline)
 		return pg_error_set(err, PG_ECONFIG,
-				    "--pipeline: one Buildkite step per probe is not available "
-				    "yet: run the bisect with --local on the GPU's agent");
-	if (!local)
-		return pg_error_set(err, PG_ECONFIG, "say where the probes run: --local");
+				    "say where the probes run: --local (here) or --pipeline (a "
+				    "Buildkite step each)");
 	if (from_change && (good || bad))
 		return pg_error_set(err, PG_ECONFIG,
 				    "--from-change names the range: no --good or --bad with it");
@@ -219,6 +224,7 @@ int cmd_bisect(int argc, char **argv)
 	struct pg_bisect_run_opts o;
 	struct pg_bisect_outcome_summary sum;
 	struct pg_bisect_change change;
+	struct pg_buf yaml = PG_BUF_INIT;
 	double tolerance;
 	int rc;
 
@@ -294,9 +300,24 @@ int cmd_bisect(int argc, char **argv)
 	o.gpu = &g;
 	o.log = stderr;
 	o.no_telemetry = no_telemetry;
+	o.max_probes = pipeline ? 0 : max_probes;
+	if (pipeline) {
+		o.pipeline = &yaml;
+		o.queue = queue ? queue : g.label[0] ? g.label : NULL;
+		o.from_step = pg_cmd_getenv(NULL, "BUILDKITE_STEP_KEY");
+		if (!o.queue) {
+			pg_error_set(&err, PG_ECONFIG,
+				     "--pipeline: which agent queue runs the probes? give --queue "
+				     "(or --gpu)");
+			goto fail;
+		}
+	}
 	if (pg_bisect_run(&sum, &suite, &plan, &o, &err))
 		goto fail;
-	if (!quiet) {
+	if (pipeline) {
+		fwrite(yaml.ptr, 1, yaml.len, stdout);
+		fflush(stdout);
+	} else if (!quiet) {
 		struct pg_buf md = PG_BUF_INIT;
 		char *path = pg_path_join(o.output, "bisect.md");
 		if (pg_file_read(path, &md, &err) == 0) {
@@ -308,6 +329,11 @@ int cmd_bisect(int argc, char **argv)
 	}
 	fprintf(stderr, "perfgate bisect: %zu probes run, %zu replayed; report in %s/bisect.md\n",
 		sum.probes_run, sum.replayed, o.output);
+	if (pipeline || !sum.finished) {
+		/* what comes next is the pipeline's, or the same command's again */
+		rc = sum.cancel_signal ? 128 + sum.cancel_signal : PG_EXIT_OK;
+		goto done;
+	}
 	rc = sum.cancel_signal                    ? 128 + sum.cancel_signal
 	     : sum.steps                          ? PG_EXIT_OK
 	     : sum.end == PG_BISECT_END_NO_CHANGE ? PG_EXIT_REGRESSION
@@ -316,6 +342,7 @@ int cmd_bisect(int argc, char **argv)
 fail:
 	rc = pg_cmd_fail("bisect", &err);
 done:
+	pg_buf_release(&yaml);
 	pg_bisect_change_release(&change);
 	pg_gpu_info_release(&g);
 	pg_plan_release(&plan);

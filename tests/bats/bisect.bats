@@ -74,8 +74,10 @@ field() { # field FILE PYTHON-EXPR-ON-r
 	"$PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
-bisect() {
-	"${PERFGATE}" bisect --local --repo repo --suite suite.yml --test serving_bisect \
+bisect() { # --local unless the first argument is --pipeline
+	local mode=--local
+	[ "$1" = --pipeline ] && mode=
+	"${PERFGATE}" bisect ${mode} --repo repo --suite suite.yml --test serving_bisect \
 		--metric median_tpot_ms --tolerance 20% --no-telemetry --server-command "${SERVER}" "$@"
 }
 
@@ -163,10 +165,31 @@ bisect() {
 	assert_equal "${stderr}" "perfgate bisect: --from-change H100/all/output_throughput: no step of output_throughput at every point in the history of H100 (perfgate baseline changes --gpu H100 lists them)"
 }
 
+@test "--pipeline: the next probe's step, each job one probe (--max-probes 1), then the answer's" {
+	unset BUILDKITE_STEP_KEY
+	run --separate-stderr bisect --pipeline --queue H100 --good "$(at 10)" --bad "$(at 12)" -o out
+	assert_equal "${status}" 0
+	assert_line --index 1 "  - label: \":mag: perfgate bisect: probe 1, $(at 11 | cut -c1-12) (search)\""
+	assert_line --index 4 '      queue: "H100"'
+	[[ "${output}" != *"artifact download"* ]]
+	[[ "${output}" == *"perfgate bisect --local --max-probes 1 --repo repo --good $(at 10) --bad $(at 12) "*" | buildkite-agent pipeline upload"* ]]
+	# the step's own command: one probe, the state kept, exit 0 (not finished)
+	run --separate-stderr bisect --max-probes 1 --good "$(at 10)" --bad "$(at 12)" -o out
+	assert_equal "${status}" 0
+	grep -q "Not finished: run the same command again to resume" out/bisect.md
+	# the job after fetches that job's state and probes what comes next
+	export BUILDKITE_STEP_KEY=perfgate-bisect-probe-1
+	run --separate-stderr bisect --pipeline --queue H100 --good "$(at 10)" --bad "$(at 12)" -o out
+	assert_equal "${status}" 0
+	assert_line --index 1 "  - label: \":mag: perfgate bisect: probe 2, $(at 12 | cut -c1-12) (residual)\""
+	[[ "${output}" == *'command: "buildkite-agent artifact download out/bisect-state.json . --step perfgate-bisect-probe-1\n'* ]]
+	[[ "${stderr}" == *"0 probes run, 1 replayed"* ]]
+}
+
 @test "bisect: mistakes are one line, exit 2" {
 	run --separate-stderr "${PERFGATE}" bisect --good a --bad b
 	assert_equal "${status}" 2
-	assert_equal "${stderr}" "perfgate bisect: say where the probes run: --local"
+	assert_equal "${stderr}" "perfgate bisect: say where the probes run: --local (here) or --pipeline (a Buildkite step each)"
 	run --separate-stderr bisect --good "$(at 1)" --bad "$(at 16)" --metric median_tpot
 	assert_equal "${status}" 2
 	assert_equal "${stderr}" "perfgate bisect: --metric: 'median_tpot' is no metric with a direction of test 'serving_bisect' (did you mean 'median_tpot_ms'?)"

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/jsonw.h"
 #include "bisect/bisect_report.h"
+#include "buildkite/pipeline_emit.h"
 #include "gate/ab.h"
 
 #include <math.h>
@@ -241,6 +242,53 @@ START_TEST(state_file_round_trip)
 }
 END_TEST
 
+START_TEST(pipeline_golden)
+{
+	struct pg_bisect_log l;
+	struct pg_bisect b, mid;
+	struct pg_buf yaml = PG_BUF_INIT;
+	json_t *p;
+
+	make_log(&l, &b);
+	json_object_set_new(l.config, "good_id", json_string(ids[0]));
+	json_object_set_new(l.config, "bad_id", json_string(ids[8]));
+	json_object_set_new(l.config, "max_blocks", json_integer(16));
+	json_object_set_new(l.config, "server_command",
+			    json_string("/opt/vllm-{commit}/bin/vllm serve {model} --port {port} "
+					"--seed $(date +%s)"));
+	/* the first four probes: an infrastructure failure, 5 and 3 bad, 2
+	 * skipped; next, the residual */
+	for (size_t i = 4; i < l.n_probes; i++)
+		pg_bisect_evidence_release(&l.probes[i]);
+	l.n_probes = 4;
+	ck_assert_int_eq(pg_bisect_init(&mid, 9, NULL), 0);
+	for (size_t i = 0; i < l.n_probes; i++)
+		if (l.probes[i].outcome >= 0)
+			pg_bisect_record(&mid, (enum pg_bisect_outcome)l.probes[i].outcome);
+	ck_assert_int_eq(mid.next.purpose, PG_BISECT_RESIDUAL);
+	p = pg_bisect_pipeline(&l, &mid, "H100", "perfgate-bisect-probe-3");
+	pg_yaml_write(&yaml, p, 0);
+	tu_assert_golden("golden/pipelines/bisect-probe.yml", yaml.ptr);
+	json_decref(p);
+	/* the first step of all fetches nothing; the last annotates */
+	pg_buf_reset(&yaml);
+	p = pg_bisect_pipeline(&l, &b, "H100", "perfgate-bisect-probe-9");
+	pg_yaml_write(&yaml, p, 0);
+	tu_assert_golden("golden/pipelines/bisect-answer.yml", yaml.ptr);
+	json_decref(p);
+	p = pg_bisect_pipeline(&l, &mid, "H100", NULL);
+	ck_assert_ptr_null(
+		strstr(json_string_value(pg_json_path(
+			       json_array_get(json_object_get(p, "steps"), 0), "command")),
+		       "artifact download"));
+	json_decref(p);
+	pg_buf_release(&yaml);
+	pg_bisect_release(&mid);
+	pg_bisect_release(&b);
+	pg_bisect_log_release(&l);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("bisect_report");
@@ -250,6 +298,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, markdown_golden);
 	tcase_add_test(tc, report_json_steps_the_bigger_first);
 	tcase_add_test(tc, state_file_round_trip);
+	tcase_add_test(tc, pipeline_golden);
 	suite_add_tcase(s, tc);
 	return s;
 }
