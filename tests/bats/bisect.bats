@@ -9,6 +9,11 @@ load procs
 
 bats_require_minimum_version 1.5.0
 
+setup_file() {
+	# the repository, made once: each test works on a copy
+	cd "${BATS_FILE_TMPDIR}" && make_repo
+}
+
 setup() {
 	common_setup
 	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
@@ -18,7 +23,7 @@ setup() {
 	cd "${WORK}"
 	mark_setup pgbis
 	unset PERFGATE_GPU
-	make_repo
+	cp -r "${BATS_FILE_TMPDIR}/repo" repo
 	# one serving point, small and fast: a block is a server start and 6
 	# requests of 8 tokens
 	cat >suite.yml <<EOF
