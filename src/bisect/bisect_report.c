@@ -689,7 +689,7 @@ json_t *pg_bisect_pipeline(const struct pg_bisect_log *l, const struct pg_bisect
 	if (b->state == PG_BISECT_PROBING) {
 		size_t n = l->n_probes + 1;
 		/* the state the job before left, when there was one */
-		if (from_step) {
+		if (from_step && l->n_probes) {
 			pg_buf_puts(&cmd, "buildkite-agent artifact download ");
 			pg_shell_quote(&cmd, output);
 			pg_buf_puts(&cmd, "/bisect-state.json . --step ");
@@ -701,7 +701,8 @@ json_t *pg_bisect_pipeline(const struct pg_bisect_log *l, const struct pg_bisect
 			      pg_bisect_purpose_name(b->next.purpose));
 		pg_buf_printf(&key, "perfgate-bisect-probe-%zu", n);
 		command_line(&cmd, cfg, "--local --max-probes 1", good, bad, output, " ");
-		pg_buf_puts(&cmd, "\n");
+		/* exit 1 (no change in the range) still uploads the answer's step */
+		pg_buf_puts(&cmd, " || [ $? -eq 1 ]\n");
 		pg_buf_printf(&mode, "--pipeline --queue ");
 		pg_shell_quote(&mode, queue);
 		command_line(&cmd, cfg, mode.ptr, good, bad, output, " ");
