@@ -100,9 +100,8 @@ json_t *pg_bisect_json(const struct pg_bisect_log *l, const struct pg_bisect *b)
  * While probes remain: one step on queue that fetches the state file the
  * job before left (from_step: its key; NULL: none), runs the next probe
  * (--local --max-probes 1; its exit 1, no change, goes on) and uploads the
- * step after it (--pipeline), its
- * output kept as artifacts; once done: a step that annotates the build
- * with bisect.md. New reference.
+ * step after it (--pipeline), its output kept as artifacts; once done: a
+ * step that annotates the build with bisect.md. New reference.
  */
 json_t *pg_bisect_pipeline(const struct pg_bisect_log *l, const struct pg_bisect *b,
 			   const char *queue, const char *from_step);
