@@ -318,7 +318,7 @@ static const struct {
 	long dflt;
 } budgets[] = {
 	{ "min_blocks", "min-blocks", 4 },
-	{ "max_blocks", "max-blocks", 12 },
+	{ "max_blocks", "max-blocks", 16 },
 	{ "max_attempts", "max-attempts", 3 },
 	{ "max_steps", "max-steps", 2 },
 };

@@ -93,7 +93,7 @@ static const struct pg_opt opts[] = {
 	  "the GPU the results belong to (default: $PERFGATE_GPU, the suite's, else detected)" },
 	{ PG_OPT_LONG, "min-blocks", 0, &min_blocks, "N", "no probe decided before N blocks (default: 4)" },
 	{ PG_OPT_LONG, "max-blocks", 0, &max_blocks, "N",
-	  "a probe's budget of blocks, even (default: 12; attempt k of an inconclusive probe: k x N)" },
+	  "a probe's budget of blocks, even (default: 16; attempt k of an inconclusive probe: k x N)" },
 	{ PG_OPT_LONG, "max-attempts", 0, &max_attempts, "N",
 	  "probes of a commit while inconclusive, then it is undecided (default: 3)" },
 	{ PG_OPT_LONG, "max-steps", 0, &max_steps, "N", "steps to look for in the range (default: 2)" },
@@ -290,7 +290,7 @@ int cmd_bisect(int argc, char **argv)
 	o.metrics = &metrics;
 	o.tolerance = tolerance;
 	o.min_blocks = min_blocks ? min_blocks : 4;
-	o.max_blocks = max_blocks ? max_blocks : 12;
+	o.max_blocks = max_blocks ? max_blocks : 16;
 	o.build_timeout = build_timeout;
 	pg_bisect_opts_init(&o.search);
 	if (max_attempts)

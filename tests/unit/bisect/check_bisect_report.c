@@ -252,7 +252,7 @@ START_TEST(pipeline_golden)
 	make_log(&l, &b);
 	json_object_set_new(l.config, "good_id", json_string(ids[0]));
 	json_object_set_new(l.config, "bad_id", json_string(ids[8]));
-	json_object_set_new(l.config, "max_blocks", json_integer(16));
+	json_object_set_new(l.config, "max_blocks", json_integer(24));
 	json_object_set_new(l.config, "server_command",
 			    json_string("/opt/vllm-{commit}/bin/vllm serve {model} --port {port} "
 					"--seed $(date +%s)"));
