@@ -15,12 +15,7 @@ setup_file() {
 }
 
 setup() {
-	common_setup
-	PERFGATE="${PERFGATE_BIN:?PERFGATE_BIN is set by ctest}"
-	PYTHON="${PERFGATE_PYTHON:-/usr/bin/python3}"
-	WORK="${BATS_TEST_TMPDIR}/work"
-	mkdir -p "${WORK}"
-	cd "${WORK}"
+	work_setup
 	mark_setup pgbis
 	unset PERFGATE_GPU
 	cp -r "${BATS_FILE_TMPDIR}/repo" repo
