@@ -11,7 +11,7 @@
 set(PERFGATE_TEST_COSTS
   bats/buildkite 74  bats/hooks 67  bats/ab 45  bats/mock_server 62
   bats/secrets 51  bats/run_startup 32  bats/cli 47  bats/deployments 46
-  bats/history 44  sim/gate-sim 41  bats/trends 41  bats/look 38
+  bats/history 44  bats/bisect 40  sim/gate-sim 41  bats/trends 41  bats/look 38
   bats/vllm_files 36  bats/sessions 34  bats/telemetry 32
   bats/history_fleet 32  bats/gate 30  py/test_mock_connections 27
   bats/buildkite_trust 26  bats/run_lifecycle 24  bats/run_demo 22

@@ -13,6 +13,7 @@
  */
 int cmd_run(int argc, char **argv);
 int cmd_ab(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);

@@ -25,6 +25,7 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run, "run benchmark suites against an inference server and write results" },
 	{ "ab", cmd_ab, "run base and head interleaved on this machine and decide on paired blocks" },
+	{ "bisect", cmd_bisect, "find the commit that carries a performance change, an A/B run per probe" },
 	{ "report", cmd_report, "render benchmark_results.md and .json from a results directory" },
 	{ "compare", cmd_compare, "compare results with per-GPU baselines, verdict per metric" },
 	{ "gate", cmd_gate, "compare, and exit 1 on a confirmed regression (3 if results are missing)" },

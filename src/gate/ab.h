@@ -184,9 +184,10 @@ struct pg_ab_summary {
 	size_t max_blocks; /* the budget */
 	char *stop;        /* why sampling stopped, a phrase: "every interval is clear" */
 	double seconds;
-	char *side_desc[2];    /* what each side changed, or NULL: "server flags --x" */
-	struct pg_strv errors; /* "block 3 (head): serving_x: error: ..." */
-	int cancel_signal;     /* the run was cancelled by this signal, or 0 */
+	char *side_desc[2];      /* what each side changed, or NULL: "server flags --x" */
+	struct pg_strv errors;   /* "block 3 (head): serving_x: error: ..." */
+	size_t failed_blocks[2]; /* per side (enum pg_ab_side): blocks with an error */
+	int cancel_signal;       /* the run was cancelled by this signal, or 0 */
 };
 
 void pg_ab_summary_release(struct pg_ab_summary *s);

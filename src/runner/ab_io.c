@@ -205,12 +205,13 @@ static void collect_block(struct abrun *r, size_t b, const char *dir, enum pg_ab
 {
 	struct pg_result_set set = PG_RESULT_SET_INIT;
 	struct pg_error err = PG_ERROR_INIT;
-	size_t n = r->plan->n;
+	size_t n = r->plan->n, errors = out->errors.n;
 
 	if (pg_results_load_dir(&set, dir, &err)) {
 		struct pg_buf line = PG_BUF_INIT;
 		pg_buf_printf(&line, "block %zu (%s): %s", b + 1, pg_ab_side_name(side), err.msg);
 		pg_strv_push_owned(&out->errors, pg_buf_detach(&line));
+		out->failed_blocks[side]++;
 		return;
 	}
 	for (size_t p = 0; p < n; p++) {
@@ -243,11 +244,23 @@ static void collect_block(struct abrun *r, size_t b, const char *dir, enum pg_ab
 		}
 	}
 	pg_result_set_release(&set);
+	if (out->errors.n > errors)
+		out->failed_blocks[side]++;
 }
 
 /* The metrics judged: the registry's gated ones of the plan's kinds. */
+static bool wanted(const struct pg_strv *ids, const char *id)
+{
+	if (!ids || !ids->n)
+		return true;
+	for (size_t i = 0; i < ids->n; i++)
+		if (!strcmp(ids->v[i], id))
+			return true;
+	return false;
+}
+
 static void choose_metrics(struct pg_ab_summary *out, const struct pg_plan *plan,
-			   const struct pg_ab_spec *ab)
+			   const struct pg_ab_spec *ab, const struct pg_strv *ids)
 {
 	size_t nm;
 	const struct pg_metric *all = pg_metrics_all(&nm);
@@ -260,7 +273,9 @@ static void choose_metrics(struct pg_ab_summary *out, const struct pg_plan *plan
 	out->whole_tolerance = pg_xcalloc(nm + 1, sizeof(double));
 	for (size_t i = 0; i < nm; i++) {
 		const struct pg_metric *m = &all[i];
-		if (!m->gated || !kinds[m->suite] || m->direction == PG_NO_DIRECTION)
+		/* metrics named are judged whether they gate by default or not */
+		if (!(ids && ids->n ? wanted(ids, m->id) : m->gated) || !kinds[m->suite] ||
+		    m->direction == PG_NO_DIRECTION)
 			continue;
 		out->tolerance[out->n_metrics] = m->cls == PG_CLASS_THROUGHPUT
 							 ? ab->tolerance
@@ -425,7 +440,7 @@ int pg_ab_run(struct pg_ab_summary *out, struct pg_suite *suite, const struct pg
 	out->max_blocks = r.max_blocks;
 	for (int s = 0; s < 2; s++)
 		out->side_desc[s] = describe_side(&ab->side[s]);
-	choose_metrics(out, plan, ab);
+	choose_metrics(out, plan, ab, o->metrics);
 	r.res = pg_xcalloc(r.max_blocks * P + 1, sizeof(json_t *));
 	r.last = pg_xcalloc(2 * P + 1, sizeof(json_t *));
 	r.cmds = pg_xcalloc(2 * P + 1, sizeof(json_t *));
@@ -491,6 +506,13 @@ int pg_ab_run(struct pg_ab_summary *out, struct pg_suite *suite, const struct pg
 						out->d.counts[PG_AB_INCONCLUSIVE],
 					out->d.counts[PG_AB_UNCHANGED] +
 						out->d.counts[PG_AB_IMPROVED]);
+			if (o->stop_on_failure && !out->d.stop &&
+			    out->failed_blocks[PG_AB_BASE] + out->failed_blocks[PG_AB_HEAD]) {
+				decide(&r, out, pairs, true);
+				free(out->stop);
+				out->stop = pg_xstrdup("a block failed");
+				break;
+			}
 			if (out->d.stop) {
 				/* what is still open stays open: inconclusive */
 				if (!out->d.final)

@@ -38,6 +38,12 @@ struct pg_ab_run_opts {
 	/* overrides of the suite's ab section (0 / NAN: the suite's) */
 	long max_blocks;
 	double time_budget;
+	/* the metric ids judged (NULL or empty: every gated metric of the
+	 * plan's kinds): perfgate bisect decides on the metric that moved */
+	const struct pg_strv *metrics;
+	/* stop after the first pair with a failed block: a side that cannot
+	 * start makes the rest of the budget pointless (perfgate bisect) */
+	bool stop_on_failure;
 };
 
 /*

@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/strutil.h"
 #include "sys/fsutil.h"
 
 #include <errno.h>
@@ -179,6 +180,78 @@ int pg_git_merge_base(char hex[41], const char *path, const char *branch, struct
 	}
 	git_oid_tostr(hex, 41, &mb);
 done:
+	git_repository_free(repo);
+	git_error_clear();
+	return ret;
+}
+
+static char *subject_of(const git_commit *c)
+{
+	const char *m = git_commit_summary((git_commit *)c);
+	return pg_xstrdup(m ? m : "");
+}
+
+int pg_git_first_parent_range(struct pg_strv *ids, struct pg_strv *subjects, const char *path,
+			      const char *good, const char *bad, struct pg_error *err)
+{
+	git_repository *repo = NULL;
+	git_commit *c = NULL;
+	git_oid good_id, bad_id, at;
+	char hex[41];
+	struct pg_strv rev_ids = PG_STRV_INIT, rev_subj = PG_STRV_INIT;
+	int ret = 0;
+	const char *names[2] = { good, bad };
+	git_oid *oids[2] = { &good_id, &bad_id };
+
+	if (git_repository_open_ext(&repo, path, 0, NULL)) {
+		ret = git_fail(err, path);
+		goto done;
+	}
+	for (int i = 0; i < 2; i++) {
+		git_object *obj = NULL;
+		if (git_revparse_single(&obj, repo, names[i]) ||
+		    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT)) {
+			git_object_free(obj);
+			ret = pg_error_set(err, PG_ECONFIG, "%s: no commit '%s' in %s",
+					   i ? "--bad" : "--good", names[i], path);
+			goto done;
+		}
+		git_oid_cpy(oids[i], git_commit_id(c));
+		git_commit_free(c);
+		c = NULL;
+		git_object_free(obj);
+	}
+	/* walk bad's first parents back to good */
+	git_oid_cpy(&at, &bad_id);
+	for (;;) {
+		if (git_commit_lookup(&c, repo, &at)) {
+			ret = git_fail(err, "a commit of the range");
+			goto done;
+		}
+		git_oid_tostr(hex, sizeof(hex), &at);
+		pg_strv_push(&rev_ids, hex);
+		pg_strv_push_owned(&rev_subj, subject_of(c));
+		if (git_oid_equal(&at, &good_id))
+			break;
+		if (git_commit_parentcount(c) == 0) {
+			ret = pg_error_set(err, PG_ECONFIG,
+					   "--good %s is not on the first-parent line of --bad %s",
+					   good, bad);
+			goto done;
+		}
+		git_oid_cpy(&at, git_commit_parent_id(c, 0));
+		git_commit_free(c);
+		c = NULL;
+	}
+	for (size_t i = rev_ids.n; i-- > 0;) {
+		pg_strv_push(ids, rev_ids.v[i]);
+		if (subjects)
+			pg_strv_push(subjects, rev_subj.v[i]);
+	}
+done:
+	git_commit_free(c);
+	pg_strv_release(&rev_ids);
+	pg_strv_release(&rev_subj);
 	git_repository_free(repo);
 	git_error_clear();
 	return ret;

@@ -47,6 +47,17 @@ char *pg_git_workdir(const char *path);
  */
 int pg_git_merge_base(char hex[41], const char *path, const char *branch, struct pg_error *err);
 
+/*
+ * The commits of a bisect (perfgate bisect): good, then every commit after
+ * it on bad's first-parent line up to bad, oldest first, as full ids in
+ * ids and their subjects (first lines) in subjects. PG_ECONFIG when a
+ * revision is unknown or good is not on bad's first-parent line;
+ * PG_EINFRA when the repository cannot be read.
+ */
+struct pg_strv;
+int pg_git_first_parent_range(struct pg_strv *ids, struct pg_strv *subjects, const char *path,
+			      const char *good, const char *bad, struct pg_error *err);
+
 /* branch's commit in repo: origin's copy first (CI checkouts are detached
  * and often lack the local branch), then the local branch, then any
  * revision. 0, or libgit2's error (its message cleared). */

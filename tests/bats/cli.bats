@@ -90,7 +90,7 @@ COMMANDS="run report compare gate baseline trends import pipeline buildkite mock
 
 @test "one meaning per short flag: every command's -X is the same --long" {
 	local c line letter long seen=" "
-	for c in run ab report compare gate import pipeline buildkite mock-server \
+	for c in run ab bisect report compare gate import pipeline buildkite mock-server \
 		"baseline update" "baseline record" "baseline show" "baseline history"; do
 		while read -r letter long; do
 			case "$seen" in
