@@ -138,6 +138,11 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 		pg_buf_puts(out, pg_fmt_pct(pct, r->delta_pct / 100)); /* delta_pct: 100 x change */
 		if (cls)
 			pg_buf_puts(out, "</span>");
+		if (r->has_interval && !isnan(r->lo_pct) && !isnan(r->hi_pct)) {
+			/* escaped: a bracket in a table could start a link */
+			pg_buf_printf(out, " \\[%s, ", pg_fmt_pct(pct, r->lo_pct / 100));
+			pg_buf_printf(out, "%s\\]", pg_fmt_pct(pct, r->hi_pct / 100));
+		}
 	}
 	pg_buf_puts(out, " | ");
 	if (isnan(r->tolerance_pct))

@@ -65,6 +65,10 @@ struct pg_annotation_row {
 			       * (gate/attention.h pg_attention_threshold); NAN: none */
 	enum pg_tone tone;    /* the change's colour: from the verdict, not the direction */
 	const char *verdict;  /* "regressed", "noisy", "missing", ... */
+	/* the change's 95% interval in percent, shown beside it (an A/B
+	 * row's); has_interval false: none */
+	bool has_interval;
+	double lo_pct, hi_pct;
 };
 
 /* One regression's evidence (gate/compare.h pg_comparison_evidence_text)

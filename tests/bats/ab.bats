@@ -93,6 +93,9 @@ agent_env() {
 	# the annotation: the comparison's rows, the A/B fact, the charts with the base side
 	grep -q 'baseline A/B: base on this agent, interleaved with the head' results/annotation.md
 	grep -q 'whole run' results/annotation.md
+	# a row's change is verdict.json's (comparison.md's, the charts'), with its interval
+	want=$(field results/verdict.json '["%+.1f%%</span> \\[" % (100 * w["change"]) for w in r["whole_run"] if w["metric"] == "median_tpot_ms"][0]')
+	grep -qF "| whole run | Median TPOT | — | — | <span class=\"red\">${want}" results/annotation.md
 	grep -q 'Base' results/charts/serving_ab.svg
 	[ -z "$(procs)" ]
 }
@@ -286,6 +289,41 @@ EOF
 	assert_file_exists out/head/benchmark_results.md
 	assert_file_exists out/blocks/01-base/serving_ab_qps_inf_concurrency_1.json
 	assert_file_exists out/blocks/02-head/serving_ab_qps_inf_concurrency_1.json
+	[ -z "$(procs)" ]
+}
+
+@test "a side's own server command keeps a vLLM test file's server parameters, and the log says what it changed" {
+	# vLLM's test file: its server_parameters are part of the configuration
+	cat >serving-tests.json <<EOF
+[{"test_name": "serving_ab", "qps_list": ["inf"],
+  "server_parameters": {"model": "${MARK}", "tensor_parallel_size": 1, "load_format": "dummy",
+                        "dtype": "bfloat16", "disable_log_stats": ""},
+  "client_parameters": {"model": "${MARK}", "backend": "vllm", "dataset_name": "random",
+                        "random_input_len": 32, "random_output_len": 16, "num_prompts": 8}}]
+EOF
+	local mock="perfgate mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm"
+	local own="${mock} serve {model} --host {host} --port {port} --seed 1"
+	local params="--tensor-parallel-size 1 --load-format dummy --dtype bfloat16 --disable-log-stats"
+	export PERFGATE_VLLM="${mock}"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","baseline":"ab","gpu":"H100","suites":"serving-tests.json","annotate":"never",
+	  "ab":{"base":{},"head":{"server":{"command":"'"${own}"'"}},"min_blocks":2,"max_blocks":2}}'
+	run --separate-stderr "${PERFGATE}" buildkite
+	assert_success
+	# the head ran its own command with the file's parameters after it
+	grep -qF -- "--seed 1 ${params}" results/head/serving_ab_qps_inf.commands
+	grep -qF -- "${params}" results/base/serving_ab_qps_inf.commands
+	# said once, before the blocks: what the override changed
+	[[ "$stderr" == *"perfgate A/B: head: serving_ab: server ${own} ${params}"$'\n'"  in place of: vllm serve ${MARK} ${params} --host {host} --port {port}"$'\n'"  the test file's server parameters kept: ${params} (replace_test_flags: true drops them)"$'\n'"--- perfgate A/B: block 1 "* ]]
+
+	# told to replace them: the side's command alone, and said so
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","baseline":"ab","gpu":"H100","suites":"serving-tests.json","annotate":"never",
+	  "ab":{"base":{},"head":{"server":{"command":"'"${own}"'","replace_test_flags":true}},"min_blocks":2,"max_blocks":2}}'
+	rm -rf results
+	run --separate-stderr "${PERFGATE}" buildkite
+	assert_success
+	run ! grep -q -- "--load-format" results/head/serving_ab_qps_inf.commands
+	grep -qF -- "${params}" results/base/serving_ab_qps_inf.commands
+	grep -q "the test files' server parameters dropped: replace_test_flags" results/comparison.md
 	[ -z "$(procs)" ]
 }
 
