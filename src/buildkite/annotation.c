@@ -43,6 +43,13 @@ const char *pg_annotation_status_name(enum pg_annotation_status status)
 	return "unknown";
 }
 
+const char *pg_annotation_style_of(const struct pg_annotation *a)
+{
+	if (a->status == PG_ANNOTATION_REGRESSION && a->not_failing)
+		return pg_annotation_style(PG_ANNOTATION_WARNING);
+	return pg_annotation_style(a->status);
+}
+
 static const char *plural(size_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
@@ -64,6 +71,8 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 		pg_gate_counts_phrase(out, &a->counts);
 		if (a->headline_note)
 			pg_buf_printf(out, " — %s", a->headline_note);
+		if (a->status == PG_ANNOTATION_REGRESSION && a->not_failing)
+			pg_buf_printf(out, " — %s: not failing the step", a->not_failing);
 		return;
 	}
 	if (a->status == PG_ANNOTATION_ERROR && a->n_errors) {

@@ -475,6 +475,9 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->n_errors = f->n_errors ? f->n_errors : f->cmp.counts.errors;
 	a->counts = f->cmp.counts;
 	a->headline_note = f->headline_note;
+	a->not_failing = st->s.mode == PG_MODE_REPORT ? "report mode"
+			 : st->s.mode == PG_MODE_RUN  ? "run mode"
+						      : NULL;
 }
 
 /*
@@ -680,7 +683,7 @@ static void post_annotation(struct step *st, struct finish *f)
 		    annotation_file);
 		goto done;
 	}
-	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style(f->status), body.ptr,
+	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style_of(&a), body.ptr,
 				body.len, &err))
 		/* the exit code still says what happened: a regression stays red */
 		say(st, "perfgate: warning: annotation failed: %s (annotation in %s)\n", err.msg,
