@@ -119,7 +119,7 @@ static void put_number(struct pg_buf *out, double v)
 	if (isnan(v))
 		pg_buf_puts(out, NO_VALUE);
 	else
-		pg_buf_puts(out, pg_fmt_g(num, v));
+		pg_buf_puts(out, pg_fmt_table(num, v));
 }
 
 static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)

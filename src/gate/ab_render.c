@@ -84,7 +84,7 @@ static void interval(struct pg_buf *b, double lo, double hi)
 static void number(struct pg_buf *b, double v)
 {
 	char num[PG_FMT_DOUBLE_SIZE];
-	pg_buf_puts(b, isnan(v) ? "–" : pg_fmt_g(num, v));
+	pg_buf_puts(b, isnan(v) ? "–" : pg_fmt_table(num, v));
 }
 
 static size_t pairs_of(const struct pg_ab_summary *s)
