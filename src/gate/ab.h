@@ -232,8 +232,9 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
  * change, lo, hi, tolerance, set_aside, p_value, p_adjusted, pairs,
  * verdict}],
  * "rows": [{point, metric, label, unit, direction, base, head, change,
- * effect, lo, hi, tolerance, sd, df, p_value, p_adjusted, pairs,
- * verdict, basis}], "errors": [...]}, where basis is the gate's shape
+ * change_lo, change_hi, effect, lo, hi, tolerance, sd, df, p_value,
+ * p_adjusted, pairs, pairs_left_out, verdict, basis}], "errors": [...],
+ * "client_bound_left_out": ["serving_x in block 3 (head)"]}, where basis is the gate's shape
  * (gate/compare.h pg_cmp_basis) with kind "ab", runs the block pairs and
  * source the base side. pandas: pd.DataFrame(v["rows"]). New reference. */
 json_t *pg_ab_json(const struct pg_ab_summary *s);
