@@ -683,8 +683,8 @@ static void post_annotation(struct step *st, struct finish *f)
 		    annotation_file);
 		goto done;
 	}
-	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style_of(&a), body.ptr,
-				body.len, &err))
+	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style_of(&a), body.ptr, body.len,
+				&err))
 		/* the exit code still says what happened: a regression stays red */
 		say(st, "perfgate: warning: annotation failed: %s (annotation in %s)\n", err.msg,
 		    annotation_file);

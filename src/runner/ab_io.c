@@ -405,9 +405,15 @@ static void decide(struct abrun *r, struct pg_ab_summary *out, size_t pairs, boo
 						 : base)[(j * P + p) * pairs + k] = v;
 				}
 	}
-	in = (struct pg_ab_input){ J,      P,  pairs,          base,
-				   head,   hb, out->tolerance, out->whole_tolerance,
-				   flagged };
+	in = (struct pg_ab_input){ .n_metrics = J,
+				   .n_points = P,
+				   .n_pairs = pairs,
+				   .base = base,
+				   .head = head,
+				   .higher_better = hb,
+				   .tolerance = out->tolerance,
+				   .whole_tolerance = out->whole_tolerance,
+				   .client_bound = flagged };
 	pg_ab_opts_init(&opts);
 	opts.false_alarm = r->suite->ab->false_alarm;
 	opts.min_pairs = (size_t)r->suite->ab->min_blocks / 2;
