@@ -81,6 +81,16 @@ static void interval(struct pg_buf *b, double lo, double hi)
 	pg_buf_printf(b, "%s\\]", pg_fmt_pct(a, hi));
 }
 
+/* "+3.4% \[+1.0%, +5.9%\]", "+3.4%" without an interval, "–" without a value */
+static void pct_interval(struct pg_buf *b, double v, double lo, double hi)
+{
+	pct(b, v);
+	if (isnan(v) || isnan(lo) || isnan(hi))
+		return;
+	pg_buf_putc(b, ' ');
+	interval(b, lo, hi);
+}
+
 static void number(struct pg_buf *b, double v)
 {
 	char num[PG_FMT_DOUBLE_SIZE];
@@ -189,13 +199,9 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
 				pg_buf_puts(out, " | ");
 				number(out, s->head[j * P + p]);
 				pg_buf_puts(out, " | ");
-				pct(out, e->change);
-				pg_buf_puts(out, " ");
-				interval(out, e->change_lo, e->change_hi);
+				pct_interval(out, e->change, e->change_lo, e->change_hi);
 				pg_buf_puts(out, " | ");
-				pct(out, e->effect);
-				pg_buf_puts(out, " ");
-				interval(out, e->lo, e->hi);
+				pct_interval(out, e->effect, e->lo, e->hi);
 				pg_buf_printf(out, " | ±%g%% | ", 100 * s->tolerance[j]);
 				pairs_cell(out, e);
 				pg_buf_printf(out, " | %s%s%s |\n", rank == 0 ? "**" : "",
