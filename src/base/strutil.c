@@ -219,6 +219,22 @@ char *pg_fmt_g(char out[PG_FMT_DOUBLE_SIZE], double v)
 	return out;
 }
 
+char *pg_fmt_table(char out[PG_FMT_DOUBLE_SIZE], double v)
+{
+	if (isfinite(v) && fabs(v) >= 1e4 && fabs(v) < 1e17) {
+		snprintf(out, PG_FMT_DOUBLE_SIZE, "%.0f", v);
+		return out;
+	}
+#ifdef __SIZEOF_INT128__
+	if (fmt_g_fixed(out, v, 4))
+		return out;
+#endif
+	if (!isfinite(v))
+		return pg_fmt_g(out, v);
+	snprintf(out, PG_FMT_DOUBLE_SIZE, "%.4g", v);
+	return out;
+}
+
 char *pg_fmt_g17(char out[PG_FMT_DOUBLE_SIZE], double v)
 {
 #ifdef __SIZEOF_INT128__

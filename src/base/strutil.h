@@ -52,6 +52,11 @@ char *pg_fmt_g17(char out[PG_FMT_DOUBLE_SIZE], double v);
  * not fit: cut to 31 bytes). */
 char *pg_fmt_fixed(char out[PG_FMT_DOUBLE_SIZE], double v, int decimals);
 char *pg_fmt_repr(char out[PG_FMT_DOUBLE_SIZE], double v);
+/* A measurement in perfgate's own tables (the annotation, comparison.md,
+ * A/B): four significant digits, which is more than a benchmark's
+ * run-to-run noise resolves, and every digit of the integer part
+ * ("3129", "24.2", "0.01235", "123457", never "1.2e+05"). */
+char *pg_fmt_table(char out[PG_FMT_DOUBLE_SIZE], double v);
 /* A relative change (0.123) as a signed percentage with one decimal
  * ("+12.3%"), rounded half away from zero; what rounds to zero is "+0.0%",
  * never "-0.0%". Returns out. */

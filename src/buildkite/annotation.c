@@ -43,6 +43,13 @@ const char *pg_annotation_status_name(enum pg_annotation_status status)
 	return "unknown";
 }
 
+const char *pg_annotation_style_of(const struct pg_annotation *a)
+{
+	if (a->status == PG_ANNOTATION_REGRESSION && a->not_failing)
+		return pg_annotation_style(PG_ANNOTATION_WARNING);
+	return pg_annotation_style(a->status);
+}
+
 static const char *plural(size_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
@@ -64,6 +71,8 @@ void pg_annotation_headline(struct pg_buf *out, const struct pg_annotation *a)
 		pg_gate_counts_phrase(out, &a->counts);
 		if (a->headline_note)
 			pg_buf_printf(out, " — %s", a->headline_note);
+		if (a->status == PG_ANNOTATION_REGRESSION && a->not_failing)
+			pg_buf_printf(out, " — %s: not failing the step", a->not_failing);
 		return;
 	}
 	if (a->status == PG_ANNOTATION_ERROR && a->n_errors) {
@@ -110,7 +119,7 @@ static void put_number(struct pg_buf *out, double v)
 	if (isnan(v))
 		pg_buf_puts(out, NO_VALUE);
 	else
-		pg_buf_puts(out, pg_fmt_g(num, v));
+		pg_buf_puts(out, pg_fmt_table(num, v));
 }
 
 static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
@@ -138,6 +147,11 @@ static void put_row(struct pg_buf *out, const struct pg_annotation_row *r)
 		pg_buf_puts(out, pg_fmt_pct(pct, r->delta_pct / 100)); /* delta_pct: 100 x change */
 		if (cls)
 			pg_buf_puts(out, "</span>");
+		if (r->has_interval && !isnan(r->lo_pct) && !isnan(r->hi_pct)) {
+			/* escaped: a bracket in a table could start a link */
+			pg_buf_printf(out, " \\[%s, ", pg_fmt_pct(pct, r->lo_pct / 100));
+			pg_buf_printf(out, "%s\\]", pg_fmt_pct(pct, r->hi_pct / 100));
+		}
 	}
 	pg_buf_puts(out, " | ");
 	if (isnan(r->tolerance_pct))

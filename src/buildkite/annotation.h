@@ -51,6 +51,11 @@ enum pg_annotation_status {
 
 /* "success", "warning", "error", "error": the --style value. */
 const char *pg_annotation_style(enum pg_annotation_status status);
+/* The style of an annotation: its status's, but a regression in a step
+ * that does not fail on it (not_failing) is a warning: the colour says
+ * what the step did. */
+struct pg_annotation;
+const char *pg_annotation_style_of(const struct pg_annotation *a);
 /* "pass", "warning", "regression", "error": meta-data and logs. */
 const char *pg_annotation_status_name(enum pg_annotation_status status);
 
@@ -65,6 +70,10 @@ struct pg_annotation_row {
 			       * (gate/attention.h pg_attention_threshold); NAN: none */
 	enum pg_tone tone;    /* the change's colour: from the verdict, not the direction */
 	const char *verdict;  /* "regressed", "noisy", "missing", ... */
+	/* the change's 95% interval in percent, shown beside it (an A/B
+	 * row's); has_interval false: none */
+	bool has_interval;
+	double lo_pct, hi_pct;
 };
 
 /* One regression's evidence (gate/compare.h pg_comparison_evidence_text)
@@ -134,6 +143,11 @@ struct pg_annotation {
 	 * yet: building it, 1 of 5 runs"): in place of the counts when nothing
 	 * regressed or failed, after them otherwise; NULL: none */
 	const char *headline_note;
+	/* the step does not fail on a verdict (mode report or run): "report
+	 * mode", "run mode"; a regression is then a warning-style annotation
+	 * whose headline ends "— report mode: not failing the step". NULL: the
+	 * step fails on a regression (gate, merge) */
+	const char *not_failing;
 
 	const char *const *facts; /* "step `:h100: perf`", "baseline: main @ 1a2b3c4" */
 	size_t n_facts;

@@ -288,21 +288,41 @@ static void write_reports(struct step *st, struct finish *f)
 	write_file(st, "benchmark_results.json", f->records.ptr, f->records.len);
 }
 
-/* The base side's median of a metric at a point (pg_chart_baseline_fn). */
-static int ab_base_value(void *ctx, const char *point, const struct pg_metric *m, double *out)
+/* The cell of a judged metric at a point, [j * n_points + p], or -1. */
+static long ab_cell(const struct pg_ab_summary *s, const char *point, const struct pg_metric *m)
 {
-	const struct pg_ab_summary *s = ctx;
-
 	for (size_t p = 0; p < s->points.n; p++) {
 		if (strcmp(s->points.v[p], point))
 			continue;
 		for (size_t j = 0; j < s->n_metrics; j++)
-			if (s->metrics[j] == m && !isnan(s->base[j * s->points.n + p])) {
-				*out = s->base[j * s->points.n + p];
-				return 0;
-			}
+			if (s->metrics[j] == m)
+				return (long)(j * s->points.n + p);
 	}
 	return -1;
+}
+
+/* The base side's median of a metric at a point (pg_chart_baseline_fn). */
+static int ab_base_value(void *ctx, const char *point, const struct pg_metric *m, double *out)
+{
+	const struct pg_ab_summary *s = ctx;
+	long c = ab_cell(s, point, m);
+
+	if (c < 0 || isnan(s->base[c]))
+		return -1;
+	*out = s->base[c];
+	return 0;
+}
+
+/* The paired change of a judged metric at a point (pg_chart_baseline_fn). */
+static int ab_change(void *ctx, const char *point, const struct pg_metric *m, double *out)
+{
+	const struct pg_ab_summary *s = ctx;
+	long c = ab_cell(s, point, m);
+
+	if (c < 0 || isnan(s->d.points[c].change))
+		return -1;
+	*out = s->d.points[c].change;
+	return 0;
 }
 
 static void write_charts(struct step *st, struct finish *f)
@@ -334,6 +354,10 @@ static void write_charts(struct step *st, struct finish *f)
 		/* an A/B step's charts draw the base side where a baseline goes */
 		in.baseline = ab_base_value;
 		in.baseline_ctx = (void *)f->ab;
+		/* the bars' change is the decision's paired change, the
+		 * figure of the annotation's rows */
+		in.change = ab_change;
+		in.change_ctx = (void *)f->ab;
 		in.baseline_name = "Base";
 	} else if (f->cmp.compared) {
 		in.baseline = pg_bk_baseline_value;
@@ -451,6 +475,9 @@ static void annotation_counts(const struct step *st, const struct finish *f,
 	a->n_errors = f->n_errors ? f->n_errors : f->cmp.counts.errors;
 	a->counts = f->cmp.counts;
 	a->headline_note = f->headline_note;
+	a->not_failing = st->s.mode == PG_MODE_REPORT ? "report mode"
+			 : st->s.mode == PG_MODE_RUN  ? "run mode"
+						      : NULL;
 }
 
 /*
@@ -656,8 +683,8 @@ static void post_annotation(struct step *st, struct finish *f)
 		    annotation_file);
 		goto done;
 	}
-	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style(f->status), body.ptr,
-				body.len, &err))
+	if (pg_bkagent_annotate(&st->agent, context, pg_annotation_style_of(&a), body.ptr, body.len,
+				&err))
 		/* the exit code still says what happened: a regression stays red */
 		say(st, "perfgate: warning: annotation failed: %s (annotation in %s)\n", err.msg,
 		    annotation_file);
@@ -1196,6 +1223,10 @@ static void ab_row(struct pg_bk_compare *c, const char *point, const char *label
 	r->baseline = base;
 	r->current = head;
 	r->delta_pct = 100 * e->change;
+	/* the same figure as comparison.md and the charts, with its interval */
+	r->has_interval = true;
+	r->lo_pct = 100 * e->change_lo;
+	r->hi_pct = 100 * e->change_hi;
 	r->tolerance_pct = 100 * tol;
 	/* the colour from the verdict, as the gate's rows */
 	r->tone = e->verdict == PG_AB_REGRESSED   ? PG_TONE_BAD
@@ -1274,6 +1305,15 @@ static void ab_compare(struct step *st, struct finish *f)
 	if (s->cancel_signal)
 		pg_strv_push(&st->notes,
 			     "the A/B run was cancelled: decided on the complete pairs");
+	if (s->client_bound.n) {
+		struct pg_buf note = PG_BUF_INIT;
+		pg_buf_puts(&note, "client-bound, left out of the A/B estimates with their pair "
+				   "(the client, not the server, was the limit): ");
+		for (size_t i = 0; i < s->client_bound.n; i++)
+			pg_buf_printf(&note, "%s%s", i ? ", " : "", s->client_bound.v[i]);
+		say(st, "perfgate: %s\n", note.ptr);
+		pg_strv_push_owned(&st->notes, pg_buf_detach(&note));
+	}
 	for (size_t i = 0; i < s->errors.n; i++) {
 		say(st, "perfgate: %s\n", s->errors.v[i]);
 		pg_strv_push(&st->notes, s->errors.v[i]);

@@ -152,9 +152,28 @@ static void judge(struct pg_ab_est *e, double m, double sd, double df, size_t n,
 	e->verdict = PG_AB_PENDING;
 }
 
+/*
+ * The interval of a point's whole change (mean m of n paired log ratios,
+ * worse-positive, sd per pair): on the pairs' own spread, so that the
+ * change a table or a chart shows comes with the interval that belongs
+ * to it (the judged effect has its own, in lo..hi).
+ */
+static void change_interval(struct pg_ab_est *e, double m, double sd, size_t n, double conf,
+			    bool higher_better)
+{
+	double half;
+
+	if (n < 2 || isnan(sd))
+		return;
+	half = sd > 0 ? pg_ab_t_quantile((1 - conf) / 2, (double)n - 1) * sd / sqrt((double)n) : 0;
+	e->change_lo = measured(higher_better ? m + half : m - half, higher_better);
+	e->change_hi = measured(higher_better ? m - half : m + half, higher_better);
+}
+
 static void est_init(struct pg_ab_est *e)
 {
 	e->change = e->effect = e->lo = e->hi = e->sd = e->df = e->worse_bound = NAN;
+	e->change_lo = e->change_hi = NAN;
 	e->p_value = e->p_adjusted = NAN;
 	e->n = e->set_aside = 0;
 	e->applies = false;
@@ -261,27 +280,42 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 
 		for (size_t p = 0; p < P; p++) {
 			bool any = false;
+			size_t left_out = 0;
 			for (size_t k = 0; k < K; k++) {
 				size_t at = (j * P + p) * stride + k;
+				bool measured_here = !isnan(in->base[at]) || !isnan(in->head[at]);
 				d[p * K + k] = worse_log(in->base[at], in->head[at], hb);
-				any = any || !isnan(in->base[at]) || !isnan(in->head[at]);
+				any = any || measured_here;
+				/* a client-bound block measured the client: its pair
+				 * says nothing about the server, whatever its size */
+				if (in->client_bound && in->client_bound[p * stride + k] &&
+				    measured_here) {
+					d[p * K + k] = NAN;
+					left_out++;
+				}
 			}
 			est_init(&out->points[j * P + p]);
 			out->points[j * P + p].applies = any;
+			out->points[j * P + p].left_out = left_out;
 			measured_points += any;
 		}
 		crosswise = measured_points >= 3;
 		/* the change common to the points, pair by pair */
 		for (size_t k = 0; k < K; k++) {
-			size_t m = 0;
+			size_t m = 0, lost = 0;
 			if (!crosswise) {
 				c[k] = 0;
 				continue;
 			}
-			for (size_t p = 0; p < P; p++)
+			for (size_t p = 0; p < P; p++) {
 				if (!isnan(d[p * K + k]))
 					col[m++] = d[p * K + k];
-			c[k] = m >= 3 ? pg_cmpstat_median_inplace(col, m) : NAN;
+				lost += in->client_bound && in->client_bound[p * stride + k];
+			}
+			/* a pair that lost a point to a client-bound block keeps
+			 * its common change from the others (2 are enough), or
+			 * that one block would take the pair from every point */
+			c[k] = m >= 3 || (lost && m >= 2) ? pg_cmpstat_median_inplace(col, m) : NAN;
 		}
 		for (size_t p = 0; p < P; p++)
 			for (size_t k = 0; k < K; k++)
@@ -304,6 +338,7 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 			mean_sd(d + p * K, K, &dm, &dsd, &dn);
 			mean_sd(e + p * K, K, &m, &sd, &n);
 			est->change = measured(dm, hb);
+			change_interval(est, dm, dsd, dn, o->confidence, hb);
 			if (n < 2) {
 				est->n = n;
 				continue;
@@ -371,6 +406,9 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 			continue;
 		if (K < o->min_pairs && est->verdict != PG_AB_MISSING)
 			est->verdict = PG_AB_PENDING;
+		else if (est->verdict == PG_AB_MISSING && est->left_out)
+			/* pairs left out (client-bound): more pairs may decide it */
+			est->verdict = PG_AB_PENDING;
 		else
 			est->verdict = verdict_of(est, tau, out->alpha_look, in->higher_better[j]);
 		/* a whole-run row open on every pair may settle without the
@@ -387,6 +425,11 @@ static void decide_look(struct pg_ab_decision *out, const struct pg_ab_input *in
 		if (final && est->verdict == PG_AB_PENDING)
 			est->verdict = PG_AB_INCONCLUSIVE;
 		out->counts[est->verdict]++;
+	}
+	/* a whole-run row's change is what it judged: its interval too */
+	for (size_t j = 0; j < J; j++) {
+		out->whole[j].change_lo = out->whole[j].lo;
+		out->whole[j].change_hi = out->whole[j].hi;
 	}
 	out->stop = final || (K >= o->min_pairs && (out->counts[PG_AB_REGRESSED] > 0 ||
 						    out->counts[PG_AB_PENDING] == 0));

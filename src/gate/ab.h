@@ -101,25 +101,34 @@ struct pg_ab_input {
 	 * a change common to every point is measured against session noise,
 	 * which a few pairs cannot narrow to a point's tolerance */
 	const double *whole_tolerance;
+	/* [p * n_pairs + k]: a block of pair k was client-bound at point p
+	 * (its numbers describe the client, not the server), so the pair is
+	 * left out of every estimate of the point and of the run's common
+	 * change; NULL: none */
+	const bool *client_bound;
 };
 
 /* One hypothesis. Changes are head / base - 1, signed as measured. */
 struct pg_ab_est {
-	double change;      /* geometric mean over the pairs of head/base, - 1 */
-	double effect;      /* what is judged: a point's change beyond the run's
+	double change;               /* geometric mean over the pairs of head/base, - 1:
+			     * the figure the tables and the charts show */
+	double change_lo, change_hi; /* its 95% interval (the pairs' own
+				      * spread), as measured; NAN */
+	double effect;               /* what is judged: a point's change beyond the run's
 			    * common change (its whole change with < 3 points);
 			    * a whole-run row's common change */
-	double lo, hi;      /* the interval of effect, as measured; NAN */
-	double sd;          /* per pair, of the judged log ratio; NAN */
-	double df;          /* of the test; NAN */
-	double p_value;     /* one-sided, head worse; NAN: not tested */
-	double p_adjusted;  /* Holm over the step's hypotheses; NAN */
-	size_t n;           /* pairs behind it */
-	double worse_bound; /* the one-sided bound at opts.equivalence on the
+	double lo, hi;               /* the interval of effect, as measured; NAN */
+	double sd;                   /* per pair, of the judged log ratio; NAN */
+	double df;                   /* of the test; NAN */
+	double p_value;              /* one-sided, head worse; NAN: not tested */
+	double p_adjusted;           /* Holm over the step's hypotheses; NAN */
+	size_t n;                    /* pairs behind it */
+	size_t left_out;             /* pairs left out: a block client-bound */
+	double worse_bound;          /* the one-sided bound at opts.equivalence on the
 			     * worse side, worse-positive log scale; NAN */
-	size_t set_aside;   /* a whole-run row's pairs left out: a session off
+	size_t set_aside;            /* a whole-run row's pairs left out: a session off
 			     * as a whole (every point slow), beyond the tolerance */
-	bool applies;       /* measured at all (a latency metric of a serving point
+	bool applies;                /* measured at all (a latency metric of a serving point
 			    * does not apply); counted only then */
 	enum pg_ab_verdict verdict;
 };
@@ -187,7 +196,10 @@ struct pg_ab_summary {
 	char *side_desc[2];      /* what each side changed, or NULL: "server flags --x" */
 	struct pg_strv errors;   /* "block 3 (head): serving_x: error: ..." */
 	size_t failed_blocks[2]; /* per side (enum pg_ab_side): blocks with an error */
-	int cancel_signal;       /* the run was cancelled by this signal, or 0 */
+	/* the blocks left out of the estimates, each with its pair: "serving_x
+	 * in block 3 (head)" */
+	struct pg_strv client_bound;
+	int cancel_signal; /* the run was cancelled by this signal, or 0 */
 };
 
 void pg_ab_summary_release(struct pg_ab_summary *s);
@@ -220,8 +232,9 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
  * change, lo, hi, tolerance, set_aside, p_value, p_adjusted, pairs,
  * verdict}],
  * "rows": [{point, metric, label, unit, direction, base, head, change,
- * effect, lo, hi, tolerance, sd, df, p_value, p_adjusted, pairs,
- * verdict, basis}], "errors": [...]}, where basis is the gate's shape
+ * change_lo, change_hi, effect, lo, hi, tolerance, sd, df, p_value,
+ * p_adjusted, pairs, pairs_left_out, verdict, basis}], "errors": [...],
+ * "client_bound_left_out": ["serving_x in block 3 (head)"]}, where basis is the gate's shape
  * (gate/compare.h pg_cmp_basis) with kind "ab", runs the block pairs and
  * source the base side. pandas: pd.DataFrame(v["rows"]). New reference. */
 json_t *pg_ab_json(const struct pg_ab_summary *s);

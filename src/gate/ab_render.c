@@ -31,6 +31,7 @@ void pg_ab_summary_release(struct pg_ab_summary *s)
 	free(s->side_desc[0]);
 	free(s->side_desc[1]);
 	pg_strv_release(&s->errors);
+	pg_strv_release(&s->client_bound);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -80,10 +81,20 @@ static void interval(struct pg_buf *b, double lo, double hi)
 	pg_buf_printf(b, "%s\\]", pg_fmt_pct(a, hi));
 }
 
+/* "+3.4% \[+1.0%, +5.9%\]", "+3.4%" without an interval, "–" without a value */
+static void pct_interval(struct pg_buf *b, double v, double lo, double hi)
+{
+	pct(b, v);
+	if (isnan(v) || isnan(lo) || isnan(hi))
+		return;
+	pg_buf_putc(b, ' ');
+	interval(b, lo, hi);
+}
+
 static void number(struct pg_buf *b, double v)
 {
 	char num[PG_FMT_DOUBLE_SIZE];
-	pg_buf_puts(b, isnan(v) ? "–" : pg_fmt_g(num, v));
+	pg_buf_puts(b, isnan(v) ? "–" : pg_fmt_table(num, v));
 }
 
 static size_t pairs_of(const struct pg_ab_summary *s)
@@ -141,6 +152,14 @@ static void whole_row(struct pg_buf *out, const struct pg_ab_summary *s, size_t 
 	pg_buf_printf(out, " | %s |\n", pg_ab_verdict_name(e->verdict));
 }
 
+/* "6", or "5 (1 client-bound left out)" */
+static void pairs_cell(struct pg_buf *out, const struct pg_ab_est *e)
+{
+	pg_buf_printf(out, "%zu", e->n);
+	if (e->left_out)
+		pg_buf_printf(out, " (%zu client-bound left out)", e->left_out);
+}
+
 static bool needs_attention(enum pg_ab_verdict v)
 {
 	return v == PG_AB_REGRESSED || v == PG_AB_INCONCLUSIVE || v == PG_AB_MISSING ||
@@ -163,11 +182,12 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
 				if (!e->applies || rank != pass || (attention_only && rank == 2))
 					continue;
 				if (!header) {
-					pg_buf_puts(out,
-						    "\n| point | metric | base | head | change | "
-						    "beyond the run's change, 95% | tolerance | "
-						    "pairs | verdict |\n"
-						    "|---|---|--:|--:|--:|--:|--:|--:|---|\n");
+					pg_buf_puts(
+						out,
+						"\n| point | metric | base | head | change, 95% | "
+						"beyond the run's change, 95% | tolerance | "
+						"pairs | verdict |\n"
+						"|---|---|--:|--:|--:|--:|--:|--:|---|\n");
 					header = true;
 				}
 				pg_buf_puts(out, "| ");
@@ -179,13 +199,12 @@ void pg_ab_points_table(struct pg_buf *out, const struct pg_ab_summary *s, bool 
 				pg_buf_puts(out, " | ");
 				number(out, s->head[j * P + p]);
 				pg_buf_puts(out, " | ");
-				pct(out, e->change);
+				pct_interval(out, e->change, e->change_lo, e->change_hi);
 				pg_buf_puts(out, " | ");
-				pct(out, e->effect);
-				pg_buf_puts(out, " ");
-				interval(out, e->lo, e->hi);
-				pg_buf_printf(out, " | ±%g%% | %zu | %s%s%s |\n",
-					      100 * s->tolerance[j], e->n, rank == 0 ? "**" : "",
+				pct_interval(out, e->effect, e->lo, e->hi);
+				pg_buf_printf(out, " | ±%g%% | ", 100 * s->tolerance[j]);
+				pairs_cell(out, e);
+				pg_buf_printf(out, " | %s%s%s |\n", rank == 0 ? "**" : "",
 					      pg_ab_verdict_name(e->verdict),
 					      rank == 0 ? "**" : "");
 			}
@@ -308,13 +327,24 @@ void pg_ab_markdown(struct pg_buf *out, const struct pg_ab_summary *s)
 				  s->side_desc[side] ? s->side_desc[side] : "the suite as written");
 		pg_buf_puts(out, side ? ".\n" : "; ");
 	}
-	pg_buf_printf(out,
-		      "Decision: each change is the geometric mean of the paired head/base "
-		      "ratios with its 95%% interval; a point is judged on its change beyond "
-		      "the run's common change (a session's offset is shared by its points); "
-		      "%g%% false alarms per step over %zu hypotheses (Holm), split over %zu "
-		      "looks.\n",
-		      100 * s->d.alpha_look * (double)s->d.looks, s->d.hypotheses, s->d.looks);
+	pg_buf_printf(
+		out,
+		"Decision: each change is the geometric mean of the paired head/base "
+		"ratios with its 95%% interval (the figure the charts show); a point is judged on its change beyond "
+		"the run's common change (a session's offset is shared by its points); "
+		"%g%% false alarms per step over %zu hypotheses (Holm), split over %zu "
+		"looks.\n",
+		100 * s->d.alpha_look * (double)s->d.looks, s->d.hypotheses, s->d.looks);
+	if (s->client_bound.n) {
+		pg_buf_puts(out,
+			    "Client-bound (the client, not the server, was the limit: its numbers "
+			    "describe the client), left out of the estimates with their pair: ");
+		for (size_t i = 0; i < s->client_bound.n; i++) {
+			pg_buf_puts(out, i ? ", " : "");
+			pg_escape_md_cell(out, s->client_bound.v[i]);
+		}
+		pg_buf_puts(out, ".\n");
+	}
 	for (size_t i = 0; i < s->errors.n; i++) {
 		pg_buf_puts(out, "\n- ");
 		pg_escape_md_cell(out, s->errors.v[i]);
@@ -359,6 +389,8 @@ static json_t *est_json(const struct pg_ab_est *e)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "change", jnum(e->change));
+	json_object_set_new(o, "change_lo", jnum(e->change_lo));
+	json_object_set_new(o, "change_hi", jnum(e->change_hi));
 	json_object_set_new(o, "effect", jnum(e->effect));
 	json_object_set_new(o, "lo", jnum(e->lo));
 	json_object_set_new(o, "hi", jnum(e->hi));
@@ -367,6 +399,7 @@ static json_t *est_json(const struct pg_ab_est *e)
 	json_object_set_new(o, "p_value", jnum(e->p_value));
 	json_object_set_new(o, "p_adjusted", jnum(e->p_adjusted));
 	json_object_set_new(o, "pairs", json_integer((json_int_t)e->n));
+	json_object_set_new(o, "pairs_left_out", json_integer((json_int_t)e->left_out));
 	json_object_set_new(o, "verdict", json_string(pg_ab_verdict_name(e->verdict)));
 	return o;
 }
@@ -467,6 +500,12 @@ json_t *pg_ab_json(const struct pg_ab_summary *s)
 	for (size_t i = 0; i < s->errors.n; i++)
 		json_array_append_new(errors, json_string(s->errors.v[i]));
 	json_object_set_new(o, "errors", errors);
+	{
+		json_t *cb = json_array();
+		for (size_t i = 0; i < s->client_bound.n; i++)
+			json_array_append_new(cb, json_string(s->client_bound.v[i]));
+		json_object_set_new(o, "client_bound_left_out", cb);
+	}
 	pg_buf_release(&head);
 	return o;
 }

@@ -20,7 +20,7 @@ static void num_cell(struct pg_buf *out, double v)
 	if (isnan(v))
 		pg_buf_puts(out, "—");
 	else
-		pg_buf_puts(out, pg_fmt_g(g, v));
+		pg_buf_puts(out, pg_fmt_table(g, v));
 }
 
 static void pct_cell(struct pg_buf *out, double rel, bool sign)

@@ -146,6 +146,21 @@ static void fill_values(const struct pg_chart_input *in, const struct pg_metric 
 	}
 }
 
+/* The changes the bars are labelled with (pg_chart_input.change), or NULL. */
+static double *fill_changes(const struct pg_chart_input *in, const struct pg_metric *m,
+			    const size_t *idx, size_t n)
+{
+	double *change;
+
+	if (!in->change)
+		return NULL;
+	change = pg_xcalloc(n + 1, sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		if (in->change(in->change_ctx, in->names[idx[i]], m, &change[i]) < 0)
+			change[i] = NAN;
+	return change;
+}
+
 static const char *hint_for(const struct pg_metric *m)
 {
 	return m->direction == PG_HIGHER_IS_BETTER ? "higher is better" : "lower is better";
@@ -207,6 +222,7 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 	struct pg_panel *panels = pg_xcalloc(n_ms + 1, sizeof(*panels));
 	double **cur = pg_xcalloc(n_ms + 1, sizeof(*cur));
 	double **base = pg_xcalloc(n_ms + 1, sizeof(*base));
+	double **change = pg_xcalloc(n_ms + 1, sizeof(*change));
 	bool *has = pg_xcalloc(n_ms + 1, sizeof(*has));
 	bool some = false;
 	struct pg_strv points = PG_STRV_INIT;
@@ -216,6 +232,7 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 	for (size_t k = 0; k < n_ms; k++) {
 		cur[k] = pg_xcalloc(n, sizeof(double));
 		fill_values(in, ms[k], idx, n, cur[k], &base[k]);
+		change[k] = fill_changes(in, ms[k], idx, n);
 		has[k] = any_value(cur[k], base[k], n);
 		some |= has[k];
 	}
@@ -238,6 +255,7 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 			.n = n,
 			.current = cur[k],
 			.baseline = base[k],
+			.change = change[k],
 		};
 	}
 	for (size_t i = 0; i < n; i++)
@@ -254,9 +272,11 @@ static void figure_for(struct pg_chart_set *out, const struct pg_chart_input *in
 	for (size_t k = 0; k < n_ms; k++) {
 		free(cur[k]);
 		free(base[k]);
+		free(change[k]);
 	}
 	free(cur);
 	free(base);
+	free(change);
 	free(has);
 	free(panels);
 	pg_strv_release(&points);

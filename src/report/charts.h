@@ -34,6 +34,12 @@ struct pg_chart_input {
 	size_t n;
 	pg_chart_baseline_fn baseline; /* NULL: no baseline */
 	void *baseline_ctx;
+	/* the change a bar is labelled with, relative (0.034: +3.4%), when the
+	 * comparison decided on another figure than the ratio of the two
+	 * values drawn (A/B's paired change); NULL, or -1 for a point: that
+	 * ratio */
+	pg_chart_baseline_fn change;
+	void *change_ctx;
 	const char *subtitle;       /* "H100 · commit 1a2b3c4"; or NULL */
 	const char *baseline_name;  /* legend; default "Baseline" */
 	const char *const *flagged; /* points that regressed or warn: their charts

@@ -340,7 +340,10 @@ static void draw_hbars(struct pg_buf *o, const struct pg_panel *p, double px, do
 				"fill=\"" COLOR_AXIS "\">%s",
 				left + p->current[i] * xscale + 4, y + 23, num);
 			if (p->baseline && isfinite(p->baseline[i]) && p->baseline[i] != 0) {
-				double change = (p->current[i] - p->baseline[i]) / p->baseline[i];
+				double change = p->change && isfinite(p->change[i])
+							? p->change[i]
+							: (p->current[i] - p->baseline[i]) /
+								  p->baseline[i];
 				const char *color = COLOR_AXIS;
 				if (p->better && change != 0)
 					color = (change > 0) == (p->better > 0) ? COLOR_BETTER

@@ -47,6 +47,8 @@ struct pg_panel {
 	size_t n;
 	const double *current;  /* n values, NAN: missing */
 	const double *baseline; /* n values, NAN: missing; NULL: no baseline */
+	const double *change;   /* HBARS: n relative changes to label the bars with,
+	                         * NAN: current / baseline - 1; NULL: all that */
 	bool timeline;          /* LINES over time: no point markers, and x ticks only
 	                         * where the label is not empty (hundreds of samples) */
 	/* XY only */

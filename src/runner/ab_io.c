@@ -83,6 +83,11 @@ static void apply_side(struct pg_suite *suite, const struct saved *sv,
 		if (cmd) {
 			struct pg_buf b = PG_BUF_INIT;
 			pg_buf_puts(&b, cmd);
+			/* the side's own command: the test file's server
+			 * parameters stay, unless it says it replaces them */
+			if (side && side->server_command && t->server.file_flags &&
+			    !side->replace_test_flags)
+				pg_buf_printf(&b, " %s", t->server.file_flags);
 			if (side && side->server_flags)
 				pg_buf_printf(&b, " %s", side->server_flags);
 			t->server.command = pg_buf_detach(&b);
@@ -123,7 +128,11 @@ static char *describe_side(const struct pg_ab_side_spec *sd)
 	struct pg_buf b = PG_BUF_INIT;
 
 	if (sd->server_command)
-		pg_buf_printf(&b, "server command %s", sd->server_command);
+		pg_buf_printf(&b, "server command %s%s", sd->server_command,
+			      sd->replace_test_flags
+				      ? " (the test files' server parameters dropped: "
+					"replace_test_flags)"
+				      : "");
 	if (sd->server_flags)
 		pg_buf_printf(&b, "%sserver flags %s", b.len ? "; " : "", sd->server_flags);
 	for (size_t i = 0; i < sd->server_env.n; i++)
@@ -183,6 +192,37 @@ int pg_ab_check(const struct pg_suite *suite, struct pg_error *err)
 		}
 	}
 	return 0;
+}
+
+/* What each side's server override does to each test, said once before
+ * the blocks: the command it runs instead, with the test file's server
+ * parameters kept or dropped. */
+static void say_overrides(FILE *log, struct pg_suite *suite, const struct saved *sv,
+			  const struct pg_ab_spec *ab)
+{
+	for (int s = 0; s < 2; s++) {
+		const struct pg_ab_side_spec *sd = &ab->side[s];
+		if (!sd->server_command && !sd->server_flags)
+			continue;
+		apply_side(suite, sv, sd, pg_ab_side_name((enum pg_ab_side)s), 0);
+		for (size_t i = 0; i < suite->n_tests; i++) {
+			const struct pg_test *t = &suite->tests[i];
+			if (!t->server.command || !sv[i].server_command)
+				continue;
+			fprintf(log, "perfgate A/B: %s: %s: server %s\n", pg_ab_side_name(s),
+				t->name, t->server.command);
+			fprintf(log, "  in place of: %s\n", sv[i].server_command);
+			if (sd->server_command && t->server.file_flags)
+				fprintf(log,
+					sd->replace_test_flags
+						? "  the test file's server parameters dropped "
+						  "(replace_test_flags): %s\n"
+						: "  the test file's server parameters kept: %s "
+						  "(replace_test_flags: true drops them)\n",
+					t->server.file_flags);
+		}
+	}
+	apply_side(suite, sv, NULL, NULL, 0);
 }
 
 /* ---- the blocks --------------------------------------------------------- */
@@ -287,6 +327,52 @@ static void choose_metrics(struct pg_ab_summary *out, const struct pg_plan *plan
 	}
 }
 
+/* A block's result at a point measured the client, not the server
+ * (results/clientcheck.h). */
+static bool client_bound(const json_t *res)
+{
+	return res && json_is_true(json_object_get(res, "client_bound"));
+}
+
+/*
+ * The blocks of a side whose results at point p stand for it, among the
+ * first `blocks`, into idx (their count returned): the ok ones, less the
+ * client-bound ones unless every one is (then the numbers are the
+ * client's either way, and say so with their flag).
+ */
+static size_t side_blocks(const struct abrun *r, size_t p, enum pg_ab_side side, size_t blocks,
+			  size_t *idx)
+{
+	size_t P = r->plan->n, n = 0, clean = 0;
+
+	for (size_t b = 0; b < blocks; b++)
+		if (pg_ab_block_side(b) == side && r->res[b * P + p])
+			clean += !client_bound(r->res[b * P + p]);
+	for (size_t b = 0; b < blocks; b++)
+		if (pg_ab_block_side(b) == side && r->res[b * P + p] &&
+		    (!clean || !client_bound(r->res[b * P + p])))
+			idx[n++] = b;
+	return n;
+}
+
+/* The client-bound blocks, named for the reports: "serving_x in block 3
+ * (head)". */
+static void name_client_bound(const struct abrun *r, struct pg_ab_summary *out, size_t blocks)
+{
+	size_t P = r->plan->n;
+
+	pg_strv_release(&out->client_bound);
+	for (size_t p = 0; p < P; p++)
+		for (size_t b = 0; b < blocks; b++) {
+			struct pg_buf line = PG_BUF_INIT;
+			if (!client_bound(r->res[b * P + p]))
+				continue;
+			pg_buf_printf(&line, "%s in block %zu (%s)", r->plan->points[p].name, b + 1,
+				      pg_ab_side_name(pg_ab_block_side(b)));
+			pg_strv_push_owned(&out->client_bound, pg_buf_detach(&line));
+		}
+}
+
 /* Decide on the first `pairs` pairs. */
 static void decide(struct abrun *r, struct pg_ab_summary *out, size_t pairs, bool final)
 {
@@ -294,8 +380,14 @@ static void decide(struct abrun *r, struct pg_ab_summary *out, size_t pairs, boo
 	double *base = pg_xmalloc((J * P * pairs + 1) * sizeof(double));
 	double *head = pg_xmalloc((J * P * pairs + 1) * sizeof(double));
 	bool *hb = pg_xcalloc(J + 1, sizeof(bool));
+	bool *flagged = pg_xcalloc(P * pairs + 1, sizeof(bool));
 	struct pg_ab_input in;
 	struct pg_ab_opts opts;
+
+	for (size_t p = 0; p < P; p++)
+		for (size_t k = 0; k < pairs; k++)
+			flagged[p * pairs + k] = client_bound(r->res[2 * k * P + p]) ||
+						 client_bound(r->res[(2 * k + 1) * P + p]);
 
 	for (size_t j = 0; j < J; j++) {
 		const struct pg_metric *m = out->metrics[j];
@@ -313,18 +405,26 @@ static void decide(struct abrun *r, struct pg_ab_summary *out, size_t pairs, boo
 						 : base)[(j * P + p) * pairs + k] = v;
 				}
 	}
-	in = (struct pg_ab_input){
-		J, P, pairs, base, head, hb, out->tolerance, out->whole_tolerance
-	};
+	in = (struct pg_ab_input){ .n_metrics = J,
+				   .n_points = P,
+				   .n_pairs = pairs,
+				   .base = base,
+				   .head = head,
+				   .higher_better = hb,
+				   .tolerance = out->tolerance,
+				   .whole_tolerance = out->whole_tolerance,
+				   .client_bound = flagged };
 	pg_ab_opts_init(&opts);
 	opts.false_alarm = r->suite->ab->false_alarm;
 	opts.min_pairs = (size_t)r->suite->ab->min_blocks / 2;
 	opts.max_pairs = r->max_blocks / 2;
 	pg_ab_decision_release(&out->d);
 	pg_ab_decide(&out->d, &in, &opts, final);
+	name_client_bound(r, out, 2 * pairs);
 	free(base);
 	free(head);
 	free(hb);
+	free(flagged);
 }
 
 /* The medians of each side over its blocks, for the tables. */
@@ -332,18 +432,19 @@ static void side_medians(struct abrun *r, struct pg_ab_summary *out)
 {
 	size_t J = out->n_metrics, P = r->plan->n;
 	double *v = pg_xmalloc((out->blocks + 1) * sizeof(double));
+	size_t *idx = pg_xmalloc((out->blocks + 1) * sizeof(size_t));
 
 	out->base = pg_xcalloc(J * P + 1, sizeof(double));
 	out->head = pg_xcalloc(J * P + 1, sizeof(double));
 	for (size_t j = 0; j < J; j++)
 		for (size_t p = 0; p < P; p++)
 			for (int s = 0; s < 2; s++) {
-				size_t n = 0;
-				for (size_t b = 0; b < out->blocks; b++) {
-					const json_t *res = r->res[b * P + p];
+				size_t n = 0,
+				       nb = side_blocks(r, p, (enum pg_ab_side)s, out->blocks, idx);
+				for (size_t i = 0; i < nb; i++) {
+					const json_t *res = r->res[idx[i] * P + p];
 					double x;
-					if ((int)pg_ab_block_side(b) == s && res &&
-					    r->plan->points[p].test->kind ==
+					if (r->plan->points[p].test->kind ==
 						    out->metrics[j]->suite &&
 					    pg_metric_value(out->metrics[j], res, &x) == 0)
 						v[n++] = x;
@@ -351,6 +452,7 @@ static void side_medians(struct abrun *r, struct pg_ab_summary *out)
 				(s ? out->head : out->base)[j * P + p] = pg_median(v, n);
 			}
 	free(v);
+	free(idx);
 }
 
 /* results/<side>/<point>.json: the side's blocks as repeats. */
@@ -359,23 +461,30 @@ static int write_side(struct abrun *r, const struct pg_ab_summary *out, enum pg_
 {
 	size_t P = r->plan->n;
 	json_t **runs = pg_xcalloc(out->blocks + 1, sizeof(json_t *));
+	size_t *idx = pg_xcalloc(out->blocks + 1, sizeof(size_t));
 	int rc = 0;
 
 	if ((rc = pg_mkdir_p(dir, err)))
 		goto done;
 	for (size_t p = 0; p < P && !rc; p++) {
-		json_t *merged, *pg, *reps, *blocks;
-		size_t n = 0;
+		json_t *merged, *pg, *reps, *blocks, *left_out = json_array();
+		size_t n = side_blocks(r, p, side, out->blocks, idx);
 
+		/* the blocks the tables and charts show, as repeats: a
+		 * client-bound one is named, not counted */
 		blocks = json_array();
+		for (size_t i = 0; i < n; i++) {
+			runs[i] = r->res[idx[i] * P + p];
+			json_array_append_new(blocks, json_integer((json_int_t)idx[i] + 1));
+		}
 		for (size_t b = 0; b < out->blocks; b++)
-			if (pg_ab_block_side(b) == side && r->res[b * P + p]) {
-				runs[n++] = r->res[b * P + p];
-				json_array_append_new(blocks, json_integer((json_int_t)b + 1));
-			}
+			if (pg_ab_block_side(b) == side && client_bound(r->res[b * P + p]) && n &&
+			    !client_bound(runs[0]))
+				json_array_append_new(left_out, json_integer((json_int_t)b + 1));
 		if (!n) {
 			/* nothing ok: the last block's failure as it was written */
 			json_decref(blocks);
+			json_decref(left_out);
 			if (r->last[side * P + p])
 				rc = pg_result_write(dir, r->plan->points[p].name,
 						     r->last[side * P + p], r->cmds[side * P + p],
@@ -394,6 +503,10 @@ static int write_side(struct abrun *r, const struct pg_ab_summary *out, enum pg_
 			json_t *ab = json_object();
 			json_object_set_new(ab, "side", json_string(pg_ab_side_name(side)));
 			json_object_set_new(ab, "blocks", blocks);
+			if (json_array_size(left_out))
+				json_object_set_new(ab, "client_bound_left_out", left_out);
+			else
+				json_decref(left_out);
 			json_object_set_new(pg, "ab", ab);
 		}
 		json_object_set_new(merged, "perfgate", pg);
@@ -403,6 +516,7 @@ static int write_side(struct abrun *r, const struct pg_ab_summary *out, enum pg_
 	}
 done:
 	free(runs);
+	free(idx);
 	return rc;
 }
 
@@ -446,6 +560,7 @@ int pg_ab_run(struct pg_ab_summary *out, struct pg_suite *suite, const struct pg
 	r.cmds = pg_xcalloc(2 * P + 1, sizeof(json_t *));
 	sv = pg_xcalloc(suite->n_tests + 1, sizeof(*sv));
 	save_tests(sv, suite);
+	say_overrides(r.log, suite, sv, ab);
 
 	pg_run_signals_install();
 	for (b = 0; b < r.max_blocks; b++) {

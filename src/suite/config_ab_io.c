@@ -109,12 +109,13 @@ static int unknown(struct actx *a, const struct pg_ypair *pr, const struct pg_yp
 static int read_server(struct actx *a, struct pg_ab_side_spec *sd, yaml_node_t *v,
 		       const struct pg_ypath *p)
 {
-	static const char *const keys[] = { "command", "flags", "env" };
+	static const char *const keys[] = { "command", "flags", "env", "replace_test_flags" };
 	struct pg_ypair *pairs = NULL;
 	size_t n = 0;
 	int ret;
 
-	if ((ret = pg_ymap_pairs(a->d, v, p, "a mapping: command, flags, env", &pairs, &n, a->err)))
+	if ((ret = pg_ymap_pairs(a->d, v, p, "a mapping: command, flags, env, replace_test_flags",
+				 &pairs, &n, a->err)))
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct pg_ypath kp = { p, pairs[i].key, 0 };
@@ -124,8 +125,11 @@ static int read_server(struct actx *a, struct pg_ab_side_spec *sd, yaml_node_t *
 			ret = get_template(a, pairs[i].value, &kp, &sd->server_flags);
 		else if (!strcmp(pairs[i].key, "env"))
 			ret = get_kv(a, &sd->server_env, pairs[i].value, &kp);
+		else if (!strcmp(pairs[i].key, "replace_test_flags"))
+			ret = pg_yget_bool(a->d, pairs[i].value, &kp, &sd->replace_test_flags,
+					   a->err);
 		else
-			ret = unknown(a, &pairs[i], p, keys, 3);
+			ret = unknown(a, &pairs[i], p, keys, 4);
 	}
 	free(pairs);
 	return ret;

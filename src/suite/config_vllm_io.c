@@ -869,6 +869,24 @@ static int build_bench(struct vctx *c, struct pg_test *t, const struct vparams *
 
 static const char *const server_skip[] = { "model", "host", "port", NULL };
 
+/* The server's flags from the file's server_parameters, onto its command
+ * and kept apart (pg_server_spec.file_flags): an A/B side that brings its
+ * own server command keeps them. */
+static void server_file_flags(struct vctx *c, struct pg_test *t, struct pg_buf *cmd,
+			      const struct vparams *server)
+{
+	struct pg_buf flags = PG_BUF_INIT;
+
+	tmpl_flags(c, &flags, server, server_skip);
+	if (flags.len) {
+		pg_buf_putc(cmd, ' ');
+		pg_buf_add(cmd, flags.ptr, flags.len);
+		free(t->server.file_flags);
+		t->server.file_flags = pg_xstrdup(flags.ptr);
+	}
+	pg_buf_release(&flags);
+}
+
 static int read_qps(struct vctx *c, struct pg_test *t, yaml_node_t *list, const struct pg_ypath *p)
 {
 	size_t n = pg_yseq_len(list);
@@ -1090,7 +1108,7 @@ static int build_serving(struct vctx *c, struct pg_test *t, yaml_node_t *qps,
 
 	pg_buf_puts(&cmd, "vllm serve");
 	tmpl_word(&cmd, t->model);
-	tmpl_flags(c, &cmd, server, server_skip);
+	server_file_flags(c, t, &cmd, server);
 	pg_buf_puts(&cmd, " --host {host} --port {port}");
 	t->server.command = pg_buf_detach(&cmd);
 	if (read_env(c, &t->server.env, envs))
@@ -1245,7 +1263,7 @@ static void nightly_server(struct vctx *c, struct pg_test *t, const char *engine
 		tmpl_word(&cmd, t->model);
 		pg_buf_printf(&cmd, " -tp %s --port {port} --host {host}", tp);
 	}
-	tmpl_flags(c, &cmd, server, server_skip);
+	server_file_flags(c, t, &cmd, server);
 	t->server.command = pg_buf_detach(&cmd);
 }
 

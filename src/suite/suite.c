@@ -168,6 +168,7 @@ void pg_test_release(struct pg_test *t)
 	free(t->name);
 	free(t->model);
 	free(t->server.command);
+	free(t->server.file_flags);
 	pg_kvlist_release(&t->server.env);
 	free(t->server.ready_path);
 	free(t->server.remote);

@@ -82,6 +82,10 @@ struct pg_server_spec {
 	 * external pg_test.command, the server is started first and the
 	 * command reaches it through {base_url}. */
 	char *command;
+	/* the flags of command that a vLLM test file's server_parameters made
+	 * ("--load-format dummy --dtype bfloat16"): an A/B side's own server
+	 * command keeps them (docs/ab.md); NULL: none */
+	char *file_flags;
 	bool shell;              /* run through /bin/sh -c instead of execvp */
 	struct pg_kvlist env;    /* added to the server's environment */
 	char *ready_path;        /* GET until 200; default "/v1/models" */
@@ -290,6 +294,9 @@ struct pg_test {
 struct pg_ab_side_spec {
 	char *server_command;        /* replaces each test's server command; NULL: the test's */
 	char *server_flags;          /* appended to the server command; NULL: none */
+	bool replace_test_flags;     /* server_command drops the test file's server
+				      * parameters (pg_server_spec.file_flags) too;
+				      * default false: they are appended to it */
 	struct pg_kvlist server_env; /* merged over each test's server env */
 	char *command;               /* replaces each test's external command; NULL: the test's */
 	struct pg_kvlist command_env;

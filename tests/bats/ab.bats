@@ -93,6 +93,9 @@ agent_env() {
 	# the annotation: the comparison's rows, the A/B fact, the charts with the base side
 	grep -q 'baseline A/B: base on this agent, interleaved with the head' results/annotation.md
 	grep -q 'whole run' results/annotation.md
+	# a row's change is verdict.json's (comparison.md's, the charts'), with its interval
+	want=$(field results/verdict.json '["%+.1f%%</span> \\[" % (100 * w["change"]) for w in r["whole_run"] if w["metric"] == "median_tpot_ms"][0]')
+	grep -qF "| whole run | Median TPOT | — | — | <span class=\"red\">${want}" results/annotation.md
 	grep -q 'Base' results/charts/serving_ab.svg
 	[ -z "$(procs)" ]
 }
@@ -131,9 +134,19 @@ agent_env() {
 	assert_output --partial "perfgate: note: ab-history-repo is not set: a pull request records its A/B results in main's history"
 	run git --git-dir="${BATS_TEST_TMPDIR}/history.git" ls-tree -r --name-only refs/perfgate/history
 	assert_output "$(printf 'H100/ab/serving_ab_qps_inf_concurrency_%s.jsonl\n' 1 2 4)"
-	f=$(git --git-dir="${BATS_TEST_TMPDIR}/history.git" show refs/perfgate/history:H100/ab/serving_ab_qps_inf_concurrency_1.jsonl)
-	run "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1]); m=r["metrics"]["median_tpot_ms"]; print(r["kind"], r["commit"], r["base_commit"], r["pr"], r["build_url"], r["outcome"], m["whole_run"]["verdict"], m["pairs"] >= 2, m["lo"] <= m["effect"] <= m["hi"])' "$f"
-	assert_output "ab ${head_sha} ${base_sha} 17 https://buildkite.com/acme/perf/builds/12 fail regressed True True"
+	for c in 1 2 4; do
+		git --git-dir="${BATS_TEST_TMPDIR}/history.git" show refs/perfgate/history:H100/ab/serving_ab_qps_inf_concurrency_${c}.jsonl
+	done >ab-lines.jsonl
+	# every line the run's; a point's interval where its pairs measured it
+	# (a loaded machine may leave a point's client-bound pairs out)
+	run "$PYTHON" -c 'import json,sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+ms = [r["metrics"]["median_tpot_ms"] for r in rs]
+r = rs[0]
+print(r["kind"], r["commit"], r["base_commit"], r["pr"], r["build_url"], r["outcome"], ms[0]["whole_run"]["verdict"],
+      len({(x["commit"], x["outcome"]) for x in rs}) == 1,
+      all(m["lo"] <= m["effect"] <= m["hi"] for m in ms if m["pairs"] >= 2), any(m["pairs"] >= 2 for m in ms))' ab-lines.jsonl
+	assert_output "ab ${head_sha} ${base_sha} 17 https://buildkite.com/acme/perf/builds/12 fail regressed True True True"
 
 	# main's runs of the same points, recorded as usual, here and in a
 	# history without the A/B lines: the gate's baseline is the same
@@ -286,6 +299,41 @@ EOF
 	assert_file_exists out/head/benchmark_results.md
 	assert_file_exists out/blocks/01-base/serving_ab_qps_inf_concurrency_1.json
 	assert_file_exists out/blocks/02-head/serving_ab_qps_inf_concurrency_1.json
+	[ -z "$(procs)" ]
+}
+
+@test "a side's own server command keeps a vLLM test file's server parameters, and the log says what it changed" {
+	# vLLM's test file: its server_parameters are part of the configuration
+	cat >serving-tests.json <<EOF
+[{"test_name": "serving_ab", "qps_list": ["inf"],
+  "server_parameters": {"model": "${MARK}", "tensor_parallel_size": 1, "load_format": "dummy",
+                        "dtype": "bfloat16", "disable_log_stats": ""},
+  "client_parameters": {"model": "${MARK}", "backend": "vllm", "dataset_name": "random",
+                        "random_input_len": 32, "random_output_len": 16, "num_prompts": 8}}]
+EOF
+	local mock="perfgate mock-server --fixed-timing --ttft-ms 2 --itl-ms 1 --as-vllm"
+	local own="${mock} serve {model} --host {host} --port {port} --seed 1"
+	local params="--tensor-parallel-size 1 --load-format dummy --dtype bfloat16 --disable-log-stats"
+	export PERFGATE_VLLM="${mock}"
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","baseline":"ab","gpu":"H100","suites":"serving-tests.json","annotate":"never",
+	  "ab":{"base":{},"head":{"server":{"command":"'"${own}"'"}},"min_blocks":2,"max_blocks":2}}'
+	run --separate-stderr "${PERFGATE}" buildkite
+	assert_success
+	# the head ran its own command with the file's parameters after it
+	grep -qF -- "--seed 1 ${params}" results/head/serving_ab_qps_inf.commands
+	grep -qF -- "${params}" results/base/serving_ab_qps_inf.commands
+	# said once, before the blocks: what the override changed
+	[[ "$stderr" == *"perfgate A/B: head: serving_ab: server ${own} ${params}"$'\n'"  in place of: vllm serve ${MARK} ${params} --host {host} --port {port}"$'\n'"  the test file's server parameters kept: ${params} (replace_test_flags: true drops them)"$'\n'"--- perfgate A/B: block 1 "* ]]
+
+	# told to replace them: the side's command alone, and said so
+	export BUILDKITE_PLUGIN_CONFIGURATION='{"mode":"run","baseline":"ab","gpu":"H100","suites":"serving-tests.json","annotate":"never",
+	  "ab":{"base":{},"head":{"server":{"command":"'"${own}"'","replace_test_flags":true}},"min_blocks":2,"max_blocks":2}}'
+	rm -rf results
+	run --separate-stderr "${PERFGATE}" buildkite
+	assert_success
+	run ! grep -q -- "--load-format" results/head/serving_ab_qps_inf.commands
+	grep -qF -- "${params}" results/base/serving_ab_qps_inf.commands
+	grep -q "the test files' server parameters dropped: replace_test_flags" results/comparison.md
 	[ -z "$(procs)" ]
 }
 

@@ -551,7 +551,29 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run","confirm":false}'
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_success
-	assert_output --partial "H100: 3 of 5 tests regressed (3 metrics)"
+	assert_output --partial "+++ perfgate: H100: 3 of 5 tests regressed (3 metrics), 2 improved — run mode: not failing the step (exit 0)"
+	# the colour says what the step did: a warning, not an error
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	assert_line --index 2 "buildkite-agent meta-data set perfgate:H100:verdict regression"
+	grep -q '^#### H100: 3 of 5 tests regressed (3 metrics), 2 improved — run mode: not failing the step$' results/annotation.md
+}
+
+@test "report mode: a regression is a warning-style annotation that says the step is not failed" {
+	baseline_here
+	# the step's command ran the benchmarks (here: perfgate itself) ...
+	config '{"suites":"suite.yml","gpu":"H100","mode":"run","annotate":"never","artifacts":false,"confirm":false}'
+	FAKE_BENCH_FACTOR=1.3 BUILDKITE= run "${PERFGATE}" buildkite
+	assert_success
+	: >"${CALLS}"
+	# ... and the report step reports them
+	config '{"mode":"report","gpu":"H100"}'
+	run "${PERFGATE}" buildkite
+	assert_success
+	assert_output --partial "+++ perfgate: H100: 3 of 5 tests regressed (3 metrics), 2 improved — report mode: not failing the step (exit 0)"
+	run cat "${CALLS}"
+	assert_line --index 0 "buildkite-agent annotate --context perfgate-H100-perf-h100 --style warning"
+	grep -q '^#### H100: .* — report mode: not failing the step$' results/annotation.md
 }
 
 @test "baseline points outside the step's plan are not in this suite: they never fail" {
@@ -574,7 +596,7 @@ baseline_here() {
 	config '{"suites":"suite.yml","gpu":"H100","mode":"run","filter":"^latency_llama"}'
 	FAKE_BENCH_FACTOR=1.3 run "${PERFGATE}" buildkite
 	assert_success
-	assert_output --partial "+++ perfgate: H100: 2 of 2 tests regressed (2 metrics) (exit 0)"
+	assert_output --partial "+++ perfgate: H100: 2 of 2 tests regressed (2 metrics) — run mode: not failing the step (exit 0)"
 }
 
 @test "a gate whose GPU has no thresholds file stops before anything runs: exit 2, with did you mean" {

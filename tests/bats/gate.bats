@@ -295,7 +295,7 @@ PY
 	run "$PERFGATE_BIN" gate worse -t "$PERFGATE_SRC/thresholds" --gpu H100 -o out -q
 	assert_failure 1
 	grep -q '^\*\*perfgate: FAIL\*\* — H100: 1 of 18 tests regressed' out/comparison.md
-	grep -q '^| serving_llama70B_tp4_sharegpt_qps_inf | Request throughput (req/s) | 10.6181 | 9.55631 | -10.0% | 6.5% | \*\*regressed\*\* |' out/comparison.md
+	grep -q '^| serving_llama70B_tp4_sharegpt_qps_inf | Request throughput (req/s) | 10.62 | 9.556 | -10.0% | 6.5% | \*\*regressed\*\* |' out/comparison.md
 	# the re-run reproduces it: the step fails, confirmed
 	run "$PERFGATE_BIN" gate worse -t "$PERFGATE_SRC/thresholds" --gpu H100 --confirm-dir worse -o out -q
 	assert_failure 1

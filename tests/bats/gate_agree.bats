@@ -102,7 +102,7 @@ PY
 	# the warn-only row is in the full table only
 	assert_equal "$(attention_rows cli/comparison.md)" ""
 	grep -q '| serving_llama8B_tp1_sharegpt_qps_4 | Mean TPOT (ms) .* regressed (warn) |' cli/comparison.md
-	grep -q '| Mean TPOT (ms) | 8.41 | 8.83933 | <span class="orange">+5.1%</span> | 3% | regressed: 5.1% worse; warn-only metric |' perfgate-results/H100/annotation.md
+	grep -q '| Mean TPOT (ms) | 8.41 | 8.839 | <span class="orange">+5.1%</span> | 3% | regressed: 5.1% worse; warn-only metric |' perfgate-results/H100/annotation.md
 }
 
 @test "regression: both exit 1, the same failing rows" {
@@ -111,7 +111,7 @@ PY
 	grep -q '^\*\*perfgate: FAIL\*\* — H100: 1 of 4 tests regressed (2 metrics) · not confirmed by a re-run$' cli/comparison.md
 	# a p99 of 200 requests cannot be certified (docs/tails.md): past its
 	# escalation threshold it is shown, orange, as a warning
-	grep -q '| P99 TTFT (ms) | 22.1 | 27.6526 | <span class="orange">+25.1%</span> | 7% | noisy' perfgate-results/H100/annotation.md
+	grep -q '| P99 TTFT (ms) | 22.1 | 27.65 | <span class="orange">+25.1%</span> | 7% | noisy' perfgate-results/H100/annotation.md
 }
 
 @test "a missing point: both exit 3" {

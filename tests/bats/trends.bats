@@ -274,7 +274,7 @@ PY
 	assert_success
 	grep -q '^Evidence:$' out/comparison.md
 	run grep -F '`serving_llama8B_tp1_sharegpt_qps_inf` · Output token throughput (tok/s)' out/comparison.md
-	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5489.96 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -1\.0% \(the default 2\.5%, narrowed to 4 × the noise this baseline measures, at least 1\.0%\)\. Tested against how much main's runs vary from one to the next: noise alone gives so large a change with p = "
+	assert_output --regexp "^- \`serving_llama8B_tp1_sharegpt_qps_inf\` · Output token throughput \(tok/s\): 5490 against [0-9.]+ \(-[0-9.]+%\), the median of 5 runs of main, $(head -1 ../five | cut -c1-12)\.\.$(tail -1 ../five | cut -c1-12) \(2026-11-22\)\. Fails beyond -1\.0% \(the default 2\.5%, narrowed to 4 × the noise this baseline measures, at least 1\.0%\)\. Tested against how much main's runs vary from one to the next: noise alone gives so large a change with p = "
 }
 
 @test "trends: an A/B line this version cannot read leaves the A/B results out, not main's site" {

@@ -129,6 +129,25 @@ START_TEST(numbers_format_like_python)
 }
 END_TEST
 
+/* perfgate's own tables: four significant digits, the integer part whole,
+ * and no float noise (24.200000000000003 is 24.2) */
+START_TEST(table_numbers_have_four_digits)
+{
+	/* clang-format off */
+	static const struct { double v; const char *want; } cases[] = {
+		{ 3129.4712, "3129" }, { 24.200000000000003, "24.2" }, { 0.0123456, "0.01235" },
+		{ 123456.7, "123457" }, { 99999.5, "100000" }, { 999.96, "1000" }, { 200, "200" },
+		{ -17.83251, "-17.83" }, { 0.5, "0.5" }, { 1.5e-6, "1.5e-06" }, { 2.5e17, "2.5e+17" },
+	};
+	/* clang-format on */
+	char out[PG_FMT_DOUBLE_SIZE];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_str_eq(pg_fmt_table(out, cases[i].v), cases[i].want);
+	ck_assert_str_eq(pg_fmt_table(out, NAN), "nan");
+}
+END_TEST
+
 /* Changes in percent: signed, one decimal, never "-0.0%" (a 0.04% drop
  * read as a drop in an annotation). */
 START_TEST(percent_changes_have_no_negative_zero)
@@ -692,6 +711,7 @@ static Suite *foundation_suite(void)
 	tcase_add_test(tc, buf_grows_and_stays_terminated);
 	tcase_add_test(tc, long_is_printf_and_space_appends);
 	tcase_add_test(tc, numbers_format_like_python);
+	tcase_add_test(tc, table_numbers_have_four_digits);
 	tcase_add_test(tc, strict_number_parsing);
 	tcase_add_test(tc, fixed_one_decimal_is_printf);
 	tcase_add_test(tc, percent_changes_have_no_negative_zero);

@@ -120,6 +120,10 @@ START_TEST(paired_interval_of_one_point)
 	ck_assert_double_eq_tol(d.points[0].lo, exp(m - half) - 1, 1e-9);
 	ck_assert_double_eq_tol(d.points[0].hi, exp(m + half) - 1, 1e-9);
 	ck_assert_double_eq_tol(d.points[0].df, 4, 1e-12);
+	/* the change shown comes with the interval of its own pairs (2 df) */
+	half = pg_ab_t_quantile(0.025, 2) * sd / sqrt(3);
+	ck_assert_double_eq_tol(d.points[0].change_lo, exp(m - half) - 1, 1e-9);
+	ck_assert_double_eq_tol(d.points[0].change_hi, exp(m + half) - 1, 1e-9);
 	ck_assert(!d.whole[0].applies);
 	pg_ab_decision_release(&d);
 	fx_release(&f);
@@ -166,6 +170,51 @@ START_TEST(a_slow_session_is_not_a_regression)
 	ck_assert_uint_eq(d.whole[0].n, 7);
 	ck_assert(fabs(d.whole[0].change) < 0.005);
 	ck_assert_int_eq(d.whole[0].verdict, PG_AB_UNCHANGED);
+	pg_ab_decision_release(&d);
+	fx_release(&f);
+}
+END_TEST
+
+START_TEST(a_client_bound_block_never_dominates_the_change)
+{
+	/* nothing changed; at point 0 the head's block of pair 2 (index 1) measured a
+	 * client that could not keep up: half the throughput. Counted, that
+	 * one pair pulls the point's geometric mean down ~11%; flagged, its
+	 * pair is left out and the change is the other pairs' */
+	double off[12] = { 0 };
+	bool flagged[18 * 6] = { false };
+	struct fixture f;
+	struct pg_ab_decision d;
+
+	fx_init(&f, 18, 6);
+	fill_step(&f, off, 0);
+	f.head[0 * 6 + 1] *= 0.5;
+	pg_ab_decide(&d, &f.in, &f.o, true);
+	ck_assert_msg(d.points[0].change < -0.08, "counted: %g", d.points[0].change);
+	pg_ab_decision_release(&d);
+
+	flagged[0 * 6 + 1] = true;
+	f.in.client_bound = flagged;
+	pg_ab_decide(&d, &f.in, &f.o, true);
+	ck_assert_msg(fabs(d.points[0].change) < 0.01, "left out: %g", d.points[0].change);
+	ck_assert_uint_eq(d.points[0].n, 5);
+	ck_assert_uint_eq(d.points[0].left_out, 1);
+	ck_assert_uint_eq(d.points[1].left_out, 0);
+	ck_assert(d.points[0].change_lo <= d.points[0].change);
+	ck_assert(d.points[0].change <= d.points[0].change_hi);
+	ck_assert_uint_eq(d.counts[PG_AB_REGRESSED], 0);
+	pg_ab_decision_release(&d);
+
+	/* too few pairs left: more blocks may decide it, so the sampling goes
+	 * on (pending, not missing); at the end of the budget, inconclusive */
+	for (size_t k = 0; k < 5; k++)
+		flagged[0 * 6 + k] = true;
+	pg_ab_decide(&d, &f.in, &f.o, false);
+	ck_assert_int_eq(d.points[0].verdict, PG_AB_PENDING);
+	ck_assert(!d.stop);
+	pg_ab_decision_release(&d);
+	pg_ab_decide(&d, &f.in, &f.o, true);
+	ck_assert_int_eq(d.points[0].verdict, PG_AB_INCONCLUSIVE);
 	pg_ab_decision_release(&d);
 	fx_release(&f);
 }
@@ -312,6 +361,7 @@ static void make_summary(struct pg_ab_summary *s, bool clean)
 	double *base = pg_xmalloc(J * P * K * sizeof(double));
 	double *head = pg_xmalloc(J * P * K * sizeof(double));
 	bool hb[2] = { true, false };
+	bool flagged[4 * 8] = { false };
 	struct pg_ab_input in;
 	struct pg_ab_opts o;
 
@@ -345,7 +395,16 @@ static void make_summary(struct pg_ab_summary *s, bool clean)
 			s->base[j * P + p] = lvl;
 			s->head[j * P + p] = lvl * worse;
 		}
-	in = (struct pg_ab_input){ J, P, K, base, head, hb, s->tolerance, s->whole_tolerance };
+	/* not clean: point 1's head block of pair 4 (block 7) was
+	 * client-bound, a third of its throughput, left out with its pair */
+	for (size_t j = 0; j < J && !clean; j++)
+		head[(j * P + 1) * K + 3] *= j ? 3 : 1.0 / 3;
+	if (!clean) {
+		flagged[1 * K + 3] = true;
+		pg_strv_push(&s->client_bound, "serving_a_qps_4 in block 7 (head)");
+	}
+	in = (struct pg_ab_input){ J,      P, K, base, head, hb, s->tolerance, s->whole_tolerance,
+				   flagged };
 	pg_ab_opts_init(&o);
 	/* stopped at the regression: what is open is inconclusive */
 	pg_ab_decide(&s->d, &in, &o, true);
@@ -568,6 +627,7 @@ static Suite *ab_suite(void)
 	tcase_add_test(tc, paired_interval_of_one_point);
 	tcase_add_test(tc, a_slow_session_is_not_a_regression);
 	tcase_add_test(tc, one_point_stands_out_of_its_sessions);
+	tcase_add_test(tc, a_client_bound_block_never_dominates_the_change);
 	tcase_add_test(tc, the_budget_is_split_over_looks_and_hypotheses);
 	tcase_add_test(tc, stopping_rule);
 	tcase_add_test(tc, improvements_and_missing_cells);

@@ -93,6 +93,25 @@ static int fake_baseline(void *ctx, const char *point, const struct pg_metric *m
 	return -1;
 }
 
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* +3.4% for the latency tests' median, none for the rest. */
+static int fixed_change(void *ctx, const char *point, const struct pg_metric *m, double *out)
+{
+	(void)ctx;
+	if (strncmp(point, "latency_", 8) || strcmp(m->id, "median_latency_ms"))
+		return -1;
+	*out = 0.034;
+	return 0;
+}
+
 START_TEST(golden_figures)
 {
 	json_error_t jerr;
@@ -138,6 +157,18 @@ START_TEST(golden_figures)
 	}
 	ck_assert_ptr_nonnull(
 		strstr(set.items[2].svg, "serving_&lt;b&gt;weird&lt;/b&gt;|name_qps_2"));
+
+	/* a bar says the change the comparison decided on when it has one
+	 * (A/B's paired change), else the ratio of the two bars */
+	ck_assert_uint_eq(count_of(set.items[3].svg, "(+5.3%)"), 6);
+	pg_chart_set_release(&set);
+	in.change = fixed_change;
+	pg_charts_build(&set, &in);
+	/* the 3 tests' median latency bars; their p99 bars keep the ratio */
+	ck_assert_uint_eq(count_of(set.items[3].svg, "(+3.4%)"), 3);
+	ck_assert_uint_eq(count_of(set.items[3].svg, "(+5.3%)"), 3);
+	ck_assert_ptr_nonnull(strstr(set.items[4].svg, "(-4.8%)"));
+	in.change = NULL;
 	pg_chart_set_release(&set);
 
 	/* without a baseline: no dashed series, no baseline legend */
