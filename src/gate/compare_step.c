@@ -184,6 +184,7 @@ struct unit {
 	double spread_nu, spread_scale; /* the offsets' tails */
 	size_t n_hist;                  /* jobs behind level */
 	double last_off;                /* main's newest job's offset (log, oriented); NAN */
+	double before_last_off;         /* ... and the one before it; NAN */
 	double nu, scale;               /* the leftovers' tails (pg_cmpstat_tail_shape) */
 	struct cell *cells;             /* the history's leftovers, sorted by point, job */
 	size_t n_cells;
@@ -305,7 +306,8 @@ static void build_units(struct step *s)
 			s->units[u].group = g;
 			s->units[u].pairs = pg_xmalloc(s->n * sizeof(size_t));
 			s->units[u].off1 = s->units[u].off2 = s->units[u].off2_all = NAN;
-			s->units[u].level = s->units[u].spread = s->units[u].last_off = NAN;
+			s->units[u].level = s->units[u].spread = s->units[u].last_off =
+				s->units[u].before_last_off = NAN;
 			s->units[u].nu = s->units[u].spread_nu = INFINITY;
 			s->units[u].scale = s->units[u].spread_scale = 1;
 			s->units[u].common_index = -1;
@@ -660,14 +662,10 @@ static void step_history(struct step *s, struct unit *u)
 		for (size_t r = 0; r < R; r++)
 			if (!isnan(row[r]) && jobs[r] >= from)
 				offs[n_offs++] = row[r];
-		{
-			long newest = LONG_MIN;
-			for (size_t r = 0; r < R; r++)
-				if (!isnan(row[r]) && jobs[r] > newest) {
-					newest = jobs[r];
-					u->last_off = row[r];
-				}
-		}
+		/* jobs are in order: main's newest offset, and the one before */
+		for (size_t r = R, seen = 0; r-- > 0 && seen < 2;)
+			if (!isnan(row[r]))
+				*(seen++ ? &u->before_last_off : &u->last_off) = row[r];
 		if (n_offs >= 1 && n_res >= 3) {
 			u->level = median_of(offs, n_offs);
 			u->spread = pg_cmpstat_robust_sd(res, n_res, 0);
@@ -996,7 +994,8 @@ static void common_known(const struct step *s, const struct unit *u, struct hyp 
 	 * top of main's must still show */
 	h->known = reported && at_newest_level(h, u->last_off - u->level, known_slack(h));
 	h->main_level = !reported && s->opts->pull_request &&
-			at_newest_level(h, u->last_off - u->level, h->tol);
+			at_newest_level(h, u->last_off - u->level, h->tol) &&
+			!(u->before_last_off - u->level > h->tol);
 	h->known |= h->main_level;
 }
 
